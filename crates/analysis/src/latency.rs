@@ -1,0 +1,119 @@
+//! Latency statistics read from HdrHistograms recorded in microseconds with
+//! three significant digits. Histograms add exactly, so statistics of merged
+//! intervals or labels are those of all their samples together.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Largest trackable value: one hour, in microseconds. Larger values are
+/// clamped to it (a request queued for over an hour is reported as an hour).
+pub const HISTOGRAM_MAX_MICROS: u64 = 3_600_000_000;
+
+/// An empty histogram with headroom's standard bounds: 1 µs to 1 h, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HISTOGRAM_MAX_MICROS, 3)
+        .expect("constant histogram bounds are valid")
+}
+
+/// Records a duration in microseconds, clamped to the histogram's range.
+#[inline]
+pub fn record(histogram: &mut Histogram<u64>, value: Duration) {
+    let micros = (value.as_micros() as u64).clamp(1, HISTOGRAM_MAX_MICROS);
+    // Cannot fail: the value is within the histogram's bounds.
+    let _ = histogram.record(micros);
+}
+
+/// Summary statistics of one histogram. Durations serialise as milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub count: u64,
+    pub mean: Duration,
+    pub min: Duration,
+    pub p50: Duration,
+    pub p90: Duration,
+    pub p95: Duration,
+    pub p99: Duration,
+    pub max: Duration,
+    pub stdev: Duration,
+}
+
+impl LatencyStats {
+    pub fn of(histogram: &Histogram<u64>) -> LatencyStats {
+        if histogram.is_empty() {
+            return LatencyStats::default();
+        }
+        let micros = |v: u64| Duration::from_micros(v);
+        let q = |p: f64| micros(histogram.value_at_quantile(p));
+        LatencyStats {
+            count: histogram.len(),
+            mean: Duration::from_secs_f64(histogram.mean() / 1e6),
+            min: micros(histogram.min()),
+            p50: q(0.50),
+            p90: q(0.90),
+            p95: q(0.95),
+            p99: q(0.99),
+            max: micros(histogram.max()),
+            stdev: Duration::from_secs_f64(histogram.stdev() / 1e6),
+        }
+    }
+
+    /// The value at an arbitrary quantile (0..=1), for criteria such as `p999`.
+    pub fn quantile(histogram: &Histogram<u64>, quantile: f64) -> Duration {
+        Duration::from_micros(histogram.value_at_quantile(quantile))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn known_mix_by_hand() {
+        // 90 samples at 100 ms and 10 at 2 s: mean 290 ms, p50 = p90 = 100 ms, p95 = p99 = 2 s
+        let mut h = new_histogram();
+        for _ in 0..90 {
+            record(&mut h, Duration::from_millis(100));
+        }
+        for _ in 0..10 {
+            record(&mut h, Duration::from_secs(2));
+        }
+        let s = LatencyStats::of(&h);
+        let close = |a: Duration, b: Duration| {
+            let (a, b) = (a.as_secs_f64(), b.as_secs_f64());
+            (a - b).abs() <= b * 0.001 + 1e-6
+        };
+        assert_eq!(s.count, 100);
+        assert!(close(s.mean, Duration::from_millis(290)), "{:?}", s.mean);
+        assert!(close(s.p50, Duration::from_millis(100)));
+        assert!(close(s.p90, Duration::from_millis(100)));
+        assert!(close(s.p95, Duration::from_secs(2)));
+        assert!(close(s.p99, Duration::from_secs(2)));
+        assert!(close(s.max, Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn clamps_out_of_range_values() {
+        let mut h = new_histogram();
+        record(&mut h, Duration::ZERO);
+        record(&mut h, Duration::from_secs(10_000));
+        assert_eq!(h.len(), 2);
+        assert_eq!(h.min(), 1);
+        assert!(h.max() >= HISTOGRAM_MAX_MICROS);
+    }
+
+    proptest! {
+        #[test]
+        fn merge_equals_concatenation(a in proptest::collection::vec(1u64..10_000_000, 0..200),
+                                      b in proptest::collection::vec(1u64..10_000_000, 0..200)) {
+            let mut ha = new_histogram();
+            let mut hb = new_histogram();
+            let mut hall = new_histogram();
+            for v in &a { ha.record(*v).unwrap(); hall.record(*v).unwrap(); }
+            for v in &b { hb.record(*v).unwrap(); hall.record(*v).unwrap(); }
+            ha.add(&hb).unwrap();
+            prop_assert_eq!(LatencyStats::of(&ha), LatencyStats::of(&hall));
+        }
+    }
+}

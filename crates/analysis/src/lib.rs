@@ -1,0 +1,17 @@
+//! Analysis of recorded load: Apdex with ratings, latency statistics from
+//! HdrHistograms, and the pass/fail criteria of `--fail-if`.
+//!
+//! Everything here works on plain data (histograms and counters), so the
+//! engine, the report renderers and later the capacity search share one
+//! definition of every figure.
+
+pub mod apdex;
+pub mod criteria;
+pub mod latency;
+pub mod quantity;
+pub mod summary;
+
+pub use apdex::{ApdexCounts, ApdexThresholds, Rating};
+pub use criteria::{Comparison, Criterion, CriterionError, Metric, Verdict};
+pub use latency::{new_histogram, LatencyStats, HISTOGRAM_MAX_MICROS};
+pub use summary::LabelSummary;

@@ -1,0 +1,212 @@
+//! Typed quantities at the user's edge: durations (`500ms`, `1.5s`, `2m`,
+//! `1h30m`), rates (`500/s`, `180/min`) and readable renderings of both.
+//! Parse errors say what was expected, so CLI and scenario errors can quote them.
+
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct QuantityError {
+    pub message: String,
+}
+
+fn err(message: String) -> QuantityError {
+    QuantityError { message }
+}
+
+/// Parses a duration such as `250ms`, `1.5s`, `2m`, `1h30m`, `90` (seconds).
+pub fn parse_duration(input: &str) -> Result<Duration, QuantityError> {
+    let text = input.trim();
+    if text.is_empty() {
+        return Err(err("empty duration: write e.g. 500ms, 10s, 2m or 1h".into()));
+    }
+    let mut total = 0f64;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if number_len == 0 {
+            return Err(err(format!(
+                "'{text}' is not a duration: expected a number before '{rest}' (e.g. 500ms, 10s, 2m, 1h30m)"
+            )));
+        }
+        let number: f64 = rest[..number_len].parse().map_err(|_| {
+            err(format!("'{}' in '{text}' is not a number", &rest[..number_len]))
+        })?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit = rest[..unit_len].trim();
+        rest = &rest[unit_len..];
+        let seconds_per_unit = match unit {
+            "" if rest.is_empty() && total == 0.0 => 1.0,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" | "sec" | "secs" => 1.0,
+            "m" | "min" | "mins" => 60.0,
+            "h" | "hr" | "hrs" => 3600.0,
+            _ => {
+                return Err(err(format!(
+                    "'{text}' has an unknown unit '{unit}': use us, ms, s, m or h"
+                )))
+            }
+        };
+        total += number * seconds_per_unit;
+    }
+    if !total.is_finite() || total > 1e9 {
+        return Err(err(format!("'{text}' is too long a duration")));
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// An event rate, stored as events per second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    pub per_second: f64,
+}
+
+impl Rate {
+    /// Time between two events at this rate.
+    pub fn period(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.per_second)
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.per_second < 1.0 {
+            write!(f, "{}/min", trim_float(self.per_second * 60.0))
+        } else {
+            write!(f, "{}/s", trim_float(self.per_second))
+        }
+    }
+}
+
+/// Parses `500/s`, `180/min`, `3600/h` or a bare number (per second).
+pub fn parse_rate(input: &str) -> Result<Rate, QuantityError> {
+    let text = input.trim();
+    let (number, unit) = match text.split_once('/') {
+        Some((n, u)) => (n.trim(), u.trim()),
+        None => (text, "s"),
+    };
+    let value: f64 = number.parse().map_err(|_| {
+        err(format!(
+            "'{text}' is not a rate: write e.g. 500/s, 180/min or 3600/h"
+        ))
+    })?;
+    let divisor = match unit {
+        "s" | "sec" | "second" => 1.0,
+        "m" | "min" | "minute" => 60.0,
+        "h" | "hour" => 3600.0,
+        _ => {
+            return Err(err(format!(
+                "'{text}' has an unknown rate unit '/{unit}': use /s, /min or /h"
+            )))
+        }
+    };
+    let per_second = value / divisor;
+    if !(per_second.is_finite() && per_second > 0.0) {
+        return Err(err(format!("'{text}': a rate must be above zero")));
+    }
+    Ok(Rate { per_second })
+}
+
+/// Parses a percentage `1%` or `0.5 %` into a fraction (0.01, 0.005).
+pub fn parse_percent(input: &str) -> Option<f64> {
+    let number = input.trim().strip_suffix('%')?.trim();
+    number.parse::<f64>().ok().map(|v| v / 100.0)
+}
+
+/// A duration in readable units: `850µs`, `12.3ms`, `1.25s`, `2m05s`.
+pub struct Readable(pub Duration);
+
+impl fmt::Display for Readable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.as_secs_f64();
+        let text = if secs < 1e-3 {
+            format!("{}µs", self.0.as_micros())
+        } else if secs < 0.01 {
+            format!("{:.2}ms", secs * 1e3)
+        } else if secs < 1.0 {
+            format!("{:.1}ms", secs * 1e3)
+        } else if secs < 60.0 {
+            format!("{:.2}s", secs)
+        } else if secs < 3600.0 {
+            let whole = secs.round() as u64;
+            format!("{}m{:02}s", whole / 60, whole % 60)
+        } else {
+            let whole = secs.round() as u64;
+            format!("{}h{:02}m{:02}s", whole / 3600, whole / 60 % 60, whole % 60)
+        };
+        f.pad(&text)
+    }
+}
+
+/// A byte count in readable units: `512 B`, `1.5 KB`, `12.3 MB` (powers of 1000, as siege).
+pub struct Bytes(pub u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0 as f64;
+        let text = if b < 1e3 {
+            format!("{} B", self.0)
+        } else if b < 1e6 {
+            format!("{:.1} KB", b / 1e3)
+        } else if b < 1e9 {
+            format!("{:.2} MB", b / 1e6)
+        } else {
+            format!("{:.2} GB", b / 1e9)
+        };
+        f.pad(&text)
+    }
+}
+
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
+        for bad in ["", "ms", "5x", "1.2.3s", "10 parsecs"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("500/s").unwrap().per_second, 500.0);
+        assert_eq!(parse_rate("180/min").unwrap().per_second, 3.0);
+        assert_eq!(parse_rate("3600/h").unwrap().per_second, 1.0);
+        assert_eq!(parse_rate("20").unwrap().per_second, 20.0);
+        assert!(parse_rate("0/s").is_err());
+        assert!(parse_rate("5/fortnight").is_err());
+        assert_eq!(parse_rate("180/min").unwrap().to_string(), "3/s");
+        assert_eq!(parse_rate("30/min").unwrap().to_string(), "30/min");
+    }
+
+    #[test]
+    fn readable() {
+        assert_eq!(Readable(Duration::from_micros(850)).to_string(), "850µs");
+        assert_eq!(Readable(Duration::from_micros(1234)).to_string(), "1.23ms");
+        assert_eq!(Readable(Duration::from_millis(123)).to_string(), "123.0ms");
+        assert_eq!(Readable(Duration::from_millis(1250)).to_string(), "1.25s");
+        assert_eq!(Readable(Duration::from_secs(125)).to_string(), "2m05s");
+        assert_eq!(Bytes(1500).to_string(), "1.5 KB");
+        assert_eq!(parse_percent("1%"), Some(0.01));
+        assert_eq!(parse_percent("1"), None);
+    }
+}

@@ -1,0 +1,244 @@
+//! The per-VU HTTP/1.1 client: one connection kept alive across requests,
+//! one reused read buffer, pre-serialised request bytes. The request path
+//! allocates nothing and takes no lock.
+
+use crate::conn::{Conn, Connector};
+use crate::http1::{parse_head, BodyReader, ProtocolError};
+use crate::sample::ErrorKind;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::{Instant, Sleep};
+
+/// Initial read buffer; heads larger than this grow it up to [`MAX_HEAD`].
+const READ_BUFFER: usize = 16 * 1024;
+const MAX_HEAD: usize = 1024 * 1024;
+
+/// What one request/response exchange produced.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Exchange {
+    pub status: u16,
+    pub connect: Duration,
+    pub first_byte: Option<std::time::Instant>,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub error: Option<ErrorKind>,
+}
+
+/// A request as the client sends it.
+#[derive(Clone, Copy)]
+pub struct Outgoing<'a> {
+    pub bytes: &'a [u8],
+    pub is_head: bool,
+    /// May be resent once when a kept-alive connection turns out closed.
+    pub idempotent: bool,
+    pub keep_alive: bool,
+}
+
+struct Io {
+    conn: Option<Conn>,
+    buf: Vec<u8>,
+    /// Bytes at the start of `buf` already received but not yet consumed.
+    filled: usize,
+}
+
+pub struct HttpClient {
+    connector: Arc<Connector>,
+    io: Io,
+    timeout: Duration,
+    /// Re-armed lazily: it only moves when it fires before the current
+    /// request's deadline, so most requests never touch the timer wheel.
+    timer: Pin<Box<Sleep>>,
+    deadline: Instant,
+}
+
+impl HttpClient {
+    pub fn new(connector: Arc<Connector>, timeout: Duration) -> HttpClient {
+        let deadline = Instant::now() + timeout;
+        HttpClient {
+            connector,
+            io: Io {
+                conn: None,
+                buf: vec![0; READ_BUFFER],
+                filled: 0,
+            },
+            timeout,
+            timer: Box::pin(tokio::time::sleep_until(deadline)),
+            deadline,
+        }
+    }
+
+    /// Drops the connection (e.g. between iterations of a journey).
+    pub fn disconnect(&mut self) {
+        self.io.conn = None;
+        self.io.filled = 0;
+    }
+
+    /// Sends one request and reads the whole response, passing the body's
+    /// payload to `body`. `started` is the actual start, from which the
+    /// timeout counts.
+    pub async fn send(
+        &mut self,
+        request: Outgoing<'_>,
+        started: std::time::Instant,
+        body: &mut impl FnMut(&[u8]),
+    ) -> Exchange {
+        let mut exchange = Exchange::default();
+        self.deadline = Instant::from_std(started) + self.timeout;
+        let HttpClient {
+            connector,
+            io,
+            timer,
+            deadline,
+            ..
+        } = self;
+        let outcome = {
+            let work = exchange_once(connector, io, request, &mut exchange, body);
+            tokio::pin!(work);
+            loop {
+                tokio::select! {
+                    biased;
+                    outcome = &mut work => break outcome,
+                    _ = timer.as_mut() => {
+                        if Instant::now() >= *deadline {
+                            break Err(ErrorKind::Timeout);
+                        }
+                        timer.as_mut().reset(*deadline);
+                    }
+                }
+            }
+        };
+        if let Err(kind) = outcome {
+            exchange.error = Some(kind);
+            self.io.conn = None;
+            self.io.filled = 0;
+        }
+        exchange
+    }
+}
+
+fn protocol(_: ProtocolError) -> ErrorKind {
+    ErrorKind::Protocol
+}
+
+async fn exchange_once(
+    connector: &Connector,
+    io: &mut Io,
+    request: Outgoing<'_>,
+    exchange: &mut Exchange,
+    body: &mut impl FnMut(&[u8]),
+) -> Result<(), ErrorKind> {
+    let mut may_retry = request.idempotent;
+    'attempt: loop {
+        let reused = io.conn.is_some();
+        if !reused {
+            let began = std::time::Instant::now();
+            io.conn = Some(connector.connect().await?);
+            io.filled = 0;
+            exchange.connect += began.elapsed();
+        }
+        let retry = reused && may_retry;
+        let Some(conn) = io.conn.as_mut() else {
+            return Err(ErrorKind::Other);
+        };
+        let written = async {
+            conn.write_all(request.bytes).await?;
+            if matches!(conn, Conn::Tls(_)) {
+                conn.flush().await?;
+            }
+            Ok::<(), std::io::Error>(())
+        }
+        .await;
+        if let Err(e) = written {
+            io.conn = None;
+            if retry {
+                may_retry = false;
+                continue 'attempt;
+            }
+            return Err(ErrorKind::of_io(&e));
+        }
+        exchange.bytes_sent = request.bytes.len() as u64;
+
+        // The head.
+        let head = loop {
+            if io.filled > 0 {
+                if let Some(head) = parse_head(&io.buf[..io.filled], request.is_head).map_err(protocol)? {
+                    if (100..200).contains(&head.status) && head.status != 101 {
+                        // An interim response (100 Continue, 103 Early Hints): skip it.
+                        io.buf.copy_within(head.head_len..io.filled, 0);
+                        io.filled -= head.head_len;
+                        continue;
+                    }
+                    break head;
+                }
+            }
+            if io.filled == io.buf.len() {
+                if io.buf.len() >= MAX_HEAD {
+                    return Err(ErrorKind::Protocol);
+                }
+                let grown = io.buf.len() * 2;
+                io.buf.resize(grown, 0);
+            }
+            match conn.read(&mut io.buf[io.filled..]).await {
+                Ok(0) => {
+                    io.conn = None;
+                    if retry && exchange.bytes_received == 0 {
+                        may_retry = false;
+                        continue 'attempt;
+                    }
+                    return Err(ErrorKind::Reset);
+                }
+                Ok(n) => {
+                    if exchange.first_byte.is_none() {
+                        exchange.first_byte = Some(std::time::Instant::now());
+                    }
+                    exchange.bytes_received += n as u64;
+                    io.filled += n;
+                }
+                Err(e) => {
+                    io.conn = None;
+                    if retry && exchange.bytes_received == 0 {
+                        may_retry = false;
+                        continue 'attempt;
+                    }
+                    return Err(ErrorKind::of_io(&e));
+                }
+            }
+        };
+        exchange.status = head.status;
+
+        // The body: first what came with the head, then further reads.
+        let mut reader = BodyReader::new(head.framing);
+        let (used, mut done) = reader
+            .feed(&io.buf[head.head_len..io.filled], body)
+            .map_err(protocol)?;
+        let mut consumed_to = head.head_len + used;
+        let mut end = io.filled;
+        while !done {
+            match conn.read(&mut io.buf[..]).await {
+                Ok(0) => {
+                    io.conn = None;
+                    io.filled = 0;
+                    return reader.at_close().map_err(|_| ErrorKind::Reset);
+                }
+                Ok(n) => {
+                    exchange.bytes_received += n as u64;
+                    let (used, complete) = reader.feed(&io.buf[..n], body).map_err(protocol)?;
+                    consumed_to = used;
+                    end = n;
+                    done = complete;
+                }
+                Err(e) => return Err(ErrorKind::of_io(&e)),
+            }
+        }
+        // Keep whatever followed the response (normally nothing).
+        io.buf.copy_within(consumed_to..end, 0);
+        io.filled = end - consumed_to;
+        if !head.keep_alive || !request.keep_alive {
+            io.conn = None;
+            io.filled = 0;
+        }
+        return Ok(());
+    }
+}

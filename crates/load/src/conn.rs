@@ -1,0 +1,221 @@
+//! Connections to the target: the address is resolved once per run (as wrk
+//! and ab do); each connection is plain TCP or TLS (rustls), with Nagle off.
+
+use crate::sample::ErrorKind;
+use crate::target::{Scheme, Target};
+use rustls::pki_types::ServerName;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+/// An open connection to the target.
+pub enum Conn {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Conn {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Conn {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_flush(cx),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Conn::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// Why the target could not be used at all (before the run starts).
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    #[error("cannot resolve '{host}': {source}. Check the host name in the URL, or your DNS")]
+    Dns { host: String, source: io::Error },
+    #[error("'{host}' resolved to no address")]
+    NoAddress { host: String },
+    #[error("nothing is listening on {authority} (connection refused). Start the server, or check the port in the URL")]
+    Refused { authority: String },
+    #[error("no answer from {authority} within {seconds} s. Check that the host is up and no firewall drops the connection")]
+    Unreachable { authority: String, seconds: u64 },
+    #[error("cannot connect to {authority}: {source}")]
+    Connect { authority: String, source: io::Error },
+    #[error("TLS handshake with {authority} failed: {source}. For a self-signed certificate, add --insecure")]
+    Tls { authority: String, source: io::Error },
+    #[error("'{host}' is not a valid TLS server name")]
+    ServerName { host: String },
+}
+
+/// Opens connections to one target.
+pub struct Connector {
+    pub address: SocketAddr,
+    tls: Option<(TlsConnector, ServerName<'static>)>,
+}
+
+impl Connector {
+    /// Resolves the target's host and prepares TLS; no connection is made.
+    pub async fn resolve(target: &Target, insecure: bool) -> Result<Connector, PreflightError> {
+        let address = tokio::net::lookup_host((target.host.as_str(), target.port))
+            .await
+            .map_err(|source| PreflightError::Dns {
+                host: target.host.clone(),
+                source,
+            })?
+            .next()
+            .ok_or_else(|| PreflightError::NoAddress {
+                host: target.host.clone(),
+            })?;
+        let tls = match target.scheme {
+            Scheme::Http => None,
+            Scheme::Https => {
+                let name = ServerName::try_from(target.host.clone()).map_err(|_| {
+                    PreflightError::ServerName {
+                        host: target.host.clone(),
+                    }
+                })?;
+                Some((TlsConnector::from(Arc::new(tls_config(insecure))), name))
+            }
+        };
+        Ok(Connector { address, tls })
+    }
+
+    /// Opens one connection; the error kind says why it failed.
+    pub async fn connect(&self) -> Result<Conn, ErrorKind> {
+        let tcp = TcpStream::connect(self.address)
+            .await
+            .map_err(|e| ErrorKind::of_io(&e))?;
+        let _ = tcp.set_nodelay(true);
+        match &self.tls {
+            None => Ok(Conn::Plain(tcp)),
+            Some((connector, name)) => match connector.connect(name.clone(), tcp).await {
+                Ok(stream) => Ok(Conn::Tls(Box::new(stream))),
+                Err(e) => Err(match ErrorKind::of_io(&e) {
+                    ErrorKind::Reset | ErrorKind::Timeout => ErrorKind::of_io(&e),
+                    _ => ErrorKind::Tls,
+                }),
+            },
+        }
+    }
+
+    /// Connects once (and shakes hands for TLS) to tell a user at once that
+    /// the target is unusable, instead of recording a run of failures.
+    pub async fn preflight(&self, target: &Target, wait: std::time::Duration) -> Result<(), PreflightError> {
+        let authority = target.authority();
+        let tcp = match tokio::time::timeout(wait, TcpStream::connect(self.address)).await {
+            Err(_) => {
+                return Err(PreflightError::Unreachable {
+                    authority,
+                    seconds: wait.as_secs(),
+                })
+            }
+            Ok(Err(e)) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                return Err(PreflightError::Refused { authority })
+            }
+            Ok(Err(source)) => return Err(PreflightError::Connect { authority, source }),
+            Ok(Ok(tcp)) => tcp,
+        };
+        if let Some((connector, name)) = &self.tls {
+            match tokio::time::timeout(wait, connector.connect(name.clone(), tcp)).await {
+                Err(_) => {
+                    return Err(PreflightError::Unreachable {
+                        authority,
+                        seconds: wait.as_secs(),
+                    })
+                }
+                Ok(Err(source)) => return Err(PreflightError::Tls { authority, source }),
+                Ok(Ok(_)) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn tls_config(insecure: bool) -> rustls::ClientConfig {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default TLS versions");
+    let mut config = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate(provider)))
+            .with_no_client_auth()
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        let native = rustls_native_certs::load_native_certs();
+        for cert in native.certs {
+            let _ = roots.add(cert);
+        }
+        if roots.is_empty() {
+            roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        }
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config
+}
+
+/// `--insecure`: accepts any certificate (self-signed test servers), but
+/// still checks the handshake signatures so the connection is real TLS.
+#[derive(Debug)]
+struct AcceptAnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

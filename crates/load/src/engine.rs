@@ -1,0 +1,471 @@
+//! The engine: one OS thread per core, each running a single-threaded tokio
+//! runtime with its share of the virtual users, its own recorder and its own
+//! share of the schedule. Nothing on the request path crosses threads.
+//!
+//! Closed model: VU `i` starts at `ramp_up * i / users` and loops
+//! request → think → request. Under a throughput cap each request first
+//! claims the next slot of the worker's pacer, and its response time counts
+//! from that slot. Open model: arrival `n` is due at `n / rate`; a VU claims
+//! the next arrival, waits for it, sends, and its response time counts from
+//! the arrival's due time, so a stalled server shows as long response times
+//! instead of fewer requests (coordinated omission corrected). When every VU
+//! is busy and an arrival is overdue, the worker adds VUs up to `--max-vus`.
+
+use crate::client::{HttpClient, Outgoing};
+use crate::conn::Connector;
+use crate::jtl::JtlContext;
+use crate::profile::{Profile, Think};
+use crate::recorder::{EngineEvent, Recorder};
+use crate::rng::Rng;
+use crate::sample::{status_error, LabelId, Sample};
+use headroom_analysis::apdex::ApdexThresholds;
+use headroom_analysis::quantity::Rate;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc::UnboundedSender, watch};
+use tokio::task::JoinSet;
+
+/// How late an arrival may be before the worker adds a VU for it.
+const ARRIVAL_GRACE: Duration = Duration::from_millis(2);
+/// Shortest pause between two checks for overdue arrivals.
+const SUPERVISE_EVERY: Duration = Duration::from_millis(2);
+
+/// A request serialised once for the whole run.
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    pub label: LabelId,
+    pub bytes: Vec<u8>,
+    pub is_head: bool,
+    pub idempotent: bool,
+    pub keep_alive: bool,
+}
+
+impl PreparedRequest {
+    fn outgoing(&self) -> Outgoing<'_> {
+        Outgoing {
+            bytes: &self.bytes,
+            is_head: self.is_head,
+            idempotent: self.idempotent,
+            keep_alive: self.keep_alive,
+        }
+    }
+}
+
+/// Everything the engine needs to run.
+pub struct EnginePlan {
+    pub connector: Arc<Connector>,
+    pub request: Arc<PreparedRequest>,
+    pub labels: usize,
+    pub profile: Profile,
+    pub think: Think,
+    pub throughput_cap: Option<Rate>,
+    pub timeout: Duration,
+    pub threads: usize,
+    pub apdex: ApdexThresholds,
+    pub seed: u64,
+    pub jtl: Option<Arc<JtlContext>>,
+    /// The agreed start; workers begin their schedule here.
+    pub run_start: Instant,
+}
+
+impl EnginePlan {
+    /// Worker threads actually used: no more than there are users to spread.
+    pub fn worker_count(&self) -> usize {
+        let population = match self.profile {
+            Profile::Closed { users, .. } => users,
+            Profile::Open { max_vus, .. } => max_vus,
+        };
+        self.threads.clamp(1, population.max(1) as usize)
+    }
+}
+
+/// A running engine.
+pub struct Engine {
+    threads: Vec<JoinHandle<()>>,
+    stop: watch::Sender<bool>,
+}
+
+impl Engine {
+    pub fn start(plan: EnginePlan, events: UnboundedSender<EngineEvent>) -> std::io::Result<Engine> {
+        let (stop, stop_rx) = watch::channel(false);
+        let workers = plan.worker_count();
+        let plan = Arc::new(plan);
+        let mut threads = Vec::with_capacity(workers);
+        for index in 0..workers {
+            let plan = plan.clone();
+            let events = events.clone();
+            let stop_rx = stop_rx.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("headroom-worker-{index}"))
+                    .spawn(move || run_worker(plan, index, workers, events, stop_rx))?,
+            );
+        }
+        Ok(Engine { threads, stop })
+    }
+
+    /// Asks every worker to stop now; in-flight requests are abandoned.
+    pub fn stop(&self) {
+        let _ = self.stop.send(true);
+    }
+
+    pub fn stopper(&self) -> watch::Sender<bool> {
+        self.stop.clone()
+    }
+
+    /// Waits for the worker threads to end.
+    pub fn join(self) {
+        for thread in self.threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A worker's share of a throughput cap: slots `period` apart.
+struct Pacer {
+    next: Cell<Instant>,
+    period: Duration,
+}
+
+impl Pacer {
+    /// The start time of the caller's request: the next free slot, or now
+    /// when the schedule has fallen behind (users cannot send faster than
+    /// they are served).
+    fn claim(&self, now: Instant) -> Instant {
+        let slot = self.next.get().max(now);
+        self.next.set(slot + self.period);
+        slot
+    }
+}
+
+/// A worker's share of the open model's arrivals.
+struct Arrivals {
+    next: Cell<u64>,
+    first: Instant,
+    period: Duration,
+    end: Instant,
+}
+
+impl Arrivals {
+    fn due(&self, n: u64) -> Instant {
+        self.first + self.period.mul_f64(n as f64)
+    }
+
+    fn peek(&self) -> Option<Instant> {
+        let due = self.due(self.next.get());
+        (due < self.end).then_some(due)
+    }
+
+    fn claim(&self) -> Option<Instant> {
+        let due = self.peek()?;
+        self.next.set(self.next.get() + 1);
+        Some(due)
+    }
+}
+
+struct Worker {
+    plan: Arc<EnginePlan>,
+    recorder: RefCell<Recorder>,
+    requests_left: Cell<Option<u64>>,
+    pacer: Option<Pacer>,
+    arrivals: Option<Arrivals>,
+}
+
+impl Worker {
+    fn take_budget(&self) -> bool {
+        match self.requests_left.get() {
+            None => true,
+            Some(0) => false,
+            Some(n) => {
+                self.requests_left.set(Some(n - 1));
+                true
+            }
+        }
+    }
+}
+
+/// `total` split over `parts`, the remainder going to the first parts.
+fn share(total: u64, parts: usize, index: usize) -> u64 {
+    total / parts as u64 + u64::from((index as u64) < total % parts as u64)
+}
+
+fn run_worker(
+    plan: Arc<EnginePlan>,
+    index: usize,
+    workers: usize,
+    events: UnboundedSender<EngineEvent>,
+    stop: watch::Receiver<bool>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(_) => {
+            // Report an empty share so the collector does not wait for us.
+            let mut recorder = Recorder::new(index, plan.labels, plan.run_start, plan.apdex, events, None);
+            recorder.finish(Instant::now());
+            return;
+        }
+    };
+    let recorder = Recorder::new(index, plan.labels, plan.run_start, plan.apdex, events, plan.jtl.clone());
+    let (requests_left, pacer, arrivals) = match plan.profile {
+        Profile::Closed { users, requests, .. } => {
+            let my_users = share(users as u64, workers, index);
+            let pacer = plan.throughput_cap.map(|cap| {
+                let my_rate = cap.per_second * my_users as f64 / users as f64;
+                let period = Duration::from_secs_f64(1.0 / my_rate);
+                Pacer {
+                    next: Cell::new(plan.run_start + cap.period().mul_f64(index as f64)),
+                    period,
+                }
+            });
+            (requests.map(|n| share(n, workers, index)), pacer, None)
+        }
+        Profile::Open { rate, duration, .. } => {
+            let arrivals = Arrivals {
+                next: Cell::new(0),
+                first: plan.run_start + rate.period().mul_f64(index as f64),
+                period: rate.period().mul_f64(workers as f64),
+                end: plan.run_start + duration,
+            };
+            (None, None, Some(arrivals))
+        }
+    };
+    let worker = Rc::new(Worker {
+        plan: plan.clone(),
+        recorder: RefCell::new(recorder),
+        requests_left: Cell::new(requests_left),
+        pacer,
+        arrivals,
+    });
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, control(worker, index, workers, stop));
+}
+
+async fn control(worker: Rc<Worker>, index: usize, workers: usize, mut stop: watch::Receiver<bool>) {
+    let plan = worker.plan.clone();
+    let mut vus = JoinSet::new();
+    let mut spawned: u32 = 0;
+    let vu_number = |local: u32| local * workers as u32 + index as u32 + 1;
+    let max_local_vus = match plan.profile {
+        Profile::Closed { users, ramp_up, .. } => {
+            let mine = share(users as u64, workers, index) as u32;
+            for local in 0..mine {
+                let global = local as usize * workers + index;
+                let start = plan.run_start + ramp_up.mul_f64(global as f64 / users as f64);
+                vus.spawn_local(closed_user(worker.clone(), vu_number(local), start));
+            }
+            spawned = mine;
+            mine
+        }
+        Profile::Open { rate, max_vus, .. } => {
+            let max_local = share(max_vus as u64, workers, index) as u32;
+            let my_rate = rate.per_second / workers as f64;
+            let initial = ((my_rate * 0.1).ceil() as u32 + 1).min(max_local);
+            for _ in 0..initial {
+                vus.spawn_local(open_user(worker.clone(), vu_number(spawned)));
+                spawned += 1;
+            }
+            max_local
+        }
+    };
+    let deadline = plan.profile.duration().map(|d| plan.run_start + d);
+    let mut next_tick = plan.run_start + Duration::from_secs(1);
+    let mut last_supervision = Instant::now();
+    let mut finished_all = false;
+    loop {
+        let supervise_at = worker
+            .arrivals
+            .as_ref()
+            .and_then(Arrivals::peek)
+            .map(|due| (due + ARRIVAL_GRACE).max(last_supervision + SUPERVISE_EVERY));
+        tokio::select! {
+            biased;
+            changed = stop.changed() => {
+                if changed.is_err() || *stop.borrow() {
+                    break;
+                }
+            }
+            _ = sleep_until_opt(deadline) => break,
+            _ = tokio::time::sleep_until(next_tick.into()) => {
+                worker.recorder.borrow_mut().tick(Instant::now(), next_tick);
+                next_tick += Duration::from_secs(1);
+            }
+            _ = sleep_until_opt(supervise_at) => {
+                let now = Instant::now();
+                last_supervision = now;
+                if let Some(arrivals) = &worker.arrivals {
+                    if let Some(due) = arrivals.peek() {
+                        if due + ARRIVAL_GRACE <= now {
+                            // Arrivals are waiting and every VU is busy: add VUs.
+                            let overdue = ((now - due).as_secs_f64() / arrivals.period.as_secs_f64()) as u32 + 1;
+                            let room = max_local_vus - spawned;
+                            if room == 0 {
+                                worker.recorder.borrow_mut().max_vus_reached = true;
+                            }
+                            for _ in 0..overdue.min(room) {
+                                vus.spawn_local(open_user(worker.clone(), vu_number(spawned)));
+                                spawned += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            joined = vus.join_next(), if !vus.is_empty() => {
+                if joined.is_some() && vus.is_empty() {
+                    finished_all = true;
+                    break;
+                }
+            }
+        }
+    }
+    vus.abort_all();
+    while vus.join_next().await.is_some() {}
+    let now = Instant::now();
+    let end = if finished_all {
+        worker.recorder.borrow().last_end.unwrap_or(now)
+    } else {
+        deadline.map_or(now, |d| d.min(now))
+    };
+    worker.recorder.borrow_mut().finish(end);
+}
+
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Decrements the worker's active VU count when the VU ends or is aborted.
+struct ActiveGuard(Rc<Worker>);
+
+impl ActiveGuard {
+    fn new(worker: &Rc<Worker>) -> ActiveGuard {
+        worker.recorder.borrow_mut().vu_started();
+        ActiveGuard(worker.clone())
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        if let Ok(mut recorder) = self.0.recorder.try_borrow_mut() {
+            recorder.vu_stopped();
+        }
+    }
+}
+
+async fn closed_user(worker: Rc<Worker>, vu: u32, start_at: Instant) {
+    tokio::time::sleep_until(start_at.into()).await;
+    let _active = ActiveGuard::new(&worker);
+    let plan = worker.plan.clone();
+    let request = plan.request.clone();
+    let mut client = HttpClient::new(plan.connector.clone(), plan.timeout);
+    let mut rng = Rng::new(plan.seed, vu as u64);
+    while worker.take_budget() {
+        let intended = match &worker.pacer {
+            Some(pacer) => {
+                let now = Instant::now();
+                let slot = pacer.claim(now);
+                if slot > now {
+                    tokio::time::sleep_until(slot.into()).await;
+                }
+                slot
+            }
+            None => Instant::now(),
+        };
+        let actual = if worker.pacer.is_some() { Instant::now() } else { intended };
+        exchange(&worker, &mut client, &request, vu, intended, actual).await;
+        let pause = match plan.think {
+            Think::None => Duration::ZERO,
+            Think::Constant { time } => time,
+            Think::Uniform { min, max } => {
+                Duration::from_micros(rng.between(min.as_micros() as u64, max.as_micros() as u64))
+            }
+        };
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+    }
+}
+
+async fn open_user(worker: Rc<Worker>, vu: u32) {
+    let _active = ActiveGuard::new(&worker);
+    let plan = worker.plan.clone();
+    let request = plan.request.clone();
+    let mut client = HttpClient::new(plan.connector.clone(), plan.timeout);
+    while let Some(due) = worker.arrivals.as_ref().and_then(Arrivals::claim) {
+        if due > Instant::now() {
+            tokio::time::sleep_until(due.into()).await;
+        }
+        exchange(&worker, &mut client, &request, vu, due, Instant::now()).await;
+    }
+}
+
+#[inline]
+async fn exchange(
+    worker: &Worker,
+    client: &mut HttpClient,
+    request: &PreparedRequest,
+    vu: u32,
+    intended_start: Instant,
+    actual_start: Instant,
+) {
+    let result = client.send(request.outgoing(), actual_start, &mut |_| {}).await;
+    let end = Instant::now();
+    let sample = Sample {
+        label: request.label,
+        vu,
+        intended_start,
+        actual_start,
+        connect: result.connect,
+        first_byte: result.first_byte,
+        end,
+        status: result.status,
+        bytes_received: result.bytes_received,
+        bytes_sent: result.bytes_sent,
+        error: result.error.or_else(|| status_error(result.status)),
+    };
+    worker.recorder.borrow_mut().record(&sample);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up() {
+        for total in [0u64, 1, 7, 100, 10_001] {
+            for parts in 1..5 {
+                let sum: u64 = (0..parts).map(|i| share(total, parts, i)).sum();
+                assert_eq!(sum, total);
+            }
+        }
+    }
+
+    #[test]
+    fn pacer_spaces_slots_and_never_schedules_in_the_past() {
+        let start = Instant::now();
+        let pacer = Pacer { next: Cell::new(start), period: Duration::from_millis(100) };
+        assert_eq!(pacer.claim(start), start);
+        assert_eq!(pacer.claim(start), start + Duration::from_millis(100));
+        let late = start + Duration::from_secs(5);
+        assert_eq!(pacer.claim(late), late);
+        assert_eq!(pacer.claim(late), late + Duration::from_millis(100));
+    }
+
+    #[test]
+    fn arrivals_follow_the_rate_and_stop_at_the_end() {
+        let start = Instant::now();
+        let arrivals = Arrivals {
+            next: Cell::new(0),
+            first: start,
+            period: Duration::from_millis(10),
+            end: start + Duration::from_millis(100),
+        };
+        let times: Vec<_> = std::iter::from_fn(|| arrivals.claim()).collect();
+        assert_eq!(times.len(), 10);
+        assert_eq!(times[3] - start, Duration::from_millis(30));
+    }
+}

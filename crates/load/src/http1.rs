@@ -1,0 +1,398 @@
+//! The HTTP/1.1 response side: head parsing (httparse) and body framing
+//! (Content-Length, chunked, until close), incremental so a response may be
+//! split across any number of reads. Nothing here allocates.
+
+/// A response that is not valid HTTP/1.x.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("malformed response head")]
+    Head,
+    #[error("response head larger than {0} bytes")]
+    HeadTooLarge(usize),
+    #[error("invalid Content-Length")]
+    ContentLength,
+    #[error("malformed chunked encoding")]
+    Chunked,
+    #[error("connection closed before the body was complete")]
+    Truncated,
+}
+
+/// How the body of a response ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// No body (HEAD, 1xx, 204, 304).
+    Empty,
+    Length(u64),
+    Chunked,
+    /// HTTP/1.0 style: the body ends when the server closes.
+    UntilClose,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResponseHead {
+    pub status: u16,
+    /// Bytes of the status line and headers, including the blank line.
+    pub head_len: usize,
+    pub framing: Framing,
+    /// False when the server will close the connection after this response.
+    pub keep_alive: bool,
+}
+
+/// Most headers a response may carry.
+const MAX_HEADERS: usize = 96;
+
+/// Parses a response head from the start of `buf`; `Ok(None)` when more bytes are needed.
+pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<ResponseHead>, ProtocolError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let head_len = match response.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(ProtocolError::Head),
+    };
+    let status = response.code.ok_or(ProtocolError::Head)?;
+    let http10 = response.version == Some(0);
+    let mut keep_alive = !http10;
+    let mut content_length: Option<u64> = None;
+    let mut chunked = false;
+    for header in response.headers.iter() {
+        let name = header.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let value = parse_decimal(header.value).ok_or(ProtocolError::ContentLength)?;
+            if content_length.is_some_and(|previous| previous != value) {
+                return Err(ProtocolError::ContentLength);
+            }
+            content_length = Some(value);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            chunked = last_token_is(header.value, b"chunked");
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            if contains_token(header.value, b"close") {
+                keep_alive = false;
+            } else if contains_token(header.value, b"keep-alive") {
+                keep_alive = true;
+            }
+        }
+    }
+    let framing = if request_was_head || (100..200).contains(&status) || status == 204 || status == 304 {
+        Framing::Empty
+    } else if chunked {
+        Framing::Chunked
+    } else if let Some(length) = content_length {
+        Framing::Length(length)
+    } else {
+        keep_alive = false;
+        Framing::UntilClose
+    };
+    Ok(Some(ResponseHead {
+        status,
+        head_len,
+        framing,
+        keep_alive,
+    }))
+}
+
+fn parse_decimal(value: &[u8]) -> Option<u64> {
+    let trimmed = value.trim_ascii();
+    if trimmed.is_empty() || trimmed.len() > 19 {
+        return None;
+    }
+    trimmed.iter().try_fold(0u64, |acc, &b| {
+        b.is_ascii_digit().then(|| acc * 10 + (b - b'0') as u64)
+    })
+}
+
+fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value.split(|&b| b == b',').map(|t| t.trim_ascii())
+}
+
+fn contains_token(value: &[u8], token: &[u8]) -> bool {
+    tokens(value).any(|t| t.eq_ignore_ascii_case(token))
+}
+
+fn last_token_is(value: &[u8], token: &[u8]) -> bool {
+    tokens(value).last().is_some_and(|t| t.eq_ignore_ascii_case(token))
+}
+
+/// Tracks where a body ends, fed with the bytes that follow the head.
+#[derive(Debug, Clone)]
+pub struct BodyReader {
+    kind: BodyKind,
+}
+
+#[derive(Debug, Clone)]
+enum BodyKind {
+    Empty,
+    Length { remaining: u64 },
+    Chunked(ChunkedDecoder),
+    UntilClose,
+}
+
+impl BodyReader {
+    pub fn new(framing: Framing) -> BodyReader {
+        let kind = match framing {
+            Framing::Empty | Framing::Length(0) => BodyKind::Empty,
+            Framing::Length(n) => BodyKind::Length { remaining: n },
+            Framing::Chunked => BodyKind::Chunked(ChunkedDecoder::default()),
+            Framing::UntilClose => BodyKind::UntilClose,
+        };
+        BodyReader { kind }
+    }
+
+    /// Consumes body bytes from `input`, passing the payload (de-chunked) to
+    /// `payload`. Returns how many input bytes belong to this body and
+    /// whether the body is complete; bytes past the end are left alone.
+    pub fn feed(
+        &mut self,
+        input: &[u8],
+        payload: &mut impl FnMut(&[u8]),
+    ) -> Result<(usize, bool), ProtocolError> {
+        match &mut self.kind {
+            BodyKind::Empty => Ok((0, true)),
+            BodyKind::Length { remaining } => {
+                let take = (*remaining).min(input.len() as u64) as usize;
+                payload(&input[..take]);
+                *remaining -= take as u64;
+                Ok((take, *remaining == 0))
+            }
+            BodyKind::Chunked(decoder) => decoder.feed(input, payload),
+            BodyKind::UntilClose => {
+                payload(input);
+                Ok((input.len(), false))
+            }
+        }
+    }
+
+    /// Whether the body is already complete before any byte is fed.
+    pub fn is_complete(&self) -> bool {
+        matches!(self.kind, BodyKind::Empty)
+            || matches!(&self.kind, BodyKind::Chunked(d) if d.state == ChunkState::Done)
+    }
+
+    /// The server closed the connection: complete for a read-until-close
+    /// body, truncated for the others.
+    pub fn at_close(&self) -> Result<(), ProtocolError> {
+        match self.kind {
+            BodyKind::UntilClose | BodyKind::Empty => Ok(()),
+            _ => Err(ProtocolError::Truncated),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum ChunkState {
+    #[default]
+    Size,
+    SizeExtension,
+    SizeLf,
+    Data,
+    DataCr,
+    DataLf,
+    TrailerLineStart,
+    TrailerLine,
+    TrailerEndLf,
+    Done,
+}
+
+/// Incremental decoder of `Transfer-Encoding: chunked`.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkedDecoder {
+    state: ChunkState,
+    size: u64,
+    digits: u8,
+}
+
+impl ChunkedDecoder {
+    pub fn feed(
+        &mut self,
+        input: &[u8],
+        payload: &mut impl FnMut(&[u8]),
+    ) -> Result<(usize, bool), ProtocolError> {
+        let mut at = 0;
+        while at < input.len() {
+            if self.state == ChunkState::Data {
+                let take = self.size.min((input.len() - at) as u64) as usize;
+                payload(&input[at..at + take]);
+                at += take;
+                self.size -= take as u64;
+                if self.size == 0 {
+                    self.state = ChunkState::DataCr;
+                }
+                continue;
+            }
+            let byte = input[at];
+            at += 1;
+            self.state = match self.state {
+                ChunkState::Size => match byte {
+                    b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' => {
+                        let digit = (byte as char).to_digit(16).unwrap_or(0) as u64;
+                        self.digits += 1;
+                        if self.digits > 15 {
+                            return Err(ProtocolError::Chunked);
+                        }
+                        self.size = self.size * 16 + digit;
+                        ChunkState::Size
+                    }
+                    b';' | b' ' | b'\t' if self.digits > 0 => ChunkState::SizeExtension,
+                    b'\r' if self.digits > 0 => ChunkState::SizeLf,
+                    b'\n' if self.digits > 0 => self.after_size(),
+                    _ => return Err(ProtocolError::Chunked),
+                },
+                ChunkState::SizeExtension => match byte {
+                    b'\n' => self.after_size(),
+                    _ => ChunkState::SizeExtension,
+                },
+                ChunkState::SizeLf => match byte {
+                    b'\n' => self.after_size(),
+                    _ => return Err(ProtocolError::Chunked),
+                },
+                ChunkState::DataCr => match byte {
+                    b'\r' => ChunkState::DataLf,
+                    b'\n' => ChunkState::Size,
+                    _ => return Err(ProtocolError::Chunked),
+                },
+                ChunkState::DataLf => match byte {
+                    b'\n' => ChunkState::Size,
+                    _ => return Err(ProtocolError::Chunked),
+                },
+                ChunkState::TrailerLineStart => match byte {
+                    b'\r' => ChunkState::TrailerEndLf,
+                    b'\n' => ChunkState::Done,
+                    _ => ChunkState::TrailerLine,
+                },
+                ChunkState::TrailerLine => match byte {
+                    b'\n' => ChunkState::TrailerLineStart,
+                    _ => ChunkState::TrailerLine,
+                },
+                ChunkState::TrailerEndLf => match byte {
+                    b'\n' => ChunkState::Done,
+                    _ => return Err(ProtocolError::Chunked),
+                },
+                ChunkState::Data | ChunkState::Done => unreachable!("handled above"),
+            };
+            if self.state == ChunkState::Done {
+                return Ok((at, true));
+            }
+        }
+        Ok((at, self.state == ChunkState::Done))
+    }
+
+    fn after_size(&mut self) -> ChunkState {
+        self.digits = 0;
+        if self.size == 0 {
+            ChunkState::TrailerLineStart
+        } else {
+            ChunkState::Data
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn head_with_length_and_keepalive() {
+        let raw = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let head = parse_head(raw, false).unwrap().unwrap();
+        assert_eq!(head.status, 200);
+        assert_eq!(head.head_len, raw.len() - 5);
+        assert_eq!(head.framing, Framing::Length(5));
+        assert!(head.keep_alive);
+        assert_eq!(parse_head(&raw[..10], false).unwrap(), None);
+    }
+
+    #[test]
+    fn connection_rules() {
+        let close = parse_head(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", false)
+            .unwrap()
+            .unwrap();
+        assert!(!close.keep_alive);
+        let http10 = parse_head(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false).unwrap().unwrap();
+        assert!(!http10.keep_alive);
+        let until_close = parse_head(b"HTTP/1.1 200 OK\r\n\r\n", false).unwrap().unwrap();
+        assert_eq!(until_close.framing, Framing::UntilClose);
+        assert!(!until_close.keep_alive);
+        let no_body = parse_head(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(no_body.framing, Framing::Empty);
+        let head = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", true).unwrap().unwrap();
+        assert_eq!(head.framing, Framing::Empty);
+    }
+
+    #[test]
+    fn bad_heads() {
+        assert_eq!(parse_head(b"SSH-2.0-OpenSSH\r\n\r\n", false), Err(ProtocolError::Head));
+        assert_eq!(
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
+            Err(ProtocolError::ContentLength)
+        );
+        assert_eq!(
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", false),
+            Err(ProtocolError::ContentLength)
+        );
+    }
+
+    fn decode_in_pieces(encoded: &[u8], cuts: &[usize]) -> Result<(Vec<u8>, usize), ProtocolError> {
+        let mut decoder = ChunkedDecoder::default();
+        let mut out = Vec::new();
+        let mut at = 0;
+        let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (encoded.len() + 1)).collect();
+        bounds.push(encoded.len());
+        bounds.sort_unstable();
+        for end in bounds {
+            if end < at {
+                continue;
+            }
+            let (used, done) = decoder.feed(&encoded[at..end], &mut |d| out.extend_from_slice(d))?;
+            at += used;
+            if done {
+                return Ok((out, at));
+            }
+        }
+        Err(ProtocolError::Truncated)
+    }
+
+    #[test]
+    fn chunked_with_extensions_and_trailers() {
+        let encoded = b"5;name=x\r\nhello\r\n6\r\n world\r\n0\r\nExpires: never\r\n\r\nNEXT";
+        let (body, used) = decode_in_pieces(encoded, &[]).unwrap();
+        assert_eq!(body, b"hello world");
+        assert_eq!(&encoded[used..], b"NEXT");
+    }
+
+    #[test]
+    fn chunked_rejects_garbage() {
+        assert!(decode_in_pieces(b"zz\r\n", &[]).is_err());
+        assert!(decode_in_pieces(b"5\r\nhelloXX", &[]).is_err());
+        assert!(decode_in_pieces(b"\r\n", &[]).is_err());
+        assert!(decode_in_pieces(b"ffffffffffffffffff\r\n", &[]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn chunked_roundtrip_across_any_split(chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 1..40), 0..8),
+                                              cuts in proptest::collection::vec(any::<usize>(), 0..6)) {
+            let mut encoded = Vec::new();
+            let mut expected = Vec::new();
+            for chunk in &chunks {
+                encoded.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+                encoded.extend_from_slice(chunk);
+                encoded.extend_from_slice(b"\r\n");
+                expected.extend_from_slice(chunk);
+            }
+            encoded.extend_from_slice(b"0\r\n\r\n");
+            let (body, used) = decode_in_pieces(&encoded, &cuts).unwrap();
+            prop_assert_eq!(body, expected);
+            prop_assert_eq!(used, encoded.len());
+        }
+
+        #[test]
+        fn head_parser_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let _ = parse_head(&bytes, false);
+            let mut decoder = ChunkedDecoder::default();
+            let _ = decoder.feed(&bytes, &mut |_| {});
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! headroom's load engine. A pipeline of plain values:
+//! target + request + profile → [`engine`] (virtual users on per-core
+//! runtimes) → [`sample::Sample`]s → per-thread [`recorder`] → per-second
+//! interval pieces → [`run`]'s collector → [`bundle`] on disk and a
+//! [`summary::RunSummary`].
+
+pub mod bundle;
+pub mod client;
+pub mod conn;
+pub mod engine;
+pub mod hlog;
+pub mod http1;
+pub mod jtl;
+pub mod profile;
+pub mod recorder;
+pub mod rng;
+pub mod run;
+pub mod sample;
+pub mod summary;
+pub mod tally;
+pub mod target;
+pub mod warnings;

@@ -1,0 +1,130 @@
+//! Profiles: how virtual users or arrivals are scheduled over a run.
+
+use headroom_analysis::quantity::Rate;
+use serde::Serialize;
+use std::time::Duration;
+
+/// Closed model: a fixed population of users, each sending its next request
+/// when the previous one (and its think time) is over. Open model: requests
+/// arrive at a fixed rate whatever the server does, served by a pool of VUs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum Profile {
+    Closed {
+        users: u32,
+        /// Users start evenly spread over this time (JMeter's ramp-up period).
+        #[serde(serialize_with = "secs")]
+        ramp_up: Duration,
+        /// Whole run, ramp-up included (as a JMeter thread group's duration).
+        #[serde(serialize_with = "opt_secs")]
+        duration: Option<Duration>,
+        /// Total requests over all users (ab's -n); the run ends when done.
+        requests: Option<u64>,
+    },
+    Open {
+        #[serde(rename = "rate_per_s", serialize_with = "per_second")]
+        rate: Rate,
+        max_vus: u32,
+        #[serde(serialize_with = "secs")]
+        duration: Duration,
+    },
+}
+
+impl Profile {
+    /// The run's planned length, if it has one.
+    pub fn duration(&self) -> Option<Duration> {
+        match self {
+            Profile::Closed { duration, .. } => *duration,
+            Profile::Open { duration, .. } => Some(*duration),
+        }
+    }
+}
+
+/// Think time a user waits after each response (closed model only).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Think {
+    None,
+    Constant {
+        #[serde(serialize_with = "secs")]
+        time: Duration,
+    },
+    /// Uniformly random in `min..=max` (siege's `-d`).
+    Uniform {
+        #[serde(serialize_with = "secs")]
+        min: Duration,
+        #[serde(serialize_with = "secs")]
+        max: Duration,
+    },
+}
+
+impl Think {
+    /// Parses `2s` (constant) or `0..10s` / `500ms..2s` (uniform).
+    pub fn parse(text: &str) -> Result<Think, String> {
+        use headroom_analysis::quantity::parse_duration;
+        match text.split_once("..") {
+            Some((low, high)) => {
+                let high = parse_duration(high).map_err(|e| e.to_string())?;
+                // `0..10s`: a bare low bound takes the high bound's unit.
+                let low = if low.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
+                    let unit: String = text.trim_end().chars().rev().take_while(|c| c.is_alphabetic()).collect();
+                    let unit: String = unit.chars().rev().collect();
+                    parse_duration(&format!("{}{}", low.trim(), if unit.is_empty() { "s" } else { &unit }))
+                } else {
+                    parse_duration(low)
+                }
+                .map_err(|e| e.to_string())?;
+                if low > high {
+                    return Err(format!("think time '{text}': the low bound exceeds the high bound"));
+                }
+                Ok(Think::Uniform { min: low, max: high })
+            }
+            None => {
+                let time = parse_duration(text).map_err(|e| e.to_string())?;
+                Ok(if time.is_zero() { Think::None } else { Think::Constant { time } })
+            }
+        }
+    }
+
+    pub fn mean(&self) -> Duration {
+        match *self {
+            Think::None => Duration::ZERO,
+            Think::Constant { time } => time,
+            Think::Uniform { min, max } => (min + max) / 2,
+        }
+    }
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+fn per_second<S: serde::Serializer>(r: &Rate, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(r.per_second)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn think_times() {
+        assert_eq!(Think::parse("0..10s").unwrap(), Think::Uniform { min: Duration::ZERO, max: Duration::from_secs(10) });
+        assert_eq!(
+            Think::parse("500ms..2s").unwrap(),
+            Think::Uniform { min: Duration::from_millis(500), max: Duration::from_secs(2) }
+        );
+        assert_eq!(Think::parse("1s").unwrap(), Think::Constant { time: Duration::from_secs(1) });
+        assert_eq!(Think::parse("0").unwrap(), Think::None);
+        assert!(Think::parse("5s..1s").is_err());
+        assert!(Think::parse("a..b").is_err());
+        assert_eq!(Think::parse("0..10s").unwrap().mean(), Duration::from_secs(5));
+    }
+}

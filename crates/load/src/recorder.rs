@@ -1,0 +1,198 @@
+//! The per-thread recorder: folds samples into the current one-second
+//! interval's tallies and hands each finished interval to the collector.
+//! It lives on one worker thread, so recording takes no lock.
+
+use crate::jtl::JtlContext;
+use crate::sample::Sample;
+use crate::tally::Tally;
+use headroom_analysis::apdex::ApdexThresholds;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Raw-sample lines are shipped to the writer in chunks of about this size.
+const JTL_CHUNK: usize = 64 * 1024;
+
+/// One worker's share of one interval.
+#[derive(Debug)]
+pub struct IntervalPiece {
+    pub worker: usize,
+    pub index: u64,
+    /// Per label; `None` when the label had no sample in this interval.
+    pub tallies: Vec<Option<Tally>>,
+    /// VUs running on this worker when the interval closed.
+    pub active_vus: u32,
+    /// CPU time this worker's thread used during the interval.
+    pub cpu: Duration,
+    /// How late the worker's once-a-second tick ran: a starved or saturated
+    /// event loop shows here first.
+    pub loop_lag: Duration,
+}
+
+/// What workers tell the collector.
+#[derive(Debug)]
+pub enum EngineEvent {
+    Interval(IntervalPiece),
+    /// JTL lines, complete lines only.
+    Samples(Vec<u8>),
+    WorkerDone(WorkerReport),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct WorkerReport {
+    pub worker: usize,
+    /// Index of the last interval this worker sent.
+    pub last_index: u64,
+    /// When its last request ended (or when it was stopped).
+    pub end: Instant,
+    pub peak_vus: u32,
+    /// The open model wanted another VU but `--max-vus` was reached.
+    pub max_vus_reached: bool,
+}
+
+pub struct Recorder {
+    worker: usize,
+    run_start: Instant,
+    apdex: ApdexThresholds,
+    index: u64,
+    tallies: Vec<Option<Tally>>,
+    active_vus: u32,
+    pub peak_vus: u32,
+    pub max_vus_reached: bool,
+    cpu_mark: Duration,
+    loop_lag: Duration,
+    events: UnboundedSender<EngineEvent>,
+    jtl: Option<(Arc<JtlContext>, Vec<u8>)>,
+    pub last_end: Option<Instant>,
+}
+
+impl Recorder {
+    pub fn new(
+        worker: usize,
+        labels: usize,
+        run_start: Instant,
+        apdex: ApdexThresholds,
+        events: UnboundedSender<EngineEvent>,
+        jtl: Option<Arc<JtlContext>>,
+    ) -> Recorder {
+        Recorder {
+            worker,
+            run_start,
+            apdex,
+            index: 0,
+            tallies: (0..labels).map(|_| None).collect(),
+            active_vus: 0,
+            peak_vus: 0,
+            max_vus_reached: false,
+            cpu_mark: thread_cpu_time(),
+            loop_lag: Duration::ZERO,
+            events,
+            jtl: jtl.map(|ctx| (ctx, Vec::with_capacity(JTL_CHUNK + 1024))),
+            last_end: None,
+        }
+    }
+
+    fn index_of(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.run_start).as_secs()
+    }
+
+    #[inline]
+    pub fn record(&mut self, sample: &Sample) {
+        let index = self.index_of(sample.end);
+        if index > self.index {
+            self.rotate_to(index);
+        }
+        let apdex = self.apdex;
+        self.tallies[sample.label as usize]
+            .get_or_insert_with(Tally::default)
+            .record(sample, &apdex);
+        self.last_end = Some(sample.end);
+        if let Some((ctx, buffer)) = &mut self.jtl {
+            ctx.write_line(buffer, sample);
+            if buffer.len() >= JTL_CHUNK {
+                let full = std::mem::replace(buffer, Vec::with_capacity(JTL_CHUNK + 1024));
+                let _ = self.events.send(EngineEvent::Samples(full));
+            }
+        }
+    }
+
+    pub fn vu_started(&mut self) {
+        self.active_vus += 1;
+        self.peak_vus = self.peak_vus.max(self.active_vus);
+        if let Some((ctx, _)) = &self.jtl {
+            ctx.active_vus.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    pub fn vu_stopped(&mut self) {
+        self.active_vus = self.active_vus.saturating_sub(1);
+        if let Some((ctx, _)) = &self.jtl {
+            ctx.active_vus.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    pub fn active_vus(&self) -> u32 {
+        self.active_vus
+    }
+
+    /// Closes every interval before the one containing `now`; `scheduled`
+    /// is when the tick was due, to measure the event loop's lateness.
+    pub fn tick(&mut self, now: Instant, scheduled: Instant) {
+        self.loop_lag = self.loop_lag.max(now.saturating_duration_since(scheduled));
+        let index = self.index_of(now);
+        if index > self.index {
+            self.rotate_to(index);
+        }
+    }
+
+    fn rotate_to(&mut self, index: u64) {
+        while self.index < index {
+            self.send_current();
+            self.index += 1;
+        }
+    }
+
+    fn send_current(&mut self) {
+        let cpu_now = thread_cpu_time();
+        let piece = IntervalPiece {
+            worker: self.worker,
+            index: self.index,
+            tallies: self.tallies.iter_mut().map(Option::take).collect(),
+            active_vus: self.active_vus,
+            cpu: cpu_now.saturating_sub(self.cpu_mark),
+            loop_lag: std::mem::take(&mut self.loop_lag),
+        };
+        self.cpu_mark = cpu_now;
+        let _ = self.events.send(EngineEvent::Interval(piece));
+    }
+
+    /// Sends the last (partial) interval, pending raw samples, and the report.
+    pub fn finish(&mut self, end: Instant) {
+        let last = self.index_of(end).max(self.index);
+        self.rotate_to(last);
+        self.send_current();
+        if let Some((_, buffer)) = &mut self.jtl {
+            if !buffer.is_empty() {
+                let _ = self.events.send(EngineEvent::Samples(std::mem::take(buffer)));
+            }
+        }
+        let _ = self.events.send(EngineEvent::WorkerDone(WorkerReport {
+            worker: self.worker,
+            last_index: last,
+            end,
+            peak_vus: self.peak_vus,
+            max_vus_reached: self.max_vus_reached,
+        }));
+    }
+}
+
+/// CPU time used by the calling thread (user + system).
+pub fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes into the timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}

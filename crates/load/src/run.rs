@@ -1,0 +1,380 @@
+//! A run from start to bundle: starts the engine, collects each worker's
+//! interval pieces, merges them second by second into the bundle, reports
+//! progress, and on the end (or an interrupt) writes the summary.
+
+use crate::bundle::{BundleError, BundleWriter, Manifest, MergedInterval};
+use crate::engine::{Engine, EnginePlan};
+use crate::jtl::JtlContext;
+use crate::profile::Profile;
+use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
+use crate::sample::ErrorKind;
+use crate::summary::{LabelFigures, RunStatus, RunSummary};
+use crate::tally::Tally;
+use crate::warnings::RunWarning;
+use headroom_analysis::summary::LabelSummary;
+use headroom_analysis::LatencyStats;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Time between preparing the run and its first request, so every worker
+/// thread is up before the schedule begins.
+const STARTUP_LEAD: Duration = Duration::from_millis(30);
+
+/// What the live display shows once a second.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub planned: Option<Duration>,
+    pub active_vus: u32,
+    /// Requests completed in the last interval, per second.
+    pub interval_rps: f64,
+    pub count: u64,
+    pub errors: u64,
+    pub p50: Duration,
+    pub p95: Duration,
+    pub apdex: Option<f64>,
+}
+
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub summary: RunSummary,
+    pub total: LabelSummary,
+    pub labels: Vec<(String, LabelSummary)>,
+    pub warnings: Vec<RunWarning>,
+    pub bundle: PathBuf,
+    pub manifest: Manifest,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    #[error("cannot start the load engine: {0}")]
+    Engine(std::io::Error),
+}
+
+/// Everything a run needs besides the engine plan.
+pub struct RunSetup {
+    pub manifest: Manifest,
+    pub bundle_dir: PathBuf,
+    /// Write raw samples (`samples.jtl`); needs one (label, URL) per label.
+    pub label_urls: Option<Vec<(String, String)>>,
+}
+
+/// Runs `plan` to its end, or until `interrupt` completes.
+pub async fn run(
+    mut plan: EnginePlan,
+    mut setup: RunSetup,
+    interrupt: impl Future<Output = ()>,
+    mut on_progress: impl FnMut(&Progress),
+) -> Result<RunOutcome, RunError> {
+    let run_start = Instant::now() + STARTUP_LEAD;
+    let wall_start = SystemTime::now() + STARTUP_LEAD;
+    plan.run_start = run_start;
+    let labels = setup.manifest.labels.clone();
+    plan.labels = labels.len();
+    plan.jtl = setup
+        .label_urls
+        .as_ref()
+        .map(|urls| Arc::new(JtlContext::new(urls, run_start, wall_start, Arc::new(AtomicU32::new(0)))));
+    setup.manifest.started_at = humantime::format_rfc3339_millis(wall_start).to_string();
+    setup.manifest.status = RunStatus::Running;
+    setup.manifest.threads = plan.worker_count();
+    let bundle = BundleWriter::create(&setup.bundle_dir, &setup.manifest, wall_start)?;
+
+    let workers = plan.worker_count();
+    let planned = plan.profile.duration();
+    let max_vus = match plan.profile {
+        Profile::Open { max_vus, .. } => Some(max_vus),
+        Profile::Closed { .. } => None,
+    };
+    let (sender, events) = tokio::sync::mpsc::unbounded_channel();
+    let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
+    let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
+    let status = collector.collect(&engine, events, interrupt, &mut on_progress).await?;
+    engine.join();
+    collector.finish(status, setup.manifest, max_vus, wall_start)
+}
+
+struct Collector {
+    workers: usize,
+    labels: Vec<String>,
+    run_start: Instant,
+    planned: Option<Duration>,
+    bundle: Option<BundleWriter>,
+    /// Pieces received per interval index, merged as they come.
+    pending: BTreeMap<u64, (usize, Vec<IntervalPiece>)>,
+    /// Highest index received from each worker.
+    received: Vec<Option<u64>>,
+    done: Vec<Option<WorkerReport>>,
+    next_index: u64,
+    cumulative: Vec<Tally>,
+    cumulative_total: Tally,
+    worker_busy: Vec<f64>,
+    worst_loop_lag: Duration,
+}
+
+impl Collector {
+    fn new(workers: usize, labels: Vec<String>, run_start: Instant, planned: Option<Duration>, bundle: BundleWriter) -> Collector {
+        Collector {
+            workers,
+            cumulative: labels.iter().map(|_| Tally::default()).collect(),
+            labels,
+            run_start,
+            planned,
+            bundle: Some(bundle),
+            pending: BTreeMap::new(),
+            received: vec![None; workers],
+            done: vec![None; workers],
+            next_index: 0,
+            cumulative_total: Tally::default(),
+            worker_busy: Vec::new(),
+            worst_loop_lag: Duration::ZERO,
+        }
+    }
+
+    async fn collect(
+        &mut self,
+        engine: &Engine,
+        mut events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
+        interrupt: impl Future<Output = ()>,
+        on_progress: &mut impl FnMut(&Progress),
+    ) -> Result<RunStatus, BundleError> {
+        let mut status = RunStatus::Complete;
+        tokio::pin!(interrupt);
+        loop {
+            tokio::select! {
+                event = events.recv() => match event {
+                    None => break,
+                    Some(EngineEvent::Interval(piece)) => {
+                        self.received[piece.worker] = Some(piece.index);
+                        self.pending.entry(piece.index).or_insert_with(|| (0, Vec::new())).1.push(piece);
+                        self.finalize_ready(on_progress)?;
+                    }
+                    Some(EngineEvent::Samples(lines)) => {
+                        if let Some(bundle) = &mut self.bundle {
+                            bundle.write_samples(&lines)?;
+                        }
+                    }
+                    Some(EngineEvent::WorkerDone(report)) => {
+                        self.done[report.worker] = Some(report);
+                        self.finalize_ready(on_progress)?;
+                    }
+                },
+                _ = &mut interrupt, if status != RunStatus::Interrupted => {
+                    status = RunStatus::Interrupted;
+                    engine.stop();
+                }
+            }
+        }
+        Ok(status)
+    }
+
+    fn run_end(&self) -> Option<Instant> {
+        if self.done.iter().all(Option::is_some) {
+            self.done.iter().flatten().map(|r| r.end).max()
+        } else {
+            None
+        }
+    }
+
+    /// Merges and writes every interval all workers have reported.
+    fn finalize_ready(&mut self, on_progress: &mut impl FnMut(&Progress)) -> Result<(), BundleError> {
+        loop {
+            let index = self.next_index;
+            let ready = (0..self.workers).all(|w| {
+                self.received[w].is_some_and(|r| r >= index)
+                    || self.done[w].is_some_and(|d| d.last_index < index)
+            });
+            let all_done = self.run_end();
+            let beyond_end = all_done.is_some()
+                && self.done.iter().flatten().all(|d| d.last_index < index);
+            if !ready || beyond_end {
+                return Ok(());
+            }
+            let pieces = self.pending.remove(&index).map(|(_, p)| p).unwrap_or_default();
+            let length = match all_done {
+                Some(end) if self.done.iter().flatten().map(|d| d.last_index).max() == Some(index) => {
+                    let elapsed = end.saturating_duration_since(self.run_start);
+                    elapsed.saturating_sub(Duration::from_secs(index)).clamp(Duration::from_millis(1), Duration::from_secs(1))
+                }
+                _ => Duration::from_secs(1),
+            };
+            let merged = self.merge(index, length, pieces);
+            if let Some(bundle) = &mut self.bundle {
+                bundle.write_interval(&merged)?;
+            }
+            for (cumulative, tally) in self.cumulative.iter_mut().zip(&merged.tallies) {
+                if let Some(tally) = tally {
+                    cumulative.add(tally);
+                }
+            }
+            self.cumulative_total.add(&merged.total);
+            if length >= Duration::from_millis(500) {
+                self.worker_busy.push(merged.worker_busy);
+            }
+            self.worst_loop_lag = self.worst_loop_lag.max(merged.loop_lag);
+            let latency = LatencyStats::of(&self.cumulative_total.response);
+            on_progress(&Progress {
+                elapsed: Duration::from_secs(index) + length,
+                planned: self.planned,
+                active_vus: merged.active_vus,
+                interval_rps: merged.total.counts.count as f64 / length.as_secs_f64(),
+                count: self.cumulative_total.counts.count,
+                errors: self.cumulative_total.counts.errors,
+                p50: latency.p50,
+                p95: latency.p95,
+                apdex: self.cumulative_total.counts.apdex.score(),
+            });
+            self.next_index += 1;
+        }
+    }
+
+    fn merge(&self, index: u64, length: Duration, pieces: Vec<IntervalPiece>) -> MergedInterval {
+        let mut tallies: Vec<Option<Tally>> = self.labels.iter().map(|_| None).collect();
+        let mut total = Tally::default();
+        let mut active_vus = 0;
+        let mut worker_busy: f64 = 0.0;
+        let mut loop_lag = Duration::ZERO;
+        for piece in pieces {
+            active_vus += piece.active_vus;
+            worker_busy = worker_busy.max(piece.cpu.as_secs_f64() / length.as_secs_f64());
+            loop_lag = loop_lag.max(piece.loop_lag);
+            for (slot, tally) in tallies.iter_mut().zip(piece.tallies) {
+                if let Some(tally) = tally {
+                    total.add(&tally);
+                    match slot {
+                        Some(existing) => existing.add(&tally),
+                        None => *slot = Some(tally),
+                    }
+                }
+            }
+        }
+        MergedInterval {
+            index,
+            length,
+            tallies,
+            total,
+            active_vus,
+            worker_busy: worker_busy.min(1.0),
+            loop_lag,
+        }
+    }
+
+    fn finish(
+        mut self,
+        status: RunStatus,
+        mut manifest: Manifest,
+        max_vus: Option<u32>,
+        wall_start: SystemTime,
+    ) -> Result<RunOutcome, RunError> {
+        let end = self.run_end().unwrap_or_else(Instant::now);
+        let elapsed = end.saturating_duration_since(self.run_start).max(Duration::from_millis(1));
+        let (total_figures, total) = LabelFigures::of(&self.cumulative_total, elapsed);
+        let mut labels = Vec::new();
+        let mut label_figures = BTreeMap::new();
+        for (name, tally) in self.labels.iter().zip(&self.cumulative) {
+            let (figures, summary) = LabelFigures::of(tally, elapsed);
+            label_figures.insert(name.clone(), figures);
+            labels.push((name.clone(), summary));
+        }
+        let peak_vus = self.done.iter().flatten().map(|d| d.peak_vus).sum();
+        let warnings = self.warnings(max_vus);
+        let (apdex_t_ms, apdex_f_ms) = (manifest.apdex_t_ms, manifest.apdex_f_ms);
+        let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
+        let summary = RunSummary {
+            elapsed_s: elapsed.as_secs_f64(),
+            apdex_t_ms,
+            apdex_f_ms,
+            concurrency: response_sum / elapsed.as_secs_f64(),
+            throughput_mb_s: total.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
+            total: total_figures,
+            labels: label_figures,
+            peak_vus,
+        };
+        manifest.status = status;
+        manifest.ended_at = Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
+        manifest.elapsed_s = Some(elapsed.as_secs_f64());
+        manifest.summary = Some(summary.clone());
+        manifest.warnings = warnings
+            .iter()
+            .filter_map(|w| serde_json::to_value(w).ok())
+            .collect();
+        let bundle = match self.bundle.take() {
+            Some(writer) => writer.finish(&manifest)?,
+            None => PathBuf::new(),
+        };
+        Ok(RunOutcome {
+            status,
+            summary,
+            total,
+            labels,
+            warnings,
+            bundle,
+            manifest,
+        })
+    }
+
+    fn warnings(&self, max_vus: Option<u32>) -> Vec<RunWarning> {
+        let mut warnings = Vec::new();
+        let c = &self.cumulative_total.counts;
+        if !self.worker_busy.is_empty() {
+            let mean = self.worker_busy.iter().sum::<f64>() / self.worker_busy.len() as f64;
+            if mean >= 0.9 {
+                warnings.push(RunWarning::GeneratorSaturated { busy_percent: mean * 100.0 });
+            }
+        }
+        if self.worst_loop_lag >= Duration::from_millis(100) {
+            warnings.push(RunWarning::GeneratorStalled { worst_lag: self.worst_loop_lag });
+        }
+        if c.count > 0 && c.late_starts * 100 >= c.count {
+            let max_vus_reached = self.done.iter().flatten().any(|d| d.max_vus_reached);
+            warnings.push(RunWarning::BehindSchedule {
+                late: c.late_starts,
+                total: c.count,
+                worst_lag: Duration::from_micros(c.max_schedule_lag_micros),
+                max_vus: max_vus.filter(|_| max_vus_reached),
+            });
+        }
+        if c.count == 0 {
+            warnings.push(RunWarning::NoSamples);
+        } else if c.errors == c.count {
+            let main = ErrorKind::ALL
+                .iter()
+                .max_by_key(|k| c.errors_of(**k))
+                .map_or("unknown", |k| k.describe());
+            warnings.push(RunWarning::AllFailed { main_error: main });
+        }
+        warnings
+    }
+}
+
+/// `runs/<UTC timestamp>-<slug>`: the default bundle location.
+pub fn default_bundle_dir(base: &Path, slug_source: &str) -> PathBuf {
+    let stamp = humantime::format_rfc3339_seconds(SystemTime::now())
+        .to_string()
+        .replace(':', "")
+        .trim_end_matches('Z')
+        .to_string();
+    let slug: String = slug_source
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    let slug: String = slug.chars().take(48).collect();
+    let base_name = format!("{stamp}Z-{slug}");
+    let mut dir = base.join(&base_name);
+    let mut n = 2;
+    while dir.exists() {
+        dir = base.join(format!("{base_name}-{n}"));
+        n += 1;
+    }
+    dir
+}

@@ -1,0 +1,145 @@
+//! The run's figures as plain, serialisable data: what `--json` prints and
+//! what `manifest.json` keeps. Field names and units are a stable contract
+//! (see docs/json.md); durations are milliseconds, rates per second.
+
+use crate::sample::ErrorKind;
+use crate::tally::Tally;
+use headroom_analysis::apdex::ApdexThresholds;
+use headroom_analysis::summary::{LabelSummary, SummaryInput};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Figures of one label, or of the total.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabelFigures {
+    pub count: u64,
+    pub errors: u64,
+    pub error_rate: f64,
+    pub mean_ms: f64,
+    pub min_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub stdev_ms: f64,
+    pub rps: f64,
+    pub apdex: Option<f64>,
+    pub apdex_rating: Option<String>,
+    pub apdex_satisfied: u64,
+    pub apdex_tolerating: u64,
+    pub apdex_frustrated: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    /// Service time (actual start to last byte); equals response time in the
+    /// closed model without a throughput cap.
+    pub service_mean_ms: f64,
+    pub service_p95_ms: f64,
+    /// Mean time to first byte and mean connect time (over new connections).
+    pub ttfb_mean_ms: f64,
+    pub connect_mean_ms: f64,
+    pub connections: u64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub status_codes: BTreeMap<String, u64>,
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+impl LabelFigures {
+    pub fn of(tally: &Tally, elapsed: Duration) -> (LabelFigures, LabelSummary) {
+        let c = &tally.counts;
+        let summary = LabelSummary::of(SummaryInput {
+            histogram: &tally.response,
+            count: c.count,
+            errors: c.errors,
+            apdex: c.apdex,
+            bytes_received: c.bytes_received,
+            bytes_sent: c.bytes_sent,
+            elapsed,
+        });
+        let service = headroom_analysis::LatencyStats::of(&tally.service);
+        let l = &summary.latency;
+        let per = |sum: u64, n: u64| if n == 0 { 0.0 } else { (sum as f64 / n as f64).round() / 1e3 };
+        let figures = LabelFigures {
+            count: c.count,
+            errors: c.errors,
+            error_rate: summary.error_rate,
+            mean_ms: ms(l.mean),
+            min_ms: ms(l.min),
+            p50_ms: ms(l.p50),
+            p90_ms: ms(l.p90),
+            p95_ms: ms(l.p95),
+            p99_ms: ms(l.p99),
+            max_ms: ms(l.max),
+            stdev_ms: ms(l.stdev),
+            rps: summary.rps,
+            apdex: summary.apdex,
+            apdex_rating: summary.apdex_rating.map(|r| r.to_string()),
+            apdex_satisfied: c.apdex.satisfied,
+            apdex_tolerating: c.apdex.tolerating,
+            apdex_frustrated: c.apdex.frustrated,
+            bytes_received: c.bytes_received,
+            bytes_sent: c.bytes_sent,
+            service_mean_ms: ms(service.mean),
+            service_p95_ms: ms(service.p95),
+            ttfb_mean_ms: per(c.ttfb_micros, c.ttfb_count),
+            connect_mean_ms: per(c.connect_micros, c.connects),
+            connections: c.connects,
+            errors_by_kind: ErrorKind::ALL
+                .iter()
+                .filter(|k| c.errors_of(**k) > 0)
+                .map(|k| (k.name().to_string(), c.errors_of(*k)))
+                .collect(),
+            status_codes: c
+                .status_classes
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(class, n)| {
+                    let name = if class == 0 { "none".to_string() } else { format!("{class}xx") };
+                    (name, *n)
+                })
+                .collect(),
+        };
+        (figures, summary)
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still running, or the process died before finishing the bundle.
+    Running,
+    Complete,
+    /// Stopped by Ctrl-C or SIGTERM; the data up to then is valid.
+    Interrupted,
+    /// Ended by an error of headroom's own (e.g. the bundle could not be written).
+    Aborted,
+}
+
+/// The run's figures, as stored in the manifest and printed by `--json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub elapsed_s: f64,
+    pub apdex_t_ms: f64,
+    pub apdex_f_ms: f64,
+    pub total: LabelFigures,
+    pub labels: BTreeMap<String, LabelFigures>,
+    /// Peak number of VUs running at once.
+    pub peak_vus: u32,
+    /// Mean number of requests in flight (siege's "concurrency"): total
+    /// response time divided by elapsed time.
+    pub concurrency: f64,
+    /// Received bytes per second, in MB/s (10^6).
+    pub throughput_mb_s: f64,
+}
+
+impl RunSummary {
+    pub fn thresholds(apdex: &ApdexThresholds) -> (f64, f64) {
+        (ms(apdex.satisfied), ms(apdex.tolerated))
+    }
+}

@@ -1,0 +1,160 @@
+//! What the recorder keeps per label and interval: two HdrHistograms
+//! (response time and service time, µs) and counters. Tallies add exactly.
+
+use crate::sample::{ErrorKind, Sample};
+use hdrhistogram::Histogram;
+use headroom_analysis::apdex::{ApdexCounts, ApdexThresholds};
+use headroom_analysis::latency::{new_histogram, record};
+use std::time::Duration;
+
+/// A request that started this much later than scheduled counts as late.
+pub const LATE_START: Duration = Duration::from_millis(10);
+
+/// Counters of one label over one interval (or more, once added).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub count: u64,
+    pub errors: u64,
+    pub errors_by_kind: [u64; ErrorKind::COUNT],
+    /// Responses by status class: index 1..=5 for 1xx..5xx, 0 for none/other.
+    pub status_classes: [u64; 6],
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub apdex: ApdexCounts,
+    /// New connections opened, and the time spent opening them.
+    pub connects: u64,
+    pub connect_micros: u64,
+    /// Sum of time-to-first-byte over samples that received a byte.
+    pub ttfb_micros: u64,
+    pub ttfb_count: u64,
+    /// Requests that started more than [`LATE_START`] after their schedule.
+    pub late_starts: u64,
+    pub max_schedule_lag_micros: u64,
+}
+
+impl Counts {
+    pub fn add(&mut self, other: &Counts) {
+        self.count += other.count;
+        self.errors += other.errors;
+        for (a, b) in self.errors_by_kind.iter_mut().zip(other.errors_by_kind) {
+            *a += b;
+        }
+        for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
+            *a += b;
+        }
+        self.bytes_received += other.bytes_received;
+        self.bytes_sent += other.bytes_sent;
+        self.apdex.add(&other.apdex);
+        self.connects += other.connects;
+        self.connect_micros += other.connect_micros;
+        self.ttfb_micros += other.ttfb_micros;
+        self.ttfb_count += other.ttfb_count;
+        self.late_starts += other.late_starts;
+        self.max_schedule_lag_micros = self.max_schedule_lag_micros.max(other.max_schedule_lag_micros);
+    }
+
+    pub fn errors_of(&self, kind: ErrorKind) -> u64 {
+        self.errors_by_kind[kind as usize]
+    }
+}
+
+/// Histograms and counters of one label.
+#[derive(Debug, Clone)]
+pub struct Tally {
+    pub response: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub counts: Counts,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            response: new_histogram(),
+            service: new_histogram(),
+            counts: Counts::default(),
+        }
+    }
+}
+
+impl Tally {
+    #[inline]
+    pub fn record(&mut self, sample: &Sample, apdex: &ApdexThresholds) {
+        let response_time = sample.response_time();
+        record(&mut self.response, response_time);
+        record(&mut self.service, sample.service_time());
+        let c = &mut self.counts;
+        c.count += 1;
+        if let Some(kind) = sample.error {
+            c.errors += 1;
+            c.errors_by_kind[kind as usize] += 1;
+        }
+        let class = (sample.status / 100) as usize;
+        c.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
+        c.bytes_received += sample.bytes_received;
+        c.bytes_sent += sample.bytes_sent;
+        c.apdex.add_zone(apdex.zone(response_time, sample.failed()));
+        if !sample.connect.is_zero() {
+            c.connects += 1;
+            c.connect_micros += sample.connect.as_micros() as u64;
+        }
+        if let Some(ttfb) = sample.time_to_first_byte() {
+            c.ttfb_micros += ttfb.as_micros() as u64;
+            c.ttfb_count += 1;
+        }
+        let lag = sample.schedule_lag();
+        if lag > LATE_START {
+            c.late_starts += 1;
+        }
+        c.max_schedule_lag_micros = c.max_schedule_lag_micros.max(lag.as_micros() as u64);
+    }
+
+    pub fn add(&mut self, other: &Tally) {
+        // Both histograms have the same bounds, so adding cannot fail.
+        let _ = self.response.add(&other.response);
+        let _ = self.service.add(&other.service);
+        self.counts.add(&other.counts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn sample(ms: u64, error: Option<ErrorKind>, status: u16) -> Sample {
+        let start = Instant::now();
+        Sample {
+            label: 0,
+            vu: 1,
+            intended_start: start,
+            actual_start: start,
+            connect: Duration::ZERO,
+            first_byte: Some(start + Duration::from_millis(ms / 2)),
+            end: start + Duration::from_millis(ms),
+            status,
+            bytes_received: 100,
+            bytes_sent: 50,
+            error,
+        }
+    }
+
+    #[test]
+    fn counts_by_hand() {
+        let apdex = ApdexThresholds::default();
+        let mut t = Tally::default();
+        t.record(&sample(100, None, 200), &apdex);
+        t.record(&sample(1000, None, 200), &apdex);
+        t.record(&sample(2000, None, 200), &apdex);
+        t.record(&sample(10, Some(ErrorKind::Http5xx), 503), &apdex);
+        let c = t.counts;
+        assert_eq!((c.count, c.errors, c.errors_of(ErrorKind::Http5xx)), (4, 1, 1));
+        assert_eq!(c.status_classes, [0, 0, 3, 0, 0, 1]);
+        assert_eq!(c.apdex, ApdexCounts { satisfied: 1, tolerating: 1, frustrated: 2 });
+        assert_eq!((c.bytes_received, c.bytes_sent), (400, 200));
+        let mut sum = Tally::default();
+        sum.add(&t);
+        sum.add(&t);
+        assert_eq!(sum.counts.count, 8);
+        assert_eq!(sum.response.len(), 8);
+    }
+}

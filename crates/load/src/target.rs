@@ -1,0 +1,257 @@
+//! The target (a base URL) and the request sent to it, validated once and
+//! serialised once: the engine writes the same bytes for every request.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+/// A parsed target URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub scheme: Scheme,
+    pub host: String,
+    pub port: u16,
+    /// Path and query as sent in the request line, e.g. `/page?id=3`.
+    pub path_and_query: String,
+    /// The URL as the user gave it, normalised.
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("'{url}' is not a valid URL ({reason}); write it like http://127.0.0.1:8080/page")]
+    Url { url: String, reason: String },
+    #[error("'{url}' uses the scheme '{scheme}': headroom speaks http:// and https://")]
+    Scheme { url: String, scheme: String },
+    #[error("invalid method '{0}': use an HTTP method such as GET, POST or PUT")]
+    Method(String),
+    #[error("invalid header '{header}': {reason}; write it as 'Name: value'")]
+    Header { header: String, reason: String },
+}
+
+impl Target {
+    pub fn parse(input: &str) -> Result<Target, TargetError> {
+        let text = input.trim();
+        let parsed = url::Url::parse(text).map_err(|e| TargetError::Url {
+            url: text.to_string(),
+            reason: e.to_string(),
+        })?;
+        let scheme = match parsed.scheme() {
+            "http" => Scheme::Http,
+            "https" => Scheme::Https,
+            other => {
+                return Err(TargetError::Scheme {
+                    url: text.to_string(),
+                    scheme: other.to_string(),
+                })
+            }
+        };
+        let host = match parsed.host() {
+            Some(url::Host::Ipv6(addr)) => addr.to_string(),
+            Some(host) => host.to_string(),
+            None => {
+                return Err(TargetError::Url {
+                    url: text.to_string(),
+                    reason: "no host".into(),
+                })
+            }
+        };
+        let port = parsed.port_or_known_default().unwrap_or(match scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        });
+        let mut path_and_query = parsed.path().to_string();
+        if let Some(query) = parsed.query() {
+            path_and_query.push('?');
+            path_and_query.push_str(query);
+        }
+        Ok(Target {
+            scheme,
+            host,
+            port,
+            path_and_query,
+            url: parsed.to_string(),
+        })
+    }
+
+    /// The Host header value: the port is included unless it is the scheme's default.
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        let default_port = match self.scheme {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        };
+        if self.port == default_port {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+
+    /// `host:port`, for connecting and for messages.
+    pub fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.url)
+    }
+}
+
+/// What to send: method, extra headers, body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestSpec {
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub keep_alive: bool,
+}
+
+impl Default for RequestSpec {
+    fn default() -> Self {
+        RequestSpec {
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            keep_alive: true,
+        }
+    }
+}
+
+pub const USER_AGENT: &str = concat!("headroom/", env!("CARGO_PKG_VERSION"));
+
+fn is_token(text: &str) -> bool {
+    !text.is_empty()
+        && text.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+        })
+}
+
+/// Parses a `-H 'Name: value'` argument.
+pub fn parse_header(text: &str) -> Result<(String, String), TargetError> {
+    let fail = |reason: &str| TargetError::Header {
+        header: text.to_string(),
+        reason: reason.to_string(),
+    };
+    let (name, value) = text.split_once(':').ok_or_else(|| fail("no ':'"))?;
+    let name = name.trim();
+    if !is_token(name) {
+        return Err(fail("the name has characters a header name cannot have"));
+    }
+    let value = value.trim();
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(fail("the value contains a line break"));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+impl RequestSpec {
+    pub fn validate(&self) -> Result<(), TargetError> {
+        if !is_token(&self.method) {
+            return Err(TargetError::Method(self.method.clone()));
+        }
+        Ok(())
+    }
+
+    /// Whether a request may be resent on a fresh connection when a reused
+    /// one turns out to be closed (RFC 9110 idempotent methods).
+    pub fn idempotent(&self) -> bool {
+        matches!(
+            self.method.as_str(),
+            "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+        )
+    }
+
+    /// The request's bytes on the wire, serialised once.
+    pub fn serialize(&self, target: &Target, path_and_query: &str) -> Vec<u8> {
+        let has = |name: &str| self.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let mut out = Vec::with_capacity(256 + self.body.len());
+        let mut line = |text: &str| {
+            out.extend_from_slice(text.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        };
+        line(&format!("{} {} HTTP/1.1", self.method, path_and_query));
+        if !has("host") {
+            line(&format!("Host: {}", target.host_header()));
+        }
+        if !has("user-agent") {
+            line(&format!("User-Agent: {USER_AGENT}"));
+        }
+        if !has("accept") {
+            line("Accept: */*");
+        }
+        for (name, value) in &self.headers {
+            line(&format!("{name}: {value}"));
+        }
+        if !self.keep_alive && !has("connection") {
+            line("Connection: close");
+        }
+        if (!self.body.is_empty() || matches!(self.method.as_str(), "POST" | "PUT" | "PATCH"))
+            && !has("content-length")
+        {
+            line(&format!("Content-Length: {}", self.body.len()));
+        }
+        line("");
+        out.extend_from_slice(&self.body);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_targets() {
+        let t = Target::parse("http://127.0.0.1:8080/page?x=1").unwrap();
+        assert_eq!((t.scheme, t.host.as_str(), t.port), (Scheme::Http, "127.0.0.1", 8080));
+        assert_eq!(t.path_and_query, "/page?x=1");
+        assert_eq!(t.host_header(), "127.0.0.1:8080");
+        let t = Target::parse("https://example.org").unwrap();
+        assert_eq!((t.port, t.path_and_query.as_str()), (443, "/"));
+        assert_eq!(t.host_header(), "example.org");
+        let t = Target::parse("http://[::1]:9000/").unwrap();
+        assert_eq!(t.authority(), "[::1]:9000");
+    }
+
+    #[test]
+    fn rejects_bad_targets() {
+        assert!(matches!(Target::parse("ftp://x/"), Err(TargetError::Scheme { .. })));
+        assert!(matches!(Target::parse("127.0.0.1:8080"), Err(_)));
+        assert!(matches!(Target::parse("http://"), Err(TargetError::Url { .. })));
+        assert!(parse_header("X-A b: 1").is_err());
+        assert!(parse_header("novalue").is_err());
+        assert_eq!(parse_header("X-Key:  v ").unwrap(), ("X-Key".into(), "v".into()));
+        assert!(RequestSpec { method: "GE T".into(), ..Default::default() }.validate().is_err());
+    }
+
+    #[test]
+    fn serialises_requests() {
+        let t = Target::parse("http://127.0.0.1:8080/p").unwrap();
+        let spec = RequestSpec {
+            method: "POST".into(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: b"{}".to_vec(),
+            keep_alive: false,
+        };
+        let bytes = String::from_utf8(spec.serialize(&t, &t.path_and_query)).unwrap();
+        assert!(bytes.starts_with("POST /p HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
+        assert!(bytes.contains("Content-Type: application/json\r\n"));
+        assert!(bytes.contains("Connection: close\r\n"));
+        assert!(bytes.ends_with("Content-Length: 2\r\n\r\n{}"));
+    }
+}

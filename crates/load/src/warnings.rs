@@ -1,0 +1,95 @@
+//! Warnings about a run's trustworthiness. Each says what happened, how it
+//! distorts the figures, and what to do (hyperfine's warnings are the model).
+
+use headroom_analysis::quantity::Readable;
+use serde::{Serialize, Serializer};
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunWarning {
+    /// A worker thread of the generator was busy most of the run.
+    GeneratorSaturated { busy_percent: f64 },
+    /// The generator's event loop ran late: it was starved of CPU.
+    GeneratorStalled { worst_lag: Duration },
+    /// Requests started later than their schedule (open model, throughput cap).
+    BehindSchedule {
+        late: u64,
+        total: u64,
+        worst_lag: Duration,
+        max_vus: Option<u32>,
+    },
+    /// Every request failed.
+    AllFailed { main_error: &'static str },
+    /// A target of the run was reached by no request at all.
+    NoSamples,
+}
+
+impl RunWarning {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunWarning::GeneratorSaturated { .. } => "generator_saturated",
+            RunWarning::GeneratorStalled { .. } => "generator_stalled",
+            RunWarning::BehindSchedule { .. } => "behind_schedule",
+            RunWarning::AllFailed { .. } => "all_failed",
+            RunWarning::NoSamples => "no_samples",
+        }
+    }
+}
+
+impl fmt::Display for RunWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunWarning::GeneratorSaturated { busy_percent } => write!(
+                f,
+                "headroom's own CPU was saturated (a worker thread was {busy_percent:.0}% busy): response \
+                 times include time spent inside the generator and the throughput understates the target. \
+                 Run headroom on another machine, or with more cores (--threads)."
+            ),
+            RunWarning::GeneratorStalled { worst_lag } => write!(
+                f,
+                "headroom's event loop ran up to {} late: the generator was starved of CPU, so it sent less \
+                 than planned and its timings are inflated; the results understate the target. Stop other \
+                 busy processes on this machine or run headroom elsewhere.",
+                Readable(*worst_lag)
+            ),
+            RunWarning::BehindSchedule { late, total, worst_lag, max_vus } => {
+                let percent = 100.0 * *late as f64 / (*total).max(1) as f64;
+                write!(
+                    f,
+                    "{late} of {total} requests ({percent:.1}%) started more than 10ms after their scheduled \
+                     time (worst {}): the target received less load than planned. Their response times count \
+                     from the scheduled time (coordinated omission corrected).",
+                    Readable(*worst_lag)
+                )?;
+                match max_vus {
+                    Some(max) => write!(
+                        f,
+                        " All {max} VUs were busy (--max-vus reached): raise --max-vus if the target should take the full rate."
+                    ),
+                    None => write!(f, " The generator fell behind: give it more CPU or lower the rate."),
+                }
+            }
+            RunWarning::AllFailed { main_error } => write!(
+                f,
+                "every request failed (mostly: {main_error}): the figures describe failures, not the target's \
+                 speed. Check the URL and that the server is up."
+            ),
+            RunWarning::NoSamples => write!(
+                f,
+                "no request completed: the run was too short or every request was still in flight when it \
+                 ended. Run longer (-d) or raise --timeout."
+            ),
+        }
+    }
+}
+
+impl Serialize for RunWarning {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("RunWarning", 2)?;
+        st.serialize_field("kind", self.kind())?;
+        st.serialize_field("message", &self.to_string())?;
+        st.end()
+    }
+}
