@@ -1,0 +1,235 @@
+//! Command-line arguments. Values are parsed into typed quantities here, so
+//! a bad value is a usage error (exit 2) that names the flag.
+
+use clap::{Args, Parser, Subcommand};
+use headroom_analysis::quantity::{parse_duration, parse_rate, Rate};
+use headroom_analysis::Criterion;
+use headroom_load::profile::Think;
+use headroom_load::target::{parse_header, Target};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "headroom",
+    version,
+    about = "How many users does this server really serve, what limits it, and can the number be trusted?",
+    after_help = "Exit codes: 0 success, 1 a --fail-if criterion failed, 2 usage error, 3 the run could not start, 130 interrupted twice."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Put load on one URL and report response times, errors, throughput and Apdex.
+    #[command(after_help = LOAD_EXAMPLES)]
+    Load(LoadArgs),
+    /// Run a short load against a page headroom serves itself, to see what a run looks like.
+    Demo(DemoArgs),
+}
+
+const LOAD_EXAMPLES: &str = "\
+Examples:
+  headroom load http://127.0.0.1:8080/page -c 50 -d 30s      50 closed-loop users for 30 s
+  headroom load URL -c 10 --think 0..10s -d 1m                siege -d: random think time per user
+  headroom load URL -n 10000 -c 100                           ab: a fixed number of requests
+  headroom load URL --rate 500/s -d 30s --max-vus 1000        open model: constant arrival rate
+  headroom load URL -c 100 --ramp-up 40s -d 2m                users start evenly over 40 s
+  headroom load URL -c 30 --throughput 180/min -d 5m          one throughput cap shared by all users
+  headroom load URL -d 1m --fail-if 'p95>2s' --fail-if 'errors>1%' --json
+
+Durations: 500ms, 10s, 2m, 1h30m. Rates: 500/s, 180/min. The duration (-d)
+includes the ramp-up, as in a JMeter thread group. Without -d and -n a run lasts 10 s.";
+
+fn duration(text: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    let d = duration(text)?;
+    if d.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    Ok(d)
+}
+
+fn rate(text: &str) -> Result<Rate, String> {
+    parse_rate(text).map_err(|e| e.to_string())
+}
+
+fn think(text: &str) -> Result<Think, String> {
+    Think::parse(text)
+}
+
+fn target(text: &str) -> Result<Target, String> {
+    Target::parse(text).map_err(|e| e.to_string())
+}
+
+fn header(text: &str) -> Result<(String, String), String> {
+    parse_header(text).map_err(|e| e.to_string())
+}
+
+fn criterion(text: &str) -> Result<Criterion, String> {
+    Criterion::parse(text).map_err(|e| e.reason)
+}
+
+/// `--apdex-f`: a duration, or a multiple of T such as `4T`.
+#[derive(Debug, Clone, Copy)]
+pub enum Tolerated {
+    Time(Duration),
+    TimesT(f64),
+}
+
+fn tolerated(text: &str) -> Result<Tolerated, String> {
+    let trimmed = text.trim();
+    if let Some(factor) = trimmed.strip_suffix(['T', 't']) {
+        let factor: f64 = factor.parse().map_err(|_| format!("'{text}': write a duration (1500ms) or a multiple of T (4T)"))?;
+        if !(factor.is_finite() && factor >= 1.0) {
+            return Err("a multiple of T must be at least 1".into());
+        }
+        return Ok(Tolerated::TimesT(factor));
+    }
+    duration(trimmed).map(Tolerated::Time)
+}
+
+fn at_least_one(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{text}' is not a whole number")),
+    }
+}
+
+fn request_count(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{text}' is not a whole number")),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// The URL to load, e.g. http://127.0.0.1:8080/page
+    #[arg(value_parser = target)]
+    pub url: Target,
+
+    /// Virtual users (closed model): each has its own keep-alive connection.
+    #[arg(short = 'c', long = "users", visible_alias = "concurrency", value_parser = at_least_one, conflicts_with = "rate")]
+    pub users: Option<u32>,
+
+    /// How long the run lasts, ramp-up included (default 10s unless -n is given).
+    #[arg(short = 'd', long, value_parser = positive_duration)]
+    pub duration: Option<Duration>,
+
+    /// Total number of requests over all users (ab's -n); the run ends when they are done.
+    #[arg(short = 'n', long = "requests", value_parser = request_count, conflicts_with = "rate")]
+    pub requests: Option<u64>,
+
+    /// Open model: requests arrive at this rate whatever the server does, e.g. 500/s.
+    #[arg(long, value_parser = rate)]
+    pub rate: Option<Rate>,
+
+    /// Open model: most VUs to serve arrivals with when responses are slow.
+    #[arg(long, value_parser = at_least_one, default_value = "1000", requires = "rate")]
+    pub max_vus: u32,
+
+    /// Users start evenly spread over this time (JMeter's ramp-up period).
+    #[arg(long, value_parser = duration, conflicts_with = "rate")]
+    pub ramp_up: Option<Duration>,
+
+    /// Think time after each response: constant (2s) or uniformly random (0..10s, siege's -d).
+    #[arg(long, value_parser = think, conflicts_with = "rate")]
+    pub think: Option<Think>,
+
+    /// One throughput cap shared by all users, e.g. 180/min (JMeter's Constant Throughput Timer, all threads shared).
+    #[arg(long, value_parser = rate, conflicts_with = "rate")]
+    pub throughput: Option<Rate>,
+
+    /// HTTP method.
+    #[arg(short = 'X', long, default_value = "GET")]
+    pub method: String,
+
+    /// Extra request header 'Name: value' (repeatable).
+    #[arg(short = 'H', long = "header", value_parser = header)]
+    pub headers: Vec<(String, String)>,
+
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+
+    /// Request body read from a file.
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+
+    /// Most time one request may take before it counts as a timeout.
+    #[arg(long, value_parser = positive_duration, default_value = "30s")]
+    pub timeout: Duration,
+
+    /// Open a new connection for every request (sends Connection: close).
+    #[arg(long)]
+    pub no_keepalive: bool,
+
+    /// Accept any TLS certificate (self-signed test servers).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Apdex T: responses up to this time satisfy users.
+    #[arg(long, value_parser = duration, default_value = "500ms")]
+    pub apdex_t: Duration,
+
+    /// Apdex F: responses up to this time are tolerated; a duration or a multiple of T (4T is the Apdex standard).
+    #[arg(long, value_parser = tolerated, default_value = "1500ms")]
+    pub apdex_f: Tolerated,
+
+    /// Bundle directory (default runs/<UTC time>-<host and path>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// Also write every sample to samples.jtl (JMeter's CSV results format).
+    #[arg(long)]
+    pub jtl: bool,
+
+    /// Exit 1 when this holds, e.g. 'apdex<0.85', 'p95>2s', 'errors>1%', 'rps<100', 'p99[label]>1s' (repeatable).
+    #[arg(long = "fail-if", value_parser = criterion)]
+    pub fail_if: Vec<Criterion>,
+
+    /// Print no live line and no summary (errors and failed criteria still go to stderr).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Print the summary as one JSON document on stdout (shape: docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+
+    /// Label of the samples (default: the URL's path).
+    #[arg(long)]
+    pub label: Option<String>,
+
+    /// Worker threads of the generator (default: one per available core).
+    #[arg(long, value_parser = at_least_one)]
+    pub threads: Option<u32>,
+
+    /// Seed of the random think times, so runs repeat exactly.
+    #[arg(long, default_value = "1")]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// How long the demo load runs.
+    #[arg(short = 'd', long, value_parser = positive_duration, default_value = "10s")]
+    pub duration: Duration,
+
+    /// Bundle directory (default runs/<UTC time>-demo).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    #[arg(long)]
+    pub json: bool,
+
+    #[arg(short, long)]
+    pub quiet: bool,
+}

@@ -1,0 +1,76 @@
+//! The `--json` document. Its shape is a contract that scripts and CI rely
+//! on; docs/json.md describes it. Add fields, never rename or remove them.
+
+use headroom_analysis::Verdict;
+use headroom_load::summary::{RunStatus, RunSummary};
+use headroom_load::warnings::RunWarning;
+use serde::Serialize;
+use std::path::Path;
+
+/// What every renderer needs to know about a finished run.
+pub struct ReportInput<'a> {
+    pub status: RunStatus,
+    pub bundle: &'a Path,
+    pub target: &'a str,
+    pub summary: &'a RunSummary,
+    pub warnings: &'a [RunWarning],
+    pub verdicts: &'a [Verdict],
+}
+
+#[derive(Serialize)]
+struct CriterionJson<'a> {
+    expression: &'a str,
+    failed: bool,
+    measured: Option<f64>,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    schema_version: u32,
+    status: RunStatus,
+    bundle: String,
+    target: &'a str,
+    elapsed_s: f64,
+    apdex_t_ms: f64,
+    apdex_f_ms: f64,
+    peak_vus: u32,
+    concurrency: f64,
+    throughput_mb_s: f64,
+    total: &'a headroom_load::summary::LabelFigures,
+    labels: &'a std::collections::BTreeMap<String, headroom_load::summary::LabelFigures>,
+    warnings: &'a [RunWarning],
+    criteria: Vec<CriterionJson<'a>>,
+    passed: bool,
+}
+
+pub fn json_summary(input: &ReportInput<'_>) -> String {
+    let s = input.summary;
+    let doc = SummaryJson {
+        schema_version: 1,
+        status: input.status,
+        bundle: input.bundle.display().to_string(),
+        target: input.target,
+        elapsed_s: s.elapsed_s,
+        apdex_t_ms: s.apdex_t_ms,
+        apdex_f_ms: s.apdex_f_ms,
+        peak_vus: s.peak_vus,
+        concurrency: s.concurrency,
+        throughput_mb_s: s.throughput_mb_s,
+        total: &s.total,
+        labels: &s.labels,
+        warnings: input.warnings,
+        criteria: input
+            .verdicts
+            .iter()
+            .map(|v| CriterionJson {
+                expression: &v.criterion.expression,
+                failed: v.failed,
+                measured: v.measured,
+                message: &v.message,
+            })
+            .collect(),
+        passed: input.verdicts.iter().all(|v| !v.failed),
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}

@@ -1,0 +1,154 @@
+//! The terminal summary: a siege-style block (what admins already read),
+//! the Apdex verdict, a per-label table, errors by kind, warnings and the
+//! `--fail-if` verdicts.
+
+use crate::json::ReportInput;
+use headroom_analysis::apdex::Rating;
+use headroom_analysis::quantity::{Bytes, Readable};
+use headroom_load::summary::{LabelFigures, RunStatus};
+use std::fmt::Write;
+use std::time::Duration;
+
+fn ms(value: f64) -> Readable {
+    Readable(Duration::from_secs_f64(value.max(0.0) / 1000.0))
+}
+
+fn apdex_text(f: &LabelFigures) -> String {
+    match (f.apdex, &f.apdex_rating) {
+        (Some(a), Some(r)) => format!("{a:.3} {r}"),
+        _ => "-".into(),
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn render_summary(input: &ReportInput<'_>) -> String {
+    let s = input.summary;
+    let t = &s.total;
+    let mut out = String::new();
+    let status = match input.status {
+        RunStatus::Complete => String::new(),
+        RunStatus::Interrupted => " (interrupted: figures cover the run until the stop)".into(),
+        RunStatus::Aborted => " (aborted)".into(),
+        RunStatus::Running => " (unfinished)".into(),
+    };
+    let _ = writeln!(out, "\nheadroom: {}{status}\n", input.target);
+    let availability = if t.count == 0 { 0.0 } else { 100.0 * (t.count - t.errors) as f64 / t.count as f64 };
+    let rows: [(&str, String); 12] = [
+        ("Transactions", format!("{} hits", thousands(t.count))),
+        ("Availability", format!("{availability:.2} %")),
+        ("Elapsed time", format!("{}", Readable(Duration::from_secs_f64(s.elapsed_s)))),
+        ("Data transferred", format!("{}", Bytes(t.bytes_received))),
+        ("Response time (mean)", format!("{}", ms(t.mean_ms))),
+        ("Transaction rate", format!("{:.2} trans/s", t.rps)),
+        ("Throughput", format!("{:.3} MB/s", s.throughput_mb_s)),
+        ("Concurrency", format!("{:.2}", s.concurrency)),
+        ("Successful transactions", thousands(t.count - t.errors)),
+        ("Failed transactions", thousands(t.errors)),
+        ("Longest transaction", format!("{}", ms(t.max_ms))),
+        ("Shortest transaction", format!("{}", ms(t.min_ms))),
+    ];
+    for (name, value) in rows {
+        let _ = writeln!(out, "  {:<26}{value}", format!("{name}:"));
+    }
+    let _ = writeln!(
+        out,
+        "\n  Apdex (T = {}, F = {}): {}",
+        ms(s.apdex_t_ms),
+        ms(s.apdex_f_ms),
+        match (t.apdex, &t.apdex_rating) {
+            (Some(a), Some(r)) => format!(
+                "{a:.3} {r}  ({} satisfied, {} tolerating, {} frustrated)",
+                t.apdex_satisfied, t.apdex_tolerating, t.apdex_frustrated
+            ),
+            _ => "no samples".into(),
+        }
+    );
+    if !t.errors_by_kind.is_empty() {
+        let kinds: Vec<String> = t.errors_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(out, "  Errors by kind: {}", kinds.join(", "));
+    }
+
+    // Per-label table.
+    let header = ["label", "count", "errors", "mean", "p50", "p90", "p95", "p99", "max", "req/s", "Apdex"];
+    let mut table: Vec<[String; 11]> = Vec::new();
+    let row = |label: &str, f: &LabelFigures| -> [String; 11] {
+        [
+            label.to_string(),
+            thousands(f.count),
+            format!("{} ({:.1}%)", f.errors, f.error_rate * 100.0),
+            ms(f.mean_ms).to_string(),
+            ms(f.p50_ms).to_string(),
+            ms(f.p90_ms).to_string(),
+            ms(f.p95_ms).to_string(),
+            ms(f.p99_ms).to_string(),
+            ms(f.max_ms).to_string(),
+            format!("{:.1}", f.rps),
+            apdex_text(f),
+        ]
+    };
+    for (label, figures) in &s.labels {
+        table.push(row(label, figures));
+    }
+    if s.labels.len() != 1 {
+        table.push(row("TOTAL", t));
+    }
+    let mut widths = header.map(str::len);
+    for r in &table {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    out.push('\n');
+    let mut line = |cells: &[String]| {
+        let mut text = String::from("  ");
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i == 0 || i == cells.len() - 1 {
+                let _ = write!(text, "{cell:<w$}  ");
+            } else {
+                let _ = write!(text, "{cell:>w$}  ");
+            }
+        }
+        let _ = writeln!(out, "{}", text.trim_end());
+    };
+    line(&header.map(String::from));
+    for r in &table {
+        line(r);
+    }
+
+    if !input.warnings.is_empty() {
+        out.push('\n');
+        for w in input.warnings {
+            let _ = writeln!(out, "  warning: {w}");
+        }
+    }
+    if !input.verdicts.is_empty() {
+        out.push('\n');
+        for v in input.verdicts {
+            let _ = writeln!(out, "  --fail-if {}", v.message);
+        }
+    }
+    let _ = writeln!(out, "\n  Bundle: {}", input.bundle.display());
+    out
+}
+
+/// One line verdict, e.g. for logs: `Apdex 0.953 (Excellent), 0.0% errors, 411 req/s`.
+pub fn verdict_line(t: &LabelFigures) -> String {
+    let rating = t.apdex.map(Rating::of).map_or("-".to_string(), |r| r.to_string());
+    format!(
+        "Apdex {} ({rating}), {:.1}% errors, {:.0} req/s",
+        t.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+        t.error_rate * 100.0,
+        t.rps
+    )
+}
