@@ -14,7 +14,7 @@ use std::time::Duration;
     name = "headroom",
     version,
     about = "How many users does this server really serve, what limits it, and can the number be trusted?",
-    after_help = "Exit codes: 0 success, 1 a --fail-if criterion failed, 2 usage error, 3 the run could not start, 130 interrupted twice."
+    after_help = "Exit codes: 0 success, 1 a --fail-if criterion failed, 2 usage error, 3 the run could not start, 130 the run was interrupted (Ctrl-C or SIGTERM; the bundle is kept)."
 )]
 pub struct Cli {
     #[command(subcommand)]

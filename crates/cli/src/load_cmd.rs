@@ -26,6 +26,8 @@ const PREFLIGHT_WAIT: Duration = Duration::from_secs(5);
 pub const EXIT_CRITERIA_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_CANNOT_RUN: u8 = 3;
+/// The run was stopped by Ctrl-C or SIGTERM (its bundle is valid and marked interrupted).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// A problem with the user's input (exit 2) or with running at all (exit 3).
 enum Failure {
@@ -322,7 +324,9 @@ fn report(args: &LoadArgs, outcome: &RunOutcome) -> ExitCode {
             eprintln!("headroom: --fail-if {}", v.message);
         }
     }
-    if failed.is_empty() {
+    if outcome.status == headroom_load::summary::RunStatus::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_CRITERIA_FAILED)

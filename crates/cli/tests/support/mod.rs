@@ -1,0 +1,200 @@
+//! A scriptable HTTP/1.1 server on 127.0.0.1 for integration tests: each
+//! request is numbered (from 1) and a handler decides its delay, status and
+//! body. The server runs on its own runtime, so `kill()` closes every
+//! socket at once, like a crashed server.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the server does with one request.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub delay: Duration,
+    /// Hold the response until this moment (a stop-the-world pause).
+    pub hold_until: Option<Instant>,
+    pub status: u16,
+    pub body: usize,
+    pub chunked: bool,
+    pub close: bool,
+}
+
+impl Default for Reply {
+    fn default() -> Self {
+        Reply { delay: Duration::ZERO, hold_until: None, status: 200, body: 64, chunked: false, close: false }
+    }
+}
+
+/// Passed to the handler.
+pub struct Request {
+    /// 1 for the first request the server received.
+    pub number: u64,
+    pub arrived: Instant,
+    /// When the first request arrived.
+    pub first: Instant,
+}
+
+type Handler = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    runtime: Option<tokio::runtime::Runtime>,
+    pub requests: Arc<AtomicU64>,
+}
+
+impl TestServer {
+    pub fn start(handler: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> TestServer {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(AtomicU64::new(0));
+        let first: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+        let handler: Handler = Arc::new(handler);
+        let counter = requests.clone();
+        runtime.spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, handler.clone(), counter.clone(), first.clone()));
+            }
+        });
+        TestServer { addr, runtime: Some(runtime), requests }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Closes the listener and every connection at once.
+    pub fn kill(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn serve(mut stream: TcpStream, handler: Handler, counter: Arc<AtomicU64>, first: Arc<Mutex<Option<Instant>>>) {
+    let _ = stream.set_nodelay(true);
+    let mut buf = vec![0u8; 16384];
+    let mut filled = 0;
+    loop {
+        let (head_len, body_len) = loop {
+            let mut headers = [httparse::EMPTY_HEADER; 64];
+            let mut request = httparse::Request::new(&mut headers);
+            match request.parse(&buf[..filled]) {
+                Ok(httparse::Status::Complete(n)) => {
+                    let length = request
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                        .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    break (n, length);
+                }
+                Ok(httparse::Status::Partial) => {}
+                Err(_) => return,
+            }
+            match stream.read(&mut buf[filled..]).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => filled += n,
+            }
+        };
+        while filled < head_len + body_len {
+            match stream.read(&mut buf[filled..]).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => filled += n,
+            }
+        }
+        buf.copy_within(head_len + body_len..filled, 0);
+        filled -= head_len + body_len;
+        let arrived = Instant::now();
+        let number = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let first_at = *first.lock().unwrap().get_or_insert(arrived);
+        let reply = handler(&Request { number, arrived, first: first_at });
+        if let Some(until) = reply.hold_until {
+            tokio::time::sleep_until(until.into()).await;
+        }
+        if !reply.delay.is_zero() {
+            tokio::time::sleep(reply.delay).await;
+        }
+        let body = "x".repeat(reply.body);
+        let mut response = format!("HTTP/1.1 {} Test\r\n", reply.status);
+        if reply.close {
+            response.push_str("Connection: close\r\n");
+        }
+        if reply.chunked {
+            response.push_str("Transfer-Encoding: chunked\r\n\r\n");
+            for piece in body.as_bytes().chunks(7) {
+                response.push_str(&format!("{:x}\r\n{}\r\n", piece.len(), std::str::from_utf8(piece).unwrap()));
+            }
+            response.push_str("0\r\n\r\n");
+        } else {
+            response.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        }
+        if stream.write_all(response.as_bytes()).await.is_err() || reply.close {
+            return;
+        }
+    }
+}
+
+/// The headroom binary built for these tests.
+pub fn headroom() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_headroom"))
+}
+
+pub fn run(args: &[&str]) -> Output {
+    headroom().args(args).output().expect("headroom runs")
+}
+
+pub fn stdout_json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// A fresh directory for one test's bundle.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("headroom-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+pub fn manifest(bundle: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(bundle.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// The TOTAL rows of intervals.csv, as (second, count) pairs.
+pub fn interval_totals(bundle: &Path) -> Vec<(u64, u64)> {
+    let mut reader = csv::Reader::from_path(bundle.join("intervals.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (second, label, count) = (col("second"), col("label"), col("count"));
+    reader
+        .records()
+        .map(|r| r.unwrap())
+        .filter(|r| &r[label] == "TOTAL")
+        .map(|r| (r[second].parse().unwrap(), r[count].parse().unwrap()))
+        .collect()
+}
+
+pub fn ms(value: &serde_json::Value) -> f64 {
+    value.as_f64().unwrap_or_else(|| panic!("not a number: {value}"))
+}
