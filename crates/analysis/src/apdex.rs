@@ -147,7 +147,9 @@ mod duration_ms {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let ms = f64::deserialize(d)?;
         if !(ms.is_finite() && ms >= 0.0) {
-            return Err(serde::de::Error::custom("threshold must be a non-negative number of ms"));
+            return Err(serde::de::Error::custom(
+                "threshold must be a non-negative number of ms",
+            ));
         }
         Ok(Duration::from_secs_f64(ms / 1000.0))
     }
@@ -175,7 +177,11 @@ mod tests {
     #[test]
     fn score_by_hand() {
         // 60 satisfied, 30 tolerating, 10 frustrated: (60 + 15) / 100
-        let c = ApdexCounts { satisfied: 60, tolerating: 30, frustrated: 10 };
+        let c = ApdexCounts {
+            satisfied: 60,
+            tolerating: 30,
+            frustrated: 10,
+        };
         assert_eq!(c.score(), Some(0.75));
         assert_eq!(Rating::of(0.75), Rating::Fair);
         assert_eq!(ApdexCounts::default().score(), None);

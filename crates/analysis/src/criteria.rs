@@ -31,7 +31,13 @@ impl Metric {
     fn is_duration(self) -> bool {
         matches!(
             self,
-            Metric::Mean | Metric::Min | Metric::Max | Metric::P50 | Metric::P90 | Metric::P95 | Metric::P99
+            Metric::Mean
+                | Metric::Min
+                | Metric::Max
+                | Metric::P50
+                | Metric::P90
+                | Metric::P95
+                | Metric::P99
         )
     }
 
@@ -143,9 +149,9 @@ impl Criterion {
             reason,
         };
         let text = expression.trim();
-        let op_at = text
-            .find(['<', '>'])
-            .ok_or_else(|| fail("no comparison: write METRIC<VALUE or METRIC>VALUE, e.g. p95>2s".into()))?;
+        let op_at = text.find(['<', '>']).ok_or_else(|| {
+            fail("no comparison: write METRIC<VALUE or METRIC>VALUE, e.g. p95>2s".into())
+        })?;
         let (left, right) = text.split_at(op_at);
         let (comparison, value_text) = if let Some(v) = right.strip_prefix("<=") {
             (Comparison::LessOrEqual, v)
@@ -160,9 +166,9 @@ impl Criterion {
         let left = left.trim();
         let (metric_text, label) = match left.split_once('[') {
             Some((m, rest)) => {
-                let label = rest
-                    .strip_suffix(']')
-                    .ok_or_else(|| fail("a label in brackets must end with ']', e.g. p95[login]>2s".into()))?;
+                let label = rest.strip_suffix(']').ok_or_else(|| {
+                    fail("a label in brackets must end with ']', e.g. p95[login]>2s".into())
+                })?;
                 if label.is_empty() {
                     return Err(fail("empty label in brackets".into()));
                 }
@@ -326,7 +332,10 @@ mod tests {
         let c = Criterion::parse("p99[login] > 800ms").unwrap();
         assert_eq!(c.label.as_deref(), Some("login"));
         assert_eq!(c.threshold, 0.8);
-        assert!(c.evaluate(None).failed, "a missing label fails rather than passes silently");
+        assert!(
+            c.evaluate(None).failed,
+            "a missing label fails rather than passes silently"
+        );
     }
 
     #[test]

@@ -33,7 +33,10 @@ pub fn parse_duration(input: &str) -> Result<Duration, QuantityError> {
             )));
         }
         let number: f64 = rest[..number_len].parse().map_err(|_| {
-            err(format!("'{}' in '{text}' is not a number", &rest[..number_len]))
+            err(format!(
+                "'{}' in '{text}' is not a number",
+                &rest[..number_len]
+            ))
         })?;
         rest = &rest[number_len..];
         let unit_len = rest

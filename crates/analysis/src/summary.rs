@@ -47,7 +47,11 @@ impl LabelSummary {
                 input.errors as f64 / input.count as f64
             },
             latency: LatencyStats::of(input.histogram),
-            rps: if secs > 0.0 { input.count as f64 / secs } else { 0.0 },
+            rps: if secs > 0.0 {
+                input.count as f64 / secs
+            } else {
+                0.0
+            },
             apdex,
             apdex_rating: apdex.map(Rating::of),
             apdex_counts: input.apdex,

@@ -25,7 +25,7 @@ pub struct Cli {
 pub enum Command {
     /// Put load on one URL and report response times, errors, throughput and Apdex.
     #[command(after_help = LOAD_EXAMPLES)]
-    Load(LoadArgs),
+    Load(Box<LoadArgs>),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
 }
@@ -85,7 +85,9 @@ pub enum Tolerated {
 fn tolerated(text: &str) -> Result<Tolerated, String> {
     let trimmed = text.trim();
     if let Some(factor) = trimmed.strip_suffix(['T', 't']) {
-        let factor: f64 = factor.parse().map_err(|_| format!("'{text}': write a duration (1500ms) or a multiple of T (4T)"))?;
+        let factor: f64 = factor
+            .parse()
+            .map_err(|_| format!("'{text}': write a duration (1500ms) or a multiple of T (4T)"))?;
         if !(factor.is_finite() && factor >= 1.0) {
             return Err("a multiple of T must be at least 1".into());
         }

@@ -27,7 +27,17 @@ pub fn run(args: DemoArgs, command_line: Vec<String>) -> ExitCode {
     let url = format!("http://{address}/course/view.php?id=2");
     let duration = format!("{}ms", args.duration.as_millis());
     let mut argv: Vec<String> = [
-        "headroom", "load", &url, "-c", "20", "--ramp-up", "2s", "-d", &duration, "--think", "100ms..500ms",
+        "headroom",
+        "load",
+        &url,
+        "-c",
+        "20",
+        "--ramp-up",
+        "2s",
+        "-d",
+        &duration,
+        "--think",
+        "100ms..500ms",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -57,7 +67,9 @@ pub fn run(args: DemoArgs, command_line: Vec<String>) -> ExitCode {
         );
     }
     let load = match <Cli as clap::Parser>::try_parse_from(&argv) {
-        Ok(Cli { command: Command::Load(load) }) => load,
+        Ok(Cli {
+            command: Command::Load(load),
+        }) => *load,
         Ok(_) | Err(_) => {
             eprintln!("headroom: internal error building the demo's load arguments");
             return ExitCode::from(crate::load_cmd::EXIT_CANNOT_RUN);
@@ -73,17 +85,23 @@ fn start_demo_site() -> std::io::Result<SocketAddr> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     listener.set_nonblocking(true)?;
     let address = listener.local_addr()?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    std::thread::Builder::new().name("headroom-demo-site".into()).spawn(move || {
-        runtime.block_on(async move {
-            let Ok(listener) = TcpListener::from_std(listener) else { return };
-            let pool = Arc::new(Semaphore::new(DEMO_WORKERS));
-            let counter = Arc::new(AtomicU64::new(0));
-            while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, pool.clone(), counter.clone()));
-            }
-        });
-    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::Builder::new()
+        .name("headroom-demo-site".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                let Ok(listener) = TcpListener::from_std(listener) else {
+                    return;
+                };
+                let pool = Arc::new(Semaphore::new(DEMO_WORKERS));
+                let counter = Arc::new(AtomicU64::new(0));
+                while let Ok((stream, _)) = listener.accept().await {
+                    tokio::spawn(serve(stream, pool.clone(), counter.clone()));
+                }
+            });
+        })?;
     Ok(address)
 }
 
@@ -110,7 +128,9 @@ async fn serve(mut stream: TcpStream, pool: Arc<Semaphore>, counter: Arc<AtomicU
         filled -= head_len;
         let n = counter.fetch_add(1, Ordering::Relaxed);
         let page = {
-            let Ok(_worker) = pool.acquire().await else { return };
+            let Ok(_worker) = pool.acquire().await else {
+                return;
+            };
             // A deterministic spread of "database" time between 5 and 40 ms.
             let work = 5 + (n * 7919 % 36);
             tokio::time::sleep(Duration::from_millis(work)).await;
@@ -131,7 +151,9 @@ fn page(n: u64, work_ms: u64) -> String {
         "<!DOCTYPE html><html><head><title>Course: Demo</title></head><body><h1>Demo course</h1><ul>",
     );
     for topic in 1..=12 {
-        html.push_str(&format!("<li><a href=\"/mod/page/view.php?id={topic}\">Topic {topic}</a></li>"));
+        html.push_str(&format!(
+            "<li><a href=\"/mod/page/view.php?id={topic}\">Topic {topic}</a></li>"
+        ));
     }
     html.push_str(&format!(
         "</ul><footer>Page {n}; DB queries time: {:.3} secs</footer></body></html>",

@@ -36,7 +36,10 @@ enum Failure {
 }
 
 pub fn run(args: LoadArgs, command_line: Vec<String>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("headroom: cannot start: {e}");
@@ -121,17 +124,26 @@ fn plan(args: &LoadArgs) -> anyhow::Result<Planned> {
         }
     };
     Ok(Planned {
-        label: args.label.clone().unwrap_or_else(|| args.url.path_and_query.clone()),
+        label: args
+            .label
+            .clone()
+            .unwrap_or_else(|| args.url.path_and_query.clone()),
         request,
         profile,
         think: args.think.unwrap_or(Think::None),
-        apdex: ApdexThresholds { satisfied: args.apdex_t, tolerated },
+        apdex: ApdexThresholds {
+            satisfied: args.apdex_t,
+            tolerated,
+        },
     })
 }
 
 /// Raises the open-file limit to its hard maximum: every VU holds a socket.
 fn ensure_file_limit(needed: u64) -> anyhow::Result<()> {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     // SAFETY: getrlimit/setrlimit read and write the struct we own.
     unsafe {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
@@ -142,7 +154,7 @@ fn ensure_file_limit(needed: u64) -> anyhow::Result<()> {
             libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         }
     }
-    if (limit.rlim_cur as u64) < needed {
+    if limit.rlim_cur < needed {
         bail!(
             "{needed} VUs need about {needed} open files but this process may open only {}: raise the limit (ulimit -n {needed}) or use fewer users",
             limit.rlim_cur
@@ -151,7 +163,12 @@ fn ensure_file_limit(needed: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn manifest(args: &LoadArgs, planned: &Planned, command_line: Vec<String>, threads: usize) -> Manifest {
+fn manifest(
+    args: &LoadArgs,
+    planned: &Planned,
+    command_line: Vec<String>,
+    threads: usize,
+) -> Manifest {
     let scenario = serde_json::json!({
         "mode": "url",
         "method": planned.request.method,
@@ -163,7 +180,10 @@ fn manifest(args: &LoadArgs, planned: &Planned, command_line: Vec<String>, threa
     });
     let mut profile = serde_json::to_value(&planned.profile).unwrap_or_default();
     if let Some(map) = profile.as_object_mut() {
-        map.insert("think".into(), serde_json::to_value(planned.think).unwrap_or_default());
+        map.insert(
+            "think".into(),
+            serde_json::to_value(planned.think).unwrap_or_default(),
+        );
         map.insert(
             "throughput_cap_per_s".into(),
             serde_json::to_value(args.throughput.map(|r| r.per_second)).unwrap_or_default(),
@@ -172,7 +192,10 @@ fn manifest(args: &LoadArgs, planned: &Planned, command_line: Vec<String>, threa
     let (t, f) = RunSummary::thresholds(&planned.apdex);
     Manifest {
         schema_version: SCHEMA_VERSION,
-        tool: Tool { name: "headroom".into(), version: env!("CARGO_PKG_VERSION").into() },
+        tool: Tool {
+            name: "headroom".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
         command_line,
         kind: "load".into(),
         target: args.url.url.clone(),
@@ -215,12 +238,17 @@ async fn execute(args: LoadArgs, command_line: Vec<String>) -> Result<ExitCode, 
         .map(|t| t as usize)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let bundle_dir = args.out.clone().unwrap_or_else(|| {
-        default_bundle_dir(&PathBuf::from("runs"), &format!("{}{}", args.url.host, args.url.path_and_query))
+        default_bundle_dir(
+            &PathBuf::from("runs"),
+            &format!("{}{}", args.url.host, args.url.path_and_query),
+        )
     });
     let manifest = manifest(&args, &planned, command_line, threads);
     let request = Arc::new(PreparedRequest {
         label: 0,
-        bytes: planned.request.serialize(&args.url, &args.url.path_and_query),
+        bytes: planned
+            .request
+            .serialize(&args.url, &args.url.path_and_query),
         is_head: planned.request.method.eq_ignore_ascii_case("HEAD"),
         idempotent: planned.request.idempotent(),
         keep_alive: planned.request.keep_alive,
@@ -242,7 +270,9 @@ async fn execute(args: LoadArgs, command_line: Vec<String>) -> Result<ExitCode, 
     let setup = RunSetup {
         manifest,
         bundle_dir,
-        label_urls: args.jtl.then(|| vec![(planned.label.clone(), args.url.url.clone())]),
+        label_urls: args
+            .jtl
+            .then(|| vec![(planned.label.clone(), args.url.url.clone())]),
     };
 
     let live = !args.quiet && std::io::stderr().is_terminal();
@@ -257,9 +287,16 @@ async fn execute(args: LoadArgs, command_line: Vec<String>) -> Result<ExitCode, 
             let _ = err.flush();
         }
     };
-    let outcome = run_load(plan, setup, async { let _ = interrupt.await; }, on_progress)
-        .await
-        .map_err(|e| Failure::CannotRun(e.into()))?;
+    let outcome = run_load(
+        plan,
+        setup,
+        async {
+            let _ = interrupt.await;
+        },
+        on_progress,
+    )
+    .await
+    .map_err(|e| Failure::CannotRun(e.into()))?;
     if live {
         eprint!("\r\x1b[2K");
     }
@@ -268,7 +305,12 @@ async fn execute(args: LoadArgs, command_line: Vec<String>) -> Result<ExitCode, 
 
 fn describe_plan(args: &LoadArgs, planned: &Planned) -> String {
     let what = match &planned.profile {
-        Profile::Closed { users, ramp_up, duration, requests } => {
+        Profile::Closed {
+            users,
+            ramp_up,
+            duration,
+            requests,
+        } => {
             let mut text = format!("{users} users");
             if !ramp_up.is_zero() {
                 text += &format!(", ramp-up {}s", ramp_up.as_secs_f64());
@@ -283,12 +325,22 @@ fn describe_plan(args: &LoadArgs, planned: &Planned) -> String {
                 text += &format!(", capped at {cap}");
             }
             if planned.think != Think::None {
-                text += &format!(", think time {:.2}s on average", planned.think.mean().as_secs_f64());
+                text += &format!(
+                    ", think time {:.2}s on average",
+                    planned.think.mean().as_secs_f64()
+                );
             }
             text
         }
-        Profile::Open { rate, max_vus, duration } => {
-            format!("open model: {rate} for {}s (up to {max_vus} VUs)", duration.as_secs_f64())
+        Profile::Open {
+            rate,
+            max_vus,
+            duration,
+        } => {
+            format!(
+                "open model: {rate} for {}s (up to {max_vus} VUs)",
+                duration.as_secs_f64()
+            )
         }
     };
     format!("headroom: {} {} — {what}", planned.request.method, args.url)
@@ -301,7 +353,11 @@ fn report(args: &LoadArgs, outcome: &RunOutcome) -> ExitCode {
         .map(|criterion| match &criterion.label {
             None => criterion.evaluate(Some(&outcome.total)),
             Some(label) => criterion.evaluate(
-                outcome.labels.iter().find(|(name, _)| name == label).map(|(_, s)| s),
+                outcome
+                    .labels
+                    .iter()
+                    .find(|(name, _)| name == label)
+                    .map(|(_, s)| s),
             ),
         })
         .collect();

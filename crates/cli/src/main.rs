@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     let command_line: Vec<String> = std::env::args().collect();
     let cli = args::Cli::parse();
     match cli.command {
-        args::Command::Load(load) => load_cmd::run(load, command_line),
+        args::Command::Load(load) => load_cmd::run(*load, command_line),
         args::Command::Demo(demo) => demo::run(demo, command_line),
     }
 }

@@ -8,7 +8,10 @@ use tokio::sync::oneshot;
 /// called inside a tokio runtime.
 pub fn interrupt_on_signal() -> oneshot::Receiver<()> {
     let (first, receiver) = oneshot::channel();
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return receiver;
     };
     tokio::spawn(async move {

@@ -13,24 +13,51 @@ use support::*;
 #[test]
 fn delay_mix_gives_hand_computed_apdex_and_percentiles() {
     let server = TestServer::start(|r| Reply {
-        delay: if r.number % 10 == 0 { Duration::from_secs(2) } else { Duration::from_millis(100) },
+        delay: if r.number % 10 == 0 {
+            Duration::from_secs(2)
+        } else {
+            Duration::from_millis(100)
+        },
         ..Reply::default()
     });
     let out = temp_dir("delay-mix");
-    let output = run(&["load", &server.url("/mix"), "-n", "100", "-c", "10", "--json", "--out", out.to_str().unwrap()]);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = run(&[
+        "load",
+        &server.url("/mix"),
+        "-n",
+        "100",
+        "-c",
+        "10",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let json = stdout_json(&output);
     let total = &json["total"];
     assert_eq!(total["count"], 100);
     assert_eq!(total["errors"], 0);
     assert_eq!(total["apdex"], 0.9);
     assert_eq!(total["apdex_rating"], "Good");
-    assert_eq!((total["apdex_satisfied"].as_u64(), total["apdex_frustrated"].as_u64()), (Some(90), Some(10)));
+    assert_eq!(
+        (
+            total["apdex_satisfied"].as_u64(),
+            total["apdex_frustrated"].as_u64()
+        ),
+        (Some(90), Some(10))
+    );
     // Measured times add the loopback round trip and timer granularity
     // (about 1 ms) to the server's delays; histogram precision is 0.1%.
     let within = |name: &str, expected: f64, slack: f64| {
         let got = ms(&total[name]);
-        assert!(got >= expected * 0.999 && got <= expected + slack, "{name} = {got} ms, expected {expected} ms");
+        assert!(
+            got >= expected * 0.999 && got <= expected + slack,
+            "{name} = {got} ms, expected {expected} ms"
+        );
     };
     within("p50_ms", 100.0, 5.0);
     within("p90_ms", 100.0, 5.0);
@@ -48,7 +75,11 @@ fn delay_mix_gives_hand_computed_apdex_and_percentiles() {
     assert_eq!(manifest["summary"]["total"]["count"], 100);
     let per_second: u64 = interval_totals(&out).iter().map(|(_, n)| n).sum();
     assert_eq!(per_second, 100, "intervals.csv adds up to the total");
-    assert_eq!(hlog_total_count(&out), 100, "latency.hlog adds up to the total");
+    assert_eq!(
+        hlog_total_count(&out),
+        100,
+        "latency.hlog adds up to the total"
+    );
 }
 
 /// Reads latency.hlog with the HdrHistogram library's own log reader and
@@ -62,8 +93,11 @@ fn hlog_total_count(bundle: &std::path::Path) -> u64 {
     for entry in IntervalLogIterator::new(&text) {
         if let LogEntry::Interval(interval) = entry.unwrap() {
             if interval.tag().is_none() {
-                let bytes = base64::engine::general_purpose::STANDARD.decode(interval.encoded_histogram()).unwrap();
-                let h: hdrhistogram::Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(interval.encoded_histogram())
+                    .unwrap();
+                let h: hdrhistogram::Histogram<u64> =
+                    Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
                 total += h.len();
             }
         }
@@ -86,47 +120,116 @@ fn open_model_reports_a_pause_that_the_closed_model_hides() {
             let pause_start = r.first + Duration::from_secs(2);
             let pause_end = pause_start + Duration::from_secs(3);
             let in_pause = r.arrived >= pause_start && r.arrived < pause_end;
-            Reply { hold_until: in_pause.then_some(pause_end), ..Reply::default() }
+            Reply {
+                hold_until: in_pause.then_some(pause_end),
+                ..Reply::default()
+            }
         })
     };
     let server = pausing();
-    let open = run(&["load", &server.url("/"), "--rate", "100/s", "-d", "10s", "--json", "--out", temp_dir("open").to_str().unwrap()]);
-    assert!(open.status.success(), "{}", String::from_utf8_lossy(&open.stderr));
+    let open = run(&[
+        "load",
+        &server.url("/"),
+        "--rate",
+        "100/s",
+        "-d",
+        "10s",
+        "--json",
+        "--out",
+        temp_dir("open").to_str().unwrap(),
+    ]);
+    assert!(
+        open.status.success(),
+        "{}",
+        String::from_utf8_lossy(&open.stderr)
+    );
     let open = stdout_json(&open);
     let count = open["total"]["count"].as_u64().unwrap();
-    assert!((990..=1000).contains(&count), "open model sent {count} requests at 100/s for 10 s");
+    assert!(
+        (990..=1000).contains(&count),
+        "open model sent {count} requests at 100/s for 10 s"
+    );
     let p90 = ms(&open["total"]["p90_ms"]);
-    assert!(p90 > 1000.0, "open model p90 = {p90} ms: the pause must show");
+    assert!(
+        p90 > 1000.0,
+        "open model p90 = {p90} ms: the pause must show"
+    );
     assert!(ms(&open["total"]["max_ms"]) > 2800.0);
 
     let server = pausing();
-    let closed = run(&["load", &server.url("/"), "-c", "2", "-d", "10s", "--json", "--out", temp_dir("closed").to_str().unwrap()]);
+    let closed = run(&[
+        "load",
+        &server.url("/"),
+        "-c",
+        "2",
+        "-d",
+        "10s",
+        "--json",
+        "--out",
+        temp_dir("closed").to_str().unwrap(),
+    ]);
     assert!(closed.status.success());
     let closed = stdout_json(&closed);
     let p90 = ms(&closed["total"]["p90_ms"]);
-    assert!(p90 < 50.0, "closed model p90 = {p90} ms: the pause hides in 2 samples");
-    assert!(ms(&closed["total"]["max_ms"]) > 2800.0, "the pause is the maximum");
+    assert!(
+        p90 < 50.0,
+        "closed model p90 = {p90} ms: the pause hides in 2 samples"
+    );
+    assert!(
+        ms(&closed["total"]["max_ms"]) > 2800.0,
+        "the pause is the maximum"
+    );
 }
 
 /// A throughput cap of 600/min shared by 10 users holds the achieved rate
 /// within 2% of 10 requests/s.
 #[test]
 fn throughput_cap_holds_the_rate() {
-    let server = TestServer::start(|_| Reply { delay: Duration::from_millis(5), ..Reply::default() });
-    let output = run(&["load", &server.url("/"), "-c", "10", "--throughput", "600/min", "-d", "10s", "--json", "--out", temp_dir("cap").to_str().unwrap()]);
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(5),
+        ..Reply::default()
+    });
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-c",
+        "10",
+        "--throughput",
+        "600/min",
+        "-d",
+        "10s",
+        "--json",
+        "--out",
+        temp_dir("cap").to_str().unwrap(),
+    ]);
     assert!(output.status.success());
     let json = stdout_json(&output);
     let rps = ms(&json["total"]["rps"]);
-    assert!((rps - 10.0).abs() <= 0.2, "achieved {rps}/s under a 10/s cap");
+    assert!(
+        (rps - 10.0).abs() <= 0.2,
+        "achieved {rps}/s under a 10/s cap"
+    );
 }
 
 #[test]
 fn ctrl_c_leaves_a_valid_bundle_marked_interrupted() {
-    let server = TestServer::start(|_| Reply { delay: Duration::from_millis(10), ..Reply::default() });
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(10),
+        ..Reply::default()
+    });
     let out = temp_dir("interrupt");
     let started = Instant::now();
     let child = headroom()
-        .args(["load", &server.url("/"), "-c", "5", "-d", "60s", "--out", out.to_str().unwrap()])
+        .args([
+            "load",
+            &server.url("/"),
+            "-c",
+            "5",
+            "-d",
+            "60s",
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -135,19 +238,31 @@ fn ctrl_c_leaves_a_valid_bundle_marked_interrupted() {
     // SAFETY: sending SIGINT to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let output = child.wait_with_output().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "stopped promptly");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "stopped promptly"
+    );
     assert_eq!(output.status.code(), Some(130));
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("interrupted"), "the summary is printed: {stdout}");
+    assert!(
+        stdout.contains("interrupted"),
+        "the summary is printed: {stdout}"
+    );
     assert!(stdout.contains("Transactions:"));
     let manifest = manifest(&out);
     assert_eq!(manifest["status"], "interrupted");
     let elapsed = manifest["elapsed_s"].as_f64().unwrap();
     assert!((2.0..4.0).contains(&elapsed), "elapsed {elapsed} s");
     let count = manifest["summary"]["total"]["count"].as_u64().unwrap();
-    assert!(count > 100, "{count} samples in 2.5 s with 5 users at 10 ms");
+    assert!(
+        count > 100,
+        "{count} samples in 2.5 s with 5 users at 10 ms"
+    );
     let per_second: u64 = interval_totals(&out).iter().map(|(_, n)| n).sum();
-    assert_eq!(per_second, count, "every sample of the summary is in intervals.csv");
+    assert_eq!(
+        per_second, count,
+        "every sample of the summary is in intervals.csv"
+    );
 }
 
 #[test]
@@ -156,24 +271,50 @@ fn fail_if_sets_the_exit_code() {
     let url = server.url("/");
     let args = |extra: &[&str], name: &str| {
         let out = temp_dir(name);
-        let mut a: Vec<String> = ["load", &url, "-n", "200", "-c", "4", "--out", out.to_str().unwrap()]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut a: Vec<String> = [
+            "load",
+            &url,
+            "-n",
+            "200",
+            "-c",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
-    let pass = headroom().args(args(&["--fail-if", "p95>5s", "--fail-if", "errors>1%"], "pass")).output().unwrap();
-    assert_eq!(pass.status.code(), Some(0), "{}", String::from_utf8_lossy(&pass.stdout));
+    let pass = headroom()
+        .args(args(
+            &["--fail-if", "p95>5s", "--fail-if", "errors>1%"],
+            "pass",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        pass.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&pass.stdout)
+    );
     assert!(String::from_utf8_lossy(&pass.stdout).contains("passed: p95"));
 
-    let fail = headroom().args(args(&["--fail-if", "rps<1000000", "--json"], "fail")).output().unwrap();
+    let fail = headroom()
+        .args(args(&["--fail-if", "rps<1000000", "--json"], "fail"))
+        .output()
+        .unwrap();
     assert_eq!(fail.status.code(), Some(1));
     let json = stdout_json(&fail);
     assert_eq!(json["passed"], false);
     assert_eq!(json["criteria"][0]["failed"], true);
 
-    let bad = headroom().args(args(&["--fail-if", "p95"], "bad")).output().unwrap();
+    let bad = headroom()
+        .args(args(&["--fail-if", "p95"], "bad"))
+        .output()
+        .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no comparison"));
 }
@@ -187,8 +328,22 @@ fn jtl_has_jmeter_columns_and_units() {
         ..Reply::default()
     });
     let out = temp_dir("jtl");
-    let before_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
-    let output = run(&["load", &server.url("/a?b=1"), "-n", "50", "-c", "2", "--jtl", "--quiet", "--out", out.to_str().unwrap()]);
+    let before_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let output = run(&[
+        "load",
+        &server.url("/a?b=1"),
+        "-n",
+        "50",
+        "-c",
+        "2",
+        "--jtl",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(output.status.success());
     let mut reader = csv::Reader::from_path(out.join("samples.jtl")).unwrap();
     assert_eq!(
@@ -200,14 +355,20 @@ fn jtl_has_jmeter_columns_and_units() {
     let mut failures = 0;
     for row in &rows {
         let timestamp: u64 = row[0].parse().unwrap();
-        assert!(timestamp >= before_ms && timestamp < before_ms + 60_000, "epoch milliseconds");
+        assert!(
+            timestamp >= before_ms && timestamp < before_ms + 60_000,
+            "epoch milliseconds"
+        );
         let elapsed: u64 = row[1].parse().unwrap();
         assert!((20..200).contains(&elapsed), "elapsed in ms: {elapsed}");
         let latency: u64 = row[14].parse().unwrap();
         assert!(latency <= elapsed);
         assert_eq!(&row[2], "/a?b=1");
         assert_eq!(&row[13], &server.url("/a?b=1"));
-        assert!(row[9].parse::<u64>().unwrap() > 64, "bytes include the head");
+        assert!(
+            row[9].parse::<u64>().unwrap() > 64,
+            "bytes include the head"
+        );
         match &row[3] {
             "200" => assert_eq!(&row[7], "true"),
             "503" => {
@@ -227,10 +388,25 @@ fn jtl_has_jmeter_columns_and_units() {
 /// the bundle is complete.
 #[test]
 fn a_server_that_dies_mid_run_is_recorded_not_fatal() {
-    let mut server = TestServer::start(|_| Reply { delay: Duration::from_millis(5), ..Reply::default() });
+    let mut server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(5),
+        ..Reply::default()
+    });
     let out = temp_dir("dies");
     let child = headroom()
-        .args(["load", &server.url("/"), "-c", "4", "-d", "4s", "--think", "10ms", "--json", "--out", out.to_str().unwrap()])
+        .args([
+            "load",
+            &server.url("/"),
+            "-c",
+            "4",
+            "-d",
+            "4s",
+            "--think",
+            "10ms",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -238,25 +414,59 @@ fn a_server_that_dies_mid_run_is_recorded_not_fatal() {
     std::thread::sleep(Duration::from_millis(1500));
     server.kill();
     let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let json = stdout_json(&output);
     assert_eq!(json["status"], "complete");
     let kinds = &json["total"]["errors_by_kind"];
-    assert!(kinds["refused"].as_u64().unwrap_or(0) > 0, "refused reconnects are counted: {kinds}");
-    let successes = json["total"]["count"].as_u64().unwrap() - json["total"]["errors"].as_u64().unwrap();
-    assert!(successes > 100, "{successes} successes before the server died");
+    assert!(
+        kinds["refused"].as_u64().unwrap_or(0) > 0,
+        "refused reconnects are counted: {kinds}"
+    );
+    let successes =
+        json["total"]["count"].as_u64().unwrap() - json["total"]["errors"].as_u64().unwrap();
+    assert!(
+        successes > 100,
+        "{successes} successes before the server died"
+    );
     assert_eq!(manifest(&out)["status"], "complete");
 }
 
 #[test]
 fn chunked_bodies_and_closed_connections_are_read_correctly() {
-    let server = TestServer::start(|r| Reply { body: 1000, chunked: true, close: r.number % 3 == 0, ..Reply::default() });
-    let output = run(&["load", &server.url("/"), "-n", "90", "-c", "3", "--json", "--out", temp_dir("chunked").to_str().unwrap()]);
+    let server = TestServer::start(|r| Reply {
+        body: 1000,
+        chunked: true,
+        close: r.number % 3 == 0,
+        ..Reply::default()
+    });
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-n",
+        "90",
+        "-c",
+        "3",
+        "--json",
+        "--out",
+        temp_dir("chunked").to_str().unwrap(),
+    ]);
     assert!(output.status.success());
     let json = stdout_json(&output);
     assert_eq!(json["total"]["count"], 90);
-    assert_eq!(json["total"]["errors"], 0, "{}", json["total"]["errors_by_kind"]);
-    assert!(json["total"]["connections"].as_u64().unwrap() >= 30, "a new connection after each close");
+    assert_eq!(
+        json["total"]["errors"], 0,
+        "{}",
+        json["total"]["errors_by_kind"]
+    );
+    assert!(
+        json["total"]["connections"].as_u64().unwrap() >= 30,
+        "a new connection after each close"
+    );
 }
 
 #[test]
@@ -264,27 +474,71 @@ fn bad_input_is_a_clear_usage_error() {
     for (args, hint) in [
         (vec!["load", "127.0.0.1:8080"], "not a valid URL"),
         (vec!["load", "ftp://127.0.0.1/"], "http:// and https://"),
-        (vec!["load", "http://127.0.0.1:1/", "-d", "10 parsecs"], "unknown unit"),
+        (
+            vec!["load", "http://127.0.0.1:1/", "-d", "10 parsecs"],
+            "unknown unit",
+        ),
         (vec!["load", "http://127.0.0.1:1/", "-c", "0"], "at least 1"),
-        (vec!["load", "http://127.0.0.1:1/", "-c", "5", "--rate", "10/s"], "cannot be used with"),
-        (vec!["load", "http://127.0.0.1:1/", "--rate", "10/fortnight"], "unknown rate unit"),
-        (vec!["load", "http://127.0.0.1:1/", "-H", "NoColon"], "Name: value"),
-        (vec!["load", "http://127.0.0.1:1/", "--apdex-t", "2s", "--apdex-f", "1s"], "F must be at least T"),
-        (vec!["load", "http://127.0.0.1:1/", "-d", "10s", "--ramp-up", "20s"], "longer than the run"),
+        (
+            vec!["load", "http://127.0.0.1:1/", "-c", "5", "--rate", "10/s"],
+            "cannot be used with",
+        ),
+        (
+            vec!["load", "http://127.0.0.1:1/", "--rate", "10/fortnight"],
+            "unknown rate unit",
+        ),
+        (
+            vec!["load", "http://127.0.0.1:1/", "-H", "NoColon"],
+            "Name: value",
+        ),
+        (
+            vec![
+                "load",
+                "http://127.0.0.1:1/",
+                "--apdex-t",
+                "2s",
+                "--apdex-f",
+                "1s",
+            ],
+            "F must be at least T",
+        ),
+        (
+            vec![
+                "load",
+                "http://127.0.0.1:1/",
+                "-d",
+                "10s",
+                "--ramp-up",
+                "20s",
+            ],
+            "longer than the run",
+        ),
     ] {
         let output = run(&args);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(hint), "{args:?}: expected '{hint}' in: {stderr}");
+        assert!(
+            stderr.contains(hint),
+            "{args:?}: expected '{hint}' in: {stderr}"
+        );
     }
 }
 
 #[test]
 fn unreachable_targets_fail_fast_with_a_hint() {
     // Port 1 on loopback: nothing listens there.
-    let refused = run(&["load", "http://127.0.0.1:1/", "-d", "1s", "--out", temp_dir("refused").to_str().unwrap()]);
+    let refused = run(&[
+        "load",
+        "http://127.0.0.1:1/",
+        "-d",
+        "1s",
+        "--out",
+        temp_dir("refused").to_str().unwrap(),
+    ]);
     assert_eq!(refused.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("nothing is listening on 127.0.0.1:1"));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("nothing is listening on 127.0.0.1:1")
+    );
     let dns = run(&["load", "http://no-such-host.invalid/", "-d", "1s"]);
     assert_eq!(dns.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&dns.stderr).contains("cannot resolve 'no-such-host.invalid'"));

@@ -110,11 +110,17 @@ impl Files {
 /// Reads a bundle's manifest, checking its schema version.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, BundleError> {
     let path = dir.join(MANIFEST);
-    let text = fs::read_to_string(&path).map_err(|source| BundleError::Io { path: path.clone(), source })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| BundleError::Invalid {
+    let text = fs::read_to_string(&path).map_err(|source| BundleError::Io {
         path: path.clone(),
-        reason: format!("not valid JSON ({e}); the file is truncated or not a headroom manifest"),
+        source,
     })?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| BundleError::Invalid {
+            path: path.clone(),
+            reason: format!(
+                "not valid JSON ({e}); the file is truncated or not a headroom manifest"
+            ),
+        })?;
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == SCHEMA_VERSION as u64 => {}
         Some(v) => {
@@ -160,13 +166,26 @@ pub struct BundleWriter {
 
 impl BundleWriter {
     /// Creates the bundle directory and its files, and writes the initial manifest.
-    pub fn create(dir: &Path, manifest: &Manifest, wall_start: SystemTime) -> Result<BundleWriter, BundleError> {
-        let io_err = |source: io::Error| BundleError::Io { path: dir.to_path_buf(), source };
+    pub fn create(
+        dir: &Path,
+        manifest: &Manifest,
+        wall_start: SystemTime,
+    ) -> Result<BundleWriter, BundleError> {
+        let io_err = |source: io::Error| BundleError::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
         if dir.join(MANIFEST).exists() {
-            return Err(BundleError::Exists { path: dir.to_path_buf() });
+            return Err(BundleError::Exists {
+                path: dir.to_path_buf(),
+            });
         }
         fs::create_dir_all(dir).map_err(io_err)?;
-        let create = |name: &str| File::create(dir.join(name)).map(BufWriter::new).map_err(io_err);
+        let create = |name: &str| {
+            File::create(dir.join(name))
+                .map(BufWriter::new)
+                .map_err(io_err)
+        };
         let mut intervals = create(INTERVALS)?;
         let mut header = String::from("second,start_epoch_ms,interval_s,label,count,errors");
         for kind in ErrorKind::ALL {
@@ -203,7 +222,10 @@ impl BundleWriter {
     }
 
     fn io_err(&self, source: io::Error) -> BundleError {
-        BundleError::Io { path: self.dir.clone(), source }
+        BundleError::Io {
+            path: self.dir.clone(),
+            source,
+        }
     }
 
     pub fn write_interval(&mut self, interval: &MergedInterval) -> Result<(), BundleError> {
@@ -228,7 +250,11 @@ impl BundleWriter {
             let l = LatencyStats::of(&tally.response);
             let service = tally.service.mean() / 1000.0;
             let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-            let ttfb = if c.ttfb_count == 0 { 0.0 } else { c.ttfb_micros as f64 / c.ttfb_count as f64 / 1000.0 };
+            let ttfb = if c.ttfb_count == 0 {
+                0.0
+            } else {
+                c.ttfb_micros as f64 / c.ttfb_count as f64 / 1000.0
+            };
             let _ = write!(
                 text,
                 "{},{epoch_ms},{:.3},{},{},{}",
@@ -260,21 +286,32 @@ impl BundleWriter {
                 ms(interval.loop_lag),
             );
         }
-        self.intervals.write_all(text.as_bytes()).map_err(|e| self.io_err(e))?;
+        self.intervals
+            .write_all(text.as_bytes())
+            .map_err(|e| self.io_err(e))?;
         self.intervals.flush().map_err(|e| self.io_err(e))?;
         self.hlog
             .write(&interval.total.response, start, interval.length, None)
-            .map_err(|e| BundleError::Io { path: self.dir.clone(), source: e })?;
+            .map_err(|e| BundleError::Io {
+                path: self.dir.clone(),
+                source: e,
+            })?;
         for (label, tally) in self.labels.iter().zip(&interval.tallies) {
             if let Some(tally) = tally {
                 self.hlog
                     .write(&tally.response, start, interval.length, Some(label))
-                    .map_err(|e| BundleError::Io { path: self.dir.clone(), source: e })?;
+                    .map_err(|e| BundleError::Io {
+                        path: self.dir.clone(),
+                        source: e,
+                    })?;
             }
         }
         self.hlog.flush().map_err(|e| self.io_err(e))?;
         if let Some(samples) = &mut self.samples {
-            samples.flush().map_err(|e| BundleError::Io { path: self.dir.clone(), source: e })?;
+            samples.flush().map_err(|e| BundleError::Io {
+                path: self.dir.clone(),
+                source: e,
+            })?;
         }
         Ok(())
     }
@@ -282,14 +319,18 @@ impl BundleWriter {
     /// Appends raw-sample lines (flushed with the next interval).
     pub fn write_samples(&mut self, lines: &[u8]) -> Result<(), BundleError> {
         if let Some(samples) = &mut self.samples {
-            samples.write_all(lines).map_err(|e| BundleError::Io { path: self.dir.clone(), source: e })?;
+            samples.write_all(lines).map_err(|e| BundleError::Io {
+                path: self.dir.clone(),
+                source: e,
+            })?;
         }
         Ok(())
     }
 
     /// Writes the manifest atomically (temporary file, then rename).
     pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), BundleError> {
-        let text = serde_json::to_string_pretty(manifest).map_err(|e| self.io_err(io::Error::other(e)))?;
+        let text =
+            serde_json::to_string_pretty(manifest).map_err(|e| self.io_err(io::Error::other(e)))?;
         let tmp = self.dir.join("manifest.json.tmp");
         fs::write(&tmp, text + "\n").map_err(|e| self.io_err(e))?;
         fs::rename(&tmp, self.dir.join(MANIFEST)).map_err(|e| self.io_err(e))
@@ -300,7 +341,10 @@ impl BundleWriter {
         self.intervals.flush().map_err(|e| self.io_err(e))?;
         self.hlog.flush().map_err(|e| self.io_err(e))?;
         if let Some(samples) = &mut self.samples {
-            samples.flush().map_err(|e| BundleError::Io { path: self.dir.clone(), source: e })?;
+            samples.flush().map_err(|e| BundleError::Io {
+                path: self.dir.clone(),
+                source: e,
+            })?;
         }
         self.write_manifest(manifest)?;
         Ok(self.dir)

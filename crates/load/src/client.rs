@@ -163,7 +163,9 @@ async fn exchange_once(
         // The head.
         let head = loop {
             if io.filled > 0 {
-                if let Some(head) = parse_head(&io.buf[..io.filled], request.is_head).map_err(protocol)? {
+                if let Some(head) =
+                    parse_head(&io.buf[..io.filled], request.is_head).map_err(protocol)?
+                {
                     if (100..200).contains(&head.status) && head.status != 101 {
                         // An interim response (100 Continue, 103 Early Hints): skip it.
                         io.buf.copy_within(head.head_len..io.filled, 0);

@@ -21,7 +21,11 @@ pub enum Conn {
 }
 
 impl AsyncRead for Conn {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
@@ -30,7 +34,11 @@ impl AsyncRead for Conn {
 }
 
 impl AsyncWrite for Conn {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
@@ -64,9 +72,15 @@ pub enum PreflightError {
     #[error("no answer from {authority} within {seconds} s. Check that the host is up and no firewall drops the connection")]
     Unreachable { authority: String, seconds: u64 },
     #[error("cannot connect to {authority}: {source}")]
-    Connect { authority: String, source: io::Error },
+    Connect {
+        authority: String,
+        source: io::Error,
+    },
     #[error("TLS handshake with {authority} failed: {source}. For a self-signed certificate, add --insecure")]
-    Tls { authority: String, source: io::Error },
+    Tls {
+        authority: String,
+        source: io::Error,
+    },
     #[error("'{host}' is not a valid TLS server name")]
     ServerName { host: String },
 }
@@ -124,7 +138,11 @@ impl Connector {
 
     /// Connects once (and shakes hands for TLS) to tell a user at once that
     /// the target is unusable, instead of recording a run of failures.
-    pub async fn preflight(&self, target: &Target, wait: std::time::Duration) -> Result<(), PreflightError> {
+    pub async fn preflight(
+        &self,
+        target: &Target,
+        wait: std::time::Duration,
+    ) -> Result<(), PreflightError> {
         let authority = target.authority();
         let tcp = match tokio::time::timeout(wait, TcpStream::connect(self.address)).await {
             Err(_) => {
@@ -203,7 +221,12 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
         cert: &rustls::pki_types::CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -212,7 +235,12 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
         cert: &rustls::pki_types::CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {

@@ -89,7 +89,10 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn start(plan: EnginePlan, events: UnboundedSender<EngineEvent>) -> std::io::Result<Engine> {
+    pub fn start(
+        plan: EnginePlan,
+        events: UnboundedSender<EngineEvent>,
+    ) -> std::io::Result<Engine> {
         let (stop, stop_rx) = watch::channel(false);
         let workers = plan.worker_count();
         let plan = Arc::new(plan);
@@ -199,18 +202,31 @@ fn run_worker(
     events: UnboundedSender<EngineEvent>,
     stop: watch::Receiver<bool>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(_) => {
             // Report an empty share so the collector does not wait for us.
-            let mut recorder = Recorder::new(index, plan.labels, plan.run_start, plan.apdex, events, None);
+            let mut recorder =
+                Recorder::new(index, plan.labels, plan.run_start, plan.apdex, events, None);
             recorder.finish(Instant::now());
             return;
         }
     };
-    let recorder = Recorder::new(index, plan.labels, plan.run_start, plan.apdex, events, plan.jtl.clone());
+    let recorder = Recorder::new(
+        index,
+        plan.labels,
+        plan.run_start,
+        plan.apdex,
+        events,
+        plan.jtl.clone(),
+    );
     let (requests_left, pacer, arrivals) = match plan.profile {
-        Profile::Closed { users, requests, .. } => {
+        Profile::Closed {
+            users, requests, ..
+        } => {
             let my_users = share(users as u64, workers, index);
             let pacer = plan.throughput_cap.map(|cap| {
                 let my_rate = cap.per_second * my_users as f64 / users as f64;
@@ -243,7 +259,12 @@ fn run_worker(
     local.block_on(&runtime, control(worker, index, workers, stop));
 }
 
-async fn control(worker: Rc<Worker>, index: usize, workers: usize, mut stop: watch::Receiver<bool>) {
+async fn control(
+    worker: Rc<Worker>,
+    index: usize,
+    workers: usize,
+    mut stop: watch::Receiver<bool>,
+) {
     let plan = worker.plan.clone();
     let mut vus = JoinSet::new();
     let mut spawned: u32 = 0;
@@ -375,7 +396,11 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, start_at: Instant) {
             }
             None => Instant::now(),
         };
-        let actual = if worker.pacer.is_some() { Instant::now() } else { intended };
+        let actual = if worker.pacer.is_some() {
+            Instant::now()
+        } else {
+            intended
+        };
         exchange(&worker, &mut client, &request, vu, intended, actual).await;
         let pause = match plan.think {
             Think::None => Duration::ZERO,
@@ -412,7 +437,9 @@ async fn exchange(
     intended_start: Instant,
     actual_start: Instant,
 ) {
-    let result = client.send(request.outgoing(), actual_start, &mut |_| {}).await;
+    let result = client
+        .send(request.outgoing(), actual_start, &mut |_| {})
+        .await;
     let end = Instant::now();
     let sample = Sample {
         label: request.label,
@@ -447,7 +474,10 @@ mod tests {
     #[test]
     fn pacer_spaces_slots_and_never_schedules_in_the_past() {
         let start = Instant::now();
-        let pacer = Pacer { next: Cell::new(start), period: Duration::from_millis(100) };
+        let pacer = Pacer {
+            next: Cell::new(start),
+            period: Duration::from_millis(100),
+        };
         assert_eq!(pacer.claim(start), start);
         assert_eq!(pacer.claim(start), start + Duration::from_millis(100));
         let late = start + Duration::from_secs(5);

@@ -17,10 +17,21 @@ pub struct HlogWriter<W: Write> {
 impl<W: Write> HlogWriter<W> {
     /// Writes the log's header; interval timestamps are relative to `start`.
     pub fn new(mut out: W, start: SystemTime) -> io::Result<HlogWriter<W>> {
-        let epoch = start.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64();
+        let epoch = start
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64();
         writeln!(out, "#[Histogram log format version 1.3]")?;
-        writeln!(out, "#[Written by headroom {}; values in microseconds]", env!("CARGO_PKG_VERSION"))?;
-        writeln!(out, "#[StartTime: {epoch:.3} (seconds since epoch), {}]", humantime::format_rfc3339_millis(start))?;
+        writeln!(
+            out,
+            "#[Written by headroom {}; values in microseconds]",
+            env!("CARGO_PKG_VERSION")
+        )?;
+        writeln!(
+            out,
+            "#[StartTime: {epoch:.3} (seconds since epoch), {}]",
+            humantime::format_rfc3339_millis(start)
+        )?;
         writeln!(out, "#[BaseTime: {epoch:.3} (seconds since epoch)]")?;
         writeln!(out, "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"")?;
         Ok(HlogWriter {
@@ -47,7 +58,13 @@ impl<W: Write> HlogWriter<W> {
             // Tags may not contain separators or whitespace in the format.
             let clean: String = tag
                 .chars()
-                .map(|c| if c == ',' || c.is_whitespace() { '_' } else { c })
+                .map(|c| {
+                    if c == ',' || c.is_whitespace() {
+                        '_'
+                    } else {
+                        c
+                    }
+                })
                 .collect();
             write!(self.out, "Tag={clean},")?;
         }
@@ -79,21 +96,35 @@ mod tests {
             h.record(v).unwrap();
         }
         let mut out = Vec::new();
-        let mut w = HlogWriter::new(&mut out, UNIX_EPOCH + Duration::from_secs(1_700_000_000)).unwrap();
-        w.write(&h, Duration::ZERO, Duration::from_secs(1), None).unwrap();
-        w.write(&h, Duration::from_secs(1), Duration::from_secs(1), Some("login page")).unwrap();
+        let mut w =
+            HlogWriter::new(&mut out, UNIX_EPOCH + Duration::from_secs(1_700_000_000)).unwrap();
+        w.write(&h, Duration::ZERO, Duration::from_secs(1), None)
+            .unwrap();
+        w.write(
+            &h,
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            Some("login page"),
+        )
+        .unwrap();
         drop(w);
         let text = out;
         let mut intervals = 0;
         for entry in IntervalLogIterator::new(&text) {
             if let LogEntry::Interval(i) = entry.unwrap() {
                 intervals += 1;
-                let bytes = base64::engine::general_purpose::STANDARD.decode(i.encoded_histogram()).unwrap();
-                let back: Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(i.encoded_histogram())
+                    .unwrap();
+                let back: Histogram<u64> =
+                    Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
                 assert_eq!(back.len(), 4);
                 assert_eq!(back.max(), h.max());
                 if intervals == 2 {
-                    assert_eq!(i.tag().map(|t| t.as_str().to_string()), Some("login_page".into()));
+                    assert_eq!(
+                        i.tag().map(|t| t.as_str().to_string()),
+                        Some("login_page".into())
+                    );
                     assert_eq!(i.start_timestamp(), Duration::from_secs(1));
                 }
             }

@@ -42,7 +42,10 @@ pub struct ResponseHead {
 const MAX_HEADERS: usize = 96;
 
 /// Parses a response head from the start of `buf`; `Ok(None)` when more bytes are needed.
-pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<ResponseHead>, ProtocolError> {
+pub fn parse_head(
+    buf: &[u8],
+    request_was_head: bool,
+) -> Result<Option<ResponseHead>, ProtocolError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     let head_len = match response.parse(buf) {
@@ -73,16 +76,17 @@ pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<ResponseH
             }
         }
     }
-    let framing = if request_was_head || (100..200).contains(&status) || status == 204 || status == 304 {
-        Framing::Empty
-    } else if chunked {
-        Framing::Chunked
-    } else if let Some(length) = content_length {
-        Framing::Length(length)
-    } else {
-        keep_alive = false;
-        Framing::UntilClose
-    };
+    let framing =
+        if request_was_head || (100..200).contains(&status) || status == 204 || status == 304 {
+            Framing::Empty
+        } else if chunked {
+            Framing::Chunked
+        } else if let Some(length) = content_length {
+            Framing::Length(length)
+        } else {
+            keep_alive = false;
+            Framing::UntilClose
+        };
     Ok(Some(ResponseHead {
         status,
         head_len,
@@ -110,7 +114,9 @@ fn contains_token(value: &[u8], token: &[u8]) -> bool {
 }
 
 fn last_token_is(value: &[u8], token: &[u8]) -> bool {
-    tokens(value).last().is_some_and(|t| t.eq_ignore_ascii_case(token))
+    tokens(value)
+        .last()
+        .is_some_and(|t| t.eq_ignore_ascii_case(token))
 }
 
 /// Tracks where a body ends, fed with the bytes that follow the head.
@@ -304,32 +310,50 @@ mod tests {
 
     #[test]
     fn connection_rules() {
-        let close = parse_head(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", false)
+        let close = parse_head(
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(!close.keep_alive);
+        let http10 = parse_head(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false)
             .unwrap()
             .unwrap();
-        assert!(!close.keep_alive);
-        let http10 = parse_head(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false).unwrap().unwrap();
         assert!(!http10.keep_alive);
-        let until_close = parse_head(b"HTTP/1.1 200 OK\r\n\r\n", false).unwrap().unwrap();
+        let until_close = parse_head(b"HTTP/1.1 200 OK\r\n\r\n", false)
+            .unwrap()
+            .unwrap();
         assert_eq!(until_close.framing, Framing::UntilClose);
         assert!(!until_close.keep_alive);
-        let no_body = parse_head(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false)
+        let no_body = parse_head(
+            b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+            false,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(no_body.framing, Framing::Empty);
+        let head = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", true)
             .unwrap()
             .unwrap();
-        assert_eq!(no_body.framing, Framing::Empty);
-        let head = parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", true).unwrap().unwrap();
         assert_eq!(head.framing, Framing::Empty);
     }
 
     #[test]
     fn bad_heads() {
-        assert_eq!(parse_head(b"SSH-2.0-OpenSSH\r\n\r\n", false), Err(ProtocolError::Head));
+        assert_eq!(
+            parse_head(b"SSH-2.0-OpenSSH\r\n\r\n", false),
+            Err(ProtocolError::Head)
+        );
         assert_eq!(
             parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
             Err(ProtocolError::ContentLength)
         );
         assert_eq!(
-            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", false),
+            parse_head(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+                false
+            ),
             Err(ProtocolError::ContentLength)
         );
     }
@@ -345,7 +369,8 @@ mod tests {
             if end < at {
                 continue;
             }
-            let (used, done) = decoder.feed(&encoded[at..end], &mut |d| out.extend_from_slice(d))?;
+            let (used, done) =
+                decoder.feed(&encoded[at..end], &mut |d| out.extend_from_slice(d))?;
             at += used;
             if done {
                 return Ok((out, at));

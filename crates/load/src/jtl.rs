@@ -29,11 +29,22 @@ pub struct JtlContext {
 }
 
 impl JtlContext {
-    pub fn new(labels: &[(String, String)], run_start: Instant, wall_start: SystemTime, active_vus: Arc<AtomicU32>) -> JtlContext {
+    pub fn new(
+        labels: &[(String, String)],
+        run_start: Instant,
+        wall_start: SystemTime,
+        active_vus: Arc<AtomicU32>,
+    ) -> JtlContext {
         JtlContext {
-            labels: labels.iter().map(|(l, u)| (csv_field(l), csv_field(u))).collect(),
+            labels: labels
+                .iter()
+                .map(|(l, u)| (csv_field(l), csv_field(u)))
+                .collect(),
             run_start,
-            run_start_epoch_ms: wall_start.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64,
+            run_start_epoch_ms: wall_start
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis() as u64,
             active_vus,
         }
     }
@@ -41,7 +52,10 @@ impl JtlContext {
     /// Appends one line; formatting numbers into a reused buffer allocates nothing.
     pub fn write_line(&self, out: &mut Vec<u8>, sample: &Sample) {
         let ms = |d: std::time::Duration| d.as_millis() as u64;
-        let timestamp = self.run_start_epoch_ms + ms(sample.intended_start.saturating_duration_since(self.run_start));
+        let timestamp = self.run_start_epoch_ms
+            + ms(sample
+                .intended_start
+                .saturating_duration_since(self.run_start));
         let (label, url) = &self.labels[sample.label as usize];
         let active = self.active_vus.load(Ordering::Relaxed);
         let (message, failure) = match sample.error {
@@ -49,7 +63,11 @@ impl JtlContext {
             Some(kind) => (kind.describe(), kind.describe()),
             None => (reason_phrase(sample.status), ""),
         };
-        let code: &dyn std::fmt::Display = if sample.status == 0 { &"" } else { &sample.status };
+        let code: &dyn std::fmt::Display = if sample.status == 0 {
+            &""
+        } else {
+            &sample.status
+        };
         let _ = writeln!(
             out,
             "{timestamp},{},{label},{code},{message},headroom 1-{},text,{},{failure},{},{},{active},{active},{url},{},0,{}",
@@ -132,6 +150,10 @@ mod tests {
             line,
             "1700000001500,120,\"a,b\",503,Service Unavailable,headroom 1-2,text,false,HTTP 5xx,900,80,3,3,\"http://x/?q=\"\"1\"\"\",10,0,2\n"
         );
-        assert_eq!(HEADER.split(',').count(), line.trim_end().split(',').count() - 1, "one quoted comma in the label");
+        assert_eq!(
+            HEADER.split(',').count(),
+            line.trim_end().split(',').count() - 1,
+            "one quoted comma in the label"
+        );
     }
 }

@@ -67,21 +67,39 @@ impl Think {
                 let high = parse_duration(high).map_err(|e| e.to_string())?;
                 // `0..10s`: a bare low bound takes the high bound's unit.
                 let low = if low.trim().chars().all(|c| c.is_ascii_digit() || c == '.') {
-                    let unit: String = text.trim_end().chars().rev().take_while(|c| c.is_alphabetic()).collect();
+                    let unit: String = text
+                        .trim_end()
+                        .chars()
+                        .rev()
+                        .take_while(|c| c.is_alphabetic())
+                        .collect();
                     let unit: String = unit.chars().rev().collect();
-                    parse_duration(&format!("{}{}", low.trim(), if unit.is_empty() { "s" } else { &unit }))
+                    parse_duration(&format!(
+                        "{}{}",
+                        low.trim(),
+                        if unit.is_empty() { "s" } else { &unit }
+                    ))
                 } else {
                     parse_duration(low)
                 }
                 .map_err(|e| e.to_string())?;
                 if low > high {
-                    return Err(format!("think time '{text}': the low bound exceeds the high bound"));
+                    return Err(format!(
+                        "think time '{text}': the low bound exceeds the high bound"
+                    ));
                 }
-                Ok(Think::Uniform { min: low, max: high })
+                Ok(Think::Uniform {
+                    min: low,
+                    max: high,
+                })
             }
             None => {
                 let time = parse_duration(text).map_err(|e| e.to_string())?;
-                Ok(if time.is_zero() { Think::None } else { Think::Constant { time } })
+                Ok(if time.is_zero() {
+                    Think::None
+                } else {
+                    Think::Constant { time }
+                })
             }
         }
     }
@@ -116,15 +134,32 @@ mod tests {
 
     #[test]
     fn think_times() {
-        assert_eq!(Think::parse("0..10s").unwrap(), Think::Uniform { min: Duration::ZERO, max: Duration::from_secs(10) });
+        assert_eq!(
+            Think::parse("0..10s").unwrap(),
+            Think::Uniform {
+                min: Duration::ZERO,
+                max: Duration::from_secs(10)
+            }
+        );
         assert_eq!(
             Think::parse("500ms..2s").unwrap(),
-            Think::Uniform { min: Duration::from_millis(500), max: Duration::from_secs(2) }
+            Think::Uniform {
+                min: Duration::from_millis(500),
+                max: Duration::from_secs(2)
+            }
         );
-        assert_eq!(Think::parse("1s").unwrap(), Think::Constant { time: Duration::from_secs(1) });
+        assert_eq!(
+            Think::parse("1s").unwrap(),
+            Think::Constant {
+                time: Duration::from_secs(1)
+            }
+        );
         assert_eq!(Think::parse("0").unwrap(), Think::None);
         assert!(Think::parse("5s..1s").is_err());
         assert!(Think::parse("a..b").is_err());
-        assert_eq!(Think::parse("0..10s").unwrap().mean(), Duration::from_secs(5));
+        assert_eq!(
+            Think::parse("0..10s").unwrap().mean(),
+            Duration::from_secs(5)
+        );
     }
 }

@@ -120,14 +120,16 @@ impl Recorder {
         self.active_vus += 1;
         self.peak_vus = self.peak_vus.max(self.active_vus);
         if let Some((ctx, _)) = &self.jtl {
-            ctx.active_vus.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            ctx.active_vus
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
     pub fn vu_stopped(&mut self) {
         self.active_vus = self.active_vus.saturating_sub(1);
         if let Some((ctx, _)) = &self.jtl {
-            ctx.active_vus.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            ctx.active_vus
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
@@ -173,7 +175,9 @@ impl Recorder {
         self.send_current();
         if let Some((_, buffer)) = &mut self.jtl {
             if !buffer.is_empty() {
-                let _ = self.events.send(EngineEvent::Samples(std::mem::take(buffer)));
+                let _ = self
+                    .events
+                    .send(EngineEvent::Samples(std::mem::take(buffer)));
             }
         }
         let _ = self.events.send(EngineEvent::WorkerDone(WorkerReport {
@@ -188,7 +192,10 @@ impl Recorder {
 
 /// CPU time used by the calling thread (user + system).
 pub fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     if rc != 0 {

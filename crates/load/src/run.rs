@@ -77,10 +77,14 @@ pub async fn run(
     plan.run_start = run_start;
     let labels = setup.manifest.labels.clone();
     plan.labels = labels.len();
-    plan.jtl = setup
-        .label_urls
-        .as_ref()
-        .map(|urls| Arc::new(JtlContext::new(urls, run_start, wall_start, Arc::new(AtomicU32::new(0)))));
+    plan.jtl = setup.label_urls.as_ref().map(|urls| {
+        Arc::new(JtlContext::new(
+            urls,
+            run_start,
+            wall_start,
+            Arc::new(AtomicU32::new(0)),
+        ))
+    });
     setup.manifest.started_at = humantime::format_rfc3339_millis(wall_start).to_string();
     setup.manifest.status = RunStatus::Running;
     setup.manifest.threads = plan.worker_count();
@@ -95,7 +99,9 @@ pub async fn run(
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
-    let status = collector.collect(&engine, events, interrupt, &mut on_progress).await?;
+    let status = collector
+        .collect(&engine, events, interrupt, &mut on_progress)
+        .await?;
     engine.join();
     collector.finish(status, setup.manifest, max_vus, wall_start)
 }
@@ -119,7 +125,13 @@ struct Collector {
 }
 
 impl Collector {
-    fn new(workers: usize, labels: Vec<String>, run_start: Instant, planned: Option<Duration>, bundle: BundleWriter) -> Collector {
+    fn new(
+        workers: usize,
+        labels: Vec<String>,
+        run_start: Instant,
+        planned: Option<Duration>,
+        bundle: BundleWriter,
+    ) -> Collector {
         Collector {
             workers,
             cumulative: labels.iter().map(|_| Tally::default()).collect(),
@@ -183,7 +195,10 @@ impl Collector {
     }
 
     /// Merges and writes every interval all workers have reported.
-    fn finalize_ready(&mut self, on_progress: &mut impl FnMut(&Progress)) -> Result<(), BundleError> {
+    fn finalize_ready(
+        &mut self,
+        on_progress: &mut impl FnMut(&Progress),
+    ) -> Result<(), BundleError> {
         loop {
             let index = self.next_index;
             let ready = (0..self.workers).all(|w| {
@@ -191,16 +206,24 @@ impl Collector {
                     || self.done[w].is_some_and(|d| d.last_index < index)
             });
             let all_done = self.run_end();
-            let beyond_end = all_done.is_some()
-                && self.done.iter().flatten().all(|d| d.last_index < index);
+            let beyond_end =
+                all_done.is_some() && self.done.iter().flatten().all(|d| d.last_index < index);
             if !ready || beyond_end {
                 return Ok(());
             }
-            let pieces = self.pending.remove(&index).map(|(_, p)| p).unwrap_or_default();
+            let pieces = self
+                .pending
+                .remove(&index)
+                .map(|(_, p)| p)
+                .unwrap_or_default();
             let length = match all_done {
-                Some(end) if self.done.iter().flatten().map(|d| d.last_index).max() == Some(index) => {
+                Some(end)
+                    if self.done.iter().flatten().map(|d| d.last_index).max() == Some(index) =>
+                {
                     let elapsed = end.saturating_duration_since(self.run_start);
-                    elapsed.saturating_sub(Duration::from_secs(index)).clamp(Duration::from_millis(1), Duration::from_secs(1))
+                    elapsed
+                        .saturating_sub(Duration::from_secs(index))
+                        .clamp(Duration::from_millis(1), Duration::from_secs(1))
                 }
                 _ => Duration::from_secs(1),
             };
@@ -273,7 +296,9 @@ impl Collector {
         wall_start: SystemTime,
     ) -> Result<RunOutcome, RunError> {
         let end = self.run_end().unwrap_or_else(Instant::now);
-        let elapsed = end.saturating_duration_since(self.run_start).max(Duration::from_millis(1));
+        let elapsed = end
+            .saturating_duration_since(self.run_start)
+            .max(Duration::from_millis(1));
         let (total_figures, total) = LabelFigures::of(&self.cumulative_total, elapsed);
         let mut labels = Vec::new();
         let mut label_figures = BTreeMap::new();
@@ -297,7 +322,8 @@ impl Collector {
             peak_vus,
         };
         manifest.status = status;
-        manifest.ended_at = Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
+        manifest.ended_at =
+            Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
         manifest.elapsed_s = Some(elapsed.as_secs_f64());
         manifest.summary = Some(summary.clone());
         manifest.warnings = warnings
@@ -325,11 +351,15 @@ impl Collector {
         if !self.worker_busy.is_empty() {
             let mean = self.worker_busy.iter().sum::<f64>() / self.worker_busy.len() as f64;
             if mean >= 0.9 {
-                warnings.push(RunWarning::GeneratorSaturated { busy_percent: mean * 100.0 });
+                warnings.push(RunWarning::GeneratorSaturated {
+                    busy_percent: mean * 100.0,
+                });
             }
         }
         if self.worst_loop_lag >= Duration::from_millis(100) {
-            warnings.push(RunWarning::GeneratorStalled { worst_lag: self.worst_loop_lag });
+            warnings.push(RunWarning::GeneratorStalled {
+                worst_lag: self.worst_loop_lag,
+            });
         }
         if c.count > 0 && c.late_starts * 100 >= c.count {
             let max_vus_reached = self.done.iter().flatten().any(|d| d.max_vus_reached);
@@ -362,7 +392,13 @@ pub fn default_bundle_dir(base: &Path, slug_source: &str) -> PathBuf {
         .to_string();
     let slug: String = slug_source
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect::<String>()
         .split('-')
         .filter(|s| !s.is_empty())

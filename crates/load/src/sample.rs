@@ -149,7 +149,8 @@ impl Sample {
     /// How late the request started against its schedule.
     #[inline]
     pub fn schedule_lag(&self) -> Duration {
-        self.actual_start.saturating_duration_since(self.intended_start)
+        self.actual_start
+            .saturating_duration_since(self.intended_start)
     }
 
     #[inline]

@@ -62,7 +62,13 @@ impl LabelFigures {
         });
         let service = headroom_analysis::LatencyStats::of(&tally.service);
         let l = &summary.latency;
-        let per = |sum: u64, n: u64| if n == 0 { 0.0 } else { (sum as f64 / n as f64).round() / 1e3 };
+        let per = |sum: u64, n: u64| {
+            if n == 0 {
+                0.0
+            } else {
+                (sum as f64 / n as f64).round() / 1e3
+            }
+        };
         let figures = LabelFigures {
             count: c.count,
             errors: c.errors,
@@ -99,7 +105,11 @@ impl LabelFigures {
                 .enumerate()
                 .filter(|(_, n)| **n > 0)
                 .map(|(class, n)| {
-                    let name = if class == 0 { "none".to_string() } else { format!("{class}xx") };
+                    let name = if class == 0 {
+                        "none".to_string()
+                    } else {
+                        format!("{class}xx")
+                    };
                     (name, *n)
                 })
                 .collect(),

@@ -50,7 +50,9 @@ impl Counts {
         self.ttfb_micros += other.ttfb_micros;
         self.ttfb_count += other.ttfb_count;
         self.late_starts += other.late_starts;
-        self.max_schedule_lag_micros = self.max_schedule_lag_micros.max(other.max_schedule_lag_micros);
+        self.max_schedule_lag_micros = self
+            .max_schedule_lag_micros
+            .max(other.max_schedule_lag_micros);
     }
 
     pub fn errors_of(&self, kind: ErrorKind) -> u64 {
@@ -147,9 +149,19 @@ mod tests {
         t.record(&sample(2000, None, 200), &apdex);
         t.record(&sample(10, Some(ErrorKind::Http5xx), 503), &apdex);
         let c = t.counts;
-        assert_eq!((c.count, c.errors, c.errors_of(ErrorKind::Http5xx)), (4, 1, 1));
+        assert_eq!(
+            (c.count, c.errors, c.errors_of(ErrorKind::Http5xx)),
+            (4, 1, 1)
+        );
         assert_eq!(c.status_classes, [0, 0, 3, 0, 0, 1]);
-        assert_eq!(c.apdex, ApdexCounts { satisfied: 1, tolerating: 1, frustrated: 2 });
+        assert_eq!(
+            c.apdex,
+            ApdexCounts {
+                satisfied: 1,
+                tolerating: 1,
+                frustrated: 2
+            }
+        );
         assert_eq!((c.bytes_received, c.bytes_sent), (400, 200));
         let mut sum = Tally::default();
         sum.add(&t);

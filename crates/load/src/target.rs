@@ -136,9 +136,9 @@ pub const USER_AGENT: &str = concat!("headroom/", env!("CARGO_PKG_VERSION"));
 
 fn is_token(text: &str) -> bool {
     !text.is_empty()
-        && text.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-        })
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// Parses a `-H 'Name: value'` argument.
@@ -178,7 +178,11 @@ impl RequestSpec {
 
     /// The request's bytes on the wire, serialised once.
     pub fn serialize(&self, target: &Target, path_and_query: &str) -> Vec<u8> {
-        let has = |name: &str| self.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let has = |name: &str| {
+            self.headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
         let mut out = Vec::with_capacity(256 + self.body.len());
         let mut line = |text: &str| {
             out.extend_from_slice(text.as_bytes());
@@ -218,7 +222,10 @@ mod tests {
     #[test]
     fn parses_targets() {
         let t = Target::parse("http://127.0.0.1:8080/page?x=1").unwrap();
-        assert_eq!((t.scheme, t.host.as_str(), t.port), (Scheme::Http, "127.0.0.1", 8080));
+        assert_eq!(
+            (t.scheme, t.host.as_str(), t.port),
+            (Scheme::Http, "127.0.0.1", 8080)
+        );
         assert_eq!(t.path_and_query, "/page?x=1");
         assert_eq!(t.host_header(), "127.0.0.1:8080");
         let t = Target::parse("https://example.org").unwrap();
@@ -230,13 +237,27 @@ mod tests {
 
     #[test]
     fn rejects_bad_targets() {
-        assert!(matches!(Target::parse("ftp://x/"), Err(TargetError::Scheme { .. })));
-        assert!(matches!(Target::parse("127.0.0.1:8080"), Err(_)));
-        assert!(matches!(Target::parse("http://"), Err(TargetError::Url { .. })));
+        assert!(matches!(
+            Target::parse("ftp://x/"),
+            Err(TargetError::Scheme { .. })
+        ));
+        assert!(Target::parse("127.0.0.1:8080").is_err());
+        assert!(matches!(
+            Target::parse("http://"),
+            Err(TargetError::Url { .. })
+        ));
         assert!(parse_header("X-A b: 1").is_err());
         assert!(parse_header("novalue").is_err());
-        assert_eq!(parse_header("X-Key:  v ").unwrap(), ("X-Key".into(), "v".into()));
-        assert!(RequestSpec { method: "GE T".into(), ..Default::default() }.validate().is_err());
+        assert_eq!(
+            parse_header("X-Key:  v ").unwrap(),
+            ("X-Key".into(), "v".into())
+        );
+        assert!(RequestSpec {
+            method: "GE T".into(),
+            ..Default::default()
+        }
+        .validate()
+        .is_err());
     }
 
     #[test]

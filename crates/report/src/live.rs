@@ -42,6 +42,9 @@ mod tests {
             p95: Duration::from_millis(12),
             apdex: Some(0.9876),
         });
-        assert_eq!(line, "0:12/1:00  users 50  1234 req/s  errors 3  p50 1.50ms  p95 12.0ms  Apdex 0.988");
+        assert_eq!(
+            line,
+            "0:12/1:00  users 50  1234 req/s  errors 3  p50 1.50ms  p95 12.0ms  Apdex 0.988"
+        );
     }
 }

@@ -24,7 +24,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -43,11 +43,18 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         RunStatus::Running => " (unfinished)".into(),
     };
     let _ = writeln!(out, "\nheadroom: {}{status}\n", input.target);
-    let availability = if t.count == 0 { 0.0 } else { 100.0 * (t.count - t.errors) as f64 / t.count as f64 };
+    let availability = if t.count == 0 {
+        0.0
+    } else {
+        100.0 * (t.count - t.errors) as f64 / t.count as f64
+    };
     let rows: [(&str, String); 12] = [
         ("Transactions", format!("{} hits", thousands(t.count))),
         ("Availability", format!("{availability:.2} %")),
-        ("Elapsed time", format!("{}", Readable(Duration::from_secs_f64(s.elapsed_s)))),
+        (
+            "Elapsed time",
+            format!("{}", Readable(Duration::from_secs_f64(s.elapsed_s))),
+        ),
         ("Data transferred", format!("{}", Bytes(t.bytes_received))),
         ("Response time (mean)", format!("{}", ms(t.mean_ms))),
         ("Transaction rate", format!("{:.2} trans/s", t.rps)),
@@ -75,12 +82,18 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         }
     );
     if !t.errors_by_kind.is_empty() {
-        let kinds: Vec<String> = t.errors_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let kinds: Vec<String> = t
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
         let _ = writeln!(out, "  Errors by kind: {}", kinds.join(", "));
     }
 
     // Per-label table.
-    let header = ["label", "count", "errors", "mean", "p50", "p90", "p95", "p99", "max", "req/s", "Apdex"];
+    let header = [
+        "label", "count", "errors", "mean", "p50", "p90", "p95", "p99", "max", "req/s", "Apdex",
+    ];
     let mut table: Vec<[String; 11]> = Vec::new();
     let row = |label: &str, f: &LabelFigures| -> [String; 11] {
         [
@@ -144,7 +157,10 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
 
 /// One line verdict, e.g. for logs: `Apdex 0.953 (Excellent), 0.0% errors, 411 req/s`.
 pub fn verdict_line(t: &LabelFigures) -> String {
-    let rating = t.apdex.map(Rating::of).map_or("-".to_string(), |r| r.to_string());
+    let rating = t
+        .apdex
+        .map(Rating::of)
+        .map_or("-".to_string(), |r| r.to_string());
     format!(
         "Apdex {} ({rating}), {:.1}% errors, {:.0} req/s",
         t.apdex.map_or("-".into(), |a| format!("{a:.3}")),

@@ -27,7 +27,14 @@ pub struct Reply {
 
 impl Default for Reply {
     fn default() -> Self {
-        Reply { delay: Duration::ZERO, hold_until: None, status: 200, body: 64, chunked: false, close: false }
+        Reply {
+            delay: Duration::ZERO,
+            hold_until: None,
+            status: 200,
+            body: 64,
+            chunked: false,
+            close: false,
+        }
     }
 }
 
@@ -63,10 +70,19 @@ impl TestServer {
         let counter = requests.clone();
         runtime.spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, handler.clone(), counter.clone(), first.clone()));
+                tokio::spawn(serve(
+                    stream,
+                    handler.clone(),
+                    counter.clone(),
+                    first.clone(),
+                ));
             }
         });
-        TestServer { addr, runtime: Some(runtime), requests }
+        TestServer {
+            addr,
+            runtime: Some(runtime),
+            requests,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -87,7 +103,12 @@ impl Drop for TestServer {
     }
 }
 
-async fn serve(mut stream: TcpStream, handler: Handler, counter: Arc<AtomicU64>, first: Arc<Mutex<Option<Instant>>>) {
+async fn serve(
+    mut stream: TcpStream,
+    handler: Handler,
+    counter: Arc<AtomicU64>,
+    first: Arc<Mutex<Option<Instant>>>,
+) {
     let _ = stream.set_nodelay(true);
     let mut buf = vec![0u8; 16384];
     let mut filled = 0;
@@ -101,7 +122,13 @@ async fn serve(mut stream: TcpStream, handler: Handler, counter: Arc<AtomicU64>,
                         .headers
                         .iter()
                         .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                        .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok())
+                        .and_then(|h| {
+                            std::str::from_utf8(h.value)
+                                .ok()?
+                                .trim()
+                                .parse::<usize>()
+                                .ok()
+                        })
                         .unwrap_or(0);
                     break (n, length);
                 }
@@ -124,7 +151,11 @@ async fn serve(mut stream: TcpStream, handler: Handler, counter: Arc<AtomicU64>,
         let arrived = Instant::now();
         let number = counter.fetch_add(1, Ordering::SeqCst) + 1;
         let first_at = *first.lock().unwrap().get_or_insert(arrived);
-        let reply = handler(&Request { number, arrived, first: first_at });
+        let reply = handler(&Request {
+            number,
+            arrived,
+            first: first_at,
+        });
         if let Some(until) = reply.hold_until {
             tokio::time::sleep_until(until.into()).await;
         }
@@ -139,7 +170,11 @@ async fn serve(mut stream: TcpStream, handler: Handler, counter: Arc<AtomicU64>,
         if reply.chunked {
             response.push_str("Transfer-Encoding: chunked\r\n\r\n");
             for piece in body.as_bytes().chunks(7) {
-                response.push_str(&format!("{:x}\r\n{}\r\n", piece.len(), std::str::from_utf8(piece).unwrap()));
+                response.push_str(&format!(
+                    "{:x}\r\n{}\r\n",
+                    piece.len(),
+                    std::str::from_utf8(piece).unwrap()
+                ));
             }
             response.push_str("0\r\n\r\n");
         } else {
@@ -196,5 +231,7 @@ pub fn interval_totals(bundle: &Path) -> Vec<(u64, u64)> {
 }
 
 pub fn ms(value: &serde_json::Value) -> f64 {
-    value.as_f64().unwrap_or_else(|| panic!("not a number: {value}"))
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
 }
