@@ -41,6 +41,17 @@ impl Metric {
         )
     }
 
+    /// Unit of [`Verdict::measured`] and [`Criterion::threshold`].
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Apdex => "score",
+            Metric::ErrorRate => "fraction",
+            Metric::Errors | Metric::Count => "count",
+            Metric::Rps => "per_second",
+            _ => "seconds",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Metric::Apdex => "apdex",

@@ -1,6 +1,6 @@
 //! `headroom demo`: serves a small page from headroom itself (a stand-in
-//! for a real site, with a worker pool of 4 and 5–40 ms of "database"
-//! time per page) and runs a short closed-model load against it, so a
+//! for a real site, with a worker pool of 4, 5–40 ms of "database" time
+//! per page and a 600–900 ms report every 25th page) and runs a short closed-model load against it, so a
 //! first-time user sees a whole run, its summary and its bundle.
 
 use crate::args::{Cli, Command, DemoArgs};
@@ -62,7 +62,8 @@ pub fn run(args: DemoArgs, command_line: Vec<String>) -> ExitCode {
     if !args.quiet && !args.json {
         eprintln!(
             "headroom demo: a page served by headroom itself at {url}\n\
-             ({DEMO_WORKERS} workers, 5-40 ms per page), loaded by 20 users with 0.1-0.5 s think time.\n\
+             ({DEMO_WORKERS} workers, 5-40 ms per page, every 25th page a 0.6-0.9 s report),\n\
+             loaded by 20 users with 0.1-0.5 s think time.\n\
              The built-in testbed (a real LMS on a database) replaces this page once it exists."
         );
     }
@@ -131,8 +132,9 @@ async fn serve(mut stream: TcpStream, pool: Arc<Semaphore>, counter: Arc<AtomicU
             let Ok(_worker) = pool.acquire().await else {
                 return;
             };
-            // A deterministic spread of "database" time between 5 and 40 ms.
-            let work = 5 + (n * 7919 % 36);
+            // A deterministic spread of "database" time between 5 and 40 ms,
+            // and every 25th page a heavy report of 600-900 ms.
+            let work = if n % 25 == 24 { 600 + (n * 7919 % 301) } else { 5 + (n * 7919 % 36) };
             tokio::time::sleep(Duration::from_millis(work)).await;
             page(n, work)
         };

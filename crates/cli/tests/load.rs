@@ -543,3 +543,56 @@ fn unreachable_targets_fail_fast_with_a_hint() {
     assert_eq!(dns.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&dns.stderr).contains("cannot resolve 'no-such-host.invalid'"));
 }
+
+#[test]
+fn https_with_a_self_signed_certificate_needs_insecure() {
+    let server = TlsServer::start();
+    let url = server.url("/secure");
+    let refused = run(&["load", &url, "-n", "10", "--out", temp_dir("tls-refused").to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("TLS handshake") && stderr.contains("--insecure"), "{stderr}");
+
+    let output = run(&["load", &url, "-n", "200", "-c", "4", "--insecure", "--json", "--out", temp_dir("tls").to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let json = stdout_json(&output);
+    assert_eq!(json["total"]["count"], 200);
+    assert_eq!(json["total"]["errors"], 0, "{}", json["total"]["errors_by_kind"]);
+    assert_eq!(json["total"]["connections"], 4, "one kept-alive TLS connection per user");
+    assert!(ms(&json["total"]["connect_mean_ms"]) > 0.0, "the handshake is part of connect time");
+}
+
+/// Open model against a server that takes 200 ms with at most 2 VUs: the
+/// VUs cannot keep up with 50 arrivals/s, so requests start late, their
+/// response times count from their scheduled start, and the summary says so.
+#[test]
+fn open_model_warns_when_max_vus_cannot_keep_the_rate() {
+    let server = TestServer::start(|_| Reply { delay: Duration::from_millis(200), ..Reply::default() });
+    let output = run(&["load", &server.url("/"), "--rate", "50/s", "-d", "3s", "--max-vus", "2", "--json", "--out", temp_dir("maxvus").to_str().unwrap()]);
+    assert!(output.status.success());
+    let json = stdout_json(&output);
+    let warning = json["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "behind_schedule");
+    let message = warning.expect("a behind_schedule warning")["message"].as_str().unwrap().to_string();
+    assert!(message.contains("--max-vus"), "{message}");
+    // 2 VUs at 200 ms serve 10 requests/s at most; the rest wait their turn.
+    let rps = ms(&json["total"]["rps"]);
+    assert!(rps <= 11.0, "{rps}");
+    assert!(ms(&json["total"]["p95_ms"]) > 1000.0, "waiting for a VU counts in response time");
+    assert!(ms(&json["total"]["service_p95_ms"]) < 300.0, "service time excludes the wait");
+}
+
+#[test]
+fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
+    let server = TestServer::start(|_| Reply::default());
+    let output = run(&[
+        "load", &server.url("/post"), "-n", "40", "-c", "2", "--no-keepalive", "-X", "POST", "--body", "name=value",
+        "-H", "Content-Type: application/x-www-form-urlencoded", "--json", "--out", temp_dir("nokeepalive").to_str().unwrap(),
+    ]);
+    assert!(output.status.success());
+    let json = stdout_json(&output);
+    assert_eq!(json["total"]["count"], 40);
+    assert_eq!(json["total"]["errors"], 0);
+    assert_eq!(json["total"]["connections"], 40);
+    let sent = json["total"]["bytes_sent"].as_u64().unwrap();
+    assert!(sent > 40 * 100, "requests carry headers and body: {sent} bytes");
+}

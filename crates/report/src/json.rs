@@ -22,6 +22,8 @@ struct CriterionJson<'a> {
     expression: &'a str,
     failed: bool,
     measured: Option<f64>,
+    threshold: f64,
+    unit: &'static str,
     message: &'a str,
 }
 
@@ -67,6 +69,8 @@ pub fn json_summary(input: &ReportInput<'_>) -> String {
                 expression: &v.criterion.expression,
                 failed: v.failed,
                 measured: v.measured,
+                threshold: v.criterion.threshold,
+                unit: v.criterion.metric.unit(),
                 message: &v.message,
             })
             .collect(),

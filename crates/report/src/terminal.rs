@@ -13,6 +13,15 @@ fn ms(value: f64) -> Readable {
     Readable(Duration::from_secs_f64(value.max(0.0) / 1000.0))
 }
 
+/// Apdex thresholds as users wrote them: `500ms`, `1500ms`, `0.25ms`.
+fn threshold(ms: f64) -> String {
+    if ms.fract() == 0.0 {
+        format!("{ms}ms")
+    } else {
+        format!("{ms:.3}ms").trim_end_matches('0').to_string()
+    }
+}
+
 fn apdex_text(f: &LabelFigures) -> String {
     match (f.apdex, &f.apdex_rating) {
         (Some(a), Some(r)) => format!("{a:.3} {r}"),
@@ -71,8 +80,8 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     let _ = writeln!(
         out,
         "\n  Apdex (T = {}, F = {}): {}",
-        ms(s.apdex_t_ms),
-        ms(s.apdex_f_ms),
+        threshold(s.apdex_t_ms),
+        threshold(s.apdex_f_ms),
         match (t.apdex, &t.apdex_rating) {
             (Some(a), Some(r)) => format!(
                 "{a:.3} {r}  ({} satisfied, {} tolerating, {} frustrated)",

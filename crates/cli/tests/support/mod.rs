@@ -235,3 +235,62 @@ pub fn ms(value: &serde_json::Value) -> f64 {
         .as_f64()
         .unwrap_or_else(|| panic!("not a number: {value}"))
 }
+
+/// A TLS server with a fresh self-signed certificate for "localhost",
+/// answering every request with 200 and a short body.
+pub struct TlsServer {
+    pub addr: SocketAddr,
+    /// Kept so the server lives as long as this value.
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl TlsServer {
+    pub fn start() -> TlsServer {
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.cert.der().clone()], key)
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(mut tls) = acceptor.accept(stream).await else { return };
+                    let mut buf = vec![0u8; 8192];
+                    let mut filled = 0;
+                    loop {
+                        let head_len = loop {
+                            let mut headers = [httparse::EMPTY_HEADER; 64];
+                            let mut request = httparse::Request::new(&mut headers);
+                            if let Ok(httparse::Status::Complete(n)) = request.parse(&buf[..filled]) {
+                                break n;
+                            }
+                            match tls.read(&mut buf[filled..]).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => filled += n,
+                            }
+                        };
+                        buf.copy_within(head_len..filled, 0);
+                        filled -= head_len;
+                        let response = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+                        if tls.write_all(response).await.is_err() || tls.flush().await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        TlsServer { addr, _runtime: runtime }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{}", self.addr.port(), path)
+    }
+}
