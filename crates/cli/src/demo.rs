@@ -134,7 +134,11 @@ async fn serve(mut stream: TcpStream, pool: Arc<Semaphore>, counter: Arc<AtomicU
             };
             // A deterministic spread of "database" time between 5 and 40 ms,
             // and every 25th page a heavy report of 600-900 ms.
-            let work = if n % 25 == 24 { 600 + (n * 7919 % 301) } else { 5 + (n * 7919 % 36) };
+            let work = if n % 25 == 24 {
+                600 + (n * 7919 % 301)
+            } else {
+                5 + (n * 7919 % 36)
+            };
             tokio::time::sleep(Duration::from_millis(work)).await;
             page(n, work)
         };

@@ -12,6 +12,7 @@ use support::*;
 /// max = 2 s; mean = 0.9 * 100 + 0.1 * 2000 = 290 ms.
 #[test]
 fn delay_mix_gives_hand_computed_apdex_and_percentiles() {
+    let _serial = serial();
     let server = TestServer::start(|r| Reply {
         delay: if r.number % 10 == 0 {
             Duration::from_secs(2)
@@ -115,6 +116,7 @@ fn hlog_total_count(bundle: &std::path::Path) -> u64 {
 /// one that tells how users arriving during the pause fared.
 #[test]
 fn open_model_reports_a_pause_that_the_closed_model_hides() {
+    let _serial = serial();
     let pausing = || {
         TestServer::start(|r| {
             let pause_start = r.first + Duration::from_secs(2);
@@ -185,6 +187,7 @@ fn open_model_reports_a_pause_that_the_closed_model_hides() {
 /// within 2% of 10 requests/s.
 #[test]
 fn throughput_cap_holds_the_rate() {
+    let _serial = serial();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
         ..Reply::default()
@@ -213,6 +216,7 @@ fn throughput_cap_holds_the_rate() {
 
 #[test]
 fn ctrl_c_leaves_a_valid_bundle_marked_interrupted() {
+    let _serial = serial();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(10),
         ..Reply::default()
@@ -267,6 +271,7 @@ fn ctrl_c_leaves_a_valid_bundle_marked_interrupted() {
 
 #[test]
 fn fail_if_sets_the_exit_code() {
+    let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
     let url = server.url("/");
     let args = |extra: &[&str], name: &str| {
@@ -322,6 +327,7 @@ fn fail_if_sets_the_exit_code() {
 /// samples.jtl parses back with JMeter's default header and units.
 #[test]
 fn jtl_has_jmeter_columns_and_units() {
+    let _serial = serial();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(20),
         status: if r.number % 5 == 0 { 503 } else { 200 },
@@ -388,6 +394,7 @@ fn jtl_has_jmeter_columns_and_units() {
 /// the bundle is complete.
 #[test]
 fn a_server_that_dies_mid_run_is_recorded_not_fatal() {
+    let _serial = serial();
     let mut server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
         ..Reply::default()
@@ -438,6 +445,7 @@ fn a_server_that_dies_mid_run_is_recorded_not_fatal() {
 
 #[test]
 fn chunked_bodies_and_closed_connections_are_read_correctly() {
+    let _serial = serial();
     let server = TestServer::start(|r| Reply {
         body: 1000,
         chunked: true,
@@ -471,6 +479,7 @@ fn chunked_bodies_and_closed_connections_are_read_correctly() {
 
 #[test]
 fn bad_input_is_a_clear_usage_error() {
+    let _serial = serial();
     for (args, hint) in [
         (vec!["load", "127.0.0.1:8080"], "not a valid URL"),
         (vec!["load", "ftp://127.0.0.1/"], "http:// and https://"),
@@ -526,6 +535,7 @@ fn bad_input_is_a_clear_usage_error() {
 
 #[test]
 fn unreachable_targets_fail_fast_with_a_hint() {
+    let _serial = serial();
     // Port 1 on loopback: nothing listens there.
     let refused = run(&[
         "load",
@@ -546,20 +556,56 @@ fn unreachable_targets_fail_fast_with_a_hint() {
 
 #[test]
 fn https_with_a_self_signed_certificate_needs_insecure() {
+    let _serial = serial();
     let server = TlsServer::start();
     let url = server.url("/secure");
-    let refused = run(&["load", &url, "-n", "10", "--out", temp_dir("tls-refused").to_str().unwrap()]);
+    let refused = run(&[
+        "load",
+        &url,
+        "-n",
+        "10",
+        "--out",
+        temp_dir("tls-refused").to_str().unwrap(),
+    ]);
     assert_eq!(refused.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("TLS handshake") && stderr.contains("--insecure"), "{stderr}");
+    assert!(
+        stderr.contains("TLS handshake") && stderr.contains("--insecure"),
+        "{stderr}"
+    );
 
-    let output = run(&["load", &url, "-n", "200", "-c", "4", "--insecure", "--json", "--out", temp_dir("tls").to_str().unwrap()]);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = run(&[
+        "load",
+        &url,
+        "-n",
+        "200",
+        "-c",
+        "4",
+        "--insecure",
+        "--json",
+        "--out",
+        temp_dir("tls").to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let json = stdout_json(&output);
     assert_eq!(json["total"]["count"], 200);
-    assert_eq!(json["total"]["errors"], 0, "{}", json["total"]["errors_by_kind"]);
-    assert_eq!(json["total"]["connections"], 4, "one kept-alive TLS connection per user");
-    assert!(ms(&json["total"]["connect_mean_ms"]) > 0.0, "the handshake is part of connect time");
+    assert_eq!(
+        json["total"]["errors"], 0,
+        "{}",
+        json["total"]["errors_by_kind"]
+    );
+    assert_eq!(
+        json["total"]["connections"], 4,
+        "one kept-alive TLS connection per user"
+    );
+    assert!(
+        ms(&json["total"]["connect_mean_ms"]) > 0.0,
+        "the handshake is part of connect time"
+    );
 }
 
 /// Open model against a server that takes 200 ms with at most 2 VUs: the
@@ -567,26 +613,70 @@ fn https_with_a_self_signed_certificate_needs_insecure() {
 /// response times count from their scheduled start, and the summary says so.
 #[test]
 fn open_model_warns_when_max_vus_cannot_keep_the_rate() {
-    let server = TestServer::start(|_| Reply { delay: Duration::from_millis(200), ..Reply::default() });
-    let output = run(&["load", &server.url("/"), "--rate", "50/s", "-d", "3s", "--max-vus", "2", "--json", "--out", temp_dir("maxvus").to_str().unwrap()]);
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(200),
+        ..Reply::default()
+    });
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "--rate",
+        "50/s",
+        "-d",
+        "3s",
+        "--max-vus",
+        "2",
+        "--json",
+        "--out",
+        temp_dir("maxvus").to_str().unwrap(),
+    ]);
     assert!(output.status.success());
     let json = stdout_json(&output);
-    let warning = json["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "behind_schedule");
-    let message = warning.expect("a behind_schedule warning")["message"].as_str().unwrap().to_string();
+    let warning = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "behind_schedule");
+    let message = warning.expect("a behind_schedule warning")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(message.contains("--max-vus"), "{message}");
     // 2 VUs at 200 ms serve 10 requests/s at most; the rest wait their turn.
     let rps = ms(&json["total"]["rps"]);
     assert!(rps <= 11.0, "{rps}");
-    assert!(ms(&json["total"]["p95_ms"]) > 1000.0, "waiting for a VU counts in response time");
-    assert!(ms(&json["total"]["service_p95_ms"]) < 300.0, "service time excludes the wait");
+    assert!(
+        ms(&json["total"]["p95_ms"]) > 1000.0,
+        "waiting for a VU counts in response time"
+    );
+    assert!(
+        ms(&json["total"]["service_p95_ms"]) < 300.0,
+        "service time excludes the wait"
+    );
 }
 
 #[test]
 fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
+    let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
     let output = run(&[
-        "load", &server.url("/post"), "-n", "40", "-c", "2", "--no-keepalive", "-X", "POST", "--body", "name=value",
-        "-H", "Content-Type: application/x-www-form-urlencoded", "--json", "--out", temp_dir("nokeepalive").to_str().unwrap(),
+        "load",
+        &server.url("/post"),
+        "-n",
+        "40",
+        "-c",
+        "2",
+        "--no-keepalive",
+        "-X",
+        "POST",
+        "--body",
+        "name=value",
+        "-H",
+        "Content-Type: application/x-www-form-urlencoded",
+        "--json",
+        "--out",
+        temp_dir("nokeepalive").to_str().unwrap(),
     ]);
     assert!(output.status.success());
     let json = stdout_json(&output);
@@ -594,5 +684,8 @@ fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
     assert_eq!(json["total"]["errors"], 0);
     assert_eq!(json["total"]["connections"], 40);
     let sent = json["total"]["bytes_sent"].as_u64().unwrap();
-    assert!(sent > 40 * 100, "requests carry headers and body: {sent} bytes");
+    assert!(
+        sent > 40 * 100,
+        "requests carry headers and body: {sent} bytes"
+    );
 }

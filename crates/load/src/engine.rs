@@ -14,6 +14,7 @@
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::jtl::JtlContext;
+use crate::precise_timer::PreciseTimer;
 use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
 use crate::rng::Rng;
@@ -175,9 +176,19 @@ struct Worker {
     requests_left: Cell<Option<u64>>,
     pacer: Option<Pacer>,
     arrivals: Option<Arrivals>,
+    /// Microsecond timer for scheduled starts; `None` falls back to tokio's 1 ms timer.
+    timer: Option<Rc<PreciseTimer>>,
 }
 
 impl Worker {
+    /// Waits for a scheduled start as precisely as the platform allows.
+    async fn wait_for_schedule(&self, at: Instant) {
+        match &self.timer {
+            Some(timer) => timer.sleep_until(at).await,
+            None => tokio::time::sleep_until(at.into()).await,
+        }
+    }
+
     fn take_budget(&self) -> bool {
         match self.requests_left.get() {
             None => true,
@@ -248,14 +259,32 @@ fn run_worker(
             (None, None, Some(arrivals))
         }
     };
+    let scheduled = pacer.is_some() || arrivals.is_some();
+    let population = match plan.profile {
+        Profile::Closed { users, .. } => users,
+        Profile::Open { max_vus, .. } => max_vus,
+    };
+    let timer = if scheduled {
+        let _context = runtime.enter();
+        PreciseTimer::new(share(population as u64, workers, index) as usize + 1).ok()
+    } else {
+        None
+    };
+    // Ask the kernel for exact wake-ups (the default slack is 50 µs).
+    // SAFETY: prctl with PR_SET_TIMERSLACK only changes this thread's slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     let worker = Rc::new(Worker {
         plan: plan.clone(),
         recorder: RefCell::new(recorder),
         requests_left: Cell::new(requests_left),
         pacer,
         arrivals,
+        timer: timer.clone(),
     });
     let local = tokio::task::LocalSet::new();
+    if let Some(timer) = timer {
+        local.spawn_local(timer.drive());
+    }
     local.block_on(&runtime, control(worker, index, workers, stop));
 }
 
@@ -390,7 +419,7 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, start_at: Instant) {
                 let now = Instant::now();
                 let slot = pacer.claim(now);
                 if slot > now {
-                    tokio::time::sleep_until(slot.into()).await;
+                    worker.wait_for_schedule(slot).await;
                 }
                 slot
             }
@@ -422,7 +451,7 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
     let mut client = HttpClient::new(plan.connector.clone(), plan.timeout);
     while let Some(due) = worker.arrivals.as_ref().and_then(Arrivals::claim) {
         if due > Instant::now() {
-            tokio::time::sleep_until(due.into()).await;
+            worker.wait_for_schedule(due).await;
         }
         exchange(&worker, &mut client, &request, vu, due, Instant::now()).await;
     }

@@ -186,6 +186,14 @@ async fn serve(
     }
 }
 
+/// Integration tests run one at a time: they measure timing on a machine
+/// with few cores, and a test that floods a dead server with reconnects
+/// would skew another's percentiles. Hold the guard for the whole test.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The headroom binary built for these tests.
 pub fn headroom() -> Command {
     Command::new(env!("CARGO_BIN_EXE_headroom"))
@@ -248,28 +256,37 @@ impl TlsServer {
     pub fn start() -> TlsServer {
         let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert.cert.der().clone()], key)
-            .unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .unwrap();
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
         let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
         let addr = listener.local_addr().unwrap();
         runtime.spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 let acceptor = acceptor.clone();
                 tokio::spawn(async move {
-                    let Ok(mut tls) = acceptor.accept(stream).await else { return };
+                    let Ok(mut tls) = acceptor.accept(stream).await else {
+                        return;
+                    };
                     let mut buf = vec![0u8; 8192];
                     let mut filled = 0;
                     loop {
                         let head_len = loop {
                             let mut headers = [httparse::EMPTY_HEADER; 64];
                             let mut request = httparse::Request::new(&mut headers);
-                            if let Ok(httparse::Status::Complete(n)) = request.parse(&buf[..filled]) {
+                            if let Ok(httparse::Status::Complete(n)) = request.parse(&buf[..filled])
+                            {
                                 break n;
                             }
                             match tls.read(&mut buf[filled..]).await {
@@ -287,7 +304,10 @@ impl TlsServer {
                 });
             }
         });
-        TlsServer { addr, _runtime: runtime }
+        TlsServer {
+            addr,
+            _runtime: runtime,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
