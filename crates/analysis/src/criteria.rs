@@ -349,6 +349,15 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn parser_never_panics(text in "\\PC{0,32}") {
+            if let Ok(c) = Criterion::parse(&text) {
+                let _ = c.evaluate(Some(&summary()));
+            }
+        }
+    }
+
     #[test]
     fn rejects_bad_expressions_with_reasons() {
         for (bad, hint) in [

@@ -212,4 +212,18 @@ mod tests {
         assert_eq!(parse_percent("1%"), Some(0.01));
         assert_eq!(parse_percent("1"), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn parsers_never_panic(text in "\\PC{0,24}") {
+            let _ = parse_duration(&text);
+            let _ = parse_rate(&text);
+            let _ = parse_percent(&text);
+        }
+
+        #[test]
+        fn durations_round_trip_in_milliseconds(ms in 0u64..10_000_000) {
+            proptest::prop_assert_eq!(parse_duration(&format!("{ms}ms")).unwrap(), Duration::from_millis(ms));
+        }
+    }
 }

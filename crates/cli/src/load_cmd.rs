@@ -380,7 +380,13 @@ fn report(args: &LoadArgs, outcome: &RunOutcome) -> ExitCode {
             eprintln!("headroom: --fail-if {}", v.message);
         }
     }
-    if outcome.status == headroom_load::summary::RunStatus::Interrupted {
+    if let Some(error) = &outcome.bundle_error {
+        eprintln!(
+            "headroom: {error}. The run was stopped there; the figures above cover it until then. \
+             Free some space or choose another --out."
+        );
+        ExitCode::from(EXIT_CANNOT_RUN)
+    } else if outcome.status == headroom_load::summary::RunStatus::Interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else if failed.is_empty() {
         ExitCode::SUCCESS

@@ -689,3 +689,99 @@ fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
         "requests carry headers and body: {sent} bytes"
     );
 }
+
+/// A server that resets every third connection's request: resets are counted
+/// by kind, the other requests succeed, and the run carries on.
+#[test]
+fn resets_are_counted_by_kind() {
+    let _serial = serial();
+    let server = TestServer::start(|r| Reply {
+        reset: r.number % 3 == 0,
+        ..Reply::default()
+    });
+    // POST is not resent on a fresh connection, so every reset is visible.
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-n",
+        "60",
+        "-c",
+        "2",
+        "-X",
+        "POST",
+        "--json",
+        "--out",
+        temp_dir("reset").to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    assert_eq!(json["total"]["count"], 60);
+    assert_eq!(
+        json["total"]["errors_by_kind"]["reset"], 20,
+        "{}",
+        json["total"]["errors_by_kind"]
+    );
+    assert_eq!(json["total"]["errors"], 20);
+}
+
+/// The disk fills up mid-run (a 48 KB tmpfs): the run stops, the summary
+/// still covers it until then, the error says what happened, exit code 3.
+/// Mounting needs root, which CI has; elsewhere the test says it skipped.
+#[test]
+fn a_full_disk_stops_the_run_with_a_clear_error() {
+    let _serial = serial();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting a small tmpfs needs root");
+        return;
+    }
+    let mount_point = temp_dir("full-disk");
+    std::fs::create_dir_all(&mount_point).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=48k",
+            "tmpfs",
+            mount_point.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount a tmpfs as root");
+    let server = TestServer::start(|_| Reply::default());
+    let started = Instant::now();
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-c",
+        "4",
+        "-d",
+        "30s",
+        "--jtl",
+        "--out",
+        mount_point.join("run").to_str().unwrap(),
+    ]);
+    let _ = std::process::Command::new("umount")
+        .arg(&mount_point)
+        .status();
+    assert_eq!(output.status.code(), Some(3));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the run stopped when the disk filled"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("No space left on device") && stderr.contains("choose another --out"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("Transactions:") && stdout.contains("aborted"),
+        "{stdout}"
+    );
+}

@@ -152,6 +152,8 @@ pub struct MergedInterval {
     pub active_vus: u32,
     /// Busiest worker's CPU use as a fraction of the interval.
     pub worker_busy: f64,
+    /// Most-starved worker's run-queue wait as a fraction of the interval.
+    pub worker_wait: f64,
     pub loop_lag: Duration,
 }
 
@@ -192,7 +194,7 @@ impl BundleWriter {
             header.push_str(",errors_");
             header.push_str(kind.name());
         }
-        header.push_str(",mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms,service_mean_ms,ttfb_mean_ms,bytes_received,bytes_sent,active_vus,apdex_satisfied,apdex_tolerating,apdex_frustrated,generator_busy_pct,generator_lag_ms");
+        header.push_str(",mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms,service_mean_ms,ttfb_mean_ms,bytes_received,bytes_sent,active_vus,apdex_satisfied,apdex_tolerating,apdex_frustrated,generator_busy_pct,generator_wait_pct,generator_lag_ms");
         writeln!(intervals, "{header}").map_err(io_err)?;
         intervals.flush().map_err(io_err)?;
         let mut hlog = HlogWriter::new(create(LATENCY)?, wall_start).map_err(io_err)?;
@@ -269,7 +271,7 @@ impl BundleWriter {
             }
             let _ = writeln!(
                 text,
-                ",{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{service:.3},{ttfb:.3},{},{},{},{},{},{},{:.1},{:.1}",
+                ",{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{service:.3},{ttfb:.3},{},{},{},{},{},{},{:.1},{:.1},{:.1}",
                 ms(l.mean),
                 ms(l.p50),
                 ms(l.p90),
@@ -283,6 +285,7 @@ impl BundleWriter {
                 c.apdex.tolerating,
                 c.apdex.frustrated,
                 interval.worker_busy * 100.0,
+                interval.worker_wait * 100.0,
                 ms(interval.loop_lag),
             );
         }
@@ -332,7 +335,10 @@ impl BundleWriter {
         let text =
             serde_json::to_string_pretty(manifest).map_err(|e| self.io_err(io::Error::other(e)))?;
         let tmp = self.dir.join("manifest.json.tmp");
-        fs::write(&tmp, text + "\n").map_err(|e| self.io_err(e))?;
+        if let Err(e) = fs::write(&tmp, text + "\n") {
+            let _ = fs::remove_file(&tmp);
+            return Err(self.io_err(e));
+        }
         fs::rename(&tmp, self.dir.join(MANIFEST)).map_err(|e| self.io_err(e))
     }
 

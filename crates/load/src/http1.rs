@@ -213,6 +213,9 @@ impl ChunkedDecoder {
         input: &[u8],
         payload: &mut impl FnMut(&[u8]),
     ) -> Result<(usize, bool), ProtocolError> {
+        if self.state == ChunkState::Done {
+            return Ok((0, true));
+        }
         let mut at = 0;
         while at < input.len() {
             if self.state == ChunkState::Data {
@@ -273,7 +276,8 @@ impl ChunkedDecoder {
                     b'\n' => ChunkState::Done,
                     _ => return Err(ProtocolError::Chunked),
                 },
-                ChunkState::Data | ChunkState::Done => unreachable!("handled above"),
+                // Data is consumed in bulk above and Done returns early.
+                ChunkState::Data | ChunkState::Done => return Ok((at - 1, true)),
             };
             if self.state == ChunkState::Done {
                 return Ok((at, true));
@@ -385,6 +389,13 @@ mod tests {
         let (body, used) = decode_in_pieces(encoded, &[]).unwrap();
         assert_eq!(body, b"hello world");
         assert_eq!(&encoded[used..], b"NEXT");
+    }
+
+    #[test]
+    fn chunked_after_the_end_consumes_nothing() {
+        let mut decoder = ChunkedDecoder::default();
+        assert_eq!(decoder.feed(b"0\r\n\r\n", &mut |_| {}), Ok((5, true)));
+        assert_eq!(decoder.feed(b"more", &mut |_| {}), Ok((0, true)));
     }
 
     #[test]

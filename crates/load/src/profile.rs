@@ -162,4 +162,11 @@ mod tests {
             Duration::from_secs(5)
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn think_parser_never_panics(text in "\\PC{0,24}") {
+            let _ = Think::parse(&text);
+        }
+    }
 }

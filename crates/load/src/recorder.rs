@@ -24,9 +24,11 @@ pub struct IntervalPiece {
     pub active_vus: u32,
     /// CPU time this worker's thread used during the interval.
     pub cpu: Duration,
-    /// How late the worker's once-a-second tick ran: a starved or saturated
-    /// event loop shows here first.
+    /// How late the worker's once-a-second tick ran.
     pub loop_lag: Duration,
+    /// Time the worker thread was ready to run but waited for a CPU (the
+    /// kernel's run-queue wait): a generator starved by other processes.
+    pub cpu_wait: Duration,
 }
 
 /// What workers tell the collector.
@@ -60,6 +62,7 @@ pub struct Recorder {
     pub peak_vus: u32,
     pub max_vus_reached: bool,
     cpu_mark: Duration,
+    wait_mark: Duration,
     loop_lag: Duration,
     events: UnboundedSender<EngineEvent>,
     jtl: Option<(Arc<JtlContext>, Vec<u8>)>,
@@ -85,6 +88,7 @@ impl Recorder {
             peak_vus: 0,
             max_vus_reached: false,
             cpu_mark: thread_cpu_time(),
+            wait_mark: thread_cpu_wait(),
             loop_lag: Duration::ZERO,
             events,
             jtl: jtl.map(|ctx| (ctx, Vec::with_capacity(JTL_CHUNK + 1024))),
@@ -156,6 +160,7 @@ impl Recorder {
 
     fn send_current(&mut self) {
         let cpu_now = thread_cpu_time();
+        let wait_now = thread_cpu_wait();
         let piece = IntervalPiece {
             worker: self.worker,
             index: self.index,
@@ -163,8 +168,10 @@ impl Recorder {
             active_vus: self.active_vus,
             cpu: cpu_now.saturating_sub(self.cpu_mark),
             loop_lag: std::mem::take(&mut self.loop_lag),
+            cpu_wait: wait_now.saturating_sub(self.wait_mark),
         };
         self.cpu_mark = cpu_now;
+        self.wait_mark = wait_now;
         let _ = self.events.send(EngineEvent::Interval(piece));
     }
 
@@ -202,4 +209,20 @@ pub fn thread_cpu_time() -> Duration {
         return Duration::ZERO;
     }
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Time the calling thread has spent runnable but waiting for a CPU, from
+/// `/proc/thread-self/schedstat` (zero where the kernel does not report it).
+pub fn thread_cpu_wait() -> Duration {
+    use std::io::Read;
+    let mut buffer = [0u8; 96];
+    let Ok(mut file) = std::fs::File::open("/proc/thread-self/schedstat") else {
+        return Duration::ZERO;
+    };
+    let n = file.read(&mut buffer).unwrap_or(0);
+    std::str::from_utf8(&buffer[..n])
+        .ok()
+        .and_then(|text| text.split_whitespace().nth(1))
+        .and_then(|wait| wait.parse::<u64>().ok())
+        .map_or(Duration::ZERO, Duration::from_nanos)
 }

@@ -23,6 +23,12 @@ use std::time::{Duration, Instant, SystemTime};
 /// Time between preparing the run and its first request, so every worker
 /// thread is up before the schedule begins.
 const STARTUP_LEAD: Duration = Duration::from_millis(30);
+/// A worker thread this busy on average could not keep up.
+const SATURATED: f64 = 0.90;
+/// A worker that waited for a CPU this share of the run was starved.
+const STARVED: f64 = 0.10;
+/// An event loop this late once was stalled.
+const STALLED_LOOP: Duration = Duration::from_millis(100);
 
 /// What the live display shows once a second.
 #[derive(Debug, Clone, Default)]
@@ -46,6 +52,8 @@ pub struct RunOutcome {
     pub labels: Vec<(String, LabelSummary)>,
     pub warnings: Vec<RunWarning>,
     pub bundle: PathBuf,
+    /// Why the bundle is incomplete, when writing it failed.
+    pub bundle_error: Option<String>,
     pub manifest: Manifest,
 }
 
@@ -101,7 +109,7 @@ pub async fn run(
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
     let status = collector
         .collect(&engine, events, interrupt, &mut on_progress)
-        .await?;
+        .await;
     engine.join();
     collector.finish(status, setup.manifest, max_vus, wall_start)
 }
@@ -112,6 +120,10 @@ struct Collector {
     run_start: Instant,
     planned: Option<Duration>,
     bundle: Option<BundleWriter>,
+    bundle_dir: PathBuf,
+    /// The bundle could not be written: the run was stopped, the figures
+    /// still cover it up to then.
+    bundle_error: Option<BundleError>,
     /// Pieces received per interval index, merged as they come.
     pending: BTreeMap<u64, (usize, Vec<IntervalPiece>)>,
     /// Highest index received from each worker.
@@ -121,6 +133,7 @@ struct Collector {
     cumulative: Vec<Tally>,
     cumulative_total: Tally,
     worker_busy: Vec<f64>,
+    worker_wait: Vec<f64>,
     worst_loop_lag: Duration,
 }
 
@@ -138,13 +151,16 @@ impl Collector {
             labels,
             run_start,
             planned,
+            bundle_dir: bundle.dir().to_path_buf(),
             bundle: Some(bundle),
+            bundle_error: None,
             pending: BTreeMap::new(),
             received: vec![None; workers],
             done: vec![None; workers],
             next_index: 0,
             cumulative_total: Tally::default(),
             worker_busy: Vec::new(),
+            worker_wait: Vec::new(),
             worst_loop_lag: Duration::ZERO,
         }
     }
@@ -155,7 +171,7 @@ impl Collector {
         mut events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
         interrupt: impl Future<Output = ()>,
         on_progress: &mut impl FnMut(&Progress),
-    ) -> Result<RunStatus, BundleError> {
+    ) -> RunStatus {
         let mut status = RunStatus::Complete;
         tokio::pin!(interrupt);
         loop {
@@ -165,16 +181,19 @@ impl Collector {
                     Some(EngineEvent::Interval(piece)) => {
                         self.received[piece.worker] = Some(piece.index);
                         self.pending.entry(piece.index).or_insert_with(|| (0, Vec::new())).1.push(piece);
-                        self.finalize_ready(on_progress)?;
+                        let written = self.finalize_ready(on_progress);
+                        self.check(written, engine);
                     }
                     Some(EngineEvent::Samples(lines)) => {
-                        if let Some(bundle) = &mut self.bundle {
-                            bundle.write_samples(&lines)?;
+                        if let (Some(bundle), None) = (&mut self.bundle, &self.bundle_error) {
+                            let written = bundle.write_samples(&lines);
+                            self.check(written, engine);
                         }
                     }
                     Some(EngineEvent::WorkerDone(report)) => {
                         self.done[report.worker] = Some(report);
-                        self.finalize_ready(on_progress)?;
+                        let written = self.finalize_ready(on_progress);
+                        self.check(written, engine);
                     }
                 },
                 _ = &mut interrupt, if status != RunStatus::Interrupted => {
@@ -183,7 +202,18 @@ impl Collector {
                 }
             }
         }
-        Ok(status)
+        status
+    }
+
+    /// A failed write stops the run: going on would produce figures that no
+    /// bundle keeps. The collector still merges what the workers send.
+    fn check(&mut self, written: Result<(), BundleError>, engine: &Engine) {
+        if let Err(error) = written {
+            if self.bundle_error.is_none() {
+                self.bundle_error = Some(error);
+                engine.stop();
+            }
+        }
     }
 
     fn run_end(&self) -> Option<Instant> {
@@ -228,7 +258,7 @@ impl Collector {
                 _ => Duration::from_secs(1),
             };
             let merged = self.merge(index, length, pieces);
-            if let Some(bundle) = &mut self.bundle {
+            if let (Some(bundle), None) = (&mut self.bundle, &self.bundle_error) {
                 bundle.write_interval(&merged)?;
             }
             for (cumulative, tally) in self.cumulative.iter_mut().zip(&merged.tallies) {
@@ -239,6 +269,7 @@ impl Collector {
             self.cumulative_total.add(&merged.total);
             if length >= Duration::from_millis(500) {
                 self.worker_busy.push(merged.worker_busy);
+                self.worker_wait.push(merged.worker_wait);
             }
             self.worst_loop_lag = self.worst_loop_lag.max(merged.loop_lag);
             let latency = LatencyStats::of(&self.cumulative_total.response);
@@ -262,10 +293,12 @@ impl Collector {
         let mut total = Tally::default();
         let mut active_vus = 0;
         let mut worker_busy: f64 = 0.0;
+        let mut worker_wait: f64 = 0.0;
         let mut loop_lag = Duration::ZERO;
         for piece in pieces {
             active_vus += piece.active_vus;
             worker_busy = worker_busy.max(piece.cpu.as_secs_f64() / length.as_secs_f64());
+            worker_wait = worker_wait.max(piece.cpu_wait.as_secs_f64() / length.as_secs_f64());
             loop_lag = loop_lag.max(piece.loop_lag);
             for (slot, tally) in tallies.iter_mut().zip(piece.tallies) {
                 if let Some(tally) = tally {
@@ -284,6 +317,7 @@ impl Collector {
             total,
             active_vus,
             worker_busy: worker_busy.min(1.0),
+            worker_wait: worker_wait.min(1.0),
             loop_lag,
         }
     }
@@ -321,6 +355,11 @@ impl Collector {
             labels: label_figures,
             peak_vus,
         };
+        let status = if self.bundle_error.is_some() {
+            RunStatus::Aborted
+        } else {
+            status
+        };
         manifest.status = status;
         manifest.ended_at =
             Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
@@ -330,17 +369,20 @@ impl Collector {
             .iter()
             .filter_map(|w| serde_json::to_value(w).ok())
             .collect();
-        let bundle = match self.bundle.take() {
-            Some(writer) => writer.finish(&manifest)?,
-            None => PathBuf::new(),
-        };
+        // Even after a failed write, try to leave a manifest saying `aborted`.
+        if let Some(writer) = self.bundle.take() {
+            if let Err(error) = writer.finish(&manifest) {
+                self.bundle_error.get_or_insert(error);
+            }
+        }
         Ok(RunOutcome {
             status,
             summary,
             total,
             labels,
             warnings,
-            bundle,
+            bundle: self.bundle_dir,
+            bundle_error: self.bundle_error.map(|e| e.to_string()),
             manifest,
         })
     }
@@ -348,16 +390,23 @@ impl Collector {
     fn warnings(&self, max_vus: Option<u32>) -> Vec<RunWarning> {
         let mut warnings = Vec::new();
         let c = &self.cumulative_total.counts;
-        if !self.worker_busy.is_empty() {
-            let mean = self.worker_busy.iter().sum::<f64>() / self.worker_busy.len() as f64;
-            if mean >= 0.9 {
-                warnings.push(RunWarning::GeneratorSaturated {
-                    busy_percent: mean * 100.0,
-                });
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
             }
+        };
+        let busy = mean(&self.worker_busy);
+        if busy >= SATURATED {
+            warnings.push(RunWarning::GeneratorSaturated {
+                busy_percent: busy * 100.0,
+            });
         }
-        if self.worst_loop_lag >= Duration::from_millis(100) {
+        let waited = mean(&self.worker_wait);
+        if waited >= STARVED || self.worst_loop_lag >= STALLED_LOOP {
             warnings.push(RunWarning::GeneratorStalled {
+                waited_percent: waited * 100.0,
                 worst_lag: self.worst_loop_lag,
             });
         }

@@ -260,6 +260,17 @@ mod tests {
         .is_err());
     }
 
+    proptest::proptest! {
+        #[test]
+        fn parsers_never_panic(text in "\\PC{0,48}") {
+            if let Ok(target) = Target::parse(&text) {
+                let _ = target.host_header();
+                let _ = RequestSpec::default().serialize(&target, &target.path_and_query);
+            }
+            let _ = parse_header(&text);
+        }
+    }
+
     #[test]
     fn serialises_requests() {
         let t = Target::parse("http://127.0.0.1:8080/p").unwrap();

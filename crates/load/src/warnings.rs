@@ -10,8 +10,12 @@ use std::time::Duration;
 pub enum RunWarning {
     /// A worker thread of the generator was busy most of the run.
     GeneratorSaturated { busy_percent: f64 },
-    /// The generator's event loop ran late: it was starved of CPU.
-    GeneratorStalled { worst_lag: Duration },
+    /// The generator waited for a CPU (other processes took it) or its
+    /// event loop ran late.
+    GeneratorStalled {
+        waited_percent: f64,
+        worst_lag: Duration,
+    },
     /// Requests started later than their schedule (open model, throughput cap).
     BehindSchedule {
         late: u64,
@@ -46,13 +50,22 @@ impl fmt::Display for RunWarning {
                  times include time spent inside the generator and the throughput understates the target. \
                  Run headroom on another machine, or with more cores (--threads)."
             ),
-            RunWarning::GeneratorStalled { worst_lag } => write!(
-                f,
-                "headroom's event loop ran up to {} late: the generator was starved of CPU, so it sent less \
-                 than planned and its timings are inflated; the results understate the target. Stop other \
-                 busy processes on this machine or run headroom elsewhere.",
-                Readable(*worst_lag)
-            ),
+            RunWarning::GeneratorStalled { waited_percent, worst_lag } => {
+                write!(
+                    f,
+                    "headroom was starved of CPU: its worker threads waited for a processor \
+                     {waited_percent:.0}% of the time"
+                )?;
+                if *worst_lag >= Duration::from_millis(1) {
+                    write!(f, " and its event loop ran up to {} late", Readable(*worst_lag))?;
+                }
+                write!(
+                    f,
+                    ", so it sent less than planned and its timings include that wait; the results \
+                     understate the target. Stop other busy processes on this machine (or the server \
+                     under test, if it runs here) or run headroom elsewhere."
+                )
+            }
             RunWarning::BehindSchedule { late, total, worst_lag, max_vus } => {
                 let percent = 100.0 * *late as f64 / (*total).max(1) as f64;
                 write!(

@@ -23,6 +23,8 @@ pub struct Reply {
     pub body: usize,
     pub chunked: bool,
     pub close: bool,
+    /// Reset the connection (RST) instead of answering.
+    pub reset: bool,
 }
 
 impl Default for Reply {
@@ -34,6 +36,7 @@ impl Default for Reply {
             body: 64,
             chunked: false,
             close: false,
+            reset: false,
         }
     }
 }
@@ -161,6 +164,12 @@ async fn serve(
         }
         if !reply.delay.is_zero() {
             tokio::time::sleep(reply.delay).await;
+        }
+        if reply.reset {
+            // Linger 0: closing sends RST instead of FIN.
+            let std_stream = stream.into_std().unwrap();
+            socket_reset(std_stream);
+            return;
         }
         let body = "x".repeat(reply.body);
         let mut response = format!("HTTP/1.1 {} Test\r\n", reply.status);
@@ -313,4 +322,23 @@ impl TlsServer {
     pub fn url(&self, path: &str) -> String {
         format!("https://localhost:{}{}", self.addr.port(), path)
     }
+}
+
+fn socket_reset(stream: std::net::TcpStream) {
+    use std::os::fd::AsRawFd;
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setting SO_LINGER on a socket we own, with a valid struct.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(stream);
 }
