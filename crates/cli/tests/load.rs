@@ -61,7 +61,9 @@ fn delay_mix_gives_hand_computed_apdex_and_percentiles() {
         );
     };
     within("p50_ms", 100.0, 5.0);
-    within("p90_ms", 100.0, 5.0);
+    // p90 is the 90th of 100 sorted samples: exactly the slowest of the 90
+    // fast ones, so it carries the worst scheduling hiccup among them.
+    within("p90_ms", 100.0, 15.0);
     within("p95_ms", 2000.0, 10.0);
     within("p99_ms", 2000.0, 10.0);
     within("max_ms", 2000.0, 10.0);
@@ -129,23 +131,10 @@ fn open_model_reports_a_pause_that_the_closed_model_hides() {
         })
     };
     let server = pausing();
-    let open = run(&[
-        "load",
-        &server.url("/"),
-        "--rate",
-        "100/s",
-        "-d",
-        "10s",
-        "--json",
-        "--out",
-        temp_dir("open").to_str().unwrap(),
-    ]);
-    assert!(
-        open.status.success(),
-        "{}",
-        String::from_utf8_lossy(&open.stderr)
+    let open = run_json(
+        "open",
+        &["load", &server.url("/"), "--rate", "100/s", "-d", "10s"],
     );
-    let open = stdout_json(&open);
     let count = open["total"]["count"].as_u64().unwrap();
     assert!(
         (990..=1000).contains(&count),
@@ -159,19 +148,10 @@ fn open_model_reports_a_pause_that_the_closed_model_hides() {
     assert!(ms(&open["total"]["max_ms"]) > 2800.0);
 
     let server = pausing();
-    let closed = run(&[
-        "load",
-        &server.url("/"),
-        "-c",
-        "2",
-        "-d",
-        "10s",
-        "--json",
-        "--out",
-        temp_dir("closed").to_str().unwrap(),
-    ]);
-    assert!(closed.status.success());
-    let closed = stdout_json(&closed);
+    let closed = run_json(
+        "closed",
+        &["load", &server.url("/"), "-c", "2", "-d", "10s"],
+    );
     let p90 = ms(&closed["total"]["p90_ms"]);
     assert!(
         p90 < 50.0,
@@ -192,21 +172,19 @@ fn throughput_cap_holds_the_rate() {
         delay: Duration::from_millis(5),
         ..Reply::default()
     });
-    let output = run(&[
-        "load",
-        &server.url("/"),
-        "-c",
-        "10",
-        "--throughput",
-        "600/min",
-        "-d",
-        "10s",
-        "--json",
-        "--out",
-        temp_dir("cap").to_str().unwrap(),
-    ]);
-    assert!(output.status.success());
-    let json = stdout_json(&output);
+    let json = run_json(
+        "cap",
+        &[
+            "load",
+            &server.url("/"),
+            "-c",
+            "10",
+            "--throughput",
+            "600/min",
+            "-d",
+            "10s",
+        ],
+    );
     let rps = ms(&json["total"]["rps"]);
     assert!(
         (rps - 10.0).abs() <= 0.2,
@@ -452,19 +430,10 @@ fn chunked_bodies_and_closed_connections_are_read_correctly() {
         close: r.number % 3 == 0,
         ..Reply::default()
     });
-    let output = run(&[
-        "load",
-        &server.url("/"),
-        "-n",
-        "90",
-        "-c",
-        "3",
-        "--json",
-        "--out",
-        temp_dir("chunked").to_str().unwrap(),
-    ]);
-    assert!(output.status.success());
-    let json = stdout_json(&output);
+    let json = run_json(
+        "chunked",
+        &["load", &server.url("/"), "-n", "90", "-c", "3"],
+    );
     assert_eq!(json["total"]["count"], 90);
     assert_eq!(
         json["total"]["errors"], 0,
@@ -574,24 +543,7 @@ fn https_with_a_self_signed_certificate_needs_insecure() {
         "{stderr}"
     );
 
-    let output = run(&[
-        "load",
-        &url,
-        "-n",
-        "200",
-        "-c",
-        "4",
-        "--insecure",
-        "--json",
-        "--out",
-        temp_dir("tls").to_str().unwrap(),
-    ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json = stdout_json(&output);
+    let json = run_json("tls", &["load", &url, "-n", "200", "-c", "4", "--insecure"]);
     assert_eq!(json["total"]["count"], 200);
     assert_eq!(
         json["total"]["errors"], 0,
@@ -618,21 +570,19 @@ fn open_model_warns_when_max_vus_cannot_keep_the_rate() {
         delay: Duration::from_millis(200),
         ..Reply::default()
     });
-    let output = run(&[
-        "load",
-        &server.url("/"),
-        "--rate",
-        "50/s",
-        "-d",
-        "3s",
-        "--max-vus",
-        "2",
-        "--json",
-        "--out",
-        temp_dir("maxvus").to_str().unwrap(),
-    ]);
-    assert!(output.status.success());
-    let json = stdout_json(&output);
+    let json = run_json(
+        "maxvus",
+        &[
+            "load",
+            &server.url("/"),
+            "--rate",
+            "50/s",
+            "-d",
+            "3s",
+            "--max-vus",
+            "2",
+        ],
+    );
     let warning = json["warnings"]
         .as_array()
         .unwrap()
@@ -660,26 +610,24 @@ fn open_model_warns_when_max_vus_cannot_keep_the_rate() {
 fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
     let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
-    let output = run(&[
-        "load",
-        &server.url("/post"),
-        "-n",
-        "40",
-        "-c",
-        "2",
-        "--no-keepalive",
-        "-X",
-        "POST",
-        "--body",
-        "name=value",
-        "-H",
-        "Content-Type: application/x-www-form-urlencoded",
-        "--json",
-        "--out",
-        temp_dir("nokeepalive").to_str().unwrap(),
-    ]);
-    assert!(output.status.success());
-    let json = stdout_json(&output);
+    let json = run_json(
+        "nokeepalive",
+        &[
+            "load",
+            &server.url("/post"),
+            "-n",
+            "40",
+            "-c",
+            "2",
+            "--no-keepalive",
+            "-X",
+            "POST",
+            "--body",
+            "name=value",
+            "-H",
+            "Content-Type: application/x-www-form-urlencoded",
+        ],
+    );
     assert_eq!(json["total"]["count"], 40);
     assert_eq!(json["total"]["errors"], 0);
     assert_eq!(json["total"]["connections"], 40);
@@ -700,25 +648,19 @@ fn resets_are_counted_by_kind() {
         ..Reply::default()
     });
     // POST is not resent on a fresh connection, so every reset is visible.
-    let output = run(&[
-        "load",
-        &server.url("/"),
-        "-n",
-        "60",
-        "-c",
-        "2",
-        "-X",
-        "POST",
-        "--json",
-        "--out",
-        temp_dir("reset").to_str().unwrap(),
-    ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let json = run_json(
+        "reset",
+        &[
+            "load",
+            &server.url("/"),
+            "-n",
+            "60",
+            "-c",
+            "2",
+            "-X",
+            "POST",
+        ],
     );
-    let json = stdout_json(&output);
     assert_eq!(json["total"]["count"], 60);
     assert_eq!(
         json["total"]["errors_by_kind"]["reset"], 20,

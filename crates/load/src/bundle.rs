@@ -142,6 +142,15 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, BundleError> {
     })
 }
 
+/// Maps an I/O error to a bundle error naming `dir`; borrows only the path,
+/// so it can be used while a file of the bundle is borrowed mutably.
+fn io_error(dir: &Path) -> impl Fn(io::Error) -> BundleError + Copy + '_ {
+    move |source| BundleError::Io {
+        path: dir.to_path_buf(),
+        source,
+    }
+}
+
 /// One finished interval, merged over all workers.
 pub struct MergedInterval {
     pub index: u64,
@@ -173,10 +182,7 @@ impl BundleWriter {
         manifest: &Manifest,
         wall_start: SystemTime,
     ) -> Result<BundleWriter, BundleError> {
-        let io_err = |source: io::Error| BundleError::Io {
-            path: dir.to_path_buf(),
-            source,
-        };
+        let io_err = io_error(dir);
         if dir.join(MANIFEST).exists() {
             return Err(BundleError::Exists {
                 path: dir.to_path_buf(),
@@ -224,10 +230,7 @@ impl BundleWriter {
     }
 
     fn io_err(&self, source: io::Error) -> BundleError {
-        BundleError::Io {
-            path: self.dir.clone(),
-            source,
-        }
+        io_error(&self.dir)(source)
     }
 
     pub fn write_interval(&mut self, interval: &MergedInterval) -> Result<(), BundleError> {
@@ -295,26 +298,17 @@ impl BundleWriter {
         self.intervals.flush().map_err(|e| self.io_err(e))?;
         self.hlog
             .write(&interval.total.response, start, interval.length, None)
-            .map_err(|e| BundleError::Io {
-                path: self.dir.clone(),
-                source: e,
-            })?;
+            .map_err(io_error(&self.dir))?;
         for (label, tally) in self.labels.iter().zip(&interval.tallies) {
             if let Some(tally) = tally {
                 self.hlog
                     .write(&tally.response, start, interval.length, Some(label))
-                    .map_err(|e| BundleError::Io {
-                        path: self.dir.clone(),
-                        source: e,
-                    })?;
+                    .map_err(io_error(&self.dir))?;
             }
         }
         self.hlog.flush().map_err(|e| self.io_err(e))?;
         if let Some(samples) = &mut self.samples {
-            samples.flush().map_err(|e| BundleError::Io {
-                path: self.dir.clone(),
-                source: e,
-            })?;
+            samples.flush().map_err(io_error(&self.dir))?;
         }
         Ok(())
     }
@@ -322,10 +316,7 @@ impl BundleWriter {
     /// Appends raw-sample lines (flushed with the next interval).
     pub fn write_samples(&mut self, lines: &[u8]) -> Result<(), BundleError> {
         if let Some(samples) = &mut self.samples {
-            samples.write_all(lines).map_err(|e| BundleError::Io {
-                path: self.dir.clone(),
-                source: e,
-            })?;
+            samples.write_all(lines).map_err(io_error(&self.dir))?;
         }
         Ok(())
     }
@@ -347,10 +338,7 @@ impl BundleWriter {
         self.intervals.flush().map_err(|e| self.io_err(e))?;
         self.hlog.flush().map_err(|e| self.io_err(e))?;
         if let Some(samples) = &mut self.samples {
-            samples.flush().map_err(|e| BundleError::Io {
-                path: self.dir.clone(),
-                source: e,
-            })?;
+            samples.flush().map_err(io_error(&self.dir))?;
         }
         self.write_manifest(manifest)?;
         Ok(self.dir)

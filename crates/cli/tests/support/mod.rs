@@ -342,3 +342,19 @@ fn socket_reset(stream: std::net::TcpStream) {
     }
     drop(stream);
 }
+
+/// Runs `headroom ARGS --json --out <fresh dir named NAME>`, expects exit 0
+/// and returns the JSON summary.
+pub fn run_json(name: &str, args: &[&str]) -> serde_json::Value {
+    let out = temp_dir(name);
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", "--out", out.to_str().unwrap()]);
+    let output = run(&all);
+    assert!(
+        output.status.success(),
+        "headroom {all:?} exited {:?}:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout_json(&output)
+}
