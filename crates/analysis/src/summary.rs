@@ -1,6 +1,6 @@
 //! The figures reported for one label (or the total) of a run.
 
-use crate::apdex::{ApdexCounts, ApdexThresholds, Rating};
+use crate::apdex::{ApdexCounts, Rating};
 use crate::latency::LatencyStats;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -59,14 +59,4 @@ impl LabelSummary {
             bytes_sent: input.bytes_sent,
         }
     }
-}
-
-/// Thresholds are part of every summary's meaning; kept here so renderers
-/// can state them next to the score.
-pub fn describe_thresholds(t: &ApdexThresholds) -> String {
-    format!(
-        "T = {} ms, F = {} ms",
-        t.satisfied.as_millis(),
-        t.tolerated.as_millis()
-    )
 }

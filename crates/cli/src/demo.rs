@@ -26,6 +26,11 @@ pub fn run(args: DemoArgs, command_line: Vec<String>) -> ExitCode {
     };
     let url = format!("http://{address}/course/view.php?id=2");
     let duration = format!("{}ms", args.duration.as_millis());
+    // Users start over 2 s, or over half the run when it is shorter.
+    let ramp_up = format!(
+        "{}ms",
+        (args.duration / 2).min(Duration::from_secs(2)).as_millis()
+    );
     let mut argv: Vec<String> = [
         "headroom",
         "load",
@@ -33,7 +38,7 @@ pub fn run(args: DemoArgs, command_line: Vec<String>) -> ExitCode {
         "-c",
         "20",
         "--ramp-up",
-        "2s",
+        &ramp_up,
         "-d",
         &duration,
         "--think",

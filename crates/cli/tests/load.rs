@@ -727,3 +727,90 @@ fn a_full_disk_stops_the_run_with_a_clear_error() {
         "{stdout}"
     );
 }
+
+/// Apdex with the standard's F = 4T: at T = 100 ms every 300 ms response is
+/// tolerated (300 <= 400), so Apdex = (0 + 20 / 2) / 20 = 0.5; with F = 200 ms
+/// they are all frustrated and Apdex = 0. The body comes from --body-file.
+#[test]
+fn apdex_f_as_a_multiple_of_t_and_body_file() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(300),
+        ..Reply::default()
+    });
+    let body = temp_dir("body-file");
+    std::fs::write(&body, vec![b'a'; 1000]).unwrap();
+    let url = server.url("/");
+    let common = [
+        "load",
+        &url,
+        "-n",
+        "20",
+        "-c",
+        "5",
+        "-X",
+        "PUT",
+        "--body-file",
+        body.to_str().unwrap(),
+        "--apdex-t",
+        "100ms",
+    ];
+    let standard = run_json("apdex-4t", &[&common[..], &["--apdex-f", "4T"]].concat());
+    assert_eq!(standard["apdex_f_ms"], 400.0);
+    assert_eq!(standard["total"]["apdex"], 0.5);
+    assert_eq!(standard["total"]["apdex_rating"], "Poor");
+    assert!(
+        standard["total"]["bytes_sent"].as_u64().unwrap() >= 20 * 1000,
+        "the file is the body"
+    );
+    let strict = run_json(
+        "apdex-200",
+        &[&common[..], &["--apdex-f", "200ms"]].concat(),
+    );
+    assert_eq!(strict["total"]["apdex"], 0.0);
+    assert_eq!(strict["total"]["apdex_rating"], "Unacceptable");
+}
+
+/// On a terminal a live line is drawn every second; piped, nothing is.
+#[test]
+fn live_line_only_on_a_terminal() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(5),
+        ..Reply::default()
+    });
+    let command = format!(
+        "{} load {} -c 2 -d 2500ms --out {}",
+        env!("CARGO_BIN_EXE_headroom"),
+        server.url("/"),
+        temp_dir("tty").display()
+    );
+    // `script` runs the command on a pseudo-terminal and copies what it shows.
+    let on_tty = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs");
+    let shown = String::from_utf8_lossy(&on_tty.stdout);
+    assert!(
+        shown.contains("0:01/0:02  users 2"),
+        "live line on a terminal: {shown}"
+    );
+    assert!(shown.contains("req/s") && shown.contains("Apdex 1.000"));
+
+    let piped = run(&[
+        "load",
+        &server.url("/"),
+        "-c",
+        "2",
+        "-d",
+        "1500ms",
+        "--out",
+        temp_dir("piped").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(
+        !stderr.contains("req/s"),
+        "no live line when piped: {stderr}"
+    );
+    assert!(String::from_utf8_lossy(&piped.stdout).contains("Transactions:"));
+}

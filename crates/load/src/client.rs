@@ -69,12 +69,6 @@ impl HttpClient {
         }
     }
 
-    /// Drops the connection (e.g. between iterations of a journey).
-    pub fn disconnect(&mut self) {
-        self.io.conn = None;
-        self.io.filled = 0;
-    }
-
     /// Sends one request and reads the whole response, passing the body's
     /// payload to `body`. `started` is the actual start, from which the
     /// timeout counts.

@@ -116,10 +116,6 @@ impl Engine {
         let _ = self.stop.send(true);
     }
 
-    pub fn stopper(&self) -> watch::Sender<bool> {
-        self.stop.clone()
-    }
-
     /// Waits for the worker threads to end.
     pub fn join(self) {
         for thread in self.threads {

@@ -168,12 +168,6 @@ impl BodyReader {
         }
     }
 
-    /// Whether the body is already complete before any byte is fed.
-    pub fn is_complete(&self) -> bool {
-        matches!(self.kind, BodyKind::Empty)
-            || matches!(&self.kind, BodyKind::Chunked(d) if d.state == ChunkState::Done)
-    }
-
     /// The server closed the connection: complete for a read-until-close
     /// body, truncated for the others.
     pub fn at_close(&self) -> Result<(), ProtocolError> {

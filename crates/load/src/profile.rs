@@ -13,10 +13,10 @@ pub enum Profile {
     Closed {
         users: u32,
         /// Users start evenly spread over this time (JMeter's ramp-up period).
-        #[serde(serialize_with = "secs")]
+        #[serde(rename = "ramp_up_s", serialize_with = "secs")]
         ramp_up: Duration,
         /// Whole run, ramp-up included (as a JMeter thread group's duration).
-        #[serde(serialize_with = "opt_secs")]
+        #[serde(rename = "duration_s", serialize_with = "opt_secs")]
         duration: Option<Duration>,
         /// Total requests over all users (ab's -n); the run ends when done.
         requests: Option<u64>,
@@ -25,7 +25,7 @@ pub enum Profile {
         #[serde(rename = "rate_per_s", serialize_with = "per_second")]
         rate: Rate,
         max_vus: u32,
-        #[serde(serialize_with = "secs")]
+        #[serde(rename = "duration_s", serialize_with = "secs")]
         duration: Duration,
     },
 }
@@ -46,14 +46,14 @@ impl Profile {
 pub enum Think {
     None,
     Constant {
-        #[serde(serialize_with = "secs")]
+        #[serde(rename = "time_s", serialize_with = "secs")]
         time: Duration,
     },
     /// Uniformly random in `min..=max` (siege's `-d`).
     Uniform {
-        #[serde(serialize_with = "secs")]
+        #[serde(rename = "min_s", serialize_with = "secs")]
         min: Duration,
-        #[serde(serialize_with = "secs")]
+        #[serde(rename = "max_s", serialize_with = "secs")]
         max: Duration,
     },
 }

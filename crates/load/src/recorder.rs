@@ -137,10 +137,6 @@ impl Recorder {
         }
     }
 
-    pub fn active_vus(&self) -> u32 {
-        self.active_vus
-    }
-
     /// Closes every interval before the one containing `now`; `scheduled`
     /// is when the tick was due, to measure the event loop's lateness.
     pub fn tick(&mut self, now: Instant, scheduled: Instant) {

@@ -3,7 +3,6 @@
 //! `--fail-if` verdicts.
 
 use crate::json::ReportInput;
-use headroom_analysis::apdex::Rating;
 use headroom_analysis::quantity::{Bytes, Readable};
 use headroom_load::summary::{LabelFigures, RunStatus};
 use std::fmt::Write;
@@ -162,18 +161,4 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     }
     let _ = writeln!(out, "\n  Bundle: {}", input.bundle.display());
     out
-}
-
-/// One line verdict, e.g. for logs: `Apdex 0.953 (Excellent), 0.0% errors, 411 req/s`.
-pub fn verdict_line(t: &LabelFigures) -> String {
-    let rating = t
-        .apdex
-        .map(Rating::of)
-        .map_or("-".to_string(), |r| r.to_string());
-    format!(
-        "Apdex {} ({rating}), {:.1}% errors, {:.0} req/s",
-        t.apdex.map_or("-".into(), |a| format!("{a:.3}")),
-        t.error_rate * 100.0,
-        t.rps
-    )
 }
