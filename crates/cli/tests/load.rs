@@ -814,3 +814,63 @@ fn live_line_only_on_a_terminal() {
     );
     assert!(String::from_utf8_lossy(&piped.stdout).contains("Transactions:"));
 }
+
+/// headroom starved on purpose (nice 19 on one core next to two busy
+/// loops) says so: its worker waited for the CPU most of the run.
+#[test]
+fn a_starved_generator_is_reported() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let hogs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            std::process::Command::new("taskset")
+                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .expect("taskset (util-linux) runs")
+        })
+        .collect();
+    let out = temp_dir("starved");
+    let output = std::process::Command::new("taskset")
+        .args([
+            "-c",
+            "0",
+            "nice",
+            "-n",
+            "19",
+            env!("CARGO_BIN_EXE_headroom"),
+        ])
+        .args([
+            "load",
+            &server.url("/"),
+            "-c",
+            "10",
+            "-d",
+            "3s",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    for mut hog in hogs {
+        let _ = hog.kill();
+        let _ = hog.wait();
+    }
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    let kinds: Vec<&str> = json["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["kind"].as_str())
+        .collect();
+    assert!(
+        kinds.contains(&"generator_stalled"),
+        "warnings: {}",
+        json["warnings"]
+    );
+}
