@@ -26,6 +26,12 @@ pub enum Command {
     /// Put load on one URL and report response times, errors, throughput and Apdex.
     #[command(after_help = LOAD_EXAMPLES)]
     Load(Box<LoadArgs>),
+    /// Run a scenario file: multi-step user journeys with sessions, data, extraction and checks.
+    #[command(after_help = RUN_EXAMPLES)]
+    Run(Box<RunArgs>),
+    /// Check or start scenario files.
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
 }
@@ -42,6 +48,15 @@ Examples:
 
 Durations: 500ms, 10s, 2m, 1h30m. Rates: 500/s, 180/min. The duration (-d)
 includes the ramp-up, as in a JMeter thread group. Without -d and -n a run lasts 10 s.";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  headroom run journey.yaml                        the profile from the file
+  headroom run journey.yaml --target http://pi.local -c 40 --ramp-up 40s -d 5m --throughput 180/min
+  headroom run journey.yaml --rate 2/s -d 5m       open model: 2 journeys start per second
+  headroom run journey.yaml -c 5 --iterations 1    each of 5 users runs the journey once
+
+Command-line flags replace the file's profile fields. Same outputs as load.";
 
 fn duration(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
@@ -174,6 +189,17 @@ pub struct LoadArgs {
     #[arg(long)]
     pub no_keepalive: bool,
 
+    /// Label of the samples (default: the URL's path).
+    #[arg(long)]
+    pub label: Option<String>,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Flags shared by `load` and `run`: TLS, Apdex, outputs, criteria, generator.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
     /// Accept any TLS certificate (self-signed test servers).
     #[arg(long)]
     pub insecure: bool,
@@ -206,17 +232,71 @@ pub struct LoadArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Label of the samples (default: the URL's path).
-    #[arg(long)]
-    pub label: Option<String>,
-
     /// Worker threads of the generator (default: one per available core).
     #[arg(long, value_parser = at_least_one)]
     pub threads: Option<u32>,
 
-    /// Seed of the random think times, so runs repeat exactly.
+    /// Seed of random think times and data choices, so runs repeat exactly.
     #[arg(long, default_value = "1")]
     pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The scenario file (YAML); `headroom scenario init` writes an example.
+    pub file: PathBuf,
+
+    /// Base URL for the scenario's paths, replacing the file's defaults.base_url.
+    #[arg(long, value_parser = target)]
+    pub target: Option<Target>,
+
+    /// Virtual users (closed model), replacing the file's profile.
+    #[arg(short = 'c', long = "users", visible_alias = "concurrency", value_parser = at_least_one, conflicts_with = "rate")]
+    pub users: Option<u32>,
+
+    /// How long the run lasts, ramp-up included.
+    #[arg(short = 'd', long, value_parser = positive_duration)]
+    pub duration: Option<Duration>,
+
+    /// Iterations of the journey per VU (closed model); the run ends when every VU is done.
+    #[arg(long, value_parser = request_count, conflicts_with = "rate")]
+    pub iterations: Option<u64>,
+
+    /// Open model: journeys start at this rate, e.g. 2/s.
+    #[arg(long, value_parser = rate)]
+    pub rate: Option<Rate>,
+
+    /// Open model: most VUs running journeys at once.
+    #[arg(long, value_parser = at_least_one)]
+    pub max_vus: Option<u32>,
+
+    /// Users start evenly spread over this time.
+    #[arg(long, value_parser = duration, conflicts_with = "rate")]
+    pub ramp_up: Option<Duration>,
+
+    /// Think time after every step without its own (replaces the file's think:).
+    #[arg(long, value_parser = think)]
+    pub think: Option<Think>,
+
+    /// One throughput cap (requests) shared by all users, e.g. 180/min.
+    #[arg(long, value_parser = rate, conflicts_with = "rate")]
+    pub throughput: Option<Rate>,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ScenarioCommand {
+    /// Check a scenario file without sending a request.
+    Check {
+        file: PathBuf,
+        /// Base URL, as `run --target` would use.
+        #[arg(long, value_parser = target)]
+        target: Option<Target>,
+    },
+    /// Print a commented example scenario to start from.
+    Init,
 }
 
 #[derive(Args, Debug)]

@@ -16,12 +16,12 @@ use tokio::sync::Semaphore;
 /// Concurrent requests the demo site handles, like php-fpm's pm.max_children.
 const DEMO_WORKERS: usize = 4;
 
-pub fn run(args: DemoArgs, command_line: Vec<String>) -> ExitCode {
+pub fn run(args: DemoArgs) -> ExitCode {
     let address = match start_demo_site() {
         Ok(a) => a,
         Err(e) => {
             eprintln!("headroom: cannot start the demo site: {e}");
-            return ExitCode::from(crate::load_cmd::EXIT_CANNOT_RUN);
+            return ExitCode::from(crate::execute::EXIT_CANNOT_RUN);
         }
     };
     let url = format!("http://{address}/course/view.php?id=2");
@@ -78,12 +78,10 @@ pub fn run(args: DemoArgs, command_line: Vec<String>) -> ExitCode {
         }) => *load,
         Ok(_) | Err(_) => {
             eprintln!("headroom: internal error building the demo's load arguments");
-            return ExitCode::from(crate::load_cmd::EXIT_CANNOT_RUN);
+            return ExitCode::from(crate::execute::EXIT_CANNOT_RUN);
         }
     };
-    let mut recorded = command_line;
-    recorded.push(format!("(demo runs: {})", argv.join(" ")));
-    crate::load_cmd::run(load, recorded)
+    crate::load_cmd::run(load)
 }
 
 /// Starts the demo site on a free loopback port in a background thread.

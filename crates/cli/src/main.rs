@@ -3,17 +3,21 @@
 
 mod args;
 mod demo;
+mod execute;
 mod load_cmd;
+mod run_cmd;
+mod scenario_cmd;
 mod signals;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let command_line: Vec<String> = std::env::args().collect();
     let cli = args::Cli::parse();
     match cli.command {
-        args::Command::Load(load) => load_cmd::run(*load, command_line),
-        args::Command::Demo(demo) => demo::run(demo, command_line),
+        args::Command::Load(load) => load_cmd::run(*load),
+        args::Command::Run(run) => run_cmd::run(*run),
+        args::Command::Scenario(command) => scenario_cmd::run(command),
+        args::Command::Demo(demo) => demo::run(demo),
     }
 }

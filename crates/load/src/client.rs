@@ -77,6 +77,7 @@ impl HttpClient {
         request: Outgoing<'_>,
         started: std::time::Instant,
         body: &mut impl FnMut(&[u8]),
+        head: Option<&mut Vec<u8>>,
     ) -> Exchange {
         let mut exchange = Exchange::default();
         self.deadline = Instant::from_std(started) + self.timeout;
@@ -88,7 +89,7 @@ impl HttpClient {
             ..
         } = self;
         let outcome = {
-            let work = exchange_once(connector, io, request, &mut exchange, body);
+            let work = exchange_once(connector, io, request, &mut exchange, body, head);
             tokio::pin!(work);
             loop {
                 tokio::select! {
@@ -122,6 +123,7 @@ async fn exchange_once(
     request: Outgoing<'_>,
     exchange: &mut Exchange,
     body: &mut impl FnMut(&[u8]),
+    mut head_copy: Option<&mut Vec<u8>>,
 ) -> Result<(), ErrorKind> {
     let mut may_retry = request.idempotent;
     'attempt: loop {
@@ -203,6 +205,10 @@ async fn exchange_once(
             }
         };
         exchange.status = head.status;
+        if let Some(copy) = head_copy.as_deref_mut() {
+            copy.clear();
+            copy.extend_from_slice(&io.buf[..head.head_len]);
+        }
 
         // The body: first what came with the head, then further reads.
         let mut reader = BodyReader::new(head.framing);

@@ -19,6 +19,7 @@ use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
 use crate::rng::Rng;
 use crate::sample::{status_error, LabelId, Sample};
+use crate::scenario::runner::{Journey, JourneyHost, JourneyPlan};
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::quantity::Rate;
 use std::cell::{Cell, RefCell};
@@ -55,11 +56,23 @@ impl PreparedRequest {
     }
 }
 
+/// What each VU does in one iteration.
+pub enum Workload {
+    /// URL mode: one request, sent again and again.
+    Url {
+        connector: Arc<Connector>,
+        request: Arc<PreparedRequest>,
+    },
+    /// A scenario: each iteration runs the whole journey.
+    Journey(Arc<JourneyPlan>),
+}
+
 /// Everything the engine needs to run.
 pub struct EnginePlan {
-    pub connector: Arc<Connector>,
-    pub request: Arc<PreparedRequest>,
+    pub workload: Workload,
     pub labels: usize,
+    /// Scenario checks (for per-check counts).
+    pub checks: usize,
     pub profile: Profile,
     pub think: Think,
     pub throughput_cap: Option<Rate>,
@@ -216,8 +229,15 @@ fn run_worker(
         Ok(rt) => rt,
         Err(_) => {
             // Report an empty share so the collector does not wait for us.
-            let mut recorder =
-                Recorder::new(index, plan.labels, plan.run_start, plan.apdex, events, None);
+            let mut recorder = Recorder::new(
+                index,
+                plan.labels,
+                plan.checks,
+                plan.run_start,
+                plan.apdex,
+                events,
+                None,
+            );
             recorder.finish(Instant::now());
             return;
         }
@@ -225,6 +245,7 @@ fn run_worker(
     let recorder = Recorder::new(
         index,
         plan.labels,
+        plan.checks,
         plan.run_start,
         plan.apdex,
         events,
@@ -402,12 +423,39 @@ impl Drop for ActiveGuard {
     }
 }
 
+impl JourneyHost for Worker {
+    fn record(&self, sample: &Sample) {
+        self.recorder.borrow_mut().record(sample);
+    }
+
+    fn record_check(&self, check: u16, passed: bool) {
+        self.recorder.borrow_mut().record_check(check, passed);
+    }
+
+    async fn pace(&self) -> Option<Instant> {
+        let pacer = self.pacer.as_ref()?;
+        let now = Instant::now();
+        let slot = pacer.claim(now);
+        if slot > now {
+            self.wait_for_schedule(slot).await;
+        }
+        Some(slot)
+    }
+}
+
 async fn closed_user(worker: Rc<Worker>, vu: u32, start_at: Instant) {
     tokio::time::sleep_until(start_at.into()).await;
     let _active = ActiveGuard::new(&worker);
     let plan = worker.plan.clone();
-    let request = plan.request.clone();
-    let mut client = HttpClient::new(plan.connector.clone(), plan.timeout);
+    let (connector, request) = match &plan.workload {
+        Workload::Url { connector, request } => (connector.clone(), request.clone()),
+        Workload::Journey(journey) => {
+            let mut journey = Journey::new(journey.clone(), vu, plan.seed);
+            while journey.iterate(&*worker, None).await {}
+            return;
+        }
+    };
+    let mut client = HttpClient::new(connector, plan.timeout);
     let mut rng = Rng::new(plan.seed, vu as u64);
     while worker.take_budget() {
         let intended = match &worker.pacer {
@@ -427,13 +475,7 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, start_at: Instant) {
             intended
         };
         exchange(&worker, &mut client, &request, vu, intended, actual).await;
-        let pause = match plan.think {
-            Think::None => Duration::ZERO,
-            Think::Constant { time } => time,
-            Think::Uniform { min, max } => {
-                Duration::from_micros(rng.between(min.as_micros() as u64, max.as_micros() as u64))
-            }
-        };
+        let pause = plan.think.pick(&mut rng);
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
         }
@@ -443,8 +485,22 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, start_at: Instant) {
 async fn open_user(worker: Rc<Worker>, vu: u32) {
     let _active = ActiveGuard::new(&worker);
     let plan = worker.plan.clone();
-    let request = plan.request.clone();
-    let mut client = HttpClient::new(plan.connector.clone(), plan.timeout);
+    let (connector, request) = match &plan.workload {
+        Workload::Url { connector, request } => (connector.clone(), request.clone()),
+        Workload::Journey(journey) => {
+            let mut journey = Journey::new(journey.clone(), vu, plan.seed);
+            while let Some(due) = worker.arrivals.as_ref().and_then(Arrivals::claim) {
+                if due > Instant::now() {
+                    worker.wait_for_schedule(due).await;
+                }
+                if !journey.iterate(&*worker, Some(due)).await {
+                    break;
+                }
+            }
+            return;
+        }
+    };
+    let mut client = HttpClient::new(connector, plan.timeout);
     while let Some(due) = worker.arrivals.as_ref().and_then(Arrivals::claim) {
         if due > Instant::now() {
             worker.wait_for_schedule(due).await;
@@ -463,7 +519,7 @@ async fn exchange(
     actual_start: Instant,
 ) {
     let result = client
-        .send(request.outgoing(), actual_start, &mut |_| {})
+        .send(request.outgoing(), actual_start, &mut |_| {}, None)
         .await;
     let end = Instant::now();
     let sample = Sample {
@@ -478,6 +534,7 @@ async fn exchange(
         bytes_received: result.bytes_received,
         bytes_sent: result.bytes_sent,
         error: result.error.or_else(|| status_error(result.status)),
+        failed_check: None,
     };
     worker.recorder.borrow_mut().record(&sample);
 }

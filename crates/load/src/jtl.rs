@@ -23,6 +23,8 @@ pub fn csv_field(text: &str) -> String {
 pub struct JtlContext {
     /// Per label: the label and its URL, already CSV-quoted.
     pub labels: Vec<(String, String)>,
+    /// Scenario check names, CSV-quoted: the failure message of a failed check.
+    pub checks: Vec<String>,
     pub run_start: Instant,
     pub run_start_epoch_ms: u64,
     pub active_vus: Arc<AtomicU32>,
@@ -31,6 +33,7 @@ pub struct JtlContext {
 impl JtlContext {
     pub fn new(
         labels: &[(String, String)],
+        checks: &[String],
         run_start: Instant,
         wall_start: SystemTime,
         active_vus: Arc<AtomicU32>,
@@ -40,6 +43,7 @@ impl JtlContext {
                 .iter()
                 .map(|(l, u)| (csv_field(l), csv_field(u)))
                 .collect(),
+            checks: checks.iter().map(|c| csv_field(c)).collect(),
             run_start,
             run_start_epoch_ms: wall_start
                 .duration_since(UNIX_EPOCH)
@@ -58,7 +62,14 @@ impl JtlContext {
                 .saturating_duration_since(self.run_start));
         let (label, url) = &self.labels[sample.label as usize];
         let active = self.active_vus.load(Ordering::Relaxed);
+        let check_name = sample
+            .failed_check
+            .and_then(|c| self.checks.get(c as usize))
+            .map(String::as_str);
         let (message, failure) = match sample.error {
+            Some(_) if check_name.is_some() => {
+                (reason_phrase(sample.status), check_name.unwrap_or_default())
+            }
             Some(kind) if sample.status != 0 => (reason_phrase(sample.status), kind.describe()),
             Some(kind) => (kind.describe(), kind.describe()),
             None => (reason_phrase(sample.status), ""),
@@ -126,6 +137,7 @@ mod tests {
         let start = Instant::now();
         let ctx = JtlContext::new(
             &[("a,b".into(), "http://x/?q=\"1\"".into())],
+            &[],
             start,
             UNIX_EPOCH + Duration::from_secs(1_700_000_000),
             Arc::new(AtomicU32::new(3)),
@@ -142,6 +154,7 @@ mod tests {
             bytes_received: 900,
             bytes_sent: 80,
             error: Some(ErrorKind::Http5xx),
+            failed_check: None,
         };
         let mut out = Vec::new();
         ctx.write_line(&mut out, &sample);

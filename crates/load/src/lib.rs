@@ -17,6 +17,7 @@ pub mod recorder;
 pub mod rng;
 pub mod run;
 pub mod sample;
+pub mod scenario;
 pub mod summary;
 pub mod tally;
 pub mod target;

@@ -49,6 +49,14 @@ pub enum Think {
         #[serde(rename = "time_s", serialize_with = "secs")]
         time: Duration,
     },
+    /// Normally distributed around `mean` (JMeter's Gaussian Random Timer),
+    /// never below zero.
+    Gaussian {
+        #[serde(rename = "mean_s", serialize_with = "secs")]
+        mean: Duration,
+        #[serde(rename = "deviation_s", serialize_with = "secs")]
+        deviation: Duration,
+    },
     /// Uniformly random in `min..=max` (siege's `-d`).
     Uniform {
         #[serde(rename = "min_s", serialize_with = "secs")]
@@ -109,6 +117,27 @@ impl Think {
             Think::None => Duration::ZERO,
             Think::Constant { time } => time,
             Think::Uniform { min, max } => (min + max) / 2,
+            Think::Gaussian { mean, .. } => mean,
+        }
+    }
+
+    /// One think time drawn with `rng`.
+    pub fn pick(&self, rng: &mut crate::rng::Rng) -> Duration {
+        match *self {
+            Think::None => Duration::ZERO,
+            Think::Constant { time } => time,
+            Think::Uniform { min, max } => {
+                Duration::from_micros(rng.between(min.as_micros() as u64, max.as_micros() as u64))
+            }
+            Think::Gaussian { mean, deviation } => {
+                // Box-Muller transform of two uniform draws.
+                let u1 = rng.next_f64().max(f64::MIN_POSITIVE);
+                let u2 = rng.next_f64();
+                let normal = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                Duration::from_secs_f64(
+                    (mean.as_secs_f64() + normal * deviation.as_secs_f64()).max(0.0),
+                )
+            }
         }
     }
 }
@@ -161,6 +190,23 @@ mod tests {
             Think::parse("0..10s").unwrap().mean(),
             Duration::from_secs(5)
         );
+    }
+
+    #[test]
+    fn gaussian_think_times_centre_on_the_mean() {
+        let think = Think::Gaussian {
+            mean: Duration::from_secs(2),
+            deviation: Duration::from_millis(500),
+        };
+        let mut rng = crate::rng::Rng::new(3, 4);
+        let draws: Vec<f64> = (0..20_000)
+            .map(|_| think.pick(&mut rng).as_secs_f64())
+            .collect();
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let sd =
+            (draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64).sqrt();
+        assert!((mean - 2.0).abs() < 0.02, "{mean}");
+        assert!((sd - 0.5).abs() < 0.02, "{sd}");
     }
 
     proptest::proptest! {

@@ -20,6 +20,8 @@ pub struct IntervalPiece {
     pub index: u64,
     /// Per label; `None` when the label had no sample in this interval.
     pub tallies: Vec<Option<Tally>>,
+    /// Per scenario check: [passes, failures].
+    pub checks: Vec<[u64; 2]>,
     /// VUs running on this worker when the interval closed.
     pub active_vus: u32,
     /// CPU time this worker's thread used during the interval.
@@ -58,6 +60,7 @@ pub struct Recorder {
     apdex: ApdexThresholds,
     index: u64,
     tallies: Vec<Option<Tally>>,
+    checks: Vec<[u64; 2]>,
     active_vus: u32,
     pub peak_vus: u32,
     pub max_vus_reached: bool,
@@ -73,6 +76,7 @@ impl Recorder {
     pub fn new(
         worker: usize,
         labels: usize,
+        checks: usize,
         run_start: Instant,
         apdex: ApdexThresholds,
         events: UnboundedSender<EngineEvent>,
@@ -84,6 +88,7 @@ impl Recorder {
             apdex,
             index: 0,
             tallies: (0..labels).map(|_| None).collect(),
+            checks: vec![[0, 0]; checks],
             active_vus: 0,
             peak_vus: 0,
             max_vus_reached: false,
@@ -117,6 +122,13 @@ impl Recorder {
                 let full = std::mem::replace(buffer, Vec::with_capacity(JTL_CHUNK + 1024));
                 let _ = self.events.send(EngineEvent::Samples(full));
             }
+        }
+    }
+
+    /// Counts one evaluation of a scenario check.
+    pub fn record_check(&mut self, check: u16, passed: bool) {
+        if let Some(counts) = self.checks.get_mut(check as usize) {
+            counts[usize::from(!passed)] += 1;
         }
     }
 
@@ -161,6 +173,7 @@ impl Recorder {
             worker: self.worker,
             index: self.index,
             tallies: self.tallies.iter_mut().map(Option::take).collect(),
+            checks: self.checks.iter_mut().map(std::mem::take).collect(),
             active_vus: self.active_vus,
             cpu: cpu_now.saturating_sub(self.cpu_mark),
             loop_lag: std::mem::take(&mut self.loop_lag),

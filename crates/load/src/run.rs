@@ -8,7 +8,7 @@ use crate::jtl::JtlContext;
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
 use crate::sample::ErrorKind;
-use crate::summary::{LabelFigures, RunStatus, RunSummary};
+use crate::summary::{CheckFigures, LabelFigures, RunStatus, RunSummary};
 use crate::tally::Tally;
 use crate::warnings::RunWarning;
 use headroom_analysis::summary::LabelSummary;
@@ -71,6 +71,11 @@ pub struct RunSetup {
     pub bundle_dir: PathBuf,
     /// Write raw samples (`samples.jtl`); needs one (label, URL) per label.
     pub label_urls: Option<Vec<(String, String)>>,
+    /// Per label: true for a group (its samples are not requests and stay
+    /// out of the total). Empty means no groups.
+    pub group_labels: Vec<bool>,
+    /// Names of the scenario's checks, for per-check counts.
+    pub check_names: Vec<String>,
 }
 
 /// Runs `plan` to its end, or until `interrupt` completes.
@@ -85,9 +90,11 @@ pub async fn run(
     plan.run_start = run_start;
     let labels = setup.manifest.labels.clone();
     plan.labels = labels.len();
+    plan.checks = setup.check_names.len();
     plan.jtl = setup.label_urls.as_ref().map(|urls| {
         Arc::new(JtlContext::new(
             urls,
+            &setup.check_names,
             run_start,
             wall_start,
             Arc::new(AtomicU32::new(0)),
@@ -107,6 +114,9 @@ pub async fn run(
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
+    collector.group_labels = setup.group_labels.clone();
+    collector.check_names = setup.check_names.clone();
+    collector.check_counts = vec![[0, 0]; setup.check_names.len()];
     let status = collector
         .collect(&engine, events, interrupt, &mut on_progress)
         .await;
@@ -132,6 +142,11 @@ struct Collector {
     next_index: u64,
     cumulative: Vec<Tally>,
     cumulative_total: Tally,
+    /// Per label: a group, whose samples stay out of the total.
+    group_labels: Vec<bool>,
+    check_names: Vec<String>,
+    /// Per check: [passes, failures] over the run.
+    check_counts: Vec<[u64; 2]>,
     worker_busy: Vec<f64>,
     worker_wait: Vec<f64>,
     worst_loop_lag: Duration,
@@ -159,6 +174,9 @@ impl Collector {
             done: vec![None; workers],
             next_index: 0,
             cumulative_total: Tally::default(),
+            group_labels: Vec::new(),
+            check_names: Vec::new(),
+            check_counts: Vec::new(),
             worker_busy: Vec::new(),
             worker_wait: Vec::new(),
             worst_loop_lag: Duration::ZERO,
@@ -288,7 +306,18 @@ impl Collector {
         }
     }
 
-    fn merge(&self, index: u64, length: Duration, pieces: Vec<IntervalPiece>) -> MergedInterval {
+    fn merge(
+        &mut self,
+        index: u64,
+        length: Duration,
+        pieces: Vec<IntervalPiece>,
+    ) -> MergedInterval {
+        for piece in &pieces {
+            for (sum, counts) in self.check_counts.iter_mut().zip(&piece.checks) {
+                sum[0] += counts[0];
+                sum[1] += counts[1];
+            }
+        }
         let mut tallies: Vec<Option<Tally>> = self.labels.iter().map(|_| None).collect();
         let mut total = Tally::default();
         let mut active_vus = 0;
@@ -300,9 +329,11 @@ impl Collector {
             worker_busy = worker_busy.max(piece.cpu.as_secs_f64() / length.as_secs_f64());
             worker_wait = worker_wait.max(piece.cpu_wait.as_secs_f64() / length.as_secs_f64());
             loop_lag = loop_lag.max(piece.loop_lag);
-            for (slot, tally) in tallies.iter_mut().zip(piece.tallies) {
+            for (label, (slot, tally)) in tallies.iter_mut().zip(piece.tallies).enumerate() {
                 if let Some(tally) = tally {
-                    total.add(&tally);
+                    if !self.group_labels.get(label).copied().unwrap_or(false) {
+                        total.add(&tally);
+                    }
                     match slot {
                         Some(existing) => existing.add(&tally),
                         None => *slot = Some(tally),
@@ -354,6 +385,20 @@ impl Collector {
             total: total_figures,
             labels: label_figures,
             peak_vus,
+            checks: self
+                .check_names
+                .iter()
+                .zip(&self.check_counts)
+                .map(|(name, [passes, failures])| {
+                    (
+                        name.clone(),
+                        CheckFigures {
+                            passes: *passes,
+                            failures: *failures,
+                        },
+                    )
+                })
+                .collect(),
         };
         let status = if self.bundle_error.is_some() {
             RunStatus::Aborted

@@ -123,6 +123,8 @@ pub struct Sample {
     pub bytes_received: u64,
     pub bytes_sent: u64,
     pub error: Option<ErrorKind>,
+    /// The scenario check that failed it (its index in the check table).
+    pub failed_check: Option<u16>,
 }
 
 impl Sample {

@@ -146,6 +146,16 @@ pub struct RunSummary {
     pub concurrency: f64,
     /// Received bytes per second, in MB/s (10^6).
     pub throughput_mb_s: f64,
+    /// Scenario checks by name (empty in URL mode).
+    #[serde(default)]
+    pub checks: BTreeMap<String, CheckFigures>,
+}
+
+/// How often a scenario check passed and failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckFigures {
+    pub passes: u64,
+    pub failures: u64,
 }
 
 impl RunSummary {

@@ -137,6 +137,7 @@ mod tests {
             bytes_received: 100,
             bytes_sent: 50,
             error,
+            failed_check: None,
         }
     }
 

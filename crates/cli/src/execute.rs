@@ -1,0 +1,261 @@
+//! The part every load-generating command shares: preflight, the run with
+//! its live line and signals, the summary, `--fail-if` and exit codes.
+
+use crate::args::{CommonArgs, Tolerated};
+use crate::signals::interrupt_on_signal;
+use headroom_analysis::apdex::ApdexThresholds;
+use headroom_analysis::Verdict;
+use headroom_load::bundle::{ClientHost, Files, Manifest, Tool, SCHEMA_VERSION};
+use headroom_load::conn::Connector;
+use headroom_load::engine::EnginePlan;
+use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
+use headroom_load::summary::{RunStatus, RunSummary};
+use headroom_load::target::Target;
+use headroom_report::{json_summary, live_line, render_summary, ReportInput};
+use std::future::Future;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Exit codes (documented in `headroom --help` and the README).
+pub const EXIT_CRITERIA_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_CANNOT_RUN: u8 = 3;
+/// The run was stopped by Ctrl-C or SIGTERM (its bundle is valid and marked interrupted).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+const PREFLIGHT_WAIT: Duration = Duration::from_secs(5);
+
+/// A problem with the user's input (exit 2) or with running at all (exit 3).
+pub enum Failure {
+    Usage(anyhow::Error),
+    CannotRun(anyhow::Error),
+}
+
+/// A run ready to start.
+pub struct Prepared {
+    pub plan: EnginePlan,
+    pub setup: RunSetup,
+    /// What the target is called in the summary.
+    pub target: String,
+    /// The line printed before the run starts.
+    pub description: String,
+}
+
+/// Runs `prepare` (which may fail as usage or cannot-run), then the run.
+pub fn execute(
+    common: &CommonArgs,
+    prepare: impl Future<Output = Result<Prepared, Failure>>,
+) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("headroom: cannot start: {e}");
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
+    };
+    let result = runtime.block_on(async {
+        let prepared = prepare.await?;
+        run_and_report(common, prepared).await
+    });
+    match result {
+        Ok(code) => code,
+        Err(Failure::Usage(e)) => {
+            eprintln!("headroom: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        Err(Failure::CannotRun(e)) => {
+            eprintln!("headroom: {e:#}");
+            ExitCode::from(EXIT_CANNOT_RUN)
+        }
+    }
+}
+
+/// Resolves a target and connects once, so an unusable target is an error
+/// with a hint rather than a run of failures.
+pub async fn connect_checked(target: &Target, insecure: bool) -> Result<Connector, Failure> {
+    let connector = Connector::resolve(target, insecure)
+        .await
+        .map_err(|e| Failure::CannotRun(e.into()))?;
+    connector
+        .preflight(target, PREFLIGHT_WAIT)
+        .await
+        .map_err(|e| Failure::CannotRun(e.into()))?;
+    Ok(connector)
+}
+
+pub fn apdex(common: &CommonArgs) -> Result<ApdexThresholds, Failure> {
+    let tolerated = match common.apdex_f {
+        Tolerated::Time(d) => d,
+        Tolerated::TimesT(k) => common.apdex_t.mul_f64(k),
+    };
+    if tolerated < common.apdex_t {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--apdex-f ({} ms) is below --apdex-t ({} ms): F must be at least T (the Apdex standard uses F = 4T)",
+            tolerated.as_millis(),
+            common.apdex_t.as_millis()
+        )));
+    }
+    Ok(ApdexThresholds {
+        satisfied: common.apdex_t,
+        tolerated,
+    })
+}
+
+pub fn threads(common: &CommonArgs) -> usize {
+    common
+        .threads
+        .map(|t| t as usize)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Raises the open-file limit to its hard maximum: every VU holds a socket.
+pub fn ensure_file_limit(needed: u64) -> Result<(), Failure> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return Ok(());
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+    if limit.rlim_cur < needed {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "{needed} VUs need about {needed} open files but this process may open only {}: raise the limit (ulimit -n {needed}) or use fewer users",
+            limit.rlim_cur
+        )));
+    }
+    Ok(())
+}
+
+/// The manifest's common part; the command fills in what it ran.
+pub struct ManifestParts {
+    pub kind: &'static str,
+    pub target: String,
+    pub scenario: serde_json::Value,
+    pub profile: serde_json::Value,
+    pub labels: Vec<String>,
+    pub timeout: Duration,
+}
+
+pub fn manifest(
+    common: &CommonArgs,
+    apdex: &ApdexThresholds,
+    parts: ManifestParts,
+    threads: usize,
+) -> Manifest {
+    let (t, f) = RunSummary::thresholds(apdex);
+    Manifest {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "headroom".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        command_line: std::env::args().collect(),
+        kind: parts.kind.into(),
+        target: parts.target,
+        scenario: parts.scenario,
+        profile: parts.profile,
+        apdex_t_ms: t,
+        apdex_f_ms: f,
+        timeout_ms: parts.timeout.as_secs_f64() * 1000.0,
+        threads,
+        seed: common.seed,
+        labels: parts.labels,
+        started_at: String::new(),
+        ended_at: None,
+        elapsed_s: None,
+        status: RunStatus::Running,
+        client: ClientHost::current(),
+        warnings: Vec::new(),
+        summary: None,
+        files: Files::new(common.jtl),
+    }
+}
+
+async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitCode, Failure> {
+    let live = !common.quiet && std::io::stderr().is_terminal();
+    if !common.quiet && !common.json {
+        eprintln!("{}", prepared.description);
+    }
+    let interrupt = interrupt_on_signal();
+    let on_progress = |p: &Progress| {
+        if live {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{}", live_line(p));
+            let _ = err.flush();
+        }
+    };
+    let outcome = run_plan(
+        prepared.plan,
+        prepared.setup,
+        async {
+            let _ = interrupt.await;
+        },
+        on_progress,
+    )
+    .await
+    .map_err(|e| Failure::CannotRun(e.into()))?;
+    if live {
+        eprint!("\r\x1b[2K");
+    }
+    Ok(report(common, &prepared.target, &outcome))
+}
+
+fn report(common: &CommonArgs, target: &str, outcome: &RunOutcome) -> ExitCode {
+    let verdicts: Vec<Verdict> = common
+        .fail_if
+        .iter()
+        .map(|criterion| match &criterion.label {
+            None => criterion.evaluate(Some(&outcome.total)),
+            Some(label) => criterion.evaluate(
+                outcome
+                    .labels
+                    .iter()
+                    .find(|(name, _)| name == label)
+                    .map(|(_, s)| s),
+            ),
+        })
+        .collect();
+    let input = ReportInput {
+        status: outcome.status,
+        bundle: &outcome.bundle,
+        target,
+        summary: &outcome.summary,
+        warnings: &outcome.warnings,
+        verdicts: &verdicts,
+    };
+    if common.json {
+        println!("{}", json_summary(&input));
+    } else if !common.quiet {
+        print!("{}", render_summary(&input));
+    }
+    let failed: Vec<&Verdict> = verdicts.iter().filter(|v| v.failed).collect();
+    if common.quiet {
+        for v in &failed {
+            eprintln!("headroom: --fail-if {}", v.message);
+        }
+    }
+    if let Some(error) = &outcome.bundle_error {
+        eprintln!(
+            "headroom: {error}. The run was stopped there; the figures above cover it until then. \
+             Free some space or choose another --out."
+        );
+        ExitCode::from(EXIT_CANNOT_RUN)
+    } else if outcome.status == RunStatus::Interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CRITERIA_FAILED)
+    }
+}

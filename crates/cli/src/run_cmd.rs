@@ -1,0 +1,197 @@
+//! `headroom run FILE`: a scenario's journeys, profile from the file with
+//! command-line flags on top.
+
+use crate::args::RunArgs;
+use crate::execute::{
+    apdex, connect_checked, ensure_file_limit, execute, manifest, threads, Failure, ManifestParts,
+    Prepared,
+};
+use crate::load_cmd::{check_ramp_up, describe_profile, DEFAULT_DURATION};
+use headroom_load::engine::{EnginePlan, Workload};
+use headroom_load::profile::Profile;
+use headroom_load::run::{default_bundle_dir, RunSetup};
+use headroom_load::scenario::runner::{compile, JourneyPlan};
+use headroom_load::scenario::{parse_file, LabelKind, Scenario};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Most VUs of the open model when neither the file nor --max-vus says.
+const DEFAULT_MAX_VUS: u32 = 1000;
+
+pub fn run(args: RunArgs) -> ExitCode {
+    let common = args.common.clone();
+    execute(&common, prepare(args))
+}
+
+/// The file's profile with the command line's flags on top.
+fn profile(args: &RunArgs, scenario: &Scenario) -> anyhow::Result<(Profile, Option<u64>)> {
+    let spec = &scenario.profile;
+    let closed_flags = args.users.is_some() || args.iterations.is_some();
+    let rate = args.rate.or(if closed_flags { None } else { spec.rate });
+    if let Some(rate) = rate {
+        let max_vus = args.max_vus.or(spec.max_vus).unwrap_or(DEFAULT_MAX_VUS);
+        let duration = args.duration.or(spec.duration).unwrap_or(DEFAULT_DURATION);
+        return Ok((
+            Profile::Open {
+                rate,
+                max_vus,
+                duration,
+            },
+            None,
+        ));
+    }
+    let users = args.users.or(spec.users).unwrap_or(1);
+    let ramp_up = args.ramp_up.or(spec.ramp_up).unwrap_or_default();
+    let iterations = args.iterations.or(if args.duration.is_some() {
+        None
+    } else {
+        spec.iterations
+    });
+    let duration = args.duration.or(spec.duration).or(if iterations.is_some() {
+        None
+    } else {
+        Some(DEFAULT_DURATION)
+    });
+    check_ramp_up(ramp_up, duration)?;
+    Ok((
+        Profile::Closed {
+            users,
+            ramp_up,
+            duration,
+            requests: None,
+        },
+        iterations,
+    ))
+}
+
+async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
+    let common = &args.common;
+    let scenario =
+        parse_file(&args.file, args.target.as_ref()).map_err(|e| Failure::Usage(e.into()))?;
+    let (profile, iterations) = profile(&args, &scenario).map_err(Failure::Usage)?;
+    let apdex = apdex(common)?;
+    let population = match profile {
+        Profile::Closed { users, .. } => users,
+        Profile::Open { max_vus, .. } => max_vus,
+    };
+    ensure_file_limit(population as u64 * scenario.origins.len() as u64 + 64)?;
+    let mut connectors = Vec::new();
+    for origin in &scenario.origins {
+        connectors.push(Arc::new(connect_checked(origin, common.insecure).await?));
+    }
+    let throughput = args.throughput.or(scenario.profile.throughput);
+    let think = args.think.unwrap_or(scenario.think);
+    let threads = threads(common);
+    let labels: Vec<String> = scenario.labels.iter().map(|l| l.name.clone()).collect();
+    let target = scenario
+        .origins
+        .first()
+        .map(|o| o.url.clone())
+        .unwrap_or_default();
+    let mut profile_json = serde_json::to_value(&profile).unwrap_or_default();
+    if let Some(map) = profile_json.as_object_mut() {
+        map.insert(
+            "think".into(),
+            serde_json::to_value(think).unwrap_or_default(),
+        );
+        map.insert(
+            "throughput_cap_per_s".into(),
+            serde_json::to_value(throughput.map(|r| r.per_second)).unwrap_or_default(),
+        );
+        map.insert(
+            "iterations_per_vu".into(),
+            serde_json::to_value(iterations).unwrap_or_default(),
+        );
+    }
+    let manifest = manifest(
+        common,
+        &apdex,
+        ManifestParts {
+            kind: "run",
+            target: target.clone(),
+            scenario: serde_json::json!({
+                "mode": "scenario",
+                "file": args.file.display().to_string(),
+                "name": scenario.name,
+                "steps": scenario.requests.len(),
+                "checks": scenario.checks,
+                "variables": scenario.vars.names(),
+                "data": scenario.data.as_ref().map(|d| serde_json::json!({
+                    "file": d.file.display().to_string(), "rows": d.rows.len(), "shared": d.shared, "recycle": d.recycle,
+                })),
+                "text": std::fs::read_to_string(&args.file).unwrap_or_default(),
+            }),
+            profile: profile_json,
+            labels: labels.clone(),
+            timeout: scenario.timeout,
+        },
+        threads,
+    );
+    let bundle_dir = common.out.clone().unwrap_or_else(|| {
+        let stem = args
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        default_bundle_dir(&PathBuf::from("runs"), &stem)
+    });
+    let description = format!(
+        "headroom: {} ({} steps) against {target} — {}{}",
+        args.file.display(),
+        scenario.requests.len(),
+        describe_profile(&profile, &think, throughput),
+        iterations
+            .map(|n| format!(", {n} iterations per user"))
+            .unwrap_or_default(),
+    );
+    let label_urls = common.jtl.then(|| {
+        scenario
+            .labels
+            .iter()
+            .map(|l| (l.name.clone(), l.url.clone()))
+            .collect()
+    });
+    let group_labels = scenario
+        .labels
+        .iter()
+        .map(|l| l.kind == LabelKind::Group)
+        .collect();
+    let check_names = scenario.checks.clone();
+    let timeout = scenario.timeout;
+    let journey = JourneyPlan {
+        program: compile(&scenario.flow),
+        scenario,
+        connectors,
+        shared_cursor: AtomicUsize::new(0),
+        iterations,
+        think,
+    };
+    Ok(Prepared {
+        plan: EnginePlan {
+            workload: Workload::Journey(Arc::new(journey)),
+            labels: labels.len(),
+            checks: check_names.len(),
+            profile,
+            think,
+            throughput_cap: throughput,
+            timeout,
+            threads,
+            apdex,
+            seed: common.seed,
+            jtl: None,
+            run_start: Instant::now(),
+        },
+        setup: RunSetup {
+            manifest,
+            bundle_dir,
+            label_urls,
+            group_labels,
+            check_names,
+        },
+        target,
+        description,
+    })
+}

@@ -1,0 +1,312 @@
+//! Reading responses: extractors (regex, CSS selector, JSON pointer,
+//! header, cookie) that set variables, and checks that pass or fail a
+//! sample.
+
+use super::cookies::CookieJar;
+use super::template::VarId;
+use crate::rng::Rng;
+use std::time::Duration;
+
+/// Which match an extractor keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// 1-based.
+    Nth(usize),
+    Random,
+    /// Every match, joined with commas.
+    All,
+}
+
+#[derive(Debug, Clone)]
+pub enum ExtractKind {
+    Regex {
+        pattern: regex::Regex,
+        group: usize,
+        pick: Pick,
+    },
+    Css {
+        selector: scraper::Selector,
+        attribute: Option<String>,
+        pick: Pick,
+    },
+    JsonPointer(String),
+    Header(String),
+    Cookie(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Extractor {
+    pub into: VarId,
+    /// The variable's name, for messages.
+    pub name: String,
+    pub kind: ExtractKind,
+    /// Value when nothing matches (empty when not given).
+    pub default: Option<String>,
+    /// Fail the step when nothing matches.
+    pub required: bool,
+    /// For required extractors: the check that counts their failures.
+    pub check: Option<u16>,
+}
+
+#[derive(Debug, Clone)]
+pub enum CheckKind {
+    /// Status in one of these inclusive ranges.
+    Status(Vec<(u16, u16)>),
+    Contains(String),
+    NotContains(String),
+    Matches(regex::Regex),
+    MaxTime(Duration),
+}
+
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// Index in the scenario's check table (per-check counts).
+    pub id: u16,
+    pub name: String,
+    pub kind: CheckKind,
+}
+
+/// What extractors and checks read.
+pub struct Response<'a> {
+    pub status: u16,
+    pub headers: &'a [(&'a str, &'a str)],
+    pub body: &'a [u8],
+    pub elapsed: Duration,
+}
+
+impl Check {
+    pub fn passes(&self, response: &Response<'_>) -> bool {
+        match &self.kind {
+            CheckKind::Status(ranges) => ranges
+                .iter()
+                .any(|(lo, hi)| (*lo..=*hi).contains(&response.status)),
+            CheckKind::Contains(text) => {
+                memchr::memmem::find(response.body, text.as_bytes()).is_some()
+            }
+            CheckKind::NotContains(text) => {
+                memchr::memmem::find(response.body, text.as_bytes()).is_none()
+            }
+            CheckKind::Matches(pattern) => {
+                pattern.is_match(&String::from_utf8_lossy(response.body))
+            }
+            CheckKind::MaxTime(limit) => response.elapsed <= *limit,
+        }
+    }
+}
+
+fn pick_from(matches: Vec<String>, pick: Pick, rng: &mut Rng) -> Option<String> {
+    if matches.is_empty() {
+        return None;
+    }
+    match pick {
+        Pick::Nth(n) => matches.into_iter().nth(n.saturating_sub(1)),
+        Pick::Random => {
+            let i = rng.between(0, matches.len() as u64 - 1) as usize;
+            matches.into_iter().nth(i)
+        }
+        Pick::All => Some(matches.join(",")),
+    }
+}
+
+impl Extractor {
+    /// Applies the extractor; `Err` carries the failure message when a
+    /// required value is missing.
+    pub fn apply(
+        &self,
+        response: &Response<'_>,
+        jar: &CookieJar,
+        vars: &mut [String],
+        rng: &mut Rng,
+    ) -> Result<(), String> {
+        let found: Option<String> = match &self.kind {
+            ExtractKind::Regex {
+                pattern,
+                group,
+                pick,
+            } => {
+                let body = String::from_utf8_lossy(response.body);
+                let matches: Vec<String> = match pick {
+                    Pick::Nth(1) => pattern
+                        .captures(&body)
+                        .and_then(|c| c.get(*group))
+                        .map(|m| m.as_str().to_string())
+                        .into_iter()
+                        .collect(),
+                    _ => pattern
+                        .captures_iter(&body)
+                        .filter_map(|c| c.get(*group).map(|m| m.as_str().to_string()))
+                        .collect(),
+                };
+                pick_from(matches, *pick, rng)
+            }
+            ExtractKind::Css {
+                selector,
+                attribute,
+                pick,
+            } => {
+                let document =
+                    scraper::Html::parse_document(&String::from_utf8_lossy(response.body));
+                let matches: Vec<String> = document
+                    .select(selector)
+                    .filter_map(|element| match attribute {
+                        Some(name) => element.value().attr(name).map(str::to_string),
+                        None => Some(element.text().collect::<String>().trim().to_string()),
+                    })
+                    .collect();
+                pick_from(matches, *pick, rng)
+            }
+            ExtractKind::JsonPointer(pointer) => {
+                serde_json::from_slice::<serde_json::Value>(response.body)
+                    .ok()
+                    .and_then(|json| {
+                        json.pointer(pointer).map(|v| match v {
+                            serde_json::Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        })
+                    })
+            }
+            ExtractKind::Header(name) => response
+                .headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.to_string()),
+            ExtractKind::Cookie(name) => jar.value(name).map(str::to_string),
+        };
+        match found {
+            Some(value) => {
+                vars[self.into] = value;
+                Ok(())
+            }
+            None if self.required => Err(format!("extract {}: nothing matched", self.name)),
+            None => {
+                vars[self.into].clear();
+                if let Some(default) = &self.default {
+                    vars[self.into].push_str(default);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response<'a>(body: &'a str, headers: &'a [(&'a str, &'a str)]) -> Response<'a> {
+        Response {
+            status: 200,
+            headers,
+            body: body.as_bytes(),
+            elapsed: Duration::from_millis(30),
+        }
+    }
+
+    fn run(kind: ExtractKind, body: &str) -> Result<String, String> {
+        let extractor = Extractor {
+            into: 0,
+            name: "v".into(),
+            kind,
+            default: Some("none".into()),
+            required: false,
+            check: None,
+        };
+        let mut vars = vec![String::new()];
+        let headers = [("Location", "/next"), ("Set-Cookie", "a=b")];
+        let mut jar = CookieJar::default();
+        jar.store("MoodleSession=s1", "h", "/", std::time::SystemTime::now());
+        extractor.apply(
+            &response(body, &headers),
+            &jar,
+            &mut vars,
+            &mut Rng::new(1, 1),
+        )?;
+        Ok(vars.remove(0))
+    }
+
+    #[test]
+    fn extractors() {
+        let html = r#"<form><input type="hidden" name="sesskey" value="K1"><input name="logintoken" value="T9"></form><a>x1</a><a>x2</a>"#;
+        let re = |p: &str, pick| ExtractKind::Regex {
+            pattern: regex::Regex::new(p).unwrap(),
+            group: 1,
+            pick,
+        };
+        assert_eq!(
+            run(re(r#"name="logintoken" value="(\w+)""#, Pick::Nth(1)), html).unwrap(),
+            "T9"
+        );
+        assert_eq!(run(re(r"<a>(\w+)</a>", Pick::Nth(2)), html).unwrap(), "x2");
+        assert_eq!(run(re(r"<a>(\w+)</a>", Pick::All), html).unwrap(), "x1,x2");
+        assert_eq!(run(re(r"nothing(\d)", Pick::Nth(1)), html).unwrap(), "none");
+        let css = |s: &str, a: Option<&str>| ExtractKind::Css {
+            selector: scraper::Selector::parse(s).unwrap(),
+            attribute: a.map(str::to_string),
+            pick: Pick::Nth(1),
+        };
+        assert_eq!(
+            run(css("input[name=sesskey]", Some("value")), html).unwrap(),
+            "K1"
+        );
+        assert_eq!(run(css("a", None), html).unwrap(), "x1");
+        assert_eq!(
+            run(
+                ExtractKind::JsonPointer("/a/1/b".into()),
+                r#"{"a":[0,{"b":"deep"}]}"#
+            )
+            .unwrap(),
+            "deep"
+        );
+        assert_eq!(
+            run(ExtractKind::JsonPointer("/n".into()), r#"{"n":42}"#).unwrap(),
+            "42"
+        );
+        assert_eq!(
+            run(ExtractKind::Header("location".into()), "").unwrap(),
+            "/next"
+        );
+        assert_eq!(
+            run(ExtractKind::Cookie("MoodleSession".into()), "").unwrap(),
+            "s1"
+        );
+        let required = Extractor {
+            into: 0,
+            name: "sesskey".into(),
+            kind: ExtractKind::Header("x-none".into()),
+            default: None,
+            required: true,
+            check: Some(0),
+        };
+        let err = required
+            .apply(
+                &response("", &[]),
+                &CookieJar::default(),
+                &mut [String::new()],
+                &mut Rng::new(1, 1),
+            )
+            .unwrap_err();
+        assert_eq!(err, "extract sesskey: nothing matched");
+    }
+
+    #[test]
+    fn checks() {
+        let r = response("You are logged in as Ann", &[]);
+        let check = |kind| {
+            Check {
+                id: 0,
+                name: "c".into(),
+                kind,
+            }
+            .passes(&r)
+        };
+        assert!(check(CheckKind::Status(vec![(200, 200), (302, 303)])));
+        assert!(!check(CheckKind::Status(vec![(300, 399)])));
+        assert!(check(CheckKind::Contains("logged in as".into())));
+        assert!(!check(CheckKind::NotContains("logged in as".into())));
+        assert!(check(CheckKind::Matches(
+            regex::Regex::new(r"as \w+$").unwrap()
+        )));
+        assert!(check(CheckKind::MaxTime(Duration::from_millis(30))));
+        assert!(!check(CheckKind::MaxTime(Duration::from_millis(29))));
+    }
+}

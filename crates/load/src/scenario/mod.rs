@@ -1,0 +1,153 @@
+//! Scenario files: multi-step user journeys (YAML). [`parse`] turns a file
+//! into a checked [`Scenario`] (every error names file:line:column);
+//! [`runner`] executes it for one VU; [`template`], [`cookies`] and
+//! [`extract`] are its parts.
+
+pub mod cookies;
+pub mod extract;
+pub mod parse;
+pub mod runner;
+pub mod template;
+
+use crate::profile::Think;
+use crate::target::Target;
+use extract::{Check, Extractor};
+use headroom_analysis::quantity::Rate;
+use std::path::PathBuf;
+use std::time::Duration;
+use template::{Template, VarId, VarTable};
+
+pub use parse::{parse_file, parse_str, ScenarioError};
+
+/// A checked scenario, ready to run.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub source: PathBuf,
+    pub name: Option<String>,
+    pub vars: VarTable,
+    /// Initial value of every variable (empty unless set under `variables:`).
+    pub initial: Vec<String>,
+    /// Hosts the steps talk to; index 0 is the base URL when there is one.
+    pub origins: Vec<Target>,
+    /// Path prefix of the base URL (e.g. `/moodle`), prepended to relative paths.
+    pub base_path: String,
+    pub headers: Vec<(String, Template)>,
+    pub timeout: Duration,
+    pub keep_alive: bool,
+    pub data: Option<DataSpec>,
+    pub think: Think,
+    pub clear_cookies_each_iteration: bool,
+    pub labels: Vec<LabelInfo>,
+    pub checks: Vec<String>,
+    pub requests: Vec<RequestStep>,
+    pub flow: Vec<Node>,
+    pub profile: ProfileSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabelKind {
+    Request,
+    Group,
+}
+
+#[derive(Debug, Clone)]
+pub struct LabelInfo {
+    pub name: String,
+    pub kind: LabelKind,
+    /// A URL (or group name) for the JTL's URL column.
+    pub url: String,
+}
+
+/// CSV data feeding variables.
+#[derive(Debug, Clone)]
+pub struct DataSpec {
+    pub file: PathBuf,
+    pub columns: Vec<VarId>,
+    pub rows: Vec<Vec<String>>,
+    /// One cursor for all VUs (JMeter's "All threads") or one per VU.
+    pub shared: bool,
+    /// At the end of the file: start over, or stop the VU.
+    pub recycle: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Body {
+    None,
+    Raw(Template),
+    /// application/x-www-form-urlencoded
+    Form(Vec<(Template, Template)>),
+    /// application/json, from the YAML value
+    Json(Template),
+}
+
+#[derive(Debug, Clone)]
+pub struct RequestStep {
+    pub label: u16,
+    pub method: String,
+    pub origin: usize,
+    /// Path and query as written (templated), before `query:` pairs.
+    pub path: Template,
+    pub query: Vec<(Template, Template)>,
+    pub headers: Vec<(String, Template)>,
+    pub body: Body,
+    pub extract: Vec<Extractor>,
+    pub checks: Vec<Check>,
+    pub think: Option<Think>,
+    pub follow_redirects: bool,
+    /// Keep the response body (extraction or checks read it).
+    pub needs_body: bool,
+}
+
+/// A condition on a variable (`if:`).
+#[derive(Debug, Clone)]
+pub enum Condition {
+    Set(VarId),
+    NotSet(VarId),
+    Equals(VarId, String),
+    Matches(VarId, regex::Regex),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NodeFlags {
+    /// Only in a VU's first iteration.
+    pub once: bool,
+    pub condition: Option<Condition>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Node {
+    Request {
+        step: usize,
+        flags: NodeFlags,
+    },
+    /// Reported as one label with the total time of its steps.
+    Group {
+        label: u16,
+        include_think: bool,
+        children: Vec<Node>,
+        flags: NodeFlags,
+    },
+    Loop {
+        count: u32,
+        children: Vec<Node>,
+        flags: NodeFlags,
+    },
+    Block {
+        children: Vec<Node>,
+        flags: NodeFlags,
+    },
+}
+
+/// The profile a file asks for; command-line flags override its fields.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProfileSpec {
+    pub open: bool,
+    pub users: Option<u32>,
+    pub ramp_up: Option<Duration>,
+    pub duration: Option<Duration>,
+    /// Closed model: iterations per VU.
+    pub iterations: Option<u64>,
+    pub rate: Option<Rate>,
+    pub max_vus: Option<u32>,
+    pub throughput: Option<Rate>,
+}

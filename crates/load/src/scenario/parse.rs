@@ -1,0 +1,1298 @@
+//! From YAML to a checked [`Scenario`]. Every error names file:line:column
+//! and says how to fix it. Two passes: the first collects every variable
+//! name (from `variables:`, data columns and `extract:` anywhere), the
+//! second compiles templates against that table, so a step may use a value
+//! that a later step extracts (from the previous iteration).
+
+use super::extract::{Check, CheckKind, ExtractKind, Extractor, Pick};
+use super::template::{Template, VarTable};
+use super::{
+    Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, ProfileSpec, RequestStep,
+    Scenario,
+};
+use crate::profile::Think;
+use crate::target::Target;
+use headroom_analysis::quantity::{parse_duration, parse_rate, Rate};
+use marked_yaml::types::{MarkedMappingNode, MarkedScalarNode};
+use marked_yaml::{LoadError, LoaderOptions, Node as Yaml, Span};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A problem in a scenario file, with its location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file.display(),
+            self.line,
+            self.column,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+type Res<T> = Result<T, ScenarioError>;
+
+/// Reads and checks a scenario file. `target` replaces the file's base URL
+/// (`--target`).
+pub fn parse_file(path: &Path, target: Option<&Target>) -> Res<Scenario> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        file: path.to_path_buf(),
+        line: 0,
+        column: 0,
+        message: format!("cannot read the scenario: {e}"),
+    })?;
+    parse_str(&text, path, target)
+}
+
+/// Checks scenario text; `path` names it in messages and anchors relative data files.
+pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenario> {
+    let parser = Parser {
+        file: path.to_path_buf(),
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        vars: VarTable::default(),
+        labels: Vec::new(),
+        checks: Vec::new(),
+        requests: Vec::new(),
+        origins: Vec::new(),
+        has_base: false,
+    };
+    let options = LoaderOptions::default().error_on_duplicate_keys(true);
+    let root =
+        marked_yaml::parse_yaml_with_options(0, text, options).map_err(|e| parser.load_error(e))?;
+    parser.scenario(&root, target)
+}
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "defaults",
+    "variables",
+    "data",
+    "think",
+    "cookies",
+    "profile",
+    "steps",
+];
+const DEFAULT_KEYS: &[&str] = &[
+    "base_url",
+    "headers",
+    "timeout",
+    "follow_redirects",
+    "keep_alive",
+];
+const DATA_KEYS: &[&str] = &["file", "columns", "header", "share", "on_end"];
+const PROFILE_KEYS: &[&str] = &[
+    "model",
+    "users",
+    "ramp_up",
+    "duration",
+    "iterations",
+    "rate",
+    "max_vus",
+    "throughput",
+];
+const REQUEST_KEYS: &[&str] = &[
+    "label",
+    "method",
+    "path",
+    "url",
+    "query",
+    "headers",
+    "form",
+    "body",
+    "json",
+    "extract",
+    "check",
+    "think",
+    "follow_redirects",
+    "once",
+    "if",
+];
+const GROUP_KEYS: &[&str] = &["group", "steps", "include_think", "once", "if"];
+const LOOP_KEYS: &[&str] = &["loop", "steps", "once", "if"];
+const BLOCK_KEYS: &[&str] = &["steps", "once", "if"];
+const EXTRACT_KEYS: &[&str] = &[
+    "name", "regex", "group", "match", "css", "json", "header", "cookie", "default", "required",
+];
+const CHECK_KEYS: &[&str] = &[
+    "name",
+    "status",
+    "contains",
+    "not_contains",
+    "matches",
+    "max_time",
+];
+const IF_KEYS: &[&str] = &["var", "set", "equals", "matches"];
+
+struct Parser {
+    file: PathBuf,
+    dir: PathBuf,
+    vars: VarTable,
+    labels: Vec<LabelInfo>,
+    checks: Vec<String>,
+    requests: Vec<RequestStep>,
+    origins: Vec<Target>,
+    has_base: bool,
+}
+
+fn kind_of(node: &Yaml) -> &'static str {
+    match node {
+        Yaml::Scalar(_) => "a value",
+        Yaml::Mapping(_) => "a mapping (key: value lines)",
+        Yaml::Sequence(_) => "a list (- items)",
+    }
+}
+
+/// Edit distance, for "did you mean" hints.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let current = row[j + 1];
+            row[j + 1] = (previous + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(current + 1);
+            previous = current;
+        }
+    }
+    row[b.len()]
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with("__")
+}
+
+impl Parser {
+    fn at(&self, span: &Span, message: impl Into<String>) -> ScenarioError {
+        let (line, column) = span.start().map_or((1, 1), |m| (m.line(), m.column()));
+        ScenarioError {
+            file: self.file.clone(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn load_error(&self, error: LoadError) -> ScenarioError {
+        let (marker, message) = match &error {
+            LoadError::TopLevelMustBeMapping(m) => (
+                m,
+                "the file must be a mapping of keys such as steps: and defaults:".to_string(),
+            ),
+            LoadError::TopLevelMustBeSequence(m) => (m, error.to_string()),
+            LoadError::UnexpectedAnchor(m) => (
+                m,
+                "anchors (&name) are not supported: repeat the value".to_string(),
+            ),
+            LoadError::MappingKeyMustBeScalar(m) => (m, "keys must be plain words".to_string()),
+            LoadError::UnexpectedTag(m) => (m, "tags (!name) are not supported".to_string()),
+            LoadError::ScanError(m, scan) => (
+                m,
+                format!("invalid YAML: {scan}; check the indentation and quotes on this line"),
+            ),
+            LoadError::DuplicateKey(inner) => {
+                let key = &inner.key;
+                return self.at(
+                    key.span(),
+                    format!("'{}' is given twice in the same mapping", key.as_str()),
+                );
+            }
+        };
+        ScenarioError {
+            file: self.file.clone(),
+            line: marker.line(),
+            column: marker.column(),
+            message,
+        }
+    }
+
+    fn mapping<'n>(&self, node: &'n Yaml, what: &str) -> Res<&'n MarkedMappingNode> {
+        node.as_mapping().ok_or_else(|| {
+            self.at(
+                node.span(),
+                format!(
+                    "{what} must be a mapping (key: value lines), found {}",
+                    kind_of(node)
+                ),
+            )
+        })
+    }
+
+    fn scalar<'n>(&self, node: &'n Yaml, what: &str) -> Res<&'n MarkedScalarNode> {
+        node.as_scalar().ok_or_else(|| {
+            self.at(
+                node.span(),
+                format!("{what} must be a single value, found {}", kind_of(node)),
+            )
+        })
+    }
+
+    fn keys(&self, map: &MarkedMappingNode, allowed: &[&str], what: &str) -> Res<()> {
+        for key in map.keys() {
+            if !allowed.contains(&key.as_str()) {
+                let closest = allowed
+                    .iter()
+                    .min_by_key(|k| distance(k, key.as_str()))
+                    .copied()
+                    .unwrap_or_default();
+                let hint = if distance(closest, key.as_str()) <= 2 {
+                    format!("did you mean '{closest}'? ")
+                } else {
+                    String::new()
+                };
+                return Err(self.at(
+                    key.span(),
+                    format!(
+                        "unknown key '{}' in {what}: {hint}(allowed: {})",
+                        key.as_str(),
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn text(&self, node: &Yaml, what: &str) -> Res<String> {
+        Ok(self.scalar(node, what)?.as_str().to_string())
+    }
+
+    fn duration(&self, node: &Yaml, what: &str) -> Res<Duration> {
+        let s = self.scalar(node, what)?;
+        parse_duration(s.as_str()).map_err(|e| self.at(s.span(), format!("{what}: {e}")))
+    }
+
+    fn rate(&self, node: &Yaml, what: &str) -> Res<Rate> {
+        let s = self.scalar(node, what)?;
+        parse_rate(s.as_str()).map_err(|e| self.at(s.span(), format!("{what}: {e}")))
+    }
+
+    fn whole(&self, node: &Yaml, what: &str, min: u64) -> Res<u64> {
+        let s = self.scalar(node, what)?;
+        s.as_str()
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| *n >= min)
+            .ok_or_else(|| {
+                self.at(
+                    s.span(),
+                    format!(
+                        "{what} must be a whole number of at least {min}, not '{}'",
+                        s.as_str()
+                    ),
+                )
+            })
+    }
+
+    fn boolean(&self, node: &Yaml, what: &str) -> Res<bool> {
+        let s = self.scalar(node, what)?;
+        match s.as_str().trim() {
+            "true" | "yes" | "on" => Ok(true),
+            "false" | "no" | "off" => Ok(false),
+            other => Err(self.at(
+                s.span(),
+                format!("{what} must be true or false, not '{other}'"),
+            )),
+        }
+    }
+
+    fn template(&self, node: &Yaml, what: &str) -> Res<Template> {
+        let s = self.scalar(node, what)?;
+        Template::compile(s.as_str(), &self.vars)
+            .map_err(|e| self.at(s.span(), format!("{what}: {}", e.message)))
+    }
+
+    fn regex(&self, node: &Yaml, what: &str) -> Res<regex::Regex> {
+        let s = self.scalar(node, what)?;
+        regex::Regex::new(s.as_str()).map_err(|e| {
+            let first = e.to_string().lines().last().unwrap_or_default().trim().to_string();
+            self.at(s.span(), format!("{what} is not a valid regular expression ({first}); in YAML, quote it with single quotes"))
+        })
+    }
+
+    fn think(&self, node: &Yaml, what: &str) -> Res<Think> {
+        match node {
+            Yaml::Mapping(map) => {
+                self.keys(map, &["mean", "deviation"], what)?;
+                let mean = map.get_node("mean").ok_or_else(|| {
+                    self.at(
+                        map.span(),
+                        format!("{what}: a gaussian think time needs mean: and deviation:"),
+                    )
+                })?;
+                let deviation = map.get_node("deviation").ok_or_else(|| {
+                    self.at(
+                        map.span(),
+                        format!("{what}: a gaussian think time needs deviation:"),
+                    )
+                })?;
+                Ok(Think::Gaussian {
+                    mean: self.duration(mean, "mean")?,
+                    deviation: self.duration(deviation, "deviation")?,
+                })
+            }
+            _ => {
+                let s = self.scalar(node, what)?;
+                Think::parse(s.as_str()).map_err(|e| {
+                    self.at(
+                        s.span(),
+                        format!("{what}: {e}; write 2s, 1s..3s, or mean: and deviation:"),
+                    )
+                })
+            }
+        }
+    }
+
+    fn scenario(mut self, root: &Yaml, target: Option<&Target>) -> Res<Scenario> {
+        let top = self.mapping(root, "the scenario")?;
+        self.keys(top, TOP_KEYS, "the scenario")?;
+        let steps_node = top.get_node("steps").ok_or_else(|| {
+            self.at(
+                top.span(),
+                "the scenario has no steps: add a steps: list with at least one request",
+            )
+        })?;
+
+        // Pass 1: every variable name.
+        let mut initial_values: Vec<(usize, String)> = Vec::new();
+        if let Some(node) = top.get_node("variables") {
+            let map = self.mapping(node, "variables")?;
+            for (key, value) in map.iter() {
+                if !valid_name(key.as_str()) {
+                    return Err(self.at(key.span(), format!("'{}' is not a valid variable name: use letters, digits and _, not starting with a digit or __", key.as_str())));
+                }
+                let id = self.vars.declare(key.as_str());
+                initial_values.push((id, self.text(value, "a variable's value")?));
+            }
+        }
+        let data = match top.get_node("data") {
+            Some(node) => Some(self.data(node)?),
+            None => None,
+        };
+        self.declare_extracted(steps_node)?;
+
+        // Pass 2: everything else.
+        let mut headers = Vec::new();
+        let mut timeout = Duration::from_secs(30);
+        let mut keep_alive = true;
+        let mut follow_redirects = true;
+        let mut base_path = String::new();
+        if let Some(node) = top.get_node("defaults") {
+            let map = self.mapping(node, "defaults")?;
+            self.keys(map, DEFAULT_KEYS, "defaults")?;
+            if let Some(base) = map.get_node("base_url") {
+                let s = self.scalar(base, "base_url")?;
+                let parsed =
+                    Target::parse(s.as_str()).map_err(|e| self.at(s.span(), e.to_string()))?;
+                base_path = parsed.path_and_query.trim_end_matches('/').to_string();
+                self.origins.push(parsed);
+                self.has_base = true;
+            }
+            if let Some(h) = map.get_node("headers") {
+                headers = self.headers(h)?;
+            }
+            if let Some(t) = map.get_node("timeout") {
+                timeout = self.duration(t, "timeout")?;
+            }
+            if let Some(k) = map.get_node("keep_alive") {
+                keep_alive = self.boolean(k, "keep_alive")?;
+            }
+            if let Some(f) = map.get_node("follow_redirects") {
+                follow_redirects = self.boolean(f, "follow_redirects")?;
+            }
+        }
+        if let Some(target) = target {
+            base_path = target.path_and_query.trim_end_matches('/').to_string();
+            if self.has_base {
+                self.origins[0] = target.clone();
+            } else {
+                self.origins.insert(0, target.clone());
+                self.has_base = true;
+            }
+        }
+        let think = match top.get_node("think") {
+            Some(node) => self.think(node, "think")?,
+            None => Think::None,
+        };
+        let clear_cookies_each_iteration = match top.get_node("cookies") {
+            Some(node) => {
+                let s = self.scalar(node, "cookies")?;
+                match s.as_str() {
+                    "keep" => false,
+                    "clear_each_iteration" => true,
+                    other => {
+                        return Err(self.at(
+                            s.span(),
+                            format!("cookies must be keep or clear_each_iteration, not '{other}'"),
+                        ))
+                    }
+                }
+            }
+            None => false,
+        };
+        let profile = match top.get_node("profile") {
+            Some(node) => self.profile(node)?,
+            None => ProfileSpec::default(),
+        };
+        let steps = steps_node.as_sequence().ok_or_else(|| {
+            self.at(
+                steps_node.span(),
+                format!(
+                    "steps must be a list (- items), found {}",
+                    kind_of(steps_node)
+                ),
+            )
+        })?;
+        if steps.is_empty() {
+            return Err(self.at(
+                steps_node.span(),
+                "steps is empty: add at least one request",
+            ));
+        }
+        let flow = self.nodes(steps_node, follow_redirects)?;
+        let mut initial = vec![String::new(); self.vars.len()];
+        for (id, value) in initial_values {
+            initial[id] = value;
+        }
+        Ok(Scenario {
+            source: self.file,
+            name: top.get_scalar("name").map(|s| s.as_str().to_string()),
+            vars: self.vars,
+            initial,
+            origins: self.origins,
+            base_path,
+            headers,
+            timeout,
+            keep_alive,
+            data,
+            think,
+            clear_cookies_each_iteration,
+            labels: self.labels,
+            checks: self.checks,
+            requests: self.requests,
+            flow,
+            profile,
+        })
+    }
+
+    fn headers(&self, node: &Yaml) -> Res<Vec<(String, Template)>> {
+        let map = self.mapping(node, "headers")?;
+        let mut out = Vec::new();
+        for (key, value) in map.iter() {
+            let name = key.as_str();
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+            {
+                return Err(self.at(key.span(), format!("'{name}' is not a valid header name")));
+            }
+            out.push((name.to_string(), self.template(value, "a header value")?));
+        }
+        Ok(out)
+    }
+
+    fn declare_extracted(&mut self, node: &Yaml) -> Res<()> {
+        let Some(items) = node.as_sequence() else {
+            return Ok(());
+        };
+        for item in items.iter() {
+            let Some(map) = item.as_mapping() else {
+                continue;
+            };
+            if let Some(steps) = map.get_node("steps") {
+                self.declare_extracted(steps)?;
+            }
+            let Some(extract) = map.get_node("extract") else {
+                continue;
+            };
+            let Some(list) = extract.as_sequence() else {
+                continue;
+            };
+            for entry in list.iter() {
+                if let Some(name) = entry.as_mapping().and_then(|m| m.get_scalar("name")) {
+                    if !valid_name(name.as_str()) {
+                        return Err(self.at(
+                            name.span(),
+                            format!(
+                                "'{}' is not a valid variable name: use letters, digits and _",
+                                name.as_str()
+                            ),
+                        ));
+                    }
+                    self.vars.declare(name.as_str());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn data(&mut self, node: &Yaml) -> Res<DataSpec> {
+        let map = self.mapping(node, "data")?;
+        self.keys(map, DATA_KEYS, "data")?;
+        let file_node = map.get_node("file").ok_or_else(|| {
+            self.at(
+                map.span(),
+                "data needs file: the CSV file's path (relative to this scenario)",
+            )
+        })?;
+        let file_scalar = self.scalar(file_node, "file")?;
+        let file = self.dir.join(file_scalar.as_str());
+        let header = match map.get_node("header") {
+            Some(h) => self.boolean(h, "header")?,
+            None => false,
+        };
+        let shared = match map.get_node("share") {
+            Some(s) => match self.scalar(s, "share")?.as_str() {
+                "all" => true,
+                "vu" => false,
+                other => return Err(self.at(s.span(), format!("share must be all (one cursor for every VU) or vu (one per VU), not '{other}'"))),
+            },
+            None => true,
+        };
+        let recycle = match map.get_node("on_end") {
+            Some(s) => match self.scalar(s, "on_end")?.as_str() {
+                "recycle" => true,
+                "stop" => false,
+                other => {
+                    return Err(self.at(
+                        s.span(),
+                        format!("on_end must be recycle or stop, not '{other}'"),
+                    ))
+                }
+            },
+            None => true,
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(header)
+            .flexible(true)
+            .from_path(&file)
+            .map_err(|e| {
+                self.at(
+                    file_scalar.span(),
+                    format!("cannot read the data file {}: {e}", file.display()),
+                )
+            })?;
+        let mut names: Vec<(String, Span)> = Vec::new();
+        if let Some(columns) = map.get_node("columns") {
+            let list = columns.as_sequence().ok_or_else(|| {
+                self.at(
+                    columns.span(),
+                    "columns must be a list of variable names, e.g. [username, password]",
+                )
+            })?;
+            for column in list.iter() {
+                let s = self.scalar(column, "a column name")?;
+                names.push((s.as_str().to_string(), *s.span()));
+            }
+        } else if header {
+            let head = reader.headers().map_err(|e| {
+                self.at(
+                    file_scalar.span(),
+                    format!("cannot read the header row of {}: {e}", file.display()),
+                )
+            })?;
+            names = head
+                .iter()
+                .map(|h| (h.trim().to_string(), *file_scalar.span()))
+                .collect();
+        } else {
+            return Err(self.at(map.span(), "data needs columns: [name, ...] (or header: true when the file's first row names them)"));
+        }
+        let mut columns = Vec::new();
+        for (name, span) in &names {
+            if !valid_name(name) {
+                return Err(self.at(
+                    span,
+                    format!("'{name}' is not a valid variable name for a data column"),
+                ));
+            }
+            columns.push(self.vars.declare(name));
+        }
+        let mut rows = Vec::new();
+        for (i, record) in reader.records().enumerate() {
+            let record = record
+                .map_err(|e| self.at(file_scalar.span(), format!("{}: {e}", file.display())))?;
+            if record.len() < columns.len() {
+                let line = record.position().map_or(i as u64 + 1, |p| p.line());
+                return Err(self.at(
+                    file_scalar.span(),
+                    format!(
+                        "{}:{line} has {} fields but {} columns are named",
+                        file.display(),
+                        record.len(),
+                        columns.len()
+                    ),
+                ));
+            }
+            rows.push(
+                record
+                    .iter()
+                    .take(columns.len())
+                    .map(str::to_string)
+                    .collect(),
+            );
+        }
+        if rows.is_empty() {
+            return Err(self.at(
+                file_scalar.span(),
+                format!("the data file {} has no rows", file.display()),
+            ));
+        }
+        Ok(DataSpec {
+            file,
+            columns,
+            rows,
+            shared,
+            recycle,
+        })
+    }
+
+    fn profile(&self, node: &Yaml) -> Res<ProfileSpec> {
+        let map = self.mapping(node, "profile")?;
+        self.keys(map, PROFILE_KEYS, "profile")?;
+        let mut p = ProfileSpec::default();
+        if let Some(m) = map.get_node("model") {
+            let s = self.scalar(m, "model")?;
+            p.open = match s.as_str() {
+                "closed" => false,
+                "open" => true,
+                other => return Err(self.at(s.span(), format!("model must be closed (a number of users) or open (an arrival rate), not '{other}'"))),
+            };
+        }
+        if let Some(n) = map.get_node("users") {
+            p.users = Some(self.whole(n, "users", 1)? as u32);
+        }
+        if let Some(n) = map.get_node("ramp_up") {
+            p.ramp_up = Some(self.duration(n, "ramp_up")?);
+        }
+        if let Some(n) = map.get_node("duration") {
+            p.duration = Some(self.duration(n, "duration")?);
+        }
+        if let Some(n) = map.get_node("iterations") {
+            p.iterations = Some(self.whole(n, "iterations", 1)?);
+        }
+        if let Some(n) = map.get_node("rate") {
+            p.rate = Some(self.rate(n, "rate")?);
+            p.open = true;
+        }
+        if let Some(n) = map.get_node("max_vus") {
+            p.max_vus = Some(self.whole(n, "max_vus", 1)? as u32);
+        }
+        if let Some(n) = map.get_node("throughput") {
+            p.throughput = Some(self.rate(n, "throughput")?);
+        }
+        if p.open && p.rate.is_none() {
+            return Err(self.at(
+                map.span(),
+                "the open model needs rate: (arrivals per second or minute, e.g. 20/s)",
+            ));
+        }
+        Ok(p)
+    }
+
+    fn label(&mut self, name: &str, kind: LabelKind, url: String, span: &Span) -> Res<u16> {
+        if name == crate::bundle::TOTAL_LABEL {
+            return Err(self.at(
+                span,
+                "TOTAL is reserved for the total over all labels: choose another label",
+            ));
+        }
+        if let Some(i) = self.labels.iter().position(|l| l.name == name) {
+            if self.labels[i].kind != kind {
+                return Err(self.at(
+                    span,
+                    format!("'{name}' names both a group and a request: use different labels"),
+                ));
+            }
+            return Ok(i as u16);
+        }
+        if self.labels.len() >= u16::MAX as usize {
+            return Err(self.at(span, "too many labels"));
+        }
+        self.labels.push(LabelInfo {
+            name: name.to_string(),
+            kind,
+            url,
+        });
+        Ok((self.labels.len() - 1) as u16)
+    }
+
+    fn flags(&self, map: &MarkedMappingNode) -> Res<NodeFlags> {
+        let once = match map.get_node("once") {
+            Some(n) => self.boolean(n, "once")?,
+            None => false,
+        };
+        let condition = match map.get_node("if") {
+            Some(node) => {
+                let m = self.mapping(node, "if")?;
+                self.keys(m, IF_KEYS, "if")?;
+                let var_node = m
+                    .get_node("var")
+                    .ok_or_else(|| self.at(m.span(), "if needs var: the variable to test"))?;
+                let var_scalar = self.scalar(var_node, "var")?;
+                let var = self.vars.lookup(var_scalar.as_str()).ok_or_else(|| {
+                    self.at(
+                        var_scalar.span(),
+                        format!("unknown variable '{}' in if:", var_scalar.as_str()),
+                    )
+                })?;
+                if let Some(set) = m.get_node("set") {
+                    if self.boolean(set, "set")? {
+                        Some(Condition::Set(var))
+                    } else {
+                        Some(Condition::NotSet(var))
+                    }
+                } else if let Some(value) = m.get_node("equals") {
+                    Some(Condition::Equals(var, self.text(value, "equals")?))
+                } else if let Some(pattern) = m.get_node("matches") {
+                    Some(Condition::Matches(var, self.regex(pattern, "matches")?))
+                } else {
+                    return Err(self.at(
+                        m.span(),
+                        "if needs one test: set: true|false, equals: VALUE or matches: REGEX",
+                    ));
+                }
+            }
+            None => None,
+        };
+        Ok(NodeFlags { once, condition })
+    }
+
+    fn nodes(&mut self, node: &Yaml, follow_redirects: bool) -> Res<Vec<Node>> {
+        let list = node.as_sequence().ok_or_else(|| {
+            self.at(
+                node.span(),
+                format!("steps must be a list (- items), found {}", kind_of(node)),
+            )
+        })?;
+        let mut nodes = Vec::new();
+        for item in list.iter() {
+            nodes.push(self.node(item, follow_redirects)?);
+        }
+        Ok(nodes)
+    }
+
+    fn children(
+        &mut self,
+        map: &MarkedMappingNode,
+        what: &str,
+        follow_redirects: bool,
+    ) -> Res<Vec<Node>> {
+        let steps = map
+            .get_node("steps")
+            .ok_or_else(|| self.at(map.span(), format!("{what} needs steps: a list of steps")))?;
+        let children = self.nodes(steps, follow_redirects)?;
+        if children.is_empty() {
+            return Err(self.at(steps.span(), format!("{what} has no steps")));
+        }
+        Ok(children)
+    }
+
+    fn node(&mut self, item: &Yaml, follow_redirects: bool) -> Res<Node> {
+        let map = self.mapping(item, "a step")?;
+        if let Some(group) = map.get_node("group") {
+            self.keys(map, GROUP_KEYS, "a group")?;
+            let name = self.scalar(group, "group")?;
+            let label = self.label(
+                name.as_str(),
+                LabelKind::Group,
+                format!("group:{}", name.as_str()),
+                name.span(),
+            )?;
+            let include_think = match map.get_node("include_think") {
+                Some(n) => self.boolean(n, "include_think")?,
+                None => false,
+            };
+            let flags = self.flags(map)?;
+            let children = self.children(map, "a group", follow_redirects)?;
+            return Ok(Node::Group {
+                label,
+                include_think,
+                children,
+                flags,
+            });
+        }
+        if let Some(count) = map.get_node("loop") {
+            self.keys(map, LOOP_KEYS, "a loop")?;
+            let count = self.whole(count, "loop", 1)? as u32;
+            let flags = self.flags(map)?;
+            let children = self.children(map, "a loop", follow_redirects)?;
+            return Ok(Node::Loop {
+                count,
+                children,
+                flags,
+            });
+        }
+        if map.get_node("steps").is_some() && map.get_node("label").is_none() {
+            self.keys(map, BLOCK_KEYS, "a block of steps")?;
+            let flags = self.flags(map)?;
+            let children = self.children(map, "a block", follow_redirects)?;
+            return Ok(Node::Block { children, flags });
+        }
+        self.keys(map, REQUEST_KEYS, "a request step")?;
+        let flags = self.flags(map)?;
+        let step = self.request(map, follow_redirects)?;
+        self.requests.push(step);
+        Ok(Node::Request {
+            step: self.requests.len() - 1,
+            flags,
+        })
+    }
+
+    fn request(&mut self, map: &MarkedMappingNode, follow_redirects: bool) -> Res<RequestStep> {
+        let label_node = map.get_node("label").ok_or_else(|| {
+            self.at(
+                map.span(),
+                "a request step needs label: a name for its figures (e.g. label: login page)",
+            )
+        })?;
+        let label_scalar = self.scalar(label_node, "label")?;
+        let method = match map.get_node("method") {
+            Some(m) => {
+                let s = self.scalar(m, "method")?;
+                let upper = s.as_str().to_ascii_uppercase();
+                if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
+                    return Err(self.at(
+                        s.span(),
+                        format!(
+                            "'{}' is not an HTTP method: use GET, POST, PUT, DELETE, ...",
+                            s.as_str()
+                        ),
+                    ));
+                }
+                upper
+            }
+            None => "GET".to_string(),
+        };
+        let (origin, path, url_text) = match (map.get_node("path"), map.get_node("url")) {
+            (Some(_), Some(u)) => {
+                return Err(self.at(u.span(), "give either path: or url:, not both"))
+            }
+            (None, None) => {
+                return Err(self.at(
+                    map.span(),
+                    "a request step needs path: (relative to the base URL) or url: (a full URL)",
+                ))
+            }
+            (Some(p), None) => {
+                let s = self.scalar(p, "path")?;
+                if !s.as_str().starts_with('/') && !s.as_str().starts_with("${") {
+                    return Err(self.at(
+                        s.span(),
+                        format!("path '{}' must start with '/'", s.as_str()),
+                    ));
+                }
+                if !self.has_base {
+                    return Err(self.at(
+                        s.span(),
+                        "a path needs a base URL: set defaults: base_url: http://host, pass --target, or use url: with a full URL",
+                    ));
+                }
+                (
+                    0,
+                    self.template(p, "path")?,
+                    format!(
+                        "{}{}",
+                        self.origins[0].url.trim_end_matches('/'),
+                        s.as_str()
+                    ),
+                )
+            }
+            (None, Some(u)) => {
+                let s = self.scalar(u, "url")?;
+                let text = s.as_str();
+                let after_scheme = text.find("://").map(|i| i + 3).ok_or_else(|| {
+                    self.at(s.span(), format!("url '{text}' must be a full URL such as http://host/path (or use path:)"))
+                })?;
+                let path_at = text[after_scheme..]
+                    .find('/')
+                    .map_or(text.len(), |i| after_scheme + i);
+                let origin_text = &text[..path_at];
+                if origin_text.contains("${") {
+                    return Err(self.at(s.span(), "the scheme, host and port of url: cannot contain variables (only its path and query can)"));
+                }
+                let target =
+                    Target::parse(origin_text).map_err(|e| self.at(s.span(), e.to_string()))?;
+                let origin = match self.origins.iter().position(|o| {
+                    o.scheme == target.scheme && o.host == target.host && o.port == target.port
+                }) {
+                    Some(i) => i,
+                    None => {
+                        self.origins.push(target);
+                        self.origins.len() - 1
+                    }
+                };
+                let rest = if path_at == text.len() {
+                    "/"
+                } else {
+                    &text[path_at..]
+                };
+                let path = Template::compile(rest, &self.vars)
+                    .map_err(|e| self.at(s.span(), format!("url: {}", e.message)))?;
+                (origin, path, text.to_string())
+            }
+        };
+        let label = self.label(
+            label_scalar.as_str(),
+            LabelKind::Request,
+            url_text,
+            label_scalar.span(),
+        )?;
+        let mut query = Vec::new();
+        if let Some(q) = map.get_node("query") {
+            let m = self.mapping(q, "query")?;
+            for (key, value) in m.iter() {
+                let name = Template::compile(key.as_str(), &self.vars)
+                    .map_err(|e| self.at(key.span(), e.message))?;
+                query.push((name, self.template(value, "a query value")?));
+            }
+        }
+        let headers = match map.get_node("headers") {
+            Some(h) => self.headers(h)?,
+            None => Vec::new(),
+        };
+        let bodies: Vec<&str> = ["form", "body", "json"]
+            .into_iter()
+            .filter(|k| map.get_node(k).is_some())
+            .collect();
+        if bodies.len() > 1 {
+            return Err(self.at(
+                map.span(),
+                format!(
+                    "a step can have one of form:, body: or json:, not {}",
+                    bodies.join(" and ")
+                ),
+            ));
+        }
+        let body = if let Some(f) = map.get_node("form") {
+            let m = self.mapping(f, "form")?;
+            let mut fields = Vec::new();
+            for (key, value) in m.iter() {
+                let name = Template::compile(key.as_str(), &self.vars)
+                    .map_err(|e| self.at(key.span(), e.message))?;
+                fields.push((name, self.template(value, "a form value")?));
+            }
+            Body::Form(fields)
+        } else if let Some(b) = map.get_node("body") {
+            Body::Raw(self.template(b, "body")?)
+        } else if let Some(j) = map.get_node("json") {
+            let text = json_text(j);
+            Body::Json(
+                Template::compile(&text, &self.vars)
+                    .map_err(|e| self.at(j.span(), format!("json: {}", e.message)))?,
+            )
+        } else {
+            Body::None
+        };
+        let mut extract = Vec::new();
+        if let Some(e) = map.get_node("extract") {
+            let list = e
+                .as_sequence()
+                .ok_or_else(|| self.at(e.span(), "extract must be a list (- name: ...)"))?;
+            for entry in list.iter() {
+                extract.push(self.extractor(entry)?);
+            }
+        }
+        let mut checks = Vec::new();
+        if let Some(c) = map.get_node("check") {
+            let list = c.as_sequence().ok_or_else(|| {
+                self.at(
+                    c.span(),
+                    "check must be a list (- status: 200, - contains: text, ...)",
+                )
+            })?;
+            for entry in list.iter() {
+                checks.push(self.check(entry)?);
+            }
+        }
+        let think = match map.get_node("think") {
+            Some(t) => Some(self.think(t, "think")?),
+            None => None,
+        };
+        let follow_redirects = match map.get_node("follow_redirects") {
+            Some(f) => self.boolean(f, "follow_redirects")?,
+            None => follow_redirects,
+        };
+        let needs_body = extract.iter().any(|e: &Extractor| {
+            matches!(
+                e.kind,
+                ExtractKind::Regex { .. } | ExtractKind::Css { .. } | ExtractKind::JsonPointer(_)
+            )
+        }) || checks.iter().any(|c: &Check| {
+            matches!(
+                c.kind,
+                CheckKind::Contains(_) | CheckKind::NotContains(_) | CheckKind::Matches(_)
+            )
+        });
+        Ok(RequestStep {
+            label,
+            method,
+            origin,
+            path,
+            query,
+            headers,
+            body,
+            extract,
+            checks,
+            think,
+            follow_redirects,
+            needs_body,
+        })
+    }
+
+    fn check_id(&mut self, name: &str) -> u16 {
+        match self.checks.iter().position(|c| c == name) {
+            Some(i) => i as u16,
+            None => {
+                self.checks.push(name.to_string());
+                (self.checks.len() - 1) as u16
+            }
+        }
+    }
+
+    fn extractor(&mut self, entry: &Yaml) -> Res<Extractor> {
+        let m = self.mapping(entry, "an extractor")?;
+        self.keys(m, EXTRACT_KEYS, "an extractor")?;
+        let name_node = m
+            .get_node("name")
+            .ok_or_else(|| self.at(m.span(), "an extractor needs name: the variable to set"))?;
+        let name = self.text(name_node, "name")?;
+        let into = self
+            .vars
+            .lookup(&name)
+            .ok_or_else(|| self.at(name_node.span(), "invalid variable name"))?;
+        let pick = match m.get_node("match") {
+            Some(p) => {
+                let s = self.scalar(p, "match")?;
+                match s.as_str() {
+                    "random" => Pick::Random,
+                    "all" => Pick::All,
+                    n => {
+                        Pick::Nth(n.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                            self.at(
+                                s.span(),
+                                format!("match must be a number from 1, random or all, not '{n}'"),
+                            )
+                        })?)
+                    }
+                }
+            }
+            None => Pick::Nth(1),
+        };
+        let sources: Vec<&str> = ["regex", "css", "json", "header", "cookie"]
+            .into_iter()
+            .filter(|k| m.get_node(k).is_some())
+            .collect();
+        if sources.len() != 1 {
+            return Err(self.at(m.span(), format!(
+                "an extractor needs exactly one of regex:, css:, json:, header:, cookie: (found {})",
+                if sources.is_empty() { "none".to_string() } else { sources.join(", ") }
+            )));
+        }
+        let kind = match sources[0] {
+            "regex" => {
+                let node = m.get_node("regex").expect("checked above");
+                let pattern = self.regex(node, "regex")?;
+                let group = match m.get_node("group") {
+                    Some(g) => self.whole(g, "group", 0)? as usize,
+                    None => usize::from(pattern.captures_len() > 1),
+                };
+                if group >= pattern.captures_len() {
+                    return Err(self.at(
+                        node.span(),
+                        format!(
+                            "the regex has {} group(s); group {group} does not exist",
+                            pattern.captures_len() - 1
+                        ),
+                    ));
+                }
+                ExtractKind::Regex {
+                    pattern,
+                    group,
+                    pick,
+                }
+            }
+            "css" => {
+                let s = self.scalar(m.get_node("css").expect("checked above"), "css")?;
+                let (selector_text, attribute) = match s.as_str().rsplit_once('@') {
+                    Some((sel, attr)) if !attr.contains([']', ' ']) => {
+                        (sel, Some(attr.to_string()))
+                    }
+                    _ => (s.as_str(), None),
+                };
+                let selector = scraper::Selector::parse(selector_text).map_err(|e| {
+                    self.at(s.span(), format!("'{selector_text}' is not a valid CSS selector ({e}); write e.g. input[name=sesskey]@value"))
+                })?;
+                ExtractKind::Css {
+                    selector,
+                    attribute,
+                    pick,
+                }
+            }
+            "json" => {
+                let s = self.scalar(m.get_node("json").expect("checked above"), "json")?;
+                if !s.as_str().is_empty() && !s.as_str().starts_with('/') {
+                    return Err(self.at(
+                        s.span(),
+                        format!(
+                            "json: takes a JSON pointer such as /data/0/id, not '{}'",
+                            s.as_str()
+                        ),
+                    ));
+                }
+                ExtractKind::JsonPointer(s.as_str().to_string())
+            }
+            "header" => ExtractKind::Header(
+                self.text(m.get_node("header").expect("checked above"), "header")?,
+            ),
+            _ => ExtractKind::Cookie(
+                self.text(m.get_node("cookie").expect("checked above"), "cookie")?,
+            ),
+        };
+        let default = match m.get_node("default") {
+            Some(d) => Some(self.text(d, "default")?),
+            None => None,
+        };
+        let required = match m.get_node("required") {
+            Some(r) => self.boolean(r, "required")?,
+            None => false,
+        };
+        let check = required.then(|| self.check_id(&format!("extract {name}")));
+        Ok(Extractor {
+            into,
+            name,
+            kind,
+            default,
+            required,
+            check,
+        })
+    }
+
+    fn check(&mut self, entry: &Yaml) -> Res<Check> {
+        let m = self.mapping(entry, "a check")?;
+        self.keys(m, CHECK_KEYS, "a check")?;
+        let kinds: Vec<&str> = ["status", "contains", "not_contains", "matches", "max_time"]
+            .into_iter()
+            .filter(|k| m.get_node(k).is_some())
+            .collect();
+        if kinds.len() != 1 {
+            return Err(self.at(m.span(), "a check needs exactly one of status:, contains:, not_contains:, matches:, max_time:"));
+        }
+        let node = m.get_node(kinds[0]).expect("checked above");
+        let (kind, default_name) = match kinds[0] {
+            "status" => {
+                let items: Vec<&Yaml> = match node.as_sequence() {
+                    Some(list) => list.iter().collect(),
+                    None => vec![node],
+                };
+                let mut ranges = Vec::new();
+                let mut names = Vec::new();
+                for item in items {
+                    let s = self.scalar(item, "a status")?;
+                    let text = s.as_str().trim();
+                    let range = if let Some(class) = text
+                        .strip_suffix("xx")
+                        .and_then(|c| c.parse::<u16>().ok())
+                        .filter(|c| (1..=5).contains(c))
+                    {
+                        (class * 100, class * 100 + 99)
+                    } else {
+                        let code = text.parse::<u16>().ok().filter(|c| (100..=599).contains(c)).ok_or_else(|| {
+                            self.at(s.span(), format!("'{text}' is not an HTTP status: write 200, [200, 303] or 2xx"))
+                        })?;
+                        (code, code)
+                    };
+                    ranges.push(range);
+                    names.push(text.to_string());
+                }
+                (
+                    CheckKind::Status(ranges),
+                    format!("status {}", names.join("|")),
+                )
+            }
+            "contains" => {
+                let t = self.text(node, "contains")?;
+                (CheckKind::Contains(t.clone()), format!("contains \"{t}\""))
+            }
+            "not_contains" => {
+                let t = self.text(node, "not_contains")?;
+                (
+                    CheckKind::NotContains(t.clone()),
+                    format!("does not contain \"{t}\""),
+                )
+            }
+            "matches" => {
+                let r = self.regex(node, "matches")?;
+                let name = format!("matches /{}/", r.as_str());
+                (CheckKind::Matches(r), name)
+            }
+            _ => {
+                let d = self.duration(node, "max_time")?;
+                (
+                    CheckKind::MaxTime(d),
+                    format!("time <= {}", self.scalar(node, "max_time")?.as_str()),
+                )
+            }
+        };
+        let name = match m.get_node("name") {
+            Some(n) => self.text(n, "name")?,
+            None => default_name,
+        };
+        let id = self.check_id(&name);
+        Ok(Check { id, name, kind })
+    }
+}
+
+/// The JSON text of a YAML value: unquoted numbers, booleans and null keep
+/// their JSON type, everything else is a string.
+fn json_text(node: &Yaml) -> String {
+    match node {
+        Yaml::Scalar(s) => {
+            let text = s.as_str();
+            if s.may_coerce()
+                && (matches!(text, "true" | "false" | "null")
+                    || text.parse::<f64>().is_ok_and(f64::is_finite))
+            {
+                text.to_string()
+            } else {
+                serde_json::to_string(text).unwrap_or_default()
+            }
+        }
+        Yaml::Sequence(list) => format!(
+            "[{}]",
+            list.iter().map(json_text).collect::<Vec<_>>().join(",")
+        ),
+        Yaml::Mapping(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!(
+                    "{}:{}",
+                    serde_json::to_string(k.as_str()).unwrap_or_default(),
+                    json_text(v)
+                ))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    }
+}

@@ -1,0 +1,671 @@
+//! Runs a scenario for one VU. The flow tree is flattened once into a
+//! program of [`Op`]s with jumps, so an iteration is a loop over a slice
+//! with reused stacks: no recursion, no allocation per step beyond what
+//! extraction itself needs. Requests are rendered into reused buffers.
+
+use super::cookies::CookieJar;
+use super::extract::Response;
+use super::template::{form_encode, plain, RenderContext};
+use super::{Body, Condition, DataSpec, Node, NodeFlags, RequestStep, Scenario};
+use crate::client::{HttpClient, Outgoing};
+use crate::conn::Connector;
+use crate::rng::Rng;
+use crate::sample::{status_error, ErrorKind, Sample};
+use crate::target::{Scheme, Target, USER_AGENT};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Most redirects followed for one step (as browsers do).
+const MAX_REDIRECTS: usize = 10;
+
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// Skip to `skip_to` unless the flags allow this node now.
+    Guard {
+        once: bool,
+        condition: Option<Condition>,
+        skip_to: usize,
+    },
+    Request {
+        step: usize,
+    },
+    GroupBegin {
+        label: u16,
+        include_think: bool,
+    },
+    GroupEnd,
+    LoopBegin {
+        count: u32,
+    },
+    LoopEnd {
+        begin: usize,
+    },
+}
+
+/// Flattens the flow tree.
+pub fn compile(flow: &[Node]) -> Vec<Op> {
+    fn emit(nodes: &[Node], ops: &mut Vec<Op>) {
+        for node in nodes {
+            let flags: &NodeFlags = match node {
+                Node::Request { flags, .. }
+                | Node::Group { flags, .. }
+                | Node::Loop { flags, .. }
+                | Node::Block { flags, .. } => flags,
+            };
+            let guard = (flags.once || flags.condition.is_some()).then(|| {
+                ops.push(Op::Guard {
+                    once: flags.once,
+                    condition: flags.condition.clone(),
+                    skip_to: 0,
+                });
+                ops.len() - 1
+            });
+            match node {
+                Node::Request { step, .. } => ops.push(Op::Request { step: *step }),
+                Node::Group {
+                    label,
+                    include_think,
+                    children,
+                    ..
+                } => {
+                    ops.push(Op::GroupBegin {
+                        label: *label,
+                        include_think: *include_think,
+                    });
+                    emit(children, ops);
+                    ops.push(Op::GroupEnd);
+                }
+                Node::Loop {
+                    count, children, ..
+                } => {
+                    let begin = ops.len();
+                    ops.push(Op::LoopBegin { count: *count });
+                    emit(children, ops);
+                    ops.push(Op::LoopEnd { begin });
+                }
+                Node::Block { children, .. } => emit(children, ops),
+            }
+            if let Some(at) = guard {
+                let end = ops.len();
+                if let Op::Guard { skip_to, .. } = &mut ops[at] {
+                    *skip_to = end;
+                }
+            }
+        }
+    }
+    let mut ops = Vec::new();
+    emit(flow, &mut ops);
+    ops
+}
+
+/// Everything VUs share to run a scenario.
+pub struct JourneyPlan {
+    pub scenario: Scenario,
+    pub program: Vec<Op>,
+    /// One per origin of the scenario.
+    pub connectors: Vec<Arc<Connector>>,
+    /// The next data row when the cursor is shared by all VUs.
+    pub shared_cursor: AtomicUsize,
+    /// Closed model: iterations per VU.
+    pub iterations: Option<u64>,
+    /// Think time for steps without their own (the file's, or --think).
+    pub think: crate::profile::Think,
+}
+
+/// What the runner needs from the worker it runs on.
+pub trait JourneyHost {
+    fn record(&self, sample: &Sample);
+    fn record_check(&self, check: u16, passed: bool);
+    /// Throughput cap: waits for the next slot and returns it, or `None` without a cap.
+    fn pace(&self) -> impl std::future::Future<Output = Option<Instant>>;
+}
+
+struct GroupAccount {
+    label: u16,
+    include_think: bool,
+    started: Instant,
+    elapsed: Duration,
+    failed: bool,
+    bytes_received: u64,
+    bytes_sent: u64,
+}
+
+/// One VU's state for a scenario.
+pub struct Journey {
+    plan: Arc<JourneyPlan>,
+    clients: Vec<Option<HttpClient>>,
+    vars: Vec<String>,
+    jar: CookieJar,
+    rng: Rng,
+    vu: u32,
+    iteration: u64,
+    own_cursor: usize,
+    request: Vec<u8>,
+    text: String,
+    head: Vec<u8>,
+    body: Vec<u8>,
+    loops: Vec<(usize, u32)>,
+    groups: Vec<GroupAccount>,
+}
+
+/// A redirect's next hop.
+struct Hop {
+    origin: usize,
+    path: String,
+    method_get: bool,
+}
+
+impl Journey {
+    pub fn new(plan: Arc<JourneyPlan>, vu: u32, seed: u64) -> Journey {
+        let vars = plan.scenario.initial.clone();
+        let clients = plan.connectors.iter().map(|_| None).collect();
+        Journey {
+            clients,
+            vars,
+            jar: CookieJar::default(),
+            rng: Rng::new(seed, vu as u64),
+            vu,
+            iteration: 0,
+            own_cursor: 0,
+            request: Vec::with_capacity(1024),
+            text: String::with_capacity(256),
+            head: Vec::with_capacity(1024),
+            body: Vec::new(),
+            loops: Vec::new(),
+            groups: Vec::new(),
+            plan,
+        }
+    }
+
+    /// Takes the next data row into the variables; false when the data ran
+    /// out and the VU must stop.
+    fn next_row(&mut self) -> bool {
+        let plan = self.plan.clone();
+        let Some(data) = &plan.scenario.data else {
+            return true;
+        };
+        let n = if data.shared {
+            plan.shared_cursor.fetch_add(1, Ordering::Relaxed)
+        } else {
+            self.own_cursor += 1;
+            self.own_cursor - 1
+        };
+        let Some(row) = row_at(data, n) else {
+            return false;
+        };
+        for (var, value) in data.columns.iter().zip(row) {
+            self.vars[*var].clear();
+            self.vars[*var].push_str(value);
+        }
+        true
+    }
+
+    /// Runs one iteration; `first_intended` is the scheduled start of its
+    /// first request (open model). Returns false when the VU must stop.
+    pub async fn iterate(
+        &mut self,
+        host: &impl JourneyHost,
+        mut first_intended: Option<Instant>,
+    ) -> bool {
+        if self.plan.iterations.is_some_and(|n| self.iteration >= n) {
+            return false;
+        }
+        self.iteration += 1;
+        if !self.next_row() {
+            return false;
+        }
+        if self.plan.scenario.clear_cookies_each_iteration {
+            self.jar.clear();
+        }
+        let plan = self.plan.clone();
+        let program = &plan.program;
+        self.loops.clear();
+        self.groups.clear();
+        let mut ip = 0;
+        while ip < program.len() {
+            match &program[ip] {
+                Op::Guard {
+                    once,
+                    condition,
+                    skip_to,
+                } => {
+                    let allowed = !(*once && self.iteration > 1)
+                        && condition.as_ref().is_none_or(|c| self.holds(c));
+                    ip = if allowed { ip + 1 } else { *skip_to };
+                }
+                Op::Request { step } => {
+                    let intended = match first_intended.take() {
+                        Some(t) => Some(t),
+                        None => host.pace().await,
+                    };
+                    self.step(host, &plan.scenario.requests[*step], intended)
+                        .await;
+                    ip += 1;
+                }
+                Op::GroupBegin {
+                    label,
+                    include_think,
+                } => {
+                    self.groups.push(GroupAccount {
+                        label: *label,
+                        include_think: *include_think,
+                        started: Instant::now(),
+                        elapsed: Duration::ZERO,
+                        failed: false,
+                        bytes_received: 0,
+                        bytes_sent: 0,
+                    });
+                    ip += 1;
+                }
+                Op::GroupEnd => {
+                    if let Some(group) = self.groups.pop() {
+                        let end = Instant::now();
+                        // Intended start is set so that response time = the group's total.
+                        let start = end.checked_sub(group.elapsed).unwrap_or(group.started);
+                        host.record(&Sample {
+                            label: group.label,
+                            vu: self.vu,
+                            intended_start: start,
+                            actual_start: start,
+                            connect: Duration::ZERO,
+                            first_byte: None,
+                            end,
+                            status: 0,
+                            bytes_received: group.bytes_received,
+                            bytes_sent: group.bytes_sent,
+                            error: group.failed.then_some(ErrorKind::Check),
+                            failed_check: None,
+                        });
+                        if let Some(outer) = self.groups.last_mut() {
+                            outer.elapsed += group.elapsed;
+                            outer.failed |= group.failed;
+                        }
+                    }
+                    ip += 1;
+                }
+                Op::LoopBegin { count } => {
+                    self.loops.push((ip, *count));
+                    ip += 1;
+                }
+                Op::LoopEnd { begin } => {
+                    let again = match self.loops.last_mut() {
+                        Some((_, remaining)) if *remaining > 1 => {
+                            *remaining -= 1;
+                            true
+                        }
+                        _ => {
+                            self.loops.pop();
+                            false
+                        }
+                    };
+                    ip = if again { begin + 1 } else { ip + 1 };
+                }
+            }
+        }
+        true
+    }
+
+    fn holds(&self, condition: &Condition) -> bool {
+        match condition {
+            Condition::Set(v) => !self.vars[*v].is_empty(),
+            Condition::NotSet(v) => self.vars[*v].is_empty(),
+            Condition::Equals(v, value) => self.vars[*v] == *value,
+            Condition::Matches(v, pattern) => pattern.is_match(&self.vars[*v]),
+        }
+    }
+
+    /// Renders the step's path and query into `self.text`.
+    fn render_path(&mut self, step: &RequestStep) {
+        self.text.clear();
+        let plan = &self.plan;
+        if step.origin == 0 && !plan.scenario.base_path.is_empty() {
+            self.text.push_str(&plan.scenario.base_path);
+        }
+        let mut ctx = RenderContext {
+            vars: &self.vars,
+            vu: self.vu,
+            iteration: self.iteration,
+            rng: &mut self.rng,
+        };
+        step.path.render_into(&mut self.text, &mut ctx, plain);
+        for (i, (name, value)) in step.query.iter().enumerate() {
+            self.text.push(if i == 0 && !self.text.contains('?') {
+                '?'
+            } else {
+                '&'
+            });
+            name.render_into(&mut self.text, &mut ctx, form_encode);
+            self.text.push('=');
+            value.render_into(&mut self.text, &mut ctx, form_encode);
+        }
+    }
+
+    /// Writes the request line, headers and body into `self.request`,
+    /// reusing `self.text` for rendered values.
+    fn build_request(&mut self, step: &RequestStep, origin: &Target, path: &str, method_get: bool) {
+        use std::io::Write as _;
+        let plan = self.plan.clone();
+        let scenario = &plan.scenario;
+        let method = if method_get {
+            "GET"
+        } else {
+            step.method.as_str()
+        };
+        let out = &mut self.request;
+        out.clear();
+        let _ = write!(out, "{method} {path} HTTP/1.1\r\nHost: ");
+        // The Host header of an origin never changes; render it once per request cheaply.
+        let _ = write!(out, "{}", HostHeader(origin));
+        let _ = write!(out, "\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n");
+        let mut ctx = RenderContext {
+            vars: &self.vars,
+            vu: self.vu,
+            iteration: self.iteration,
+            rng: &mut self.rng,
+        };
+        for (name, value) in scenario.headers.iter().chain(&step.headers) {
+            self.text.clear();
+            value.render_into(&mut self.text, &mut ctx, plain);
+            let _ = write!(out, "{name}: {}\r\n", self.text);
+        }
+        self.text.clear();
+        if self.jar.header_value(
+            &origin.host,
+            path,
+            origin.scheme == Scheme::Https,
+            SystemTime::now(),
+            &mut self.text,
+        ) {
+            let _ = write!(out, "Cookie: {}\r\n", self.text);
+        }
+        if !scenario.keep_alive {
+            out.extend_from_slice(b"Connection: close\r\n");
+        }
+        let has_content_type = scenario
+            .headers
+            .iter()
+            .chain(&step.headers)
+            .any(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+        self.text.clear();
+        let content_type = match (&step.body, method_get) {
+            (_, true) | (Body::None, _) => None,
+            (Body::Raw(t), _) => {
+                t.render_into(&mut self.text, &mut ctx, plain);
+                None
+            }
+            (Body::Form(fields), _) => {
+                for (i, (name, value)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        self.text.push('&');
+                    }
+                    name.render_into(&mut self.text, &mut ctx, form_encode);
+                    self.text.push('=');
+                    value.render_into(&mut self.text, &mut ctx, form_encode);
+                }
+                Some("application/x-www-form-urlencoded")
+            }
+            (Body::Json(t), _) => {
+                t.render_into(&mut self.text, &mut ctx, plain);
+                Some("application/json")
+            }
+        };
+        if let (Some(ct), false) = (content_type, has_content_type) {
+            let _ = write!(out, "Content-Type: {ct}\r\n");
+        }
+        if !self.text.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
+            let _ = write!(out, "Content-Length: {}\r\n", self.text.len());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(self.text.as_bytes());
+    }
+
+    async fn step(
+        &mut self,
+        host: &impl JourneyHost,
+        step: &RequestStep,
+        intended: Option<Instant>,
+    ) {
+        let plan = self.plan.clone();
+        let started = Instant::now();
+        let intended_start = intended.unwrap_or(started);
+        self.render_path(step);
+        let mut hop = Hop {
+            origin: step.origin,
+            path: std::mem::take(&mut self.text),
+            method_get: false,
+        };
+        let mut total_connect = Duration::ZERO;
+        let mut first_byte = None;
+        let (mut received, mut sent) = (0u64, 0u64);
+        let mut status: u16;
+        let mut error = None;
+        self.body.clear();
+        let mut redirects = 0;
+        loop {
+            let origin = &plan.scenario.origins[hop.origin];
+            self.build_request(step, origin, &hop.path, hop.method_get);
+            let client = self.clients[hop.origin].get_or_insert_with(|| {
+                HttpClient::new(plan.connectors[hop.origin].clone(), plan.scenario.timeout)
+            });
+            let method = if hop.method_get {
+                "GET"
+            } else {
+                step.method.as_str()
+            };
+            let outgoing = Outgoing {
+                bytes: &self.request,
+                is_head: method == "HEAD",
+                idempotent: matches!(method, "GET" | "HEAD" | "OPTIONS" | "PUT" | "DELETE"),
+                keep_alive: plan.scenario.keep_alive,
+            };
+            let body = &mut self.body;
+            let keep_body = step.needs_body;
+            let result = client
+                .send(
+                    outgoing,
+                    Instant::now(),
+                    &mut |chunk| {
+                        if keep_body {
+                            body.extend_from_slice(chunk)
+                        }
+                    },
+                    Some(&mut self.head),
+                )
+                .await;
+            total_connect += result.connect;
+            first_byte = first_byte.or(result.first_byte);
+            received += result.bytes_received;
+            sent += result.bytes_sent;
+            status = result.status;
+            if result.error.is_some() {
+                error = result.error;
+                break;
+            }
+            // Headers: cookies, then a redirect.
+            let mut location: Option<String> = None;
+            {
+                let mut headers = [httparse::EMPTY_HEADER; 96];
+                let mut response = httparse::Response::new(&mut headers);
+                if response.parse(&self.head).is_ok() {
+                    for h in response.headers.iter() {
+                        if h.name.eq_ignore_ascii_case("set-cookie") {
+                            if let Ok(value) = std::str::from_utf8(h.value) {
+                                self.jar
+                                    .store(value, &origin.host, &hop.path, SystemTime::now());
+                            }
+                        } else if h.name.eq_ignore_ascii_case("location") {
+                            location = std::str::from_utf8(h.value).ok().map(str::to_string);
+                        }
+                    }
+                }
+            }
+            let redirect = step.follow_redirects
+                && matches!(status, 301 | 302 | 303 | 307 | 308)
+                && redirects < MAX_REDIRECTS;
+            match (redirect, location) {
+                (true, Some(location)) => {
+                    redirects += 1;
+                    match resolve(
+                        &plan.scenario.origins,
+                        origin,
+                        hop.origin,
+                        &hop.path,
+                        &location,
+                    ) {
+                        Some((origin, path)) => {
+                            hop = Hop {
+                                origin,
+                                path,
+                                method_get: hop.method_get || matches!(status, 301..=303),
+                            };
+                            self.body.clear();
+                        }
+                        // A host the scenario does not name: the step ends with the 3xx.
+                        None => break,
+                    }
+                }
+                _ => break,
+            }
+        }
+        let end = Instant::now();
+        let mut failed_check = None;
+        if error.is_none() {
+            error = status_error(status);
+        }
+        if error.is_none() || matches!(error, Some(ErrorKind::Http4xx | ErrorKind::Http5xx)) {
+            let mut headers = [httparse::EMPTY_HEADER; 96];
+            let mut parsed = httparse::Response::new(&mut headers);
+            let _ = parsed.parse(&self.head);
+            let mut pairs: [(&str, &str); 96] = [("", ""); 96];
+            let mut n = 0;
+            for h in parsed.headers.iter() {
+                if let Ok(v) = std::str::from_utf8(h.value) {
+                    pairs[n] = (h.name, v);
+                    n += 1;
+                }
+            }
+            let response = Response {
+                status,
+                headers: &pairs[..n],
+                body: &self.body,
+                elapsed: end - intended_start,
+            };
+            for check in &step.checks {
+                let passed = check.passes(&response);
+                host.record_check(check.id, passed);
+                if !passed && failed_check.is_none() {
+                    failed_check = Some(check.id);
+                }
+            }
+            for extractor in &step.extract {
+                let outcome = extractor.apply(&response, &self.jar, &mut self.vars, &mut self.rng);
+                if let Some(check) = extractor.check {
+                    host.record_check(check, outcome.is_ok());
+                    if outcome.is_err() && failed_check.is_none() {
+                        failed_check = Some(check);
+                    }
+                }
+            }
+            if failed_check.is_some() && error.is_none() {
+                error = Some(ErrorKind::Check);
+            }
+        }
+        let sample = Sample {
+            label: step.label,
+            vu: self.vu,
+            intended_start,
+            actual_start: started,
+            connect: total_connect,
+            first_byte,
+            end,
+            status,
+            bytes_received: received,
+            bytes_sent: sent,
+            error,
+            failed_check,
+        };
+        host.record(&sample);
+        let think = step.think.unwrap_or(plan.think).pick(&mut self.rng);
+        for group in &mut self.groups {
+            group.elapsed += sample.response_time();
+            group.failed |= error.is_some();
+            group.bytes_received += received;
+            group.bytes_sent += sent;
+        }
+        if !think.is_zero() {
+            tokio::time::sleep(think).await;
+            for group in self.groups.iter_mut().filter(|g| g.include_think) {
+                group.elapsed += think;
+            }
+        }
+    }
+}
+
+/// Where a `Location` points: one of the scenario's origins and a path,
+/// or `None` for a host the scenario does not name.
+fn resolve(
+    origins: &[Target],
+    origin: &Target,
+    origin_index: usize,
+    current: &str,
+    location: &str,
+) -> Option<(usize, String)> {
+    let absolute = if let Some(rest) = location.strip_prefix("//") {
+        Some(format!(
+            "{}//{rest}",
+            if origin.scheme == Scheme::Https {
+                "https:"
+            } else {
+                "http:"
+            }
+        ))
+    } else if location.starts_with("http://") || location.starts_with("https://") {
+        Some(location.to_string())
+    } else {
+        None
+    };
+    if let Some(url) = absolute {
+        let target = Target::parse(&url).ok()?;
+        let index = origins.iter().position(|o| {
+            o.scheme == target.scheme && o.host == target.host && o.port == target.port
+        })?;
+        return Some((index, target.path_and_query));
+    }
+    if location.starts_with('/') {
+        return Some((origin_index, location.to_string()));
+    }
+    // Relative to the current path's directory.
+    let base = current.split('?').next().unwrap_or("/");
+    let dir = &base[..base.rfind('/').map_or(0, |i| i + 1)];
+    Some((origin_index, format!("{dir}{location}")))
+}
+
+/// Formats a target's Host header value without allocating.
+struct HostHeader<'a>(&'a Target);
+
+impl std::fmt::Display for HostHeader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.0;
+        let default_port = if t.scheme == Scheme::Https { 443 } else { 80 };
+        if t.host.contains(':') {
+            write!(f, "[{}]", t.host)?;
+        } else {
+            f.write_str(&t.host)?;
+        }
+        if t.port != default_port {
+            write!(f, ":{}", t.port)?;
+        }
+        Ok(())
+    }
+}
+
+fn row_at(data: &DataSpec, n: usize) -> Option<&Vec<String>> {
+    if n < data.rows.len() {
+        data.rows.get(n)
+    } else if data.recycle {
+        data.rows.get(n % data.rows.len())
+    } else {
+        None
+    }
+}
