@@ -41,6 +41,7 @@ struct SummaryJson<'a> {
     throughput_mb_s: f64,
     total: &'a headroom_load::summary::LabelFigures,
     labels: &'a std::collections::BTreeMap<String, headroom_load::summary::LabelFigures>,
+    checks: &'a std::collections::BTreeMap<String, headroom_load::summary::CheckFigures>,
     warnings: &'a [RunWarning],
     criteria: Vec<CriterionJson<'a>>,
     passed: bool,
@@ -61,6 +62,7 @@ pub fn json_summary(input: &ReportInput<'_>) -> String {
         throughput_mb_s: s.throughput_mb_s,
         total: &s.total,
         labels: &s.labels,
+        checks: &s.checks,
         warnings: input.warnings,
         criteria: input
             .verdicts

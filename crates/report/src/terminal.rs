@@ -147,6 +147,23 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         line(r);
     }
 
+    if !s.checks.is_empty() {
+        out.push_str("\n  Checks:\n");
+        let width = s
+            .checks
+            .keys()
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (name, c) in &s.checks {
+            let mark = if c.failures == 0 { "ok  " } else { "FAIL" };
+            let _ = writeln!(
+                out,
+                "    {mark} {name:<width$}  {} passed, {} failed",
+                c.passes, c.failures
+            );
+        }
+    }
     if !input.warnings.is_empty() {
         out.push('\n');
         for w in input.warnings {

@@ -25,6 +25,10 @@ pub struct Reply {
     pub close: bool,
     /// Reset the connection (RST) instead of answering.
     pub reset: bool,
+    /// Extra response headers.
+    pub headers: Vec<(String, String)>,
+    /// The body as text (instead of `body` bytes of 'x').
+    pub text: Option<String>,
 }
 
 impl Default for Reply {
@@ -37,6 +41,8 @@ impl Default for Reply {
             chunked: false,
             close: false,
             reset: false,
+            headers: Vec::new(),
+            text: None,
         }
     }
 }
@@ -48,6 +54,64 @@ pub struct Request {
     pub arrived: Instant,
     /// When the first request arrived.
     pub first: Instant,
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn cookie(&self, name: &str) -> Option<String> {
+        self.header("cookie")?
+            .split(';')
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+    }
+
+    /// The path without the query.
+    pub fn route(&self) -> &str {
+        self.path.split('?').next().unwrap_or("/")
+    }
+
+    /// A query or urlencoded form parameter.
+    pub fn param(&self, name: &str) -> Option<String> {
+        let query = self.path.split_once('?').map(|(_, q)| q).unwrap_or("");
+        let body = String::from_utf8_lossy(&self.body).to_string();
+        [query, body.as_str()]
+            .iter()
+            .flat_map(|text| text.split('&'))
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(n, _)| url_decode(n) == name)
+            .map(|(_, v)| url_decode(v))
+    }
+}
+
+pub fn url_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("00");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(b'?'));
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).to_string()
 }
 
 type Handler = Arc<dyn Fn(&Request) -> Reply + Send + Sync>;
@@ -116,7 +180,7 @@ async fn serve(
     let mut buf = vec![0u8; 16384];
     let mut filled = 0;
     loop {
-        let (head_len, body_len) = loop {
+        let (head_len, body_len, method, path, request_headers) = loop {
             let mut headers = [httparse::EMPTY_HEADER; 64];
             let mut request = httparse::Request::new(&mut headers);
             match request.parse(&buf[..filled]) {
@@ -133,7 +197,23 @@ async fn serve(
                                 .ok()
                         })
                         .unwrap_or(0);
-                    break (n, length);
+                    let pairs: Vec<(String, String)> = request
+                        .headers
+                        .iter()
+                        .map(|h| {
+                            (
+                                h.name.to_string(),
+                                String::from_utf8_lossy(h.value).to_string(),
+                            )
+                        })
+                        .collect();
+                    break (
+                        n,
+                        length,
+                        request.method.unwrap_or("GET").to_string(),
+                        request.path.unwrap_or("/").to_string(),
+                        pairs,
+                    );
                 }
                 Ok(httparse::Status::Partial) => {}
                 Err(_) => return,
@@ -149,6 +229,7 @@ async fn serve(
                 Ok(n) => filled += n,
             }
         }
+        let request_body = buf[head_len..head_len + body_len].to_vec();
         buf.copy_within(head_len + body_len..filled, 0);
         filled -= head_len + body_len;
         let arrived = Instant::now();
@@ -158,6 +239,10 @@ async fn serve(
             number,
             arrived,
             first: first_at,
+            method,
+            path,
+            headers: request_headers,
+            body: request_body,
         });
         if let Some(until) = reply.hold_until {
             tokio::time::sleep_until(until.into()).await;
@@ -171,8 +256,11 @@ async fn serve(
             socket_reset(std_stream);
             return;
         }
-        let body = "x".repeat(reply.body);
+        let body = reply.text.clone().unwrap_or_else(|| "x".repeat(reply.body));
         let mut response = format!("HTTP/1.1 {} Test\r\n", reply.status);
+        for (name, value) in &reply.headers {
+            response.push_str(&format!("{name}: {value}\r\n"));
+        }
         if reply.close {
             response.push_str("Connection: close\r\n");
         }

@@ -1,0 +1,457 @@
+//! `headroom run` end to end: scenario journeys against sites started here.
+
+mod support;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use support::*;
+
+fn repo_file(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+}
+
+/// What the LMS-like test site counted itself.
+#[derive(Default, Debug)]
+struct SiteCounters {
+    logins: u64,
+    failed_logins: u64,
+    posts: u64,
+    forbidden: u64,
+    users_logged_in: HashSet<String>,
+}
+
+#[derive(Default, Clone)]
+struct Session {
+    user: Option<String>,
+    logintoken: String,
+    sesskey: String,
+}
+
+/// A small Moodle-shaped site: a login form with a hidden token, a session
+/// cookie, pages that need a logged-in session (403 otherwise), a reply
+/// form with hidden sesskey/userid/itemid/attachments, and a POST that
+/// needs the session's sesskey. Users are studentN / Secret-N!.
+fn lms_site() -> (TestServer, Arc<Mutex<SiteCounters>>) {
+    let counters = Arc::new(Mutex::new(SiteCounters::default()));
+    let sessions: Arc<Mutex<HashMap<String, Session>>> = Arc::new(Mutex::new(HashMap::new()));
+    let next_id = Arc::new(Mutex::new(0u64));
+    let c = counters.clone();
+    let server = TestServer::start(move |r| {
+        let mut sessions = sessions.lock().unwrap();
+        let mut set_cookie = None;
+        let id = match r
+            .cookie("MoodleSession")
+            .filter(|id| sessions.contains_key(id))
+        {
+            Some(id) => id,
+            None => {
+                let mut n = next_id.lock().unwrap();
+                *n += 1;
+                let id = format!("s{n}");
+                sessions.insert(id.clone(), Session::default());
+                set_cookie = Some(format!("MoodleSession={id}; path=/; HttpOnly"));
+                id
+            }
+        };
+        let session = sessions.get_mut(&id).unwrap();
+        let html = |text: String| Reply {
+            text: Some(format!("<html><body>{text}</body></html>")),
+            ..Reply::default()
+        };
+        let mut reply = match (r.method.as_str(), r.route()) {
+            ("GET", "/") => match &session.user {
+                Some(user) => html(format!("<p>You are logged in as {user}</p>")),
+                None => html("<p>You are not logged in. <a href=\"/login/index.php\">Log in</a></p>".into()),
+            },
+            ("GET", "/login/index.php") => {
+                session.logintoken = format!("tok{}", r.number);
+                html(format!(
+                    "<form method=post><input type=\"hidden\" name=\"logintoken\" value=\"{}\"><input name=username><input name=password></form>",
+                    session.logintoken
+                ))
+            }
+            ("POST", "/login/index.php") => {
+                let user = r.param("username").unwrap_or_default();
+                let number = user.strip_prefix("student").unwrap_or("?");
+                let valid = r.param("password").as_deref() == Some(format!("Secret-{number}!").as_str())
+                    && r.param("logintoken").as_deref() == Some(session.logintoken.as_str());
+                let mut c = c.lock().unwrap();
+                if valid {
+                    c.logins += 1;
+                    c.users_logged_in.insert(user.clone());
+                    session.user = Some(user);
+                    session.sesskey = format!("key{}", r.number);
+                    Reply { status: 303, headers: vec![("Location".into(), "/".into())], text: Some(String::new()), ..Reply::default() }
+                } else {
+                    c.failed_logins += 1;
+                    html("<p>Invalid login, please try again</p>".into())
+                }
+            }
+            ("GET", "/login/logout.php") => {
+                if r.param("sesskey").as_deref() == Some(session.sesskey.as_str()) {
+                    session.user = None;
+                }
+                Reply { status: 303, headers: vec![("Location".into(), "/".into())], text: Some(String::new()), ..Reply::default() }
+            }
+            (method, route) if session.user.is_none() => {
+                let _ = (method, route);
+                c.lock().unwrap().forbidden += 1;
+                Reply { status: 403, text: Some("Forbidden: log in first".into()), ..Reply::default() }
+            }
+            ("GET", "/mod/forum/post.php") => html(format!(
+                "<form method=post><input type=hidden name=userid value=\"7\"><input type=hidden name=sesskey value=\"{}\">\
+                 <input type=hidden name=attachments value=\"99\"><input type=hidden name=\"message[itemid]\" value=\"123\"></form>",
+                session.sesskey
+            )),
+            ("POST", "/mod/forum/post.php") => {
+                if r.param("sesskey").as_deref() == Some(session.sesskey.as_str()) && r.param("message[itemid]").as_deref() == Some("123") {
+                    c.lock().unwrap().posts += 1;
+                    Reply { status: 303, headers: vec![("Location".into(), "/mod/forum/discuss.php?d=1".into())], text: Some(String::new()), ..Reply::default() }
+                } else {
+                    c.lock().unwrap().forbidden += 1;
+                    Reply { status: 403, text: Some("Invalid sesskey".into()), ..Reply::default() }
+                }
+            }
+            ("GET", _) => html(format!("<h1>{}</h1><a href=\"/mod/page/view.php?id=3\">Page</a>", r.route())),
+            _ => Reply { status: 405, ..Reply::default() },
+        };
+        if let Some(cookie) = set_cookie {
+            reply.headers.push(("Set-Cookie".into(), cookie));
+        }
+        reply
+    });
+    (server, counters)
+}
+
+/// Runs a scenario file against `server` with extra flags, expecting exit 0.
+fn run_scenario(name: &str, file: &Path, server: &TestServer, extra: &[&str]) -> serde_json::Value {
+    let url = server.url("/");
+    let mut args = vec!["run", file.to_str().unwrap(), "--target", &url];
+    args.extend_from_slice(extra);
+    run_json(name, &args)
+}
+
+/// The shipped Moodle journey for 5 users, 2 iterations each, without its
+/// 180/min cap: every user logs in with its own CSV line, and the site's
+/// own counters agree with headroom's.
+#[test]
+fn moodle_journey_logs_users_in_and_posts() {
+    let _serial = serial();
+    let (server, counters) = lms_site();
+    let json = run_scenario(
+        "moodle",
+        &repo_file("scenarios/moodle.yaml"),
+        &server,
+        &["-c", "5", "--iterations", "2", "--throughput", "100000/min"],
+    );
+    let site = counters.lock().unwrap();
+    assert_eq!(site.logins, 10, "{site:?}");
+    assert_eq!(site.failed_logins, 0);
+    assert_eq!(site.posts, 10);
+    assert_eq!(site.forbidden, 0);
+    // The shared cursor hands out lines 1..10 of the CSV: ten different users.
+    assert_eq!(site.users_logged_in.len(), 10, "{:?}", site.users_logged_in);
+    let labels = &json["labels"];
+    assert_eq!(labels["03 login"]["count"], 10);
+    assert_eq!(labels["03 login"]["errors"], 0);
+    assert_eq!(labels["11 post reply"]["count"], 10);
+    assert_eq!(labels["11 post reply"]["errors"], 0);
+    assert_eq!(json["checks"]["logged in"]["passes"], 10);
+    assert_eq!(json["checks"]["logged in"]["failures"], 0);
+    assert_eq!(json["checks"]["extract sesskey"]["passes"], 10);
+    // 14 requests per journey; the group is reported but not counted in the total.
+    assert_eq!(labels["whole journey"]["count"], 10);
+    assert_eq!(json["total"]["count"], 140);
+    assert_eq!(
+        json["total"]["errors"], 0,
+        "{}",
+        json["total"]["errors_by_kind"]
+    );
+}
+
+/// A users file with the wrong passwords: the login check fails by name,
+/// the site counts failed logins, and the pages behind the login answer 403.
+#[test]
+fn wrong_passwords_fail_the_named_check() {
+    let _serial = serial();
+    let (server, counters) = lms_site();
+    let dir = temp_dir("wrong-passwords");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("moodle-users.csv"),
+        "student1,wrong\nstudent2,wrong\nstudent3,wrong\n",
+    )
+    .unwrap();
+    let scenario = dir.join("moodle.yaml");
+    std::fs::copy(repo_file("scenarios/moodle.yaml"), &scenario).unwrap();
+    let out = temp_dir("wrong-passwords-run");
+    let url = server.url("/");
+    let output = run(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--target",
+        &url,
+        "-c",
+        "3",
+        "--iterations",
+        "1",
+        "--throughput",
+        "100000/min",
+        "--jtl",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    let site = counters.lock().unwrap();
+    assert_eq!((site.logins, site.failed_logins), (0, 3), "{site:?}");
+    assert_eq!(json["checks"]["logged in"]["failures"], 3);
+    assert_eq!(json["labels"]["03 login"]["errors_by_kind"]["check"], 3);
+    assert!(
+        json["labels"]["05 course view"]["errors_by_kind"]["http_4xx"]
+            .as_u64()
+            .unwrap()
+            == 3
+    );
+    assert_eq!(
+        site.forbidden,
+        json["total"]["errors_by_kind"]["http_4xx"]
+            .as_u64()
+            .unwrap(),
+        "the site's 403s = headroom's 4xx"
+    );
+    // The JTL names the failed check as the failure message.
+    let jtl = std::fs::read_to_string(out.join("samples.jtl")).unwrap();
+    let failed_logins = jtl
+        .lines()
+        .filter(|l| l.contains(",03 login,") && l.contains(",false,logged in,"))
+        .count();
+    assert_eq!(failed_logins, 3, "{jtl}");
+    drop(site); // the site's handler needs this lock for the next run
+    let text = run(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--target",
+        &url,
+        "-c",
+        "1",
+        "--iterations",
+        "1",
+        "--throughput",
+        "100000/min",
+        "--out",
+        temp_dir("wrong-passwords-text").to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains("logged in") && stdout.contains("1 failed"),
+        "checks listed by name: {stdout}"
+    );
+}
+
+/// A server with fixed delays per path.
+fn timed_site() -> TestServer {
+    TestServer::start(|r| {
+        let ms = match r.route() {
+            "/a" => 50,
+            "/b" => 100,
+            _ => 0,
+        };
+        Reply {
+            delay: Duration::from_millis(ms),
+            ..Reply::default()
+        }
+    })
+}
+
+fn write_scenario(name: &str, text: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("scenario.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Group time = the sum of its steps' response times; think time counts
+/// only with include_think (JMeter's Transaction Controller "include timers").
+#[test]
+fn group_time_is_the_sum_of_its_steps() {
+    let _serial = serial();
+    let server = timed_site();
+    for (include, think_ms) in [(false, 0.0), (true, 2.0 * 200.0)] {
+        let file = write_scenario(
+            &format!("group-{include}"),
+            &format!(
+                "think: 200ms\nsteps:\n  - group: both\n    include_think: {include}\n    steps:\n      - label: a\n        path: /a\n      - label: b\n        path: /b\n"
+            ),
+        );
+        let json = run_scenario(
+            &format!("group-run-{include}"),
+            &file,
+            &server,
+            &["-c", "2", "--iterations", "3"],
+        );
+        let labels = &json["labels"];
+        assert_eq!(labels["both"]["count"], 6);
+        let sum = ms(&labels["a"]["mean_ms"]) + ms(&labels["b"]["mean_ms"]) + think_ms;
+        let group = ms(&labels["both"]["mean_ms"]);
+        // Histogram precision (0.1%) is the only difference.
+        assert!(
+            (group - sum).abs() <= sum * 0.002 + 0.1,
+            "group {group} ms vs steps {sum} ms (include_think {include})"
+        );
+        assert_eq!(json["total"]["count"], 12, "groups are not requests");
+    }
+}
+
+/// Requests per route, to see which steps ran.
+fn counting_site() -> (TestServer, Arc<Mutex<HashMap<String, u64>>>) {
+    let hits: Arc<Mutex<HashMap<String, u64>>> = Arc::new(Mutex::new(HashMap::new()));
+    let h = hits.clone();
+    let server = TestServer::start(move |r| {
+        let key = if r.route() == "/check" {
+            format!("/check cookie={}", r.cookie("visit").is_some())
+        } else if let Some(user) = r.param("u") {
+            format!("{} u={user}", r.route())
+        } else {
+            r.route().to_string()
+        };
+        *h.lock().unwrap().entry(key).or_default() += 1;
+        let mut reply = Reply {
+            text: Some("flag=on".into()),
+            ..Reply::default()
+        };
+        if r.route() == "/set" {
+            reply
+                .headers
+                .push(("Set-Cookie".into(), "visit=1; path=/".into()));
+        }
+        reply
+    });
+    (server, hits)
+}
+
+#[test]
+fn once_loop_and_if_control_the_flow() {
+    let _serial = serial();
+    let (server, hits) = counting_site();
+    let file = write_scenario(
+        "flow",
+        r#"
+variables:
+  yes: "yes"
+  no: ""
+steps:
+  - label: first iteration only
+    path: /once
+    once: true
+    extract:
+      - name: flag
+        regex: 'flag=(\w+)'
+  - loop: 3
+    steps:
+      - label: looped
+        path: /loop
+  - label: if equals
+    path: /if-equals
+    if: {var: yes, equals: "yes"}
+  - label: if not set
+    path: /if-not-set
+    if: {var: no, set: false}
+  - label: if set (never)
+    path: /if-set
+    if: {var: no, set: true}
+  - label: if matches extracted
+    path: /if-matches
+    if: {var: flag, matches: '^on$'}
+"#,
+    );
+    run_scenario(
+        "flow-run",
+        &file,
+        &server,
+        &["-c", "1", "--iterations", "2"],
+    );
+    let hits = hits.lock().unwrap();
+    let count = |k: &str| hits.get(k).copied().unwrap_or(0);
+    assert_eq!(count("/once"), 1, "{hits:?}");
+    assert_eq!(count("/loop"), 6);
+    assert_eq!(count("/if-equals"), 2);
+    assert_eq!(count("/if-not-set"), 2);
+    assert_eq!(count("/if-set"), 0);
+    assert_eq!(
+        count("/if-matches"),
+        2,
+        "the value extracted in iteration 1 stays set"
+    );
+}
+
+#[test]
+fn cookies_are_cleared_each_iteration_when_asked() {
+    let _serial = serial();
+    for (policy, with_cookie) in [("clear_each_iteration", 2), ("keep", 3)] {
+        let (server, hits) = counting_site();
+        let file = write_scenario(
+            &format!("cookies-{policy}"),
+            &format!("cookies: {policy}\nsteps:\n  - label: check\n    path: /check\n  - label: set\n    path: /set\n  - label: check again\n    path: /check\n"),
+        );
+        run_scenario(
+            &format!("cookies-run-{policy}"),
+            &file,
+            &server,
+            &["-c", "1", "--iterations", "2"],
+        );
+        let hits = hits.lock().unwrap();
+        assert_eq!(
+            hits.get("/check cookie=true").copied().unwrap_or(0),
+            with_cookie,
+            "{policy}: {hits:?}"
+        );
+        assert_eq!(
+            hits.get("/check cookie=false").copied().unwrap_or(0),
+            4 - with_cookie,
+            "{policy}"
+        );
+    }
+}
+
+#[test]
+fn csv_data_recycles_or_stops() {
+    let _serial = serial();
+    for (on_end, expected) in [
+        ("recycle", vec![("a", 2), ("b", 2), ("c", 1)]),
+        ("stop", vec![("a", 1), ("b", 1), ("c", 1)]),
+    ] {
+        let (server, hits) = counting_site();
+        let file = write_scenario(
+            &format!("csv-{on_end}"),
+            &format!("data:\n  file: users.csv\n  columns: [user]\n  on_end: {on_end}\nsteps:\n  - label: visit\n    path: /visit?u=${{user}}\n"),
+        );
+        std::fs::write(file.parent().unwrap().join("users.csv"), "a\nb\nc\n").unwrap();
+        let json = run_scenario(
+            &format!("csv-run-{on_end}"),
+            &file,
+            &server,
+            &["-c", "1", "--iterations", "5"],
+        );
+        let hits = hits.lock().unwrap();
+        for (user, n) in &expected {
+            assert_eq!(
+                hits.get(&format!("/visit u={user}")).copied().unwrap_or(0),
+                *n,
+                "{on_end}: {hits:?}"
+            );
+        }
+        let total: u64 = expected.iter().map(|(_, n)| n).sum();
+        assert_eq!(json["total"]["count"], total);
+    }
+}
