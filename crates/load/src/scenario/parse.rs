@@ -192,6 +192,11 @@ impl Parser {
         }
     }
 
+    /// Where a mapping starts, for errors about the whole mapping: its first key.
+    fn map_at<'m>(&self, map: &'m MarkedMappingNode) -> &'m Span {
+        map.keys().next().map_or(map.span(), |key| key.span())
+    }
+
     fn load_error(&self, error: LoadError) -> ScenarioError {
         let (marker, message) = match &error {
             LoadError::TopLevelMustBeMapping(m) => (
@@ -336,13 +341,13 @@ impl Parser {
                 self.keys(map, &["mean", "deviation"], what)?;
                 let mean = map.get_node("mean").ok_or_else(|| {
                     self.at(
-                        map.span(),
+                        self.map_at(map),
                         format!("{what}: a gaussian think time needs mean: and deviation:"),
                     )
                 })?;
                 let deviation = map.get_node("deviation").ok_or_else(|| {
                     self.at(
-                        map.span(),
+                        self.map_at(map),
                         format!("{what}: a gaussian think time needs deviation:"),
                     )
                 })?;
@@ -368,7 +373,7 @@ impl Parser {
         self.keys(top, TOP_KEYS, "the scenario")?;
         let steps_node = top.get_node("steps").ok_or_else(|| {
             self.at(
-                top.span(),
+                self.map_at(top),
                 "the scenario has no steps: add a steps: list with at least one request",
             )
         })?;
@@ -552,7 +557,7 @@ impl Parser {
         self.keys(map, DATA_KEYS, "data")?;
         let file_node = map.get_node("file").ok_or_else(|| {
             self.at(
-                map.span(),
+                self.map_at(map),
                 "data needs file: the CSV file's path (relative to this scenario)",
             )
         })?;
@@ -617,7 +622,7 @@ impl Parser {
                 .map(|h| (h.trim().to_string(), *file_scalar.span()))
                 .collect();
         } else {
-            return Err(self.at(map.span(), "data needs columns: [name, ...] (or header: true when the file's first row names them)"));
+            return Err(self.at(self.map_at(map), "data needs columns: [name, ...] (or header: true when the file's first row names them)"));
         }
         let mut columns = Vec::new();
         for (name, span) in &names {
@@ -704,7 +709,7 @@ impl Parser {
         }
         if p.open && p.rate.is_none() {
             return Err(self.at(
-                map.span(),
+                self.map_at(map),
                 "the open model needs rate: (arrivals per second or minute, e.g. 20/s)",
             ));
         }
@@ -749,7 +754,7 @@ impl Parser {
                 self.keys(m, IF_KEYS, "if")?;
                 let var_node = m
                     .get_node("var")
-                    .ok_or_else(|| self.at(m.span(), "if needs var: the variable to test"))?;
+                    .ok_or_else(|| self.at(self.map_at(m), "if needs var: the variable to test"))?;
                 let var_scalar = self.scalar(var_node, "var")?;
                 let var = self.vars.lookup(var_scalar.as_str()).ok_or_else(|| {
                     self.at(
@@ -769,7 +774,7 @@ impl Parser {
                     Some(Condition::Matches(var, self.regex(pattern, "matches")?))
                 } else {
                     return Err(self.at(
-                        m.span(),
+                        self.map_at(m),
                         "if needs one test: set: true|false, equals: VALUE or matches: REGEX",
                     ));
                 }
@@ -799,9 +804,12 @@ impl Parser {
         what: &str,
         follow_redirects: bool,
     ) -> Res<Vec<Node>> {
-        let steps = map
-            .get_node("steps")
-            .ok_or_else(|| self.at(map.span(), format!("{what} needs steps: a list of steps")))?;
+        let steps = map.get_node("steps").ok_or_else(|| {
+            self.at(
+                self.map_at(map),
+                format!("{what} needs steps: a list of steps"),
+            )
+        })?;
         let children = self.nodes(steps, follow_redirects)?;
         if children.is_empty() {
             return Err(self.at(steps.span(), format!("{what} has no steps")));
@@ -863,7 +871,7 @@ impl Parser {
     fn request(&mut self, map: &MarkedMappingNode, follow_redirects: bool) -> Res<RequestStep> {
         let label_node = map.get_node("label").ok_or_else(|| {
             self.at(
-                map.span(),
+                self.map_at(map),
                 "a request step needs label: a name for its figures (e.g. label: login page)",
             )
         })?;
@@ -891,7 +899,7 @@ impl Parser {
             }
             (None, None) => {
                 return Err(self.at(
-                    map.span(),
+                    self.map_at(map),
                     "a request step needs path: (relative to the base URL) or url: (a full URL)",
                 ))
             }
@@ -978,7 +986,7 @@ impl Parser {
             .collect();
         if bodies.len() > 1 {
             return Err(self.at(
-                map.span(),
+                self.map_at(map),
                 format!(
                     "a step can have one of form:, body: or json:, not {}",
                     bodies.join(" and ")
@@ -1074,9 +1082,12 @@ impl Parser {
     fn extractor(&mut self, entry: &Yaml) -> Res<Extractor> {
         let m = self.mapping(entry, "an extractor")?;
         self.keys(m, EXTRACT_KEYS, "an extractor")?;
-        let name_node = m
-            .get_node("name")
-            .ok_or_else(|| self.at(m.span(), "an extractor needs name: the variable to set"))?;
+        let name_node = m.get_node("name").ok_or_else(|| {
+            self.at(
+                self.map_at(m),
+                "an extractor needs name: the variable to set",
+            )
+        })?;
         let name = self.text(name_node, "name")?;
         let into = self
             .vars
@@ -1105,7 +1116,7 @@ impl Parser {
             .filter(|k| m.get_node(k).is_some())
             .collect();
         if sources.len() != 1 {
-            return Err(self.at(m.span(), format!(
+            return Err(self.at(self.map_at(m), format!(
                 "an extractor needs exactly one of regex:, css:, json:, header:, cookie: (found {})",
                 if sources.is_empty() { "none".to_string() } else { sources.join(", ") }
             )));
@@ -1141,8 +1152,8 @@ impl Parser {
                     }
                     _ => (s.as_str(), None),
                 };
-                let selector = scraper::Selector::parse(selector_text).map_err(|e| {
-                    self.at(s.span(), format!("'{selector_text}' is not a valid CSS selector ({e}); write e.g. input[name=sesskey]@value"))
+                let selector = scraper::Selector::parse(selector_text).map_err(|_| {
+                    self.at(s.span(), format!("'{selector_text}' is not a valid CSS selector: write e.g. input[name=sesskey]@value"))
                 })?;
                 ExtractKind::Css {
                     selector,
@@ -1197,7 +1208,7 @@ impl Parser {
             .filter(|k| m.get_node(k).is_some())
             .collect();
         if kinds.len() != 1 {
-            return Err(self.at(m.span(), "a check needs exactly one of status:, contains:, not_contains:, matches:, max_time:"));
+            return Err(self.at(self.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, max_time:"));
         }
         let node = m.get_node(kinds[0]).expect("checked above");
         let (kind, default_name) = match kinds[0] {
@@ -1294,5 +1305,118 @@ fn json_text(node: &Yaml) -> String {
                 .collect::<Vec<_>>()
                 .join(",")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str) -> Res<Scenario> {
+        let dir = std::env::temp_dir().join(format!("headroom-parse-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("users.csv"), "ann,pw1\nbob,pw2\n").unwrap();
+        std::fs::write(dir.join("empty.csv"), "").unwrap();
+        parse_str(text, &dir.join("journey.yaml"), None)
+    }
+
+    const BASE: &str = "defaults:\n  base_url: http://127.0.0.1:8080\n";
+
+    #[test]
+    fn malformed_files_name_the_line_and_a_fix() {
+        // (file, line, column, words the message must contain)
+        let cases: &[(&str, usize, usize, &str)] = &[
+            ("steps: [\n  - label: a\n", 2, 3, "invalid YAML"),
+            ("steps:\n  - label: a\n    path: /\n\tthink: 1s\n", 3, 11, "found a tab"),
+            ("- a\n- b\n", 1, 1, "must be a mapping"),
+            ("stepz:\n  - label: a\n", 1, 1, "did you mean 'steps'"),
+            ("name: x\n", 1, 1, "has no steps"),
+            ("steps: []\n", 1, 8, "steps is empty"),
+            ("steps:\n  - lable: home\n    path: /\n", 2, 5, "did you mean 'label'"),
+            ("steps:\n  - label: home\n    path: /\n", 3, 11, "needs a base URL"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /u/${{who}}\n"), 5, 11, "unknown variable 'who'"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: home\n"), 5, 11, "must start with '/'"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    think: 5 parsecs\n"), 6, 12, "unknown unit"),
+            (&format!("{BASE}think: [1s]\nsteps:\n  - label: home\n    path: /\n"), 3, 8, "must be a single value"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n        regex: '(unclosed'\n"), 8, 16, "not a valid regular expression"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n        css: 'input[[name'\n"), 8, 14, "not a valid CSS selector"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n"), 7, 9, "exactly one of regex:"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    check:\n      - status: 700\n"), 7, 17, "not an HTTP status"),
+            (&format!("{BASE}data:\n  file: missing.csv\n  columns: [u]\nsteps:\n  - label: home\n    path: /\n"), 4, 9, "cannot read the data file"),
+            (&format!("{BASE}data:\n  file: empty.csv\n  columns: [u]\nsteps:\n  - label: home\n    path: /\n"), 4, 9, "has no rows"),
+            (&format!("{BASE}data:\n  file: users.csv\n  columns: [a, b, c]\nsteps:\n  - label: home\n    path: /\n"), 4, 9, "3 columns are named"),
+            (&format!("{BASE}data:\n  file: users.csv\nsteps:\n  - label: home\n    path: /\n"), 4, 3, "data needs columns"),
+            (&format!("{BASE}profile:\n  users: many\nsteps:\n  - label: home\n    path: /\n"), 4, 10, "whole number"),
+            (&format!("{BASE}profile:\n  model: open\nsteps:\n  - label: home\n    path: /\n"), 4, 3, "needs rate"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    form: {{a: 1}}\n    body: x\n"), 4, 5, "one of form:, body: or json:"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    once: maybe\n"), 6, 11, "true or false"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    if: {{var: ghost, set: true}}\n"), 6, 15, "unknown variable 'ghost'"),
+            (&format!("{BASE}steps:\n  - loop: 0\n    steps:\n      - label: a\n        path: /\n"), 4, 11, "at least 1"),
+            (&format!("{BASE}steps:\n  - label: TOTAL\n    path: /\n"), 4, 12, "reserved"),
+            (&format!("{BASE}steps:\n  - label: a\n    path: /\n  - label: a\n    path: /\n    label: b\n"), 8, 5, "given twice"),
+            (&format!("{BASE}steps:\n  - label: a\n    url: ftp://x/\n"), 5, 10, "http:// and https://"),
+            (&format!("{BASE}steps:\n  - label: a\n    path: /${{__random(9,1)}}\n"), 5, 11, "__random(LOW,HIGH)"),
+        ];
+        assert!(cases.len() >= 15);
+        for (text, line, column, words) in cases {
+            let error = check(text).expect_err(text);
+            let rendered = error.to_string();
+            assert!(
+                rendered.contains(words),
+                "{text}\n=> {rendered}\n(expected '{words}')"
+            );
+            assert_eq!(
+                (error.line, error.column),
+                (*line, *column),
+                "{text}\n=> {rendered}"
+            );
+            assert!(
+                rendered.contains("journey.yaml:"),
+                "names the file: {rendered}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_valid_scenario_compiles_everything() {
+        let s = check(&format!(
+            "{BASE}variables:\n  course: \"2\"\ndata:\n  file: users.csv\n  columns: [user, pw]\nthink: {{mean: 1s, deviation: 200ms}}\ncookies: clear_each_iteration\nprofile:\n  users: 3\n  iterations: 2\n  throughput: 60/min\nsteps:\n  - group: g\n    steps:\n      - label: login\n        method: post\n        path: /login\n        form: {{u: \"${{user}}\", p: \"${{pw}}\"}}\n        check:\n          - status: [200, 3xx]\n          - contains: welcome\n            name: welcome page\n        extract:\n          - name: token\n            css: 'input[name=t]@value'\n            required: true\n  - loop: 2\n    steps:\n      - label: json\n        method: PUT\n        url: http://other:9000/api/${{token}}\n        json: {{n: 1, ok: true, name: \"${{user}}\", list: [a, 2]}}\n"
+        ))
+        .unwrap();
+        assert_eq!(s.requests.len(), 2);
+        assert_eq!(s.origins.len(), 2);
+        assert_eq!(s.labels.len(), 3);
+        // Extractors are read before checks.
+        assert_eq!(
+            s.checks,
+            vec!["extract token", "status 200|3xx", "welcome page"]
+        );
+        assert_eq!(s.data.as_ref().unwrap().rows.len(), 2);
+        assert_eq!(s.profile.users, Some(3));
+        assert!(s.clear_cookies_each_iteration);
+        assert_eq!(s.requests[0].method, "POST");
+        match &s.requests[1].body {
+            Body::Json(t) => assert!(!t.is_constant()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+
+        /// No input makes the parser panic: arbitrary text, and a valid
+        /// scenario with bytes cut out or inserted anywhere.
+        #[test]
+        fn parser_never_panics(text in "\\PC{0,80}",
+                               cut in 0usize..400, len in 0usize..12, insert in "[ \\-:\\[\\]{}$'\"\\n\\t#a-z0-9]{0,4}") {
+            let _ = check(&text);
+            let valid = format!("{BASE}think: 1s..2s\nsteps:\n  - group: g\n    steps:\n      - label: a\n        path: /${{__vu}}\n        extract:\n          - name: v\n            regex: 'x(\\d)'\n        check:\n          - status: 200\n");
+            let at = cut.min(valid.len());
+            let end = (at + len).min(valid.len());
+            if valid.is_char_boundary(at) && valid.is_char_boundary(end) {
+                let mutated = format!("{}{}{}", &valid[..at], insert, &valid[end..]);
+                let _ = check(&mutated);
+            }
+        }
     }
 }
