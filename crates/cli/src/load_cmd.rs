@@ -119,6 +119,19 @@ pub fn describe_profile(
                 duration.as_secs_f64()
             )
         }
+        Profile::RampingUsers { stages } => format!(
+            "{} stages over {}s, up to {} users{}",
+            stages.0.len(),
+            stages.total().as_secs_f64(),
+            profile.population(),
+            cap.map(|c| format!(", capped at {c}")).unwrap_or_default()
+        ),
+        Profile::RampingRate { stages, max_vus } => format!(
+            "open model in {} stages over {}s, up to {}/s (up to {max_vus} VUs)",
+            stages.0.len(),
+            stages.total().as_secs_f64(),
+            stages.peak()
+        ),
     }
 }
 
@@ -132,10 +145,7 @@ async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
         .label
         .clone()
         .unwrap_or_else(|| args.url.path_and_query.clone());
-    let population = match profile {
-        Profile::Closed { users, .. } => users,
-        Profile::Open { max_vus, .. } => max_vus,
-    };
+    let population = profile.population();
     ensure_file_limit(population as u64 + 64)?;
     let connector = connect_checked(&args.url, common.insecure).await?;
     let threads = threads(common);

@@ -11,7 +11,7 @@ use headroom_load::engine::{EnginePlan, Workload};
 use headroom_load::profile::Profile;
 use headroom_load::run::{default_bundle_dir, RunSetup};
 use headroom_load::scenario::runner::{compile, JourneyPlan};
-use headroom_load::scenario::{parse_file, LabelKind, Scenario};
+use headroom_load::scenario::{parse_file, LabelKind, Scenario, StageKind};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicUsize;
@@ -30,6 +30,20 @@ pub fn run(args: RunArgs) -> ExitCode {
 fn profile(args: &RunArgs, scenario: &Scenario) -> anyhow::Result<(Profile, Option<u64>)> {
     let spec = &scenario.profile;
     let closed_flags = args.users.is_some() || args.iterations.is_some();
+    let flags_set_profile =
+        closed_flags || args.rate.is_some() || args.duration.is_some() || args.ramp_up.is_some();
+    if let (Some((stages, kind)), false) = (&spec.stages, flags_set_profile) {
+        let profile = match kind {
+            StageKind::Users => Profile::RampingUsers {
+                stages: stages.clone(),
+            },
+            StageKind::Rate => Profile::RampingRate {
+                stages: stages.clone(),
+                max_vus: args.max_vus.or(spec.max_vus).unwrap_or(DEFAULT_MAX_VUS),
+            },
+        };
+        return Ok((profile, None));
+    }
     let rate = args.rate.or(if closed_flags { None } else { spec.rate });
     if let Some(rate) = rate {
         let max_vus = args.max_vus.or(spec.max_vus).unwrap_or(DEFAULT_MAX_VUS);
@@ -73,10 +87,7 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         parse_file(&args.file, args.target.as_ref()).map_err(|e| Failure::Usage(e.into()))?;
     let (profile, iterations) = profile(&args, &scenario).map_err(Failure::Usage)?;
     let apdex = apdex(common)?;
-    let population = match profile {
-        Profile::Closed { users, .. } => users,
-        Profile::Open { max_vus, .. } => max_vus,
-    };
+    let population = profile.population();
     ensure_file_limit(population as u64 * scenario.origins.len() as u64 + 64)?;
     let mut connectors = Vec::new();
     for origin in &scenario.origins {

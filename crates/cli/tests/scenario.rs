@@ -455,3 +455,65 @@ fn csv_data_recycles_or_stops() {
         assert_eq!(json["total"]["count"], total);
     }
 }
+
+/// Stages: a rate that ramps 0 -> 20/s over 2 s and holds 2 s sends exactly
+/// 20 + 40 = 60 requests; users that ramp 0 -> 4 peak at 4.
+#[test]
+fn stages_ramp_rate_and_users() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let rate = write_scenario(
+        "stages-rate",
+        "profile:\n  stages:\n    - {duration: 2s, rate: 20/s}\n    - {duration: 2s, rate: 20/s}\nsteps:\n  - label: a\n    path: /a\n",
+    );
+    let json = run_scenario("stages-rate-run", &rate, &server, &[]);
+    assert_eq!(json["total"]["count"], 60);
+    let users = write_scenario(
+        "stages-users",
+        "think: 100ms\nprofile:\n  stages:\n    - {duration: 2s, users: 4}\n    - {duration: 2s, users: 4}\n    - {duration: 1s, users: 0}\nsteps:\n  - label: a\n    path: /a\n",
+    );
+    let out = temp_dir("stages-users-run");
+    let url = server.url("/");
+    let output = run(&[
+        "run",
+        users.to_str().unwrap(),
+        "--target",
+        &url,
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success());
+    assert_eq!(stdout_json(&output)["peak_vus"], 4);
+    let per_second = interval_totals(&out);
+    assert!(
+        per_second[0].1 < per_second[2].1,
+        "users ramp up: {per_second:?}"
+    );
+    assert!(
+        per_second[4].1 < per_second[3].1,
+        "and down: {per_second:?}"
+    );
+}
+
+/// A per-VU cursor: every VU reads the file from its first line.
+#[test]
+fn csv_cursor_per_vu() {
+    let _serial = serial();
+    let (server, hits) = counting_site();
+    let file = write_scenario(
+        "csv-per-vu",
+        "data:\n  file: users.csv\n  columns: [user]\n  share: vu\nsteps:\n  - label: visit\n    path: /visit?u=${user}\n",
+    );
+    std::fs::write(file.parent().unwrap().join("users.csv"), "a\nb\nc\n").unwrap();
+    run_scenario(
+        "csv-per-vu-run",
+        &file,
+        &server,
+        &["-c", "3", "--iterations", "2"],
+    );
+    let hits = hits.lock().unwrap();
+    assert_eq!(hits.get("/visit u=a").copied(), Some(3), "{hits:?}");
+    assert_eq!(hits.get("/visit u=b").copied(), Some(3));
+    assert_eq!(hits.get("/visit u=c").copied(), None);
+}

@@ -20,6 +20,7 @@ use crate::recorder::{EngineEvent, Recorder};
 use crate::rng::Rng;
 use crate::sample::{status_error, LabelId, Sample};
 use crate::scenario::runner::{Journey, JourneyHost, JourneyPlan};
+use crate::stages::Stages;
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::quantity::Rate;
 use std::cell::{Cell, RefCell};
@@ -88,11 +89,8 @@ pub struct EnginePlan {
 impl EnginePlan {
     /// Worker threads actually used: no more than there are users to spread.
     pub fn worker_count(&self) -> usize {
-        let population = match self.profile {
-            Profile::Closed { users, .. } => users,
-            Profile::Open { max_vus, .. } => max_vus,
-        };
-        self.threads.clamp(1, population.max(1) as usize)
+        self.threads
+            .clamp(1, self.profile.population().max(1) as usize)
     }
 }
 
@@ -154,22 +152,46 @@ impl Pacer {
     }
 }
 
-/// A worker's share of the open model's arrivals.
+/// When arrivals are due, as offsets from the run's start.
+enum ArrivalSchedule {
+    /// Arrival `n` at `n * period`.
+    Constant(Duration),
+    Ramping(Stages),
+}
+
+/// A worker's share of the open model's arrivals: worker `worker` of
+/// `workers` takes arrivals `worker`, `worker + workers`, ...
 struct Arrivals {
     next: Cell<u64>,
-    first: Instant,
-    period: Duration,
+    start: Instant,
+    schedule: ArrivalSchedule,
+    worker: u64,
+    workers: u64,
     end: Instant,
 }
 
 impl Arrivals {
-    fn due(&self, n: u64) -> Instant {
-        self.first + self.period.mul_f64(n as f64)
+    /// When this worker's `k`-th arrival is due, if before the end.
+    fn due(&self, k: u64) -> Option<Instant> {
+        let n = k * self.workers + self.worker;
+        let offset = match &self.schedule {
+            ArrivalSchedule::Constant(period) => Some(period.mul_f64(n as f64)),
+            ArrivalSchedule::Ramping(stages) => stages.arrival_time(n as f64),
+        }?;
+        let due = self.start + offset;
+        (due < self.end).then_some(due)
     }
 
     fn peek(&self) -> Option<Instant> {
-        let due = self.due(self.next.get());
-        (due < self.end).then_some(due)
+        self.due(self.next.get())
+    }
+
+    /// Unclaimed arrivals already due by `by`, counting up to `most`.
+    fn overdue(&self, by: Instant, most: u32) -> u32 {
+        let first = self.next.get();
+        (0..most as u64)
+            .take_while(|i| self.due(first + i).is_some_and(|due| due <= by))
+            .count() as u32
     }
 
     fn claim(&self) -> Option<Instant> {
@@ -266,21 +288,40 @@ fn run_worker(
             });
             (requests.map(|n| share(n, workers, index)), pacer, None)
         }
+        Profile::RampingUsers { .. } => {
+            let peak = plan.profile.population();
+            let my_users = share(peak as u64, workers, index);
+            let pacer = plan.throughput_cap.map(|cap| Pacer {
+                next: Cell::new(plan.run_start + cap.period().mul_f64(index as f64)),
+                period: Duration::from_secs_f64(peak as f64 / (cap.per_second * my_users as f64)),
+            });
+            (None, pacer, None)
+        }
         Profile::Open { rate, duration, .. } => {
             let arrivals = Arrivals {
                 next: Cell::new(0),
-                first: plan.run_start + rate.period().mul_f64(index as f64),
-                period: rate.period().mul_f64(workers as f64),
+                start: plan.run_start,
+                schedule: ArrivalSchedule::Constant(rate.period()),
+                worker: index as u64,
+                workers: workers as u64,
                 end: plan.run_start + duration,
+            };
+            (None, None, Some(arrivals))
+        }
+        Profile::RampingRate { ref stages, .. } => {
+            let arrivals = Arrivals {
+                next: Cell::new(0),
+                start: plan.run_start,
+                schedule: ArrivalSchedule::Ramping(stages.clone()),
+                worker: index as u64,
+                workers: workers as u64,
+                end: plan.run_start + stages.total(),
             };
             (None, None, Some(arrivals))
         }
     };
     let scheduled = pacer.is_some() || arrivals.is_some();
-    let population = match plan.profile {
-        Profile::Closed { users, .. } => users,
-        Profile::Open { max_vus, .. } => max_vus,
-    };
+    let population = plan.profile.population();
     let timer = if scheduled {
         let _context = runtime.enter();
         PreciseTimer::new(share(population as u64, workers, index) as usize + 1).ok()
@@ -315,20 +356,43 @@ async fn control(
     let mut vus = JoinSet::new();
     let mut spawned: u32 = 0;
     let vu_number = |local: u32| local * workers as u32 + index as u32 + 1;
-    let max_local_vus = match plan.profile {
+    let max_local_vus = match &plan.profile {
         Profile::Closed { users, ramp_up, .. } => {
-            let mine = share(users as u64, workers, index) as u32;
+            let mine = share(*users as u64, workers, index) as u32;
             for local in 0..mine {
                 let global = local as usize * workers + index;
-                let start = plan.run_start + ramp_up.mul_f64(global as f64 / users as f64);
-                vus.spawn_local(closed_user(worker.clone(), vu_number(local), start));
+                let start = plan.run_start + ramp_up.mul_f64(global as f64 / *users as f64);
+                vus.spawn_local(closed_user(
+                    worker.clone(),
+                    vu_number(local),
+                    vec![(start, None)],
+                ));
             }
             spawned = mine;
             mine
         }
-        Profile::Open { rate, max_vus, .. } => {
-            let max_local = share(max_vus as u64, workers, index) as u32;
-            let my_rate = rate.per_second / workers as f64;
+        Profile::RampingUsers { stages } => {
+            let mine = share(plan.profile.population() as u64, workers, index) as u32;
+            for local in 0..mine {
+                let global = local * workers as u32 + index as u32;
+                let windows = stages
+                    .windows(global)
+                    .into_iter()
+                    .map(|(start, end)| (plan.run_start + start, Some(plan.run_start + end)))
+                    .collect();
+                vus.spawn_local(closed_user(worker.clone(), vu_number(local), windows));
+            }
+            spawned = mine;
+            mine
+        }
+        Profile::Open { .. } | Profile::RampingRate { .. } => {
+            let max_local = share(plan.profile.population() as u64, workers, index) as u32;
+            let peak_rate = match &plan.profile {
+                Profile::Open { rate, .. } => rate.per_second,
+                Profile::RampingRate { stages, .. } => stages.peak(),
+                _ => 0.0,
+            };
+            let my_rate = peak_rate / workers as f64;
             let initial = ((my_rate * 0.1).ceil() as u32 + 1).min(max_local);
             for _ in 0..initial {
                 vus.spawn_local(open_user(worker.clone(), vu_number(spawned)));
@@ -366,8 +430,8 @@ async fn control(
                     if let Some(due) = arrivals.peek() {
                         if due + ARRIVAL_GRACE <= now {
                             // Arrivals are waiting and every VU is busy: add VUs.
-                            let overdue = ((now - due).as_secs_f64() / arrivals.period.as_secs_f64()) as u32 + 1;
                             let room = max_local_vus - spawned;
+                            let overdue = arrivals.overdue(now - ARRIVAL_GRACE, room.max(1));
                             if room == 0 {
                                 worker.recorder.borrow_mut().max_vus_reached = true;
                             }
@@ -443,43 +507,56 @@ impl JourneyHost for Worker {
     }
 }
 
-async fn closed_user(worker: Rc<Worker>, vu: u32, start_at: Instant) {
-    tokio::time::sleep_until(start_at.into()).await;
-    let _active = ActiveGuard::new(&worker);
+/// A closed-model VU, active during each of its `[start, end)` windows (one
+/// open-ended window unless the profile has stages). An iteration under way
+/// at the end of a window is finished.
+async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<Instant>)>) {
     let plan = worker.plan.clone();
-    let (connector, request) = match &plan.workload {
-        Workload::Url { connector, request } => (connector.clone(), request.clone()),
-        Workload::Journey(journey) => {
-            let mut journey = Journey::new(journey.clone(), vu, plan.seed);
-            while journey.iterate(&*worker, None).await {}
-            return;
-        }
+    let mut journey = match &plan.workload {
+        Workload::Journey(journey) => Some(Journey::new(journey.clone(), vu, plan.seed)),
+        Workload::Url { .. } => None,
     };
-    let mut client = HttpClient::new(connector, plan.timeout);
+    let mut client = match &plan.workload {
+        Workload::Url { connector, .. } => Some(HttpClient::new(connector.clone(), plan.timeout)),
+        Workload::Journey(_) => None,
+    };
     let mut rng = Rng::new(plan.seed, vu as u64);
-    while worker.take_budget() {
-        let intended = match &worker.pacer {
-            Some(pacer) => {
-                let now = Instant::now();
-                let slot = pacer.claim(now);
-                if slot > now {
-                    worker.wait_for_schedule(slot).await;
-                }
-                slot
-            }
-            None => Instant::now(),
-        };
-        let actual = if worker.pacer.is_some() {
-            Instant::now()
-        } else {
-            intended
-        };
-        exchange(&worker, &mut client, &request, vu, intended, actual).await;
-        let pause = plan.think.pick(&mut rng);
-        if !pause.is_zero() {
-            tokio::time::sleep(pause).await;
+    for (start, end) in windows {
+        tokio::time::sleep_until(start.into()).await;
+        let _active = ActiveGuard::new(&worker);
+        let in_window = || end.is_none_or(|end| Instant::now() < end);
+        if let Some(journey) = &mut journey {
+            while in_window() && journey.iterate(&*worker, None).await {}
+            continue;
         }
+        let (Workload::Url { request, .. }, Some(client)) = (&plan.workload, &mut client) else {
+            return;
+        };
+        while in_window() && !url_iteration(&worker, client, request, vu, &mut rng).await {}
     }
+}
+
+/// One URL-mode request of a closed VU, with pacing and think time;
+/// returns true when the request budget (-n) is spent.
+async fn url_iteration(
+    worker: &Rc<Worker>,
+    client: &mut HttpClient,
+    request: &PreparedRequest,
+    vu: u32,
+    rng: &mut Rng,
+) -> bool {
+    if !worker.take_budget() {
+        return true;
+    }
+    // Under a throughput cap the request's intended start is its slot.
+    let slot = worker.pace().await;
+    let actual = Instant::now();
+    exchange(worker, client, request, vu, slot.unwrap_or(actual), actual).await;
+    let pause = worker.plan.think.pick(rng);
+    if !pause.is_zero() {
+        tokio::time::sleep(pause).await;
+    }
+    false
 }
 
 async fn open_user(worker: Rc<Worker>, vu: u32) {
@@ -572,8 +649,10 @@ mod tests {
         let start = Instant::now();
         let arrivals = Arrivals {
             next: Cell::new(0),
-            first: start,
-            period: Duration::from_millis(10),
+            start,
+            schedule: ArrivalSchedule::Constant(Duration::from_millis(10)),
+            worker: 0,
+            workers: 1,
             end: start + Duration::from_millis(100),
         };
         let times: Vec<_> = std::iter::from_fn(|| arrivals.claim()).collect();

@@ -18,6 +18,7 @@ pub mod rng;
 pub mod run;
 pub mod sample;
 pub mod scenario;
+pub mod stages;
 pub mod summary;
 pub mod tally;
 pub mod target;

@@ -1,5 +1,6 @@
 //! Profiles: how virtual users or arrivals are scheduled over a run.
 
+use crate::stages::Stages;
 use headroom_analysis::quantity::Rate;
 use serde::Serialize;
 use std::time::Duration;
@@ -28,6 +29,10 @@ pub enum Profile {
         #[serde(rename = "duration_s", serialize_with = "secs")]
         duration: Duration,
     },
+    /// Closed model whose number of users follows stages (k6's ramping VUs).
+    RampingUsers { stages: Stages },
+    /// Open model whose arrival rate (per second) follows stages.
+    RampingRate { stages: Stages, max_vus: u32 },
 }
 
 impl Profile {
@@ -36,6 +41,18 @@ impl Profile {
         match self {
             Profile::Closed { duration, .. } => *duration,
             Profile::Open { duration, .. } => Some(*duration),
+            Profile::RampingUsers { stages } | Profile::RampingRate { stages, .. } => {
+                Some(stages.total())
+            }
+        }
+    }
+
+    /// Most VUs the profile may run at once.
+    pub fn population(&self) -> u32 {
+        match self {
+            Profile::Closed { users, .. } => *users,
+            Profile::Open { max_vus, .. } | Profile::RampingRate { max_vus, .. } => *max_vus,
+            Profile::RampingUsers { stages } => stages.peak().ceil() as u32,
         }
     }
 }

@@ -108,8 +108,8 @@ pub async fn run(
     let workers = plan.worker_count();
     let planned = plan.profile.duration();
     let max_vus = match plan.profile {
-        Profile::Open { max_vus, .. } => Some(max_vus),
-        Profile::Closed { .. } => None,
+        Profile::Open { max_vus, .. } | Profile::RampingRate { max_vus, .. } => Some(max_vus),
+        Profile::Closed { .. } | Profile::RampingUsers { .. } => None,
     };
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;

@@ -150,4 +150,12 @@ pub struct ProfileSpec {
     pub rate: Option<Rate>,
     pub max_vus: Option<u32>,
     pub throughput: Option<Rate>,
+    /// `stages:` with users (closed) or a rate per second (open).
+    pub stages: Option<(crate::stages::Stages, StageKind)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageKind {
+    Users,
+    Rate,
 }

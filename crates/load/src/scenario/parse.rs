@@ -8,7 +8,7 @@ use super::extract::{Check, CheckKind, ExtractKind, Extractor, Pick};
 use super::template::{Template, VarTable};
 use super::{
     Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, ProfileSpec, RequestStep,
-    Scenario,
+    Scenario, StageKind,
 };
 use crate::profile::Think;
 use crate::target::Target;
@@ -103,7 +103,9 @@ const PROFILE_KEYS: &[&str] = &[
     "rate",
     "max_vus",
     "throughput",
+    "stages",
 ];
+const STAGE_KEYS: &[&str] = &["duration", "users", "rate"];
 const REQUEST_KEYS: &[&str] = &[
     "label",
     "method",
@@ -707,7 +709,56 @@ impl Parser {
         if let Some(n) = map.get_node("throughput") {
             p.throughput = Some(self.rate(n, "throughput")?);
         }
-        if p.open && p.rate.is_none() {
+        if let Some(node) = map.get_node("stages") {
+            let list = node
+                .as_sequence()
+                .ok_or_else(|| self.at(node.span(), "stages must be a list of {duration: 1m, users: 10} or {duration: 1m, rate: 5/s}"))?;
+            if list.is_empty() {
+                return Err(self.at(node.span(), "stages is empty"));
+            }
+            let mut stages = Vec::new();
+            let mut kind = None;
+            for item in list.iter() {
+                let m = self.mapping(item, "a stage")?;
+                self.keys(m, STAGE_KEYS, "a stage")?;
+                let duration = m
+                    .get_node("duration")
+                    .ok_or_else(|| self.at(self.map_at(m), "a stage needs duration:"))?;
+                let duration = self.duration(duration, "duration")?;
+                let (this, target) = match (m.get_node("users"), m.get_node("rate")) {
+                    (Some(u), None) => (StageKind::Users, self.whole(u, "users", 0)? as f64),
+                    (None, Some(r)) => {
+                        let s = self.scalar(r, "rate")?;
+                        let rate = if s.as_str().trim() == "0" {
+                            0.0
+                        } else {
+                            self.rate(r, "rate")?.per_second
+                        };
+                        (StageKind::Rate, rate)
+                    }
+                    _ => {
+                        return Err(self.at(self.map_at(m), "a stage needs one of users: or rate:"))
+                    }
+                };
+                if kind.is_some_and(|k| k != this) {
+                    return Err(self.at(
+                        self.map_at(m),
+                        "all stages must ramp the same thing: users, or rate",
+                    ));
+                }
+                kind = Some(this);
+                stages.push(crate::stages::Stage { duration, target });
+            }
+            let stages = crate::stages::Stages(stages);
+            if stages.peak() <= 0.0 || stages.total().is_zero() {
+                return Err(self.at(
+                    node.span(),
+                    "the stages never reach a target above zero, or last no time",
+                ));
+            }
+            p.stages = kind.map(|k| (stages, k));
+        }
+        if p.open && p.rate.is_none() && !matches!(p.stages, Some((_, StageKind::Rate))) {
             return Err(self.at(
                 self.map_at(map),
                 "the open model needs rate: (arrivals per second or minute, e.g. 20/s)",
