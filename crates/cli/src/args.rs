@@ -314,4 +314,9 @@ pub struct DemoArgs {
 
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Only serve the demo site on this address until Ctrl-C (e.g. 127.0.0.1:8080),
+    /// to try `headroom run scenarios/browse.yaml` against it.
+    #[arg(long, value_name = "ADDRESS")]
+    pub serve: Option<std::net::SocketAddr>,
 }

@@ -17,7 +17,10 @@ use tokio::sync::Semaphore;
 const DEMO_WORKERS: usize = 4;
 
 pub fn run(args: DemoArgs) -> ExitCode {
-    let address = match start_demo_site() {
+    if let Some(address) = args.serve {
+        return serve_only(address);
+    }
+    let address = match start_demo_site("127.0.0.1:0".parse().expect("a valid address")) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("headroom: cannot start the demo site: {e}");
@@ -84,9 +87,29 @@ pub fn run(args: DemoArgs) -> ExitCode {
     crate::load_cmd::run(load)
 }
 
-/// Starts the demo site on a free loopback port in a background thread.
-fn start_demo_site() -> std::io::Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+/// `--serve`: the demo site alone, until the process is stopped.
+fn serve_only(address: SocketAddr) -> ExitCode {
+    match start_demo_site(address) {
+        Ok(bound) => {
+            eprintln!(
+                "headroom demo site on http://{bound}/ ({DEMO_WORKERS} workers); Ctrl-C stops it"
+            );
+            loop {
+                std::thread::park();
+            }
+        }
+        Err(e) => {
+            eprintln!(
+                "headroom: cannot serve the demo site on {address}: {e}. Is the port in use?"
+            );
+            ExitCode::from(crate::execute::EXIT_CANNOT_RUN)
+        }
+    }
+}
+
+/// Starts the demo site on `address` in a background thread.
+fn start_demo_site(address: SocketAddr) -> std::io::Result<SocketAddr> {
+    let listener = std::net::TcpListener::bind(address)?;
     listener.set_nonblocking(true)?;
     let address = listener.local_addr()?;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -233,6 +233,7 @@ fn report(common: &CommonArgs, target: &str, outcome: &RunOutcome) -> ExitCode {
         summary: &outcome.summary,
         warnings: &outcome.warnings,
         verdicts: &verdicts,
+        label_order: &outcome.manifest.labels,
     };
     if common.json {
         println!("{}", json_summary(&input));

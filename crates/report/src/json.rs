@@ -15,6 +15,8 @@ pub struct ReportInput<'a> {
     pub summary: &'a RunSummary,
     pub warnings: &'a [RunWarning],
     pub verdicts: &'a [Verdict],
+    /// Labels in the order of the scenario's steps (tables follow it).
+    pub label_order: &'a [String],
 }
 
 #[derive(Serialize)]

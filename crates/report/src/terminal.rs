@@ -118,7 +118,15 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
             apdex_text(f),
         ]
     };
-    for (label, figures) in &s.labels {
+    let ordered = input
+        .label_order
+        .iter()
+        .filter_map(|l| s.labels.get_key_value(l));
+    let rest = s
+        .labels
+        .iter()
+        .filter(|(l, _)| !input.label_order.contains(l));
+    for (label, figures) in ordered.chain(rest) {
         table.push(row(label, figures));
     }
     if s.labels.len() != 1 {
