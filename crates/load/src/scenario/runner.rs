@@ -142,6 +142,9 @@ pub struct Journey {
     iteration: u64,
     own_cursor: usize,
     request: Vec<u8>,
+    /// The current step's path and query (reused).
+    path: String,
+    /// Rendered header values and bodies (reused).
     text: String,
     head: Vec<u8>,
     body: Vec<u8>,
@@ -169,6 +172,7 @@ impl Journey {
             iteration: 0,
             own_cursor: 0,
             request: Vec::with_capacity(1024),
+            path: String::with_capacity(256),
             text: String::with_capacity(256),
             head: Vec::with_capacity(1024),
             body: Vec::new(),
@@ -316,11 +320,10 @@ impl Journey {
     }
 
     /// Renders the step's path and query into `self.text`.
-    fn render_path(&mut self, step: &RequestStep) {
-        self.text.clear();
-        let plan = &self.plan;
-        if step.origin == 0 && !plan.scenario.base_path.is_empty() {
-            self.text.push_str(&plan.scenario.base_path);
+    fn render_path(&mut self, step: &RequestStep, out: &mut String) {
+        out.clear();
+        if step.origin == 0 {
+            out.push_str(&self.plan.scenario.base_path);
         }
         let mut ctx = RenderContext {
             vars: &self.vars,
@@ -328,16 +331,16 @@ impl Journey {
             iteration: self.iteration,
             rng: &mut self.rng,
         };
-        step.path.render_into(&mut self.text, &mut ctx, plain);
+        step.path.render_into(out, &mut ctx, plain);
         for (i, (name, value)) in step.query.iter().enumerate() {
-            self.text.push(if i == 0 && !self.text.contains('?') {
+            out.push(if i == 0 && !out.contains('?') {
                 '?'
             } else {
                 '&'
             });
-            name.render_into(&mut self.text, &mut ctx, form_encode);
-            self.text.push('=');
-            value.render_into(&mut self.text, &mut ctx, form_encode);
+            name.render_into(out, &mut ctx, form_encode);
+            out.push('=');
+            value.render_into(out, &mut ctx, form_encode);
         }
     }
 
@@ -429,10 +432,13 @@ impl Journey {
         let plan = self.plan.clone();
         let started = Instant::now();
         let intended_start = intended.unwrap_or(started);
-        self.render_path(step);
+        // The path buffer is lent to the hop and given back below, so its
+        // capacity is reused from step to step.
+        let mut path = std::mem::take(&mut self.path);
+        self.render_path(step, &mut path);
         let mut hop = Hop {
             origin: step.origin,
-            path: std::mem::take(&mut self.text),
+            path,
             method_get: false,
         };
         let mut total_connect = Duration::ZERO;
@@ -586,6 +592,8 @@ impl Journey {
             failed_check,
         };
         host.record(&sample);
+        hop.path.clear();
+        self.path = hop.path;
         let think = step.think.unwrap_or(plan.think).pick(&mut self.rng);
         for group in &mut self.groups {
             group.elapsed += sample.response_time();
