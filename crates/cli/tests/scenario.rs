@@ -517,3 +517,29 @@ fn csv_cursor_per_vu() {
     assert_eq!(hits.get("/visit u=b").copied(), Some(3));
     assert_eq!(hits.get("/visit u=c").copied(), None);
 }
+
+/// A status the step expects is not an error: `status: 404` makes a 404 a
+/// success, while a 404 without such a check stays an http_4xx error.
+#[test]
+fn an_expected_error_status_passes() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply {
+        status: 404,
+        ..Reply::default()
+    });
+    let file = write_scenario(
+        "expected-404",
+        "steps:\n  - label: gone\n    path: /gone\n    check:\n      - status: 404\n  - label: unexpected\n    path: /gone\n",
+    );
+    let json = run_scenario(
+        "expected-404-run",
+        &file,
+        &server,
+        &["-c", "1", "--iterations", "3"],
+    );
+    assert_eq!(json["labels"]["gone"]["errors"], 0);
+    assert_eq!(
+        json["labels"]["unexpected"]["errors_by_kind"]["http_4xx"],
+        3
+    );
+}

@@ -563,6 +563,10 @@ impl Journey {
                 if !passed && failed_check.is_none() {
                     failed_check = Some(check.id);
                 }
+                // A status the step expects (e.g. `status: 404`) is not an error.
+                if passed && matches!(check.kind, super::extract::CheckKind::Status(_)) {
+                    error = None;
+                }
             }
             for extractor in &step.extract {
                 let outcome = extractor.apply(&response, &self.jar, &mut self.vars, &mut self.rng);
