@@ -543,3 +543,40 @@ fn an_expected_error_status_passes() {
         3
     );
 }
+
+/// `scenario init` prints a file that `scenario check` accepts; a broken
+/// file is a usage error naming file:line:column.
+#[test]
+fn init_output_checks_and_errors_are_located() {
+    let init = run(&["scenario", "init"]);
+    assert!(init.status.success());
+    let dir = temp_dir("init");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("journey.yaml");
+    std::fs::write(&file, &init.stdout).unwrap();
+    let check = run(&["scenario", "check", file.to_str().unwrap()]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(String::from_utf8_lossy(&check.stdout).contains("OK: 4 request steps, 1 groups"));
+    for shipped in ["scenarios/moodle.yaml", "scenarios/browse.yaml"] {
+        let ok = run(&["scenario", "check", repo_file(shipped).to_str().unwrap()]);
+        assert!(
+            ok.status.success(),
+            "{shipped}: {}",
+            String::from_utf8_lossy(&ok.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&init.stdout).replace("    path: /\n", "    paht: /\n");
+    std::fs::write(&file, text).unwrap();
+    let bad = run(&["scenario", "check", file.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("journey.yaml:34:5: unknown key 'paht'")
+            && stderr.contains("did you mean 'path'"),
+        "{stderr}"
+    );
+}
