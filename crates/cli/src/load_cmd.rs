@@ -13,7 +13,7 @@ use headroom_load::target::RequestSpec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -201,23 +201,19 @@ async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
         describe_profile(&profile, &think, args.throughput)
     );
     Ok(Prepared {
-        plan: EnginePlan {
-            workload: Workload::Url {
+        plan: EnginePlan::new(
+            Workload::Url {
                 connector: Arc::new(connector),
                 request: prepared_request,
             },
-            labels: 1,
-            checks: 0,
             profile,
             think,
-            throughput_cap: args.throughput,
-            timeout: args.timeout,
+            args.throughput,
+            args.timeout,
             threads,
             apdex,
-            seed: common.seed,
-            jtl: None,
-            run_start: Instant::now(),
-        },
+            common.seed,
+        ),
         setup: RunSetup {
             manifest,
             bundle_dir,

@@ -16,7 +16,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Most VUs of the open model when neither the file nor --max-vus says.
 const DEFAULT_MAX_VUS: u32 = 1000;
@@ -181,20 +180,16 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         think,
     };
     Ok(Prepared {
-        plan: EnginePlan {
-            workload: Workload::Journey(Arc::new(journey)),
-            labels: labels.len(),
-            checks: check_names.len(),
+        plan: EnginePlan::new(
+            Workload::Journey(Arc::new(journey)),
             profile,
             think,
-            throughput_cap: throughput,
+            throughput,
             timeout,
             threads,
             apdex,
-            seed: common.seed,
-            jtl: None,
-            run_start: Instant::now(),
-        },
+            common.seed,
+        ),
         setup: RunSetup {
             manifest,
             bundle_dir,

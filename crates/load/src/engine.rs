@@ -87,6 +87,35 @@ pub struct EnginePlan {
 }
 
 impl EnginePlan {
+    /// A plan; labels, checks, raw samples and the start are filled in by
+    /// [`crate::run::run`] from the run's setup.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        workload: Workload,
+        profile: Profile,
+        think: Think,
+        throughput_cap: Option<Rate>,
+        timeout: Duration,
+        threads: usize,
+        apdex: ApdexThresholds,
+        seed: u64,
+    ) -> EnginePlan {
+        EnginePlan {
+            workload,
+            labels: 0,
+            checks: 0,
+            profile,
+            think,
+            throughput_cap,
+            timeout,
+            threads,
+            apdex,
+            seed,
+            jtl: None,
+            run_start: Instant::now(),
+        }
+    }
+
     /// Worker threads actually used: no more than there are users to spread.
     pub fn worker_count(&self) -> usize {
         self.threads
@@ -244,27 +273,7 @@ fn run_worker(
     events: UnboundedSender<EngineEvent>,
     stop: watch::Receiver<bool>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(_) => {
-            // Report an empty share so the collector does not wait for us.
-            let mut recorder = Recorder::new(
-                index,
-                plan.labels,
-                plan.checks,
-                plan.run_start,
-                plan.apdex,
-                events,
-                None,
-            );
-            recorder.finish(Instant::now());
-            return;
-        }
-    };
-    let recorder = Recorder::new(
+    let mut recorder = Recorder::new(
         index,
         plan.labels,
         plan.checks,
@@ -273,6 +282,17 @@ fn run_worker(
         events,
         plan.jtl.clone(),
     );
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => {
+            // Report an empty share so the collector does not wait for us.
+            recorder.finish(Instant::now());
+            return;
+        }
+    };
     let (requests_left, pacer, arrivals) = match plan.profile {
         Profile::Closed {
             users, requests, ..

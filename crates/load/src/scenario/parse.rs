@@ -1363,12 +1363,21 @@ fn json_text(node: &Yaml) -> String {
 mod tests {
     use super::*;
 
+    /// A directory with the data files the cases name, written once:
+    /// tests run in parallel and must not rewrite a file another reads.
+    fn fixtures() -> &'static std::path::Path {
+        static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        DIR.get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("headroom-parse-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("users.csv"), "ann,pw1\nbob,pw2\n").unwrap();
+            std::fs::write(dir.join("empty.csv"), "").unwrap();
+            dir
+        })
+    }
+
     fn check(text: &str) -> Res<Scenario> {
-        let dir = std::env::temp_dir().join(format!("headroom-parse-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("users.csv"), "ann,pw1\nbob,pw2\n").unwrap();
-        std::fs::write(dir.join("empty.csv"), "").unwrap();
-        parse_str(text, &dir.join("journey.yaml"), None)
+        parse_str(text, &fixtures().join("journey.yaml"), None)
     }
 
     const BASE: &str = "defaults:\n  base_url: http://127.0.0.1:8080\n";
