@@ -1,0 +1,9 @@
+//! Host resources on the load timeline. [`sampler`] reads Linux's /proc
+//! and /sys (from any root, so tests use fixture trees) and turns counter
+//! deltas into per-second figures: CPU, memory, disks, network,
+//! temperatures, frequencies and named processes.
+
+pub mod procfs;
+pub mod sampler;
+
+pub use sampler::{Resources, Sampler, SamplerConfig};

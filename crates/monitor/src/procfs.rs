@@ -1,0 +1,328 @@
+//! Raw counters from /proc and /sys, parsed without interpretation.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Where /proc and /sys are (the real ones, or a fixture tree).
+#[derive(Debug, Clone)]
+pub struct Roots {
+    pub proc: PathBuf,
+    pub sys: PathBuf,
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Roots {
+            proc: "/proc".into(),
+            sys: "/sys".into(),
+        }
+    }
+}
+
+/// Jiffies of one CPU line of /proc/stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTimes {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DiskCounters {
+    pub ios: u64,
+    pub sectors_read: u64,
+    pub sectors_written: u64,
+    /// Milliseconds the device had I/O in flight (io_ticks).
+    pub busy_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NetCounters {
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcessCounters {
+    /// utime + stime, in clock ticks.
+    pub cpu_ticks: u64,
+    pub rss_bytes: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Index 0 is the total ("cpu" line), then cpu0, cpu1, ...
+    pub cpus: Vec<CpuTimes>,
+    pub mem_total_kb: u64,
+    pub mem_available_kb: u64,
+    pub swap_total_kb: u64,
+    pub swap_free_kb: u64,
+    pub load: [f64; 3],
+    pub disks: BTreeMap<String, DiskCounters>,
+    pub nets: BTreeMap<String, NetCounters>,
+    /// Link speed in Mbit/s by interface, where /sys says.
+    pub link_mbit: BTreeMap<String, f64>,
+    /// Temperatures in °C by label.
+    pub temperatures: BTreeMap<String, f64>,
+    /// Current frequency in MHz per core.
+    pub frequencies_mhz: Vec<f64>,
+    /// Counters summed over all processes of each watched name.
+    pub processes: BTreeMap<String, ProcessCounters>,
+}
+
+fn read(path: &Path) -> Option<String> {
+    fs::read_to_string(path).ok()
+}
+
+fn numbers(text: &str) -> Vec<u64> {
+    text.split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+impl Roots {
+    /// Reads everything; missing files leave their part empty.
+    pub fn snapshot(&self, watched: &[String]) -> Snapshot {
+        let mut s = Snapshot::default();
+        if let Some(stat) = read(&self.proc.join("stat")) {
+            for line in stat.lines().filter(|l| l.starts_with("cpu")) {
+                let n = numbers(line.split_once(' ').map_or("", |(_, rest)| rest));
+                if n.len() >= 8 {
+                    s.cpus.push(CpuTimes {
+                        user: n[0],
+                        nice: n[1],
+                        system: n[2],
+                        idle: n[3],
+                        iowait: n[4],
+                        irq: n[5],
+                        softirq: n[6],
+                        steal: n[7],
+                    });
+                }
+            }
+        }
+        if let Some(meminfo) = read(&self.proc.join("meminfo")) {
+            for line in meminfo.lines() {
+                let (key, rest) = line.split_once(':').unwrap_or((line, ""));
+                let value = numbers(rest).first().copied().unwrap_or(0);
+                match key {
+                    "MemTotal" => s.mem_total_kb = value,
+                    "MemAvailable" => s.mem_available_kb = value,
+                    "SwapTotal" => s.swap_total_kb = value,
+                    "SwapFree" => s.swap_free_kb = value,
+                    _ => {}
+                }
+            }
+        }
+        if let Some(load) = read(&self.proc.join("loadavg")) {
+            for (slot, value) in s.load.iter_mut().zip(load.split_whitespace()) {
+                *slot = value.parse().unwrap_or(0.0);
+            }
+        }
+        if let Some(disks) = read(&self.proc.join("diskstats")) {
+            for line in disks.lines() {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                if fields.len() < 14 {
+                    continue;
+                }
+                let name = fields[2];
+                // Whole devices only (partitions have no /sys/block entry); no loop or ram disks.
+                if name.starts_with("loop")
+                    || name.starts_with("ram")
+                    || !self.sys.join("block").join(name).exists()
+                {
+                    continue;
+                }
+                let n = |i: usize| fields[i].parse::<u64>().unwrap_or(0);
+                s.disks.insert(
+                    name.to_string(),
+                    DiskCounters {
+                        ios: n(3) + n(7),
+                        sectors_read: n(5),
+                        sectors_written: n(9),
+                        busy_ms: n(12),
+                    },
+                );
+            }
+        }
+        if let Some(dev) = read(&self.proc.join("net/dev")) {
+            for line in dev.lines().skip(2) {
+                let Some((name, rest)) = line.split_once(':') else {
+                    continue;
+                };
+                let name = name.trim();
+                let n = numbers(rest);
+                if name == "lo" || n.len() < 9 {
+                    continue;
+                }
+                s.nets.insert(
+                    name.to_string(),
+                    NetCounters {
+                        rx_bytes: n[0],
+                        tx_bytes: n[8],
+                    },
+                );
+                if let Some(speed) = read(&self.sys.join("class/net").join(name).join("speed"))
+                    .and_then(|t| t.trim().parse::<f64>().ok())
+                {
+                    if speed > 0.0 {
+                        s.link_mbit.insert(name.to_string(), speed);
+                    }
+                }
+            }
+        }
+        self.temperatures(&mut s);
+        for cpu in 0.. {
+            let path = self.sys.join(format!(
+                "devices/system/cpu/cpu{cpu}/cpufreq/scaling_cur_freq"
+            ));
+            match read(&path).and_then(|t| t.trim().parse::<f64>().ok()) {
+                Some(khz) => s.frequencies_mhz.push(khz / 1000.0),
+                None => break,
+            }
+        }
+        if !watched.is_empty() {
+            self.processes(watched, &mut s);
+        }
+        s
+    }
+
+    fn temperatures(&self, s: &mut Snapshot) {
+        let list = |dir: PathBuf| -> Vec<PathBuf> {
+            let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            entries.sort();
+            entries
+        };
+        for zone in list(self.sys.join("class/thermal")) {
+            let name = zone
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default();
+            if !name.starts_with("thermal_zone") {
+                continue;
+            }
+            let (Some(kind), Some(milli)) = (
+                read(&zone.join("type")),
+                read(&zone.join("temp")).and_then(|t| t.trim().parse::<f64>().ok()),
+            ) else {
+                continue;
+            };
+            s.temperatures
+                .insert(format!("{} ({name})", kind.trim()), milli / 1000.0);
+        }
+        for hwmon in list(self.sys.join("class/hwmon")) {
+            let chip = read(&hwmon.join("name"))
+                .map(|n| n.trim().to_string())
+                .unwrap_or_default();
+            for entry in list(hwmon.clone()) {
+                let file = entry
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                let Some(index) = file
+                    .strip_prefix("temp")
+                    .and_then(|f| f.strip_suffix("_input"))
+                else {
+                    continue;
+                };
+                let Some(milli) = read(&entry).and_then(|t| t.trim().parse::<f64>().ok()) else {
+                    continue;
+                };
+                let label = read(&hwmon.join(format!("temp{index}_label")))
+                    .map(|l| l.trim().to_string())
+                    .unwrap_or(format!("temp{index}"));
+                s.temperatures
+                    .insert(format!("{chip} {label}"), milli / 1000.0);
+            }
+        }
+    }
+
+    fn processes(&self, watched: &[String], s: &mut Snapshot) {
+        let page = page_size();
+        let Ok(entries) = fs::read_dir(&self.proc) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            // A process may end between listing and reading: skip it then.
+            let Some(stat) = read(&entry.path().join("stat")) else {
+                continue;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            let comm = &stat[open + 1..close];
+            let Some(watched_name) = watched
+                .iter()
+                .find(|w| comm == w.as_str() || comm.starts_with(&format!("{w}:")))
+            else {
+                continue;
+            };
+            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+            // After the name: state is field 3; utime and stime are fields 14 and 15.
+            let ticks = fields
+                .get(11)
+                .and_then(|u| u.parse::<u64>().ok())
+                .unwrap_or(0)
+                + fields
+                    .get(12)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+            let rss_pages = read(&entry.path().join("statm"))
+                .and_then(|m| {
+                    m.split_whitespace()
+                        .nth(1)
+                        .and_then(|r| r.parse::<u64>().ok())
+                })
+                .unwrap_or(0);
+            let counters = s.processes.entry(watched_name.clone()).or_default();
+            counters.cpu_ticks += ticks;
+            counters.rss_bytes += rss_pages * page;
+        }
+    }
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 {
+        size as u64
+    } else {
+        4096
+    }
+}
+
+/// Clock ticks per second for /proc/[pid]/stat times.
+pub fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}

@@ -1,0 +1,230 @@
+//! Per-second figures from two snapshots of /proc and /sys.
+
+use crate::procfs::{clock_ticks, CpuTimes, Roots, Snapshot};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Default)]
+pub struct SamplerConfig {
+    pub roots: Roots,
+    /// Process names whose CPU and memory are summed (`--process nginx,php-fpm`).
+    pub processes: Vec<String>,
+    /// Link capacity in Mbit/s for network % when sysfs does not know it
+    /// (Wi-Fi), e.g. the 57 Mbit/s iperf3 measured on a Pi.
+    pub link_capacity_mbit: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiskFigures {
+    pub name: String,
+    /// Share of the second the device was busy (iostat's %util), at most 100.
+    pub util_pct: f64,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    pub iops: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NetFigures {
+    pub name: String,
+    pub rx_mbit_s: f64,
+    pub tx_mbit_s: f64,
+    /// The busier direction as a share of the link capacity, when known.
+    pub link_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProcessFigures {
+    pub name: String,
+    /// Of one core (200% = two cores busy).
+    pub cpu_pct: f64,
+    pub rss_mb: f64,
+}
+
+/// A host's resources over one interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resources {
+    /// Busy share of all cores (iowait counts as idle, as in top).
+    pub cpu_pct: f64,
+    pub user_pct: f64,
+    pub system_pct: f64,
+    pub iowait_pct: f64,
+    pub steal_pct: f64,
+    pub per_core_pct: Vec<f64>,
+    pub load: [f64; 3],
+    /// (total - available) / total, as `free` computes it.
+    pub memory_used_pct: f64,
+    pub swap_used_mb: f64,
+    pub disks: Vec<DiskFigures>,
+    pub networks: Vec<NetFigures>,
+    pub temperatures_c: BTreeMap<String, f64>,
+    pub frequencies_mhz: Vec<f64>,
+    pub processes: Vec<ProcessFigures>,
+}
+
+/// Samples one host; the first call only primes the counters.
+pub struct Sampler {
+    config: SamplerConfig,
+    previous: Option<(Snapshot, Instant)>,
+}
+
+/// The growth of a counter, allowing for a 32-bit counter that wrapped
+/// (32-bit kernels, e.g. a Pi's); a counter that went back otherwise was reset.
+pub fn counter_delta(new: u64, old: u64) -> u64 {
+    if new >= old {
+        new - old
+    } else if old <= u32::MAX as u64 {
+        new + (u32::MAX as u64 + 1 - old)
+    } else {
+        0
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+struct CpuShares {
+    busy: f64,
+    user: f64,
+    system: f64,
+    iowait: f64,
+    steal: f64,
+}
+
+fn cpu_shares(new: &CpuTimes, old: &CpuTimes) -> CpuShares {
+    let d = |n: u64, o: u64| counter_delta(n, o);
+    let total = d(new.total(), old.total());
+    let idle = d(new.idle, old.idle) + d(new.iowait, old.iowait);
+    CpuShares {
+        busy: pct(total.saturating_sub(idle), total),
+        user: pct(d(new.user, old.user) + d(new.nice, old.nice), total),
+        system: pct(
+            d(new.system, old.system) + d(new.irq, old.irq) + d(new.softirq, old.softirq),
+            total,
+        ),
+        iowait: pct(d(new.iowait, old.iowait), total),
+        steal: pct(d(new.steal, old.steal), total),
+    }
+}
+
+impl Sampler {
+    pub fn new(config: SamplerConfig) -> Sampler {
+        Sampler {
+            config,
+            previous: None,
+        }
+    }
+
+    /// Reads the host now; `None` on the first call.
+    pub fn sample(&mut self) -> Option<Resources> {
+        let snapshot = self.config.roots.snapshot(&self.config.processes);
+        let now = Instant::now();
+        let result = self
+            .previous
+            .as_ref()
+            .map(|(old, at)| self.figures(old, &snapshot, now - *at));
+        self.previous = Some((snapshot, now));
+        result
+    }
+
+    /// Figures between two snapshots taken `elapsed` apart.
+    pub fn figures(&self, old: &Snapshot, new: &Snapshot, elapsed: Duration) -> Resources {
+        let seconds = elapsed.as_secs_f64().max(1e-3);
+        let total = match (new.cpus.first(), old.cpus.first()) {
+            (Some(n), Some(o)) => cpu_shares(n, o),
+            _ => CpuShares {
+                busy: 0.0,
+                user: 0.0,
+                system: 0.0,
+                iowait: 0.0,
+                steal: 0.0,
+            },
+        };
+        let per_core_pct = new
+            .cpus
+            .iter()
+            .zip(&old.cpus)
+            .skip(1)
+            .map(|(n, o)| cpu_shares(n, o).busy)
+            .collect();
+        let disks = new
+            .disks
+            .iter()
+            .filter_map(|(name, n)| {
+                let o = old.disks.get(name)?;
+                let busy_ms = counter_delta(n.busy_ms, o.busy_ms) as f64;
+                Some(DiskFigures {
+                    name: name.clone(),
+                    util_pct: (busy_ms / (seconds * 1000.0) * 100.0).min(100.0),
+                    read_mb_s: counter_delta(n.sectors_read, o.sectors_read) as f64 * 512.0
+                        / 1e6
+                        / seconds,
+                    write_mb_s: counter_delta(n.sectors_written, o.sectors_written) as f64 * 512.0
+                        / 1e6
+                        / seconds,
+                    iops: counter_delta(n.ios, o.ios) as f64 / seconds,
+                })
+            })
+            .collect();
+        let networks = new
+            .nets
+            .iter()
+            .filter_map(|(name, n)| {
+                let o = old.nets.get(name)?;
+                let rx = counter_delta(n.rx_bytes, o.rx_bytes) as f64 * 8.0 / 1e6 / seconds;
+                let tx = counter_delta(n.tx_bytes, o.tx_bytes) as f64 * 8.0 / 1e6 / seconds;
+                let capacity = self
+                    .config
+                    .link_capacity_mbit
+                    .or_else(|| new.link_mbit.get(name).copied());
+                Some(NetFigures {
+                    name: name.clone(),
+                    rx_mbit_s: rx,
+                    tx_mbit_s: tx,
+                    link_pct: capacity.map(|c| rx.max(tx) / c * 100.0),
+                })
+            })
+            .collect();
+        let ticks = clock_ticks();
+        let processes = new
+            .processes
+            .iter()
+            .map(|(name, n)| {
+                let used = old
+                    .processes
+                    .get(name)
+                    .map_or(0, |o| n.cpu_ticks.saturating_sub(o.cpu_ticks));
+                ProcessFigures {
+                    name: name.clone(),
+                    cpu_pct: used as f64 / ticks / seconds * 100.0,
+                    rss_mb: n.rss_bytes as f64 / 1e6,
+                }
+            })
+            .collect();
+        Resources {
+            cpu_pct: total.busy,
+            user_pct: total.user,
+            system_pct: total.system,
+            iowait_pct: total.iowait,
+            steal_pct: total.steal,
+            per_core_pct,
+            load: new.load,
+            memory_used_pct: pct(
+                new.mem_total_kb.saturating_sub(new.mem_available_kb),
+                new.mem_total_kb,
+            ),
+            swap_used_mb: new.swap_total_kb.saturating_sub(new.swap_free_kb) as f64 / 1000.0,
+            disks,
+            networks,
+            temperatures_c: new.temperatures.clone(),
+            frequencies_mhz: new.frequencies_mhz.clone(),
+            processes,
+        }
+    }
+}
