@@ -239,6 +239,55 @@ pub struct CommonArgs {
     /// Seed of random think times and data choices, so runs repeat exactly.
     #[arg(long, default_value = "1")]
     pub seed: u64,
+
+    /// Sample this machine's resources every second into the bundle's
+    /// resources.csv: 'local' (remote agents are not available yet).
+    #[arg(long, value_parser = monitor)]
+    pub monitor: Option<Monitor>,
+
+    /// With --monitor: processes whose CPU and memory to sum by name, e.g. nginx,php-fpm,mariadbd.
+    #[arg(long, value_delimiter = ',', requires = "monitor")]
+    pub process: Vec<String>,
+
+    /// With --monitor: link capacity for network %, when the interface does not report one
+    /// (Wi-Fi), e.g. 57Mbit (as measured with iperf3).
+    #[arg(long, value_parser = link_capacity, requires = "monitor")]
+    pub link_capacity: Option<f64>,
+}
+
+/// What `--monitor` samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Monitor {
+    Local,
+}
+
+fn monitor(text: &str) -> Result<Monitor, String> {
+    match text {
+        "local" => Ok(Monitor::Local),
+        other => Err(format!(
+            "'{other}': only 'local' (this machine) can be monitored so far; remote agents are not available yet"
+        )),
+    }
+}
+
+/// `57Mbit`, `1Gbit`, `100` (Mbit/s).
+fn link_capacity(text: &str) -> Result<f64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.trim_end_matches("/s").trim_end_matches("ps");
+    let (number, factor) = if let Some(n) = t.strip_suffix("gbit") {
+        (n, 1000.0)
+    } else if let Some(n) = t.strip_suffix("mbit") {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0)
+        .map(|v| v * factor)
+        .ok_or_else(|| format!("'{text}' is not a link capacity: write e.g. 57Mbit or 1Gbit"))
 }
 
 #[derive(Args, Debug)]

@@ -105,6 +105,15 @@ pub fn apdex(common: &CommonArgs) -> Result<ApdexThresholds, Failure> {
     })
 }
 
+/// The sampler's configuration for `--monitor local`.
+pub fn monitor_config(common: &CommonArgs) -> Option<headroom_monitor::SamplerConfig> {
+    common.monitor.map(|_| headroom_monitor::SamplerConfig {
+        processes: common.process.clone(),
+        link_capacity_mbit: common.link_capacity,
+        ..Default::default()
+    })
+}
+
 pub fn threads(common: &CommonArgs) -> usize {
     common
         .threads

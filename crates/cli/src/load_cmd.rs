@@ -2,8 +2,8 @@
 
 use crate::args::LoadArgs;
 use crate::execute::{
-    apdex, connect_checked, ensure_file_limit, execute, manifest, threads, Failure, ManifestParts,
-    Prepared,
+    apdex, connect_checked, ensure_file_limit, execute, manifest, monitor_config, threads, Failure,
+    ManifestParts, Prepared,
 };
 use anyhow::{bail, Context};
 use headroom_load::engine::{EnginePlan, PreparedRequest, Workload};
@@ -222,6 +222,7 @@ async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
                 .then(|| vec![(label.clone(), args.url.url.clone())]),
             group_labels: Vec::new(),
             check_names: Vec::new(),
+            monitor: monitor_config(common),
         },
         target: args.url.url.clone(),
         description,

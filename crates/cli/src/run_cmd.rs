@@ -3,8 +3,8 @@
 
 use crate::args::RunArgs;
 use crate::execute::{
-    apdex, connect_checked, ensure_file_limit, execute, manifest, threads, Failure, ManifestParts,
-    Prepared,
+    apdex, connect_checked, ensure_file_limit, execute, manifest, monitor_config, threads, Failure,
+    ManifestParts, Prepared,
 };
 use crate::load_cmd::{check_ramp_up, describe_profile, DEFAULT_DURATION};
 use headroom_load::engine::{EnginePlan, Workload};
@@ -196,6 +196,7 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             label_urls,
             group_labels,
             check_names,
+            monitor: monitor_config(common),
         },
         target,
         description,

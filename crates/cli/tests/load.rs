@@ -874,3 +874,68 @@ fn a_starved_generator_is_reported() {
         json["warnings"]
     );
 }
+
+/// `--monitor local` samples this machine every second on the run's
+/// timeline: resources.csv has a row per second, the summary a host line,
+/// and the JSON the averages and peaks, including a named process.
+#[test]
+fn monitor_local_records_resources_on_the_run_timeline() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(2),
+        ..Reply::default()
+    });
+    let out = temp_dir("monitor");
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-c",
+        "4",
+        "-d",
+        "3s",
+        "--monitor",
+        "local",
+        "--process",
+        "headroom",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    let host = &json["resources"][0];
+    assert_eq!(host["host"], "local");
+    assert!(host["samples"].as_u64().unwrap() >= 2, "{host}");
+    let cpu = ms(&host["cpu_pct"]["avg"]);
+    assert!(cpu > 0.0 && cpu <= 100.0, "{cpu}");
+    assert!(ms(&host["memory_used_pct"]["peak"]) > 0.0);
+    assert!(
+        ms(&host["processes"]["headroom"]["cpu_pct"]["avg"]) > 0.0,
+        "headroom itself is busy"
+    );
+    let mut reader = csv::Reader::from_path(out.join("resources.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    assert!(headers.iter().any(|h| h == "headroom_cpu_pct"));
+    let seconds: Vec<u64> = reader
+        .records()
+        .map(|r| r.unwrap()[0].parse().unwrap())
+        .collect();
+    assert!(
+        seconds.len() >= 2 && seconds.windows(2).all(|w| w[1] == w[0] + 1),
+        "{seconds:?}"
+    );
+    assert_eq!(manifest(&out)["files"]["resources"], "resources.csv");
+
+    let remote = run(&[
+        "load",
+        &server.url("/"),
+        "--monitor",
+        "http://127.0.0.1:9464",
+    ]);
+    assert_eq!(remote.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&remote.stderr).contains("remote agents are not available yet"));
+}

@@ -95,6 +95,8 @@ pub struct Files {
     pub intervals: String,
     pub latency: String,
     pub samples: Option<String>,
+    #[serde(default)]
+    pub resources: Option<String>,
 }
 
 impl Files {
@@ -103,6 +105,7 @@ impl Files {
             intervals: INTERVALS.into(),
             latency: LATENCY.into(),
             samples: samples.then(|| SAMPLES.into()),
+            resources: None,
         }
     }
 }

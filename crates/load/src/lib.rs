@@ -11,6 +11,7 @@ pub mod engine;
 pub mod hlog;
 pub mod http1;
 pub mod jtl;
+pub mod monitoring;
 pub mod precise_timer;
 pub mod profile;
 pub mod recorder;

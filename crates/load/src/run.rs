@@ -5,6 +5,7 @@
 use crate::bundle::{BundleError, BundleWriter, Manifest, MergedInterval};
 use crate::engine::{Engine, EnginePlan};
 use crate::jtl::JtlContext;
+use crate::monitoring::{HostSummary, Monitoring};
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
 use crate::sample::ErrorKind;
@@ -76,6 +77,8 @@ pub struct RunSetup {
     pub group_labels: Vec<bool>,
     /// Names of the scenario's checks, for per-check counts.
     pub check_names: Vec<String>,
+    /// Sample this host's resources into `resources.csv` (`--monitor local`).
+    pub monitor: Option<headroom_monitor::SamplerConfig>,
 }
 
 /// Runs `plan` to its end, or until `interrupt` completes.
@@ -104,6 +107,17 @@ pub async fn run(
     setup.manifest.status = RunStatus::Running;
     setup.manifest.threads = plan.worker_count();
     let bundle = BundleWriter::create(&setup.bundle_dir, &setup.manifest, wall_start)?;
+    let monitoring = match setup.monitor.take() {
+        Some(config) => Some(
+            Monitoring::start(config, &setup.bundle_dir, run_start, wall_start).map_err(
+                |source| BundleError::Io {
+                    path: setup.bundle_dir.clone(),
+                    source,
+                },
+            )?,
+        ),
+        None => None,
+    };
 
     let workers = plan.worker_count();
     let planned = plan.profile.duration();
@@ -121,7 +135,14 @@ pub async fn run(
         .collect(&engine, events, interrupt, &mut on_progress)
         .await;
     engine.join();
-    collector.finish(status, setup.manifest, max_vus, wall_start)
+    let resources: Vec<HostSummary> = monitoring
+        .and_then(Monitoring::finish)
+        .into_iter()
+        .collect();
+    if !resources.is_empty() {
+        setup.manifest.files.resources = Some(crate::monitoring::RESOURCES.into());
+    }
+    collector.finish(status, setup.manifest, max_vus, wall_start, resources)
 }
 
 struct Collector {
@@ -359,6 +380,7 @@ impl Collector {
         mut manifest: Manifest,
         max_vus: Option<u32>,
         wall_start: SystemTime,
+        resources: Vec<HostSummary>,
     ) -> Result<RunOutcome, RunError> {
         let end = self.run_end().unwrap_or_else(Instant::now);
         let elapsed = end
@@ -399,6 +421,7 @@ impl Collector {
                     )
                 })
                 .collect(),
+            resources,
         };
         let status = if self.bundle_error.is_some() {
             RunStatus::Aborted

@@ -149,6 +149,9 @@ pub struct RunSummary {
     /// Scenario checks by name (empty in URL mode).
     #[serde(default)]
     pub checks: BTreeMap<String, CheckFigures>,
+    /// Monitored hosts (`--monitor`), averages and peaks over the run.
+    #[serde(default)]
+    pub resources: Vec<crate::monitoring::HostSummary>,
 }
 
 /// How often a scenario check passed and failed.

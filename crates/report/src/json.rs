@@ -44,6 +44,7 @@ struct SummaryJson<'a> {
     total: &'a headroom_load::summary::LabelFigures,
     labels: &'a std::collections::BTreeMap<String, headroom_load::summary::LabelFigures>,
     checks: &'a std::collections::BTreeMap<String, headroom_load::summary::CheckFigures>,
+    resources: &'a [headroom_load::monitoring::HostSummary],
     warnings: &'a [RunWarning],
     criteria: Vec<CriterionJson<'a>>,
     passed: bool,
@@ -65,6 +66,7 @@ pub fn json_summary(input: &ReportInput<'_>) -> String {
         total: &s.total,
         labels: &s.labels,
         checks: &s.checks,
+        resources: &s.resources,
         warnings: input.warnings,
         criteria: input
             .verdicts

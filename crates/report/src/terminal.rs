@@ -89,6 +89,9 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
             _ => "no samples".into(),
         }
     );
+    for host in &s.resources {
+        let _ = writeln!(out, "  {}", host_line(host));
+    }
     if !t.errors_by_kind.is_empty() {
         let kinds: Vec<String> = t
             .errors_by_kind
@@ -186,4 +189,42 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     }
     let _ = writeln!(out, "\n  Bundle: {}", input.bundle.display());
     out
+}
+
+/// One line per monitored host: averages and peaks of what limits servers.
+pub fn host_line(h: &headroom_load::monitoring::HostSummary) -> String {
+    let mut parts = vec![
+        format!("CPU {:.0}% (peak {:.0}%)", h.cpu_pct.avg, h.cpu_pct.peak),
+        format!(
+            "memory {:.0}% (peak {:.0}%)",
+            h.memory_used_pct.avg, h.memory_used_pct.peak
+        ),
+        format!(
+            "disk {:.0}% busy (peak {:.0}%)",
+            h.disk_util_pct.avg, h.disk_util_pct.peak
+        ),
+        match h.network_link_pct {
+            Some(link) => format!(
+                "network {:.1} Mbit/s (peak {:.0}% of link)",
+                h.network_mbit_s.avg, link.peak
+            ),
+            None => format!(
+                "network {:.1} Mbit/s (peak {:.1})",
+                h.network_mbit_s.avg, h.network_mbit_s.peak
+            ),
+        },
+    ];
+    if h.swap_used_mb.peak > 0.0 {
+        parts.push(format!("swap {:.0} MB", h.swap_used_mb.peak));
+    }
+    if let Some(t) = h.temperature_max_c {
+        parts.push(format!("max {t:.0} °C"));
+    }
+    for (name, p) in &h.processes {
+        parts.push(format!(
+            "{name} {:.0}% CPU, {:.0} MB",
+            p.cpu_pct.avg, p.rss_mb_peak
+        ));
+    }
+    format!("Host {}: {}", h.host, parts.join(", "))
 }
