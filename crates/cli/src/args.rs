@@ -32,6 +32,8 @@ pub enum Command {
     /// Check or start scenario files.
     #[command(subcommand)]
     Scenario(ScenarioCommand),
+    /// Check this machine for noise before a run (governor, throttling, swap, load, VM, ...).
+    Doctor(DoctorArgs),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
 }
@@ -346,6 +348,17 @@ pub enum ScenarioCommand {
     },
     /// Print a commented example scenario to start from.
     Init,
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// The target you will load: warns when it runs on this machine.
+    #[arg(long, value_parser = target)]
+    pub target: Option<Target>,
+
+    /// Print the fingerprint and findings as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -11,6 +11,7 @@ use headroom_load::engine::EnginePlan;
 use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
 use headroom_load::summary::{RunStatus, RunSummary};
 use headroom_load::target::Target;
+use headroom_monitor::Fingerprint;
 use headroom_report::{json_summary, live_line, render_summary, ReportInput};
 use std::future::Future;
 use std::io::{IsTerminal, Write};
@@ -148,12 +149,27 @@ pub fn ensure_file_limit(needed: u64) -> Result<(), Failure> {
 
 /// The manifest's common part; the command fills in what it ran.
 pub struct ManifestParts {
+    /// The target runs on this machine (its address is loopback).
+    pub same_host: bool,
     pub kind: &'static str,
     pub target: String,
     pub scenario: serde_json::Value,
     pub profile: serde_json::Value,
     pub labels: Vec<String>,
     pub timeout: Duration,
+}
+
+/// This machine's fingerprint and the doctor's findings on it.
+pub fn examine_host(same_host: bool) -> (Fingerprint, Vec<headroom_monitor::Finding>) {
+    let fingerprint = Fingerprint::local(env!("CARGO_PKG_VERSION"));
+    // Naming the busiest processes takes a moment: only when the load calls for it.
+    let busiest = if fingerprint.load_average[0] > 0.5 {
+        headroom_monitor::doctor::top_processes(&Default::default(), 3, Duration::from_millis(300))
+    } else {
+        Vec::new()
+    };
+    let findings = headroom_monitor::examine(&fingerprint, &busiest, same_host);
+    (fingerprint, findings)
 }
 
 pub fn manifest(
@@ -163,6 +179,7 @@ pub fn manifest(
     threads: usize,
 ) -> Manifest {
     let (t, f) = RunSummary::thresholds(apdex);
+    let (fingerprint, doctor) = examine_host(parts.same_host);
     Manifest {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -185,6 +202,8 @@ pub fn manifest(
         elapsed_s: None,
         status: RunStatus::Running,
         client: ClientHost::current(),
+        fingerprint: Some(fingerprint),
+        doctor,
         warnings: Vec::new(),
         summary: None,
         files: Files::new(common.jtl),
@@ -195,6 +214,9 @@ async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitC
     let live = !common.quiet && std::io::stderr().is_terminal();
     if !common.quiet && !common.json {
         eprintln!("{}", prepared.description);
+        for finding in &prepared.setup.manifest.doctor {
+            eprintln!("headroom doctor: {}", finding.message);
+        }
     }
     let interrupt = interrupt_on_signal();
     let on_progress = |p: &Progress| {

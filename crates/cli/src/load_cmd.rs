@@ -164,6 +164,7 @@ async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
         common,
         &apdex,
         ManifestParts {
+            same_host: connector.address.ip().is_loopback(),
             kind: "load",
             target: args.url.url.clone(),
             scenario: serde_json::json!({

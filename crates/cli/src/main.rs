@@ -3,6 +3,7 @@
 
 mod args;
 mod demo;
+mod doctor_cmd;
 mod execute;
 mod load_cmd;
 mod run_cmd;
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
         args::Command::Load(load) => load_cmd::run(*load),
         args::Command::Run(run) => run_cmd::run(*run),
         args::Command::Scenario(command) => scenario_cmd::run(command),
+        args::Command::Doctor(doctor) => doctor_cmd::run(doctor),
         args::Command::Demo(demo) => demo::run(demo),
     }
 }

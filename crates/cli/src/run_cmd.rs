@@ -120,6 +120,7 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         common,
         &apdex,
         ManifestParts {
+            same_host: connectors.iter().any(|c| c.address.ip().is_loopback()),
             kind: "run",
             target: target.clone(),
             scenario: serde_json::json!({

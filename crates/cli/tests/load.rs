@@ -939,3 +939,48 @@ fn monitor_local_records_resources_on_the_run_timeline() {
     assert_eq!(remote.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&remote.stderr).contains("remote agents are not available yet"));
 }
+
+/// `headroom doctor` describes this machine and, given a loopback target,
+/// says the generator and the server share it; runs keep the same in the manifest.
+#[test]
+fn doctor_and_the_fingerprint_in_every_manifest() {
+    let _serial = serial();
+    let doctor = run(&["doctor", "--target", "http://127.0.0.1:8080/", "--json"]);
+    assert!(doctor.status.success());
+    let json = stdout_json(&doctor);
+    assert!(json["fingerprint"]["cores"].as_u64().unwrap() >= 1);
+    assert!(!json["fingerprint"]["kernel"].as_str().unwrap().is_empty());
+    let checks: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["check"].as_str())
+        .collect();
+    assert!(checks.contains(&"same_host"), "{checks:?}");
+
+    let server = TestServer::start(|_| Reply::default());
+    let out = temp_dir("fingerprint");
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-n",
+        "10",
+        "-c",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr)
+        .contains("headroom doctor: the target runs on this machine"));
+    let manifest = manifest(&out);
+    assert_eq!(
+        manifest["fingerprint"]["cores"],
+        json["fingerprint"]["cores"]
+    );
+    assert!(manifest["doctor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["check"] == "same_host"));
+}

@@ -85,6 +85,12 @@ pub struct Manifest {
     pub elapsed_s: Option<f64>,
     pub status: RunStatus,
     pub client: ClientHost,
+    /// The generator's environment (hardware, OS, governor, storage, ...).
+    #[serde(default)]
+    pub fingerprint: Option<headroom_monitor::Fingerprint>,
+    /// The doctor's findings before the run.
+    #[serde(default)]
+    pub doctor: Vec<headroom_monitor::Finding>,
     pub warnings: Vec<serde_json::Value>,
     pub summary: Option<RunSummary>,
     pub files: Files,

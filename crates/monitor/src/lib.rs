@@ -3,7 +3,11 @@
 //! deltas into per-second figures: CPU, memory, disks, network,
 //! temperatures, frequencies and named processes.
 
+pub mod doctor;
+pub mod fingerprint;
 pub mod procfs;
 pub mod sampler;
 
+pub use doctor::{examine, Finding};
+pub use fingerprint::Fingerprint;
 pub use sampler::{Resources, Sampler, SamplerConfig};

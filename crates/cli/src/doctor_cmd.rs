@@ -1,0 +1,74 @@
+//! `headroom doctor`: the environment and what in it would distort a run.
+
+use crate::args::DoctorArgs;
+use crate::execute::examine_host;
+use std::process::ExitCode;
+
+pub fn run(args: DoctorArgs) -> ExitCode {
+    let same_host = args.target.as_ref().is_some_and(|t| {
+        use std::net::ToSocketAddrs;
+        (t.host.as_str(), t.port)
+            .to_socket_addrs()
+            .map(|mut addrs| addrs.any(|a| a.ip().is_loopback()))
+            .unwrap_or(false)
+    });
+    let (f, findings) = examine_host(same_host);
+    if args.json {
+        let doc = serde_json::json!({ "fingerprint": f, "findings": findings });
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
+    println!(
+        "{} ({}): {}, {} cores, {} ({}-bit userland)",
+        f.hostname, f.os_release, f.cpu_model, f.cores, f.architecture, f.userland_bits
+    );
+    println!(
+        "  kernel {}, memory {} MB, swap {} MB ({} MB used)",
+        f.kernel, f.memory_mb, f.swap_mb, f.swap_used_mb
+    );
+    println!(
+        "  governor {}, frequency {} (min {}, max {}), temperature {}",
+        opt(f.governor.clone()),
+        opt(f.frequency_mhz.map(|v| format!("{v:.0} MHz"))),
+        opt(f.frequency_min_mhz.map(|v| format!("{v:.0}"))),
+        opt(f.frequency_max_mhz.map(|v| format!("{v:.0}"))),
+        opt(f.temperature_c.map(|t| format!("{t:.1} °C")))
+    );
+    if let Some(s) = &f.storage {
+        println!(
+            "  storage for {}: {} ({}, {}), {}, scheduler {}, model {}",
+            s.mount_point,
+            s.device,
+            s.filesystem,
+            s.mount_options,
+            match s.rotational {
+                Some(true) => "rotational",
+                Some(false) => "solid state",
+                None => "unknown type",
+            },
+            opt(s.scheduler.clone()),
+            opt(s.model.clone())
+        );
+    }
+    println!(
+        "  virtualization {}, load average {:.2} {:.2} {:.2}{}",
+        f.virtualization,
+        f.load_average[0],
+        f.load_average[1],
+        f.load_average[2],
+        f.raspberry_pi_model
+            .as_ref()
+            .map(|m| format!(", {m}"))
+            .unwrap_or_default()
+    );
+    if findings.is_empty() {
+        println!("\nNo findings: nothing here is known to distort a run.");
+    } else {
+        println!();
+        for finding in &findings {
+            println!("  {}: {}", finding.check, finding.message);
+        }
+    }
+    ExitCode::SUCCESS
+}
