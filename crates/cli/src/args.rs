@@ -34,6 +34,8 @@ pub enum Command {
     Scenario(ScenarioCommand),
     /// Check this machine for noise before a run (governor, throttling, swap, load, VM, ...).
     Doctor(DoctorArgs),
+    /// Serve this machine's resources to `--monitor http://HOST:9464` (run it on the server under test).
+    Agent(AgentArgs),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
 }
@@ -242,10 +244,14 @@ pub struct CommonArgs {
     #[arg(long, default_value = "1")]
     pub seed: u64,
 
-    /// Sample this machine's resources every second into the bundle's
-    /// resources.csv: 'local' (remote agents are not available yet).
+    /// Sample resources every second into the bundle's resources.csv: 'local'
+    /// (this machine) or http://HOST:PORT of a `headroom agent` (repeatable).
     #[arg(long, value_parser = monitor)]
-    pub monitor: Option<Monitor>,
+    pub monitor: Vec<Monitor>,
+
+    /// The token of the agents given with --monitor (their --token).
+    #[arg(long)]
+    pub agent_token: Option<String>,
 
     /// With --monitor: processes whose CPU and memory to sum by name, e.g. nginx,php-fpm,mariadbd.
     #[arg(long, value_delimiter = ',', requires = "monitor")]
@@ -258,18 +264,24 @@ pub struct CommonArgs {
 }
 
 /// What `--monitor` samples.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Monitor {
     Local,
+    /// host:port of an agent.
+    Agent(String),
 }
 
 fn monitor(text: &str) -> Result<Monitor, String> {
-    match text {
-        "local" => Ok(Monitor::Local),
-        other => Err(format!(
-            "'{other}': only 'local' (this machine) can be monitored so far; remote agents are not available yet"
-        )),
+    if text == "local" {
+        return Ok(Monitor::Local);
     }
+    let target = Target::parse(text).map_err(|_| {
+        format!("'{text}': write 'local' or an agent's URL such as http://pi.local:9464")
+    })?;
+    if target.scheme != headroom_load::target::Scheme::Http {
+        return Err(format!("'{text}': agents speak plain http://"));
+    }
+    Ok(Monitor::Agent(target.authority()))
 }
 
 /// `57Mbit`, `1Gbit`, `100` (Mbit/s).
@@ -348,6 +360,25 @@ pub enum ScenarioCommand {
     },
     /// Print a commented example scenario to start from.
     Init,
+}
+
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// Address to listen on; anything but loopback needs --token.
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    pub listen: std::net::SocketAddr,
+
+    /// Secret that clients must send (headroom's --agent-token).
+    #[arg(long)]
+    pub token: Option<String>,
+
+    /// Processes whose CPU and memory to sum by name, e.g. nginx,php-fpm,mariadbd.
+    #[arg(long, value_delimiter = ',')]
+    pub process: Vec<String>,
+
+    /// Link capacity for network %, e.g. 57Mbit.
+    #[arg(long, value_parser = link_capacity)]
+    pub link_capacity: Option<f64>,
 }
 
 #[derive(Args, Debug)]

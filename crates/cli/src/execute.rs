@@ -106,13 +106,24 @@ pub fn apdex(common: &CommonArgs) -> Result<ApdexThresholds, Failure> {
     })
 }
 
-/// The sampler's configuration for `--monitor local`.
-pub fn monitor_config(common: &CommonArgs) -> Option<headroom_monitor::SamplerConfig> {
-    common.monitor.map(|_| headroom_monitor::SamplerConfig {
-        processes: common.process.clone(),
-        link_capacity_mbit: common.link_capacity,
-        ..Default::default()
-    })
+/// The sources of `--monitor`.
+pub fn monitor_config(common: &CommonArgs) -> Vec<headroom_load::monitoring::MonitorSource> {
+    use headroom_load::monitoring::MonitorSource;
+    common
+        .monitor
+        .iter()
+        .map(|m| match m {
+            crate::args::Monitor::Local => MonitorSource::Local(headroom_monitor::SamplerConfig {
+                processes: common.process.clone(),
+                link_capacity_mbit: common.link_capacity,
+                ..Default::default()
+            }),
+            crate::args::Monitor::Agent(authority) => MonitorSource::Agent {
+                authority: authority.clone(),
+                token: common.agent_token.clone(),
+            },
+        })
+        .collect()
 }
 
 pub fn threads(common: &CommonArgs) -> usize {

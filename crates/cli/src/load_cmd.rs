@@ -224,6 +224,7 @@ async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
             group_labels: Vec::new(),
             check_names: Vec::new(),
             monitor: monitor_config(common),
+            monitor_processes: common.process.clone(),
         },
         target: args.url.url.clone(),
         description,

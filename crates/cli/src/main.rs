@@ -1,6 +1,7 @@
 //! The `headroom` binary: parses the command line and wires library stages
 //! together. No measurement logic lives here.
 
+mod agent_cmd;
 mod args;
 mod demo;
 mod doctor_cmd;
@@ -20,6 +21,7 @@ fn main() -> ExitCode {
         args::Command::Run(run) => run_cmd::run(*run),
         args::Command::Scenario(command) => scenario_cmd::run(command),
         args::Command::Doctor(doctor) => doctor_cmd::run(doctor),
+        args::Command::Agent(agent) => agent_cmd::run(agent),
         args::Command::Demo(demo) => demo::run(demo),
     }
 }

@@ -198,6 +198,7 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             group_labels,
             check_names,
             monitor: monitor_config(common),
+            monitor_processes: common.process.clone(),
         },
         target,
         description,

@@ -930,14 +930,17 @@ fn monitor_local_records_resources_on_the_run_timeline() {
     );
     assert_eq!(manifest(&out)["files"]["resources"], "resources.csv");
 
-    let remote = run(&[
-        "load",
-        &server.url("/"),
-        "--monitor",
-        "http://127.0.0.1:9464",
-    ]);
-    assert_eq!(remote.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&remote.stderr).contains("remote agents are not available yet"));
+    for (bad, hint) in [
+        ("https://127.0.0.1:9464", "plain http://"),
+        ("bogus", "write 'local'"),
+    ] {
+        let output = run(&["load", &server.url("/"), "--monitor", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(hint),
+            "{bad}"
+        );
+    }
 }
 
 /// `headroom doctor` describes this machine and, given a loopback target,

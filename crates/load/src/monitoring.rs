@@ -2,6 +2,7 @@
 //! interval, on the run's timeline, appends a row to `resources.csv` (flushed
 //! every second) and keeps the averages and peaks for the summary.
 
+use headroom_monitor::agent::SamplesReply;
 use headroom_monitor::{Resources, Sampler, SamplerConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -9,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -65,6 +66,12 @@ pub struct HostSummary {
     pub network_link_pct: Option<Spread>,
     pub temperature_max_c: Option<f64>,
     pub processes: BTreeMap<String, ProcessSummary>,
+    /// Seconds an agent did not answer (its figures are missing there).
+    #[serde(default)]
+    pub gap_seconds: u64,
+    /// Agent clock minus this machine's clock, as estimated at the start.
+    #[serde(default)]
+    pub clock_offset_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,26 +148,43 @@ impl Totals {
                     )
                 })
                 .collect(),
+            gap_seconds: 0,
+            clock_offset_ms: None,
         }
     }
 }
 
-/// A running sampler thread.
+/// Where resources come from.
+#[derive(Debug, Clone)]
+pub enum MonitorSource {
+    /// This machine.
+    Local(SamplerConfig),
+    /// A `headroom agent` at `authority` (host:port).
+    Agent {
+        authority: String,
+        token: Option<String>,
+    },
+}
+
+type SharedOut = Arc<Mutex<BufWriter<File>>>;
+
+/// The sampler threads of a run, one per monitored host.
 pub struct Monitoring {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<HostSummary>,
+    threads: Vec<JoinHandle<HostSummary>>,
 }
 
 impl Monitoring {
-    /// Starts sampling this host; rows go to `dir/resources.csv`.
+    /// Starts one thread per source; rows go to `dir/resources.csv`, with
+    /// a column pair per name in `processes`.
     pub fn start(
-        config: SamplerConfig,
+        sources: Vec<MonitorSource>,
+        processes: Vec<String>,
         dir: &Path,
         run_start: Instant,
         wall_start: SystemTime,
     ) -> io::Result<Monitoring> {
         let mut out = BufWriter::new(File::create(dir.join(RESOURCES))?);
-        let processes = config.processes.clone();
         let mut header = String::from(
             "second,start_epoch_ms,host,cpu_pct,user_pct,system_pct,iowait_pct,steal_pct,load1,memory_used_pct,swap_used_mb,\
              disk_util_pct,disk_read_mb_s,disk_write_mb_s,disk_iops,net_rx_mbit_s,net_tx_mbit_s,net_link_pct,temperature_max_c,cpu_mhz",
@@ -170,47 +194,192 @@ impl Monitoring {
         }
         writeln!(out, "{header}")?;
         out.flush()?;
+        let out: SharedOut = Arc::new(Mutex::new(out));
         let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
         let epoch_ms = wall_start
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_millis() as u64;
-        let host = "local".to_string();
-        let thread = std::thread::Builder::new()
-            .name("headroom-monitor".into())
-            .spawn(move || {
-                let mut sampler = Sampler::new(config);
-                let mut totals = Totals::default();
-                sleep_until(run_start);
-                sampler.sample();
-                for second in 0u64.. {
-                    sleep_until(run_start + Duration::from_secs(second + 1));
-                    if stopped.load(Ordering::Relaxed) {
-                        break;
+        let mut threads = Vec::new();
+        for source in sources {
+            let (out, stop, processes) = (out.clone(), stop.clone(), processes.clone());
+            let thread = std::thread::Builder::new()
+                .name("headroom-monitor".into())
+                .spawn(move || match source {
+                    MonitorSource::Local(config) => {
+                        sample_local(config, out, stop, processes, run_start, epoch_ms)
                     }
-                    let Some(r) = sampler.sample() else { continue };
-                    totals.add(&r);
-                    let _ = write_row(
-                        &mut out,
-                        second,
-                        epoch_ms + second * 1000,
-                        &host,
-                        &r,
-                        &processes,
-                    );
-                    let _ = out.flush();
-                }
-                totals.summary(host)
-            })?;
-        Ok(Monitoring { stop, thread })
+                    MonitorSource::Agent { authority, token } => pull_agent(
+                        &authority,
+                        token.as_deref(),
+                        out,
+                        stop,
+                        processes,
+                        run_start,
+                        epoch_ms,
+                    ),
+                })?;
+            threads.push(thread);
+        }
+        Ok(Monitoring { stop, threads })
     }
 
-    /// Stops sampling and returns the host's summary.
-    pub fn finish(self) -> Option<HostSummary> {
+    /// Stops sampling and returns each host's summary.
+    pub fn finish(self) -> Vec<HostSummary> {
         self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().ok()
+        self.threads
+            .into_iter()
+            .filter_map(|t| t.join().ok())
+            .collect()
     }
+}
+
+fn sample_local(
+    config: SamplerConfig,
+    out: SharedOut,
+    stop: Arc<AtomicBool>,
+    processes: Vec<String>,
+    run_start: Instant,
+    epoch_ms: u64,
+) -> HostSummary {
+    let mut sampler = Sampler::new(config);
+    let mut totals = Totals::default();
+    sleep_until(run_start);
+    sampler.sample();
+    for second in 0u64.. {
+        sleep_until(run_start + Duration::from_secs(second + 1));
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let Some(r) = sampler.sample() else { continue };
+        totals.add(&r);
+        let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = write_row(
+            &mut *out,
+            second,
+            epoch_ms + second * 1000,
+            "local",
+            &r,
+            &processes,
+        );
+        let _ = out.flush();
+    }
+    totals.summary("local".into())
+}
+
+/// A minimal blocking HTTP GET (the agent answers with Connection: close).
+fn http_get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16, Vec<u8>)> {
+    use std::net::ToSocketAddrs;
+    let address = authority.to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{authority} resolves to no address"),
+        )
+    })?;
+    let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(800))?;
+    stream.set_read_timeout(Some(Duration::from_millis(800)))?;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n"
+    )?;
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut stream, &mut raw)?;
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(&raw) {
+        Ok(httparse::Status::Complete(n)) => Ok((response.code.unwrap_or(0), raw[n..].to_vec())),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not an HTTP answer",
+        )),
+    }
+}
+
+fn local_epoch_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
+
+/// Agent clock minus ours, from the exchange with the shortest round trip.
+fn clock_offset(authority: &str, token: Option<&str>) -> Option<f64> {
+    (0..3)
+        .filter_map(|_| {
+            let sent = local_epoch_ms();
+            let (status, body) =
+                http_get(authority, "/samples?since=18446744073709551615", token).ok()?;
+            let received = local_epoch_ms();
+            let reply: SamplesReply = serde_json::from_slice(&body)
+                .ok()
+                .filter(|_| status == 200)?;
+            Some((
+                received - sent,
+                reply.now_ms as f64 - (sent + received) as f64 / 2.0,
+            ))
+        })
+        .min_by_key(|(rtt, _)| *rtt)
+        .map(|(_, offset)| offset)
+}
+
+fn pull_agent(
+    authority: &str,
+    token: Option<&str>,
+    out: SharedOut,
+    stop: Arc<AtomicBool>,
+    processes: Vec<String>,
+    run_start: Instant,
+    epoch_ms: u64,
+) -> HostSummary {
+    let mut totals = Totals::default();
+    let offset = clock_offset(authority, token);
+    let mut host = authority.to_string();
+    let mut last_seq = 0u64;
+    let mut gaps = 0u64;
+    for second in 0u64.. {
+        // Poll a little after each second ends, when the agent has sampled it.
+        sleep_until(run_start + Duration::from_millis(second * 1000 + 1300));
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let path = format!("/samples?since={last_seq}");
+        let reply = http_get(authority, &path, token)
+            .ok()
+            .filter(|(status, _)| *status == 200)
+            .and_then(|(_, body)| serde_json::from_slice::<SamplesReply>(&body).ok());
+        let Some(reply) = reply else {
+            gaps += 1;
+            continue;
+        };
+        host = format!("{} ({authority})", reply.host);
+        for sample in reply.samples {
+            last_seq = last_seq.max(sample.seq);
+            let local_end = sample.time_ms as f64 - offset.unwrap_or(0.0);
+            let index = ((local_end - epoch_ms as f64) / 1000.0).round() - 1.0;
+            if index < 0.0 {
+                continue; // samples from before the run
+            }
+            let index = index as u64;
+            totals.add(&sample.resources);
+            let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = write_row(
+                &mut *out,
+                index,
+                epoch_ms + index * 1000,
+                &host,
+                &sample.resources,
+                &processes,
+            );
+            let _ = out.flush();
+        }
+    }
+    let mut summary = totals.summary(host);
+    summary.gap_seconds = gaps;
+    summary.clock_offset_ms = offset;
+    summary
 }
 
 fn sleep_until(at: Instant) {

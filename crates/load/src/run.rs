@@ -5,7 +5,7 @@
 use crate::bundle::{BundleError, BundleWriter, Manifest, MergedInterval};
 use crate::engine::{Engine, EnginePlan};
 use crate::jtl::JtlContext;
-use crate::monitoring::{HostSummary, Monitoring};
+use crate::monitoring::{HostSummary, MonitorSource, Monitoring};
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
 use crate::sample::ErrorKind;
@@ -77,8 +77,10 @@ pub struct RunSetup {
     pub group_labels: Vec<bool>,
     /// Names of the scenario's checks, for per-check counts.
     pub check_names: Vec<String>,
-    /// Sample this host's resources into `resources.csv` (`--monitor local`).
-    pub monitor: Option<headroom_monitor::SamplerConfig>,
+    /// Hosts whose resources go into `resources.csv` (`--monitor`).
+    pub monitor: Vec<MonitorSource>,
+    /// Process names with columns of their own in `resources.csv`.
+    pub monitor_processes: Vec<String>,
 }
 
 /// Runs `plan` to its end, or until `interrupt` completes.
@@ -107,16 +109,21 @@ pub async fn run(
     setup.manifest.status = RunStatus::Running;
     setup.manifest.threads = plan.worker_count();
     let bundle = BundleWriter::create(&setup.bundle_dir, &setup.manifest, wall_start)?;
-    let monitoring = match setup.monitor.take() {
-        Some(config) => Some(
-            Monitoring::start(config, &setup.bundle_dir, run_start, wall_start).map_err(
-                |source| BundleError::Io {
-                    path: setup.bundle_dir.clone(),
-                    source,
-                },
-            )?,
-        ),
-        None => None,
+    let monitoring = if setup.monitor.is_empty() {
+        None
+    } else {
+        let sources = std::mem::take(&mut setup.monitor);
+        let started = Monitoring::start(
+            sources,
+            setup.monitor_processes.clone(),
+            &setup.bundle_dir,
+            run_start,
+            wall_start,
+        );
+        Some(started.map_err(|source| BundleError::Io {
+            path: setup.bundle_dir.clone(),
+            source,
+        })?)
     };
 
     let workers = plan.worker_count();
@@ -135,10 +142,7 @@ pub async fn run(
         .collect(&engine, events, interrupt, &mut on_progress)
         .await;
     engine.join();
-    let resources: Vec<HostSummary> = monitoring
-        .and_then(Monitoring::finish)
-        .into_iter()
-        .collect();
+    let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
     if !resources.is_empty() {
         setup.manifest.files.resources = Some(crate::monitoring::RESOURCES.into());
     }

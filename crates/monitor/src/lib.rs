@@ -3,6 +3,7 @@
 //! deltas into per-second figures: CPU, memory, disks, network,
 //! temperatures, frequencies and named processes.
 
+pub mod agent;
 pub mod doctor;
 pub mod fingerprint;
 pub mod procfs;

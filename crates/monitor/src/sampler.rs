@@ -1,7 +1,7 @@
 //! Per-second figures from two snapshots of /proc and /sys.
 
 use crate::procfs::{clock_ticks, CpuTimes, Roots, Snapshot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ pub struct SamplerConfig {
     pub link_capacity_mbit: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiskFigures {
     pub name: String,
     /// Share of the second the device was busy (iostat's %util), at most 100.
@@ -25,7 +25,7 @@ pub struct DiskFigures {
     pub iops: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NetFigures {
     pub name: String,
     pub rx_mbit_s: f64,
@@ -34,7 +34,7 @@ pub struct NetFigures {
     pub link_pct: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessFigures {
     pub name: String,
     /// Of one core (200% = two cores busy).
@@ -43,7 +43,7 @@ pub struct ProcessFigures {
 }
 
 /// A host's resources over one interval.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Resources {
     /// Busy share of all cores (iowait counts as idle, as in top).
     pub cpu_pct: f64,

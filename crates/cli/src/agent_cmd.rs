@@ -1,0 +1,34 @@
+//! `headroom agent`: serves this machine's resources to headroom runs.
+
+use crate::args::AgentArgs;
+use crate::execute::EXIT_USAGE;
+use headroom_monitor::agent::{Agent, AgentConfig};
+use headroom_monitor::SamplerConfig;
+use std::process::ExitCode;
+
+pub fn run(args: AgentArgs) -> ExitCode {
+    let config = AgentConfig {
+        listen: args.listen,
+        token: args.token,
+        sampler: SamplerConfig {
+            processes: args.process,
+            link_capacity_mbit: args.link_capacity,
+            ..Default::default()
+        },
+    };
+    match Agent::start(config) {
+        Ok(agent) => {
+            eprintln!(
+                "headroom agent on http://{}/ (samples every second; /samples?since=N, /fingerprint); Ctrl-C stops it",
+                agent.address
+            );
+            loop {
+                std::thread::park();
+            }
+        }
+        Err(e) => {
+            eprintln!("headroom: {e}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! `headroom agent`: runs on the server under test and serves its recent
+//! resource samples and fingerprint as JSON over HTTP. Read-only; binds to
+//! loopback unless given a token; memory bounded by a ring buffer.
+//!
+//! `GET /samples?since=N` answers the samples with a sequence number above
+//! N and the agent's clock (`now_ms`), from which a client estimates the
+//! clock offset; `GET /fingerprint` answers the host's fingerprint.
+
+use crate::fingerprint::Fingerprint;
+use crate::sampler::{Resources, Sampler, SamplerConfig};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Samples kept: ten minutes at one per second.
+pub const RING: usize = 600;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimedSample {
+    pub seq: u64,
+    /// The agent's wall clock when the interval ended, epoch ms.
+    pub time_ms: u64,
+    pub resources: Resources,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SamplesReply {
+    pub host: String,
+    /// The agent's wall clock when it answered, epoch ms.
+    pub now_ms: u64,
+    pub samples: Vec<TimedSample>,
+}
+
+pub struct AgentConfig {
+    pub listen: SocketAddr,
+    pub token: Option<String>,
+    pub sampler: SamplerConfig,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("refusing to listen on {0} without a token: anyone who can reach it could read this host's figures. Add --token SECRET, or listen on 127.0.0.1")]
+    OpenWithoutToken(SocketAddr),
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        address: SocketAddr,
+        source: io::Error,
+    },
+}
+
+pub fn epoch_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64
+}
+
+/// Compares in time independent of where the strings differ.
+pub fn same_token(given: &[u8], expected: &[u8]) -> bool {
+    if given.len() != expected.len() {
+        return false;
+    }
+    given
+        .iter()
+        .zip(expected)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+/// A running agent.
+pub struct Agent {
+    pub address: SocketAddr,
+}
+
+impl Agent {
+    /// Binds, starts sampling once a second, and serves until the process ends.
+    pub fn start(config: AgentConfig) -> Result<Agent, AgentError> {
+        if config.token.is_none() && !config.listen.ip().is_loopback() {
+            return Err(AgentError::OpenWithoutToken(config.listen));
+        }
+        let listener = TcpListener::bind(config.listen).map_err(|source| AgentError::Listen {
+            address: config.listen,
+            source,
+        })?;
+        let address = listener.local_addr().map_err(|source| AgentError::Listen {
+            address: config.listen,
+            source,
+        })?;
+        let ring: Arc<Mutex<VecDeque<TimedSample>>> =
+            Arc::new(Mutex::new(VecDeque::with_capacity(RING)));
+        let fingerprint = Arc::new(Fingerprint::local(env!("CARGO_PKG_VERSION")));
+        let host = fingerprint.hostname.clone();
+        let samples = ring.clone();
+        let mut sampler = Sampler::new(config.sampler);
+        std::thread::Builder::new()
+            .name("agent-sampler".into())
+            .spawn(move || {
+                let mut seq = 0;
+                sampler.sample();
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                    if let Some(resources) = sampler.sample() {
+                        seq += 1;
+                        let mut ring = samples.lock().unwrap_or_else(|p| p.into_inner());
+                        if ring.len() == RING {
+                            ring.pop_front();
+                        }
+                        ring.push_back(TimedSample {
+                            seq,
+                            time_ms: epoch_ms(),
+                            resources,
+                        });
+                    }
+                }
+            })
+            .map_err(|source| AgentError::Listen { address, source })?;
+        let token = Arc::new(config.token);
+        std::thread::Builder::new()
+            .name("agent-http".into())
+            .spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let (ring, token, fingerprint, host) = (
+                        ring.clone(),
+                        token.clone(),
+                        fingerprint.clone(),
+                        host.clone(),
+                    );
+                    let _ = std::thread::Builder::new()
+                        .name("agent-client".into())
+                        .spawn(move || {
+                            let _ = answer(stream, &ring, token.as_deref(), &fingerprint, &host);
+                        });
+                }
+            })
+            .map_err(|source| AgentError::Listen { address, source })?;
+        Ok(Agent { address })
+    }
+}
+
+fn answer(
+    mut stream: TcpStream,
+    ring: &Mutex<VecDeque<TimedSample>>,
+    token: Option<&str>,
+    fingerprint: &Fingerprint,
+    host: &str,
+) -> io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut buf = [0u8; 4096];
+    let mut filled = 0;
+    let (path, authorization) = loop {
+        let n = stream.read(&mut buf[filled..])?;
+        if n == 0 {
+            return Ok(());
+        }
+        filled += n;
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&buf[..filled]) {
+            Ok(httparse::Status::Complete(_)) => {
+                let auth = request
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+                    .map(|h| h.value.to_vec());
+                break (request.path.unwrap_or("/").to_string(), auth);
+            }
+            Ok(httparse::Status::Partial) if filled < buf.len() => continue,
+            _ => return respond(&mut stream, 400, "{\"error\":\"bad request\"}"),
+        }
+    };
+    if let Some(expected) = token {
+        let given = authorization
+            .as_deref()
+            .and_then(|v| v.strip_prefix(b"Bearer "))
+            .unwrap_or(b"");
+        if !same_token(given, expected.as_bytes()) {
+            return respond(
+                &mut stream,
+                401,
+                "{\"error\":\"missing or wrong token: pass the agent's --token\"}",
+            );
+        }
+    }
+    let (route, query) = path.split_once('?').unwrap_or((&path, ""));
+    match route {
+        "/samples" => {
+            let since = query
+                .split('&')
+                .find_map(|p| p.strip_prefix("since="))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+            let samples: Vec<TimedSample> = {
+                let ring = ring.lock().unwrap_or_else(|p| p.into_inner());
+                ring.iter().filter(|s| s.seq > since).cloned().collect()
+            };
+            let reply = SamplesReply {
+                host: host.to_string(),
+                now_ms: epoch_ms(),
+                samples,
+            };
+            respond(
+                &mut stream,
+                200,
+                &serde_json::to_string(&reply).unwrap_or_default(),
+            )
+        }
+        "/fingerprint" => respond(
+            &mut stream,
+            200,
+            &serde_json::to_string(fingerprint).unwrap_or_default(),
+        ),
+        _ => respond(
+            &mut stream,
+            404,
+            "{\"error\":\"try /samples?since=0 or /fingerprint\"}",
+        ),
+    }
+}
+
+fn respond(stream: &mut TcpStream, status: u16, body: &str) -> io::Result<()> {
+    let reason = match status {
+        200 => "OK",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        _ => "Bad Request",
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
