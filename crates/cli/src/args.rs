@@ -387,6 +387,14 @@ pub struct DoctorArgs {
     #[arg(long, value_parser = target)]
     pub target: Option<Target>,
 
+    /// Also examine the hosts of these agents (http://HOST:PORT, repeatable).
+    #[arg(long, value_parser = monitor)]
+    pub monitor: Vec<Monitor>,
+
+    /// The token of those agents.
+    #[arg(long)]
+    pub agent_token: Option<String>,
+
     /// Print the fingerprint and findings as JSON.
     #[arg(long)]
     pub json: bool,

@@ -13,11 +13,41 @@ pub fn run(args: DoctorArgs) -> ExitCode {
             .unwrap_or(false)
     });
     let (f, findings) = examine_host(same_host);
+    let mut remote = Vec::new();
+    for monitor in &args.monitor {
+        let crate::args::Monitor::Agent(authority) = monitor else {
+            continue;
+        };
+        match headroom_monitor::agent::fetch_fingerprint(authority, args.agent_token.as_deref()) {
+            Ok(fingerprint) => {
+                let findings = headroom_monitor::examine(&fingerprint, &[], false);
+                remote.push((authority.clone(), fingerprint, findings));
+            }
+            Err(e) => {
+                eprintln!("headroom: {e}");
+                return ExitCode::from(crate::execute::EXIT_CANNOT_RUN);
+            }
+        }
+    }
     if args.json {
-        let doc = serde_json::json!({ "fingerprint": f, "findings": findings });
+        let hosts: Vec<serde_json::Value> = remote
+            .iter()
+            .map(|(agent, f, findings)| serde_json::json!({ "agent": agent, "fingerprint": f, "findings": findings }))
+            .collect();
+        let doc =
+            serde_json::json!({ "fingerprint": f, "findings": findings, "monitored_hosts": hosts });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
+    print_host(&f, &findings);
+    for (agent, f, findings) in &remote {
+        println!("\nagent {agent}:");
+        print_host(f, findings);
+    }
+    ExitCode::SUCCESS
+}
+
+fn print_host(f: &headroom_monitor::Fingerprint, findings: &[headroom_monitor::Finding]) {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
     println!(
         "{} ({}): {}, {} cores, {} ({}-bit userland)",
@@ -66,9 +96,8 @@ pub fn run(args: DoctorArgs) -> ExitCode {
         println!("\nNo findings: nothing here is known to distort a run.");
     } else {
         println!();
-        for finding in &findings {
+        for finding in findings {
             println!("  {}: {}", finding.check, finding.message);
         }
     }
-    ExitCode::SUCCESS
 }

@@ -5,7 +5,7 @@ use crate::args::{CommonArgs, Tolerated};
 use crate::signals::interrupt_on_signal;
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::Verdict;
-use headroom_load::bundle::{ClientHost, Files, Manifest, Tool, SCHEMA_VERSION};
+use headroom_load::bundle::{ClientHost, Files, Manifest, MonitoredHost, Tool, SCHEMA_VERSION};
 use headroom_load::conn::Connector;
 use headroom_load::engine::EnginePlan;
 use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
@@ -183,15 +183,42 @@ pub fn examine_host(same_host: bool) -> (Fingerprint, Vec<headroom_monitor::Find
     (fingerprint, findings)
 }
 
+/// Fingerprints and findings of the hosts behind `--monitor http://...`;
+/// an agent that does not answer now is an error (wrong address or token).
+pub fn monitored_hosts(common: &CommonArgs) -> Result<Vec<MonitoredHost>, Failure> {
+    common
+        .monitor
+        .iter()
+        .filter_map(|m| match m {
+            crate::args::Monitor::Agent(authority) => Some(authority),
+            crate::args::Monitor::Local => None,
+        })
+        .map(|authority| {
+            let fingerprint = headroom_monitor::agent::fetch_fingerprint(
+                authority,
+                common.agent_token.as_deref(),
+            )
+            .map_err(|e| Failure::CannotRun(anyhow::anyhow!(e)))?;
+            let doctor = headroom_monitor::examine(&fingerprint, &[], false);
+            Ok(MonitoredHost {
+                agent: authority.clone(),
+                fingerprint,
+                doctor,
+            })
+        })
+        .collect()
+}
+
 pub fn manifest(
     common: &CommonArgs,
     apdex: &ApdexThresholds,
     parts: ManifestParts,
     threads: usize,
-) -> Manifest {
+) -> Result<Manifest, Failure> {
     let (t, f) = RunSummary::thresholds(apdex);
     let (fingerprint, doctor) = examine_host(parts.same_host);
-    Manifest {
+    let monitored_hosts = monitored_hosts(common)?;
+    Ok(Manifest {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "headroom".into(),
@@ -215,10 +242,11 @@ pub fn manifest(
         client: ClientHost::current(),
         fingerprint: Some(fingerprint),
         doctor,
+        monitored_hosts,
         warnings: Vec::new(),
         summary: None,
         files: Files::new(common.jtl),
-    }
+    })
 }
 
 async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitCode, Failure> {
@@ -227,6 +255,11 @@ async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitC
         eprintln!("{}", prepared.description);
         for finding in &prepared.setup.manifest.doctor {
             eprintln!("headroom doctor: {}", finding.message);
+        }
+        for host in &prepared.setup.manifest.monitored_hosts {
+            for finding in &host.doctor {
+                eprintln!("headroom doctor ({}): {}", host.agent, finding.message);
+            }
         }
     }
     let interrupt = interrupt_on_signal();

@@ -181,7 +181,7 @@ async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
             timeout: args.timeout,
         },
         threads,
-    );
+    )?;
     let bundle_dir = common.out.clone().unwrap_or_else(|| {
         default_bundle_dir(
             &PathBuf::from("runs"),

@@ -140,7 +140,7 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             timeout: scenario.timeout,
         },
         threads,
-    );
+    )?;
     let bundle_dir = common.out.clone().unwrap_or_else(|| {
         let stem = args
             .file

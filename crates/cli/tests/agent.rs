@@ -156,5 +156,28 @@ fn an_agent_that_dies_leaves_a_gap_not_a_failed_run() {
     );
     let rows = std::fs::read_to_string(out.join("resources.csv")).unwrap();
     assert!(rows.lines().count() >= 2, "{rows}");
-    assert_eq!(manifest(&out)["status"], "complete");
+    let manifest = manifest(&out);
+    assert_eq!(manifest["status"], "complete");
+    let monitored = &manifest["monitored_hosts"][0];
+    assert_eq!(monitored["agent"], format!("127.0.0.1:{port}"));
+    assert!(
+        !monitored["fingerprint"]["kernel"]
+            .as_str()
+            .unwrap()
+            .is_empty(),
+        "{monitored}"
+    );
+
+    // An agent that does not answer when the run starts is a clear error.
+    let nobody = free_port();
+    let refused = run(&[
+        "load",
+        &server.url("/"),
+        "-n",
+        "5",
+        "--monitor",
+        &format!("http://127.0.0.1:{nobody}"),
+    ]);
+    assert_eq!(refused.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("start `headroom agent` there"));
 }

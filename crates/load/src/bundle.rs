@@ -91,9 +91,21 @@ pub struct Manifest {
     /// The doctor's findings before the run.
     #[serde(default)]
     pub doctor: Vec<headroom_monitor::Finding>,
+    /// Hosts monitored through agents: their fingerprints and findings.
+    #[serde(default)]
+    pub monitored_hosts: Vec<MonitoredHost>,
     pub warnings: Vec<serde_json::Value>,
     pub summary: Option<RunSummary>,
     pub files: Files,
+}
+
+/// A host monitored through an agent, as it was when the run started.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MonitoredHost {
+    /// host:port of its agent.
+    pub agent: String,
+    pub fingerprint: headroom_monitor::Fingerprint,
+    pub doctor: Vec<headroom_monitor::Finding>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! interval, on the run's timeline, appends a row to `resources.csv` (flushed
 //! every second) and keeps the averages and peaks for the summary.
 
-use headroom_monitor::agent::SamplesReply;
+use headroom_monitor::agent::{get, SamplesReply};
 use headroom_monitor::{Resources, Sampler, SamplerConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -66,6 +66,9 @@ pub struct HostSummary {
     pub network_link_pct: Option<Spread>,
     pub temperature_max_c: Option<f64>,
     pub processes: BTreeMap<String, ProcessSummary>,
+    /// Whether the CPU was throttled or capped in any second (Raspberry Pi; `None` elsewhere).
+    #[serde(default)]
+    pub throttled: Option<bool>,
     /// Seconds an agent did not answer (its figures are missing there).
     #[serde(default)]
     pub gap_seconds: u64,
@@ -91,6 +94,7 @@ struct Totals {
     network: Accumulator,
     link: Accumulator,
     temperature: Option<f64>,
+    throttled: Option<bool>,
     processes: BTreeMap<String, (Accumulator, f64)>,
 }
 
@@ -115,6 +119,9 @@ impl Totals {
         }
         if let Some(t) = r.temperatures_c.values().copied().reduce(f64::max) {
             self.temperature = Some(self.temperature.map_or(t, |m| m.max(t)));
+        }
+        if let Some(t) = r.throttling {
+            self.throttled = Some(self.throttled.unwrap_or(false) || throttled_now(&t));
         }
         for p in &r.processes {
             let entry = self.processes.entry(p.name.clone()).or_default();
@@ -148,6 +155,7 @@ impl Totals {
                     )
                 })
                 .collect(),
+            throttled: self.throttled,
             gap_seconds: 0,
             clock_offset_ms: None,
         }
@@ -187,7 +195,7 @@ impl Monitoring {
         let mut out = BufWriter::new(File::create(dir.join(RESOURCES))?);
         let mut header = String::from(
             "second,start_epoch_ms,host,cpu_pct,user_pct,system_pct,iowait_pct,steal_pct,load1,memory_used_pct,swap_used_mb,\
-             disk_util_pct,disk_read_mb_s,disk_write_mb_s,disk_iops,net_rx_mbit_s,net_tx_mbit_s,net_link_pct,temperature_max_c,cpu_mhz",
+             disk_util_pct,disk_read_mb_s,disk_write_mb_s,disk_iops,net_rx_mbit_s,net_tx_mbit_s,net_link_pct,temperature_max_c,cpu_mhz,throttled",
         );
         for name in &processes {
             header.push_str(&format!(",{name}_cpu_pct,{name}_rss_mb"));
@@ -267,37 +275,6 @@ fn sample_local(
     totals.summary("local".into())
 }
 
-/// A minimal blocking HTTP GET (the agent answers with Connection: close).
-fn http_get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16, Vec<u8>)> {
-    use std::net::ToSocketAddrs;
-    let address = authority.to_socket_addrs()?.next().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("{authority} resolves to no address"),
-        )
-    })?;
-    let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(800))?;
-    stream.set_read_timeout(Some(Duration::from_millis(800)))?;
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n"
-    )?;
-    let mut raw = Vec::new();
-    std::io::Read::read_to_end(&mut stream, &mut raw)?;
-    let mut headers = [httparse::EMPTY_HEADER; 32];
-    let mut response = httparse::Response::new(&mut headers);
-    match response.parse(&raw) {
-        Ok(httparse::Status::Complete(n)) => Ok((response.code.unwrap_or(0), raw[n..].to_vec())),
-        _ => Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "not an HTTP answer",
-        )),
-    }
-}
-
 fn local_epoch_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -311,7 +288,7 @@ fn clock_offset(authority: &str, token: Option<&str>) -> Option<f64> {
         .filter_map(|_| {
             let sent = local_epoch_ms();
             let (status, body) =
-                http_get(authority, "/samples?since=18446744073709551615", token).ok()?;
+                get(authority, "/samples?since=18446744073709551615", token).ok()?;
             let received = local_epoch_ms();
             let reply: SamplesReply = serde_json::from_slice(&body)
                 .ok()
@@ -346,7 +323,7 @@ fn pull_agent(
             break;
         }
         let path = format!("/samples?since={last_seq}");
-        let reply = http_get(authority, &path, token)
+        let reply = get(authority, &path, token)
             .ok()
             .filter(|(status, _)| *status == 200)
             .and_then(|(_, body)| serde_json::from_slice::<SamplesReply>(&body).ok());
@@ -413,7 +390,7 @@ fn write_row(
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     write!(
         out,
-        "{second},{epoch_ms},{host},{:.1},{:.1},{:.1},{:.1},{:.1},{:.2},{:.1},{:.1},{:.1},{:.3},{:.3},{:.1},{:.3},{:.3},{},{},{}",
+        "{second},{epoch_ms},{host},{:.1},{:.1},{:.1},{:.1},{:.1},{:.2},{:.1},{:.1},{:.1},{:.3},{:.3},{:.1},{:.3},{:.3},{},{},{},{}",
         r.cpu_pct,
         r.user_pct,
         r.system_pct,
@@ -431,6 +408,7 @@ fn write_row(
         opt(link),
         opt(temperature),
         opt(mhz),
+        r.throttling.map_or(String::new(), |t| u8::from(throttled_now(&t)).to_string()),
     )?;
     for name in processes {
         match r.processes.iter().find(|p| &p.name == name) {
@@ -439,4 +417,47 @@ fn write_row(
         }
     }
     writeln!(out)
+}
+
+/// The CPU runs slower than it can right now (any "now" bit of get_throttled).
+fn throttled_now(t: &headroom_monitor::fingerprint::Throttling) -> bool {
+    t.throttled_now || t.frequency_capped_now || t.soft_temperature_limit_now || t.under_voltage_now
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_monitor::fingerprint::Throttling;
+    use headroom_monitor::procfs::Snapshot;
+
+    fn idle() -> Resources {
+        let empty = Snapshot::default();
+        Sampler::new(SamplerConfig::default()).figures(&empty, &empty, Duration::from_secs(1))
+    }
+
+    #[test]
+    fn throttling_in_any_second_marks_the_host() {
+        let mut totals = Totals::default();
+        totals.add(&idle());
+        assert_eq!(
+            totals.summary("h".into()).throttled,
+            None,
+            "unknown off a Pi"
+        );
+        let mut calm = idle();
+        calm.throttling = Throttling::parse("throttled=0x0");
+        totals.add(&calm);
+        assert_eq!(totals.summary("h".into()).throttled, Some(false));
+        let mut hot = idle();
+        hot.throttling = Throttling::parse("throttled=0x4");
+        totals.add(&hot);
+        totals.add(&calm);
+        assert_eq!(totals.summary("h".into()).throttled, Some(true));
+        let mut row = Vec::new();
+        write_row(&mut row, 3, 0, "h", &hot, &[]).unwrap();
+        assert!(
+            String::from_utf8(row).unwrap().trim_end().ends_with(",1"),
+            "the throttled column"
+        );
+    }
 }

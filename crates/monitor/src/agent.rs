@@ -233,3 +233,45 @@ fn respond(stream: &mut TcpStream, status: u16, body: &str) -> io::Result<()> {
         body.len()
     )
 }
+
+/// A minimal blocking HTTP GET to an agent (it answers with Connection: close);
+/// returns the status and the body.
+pub fn get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16, Vec<u8>)> {
+    use std::net::ToSocketAddrs;
+    let address = authority.to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{authority} resolves to no address"),
+        )
+    })?;
+    let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(800))?;
+    stream.set_read_timeout(Some(Duration::from_millis(800)))?;
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n"
+    )?;
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut stream, &mut raw)?;
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(&raw) {
+        Ok(httparse::Status::Complete(n)) => Ok((response.code.unwrap_or(0), raw[n..].to_vec())),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not an HTTP answer",
+        )),
+    }
+}
+
+/// An agent's fingerprint, or why it could not be had.
+pub fn fetch_fingerprint(authority: &str, token: Option<&str>) -> Result<Fingerprint, String> {
+    match get(authority, "/fingerprint", token) {
+        Ok((200, body)) => serde_json::from_slice(&body).map_err(|e| format!("the agent at {authority} sent no fingerprint: {e}")),
+        Ok((401, _)) => Err(format!("the agent at {authority} refused the token: pass its --token with --agent-token")),
+        Ok((status, _)) => Err(format!("the agent at {authority} answered {status}")),
+        Err(e) => Err(format!("no agent answers at {authority} ({e}): start `headroom agent` there, or check the address")),
+    }
+}

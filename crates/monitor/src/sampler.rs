@@ -61,12 +61,17 @@ pub struct Resources {
     pub temperatures_c: BTreeMap<String, f64>,
     pub frequencies_mhz: Vec<f64>,
     pub processes: Vec<ProcessFigures>,
+    /// Raspberry Pi throttling flags (vcgencmd), where available.
+    #[serde(default)]
+    pub throttling: Option<crate::fingerprint::Throttling>,
 }
 
 /// Samples one host; the first call only primes the counters.
 pub struct Sampler {
     config: SamplerConfig,
     previous: Option<(Snapshot, Instant)>,
+    /// A Raspberry Pi: read its throttling flags every sample.
+    raspberry_pi: bool,
 }
 
 /// The growth of a counter, allowing for a 32-bit counter that wrapped
@@ -115,7 +120,10 @@ fn cpu_shares(new: &CpuTimes, old: &CpuTimes) -> CpuShares {
 
 impl Sampler {
     pub fn new(config: SamplerConfig) -> Sampler {
+        let model = std::fs::read_to_string(config.roots.proc.join("device-tree/model"))
+            .unwrap_or_default();
         Sampler {
+            raspberry_pi: model.contains("Raspberry Pi"),
             config,
             previous: None,
         }
@@ -125,10 +133,13 @@ impl Sampler {
     pub fn sample(&mut self) -> Option<Resources> {
         let snapshot = self.config.roots.snapshot(&self.config.processes);
         let now = Instant::now();
-        let result = self
+        let mut result = self
             .previous
             .as_ref()
             .map(|(old, at)| self.figures(old, &snapshot, now - *at));
+        if let (Some(r), true) = (&mut result, self.raspberry_pi) {
+            r.throttling = crate::fingerprint::Throttling::read();
+        }
         self.previous = Some((snapshot, now));
         result
     }
@@ -225,6 +236,7 @@ impl Sampler {
             temperatures_c: new.temperatures.clone(),
             frequencies_mhz: new.frequencies_mhz.clone(),
             processes,
+            throttling: None,
         }
     }
 }
