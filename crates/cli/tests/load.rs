@@ -929,6 +929,16 @@ fn monitor_local_records_resources_on_the_run_timeline() {
         "{seconds:?}"
     );
     assert_eq!(manifest(&out)["files"]["resources"], "resources.csv");
+    // Every figure (per core, device, interface, sensor) is in resources.jsonl.
+    let detail = std::fs::read_to_string(out.join("resources.jsonl")).unwrap();
+    assert_eq!(detail.lines().count(), seconds.len());
+    let first: serde_json::Value = serde_json::from_str(detail.lines().next().unwrap()).unwrap();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(
+        first["resources"]["per_core_pct"].as_array().unwrap().len(),
+        cores
+    );
+    assert_eq!(first["host"], "local");
 
     for (bad, hint) in [
         ("https://127.0.0.1:9464", "plain http://"),

@@ -115,6 +115,8 @@ pub struct Files {
     pub samples: Option<String>,
     #[serde(default)]
     pub resources: Option<String>,
+    #[serde(default)]
+    pub resources_detail: Option<String>,
 }
 
 impl Files {
@@ -124,6 +126,7 @@ impl Files {
             latency: LATENCY.into(),
             samples: samples.then(|| SAMPLES.into()),
             resources: None,
+            resources_detail: None,
         }
     }
 }

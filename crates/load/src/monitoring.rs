@@ -174,7 +174,29 @@ pub enum MonitorSource {
     },
 }
 
-type SharedOut = Arc<Mutex<BufWriter<File>>>;
+/// The two files every monitor thread appends to.
+struct Outputs {
+    csv: BufWriter<File>,
+    jsonl: BufWriter<File>,
+    processes: Vec<String>,
+}
+
+impl Outputs {
+    /// Appends one host's second to resources.csv (aggregates) and
+    /// resources.jsonl (everything: per core, device, interface, sensor).
+    fn write(&mut self, second: u64, epoch_ms: u64, host: &str, r: &Resources) {
+        let _ = write_row(&mut self.csv, second, epoch_ms, host, r, &self.processes);
+        let line = serde_json::json!({ "second": second, "start_epoch_ms": epoch_ms, "host": host, "resources": r });
+        let _ = writeln!(self.jsonl, "{line}");
+        let _ = self.csv.flush();
+        let _ = self.jsonl.flush();
+    }
+}
+
+type SharedOut = Arc<Mutex<Outputs>>;
+
+/// Every figure of every sample, one JSON object per line.
+pub const RESOURCES_DETAIL: &str = "resources.jsonl";
 
 /// The sampler threads of a run, one per monitored host.
 pub struct Monitoring {
@@ -202,7 +224,12 @@ impl Monitoring {
         }
         writeln!(out, "{header}")?;
         out.flush()?;
-        let out: SharedOut = Arc::new(Mutex::new(out));
+        let jsonl = BufWriter::new(File::create(dir.join(RESOURCES_DETAIL))?);
+        let out: SharedOut = Arc::new(Mutex::new(Outputs {
+            csv: out,
+            jsonl,
+            processes: processes.clone(),
+        }));
         let stop = Arc::new(AtomicBool::new(false));
         let epoch_ms = wall_start
             .duration_since(UNIX_EPOCH)
@@ -210,22 +237,16 @@ impl Monitoring {
             .as_millis() as u64;
         let mut threads = Vec::new();
         for source in sources {
-            let (out, stop, processes) = (out.clone(), stop.clone(), processes.clone());
+            let (out, stop) = (out.clone(), stop.clone());
             let thread = std::thread::Builder::new()
                 .name("headroom-monitor".into())
                 .spawn(move || match source {
                     MonitorSource::Local(config) => {
-                        sample_local(config, out, stop, processes, run_start, epoch_ms)
+                        sample_local(config, out, stop, run_start, epoch_ms)
                     }
-                    MonitorSource::Agent { authority, token } => pull_agent(
-                        &authority,
-                        token.as_deref(),
-                        out,
-                        stop,
-                        processes,
-                        run_start,
-                        epoch_ms,
-                    ),
+                    MonitorSource::Agent { authority, token } => {
+                        pull_agent(&authority, token.as_deref(), out, stop, run_start, epoch_ms)
+                    }
                 })?;
             threads.push(thread);
         }
@@ -246,7 +267,6 @@ fn sample_local(
     config: SamplerConfig,
     out: SharedOut,
     stop: Arc<AtomicBool>,
-    processes: Vec<String>,
     run_start: Instant,
     epoch_ms: u64,
 ) -> HostSummary {
@@ -261,16 +281,12 @@ fn sample_local(
         }
         let Some(r) = sampler.sample() else { continue };
         totals.add(&r);
-        let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = write_row(
-            &mut *out,
+        out.lock().unwrap_or_else(|p| p.into_inner()).write(
             second,
             epoch_ms + second * 1000,
             "local",
             &r,
-            &processes,
         );
-        let _ = out.flush();
     }
     totals.summary("local".into())
 }
@@ -307,7 +323,6 @@ fn pull_agent(
     token: Option<&str>,
     out: SharedOut,
     stop: Arc<AtomicBool>,
-    processes: Vec<String>,
     run_start: Instant,
     epoch_ms: u64,
 ) -> HostSummary {
@@ -341,16 +356,12 @@ fn pull_agent(
             }
             let index = index as u64;
             totals.add(&sample.resources);
-            let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = write_row(
-                &mut *out,
+            out.lock().unwrap_or_else(|p| p.into_inner()).write(
                 index,
                 epoch_ms + index * 1000,
                 &host,
                 &sample.resources,
-                &processes,
             );
-            let _ = out.flush();
         }
     }
     let mut summary = totals.summary(host);

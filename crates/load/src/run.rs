@@ -145,6 +145,7 @@ pub async fn run(
     let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
     if !resources.is_empty() {
         setup.manifest.files.resources = Some(crate::monitoring::RESOURCES.into());
+        setup.manifest.files.resources_detail = Some(crate::monitoring::RESOURCES_DETAIL.into());
     }
     collector.finish(status, setup.manifest, max_vus, wall_start, resources)
 }
