@@ -126,6 +126,27 @@ pub fn monitor_config(common: &CommonArgs) -> Vec<headroom_load::monitoring::Mon
         .collect()
 }
 
+/// The profile as the manifest records it: the model's fields, the think
+/// time and the throughput cap.
+pub fn profile_json(
+    profile: &headroom_load::profile::Profile,
+    think: headroom_load::profile::Think,
+    cap: Option<headroom_analysis::quantity::Rate>,
+) -> serde_json::Value {
+    let mut json = serde_json::to_value(profile).unwrap_or_default();
+    if let Some(map) = json.as_object_mut() {
+        map.insert(
+            "think".into(),
+            serde_json::to_value(think).unwrap_or_default(),
+        );
+        map.insert(
+            "throughput_cap_per_s".into(),
+            serde_json::to_value(cap.map(|r| r.per_second)).unwrap_or_default(),
+        );
+    }
+    json
+}
+
 pub fn threads(common: &CommonArgs) -> usize {
     common
         .threads

@@ -2,8 +2,8 @@
 
 use crate::args::LoadArgs;
 use crate::execute::{
-    apdex, connect_checked, ensure_file_limit, execute, manifest, monitor_config, threads, Failure,
-    ManifestParts, Prepared,
+    apdex, connect_checked, ensure_file_limit, execute, manifest, monitor_config, profile_json,
+    threads, Failure, ManifestParts, Prepared,
 };
 use anyhow::{bail, Context};
 use headroom_load::engine::{EnginePlan, PreparedRequest, Workload};
@@ -149,17 +149,7 @@ async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
     ensure_file_limit(population as u64 + 64)?;
     let connector = connect_checked(&args.url, common.insecure).await?;
     let threads = threads(common);
-    let mut profile_json = serde_json::to_value(&profile).unwrap_or_default();
-    if let Some(map) = profile_json.as_object_mut() {
-        map.insert(
-            "think".into(),
-            serde_json::to_value(think).unwrap_or_default(),
-        );
-        map.insert(
-            "throughput_cap_per_s".into(),
-            serde_json::to_value(args.throughput.map(|r| r.per_second)).unwrap_or_default(),
-        );
-    }
+    let profile_json = profile_json(&profile, think, args.throughput);
     let manifest = manifest(
         common,
         &apdex,

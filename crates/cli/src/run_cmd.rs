@@ -3,8 +3,8 @@
 
 use crate::args::RunArgs;
 use crate::execute::{
-    apdex, connect_checked, ensure_file_limit, execute, manifest, monitor_config, threads, Failure,
-    ManifestParts, Prepared,
+    apdex, connect_checked, ensure_file_limit, execute, manifest, monitor_config, profile_json,
+    threads, Failure, ManifestParts, Prepared,
 };
 use crate::load_cmd::{check_ramp_up, describe_profile, DEFAULT_DURATION};
 use headroom_load::engine::{EnginePlan, Workload};
@@ -101,16 +101,8 @@ async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         .first()
         .map(|o| o.url.clone())
         .unwrap_or_default();
-    let mut profile_json = serde_json::to_value(&profile).unwrap_or_default();
+    let mut profile_json = profile_json(&profile, think, throughput);
     if let Some(map) = profile_json.as_object_mut() {
-        map.insert(
-            "think".into(),
-            serde_json::to_value(think).unwrap_or_default(),
-        );
-        map.insert(
-            "throughput_cap_per_s".into(),
-            serde_json::to_value(throughput.map(|r| r.per_second)).unwrap_or_default(),
-        );
         map.insert(
             "iterations_per_vu".into(),
             serde_json::to_value(iterations).unwrap_or_default(),

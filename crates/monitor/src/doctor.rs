@@ -155,19 +155,10 @@ pub fn top_processes(
             let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
                 continue;
             };
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            let Some((name, used)) = crate::procfs::parse_stat(&stat) else {
                 continue;
             };
-            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-            let used = fields
-                .get(11)
-                .and_then(|u| u.parse::<u64>().ok())
-                .unwrap_or(0)
-                + fields
-                    .get(12)
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .unwrap_or(0);
-            out.insert(pid, (stat[open + 1..close].to_string(), used));
+            out.insert(pid, (name.to_string(), used));
         }
         out
     }

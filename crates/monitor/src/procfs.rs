@@ -272,26 +272,15 @@ impl Roots {
             let Some(stat) = read(&entry.path().join("stat")) else {
                 continue;
             };
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            let Some((comm, ticks)) = parse_stat(&stat) else {
                 continue;
             };
-            let comm = &stat[open + 1..close];
             let Some(watched_name) = watched
                 .iter()
                 .find(|w| comm == w.as_str() || comm.starts_with(&format!("{w}:")))
             else {
                 continue;
             };
-            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-            // After the name: state is field 3; utime and stime are fields 14 and 15.
-            let ticks = fields
-                .get(11)
-                .and_then(|u| u.parse::<u64>().ok())
-                .unwrap_or(0)
-                + fields
-                    .get(12)
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(0);
             let rss_pages = read(&entry.path().join("statm"))
                 .and_then(|m| {
                     m.split_whitespace()
@@ -325,4 +314,20 @@ pub fn clock_ticks() -> f64 {
     } else {
         100.0
     }
+}
+
+/// The name and CPU ticks (utime + stime) of a /proc/[pid]/stat line. The
+/// name sits in parentheses and may itself contain spaces or parentheses.
+pub fn parse_stat(stat: &str) -> Option<(&str, u64)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let fields: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
+    // After the name: state is field 3 of the line; utime and stime are fields 14 and 15.
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Some((stat.get(open + 1..close)?, tick(11) + tick(12)))
 }
