@@ -368,3 +368,76 @@ impl BundleWriter {
         Ok(self.dir)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "headroom".into(),
+                version: "0".into(),
+            },
+            command_line: vec!["headroom".into()],
+            kind: "load".into(),
+            target: "http://127.0.0.1/".into(),
+            scenario: serde_json::json!({}),
+            profile: serde_json::json!({}),
+            apdex_t_ms: 500.0,
+            apdex_f_ms: 1500.0,
+            timeout_ms: 30000.0,
+            threads: 1,
+            seed: 1,
+            labels: vec!["/".into()],
+            started_at: "2026-01-01T00:00:00Z".into(),
+            ended_at: None,
+            elapsed_s: None,
+            status: RunStatus::Running,
+            client: ClientHost::current(),
+            fingerprint: None,
+            doctor: Vec::new(),
+            monitored_hosts: Vec::new(),
+            warnings: Vec::new(),
+            summary: None,
+            files: Files::new(false),
+        }
+    }
+
+    #[test]
+    fn manifests_read_back_and_bad_ones_are_named() {
+        let dir = std::env::temp_dir().join(format!("headroom-bundle-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let writer = BundleWriter::create(&dir, &manifest(), SystemTime::now()).unwrap();
+        assert_eq!(
+            read_manifest(&dir).unwrap().status,
+            RunStatus::Running,
+            "readable while running"
+        );
+        let mut done = manifest();
+        done.status = RunStatus::Complete;
+        writer.finish(&done).unwrap();
+        assert_eq!(read_manifest(&dir).unwrap().status, RunStatus::Complete);
+        assert!(matches!(
+            BundleWriter::create(&dir, &done, SystemTime::now()),
+            Err(BundleError::Exists { .. })
+        ));
+
+        let path = dir.join(MANIFEST);
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(
+            &path,
+            text.replace("\"schema_version\": 1", "\"schema_version\": 9"),
+        )
+        .unwrap();
+        let error = read_manifest(&dir).unwrap_err().to_string();
+        assert!(
+            error.contains("schema version 9") && error.contains("reads version 1"),
+            "{error}"
+        );
+        fs::write(&path, &text[..text.len() / 2]).unwrap();
+        let error = read_manifest(&dir).unwrap_err().to_string();
+        assert!(error.contains("truncated"), "{error}");
+    }
+}

@@ -161,7 +161,7 @@ struct Collector {
     /// still cover it up to then.
     bundle_error: Option<BundleError>,
     /// Pieces received per interval index, merged as they come.
-    pending: BTreeMap<u64, (usize, Vec<IntervalPiece>)>,
+    pending: BTreeMap<u64, Vec<IntervalPiece>>,
     /// Highest index received from each worker.
     received: Vec<Option<u64>>,
     done: Vec<Option<WorkerReport>>,
@@ -224,7 +224,7 @@ impl Collector {
                     None => break,
                     Some(EngineEvent::Interval(piece)) => {
                         self.received[piece.worker] = Some(piece.index);
-                        self.pending.entry(piece.index).or_insert_with(|| (0, Vec::new())).1.push(piece);
+                        self.pending.entry(piece.index).or_default().push(piece);
                         let written = self.finalize_ready(on_progress);
                         self.check(written, engine);
                     }
@@ -285,11 +285,7 @@ impl Collector {
             if !ready || beyond_end {
                 return Ok(());
             }
-            let pieces = self
-                .pending
-                .remove(&index)
-                .map(|(_, p)| p)
-                .unwrap_or_default();
+            let pieces = self.pending.remove(&index).unwrap_or_default();
             let length = match all_done {
                 Some(end)
                     if self.done.iter().flatten().map(|d| d.last_index).max() == Some(index) =>

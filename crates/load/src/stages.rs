@@ -60,21 +60,6 @@ impl Stages {
         })
     }
 
-    /// The target at `t` seconds from the start.
-    pub fn value_at(&self, t: f64) -> f64 {
-        for p in self.pieces() {
-            if t < p.t1 {
-                let span = p.t1 - p.t0;
-                return if span <= 0.0 {
-                    p.v1
-                } else {
-                    p.v0 + (p.v1 - p.v0) * (t - p.t0) / span
-                };
-            }
-        }
-        self.0.last().map_or(0.0, |s| s.target)
-    }
-
     /// When VU `index` (0-based) is active: `[start, end)` offsets from the
     /// run's start, while the target is at least `index + 1`.
     pub fn windows(&self, index: u32) -> Vec<(Duration, Duration)> {
@@ -171,7 +156,6 @@ mod tests {
         // 0 -> 10 users over 10 s, hold 10 s, 10 -> 0 over 10 s.
         let s = stages(&[(10, 10.0), (10, 10.0), (10, 0.0)]);
         assert_eq!(s.total(), Duration::from_secs(30));
-        assert_eq!(s.value_at(5.0), 5.0);
         let w = s.windows(0);
         assert_eq!(w, vec![(Duration::from_secs(1), Duration::from_secs(29))]);
         let w = s.windows(9);

@@ -55,10 +55,6 @@ impl CookieJar {
         self.cookies.clear();
     }
 
-    pub fn len(&self) -> usize {
-        self.cookies.len()
-    }
-
     pub fn is_empty(&self) -> bool {
         self.cookies.is_empty()
     }

@@ -43,10 +43,6 @@ impl VarTable {
         self.names.is_empty()
     }
 
-    pub fn name(&self, id: VarId) -> &str {
-        &self.names[id]
-    }
-
     pub fn names(&self) -> &[String] {
         &self.names
     }
@@ -86,17 +82,6 @@ pub struct RenderContext<'a> {
 }
 
 impl Template {
-    /// A template that renders `text` as is.
-    pub fn literal(text: &str) -> Template {
-        Template {
-            segments: if text.is_empty() {
-                Vec::new()
-            } else {
-                vec![Segment::Literal(text.to_string())]
-            },
-        }
-    }
-
     /// Compiles `text`; variables must already be declared in `vars`.
     pub fn compile(text: &str, vars: &VarTable) -> Result<Template, TemplateError> {
         let mut segments = Vec::new();
@@ -148,19 +133,6 @@ impl Template {
             .all(|s| matches!(s, Segment::Literal(_)))
     }
 
-    /// The text of a constant template.
-    pub fn constant(&self) -> Option<String> {
-        self.is_constant().then(|| {
-            self.segments
-                .iter()
-                .map(|s| match s {
-                    Segment::Literal(text) => text.as_str(),
-                    _ => "",
-                })
-                .collect()
-        })
-    }
-
     /// Appends the rendered text to `out`, passing each variable part
     /// through `escape` (identity, or URL encoding for queries and forms).
     pub fn render_into(
@@ -201,14 +173,6 @@ impl Template {
                 }
             }
         }
-    }
-
-    /// Variables the template reads.
-    pub fn variables(&self) -> impl Iterator<Item = VarId> + '_ {
-        self.segments.iter().filter_map(|s| match s {
-            Segment::Var(id) => Some(*id),
-            _ => None,
-        })
     }
 }
 
