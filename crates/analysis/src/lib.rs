@@ -9,6 +9,7 @@ pub mod apdex;
 pub mod criteria;
 pub mod latency;
 pub mod quantity;
+pub mod rng;
 pub mod summary;
 
 pub use apdex::{ApdexCounts, ApdexThresholds, Rating};

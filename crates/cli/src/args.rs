@@ -38,7 +38,18 @@ pub enum Command {
     Agent(AgentArgs),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
+    /// The reference LMS site: create a dataset, serve it, write its journey, run a cluster.
+    #[command(subcommand, after_help = TESTBED_EXAMPLES)]
+    Testbed(TestbedCommand),
 }
+
+const TESTBED_EXAMPLES: &str = "\
+Examples:
+  headroom testbed init --size s --db sqlite:lms.db
+  headroom testbed serve --db sqlite:lms.db --listen 127.0.0.1:8080
+  headroom testbed serve --db postgres://lms:pw@127.0.0.1/lms --sessions redis://127.0.0.1 --cache memcached://127.0.0.1:11211
+  headroom testbed plan --db sqlite:lms.db > journey.yaml && headroom run journey.yaml
+  headroom testbed cluster --nodes 4 --db postgres://lms:pw@127.0.0.1/lms";
 
 const LOAD_EXAMPLES: &str = "\
 Examples:
@@ -420,4 +431,147 @@ pub struct DemoArgs {
     /// to try `headroom run scenarios/browse.yaml` against it.
     #[arg(long, value_name = "ADDRESS")]
     pub serve: Option<std::net::SocketAddr>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TestbedCommand {
+    /// Create the schema and a deterministic dataset (course, users, activities, files, forum).
+    Init(TestbedInitArgs),
+    /// Serve the site.
+    Serve(TestbedServeArgs),
+    /// Print the journey for this dataset (Moodle's 14-step plan with its ids) as a scenario file.
+    Plan(TestbedPlanArgs),
+    /// Show what the database holds (dataset size and row counts).
+    Info(TestbedInfoArgs),
+    /// Run N instances of the site behind nginx as load balancer.
+    Cluster(TestbedClusterArgs),
+}
+
+fn db_url_default() -> String {
+    "sqlite:lms.db".into()
+}
+
+#[derive(Args, Debug)]
+pub struct TestbedInitArgs {
+    /// Dataset size: xs, s, m or l (l = 10 x m).
+    #[arg(long, default_value = "s")]
+    pub size: headroom_testbed::Size,
+
+    /// Database URL: sqlite:FILE, postgres://USER:PASS@HOST/DB or mysql://USER:PASS@HOST/DB.
+    #[arg(long, default_value_t = db_url_default())]
+    pub db: String,
+
+    /// Where the course files and the users CSV go (default: FILE.files next to a SQLite
+    /// database, else ./testbed-files).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+
+    /// The same seed gives the same dataset.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+
+    /// Replace a dataset the database already holds.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Print what was created as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SiteArgs {
+    /// Database URL (as for init).
+    #[arg(long, default_value_t = db_url_default())]
+    pub db: String,
+
+    /// Session store: db, db-separate:DATABASE_URL (relaxed durability), redis://HOST[:PORT],
+    /// memcached://HOST[:PORT] or files:DIR.
+    #[arg(long, default_value = "db")]
+    pub sessions: headroom_testbed::store::SessionSpec,
+
+    /// Cache store: none, local, redis://HOST[:PORT] or memcached://HOST[:PORT].
+    #[arg(long, default_value = "local")]
+    pub cache: headroom_testbed::store::CacheSpec,
+
+    /// Requests handled at once, the rest wait (php-fpm's pm.max_children); default no cap.
+    #[arg(long)]
+    pub workers: Option<u32>,
+
+    /// Database connections in the pool.
+    #[arg(long, default_value_t = 10)]
+    pub db_connections: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct TestbedServeArgs {
+    #[command(flatten)]
+    pub site: SiteArgs,
+
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// This instance's name, sent as X-Testbed-Node and shown in the footer.
+    #[arg(long, default_value = "node1")]
+    pub node: String,
+}
+
+#[derive(Args, Debug)]
+pub struct TestbedPlanArgs {
+    /// Database URL (as for init).
+    #[arg(long, default_value_t = db_url_default())]
+    pub db: String,
+
+    /// Where the site is served.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub base_url: String,
+
+    /// Users (default: Moodle's plan for the size: XS 1, S 30, M 100, L 1000).
+    #[arg(long)]
+    pub users: Option<u32>,
+
+    /// Journeys per user (default: Moodle's loops: 5, or 6 for L).
+    #[arg(long)]
+    pub loops: Option<u32>,
+
+    /// Ramp-up in seconds (default: Moodle's: XS 1, S 6, M 40, L 100).
+    #[arg(long)]
+    pub ramp_up: Option<u32>,
+}
+
+#[derive(Args, Debug)]
+pub struct TestbedInfoArgs {
+    /// Database URL (as for init).
+    #[arg(long, default_value_t = db_url_default())]
+    pub db: String,
+
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TestbedClusterArgs {
+    /// Instances of the site.
+    #[arg(long, default_value_t = 2)]
+    pub nodes: u32,
+
+    #[command(flatten)]
+    pub site: SiteArgs,
+
+    /// Where nginx listens.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: String,
+
+    /// The first node's port on 127.0.0.1; the others follow.
+    #[arg(long, default_value_t = 8081)]
+    pub first_port: u16,
+
+    /// Keep each session on one node (hash of the session cookie) instead of round robin.
+    #[arg(long)]
+    pub sticky: bool,
+
+    /// Where the nginx configuration, its logs and temporary files are written.
+    #[arg(long, default_value = "headroom-cluster")]
+    pub dir: PathBuf,
 }

@@ -10,6 +10,7 @@ mod load_cmd;
 mod run_cmd;
 mod scenario_cmd;
 mod signals;
+mod testbed_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -23,5 +24,6 @@ fn main() -> ExitCode {
         args::Command::Doctor(doctor) => doctor_cmd::run(doctor),
         args::Command::Agent(agent) => agent_cmd::run(agent),
         args::Command::Demo(demo) => demo::run(demo),
+        args::Command::Testbed(command) => testbed_cmd::run(command),
     }
 }

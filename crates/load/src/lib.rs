@@ -15,7 +15,6 @@ pub mod monitoring;
 pub mod precise_timer;
 pub mod profile;
 pub mod recorder;
-pub mod rng;
 pub mod run;
 pub mod sample;
 pub mod scenario;

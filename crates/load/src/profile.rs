@@ -139,7 +139,7 @@ impl Think {
     }
 
     /// One think time drawn with `rng`.
-    pub fn pick(&self, rng: &mut crate::rng::Rng) -> Duration {
+    pub fn pick(&self, rng: &mut headroom_analysis::rng::Rng) -> Duration {
         match *self {
             Think::None => Duration::ZERO,
             Think::Constant { time } => time,
@@ -215,7 +215,7 @@ mod tests {
             mean: Duration::from_secs(2),
             deviation: Duration::from_millis(500),
         };
-        let mut rng = crate::rng::Rng::new(3, 4);
+        let mut rng = headroom_analysis::rng::Rng::new(3, 4);
         let draws: Vec<f64> = (0..20_000)
             .map(|_| think.pick(&mut rng).as_secs_f64())
             .collect();

@@ -4,7 +4,7 @@
 
 use super::cookies::CookieJar;
 use super::template::VarId;
-use crate::rng::Rng;
+use headroom_analysis::rng::Rng;
 use std::time::Duration;
 
 /// Which match an extractor keeps.

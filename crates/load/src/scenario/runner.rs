@@ -9,9 +9,9 @@ use super::template::{form_encode, plain, RenderContext};
 use super::{Body, Condition, DataSpec, Node, NodeFlags, RequestStep, Scenario};
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
-use crate::rng::Rng;
 use crate::sample::{status_error, ErrorKind, Sample};
 use crate::target::{Scheme, Target, USER_AGENT};
+use headroom_analysis::rng::Rng;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -623,6 +623,11 @@ fn resolve(
     current: &str,
     location: &str,
 ) -> Option<(usize, String)> {
+    // The fragment stays in the browser: it is never sent.
+    let location = location.split('#').next().unwrap_or_default();
+    if location.is_empty() {
+        return Some((origin_index, current.to_string()));
+    }
     let absolute = if let Some(rest) = location.strip_prefix("//") {
         Some(format!(
             "{}//{rest}",
@@ -679,5 +684,31 @@ fn row_at(data: &DataSpec, n: usize) -> Option<&Vec<String>> {
         data.rows.get(n % data.rows.len())
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirects_drop_the_fragment() {
+        let origin = Target::parse("http://127.0.0.1:8080/").unwrap();
+        let origins = vec![origin.clone()];
+        let hop = |location: &str| resolve(&origins, &origin, 0, "/mod/forum/post.php", location);
+        assert_eq!(
+            hop("/mod/forum/discuss.php?d=3#p21"),
+            Some((0, "/mod/forum/discuss.php?d=3".to_string()))
+        );
+        assert_eq!(
+            hop("http://127.0.0.1:8080/a?b=1#c"),
+            Some((0, "/a?b=1".to_string()))
+        );
+        assert_eq!(
+            hop("view.php#top"),
+            Some((0, "/mod/forum/view.php".to_string()))
+        );
+        assert_eq!(hop("#top"), Some((0, "/mod/forum/post.php".to_string())));
+        assert_eq!(hop("http://elsewhere/"), None);
     }
 }

@@ -1,5 +1,7 @@
-//! A small deterministic random generator (SplitMix64), one per VU, so that
-//! think times and data choices repeat exactly for the same `--seed`.
+//! A small deterministic random generator (SplitMix64): one per VU, so that
+//! think times and data choices repeat exactly for the same `--seed`, and
+//! the testbed's dataset generator, so that a seed gives the same dataset
+//! on every machine and with every version of the dependencies.
 
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

@@ -1,0 +1,46 @@
+//! headroom's testbed: a reference 3-tier application shaped like Moodle
+//! (front page, login, course, page, forum, reply, participants, files) on
+//! SQLite, PostgreSQL or MariaDB, with its sessions and cache in a store of
+//! the user's choice, a deterministic dataset generator, the generator of
+//! the matching journey, and a cluster of instances behind nginx.
+
+pub mod cluster;
+pub mod db;
+pub mod generate;
+mod memcached;
+pub mod pages;
+mod password;
+pub mod plan;
+pub mod schema;
+pub mod server;
+pub mod session;
+pub mod site;
+pub mod size;
+pub mod store;
+mod templates;
+mod words;
+
+use std::path::PathBuf;
+
+pub use size::{Dataset, Size};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Db(#[from] db::DbError),
+    #[error("database query failed: {0}")]
+    Sql(#[from] sqlx::Error),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0} already holds a testbed dataset: pass --force to replace it")]
+    DatasetExists(String),
+    #[error("{0} holds no testbed dataset: create one with `headroom testbed init --db URL`")]
+    NoDataset(String),
+    #[error("{0}")]
+    Invalid(String),
+}
