@@ -495,11 +495,11 @@ pub struct SiteArgs {
     pub cache: headroom_testbed::store::CacheSpec,
 
     /// Requests handled at once, the rest wait (php-fpm's pm.max_children); default no cap.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub workers: Option<u32>,
 
     /// Database connections in the pool.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
     pub db_connections: u32,
 }
 

@@ -114,7 +114,7 @@ fn site_config(site: &SiteArgs, node: &str) -> SiteConfig {
         db_url: site.db.clone(),
         sessions: site.sessions.clone(),
         cache: site.cache.clone(),
-        workers: site.workers.filter(|&n| n > 0),
+        workers: site.workers,
         node: node.to_string(),
         db_connections: site.db_connections,
     }

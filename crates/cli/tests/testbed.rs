@@ -834,6 +834,8 @@ fn bad_databases_and_stores_are_clear_errors_at_start() {
         3,
     );
     assert!(text.contains("is memcached running there?"), "{text}");
+    let text = stderr(&["testbed", "serve", "--db", &db, "--workers", "0"], 2);
+    assert!(text.contains("--workers"), "{text}");
     let text = stderr(&["testbed", "init", "--size", "xl", "--db", &db], 2);
     assert!(text.contains("use xs, s, m or l"), "{text}");
 }
