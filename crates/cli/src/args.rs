@@ -231,6 +231,10 @@ pub struct CommonArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
+    /// Write the run as JUnit XML (one test case per --fail-if criterion) to FILE, for CI.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     /// Also write every sample to samples.jtl (JMeter's CSV results format).
     #[arg(long)]
     pub jtl: bool,

@@ -12,7 +12,7 @@ use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
 use headroom_load::summary::{RunStatus, RunSummary};
 use headroom_load::target::Target;
 use headroom_monitor::Fingerprint;
-use headroom_report::{json_summary, live_line, render_summary, ReportInput};
+use headroom_report::{json_summary, junit_xml, live_line, render_summary, ReportInput};
 use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -337,6 +337,17 @@ fn report(common: &CommonArgs, target: &str, outcome: &RunOutcome) -> ExitCode {
         print!("{}", render_summary(&input));
     }
     let failed: Vec<&Verdict> = verdicts.iter().filter(|v| v.failed).collect();
+    if let Some(path) = &common.junit {
+        let xml = junit_xml(&input, &outcome.manifest.started_at);
+        if let Err(e) = std::fs::write(path, xml) {
+            eprintln!(
+                "headroom: cannot write the JUnit file {}: {e}. The bundle {} holds the run.",
+                path.display(),
+                outcome.bundle.display()
+            );
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
+    }
     if common.quiet {
         for v in &failed {
             eprintln!("headroom: --fail-if {}", v.message);

@@ -294,6 +294,54 @@ fn fail_if_sets_the_exit_code() {
     assert_eq!(json["passed"], false);
     assert_eq!(json["criteria"][0]["failed"], true);
 
+    // --junit: one test case per criterion and one for the run itself.
+    let junit = temp_dir("junit").with_extension("xml");
+    let with_junit = headroom()
+        .args(args(
+            &[
+                "--fail-if",
+                "p95>5s",
+                "--fail-if",
+                "rps<1000000",
+                "--junit",
+                junit.to_str().unwrap(),
+                "--quiet",
+            ],
+            "junit",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(with_junit.status.code(), Some(1));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
+    assert!(
+        xml.contains("<testsuites name=\"headroom\" tests=\"3\" failures=\"1\""),
+        "{xml}"
+    );
+    assert_eq!(xml.matches("<testcase ").count(), 3, "{xml}");
+    assert!(xml.contains("name=\"run completed\""));
+    assert!(xml.contains("<testcase classname=\"headroom.fail-if\" name=\"p95&gt;5s\""));
+    assert!(xml.contains("<testcase classname=\"headroom.fail-if\" name=\"rps&lt;1000000\""));
+    assert_eq!(xml.matches("<failure ").count(), 1);
+    assert!(
+        xml.contains("<failure type=\"threshold\" message=\"FAILED: rps = "),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<property name=\"requests\" value=\"200\"/>"),
+        "{xml}"
+    );
+    let unwritable = headroom()
+        .args(args(
+            &["--junit", "/nonexistent-dir/j.xml", "--quiet"],
+            "junit-bad",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(unwritable.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&unwritable.stderr)
+        .contains("cannot write the JUnit file /nonexistent-dir/j.xml"));
+
     let bad = headroom()
         .args(args(&["--fail-if", "p95"], "bad"))
         .output()

@@ -1,11 +1,14 @@
 //! Renderings of a run: the terminal summary (siege-style block and a
-//! per-label table), the live progress line, and the `--json` document.
+//! per-label table), the live progress line, the `--json` document and the
+//! `--junit` XML.
 //! Renderers take plain data and return text; printing is the caller's job.
 
 pub mod json;
+pub mod junit;
 pub mod live;
 pub mod terminal;
 
 pub use json::{json_summary, ReportInput};
+pub use junit::junit_xml;
 pub use live::live_line;
 pub use terminal::render_summary;

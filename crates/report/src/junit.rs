@@ -1,0 +1,112 @@
+//! `--junit FILE`: the run as a JUnit XML test suite, so CI systems show
+//! each `--fail-if` threshold as a test: one test case per criterion, plus
+//! one that the run itself completed.
+
+use crate::json::ReportInput;
+use headroom_load::summary::RunStatus;
+use std::fmt::Write;
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Characters XML 1.0 cannot hold at all.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The JUnit XML document; `started_at` is the run's RFC 3339 start.
+pub fn junit_xml(input: &ReportInput<'_>, started_at: &str) -> String {
+    let elapsed = input.summary.elapsed_s;
+    let completed = input.status == RunStatus::Complete;
+    let failures = input.verdicts.iter().filter(|v| v.failed).count() + usize::from(!completed);
+    let tests = input.verdicts.len() + 1;
+    let suite = escape(&format!("headroom {}", input.target));
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        xml,
+        "<testsuites name=\"headroom\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{elapsed:.3}\">"
+    );
+    let _ = writeln!(
+        xml,
+        "  <testsuite name=\"{suite}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{elapsed:.3}\" timestamp=\"{}\">",
+        escape(started_at)
+    );
+    let _ = writeln!(xml, "    <properties>");
+    let total = &input.summary.total;
+    for (name, value) in [
+        ("bundle", input.bundle.display().to_string()),
+        ("status", format!("{:?}", input.status).to_lowercase()),
+        ("requests", total.count.to_string()),
+        ("errors", total.errors.to_string()),
+        (
+            "apdex",
+            total.apdex.map_or(String::new(), |a| format!("{a:.3}")),
+        ),
+        ("rps", format!("{:.1}", total.rps)),
+    ] {
+        let _ = writeln!(
+            xml,
+            "      <property name=\"{name}\" value=\"{}\"/>",
+            escape(&value)
+        );
+    }
+    let _ = writeln!(xml, "    </properties>");
+    let _ = write!(
+        xml,
+        "    <testcase classname=\"headroom.run\" name=\"run completed\" time=\"{elapsed:.3}\""
+    );
+    if completed {
+        xml.push_str("/>\n");
+    } else {
+        let _ = writeln!(
+            xml,
+            ">\n      <failure type=\"run\" message=\"the run ended {}\"/>\n    </testcase>",
+            format!("{:?}", input.status).to_lowercase()
+        );
+    }
+    for verdict in input.verdicts {
+        let name = escape(&verdict.criterion.expression);
+        let _ = write!(
+            xml,
+            "    <testcase classname=\"headroom.fail-if\" name=\"{name}\" time=\"0\""
+        );
+        if verdict.failed {
+            let _ = writeln!(
+                xml,
+                ">\n      <failure type=\"threshold\" message=\"{}\"/>\n    </testcase>",
+                escape(&verdict.message)
+            );
+        } else {
+            let _ = writeln!(
+                xml,
+                ">\n      <system-out>{}</system-out>\n    </testcase>",
+                escape(&verdict.message)
+            );
+        }
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_what_xml_cannot_hold() {
+        assert_eq!(
+            escape("p95>2s & 'x' \"y\" <z>"),
+            "p95&gt;2s &amp; &apos;x&apos; &quot;y&quot; &lt;z&gt;"
+        );
+        assert_eq!(escape("a\u{1}b\tc"), "a?b\tc");
+    }
+}
