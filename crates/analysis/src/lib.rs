@@ -6,6 +6,7 @@
 //! definition of every figure.
 
 pub mod apdex;
+pub mod bootstrap;
 pub mod criteria;
 pub mod latency;
 pub mod quantity;

@@ -38,9 +38,54 @@ pub enum Command {
     Agent(AgentArgs),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
+    /// Compare runs with a baseline: Apdex, response times, errors, throughput and resources
+    /// per label, with the significance of each change and the environment differences.
+    #[command(after_help = COMPARE_EXAMPLES)]
+    Compare(CompareArgs),
     /// The reference LMS site: create a dataset, serve it, write its journey, run a cluster.
     #[command(subcommand, after_help = TESTBED_EXAMPLES)]
     Testbed(TestbedCommand),
+}
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  headroom compare runs/before runs/after                    the first run is the baseline
+  headroom compare sd/ ssd/ overclock/ --baseline sd/ --threshold 10%
+  headroom compare runs/before runs/after --json             for scripts
+
+Runs are named A, B, C... in the order given. Exit code 1 when a run is
+significantly worse than the baseline by more than --threshold on Apdex,
+mean, p90, p95, errors or throughput, for any label (for CI).";
+
+fn threshold(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let value = headroom_analysis::quantity::parse_percent(trimmed)
+        .map(|fraction| fraction * 100.0)
+        .or_else(|| trimmed.parse::<f64>().ok())
+        .ok_or_else(|| format!("'{text}' is not a percentage such as 5%"))?;
+    if !(0.0..=1000.0).contains(&value) {
+        return Err(format!("'{text}' must be between 0% and 1000%"));
+    }
+    Ok(value)
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Run bundles (directories written by load or run), two or more.
+    #[arg(required = true, num_args = 2.., value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+
+    /// The run the others are compared with (a bundle given, or its letter); default the first.
+    #[arg(long)]
+    pub baseline: Option<String>,
+
+    /// Smallest significant change for the worse that counts as a regression (exit code 1).
+    #[arg(long, default_value = "5%", value_parser = threshold)]
+    pub threshold: f64,
+
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 const TESTBED_EXAMPLES: &str = "\

@@ -3,6 +3,7 @@
 
 mod agent_cmd;
 mod args;
+mod compare_cmd;
 mod demo;
 mod doctor_cmd;
 mod execute;
@@ -25,5 +26,6 @@ fn main() -> ExitCode {
         args::Command::Agent(agent) => agent_cmd::run(agent),
         args::Command::Demo(demo) => demo::run(demo),
         args::Command::Testbed(command) => testbed_cmd::run(command),
+        args::Command::Compare(compare) => compare_cmd::run(compare),
     }
 }

@@ -30,6 +30,8 @@ pub enum BundleError {
     Exists { path: PathBuf },
     #[error("cannot write the bundle at {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
     #[error("{path}: {reason}")]
     Invalid { path: PathBuf, reason: String },
 }
@@ -133,33 +135,8 @@ impl Files {
 
 /// Reads a bundle's manifest, checking its schema version.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, BundleError> {
+    let value = crate::bundle_reader::manifest_value(dir)?;
     let path = dir.join(MANIFEST);
-    let text = fs::read_to_string(&path).map_err(|source| BundleError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| BundleError::Invalid {
-            path: path.clone(),
-            reason: format!(
-                "not valid JSON ({e}); the file is truncated or not a headroom manifest"
-            ),
-        })?;
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == SCHEMA_VERSION as u64 => {}
-        Some(v) => {
-            return Err(BundleError::Invalid {
-                path,
-                reason: format!("schema version {v}; this headroom reads version {SCHEMA_VERSION}. Use a matching headroom version"),
-            })
-        }
-        None => {
-            return Err(BundleError::Invalid {
-                path,
-                reason: "no schema_version: not a headroom bundle".into(),
-            })
-        }
-    }
     serde_json::from_value(value).map_err(|e| BundleError::Invalid {
         path,
         reason: format!("unexpected content: {e}"),

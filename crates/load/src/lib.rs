@@ -5,6 +5,7 @@
 //! [`summary::RunSummary`].
 
 pub mod bundle;
+pub mod bundle_reader;
 pub mod client;
 pub mod conn;
 pub mod engine;

@@ -1,0 +1,312 @@
+//! `headroom compare` on synthetic bundles with known differences, on two
+//! real runs of the same thing, and on bundles it must refuse.
+
+mod support;
+
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+use support::{run, serial, stdout_json, temp_dir, Reply, TestServer};
+
+/// A deterministic noise source for the synthetic bundles.
+struct Noise(u64);
+
+impl Noise {
+    /// Uniform in 1 ± spread.
+    fn factor(&mut self, spread: f64) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let unit = (self.0 >> 11) as f64 / (1u64 << 53) as f64;
+        1.0 + spread * (2.0 * unit - 1.0)
+    }
+}
+
+/// Writes a finished bundle of 60 seconds with two labels whose response
+/// times are `base × factor × noise`; the summary holds the averages.
+fn synthetic_bundle(dir: &Path, factor: f64, seed: u64, governor: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut noise = Noise(seed);
+    let mut csv = String::from(
+        "second,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated\n",
+    );
+    let mut labels = serde_json::Map::new();
+    let mut all = (0u64, 0.0f64, 0.0f64, 0.0f64);
+    for (label, base) in [("login", 100.0), ("course", 50.0)] {
+        let (mut count, mut mean, mut p90, mut p95) = (0u64, 0.0, 0.0, 0.0);
+        for second in 0..60 {
+            let n = (20.0 * noise.factor(0.1)).round() as u64;
+            let m = base * factor * noise.factor(0.15);
+            csv.push_str(&format!(
+                "{second},1.000,{label},{n},0,{m:.3},{:.3},{:.3},{:.3},{n},0,0\n",
+                m * 0.9,
+                m * 1.5,
+                m * 1.7
+            ));
+            count += n;
+            mean += m / 60.0;
+            p90 += m * 1.5 / 60.0;
+            p95 += m * 1.7 / 60.0;
+        }
+        labels.insert(
+            label.into(),
+            json!({"count": count, "errors": 0, "error_rate": 0.0, "mean_ms": mean, "p90_ms": p90,
+                   "p95_ms": p95, "rps": count as f64 / 60.0, "apdex": 1.0}),
+        );
+        all = (
+            all.0 + count,
+            all.1 + mean / 2.0,
+            all.2 + p90 / 2.0,
+            all.3 + p95 / 2.0,
+        );
+    }
+    for second in 0..60 {
+        // TOTAL rows: the two labels' seconds together (enough for the test).
+        let rows: Vec<&str> = csv
+            .lines()
+            .filter(|l| l.starts_with(&format!("{second},")))
+            .collect();
+        let parts: Vec<Vec<f64>> = rows
+            .iter()
+            .map(|r| r.split(',').filter_map(|f| f.parse().ok()).collect())
+            .collect();
+        let n: f64 = parts.iter().map(|p| p[2]).sum();
+        let mean: f64 = parts.iter().map(|p| p[4] * p[2]).sum::<f64>() / n;
+        csv.push_str(&format!(
+            "{second},1.000,TOTAL,{n},0,{mean:.3},{:.3},{:.3},{:.3},{n},0,0\n",
+            mean * 0.9,
+            mean * 1.5,
+            mean * 1.7
+        ));
+    }
+    std::fs::write(dir.join("intervals.csv"), csv).unwrap();
+    let manifest = json!({
+        "schema_version": 1,
+        "status": "complete",
+        "target": "http://testbed/",
+        "started_at": "2026-11-21T10:00:00Z",
+        "labels": ["login", "course"],
+        "fingerprint": {"governor": governor, "kernel": "6.1"},
+        "summary": {
+            "total": {"count": all.0, "errors": 0, "error_rate": 0.0, "mean_ms": all.1, "p90_ms": all.2,
+                      "p95_ms": all.3, "rps": all.0 as f64 / 60.0, "apdex": 1.0},
+            "labels": labels,
+        },
+    });
+    std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+}
+
+fn compare_json(args: &[&str]) -> (serde_json::Value, Option<i32>) {
+    let mut all = vec!["compare", "--json"];
+    all.extend(args);
+    let output = run(&all);
+    (stdout_json(&output), output.status.code())
+}
+
+fn cell<'a>(
+    json: &'a serde_json::Value,
+    metric: &str,
+    run: usize,
+    label: &str,
+) -> &'a serde_json::Value {
+    let table = json["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["metric"] == metric)
+        .unwrap();
+    let column = table["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|l| l == label)
+        .unwrap();
+    &table["rows"][run][column]
+}
+
+#[test]
+fn a_planted_20_percent_slowdown_is_a_significant_regression() {
+    let dir = temp_dir("compare-planted");
+    synthetic_bundle(&dir.join("a"), 1.0, 1, "performance");
+    synthetic_bundle(&dir.join("b"), 1.2, 2, "powersave");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let (json, code) = compare_json(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{json}");
+    for metric in ["mean", "p90", "p95"] {
+        for label in ["login", "course", "TOTAL"] {
+            let c = cell(&json, metric, 1, label);
+            let change = c["change_pct"].as_f64().unwrap();
+            assert!((12.0..28.0).contains(&change), "{metric}[{label}] {c}");
+            assert_eq!(c["significant"], true, "{metric}[{label}] {c}");
+            let (low, high) = (
+                c["interval_pct"][0].as_f64().unwrap(),
+                c["interval_pct"][1].as_f64().unwrap(),
+            );
+            assert!(
+                low > 0.0 && low < change + 5.0 && high > change - 5.0,
+                "{c}"
+            );
+        }
+    }
+    let regressions = json["regressions"].as_array().unwrap();
+    assert_eq!(regressions.len(), 9, "{regressions:?}");
+    assert!(regressions.iter().all(|r| r["run"] == "B"));
+    // Throughput and Apdex did not change: no regression for them.
+    assert_eq!(cell(&json, "apdex", 1, "TOTAL")["change_pct"], 0.0);
+    let env = json["environment"].as_array().unwrap();
+    assert_eq!(env.len(), 1, "{env:?}");
+    assert_eq!(env[0]["field"], "generator.governor");
+    assert_eq!(env[0]["values"], json!(["performance", "powersave"]));
+
+    // The terminal table marks it, and a higher threshold forgives it.
+    let output = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("Significant regressions beyond 5.0%:"),
+        "{text}"
+    );
+    assert!(text.contains("B: p95[TOTAL] +"), "{text}");
+    assert!(text.contains("generator.governor") && text.contains("A: performance   B: powersave"));
+    let output = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--threshold",
+        "30%",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    // With B as the baseline, A is faster: an improvement, not a regression.
+    let (json, code) = compare_json(&[a.to_str().unwrap(), b.to_str().unwrap(), "--baseline", "B"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(json["baseline"], "B");
+    assert!(
+        cell(&json, "mean", 0, "TOTAL")["change_pct"]
+            .as_f64()
+            .unwrap()
+            < -10.0
+    );
+}
+
+#[test]
+fn two_synthetic_runs_of_the_same_thing_are_not_different() {
+    let dir = temp_dir("compare-aa-synthetic");
+    synthetic_bundle(&dir.join("a"), 1.0, 11, "performance");
+    synthetic_bundle(&dir.join("b"), 1.0, 12, "performance");
+    let (json, code) = compare_json(&[
+        dir.join("a").to_str().unwrap(),
+        dir.join("b").to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{json}");
+    assert_eq!(json["regressions"], json!([]));
+    for metric in ["mean", "p90", "p95", "throughput"] {
+        let c = cell(&json, metric, 1, "TOTAL");
+        assert_eq!(c["significant"], false, "{metric}: {c}");
+        assert!(
+            c["change_pct"].as_f64().unwrap().abs() < 5.0,
+            "{metric}: {c}"
+        );
+    }
+    assert_eq!(json["environment"], json!([]));
+}
+
+#[test]
+fn two_real_runs_of_the_same_thing_show_no_regression() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(10),
+        ..Reply::default()
+    });
+    let url = server.url("/");
+    let a = temp_dir("compare-aa-a");
+    let b = temp_dir("compare-aa-b");
+    for out in [&a, &b] {
+        let output = run(&[
+            "load",
+            &url,
+            "-c",
+            "4",
+            "-d",
+            "6s",
+            "--monitor",
+            "local",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(output.status.success());
+    }
+    let (json, code) = compare_json(&[
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--threshold",
+        "10%",
+    ]);
+    assert_eq!(code, Some(0), "{}", json["regressions"]);
+    // A URL run has one label, shown once as TOTAL.
+    assert_eq!(json["metrics"][0]["labels"], json!(["TOTAL"]));
+    // Monitored resources: average and peak per run.
+    let local = &json["resources"][0];
+    assert_eq!(local["host"], "local");
+    assert_eq!(local["rows"][0][0]["name"], "cpu %");
+    for run in 0..2 {
+        let cpu = &local["rows"][run][0];
+        assert!(cpu["peak"].as_f64().unwrap() >= cpu["average"].as_f64().unwrap());
+    }
+    let mean = cell(&json, "mean", 1, "TOTAL")["change_pct"]
+        .as_f64()
+        .unwrap();
+    assert!(mean.abs() < 10.0, "{mean}");
+}
+
+#[test]
+fn unreadable_bundles_are_clear_errors() {
+    let dir = temp_dir("compare-bad");
+    synthetic_bundle(&dir.join("good"), 1.0, 1, "performance");
+    let good = dir.join("good");
+    let good = good.to_str().unwrap();
+    let refuse = |bundle: &Path, expected: &str| {
+        let output = run(&["compare", good, bundle.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(3), "{text}");
+        assert!(text.contains(expected), "{text}");
+    };
+    let newer = dir.join("newer");
+    synthetic_bundle(&newer, 1.0, 2, "performance");
+    std::fs::write(
+        newer.join("manifest.json"),
+        r#"{"schema_version": 2, "summary": {}}"#,
+    )
+    .unwrap();
+    refuse(&newer, "schema version 2; this headroom reads version 1");
+    let truncated = dir.join("truncated");
+    synthetic_bundle(&truncated, 1.0, 3, "performance");
+    let text = std::fs::read_to_string(truncated.join("manifest.json")).unwrap();
+    std::fs::write(truncated.join("manifest.json"), &text[..text.len() / 2]).unwrap();
+    refuse(&truncated, "truncated");
+    let running = dir.join("running");
+    std::fs::create_dir_all(&running).unwrap();
+    std::fs::write(
+        running.join("manifest.json"),
+        r#"{"schema_version": 1, "status": "running"}"#,
+    )
+    .unwrap();
+    refuse(&running, "the run did not finish");
+    let cut = dir.join("cut");
+    synthetic_bundle(&cut, 1.0, 4, "performance");
+    std::fs::write(
+        cut.join("intervals.csv"),
+        "second,interval_s,label,count\n0,1.0,TOTAL,3\n",
+    )
+    .unwrap();
+    refuse(&cut, "no column 'errors'");
+    refuse(&dir.join("absent"), "no such bundle directory");
+
+    let output = run(&["compare", good, good, "--baseline", "Z"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--baseline Z is none of the bundles"));
+    let output = run(&["compare", good]);
+    assert_eq!(output.status.code(), Some(2));
+    let output = run(&["compare", good, good, "--threshold", "lots"]);
+    assert_eq!(output.status.code(), Some(2));
+}

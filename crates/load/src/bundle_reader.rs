@@ -1,0 +1,264 @@
+//! Reading bundles back (for `compare` and reports): the manifest as JSON,
+//! the per-second intervals and the per-second resources. Every error names
+//! the file and says what is wrong with it.
+
+use crate::bundle::{BundleError, INTERVALS, MANIFEST, SCHEMA_VERSION};
+use std::fs;
+use std::path::Path;
+
+pub const RESOURCES: &str = "resources.csv";
+
+/// One row of intervals.csv (the columns `compare` and reports use).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalRow {
+    pub second: u64,
+    pub interval_s: f64,
+    pub label: String,
+    pub count: u64,
+    pub errors: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub apdex_satisfied: u64,
+    pub apdex_tolerating: u64,
+    pub apdex_frustrated: u64,
+}
+
+/// One row of resources.csv: a host's aggregates in one second.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceRow {
+    pub second: u64,
+    pub host: String,
+    pub cpu_pct: Option<f64>,
+    pub memory_used_pct: Option<f64>,
+    pub disk_util_pct: Option<f64>,
+    pub net_mbit_s: Option<f64>,
+    pub temperature_max_c: Option<f64>,
+}
+
+fn read_error(path: &Path) -> impl Fn(std::io::Error) -> BundleError + '_ {
+    move |source| BundleError::Read {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn invalid(path: &Path, reason: impl Into<String>) -> BundleError {
+    BundleError::Invalid {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+/// The manifest as JSON, after checking that it is one and of our schema.
+pub fn manifest_value(dir: &Path) -> Result<serde_json::Value, BundleError> {
+    let path = dir.join(MANIFEST);
+    if !dir.is_dir() {
+        return Err(invalid(dir, "no such bundle directory"));
+    }
+    let text = fs::read_to_string(&path).map_err(read_error(&path))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        invalid(
+            &path,
+            format!("not valid JSON ({e}); the file is truncated or not a headroom manifest"),
+        )
+    })?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(value),
+        Some(v) => Err(invalid(
+            &path,
+            format!("schema version {v}; this headroom reads version {SCHEMA_VERSION}. Use a matching headroom version"),
+        )),
+        None => Err(invalid(&path, "no schema_version: not a headroom bundle")),
+    }
+}
+
+fn columns(
+    path: &Path,
+    headers: &csv::StringRecord,
+    names: &[&str],
+) -> Result<Vec<usize>, BundleError> {
+    names
+        .iter()
+        .map(|name| {
+            headers
+                .iter()
+                .position(|h| h == *name)
+                .ok_or_else(|| invalid(path, format!("no column '{name}'")))
+        })
+        .collect()
+}
+
+fn number<T: std::str::FromStr>(
+    path: &Path,
+    line: u64,
+    column: &str,
+    text: &str,
+) -> Result<T, BundleError> {
+    text.parse().map_err(|_| {
+        invalid(
+            path,
+            format!("line {line}: '{text}' in column {column} is not a number"),
+        )
+    })
+}
+
+/// Every row of intervals.csv.
+pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
+    let path = dir.join(INTERVALS);
+    let file = fs::File::open(&path).map_err(read_error(&path))?;
+    let mut reader = csv::Reader::from_reader(file);
+    let headers = reader
+        .headers()
+        .map_err(|e| invalid(&path, e.to_string()))?
+        .clone();
+    const NAMES: [&str; 12] = [
+        "second",
+        "interval_s",
+        "label",
+        "count",
+        "errors",
+        "mean_ms",
+        "p50_ms",
+        "p90_ms",
+        "p95_ms",
+        "apdex_satisfied",
+        "apdex_tolerating",
+        "apdex_frustrated",
+    ];
+    let at = columns(&path, &headers, &NAMES)?;
+    let mut rows = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i as u64 + 2;
+        let record = record.map_err(|e| invalid(&path, format!("line {line}: {e}")))?;
+        let field = |k: usize| record.get(at[k]).unwrap_or("");
+        let int = |k: usize| number::<u64>(&path, line, NAMES[k], field(k));
+        let float = |k: usize| number::<f64>(&path, line, NAMES[k], field(k));
+        rows.push(IntervalRow {
+            second: int(0)?,
+            interval_s: float(1)?,
+            label: field(2).to_string(),
+            count: int(3)?,
+            errors: int(4)?,
+            mean_ms: float(5)?,
+            p50_ms: float(6)?,
+            p90_ms: float(7)?,
+            p95_ms: float(8)?,
+            apdex_satisfied: int(9)?,
+            apdex_tolerating: int(10)?,
+            apdex_frustrated: int(11)?,
+        });
+    }
+    Ok(rows)
+}
+
+/// resources.csv, or `None` when the run monitored nothing.
+pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleError> {
+    let path = dir.join(RESOURCES);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let file = fs::File::open(&path).map_err(read_error(&path))?;
+    let mut reader = csv::Reader::from_reader(file);
+    let headers = reader
+        .headers()
+        .map_err(|e| invalid(&path, e.to_string()))?
+        .clone();
+    let at = columns(&path, &headers, &["second", "host"])?;
+    let optional = |name: &str| headers.iter().position(|h| h == name);
+    let (cpu, memory, disk, rx, tx, temperature) = (
+        optional("cpu_pct"),
+        optional("memory_used_pct"),
+        optional("disk_util_pct"),
+        optional("net_rx_mbit_s"),
+        optional("net_tx_mbit_s"),
+        optional("temperature_max_c"),
+    );
+    let mut rows = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i as u64 + 2;
+        let record = record.map_err(|e| invalid(&path, format!("line {line}: {e}")))?;
+        let value = |column: Option<usize>| -> Option<f64> {
+            column
+                .and_then(|c| record.get(c))
+                .filter(|t| !t.is_empty())
+                .and_then(|t| t.parse().ok())
+        };
+        let net = match (value(rx), value(tx)) {
+            (Some(r), Some(t)) => Some(r + t),
+            (r, t) => r.or(t),
+        };
+        rows.push(ResourceRow {
+            second: number(&path, line, "second", record.get(at[0]).unwrap_or(""))?,
+            host: record.get(at[1]).unwrap_or("").to_string(),
+            cpu_pct: value(cpu),
+            memory_used_pct: value(memory),
+            disk_util_pct: value(disk),
+            net_mbit_s: net,
+            temperature_max_c: value(temperature),
+        });
+    }
+    Ok(Some(rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("headroom-reader-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn reads_intervals_and_names_bad_values() {
+        let d = dir("intervals");
+        fs::write(
+            d.join(INTERVALS),
+            "second,start_epoch_ms,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated\n\
+             0,1,1.000,TOTAL,10,1,5.5,5,9,9.5,8,1,1\n",
+        )
+        .unwrap();
+        let rows = read_intervals(&d).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].count, rows[0].errors, rows[0].p90_ms),
+            (10, 1, 9.0)
+        );
+        fs::write(
+            d.join(INTERVALS),
+            "second,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated\n\
+             0,1.0,TOTAL,ten,1,5.5,5,9,9.5,8,1,1\n",
+        )
+        .unwrap();
+        let err = read_intervals(&d).unwrap_err().to_string();
+        assert!(err.contains("line 2: 'ten' in column count"), "{err}");
+        fs::write(d.join(INTERVALS), "second,label\n0,TOTAL\n").unwrap();
+        assert!(read_intervals(&d)
+            .unwrap_err()
+            .to_string()
+            .contains("no column 'interval_s'"));
+        assert_eq!(read_resources(&d).unwrap(), None);
+    }
+
+    #[test]
+    fn manifests_of_other_schemas_or_truncated_are_refused() {
+        let d = dir("manifest");
+        fs::write(d.join(MANIFEST), "{\"schema_version\": 2}").unwrap();
+        let err = manifest_value(&d).unwrap_err().to_string();
+        assert!(
+            err.contains("schema version 2; this headroom reads version 1"),
+            "{err}"
+        );
+        fs::write(d.join(MANIFEST), "{\"schema_version\": 1, \"sta").unwrap();
+        assert!(manifest_value(&d)
+            .unwrap_err()
+            .to_string()
+            .contains("truncated"));
+        let missing = manifest_value(&d.join("nope")).unwrap_err().to_string();
+        assert!(missing.contains("no such bundle directory"), "{missing}");
+    }
+}

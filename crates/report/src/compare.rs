@@ -1,0 +1,660 @@
+//! `headroom compare`: runs side by side against a baseline, as the study's
+//! tables of Apdex and response time per environment, with the significance
+//! of every change (a bootstrap interval over the runs' per-second values),
+//! the environment fields that differ, and the regressions beyond a
+//! threshold (for CI, like moodle-performance-comparison).
+
+use headroom_analysis::bootstrap::{median_difference, Interval};
+use headroom_load::bundle::{BundleError, TOTAL_LABEL};
+use headroom_load::bundle_reader::{
+    manifest_value, read_intervals, read_resources, IntervalRow, ResourceRow,
+};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Confidence of the intervals.
+pub const CONFIDENCE: f64 = 0.95;
+/// Seconds shorter than this (the last, partial one) are left out.
+const MIN_INTERVAL_S: f64 = 0.5;
+
+/// One run read from its bundle.
+pub struct RunData {
+    pub name: String,
+    pub bundle: PathBuf,
+    pub manifest: Value,
+    pub intervals: Vec<IntervalRow>,
+    pub resources: Option<Vec<ResourceRow>>,
+}
+
+impl RunData {
+    pub fn load(dir: &Path, name: &str) -> Result<RunData, BundleError> {
+        let manifest = manifest_value(dir)?;
+        if manifest.pointer("/summary/total").is_none() {
+            return Err(BundleError::Invalid {
+                path: dir.join("manifest.json"),
+                reason: "no summary: the run did not finish (status running); compare needs finished runs".into(),
+            });
+        }
+        Ok(RunData {
+            name: name.to_string(),
+            bundle: dir.to_path_buf(),
+            intervals: read_intervals(dir)?,
+            resources: read_resources(dir)?,
+            manifest,
+        })
+    }
+
+    /// The labels in the run's order, then TOTAL.
+    fn labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> = self
+            .manifest
+            .get("labels")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|l| l.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(map) = self
+            .manifest
+            .pointer("/summary/labels")
+            .and_then(Value::as_object)
+        {
+            for key in map.keys() {
+                if !labels.contains(key) {
+                    labels.push(key.clone());
+                }
+            }
+        }
+        labels.retain(|l| self.figures(l).is_some());
+        // One label (a URL run) is the same as TOTAL: show it once.
+        if labels.len() == 1 {
+            labels.clear();
+        }
+        labels.push(TOTAL_LABEL.to_string());
+        labels
+    }
+
+    fn figures(&self, label: &str) -> Option<&Value> {
+        if label == TOTAL_LABEL {
+            self.manifest.pointer("/summary/total")
+        } else {
+            self.manifest.pointer("/summary/labels")?.get(label)
+        }
+    }
+
+    fn rows(&self, label: &str) -> Vec<&IntervalRow> {
+        self.intervals
+            .iter()
+            .filter(|r| r.label == label && r.interval_s >= MIN_INTERVAL_S && r.count > 0)
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Apdex,
+    Mean,
+    P90,
+    P95,
+    Errors,
+    Throughput,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 6] = [
+        Metric::Apdex,
+        Metric::Mean,
+        Metric::P90,
+        Metric::P95,
+        Metric::Errors,
+        Metric::Throughput,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::Apdex => "Apdex",
+            Metric::Mean => "Mean response time (ms)",
+            Metric::P90 => "90th percentile (ms)",
+            Metric::P95 => "95th percentile (ms)",
+            Metric::Errors => "Errors (%)",
+            Metric::Throughput => "Throughput (req/s)",
+        }
+    }
+
+    pub fn short(self) -> &'static str {
+        match self {
+            Metric::Apdex => "apdex",
+            Metric::Mean => "mean",
+            Metric::P90 => "p90",
+            Metric::P95 => "p95",
+            Metric::Errors => "errors",
+            Metric::Throughput => "throughput",
+        }
+    }
+
+    fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Apdex | Metric::Throughput)
+    }
+
+    /// The run's figure, from the manifest's summary (exact, whole run).
+    fn value(self, figures: &Value) -> Option<f64> {
+        let get = |key: &str| figures.get(key).and_then(Value::as_f64);
+        match self {
+            Metric::Apdex => get("apdex"),
+            Metric::Mean => get("mean_ms"),
+            Metric::P90 => get("p90_ms"),
+            Metric::P95 => get("p95_ms"),
+            Metric::Errors => get("error_rate").map(|r| r * 100.0),
+            Metric::Throughput => get("rps"),
+        }
+    }
+
+    /// The metric in each second, for the significance test.
+    fn per_interval(self, rows: &[&IntervalRow]) -> Vec<f64> {
+        rows.iter()
+            .filter_map(|r| match self {
+                Metric::Apdex => {
+                    let n = r.apdex_satisfied + r.apdex_tolerating + r.apdex_frustrated;
+                    (n > 0).then(|| {
+                        (r.apdex_satisfied as f64 + r.apdex_tolerating as f64 / 2.0) / n as f64
+                    })
+                }
+                Metric::Mean => Some(r.mean_ms),
+                Metric::P90 => Some(r.p90_ms),
+                Metric::P95 => Some(r.p95_ms),
+                Metric::Errors => Some(r.errors as f64 * 100.0 / r.count as f64),
+                Metric::Throughput => Some(r.count as f64 / r.interval_s),
+            })
+            .collect()
+    }
+}
+
+/// One run's figure for one label, against the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub value: Option<f64>,
+    /// Change against the baseline's figure, in %.
+    pub change_pct: Option<f64>,
+    /// The bootstrap interval of the change of the per-second medians, in %
+    /// of the baseline's median; absent when either run has < 3 seconds.
+    pub interval_pct: Option<(f64, f64)>,
+    pub significant: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricTable {
+    pub metric: Metric,
+    pub labels: Vec<String>,
+    /// One row per run (the baseline's cells have no change).
+    pub rows: Vec<Vec<Cell>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Regression {
+    pub run: String,
+    pub metric: Metric,
+    pub label: String,
+    pub change_pct: f64,
+    pub interval_pct: (f64, f64),
+}
+
+/// A fingerprint field that is not the same in every run.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvironmentDifference {
+    pub field: String,
+    pub values: Vec<Option<String>>,
+}
+
+/// One resource's average and peak over a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceFigure {
+    pub name: String,
+    pub average: Option<f64>,
+    pub peak: Option<f64>,
+}
+
+/// Per host: averages and peaks of the monitored resources.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceFigures {
+    pub host: String,
+    /// Per run: cpu, memory, disk, network, temperature.
+    pub rows: Vec<Vec<ResourceFigure>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    pub name: String,
+    pub bundle: String,
+    pub target: String,
+    pub started_at: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub baseline: String,
+    pub threshold_pct: f64,
+    pub confidence: f64,
+    pub runs: Vec<RunInfo>,
+    pub metrics: Vec<MetricTable>,
+    pub resources: Vec<ResourceFigures>,
+    pub environment: Vec<EnvironmentDifference>,
+    pub regressions: Vec<Regression>,
+}
+
+fn pct(change: f64, base: f64) -> Option<f64> {
+    (base.abs() > f64::EPSILON).then(|| change / base * 100.0)
+}
+
+fn cell(
+    metric: Metric,
+    base: &RunData,
+    run: &RunData,
+    label: &str,
+    is_base: bool,
+    seed: u64,
+) -> Cell {
+    let value = run.figures(label).and_then(|f| metric.value(f));
+    if is_base {
+        return Cell {
+            value,
+            change_pct: None,
+            interval_pct: None,
+            significant: None,
+        };
+    }
+    let base_value = base.figures(label).and_then(|f| metric.value(f));
+    let change_pct = match (value, base_value) {
+        (Some(v), Some(b)) => pct(v - b, b),
+        _ => None,
+    };
+    let a = metric.per_interval(&base.rows(label));
+    let b = metric.per_interval(&run.rows(label));
+    let interval: Option<Interval> = median_difference(&a, &b, CONFIDENCE, seed);
+    let base_median = headroom_analysis::bootstrap::median(&a);
+    let interval_pct = match (interval, base_median) {
+        (Some(i), Some(m)) => match (pct(i.low, m), pct(i.high, m)) {
+            (Some(low), Some(high)) => Some((low, high)),
+            _ => None,
+        },
+        _ => None,
+    };
+    Cell {
+        value,
+        change_pct,
+        interval_pct,
+        significant: interval.map(|i| i.significant()),
+    }
+}
+
+/// Flattens a JSON value into dotted paths and printable values.
+fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&format!("{prefix}.{k}"), v, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), v, out);
+            }
+        }
+        Value::Null => {}
+        Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
+/// Fields of the environment that would explain a difference: the load
+/// generator's and each monitored host's fingerprint and doctor findings.
+/// Readings that change every second (load, uptime) are left out.
+fn environment(runs: &[RunData]) -> Vec<EnvironmentDifference> {
+    let fields: Vec<BTreeMap<String, String>> = runs
+        .iter()
+        .map(|run| {
+            let mut out = BTreeMap::new();
+            if let Some(fp) = run.manifest.get("fingerprint") {
+                flatten("generator", fp, &mut out);
+            }
+            if let Some(hosts) = run
+                .manifest
+                .get("monitored_hosts")
+                .and_then(Value::as_array)
+            {
+                for host in hosts {
+                    let name = host.get("agent").and_then(Value::as_str).unwrap_or("host");
+                    if let Some(fp) = host.get("fingerprint") {
+                        flatten(name, fp, &mut out);
+                    }
+                }
+            }
+            out.retain(|k, _| {
+                !(k.contains("load") || k.contains("uptime") || k.contains("collected"))
+            });
+            out
+        })
+        .collect();
+    let mut keys: Vec<&String> = fields.iter().flat_map(|f| f.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|key| {
+            let values: Vec<Option<String>> = fields.iter().map(|f| f.get(key).cloned()).collect();
+            let first = &values[0];
+            values
+                .iter()
+                .any(|v| v != first)
+                .then(|| EnvironmentDifference {
+                    field: key.clone(),
+                    values,
+                })
+        })
+        .collect()
+}
+
+fn resource_figures(runs: &[RunData]) -> Vec<ResourceFigures> {
+    let mut hosts: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.resources.iter().flatten().map(|row| row.host.clone()))
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+        .into_iter()
+        .map(|host| {
+            let rows = runs
+                .iter()
+                .map(|run| {
+                    let rows: Vec<&ResourceRow> = run
+                        .resources
+                        .iter()
+                        .flatten()
+                        .filter(|r| r.host == host)
+                        .collect();
+                    let figure = |name: &str, get: fn(&ResourceRow) -> Option<f64>| {
+                        let values: Vec<f64> = rows.iter().filter_map(|r| get(r)).collect();
+                        let average = (!values.is_empty())
+                            .then(|| values.iter().sum::<f64>() / values.len() as f64);
+                        let peak = values.iter().copied().reduce(f64::max);
+                        ResourceFigure {
+                            name: name.to_string(),
+                            average,
+                            peak,
+                        }
+                    };
+                    vec![
+                        figure("cpu %", |r| r.cpu_pct),
+                        figure("memory %", |r| r.memory_used_pct),
+                        figure("disk %", |r| r.disk_util_pct),
+                        figure("network Mbit/s", |r| r.net_mbit_s),
+                        figure("temperature °C", |r| r.temperature_max_c),
+                    ]
+                })
+                .collect();
+            ResourceFigures { host, rows }
+        })
+        .collect()
+}
+
+fn text(value: &Value, pointer: &str) -> String {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Compares every run with `runs[baseline]`. A regression is a significant
+/// change for the worse larger than `threshold_pct`.
+pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Comparison {
+    let base = &runs[baseline];
+    let mut labels = base.labels();
+    for run in runs {
+        for label in run.labels() {
+            if !labels.contains(&label) {
+                labels.insert(labels.len() - 1, label);
+            }
+        }
+    }
+    let mut regressions = Vec::new();
+    let metrics = Metric::ALL
+        .iter()
+        .map(|&metric| {
+            let rows: Vec<Vec<Cell>> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, run)| {
+                    labels
+                        .iter()
+                        .enumerate()
+                        .map(|(j, label)| {
+                            let seed = (i * 1000 + j) as u64;
+                            cell(metric, base, run, label, i == baseline, seed)
+                        })
+                        .collect()
+                })
+                .collect();
+            for (i, row) in rows.iter().enumerate() {
+                for (label, c) in labels.iter().zip(row) {
+                    let (Some(change), Some(true), Some(interval)) =
+                        (c.change_pct, c.significant, c.interval_pct)
+                    else {
+                        continue;
+                    };
+                    let worse = if metric.higher_is_better() {
+                        change < -threshold_pct
+                    } else {
+                        change > threshold_pct
+                    };
+                    if worse {
+                        regressions.push(Regression {
+                            run: runs[i].name.clone(),
+                            metric,
+                            label: label.clone(),
+                            change_pct: change,
+                            interval_pct: interval,
+                        });
+                    }
+                }
+            }
+            MetricTable {
+                metric,
+                labels: labels.clone(),
+                rows,
+            }
+        })
+        .collect();
+    Comparison {
+        baseline: base.name.clone(),
+        threshold_pct,
+        confidence: CONFIDENCE,
+        runs: runs
+            .iter()
+            .map(|r| RunInfo {
+                name: r.name.clone(),
+                bundle: r.bundle.display().to_string(),
+                target: text(&r.manifest, "/target"),
+                started_at: text(&r.manifest, "/started_at"),
+                status: text(&r.manifest, "/status"),
+            })
+            .collect(),
+        metrics,
+        resources: resource_figures(runs),
+        environment: environment(runs),
+        regressions,
+    }
+}
+
+fn number(metric: Metric, v: Option<f64>) -> String {
+    match (metric, v) {
+        (_, None) => "-".into(),
+        (Metric::Apdex, Some(v)) => format!("{v:.3}"),
+        (Metric::Errors, Some(v)) => format!("{v:.2}"),
+        (_, Some(v)) if v >= 100.0 => format!("{v:.0}"),
+        (_, Some(v)) => format!("{v:.1}"),
+    }
+}
+
+fn short_label(label: &str) -> String {
+    if label.chars().count() <= 18 {
+        label.to_string()
+    } else {
+        let cut: String = label.chars().take(17).collect();
+        format!("{cut}…")
+    }
+}
+
+/// The terminal rendering.
+pub fn render_compare(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Comparing {} runs with {} as the baseline; * = significant ({:.0}% bootstrap interval of the per-second medians excludes 0), n.s. = not significant",
+        c.runs.len(),
+        c.baseline,
+        c.confidence * 100.0
+    );
+    for run in &c.runs {
+        let _ = writeln!(
+            out,
+            "  {}  {}  {}  {}  {}",
+            run.name, run.bundle, run.started_at, run.status, run.target
+        );
+    }
+    const PER_BLOCK: usize = 4;
+    let width = c
+        .runs
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(1)
+        + 11;
+    for table in &c.metrics {
+        let _ = writeln!(out, "\n{}", table.metric.title());
+        for start in (0..table.labels.len()).step_by(PER_BLOCK) {
+            let end = (start + PER_BLOCK).min(table.labels.len());
+            let _ = write!(out, "  {:width$}", "");
+            for label in &table.labels[start..end] {
+                let _ = write!(out, " {:>24}", short_label(label));
+            }
+            out.push('\n');
+            for (run, row) in c.runs.iter().zip(&table.rows) {
+                let name = if run.name == c.baseline {
+                    format!("{} (baseline)", run.name)
+                } else {
+                    run.name.clone()
+                };
+                let _ = write!(out, "  {name:width$}");
+                for cell in &row[start..end] {
+                    let mut text = number(table.metric, cell.value);
+                    if let Some(change) = cell.change_pct {
+                        let mark = match cell.significant {
+                            Some(true) => " *",
+                            Some(false) => " n.s.",
+                            None => "",
+                        };
+                        text = format!("{text} {change:+.1}%{mark}");
+                    }
+                    let _ = write!(out, " {text:>24}");
+                }
+                out.push('\n');
+            }
+        }
+    }
+    for host in &c.resources {
+        let _ = writeln!(out, "\nResources of {} (average / peak)", host.host);
+        if let Some(first) = host.rows.first() {
+            let _ = write!(out, "  {:width$}", "");
+            for figure in first {
+                let _ = write!(out, " {:>18}", figure.name);
+            }
+            out.push('\n');
+        }
+        for (run, row) in c.runs.iter().zip(&host.rows) {
+            let _ = write!(out, "  {:width$}", run.name);
+            for figure in row {
+                let figure = match (figure.average, figure.peak) {
+                    (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
+                    _ => "-".into(),
+                };
+                let _ = write!(out, " {figure:>18}");
+            }
+            out.push('\n');
+        }
+    }
+    if c.environment.is_empty() {
+        let _ = writeln!(out, "\nEnvironment: no fingerprint field differs.");
+    } else {
+        let _ = writeln!(out, "\nEnvironment differences:");
+        for diff in &c.environment {
+            let values: Vec<String> = c
+                .runs
+                .iter()
+                .zip(&diff.values)
+                .map(|(r, v)| format!("{}: {}", r.name, v.as_deref().unwrap_or("(none)")))
+                .collect();
+            let _ = writeln!(out, "  {:40} {}", diff.field, values.join("   "));
+        }
+    }
+    if c.regressions.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo significant regression beyond {:.1}%.",
+            c.threshold_pct
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\nSignificant regressions beyond {:.1}%:",
+            c.threshold_pct
+        );
+        for r in &c.regressions {
+            let _ = writeln!(
+                out,
+                "  {}: {}[{}] {:+.1}% (interval {:+.1}% .. {:+.1}%)",
+                r.run,
+                r.metric.short(),
+                r.label,
+                r.change_pct,
+                r.interval_pct.0,
+                r.interval_pct.1
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn environment_differences_skip_moving_readings() {
+        let run = |governor: &str, load: f64| RunData {
+            name: "x".into(),
+            bundle: PathBuf::new(),
+            manifest: json!({"fingerprint": {"cpu": {"governor": governor, "model": "A"}, "load": {"one": load}}}),
+            intervals: vec![],
+            resources: None,
+        };
+        let diffs = environment(&[run("performance", 0.1), run("powersave", 0.9)]);
+        assert_eq!(diffs.len(), 1, "{diffs:?}");
+        assert_eq!(diffs[0].field, "generator.cpu.governor");
+        assert_eq!(
+            diffs[0].values,
+            vec![Some("performance".into()), Some("powersave".into())]
+        );
+    }
+}
