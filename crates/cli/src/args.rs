@@ -38,6 +38,8 @@ pub enum Command {
     Agent(AgentArgs),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
+    /// Write a self-contained HTML report (tables and charts) of one or more run bundles.
+    Report(ReportArgs),
     /// Compare runs with a baseline: Apdex, response times, errors, throughput and resources
     /// per label, with the significance of each change and the environment differences.
     #[command(after_help = COMPARE_EXAMPLES)]
@@ -52,6 +54,7 @@ Examples:
   headroom compare runs/before runs/after                    the first run is the baseline
   headroom compare sd/ ssd/ overclock/ --baseline sd/ --threshold 10%
   headroom compare runs/before runs/after --json             for scripts
+  headroom compare runs/before runs/after -o compare.html     and as a page with charts
 
 Runs are named A, B, C... in the order given. Exit code 1 when a run is
 significantly worse than the baseline by more than --threshold on Apdex,
@@ -67,6 +70,18 @@ fn threshold(text: &str) -> Result<f64, String> {
         return Err(format!("'{text}' must be between 0% and 1000%"));
     }
     Ok(value)
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run bundles (directories written by load or run).
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+
+    /// The HTML file to write (default: report.html in the bundle, or in the
+    /// current directory for several bundles).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -86,6 +101,10 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Also write the comparison as a self-contained HTML page with charts.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 const TESTBED_EXAMPLES: &str = "\

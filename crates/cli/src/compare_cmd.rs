@@ -3,6 +3,7 @@
 use crate::args::CompareArgs;
 use crate::execute::{EXIT_CANNOT_RUN, EXIT_CRITERIA_FAILED, EXIT_USAGE};
 use headroom_report::compare::{compare, render_compare, RunData};
+use headroom_report::compare_html::render_compare_html;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -54,6 +55,15 @@ pub fn run(args: CompareArgs) -> ExitCode {
         );
     } else {
         print!("{}", render_compare(&comparison));
+    }
+    if let Some(path) = &args.output {
+        if let Err(e) = std::fs::write(path, render_compare_html(&comparison)) {
+            eprintln!("headroom: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
+        if !args.json {
+            println!("\nHTML: {}", path.display());
+        }
     }
     if comparison.regressions.is_empty() {
         ExitCode::SUCCESS

@@ -8,6 +8,7 @@ mod demo;
 mod doctor_cmd;
 mod execute;
 mod load_cmd;
+mod report_cmd;
 mod run_cmd;
 mod scenario_cmd;
 mod signals;
@@ -27,5 +28,6 @@ fn main() -> ExitCode {
         args::Command::Demo(demo) => demo::run(demo),
         args::Command::Testbed(command) => testbed_cmd::run(command),
         args::Command::Compare(compare) => compare_cmd::run(compare),
+        args::Command::Report(report) => report_cmd::run(report),
     }
 }

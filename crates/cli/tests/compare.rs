@@ -29,7 +29,7 @@ fn synthetic_bundle(dir: &Path, factor: f64, seed: u64, governor: &str) {
     std::fs::create_dir_all(dir).unwrap();
     let mut noise = Noise(seed);
     let mut csv = String::from(
-        "second,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated\n",
+        "second,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated,p99_ms,active_vus\n",
     );
     let mut labels = serde_json::Map::new();
     let mut all = (0u64, 0.0f64, 0.0f64, 0.0f64);
@@ -39,10 +39,11 @@ fn synthetic_bundle(dir: &Path, factor: f64, seed: u64, governor: &str) {
             let n = (20.0 * noise.factor(0.1)).round() as u64;
             let m = base * factor * noise.factor(0.15);
             csv.push_str(&format!(
-                "{second},1.000,{label},{n},0,{m:.3},{:.3},{:.3},{:.3},{n},0,0\n",
+                "{second},1.000,{label},{n},0,{m:.3},{:.3},{:.3},{:.3},{n},0,0,{:.3},4\n",
                 m * 0.9,
                 m * 1.5,
-                m * 1.7
+                m * 1.7,
+                m * 2.0
             ));
             count += n;
             mean += m / 60.0;
@@ -74,10 +75,11 @@ fn synthetic_bundle(dir: &Path, factor: f64, seed: u64, governor: &str) {
         let n: f64 = parts.iter().map(|p| p[2]).sum();
         let mean: f64 = parts.iter().map(|p| p[4] * p[2]).sum::<f64>() / n;
         csv.push_str(&format!(
-            "{second},1.000,TOTAL,{n},0,{mean:.3},{:.3},{:.3},{:.3},{n},0,0\n",
+            "{second},1.000,TOTAL,{n},0,{mean:.3},{:.3},{:.3},{:.3},{n},0,0,{:.3},8\n",
             mean * 0.9,
             mean * 1.5,
-            mean * 1.7
+            mean * 1.7,
+            mean * 2.0
         ));
     }
     std::fs::write(dir.join("intervals.csv"), csv).unwrap();

@@ -2,7 +2,8 @@
 //! the per-second intervals and the per-second resources. Every error names
 //! the file and says what is wrong with it.
 
-use crate::bundle::{BundleError, INTERVALS, MANIFEST, SCHEMA_VERSION};
+use crate::bundle::{BundleError, INTERVALS, LATENCY, MANIFEST, SCHEMA_VERSION};
+use hdrhistogram::Histogram;
 use std::fs;
 use std::path::Path;
 
@@ -20,6 +21,8 @@ pub struct IntervalRow {
     pub p50_ms: f64,
     pub p90_ms: f64,
     pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub active_vus: u64,
     pub apdex_satisfied: u64,
     pub apdex_tolerating: u64,
     pub apdex_frustrated: u64,
@@ -35,6 +38,9 @@ pub struct ResourceRow {
     pub disk_util_pct: Option<f64>,
     pub net_mbit_s: Option<f64>,
     pub temperature_max_c: Option<f64>,
+    pub cpu_mhz: Option<f64>,
+    /// A Raspberry Pi's throttling now; `None` elsewhere.
+    pub throttled: Option<bool>,
 }
 
 fn read_error(path: &Path) -> impl Fn(std::io::Error) -> BundleError + '_ {
@@ -113,7 +119,7 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
         .headers()
         .map_err(|e| invalid(&path, e.to_string()))?
         .clone();
-    const NAMES: [&str; 12] = [
+    const NAMES: [&str; 14] = [
         "second",
         "interval_s",
         "label",
@@ -126,6 +132,8 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
         "apdex_satisfied",
         "apdex_tolerating",
         "apdex_frustrated",
+        "p99_ms",
+        "active_vus",
     ];
     let at = columns(&path, &headers, &NAMES)?;
     let mut rows = Vec::new();
@@ -148,9 +156,45 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
             apdex_satisfied: int(9)?,
             apdex_tolerating: int(10)?,
             apdex_frustrated: int(11)?,
+            p99_ms: float(12)?,
+            active_vus: int(13)?,
         });
     }
     Ok(rows)
+}
+
+/// The whole run's response times (µs): the sum of latency.hlog's untagged
+/// histograms; `None` when the file is missing.
+pub fn read_latency(dir: &Path) -> Result<Option<Histogram<u64>>, BundleError> {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let path = dir.join(LATENCY);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = fs::read(&path).map_err(read_error(&path))?;
+    let mut total = headroom_analysis::new_histogram();
+    let mut deserializer = Deserializer::new();
+    for entry in IntervalLogIterator::new(&text) {
+        let entry = entry.map_err(|e| invalid(&path, format!("unreadable line: {e:?}")))?;
+        let LogEntry::Interval(interval) = entry else {
+            continue;
+        };
+        if interval.tag().is_some() {
+            continue;
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(interval.encoded_histogram())
+            .map_err(|e| invalid(&path, format!("a histogram is not base64: {e}")))?;
+        let histogram: Histogram<u64> = deserializer
+            .deserialize(&mut &bytes[..])
+            .map_err(|e| invalid(&path, format!("a histogram does not decode: {e:?}")))?;
+        total
+            .add(&histogram)
+            .map_err(|e| invalid(&path, format!("a histogram does not add up: {e:?}")))?;
+    }
+    Ok(Some(total))
 }
 
 /// resources.csv, or `None` when the run monitored nothing.
@@ -167,6 +211,7 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
         .clone();
     let at = columns(&path, &headers, &["second", "host"])?;
     let optional = |name: &str| headers.iter().position(|h| h == name);
+    let (mhz, throttled) = (optional("cpu_mhz"), optional("throttled"));
     let (cpu, memory, disk, rx, tx, temperature) = (
         optional("cpu_pct"),
         optional("memory_used_pct"),
@@ -197,6 +242,8 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
             disk_util_pct: value(disk),
             net_mbit_s: net,
             temperature_max_c: value(temperature),
+            cpu_mhz: value(mhz),
+            throttled: value(throttled).map(|v| v > 0.0),
         });
     }
     Ok(Some(rows))
@@ -218,8 +265,8 @@ mod tests {
         let d = dir("intervals");
         fs::write(
             d.join(INTERVALS),
-            "second,start_epoch_ms,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated\n\
-             0,1,1.000,TOTAL,10,1,5.5,5,9,9.5,8,1,1\n",
+            "second,start_epoch_ms,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated,active_vus\n\
+             0,1,1.000,TOTAL,10,1,5.5,5,9,9.5,9.9,8,1,1,4\n",
         )
         .unwrap();
         let rows = read_intervals(&d).unwrap();
@@ -230,8 +277,8 @@ mod tests {
         );
         fs::write(
             d.join(INTERVALS),
-            "second,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated\n\
-             0,1.0,TOTAL,ten,1,5.5,5,9,9.5,8,1,1\n",
+            "second,interval_s,label,count,errors,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,apdex_satisfied,apdex_tolerating,apdex_frustrated,active_vus\n\
+             0,1.0,TOTAL,ten,1,5.5,5,9,9.5,9.9,8,1,1,4\n",
         )
         .unwrap();
         let err = read_intervals(&d).unwrap_err().to_string();

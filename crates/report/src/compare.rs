@@ -4,96 +4,18 @@
 //! the environment fields that differ, and the regressions beyond a
 //! threshold (for CI, like moodle-performance-comparison).
 
+pub use crate::run_data::RunData;
 use headroom_analysis::bootstrap::{median_difference, Interval};
-use headroom_load::bundle::{BundleError, TOTAL_LABEL};
-use headroom_load::bundle_reader::{
-    manifest_value, read_intervals, read_resources, IntervalRow, ResourceRow,
-};
+use headroom_load::bundle_reader::{IntervalRow, ResourceRow};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+#[cfg(test)]
+use std::path::PathBuf;
 
 /// Confidence of the intervals.
 pub const CONFIDENCE: f64 = 0.95;
-/// Seconds shorter than this (the last, partial one) are left out.
-const MIN_INTERVAL_S: f64 = 0.5;
-
-/// One run read from its bundle.
-pub struct RunData {
-    pub name: String,
-    pub bundle: PathBuf,
-    pub manifest: Value,
-    pub intervals: Vec<IntervalRow>,
-    pub resources: Option<Vec<ResourceRow>>,
-}
-
-impl RunData {
-    pub fn load(dir: &Path, name: &str) -> Result<RunData, BundleError> {
-        let manifest = manifest_value(dir)?;
-        if manifest.pointer("/summary/total").is_none() {
-            return Err(BundleError::Invalid {
-                path: dir.join("manifest.json"),
-                reason: "no summary: the run did not finish (status running); compare needs finished runs".into(),
-            });
-        }
-        Ok(RunData {
-            name: name.to_string(),
-            bundle: dir.to_path_buf(),
-            intervals: read_intervals(dir)?,
-            resources: read_resources(dir)?,
-            manifest,
-        })
-    }
-
-    /// The labels in the run's order, then TOTAL.
-    fn labels(&self) -> Vec<String> {
-        let mut labels: Vec<String> = self
-            .manifest
-            .get("labels")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|l| l.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(map) = self
-            .manifest
-            .pointer("/summary/labels")
-            .and_then(Value::as_object)
-        {
-            for key in map.keys() {
-                if !labels.contains(key) {
-                    labels.push(key.clone());
-                }
-            }
-        }
-        labels.retain(|l| self.figures(l).is_some());
-        // One label (a URL run) is the same as TOTAL: show it once.
-        if labels.len() == 1 {
-            labels.clear();
-        }
-        labels.push(TOTAL_LABEL.to_string());
-        labels
-    }
-
-    fn figures(&self, label: &str) -> Option<&Value> {
-        if label == TOTAL_LABEL {
-            self.manifest.pointer("/summary/total")
-        } else {
-            self.manifest.pointer("/summary/labels")?.get(label)
-        }
-    }
-
-    fn rows(&self, label: &str) -> Vec<&IntervalRow> {
-        self.intervals
-            .iter()
-            .filter(|r| r.label == label && r.interval_s >= MIN_INTERVAL_S && r.count > 0)
-            .collect()
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -648,6 +570,7 @@ mod tests {
             manifest: json!({"fingerprint": {"cpu": {"governor": governor, "model": "A"}, "load": {"one": load}}}),
             intervals: vec![],
             resources: None,
+            latency: None,
         };
         let diffs = environment(&[run("performance", 0.1), run("powersave", 0.9)]);
         assert_eq!(diffs.len(), 1, "{diffs:?}");

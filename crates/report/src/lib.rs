@@ -3,10 +3,14 @@
 //! `--junit` XML.
 //! Renderers take plain data and return text; printing is the caller's job.
 
+pub mod charts;
 pub mod compare;
+pub mod compare_html;
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod live;
+pub mod run_data;
 pub mod terminal;
 
 pub use json::{json_summary, ReportInput};

@@ -1,0 +1,236 @@
+//! `headroom report` and `compare -o`: self-contained HTML that headless
+//! Chromium (Debian's package, installed by scripts/services) opens with
+//! every chart and without console errors.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use support::{run, serial, temp_dir, Reply, TestServer};
+
+fn chromium() -> PathBuf {
+    for path in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if Path::new(path).exists() {
+            return PathBuf::from(path);
+        }
+    }
+    panic!("chromium is not installed: run scripts/services (scripts/test does)");
+}
+
+/// Runs headless Chromium on the file with `extra` arguments; returns
+/// (stdout, stderr).
+fn headless(file: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
+    let output = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", file.display()))
+        .output()
+        .expect("chromium runs");
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Loads the page, takes a screenshot and returns the rendered DOM; the
+/// console must stay silent.
+fn open_in_chromium(file: &Path, dir: &Path) -> String {
+    let profile = dir.join("chromium-profile");
+    let screenshot = dir.join("screenshot.png");
+    let (_, stderr) = headless(
+        file,
+        &profile,
+        &[
+            "--window-size=1200,3000",
+            &format!("--screenshot={}", screenshot.display()),
+        ],
+    );
+    let png =
+        std::fs::read(&screenshot).unwrap_or_else(|e| panic!("no screenshot ({e}): {stderr}"));
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 20_000,
+        "{} bytes",
+        png.len()
+    );
+    let (dom, stderr) = headless(file, &profile, &["--dump-dom"]);
+    let console: Vec<&str> = stderr.lines().filter(|l| l.contains("CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    dom
+}
+
+fn self_contained(html: &str) {
+    for forbidden in ["<script", "<link", "src=\"http", "url(http", "@import"] {
+        assert!(
+            !html.contains(forbidden),
+            "the page loads something: {forbidden}"
+        );
+    }
+}
+
+#[test]
+fn the_report_opens_in_chromium_with_every_chart() {
+    let _serial = serial();
+    let server = TestServer::start(|r| Reply {
+        delay: Duration::from_millis(if r.path.starts_with("/slow") { 30 } else { 5 }),
+        ..Reply::default()
+    });
+    let dir = temp_dir("report");
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("two.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "defaults:\n  base_url: {}\nsteps:\n  - label: fast page\n    path: /fast\n  - label: slow page\n    path: /slow\n",
+            server.url("").trim_end_matches('/')
+        ),
+    )
+    .unwrap();
+    let bundle = dir.join("bundle");
+    let output = run(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "-c",
+        "3",
+        "-d",
+        "4s",
+        "--monitor",
+        "local",
+        "--quiet",
+        "--out",
+        bundle.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let file = dir.join("report.html");
+    let output = run(&[
+        "report",
+        bundle.to_str().unwrap(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        file.to_str().unwrap()
+    );
+    let html = std::fs::read_to_string(&file).unwrap();
+    self_contained(&html);
+    for title in [
+        "Response time percentiles",
+        "Throughput and errors",
+        "Active users",
+        "Apdex",
+        "Latency percentile spectrum",
+        "Resource usage",
+        "Response time per label",
+        "p95 per label over time",
+    ] {
+        assert!(
+            html.contains(&format!(">\n{title}\n</text>")),
+            "no chart '{title}'"
+        );
+    }
+    // The statistics table has JMeter's columns and both labels.
+    for column in [
+        "Samples",
+        "Errors %",
+        "Median",
+        "90th pct",
+        "99th pct",
+        "Received KB/s",
+        "Sent KB/s",
+        "Apdex",
+    ] {
+        assert!(
+            html.contains(&format!("<th>{column}</th>")),
+            "no column {column}"
+        );
+    }
+    assert!(html.contains("<td>fast page</td>") && html.contains("<td>slow page</td>"));
+    assert!(
+        html.contains("worst label: <b>slow page</b>"),
+        "the verdict names the slowest label"
+    );
+    assert!(html.contains("<h2>Environment</h2>") && html.contains("<td>kernel</td>"));
+
+    let dom = open_in_chromium(&file, &dir);
+    assert!(
+        dom.matches("<svg").count() >= 9,
+        "{} charts rendered",
+        dom.matches("<svg").count()
+    );
+    assert!(dom.contains("Latency percentile spectrum"));
+
+    // Without -o the report goes into the bundle.
+    let output = run(&["report", bundle.to_str().unwrap()]);
+    assert!(output.status.success());
+    assert!(bundle.join("report.html").exists());
+
+    // compare -o: the same run twice, as a page that Chromium opens too.
+    let page = dir.join("compare.html");
+    let output = run(&[
+        "compare",
+        bundle.to_str().unwrap(),
+        bundle.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    self_contained(&html);
+    assert!(html.contains("No significant regression beyond 5.0%."));
+    assert!(html.contains("<h3>95th percentile (ms)</h3>") && html.contains("<th>slow page</th>"));
+    let dom = open_in_chromium(&page, &dir);
+    assert_eq!(
+        dom.matches("<svg").count(),
+        3,
+        "Apdex, response time and throughput bars"
+    );
+}
+
+#[test]
+fn unreadable_bundles_are_clear_errors() {
+    let dir = temp_dir("report-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("manifest.json"), r#"{"schema_version": 7}"#).unwrap();
+    let output = run(&["report", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        text.contains("schema version 7; this headroom reads version 1"),
+        "{text}"
+    );
+    std::fs::write(dir.join("manifest.json"), r#"{"schema_version": 1, "summ"#).unwrap();
+    let output = run(&["report", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("truncated"));
+    let output = run(&["report"]);
+    assert_eq!(output.status.code(), Some(2));
+}

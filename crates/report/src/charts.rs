@@ -1,0 +1,323 @@
+//! Charts as inline SVG, drawn by plotters: lines over the run's seconds
+//! (with shaded spans for throttling or agent gaps and optional rating
+//! bands), the latency percentile spectrum, and bars per label.
+
+use plotters::prelude::*;
+use plotters::style::RGBColor;
+
+/// Colours of consecutive series (colour-blind friendly, Okabe–Ito).
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(213, 94, 0),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(240, 228, 66),
+    RGBColor(0, 0, 0),
+];
+
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A shaded span of seconds with its meaning (drawn behind the lines).
+pub struct Span {
+    pub from: f64,
+    pub to: f64,
+    pub color: RGBColor,
+}
+
+/// A horizontal band of y values (e.g. Apdex ratings).
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub color: RGBColor,
+}
+
+pub struct LineChart<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub x_max: f64,
+    /// None: from the data (with 10% headroom).
+    pub y_max: Option<f64>,
+    pub series: Vec<Series>,
+    pub spans: Vec<Span>,
+    pub bands: Vec<Band>,
+}
+
+const WIDTH: u32 = 640;
+const HEIGHT: u32 = 300;
+/// Axis labels and descriptions, readable when the chart is shown at
+/// half a phone's width.
+const LABEL_FONT: u32 = 14;
+
+fn failed(title: &str, error: impl std::fmt::Debug) -> String {
+    format!("<p class=\"chart-error\">The chart '{title}' could not be drawn: {error:?}</p>")
+}
+
+fn y_top(series: &[Series], fixed: Option<f64>) -> f64 {
+    fixed.unwrap_or_else(|| {
+        let top = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0f64, f64::max);
+        if top > 0.0 {
+            top * 1.1
+        } else {
+            1.0
+        }
+    })
+}
+
+/// Lines over time as an SVG document.
+pub fn line_chart(chart: &LineChart<'_>) -> String {
+    let mut svg = String::new();
+    let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let y_max = y_top(&chart.series, chart.y_max);
+        let x_max = chart.x_max.max(1.0);
+        let mut ctx = ChartBuilder::on(&root)
+            .caption(chart.title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+        for band in &chart.bands {
+            ctx.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, band.from), (x_max, band.to.min(y_max))],
+                band.color.mix(0.18).filled(),
+            )))?;
+        }
+        for span in &chart.spans {
+            ctx.draw_series(std::iter::once(Rectangle::new(
+                [(span.from, 0.0), (span.to, y_max)],
+                span.color.mix(0.25).filled(),
+            )))?;
+        }
+        ctx.configure_mesh()
+            .label_style(("sans-serif", LABEL_FONT))
+            .axis_desc_style(("sans-serif", LABEL_FONT))
+            .x_desc(chart.x_label)
+            .y_desc(chart.y_label)
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (i, series) in chart.series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            ctx.draw_series(LineSeries::new(
+                series.points.iter().copied(),
+                color.stroke_width(2),
+            ))?
+            .label(series.name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        }
+        if chart.series.len() > 1 {
+            ctx.configure_series_labels()
+                .label_font(("sans-serif", LABEL_FONT))
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.3))
+                .draw()?;
+        }
+        root.present()?;
+        Ok(())
+    })();
+    match drawn {
+        Ok(()) => svg,
+        Err(e) => failed(chart.title, e.to_string()),
+    }
+}
+
+/// The percentile spectrum: response time against percentile, the x axis
+/// stretched towards the tail (0, 90, 99, 99.9, ... as HdrHistogram plots it).
+pub fn spectrum_chart(title: &str, points: &[(f64, f64)]) -> String {
+    // x = -log10(1 - q): 0 at the median's left, 1 at p90, 2 at p99, ...
+    let mapped: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|(q, _)| *q < 1.0)
+        .map(|(q, ms)| (-(1.0 - q).log10(), *ms))
+        .collect();
+    let x_max = mapped.iter().map(|p| p.0).fold(1.0f64, f64::max).ceil();
+    let mut svg = String::new();
+    let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let y_max = mapped.iter().map(|p| p.1).fold(0.0f64, f64::max).max(0.001) * 1.1;
+        let mut ctx = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+        ctx.configure_mesh()
+            .label_style(("sans-serif", LABEL_FONT))
+            .axis_desc_style(("sans-serif", LABEL_FONT))
+            .x_desc("percentile")
+            .y_desc("ms")
+            .x_labels(x_max as usize + 1)
+            .x_label_formatter(&|x| {
+                let q = 100.0 * (1.0 - 10f64.powf(-x));
+                if q < 99.0 {
+                    format!("{q:.0}")
+                } else {
+                    let digits = (x.round() as usize).saturating_sub(2);
+                    format!("{q:.digits$}")
+                }
+            })
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        ctx.draw_series(LineSeries::new(
+            mapped.iter().copied(),
+            PALETTE[0].stroke_width(2),
+        ))?;
+        root.present()?;
+        Ok(())
+    })();
+    match drawn {
+        Ok(()) => svg,
+        Err(e) => failed(title, e.to_string()),
+    }
+}
+
+/// Horizontal bars per label: the first measure (e.g. p95) in the upper
+/// half of the label's row, the second (e.g. mean), if any, in the lower half.
+pub fn bar_chart(
+    title: &str,
+    unit: &str,
+    labels: &[String],
+    upper: (&str, &[f64]),
+    lower: Option<(&str, &[f64])>,
+) -> String {
+    let lower = lower.unwrap_or(("", &[]));
+    let rows = labels.len().max(1);
+    let height = (80 + rows * 34).clamp(180, 1600) as u32;
+    let mut svg = String::new();
+    let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let x_max = upper
+            .1
+            .iter()
+            .chain(lower.1)
+            .copied()
+            .fold(0.0f64, f64::max)
+            .max(0.001)
+            * 1.15;
+        let mut ctx = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(170)
+            // A segmented range holds its end too: rows segments are 0..rows - 1.
+            .build_cartesian_2d(0f64..x_max, (0..rows - 1).into_segmented())?;
+        ctx.configure_mesh()
+            .label_style(("sans-serif", LABEL_FONT))
+            .axis_desc_style(("sans-serif", LABEL_FONT))
+            .x_desc(unit)
+            .y_labels(rows)
+            .y_label_formatter(&|v| match v {
+                SegmentValue::CenterOf(i) => {
+                    labels
+                        .get(rows - 1 - (*i).min(rows - 1))
+                        .map_or(String::new(), |l| {
+                            if l.chars().count() > 24 {
+                                format!("{}…", l.chars().take(23).collect::<String>())
+                            } else {
+                                l.clone()
+                            }
+                        })
+                }
+                _ => String::new(),
+            })
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        // Row 0 is at the bottom: the first label goes to the top row.
+        let row = |i: usize| rows - 1 - i;
+        let (upper_color, lower_color) = (PALETTE[1], PALETTE[0]);
+        ctx.draw_series(upper.1.iter().enumerate().map(|(i, v)| {
+            Rectangle::new(
+                [
+                    (0.0, SegmentValue::CenterOf(row(i))),
+                    (*v, SegmentValue::Exact(row(i) + 1)),
+                ],
+                upper_color.filled(),
+            )
+        }))?
+        .label(upper.0)
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], upper_color.filled()));
+        let lower_series = ctx.draw_series(lower.1.iter().enumerate().map(|(i, v)| {
+            Rectangle::new(
+                [
+                    (0.0, SegmentValue::Exact(row(i))),
+                    (*v, SegmentValue::CenterOf(row(i))),
+                ],
+                lower_color.filled(),
+            )
+        }))?;
+        if !lower.1.is_empty() {
+            lower_series.label(lower.0).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 14, y + 5)], lower_color.filled())
+            });
+        }
+        ctx.configure_series_labels()
+            .label_font(("sans-serif", LABEL_FONT))
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })();
+    match drawn {
+        Ok(()) => svg,
+        Err(e) => failed(title, e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_are_svg_with_their_titles() {
+        let svg = line_chart(&LineChart {
+            title: "Response time",
+            x_label: "s",
+            y_label: "ms",
+            x_max: 10.0,
+            y_max: None,
+            series: vec![Series {
+                name: "p50".into(),
+                points: vec![(0.0, 1.0), (1.0, 2.0)],
+            }],
+            spans: vec![Span {
+                from: 2.0,
+                to: 3.0,
+                color: PALETTE[3],
+            }],
+            bands: vec![],
+        });
+        assert!(
+            svg.starts_with("<svg") && svg.contains("Response time"),
+            "{svg}"
+        );
+        let spectrum = spectrum_chart("Spectrum", &[(0.5, 1.0), (0.9, 2.0), (0.999, 9.0)]);
+        assert!(
+            spectrum.contains("99.9") && spectrum.contains("<polyline"),
+            "{spectrum}"
+        );
+        let bars = bar_chart(
+            "Per label",
+            "ms",
+            &["login".into(), "course".into()],
+            ("p95", &[3.0, 4.0]),
+            Some(("mean", &[1.0, 2.0])),
+        );
+        assert!(bars.contains("login") && bars.contains("course") && bars.contains("<rect"));
+    }
+}

@@ -1,0 +1,206 @@
+//! `headroom compare -o compare.html`: the comparison as one self-contained
+//! page: a table per figure with changes coloured by significance, bar
+//! charts of the runs' totals, resources, environment and regressions.
+
+use crate::charts::bar_chart;
+use crate::compare::{Comparison, Metric};
+use crate::html::{escape, STYLE};
+use headroom_load::bundle::TOTAL_LABEL;
+use std::fmt::Write;
+
+const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#777}";
+
+fn value_text(metric: Metric, v: Option<f64>) -> String {
+    match (metric, v) {
+        (_, None) => "-".into(),
+        (Metric::Apdex, Some(v)) => format!("{v:.3}"),
+        (Metric::Errors, Some(v)) => format!("{v:.2}"),
+        (_, Some(v)) if v >= 100.0 => format!("{v:.0}"),
+        (_, Some(v)) => format!("{v:.1}"),
+    }
+}
+
+fn higher_is_better(metric: Metric) -> bool {
+    matches!(metric, Metric::Apdex | Metric::Throughput)
+}
+
+pub fn render_compare_html(c: &Comparison) -> String {
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>headroom comparison</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
+         <h1>headroom comparison</h1>\n<p class=\"meta\">Baseline {}. Changes in % of the baseline; \
+         <span class=\"better\">significantly better</span>, <span class=\"worse\">significantly worse</span>, \
+         <span class=\"ns\">n.s.</span> = not significant ({:.0}% bootstrap interval of the per-second medians includes 0). \
+         Regression threshold {:.1}%.</p>\n",
+        escape(&c.baseline),
+        c.confidence * 100.0,
+        c.threshold_pct
+    );
+    html.push_str("<div class=\"scroll\"><table><tr><th>Run</th><th>Bundle</th><th>Started</th><th>Status</th><th>Target</th></tr>");
+    for run in &c.runs {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&run.name),
+            escape(&run.bundle),
+            escape(&run.started_at),
+            escape(&run.status),
+            escape(&run.target)
+        );
+    }
+    html.push_str("</table></div>\n");
+
+    if c.regressions.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p class=\"verdict\">No significant regression beyond {:.1}%.</p>",
+            c.threshold_pct
+        );
+    } else {
+        html.push_str("<div class=\"verdict\"><b>Significant regressions</b><ul>");
+        for r in &c.regressions {
+            let _ = write!(
+                html,
+                "<li>{}: {}[{}] {:+.1}% (interval {:+.1}% .. {:+.1}%)</li>",
+                escape(&r.run),
+                r.metric.short(),
+                escape(&r.label),
+                r.change_pct,
+                r.interval_pct.0,
+                r.interval_pct.1
+            );
+        }
+        html.push_str("</ul></div>\n");
+    }
+
+    let names: Vec<String> = c.runs.iter().map(|r| r.name.clone()).collect();
+    let total = |metric: Metric| -> Vec<f64> {
+        c.metrics
+            .iter()
+            .find(|t| t.metric == metric)
+            .and_then(|t| {
+                let column = t.labels.iter().position(|l| l == TOTAL_LABEL)?;
+                Some(
+                    t.rows
+                        .iter()
+                        .map(|row| row[column].value.unwrap_or(0.0))
+                        .collect(),
+                )
+            })
+            .unwrap_or_default()
+    };
+    let (apdex, p95, mean, rps) = (
+        total(Metric::Apdex),
+        total(Metric::P95),
+        total(Metric::Mean),
+        total(Metric::Throughput),
+    );
+    html.push_str("<h2>Totals</h2><div class=\"charts\">");
+    for svg in [
+        bar_chart("Apdex", "Apdex", &names, ("Apdex", &apdex), None),
+        bar_chart(
+            "Response time",
+            "ms",
+            &names,
+            ("p95", &p95),
+            Some(("mean", &mean)),
+        ),
+        bar_chart(
+            "Throughput",
+            "requests/s",
+            &names,
+            ("requests/s", &rps),
+            None,
+        ),
+    ] {
+        let _ = write!(html, "<figure>{svg}</figure>");
+    }
+    html.push_str("</div>\n");
+
+    for table in &c.metrics {
+        let _ = write!(
+            html,
+            "<h3>{}</h3><div class=\"scroll\"><table><tr><th>Run</th>",
+            escape(table.metric.title())
+        );
+        for label in &table.labels {
+            let _ = write!(html, "<th>{}</th>", escape(label));
+        }
+        html.push_str("</tr>");
+        for (run, row) in c.runs.iter().zip(&table.rows) {
+            let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
+            for cell in row {
+                let value = value_text(table.metric, cell.value);
+                let (class, change) = match (cell.change_pct, cell.significant) {
+                    (Some(change), Some(true)) => {
+                        let better = (change > 0.0) == higher_is_better(table.metric);
+                        (
+                            if better { "better" } else { "worse" },
+                            format!(" {change:+.1}%"),
+                        )
+                    }
+                    (Some(change), Some(false)) => ("ns", format!(" {change:+.1}% n.s.")),
+                    (Some(change), None) => ("", format!(" {change:+.1}%")),
+                    (None, _) => ("", String::new()),
+                };
+                let _ = write!(html, "<td class=\"{class}\">{value}{change}</td>");
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</table></div>\n");
+    }
+
+    for host in &c.resources {
+        let _ = write!(
+            html,
+            "<h3>Resources of {} (average / peak)</h3><div class=\"scroll\"><table><tr><th>Run</th>",
+            escape(&host.host)
+        );
+        if let Some(first) = host.rows.first() {
+            for figure in first {
+                let _ = write!(html, "<th>{}</th>", escape(&figure.name));
+            }
+        }
+        html.push_str("</tr>");
+        for (run, row) in c.runs.iter().zip(&host.rows) {
+            let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
+            for figure in row {
+                let text = match (figure.average, figure.peak) {
+                    (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
+                    _ => "-".into(),
+                };
+                let _ = write!(html, "<td>{text}</td>");
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</table></div>\n");
+    }
+
+    html.push_str("<h2>Environment</h2>");
+    if c.environment.is_empty() {
+        html.push_str("<p>No fingerprint field differs between the runs.</p>");
+    } else {
+        html.push_str("<div class=\"scroll\"><table><tr><th>Field</th>");
+        for run in &c.runs {
+            let _ = write!(html, "<th>{}</th>", escape(&run.name));
+        }
+        html.push_str("</tr>");
+        for diff in &c.environment {
+            let _ = write!(html, "<tr><td>{}</td>", escape(&diff.field));
+            for v in &diff.values {
+                let _ = write!(
+                    html,
+                    "<td>{}</td>",
+                    escape(v.as_deref().unwrap_or("(none)"))
+                );
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</table></div>");
+    }
+    html.push_str("\n</main></body></html>\n");
+    html
+}

@@ -1,0 +1,658 @@
+//! `headroom report`: one self-contained HTML file per set of runs (inline
+//! CSS and SVG charts, no script, no network), readable on a phone.
+
+use crate::charts::{
+    bar_chart, line_chart, spectrum_chart, Band, LineChart, Series, Span, PALETTE,
+};
+use crate::run_data::{RunData, MIN_INTERVAL_S};
+use headroom_analysis::apdex::Rating;
+use headroom_load::bundle::TOTAL_LABEL;
+use headroom_load::bundle_reader::{IntervalRow, ResourceRow};
+use plotters::style::RGBColor;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+pub(crate) const STYLE: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1b1b1b;background:#f6f7f9}
+main{max-width:1100px;margin:0 auto;padding:0 12px 40px}
+h1{font-size:1.5em;margin:16px 0 4px}h2{font-size:1.25em;margin:28px 0 6px}h3{font-size:1.05em;margin:22px 0 6px}
+.meta{color:#555;font-size:.92em;margin:4px 0 10px}.meta span{margin-right:14px;display:inline-block}
+.verdict{font-size:1.08em;background:#fff;border-left:6px solid #0072b2;padding:10px 12px;margin:10px 0}
+.scroll{overflow-x:auto;background:#fff;border:1px solid #ddd}
+table{border-collapse:collapse;font-size:.88em;width:100%}th,td{padding:4px 8px;text-align:right;white-space:nowrap;border-bottom:1px solid #eee}
+th{background:#eef1f5;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:12px}
+figure{margin:0;background:#fff;border:1px solid #ddd;padding:4px}figure svg{width:100%;height:auto;display:block}
+figcaption{font-size:.82em;color:#555;padding:2px 6px}
+.Excellent{background:#c8e6c9}.Good{background:#dcedc8}.Fair{background:#fff9c4}.Poor{background:#ffe0b2}.Unacceptable{background:#ffcdd2}
+.findings li{margin:3px 0}.status-complete{color:#1b5e20}.status-interrupted,.status-aborted,.status-running{color:#b71c1c}
+nav a{margin-right:12px}
+";
+
+fn num(value: Option<&Value>) -> Option<f64> {
+    value.and_then(Value::as_f64)
+}
+
+fn text<'a>(manifest: &'a Value, pointer: &str) -> &'a str {
+    manifest
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn ms(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v >= 100.0 => format!("{v:.0}"),
+        Some(v) if v >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+        None => "-".into(),
+    }
+}
+
+fn rating_of(apdex: Option<f64>) -> Option<String> {
+    apdex.map(|a| Rating::of(a).to_string())
+}
+
+fn profile_text(profile: &Value) -> String {
+    let Some(map) = profile.as_object() else {
+        return String::new();
+    };
+    map.iter()
+        .filter(|(_, v)| !v.is_null() && !v.is_object())
+        .map(|(k, v)| {
+            let v = v
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| v.to_string());
+            format!("{k} {v}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The report for these runs.
+pub fn render_report(runs: &[RunData]) -> String {
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>headroom report: {}</title><style>{STYLE}</style></head><body><main>\n<h1>headroom report</h1>\n",
+        escape(&runs.iter().map(|r| text(&r.manifest, "/target").to_string()).collect::<Vec<_>>().join(", "))
+    );
+    if runs.len() > 1 {
+        html.push_str("<nav>");
+        for (i, run) in runs.iter().enumerate() {
+            let _ = write!(
+                html,
+                "<a href=\"#run{i}\">{}</a>",
+                escape(&run.bundle.display().to_string())
+            );
+        }
+        html.push_str("</nav>\n");
+    }
+    for (i, run) in runs.iter().enumerate() {
+        let _ = write!(html, "<section id=\"run{i}\">");
+        run_section(&mut html, run);
+        html.push_str("</section>\n");
+    }
+    html.push_str("</main></body></html>\n");
+    html
+}
+
+fn run_section(html: &mut String, run: &RunData) {
+    let m = &run.manifest;
+    let status = text(m, "/status");
+    let scenario = m
+        .pointer("/scenario/name")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .unwrap_or_else(|| {
+            format!(
+                "{} {}",
+                text(m, "/scenario/method"),
+                text(m, "/scenario/url")
+            )
+        });
+    let _ = writeln!(
+        html,
+        "<h2>{}</h2><div class=\"meta\"><span>scenario: {}</span><span>profile: {}</span>\
+         <span>started: {}</span><span>duration: {:.1} s</span><span class=\"status-{}\">status: {}</span>\
+         <span>headroom {}</span><span>bundle: {}</span></div>",
+        escape(text(m, "/target")),
+        escape(scenario.trim()),
+        escape(&profile_text(m.get("profile").unwrap_or(&Value::Null))),
+        escape(text(m, "/started_at")),
+        num(m.get("elapsed_s")).unwrap_or(0.0),
+        escape(status),
+        escape(status),
+        escape(text(m, "/tool/version")),
+        escape(&run.bundle.display().to_string()),
+    );
+    verdict(html, run);
+    statistics(html, run);
+    charts(html, run);
+    environment(html, run);
+}
+
+fn verdict(html: &mut String, run: &RunData) {
+    let Some(total) = run.figures(TOTAL_LABEL) else {
+        return;
+    };
+    let apdex = num(total.get("apdex"));
+    let labels: Vec<String> = run
+        .labels()
+        .into_iter()
+        .filter(|l| l != TOTAL_LABEL)
+        .collect();
+    let worst = labels
+        .iter()
+        .filter_map(|l| {
+            let f = run.figures(l)?;
+            Some((
+                l,
+                num(f.get("apdex")).unwrap_or(1.0),
+                num(f.get("p95_ms")).unwrap_or(0.0),
+            ))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)));
+    let _ = write!(
+        html,
+        "<p class=\"verdict\">Apdex <b>{}</b> {} · errors <b>{:.2}%</b> · <b>{:.1}</b> requests/s · p95 <b>{} ms</b>",
+        apdex.map_or("-".into(), |a| format!("{a:.3}")),
+        escape(&rating_of(apdex).unwrap_or_default()),
+        num(total.get("error_rate")).unwrap_or(0.0) * 100.0,
+        num(total.get("rps")).unwrap_or(0.0),
+        ms(num(total.get("p95_ms"))),
+    );
+    if let Some((label, apdex, p95)) = worst {
+        let _ = write!(
+            html,
+            " · worst label: <b>{}</b> (Apdex {apdex:.3}, p95 {} ms)",
+            escape(label),
+            ms(Some(p95))
+        );
+    }
+    html.push_str("</p>\n");
+}
+
+fn statistics(html: &mut String, run: &RunData) {
+    let elapsed = num(run.manifest.get("elapsed_s")).unwrap_or(0.0).max(0.001);
+    html.push_str(
+        "<h3>Statistics</h3><div class=\"scroll\"><table><tr><th>Label</th><th>Samples</th><th>Errors %</th>\
+         <th>Mean</th><th>Min</th><th>Max</th><th>Median</th><th>90th pct</th><th>95th pct</th><th>99th pct</th>\
+         <th>Throughput /s</th><th>Received KB/s</th><th>Sent KB/s</th><th>Apdex</th></tr>\n",
+    );
+    for label in run.labels() {
+        let Some(f) = run.figures(&label) else {
+            continue;
+        };
+        let get = |k: &str| num(f.get(k));
+        let apdex = get("apdex");
+        let rating = rating_of(apdex).unwrap_or_default();
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td class=\"{rating}\">{} {rating}</td></tr>",
+            escape(&label),
+            get("count").unwrap_or(0.0),
+            get("error_rate").unwrap_or(0.0) * 100.0,
+            ms(get("mean_ms")),
+            ms(get("min_ms")),
+            ms(get("max_ms")),
+            ms(get("p50_ms")),
+            ms(get("p90_ms")),
+            ms(get("p95_ms")),
+            ms(get("p99_ms")),
+            get("rps").unwrap_or(0.0),
+            get("bytes_received").unwrap_or(0.0) / 1024.0 / elapsed,
+            get("bytes_sent").unwrap_or(0.0) / 1024.0 / elapsed,
+            apdex.map_or("-".into(), |a| format!("{a:.3}")),
+        );
+    }
+    html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Percentiles over every sample (HdrHistogram); JMeter's dashboard uses a 20,000-sample window.</p>\n");
+}
+
+fn figure(html: &mut String, svg: &str, caption: &str) {
+    let _ = writeln!(
+        html,
+        "<figure>{svg}<figcaption>{}</figcaption></figure>",
+        escape(caption)
+    );
+}
+
+fn series(
+    name: &str,
+    rows: &[&IntervalRow],
+    value: impl Fn(&IntervalRow) -> Option<f64>,
+) -> Series {
+    Series {
+        name: name.into(),
+        points: rows
+            .iter()
+            .filter_map(|r| value(r).map(|v| (r.second as f64 + 0.5, v)))
+            .collect(),
+    }
+}
+
+fn charts(html: &mut String, run: &RunData) {
+    let total: Vec<&IntervalRow> = run
+        .intervals
+        .iter()
+        .filter(|r| r.label == TOTAL_LABEL && r.interval_s >= MIN_INTERVAL_S)
+        .collect();
+    let x_max = num(run.manifest.get("elapsed_s"))
+        .unwrap_or(0.0)
+        .max(total.last().map_or(1.0, |r| r.second as f64 + 1.0));
+    html.push_str("<h3>Over time</h3><div class=\"charts\">\n");
+    let chart = |title, y_label, y_max, series, bands| LineChart {
+        title,
+        x_label: "seconds",
+        y_label,
+        x_max,
+        y_max,
+        series,
+        spans: vec![],
+        bands,
+    };
+    // Seconds without samples have no response times or Apdex.
+    let answered: Vec<&IntervalRow> = total.iter().copied().filter(|r| r.count > 0).collect();
+    figure(
+        html,
+        &line_chart(&chart(
+            "Response time percentiles",
+            "ms",
+            None,
+            vec![
+                series("p50", &answered, |r| Some(r.p50_ms)),
+                series("p90", &answered, |r| Some(r.p90_ms)),
+                series("p95", &answered, |r| Some(r.p95_ms)),
+                series("p99", &answered, |r| Some(r.p99_ms)),
+            ],
+            vec![],
+        )),
+        "Per second, all labels together.",
+    );
+    figure(
+        html,
+        &line_chart(&chart(
+            "Throughput and errors",
+            "per second",
+            None,
+            vec![
+                series("requests/s", &total, |r| {
+                    Some(r.count as f64 / r.interval_s)
+                }),
+                series("errors/s", &total, |r| Some(r.errors as f64 / r.interval_s)),
+            ],
+            vec![],
+        )),
+        "Completed requests and failed ones per second.",
+    );
+    figure(
+        html,
+        &line_chart(&chart(
+            "Active users",
+            "virtual users",
+            None,
+            vec![series("users", &total, |r| Some(r.active_vus as f64))],
+            vec![],
+        )),
+        "Virtual users running in each second.",
+    );
+    let bands = [
+        (0.94, 1.0, RGBColor(76, 175, 80)),
+        (0.85, 0.94, RGBColor(139, 195, 74)),
+        (0.70, 0.85, RGBColor(255, 235, 59)),
+        (0.50, 0.70, RGBColor(255, 152, 0)),
+        (0.0, 0.50, RGBColor(244, 67, 54)),
+    ]
+    .into_iter()
+    .map(|(from, to, color)| Band { from, to, color })
+    .collect();
+    figure(
+        html,
+        &line_chart(&chart(
+            "Apdex",
+            "Apdex",
+            Some(1.0),
+            vec![series("Apdex", &answered, |r| {
+                let n = r.apdex_satisfied + r.apdex_tolerating + r.apdex_frustrated;
+                (n > 0).then(|| {
+                    (r.apdex_satisfied as f64 + r.apdex_tolerating as f64 / 2.0) / n as f64
+                })
+            })],
+            bands,
+        )),
+        "Per second; bands: Excellent ≥ 0.94, Good ≥ 0.85, Fair ≥ 0.70, Poor ≥ 0.50, Unacceptable.",
+    );
+    if let Some(histogram) = &run.latency {
+        if !histogram.is_empty() {
+            let mut points = Vec::new();
+            let mut q = 0.0;
+            while q < 1.0 - 1.0 / histogram.len() as f64 && points.len() < 400 {
+                points.push((q, histogram.value_at_quantile(q) as f64 / 1000.0));
+                // Ten steps per decade of 1 − q.
+                q = 1.0 - (1.0 - q) * 10f64.powf(-0.1);
+            }
+            points.push((q.min(0.999_999), histogram.max() as f64 / 1000.0));
+            figure(
+                html,
+                &spectrum_chart("Latency percentile spectrum", &points),
+                "Response time at each percentile of the whole run (from latency.hlog).",
+            );
+        }
+    }
+    html.push_str("</div>\n");
+    resources(html, run, x_max);
+    let labels: Vec<String> = run
+        .labels()
+        .into_iter()
+        .filter(|l| l != TOTAL_LABEL)
+        .collect();
+    if !labels.is_empty() {
+        let get = |key: &str| -> Vec<f64> {
+            labels
+                .iter()
+                .map(|l| run.figures(l).and_then(|f| num(f.get(key))).unwrap_or(0.0))
+                .collect()
+        };
+        let (p95, mean) = (get("p95_ms"), get("mean_ms"));
+        html.push_str("<h3>Per label</h3><div class=\"charts\">\n");
+        figure(
+            html,
+            &bar_chart(
+                "Response time per label",
+                "ms",
+                &labels,
+                ("p95", &p95),
+                Some(("mean", &mean)),
+            ),
+            "Whole run, in the order of the scenario's steps.",
+        );
+        let mut by_label: BTreeMap<&str, Vec<&IntervalRow>> = BTreeMap::new();
+        for row in &run.intervals {
+            if row.label != TOTAL_LABEL && row.interval_s >= MIN_INTERVAL_S {
+                by_label.entry(row.label.as_str()).or_default().push(row);
+            }
+        }
+        let lines: Vec<Series> = labels
+            .iter()
+            .filter_map(|l| {
+                by_label
+                    .get(l.as_str())
+                    .map(|rows| series(l, rows, |r| Some(r.p95_ms)))
+            })
+            .collect();
+        if lines.len() <= PALETTE.len() {
+            figure(
+                html,
+                &line_chart(&chart("p95 per label over time", "ms", None, lines, vec![])),
+                "95th percentile of each label per second.",
+            );
+        }
+        html.push_str("</div>\n");
+    }
+}
+
+/// Seconds with a row for this host, and the spans without one (agent gaps).
+fn gaps(rows: &[&ResourceRow], x_max: f64) -> Vec<Span> {
+    let seen: BTreeSet<u64> = rows.iter().map(|r| r.second).collect();
+    let (Some(&first), Some(&last)) = (seen.first(), seen.last()) else {
+        return vec![];
+    };
+    let mut spans = Vec::new();
+    let mut second = first;
+    while second <= last {
+        if !seen.contains(&second) {
+            let start = second;
+            while second <= last && !seen.contains(&second) {
+                second += 1;
+            }
+            spans.push(Span {
+                from: start as f64,
+                to: (second as f64).min(x_max),
+                color: RGBColor(120, 120, 120),
+            });
+        }
+        second += 1;
+    }
+    spans
+}
+
+fn resources(html: &mut String, run: &RunData, x_max: f64) {
+    let Some(rows) = &run.resources else { return };
+    let hosts: BTreeSet<&str> = rows.iter().map(|r| r.host.as_str()).collect();
+    for host in hosts {
+        let rows: Vec<&ResourceRow> = rows.iter().filter(|r| r.host == host).collect();
+        let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| Series {
+            name: name.into(),
+            points: rows
+                .iter()
+                .filter_map(|r| get(r).map(|v| (r.second as f64 + 0.5, v)))
+                .collect(),
+        };
+        let mut spans = gaps(&rows, x_max);
+        let gap_seconds: f64 = spans.iter().map(|s| s.to - s.from).sum();
+        let throttled: Vec<Span> = rows
+            .iter()
+            .filter(|r| r.throttled == Some(true))
+            .map(|r| Span {
+                from: r.second as f64,
+                to: r.second as f64 + 1.0,
+                color: RGBColor(213, 0, 0),
+            })
+            .collect();
+        let throttled_seconds = throttled.len();
+        spans.extend(throttled);
+        let _ = writeln!(
+            html,
+            "<h3>Resources of {}</h3><div class=\"charts\">",
+            escape(host)
+        );
+        let usage: Vec<Series> = vec![
+            line("CPU %", |r| r.cpu_pct),
+            line("memory %", |r| r.memory_used_pct),
+            line("disk %util", |r| r.disk_util_pct),
+        ]
+        .into_iter()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+        figure(
+            html,
+            &line_chart(&LineChart {
+                title: "Resource usage",
+                x_label: "seconds",
+                y_label: "%",
+                x_max,
+                y_max: Some(100.0),
+                series: usage,
+                spans,
+                bands: vec![],
+            }),
+            &format!(
+                "Same time axis as the response times. Shaded red: throttled ({throttled_seconds} s); grey: the agent did not answer ({gap_seconds:.0} s)."
+            ),
+        );
+        for (title, unit, get) in [
+            (
+                "Network",
+                "Mbit/s",
+                (|r: &ResourceRow| r.net_mbit_s) as fn(&ResourceRow) -> Option<f64>,
+            ),
+            ("Temperature", "°C", |r: &ResourceRow| r.temperature_max_c),
+            ("CPU frequency", "MHz", |r: &ResourceRow| r.cpu_mhz),
+        ] {
+            let s = line(title, get);
+            if s.points.is_empty() {
+                continue;
+            }
+            figure(
+                html,
+                &line_chart(&LineChart {
+                    title,
+                    x_label: "seconds",
+                    y_label: unit,
+                    x_max,
+                    y_max: None,
+                    series: vec![s],
+                    spans: vec![],
+                    bands: vec![],
+                }),
+                &format!("{title} of {host} per second."),
+            );
+        }
+        html.push_str("</div>\n");
+    }
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        Value::Array(items) => {
+            let simple = items.iter().all(|v| !v.is_object() && !v.is_array());
+            if simple {
+                let joined: Vec<String> = items
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .collect();
+                out.push((prefix.to_string(), joined.join(", ")));
+            } else {
+                for (i, v) in items.iter().enumerate() {
+                    flatten(&format!("{prefix}[{i}]"), v, out);
+                }
+            }
+        }
+        Value::Null => {}
+        Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+fn fingerprint_table(html: &mut String, title: &str, fingerprint: &Value, doctor: Option<&Value>) {
+    let _ = write!(html, "<h3>{}</h3>", escape(title));
+    if let Some(findings) = doctor.and_then(Value::as_array).filter(|f| !f.is_empty()) {
+        html.push_str("<ul class=\"findings\">");
+        for finding in findings {
+            let _ = write!(
+                html,
+                "<li><b>{}</b>: {}</li>",
+                escape(finding.get("check").and_then(Value::as_str).unwrap_or("")),
+                escape(finding.get("message").and_then(Value::as_str).unwrap_or(""))
+            );
+        }
+        html.push_str("</ul>");
+    } else if doctor.is_some() {
+        html.push_str("<p class=\"meta\">The doctor found nothing to warn about.</p>");
+    }
+    let mut fields = Vec::new();
+    flatten("", fingerprint, &mut fields);
+    html.push_str("<div class=\"scroll\"><table><tr><th>Field</th><th>Value</th></tr>");
+    for (k, v) in fields {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
+            escape(&k),
+            escape(&v)
+        );
+    }
+    html.push_str("</table></div>\n");
+}
+
+fn environment(html: &mut String, run: &RunData) {
+    let m = &run.manifest;
+    if let Some(warnings) = m
+        .get("warnings")
+        .and_then(Value::as_array)
+        .filter(|w| !w.is_empty())
+    {
+        html.push_str("<h3>Warnings</h3><ul class=\"findings\">");
+        for w in warnings {
+            let message = w
+                .get("message")
+                .and_then(Value::as_str)
+                .map(String::from)
+                .unwrap_or_else(|| w.to_string());
+            let _ = write!(html, "<li>{}</li>", escape(&message));
+        }
+        html.push_str("</ul>\n");
+    }
+    html.push_str("<h2>Environment</h2>");
+    if let Some(fp) = m.get("fingerprint").filter(|v| !v.is_null()) {
+        fingerprint_table(html, "Load generator", fp, m.get("doctor"));
+    }
+    if let Some(hosts) = m.get("monitored_hosts").and_then(Value::as_array) {
+        for host in hosts {
+            let name = host
+                .get("agent")
+                .and_then(Value::as_str)
+                .unwrap_or("monitored host");
+            if let Some(fp) = host.get("fingerprint") {
+                fingerprint_table(
+                    html,
+                    &format!("Monitored host {name}"),
+                    fp,
+                    host.get("doctor"),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_are_the_missing_seconds() {
+        let row = |second| ResourceRow {
+            second,
+            host: "h".into(),
+            cpu_pct: Some(1.0),
+            memory_used_pct: None,
+            disk_util_pct: None,
+            net_mbit_s: None,
+            temperature_max_c: None,
+            cpu_mhz: None,
+            throttled: None,
+        };
+        let rows = [row(0), row(1), row(4), row(5), row(7)];
+        let refs: Vec<&ResourceRow> = rows.iter().collect();
+        let spans = gaps(&refs, 10.0);
+        let found: Vec<(f64, f64)> = spans.iter().map(|s| (s.from, s.to)).collect();
+        assert_eq!(found, vec![(2.0, 4.0), (6.0, 7.0)]);
+        assert_eq!(
+            escape("<a href='x'>&</a>"),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;"
+        );
+    }
+}

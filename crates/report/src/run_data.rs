@@ -1,0 +1,98 @@
+//! One finished run read back from its bundle: manifest, per-second
+//! intervals, resources and (for reports) the whole run's latency histogram.
+
+use hdrhistogram::Histogram;
+use headroom_load::bundle::{BundleError, TOTAL_LABEL};
+use headroom_load::bundle_reader::{
+    manifest_value, read_intervals, read_latency, read_resources, IntervalRow, ResourceRow,
+};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Seconds shorter than this (the last, partial one) are left out of
+/// per-second statistics.
+pub const MIN_INTERVAL_S: f64 = 0.5;
+
+/// One run read from its bundle.
+pub struct RunData {
+    pub name: String,
+    pub bundle: PathBuf,
+    pub manifest: Value,
+    pub intervals: Vec<IntervalRow>,
+    pub resources: Option<Vec<ResourceRow>>,
+    /// The whole run's response times in µs, when read.
+    pub latency: Option<Histogram<u64>>,
+}
+
+impl RunData {
+    pub fn load(dir: &Path, name: &str) -> Result<RunData, BundleError> {
+        let manifest = manifest_value(dir)?;
+        if manifest.pointer("/summary/total").is_none() {
+            return Err(BundleError::Invalid {
+                path: dir.join("manifest.json"),
+                reason: "no summary: the run did not finish (status running); compare needs finished runs".into(),
+            });
+        }
+        Ok(RunData {
+            name: name.to_string(),
+            bundle: dir.to_path_buf(),
+            intervals: read_intervals(dir)?,
+            resources: read_resources(dir)?,
+            latency: None,
+            manifest,
+        })
+    }
+
+    /// Also reads latency.hlog (for the percentile spectrum).
+    pub fn with_latency(mut self) -> Result<RunData, BundleError> {
+        self.latency = read_latency(&self.bundle)?;
+        Ok(self)
+    }
+
+    /// The labels in the run's order, then TOTAL.
+    pub fn labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> = self
+            .manifest
+            .get("labels")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|l| l.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(map) = self
+            .manifest
+            .pointer("/summary/labels")
+            .and_then(Value::as_object)
+        {
+            for key in map.keys() {
+                if !labels.contains(key) {
+                    labels.push(key.clone());
+                }
+            }
+        }
+        labels.retain(|l| self.figures(l).is_some());
+        // One label (a URL run) is the same as TOTAL: show it once.
+        if labels.len() == 1 {
+            labels.clear();
+        }
+        labels.push(TOTAL_LABEL.to_string());
+        labels
+    }
+
+    pub fn figures(&self, label: &str) -> Option<&Value> {
+        if label == TOTAL_LABEL {
+            self.manifest.pointer("/summary/total")
+        } else {
+            self.manifest.pointer("/summary/labels")?.get(label)
+        }
+    }
+
+    pub fn rows(&self, label: &str) -> Vec<&IntervalRow> {
+        self.intervals
+            .iter()
+            .filter(|r| r.label == label && r.interval_s >= MIN_INTERVAL_S && r.count > 0)
+            .collect()
+    }
+}
