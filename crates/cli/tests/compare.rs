@@ -251,6 +251,8 @@ fn two_real_runs_of_the_same_thing_show_no_regression() {
     let local = &json["resources"][0];
     assert_eq!(local["host"], "local");
     assert_eq!(local["rows"][0][0]["name"], "cpu %");
+    assert!(local["rows"][0][0]["change_pct"].is_null(), "the baseline");
+    assert!(local["rows"][1][0]["change_pct"].is_number());
     for run in 0..2 {
         let cpu = &local["rows"][run][0];
         assert!(cpu["peak"].as_f64().unwrap() >= cpu["average"].as_f64().unwrap());

@@ -37,6 +37,8 @@ pub struct ResourceRow {
     pub memory_used_pct: Option<f64>,
     pub disk_util_pct: Option<f64>,
     pub net_mbit_s: Option<f64>,
+    /// The busiest interface's share of its link, when the capacity is known.
+    pub net_link_pct: Option<f64>,
     pub temperature_max_c: Option<f64>,
     pub cpu_mhz: Option<f64>,
     /// A Raspberry Pi's throttling now; `None` elsewhere.
@@ -211,7 +213,11 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
         .clone();
     let at = columns(&path, &headers, &["second", "host"])?;
     let optional = |name: &str| headers.iter().position(|h| h == name);
-    let (mhz, throttled) = (optional("cpu_mhz"), optional("throttled"));
+    let (mhz, throttled, link) = (
+        optional("cpu_mhz"),
+        optional("throttled"),
+        optional("net_link_pct"),
+    );
     let (cpu, memory, disk, rx, tx, temperature) = (
         optional("cpu_pct"),
         optional("memory_used_pct"),
@@ -241,6 +247,7 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
             memory_used_pct: value(memory),
             disk_util_pct: value(disk),
             net_mbit_s: net,
+            net_link_pct: value(link),
             temperature_max_c: value(temperature),
             cpu_mhz: value(mhz),
             throttled: value(throttled).map(|v| v > 0.0),

@@ -139,6 +139,8 @@ pub struct ResourceFigure {
     pub name: String,
     pub average: Option<f64>,
     pub peak: Option<f64>,
+    /// The average's change against the baseline's, in %.
+    pub change_pct: Option<f64>,
 }
 
 /// Per host: averages and peaks of the monitored resources.
@@ -285,7 +287,7 @@ fn environment(runs: &[RunData]) -> Vec<EnvironmentDifference> {
         .collect()
 }
 
-fn resource_figures(runs: &[RunData]) -> Vec<ResourceFigures> {
+fn resource_figures(runs: &[RunData], baseline: usize) -> Vec<ResourceFigures> {
     let mut hosts: Vec<String> = runs
         .iter()
         .flat_map(|r| r.resources.iter().flatten().map(|row| row.host.clone()))
@@ -313,6 +315,7 @@ fn resource_figures(runs: &[RunData]) -> Vec<ResourceFigures> {
                             name: name.to_string(),
                             average,
                             peak,
+                            change_pct: None,
                         }
                     };
                     vec![
@@ -324,6 +327,19 @@ fn resource_figures(runs: &[RunData]) -> Vec<ResourceFigures> {
                     ]
                 })
                 .collect();
+            let mut rows: Vec<Vec<ResourceFigure>> = rows;
+            let base: Vec<Option<f64>> = rows[baseline].iter().map(|f| f.average).collect();
+            for (i, row) in rows.iter_mut().enumerate() {
+                if i == baseline {
+                    continue;
+                }
+                for (figure, base) in row.iter_mut().zip(&base) {
+                    figure.change_pct = match (figure.average, base) {
+                        (Some(a), Some(b)) => pct(a - b, *b),
+                        _ => None,
+                    };
+                }
+            }
             ResourceFigures { host, rows }
         })
         .collect()
@@ -412,7 +428,7 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
             })
             .collect(),
         metrics,
-        resources: resource_figures(runs),
+        resources: resource_figures(runs, baseline),
         environment: environment(runs),
         regressions,
     }
@@ -495,22 +511,29 @@ pub fn render_compare(c: &Comparison) -> String {
         }
     }
     for host in &c.resources {
-        let _ = writeln!(out, "\nResources of {} (average / peak)", host.host);
+        let _ = writeln!(
+            out,
+            "\nResources of {} (average / peak, change of the average)",
+            host.host
+        );
         if let Some(first) = host.rows.first() {
             let _ = write!(out, "  {:width$}", "");
             for figure in first {
-                let _ = write!(out, " {:>18}", figure.name);
+                let _ = write!(out, " {:>24}", figure.name);
             }
             out.push('\n');
         }
         for (run, row) in c.runs.iter().zip(&host.rows) {
             let _ = write!(out, "  {:width$}", run.name);
             for figure in row {
-                let figure = match (figure.average, figure.peak) {
+                let mut text = match (figure.average, figure.peak) {
                     (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
                     _ => "-".into(),
                 };
-                let _ = write!(out, " {figure:>18}");
+                if let Some(change) = figure.change_pct {
+                    text.push_str(&format!(" {change:+.0}%"));
+                }
+                let _ = write!(out, " {text:>24}");
             }
             out.push('\n');
         }

@@ -168,10 +168,13 @@ pub fn render_compare_html(c: &Comparison) -> String {
         for (run, row) in c.runs.iter().zip(&host.rows) {
             let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
             for figure in row {
-                let text = match (figure.average, figure.peak) {
+                let mut text = match (figure.average, figure.peak) {
                     (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
                     _ => "-".into(),
                 };
+                if let Some(change) = figure.change_pct {
+                    text.push_str(&format!(" ({change:+.0}%)"));
+                }
                 let _ = write!(html, "<td>{text}</td>");
             }
             html.push_str("</tr>");

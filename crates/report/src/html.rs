@@ -470,6 +470,7 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
             line("CPU %", |r| r.cpu_pct),
             line("memory %", |r| r.memory_used_pct),
             line("disk %util", |r| r.disk_util_pct),
+            line("network % of link", |r| r.net_link_pct),
         ]
         .into_iter()
         .filter(|s| !s.points.is_empty())
@@ -641,6 +642,7 @@ mod tests {
             memory_used_pct: None,
             disk_util_pct: None,
             net_mbit_s: None,
+            net_link_pct: None,
             temperature_max_c: None,
             cpu_mhz: None,
             throttled: None,
