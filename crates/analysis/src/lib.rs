@@ -7,6 +7,7 @@
 
 pub mod apdex;
 pub mod bootstrap;
+pub mod capacity;
 pub mod criteria;
 pub mod latency;
 pub mod quantity;

@@ -38,6 +38,10 @@ pub enum Command {
     Agent(AgentArgs),
     /// Run a short load against a page headroom serves itself, to see what a run looks like.
     Demo(DemoArgs),
+    /// How many users does the server sustain at a target Apdex, and what limits it? Raises the
+    /// load level by level, then bisects.
+    #[command(after_help = CAPACITY_EXAMPLES)]
+    Capacity(Box<CapacityArgs>),
     /// Write a self-contained HTML report (tables and charts) of one or more run bundles.
     Report(ReportArgs),
     /// Compare runs with a baseline: Apdex, response times, errors, throughput and resources
@@ -70,6 +74,86 @@ fn threshold(text: &str) -> Result<f64, String> {
         return Err(format!("'{text}' must be between 0% and 1000%"));
     }
     Ok(value)
+}
+
+const CAPACITY_EXAMPLES: &str = "\
+Examples:
+  headroom capacity http://127.0.0.1:8080/ --think 1s --apdex-target 0.85
+  headroom capacity http://pi.local --scenario journey.yaml --monitor http://pi.local:9464 \\
+      --apdex-target 0.70 --max-error 1% --start 10 --step 10 --max 500 --step-duration 60s --warmup 15s
+
+Each level runs warm-up + measurement with that many closed-model users (load's
+flags such as --think, --throughput, -H apply to every level). The search climbs
+until the target is broken at two consecutive levels or --max, then bisects down
+to --resolution users. Every level is an ordinary bundle inside the capacity
+bundle (--out), with capacity.json beside them.";
+
+fn fraction(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let value = headroom_analysis::quantity::parse_percent(trimmed)
+        .or_else(|| trimmed.parse::<f64>().ok())
+        .ok_or_else(|| format!("'{text}' is not a share such as 1% or 0.01"))?;
+    if !(0.0..=1.0).contains(&value) {
+        return Err(format!("'{text}' must be between 0% and 100%"));
+    }
+    Ok(value)
+}
+
+fn apdex_target(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not an Apdex score such as 0.70"))?;
+    if !(0.0..=1.0).contains(&value) {
+        return Err(format!("'{text}' must be between 0 and 1"));
+    }
+    Ok(value)
+}
+
+#[derive(Args, Debug)]
+pub struct CapacityArgs {
+    /// Run this scenario file at every level (the URL is its target); without it, load the URL.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+
+    /// The Apdex a level must reach (0.70 = Fair, 0.85 = Good, 0.94 = Excellent).
+    #[arg(long, default_value = "0.70", value_parser = apdex_target)]
+    pub apdex_target: f64,
+
+    /// The most errors a level may have.
+    #[arg(long, default_value = "1%", value_parser = fraction)]
+    pub max_error: f64,
+
+    /// Also require the 95th percentile to stay under this.
+    #[arg(long, value_parser = positive_duration)]
+    pub p95_max: Option<Duration>,
+
+    /// Users of the first level.
+    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
+    pub start: u32,
+
+    /// Users added per level.
+    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
+    pub step: u32,
+
+    /// The most users tried.
+    #[arg(long, default_value_t = 500, value_parser = at_least_one)]
+    pub max: u32,
+
+    /// Bisection stops this close to the answer (default: a fifth of --step).
+    #[arg(long, value_parser = at_least_one)]
+    pub resolution: Option<u32>,
+
+    /// Measurement time of each level (after its warm-up).
+    #[arg(long, default_value = "60s", value_parser = positive_duration)]
+    pub step_duration: Duration,
+
+    /// Warm-up of each level: users start over it and it is not measured.
+    #[arg(long, default_value = "15s", value_parser = duration)]
+    pub warmup: Duration,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
 }
 
 #[derive(Args, Debug)]
@@ -206,7 +290,7 @@ fn request_count(text: &str) -> Result<u64, String> {
     }
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
     /// The URL to load, e.g. http://127.0.0.1:8080/page
     #[arg(value_parser = target)]

@@ -135,7 +135,7 @@ pub fn describe_profile(
     }
 }
 
-async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
+pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
     let common = &args.common;
     let request = request_spec(&args).map_err(Failure::Usage)?;
     let profile = profile(&args).map_err(Failure::Usage)?;

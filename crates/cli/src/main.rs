@@ -3,6 +3,7 @@
 
 mod agent_cmd;
 mod args;
+mod capacity_cmd;
 mod compare_cmd;
 mod demo;
 mod doctor_cmd;
@@ -29,5 +30,6 @@ fn main() -> ExitCode {
         args::Command::Testbed(command) => testbed_cmd::run(command),
         args::Command::Compare(compare) => compare_cmd::run(compare),
         args::Command::Report(report) => report_cmd::run(report),
+        args::Command::Capacity(capacity) => capacity_cmd::run(*capacity),
     }
 }

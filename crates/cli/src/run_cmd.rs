@@ -80,7 +80,7 @@ fn profile(args: &RunArgs, scenario: &Scenario) -> anyhow::Result<(Profile, Opti
     ))
 }
 
-async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
+pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
     let common = &args.common;
     let scenario =
         parse_file(&args.file, args.target.as_ref()).map_err(|e| Failure::Usage(e.into()))?;

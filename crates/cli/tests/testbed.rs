@@ -610,6 +610,8 @@ fn pages_behave_like_moodle() {
         "-n",
         "400",
         "--quiet",
+        "--out",
+        temp_dir("tb-load-1").to_str().unwrap(),
     ]);
     assert!(output.status.success());
     let (_, _, body) = get(port, "/_testbed/stats", None);
@@ -634,6 +636,8 @@ fn without_a_worker_cap_requests_overlap() {
         "-n",
         "400",
         "--quiet",
+        "--out",
+        temp_dir("tb-load-2").to_str().unwrap(),
     ]);
     assert!(output.status.success());
     let (_, _, body) = http(site.port, "GET", "/_testbed/stats", None, None);
@@ -679,6 +683,8 @@ fn cluster_spreads_requests_over_all_nodes() {
         "-n",
         "900",
         "--quiet",
+        "--out",
+        temp_dir("tb-load-3").to_str().unwrap(),
         "--json",
     ]);
     let json = stdout_json(&output);

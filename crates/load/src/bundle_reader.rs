@@ -168,6 +168,16 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
 /// The whole run's response times (µs): the sum of latency.hlog's untagged
 /// histograms; `None` when the file is missing.
 pub fn read_latency(dir: &Path) -> Result<Option<Histogram<u64>>, BundleError> {
+    read_latency_window(dir, 0.0, f64::INFINITY)
+}
+
+/// The response times of the seconds from `from_s` to before `until_s` (a
+/// capacity level's measurement after its warm-up).
+pub fn read_latency_window(
+    dir: &Path,
+    from_s: f64,
+    until_s: f64,
+) -> Result<Option<Histogram<u64>>, BundleError> {
     use base64::Engine;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
@@ -183,7 +193,8 @@ pub fn read_latency(dir: &Path) -> Result<Option<Histogram<u64>>, BundleError> {
         let LogEntry::Interval(interval) = entry else {
             continue;
         };
-        if interval.tag().is_some() {
+        let start = interval.start_timestamp().as_secs_f64() + 1e-6;
+        if interval.tag().is_some() || start < from_s || start >= until_s {
             continue;
         }
         let bytes = base64::engine::general_purpose::STANDARD

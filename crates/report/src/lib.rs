@@ -3,6 +3,7 @@
 //! `--junit` XML.
 //! Renderers take plain data and return text; printing is the caller's job.
 
+pub mod capacity;
 pub mod charts;
 pub mod compare;
 pub mod compare_html;

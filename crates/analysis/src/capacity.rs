@@ -1,0 +1,229 @@
+//! The capacity search: which user levels to run, in what order, and the
+//! answer. A ladder of levels climbs until the target is broken at two
+//! consecutive levels (or the maximum is reached); then the interval
+//! between the last good level and the first bad one above it is bisected
+//! down to the resolution. The capacity is the highest good level.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ladder {
+    pub start: u32,
+    pub step: u32,
+    pub max: u32,
+    /// Bisection stops when good and bad levels are this close.
+    pub resolution: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Phase {
+    Climbing,
+    Bisecting { good: u32, bad: u32 },
+    Done,
+}
+
+#[derive(Debug, Clone)]
+pub struct Search {
+    ladder: Ladder,
+    /// Levels run so far, in order, with whether they met the target.
+    levels: Vec<(u32, bool)>,
+    phase: Phase,
+}
+
+impl Search {
+    pub fn new(ladder: Ladder) -> Search {
+        let ladder = Ladder {
+            start: ladder.start.max(1),
+            step: ladder.step.max(1),
+            max: ladder.max.max(ladder.start.max(1)),
+            resolution: ladder.resolution.max(1),
+        };
+        Search {
+            ladder,
+            levels: Vec::new(),
+            phase: Phase::Climbing,
+        }
+    }
+
+    pub fn levels(&self) -> &[(u32, bool)] {
+        &self.levels
+    }
+
+    /// The next level to run, or `None` when the search is over.
+    pub fn next(&self) -> Option<u32> {
+        match self.phase {
+            Phase::Done => None,
+            Phase::Bisecting { good, bad } => Some(good + (bad - good) / 2),
+            Phase::Climbing => Some(match self.levels.last() {
+                None => self.ladder.start,
+                Some(&(users, _)) => (users + self.ladder.step).min(self.ladder.max),
+            }),
+        }
+    }
+
+    fn highest_good(&self) -> Option<u32> {
+        self.levels.iter().filter(|l| l.1).map(|l| l.0).max()
+    }
+
+    /// The lowest bad level above `floor`.
+    fn lowest_bad_above(&self, floor: u32) -> Option<u32> {
+        self.levels
+            .iter()
+            .filter(|l| !l.1 && l.0 > floor)
+            .map(|l| l.0)
+            .min()
+    }
+
+    fn bisect_or_finish(&mut self) {
+        let good = self.highest_good().unwrap_or(0);
+        match self.lowest_bad_above(good) {
+            Some(bad) if bad - good > self.ladder.resolution => {
+                self.phase = Phase::Bisecting { good, bad };
+            }
+            _ => self.phase = Phase::Done,
+        }
+    }
+
+    /// Records the outcome of the level `next()` returned.
+    pub fn record(&mut self, users: u32, good: bool) {
+        self.levels.push((users, good));
+        match self.phase.clone() {
+            Phase::Done => {}
+            Phase::Climbing => {
+                let n = self.levels.len();
+                let two_bad = n >= 2 && !self.levels[n - 1].1 && !self.levels[n - 2].1;
+                if two_bad || users >= self.ladder.max {
+                    self.bisect_or_finish();
+                }
+            }
+            Phase::Bisecting { .. } => self.bisect_or_finish(),
+        }
+    }
+
+    /// The highest level that met the target (`None`: not even the lowest
+    /// level tried).
+    pub fn capacity(&self) -> Option<u32> {
+        self.highest_good()
+    }
+
+    /// Whether the search ended at the ladder's maximum without breaking
+    /// the target there (the capacity is at least the maximum).
+    pub fn reached_max(&self) -> bool {
+        self.levels
+            .iter()
+            .any(|&(users, good)| users >= self.ladder.max && good)
+    }
+
+    /// Levels still to come at most (for an ETA): the rest of the ladder
+    /// plus a bisection of one step.
+    pub fn remaining_estimate(&self) -> u32 {
+        let bisection = (self.ladder.step as f64 / self.ladder.resolution as f64)
+            .log2()
+            .ceil()
+            .max(0.0) as u32;
+        match self.phase {
+            Phase::Done => 0,
+            Phase::Bisecting { good, bad } => ((bad - good) as f64 / self.ladder.resolution as f64)
+                .log2()
+                .ceil()
+                .max(1.0) as u32,
+            Phase::Climbing => {
+                let at = self.levels.last().map_or(0, |l| l.0);
+                let left = self.ladder.max.saturating_sub(at) / self.ladder.step;
+                left.min(2) + bisection
+            }
+        }
+    }
+}
+
+/// Little's law for a closed system: users = throughput × (response time +
+/// think time). Returns the users that `rps` requests per second at that
+/// response and think time correspond to.
+pub fn users_for(rps: f64, response_s: f64, think_s: f64) -> f64 {
+    rps * (response_s + think_s)
+}
+
+/// And back: the request rate `users` produce.
+pub fn rps_for(users: f64, response_s: f64, think_s: f64) -> f64 {
+    let cycle = response_s + think_s;
+    if cycle > 0.0 {
+        users / cycle
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the search against a system whose true capacity is `capacity`.
+    fn search(ladder: Ladder, capacity: u32) -> (Option<u32>, Vec<u32>) {
+        let mut s = Search::new(ladder);
+        let mut run = Vec::new();
+        while let Some(users) = s.next() {
+            run.push(users);
+            s.record(users, users <= capacity);
+            assert!(run.len() < 100, "{run:?}");
+        }
+        (s.capacity(), run)
+    }
+
+    const LADDER: Ladder = Ladder {
+        start: 10,
+        step: 10,
+        max: 500,
+        resolution: 2,
+    };
+
+    #[test]
+    fn climbs_until_two_bad_levels_then_bisects() {
+        let (capacity, run) = search(LADDER, 44);
+        assert_eq!(run[..6], [10, 20, 30, 40, 50, 60]);
+        // Between 40 (good) and 50 (bad): 45 bad, 42 good, 43 good; 43 and
+        // 45 are within the resolution of 2.
+        assert_eq!(run[6..], [45, 42, 43]);
+        assert_eq!(capacity, Some(43));
+    }
+
+    #[test]
+    fn a_single_bad_level_does_not_stop_the_climb() {
+        let mut s = Search::new(LADDER);
+        for (users, good) in [(10, true), (20, false), (30, true), (40, false)] {
+            assert_eq!(s.next(), Some(users));
+            s.record(users, good);
+        }
+        assert_eq!(s.next(), Some(50));
+        s.record(50, false);
+        // Two bad in a row (40, 50): bisect between 30 and 40.
+        assert_eq!(s.next(), Some(35));
+    }
+
+    #[test]
+    fn below_the_first_level_and_at_the_maximum() {
+        let (capacity, run) = search(LADDER, 3);
+        assert_eq!(capacity, Some(3), "{run:?}");
+        assert_eq!(run[..2], [10, 20]);
+        let (capacity, _) = search(LADDER, 0);
+        assert_eq!(capacity, None);
+        let small = Ladder {
+            start: 10,
+            step: 10,
+            max: 30,
+            resolution: 2,
+        };
+        let mut s = Search::new(small);
+        while let Some(u) = s.next() {
+            s.record(u, true);
+        }
+        assert_eq!(s.capacity(), Some(30));
+        assert!(s.reached_max());
+        assert_eq!(s.levels().len(), 3);
+    }
+
+    #[test]
+    fn littles_law_both_ways() {
+        // 40 users, 0.5 s response, 1.5 s think: 20 requests/s.
+        assert_eq!(rps_for(40.0, 0.5, 1.5), 20.0);
+        assert_eq!(users_for(20.0, 0.5, 1.5), 40.0);
+        assert_eq!(rps_for(1.0, 0.0, 0.0), 0.0);
+    }
+}

@@ -1,0 +1,271 @@
+//! `headroom capacity`: runs level after level (each an ordinary run with
+//! its own bundle) as the search decides, measures each after its warm-up,
+//! and names the capacity and what limits it.
+
+use crate::args::{CapacityArgs, LoadArgs, RunArgs};
+use crate::execute::{Failure, Prepared, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::signals::interrupt_on_signal;
+use headroom_analysis::capacity::{Ladder, Search};
+use headroom_load::run::{default_bundle_dir, run as run_plan, Progress};
+use headroom_load::summary::RunStatus;
+use headroom_load::warnings::RunWarning;
+use headroom_report::capacity::{render_capacity, CapacityResult, Level, Target};
+use headroom_report::live_line;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+use tokio::sync::watch;
+
+pub fn run(args: CapacityArgs) -> ExitCode {
+    let load = &args.load;
+    if load.users.is_some()
+        || load.duration.is_some()
+        || load.requests.is_some()
+        || load.rate.is_some()
+        || load.ramp_up.is_some()
+    {
+        eprintln!(
+            "headroom: capacity sets each level's users, duration and ramp-up itself: use --start, --step, --max, --step-duration and --warmup instead of -c, -d, -n, --rate or --ramp-up"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    if args.start > args.max {
+        eprintln!(
+            "headroom: --start ({}) is above --max ({})",
+            args.start, args.max
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("headroom: cannot start: {e}");
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
+    };
+    match runtime.block_on(search(args)) {
+        Ok(code) => code,
+        Err(Failure::Usage(e)) => {
+            eprintln!("headroom: {e:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+        Err(Failure::CannotRun(e)) => {
+            eprintln!("headroom: {e:#}");
+            ExitCode::from(EXIT_CANNOT_RUN)
+        }
+    }
+}
+
+/// The level's run: the load (or scenario) arguments with this level's
+/// users, duration, ramp-up and bundle.
+async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Prepared, Failure> {
+    let mut load: LoadArgs = args.load.clone();
+    load.users = Some(users);
+    load.duration = Some(args.warmup + args.step_duration);
+    load.ramp_up = Some(args.warmup);
+    load.common.out = Some(dir.to_path_buf());
+    load.common.quiet = true;
+    load.common.json = false;
+    load.common.junit = None;
+    load.common.fail_if.clear();
+    match &args.scenario {
+        None => crate::load_cmd::prepare(load).await,
+        Some(file) => {
+            crate::run_cmd::prepare(RunArgs {
+                file: file.clone(),
+                target: Some(load.url.clone()),
+                users: load.users,
+                duration: load.duration,
+                iterations: None,
+                rate: None,
+                max_vus: None,
+                ramp_up: load.ramp_up,
+                think: load.think,
+                throughput: load.throughput,
+                common: load.common,
+            })
+            .await
+        }
+    }
+}
+
+async fn search(args: CapacityArgs) -> Result<ExitCode, Failure> {
+    let common = &args.load.common;
+    let quiet = common.quiet || common.json;
+    let live = !quiet && std::io::stderr().is_terminal();
+    let base = common.out.clone().unwrap_or_else(|| {
+        default_bundle_dir(
+            Path::new("runs"),
+            &format!("capacity-{}", args.load.url.host),
+        )
+    });
+    if base.exists() {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "{} already exists: choose another --out, or remove it",
+            base.display()
+        )));
+    }
+    let target = Target {
+        apdex: args.apdex_target,
+        max_error: args.max_error,
+        p95_max_ms: args.p95_max.map(|d| d.as_secs_f64() * 1000.0),
+    };
+    let ladder = Ladder {
+        start: args.start,
+        step: args.step,
+        max: args.max,
+        resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
+    };
+    let think_s = args.load.think.map_or(0.0, |t| t.mean().as_secs_f64());
+    let monitored = !common.monitor.is_empty();
+    if !quiet {
+        eprintln!(
+            "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; levels from {} by {} up to {} users, each {} s warm-up + {} s measured",
+            args.load.url,
+            target.apdex,
+            target.max_error * 100.0,
+            target
+                .p95_max_ms
+                .map_or(String::new(), |p| format!(", p95 ≤ {p:.0} ms")),
+            ladder.start,
+            ladder.step,
+            ladder.max,
+            args.warmup.as_secs_f64(),
+            args.step_duration.as_secs_f64()
+        );
+    }
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let interrupted = interrupt_on_signal();
+    tokio::spawn(async move {
+        let _ = interrupted.await;
+        let _ = stop_tx.send(true);
+    });
+
+    let started = Instant::now();
+    let mut search = Search::new(ladder);
+    let mut levels: Vec<Level> = Vec::new();
+    let mut was_interrupted = false;
+    while let Some(users) = search.next() {
+        let dir = base.join(format!("level-{users:04}"));
+        let dir = if dir.exists() {
+            base.join(format!("level-{users:04}-{}", levels.len() + 1))
+        } else {
+            dir
+        };
+        let prepared = prepare_level(&args, users, &dir).await?;
+        let index = levels.len() + 1;
+        let per_level = (args.warmup + args.step_duration).as_secs_f64();
+        let eta = search.remaining_estimate() as f64 * per_level;
+        let on_progress = |p: &Progress| {
+            if live {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[2Klevel {index} ({users} users, search ETA ~{:.0} s): {}",
+                    eta,
+                    live_line(p)
+                );
+                let _ = err.flush();
+            }
+        };
+        let mut stop = stop_rx.clone();
+        let outcome = run_plan(
+            prepared.plan,
+            prepared.setup,
+            async move {
+                let _ = stop.wait_for(|v| *v).await;
+            },
+            on_progress,
+        )
+        .await
+        .map_err(|e| Failure::CannotRun(e.into()))?;
+        if live {
+            eprint!("\r\x1b[2K");
+        }
+        if outcome.status == RunStatus::Interrupted {
+            was_interrupted = true;
+            break;
+        }
+        if let Some(error) = &outcome.bundle_error {
+            return Err(Failure::CannotRun(anyhow::anyhow!("{error}")));
+        }
+        let generator_limited = outcome.warnings.iter().any(|w| {
+            matches!(
+                w,
+                RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
+            )
+        });
+        let level = Level::measure(
+            users,
+            &outcome.bundle,
+            (
+                args.warmup.as_secs_f64(),
+                (args.warmup + args.step_duration).as_secs_f64(),
+            ),
+            &target,
+            generator_limited,
+        )
+        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
+        if !quiet {
+            eprintln!(
+                "  {:>5} users: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} req/s{}{} → {}",
+                users,
+                level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+                level.apdex_rating.as_deref().unwrap_or(""),
+                level.error_rate * 100.0,
+                level.p95_ms.map_or("-".into(), |p| format!("{p:.0} ms")),
+                level.rps,
+                level
+                    .resources
+                    .iter()
+                    .filter_map(|h| h.cpu_avg.map(|c| format!(", {} CPU {c:.0}%", h.host)))
+                    .collect::<String>(),
+                if generator_limited {
+                    ", generator limited"
+                } else {
+                    ""
+                },
+                if level.good { "met" } else { "broken" }
+            );
+        }
+        search.record(users, level.good);
+        levels.push(level);
+    }
+    let result = CapacityResult::new(
+        target,
+        levels,
+        search.capacity(),
+        search.reached_max(),
+        think_s,
+        monitored,
+        base.clone(),
+    );
+    let json = serde_json::to_string_pretty(&result).unwrap_or_default();
+    let file: PathBuf = base.join("capacity.json");
+    std::fs::create_dir_all(&base)
+        .and_then(|()| std::fs::write(&file, &json))
+        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+    if common.json {
+        println!("{json}");
+    } else if !common.quiet {
+        print!("{}", render_capacity(&result));
+        println!(
+            "  Search: {} levels in {:.0} s",
+            result.levels.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if was_interrupted {
+        eprintln!(
+            "headroom: interrupted; the levels measured so far are in {}",
+            base.display()
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
