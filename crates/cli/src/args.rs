@@ -36,7 +36,7 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Serve this machine's resources to `--monitor http://HOST:9464` (run it on the server under test).
     Agent(AgentArgs),
-    /// Run a short load against a page headroom serves itself, to see what a run looks like.
+    /// Everything on this machine: the testbed, a short capacity search against it, the report.
     Demo(DemoArgs),
     /// How many users does the server sustain at a target Apdex, and what limits it? Raises the
     /// load level by level, then bisects.
@@ -565,8 +565,8 @@ pub struct DoctorArgs {
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// How long the demo load runs.
-    #[arg(short = 'd', long, value_parser = positive_duration, default_value = "10s")]
+    /// Measured time of each level of the demo's capacity search (plus 2 s warm-up).
+    #[arg(short = 'd', long, value_parser = positive_duration, default_value = "8s")]
     pub duration: Duration,
 
     /// Bundle directory (default runs/<UTC time>-demo).

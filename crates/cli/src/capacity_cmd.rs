@@ -48,7 +48,7 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         }
     };
     match runtime.block_on(search(args)) {
-        Ok(code) => code,
+        Ok(searched) => searched.code,
         Err(Failure::Usage(e)) => {
             eprintln!("headroom: {e:#}");
             ExitCode::from(EXIT_USAGE)
@@ -93,7 +93,14 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
     }
 }
 
-async fn search(args: CapacityArgs) -> Result<ExitCode, Failure> {
+/// A finished (or interrupted) search.
+pub(crate) struct Searched {
+    pub code: ExitCode,
+    pub result: CapacityResult,
+}
+
+/// Runs the search; prints progress and the summary unless quiet.
+pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     let common = &args.load.common;
     let quiet = common.quiet || common.json;
     let live = !quiet && std::io::stderr().is_terminal();
@@ -260,12 +267,14 @@ async fn search(args: CapacityArgs) -> Result<ExitCode, Failure> {
             started.elapsed().as_secs_f64()
         );
     }
-    if was_interrupted {
+    let code = if was_interrupted {
         eprintln!(
             "headroom: interrupted; the levels measured so far are in {}",
             base.display()
         );
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
-    }
-    Ok(ExitCode::SUCCESS)
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else {
+        ExitCode::SUCCESS
+    };
+    Ok(Searched { code, result })
 }

@@ -134,6 +134,22 @@ fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
         assert!(bundle.starts_with(&out) && bundle.join("manifest.json").exists());
     }
     assert!(out.join("capacity.json").exists());
+    // `report` on the capacity bundle draws the capacity curve.
+    let report = headroom()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains(">\nApdex against users\n</text>"));
+    assert!(
+        html.contains("users at Apdex ≥ 0.85"),
+        "the verdict heads the page"
+    );
     let knee = json["knee_users"].as_f64().unwrap();
     assert!(
         knee > users && knee - users <= 2.0,

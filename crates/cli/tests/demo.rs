@@ -1,12 +1,24 @@
-//! `headroom demo`, the README's first command, runs end to end.
+//! `headroom demo`, the README's first command, runs end to end: the
+//! testbed, a capacity search against it and the report with the curve.
 
 mod support;
 
 use support::*;
 
 #[test]
-fn demo_runs_a_whole_load_and_writes_a_bundle() {
+fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
+    let _serial = serial();
+    let testbeds = || -> Vec<String> {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("headroom-demo-"))
+            .collect()
+    };
+    let before = testbeds();
     let out = temp_dir("demo");
+    let started = std::time::Instant::now();
     let output = run(&["demo", "-d", "3s", "--json", "--out", out.to_str().unwrap()]);
     assert!(
         output.status.success(),
@@ -14,12 +26,40 @@ fn demo_runs_a_whole_load_and_writes_a_bundle() {
         String::from_utf8_lossy(&output.stderr)
     );
     let json = stdout_json(&output);
-    assert_eq!(json["status"], "complete");
-    let count = json["total"]["count"].as_u64().unwrap();
-    // 20 users (started over 1.5 s) with 0.1-0.5 s think time and 5-40 ms pages.
-    assert!(count > 50, "{count} samples");
-    assert_eq!(json["total"]["errors"], 0);
-    // Every 25th page is a 0.6-0.9 s report: tolerated, not satisfied.
-    assert!(json["total"]["apdex_tolerating"].as_u64().unwrap() >= 1);
-    assert_eq!(manifest(&out)["status"], "complete");
+    let users = json["capacity"]["users"].as_u64().expect("a capacity");
+    assert!(users >= 10, "{users}");
+    assert!(json["capacity"]["apdex"].as_f64().unwrap() >= 0.70);
+    let levels = json["levels"].as_array().unwrap();
+    assert!(levels.len() >= 3, "{levels:?}");
+    // The journey passed its checks at every level: no errors.
+    for level in levels {
+        assert_eq!(level["error_rate"], 0.0, "{level}");
+        assert!(
+            level["resources"][0]["cpu_avg"].is_number(),
+            "local monitoring"
+        );
+    }
+    assert!(json["verdict"]
+        .as_str()
+        .unwrap()
+        .contains("users at Apdex ≥ 0.70"));
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for title in [
+        "Apdex against users",
+        "Response time against users",
+        "Throughput against users",
+    ] {
+        assert!(
+            report.contains(&format!(">\n{title}\n</text>")),
+            "no curve '{title}'"
+        );
+    }
+    assert!(out.join("capacity.json").exists());
+    // The temporary testbed is gone.
+    assert_eq!(testbeds(), before);
+    assert!(
+        started.elapsed().as_secs() < 180,
+        "the demo took {:?}",
+        started.elapsed()
+    );
 }

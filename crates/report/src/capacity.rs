@@ -252,6 +252,8 @@ pub struct CapacityResult {
     /// False when the generator limited a level that decided the answer.
     pub valid: bool,
     pub think_s: f64,
+    /// The one-line answer, as printed.
+    pub verdict: String,
     pub levels: Vec<Level>,
     pub bundle: PathBuf,
 }
@@ -287,7 +289,7 @@ impl CapacityResult {
         } else {
             "no server resources were monitored (--monitor): the limit cannot be named".into()
         };
-        CapacityResult {
+        let mut result = CapacityResult {
             schema_version: 1,
             target,
             capacity: CapacityAnswer {
@@ -303,9 +305,12 @@ impl CapacityResult {
             limit_note,
             valid,
             think_s,
+            verdict: String::new(),
             levels,
             bundle,
-        }
+        };
+        result.verdict = result.verdict();
+        result
     }
 
     /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; CPU 96% at 50 users".

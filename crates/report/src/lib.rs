@@ -4,6 +4,7 @@
 //! Renderers take plain data and return text; printing is the caller's job.
 
 pub mod capacity;
+pub mod capacity_html;
 pub mod charts;
 pub mod compare;
 pub mod compare_html;
