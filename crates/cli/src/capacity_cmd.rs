@@ -37,15 +37,9 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::execute::current_thread_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("headroom: cannot start: {e}");
-            return ExitCode::from(EXIT_CANNOT_RUN);
-        }
+        Err(code) => return code,
     };
     match runtime.block_on(search(args)) {
         Ok(searched) => searched.code,

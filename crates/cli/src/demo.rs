@@ -24,15 +24,9 @@ pub fn run(args: DemoArgs) -> ExitCode {
     if let Some(address) = args.serve {
         return serve_only(address);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::execute::current_thread_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("headroom: cannot start: {e}");
-            return ExitCode::from(EXIT_CANNOT_RUN);
-        }
+        Err(code) => return code,
     };
     runtime.block_on(capacity_demo(args))
 }

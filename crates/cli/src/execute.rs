@@ -48,15 +48,9 @@ pub fn execute(
     common: &CommonArgs,
     prepare: impl Future<Output = Result<Prepared, Failure>>,
 ) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match current_thread_runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("headroom: cannot start: {e}");
-            return ExitCode::from(EXIT_CANNOT_RUN);
-        }
+        Err(code) => return code,
     };
     let result = runtime.block_on(async {
         let prepared = prepare.await?;
@@ -73,6 +67,18 @@ pub fn execute(
             ExitCode::from(EXIT_CANNOT_RUN)
         }
     }
+}
+
+/// The single-threaded runtime a command drives its runs from (the engine
+/// starts its own worker threads); the error is the exit code to return.
+pub fn current_thread_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("headroom: cannot start: {e}");
+            ExitCode::from(EXIT_CANNOT_RUN)
+        })
 }
 
 /// Resolves a target and connects once, so an unusable target is an error

@@ -4,7 +4,7 @@
 mod support;
 
 use std::time::Duration;
-use support::{headroom, serial, stdout_json, temp_dir, Reply, TestServer};
+use support::{headroom, run_starved, serial, stdout_json, temp_dir, Reply, TestServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -163,47 +163,24 @@ fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
 fn a_starved_generator_makes_the_result_invalid() {
     let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
-    let hogs: Vec<std::process::Child> = (0..2)
-        .map(|_| {
-            std::process::Command::new("taskset")
-                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
-                .spawn()
-                .expect("taskset (util-linux) runs")
-        })
-        .collect();
     let out = temp_dir("capacity-starved");
-    let output = std::process::Command::new("taskset")
-        .args([
-            "-c",
-            "0",
-            "nice",
-            "-n",
-            "19",
-            env!("CARGO_BIN_EXE_headroom"),
-        ])
-        .args([
-            "capacity",
-            &server.url("/"),
-            "--start",
-            "10",
-            "--step",
-            "10",
-            "--max",
-            "20",
-            "--step-duration",
-            "2s",
-            "--warmup",
-            "1s",
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    for mut hog in hogs {
-        let _ = hog.kill();
-        let _ = hog.wait();
-    }
+    let output = run_starved(&[
+        "capacity",
+        &server.url("/"),
+        "--start",
+        "10",
+        "--step",
+        "10",
+        "--max",
+        "20",
+        "--step-duration",
+        "2s",
+        "--warmup",
+        "1s",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(
         output.status.success(),
         "{}",

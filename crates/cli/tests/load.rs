@@ -869,41 +869,18 @@ fn live_line_only_on_a_terminal() {
 fn a_starved_generator_is_reported() {
     let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
-    let hogs: Vec<std::process::Child> = (0..2)
-        .map(|_| {
-            std::process::Command::new("taskset")
-                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
-                .spawn()
-                .expect("taskset (util-linux) runs")
-        })
-        .collect();
     let out = temp_dir("starved");
-    let output = std::process::Command::new("taskset")
-        .args([
-            "-c",
-            "0",
-            "nice",
-            "-n",
-            "19",
-            env!("CARGO_BIN_EXE_headroom"),
-        ])
-        .args([
-            "load",
-            &server.url("/"),
-            "-c",
-            "10",
-            "-d",
-            "3s",
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    for mut hog in hogs {
-        let _ = hog.kill();
-        let _ = hog.wait();
-    }
+    let output = run_starved(&[
+        "load",
+        &server.url("/"),
+        "-c",
+        "10",
+        "-d",
+        "3s",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(
         output.status.success(),
         "{}",

@@ -2,9 +2,8 @@
 //! (Apdex over the rating bands, response times, throughput and resources
 //! against users) and the per-level table.
 
-use crate::charts::{line_chart, Band, LineChart, Series};
+use crate::charts::{apdex_bands, line_chart, LineChart, Series};
 use crate::html::{escape, STYLE};
-use plotters::style::RGBColor;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -60,16 +59,7 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
     if !valid {
         html.push_str("<p class=\"verdict\" style=\"border-color:#d50000\"><b>Invalid:</b> the load generator was the limit at a deciding level; the figures are not the server's.</p>\n");
     }
-    let bands: Vec<Band> = [
-        (0.94, 1.0, RGBColor(76, 175, 80)),
-        (0.85, 0.94, RGBColor(139, 195, 74)),
-        (0.70, 0.85, RGBColor(255, 235, 59)),
-        (0.50, 0.70, RGBColor(255, 152, 0)),
-        (0.0, 0.50, RGBColor(244, 67, 54)),
-    ]
-    .into_iter()
-    .map(|(from, to, color)| Band { from, to, color })
-    .collect();
+    let bands = apdex_bands();
     html.push_str("<h2>Capacity curve</h2><div class=\"charts\">\n");
     let mut target_line = curve("target", &levels, "users");
     target_line.points = vec![(0.0, target), (x_max, target)];

@@ -36,6 +36,21 @@ pub struct Band {
     pub color: RGBColor,
 }
 
+/// The Apdex rating bands: Excellent ≥ 0.94, Good ≥ 0.85, Fair ≥ 0.70,
+/// Poor ≥ 0.50, Unacceptable.
+pub fn apdex_bands() -> Vec<Band> {
+    [
+        (0.94, 1.0, RGBColor(76, 175, 80)),
+        (0.85, 0.94, RGBColor(139, 195, 74)),
+        (0.70, 0.85, RGBColor(255, 235, 59)),
+        (0.50, 0.70, RGBColor(255, 152, 0)),
+        (0.0, 0.50, RGBColor(244, 67, 54)),
+    ]
+    .into_iter()
+    .map(|(from, to, color)| Band { from, to, color })
+    .collect()
+}
+
 pub struct LineChart<'a> {
     pub title: &'a str,
     pub x_label: &'a str,

@@ -60,7 +60,7 @@ impl Metric {
         }
     }
 
-    fn higher_is_better(self) -> bool {
+    pub fn higher_is_better(self) -> bool {
         matches!(self, Metric::Apdex | Metric::Throughput)
     }
 
@@ -434,7 +434,8 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
     }
 }
 
-fn number(metric: Metric, v: Option<f64>) -> String {
+/// A figure as the tables print it.
+pub fn number(metric: Metric, v: Option<f64>) -> String {
     match (metric, v) {
         (_, None) => "-".into(),
         (Metric::Apdex, Some(v)) => format!("{v:.3}"),

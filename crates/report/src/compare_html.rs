@@ -3,26 +3,12 @@
 //! charts of the runs' totals, resources, environment and regressions.
 
 use crate::charts::bar_chart;
-use crate::compare::{Comparison, Metric};
+use crate::compare::{number, Comparison, Metric};
 use crate::html::{escape, STYLE};
 use headroom_load::bundle::TOTAL_LABEL;
 use std::fmt::Write;
 
 const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#777}";
-
-fn value_text(metric: Metric, v: Option<f64>) -> String {
-    match (metric, v) {
-        (_, None) => "-".into(),
-        (Metric::Apdex, Some(v)) => format!("{v:.3}"),
-        (Metric::Errors, Some(v)) => format!("{v:.2}"),
-        (_, Some(v)) if v >= 100.0 => format!("{v:.0}"),
-        (_, Some(v)) => format!("{v:.1}"),
-    }
-}
-
-fn higher_is_better(metric: Metric) -> bool {
-    matches!(metric, Metric::Apdex | Metric::Throughput)
-}
 
 pub fn render_compare_html(c: &Comparison) -> String {
     let mut html = String::new();
@@ -133,10 +119,10 @@ pub fn render_compare_html(c: &Comparison) -> String {
         for (run, row) in c.runs.iter().zip(&table.rows) {
             let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
             for cell in row {
-                let value = value_text(table.metric, cell.value);
+                let value = number(table.metric, cell.value);
                 let (class, change) = match (cell.change_pct, cell.significant) {
                     (Some(change), Some(true)) => {
-                        let better = (change > 0.0) == higher_is_better(table.metric);
+                        let better = (change > 0.0) == table.metric.higher_is_better();
                         (
                             if better { "better" } else { "worse" },
                             format!(" {change:+.1}%"),

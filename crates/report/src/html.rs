@@ -2,7 +2,7 @@
 //! CSS and SVG charts, no script, no network), readable on a phone.
 
 use crate::charts::{
-    bar_chart, line_chart, spectrum_chart, Band, LineChart, Series, Span, PALETTE,
+    apdex_bands, bar_chart, line_chart, spectrum_chart, LineChart, Series, Span, PALETTE,
 };
 use crate::run_data::{RunData, MIN_INTERVAL_S};
 use headroom_analysis::apdex::Rating;
@@ -13,6 +13,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
+/// Escapes text for HTML and XML (JUnit) alike; control characters that
+/// XML 1.0 cannot hold become `?`.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -22,6 +24,7 @@ pub fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('?'),
             c => out.push(c),
         }
     }
@@ -316,16 +319,7 @@ fn charts(html: &mut String, run: &RunData) {
         )),
         "Virtual users running in each second.",
     );
-    let bands = [
-        (0.94, 1.0, RGBColor(76, 175, 80)),
-        (0.85, 0.94, RGBColor(139, 195, 74)),
-        (0.70, 0.85, RGBColor(255, 235, 59)),
-        (0.50, 0.70, RGBColor(255, 152, 0)),
-        (0.0, 0.50, RGBColor(244, 67, 54)),
-    ]
-    .into_iter()
-    .map(|(from, to, color)| Band { from, to, color })
-    .collect();
+    let bands = apdex_bands();
     figure(
         html,
         &line_chart(&chart(

@@ -2,26 +2,10 @@
 //! each `--fail-if` threshold as a test: one test case per criterion, plus
 //! one that the run itself completed.
 
+use crate::html::escape;
 use crate::json::ReportInput;
 use headroom_load::summary::RunStatus;
 use std::fmt::Write;
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // Characters XML 1.0 cannot hold at all.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('?'),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The JUnit XML document; `started_at` is the run's RFC 3339 start.
 pub fn junit_xml(input: &ReportInput<'_>, started_at: &str) -> String {
@@ -95,18 +79,4 @@ pub fn junit_xml(input: &ReportInput<'_>, started_at: &str) -> String {
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_what_xml_cannot_hold() {
-        assert_eq!(
-            escape("p95>2s & 'x' \"y\" <z>"),
-            "p95&gt;2s &amp; &apos;x&apos; &quot;y&quot; &lt;z&gt;"
-        );
-        assert_eq!(escape("a\u{1}b\tc"), "a?b\tc");
-    }
 }

@@ -446,3 +446,34 @@ pub fn run_json(name: &str, args: &[&str]) -> serde_json::Value {
     );
     stdout_json(&output)
 }
+
+/// Runs headroom starved of CPU on purpose: pinned to core 0 at nice 19,
+/// next to two busy loops on the same core.
+#[allow(dead_code)]
+pub fn run_starved(args: &[&str]) -> Output {
+    let hogs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            Command::new("taskset")
+                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .expect("taskset (util-linux) runs")
+        })
+        .collect();
+    let output = Command::new("taskset")
+        .args([
+            "-c",
+            "0",
+            "nice",
+            "-n",
+            "19",
+            env!("CARGO_BIN_EXE_headroom"),
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    for mut hog in hogs {
+        let _ = hog.kill();
+        let _ = hog.wait();
+    }
+    output
+}
