@@ -229,3 +229,99 @@ fn capacity_refuses_flags_it_sets_itself() {
         "an unreachable target cannot be measured"
     );
 }
+
+/// The testbed pinned to core 1 and headroom (one worker thread) to core
+/// 0: the server runs out of its core, and the answer names the CPU (that
+/// core) as the bottleneck, the run being valid.
+#[test]
+fn a_cpu_bound_testbed_names_the_cpu() {
+    let _serial = serial();
+    let dir = temp_dir("capacity-cpu");
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite:{}", dir.join("lms.db").display());
+    let init = headroom()
+        .args(["testbed", "init", "--size", "xs", "--db", &db])
+        .args(["--data-dir", dir.join("files").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sessions = format!("files:{}", dir.join("sessions").display());
+    let mut server = std::process::Command::new("taskset")
+        .args(["-c", "1", env!("CARGO_BIN_EXE_headroom")])
+        .args(["testbed", "serve", "--db", &db, "--sessions", &sessions])
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the testbed does not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let plan = headroom()
+        .args(["testbed", "plan", "--db", &db])
+        .args(["--base-url", &format!("http://127.0.0.1:{port}")])
+        .output()
+        .unwrap();
+    let journey = dir.join("journey.yaml");
+    std::fs::write(&journey, &plan.stdout).unwrap();
+    let out = dir.join("capacity");
+    let output = std::process::Command::new("taskset")
+        .args(["-c", "0", env!("CARGO_BIN_EXE_headroom")])
+        .args(["capacity", &format!("http://127.0.0.1:{port}")])
+        .args(["--scenario", journey.to_str().unwrap(), "--threads", "1"])
+        .args(["--monitor", "local", "--apdex-target", "0.85"])
+        .args([
+            "--start",
+            "20",
+            "--step",
+            "20",
+            "--max",
+            "200",
+            "--resolution",
+            "10",
+        ])
+        .args(["--step-duration", "3s", "--warmup", "1s", "--json"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    assert!(
+        json["knee_users"].is_u64(),
+        "the target broke: {}",
+        json["verdict"]
+    );
+    let bottleneck = &json["bottleneck"];
+    assert_eq!(bottleneck["resource"], "cpu", "{}", json["verdict"]);
+    assert_eq!(bottleneck["core"], 1, "{}", json["verdict"]);
+    assert!(bottleneck["figure"].as_f64().unwrap() >= 95.0);
+    assert_eq!(json["valid"], true, "{}", json["verdict"]);
+    assert!(json["verdict"].as_str().unwrap().contains("CPU core 1"));
+    // The last level too: the server's core was full.
+    let last = json["levels"].as_array().unwrap().last().unwrap();
+    let (core, busy) = (
+        last["resources"][0]["busiest_core"][0].as_u64().unwrap(),
+        last["resources"][0]["busiest_core"][1].as_f64().unwrap(),
+    );
+    assert_eq!(core, 1);
+    assert!(busy >= 95.0, "core 1 at {busy}%");
+}

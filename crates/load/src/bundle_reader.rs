@@ -210,6 +210,35 @@ pub fn read_latency_window(
     Ok(Some(total))
 }
 
+/// Per second and host, each core's busy % (from resources.jsonl); empty
+/// when the run monitored nothing.
+pub fn read_core_loads(dir: &Path) -> Result<Vec<(u64, String, Vec<f64>)>, BundleError> {
+    let path = dir.join("resources.jsonl");
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = fs::read_to_string(&path).map_err(read_error(&path))?;
+    let mut rows = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let value: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| invalid(&path, format!("line {}: {e}", i + 1)))?;
+        let second = value.get("second").and_then(|v| v.as_u64());
+        let host = value.get("host").and_then(|v| v.as_str());
+        let cores = value
+            .pointer("/resources/per_core_pct")
+            .and_then(|v| v.as_array());
+        if let (Some(second), Some(host), Some(cores)) = (second, host, cores) {
+            let cores = cores.iter().filter_map(|c| c.as_f64()).collect();
+            rows.push((second, host.to_string(), cores));
+        }
+    }
+    Ok(rows)
+}
+
 /// resources.csv, or `None` when the run monitored nothing.
 pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleError> {
     let path = dir.join(RESOURCES);

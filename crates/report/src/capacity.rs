@@ -4,7 +4,9 @@
 
 use headroom_analysis::apdex::Rating;
 use headroom_load::bundle::{BundleError, TOTAL_LABEL};
-use headroom_load::bundle_reader::{read_intervals, read_latency_window, read_resources};
+use headroom_load::bundle_reader::{
+    read_core_loads, read_intervals, read_latency_window, read_resources,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +31,10 @@ pub struct HostFigures {
     pub net_link_avg: Option<f64>,
     pub temperature_max: Option<f64>,
     pub throttled_seconds: u64,
+    /// The busiest core and its average busy %: a server limited to one
+    /// core (single-threaded, or pinned) saturates it while the host's
+    /// average stays low.
+    pub busiest_core: Option<(usize, f64)>,
 }
 
 /// One level of the search.
@@ -111,9 +117,26 @@ impl Level {
                 hosts.entry(row.host.clone()).or_default().push(row);
             }
         }
+        let mut cores: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
+        for (second, host, loads) in read_core_loads(dir)? {
+            if inside(second) {
+                let (sums, n) = cores.entry(host).or_insert((Vec::new(), 0));
+                sums.resize(sums.len().max(loads.len()), 0.0);
+                for (sum, load) in sums.iter_mut().zip(&loads) {
+                    *sum += load;
+                }
+                *n += 1;
+            }
+        }
         let resources = hosts
             .into_iter()
             .map(|(host, rows)| {
+                let busiest_core = cores.get(&host).and_then(|(sums, n)| {
+                    sums.iter()
+                        .enumerate()
+                        .map(|(i, sum)| (i, sum / *n as f64))
+                        .max_by(|a, b| a.1.total_cmp(&b.1))
+                });
                 let values =
                     |get: fn(&headroom_load::bundle_reader::ResourceRow) -> Option<f64>| {
                         rows.iter().filter_map(get).collect::<Vec<f64>>()
@@ -129,6 +152,7 @@ impl Level {
                     temperature_max: values(|r| r.temperature_max_c).into_iter().reduce(f64::max),
                     throttled_seconds: rows.iter().filter(|r| r.throttled == Some(true)).count()
                         as u64,
+                    busiest_core,
                 }
             })
             .collect();
@@ -165,6 +189,8 @@ pub struct Bottleneck {
     /// The figure: % (cpu, memory, disk, network), seconds (throttling) or °C.
     pub figure: f64,
     pub users: u32,
+    /// For `cpu`: the one core that saturated while the host's average did not.
+    pub core: Option<usize>,
 }
 
 impl Bottleneck {
@@ -177,6 +203,13 @@ impl Bottleneck {
             "temperature" => format!(
                 "{} at {:.0} °C at {} users",
                 self.host, self.figure, self.users
+            ),
+            "cpu" if self.core.is_some() => format!(
+                "{} CPU core {} {:.0}% at {} users (one core saturated; the host's average is lower)",
+                self.host,
+                self.core.unwrap_or(0),
+                self.figure,
+                self.users
             ),
             resource => format!(
                 "{} {} {:.0}% at {} users",
@@ -199,26 +232,33 @@ impl Bottleneck {
 pub fn bottleneck(level: &Level) -> Option<Bottleneck> {
     let mut found: Vec<(f64, Bottleneck)> = Vec::new();
     for host in &level.resources {
-        let mut candidate = |resource: &str, figure: Option<f64>, limit: f64| {
-            if let Some(figure) = figure.filter(|f| *f >= limit) {
-                found.push((
-                    figure / limit,
-                    Bottleneck {
-                        resource: resource.into(),
-                        host: host.host.clone(),
-                        figure,
-                        users: level.users,
-                    },
-                ));
+        let mut candidate =
+            |resource: &str, figure: Option<f64>, limit: f64, core: Option<usize>| {
+                if let Some(figure) = figure.filter(|f| *f >= limit) {
+                    found.push((
+                        figure / limit,
+                        Bottleneck {
+                            resource: resource.into(),
+                            host: host.host.clone(),
+                            figure,
+                            users: level.users,
+                            core,
+                        },
+                    ));
+                }
+            };
+        candidate("cpu", host.cpu_avg, 90.0, None);
+        if host.cpu_avg.is_none_or(|c| c < 90.0) {
+            if let Some((core, busy)) = host.busiest_core {
+                candidate("cpu", Some(busy), 95.0, Some(core));
             }
-        };
-        candidate("cpu", host.cpu_avg, 90.0);
-        candidate("memory", host.memory_avg, 90.0);
-        candidate("disk", host.disk_avg, 90.0);
-        candidate("network", host.net_link_avg, 90.0);
-        candidate("temperature", host.temperature_max, 80.0);
+        }
+        candidate("memory", host.memory_avg, 90.0, None);
+        candidate("disk", host.disk_avg, 90.0, None);
+        candidate("network", host.net_link_avg, 90.0, None);
+        candidate("temperature", host.temperature_max, 80.0, None);
         if host.throttled_seconds > 0 {
-            candidate("throttling", Some(host.throttled_seconds as f64), 1.0);
+            candidate("throttling", Some(host.throttled_seconds as f64), 1.0, None);
         }
     }
     found
@@ -431,6 +471,7 @@ mod tests {
                 net_link_avg: None,
                 temperature_max: Some(60.0),
                 throttled_seconds: throttled,
+                busiest_core: None,
             }],
             generator_limited: false,
             bundle: PathBuf::new(),
