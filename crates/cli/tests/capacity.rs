@@ -4,7 +4,10 @@
 mod support;
 
 use std::time::Duration;
-use support::{headroom, run_starved, serial, stdout_json, temp_dir, Reply, TestServer};
+use support::{
+    free_port, headroom, run_starved, serial, stdout_json, temp_dir, wait_for_port, Reply,
+    TestServer,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -249,11 +252,7 @@ fn a_cpu_bound_testbed_names_the_cpu() {
         "{}",
         String::from_utf8_lossy(&init.stderr)
     );
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let sessions = format!("files:{}", dir.join("sessions").display());
     let mut server = std::process::Command::new("taskset")
         .args(["-c", "1", env!("CARGO_BIN_EXE_headroom")])
@@ -262,14 +261,7 @@ fn a_cpu_bound_testbed_names_the_cpu() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the testbed does not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_port(port, &mut server, "testbed serve");
     let plan = headroom()
         .args(["testbed", "plan", "--db", &db])
         .args(["--base-url", &format!("http://127.0.0.1:{port}")])

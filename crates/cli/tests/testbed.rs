@@ -6,11 +6,11 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-use support::{headroom, run, serial, stdout_json, temp_dir};
+use std::time::Duration;
+use support::{free_port, headroom, run, serial, stdout_json, temp_dir, wait_for_port};
 
 fn postgres_url() -> String {
     std::env::var("HEADROOM_TEST_POSTGRES")
@@ -27,29 +27,13 @@ fn mariadb_url() -> String {
         .unwrap_or_else(|_| "mysql://headroom:headroom@127.0.0.1/headroom_test".into())
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_for_port(port: u16, child: &mut Child, what: &str) {
-    let started = Instant::now();
-    loop {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited ({status}) before listening on {port}");
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{what} does not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// A fresh directory with a SQLite testbed dataset of `size` in it.
+fn sqlite_dataset(name: &str, size: &str) -> (PathBuf, String) {
+    let dir = temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = format!("sqlite:{}", dir.join("lms.db").display());
+    init(&db, size, &dir.join("files"), "1");
+    (dir, db)
 }
 
 /// A process killed when the test ends.
@@ -330,10 +314,7 @@ fn dataset_sizes_equal_the_table_and_follow_the_seed() {
 #[test]
 fn journey_passes_on_sqlite_with_every_session_store() {
     let _serial = serial();
-    let dir = temp_dir("tb-sqlite");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("lms.db").display());
-    init(&db, "s", &dir.join("files"), "1");
+    let (dir, db) = sqlite_dataset("tb-sqlite", "s");
     let redis = start_redis(free_port());
     let memcached = start_memcached();
     let redis_url = format!("redis://127.0.0.1:{}", redis.port);
@@ -482,10 +463,7 @@ fn log_in(port: u16, user: &str, password: &str) -> String {
 #[test]
 fn pages_behave_like_moodle() {
     let _serial = serial();
-    let dir = temp_dir("tb-pages");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("lms.db").display());
-    init(&db, "s", &dir.join("files"), "1");
+    let (dir, db) = sqlite_dataset("tb-pages", "s");
     let csv = std::fs::read_to_string(dir.join("files/users.csv")).unwrap();
     let (user, password) = csv.lines().next().unwrap().split_once(',').unwrap();
     let site = serve(&db, &["--workers", "1"]);
@@ -623,10 +601,7 @@ fn pages_behave_like_moodle() {
 #[test]
 fn without_a_worker_cap_requests_overlap() {
     let _serial = serial();
-    let dir = temp_dir("tb-nocap");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("lms.db").display());
-    init(&db, "xs", &dir.join("files"), "1");
+    let (_dir, db) = sqlite_dataset("tb-nocap", "xs");
     let site = serve(&db, &[]);
     let output = run(&[
         "load",
@@ -648,10 +623,7 @@ fn without_a_worker_cap_requests_overlap() {
 #[test]
 fn cluster_spreads_requests_over_all_nodes() {
     let _serial = serial();
-    let dir = temp_dir("tb-cluster");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("lms.db").display());
-    init(&db, "xs", &dir.join("files"), "1");
+    let (dir, db) = sqlite_dataset("tb-cluster", "xs");
     let listen = free_port();
     let first = free_port();
     let ports: Vec<u16> = (0..3).map(|i| first + i).collect();
@@ -723,10 +695,7 @@ fn cluster_spreads_requests_over_all_nodes() {
 #[test]
 fn a_redis_restart_mid_run_is_recorded_and_the_site_stays_up() {
     let _serial = serial();
-    let dir = temp_dir("tb-redis-restart");
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("lms.db").display());
-    init(&db, "s", &dir.join("files"), "1");
+    let (dir, db) = sqlite_dataset("tb-redis-restart", "s");
     let redis_port = free_port();
     let redis = start_redis(redis_port);
     let redis_url = format!("redis://127.0.0.1:{redis_port}");

@@ -82,6 +82,17 @@ pub fn manifest_value(dir: &Path) -> Result<serde_json::Value, BundleError> {
     }
 }
 
+/// A CSV file of the bundle and its header row.
+fn open_csv(path: &Path) -> Result<(csv::Reader<fs::File>, csv::StringRecord), BundleError> {
+    let file = fs::File::open(path).map_err(read_error(path))?;
+    let mut reader = csv::Reader::from_reader(file);
+    let headers = reader
+        .headers()
+        .map_err(|e| invalid(path, e.to_string()))?
+        .clone();
+    Ok((reader, headers))
+}
+
 fn columns(
     path: &Path,
     headers: &csv::StringRecord,
@@ -115,12 +126,7 @@ fn number<T: std::str::FromStr>(
 /// Every row of intervals.csv.
 pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
     let path = dir.join(INTERVALS);
-    let file = fs::File::open(&path).map_err(read_error(&path))?;
-    let mut reader = csv::Reader::from_reader(file);
-    let headers = reader
-        .headers()
-        .map_err(|e| invalid(&path, e.to_string()))?
-        .clone();
+    let (mut reader, headers) = open_csv(&path)?;
     const NAMES: [&str; 14] = [
         "second",
         "interval_s",
@@ -245,12 +251,7 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
     if !path.exists() {
         return Ok(None);
     }
-    let file = fs::File::open(&path).map_err(read_error(&path))?;
-    let mut reader = csv::Reader::from_reader(file);
-    let headers = reader
-        .headers()
-        .map_err(|e| invalid(&path, e.to_string()))?
-        .clone();
+    let (mut reader, headers) = open_csv(&path)?;
     let at = columns(&path, &headers, &["second", "host"])?;
     let optional = |name: &str| headers.iter().position(|h| h == name);
     let (mhz, throttled, link) = (

@@ -5,6 +5,7 @@
 //! threshold (for CI, like moodle-performance-comparison).
 
 pub use crate::run_data::RunData;
+use crate::run_data::{flatten, text};
 use headroom_analysis::bootstrap::{median_difference, Interval};
 use headroom_load::bundle_reader::{IntervalRow, ResourceRow};
 use serde::Serialize;
@@ -217,29 +218,6 @@ fn cell(
     }
 }
 
-/// Flattens a JSON value into dotted paths and printable values.
-fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                flatten(&format!("{prefix}.{k}"), v, out);
-            }
-        }
-        Value::Array(items) => {
-            for (i, v) in items.iter().enumerate() {
-                flatten(&format!("{prefix}[{i}]"), v, out);
-            }
-        }
-        Value::Null => {}
-        Value::String(s) => {
-            out.insert(prefix.to_string(), s.clone());
-        }
-        other => {
-            out.insert(prefix.to_string(), other.to_string());
-        }
-    }
-}
-
 /// Fields of the environment that would explain a difference: the load
 /// generator's and each monitored host's fingerprint and doctor findings.
 /// Readings that change every second (load, uptime) are left out.
@@ -247,9 +225,9 @@ fn environment(runs: &[RunData]) -> Vec<EnvironmentDifference> {
     let fields: Vec<BTreeMap<String, String>> = runs
         .iter()
         .map(|run| {
-            let mut out = BTreeMap::new();
+            let mut fields = Vec::new();
             if let Some(fp) = run.manifest.get("fingerprint") {
-                flatten("generator", fp, &mut out);
+                flatten("generator", fp, &mut fields);
             }
             if let Some(hosts) = run
                 .manifest
@@ -259,14 +237,16 @@ fn environment(runs: &[RunData]) -> Vec<EnvironmentDifference> {
                 for host in hosts {
                     let name = host.get("agent").and_then(Value::as_str).unwrap_or("host");
                     if let Some(fp) = host.get("fingerprint") {
-                        flatten(name, fp, &mut out);
+                        flatten(name, fp, &mut fields);
                     }
                 }
             }
-            out.retain(|k, _| {
-                !(k.contains("load") || k.contains("uptime") || k.contains("collected"))
-            });
-            out
+            fields
+                .into_iter()
+                .filter(|(k, _)| {
+                    !(k.contains("load") || k.contains("uptime") || k.contains("collected"))
+                })
+                .collect::<BTreeMap<String, String>>()
         })
         .collect();
     let mut keys: Vec<&String> = fields.iter().flat_map(|f| f.keys()).collect();
@@ -345,14 +325,6 @@ fn resource_figures(runs: &[RunData], baseline: usize) -> Vec<ResourceFigures> {
         .collect()
 }
 
-fn text(value: &Value, pointer: &str) -> String {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
-}
-
 /// Compares every run with `runs[baseline]`. A regression is a significant
 /// change for the worse larger than `threshold_pct`.
 pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Comparison {
@@ -422,9 +394,9 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
             .map(|r| RunInfo {
                 name: r.name.clone(),
                 bundle: r.bundle.display().to_string(),
-                target: text(&r.manifest, "/target"),
-                started_at: text(&r.manifest, "/started_at"),
-                status: text(&r.manifest, "/status"),
+                target: text(&r.manifest, "/target").to_string(),
+                started_at: text(&r.manifest, "/started_at").to_string(),
+                status: text(&r.manifest, "/status").to_string(),
             })
             .collect(),
         metrics,

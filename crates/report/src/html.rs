@@ -4,7 +4,7 @@
 use crate::charts::{
     apdex_bands, bar_chart, line_chart, spectrum_chart, LineChart, Series, Span, PALETTE,
 };
-use crate::run_data::{RunData, MIN_INTERVAL_S};
+use crate::run_data::{flatten, text, RunData, MIN_INTERVAL_S};
 use headroom_analysis::apdex::Rating;
 use headroom_load::bundle::TOTAL_LABEL;
 use headroom_load::bundle_reader::{IntervalRow, ResourceRow};
@@ -50,13 +50,6 @@ nav a{margin-right:12px}
 
 fn num(value: Option<&Value>) -> Option<f64> {
     value.and_then(Value::as_f64)
-}
-
-fn text<'a>(manifest: &'a Value, pointer: &str) -> &'a str {
-    manifest
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }
 
 fn ms(value: Option<f64>) -> String {
@@ -514,42 +507,6 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
             );
         }
         html.push_str("</div>\n");
-    }
-}
-
-fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, v, out);
-            }
-        }
-        Value::Array(items) => {
-            let simple = items.iter().all(|v| !v.is_object() && !v.is_array());
-            if simple {
-                let joined: Vec<String> = items
-                    .iter()
-                    .map(|v| {
-                        v.as_str()
-                            .map(String::from)
-                            .unwrap_or_else(|| v.to_string())
-                    })
-                    .collect();
-                out.push((prefix.to_string(), joined.join(", ")));
-            } else {
-                for (i, v) in items.iter().enumerate() {
-                    flatten(&format!("{prefix}[{i}]"), v, out);
-                }
-            }
-        }
-        Value::Null => {}
-        Value::String(s) => out.push((prefix.to_string(), s.clone())),
-        other => out.push((prefix.to_string(), other.to_string())),
     }
 }
 

@@ -96,3 +96,47 @@ impl RunData {
             .collect()
     }
 }
+
+/// A manifest's string at `pointer`, or "".
+pub fn text<'a>(manifest: &'a Value, pointer: &str) -> &'a str {
+    manifest
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// A JSON value (a fingerprint) as dotted fields and printable values;
+/// arrays of plain values are joined with ", ", nulls left out.
+pub fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, v, out);
+            }
+        }
+        Value::Array(items) if items.iter().all(|v| !v.is_object() && !v.is_array()) => {
+            let joined: Vec<String> = items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(String::from)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect();
+            out.push((prefix.to_string(), joined.join(", ")));
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten(&format!("{prefix}[{i}]"), v, out);
+            }
+        }
+        Value::Null => {}
+        Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}

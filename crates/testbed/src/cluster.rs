@@ -273,15 +273,17 @@ fn die_with_parent(command: &mut Command) -> &mut Command {
     }
 }
 
-async fn terminate(child: &mut Child) {
-    if let Ok(Some(_)) = child.try_wait() {
-        return;
-    }
+fn send_sigterm(child: &Child) {
     if let Some(pid) = child.id() {
+        // SAFETY: kill(2) on the pid of a child we own and have not reaped.
         unsafe {
             libc::kill(pid as libc::pid_t, libc::SIGTERM);
         }
     }
+}
+
+/// Waits up to 5 s for a child told to stop, then kills it.
+async fn reap(child: &mut Child) {
     if tokio::time::timeout(Duration::from_secs(5), child.wait())
         .await
         .is_err()
@@ -290,16 +292,21 @@ async fn terminate(child: &mut Child) {
     }
 }
 
+async fn terminate(child: &mut Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    send_sigterm(child);
+    reap(child).await;
+}
+
+/// Tells every node to stop at once, then reaps them.
 async fn stop_children(nodes: &mut Vec<(String, Child)>) {
-    for (_, child) in nodes.iter_mut() {
-        if let Some(pid) = child.id() {
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGTERM);
-            }
-        }
+    for (_, child) in nodes.iter() {
+        send_sigterm(child);
     }
     for (_, child) in nodes.iter_mut() {
-        terminate(child).await;
+        reap(child).await;
     }
     nodes.clear();
 }

@@ -22,6 +22,10 @@ use std::time::{Duration, UNIX_EPOCH};
 use Bind::{Int, Text};
 
 type Params = HashMap<String, String>;
+
+/// One row of the standard log, as Moodle writes for every view and action.
+const LOG_INSERT: &str =
+    "INSERT INTO tb_logs (userid, courseid, action, objectid, timecreated) VALUES (?, ?, ?, ?, ?)";
 type PageResult = Result<Outcome, Failure>;
 
 /// Reads at most one row.
@@ -191,8 +195,14 @@ async fn log(
     write(
         site,
         ctx,
-        "INSERT INTO tb_logs (userid, courseid, action, objectid, timecreated) VALUES (?, ?, ?, ?, ?)",
-        &[Int(userid), Int(course), Text(action), Int(objectid), Int(now_s())],
+        LOG_INSERT,
+        &[
+            Int(userid),
+            Int(course),
+            Text(action),
+            Int(objectid),
+            Int(now_s()),
+        ],
     )
     .await
 }
@@ -692,9 +702,7 @@ async fn reply_post(site: &Site, ctx: &mut Ctx, form: &Params) -> PageResult {
         .sql("UPDATE tb_forum_discussions SET timemodified = ? WHERE id = ?");
     let call = query(&sql, &[Int(now), Int(parent.discussion)]).execute(&mut *tx);
     timed(&mut ctx.perf, Access::Write, call).await?;
-    let sql = site.db.sql(
-        "INSERT INTO tb_logs (userid, courseid, action, objectid, timecreated) VALUES (?, ?, ?, ?, ?)",
-    );
+    let sql = site.db.sql(LOG_INSERT);
     let binds = [
         Int(userid),
         Int(place.course),

@@ -477,3 +477,31 @@ pub fn run_starved(args: &[&str]) -> Output {
     }
     output
 }
+
+/// A port nobody listens on now.
+#[allow(dead_code)]
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[allow(dead_code)]
+pub fn wait_for_port(port: u16, child: &mut std::process::Child, what: &str) {
+    let started = Instant::now();
+    loop {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{what} exited ({status}) before listening on {port}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{what} does not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
