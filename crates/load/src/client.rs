@@ -24,6 +24,8 @@ pub struct Exchange {
     pub bytes_received: u64,
     pub bytes_sent: u64,
     pub error: Option<ErrorKind>,
+    /// Why, in words, where the kind alone does not say it.
+    pub detail: Option<&'static str>,
 }
 
 /// A request as the client sends it.
@@ -113,9 +115,27 @@ impl HttpClient {
     }
 }
 
-fn protocol(_: ProtocolError) -> ErrorKind {
+fn protocol(exchange: &mut Exchange, error: ProtocolError) -> ErrorKind {
+    exchange.detail = Some(error.reason());
     ErrorKind::Protocol
 }
+
+/// Whether a kept-alive connection can no longer carry a request: the
+/// server closed it while it was idle (Apache's KeepAliveTimeout), reset
+/// it, or sent bytes nobody asked for. Polled once without waiting, as curl
+/// and Go's client check a pooled connection before they write on it.
+fn unusable(conn: &mut Conn, spare: &mut [u8]) -> bool {
+    use tokio::io::AsyncRead;
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut buf = tokio::io::ReadBuf::new(spare);
+    // Ready means end of stream, unsolicited bytes, or an error.
+    Pin::new(conn).poll_read(&mut context, &mut buf).is_ready()
+}
+
+/// Said of a reused connection the server closed as a request that may
+/// not be resent (POST, PATCH) was sent on it.
+const CLOSED_UNDER_REQUEST: &str =
+    "the server closed a kept-alive connection as the request was sent; a POST is not resent";
 
 async fn exchange_once(
     connector: &Connector,
@@ -127,6 +147,12 @@ async fn exchange_once(
 ) -> Result<(), ErrorKind> {
     let mut may_retry = request.idempotent;
     'attempt: loop {
+        if let Some(conn) = io.conn.as_mut() {
+            // Leftover bytes or a closed peer: this connection is done.
+            if io.filled > 0 || unusable(conn, &mut io.buf) {
+                io.conn = None;
+            }
+        }
         let reused = io.conn.is_some();
         if !reused {
             let began = std::time::Instant::now();
@@ -152,6 +178,9 @@ async fn exchange_once(
                 may_retry = false;
                 continue 'attempt;
             }
+            if reused {
+                exchange.detail = Some(CLOSED_UNDER_REQUEST);
+            }
             return Err(ErrorKind::of_io(&e));
         }
         exchange.bytes_sent = request.bytes.len() as u64;
@@ -159,8 +188,8 @@ async fn exchange_once(
         // The head.
         let head = loop {
             if io.filled > 0 {
-                if let Some(head) =
-                    parse_head(&io.buf[..io.filled], request.is_head).map_err(protocol)?
+                if let Some(head) = parse_head(&io.buf[..io.filled], request.is_head)
+                    .map_err(|e| protocol(exchange, e))?
                 {
                     if (100..200).contains(&head.status) && head.status != 101 {
                         // An interim response (100 Continue, 103 Early Hints): skip it.
@@ -173,7 +202,7 @@ async fn exchange_once(
             }
             if io.filled == io.buf.len() {
                 if io.buf.len() >= MAX_HEAD {
-                    return Err(ErrorKind::Protocol);
+                    return Err(protocol(exchange, ProtocolError::HeadTooLarge));
                 }
                 let grown = io.buf.len() * 2;
                 io.buf.resize(grown, 0);
@@ -184,6 +213,9 @@ async fn exchange_once(
                     if retry && exchange.bytes_received == 0 {
                         may_retry = false;
                         continue 'attempt;
+                    }
+                    if reused && exchange.bytes_received == 0 {
+                        exchange.detail = Some(CLOSED_UNDER_REQUEST);
                     }
                     return Err(ErrorKind::Reset);
                 }
@@ -200,6 +232,9 @@ async fn exchange_once(
                         may_retry = false;
                         continue 'attempt;
                     }
+                    if reused && exchange.bytes_received == 0 {
+                        exchange.detail = Some(CLOSED_UNDER_REQUEST);
+                    }
                     return Err(ErrorKind::of_io(&e));
                 }
             }
@@ -214,7 +249,7 @@ async fn exchange_once(
         let mut reader = BodyReader::new(head.framing);
         let (used, mut done) = reader
             .feed(&io.buf[head.head_len..io.filled], body)
-            .map_err(protocol)?;
+            .map_err(|e| protocol(exchange, e))?;
         let mut consumed_to = head.head_len + used;
         let mut end = io.filled;
         while !done {
@@ -222,11 +257,16 @@ async fn exchange_once(
                 Ok(0) => {
                     io.conn = None;
                     io.filled = 0;
-                    return reader.at_close().map_err(|_| ErrorKind::Reset);
+                    return reader.at_close().map_err(|e| {
+                        exchange.detail = Some(e.reason());
+                        ErrorKind::Reset
+                    });
                 }
                 Ok(n) => {
                     exchange.bytes_received += n as u64;
-                    let (used, complete) = reader.feed(&io.buf[..n], body).map_err(protocol)?;
+                    let (used, complete) = reader
+                        .feed(&io.buf[..n], body)
+                        .map_err(|e| protocol(exchange, e))?;
                     consumed_to = used;
                     end = n;
                     done = complete;

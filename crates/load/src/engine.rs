@@ -632,6 +632,7 @@ async fn exchange(
         bytes_sent: result.bytes_sent,
         error: result.error.or_else(|| status_error(result.status)),
         failed_check: None,
+        detail: result.detail,
     };
     worker.recorder.borrow_mut().record(&sample);
 }

@@ -1,14 +1,17 @@
 //! The HTTP/1.1 response side: head parsing (httparse) and body framing
 //! (Content-Length, chunked, until close), incremental so a response may be
-//! split across any number of reads. Nothing here allocates.
+//! split across any number of reads. Nothing here allocates, except a head
+//! with more headers than [`STACK_HEADERS`], which is parsed on the heap.
 
 /// A response that is not valid HTTP/1.x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ProtocolError {
     #[error("malformed response head")]
     Head,
-    #[error("response head larger than {0} bytes")]
-    HeadTooLarge(usize),
+    #[error("status code outside 100-599")]
+    Status,
+    #[error("response head larger than 1 MiB (browsers accept 256 KiB)")]
+    HeadTooLarge,
     #[error("invalid Content-Length")]
     ContentLength,
     #[error("malformed chunked encoding")]
@@ -38,22 +41,73 @@ pub struct ResponseHead {
     pub keep_alive: bool,
 }
 
-/// Most headers a response may carry.
-const MAX_HEADERS: usize = 96;
+/// Headers parsed without allocating; a head with more is parsed again
+/// with room for every line it has (browsers set no count limit, only a
+/// size limit, which [`crate::client`] applies).
+pub const STACK_HEADERS: usize = 128;
+
+impl ProtocolError {
+    /// The reason as static text, kept beside a sample's error kind.
+    pub fn reason(self) -> &'static str {
+        match self {
+            ProtocolError::Head => "malformed response head",
+            ProtocolError::Status => "status code outside 100-599",
+            ProtocolError::HeadTooLarge => {
+                "response head larger than 1 MiB (browsers accept 256 KiB)"
+            }
+            ProtocolError::ContentLength => "invalid Content-Length",
+            ProtocolError::Chunked => "malformed chunked encoding",
+            ProtocolError::Truncated => "connection closed before the body was complete",
+        }
+    }
+}
+
+/// Parses a complete or partial response head and hands it to `read`:
+/// `Ok(None)` when more bytes are needed.
+pub fn with_response<R>(
+    buf: &[u8],
+    read: impl FnOnce(&httparse::Response<'_, '_>, usize) -> R,
+) -> Result<Option<R>, ProtocolError> {
+    let mut headers = [httparse::EMPTY_HEADER; STACK_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => return Ok(Some(read(&response, n))),
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {}
+        Err(_) => return Err(ProtocolError::Head),
+    }
+    let lines = memchr::memchr_iter(b'\n', buf).count();
+    let mut headers = vec![httparse::EMPTY_HEADER; lines];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => Ok(Some(read(&response, n))),
+        Ok(httparse::Status::Partial) => Ok(None),
+        Err(_) => Err(ProtocolError::Head),
+    }
+}
 
 /// Parses a response head from the start of `buf`; `Ok(None)` when more bytes are needed.
 pub fn parse_head(
     buf: &[u8],
     request_was_head: bool,
 ) -> Result<Option<ResponseHead>, ProtocolError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    let head_len = match response.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err(ProtocolError::Head),
-    };
+    match with_response(buf, |response, head_len| {
+        read_head(response, head_len, request_was_head)
+    })? {
+        Some(head) => head.map(Some),
+        None => Ok(None),
+    }
+}
+
+fn read_head(
+    response: &httparse::Response<'_, '_>,
+    head_len: usize,
+    request_was_head: bool,
+) -> Result<ResponseHead, ProtocolError> {
     let status = response.code.ok_or(ProtocolError::Head)?;
+    if !(100..=599).contains(&status) {
+        return Err(ProtocolError::Status);
+    }
     let http10 = response.version == Some(0);
     let mut keep_alive = !http10;
     let mut content_length: Option<u64> = None;
@@ -87,12 +141,12 @@ pub fn parse_head(
             keep_alive = false;
             Framing::UntilClose
         };
-    Ok(Some(ResponseHead {
+    Ok(ResponseHead {
         status,
         head_len,
         framing,
         keep_alive,
-    }))
+    })
 }
 
 fn parse_decimal(value: &[u8]) -> Option<u64> {
@@ -335,6 +389,27 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(head.framing, Framing::Empty);
+    }
+
+    #[test]
+    fn statuses_outside_the_range_and_many_headers() {
+        for raw in [
+            &b"HTTP/1.1 999 Odd\r\nContent-Length: 0\r\n\r\n"[..],
+            b"HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 600 Odd\r\nContent-Length: 0\r\n\r\n",
+        ] {
+            assert_eq!(parse_head(raw, false), Err(ProtocolError::Status));
+        }
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..1000 {
+            many.extend_from_slice(format!("X-H{i}: {i}\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+        let head = parse_head(&many, false).unwrap().unwrap();
+        assert_eq!(head.framing, Framing::Length(2));
+        assert_eq!(head.head_len, many.len() - 2);
+        let count = with_response(&many, |r, _| r.headers.len()).unwrap();
+        assert_eq!(count, Some(1001));
     }
 
     #[test]

@@ -70,8 +70,11 @@ impl JtlContext {
             Some(_) if check_name.is_some() => {
                 (reason_phrase(sample.status), check_name.unwrap_or_default())
             }
-            Some(kind) if sample.status != 0 => (reason_phrase(sample.status), kind.describe()),
-            Some(kind) => (kind.describe(), kind.describe()),
+            Some(kind) if sample.status != 0 => (
+                reason_phrase(sample.status),
+                sample.detail.unwrap_or(kind.describe()),
+            ),
+            Some(kind) => (kind.describe(), sample.detail.unwrap_or(kind.describe())),
             None => (reason_phrase(sample.status), ""),
         };
         let code: &dyn std::fmt::Display = if sample.status == 0 {
@@ -155,6 +158,7 @@ mod tests {
             bytes_sent: 80,
             error: Some(ErrorKind::Http5xx),
             failed_check: None,
+            detail: None,
         };
         let mut out = Vec::new();
         ctx.write_line(&mut out, &sample);

@@ -8,6 +8,7 @@ pub mod bundle;
 pub mod bundle_reader;
 pub mod client;
 pub mod conn;
+pub mod content_encoding;
 pub mod engine;
 pub mod hlog;
 pub mod http1;

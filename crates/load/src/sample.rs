@@ -25,10 +25,15 @@ pub enum ErrorKind {
     Check,
     /// Any other I/O error (e.g. no free local port).
     Other,
+    /// More redirects than a browser follows (a loop).
+    Redirects,
+    /// Not sent: a templated value would have put a line break or NUL in
+    /// the request line or a header.
+    Request,
 }
 
 impl ErrorKind {
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 12;
     pub const ALL: [ErrorKind; ErrorKind::COUNT] = [
         ErrorKind::Refused,
         ErrorKind::Timeout,
@@ -40,6 +45,8 @@ impl ErrorKind {
         ErrorKind::Http5xx,
         ErrorKind::Check,
         ErrorKind::Other,
+        ErrorKind::Redirects,
+        ErrorKind::Request,
     ];
 
     /// Stable machine name, used in CSV columns and JSON keys.
@@ -55,6 +62,8 @@ impl ErrorKind {
             ErrorKind::Http5xx => "http_5xx",
             ErrorKind::Check => "check",
             ErrorKind::Other => "other",
+            ErrorKind::Redirects => "redirects",
+            ErrorKind::Request => "request",
         }
     }
 
@@ -71,6 +80,8 @@ impl ErrorKind {
             ErrorKind::Http5xx => "HTTP 5xx",
             ErrorKind::Check => "Check failed",
             ErrorKind::Other => "I/O error",
+            ErrorKind::Redirects => "Too many redirects",
+            ErrorKind::Request => "Request not sent: a value held a line break or NUL",
         }
     }
 
@@ -125,6 +136,9 @@ pub struct Sample {
     pub error: Option<ErrorKind>,
     /// The scenario check that failed it (its index in the check table).
     pub failed_check: Option<u16>,
+    /// Why it failed, where the kind alone does not say (no commas: it
+    /// goes into the JTL's message columns as it is).
+    pub detail: Option<&'static str>,
 }
 
 impl Sample {

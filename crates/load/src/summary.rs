@@ -41,6 +41,10 @@ pub struct LabelFigures {
     pub connect_mean_ms: f64,
     pub connections: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// Why, for the error kinds whose cause the kind alone does not say
+    /// (the first reason seen).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_details: BTreeMap<String, String>,
     pub status_codes: BTreeMap<String, u64>,
 }
 
@@ -98,6 +102,15 @@ impl LabelFigures {
                 .iter()
                 .filter(|k| c.errors_of(**k) > 0)
                 .map(|k| (k.name().to_string(), c.errors_of(*k)))
+                .collect(),
+            error_details: ErrorKind::ALL
+                .iter()
+                .filter_map(|k| {
+                    Some((
+                        k.name().to_string(),
+                        c.error_details[*k as usize]?.to_string(),
+                    ))
+                })
                 .collect(),
             status_codes: c
                 .status_classes

@@ -30,6 +30,8 @@ pub struct Counts {
     /// Requests that started more than [`LATE_START`] after their schedule.
     pub late_starts: u64,
     pub max_schedule_lag_micros: u64,
+    /// The first reason given for each error kind, where one was.
+    pub error_details: [Option<&'static str>; ErrorKind::COUNT],
 }
 
 impl Counts {
@@ -53,6 +55,9 @@ impl Counts {
         self.max_schedule_lag_micros = self
             .max_schedule_lag_micros
             .max(other.max_schedule_lag_micros);
+        for (a, b) in self.error_details.iter_mut().zip(other.error_details) {
+            *a = a.or(b);
+        }
     }
 
     pub fn errors_of(&self, kind: ErrorKind) -> u64 {
@@ -89,6 +94,9 @@ impl Tally {
         if let Some(kind) = sample.error {
             c.errors += 1;
             c.errors_by_kind[kind as usize] += 1;
+            if sample.detail.is_some() && c.error_details[kind as usize].is_none() {
+                c.error_details[kind as usize] = sample.detail;
+            }
         }
         let class = (sample.status / 100) as usize;
         c.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
@@ -138,6 +146,7 @@ mod tests {
             bytes_sent: 50,
             error,
             failed_check: None,
+            detail: None,
         }
     }
 

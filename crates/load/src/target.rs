@@ -17,8 +17,11 @@ pub struct Target {
     pub port: u16,
     /// Path and query as sent in the request line, e.g. `/page?id=3`.
     pub path_and_query: String,
-    /// The URL as the user gave it, normalised.
+    /// The URL as the user gave it, normalised, without its password.
     pub url: String,
+    /// `Basic ...` from the URL's `user:password@`, sent as the
+    /// Authorization header (as curl and k6 do).
+    pub authorization: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,12 +72,38 @@ impl Target {
             path_and_query.push('?');
             path_and_query.push_str(query);
         }
+        let authorization =
+            (!parsed.username().is_empty() || parsed.password().is_some()).then(|| {
+                use base64::Engine as _;
+                let decode = |text: &str| {
+                    url::form_urlencoded::parse(
+                        format!("x={}", text.replace('+', "%2B")).as_bytes(),
+                    )
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default()
+                };
+                let pair = format!(
+                    "{}:{}",
+                    decode(parsed.username()),
+                    decode(parsed.password().unwrap_or(""))
+                );
+                format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode(pair)
+                )
+            });
+        let mut shown = parsed.clone();
+        if parsed.password().is_some() {
+            let _ = shown.set_password(Some("***"));
+        }
         Ok(Target {
             scheme,
             host,
             port,
             path_and_query,
-            url: parsed.to_string(),
+            url: shown.to_string(),
+            authorization,
         })
     }
 
@@ -198,6 +227,9 @@ impl RequestSpec {
         if !has("accept") {
             line("Accept: */*");
         }
+        if let (Some(credentials), false) = (&target.authorization, has("authorization")) {
+            line(&format!("Authorization: {credentials}"));
+        }
         for (name, value) in &self.headers {
             line(&format!("{name}: {value}"));
         }
@@ -233,6 +265,19 @@ mod tests {
         assert_eq!(t.host_header(), "example.org");
         let t = Target::parse("http://[::1]:9000/").unwrap();
         assert_eq!(t.authority(), "[::1]:9000");
+    }
+
+    #[test]
+    fn credentials_in_the_url_become_basic_auth() {
+        let t = Target::parse("http://ann:p%40ss+w@127.0.0.1:8080/x").unwrap();
+        // "ann:p@ss+w" in base64.
+        assert_eq!(t.authorization.as_deref(), Some("Basic YW5uOnBAc3Mrdw=="));
+        assert!(!t.url.contains("p%40ss"), "{}", t.url);
+        let bytes = RequestSpec::default().serialize(&t, "/x");
+        assert!(String::from_utf8(bytes)
+            .unwrap()
+            .contains("Authorization: Basic YW5uOnBAc3Mrdw==\r\n"));
+        assert_eq!(Target::parse("http://h/").unwrap().authorization, None);
     }
 
     #[test]

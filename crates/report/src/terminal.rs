@@ -96,7 +96,10 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         let kinds: Vec<String> = t
             .errors_by_kind
             .iter()
-            .map(|(k, n)| format!("{k} {n}"))
+            .map(|(k, n)| match t.error_details.get(k) {
+                Some(why) => format!("{k} {n} ({why})"),
+                None => format!("{k} {n}"),
+            })
             .collect();
         let _ = writeln!(out, "  Errors by kind: {}", kinds.join(", "));
     }

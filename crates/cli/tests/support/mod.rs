@@ -4,6 +4,10 @@
 //! socket at once, like a crashed server.
 #![allow(dead_code)]
 
+pub mod raw;
+#[allow(unused_imports)]
+pub use raw::{closes_when_idle, RawConn, RawServer};
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,9 +1,18 @@
 //! A cookie jar per VU, following RFC 6265's storage model: host-only and
 //! domain cookies, default paths, path matching, Max-Age over Expires,
 //! expired cookies removed, Secure cookies only over HTTPS, longer paths
-//! sent first.
+//! sent first. Limits as browsers apply them (RFC 6265 section 6.1 sets
+//! the minimums): a cookie's name and value at most 4096 bytes, 180 cookies
+//! per domain and 3000 in all, the oldest evicted first.
 
 use std::time::{Duration, SystemTime};
+
+/// Largest name + value stored (larger cookies are ignored, as in browsers).
+pub const MAX_COOKIE_BYTES: usize = 4096;
+/// Cookies kept per domain (Chrome and Firefox: 180).
+pub const MAX_PER_DOMAIN: usize = 180;
+/// Cookies kept in one jar (Chrome: 3000).
+pub const MAX_COOKIES: usize = 3000;
 
 #[derive(Debug, Clone)]
 struct Cookie {
@@ -68,7 +77,7 @@ impl CookieJar {
             return;
         };
         let name = name.trim();
-        if name.is_empty() {
+        if name.is_empty() || name.len() + value.trim().len() > MAX_COOKIE_BYTES {
             return;
         }
         let host = host.to_ascii_lowercase();
@@ -137,6 +146,7 @@ impl CookieJar {
             (None, false) => {
                 self.counter += 1;
                 cookie.created = self.counter;
+                self.make_room(&cookie.domain, now);
                 self.cookies.push(cookie);
                 // Longer paths first, then older first (RFC 6265 5.4 step 2).
                 self.cookies.sort_by(|a, b| {
@@ -147,6 +157,41 @@ impl CookieJar {
                 });
             }
         }
+    }
+
+    /// Before a new cookie for `domain` is stored: drops expired cookies
+    /// when a limit is reached, then the oldest of that domain (or of the
+    /// whole jar) until there is room.
+    fn make_room(&mut self, domain: &str, now: SystemTime) {
+        let of_domain = |cookies: &[Cookie]| cookies.iter().filter(|c| c.domain == domain).count();
+        if of_domain(&self.cookies) < MAX_PER_DOMAIN && self.cookies.len() < MAX_COOKIES {
+            return;
+        }
+        self.cookies.retain(|c| c.expires.is_none_or(|t| t > now));
+        while of_domain(&self.cookies) >= MAX_PER_DOMAIN {
+            self.remove_oldest(|c| c.domain == domain);
+        }
+        while self.cookies.len() >= MAX_COOKIES {
+            self.remove_oldest(|_| true);
+        }
+    }
+
+    fn remove_oldest(&mut self, eligible: impl Fn(&Cookie) -> bool) {
+        let oldest = self
+            .cookies
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| eligible(c))
+            .min_by_key(|(_, c)| c.created)
+            .map(|(i, _)| i);
+        if let Some(i) = oldest {
+            self.cookies.remove(i);
+        }
+    }
+
+    /// How many cookies the jar holds.
+    pub fn len(&self) -> usize {
+        self.cookies.len()
     }
 
     /// Appends the `Cookie` header value for a request to `out`; returns
@@ -197,6 +242,42 @@ impl CookieJar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_as_browsers_apply_them() {
+        let now = SystemTime::now();
+        let mut jar = CookieJar::default();
+        let big = "v".repeat(4096);
+        jar.store(&format!("big={big}"), "h", "/", now);
+        assert!(jar.is_empty(), "a cookie over 4096 bytes is ignored");
+        jar.store(&format!("ok={}", "v".repeat(4000)), "h", "/", now);
+        assert_eq!(jar.len(), 1);
+        // 50 new 4 KB cookies per response, 10 responses: the jar and the
+        // Cookie header stop growing at 180 cookies.
+        for response in 0..10 {
+            for i in 0..50 {
+                jar.store(
+                    &format!("c{response}_{i}={}", "x".repeat(4000)),
+                    "h",
+                    "/",
+                    now,
+                );
+            }
+        }
+        assert_eq!(jar.len(), MAX_PER_DOMAIN);
+        assert_eq!(jar.value("ok"), None, "the oldest went first");
+        assert!(jar.value("c9_49").is_some());
+        let mut header = String::new();
+        jar.header_value("h", "/", false, now, &mut header);
+        assert!(header.len() < 180 * 4020, "{}", header.len());
+        // Other domains have their own 180, up to 3000 in all.
+        for d in 0..20 {
+            for i in 0..180 {
+                jar.store(&format!("n{i}=1"), &format!("d{d}.example"), "/", now);
+            }
+        }
+        assert_eq!(jar.len(), MAX_COOKIES);
+    }
 
     fn header(jar: &CookieJar, host: &str, path: &str, https: bool) -> String {
         let mut out = String::new();

@@ -3,7 +3,7 @@
 //! sample.
 
 use super::cookies::CookieJar;
-use super::template::VarId;
+use super::template::{plain, regex_escape, RenderContext, Template, VarId};
 use headroom_analysis::rng::Rng;
 use std::time::Duration;
 
@@ -40,8 +40,8 @@ pub struct Extractor {
     /// The variable's name, for messages.
     pub name: String,
     pub kind: ExtractKind,
-    /// Value when nothing matches (empty when not given).
-    pub default: Option<String>,
+    /// Value when nothing matches (empty when not given); may hold `${var}`.
+    pub default: Option<Template>,
     /// Fail the step when nothing matches.
     pub required: bool,
     /// For required extractors: the check that counts their failures.
@@ -52,10 +52,32 @@ pub struct Extractor {
 pub enum CheckKind {
     /// Status in one of these inclusive ranges.
     Status(Vec<(u16, u16)>),
-    Contains(String),
-    NotContains(String),
-    Matches(regex::Regex),
+    Contains(Template),
+    NotContains(Template),
+    Matches(Pattern),
     MaxTime(Duration),
+}
+
+/// A regular expression whose text may hold `${var}`: the variable's value
+/// stands for itself (its metacharacters are escaped), and the expression
+/// is compiled when the check runs.
+#[derive(Debug, Clone)]
+pub enum Pattern {
+    Fixed(regex::Regex),
+    Templated(Template),
+}
+
+impl Pattern {
+    pub fn is_match(&self, text: &str, ctx: &mut RenderContext<'_>, scratch: &mut String) -> bool {
+        match self {
+            Pattern::Fixed(pattern) => pattern.is_match(text),
+            Pattern::Templated(template) => {
+                scratch.clear();
+                template.render_into(scratch, ctx, regex_escape);
+                regex::Regex::new(scratch).is_ok_and(|pattern| pattern.is_match(text))
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -75,19 +97,27 @@ pub struct Response<'a> {
 }
 
 impl Check {
-    pub fn passes(&self, response: &Response<'_>) -> bool {
+    /// Whether the response passes; `ctx` renders the check's `${var}`s and
+    /// `scratch` is a reused buffer for them.
+    pub fn passes(
+        &self,
+        response: &Response<'_>,
+        ctx: &mut RenderContext<'_>,
+        scratch: &mut String,
+    ) -> bool {
+        let mut contains = |text: &Template| {
+            scratch.clear();
+            text.render_into(scratch, ctx, plain);
+            memchr::memmem::find(response.body, scratch.as_bytes()).is_some()
+        };
         match &self.kind {
             CheckKind::Status(ranges) => ranges
                 .iter()
                 .any(|(lo, hi)| (*lo..=*hi).contains(&response.status)),
-            CheckKind::Contains(text) => {
-                memchr::memmem::find(response.body, text.as_bytes()).is_some()
-            }
-            CheckKind::NotContains(text) => {
-                memchr::memmem::find(response.body, text.as_bytes()).is_none()
-            }
+            CheckKind::Contains(text) => contains(text),
+            CheckKind::NotContains(text) => !contains(text),
             CheckKind::Matches(pattern) => {
-                pattern.is_match(&String::from_utf8_lossy(response.body))
+                pattern.is_match(&String::from_utf8_lossy(response.body), ctx, scratch)
             }
             CheckKind::MaxTime(limit) => response.elapsed <= *limit,
         }
@@ -110,13 +140,15 @@ fn pick_from(matches: Vec<String>, pick: Pick, rng: &mut Rng) -> Option<String> 
 
 impl Extractor {
     /// Applies the extractor; `Err` carries the failure message when a
-    /// required value is missing.
+    /// required value is missing. `vu` and `iteration` render the default.
     pub fn apply(
         &self,
         response: &Response<'_>,
         jar: &CookieJar,
         vars: &mut [String],
         rng: &mut Rng,
+        vu: u32,
+        iteration: u64,
     ) -> Result<(), String> {
         let found: Option<String> = match &self.kind {
             ExtractKind::Regex {
@@ -179,10 +211,17 @@ impl Extractor {
             }
             None if self.required => Err(format!("extract {}: nothing matched", self.name)),
             None => {
-                vars[self.into].clear();
+                let mut value = String::new();
                 if let Some(default) = &self.default {
-                    vars[self.into].push_str(default);
+                    let mut ctx = RenderContext {
+                        vars,
+                        vu,
+                        iteration,
+                        rng,
+                    };
+                    default.render_into(&mut value, &mut ctx, plain);
                 }
+                vars[self.into] = value;
                 Ok(())
             }
         }
@@ -202,16 +241,23 @@ mod tests {
         }
     }
 
+    fn template(text: &str) -> Template {
+        let mut vars = super::super::template::VarTable::default();
+        vars.declare("v");
+        vars.declare("who");
+        Template::compile(text, &vars).unwrap()
+    }
+
     fn run(kind: ExtractKind, body: &str) -> Result<String, String> {
         let extractor = Extractor {
             into: 0,
             name: "v".into(),
             kind,
-            default: Some("none".into()),
+            default: Some(template("none-${who}-${__vu}")),
             required: false,
             check: None,
         };
-        let mut vars = vec![String::new()];
+        let mut vars = vec![String::new(), "ann".to_string()];
         let headers = [("Location", "/next"), ("Set-Cookie", "a=b")];
         let mut jar = CookieJar::default();
         jar.store("MoodleSession=s1", "h", "/", std::time::SystemTime::now());
@@ -220,6 +266,8 @@ mod tests {
             &jar,
             &mut vars,
             &mut Rng::new(1, 1),
+            4,
+            1,
         )?;
         Ok(vars.remove(0))
     }
@@ -238,7 +286,10 @@ mod tests {
         );
         assert_eq!(run(re(r"<a>(\w+)</a>", Pick::Nth(2)), html).unwrap(), "x2");
         assert_eq!(run(re(r"<a>(\w+)</a>", Pick::All), html).unwrap(), "x1,x2");
-        assert_eq!(run(re(r"nothing(\d)", Pick::Nth(1)), html).unwrap(), "none");
+        assert_eq!(
+            run(re(r"nothing(\d)", Pick::Nth(1)), html).unwrap(),
+            "none-ann-4"
+        );
         let css = |s: &str, a: Option<&str>| ExtractKind::Css {
             selector: scraper::Selector::parse(s).unwrap(),
             attribute: a.map(str::to_string),
@@ -283,6 +334,8 @@ mod tests {
                 &CookieJar::default(),
                 &mut [String::new()],
                 &mut Rng::new(1, 1),
+                1,
+                1,
             )
             .unwrap_err();
         assert_eq!(err, "extract sesskey: nothing matched");
@@ -290,23 +343,43 @@ mod tests {
 
     #[test]
     fn checks() {
-        let r = response("You are logged in as Ann", &[]);
-        let check = |kind| {
+        let r = response("You are logged in as Ann (a.b)", &[]);
+        let check = |kind, who: &str| {
+            let vars = [String::new(), who.to_string()];
+            let mut rng = Rng::new(1, 1);
+            let mut ctx = RenderContext {
+                vars: &vars,
+                vu: 1,
+                iteration: 1,
+                rng: &mut rng,
+            };
             Check {
                 id: 0,
                 name: "c".into(),
                 kind,
             }
-            .passes(&r)
+            .passes(&r, &mut ctx, &mut String::new())
         };
-        assert!(check(CheckKind::Status(vec![(200, 200), (302, 303)])));
-        assert!(!check(CheckKind::Status(vec![(300, 399)])));
-        assert!(check(CheckKind::Contains("logged in as".into())));
-        assert!(!check(CheckKind::NotContains("logged in as".into())));
-        assert!(check(CheckKind::Matches(
-            regex::Regex::new(r"as \w+$").unwrap()
-        )));
-        assert!(check(CheckKind::MaxTime(Duration::from_millis(30))));
-        assert!(!check(CheckKind::MaxTime(Duration::from_millis(29))));
+        let check_fixed = |kind| check(kind, "");
+        assert!(check_fixed(CheckKind::Status(vec![(200, 200), (302, 303)])));
+        assert!(!check_fixed(CheckKind::Status(vec![(300, 399)])));
+        assert!(check_fixed(CheckKind::Contains(template("logged in as"))));
+        assert!(!check_fixed(CheckKind::NotContains(template(
+            "logged in as"
+        ))));
+        assert!(check_fixed(CheckKind::Matches(Pattern::Fixed(
+            regex::Regex::new(r"as \w+ ").unwrap()
+        ))));
+        // ${who} is rendered, in contains, not_contains and matches.
+        let contains = || CheckKind::Contains(template("logged in as ${who}"));
+        assert!(check(contains(), "Ann"));
+        assert!(!check(contains(), "Bob"));
+        assert!(check(CheckKind::NotContains(template("as ${who}")), "Bob"));
+        let matches = || CheckKind::Matches(Pattern::Templated(template(r"as \w+ \(${who}\)$")));
+        assert!(check(matches(), "a.b"));
+        // The value stands for itself: '.' is not a wildcard.
+        assert!(!check(matches(), "a_b"));
+        assert!(check_fixed(CheckKind::MaxTime(Duration::from_millis(30))));
+        assert!(!check_fixed(CheckKind::MaxTime(Duration::from_millis(29))));
     }
 }

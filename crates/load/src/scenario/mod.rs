@@ -103,8 +103,9 @@ pub struct RequestStep {
 pub enum Condition {
     Set(VarId),
     NotSet(VarId),
-    Equals(VarId, String),
-    Matches(VarId, regex::Regex),
+    /// The value may hold `${var}`.
+    Equals(VarId, Template),
+    Matches(VarId, extract::Pattern),
 }
 
 #[derive(Debug, Clone, Default)]

@@ -4,8 +4,8 @@
 //! second compiles templates against that table, so a step may use a value
 //! that a later step extracts (from the previous iteration).
 
-use super::extract::{Check, CheckKind, ExtractKind, Extractor, Pick};
-use super::template::{Template, VarTable};
+use super::extract::{Check, CheckKind, ExtractKind, Extractor, Pattern, Pick};
+use super::template::{RenderContext, Template, VarTable};
 use super::{
     Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, ProfileSpec, RequestStep,
     Scenario, StageKind,
@@ -30,6 +30,10 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Line 0: about the whole file (it cannot be read, or is too large).
+        if self.line == 0 {
+            return write!(f, "{}: {}", self.file.display(), self.message);
+        }
         write!(
             f,
             "{}:{}:{}: {}",
@@ -48,17 +52,37 @@ type Res<T> = Result<T, ScenarioError>;
 /// Reads and checks a scenario file. `target` replaces the file's base URL
 /// (`--target`).
 pub fn parse_file(path: &Path, target: Option<&Target>) -> Res<Scenario> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+    let fail = |message: String| ScenarioError {
         file: path.to_path_buf(),
         line: 0,
         column: 0,
-        message: format!("cannot read the scenario: {e}"),
-    })?;
+        message,
+    };
+    let size = std::fs::metadata(path)
+        .map_err(|e| fail(format!("cannot read the scenario: {e}")))?
+        .len();
+    if size > MAX_SCENARIO_BYTES {
+        return Err(fail(format!(
+            "the scenario file is {:.1} MB; headroom reads scenario files up to {} MB. \
+             Keep large data in a data: CSV file, which has no such limit",
+            size as f64 / 1e6,
+            MAX_SCENARIO_BYTES / 1_000_000
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| fail(format!("cannot read the scenario: {e}")))?;
     parse_str(&text, path, target)
 }
 
+/// Largest scenario file read: journeys are a few kB; a file this large is
+/// a mistake (or data that belongs in a CSV file), and YAML parsing of it
+/// would take seconds and gigabytes.
+pub const MAX_SCENARIO_BYTES: u64 = 4_000_000;
+
 /// Checks scenario text; `path` names it in messages and anchors relative data files.
 pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenario> {
+    // Editors on Windows start UTF-8 files with a byte-order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let parser = Parser {
         file: path.to_path_buf(),
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -329,6 +353,49 @@ impl Parser {
             .map_err(|e| self.at(s.span(), format!("{what}: {}", e.message)))
     }
 
+    /// A regex that may hold `${var}`: checked now with every variable
+    /// standing for a plain word, compiled again when it runs.
+    fn pattern(&self, node: &Yaml, what: &str) -> Res<Pattern> {
+        let template = self.template(node, what)?;
+        if template.is_constant() {
+            return Ok(Pattern::Fixed(self.regex(node, what)?));
+        }
+        let mut probe = String::new();
+        let placeholders = vec!["x".to_string(); self.vars.len()];
+        let mut rng = headroom_analysis::rng::Rng::new(1, 1);
+        let mut ctx = RenderContext {
+            vars: &placeholders,
+            vu: 1,
+            iteration: 1,
+            rng: &mut rng,
+        };
+        template.render_into(&mut probe, &mut ctx, super::template::regex_escape);
+        regex::Regex::new(&probe).map_err(|e| {
+            let first = e.to_string().lines().last().unwrap_or_default().trim().to_string();
+            self.at(node.span(), format!("{what} is not a valid regular expression ({first}); in YAML, quote it with single quotes"))
+        })?;
+        Ok(Pattern::Templated(template))
+    }
+
+    /// A template whose literal text may not hold a line break or NUL: a
+    /// header value or a request path, where it would start a new line of
+    /// the request.
+    fn one_line_template(&self, node: &Yaml, what: &str) -> Res<Template> {
+        let template = self.template(node, what)?;
+        if template
+            .literals()
+            .any(|text| text.contains(['\r', '\n', '\0']))
+        {
+            return Err(self.at(
+                node.span(),
+                format!(
+                    "{what} contains a line break or NUL, which would split the request: remove it"
+                ),
+            ));
+        }
+        Ok(template)
+    }
+
     fn regex(&self, node: &Yaml, what: &str) -> Res<regex::Regex> {
         let s = self.scalar(node, what)?;
         regex::Regex::new(s.as_str()).map_err(|e| {
@@ -514,7 +581,10 @@ impl Parser {
             {
                 return Err(self.at(key.span(), format!("'{name}' is not a valid header name")));
             }
-            out.push((name.to_string(), self.template(value, "a header value")?));
+            out.push((
+                name.to_string(),
+                self.one_line_template(value, "a header value")?,
+            ));
         }
         Ok(out)
     }
@@ -627,7 +697,13 @@ impl Parser {
             return Err(self.at(self.map_at(map), "data needs columns: [name, ...] (or header: true when the file's first row names them)"));
         }
         let mut columns = Vec::new();
-        for (name, span) in &names {
+        for (i, (name, span)) in names.iter().enumerate() {
+            if names[..i].iter().any(|(earlier, _)| earlier == name) {
+                return Err(self.at(
+                    span,
+                    format!("the data column '{name}' is named twice: each column needs its own variable"),
+                ));
+            }
             if !valid_name(name) {
                 return Err(self.at(
                     span,
@@ -768,6 +844,12 @@ impl Parser {
     }
 
     fn label(&mut self, name: &str, kind: LabelKind, url: String, span: &Span) -> Res<u16> {
+        if name.trim().is_empty() {
+            return Err(self.at(
+                span,
+                "an empty label names nothing in the reports: write a name (e.g. label: login page)",
+            ));
+        }
         if name == crate::bundle::TOTAL_LABEL {
             return Err(self.at(
                 span,
@@ -820,9 +902,9 @@ impl Parser {
                         Some(Condition::NotSet(var))
                     }
                 } else if let Some(value) = m.get_node("equals") {
-                    Some(Condition::Equals(var, self.text(value, "equals")?))
+                    Some(Condition::Equals(var, self.template(value, "equals")?))
                 } else if let Some(pattern) = m.get_node("matches") {
-                    Some(Condition::Matches(var, self.regex(pattern, "matches")?))
+                    Some(Condition::Matches(var, self.pattern(pattern, "matches")?))
                 } else {
                     return Err(self.at(
                         self.map_at(m),
@@ -970,7 +1052,7 @@ impl Parser {
                 }
                 (
                     0,
-                    self.template(p, "path")?,
+                    self.one_line_template(p, "path")?,
                     format!(
                         "{}{}",
                         self.origins[0].url.trim_end_matches('/'),
@@ -1007,6 +1089,12 @@ impl Parser {
                 } else {
                     &text[path_at..]
                 };
+                if rest.contains(['\r', '\n', '\0']) {
+                    return Err(self.at(
+                        s.span(),
+                        "url contains a line break or NUL, which would split the request: remove it",
+                    ));
+                }
                 let path = Template::compile(rest, &self.vars)
                     .map_err(|e| self.at(s.span(), format!("url: {}", e.message)))?;
                 (origin, path, text.to_string())
@@ -1233,7 +1321,7 @@ impl Parser {
             ),
         };
         let default = match m.get_node("default") {
-            Some(d) => Some(self.text(d, "default")?),
+            Some(d) => Some(self.template(d, "default")?),
             None => None,
         };
         let required = match m.get_node("required") {
@@ -1295,19 +1383,24 @@ impl Parser {
             }
             "contains" => {
                 let t = self.text(node, "contains")?;
-                (CheckKind::Contains(t.clone()), format!("contains \"{t}\""))
+                (
+                    CheckKind::Contains(self.template(node, "contains")?),
+                    format!("contains \"{t}\""),
+                )
             }
             "not_contains" => {
                 let t = self.text(node, "not_contains")?;
                 (
-                    CheckKind::NotContains(t.clone()),
+                    CheckKind::NotContains(self.template(node, "not_contains")?),
                     format!("does not contain \"{t}\""),
                 )
             }
             "matches" => {
-                let r = self.regex(node, "matches")?;
-                let name = format!("matches /{}/", r.as_str());
-                (CheckKind::Matches(r), name)
+                let t = self.text(node, "matches")?;
+                (
+                    CheckKind::Matches(self.pattern(node, "matches")?),
+                    format!("matches /{t}/"),
+                )
             }
             _ => {
                 let d = self.duration(node, "max_time")?;

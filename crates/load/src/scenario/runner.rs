@@ -5,10 +5,11 @@
 
 use super::cookies::CookieJar;
 use super::extract::Response;
-use super::template::{form_encode, plain, RenderContext};
+use super::template::{form_encode, plain, url_encode_invalid, RenderContext};
 use super::{Body, Condition, DataSpec, Node, NodeFlags, RequestStep, Scenario};
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
+use crate::http1::{with_response, STACK_HEADERS};
 use crate::sample::{status_error, ErrorKind, Sample};
 use crate::target::{Scheme, Target, USER_AGENT};
 use headroom_analysis::rng::Rng;
@@ -16,8 +17,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Most redirects followed for one step (as browsers do).
+/// Most redirects followed for one step (as browsers do); one more fails
+/// the step with the error kind `redirects`.
 const MAX_REDIRECTS: usize = 10;
+
+const LINE_BREAK_IN_HEADER: &str =
+    "a header value held a line break or NUL once its variables were filled in";
+const TOO_MANY_REDIRECTS: &str = "more than 10 redirects (a loop?)";
 
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -148,6 +154,10 @@ pub struct Journey {
     text: String,
     head: Vec<u8>,
     body: Vec<u8>,
+    /// The body without its Content-Encoding (gzip, deflate, br), reused.
+    decoded: Vec<u8>,
+    /// Checks' rendered text (reused).
+    scratch: String,
     loops: Vec<(usize, u32)>,
     groups: Vec<GroupAccount>,
 }
@@ -176,6 +186,8 @@ impl Journey {
             text: String::with_capacity(256),
             head: Vec::with_capacity(1024),
             body: Vec::new(),
+            decoded: Vec::new(),
+            scratch: String::new(),
             loops: Vec::new(),
             groups: Vec::new(),
             plan,
@@ -280,6 +292,7 @@ impl Journey {
                             bytes_sent: group.bytes_sent,
                             error: group.failed.then_some(ErrorKind::Check),
                             failed_check: None,
+                            detail: None,
                         });
                         if let Some(outer) = self.groups.last_mut() {
                             outer.elapsed += group.elapsed;
@@ -310,12 +323,24 @@ impl Journey {
         true
     }
 
-    fn holds(&self, condition: &Condition) -> bool {
+    fn holds(&mut self, condition: &Condition) -> bool {
+        let mut ctx = RenderContext {
+            vars: &self.vars,
+            vu: self.vu,
+            iteration: self.iteration,
+            rng: &mut self.rng,
+        };
         match condition {
             Condition::Set(v) => !self.vars[*v].is_empty(),
             Condition::NotSet(v) => self.vars[*v].is_empty(),
-            Condition::Equals(v, value) => self.vars[*v] == *value,
-            Condition::Matches(v, pattern) => pattern.is_match(&self.vars[*v]),
+            Condition::Equals(v, value) => {
+                self.scratch.clear();
+                value.render_into(&mut self.scratch, &mut ctx, plain);
+                self.vars[*v] == self.scratch
+            }
+            Condition::Matches(v, pattern) => {
+                pattern.is_match(&self.vars[*v], &mut ctx, &mut self.scratch)
+            }
         }
     }
 
@@ -331,22 +356,30 @@ impl Journey {
             iteration: self.iteration,
             rng: &mut self.rng,
         };
-        step.path.render_into(out, &mut ctx, plain);
+        step.path.render_path(out, &mut ctx);
         for (i, (name, value)) in step.query.iter().enumerate() {
             out.push(if i == 0 && !out.contains('?') {
                 '?'
             } else {
                 '&'
             });
-            name.render_into(out, &mut ctx, form_encode);
+            name.render_encoded(out, &mut ctx, form_encode);
             out.push('=');
-            value.render_into(out, &mut ctx, form_encode);
+            value.render_encoded(out, &mut ctx, form_encode);
         }
     }
 
     /// Writes the request line, headers and body into `self.request`,
-    /// reusing `self.text` for rendered values.
-    fn build_request(&mut self, step: &RequestStep, origin: &Target, path: &str, method_get: bool) {
+    /// reusing `self.text` for rendered values. Fails, sending nothing, when
+    /// a header value rendered from a variable holds a line break or NUL
+    /// (it would add header lines of the server's choosing).
+    fn build_request(
+        &mut self,
+        step: &RequestStep,
+        origin: &Target,
+        path: &str,
+        method_get: bool,
+    ) -> Result<(), &'static str> {
         use std::io::Write as _;
         let plan = self.plan.clone();
         let scenario = &plan.scenario;
@@ -367,10 +400,18 @@ impl Journey {
             iteration: self.iteration,
             rng: &mut self.rng,
         };
+        let mut has_authorization = false;
         for (name, value) in scenario.headers.iter().chain(&step.headers) {
             self.text.clear();
             value.render_into(&mut self.text, &mut ctx, plain);
+            if self.text.contains(['\r', '\n', '\0']) {
+                return Err(LINE_BREAK_IN_HEADER);
+            }
+            has_authorization |= name.eq_ignore_ascii_case("authorization");
             let _ = write!(out, "{name}: {}\r\n", self.text);
+        }
+        if let (Some(credentials), false) = (&origin.authorization, has_authorization) {
+            let _ = write!(out, "Authorization: {credentials}\r\n");
         }
         self.text.clear();
         if self.jar.header_value(
@@ -402,9 +443,9 @@ impl Journey {
                     if i > 0 {
                         self.text.push('&');
                     }
-                    name.render_into(&mut self.text, &mut ctx, form_encode);
+                    name.render_encoded(&mut self.text, &mut ctx, form_encode);
                     self.text.push('=');
-                    value.render_into(&mut self.text, &mut ctx, form_encode);
+                    value.render_encoded(&mut self.text, &mut ctx, form_encode);
                 }
                 Some("application/x-www-form-urlencoded")
             }
@@ -421,6 +462,75 @@ impl Journey {
         }
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(self.text.as_bytes());
+        Ok(())
+    }
+
+    /// Runs a step's checks and extractors on its response. Returns the
+    /// sample's error kind after them (a status check that passes clears an
+    /// expected 4xx/5xx), the reason for a body that could not be decoded,
+    /// and the first check that failed.
+    fn read_response(
+        &mut self,
+        host: &impl JourneyHost,
+        step: &RequestStep,
+        status: u16,
+        headers: &[(&str, &str)],
+        elapsed: Duration,
+        mut error: Option<ErrorKind>,
+    ) -> (Option<ErrorKind>, Option<&'static str>, Option<u16>) {
+        let body: &[u8] = if step.needs_body {
+            match crate::content_encoding::decode(headers, &self.body, &mut self.decoded) {
+                Ok(true) => &self.decoded,
+                Ok(false) => &self.body,
+                Err(why) => return (Some(ErrorKind::Protocol), Some(why), None),
+            }
+        } else {
+            &self.body
+        };
+        let response = Response {
+            status,
+            headers,
+            body,
+            elapsed,
+        };
+        let mut failed_check = None;
+        let mut ctx = RenderContext {
+            vars: &self.vars,
+            vu: self.vu,
+            iteration: self.iteration,
+            rng: &mut self.rng,
+        };
+        for check in &step.checks {
+            let passed = check.passes(&response, &mut ctx, &mut self.scratch);
+            host.record_check(check.id, passed);
+            if !passed && failed_check.is_none() {
+                failed_check = Some(check.id);
+            }
+            // A status the step expects (e.g. `status: 404`) is not an error.
+            if passed && matches!(check.kind, super::extract::CheckKind::Status(_)) {
+                error = None;
+            }
+        }
+        for extractor in &step.extract {
+            let outcome = extractor.apply(
+                &response,
+                &self.jar,
+                &mut self.vars,
+                &mut self.rng,
+                self.vu,
+                self.iteration,
+            );
+            if let Some(check) = extractor.check {
+                host.record_check(check, outcome.is_ok());
+                if outcome.is_err() && failed_check.is_none() {
+                    failed_check = Some(check);
+                }
+            }
+        }
+        if failed_check.is_some() && error.is_none() {
+            error = Some(ErrorKind::Check);
+        }
+        (error, None, failed_check)
     }
 
     async fn step(
@@ -448,9 +558,15 @@ impl Journey {
         let mut error = None;
         self.body.clear();
         let mut redirects = 0;
+        let mut detail = None;
         loop {
             let origin = &plan.scenario.origins[hop.origin];
-            self.build_request(step, origin, &hop.path, hop.method_get);
+            if let Err(why) = self.build_request(step, origin, &hop.path, hop.method_get) {
+                status = 0;
+                error = Some(ErrorKind::Request);
+                detail = Some(why);
+                break;
+            }
             let client = self.clients[hop.origin].get_or_insert_with(|| {
                 HttpClient::new(plan.connectors[hop.origin].clone(), plan.scenario.timeout)
             });
@@ -486,30 +602,33 @@ impl Journey {
             status = result.status;
             if result.error.is_some() {
                 error = result.error;
+                detail = result.detail;
                 break;
             }
             // Headers: cookies, then a redirect.
             let mut location: Option<String> = None;
             {
-                let mut headers = [httparse::EMPTY_HEADER; 96];
-                let mut response = httparse::Response::new(&mut headers);
-                if response.parse(&self.head).is_ok() {
+                let jar = &mut self.jar;
+                let hop_path = &hop.path;
+                let _ = with_response(&self.head, |response, _| {
                     for h in response.headers.iter() {
                         if h.name.eq_ignore_ascii_case("set-cookie") {
                             if let Ok(value) = std::str::from_utf8(h.value) {
-                                self.jar
-                                    .store(value, &origin.host, &hop.path, SystemTime::now());
+                                jar.store(value, &origin.host, hop_path, SystemTime::now());
                             }
                         } else if h.name.eq_ignore_ascii_case("location") {
                             location = std::str::from_utf8(h.value).ok().map(str::to_string);
                         }
                     }
-                }
+                });
             }
-            let redirect = step.follow_redirects
-                && matches!(status, 301 | 302 | 303 | 307 | 308)
-                && redirects < MAX_REDIRECTS;
+            let redirect = step.follow_redirects && matches!(status, 301 | 302 | 303 | 307 | 308);
             match (redirect, location) {
+                (true, Some(_)) if redirects == MAX_REDIRECTS => {
+                    error = Some(ErrorKind::Redirects);
+                    detail = Some(TOO_MANY_REDIRECTS);
+                    break;
+                }
                 (true, Some(location)) => {
                     redirects += 1;
                     match resolve(
@@ -540,45 +659,20 @@ impl Journey {
             error = status_error(status);
         }
         if error.is_none() || matches!(error, Some(ErrorKind::Http4xx | ErrorKind::Http5xx)) {
-            let mut headers = [httparse::EMPTY_HEADER; 96];
-            let mut parsed = httparse::Response::new(&mut headers);
-            let _ = parsed.parse(&self.head);
-            let mut pairs: [(&str, &str); 96] = [("", ""); 96];
-            let mut n = 0;
-            for h in parsed.headers.iter() {
-                if let Ok(v) = std::str::from_utf8(h.value) {
-                    pairs[n] = (h.name, v);
-                    n += 1;
-                }
-            }
-            let response = Response {
-                status,
-                headers: &pairs[..n],
-                body: &self.body,
-                elapsed: end - intended_start,
-            };
-            for check in &step.checks {
-                let passed = check.passes(&response);
-                host.record_check(check.id, passed);
-                if !passed && failed_check.is_none() {
-                    failed_check = Some(check.id);
-                }
-                // A status the step expects (e.g. `status: 404`) is not an error.
-                if passed && matches!(check.kind, super::extract::CheckKind::Status(_)) {
-                    error = None;
-                }
-            }
-            for extractor in &step.extract {
-                let outcome = extractor.apply(&response, &self.jar, &mut self.vars, &mut self.rng);
-                if let Some(check) = extractor.check {
-                    host.record_check(check, outcome.is_ok());
-                    if outcome.is_err() && failed_check.is_none() {
-                        failed_check = Some(check);
-                    }
-                }
-            }
-            if failed_check.is_some() && error.is_none() {
-                error = Some(ErrorKind::Check);
+            let elapsed = end - intended_start;
+            let head = std::mem::take(&mut self.head);
+            let read = with_response(&head, |parsed, _| {
+                let mut stack = [("", ""); STACK_HEADERS];
+                let mut heap = Vec::new();
+                let pairs = header_pairs(parsed.headers, &mut stack, &mut heap);
+                self.read_response(host, step, status, pairs, elapsed, error)
+            });
+            self.head = head;
+            // The client parsed this head already, so it reads again.
+            if let Ok(Some((read_error, read_detail, check))) = read {
+                error = read_error;
+                detail = read_detail.or(detail);
+                failed_check = check;
             }
         }
         let sample = Sample {
@@ -594,6 +688,7 @@ impl Journey {
             bytes_sent: sent,
             error,
             failed_check,
+            detail,
         };
         host.record(&sample);
         hop.path.clear();
@@ -650,12 +745,39 @@ fn resolve(
         return Some((index, target.path_and_query));
     }
     if location.starts_with('/') {
-        return Some((origin_index, location.to_string()));
+        let mut path = String::with_capacity(location.len());
+        url_encode_invalid(&mut path, location);
+        return Some((origin_index, path));
     }
     // Relative to the current path's directory.
     let base = current.split('?').next().unwrap_or("/");
     let dir = &base[..base.rfind('/').map_or(0, |i| i + 1)];
-    Some((origin_index, format!("{dir}{location}")))
+    let mut path = dir.to_string();
+    url_encode_invalid(&mut path, location);
+    Some((origin_index, path))
+}
+
+/// A parsed head's headers as text pairs: in `stack` when they fit, else in
+/// `heap`. Values that are not UTF-8 are left out.
+fn header_pairs<'h, 'p>(
+    headers: &'h [httparse::Header<'h>],
+    stack: &'p mut [(&'h str, &'h str); STACK_HEADERS],
+    heap: &'p mut Vec<(&'h str, &'h str)>,
+) -> &'p [(&'h str, &'h str)] {
+    let text = headers
+        .iter()
+        .filter_map(|h| Some((h.name, std::str::from_utf8(h.value).ok()?)));
+    if headers.len() <= STACK_HEADERS {
+        let mut n = 0;
+        for pair in text {
+            stack[n] = pair;
+            n += 1;
+        }
+        &stack[..n]
+    } else {
+        heap.extend(text);
+        heap
+    }
 }
 
 /// Formats a target's Host header value without allocating.

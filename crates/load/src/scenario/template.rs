@@ -133,6 +133,27 @@ impl Template {
             .all(|s| matches!(s, Segment::Literal(_)))
     }
 
+    /// The literal text, when the template has no variable part.
+    pub fn literal_text(&self) -> Option<String> {
+        self.is_constant().then(|| {
+            self.segments
+                .iter()
+                .map(|s| match s {
+                    Segment::Literal(text) => text.as_str(),
+                    _ => "",
+                })
+                .collect()
+        })
+    }
+
+    /// The literal parts, for checks made once when the scenario is read.
+    pub fn literals(&self) -> impl Iterator<Item = &str> {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Literal(text) => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
     /// Appends the rendered text to `out`, passing each variable part
     /// through `escape` (identity, or URL encoding for queries and forms).
     pub fn render_into(
@@ -141,36 +162,89 @@ impl Template {
         ctx: &mut RenderContext<'_>,
         escape: fn(&mut String, &str),
     ) {
-        for segment in &self.segments {
+        self.render(out, ctx, plain, escape);
+    }
+
+    /// Appends the rendered text with every part, literal or variable,
+    /// passed through `encode`: a `query:` or `form:` name or value, which
+    /// the file gives as plain text.
+    pub fn render_encoded(
+        &self,
+        out: &mut String,
+        ctx: &mut RenderContext<'_>,
+        encode: fn(&mut String, &str),
+    ) {
+        self.render(out, ctx, encode, encode);
+    }
+
+    /// Appends a request path. Literal text is kept as written, with only
+    /// the characters a URL cannot hold (space, non-ASCII, controls)
+    /// percent-encoded. A variable that starts the path is a URL (an
+    /// extracted link) and is treated the same; any other variable is a
+    /// value, percent-encoded whole as a path segment, or as a query
+    /// component once the path has a '?'.
+    pub fn render_path(&self, out: &mut String, ctx: &mut RenderContext<'_>) {
+        let start = out.len();
+        for (i, segment) in self.segments.iter().enumerate() {
+            let in_query = out[start..].contains('?');
             match segment {
-                Segment::Literal(text) => out.push_str(text),
-                Segment::Var(id) => escape(out, &ctx.vars[*id]),
-                Segment::Time => {
-                    let ms = std::time::SystemTime::now()
-                        .duration_since(std::time::UNIX_EPOCH)
-                        .unwrap_or_default()
-                        .as_millis();
-                    let _ = write!(out, "{ms}");
+                Segment::Var(id) if i == 0 => url_encode_invalid(out, &ctx.vars[*id]),
+                Segment::Var(id) if in_query => form_encode(out, &ctx.vars[*id]),
+                Segment::Var(id) => segment_encode(out, &ctx.vars[*id]),
+                Segment::Literal(text) => url_encode_invalid(out, text),
+                other => self.render_one(other, out, ctx, plain, plain),
+            }
+        }
+    }
+
+    fn render(
+        &self,
+        out: &mut String,
+        ctx: &mut RenderContext<'_>,
+        literal: fn(&mut String, &str),
+        escape: fn(&mut String, &str),
+    ) {
+        for segment in &self.segments {
+            self.render_one(segment, out, ctx, literal, escape);
+        }
+    }
+
+    fn render_one(
+        &self,
+        segment: &Segment,
+        out: &mut String,
+        ctx: &mut RenderContext<'_>,
+        literal: fn(&mut String, &str),
+        escape: fn(&mut String, &str),
+    ) {
+        match segment {
+            Segment::Literal(text) => literal(out, text),
+            Segment::Var(id) => escape(out, &ctx.vars[*id]),
+            Segment::Time => {
+                let ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_millis();
+                let _ = write!(out, "{ms}");
+            }
+            Segment::Random(low, high) => {
+                let span = (high - low) as u64;
+                let value = *low + ctx.rng.between(0, span) as i64;
+                let _ = write!(out, "{value}");
+            }
+            Segment::RandomString(length) => {
+                const ALPHABET: &[u8] =
+                    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+                for _ in 0..*length {
+                    let i = ctx.rng.between(0, ALPHABET.len() as u64 - 1) as usize;
+                    out.push(ALPHABET[i] as char);
                 }
-                Segment::Random(low, high) => {
-                    let span = (high - low) as u64;
-                    let value = *low + ctx.rng.between(0, span) as i64;
-                    let _ = write!(out, "{value}");
-                }
-                Segment::RandomString(length) => {
-                    const ALPHABET: &[u8] =
-                        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-                    for _ in 0..*length {
-                        let i = ctx.rng.between(0, ALPHABET.len() as u64 - 1) as usize;
-                        out.push(ALPHABET[i] as char);
-                    }
-                }
-                Segment::Vu => {
-                    let _ = write!(out, "{}", ctx.vu);
-                }
-                Segment::Iteration => {
-                    let _ = write!(out, "{}", ctx.iteration);
-                }
+            }
+            Segment::Vu => {
+                let _ = write!(out, "{}", ctx.vu);
+            }
+            Segment::Iteration => {
+                let _ = write!(out, "{}", ctx.iteration);
             }
         }
     }
@@ -229,6 +303,43 @@ fn parse_reference(name: &str, vars: &VarTable) -> Result<Segment, String> {
 /// Writes `text` unchanged.
 pub fn plain(out: &mut String, text: &str) {
     out.push_str(text);
+}
+
+/// Writes `text` with the bytes a URL cannot hold percent-encoded (space,
+/// controls, non-ASCII, `"<>\^`{|}`); '%' and the URL's delimiters stay.
+pub fn url_encode_invalid(out: &mut String, text: &str) {
+    for (i, byte) in text.bytes().enumerate() {
+        match byte {
+            0x21..=0x7e if !b"\"<>\\^`{|}".contains(&byte) => {
+                out.push_str(&text[i..i + 1]);
+            }
+            _ => {
+                let _ = write!(out, "%{byte:02X}");
+            }
+        }
+    }
+}
+
+/// Writes `text` percent-encoded as one path segment: everything but
+/// letters, digits and `-._~` (so '/', '?', '#', '%' and '+' in a value
+/// cannot change the URL's structure).
+pub fn segment_encode(out: &mut String, text: &str) {
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(byte as char)
+            }
+            _ => {
+                let _ = write!(out, "%{byte:02X}");
+            }
+        }
+    }
+}
+
+/// Writes `text` with regex metacharacters escaped: a variable's value in a
+/// `matches:` pattern stands for itself.
+pub fn regex_escape(out: &mut String, text: &str) {
+    out.push_str(&regex::escape(text));
 }
 
 /// Writes `text` percent-encoded for a query or urlencoded form
@@ -295,6 +406,102 @@ mod tests {
             .contains("closing"));
         assert!(Template::compile("${__random(9,1)}", &vars).is_err());
         assert!(Template::compile("${__nothing}", &vars).is_err());
+    }
+
+    /// What a server decodes from each rendered request part must be the
+    /// value given, whatever characters it holds.
+    #[test]
+    fn values_survive_encoding_in_every_place() {
+        let mut vars = VarTable::default();
+        vars.declare("v");
+        let values = [
+            "Main Page",
+            "a b+c\\&d=é#",
+            "100%",
+            "a/b?c",
+            "x\r\nInjected: 1",
+            "日本",
+        ];
+        let decode = |text: &str| {
+            let bytes = text.as_bytes();
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'+' => out.push(b' '),
+                    b'%' => {
+                        out.push(u8::from_str_radix(&text[i + 1..i + 3], 16).unwrap());
+                        i += 2;
+                    }
+                    b => out.push(b),
+                }
+                i += 1;
+            }
+            String::from_utf8(out).unwrap()
+        };
+        let is_clean = |text: &str| {
+            text.bytes()
+                .all(|b| (0x21..=0x7e).contains(&b) && b != b'#')
+        };
+        for value in values {
+            let vars_now = [value.to_string()];
+            let mut rng = Rng::new(1, 1);
+            let mut ctx = RenderContext {
+                vars: &vars_now,
+                vu: 1,
+                iteration: 1,
+                rng: &mut rng,
+            };
+            // A query or form value written in the file, and one from a variable.
+            for template in [
+                Template::compile(value, &vars).unwrap(),
+                Template::compile("${v}", &vars).unwrap(),
+            ] {
+                let mut out = String::new();
+                template.render_encoded(&mut out, &mut ctx, form_encode);
+                assert!(
+                    is_clean(&out) && !out.contains(['&', '=']),
+                    "{value:?} -> {out}"
+                );
+                assert_eq!(decode(&out), value);
+            }
+            // A path segment and a query value inside a path.
+            let path = Template::compile("/wiki/${v}/x?q=${v}&n=1", &vars).unwrap();
+            let mut out = String::new();
+            path.render_path(&mut out, &mut ctx);
+            assert!(is_clean(&out), "{value:?} -> {out}");
+            let (segments, query) = out.split_once('?').unwrap();
+            let parts: Vec<&str> = segments.split('/').collect();
+            assert_eq!(parts.len(), 4, "{out}");
+            assert_eq!(decode(parts[2]), value);
+            let pairs: Vec<&str> = query.split('&').collect();
+            assert_eq!(pairs.len(), 2, "{out}");
+            assert_eq!(decode(pairs[0].strip_prefix("q=").unwrap()), value);
+        }
+    }
+
+    #[test]
+    fn a_path_that_starts_with_a_variable_is_a_link() {
+        let mut vars = VarTable::default();
+        vars.declare("next");
+        let vars_now = ["/mod/forum/view.php?id=3&x=%41 b".to_string()];
+        let mut rng = Rng::new(1, 1);
+        let mut ctx = RenderContext {
+            vars: &vars_now,
+            vu: 1,
+            iteration: 1,
+            rng: &mut rng,
+        };
+        let mut out = String::new();
+        Template::compile("${next}", &vars)
+            .unwrap()
+            .render_path(&mut out, &mut ctx);
+        assert_eq!(out, "/mod/forum/view.php?id=3&x=%41%20b");
+        let mut out = String::new();
+        Template::compile("/a b/é", &vars)
+            .unwrap()
+            .render_path(&mut out, &mut ctx);
+        assert_eq!(out, "/a%20b/%C3%A9");
     }
 
     #[test]
