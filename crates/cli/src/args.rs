@@ -241,6 +241,14 @@ fn think(text: &str) -> Result<Think, String> {
     Think::parse(text)
 }
 
+/// A token: never empty, so `--token "$UNSET"` cannot turn authentication off.
+fn secret(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("is empty: an empty token would let anyone read this host's figures. Give a secret, e.g. --token \"$(openssl rand -hex 16)\"".into());
+    }
+    Ok(text.to_string())
+}
+
 fn target(text: &str) -> Result<Target, String> {
     Target::parse(text).map_err(|e| e.to_string())
 }
@@ -274,20 +282,45 @@ fn tolerated(text: &str) -> Result<Tolerated, String> {
     duration(trimmed).map(Tolerated::Time)
 }
 
-fn at_least_one(text: &str) -> Result<u32, String> {
-    match text.parse::<u32>() {
-        Ok(0) => Err("must be at least 1".into()),
+/// A whole number from 1 up to `T`'s largest, saying which rule it broke.
+fn whole_from_one<T>(text: &str) -> Result<T, String>
+where
+    T: std::str::FromStr<Err = std::num::ParseIntError>
+        + PartialEq
+        + From<u8>
+        + std::fmt::Display
+        + Bounded,
+{
+    use std::num::IntErrorKind;
+    match text.trim().parse::<T>() {
+        Ok(n) if n == T::from(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
+        Err(e) if *e.kind() == IntErrorKind::PosOverflow => {
+            Err(format!("'{text}' is too large (at most {})", T::MAX))
+        }
         Err(_) => Err(format!("'{text}' is not a whole number")),
     }
 }
 
+/// The largest value of an integer type, for messages.
+trait Bounded {
+    const MAX: Self;
+}
+
+impl Bounded for u32 {
+    const MAX: u32 = u32::MAX;
+}
+
+impl Bounded for u64 {
+    const MAX: u64 = u64::MAX;
+}
+
+fn at_least_one(text: &str) -> Result<u32, String> {
+    whole_from_one(text)
+}
+
 fn request_count(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{text}' is not a whole number")),
-    }
+    whole_from_one(text)
 }
 
 #[derive(Args, Debug, Clone)]
@@ -368,7 +401,7 @@ pub struct CommonArgs {
     pub insecure: bool,
 
     /// Apdex T: responses up to this time satisfy users.
-    #[arg(long, value_parser = duration, default_value = "500ms")]
+    #[arg(long, value_parser = positive_duration, default_value = "500ms")]
     pub apdex_t: Duration,
 
     /// Apdex F: responses up to this time are tolerated; a duration or a multiple of T (4T is the Apdex standard).
@@ -532,7 +565,7 @@ pub struct AgentArgs {
     pub listen: std::net::SocketAddr,
 
     /// Secret that clients must send (headroom's --agent-token).
-    #[arg(long)]
+    #[arg(long, value_parser = secret)]
     pub token: Option<String>,
 
     /// Processes whose CPU and memory to sum by name, e.g. nginx,php-fpm,mariadbd.

@@ -44,11 +44,11 @@ pub fn run(args: CapacityArgs) -> ExitCode {
     match runtime.block_on(search(args)) {
         Ok(searched) => searched.code,
         Err(Failure::Usage(e)) => {
-            eprintln!("headroom: {e:#}");
+            eprintln!("headroom: {}", crate::execute::describe(&e));
             ExitCode::from(EXIT_USAGE)
         }
         Err(Failure::CannotRun(e)) => {
-            eprintln!("headroom: {e:#}");
+            eprintln!("headroom: {}", crate::execute::describe(&e));
             ExitCode::from(EXIT_CANNOT_RUN)
         }
     }
@@ -237,7 +237,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         search.record(users, level.good);
         levels.push(level);
     }
-    let result = CapacityResult::new(
+    let mut result = CapacityResult::new(
         target,
         levels,
         search.capacity(),
@@ -246,6 +246,9 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         monitored,
         base.clone(),
     );
+    if was_interrupted {
+        result = result.interrupted();
+    }
     let json = serde_json::to_string_pretty(&result).unwrap_or_default();
     let file: PathBuf = base.join("capacity.json");
     std::fs::create_dir_all(&base)

@@ -19,16 +19,90 @@ fn same_path(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
+/// Says on standard error that a run's figures were rebuilt after it died.
+pub fn say_if_recovered(run: &RunData) {
+    if run.recovered() {
+        eprintln!(
+            "headroom: {}: the run died before it finished (manifest status running); its figures \
+             were rebuilt from intervals.csv and latency.hlog, up to the last second it wrote",
+            run.bundle.display()
+        );
+    }
+}
+
+/// A capacity search's directory holds one bundle per level, not a run.
+fn capacity_levels(dir: &Path) -> Option<Vec<String>> {
+    if !dir.join("capacity.json").exists() || dir.join("manifest.json").exists() {
+        return None;
+    }
+    let mut levels: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("level-"))
+        .map(|e| e.path().display().to_string())
+        .collect();
+    levels.sort();
+    Some(levels)
+}
+
 pub fn run(args: CompareArgs) -> ExitCode {
     let mut runs = Vec::new();
     for (i, dir) in args.bundles.iter().enumerate() {
+        if let Some(levels) = capacity_levels(dir) {
+            eprintln!(
+                "headroom: {} is a capacity search, not one run: compare its levels' bundles, e.g. headroom compare {}",
+                dir.display(),
+                levels.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
         match RunData::load(dir, &letter(i)) {
-            Ok(run) => runs.push(run),
+            Ok(run) => {
+                say_if_recovered(&run);
+                runs.push(run)
+            }
             Err(e) => {
                 eprintln!("headroom: {e}");
                 return ExitCode::from(EXIT_CANNOT_RUN);
             }
         }
+    }
+    let named: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let mut labels = r.labels();
+            labels.retain(|l| l != headroom_load::bundle::TOTAL_LABEL);
+            labels
+        })
+        .collect();
+    let shared = named.iter().skip(1).fold(
+        named.first().cloned().unwrap_or_default(),
+        |mut common, labels| {
+            common.retain(|l| labels.contains(l));
+            common
+        },
+    );
+    if shared.is_empty() && named.iter().filter(|l| !l.is_empty()).count() >= 2 {
+        let lists: Vec<String> = runs
+            .iter()
+            .zip(&named)
+            .map(|(r, labels)| {
+                format!(
+                    "{}: {}",
+                    r.name,
+                    if labels.is_empty() {
+                        "TOTAL only".into()
+                    } else {
+                        labels.join(", ")
+                    }
+                )
+            })
+            .collect();
+        eprintln!(
+            "headroom: the runs share no label ({}): only TOTAL is compared, and a TOTAL over \
+             different journeys compares different work",
+            lists.join("; ")
+        );
     }
     let baseline = match &args.baseline {
         None => 0,

@@ -212,7 +212,7 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
     let searched = match crate::capacity_cmd::search(capacity).await {
         Ok(s) => s,
         Err(crate::execute::Failure::Usage(e)) | Err(crate::execute::Failure::CannotRun(e)) => {
-            eprintln!("headroom: {e:#}");
+            eprintln!("headroom: {}", crate::execute::describe(&e));
             return ExitCode::from(EXIT_CANNOT_RUN);
         }
     };

@@ -59,14 +59,29 @@ pub fn execute(
     match result {
         Ok(code) => code,
         Err(Failure::Usage(e)) => {
-            eprintln!("headroom: {e:#}");
+            eprintln!("headroom: {}", describe(&e));
             ExitCode::from(EXIT_USAGE)
         }
         Err(Failure::CannotRun(e)) => {
-            eprintln!("headroom: {e:#}");
+            eprintln!("headroom: {}", describe(&e));
             ExitCode::from(EXIT_CANNOT_RUN)
         }
     }
+}
+
+/// An error and its causes, each said once: a cause whose text the message
+/// already holds ("cannot write ...: File exists (os error 17)") is not
+/// repeated after it.
+pub fn describe(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// The single-threaded runtime a command drives its runs from (the engine
@@ -251,7 +266,9 @@ pub fn manifest(
             name: "headroom".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         },
-        command_line: std::env::args().collect(),
+        command_line: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         kind: parts.kind.into(),
         target: parts.target,
         scenario: parts.scenario,
@@ -276,7 +293,25 @@ pub fn manifest(
     })
 }
 
+/// A `--fail-if` criterion on a label the run does not have would only
+/// fail after the whole run: refuse it before the first request.
+fn check_criteria_labels(common: &CommonArgs, labels: &[String]) -> Result<(), Failure> {
+    for criterion in &common.fail_if {
+        let Some(label) = &criterion.label else {
+            continue;
+        };
+        if !labels.iter().any(|l| l == label) {
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "--fail-if names the label '{label}', which this run does not have (labels: {}): fix the name, or leave [label] out for the total",
+                labels.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitCode, Failure> {
+    check_criteria_labels(common, &prepared.setup.manifest.labels)?;
     let live = !common.quiet && std::io::stderr().is_terminal();
     if !common.quiet && !common.json {
         eprintln!("{}", prepared.description);

@@ -21,7 +21,10 @@ pub fn run(args: ReportArgs) -> ExitCode {
     let mut runs = Vec::new();
     for dir in &args.bundles {
         match RunData::load(dir, "").and_then(RunData::with_latency) {
-            Ok(run) => runs.push(run),
+            Ok(run) => {
+                crate::compare_cmd::say_if_recovered(&run);
+                runs.push(run)
+            }
             Err(e) => {
                 eprintln!("headroom: {e}");
                 return ExitCode::from(EXIT_CANNOT_RUN);

@@ -180,4 +180,265 @@ fn an_agent_that_dies_leaves_a_gap_not_a_failed_run() {
     ]);
     assert_eq!(refused.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("start `headroom agent` there"));
+    // The gap is in the terminal summary and the warnings, with its reason.
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("missing_resources"), "{text}");
+    assert!(
+        text.contains("connection refused: the agent is not running"),
+        "{text}"
+    );
+}
+
+/// A real agent's fingerprint, served by a fake agent whose `/samples`
+/// answer is `samples`: what a broken or hostile agent does.
+fn fake_agent(samples: fn(&mut RawConn)) -> RawServer {
+    let port = free_port();
+    let mut real = start_agent(port, "tok");
+    let (status, fingerprint) = get(port, "/fingerprint", Some("tok"));
+    assert_eq!(status, 200);
+    let _ = real.kill();
+    let _ = real.wait();
+    let fingerprint: &'static str = Box::leak(fingerprint.into_boxed_str());
+    RawServer::start(move |mut conn: RawConn| {
+        if let Some(request) = conn.next_request(Duration::from_secs(5)) {
+            if request.target.starts_with("/fingerprint") {
+                conn.respond("200 OK", &[("Connection", "close")], fingerprint.as_bytes());
+            } else {
+                samples(&mut conn);
+            }
+        }
+    })
+}
+
+/// What a person sees: standard output and error.
+fn text(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn load_with_agent(
+    name: &str,
+    agent: &RawServer,
+    seconds: &str,
+) -> (std::process::Output, std::time::Duration) {
+    let server = TestServer::start(|_| Reply::default());
+    let out = temp_dir(name);
+    let started = std::time::Instant::now();
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-c",
+        "1",
+        "--think",
+        "100ms",
+        "-d",
+        seconds,
+        "--monitor",
+        &format!("http://{}", agent.addr),
+        "--agent-token",
+        "tok",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    (output, started.elapsed())
+}
+
+/// An agent that trickles its answer a byte at a time, or sends 300 MB,
+/// costs gaps in the figures: the run ends on time, its memory stays
+/// small, and the host is reported as giving no data, with the reason.
+#[test]
+fn a_slow_or_flooding_agent_cannot_hang_the_run() {
+    let _serial = serial();
+    let trickle = fake_agent(|conn| {
+        conn.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+        for _ in 0..200 {
+            std::thread::sleep(Duration::from_millis(300));
+            conn.write(b" ");
+        }
+    });
+    let (output, took) = load_with_agent("agent-trickle", &trickle, "3s");
+    let stdout = text(&output);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(
+        stdout.contains("no data (no complete answer within 2 s)"),
+        "{stdout}"
+    );
+
+    let flood = fake_agent(|conn| {
+        conn.write(b"HTTP/1.1 200 OK\r\nContent-Length: 300000000\r\n\r\n");
+        let block = vec![b'0'; 1 << 20];
+        for _ in 0..300 {
+            conn.write(&block);
+        }
+    });
+    let (output, took) = load_with_agent("agent-flood", &flood, "3s");
+    let stdout = text(&output);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    assert!(stdout.contains("answer larger than 16 MiB"), "{stdout}");
+    // Peak memory of the children waited for so far (KiB on Linux).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert!(
+        usage.ru_maxrss < 200 * 1024,
+        "peak RSS {} KiB",
+        usage.ru_maxrss
+    );
+}
+
+/// SIGTERM, SIGHUP and a double Ctrl-C end the run as documented while an
+/// agent stalls it.
+#[test]
+fn signals_end_a_run_whatever_the_agent_does() {
+    let _serial = serial();
+    let trickle = fake_agent(|conn| {
+        conn.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+        for _ in 0..400 {
+            std::thread::sleep(Duration::from_millis(300));
+            conn.write(b" ");
+        }
+    });
+    let server = TestServer::start(|_| Reply::default());
+    for (name, signals) in [
+        ("term", vec![libc::SIGTERM]),
+        ("hup", vec![libc::SIGHUP]),
+        ("int-int", vec![libc::SIGINT, libc::SIGINT]),
+    ] {
+        let out = temp_dir(&format!("agent-signal-{name}"));
+        let mut child = headroom()
+            .args([
+                "load",
+                &server.url("/"),
+                "-c",
+                "1",
+                "--think",
+                "100ms",
+                "-d",
+                "60s",
+                "--monitor",
+                &format!("http://{}", trickle.addr),
+                "--agent-token",
+                "tok",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2500));
+        let started = std::time::Instant::now();
+        for signal in &signals {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, *signal) };
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{name}: still running"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(130), "{name}");
+        if signals.len() == 1 {
+            assert_eq!(manifest(&out)["status"], "interrupted", "{name}");
+        }
+    }
+}
+
+/// Unusable answers are gaps with a reason, never "CPU 0%".
+#[test]
+fn unusable_agent_data_is_no_data_not_zero() {
+    let _serial = serial();
+    type Answer = fn(&mut RawConn);
+    let cases: [(Answer, &str); 5] = [
+        (
+            |c| c.respond("200 OK", &[("Connection", "close")], b"{not json"),
+            "not headroom agent JSON",
+        ),
+        (
+            |c| {
+                c.respond(
+                    "200 OK",
+                    &[("Connection", "close")],
+                    br#"{"host":"h","now_ms":"soon","samples":[]}"#,
+                )
+            },
+            "not headroom agent JSON",
+        ),
+        (
+            |c| {
+                c.respond(
+                    "200 OK",
+                    &[("Connection", "close")],
+                    br#"{"host":"h","now_ms":1e999,"samples":[]}"#,
+                )
+            },
+            "not headroom agent JSON",
+        ),
+        (
+            |c| {
+                c.respond(
+                    "500 Internal Server Error",
+                    &[("Connection", "close")],
+                    b"oops",
+                )
+            },
+            "it answered HTTP 500",
+        ),
+        (
+            |c| c.respond("200 OK", &[("Connection", "close")], b""),
+            "it sent an empty answer",
+        ),
+    ];
+    for (i, (answer, reason)) in cases.into_iter().enumerate() {
+        let agent = fake_agent(answer);
+        let (output, _) = load_with_agent(&format!("agent-unusable-{i}"), &agent, "2s");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = text(&output);
+        assert!(
+            stdout.contains("no data (") && stdout.contains(reason),
+            "case {i}: {stdout}"
+        );
+        assert!(!stdout.contains("CPU 0%"), "case {i}: {stdout}");
+        assert!(
+            stdout.contains("its resources are unknown, not idle"),
+            "case {i}: {stdout}"
+        );
+    }
+}
+
+/// `--token ""` would turn authentication off: it is refused.
+#[test]
+fn an_empty_token_is_refused() {
+    for token in ["", "  "] {
+        let output = run(&["agent", "--listen", "0.0.0.0:0", "--token", token]);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("an empty token would let anyone"),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }

@@ -195,7 +195,14 @@ pub fn read_latency_window(
     let mut total = headroom_analysis::new_histogram();
     let mut deserializer = Deserializer::new();
     for entry in IntervalLogIterator::new(&text) {
-        let entry = entry.map_err(|e| invalid(&path, format!("unreadable line: {e:?}")))?;
+        let entry = entry.map_err(|e| {
+            let hdrhistogram::serialization::interval_log::LogIteratorError::ParseError { offset } = e;
+            let line = text[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1;
+            invalid(
+                &path,
+                format!("line {line} is not an HdrHistogram interval log line: the file is damaged or was not written by headroom"),
+            )
+        })?;
         let LogEntry::Interval(interval) = entry else {
             continue;
         };

@@ -81,6 +81,8 @@ pub enum PreflightError {
         authority: String,
         source: io::Error,
     },
+    #[error("{authority} answered in plain HTTP, not TLS: use http:// instead of https://")]
+    PlainHttp { authority: String },
     #[error("'{host}' is not a valid TLS server name")]
     ServerName { host: String },
 }
@@ -165,12 +167,45 @@ impl Connector {
                         seconds: wait.as_secs(),
                     })
                 }
-                Ok(Err(source)) => return Err(PreflightError::Tls { authority, source }),
+                Ok(Err(source)) => {
+                    if speaks_plain_http(&source) || answers_plain_http(self.address, wait).await {
+                        return Err(PreflightError::PlainHttp { authority });
+                    }
+                    return Err(PreflightError::Tls { authority, source });
+                }
                 Ok(Ok(_)) => {}
             }
         }
         Ok(())
     }
+}
+
+/// A TLS handshake answered with bytes that are no TLS record: an HTTP
+/// server on that port ("HTTP/1.1 400 ...").
+fn speaks_plain_http(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|e| {
+            matches!(
+                e,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        })
+}
+
+/// After a failed handshake: whether the port answers a plain HTTP request
+/// (a server that closed on the TLS hello without saying anything).
+async fn answers_plain_http(address: SocketAddr, wait: std::time::Duration) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let probe = async {
+        let mut tcp = TcpStream::connect(address).await.ok()?;
+        tcp.write_all(b"HEAD / HTTP/1.0\r\n\r\n").await.ok()?;
+        let mut head = [0u8; 5];
+        tcp.read_exact(&mut head).await.ok()?;
+        Some(&head == b"HTTP/")
+    };
+    matches!(tokio::time::timeout(wait, probe).await, Ok(Some(true)))
 }
 
 fn tls_config(insecure: bool) -> rustls::ClientConfig {

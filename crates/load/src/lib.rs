@@ -17,6 +17,7 @@ pub mod monitoring;
 pub mod precise_timer;
 pub mod profile;
 pub mod recorder;
+pub mod recovery;
 pub mod run;
 pub mod sample;
 pub mod scenario;

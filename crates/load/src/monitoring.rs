@@ -75,6 +75,17 @@ pub struct HostSummary {
     /// Agent clock minus this machine's clock, as estimated at the start.
     #[serde(default)]
     pub clock_offset_ms: Option<f64>,
+    /// Why figures are missing (the last reason an agent gave none), when
+    /// some are: with `samples` 0 the host's figures are unknown, not zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+impl HostSummary {
+    /// True when there is not one second of figures for this host.
+    pub fn no_data(&self) -> bool {
+        self.samples == 0
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,6 +169,7 @@ impl Totals {
             throttled: self.throttled,
             gap_seconds: 0,
             clock_offset_ms: None,
+            problem: None,
         }
     }
 }
@@ -298,24 +310,21 @@ fn local_epoch_ms() -> u64 {
         .as_millis() as u64
 }
 
-/// Agent clock minus ours, from the exchange with the shortest round trip.
-fn clock_offset(authority: &str, token: Option<&str>) -> Option<f64> {
-    (0..3)
-        .filter_map(|_| {
-            let sent = local_epoch_ms();
-            let (status, body) =
-                get(authority, "/samples?since=18446744073709551615", token).ok()?;
-            let received = local_epoch_ms();
-            let reply: SamplesReply = serde_json::from_slice(&body)
-                .ok()
-                .filter(|_| status == 200)?;
-            Some((
-                received - sent,
-                reply.now_ms as f64 - (sent + received) as f64 / 2.0,
-            ))
-        })
-        .min_by_key(|(rtt, _)| *rtt)
-        .map(|(_, offset)| offset)
+/// Agent clock minus ours, from the exchange with the shortest round trip
+/// of three; or why the agent gave none (then it is not asked again).
+fn clock_offset(authority: &str, token: Option<&str>) -> Result<f64, String> {
+    let mut best: Option<(u64, f64)> = None;
+    for _ in 0..3 {
+        let sent = local_epoch_ms();
+        let reply = read_samples(authority, "/samples?since=18446744073709551615", token)?;
+        let received = local_epoch_ms();
+        let offset = reply.now_ms as f64 - (sent + received) as f64 / 2.0;
+        let rtt = received.saturating_sub(sent);
+        if best.is_none_or(|(shortest, _)| rtt < shortest) {
+            best = Some((rtt, offset));
+        }
+    }
+    Ok(best.map_or(0.0, |(_, offset)| offset))
 }
 
 fn pull_agent(
@@ -327,7 +336,10 @@ fn pull_agent(
     epoch_ms: u64,
 ) -> HostSummary {
     let mut totals = Totals::default();
-    let offset = clock_offset(authority, token);
+    let (offset, mut problem) = match clock_offset(authority, token) {
+        Ok(offset) => (Some(offset), None),
+        Err(why) => (None, Some(why)),
+    };
     let mut host = authority.to_string();
     let mut last_seq = 0u64;
     let mut gaps = 0u64;
@@ -338,13 +350,13 @@ fn pull_agent(
             break;
         }
         let path = format!("/samples?since={last_seq}");
-        let reply = get(authority, &path, token)
-            .ok()
-            .filter(|(status, _)| *status == 200)
-            .and_then(|(_, body)| serde_json::from_slice::<SamplesReply>(&body).ok());
-        let Some(reply) = reply else {
-            gaps += 1;
-            continue;
+        let reply = match read_samples(authority, &path, token) {
+            Ok(reply) => reply,
+            Err(why) => {
+                gaps += 1;
+                problem = Some(why);
+                continue;
+            }
         };
         host = format!("{} ({authority})", reply.host);
         for sample in reply.samples {
@@ -367,7 +379,36 @@ fn pull_agent(
     let mut summary = totals.summary(host);
     summary.gap_seconds = gaps;
     summary.clock_offset_ms = offset;
+    summary.problem = problem;
     summary
+}
+
+/// One `/samples` answer, or why it cannot be used: no answer, an HTTP
+/// error, an empty or unreadable body, or figures no host can have.
+fn read_samples(authority: &str, path: &str, token: Option<&str>) -> Result<SamplesReply, String> {
+    let body = match get(authority, path, token) {
+        Ok((200, body)) if body.is_empty() => return Err("it sent an empty answer".into()),
+        Ok((200, body)) => body,
+        Ok((401, _)) => return Err("it refused the token (--agent-token)".into()),
+        Ok((status, _)) => return Err(format!("it answered HTTP {status}")),
+        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+            return Err("connection refused: the agent is not running".into())
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let reply: SamplesReply = serde_json::from_slice(&body)
+        .map_err(|e| format!("its answer is not headroom agent JSON ({e})"))?;
+    for sample in &reply.samples {
+        let r = &sample.resources;
+        let percent = |v: f64| v.is_finite() && (-0.5..=100.5).contains(&v);
+        if !percent(r.cpu_pct) || !percent(r.memory_used_pct) || !percent(r.iowait_pct) {
+            return Err(format!(
+                "it sent figures no host can have (CPU {}%, memory {}%)",
+                r.cpu_pct, r.memory_used_pct
+            ));
+        }
+    }
+    Ok(reply)
 }
 
 fn sleep_until(at: Instant) {

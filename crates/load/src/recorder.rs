@@ -31,6 +31,9 @@ pub struct IntervalPiece {
     /// Time the worker thread was ready to run but waited for a CPU (the
     /// kernel's run-queue wait): a generator starved by other processes.
     pub cpu_wait: Duration,
+    /// The worker's last piece, sent as it stops: its interval may be
+    /// shorter than a second (the worker's report says how long).
+    pub last: bool,
 }
 
 /// What workers tell the collector.
@@ -167,6 +170,18 @@ impl Recorder {
     }
 
     fn send_current(&mut self) {
+        self.send_piece(false);
+    }
+
+    fn send_piece(&mut self, last: bool) {
+        // Raw samples go out at least once a second, before their interval,
+        // so a crash loses no more of samples.jtl than of intervals.csv.
+        if let Some((_, buffer)) = &mut self.jtl {
+            if !buffer.is_empty() {
+                let full = std::mem::replace(buffer, Vec::with_capacity(JTL_CHUNK + 1024));
+                let _ = self.events.send(EngineEvent::Samples(full));
+            }
+        }
         let cpu_now = thread_cpu_time();
         let wait_now = thread_cpu_wait();
         let piece = IntervalPiece {
@@ -178,6 +193,7 @@ impl Recorder {
             cpu: cpu_now.saturating_sub(self.cpu_mark),
             loop_lag: std::mem::take(&mut self.loop_lag),
             cpu_wait: wait_now.saturating_sub(self.wait_mark),
+            last,
         };
         self.cpu_mark = cpu_now;
         self.wait_mark = wait_now;
@@ -188,7 +204,7 @@ impl Recorder {
     pub fn finish(&mut self, end: Instant) {
         let last = self.index_of(end).max(self.index);
         self.rotate_to(last);
-        self.send_current();
+        self.send_piece(true);
         if let Some((_, buffer)) = &mut self.jtl {
             if !buffer.is_empty() {
                 let _ = self

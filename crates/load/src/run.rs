@@ -164,6 +164,9 @@ struct Collector {
     pending: BTreeMap<u64, Vec<IntervalPiece>>,
     /// Highest index received from each worker.
     received: Vec<Option<u64>>,
+    /// The index of each worker's last piece, once it arrived: that
+    /// interval's length is known only with the worker's report.
+    last_piece: Vec<Option<u64>>,
     done: Vec<Option<WorkerReport>>,
     next_index: u64,
     cumulative: Vec<Tally>,
@@ -197,6 +200,7 @@ impl Collector {
             bundle_error: None,
             pending: BTreeMap::new(),
             received: vec![None; workers],
+            last_piece: vec![None; workers],
             done: vec![None; workers],
             next_index: 0,
             cumulative_total: Tally::default(),
@@ -224,6 +228,9 @@ impl Collector {
                     None => break,
                     Some(EngineEvent::Interval(piece)) => {
                         self.received[piece.worker] = Some(piece.index);
+                        if piece.last {
+                            self.last_piece[piece.worker] = Some(piece.index);
+                        }
                         self.pending.entry(piece.index).or_default().push(piece);
                         let written = self.finalize_ready(on_progress);
                         self.check(written, engine);
@@ -276,7 +283,9 @@ impl Collector {
         loop {
             let index = self.next_index;
             let ready = (0..self.workers).all(|w| {
-                self.received[w].is_some_and(|r| r >= index)
+                let waiting_for_report =
+                    self.last_piece[w] == Some(index) && self.done[w].is_none();
+                (self.received[w].is_some_and(|r| r >= index) && !waiting_for_report)
                     || self.done[w].is_some_and(|d| d.last_index < index)
             });
             let all_done = self.run_end();
@@ -298,7 +307,13 @@ impl Collector {
                 _ => Duration::from_secs(1),
             };
             let merged = self.merge(index, length, pieces);
-            if let (Some(bundle), None) = (&mut self.bundle, &self.bundle_error) {
+            // A run that ends on a second's boundary leaves a sliver of the
+            // next second in which nothing happened: not a row of its own.
+            let sliver = all_done.is_some()
+                && length < Duration::from_millis(50)
+                && merged.total.counts.count == 0
+                && merged.tallies.iter().all(Option::is_none);
+            if let (Some(bundle), None, false) = (&mut self.bundle, &self.bundle_error, sliver) {
                 bundle.write_interval(&merged)?;
             }
             for (cumulative, tally) in self.cumulative.iter_mut().zip(&merged.tallies) {
@@ -396,7 +411,20 @@ impl Collector {
             labels.push((name.clone(), summary));
         }
         let peak_vus = self.done.iter().flatten().map(|d| d.peak_vus).sum();
-        let warnings = self.warnings(max_vus);
+        let mut warnings = self.warnings(max_vus);
+        for host in &resources {
+            if host.no_data() || host.gap_seconds > 0 {
+                warnings.push(RunWarning::MissingResources {
+                    host: host.host.clone(),
+                    seconds: host.gap_seconds,
+                    none_at_all: host.no_data(),
+                    problem: host
+                        .problem
+                        .clone()
+                        .unwrap_or_else(|| "no sample was taken".into()),
+                });
+            }
+        }
         let (apdex_t_ms, apdex_f_ms) = (manifest.apdex_t_ms, manifest.apdex_f_ms);
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
         let summary = RunSummary {

@@ -27,6 +27,13 @@ pub enum RunWarning {
     AllFailed { main_error: &'static str },
     /// A target of the run was reached by no request at all.
     NoSamples,
+    /// A monitored host gave no figures for some seconds, or none at all.
+    MissingResources {
+        host: String,
+        seconds: u64,
+        none_at_all: bool,
+        problem: String,
+    },
 }
 
 impl RunWarning {
@@ -37,6 +44,7 @@ impl RunWarning {
             RunWarning::BehindSchedule { .. } => "behind_schedule",
             RunWarning::AllFailed { .. } => "all_failed",
             RunWarning::NoSamples => "no_samples",
+            RunWarning::MissingResources { .. } => "missing_resources",
         }
     }
 }
@@ -92,6 +100,21 @@ impl fmt::Display for RunWarning {
                 f,
                 "no request completed: the run was too short or every request was still in flight when it \
                  ended. Run longer (-d) or raise --timeout."
+            ),
+            RunWarning::MissingResources { host, seconds, none_at_all: true, problem } => write!(
+                f,
+                "no data from {host} ({problem}): its resources are unknown, not idle, and nothing \
+                 can be concluded about them. Check that `headroom agent` runs there and answers{}.",
+                match seconds {
+                    0 => String::new(),
+                    1 => " (1 poll failed)".to_string(),
+                    n => format!(" ({n} polls failed)"),
+                }
+            ),
+            RunWarning::MissingResources { host, seconds, problem, .. } => write!(
+                f,
+                "no data from {host} for {seconds} s of the run ({problem}): its averages and peaks \
+                 cover only the seconds it answered."
             ),
         }
     }

@@ -44,6 +44,8 @@ pub struct AgentConfig {
 pub enum AgentError {
     #[error("refusing to listen on {0} without a token: anyone who can reach it could read this host's figures. Add --token SECRET, or listen on 127.0.0.1")]
     OpenWithoutToken(SocketAddr),
+    #[error("the token is empty: an empty token would let anyone read this host's figures. Give a secret, e.g. --token \"$(openssl rand -hex 16)\"")]
+    EmptyToken,
     #[error("cannot listen on {address}: {source}")]
     Listen {
         address: SocketAddr,
@@ -78,6 +80,9 @@ pub struct Agent {
 impl Agent {
     /// Binds, starts sampling once a second, and serves until the process ends.
     pub fn start(config: AgentConfig) -> Result<Agent, AgentError> {
+        if config.token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            return Err(AgentError::EmptyToken);
+        }
         if config.token.is_none() && !config.listen.ip().is_loopback() {
             return Err(AgentError::OpenWithoutToken(config.listen));
         }
@@ -234,18 +239,37 @@ fn respond(stream: &mut TcpStream, status: u16, body: &str) -> io::Result<()> {
     )
 }
 
+/// Longest an agent request may take, connect to last byte: a slow or
+/// stalled agent costs a gap in the figures, never a hung run.
+pub const AGENT_DEADLINE: Duration = Duration::from_secs(2);
+/// Largest agent answer read (an hour of samples is about 10 MB).
+pub const AGENT_MAX_BYTES: usize = 16 * 1024 * 1024;
+
 /// A minimal blocking HTTP GET to an agent (it answers with Connection: close);
-/// returns the status and the body.
+/// returns the status and the body. The whole exchange ends within
+/// [`AGENT_DEADLINE`] and reads at most [`AGENT_MAX_BYTES`]; errors say
+/// which limit was hit.
 pub fn get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16, Vec<u8>)> {
     use std::net::ToSocketAddrs;
+    let deadline = std::time::Instant::now() + AGENT_DEADLINE;
+    let timed_out = || {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no complete answer within {} s", AGENT_DEADLINE.as_secs()),
+        )
+    };
     let address = authority.to_socket_addrs()?.next().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::NotFound,
             format!("{authority} resolves to no address"),
         )
     })?;
-    let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(800))?;
-    stream.set_read_timeout(Some(Duration::from_millis(800)))?;
+    let mut stream = std::net::TcpStream::connect_timeout(&address, Duration::from_millis(800))
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => timed_out(),
+            _ => e,
+        })?;
+    stream.set_write_timeout(Some(Duration::from_millis(800)))?;
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();
@@ -254,11 +278,44 @@ pub fn get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16,
         "GET {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n"
     )?;
     let mut raw = Vec::new();
-    std::io::Read::read_to_end(&mut stream, &mut raw)?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(timed_out());
+        }
+        stream.set_read_timeout(Some(left))?;
+        match std::io::Read::read(&mut stream, &mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                raw.extend_from_slice(&chunk[..n]);
+                if raw.len() > AGENT_MAX_BYTES {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("answer larger than {} MiB", AGENT_MAX_BYTES >> 20),
+                    ));
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(timed_out())
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut response = httparse::Response::new(&mut headers);
     match response.parse(&raw) {
         Ok(httparse::Status::Complete(n)) => Ok((response.code.unwrap_or(0), raw[n..].to_vec())),
+        _ if raw.is_empty() => Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "closed the connection without answering",
+        )),
         _ => Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "not an HTTP answer",

@@ -53,6 +53,10 @@ pub struct Level {
     pub rps: f64,
     pub measured_s: f64,
     pub resources: Vec<HostFigures>,
+    /// Monitored hosts that gave no figures in this level, with the reason:
+    /// their resources are unknown, not idle.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
     /// The generator could not keep up (its figures are not the server's).
     pub generator_limited: bool,
     pub bundle: PathBuf,
@@ -156,6 +160,20 @@ impl Level {
                 }
             })
             .collect();
+        let missing = headroom_load::bundle_reader::manifest_value(dir)
+            .ok()
+            .and_then(|m| m["summary"]["resources"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter(|host| host["samples"].as_u64() == Some(0))
+            .map(|host| {
+                format!(
+                    "{} ({})",
+                    host["host"].as_str().unwrap_or("?"),
+                    host["problem"].as_str().unwrap_or("no sample was taken")
+                )
+            })
+            .collect();
         Ok(Level {
             users,
             good,
@@ -174,6 +192,7 @@ impl Level {
             },
             measured_s,
             resources,
+            missing,
             generator_limited,
             bundle: dir.to_path_buf(),
         })
@@ -282,6 +301,9 @@ pub struct CapacityAnswer {
 #[derive(Debug, Clone, Serialize)]
 pub struct CapacityResult {
     pub schema_version: u32,
+    /// `complete`, or `interrupted` (Ctrl-C, SIGTERM): then there is no
+    /// capacity claim, only the levels measured.
+    pub status: String,
     pub target: Target,
     pub capacity: CapacityAnswer,
     /// The first level above the capacity that broke the target.
@@ -324,6 +346,11 @@ impl CapacityResult {
             "the target held at every level tried: raise --max".into()
         } else if bottleneck.is_some() {
             String::new()
+        } else if let Some(missing) = knee.filter(|k| !k.missing.is_empty()) {
+            format!(
+                "no data from {} at the knee: those resources are unknown, not idle, so the limit cannot be named",
+                missing.missing.join(", ")
+            )
         } else if monitored {
             "nothing monitored saturates at the knee: the limit is elsewhere (a worker pool such as php-fpm's pm.max_children, locks, a connection pool, or a resource not monitored)".into()
         } else {
@@ -331,6 +358,7 @@ impl CapacityResult {
         };
         let mut result = CapacityResult {
             schema_version: 1,
+            status: "complete".into(),
             target,
             capacity: CapacityAnswer {
                 users: capacity,
@@ -351,6 +379,29 @@ impl CapacityResult {
         };
         result.verdict = result.verdict();
         result
+    }
+
+    /// The search was stopped before it could decide: no capacity, no
+    /// bottleneck and not valid; the levels measured stay.
+    pub fn interrupted(mut self) -> CapacityResult {
+        self.status = "interrupted".into();
+        self.capacity = CapacityAnswer {
+            users: None,
+            apdex: None,
+            apdex_rating: None,
+            rps: None,
+            p95_ms: None,
+            at_least: false,
+        };
+        self.knee_users = None;
+        self.bottleneck = None;
+        self.valid = false;
+        self.limit_note = format!(
+            "the search was interrupted after {} level(s), before it could decide: no capacity is claimed",
+            self.levels.len()
+        );
+        self.verdict = format!("no answer: {}", self.limit_note);
+        self
     }
 
     /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; CPU 96% at 50 users".
@@ -473,6 +524,7 @@ mod tests {
                 throttled_seconds: throttled,
                 busiest_core: None,
             }],
+            missing: Vec::new(),
             generator_limited: false,
             bundle: PathBuf::new(),
         }
@@ -535,6 +587,25 @@ mod tests {
             "{}",
             r.verdict()
         );
+        // A host that sent nothing at the knee is unknown, not idle.
+        let mut blind = calm.clone();
+        blind.resources.clear();
+        blind.missing = vec!["pi (connection refused: the agent is not running)".into()];
+        let r = CapacityResult::new(
+            target,
+            vec![good.clone(), blind],
+            Some(40),
+            false,
+            1.0,
+            true,
+            PathBuf::new(),
+        );
+        assert!(
+            r.verdict().contains("no data from pi (connection refused")
+                && !r.verdict().contains("elsewhere"),
+            "{}",
+            r.verdict()
+        );
         let mut starved = calm;
         starved.generator_limited = true;
         let r = CapacityResult::new(
@@ -547,5 +618,11 @@ mod tests {
             PathBuf::new(),
         );
         assert!(!r.valid && r.verdict().ends_with("[INVALID]"));
+        let stopped = r.interrupted();
+        assert_eq!(stopped.status, "interrupted");
+        assert_eq!((stopped.capacity.users, stopped.valid), (None, false));
+        assert!(stopped
+            .verdict
+            .starts_with("no answer: the search was interrupted after 2 level(s)"));
     }
 }

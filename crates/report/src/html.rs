@@ -44,7 +44,7 @@ th{background:#eef1f5;position:sticky;top:0}td:first-child,th:first-child{text-a
 figure{margin:0;background:#fff;border:1px solid #ddd;padding:4px}figure svg{width:100%;height:auto;display:block}
 figcaption{font-size:.82em;color:#555;padding:2px 6px}
 .Excellent{background:#c8e6c9}.Good{background:#dcedc8}.Fair{background:#fff9c4}.Poor{background:#ffe0b2}.Unacceptable{background:#ffcdd2}
-.findings li{margin:3px 0}.status-complete{color:#1b5e20}.status-interrupted,.status-aborted,.status-running{color:#b71c1c}
+.findings li{margin:3px 0}.status-complete{color:#1b5e20}.status-interrupted,.status-aborted,.status-running,.status-died{color:#b71c1c}
 nav a{margin-right:12px}
 ";
 
@@ -141,6 +141,14 @@ fn run_section(html: &mut String, run: &RunData) {
         escape(text(m, "/tool/version")),
         escape(&run.bundle.display().to_string()),
     );
+    if run.recovered() {
+        let _ = writeln!(
+            html,
+            "<p class=\"status-died\">The run died before it finished: these figures were rebuilt from \
+             intervals.csv and latency.hlog, up to the last second it wrote. Status codes, connections \
+             and checks were not kept.</p>"
+        );
+    }
     verdict(html, run);
     statistics(html, run);
     charts(html, run);

@@ -25,13 +25,18 @@ pub struct RunData {
 }
 
 impl RunData {
+    /// Reads a bundle. A run whose process died before writing its summary
+    /// (status `running`) gets one rebuilt from intervals.csv and
+    /// latency.hlog, and the manifest read says so (`recovered`: true,
+    /// status `died`; the file itself is left as it is).
     pub fn load(dir: &Path, name: &str) -> Result<RunData, BundleError> {
-        let manifest = manifest_value(dir)?;
+        let mut manifest = manifest_value(dir)?;
         if manifest.pointer("/summary/total").is_none() {
-            return Err(BundleError::Invalid {
-                path: dir.join("manifest.json"),
-                reason: "no summary: the run did not finish (status running); compare needs finished runs".into(),
-            });
+            let summary = headroom_load::recovery::recover_summary(dir, &manifest)?;
+            manifest["elapsed_s"] = summary.elapsed_s.into();
+            manifest["summary"] = serde_json::to_value(summary).unwrap_or(Value::Null);
+            manifest["recovered"] = Value::Bool(true);
+            manifest["status"] = "died".into();
         }
         Ok(RunData {
             name: name.to_string(),
@@ -43,9 +48,19 @@ impl RunData {
         })
     }
 
+    /// True when the run died and its figures were rebuilt from its files.
+    pub fn recovered(&self) -> bool {
+        self.manifest["recovered"] == Value::Bool(true)
+    }
+
     /// Also reads latency.hlog (for the percentile spectrum).
     pub fn with_latency(mut self) -> Result<RunData, BundleError> {
-        self.latency = read_latency(&self.bundle)?;
+        self.latency = if self.recovered() {
+            // Up to the last whole line the run wrote.
+            headroom_load::recovery::read_histograms(&self.bundle)?.remove(&None)
+        } else {
+            read_latency(&self.bundle)?
+        };
         Ok(self)
     }
 

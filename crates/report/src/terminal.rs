@@ -196,6 +196,13 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
 
 /// One line per monitored host: averages and peaks of what limits servers.
 pub fn host_line(h: &headroom_load::monitoring::HostSummary) -> String {
+    if h.no_data() {
+        return format!(
+            "Host {}: no data ({})",
+            h.host,
+            h.problem.as_deref().unwrap_or("no sample was taken")
+        );
+    }
     let mut parts = vec![
         format!("CPU {:.0}% (peak {:.0}%)", h.cpu_pct.avg, h.cpu_pct.peak),
         format!(
@@ -227,6 +234,13 @@ pub fn host_line(h: &headroom_load::monitoring::HostSummary) -> String {
         parts.push(format!(
             "{name} {:.0}% CPU, {:.0} MB",
             p.cpu_pct.avg, p.rss_mb_peak
+        ));
+    }
+    if h.gap_seconds > 0 {
+        parts.push(format!(
+            "no data for {} s ({})",
+            h.gap_seconds,
+            h.problem.as_deref().unwrap_or("the agent did not answer")
         ));
     }
     format!("Host {}: {}", h.host, parts.join(", "))

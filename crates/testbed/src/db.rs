@@ -40,6 +40,28 @@ pub enum DbError {
     },
     #[error("database query failed: {0}")]
     Query(#[from] sqlx::Error),
+    #[error("{0} is not a SQLite database (its first bytes are not \"SQLite format 3\"): give another file, or create one with `headroom testbed init --db sqlite:FILE`")]
+    NotSqlite(String),
+}
+
+/// A SQLite URL's file that exists but holds something else: SQLite would
+/// answer only when the pool's timeout runs out.
+fn check_sqlite_file(url: &str) -> Result<(), DbError> {
+    use std::io::Read;
+    let Some(rest) = url.strip_prefix("sqlite:") else {
+        return Ok(());
+    };
+    let path = rest.trim_start_matches("//");
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut head = [0u8; 16];
+    let n = file.read(&mut head).unwrap_or(0);
+    if n == 0 || head.starts_with(b"SQLite format 3\0") {
+        return Ok(());
+    }
+    Err(DbError::NotSqlite(path.to_string()))
 }
 
 /// The connection pool and its dialect.
@@ -129,6 +151,9 @@ impl Database {
     ) -> Result<Database, DbError> {
         DRIVERS.call_once(sqlx::any::install_default_drivers);
         let (full, dialect) = normalise(url, create)?;
+        if dialect == Dialect::Sqlite {
+            check_sqlite_file(url)?;
+        }
         let shown = redact(url);
         // One connection first: the pool would retry a refused connection
         // until its timeout and then only say that it timed out.

@@ -1,0 +1,228 @@
+//! Bad input gets a clear message and exit 2 (usage) or 3 (cannot run),
+//! never a panic (exit 101) or a wait.
+
+mod support;
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::time::{Duration, Instant};
+use support::*;
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+#[test]
+fn flags_out_of_range_say_why() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["load", "http://127.0.0.1:1/", "-c", "99999999999999999999"],
+            "is too large",
+        ),
+        (
+            &[
+                "load",
+                "http://127.0.0.1:1/",
+                "-n",
+                "99999999999999999999999",
+            ],
+            "is too large",
+        ),
+        (
+            &["load", "http://127.0.0.1:1/", "--apdex-t", "0"],
+            "must be longer than zero",
+        ),
+        (&["agent", "--token", ""], "an empty token would let anyone"),
+    ];
+    for (args, message) in cases {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains(message),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+/// Paths that are not UTF-8 are paths like any other (they gave exit 101).
+#[test]
+fn non_utf8_paths_do_not_panic() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let dir = temp_dir("non-utf8");
+    std::fs::create_dir_all(&dir).unwrap();
+    let odd = |name: &[u8]| dir.join(OsStr::from_bytes(name));
+    let bundle = odd(b"out\xff");
+    let junit = odd(b"\xff.xml");
+    let output = headroom()
+        .arg("load")
+        .arg(server.url("/"))
+        .args(["-n", "3", "--jtl", "-q", "--out"])
+        .arg(&bundle)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(bundle.join("manifest.json").exists() && junit.exists());
+    let scenario = odd(b"sc\xfe.yaml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "defaults: {{base_url: '{}'}}\nsteps:\n  - {{label: a, path: /}}\n",
+            server.url("")
+        ),
+    )
+    .unwrap();
+    let output = headroom()
+        .arg("run")
+        .arg(&scenario)
+        .args(["-c", "1", "--iterations", "1", "-q", "--out"])
+        .arg(odd(b"run\xfd"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let missing = headroom()
+        .arg("run")
+        .arg(odd(b"none\xfc.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    let report = headroom().arg("report").arg(&bundle).output().unwrap();
+    assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
+}
+
+/// A --fail-if on a label the scenario does not define is refused before
+/// the run (it was checked only after it).
+#[test]
+fn criteria_on_unknown_labels_are_refused_before_the_run() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let started = Instant::now();
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-d",
+        "10s",
+        "--fail-if",
+        "p99[/nope]>1s",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        stderr(&output).contains("'/nope', which this run does not have (labels: /)"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.requests.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// https:// against a plain HTTP server names the mistake, and messages
+/// say their cause once.
+#[test]
+fn wrong_scheme_and_repeated_causes() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let https = server.url("/").replace("http://", "https://");
+    let output = run(&["load", &https, "-n", "1"]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(
+        stderr(&output).contains("answered in plain HTTP, not TLS: use http://")
+            && !stderr(&output).contains("--insecure"),
+        "{}",
+        stderr(&output)
+    );
+    let dir = temp_dir("repeated-cause");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-n",
+        "1",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    let text = stderr(&output);
+    assert_eq!(text.matches("os error").count(), 1, "{text}");
+}
+
+/// The testbed given a file that is not a SQLite database says so at once
+/// (it waited 10 s for "pool timed out").
+#[test]
+fn the_testbed_names_a_file_that_is_not_sqlite() {
+    let dir = temp_dir("not-sqlite");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "these are notes, not a database\n").unwrap();
+    let started = Instant::now();
+    let output = run(&[
+        "testbed",
+        "serve",
+        "--db",
+        &format!("sqlite:{}", file.display()),
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        stderr(&output).contains("is not a SQLite database"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// A scenario file too large to be a journey is refused at once (50 MB
+/// took 18 s and 3.5 GB); a UTF-8 byte-order mark is not part of the first key.
+#[test]
+fn scenario_files_too_large_or_with_a_bom() {
+    let dir = temp_dir("scenario-size");
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.yaml");
+    let mut text = String::from("steps:\n");
+    while text.len() < 5_000_000 {
+        text.push_str("  - {label: a, url: 'http://127.0.0.1:1/x'}\n");
+    }
+    std::fs::write(&big, &text).unwrap();
+    let started = Instant::now();
+    let output = run(&["scenario", "check", big.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(
+        stderr(&output).contains("up to 4 MB"),
+        "{}",
+        stderr(&output)
+    );
+    let bom = dir.join("bom.yaml");
+    std::fs::write(
+        &bom,
+        "\u{feff}steps:\n  - {label: a, url: 'http://127.0.0.1:1/x'}\n",
+    )
+    .unwrap();
+    let output = run(&["scenario", "check", bom.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for (name, body, message) in [
+        ("dup-columns", "data: {file: d.csv, columns: [u, u]}\nsteps:\n  - {label: a, url: 'http://127.0.0.1:1/${u}'}\n", "named twice"),
+        ("empty-label", "steps:\n  - {label: '', url: 'http://127.0.0.1:1/x'}\n", "an empty label"),
+    ] {
+        std::fs::write(dir.join("d.csv"), "a,b\n").unwrap();
+        let file = dir.join(format!("{name}.yaml"));
+        std::fs::write(&file, body).unwrap();
+        let output = run(&["scenario", "check", file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        assert!(stderr(&output).contains(message), "{name}: {}", stderr(&output));
+    }
+    // A file without base_url checks with --target.
+    let relative = dir.join("relative.yaml");
+    std::fs::write(&relative, "steps:\n  - {label: a, path: /x}\n").unwrap();
+    let output = run(&[
+        "scenario",
+        "check",
+        relative.to_str().unwrap(),
+        "--target",
+        "http://127.0.0.1:8080",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

@@ -1,0 +1,174 @@
+//! The figures of a run whose process died (SIGKILL, power loss, a crash)
+//! before it wrote its summary: rebuilt from what it flushed every second,
+//! intervals.csv (counts, errors by kind, bytes, Apdex zones) and
+//! latency.hlog (the response-time histograms, per label). A last line cut
+//! short by the crash is left out.
+
+use crate::bundle::{BundleError, INTERVALS, LATENCY, TOTAL_LABEL};
+use crate::sample::ErrorKind;
+use crate::summary::{LabelFigures, RunSummary};
+use crate::tally::Tally;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+fn invalid(path: &Path, reason: impl Into<String>) -> BundleError {
+    BundleError::Invalid {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+/// Rebuilds the summary of the bundle in `dir`; `manifest` gives the Apdex
+/// thresholds. Per-status counts, connections and checks are not in those
+/// files and stay empty.
+pub fn recover_summary(
+    dir: &Path,
+    manifest: &serde_json::Value,
+) -> Result<RunSummary, BundleError> {
+    let mut tallies = read_counts(dir)?;
+    let elapsed_s: f64 = tallies
+        .get(TOTAL_LABEL)
+        .map_or(0.0, |(_, seconds, _)| *seconds);
+    let peak_vus = tallies.get(TOTAL_LABEL).map_or(0, |(_, _, vus)| *vus);
+    for (tag, histogram) in read_histograms(dir)? {
+        let label = tag.unwrap_or_else(|| TOTAL_LABEL.to_string());
+        if let Some((tally, _, _)) = tallies.get_mut(&label) {
+            tally.service = histogram.clone();
+            tally.response = histogram;
+        }
+    }
+    let elapsed = Duration::from_secs_f64(elapsed_s.max(0.001));
+    let total = tallies
+        .remove(TOTAL_LABEL)
+        .map(|(tally, _, _)| tally)
+        .unwrap_or_default();
+    let (total_figures, total_summary) = LabelFigures::of(&total, elapsed);
+    let labels = tallies
+        .iter()
+        .map(|(name, (tally, _, _))| (name.clone(), LabelFigures::of(tally, elapsed).0))
+        .collect();
+    let number = |key: &str| {
+        manifest
+            .get(key)
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let response_sum = total_summary.latency.mean.as_secs_f64() * total_summary.count as f64;
+    Ok(RunSummary {
+        elapsed_s,
+        apdex_t_ms: number("apdex_t_ms"),
+        apdex_f_ms: number("apdex_f_ms"),
+        throughput_mb_s: total.counts.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
+        concurrency: response_sum / elapsed.as_secs_f64(),
+        total: total_figures,
+        labels,
+        peak_vus,
+        checks: BTreeMap::new(),
+        resources: Vec::new(),
+    })
+}
+
+/// Per label (and TOTAL): counters summed over intervals.csv, the seconds
+/// it covers and the most VUs active.
+fn read_counts(dir: &Path) -> Result<BTreeMap<String, (Tally, f64, u32)>, BundleError> {
+    let path = dir.join(INTERVALS);
+    let file = std::fs::File::open(&path).map_err(|source| BundleError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(file);
+    let headers = reader
+        .headers()
+        .map_err(|e| invalid(&path, e.to_string()))?
+        .clone();
+    let at = |name: &str| headers.iter().position(|h| h == name);
+    let required = ["interval_s", "label", "count", "errors"];
+    if let Some(missing) = required.iter().find(|name| at(name).is_none()) {
+        return Err(invalid(&path, format!("no column '{missing}'")));
+    }
+    let kinds: Vec<(ErrorKind, Option<usize>)> = ErrorKind::ALL
+        .iter()
+        .map(|k| (*k, at(&format!("errors_{}", k.name()))))
+        .collect();
+    let mut out: BTreeMap<String, (Tally, f64, u32)> = BTreeMap::new();
+    for record in reader.records() {
+        // A line cut short by the crash ends the readable part.
+        let Ok(record) = record else { break };
+        if record.len() != headers.len() {
+            break;
+        }
+        let int = |name: &str| {
+            at(name)
+                .and_then(|i| record.get(i))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let label = at("label")
+            .and_then(|i| record.get(i))
+            .unwrap_or("")
+            .to_string();
+        let seconds = at("interval_s")
+            .and_then(|i| record.get(i))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        let entry = out.entry(label).or_default();
+        let c = &mut entry.0.counts;
+        c.count += int("count");
+        c.errors += int("errors");
+        for (kind, column) in &kinds {
+            if let Some(n) = column
+                .and_then(|i| record.get(i))
+                .and_then(|v| v.parse::<u64>().ok())
+            {
+                c.errors_by_kind[*kind as usize] += n;
+            }
+        }
+        c.bytes_received += int("bytes_received");
+        c.bytes_sent += int("bytes_sent");
+        c.apdex.satisfied += int("apdex_satisfied");
+        c.apdex.tolerating += int("apdex_tolerating");
+        c.apdex.frustrated += int("apdex_frustrated");
+        entry.1 += seconds;
+        entry.2 = entry.2.max(int("active_vus") as u32);
+    }
+    Ok(out)
+}
+
+/// Every histogram of latency.hlog summed per tag (`None`: the total).
+pub fn read_histograms(
+    dir: &Path,
+) -> Result<BTreeMap<Option<String>, Histogram<u64>>, BundleError> {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let path = dir.join(LATENCY);
+    let mut out: BTreeMap<Option<String>, Histogram<u64>> = BTreeMap::new();
+    let Ok(text) = std::fs::read(&path) else {
+        return Ok(out);
+    };
+    let mut deserializer = Deserializer::new();
+    for entry in IntervalLogIterator::new(&text) {
+        // A line cut short by the crash ends the readable part.
+        let Ok(LogEntry::Interval(interval)) = entry else {
+            if entry.is_err() {
+                break;
+            }
+            continue;
+        };
+        let Ok(bytes) =
+            base64::engine::general_purpose::STANDARD.decode(interval.encoded_histogram())
+        else {
+            break;
+        };
+        let Ok(histogram) = deserializer.deserialize::<u64, _>(&mut &bytes[..]) else {
+            break;
+        };
+        let sum = out
+            .entry(interval.tag().map(|t| t.as_str().to_string()))
+            .or_insert_with(headroom_analysis::new_histogram);
+        let _ = sum.add(&histogram);
+    }
+    Ok(out)
+}
