@@ -74,9 +74,11 @@ pub fn recover_summary(
 /// it covers and the most VUs active.
 fn read_counts(dir: &Path) -> Result<BTreeMap<String, (Tally, f64, u32)>, BundleError> {
     let path = dir.join(INTERVALS);
-    let file = std::fs::File::open(&path).map_err(|source| BundleError::Read {
-        path: path.clone(),
-        source,
+    let file = std::fs::File::open(&path).map_err(|e| {
+        invalid(
+            &path,
+            format!("the run did not finish (status running) and this file cannot be read ({e}): there is nothing to rebuild its figures from"),
+        )
     })?;
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(file);
     let headers = reader

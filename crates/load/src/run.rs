@@ -522,7 +522,12 @@ impl Collector {
             let main = ErrorKind::ALL
                 .iter()
                 .max_by_key(|k| c.errors_of(**k))
-                .map_or("unknown", |k| k.describe());
+                .map_or("unknown".to_string(), |k| {
+                    match c.error_details[*k as usize] {
+                        Some(why) => format!("{}: {why}", k.describe()),
+                        None => k.describe().to_string(),
+                    }
+                });
             warnings.push(RunWarning::AllFailed { main_error: main });
         }
         warnings

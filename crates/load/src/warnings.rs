@@ -24,7 +24,7 @@ pub enum RunWarning {
         max_vus: Option<u32>,
     },
     /// Every request failed.
-    AllFailed { main_error: &'static str },
+    AllFailed { main_error: String },
     /// A target of the run was reached by no request at all.
     NoSamples,
     /// A monitored host gave no figures for some seconds, or none at all.
