@@ -287,12 +287,26 @@ async fn serve(mut stream: TcpStream, pool: Arc<Semaphore>, counter: Arc<AtomicU
     let mut buf = vec![0u8; 8192];
     let mut filled = 0;
     loop {
-        // Read one request head (bodies are not expected on this page).
-        let head_len = loop {
+        // Read one request head, then skip its body (a POST's form).
+        let (head_len, mut body_left) = loop {
             let mut headers = [httparse::EMPTY_HEADER; 32];
             let mut request = httparse::Request::new(&mut headers);
             match request.parse(&buf[..filled]) {
-                Ok(httparse::Status::Complete(n)) => break n,
+                Ok(httparse::Status::Complete(n)) => {
+                    let length = request
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                        .and_then(|h| {
+                            std::str::from_utf8(h.value)
+                                .ok()?
+                                .trim()
+                                .parse::<usize>()
+                                .ok()
+                        })
+                        .unwrap_or(0);
+                    break (n, length);
+                }
                 Ok(httparse::Status::Partial) if filled < buf.len() => {}
                 _ => return,
             }
@@ -303,6 +317,18 @@ async fn serve(mut stream: TcpStream, pool: Arc<Semaphore>, counter: Arc<AtomicU
         };
         buf.copy_within(head_len..filled, 0);
         filled -= head_len;
+        while body_left > 0 {
+            if filled == 0 {
+                match stream.read(&mut buf[..]).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => filled = n,
+                }
+            }
+            let skip = body_left.min(filled);
+            buf.copy_within(skip..filled, 0);
+            filled -= skip;
+            body_left -= skip;
+        }
         let n = counter.fetch_add(1, Ordering::Relaxed);
         let page = {
             let Ok(_worker) = pool.acquire().await else {

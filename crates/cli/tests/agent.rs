@@ -442,3 +442,31 @@ fn an_empty_token_is_refused() {
         );
     }
 }
+
+/// An agent that accepts connections but never answers is a timeout with a
+/// hint at the start ("Resource temporarily unavailable (os error 11)" before).
+#[test]
+fn a_silent_agent_is_a_timeout_at_the_start() {
+    let _serial = serial();
+    let silent = RawServer::start(|mut conn: RawConn| {
+        let _ = conn.next_request(Duration::from_secs(5));
+        std::thread::sleep(Duration::from_secs(5));
+    });
+    let server = TestServer::start(|_| Reply::default());
+    let started = std::time::Instant::now();
+    let output = run(&[
+        "load",
+        &server.url("/"),
+        "-n",
+        "5",
+        "--monitor",
+        &format!("http://{}", silent.addr),
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no complete answer within 2 s") && !stderr.contains("os error 11"),
+        "{stderr}"
+    );
+}

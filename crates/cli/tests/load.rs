@@ -769,6 +769,14 @@ fn a_full_disk_stops_the_run_with_a_clear_error() {
         stderr.contains("No space left on device") && stderr.contains("choose another --out"),
         "{stderr}"
     );
+    let stdout_text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        format!("{stderr}{stdout_text}")
+            .matches("(os error 28)")
+            .count(),
+        1,
+        "the cause is said once: {stderr}{stdout_text}"
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains("Transactions:") && stdout.contains("aborted"),

@@ -527,3 +527,38 @@ fn line_breaks_cannot_reach_the_request() {
         );
     }
 }
+
+/// The README's own `-X POST --body` example against the demo server
+/// (46% failed: the demo site did not read request bodies, so the body was
+/// taken for the next request and the connection closed).
+#[test]
+fn the_readme_post_example_passes_against_the_demo_server() {
+    let _serial = serial();
+    let port = free_port();
+    let mut demo = headroom()
+        .args(["demo", "--serve", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut demo, "headroom demo --serve");
+    let json = run_json(
+        "readme-post",
+        &[
+            "load",
+            &format!("http://127.0.0.1:{port}/"),
+            "-X",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--body",
+            "{\"a\":1}",
+            "-n",
+            "100",
+        ],
+    );
+    let _ = demo.kill();
+    let _ = demo.wait();
+    assert_eq!(json["total"]["count"], 100, "{json}");
+    assert_eq!(json["total"]["errors"], 0, "{json}");
+}
