@@ -113,13 +113,13 @@ fn the_last_interval_has_its_true_length() {
         out.to_str().unwrap(),
     ]);
     assert!(output.status.success());
-    let rows = headroom_rows(&out);
+    let rows = total_rows(&out);
     let last = rows.last().unwrap();
     assert_eq!(rows.len(), 3, "{rows:?}");
     assert!(
-        last.1 > 0.5 && last.1 < 0.9,
+        last.2 > 0.5 && last.2 < 0.9,
         "last interval_s {} for ~0.7 s",
-        last.1
+        last.2
     );
 
     let out = temp_dir("duration-rows");
@@ -134,26 +134,12 @@ fn the_last_interval_has_its_true_length() {
         out.to_str().unwrap(),
     ]);
     assert!(output.status.success());
-    let rows = headroom_rows(&out);
+    let rows = total_rows(&out);
     assert!(
-        rows.iter().all(|(count, _)| *count > 0),
+        rows.iter().all(|(_, count, _)| *count > 0),
         "an empty row: {rows:?}"
     );
     assert!(rows.len() == 3 || rows.len() == 4, "{rows:?}");
-}
-
-/// (count, interval_s) of the TOTAL rows.
-fn headroom_rows(bundle: &std::path::Path) -> Vec<(u64, f64)> {
-    let mut reader = csv::Reader::from_path(bundle.join("intervals.csv")).unwrap();
-    let headers = reader.headers().unwrap().clone();
-    let at = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let (label, count, length) = (at("label"), at("count"), at("interval_s"));
-    reader
-        .records()
-        .map(Result::unwrap)
-        .filter(|r| &r[label] == "TOTAL")
-        .map(|r| (r[count].parse().unwrap(), r[length].parse().unwrap()))
-        .collect()
 }
 
 /// SIGINT during a capacity search: capacity.json says interrupted and

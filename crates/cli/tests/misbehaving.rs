@@ -17,6 +17,22 @@ fn write_scenario(name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// Runs the scenario `text` with one user for `iterations`; the JSON summary.
+fn journey(name: &str, text: &str, iterations: &str) -> serde_json::Value {
+    let scenario = write_scenario(name, text);
+    run_json(
+        name,
+        &[
+            "run",
+            scenario.to_str().unwrap(),
+            "-c",
+            "1",
+            "--iterations",
+            iterations,
+        ],
+    )
+}
+
 fn errors(json: &serde_json::Value, kind: &str) -> u64 {
     json["total"]["errors_by_kind"][kind].as_u64().unwrap_or(0)
 }
@@ -126,23 +142,13 @@ fn a_redirect_loop_is_an_error() {
             conn.respond("302 Found", &[("Location", "/loop")], b"");
         }
     });
-    let scenario = write_scenario(
+    let json = journey(
         "redirect-loop",
         &format!(
             "defaults: {{base_url: '{}'}}\nsteps:\n  - {{label: loop, path: /loop}}\n",
             server.url("")
         ),
-    );
-    let json = run_json(
-        "redirect-loop",
-        &[
-            "run",
-            scenario.to_str().unwrap(),
-            "-c",
-            "1",
-            "--iterations",
-            "3",
-        ],
+        "3",
     );
     assert_eq!(json["total"]["count"], 3, "{json}");
     assert_eq!(errors(&json, "redirects"), 3, "{json}");
@@ -239,23 +245,13 @@ fn gzip_bodies_are_decoded_for_checks_and_extraction() {
             }
         }
     });
-    let scenario = write_scenario(
+    let json = journey(
         "gzip",
         &format!(
             "defaults:\n  base_url: '{}'\n  headers: {{Accept-Encoding: 'gzip, deflate, br'}}\nsteps:\n  - label: page\n    path: /page\n    check: [{{contains: You are logged in as Ann}}]\n    extract: [{{name: key, css: 'input[name=sesskey]@value', required: true}}]\n  - label: next\n    path: /next?k=${{key}}\n    check: [{{contains: k=K7}}]\n",
             server.url("")
         ),
-    );
-    let json = run_json(
-        "gzip",
-        &[
-            "run",
-            scenario.to_str().unwrap(),
-            "-c",
-            "1",
-            "--iterations",
-            "2",
-        ],
+        "2",
     );
     assert_eq!(json["total"]["errors"], 0, "{json}");
     let received = json["labels"]["page"]["bytes_received"].as_u64().unwrap();
@@ -287,23 +283,13 @@ fn a_cookie_flood_is_capped_as_browsers_cap_it() {
             conn.write(head.as_bytes());
         }
     });
-    let scenario = write_scenario(
+    let json = journey(
         "cookie-flood",
         &format!(
             "defaults: {{base_url: '{}'}}\nsteps:\n  - {{label: page, path: /}}\n",
             server.url("")
         ),
-    );
-    let json = run_json(
-        "cookie-flood",
-        &[
-            "run",
-            scenario.to_str().unwrap(),
-            "-c",
-            "1",
-            "--iterations",
-            "12",
-        ],
+        "12",
     );
     assert_eq!(json["total"]["errors"], 0, "{json}");
     let largest = server.requests().iter().map(|r| r.size).max().unwrap();
@@ -331,20 +317,10 @@ fn credentials_in_the_url_are_sent_as_basic_auth() {
     let url = format!("http://ann:s3cret@{}/", server.addr);
     let json = run_json("basic-auth", &["load", &url, "-n", "3", "-c", "1"]);
     assert_eq!(json["total"]["errors"], 0, "{json}");
-    let scenario = write_scenario(
+    let json = journey(
         "basic-auth-run",
         &format!("defaults: {{base_url: '{url}'}}\nsteps:\n  - {{label: page, path: /x}}\n"),
-    );
-    let json = run_json(
-        "basic-auth-run",
-        &[
-            "run",
-            scenario.to_str().unwrap(),
-            "-c",
-            "1",
-            "--iterations",
-            "2",
-        ],
+        "2",
     );
     assert_eq!(json["total"]["errors"], 0, "{json}");
 }
@@ -432,23 +408,13 @@ fn templates_work_in_checks_defaults_and_conditions() {
             );
         }
     });
-    let scenario = write_scenario(
+    let json = journey(
         "check-templates",
         &format!(
             "defaults: {{base_url: '{}'}}\nvariables: {{username: ann, other: bob}}\nsteps:\n  - label: home\n    path: /?u=${{username}}\n    extract: [{{name: missing, regex: 'nothing(\\d+)', default: 'none-${{username}}'}}]\n    check:\n      - contains: You are logged in as ${{username}}\n      - not_contains: logged in as ${{other}}\n      - matches: 'as ${{username}} \\(ok\\)$'\n  - label: guarded\n    path: /?u=x\n    if: {{var: missing, equals: 'none-${{username}}'}}\n  - label: skipped\n    path: /?u=y\n    if: {{var: missing, matches: '^${{other}}'}}\n",
             server.url("")
         ),
-    );
-    let json = run_json(
-        "check-templates",
-        &[
-            "run",
-            scenario.to_str().unwrap(),
-            "-c",
-            "1",
-            "--iterations",
-            "2",
-        ],
+        "2",
     );
     assert_eq!(json["total"]["errors"], 0, "{json}");
     assert_eq!(json["labels"]["guarded"]["count"], 2, "{json}");
@@ -482,23 +448,13 @@ fn line_breaks_cannot_reach_the_request() {
             }
         }
     });
-    let scenario = write_scenario(
+    let json = journey(
         "injection",
         &format!(
             "defaults: {{base_url: '{}'}}\nsteps:\n  - label: token\n    path: /token\n    extract: [{{name: t, regex: 'token=([^;]+)'}}]\n  - label: use\n    path: /use\n    headers: {{X-Token: '${{t}}'}}\n",
             server.url("")
         ),
-    );
-    let json = run_json(
-        "injection",
-        &[
-            "run",
-            scenario.to_str().unwrap(),
-            "-c",
-            "1",
-            "--iterations",
-            "2",
-        ],
+        "2",
     );
     assert_eq!(
         json["labels"]["use"]["errors_by_kind"]["request"], 2,

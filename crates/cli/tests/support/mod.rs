@@ -327,15 +327,30 @@ pub fn manifest(bundle: &Path) -> serde_json::Value {
 
 /// The TOTAL rows of intervals.csv, as (second, count) pairs.
 pub fn interval_totals(bundle: &Path) -> Vec<(u64, u64)> {
+    total_rows(bundle)
+        .into_iter()
+        .map(|(second, count, _)| (second, count))
+        .collect()
+}
+
+/// The TOTAL rows of intervals.csv: (second, count, interval_s).
+pub fn total_rows(bundle: &Path) -> Vec<(u64, u64, f64)> {
     let mut reader = csv::Reader::from_path(bundle.join("intervals.csv")).unwrap();
     let headers = reader.headers().unwrap().clone();
     let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
-    let (second, label, count) = (col("second"), col("label"), col("count"));
+    let (second, label, count, length) =
+        (col("second"), col("label"), col("count"), col("interval_s"));
     reader
         .records()
         .map(|r| r.unwrap())
         .filter(|r| &r[label] == "TOTAL")
-        .map(|r| (r[second].parse().unwrap(), r[count].parse().unwrap()))
+        .map(|r| {
+            (
+                r[second].parse().unwrap(),
+                r[count].parse().unwrap(),
+                r[length].parse().unwrap(),
+            )
+        })
         .collect()
 }
 
