@@ -182,6 +182,12 @@ fn an_interrupted_capacity_search_claims_nothing() {
     assert!(json["verdict"].as_str().unwrap().starts_with("no answer"));
     assert!(!json["levels"].as_array().unwrap().is_empty());
 
+    // Its report says interrupted, not that the generator was the limit.
+    let report = run(&["report", out.to_str().unwrap()]);
+    assert!(report.status.success());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<b>Interrupted:</b>") && !html.contains("<b>Invalid:</b>"));
+
     // compare on the capacity directory points at its level bundles.
     let compare = run(&["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
     assert_eq!(compare.status.code(), Some(2));

@@ -56,7 +56,10 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
         escape(verdict)
     );
     let valid = result.get("valid").and_then(Value::as_bool).unwrap_or(true);
-    if !valid {
+    let interrupted = result.get("status").and_then(Value::as_str) == Some("interrupted");
+    if interrupted {
+        html.push_str("<p class=\"verdict\" style=\"border-color:#d50000\"><b>Interrupted:</b> the search was stopped before it could decide; the levels below were measured, and no capacity is claimed.</p>\n");
+    } else if !valid {
         html.push_str("<p class=\"verdict\" style=\"border-color:#d50000\"><b>Invalid:</b> the load generator was the limit at a deciding level; the figures are not the server's.</p>\n");
     }
     let bands = apdex_bands();

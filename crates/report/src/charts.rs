@@ -130,6 +130,15 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
+            // A line needs two points: a lone one (one level, one second) is a dot.
+            if series.points.len() == 1 {
+                ctx.draw_series(
+                    series
+                        .points
+                        .iter()
+                        .map(|point| Circle::new(*point, 4, color.filled())),
+                )?;
+            }
         }
         if chart.series.len() > 1 {
             ctx.configure_series_labels()
