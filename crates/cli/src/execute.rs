@@ -69,6 +69,35 @@ pub fn execute(
     }
 }
 
+/// The command line as the manifest keeps it: without the password of a
+/// URL, the value of an Authorization or Cookie header, or a token.
+fn redacted_command_line() -> Vec<String> {
+    let mut secret_next = false;
+    std::env::args_os()
+        .map(|arg| {
+            let arg = arg.to_string_lossy();
+            let lower = arg.to_ascii_lowercase();
+            let shown = if secret_next {
+                "***".to_string()
+            } else if let Some(flag) = ["--agent-token=", "--token="]
+                .iter()
+                .find(|flag| lower.starts_with(**flag))
+            {
+                format!("{flag}***")
+            } else if let Some(name) = ["authorization:", "cookie:"]
+                .iter()
+                .find(|name| lower.starts_with(**name))
+            {
+                format!("{}***", &arg[..name.len()])
+            } else {
+                headroom_load::target::redact_credentials(&arg)
+            };
+            secret_next = matches!(lower.as_str(), "--agent-token" | "--token");
+            shown
+        })
+        .collect()
+}
+
 /// An error and its causes, each said once: a cause whose text the message
 /// already holds ("cannot write ...: File exists (os error 17)") is not
 /// repeated after it.
@@ -266,9 +295,7 @@ pub fn manifest(
             name: "headroom".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         },
-        command_line: std::env::args_os()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        command_line: redacted_command_line(),
         kind: parts.kind.into(),
         target: parts.target,
         scenario: parts.scenario,

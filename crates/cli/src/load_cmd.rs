@@ -162,7 +162,14 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
                 "method": request.method,
                 "url": args.url.url,
                 "label": label,
-                "headers": request.headers.iter().map(|(n, v)| format!("{n}: {v}")).collect::<Vec<_>>(),
+                // Credentials stay out of the bundle.
+                "headers": request.headers.iter().map(|(n, v)| {
+                    if n.eq_ignore_ascii_case("authorization") || n.eq_ignore_ascii_case("cookie") {
+                        format!("{n}: ***")
+                    } else {
+                        format!("{n}: {v}")
+                    }
+                }).collect::<Vec<_>>(),
                 "body_bytes": request.body.len(),
                 "keep_alive": request.keep_alive,
             }),
@@ -182,7 +189,6 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
         label: 0,
         bytes: request.serialize(&args.url, &args.url.path_and_query),
         is_head: request.method.eq_ignore_ascii_case("HEAD"),
-        idempotent: request.idempotent(),
         keep_alive: request.keep_alive,
     });
     let description = format!(

@@ -174,6 +174,11 @@ fn an_interrupted_capacity_search_claims_nothing() {
     signal(&child, libc::SIGINT);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130));
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        printed.contains("Capacity: no answer: the search was interrupted"),
+        "{printed}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap()).unwrap();
     assert_eq!(json["status"], "interrupted");

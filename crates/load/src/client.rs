@@ -33,8 +33,6 @@ pub struct Exchange {
 pub struct Outgoing<'a> {
     pub bytes: &'a [u8],
     pub is_head: bool,
-    /// May be resent once when a kept-alive connection turns out closed.
-    pub idempotent: bool,
     pub keep_alive: bool,
 }
 
@@ -132,10 +130,9 @@ fn unusable(conn: &mut Conn, spare: &mut [u8]) -> bool {
     Pin::new(conn).poll_read(&mut context, &mut buf).is_ready()
 }
 
-/// Said of a reused connection the server closed as a request that may
-/// not be resent (POST, PATCH) was sent on it.
+/// Said when a request met a closed connection twice in a row.
 const CLOSED_UNDER_REQUEST: &str =
-    "the server closed a kept-alive connection as the request was sent; a POST is not resent";
+    "the server closed the connection before answering, on a kept-alive connection and again on a new one";
 
 async fn exchange_once(
     connector: &Connector,
@@ -145,7 +142,12 @@ async fn exchange_once(
     body: &mut impl FnMut(&[u8]),
     mut head_copy: Option<&mut Vec<u8>>,
 ) -> Result<(), ErrorKind> {
-    let mut may_retry = request.idempotent;
+    // A reused connection that fails before a byte of the response came
+    // back was closed by the server before it read the request (its
+    // keep-alive timeout, or a close after every response): the request
+    // goes again, once, on a new connection, whatever its method, as
+    // browsers and curl do.
+    let mut may_retry = true;
     'attempt: loop {
         if let Some(conn) = io.conn.as_mut() {
             // Leftover bytes or a closed peer: this connection is done.
@@ -178,7 +180,7 @@ async fn exchange_once(
                 may_retry = false;
                 continue 'attempt;
             }
-            if reused {
+            if !may_retry {
                 exchange.detail = Some(CLOSED_UNDER_REQUEST);
             }
             return Err(ErrorKind::of_io(&e));
@@ -214,7 +216,7 @@ async fn exchange_once(
                         may_retry = false;
                         continue 'attempt;
                     }
-                    if reused && exchange.bytes_received == 0 {
+                    if !may_retry && exchange.bytes_received == 0 {
                         exchange.detail = Some(CLOSED_UNDER_REQUEST);
                     }
                     return Err(ErrorKind::Reset);
@@ -232,7 +234,7 @@ async fn exchange_once(
                         may_retry = false;
                         continue 'attempt;
                     }
-                    if reused && exchange.bytes_received == 0 {
+                    if !may_retry && exchange.bytes_received == 0 {
                         exchange.detail = Some(CLOSED_UNDER_REQUEST);
                     }
                     return Err(ErrorKind::of_io(&e));

@@ -42,7 +42,6 @@ pub struct PreparedRequest {
     pub label: LabelId,
     pub bytes: Vec<u8>,
     pub is_head: bool,
-    pub idempotent: bool,
     pub keep_alive: bool,
 }
 
@@ -51,7 +50,6 @@ impl PreparedRequest {
         Outgoing {
             bytes: &self.bytes,
             is_head: self.is_head,
-            idempotent: self.idempotent,
             keep_alive: self.keep_alive,
         }
     }

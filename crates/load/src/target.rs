@@ -141,6 +141,38 @@ impl fmt::Display for Target {
     }
 }
 
+/// `text` with the password of every `scheme://user:password@` in it
+/// replaced by `***`: command lines and scenario copies kept in a bundle
+/// must not carry credentials.
+pub fn redact_credentials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        let end = after
+            .find(|c: char| {
+                c == '/' || c == '?' || c == '#' || c.is_whitespace() || "'\"<>".contains(c)
+            })
+            .unwrap_or(after.len());
+        let authority = &after[..end];
+        match authority.rfind('@').and_then(|at_sign| {
+            let userinfo = &authority[..at_sign];
+            userinfo.find(':').map(|colon| (colon, at_sign))
+        }) {
+            Some((colon, at_sign)) => {
+                out.push_str(&authority[..=colon]);
+                out.push_str("***");
+                out.push_str(&authority[at_sign..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// What to send: method, extra headers, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestSpec {
@@ -194,15 +226,6 @@ impl RequestSpec {
             return Err(TargetError::Method(self.method.clone()));
         }
         Ok(())
-    }
-
-    /// Whether a request may be resent on a fresh connection when a reused
-    /// one turns out to be closed (RFC 9110 idempotent methods).
-    pub fn idempotent(&self) -> bool {
-        matches!(
-            self.method.as_str(),
-            "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
-        )
     }
 
     /// The request's bytes on the wire, serialised once.
@@ -278,6 +301,22 @@ mod tests {
             .unwrap()
             .contains("Authorization: Basic YW5uOnBAc3Mrdw==\r\n"));
         assert_eq!(Target::parse("http://h/").unwrap().authorization, None);
+    }
+
+    #[test]
+    fn credentials_are_redacted_from_text() {
+        assert_eq!(
+            redact_credentials("load http://ann:s3cret@h:80/x --out a"),
+            "load http://ann:***@h:80/x --out a"
+        );
+        assert_eq!(
+            redact_credentials("base_url: 'https://u:p@w@host/'\nurl: http://plain/x"),
+            "base_url: 'https://u:***@host/'\nurl: http://plain/x"
+        );
+        assert_eq!(
+            redact_credentials("http://user@h/ x://y"),
+            "http://user@h/ x://y"
+        );
     }
 
     #[test]

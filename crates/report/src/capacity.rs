@@ -400,12 +400,15 @@ impl CapacityResult {
             "the search was interrupted after {} level(s), before it could decide: no capacity is claimed",
             self.levels.len()
         );
-        self.verdict = format!("no answer: {}", self.limit_note);
+        self.verdict = self.verdict();
         self
     }
 
     /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; CPU 96% at 50 users".
     pub fn verdict(&self) -> String {
+        if self.status == "interrupted" {
+            return format!("no answer: {}", self.limit_note);
+        }
         let mut text = match self.capacity.users {
             Some(users) => format!(
                 "{}{users} users at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",

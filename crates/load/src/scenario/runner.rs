@@ -5,7 +5,7 @@
 
 use super::cookies::CookieJar;
 use super::extract::Response;
-use super::template::{form_encode, plain, url_encode_invalid, RenderContext};
+use super::template::{form_encode, json_escape, plain, url_encode_invalid, RenderContext};
 use super::{Body, Condition, DataSpec, Node, NodeFlags, RequestStep, Scenario};
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
@@ -450,7 +450,7 @@ impl Journey {
                 Some("application/x-www-form-urlencoded")
             }
             (Body::Json(t), _) => {
-                t.render_into(&mut self.text, &mut ctx, plain);
+                t.render_into(&mut self.text, &mut ctx, json_escape);
                 Some("application/json")
             }
         };
@@ -546,20 +546,30 @@ impl Journey {
         // capacity is reused from step to step.
         let mut path = std::mem::take(&mut self.path);
         self.render_path(step, &mut path);
+        let link = if step.path.starts_with_var() {
+            follow_link(&plan.scenario, step.origin, &mut path)
+        } else {
+            Ok(step.origin)
+        };
         let mut hop = Hop {
-            origin: step.origin,
+            origin: *link.as_ref().unwrap_or(&step.origin),
             path,
             method_get: false,
         };
         let mut total_connect = Duration::ZERO;
         let mut first_byte = None;
         let (mut received, mut sent) = (0u64, 0u64);
-        let mut status: u16;
+        let mut status: u16 = 0;
         let mut error = None;
         self.body.clear();
         let mut redirects = 0;
         let mut detail = None;
         loop {
+            if let Err(why) = link {
+                error = Some(ErrorKind::Request);
+                detail = Some(why);
+                break;
+            }
             let origin = &plan.scenario.origins[hop.origin];
             if let Err(why) = self.build_request(step, origin, &hop.path, hop.method_get) {
                 status = 0;
@@ -578,7 +588,6 @@ impl Journey {
             let outgoing = Outgoing {
                 bytes: &self.request,
                 is_head: method == "HEAD",
-                idempotent: matches!(method, "GET" | "HEAD" | "OPTIONS" | "PUT" | "DELETE"),
                 keep_alive: plan.scenario.keep_alive,
             };
             let body = &mut self.body;
@@ -707,6 +716,47 @@ impl Journey {
             }
         }
     }
+}
+
+/// A path that starts with a variable is a link taken from a response
+/// (`path: ${next}`): an absolute URL goes to the origin it names, a
+/// relative one is relative to the base URL's path, and one to a host the
+/// scenario does not name, or an empty one, is not sent. `path` holds the
+/// rendered path (after the base path, for the base origin) and becomes
+/// the request target; returns the origin.
+fn follow_link(
+    scenario: &Scenario,
+    origin: usize,
+    path: &mut String,
+) -> Result<usize, &'static str> {
+    let prefix = if origin == 0 {
+        scenario.base_path.len()
+    } else {
+        0
+    };
+    let link = &path[prefix.min(path.len())..];
+    if link.is_empty() || link.starts_with(['?', '#']) {
+        return Err("the path is empty: the variable that starts it has no value");
+    }
+    let absolute = link.starts_with("//")
+        || link
+            .split_once("://")
+            .is_some_and(|(scheme, _)| matches!(scheme, "http" | "https"));
+    if absolute {
+        let current = &scenario.origins[origin];
+        let (to, target) = resolve(&scenario.origins, current, origin, "/", link)
+            .ok_or("the link leads to a host the scenario does not name: add a step with url: on that host")?;
+        *path = target;
+        return Ok(to);
+    }
+    if !link.starts_with('/') {
+        // Relative to the base URL's directory, as a browser on that page.
+        let relative = link.to_string();
+        path.truncate(prefix);
+        path.push('/');
+        path.push_str(&relative);
+    }
+    Ok(origin)
 }
 
 /// Where a `Location` points: one of the scenario's origins and a path,

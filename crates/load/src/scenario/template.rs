@@ -146,6 +146,12 @@ impl Template {
         })
     }
 
+    /// True when the template starts with a variable: as a path, it is a
+    /// link (a URL or a path taken from a response).
+    pub fn starts_with_var(&self) -> bool {
+        matches!(self.segments.first(), Some(Segment::Var(_)))
+    }
+
     /// The literal parts, for checks made once when the scenario is read.
     pub fn literals(&self) -> impl Iterator<Item = &str> {
         self.segments.iter().filter_map(|s| match s {
@@ -336,6 +342,25 @@ pub fn segment_encode(out: &mut String, text: &str) {
     }
 }
 
+/// Writes `text` escaped for the inside of a JSON string (every variable
+/// of a `json:` body stands inside one): a value cannot end the string,
+/// add keys or break the document.
+pub fn json_escape(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+}
+
 /// Writes `text` with regex metacharacters escaped: a variable's value in a
 /// `matches:` pattern stands for itself.
 pub fn regex_escape(out: &mut String, text: &str) {
@@ -502,6 +527,18 @@ mod tests {
             .unwrap()
             .render_path(&mut out, &mut ctx);
         assert_eq!(out, "/a%20b/%C3%A9");
+    }
+
+    #[test]
+    fn json_values_stay_inside_their_string() {
+        for value in ["x\",\"admin\":true,\"y\":\"", "a\"b\\c\nd\u{1}", "日本"] {
+            let mut out = String::from("{\"name\":\"");
+            json_escape(&mut out, value);
+            out.push_str("\"}");
+            let parsed: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(parsed["name"], value, "{out}");
+            assert_eq!(parsed.as_object().unwrap().len(), 1);
+        }
     }
 
     #[test]
