@@ -111,7 +111,12 @@ pub fn parse_rate(input: &str) -> Result<Rate, QuantityError> {
         }
     };
     let per_second = value / divisor;
-    if !(per_second.is_finite() && per_second > 0.0) {
+    if !per_second.is_finite() {
+        return Err(err(format!(
+            "'{text}' is not a finite rate: write a number such as 500/s"
+        )));
+    }
+    if per_second <= 0.0 {
         return Err(err(format!("'{text}': a rate must be above zero")));
     }
     Ok(Rate { per_second })

@@ -241,6 +241,15 @@ fn think(text: &str) -> Result<Think, String> {
     Think::parse(text)
 }
 
+/// A label names figures in every report: not empty, and not TOTAL.
+fn label(text: &str) -> Result<String, String> {
+    match text.trim() {
+        "" => Err("is empty: an empty label names nothing in the reports".into()),
+        "TOTAL" => Err("TOTAL is the total over all labels: choose another label".into()),
+        _ => Ok(text.to_string()),
+    }
+}
+
 /// A token: never empty, so `--token "$UNSET"` cannot turn authentication off.
 fn secret(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
@@ -386,7 +395,7 @@ pub struct LoadArgs {
     pub no_keepalive: bool,
 
     /// Label of the samples (default: the URL's path).
-    #[arg(long)]
+    #[arg(long, value_parser = label)]
     pub label: Option<String>,
 
     #[command(flatten)]

@@ -49,10 +49,16 @@ pub fn run(args: CompareArgs) -> ExitCode {
     let mut runs = Vec::new();
     for (i, dir) in args.bundles.iter().enumerate() {
         if let Some(levels) = capacity_levels(dir) {
+            let hint = match levels.as_slice() {
+                [] => "it holds no level bundle yet".to_string(),
+                [one] => format!("it holds one level: compare that with another run, e.g. headroom compare {one} OTHER"),
+                [first, second, ..] => {
+                    format!("compare its levels' bundles, e.g. headroom compare {first} {second}")
+                }
+            };
             eprintln!(
-                "headroom: {} is a capacity search, not one run: compare its levels' bundles, e.g. headroom compare {}",
-                dir.display(),
-                levels.iter().take(2).cloned().collect::<Vec<_>>().join(" ")
+                "headroom: {} is a capacity search, not one run: {hint}",
+                dir.display()
             );
             return ExitCode::from(EXIT_USAGE);
         }

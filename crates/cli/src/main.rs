@@ -16,10 +16,18 @@ mod signals;
 mod testbed_cmd;
 
 use clap::Parser;
+use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            eprintln!("headroom: {}", not_utf8_argument());
+            return ExitCode::from(execute::EXIT_USAGE);
+        }
+        Err(e) => e.exit(),
+    };
     match cli.command {
         args::Command::Load(load) => load_cmd::run(*load),
         args::Command::Run(run) => run_cmd::run(*run),
@@ -31,5 +39,26 @@ fn main() -> ExitCode {
         args::Command::Compare(compare) => compare_cmd::run(compare),
         args::Command::Report(report) => report_cmd::run(report),
         args::Command::Capacity(capacity) => capacity_cmd::run(*capacity),
+    }
+}
+
+/// Names the argument that is not UTF-8 (clap only says that one is):
+/// paths may be any bytes, but URLs, headers and labels are text.
+fn not_utf8_argument() -> String {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let Some(at) = args
+        .iter()
+        .position(|a| std::str::from_utf8(a.as_bytes()).is_err())
+    else {
+        return "an argument is not valid UTF-8 text".into();
+    };
+    let shown = args[at].to_string_lossy();
+    match args.get(at.wrapping_sub(1)).map(|a| a.to_string_lossy()) {
+        Some(flag) if flag.starts_with('-') => format!(
+            "the value of {flag} ('{shown}') is not valid UTF-8 text: URLs, headers and labels must be text (percent-encode other bytes in a URL, e.g. %FF)"
+        ),
+        _ => format!(
+            "the argument '{shown}' is not valid UTF-8 text: URLs, headers and labels must be text (percent-encode other bytes in a URL, e.g. %FF)"
+        ),
     }
 }

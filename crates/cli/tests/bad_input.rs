@@ -14,7 +14,7 @@ fn stderr(output: &std::process::Output) -> String {
 
 #[test]
 fn flags_out_of_range_say_why() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["load", "http://127.0.0.1:1/", "-c", "99999999999999999999"],
             "is too large",
@@ -33,6 +33,14 @@ fn flags_out_of_range_say_why() {
             "must be longer than zero",
         ),
         (&["agent", "--token", ""], "an empty token would let anyone"),
+        (
+            &["load", "http://127.0.0.1:1/", "--label", ""],
+            "an empty label",
+        ),
+        (
+            &["load", "http://127.0.0.1:1/", "--rate", "1e309/s"],
+            "not a finite rate",
+        ),
     ];
     for (args, message) in cases {
         let output = run(args);
@@ -147,7 +155,10 @@ fn wrong_scheme_and_repeated_causes() {
     ]);
     assert_eq!(output.status.code(), Some(3));
     let text = stderr(&output);
-    assert_eq!(text.matches("os error").count(), 1, "{text}");
+    assert!(
+        text.contains("is a file, and a bundle is a directory") && !text.contains("os error"),
+        "{text}"
+    );
 }
 
 /// The testbed given a file that is not a SQLite database says so at once
@@ -172,6 +183,25 @@ fn the_testbed_names_a_file_that_is_not_sqlite() {
         "{}",
         stderr(&output)
     );
+    // A SQLite header on a damaged file (it waited 10 s for "pool timed out").
+    let damaged = dir.join("damaged.db");
+    let mut bytes = b"SQLite format 3\0".to_vec();
+    bytes.extend((0..20).flat_map(|_| 0..=255u8));
+    std::fs::write(&damaged, bytes).unwrap();
+    let started = Instant::now();
+    let output = run(&[
+        "testbed",
+        "info",
+        "--db",
+        &format!("sqlite:{}", damaged.display()),
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(
+        stderr(&output).contains("is damaged"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// A scenario file too large to be a journey is refused at once (50 MB
@@ -191,10 +221,32 @@ fn scenario_files_too_large_or_with_a_bom() {
     assert_eq!(output.status.code(), Some(2));
     assert!(started.elapsed() < Duration::from_secs(2));
     assert!(
-        stderr(&output).contains("up to 4 MB"),
+        stderr(&output).contains("larger than 4 MB"),
         "{}",
         stderr(&output)
     );
+    // A device or a pipe is bounded the same way (/dev/zero ran until memory ran out).
+    let started = Instant::now();
+    let output = run(&["scenario", "check", "/dev/zero"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Text that is not UTF-8 is located; UTF-16 is named.
+    let latin1 = dir.join("latin1.yaml");
+    std::fs::write(
+        &latin1,
+        b"steps:\n  - {label: caf\xe9, url: 'http://127.0.0.1:1/x'}\n",
+    )
+    .unwrap();
+    let output = run(&["scenario", "check", latin1.to_str().unwrap()]);
+    assert!(
+        stderr(&output).contains("latin1.yaml:2:16: this byte is not UTF-8"),
+        "{}",
+        stderr(&output)
+    );
+    let utf16 = dir.join("utf16.yaml");
+    std::fs::write(&utf16, [0xff, 0xfe, b's', 0, b't', 0]).unwrap();
+    let output = run(&["scenario", "check", utf16.to_str().unwrap()]);
+    assert!(stderr(&output).contains("UTF-16"), "{}", stderr(&output));
     let bom = dir.join("bom.yaml");
     std::fs::write(
         &bom,

@@ -184,6 +184,12 @@ impl BundleWriter {
         wall_start: SystemTime,
     ) -> Result<BundleWriter, BundleError> {
         let io_err = io_error(dir);
+        if dir.is_file() {
+            return Err(BundleError::Invalid {
+                path: dir.to_path_buf(),
+                reason: "is a file, and a bundle is a directory: choose another --out".into(),
+            });
+        }
         if dir.join(MANIFEST).exists() {
             return Err(BundleError::Exists {
                 path: dir.to_path_buf(),

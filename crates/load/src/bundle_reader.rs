@@ -93,6 +93,27 @@ fn open_csv(path: &Path) -> Result<(csv::Reader<fs::File>, csv::StringRecord), B
     Ok((reader, headers))
 }
 
+/// The records of a bundle's CSV file with their line numbers. A last
+/// line cut short (a run that died while writing it) is left out; damage
+/// anywhere else is an error that names its line.
+fn whole_records(
+    path: &Path,
+    reader: &mut csv::Reader<fs::File>,
+) -> Result<Vec<(u64, csv::StringRecord)>, BundleError> {
+    let mut out = Vec::new();
+    let mut records = reader.records();
+    let mut line = 1;
+    while let Some(record) = records.next() {
+        line += 1;
+        match record {
+            Ok(record) => out.push((line, record)),
+            Err(_) if records.next().is_none() => break,
+            Err(e) => return Err(invalid(path, format!("line {line}: {e}"))),
+        }
+    }
+    Ok(out)
+}
+
 fn columns(
     path: &Path,
     headers: &csv::StringRecord,
@@ -145,9 +166,7 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
     ];
     let at = columns(&path, &headers, &NAMES)?;
     let mut rows = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let line = i as u64 + 2;
-        let record = record.map_err(|e| invalid(&path, format!("line {line}: {e}")))?;
+    for (line, record) in whole_records(&path, &mut reader)? {
         let field = |k: usize| record.get(at[k]).unwrap_or("");
         let int = |k: usize| number::<u64>(&path, line, NAMES[k], field(k));
         let float = |k: usize| number::<f64>(&path, line, NAMES[k], field(k));
@@ -275,9 +294,7 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
         optional("temperature_max_c"),
     );
     let mut rows = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let line = i as u64 + 2;
-        let record = record.map_err(|e| invalid(&path, format!("line {line}: {e}")))?;
+    for (line, record) in whole_records(&path, &mut reader)? {
         let value = |column: Option<usize>| -> Option<f64> {
             column
                 .and_then(|c| record.get(c))

@@ -280,6 +280,9 @@ fn run_worker(
         events,
         plan.jtl.clone(),
     );
+    // A request still in flight at -d is abandoned (as wrk does), even
+    // when it completes before the worker has noticed the deadline.
+    recorder.cutoff = plan.profile.duration().map(|d| plan.run_start + d);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -16,11 +16,19 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub const RESOURCES: &str = "resources.csv";
 
-/// Average and peak of one figure over the run.
+/// Average and peak of one figure over the run; both unknown (NaN, null
+/// in JSON) for a host that gave no sample.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
+    #[serde(deserialize_with = "number_or_null")]
     pub avg: f64,
+    #[serde(deserialize_with = "number_or_null")]
     pub peak: f64,
+}
+
+/// A figure written as null (unknown) reads back as NaN.
+fn number_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 #[derive(Debug, Default)]
@@ -38,12 +46,15 @@ impl Accumulator {
     }
 
     fn spread(&self) -> Spread {
+        if self.count == 0 {
+            // No sample: unknown, not zero.
+            return Spread {
+                avg: f64::NAN,
+                peak: f64::NAN,
+            };
+        }
         Spread {
-            avg: if self.count == 0 {
-                0.0
-            } else {
-                self.sum / self.count as f64
-            },
+            avg: self.sum / self.count as f64,
             peak: self.peak,
         }
     }
@@ -485,6 +496,24 @@ mod tests {
     fn idle() -> Resources {
         let empty = Snapshot::default();
         Sampler::new(SamplerConfig::default()).figures(&empty, &empty, Duration::from_secs(1))
+    }
+
+    #[test]
+    fn a_host_without_samples_has_unknown_figures_not_zeros() {
+        let summary = Totals::default().summary("h".into());
+        assert!(summary.no_data());
+        let json = serde_json::to_value(&summary).unwrap();
+        assert!(
+            json["cpu_pct"]["avg"].is_null() && json["cpu_pct"]["peak"].is_null(),
+            "{json}"
+        );
+        assert!(json["memory_used_pct"]["avg"].is_null());
+        let back: HostSummary = serde_json::from_value(json).unwrap();
+        assert!(back.cpu_pct.avg.is_nan());
+        let mut one = Totals::default();
+        one.add(&idle());
+        let json = serde_json::to_value(one.summary("h".into())).unwrap();
+        assert_eq!(json["cpu_pct"]["avg"], 0.0);
     }
 
     #[test]

@@ -73,6 +73,8 @@ pub struct Recorder {
     events: UnboundedSender<EngineEvent>,
     jtl: Option<(Arc<JtlContext>, Vec<u8>)>,
     pub last_end: Option<Instant>,
+    /// Samples that end after this (the run's planned end) are not kept.
+    pub cutoff: Option<Instant>,
 }
 
 impl Recorder {
@@ -101,6 +103,7 @@ impl Recorder {
             events,
             jtl: jtl.map(|ctx| (ctx, Vec::with_capacity(JTL_CHUNK + 1024))),
             last_end: None,
+            cutoff: None,
         }
     }
 
@@ -110,6 +113,9 @@ impl Recorder {
 
     #[inline]
     pub fn record(&mut self, sample: &Sample) {
+        if self.cutoff.is_some_and(|cutoff| sample.end > cutoff) {
+            return;
+        }
         let index = self.index_of(sample.end);
         if index > self.index {
             self.rotate_to(index);

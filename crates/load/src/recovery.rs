@@ -32,7 +32,20 @@ pub fn recover_summary(
         .get(TOTAL_LABEL)
         .map_or(0.0, |(_, seconds, _)| *seconds);
     let peak_vus = tallies.get(TOTAL_LABEL).map_or(0, |(_, _, vus)| *vus);
-    for (tag, histogram) in read_histograms(dir)? {
+    let histograms = read_histograms(dir)?;
+    let counted = tallies
+        .get(TOTAL_LABEL)
+        .map_or(0, |(t, _, _)| t.counts.count);
+    if counted > 0 && histograms.get(&None).is_none_or(|h| h.is_empty()) {
+        return Err(invalid(
+            &dir.join(LATENCY),
+            format!(
+                "the run did not finish, and this file holds no readable response time although \
+                 intervals.csv counts {counted} samples: its figures cannot be rebuilt"
+            ),
+        ));
+    }
+    for (tag, histogram) in histograms {
         let label = tag.unwrap_or_else(|| TOTAL_LABEL.to_string());
         if let Some((tally, _, _)) = tallies.get_mut(&label) {
             tally.service = histogram.clone();

@@ -42,6 +42,8 @@ pub enum DbError {
     Query(#[from] sqlx::Error),
     #[error("{0} is not a SQLite database (its first bytes are not \"SQLite format 3\"): give another file, or create one with `headroom testbed init --db sqlite:FILE`")]
     NotSqlite(String),
+    #[error("{0} starts like a SQLite database but is damaged (its header's page size or versions are invalid, or it is not whole pages): restore it from a copy, or create a new one with `headroom testbed init --db sqlite:FILE --force`")]
+    DamagedSqlite(String),
 }
 
 /// A SQLite URL's file that exists but holds something else: SQLite would
@@ -56,12 +58,32 @@ fn check_sqlite_file(url: &str) -> Result<(), DbError> {
     let Ok(mut file) = std::fs::File::open(path) else {
         return Ok(());
     };
-    let mut head = [0u8; 16];
+    let mut head = [0u8; 100];
     let n = file.read(&mut head).unwrap_or(0);
-    if n == 0 || head.starts_with(b"SQLite format 3\0") {
+    if n == 0 {
         return Ok(());
     }
-    Err(DbError::NotSqlite(path.to_string()))
+    if !head.starts_with(b"SQLite format 3\0") {
+        return Err(DbError::NotSqlite(path.to_string()));
+    }
+    // The header's page size (a power of two from 512, 1 meaning 65536)
+    // and format versions (1 or 2); a database file is whole pages.
+    let page = match u16::from_be_bytes([head[16], head[17]]) {
+        1 => 65536,
+        size => u64::from(size),
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let whole = n >= 20
+        && (512..=65536).contains(&page)
+        && page.is_power_of_two()
+        && (1..=2).contains(&head[18])
+        && (1..=2).contains(&head[19])
+        && size % page == 0;
+    if whole {
+        Ok(())
+    } else {
+        Err(DbError::DamagedSqlite(path.to_string()))
+    }
 }
 
 /// The connection pool and its dialect.

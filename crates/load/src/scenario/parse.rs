@@ -58,19 +58,35 @@ pub fn parse_file(path: &Path, target: Option<&Target>) -> Res<Scenario> {
         column: 0,
         message,
     };
-    let size = std::fs::metadata(path)
-        .map_err(|e| fail(format!("cannot read the scenario: {e}")))?
-        .len();
-    if size > MAX_SCENARIO_BYTES {
+    use std::io::Read;
+    // Read through a limit, so a pipe or a device is bounded like a file.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| fail(format!("cannot read the scenario: {e}")))?;
+    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
         return Err(fail(format!(
-            "the scenario file is {:.1} MB; headroom reads scenario files up to {} MB. \
-             Keep large data in a data: CSV file, which has no such limit",
-            size as f64 / 1e6,
+            "the scenario is larger than {} MB, the most headroom reads. \
+             Keep large data in a data: CSV file",
             MAX_SCENARIO_BYTES / 1_000_000
         )));
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| fail(format!("cannot read the scenario: {e}")))?;
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Err(fail(
+            "the file is UTF-16 text: save it as UTF-8 (most editors offer it under \"Save as\" or \"Encoding\")".into(),
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = good.len() - good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1) + 1;
+        ScenarioError {
+            file: path.to_path_buf(),
+            line,
+            column,
+            message: "this byte is not UTF-8: save the file as UTF-8".into(),
+        }
+    })?;
     parse_str(&text, path, target)
 }
 
@@ -78,6 +94,10 @@ pub fn parse_file(path: &Path, target: Option<&Target>) -> Res<Scenario> {
 /// a mistake (or data that belongs in a CSV file), and YAML parsing of it
 /// would take seconds and gigabytes.
 pub const MAX_SCENARIO_BYTES: u64 = 4_000_000;
+
+/// Largest data file read (held in memory: a million rows of user and
+/// password take about 30 MB).
+pub const MAX_DATA_BYTES: u64 = 100_000_000;
 
 /// Checks scenario text; `path` names it in messages and anchors relative data files.
 pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenario> {
@@ -660,16 +680,17 @@ impl Parser {
             },
             None => true,
         };
+        // Through a limit, so a device or an endless pipe cannot fill memory.
+        let opened = std::fs::File::open(&file).map_err(|e| {
+            self.at(
+                file_scalar.span(),
+                format!("cannot read the data file {}: {e}", file.display()),
+            )
+        })?;
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(header)
             .flexible(true)
-            .from_path(&file)
-            .map_err(|e| {
-                self.at(
-                    file_scalar.span(),
-                    format!("cannot read the data file {}: {e}", file.display()),
-                )
-            })?;
+            .from_reader(std::io::Read::take(opened, MAX_DATA_BYTES + 1));
         let mut names: Vec<(String, Span)> = Vec::new();
         if let Some(columns) = map.get_node("columns") {
             let list = columns.as_sequence().ok_or_else(|| {
@@ -735,6 +756,16 @@ impl Parser {
                     .map(str::to_string)
                     .collect(),
             );
+        }
+        if reader.position().byte() > MAX_DATA_BYTES {
+            return Err(self.at(
+                file_scalar.span(),
+                format!(
+                    "the data file {} is larger than {} MB, the most headroom reads: use fewer rows (each VU needs only a few)",
+                    file.display(),
+                    MAX_DATA_BYTES / 1_000_000
+                ),
+            ));
         }
         if rows.is_empty() {
             return Err(self.at(

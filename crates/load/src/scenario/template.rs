@@ -197,7 +197,14 @@ impl Template {
                 Segment::Var(id) if i == 0 => url_encode_invalid(out, &ctx.vars[*id]),
                 Segment::Var(id) if in_query => form_encode(out, &ctx.vars[*id]),
                 Segment::Var(id) => segment_encode(out, &ctx.vars[*id]),
-                Segment::Literal(text) => url_encode_invalid(out, text),
+                Segment::Literal(text) => match text.split_once('#') {
+                    // The fragment stays in the browser: it is never sent.
+                    Some((before, _)) => {
+                        url_encode_invalid(out, before);
+                        return;
+                    }
+                    None => url_encode_invalid(out, text),
+                },
                 other => self.render_one(other, out, ctx, plain, plain),
             }
         }
@@ -527,6 +534,11 @@ mod tests {
             .unwrap()
             .render_path(&mut out, &mut ctx);
         assert_eq!(out, "/a%20b/%C3%A9");
+        let mut out = String::new();
+        Template::compile("/page#top?x=${next}", &vars)
+            .unwrap()
+            .render_path(&mut out, &mut ctx);
+        assert_eq!(out, "/page", "the fragment is not sent");
     }
 
     #[test]
