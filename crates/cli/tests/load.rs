@@ -686,8 +686,10 @@ fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
     );
 }
 
-/// A server that resets every third connection's request: resets are counted
-/// by kind, the other requests succeed, and the run carries on.
+/// A server that resets every third request: on a new connection the reset
+/// is a failure of kind `reset`; on a kept-alive connection the request is
+/// sent again once on a new one (as browsers do) and counted as resent, so
+/// every reset the server made shows as one or the other.
 #[test]
 fn resets_are_counted_by_kind() {
     let _serial = serial();
@@ -695,7 +697,6 @@ fn resets_are_counted_by_kind() {
         reset: r.number % 3 == 0,
         ..Reply::default()
     });
-    // POST is not resent on a fresh connection, so every reset is visible.
     let json = run_json(
         "reset",
         &[
@@ -707,6 +708,7 @@ fn resets_are_counted_by_kind() {
             "2",
             "-X",
             "POST",
+            "--no-keepalive",
         ],
     );
     assert_eq!(json["total"]["count"], 60);
@@ -716,6 +718,39 @@ fn resets_are_counted_by_kind() {
         json["total"]["errors_by_kind"]
     );
     assert_eq!(json["total"]["errors"], 20);
+
+    let before = server.requests.load(std::sync::atomic::Ordering::SeqCst);
+    let json = run_json(
+        "reset-keepalive",
+        &[
+            "load",
+            &server.url("/"),
+            "-n",
+            "60",
+            "-c",
+            "2",
+            "-X",
+            "POST",
+        ],
+    );
+    let received = server.requests.load(std::sync::atomic::Ordering::SeqCst) - before;
+    let resent = json["total"]["resent"].as_u64().unwrap_or(0);
+    let errors = json["total"]["errors"].as_u64().unwrap();
+    assert_eq!(json["total"]["count"], 60);
+    assert_eq!(received, 60 + resent, "{json}");
+    assert!(resent > 0, "{json}");
+    assert_eq!(
+        json["total"]["errors_by_kind"]["reset"]
+            .as_u64()
+            .unwrap_or(0),
+        errors
+    );
+    // Every third request the server received was reset (give or take the
+    // phase of the counter at the start).
+    assert!(
+        (errors + resent).abs_diff(received / 3) <= 1,
+        "{errors} failed + {resent} resent for {received} received"
+    );
 }
 
 /// The disk fills up mid-run (a 48 KB tmpfs): the run stops, the summary

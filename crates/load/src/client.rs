@@ -26,6 +26,9 @@ pub struct Exchange {
     pub error: Option<ErrorKind>,
     /// Why, in words, where the kind alone does not say it.
     pub detail: Option<&'static str>,
+    /// Sent a second time, on a new connection, after a kept-alive one
+    /// failed before answering.
+    pub resent: bool,
 }
 
 /// A request as the client sends it.
@@ -143,10 +146,12 @@ async fn exchange_once(
     mut head_copy: Option<&mut Vec<u8>>,
 ) -> Result<(), ErrorKind> {
     // A reused connection that fails before a byte of the response came
-    // back was closed by the server before it read the request (its
-    // keep-alive timeout, or a close after every response): the request
-    // goes again, once, on a new connection, whatever its method, as
-    // browsers and curl do.
+    // back was, almost always, closed by the server before it read the
+    // request: its keep-alive timeout, or a close after every response
+    // racing the request (the server's kernel then answers the request with
+    // a reset). The request goes again, once, on a new connection, whatever
+    // its method, as browsers do; the resend is counted (`resent`), so a
+    // server that drops requests stays visible.
     let mut may_retry = true;
     'attempt: loop {
         if let Some(conn) = io.conn.as_mut() {
@@ -178,6 +183,7 @@ async fn exchange_once(
             io.conn = None;
             if retry {
                 may_retry = false;
+                exchange.resent = true;
                 continue 'attempt;
             }
             if !may_retry {
@@ -214,6 +220,7 @@ async fn exchange_once(
                     io.conn = None;
                     if retry && exchange.bytes_received == 0 {
                         may_retry = false;
+                        exchange.resent = true;
                         continue 'attempt;
                     }
                     if !may_retry && exchange.bytes_received == 0 {
@@ -232,6 +239,7 @@ async fn exchange_once(
                     io.conn = None;
                     if retry && exchange.bytes_received == 0 {
                         may_retry = false;
+                        exchange.resent = true;
                         continue 'attempt;
                     }
                     if !may_retry && exchange.bytes_received == 0 {

@@ -634,6 +634,7 @@ async fn exchange(
         error: result.error.or_else(|| status_error(result.status)),
         failed_check: None,
         detail: result.detail,
+        resent: result.resent,
     };
     worker.recorder.borrow_mut().record(&sample);
 }

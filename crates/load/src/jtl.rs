@@ -159,6 +159,7 @@ mod tests {
             error: Some(ErrorKind::Http5xx),
             failed_check: None,
             detail: None,
+            resent: false,
         };
         let mut out = Vec::new();
         ctx.write_line(&mut out, &sample);

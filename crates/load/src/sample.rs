@@ -139,6 +139,9 @@ pub struct Sample {
     /// Why it failed, where the kind alone does not say (no commas: it
     /// goes into the JTL's message columns as it is).
     pub detail: Option<&'static str>,
+    /// Sent again on a new connection after a kept-alive one failed
+    /// before answering (counted, not failed).
+    pub resent: bool,
 }
 
 impl Sample {

@@ -45,7 +45,15 @@ pub struct LabelFigures {
     /// (the first reason seen).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub error_details: BTreeMap<String, String>,
+    /// Requests sent again on a new connection because the server closed a
+    /// kept-alive one before answering (not failures; absent when none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resent: u64,
     pub status_codes: BTreeMap<String, u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn ms(d: Duration) -> f64 {
@@ -103,6 +111,7 @@ impl LabelFigures {
                 .filter(|k| c.errors_of(**k) > 0)
                 .map(|k| (k.name().to_string(), c.errors_of(*k)))
                 .collect(),
+            resent: c.resent,
             error_details: ErrorKind::ALL
                 .iter()
                 .filter_map(|k| {

@@ -30,6 +30,9 @@ pub struct Counts {
     /// Requests that started more than [`LATE_START`] after their schedule.
     pub late_starts: u64,
     pub max_schedule_lag_micros: u64,
+    /// Requests sent again on a new connection after a kept-alive one
+    /// failed before answering.
+    pub resent: u64,
     /// The first reason given for each error kind, where one was.
     pub error_details: [Option<&'static str>; ErrorKind::COUNT],
 }
@@ -55,6 +58,7 @@ impl Counts {
         self.max_schedule_lag_micros = self
             .max_schedule_lag_micros
             .max(other.max_schedule_lag_micros);
+        self.resent += other.resent;
         for (a, b) in self.error_details.iter_mut().zip(other.error_details) {
             *a = a.or(b);
         }
@@ -98,6 +102,7 @@ impl Tally {
                 c.error_details[kind as usize] = sample.detail;
             }
         }
+        c.resent += u64::from(sample.resent);
         let class = (sample.status / 100) as usize;
         c.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
         c.bytes_received += sample.bytes_received;
@@ -147,6 +152,7 @@ mod tests {
             error,
             failed_check: None,
             detail: None,
+            resent: false,
         }
     }
 

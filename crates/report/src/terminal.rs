@@ -104,6 +104,15 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         let _ = writeln!(out, "  Errors by kind: {}", kinds.join(", "));
     }
 
+    if t.resent > 0 {
+        let _ = writeln!(
+            out,
+            "  Resent: {} requests went again on a new connection: the server closed kept-alive \
+             connections before answering them (as browsers do, they are not failures)",
+            t.resent
+        );
+    }
+
     // Per-label table.
     let header = [
         "label", "count", "errors", "mean", "p50", "p90", "p95", "p99", "max", "req/s", "Apdex",

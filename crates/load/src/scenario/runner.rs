@@ -293,6 +293,7 @@ impl Journey {
                             error: group.failed.then_some(ErrorKind::Check),
                             failed_check: None,
                             detail: None,
+                            resent: false,
                         });
                         if let Some(outer) = self.groups.last_mut() {
                             outer.elapsed += group.elapsed;
@@ -564,6 +565,7 @@ impl Journey {
         self.body.clear();
         let mut redirects = 0;
         let mut detail = None;
+        let mut resent = false;
         loop {
             if let Err(why) = link {
                 error = Some(ErrorKind::Request);
@@ -609,6 +611,7 @@ impl Journey {
             received += result.bytes_received;
             sent += result.bytes_sent;
             status = result.status;
+            resent |= result.resent;
             if result.error.is_some() {
                 error = result.error;
                 detail = result.detail;
@@ -698,6 +701,7 @@ impl Journey {
             error,
             failed_check,
             detail,
+            resent,
         };
         host.record(&sample);
         hop.path.clear();
