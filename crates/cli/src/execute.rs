@@ -84,13 +84,8 @@ fn redacted_command_line() -> Vec<String> {
                 .find(|flag| lower.starts_with(**flag))
             {
                 format!("{flag}***")
-            } else if let Some(name) = ["authorization:", "cookie:"]
-                .iter()
-                .find(|name| lower.starts_with(**name))
-            {
-                format!("{}***", &arg[..name.len()])
             } else {
-                headroom_load::target::redact_credentials(&arg)
+                headroom_load::target::redact_secrets(&arg)
             };
             secret_next = matches!(lower.as_str(), "--agent-token" | "--token");
             shown

@@ -163,13 +163,11 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
                 "url": args.url.url,
                 "label": label,
                 // Credentials stay out of the bundle.
-                "headers": request.headers.iter().map(|(n, v)| {
-                    if n.eq_ignore_ascii_case("authorization") || n.eq_ignore_ascii_case("cookie") {
-                        format!("{n}: ***")
-                    } else {
-                        format!("{n}: {v}")
-                    }
-                }).collect::<Vec<_>>(),
+                "headers": request
+                    .headers
+                    .iter()
+                    .map(|(n, v)| headroom_load::target::redact_secrets(&format!("{n}: {v}")))
+                    .collect::<Vec<_>>(),
                 "body_bytes": request.body.len(),
                 "keep_alive": request.keep_alive,
             }),

@@ -125,7 +125,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
                 "data": scenario.data.as_ref().map(|d| serde_json::json!({
                     "file": d.file.display().to_string(), "rows": d.rows.len(), "shared": d.shared, "recycle": d.recycle,
                 })),
-                "text": headroom_load::target::redact_credentials(
+                "text": headroom_load::target::redact_secrets(
                     &std::fs::read_to_string(&args.file).unwrap_or_default()
                 ),
             }),

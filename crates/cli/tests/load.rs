@@ -739,6 +739,15 @@ fn resets_are_counted_by_kind() {
     assert_eq!(json["total"]["count"], 60);
     assert_eq!(received, 60 + resent, "{json}");
     assert!(resent > 0, "{json}");
+    // So many resends are a pattern, not the keep-alive race: said.
+    assert!(
+        json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["kind"] == "many_resent"),
+        "{json}"
+    );
     assert_eq!(
         json["total"]["errors_by_kind"]["reset"]
             .as_u64()

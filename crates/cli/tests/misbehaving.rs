@@ -557,7 +557,8 @@ fn extracted_links_go_where_they_point() {
     let other = RawServer::start(answer);
     let other_url = other.url("");
     let page = format!(
-        "abs_other={other_url}/echo/b abs_same=/echo/a rel=view.php?id=2 empty= unknown=http://127.0.0.1:1/x"
+        "abs_other={other_url}/echo/b abs_same=/echo/a rel=view.php?id=2 empty= unknown=http://127.0.0.1:1/x upper={}/echo/up frag=/echo/f#frag mail=mailto:a@b",
+        other_url.replace("http://", "HTTP://")
     );
     let base = RawServer::start(move |mut conn: RawConn| {
         while let Some(request) = conn.next_request(Duration::from_secs(5)) {
@@ -573,7 +574,17 @@ fn extracted_links_go_where_they_point() {
         "defaults: {{base_url: '{}/base'}}\nsteps:\n  - label: page\n    path: /page\n    extract:\n",
         base.url("")
     );
-    for name in ["abs_other", "abs_same", "rel", "empty", "unknown"] {
+    let names = [
+        "abs_other",
+        "abs_same",
+        "rel",
+        "empty",
+        "unknown",
+        "upper",
+        "frag",
+        "mail",
+    ];
+    for name in names {
         text.push_str(&format!(
             "      - {{name: {name}, regex: '{name}=(\\S*)'}}\n"
         ));
@@ -581,14 +592,14 @@ fn extracted_links_go_where_they_point() {
     text.push_str(&format!(
         "  - {{label: other host, url: '{other_url}/hello'}}\n"
     ));
-    for name in ["abs_other", "abs_same", "rel", "empty", "unknown"] {
+    for name in names {
         text.push_str(&format!("  - {{label: {name}, path: '${{{name}}}'}}\n"));
     }
     let json = journey("links", &text, "1");
-    for name in ["abs_other", "abs_same", "rel"] {
+    for name in ["abs_other", "abs_same", "rel", "upper", "frag"] {
         assert_eq!(json["labels"][name]["errors"], 0, "{name}: {json}");
     }
-    for name in ["empty", "unknown"] {
+    for name in ["empty", "unknown", "mail"] {
         assert_eq!(
             json["labels"][name]["errors_by_kind"]["request"], 1,
             "{name}: {json}"
@@ -597,9 +608,14 @@ fn extracted_links_go_where_they_point() {
     let targets = |server: &RawServer| -> Vec<String> {
         server.requests().into_iter().map(|r| r.target).collect()
     };
-    assert_eq!(targets(&other), ["/hello", "/echo/b"]);
+    assert_eq!(targets(&other), ["/hello", "/echo/b", "/echo/up"]);
     assert_eq!(
         targets(&base),
-        ["/base/page", "/base/echo/a", "/base/view.php?id=2"]
+        [
+            "/base/page",
+            "/base/echo/a",
+            "/base/view.php?id=2",
+            "/base/echo/f"
+        ]
     );
 }

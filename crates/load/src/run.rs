@@ -516,6 +516,13 @@ impl Collector {
                 max_vus: max_vus.filter(|_| max_vus_reached),
             });
         }
+        // A few resends are the keep-alive race; many are a pattern.
+        if c.resent * 20 >= c.count.max(1) && c.resent >= 5 {
+            warnings.push(RunWarning::ManyResent {
+                resent: c.resent,
+                total: c.count,
+            });
+        }
         if c.count == 0 {
             warnings.push(RunWarning::NoSamples);
         } else if c.errors == c.count {

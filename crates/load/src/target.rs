@@ -173,6 +173,28 @@ pub fn redact_credentials(text: &str) -> String {
     out
 }
 
+/// `text` without secrets: URL passwords (see [`redact_credentials`]) and
+/// the values of Authorization, Proxy-Authorization, X-Api-Key and
+/// X-Auth-Token headers and of Cookie headers (`name=value`), written as
+/// `Name: value` on a command line or `Name: value` / `"Name": "value"` in
+/// a scenario file; each value becomes `***`.
+pub fn redact_secrets(text: &str) -> String {
+    use std::sync::LazyLock;
+    static SECRET: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?i)((?:proxy-)?authorization|x-api-key|x-auth-token)(["']?[ \t]*:[ \t]*)("[^"\n]*"|'[^'\n]*'|[^,}\n]*)"#,
+        )
+        .expect("a valid pattern")
+    });
+    static COOKIE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r#"(?i)(cookie)(["']?[ \t]*:[ \t]*)("[^"\n]*="[^"\n]*|"[^"\n]*=[^"\n]*"|'[^'\n]*='?|[^,}\n'"]*=[^,}\n]*)"#)
+            .expect("a valid pattern")
+    });
+    let text = redact_credentials(text);
+    let text = SECRET.replace_all(&text, "${1}${2}***");
+    COOKIE.replace_all(&text, "${1}${2}***").into_owned()
+}
+
 /// What to send: method, extra headers, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestSpec {
@@ -301,6 +323,38 @@ mod tests {
             .unwrap()
             .contains("Authorization: Basic YW5uOnBAc3Mrdw==\r\n"));
         assert_eq!(Target::parse("http://h/").unwrap().authorization, None);
+    }
+
+    #[test]
+    fn secret_headers_are_redacted_from_text() {
+        for (text, shown) in [
+            ("-HCookie: sid=SECRET2", "-HCookie: ***"),
+            (
+                "--header=authorization: Bearer SECRET1",
+                "--header=authorization: ***",
+            ),
+            ("AUTHORIZATION : SECRET4", "AUTHORIZATION : ***"),
+            (
+                "headers: {Authorization: \"Bearer A\", X-Api-Key: k1, Accept: x}",
+                "headers: {Authorization: ***, X-Api-Key: ***, Accept: x}",
+            ),
+            ("  Cookie: \"sid=B\"\n", "  Cookie: ***\n"),
+            (
+                "  proxy-authorization: 'Basic C'\n",
+                "  proxy-authorization: ***\n",
+            ),
+            // An extractor named cookie is no secret; neither is cookies:.
+            (
+                "- {name: s, cookie: MoodleSession}",
+                "- {name: s, cookie: MoodleSession}",
+            ),
+            (
+                "cookies: clear_each_iteration",
+                "cookies: clear_each_iteration",
+            ),
+        ] {
+            assert_eq!(redact_secrets(text), shown, "{text}");
+        }
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub enum RunWarning {
     AllFailed { main_error: String },
     /// A target of the run was reached by no request at all.
     NoSamples,
+    /// Many requests were sent twice: the server closed kept-alive
+    /// connections before answering them.
+    ManyResent { resent: u64, total: u64 },
     /// A monitored host gave no figures for some seconds, or none at all.
     MissingResources {
         host: String,
@@ -45,6 +48,7 @@ impl RunWarning {
             RunWarning::AllFailed { .. } => "all_failed",
             RunWarning::NoSamples => "no_samples",
             RunWarning::MissingResources { .. } => "missing_resources",
+            RunWarning::ManyResent { .. } => "many_resent",
         }
     }
 }
@@ -100,6 +104,15 @@ impl fmt::Display for RunWarning {
                 f,
                 "no request completed: the run was too short or every request was still in flight when it \
                  ended. Run longer (-d) or raise --timeout."
+            ),
+            RunWarning::ManyResent { resent, total } => write!(
+                f,
+                "{resent} of {total} requests ({:.0}%) were sent again on a new connection: the server \
+                 closed kept-alive connections before answering them. A server that does so only when \
+                 idle is fine; one that took those requests and then dropped the connection ran them \
+                 twice, and its failures are hidden here. Run with --no-keepalive to count every \
+                 dropped request as a failure.",
+                100.0 * *resent as f64 / (*total).max(1) as f64
             ),
             RunWarning::MissingResources { host, seconds, none_at_all: true, problem } => write!(
                 f,

@@ -296,6 +296,9 @@ fn connect_hint(dialect: Dialect, error: &sqlx::Error, create: Create) -> &'stat
         Dialect::Sqlite if create == Create::MustExist && text.contains("unable to open") => {
             " (no such database file: create it with `headroom testbed init --db sqlite:FILE`)"
         }
+        Dialect::Sqlite if matches!(error, sqlx::Error::PoolTimedOut) => {
+            " (SQLite did not open the file within 10 s: it is damaged, or another process holds a lock on it; restore it from a copy or create a new one with `headroom testbed init --db sqlite:FILE --force`)"
+        }
         _ if text.contains("refused") => {
             " (nothing listens there: is the database server running, on that host and port?)"
         }

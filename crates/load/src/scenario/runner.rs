@@ -739,13 +739,23 @@ fn follow_link(
         0
     };
     let link = &path[prefix.min(path.len())..];
-    if link.is_empty() || link.starts_with(['?', '#']) {
-        return Err("the path is empty: the variable that starts it has no value");
+    if link.is_empty() {
+        return Err(
+            "the path is empty: the variable that starts it has no value (or only a #fragment)",
+        );
     }
-    let absolute = link.starts_with("//")
-        || link
-            .split_once("://")
-            .is_some_and(|(scheme, _)| matches!(scheme, "http" | "https"));
+    // A scheme: letters (and + - .) before a ':' that comes before any '/'.
+    let scheme = link.split_once(':').map(|(scheme, _)| scheme).filter(|s| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    });
+    if let Some(scheme) = scheme {
+        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+            return Err("the link is not an http:// or https:// URL (mailto:, javascript:, ...)");
+        }
+    }
+    let absolute = link.starts_with("//") || scheme.is_some();
     if absolute {
         let current = &scenario.origins[origin];
         let (to, target) = resolve(&scenario.origins, current, origin, "/", link)
@@ -786,7 +796,7 @@ fn resolve(
                 "http:"
             }
         ))
-    } else if location.starts_with("http://") || location.starts_with("https://") {
+    } else if has_http_scheme(location) {
         Some(location.to_string())
     } else {
         None
@@ -832,6 +842,16 @@ fn header_pairs<'h, 'p>(
         heap.extend(text);
         heap
     }
+}
+
+/// `http://` or `https://` at the start, in any case (schemes are
+/// case-insensitive).
+fn has_http_scheme(url: &str) -> bool {
+    let starts = |prefix: &str| {
+        url.get(..prefix.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
+    };
+    starts("http://") || starts("https://")
 }
 
 /// Formats a target's Host header value without allocating.
@@ -886,5 +906,9 @@ mod tests {
         );
         assert_eq!(hop("#top"), Some((0, "/mod/forum/post.php".to_string())));
         assert_eq!(hop("http://elsewhere/"), None);
+        assert_eq!(
+            hop("HTTP://127.0.0.1:8080/up"),
+            Some((0, "/up".to_string()))
+        );
     }
 }

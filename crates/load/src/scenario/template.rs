@@ -194,7 +194,17 @@ impl Template {
         for (i, segment) in self.segments.iter().enumerate() {
             let in_query = out[start..].contains('?');
             match segment {
-                Segment::Var(id) if i == 0 => url_encode_invalid(out, &ctx.vars[*id]),
+                Segment::Var(id) if i == 0 => {
+                    let link = &ctx.vars[*id];
+                    // The fragment stays in the browser: it is never sent.
+                    match link.split_once('#') {
+                        Some((before, _)) => {
+                            url_encode_invalid(out, before);
+                            return;
+                        }
+                        None => url_encode_invalid(out, link),
+                    }
+                }
                 Segment::Var(id) if in_query => form_encode(out, &ctx.vars[*id]),
                 Segment::Var(id) => segment_encode(out, &ctx.vars[*id]),
                 Segment::Literal(text) => match text.split_once('#') {
