@@ -219,30 +219,33 @@ fn text(output: &std::process::Output) -> String {
     )
 }
 
+/// `headroom load` of a local server with one user for `seconds`,
+/// monitoring `agent`, its bundle in `out`.
+fn agent_load(
+    target: &str,
+    agent: &RawServer,
+    seconds: &str,
+    out: &std::path::Path,
+) -> std::process::Command {
+    let mut command = headroom();
+    command
+        .args(["load", target, "-c", "1", "--think", "100ms", "-d", seconds])
+        .args(["--monitor", &format!("http://{}", agent.addr)])
+        .args(["--agent-token", "tok", "--out"])
+        .arg(out);
+    command
+}
+
 fn load_with_agent(
     name: &str,
     agent: &RawServer,
     seconds: &str,
 ) -> (std::process::Output, std::time::Duration) {
     let server = TestServer::start(|_| Reply::default());
-    let out = temp_dir(name);
     let started = std::time::Instant::now();
-    let output = run(&[
-        "load",
-        &server.url("/"),
-        "-c",
-        "1",
-        "--think",
-        "100ms",
-        "-d",
-        seconds,
-        "--monitor",
-        &format!("http://{}", agent.addr),
-        "--agent-token",
-        "tok",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let output = agent_load(&server.url("/"), agent, seconds, &temp_dir(name))
+        .output()
+        .unwrap();
     (output, started.elapsed())
 }
 
@@ -318,23 +321,7 @@ fn signals_end_a_run_whatever_the_agent_does() {
         ("int-int", vec![libc::SIGINT, libc::SIGINT]),
     ] {
         let out = temp_dir(&format!("agent-signal-{name}"));
-        let mut child = headroom()
-            .args([
-                "load",
-                &server.url("/"),
-                "-c",
-                "1",
-                "--think",
-                "100ms",
-                "-d",
-                "60s",
-                "--monitor",
-                &format!("http://{}", trickle.addr),
-                "--agent-token",
-                "tok",
-                "--out",
-                out.to_str().unwrap(),
-            ])
+        let mut child = agent_load(&server.url("/"), &trickle, "60s", &out)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
