@@ -63,7 +63,18 @@ pub fn execute(
             ExitCode::from(EXIT_USAGE)
         }
         Err(Failure::CannotRun(e)) => {
-            eprintln!("headroom: {}", describe(&e));
+            let reason = describe(&e);
+            eprintln!("headroom: {reason}");
+            // CI publishers look for the file even when the run never started.
+            if let Some(path) = &common.junit {
+                let xml = headroom_report::junit::junit_not_started(&reason);
+                if let Err(e) = std::fs::write(path, xml) {
+                    eprintln!(
+                        "headroom: cannot write the JUnit file {}: {e}",
+                        path.display()
+                    );
+                }
+            }
             ExitCode::from(EXIT_CANNOT_RUN)
         }
     }

@@ -569,6 +569,22 @@ fn unreachable_targets_fail_fast_with_a_hint() {
     let dns = run(&["load", "http://no-such-host.invalid/", "-d", "1s"]);
     assert_eq!(dns.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&dns.stderr).contains("cannot resolve 'no-such-host.invalid'"));
+    // CI publishers still find a JUnit file: one failed case with the reason.
+    let junit = temp_dir("junit-not-started").with_extension("xml");
+    let output = run(&[
+        "load",
+        "http://127.0.0.1:1/",
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(3));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("failures=\"1\"")
+            && xml.contains("name=\"run started\"")
+            && xml.contains("nothing is listening on 127.0.0.1:1"),
+        "{xml}"
+    );
 }
 
 #[test]

@@ -55,7 +55,8 @@ impl JtlContext {
 
     /// Appends one line; formatting numbers into a reused buffer allocates nothing.
     pub fn write_line(&self, out: &mut Vec<u8>, sample: &Sample) {
-        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        // To the nearest millisecond, as JMeter's own clock reads on average.
+        let ms = |d: std::time::Duration| ((d.as_micros() + 500) / 1000) as u64;
         let timestamp = self.run_start_epoch_ms
             + ms(sample
                 .intended_start
@@ -164,9 +165,10 @@ mod tests {
         let mut out = Vec::new();
         ctx.write_line(&mut out, &sample);
         let line = String::from_utf8(out).unwrap();
+        // Durations round to the nearest millisecond: the 2.5 ms connect is 3.
         assert_eq!(
             line,
-            "1700000001500,120,\"a,b\",503,Service Unavailable,headroom 1-2,text,false,HTTP 5xx,900,80,3,3,\"http://x/?q=\"\"1\"\"\",10,0,2\n"
+            "1700000001500,120,\"a,b\",503,Service Unavailable,headroom 1-2,text,false,HTTP 5xx,900,80,3,3,\"http://x/?q=\"\"1\"\"\",10,0,3\n"
         );
         assert_eq!(
             HEADER.split(',').count(),

@@ -7,6 +7,23 @@ use crate::json::ReportInput;
 use headroom_load::summary::RunStatus;
 use std::fmt::Write;
 
+/// The JUnit XML document of a run that could not start (an unreachable
+/// target, a bad certificate, an unwritable bundle): one failed test case
+/// `run started` with the reason, so a CI publisher finds a result.
+pub fn junit_not_started(reason: &str) -> String {
+    let reason = escape(reason);
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <testsuites name=\"headroom\" tests=\"1\" failures=\"1\" errors=\"0\" time=\"0.000\">\n\
+         \x20 <testsuite name=\"headroom\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\" time=\"0.000\">\n\
+         \x20   <testcase classname=\"headroom.run\" name=\"run started\" time=\"0\">\n\
+         \x20     <failure type=\"run\" message=\"{reason}\"/>\n\
+         \x20   </testcase>\n\
+         \x20 </testsuite>\n\
+         </testsuites>\n"
+    )
+}
+
 /// The JUnit XML document; `started_at` is the run's RFC 3339 start.
 pub fn junit_xml(input: &ReportInput<'_>, started_at: &str) -> String {
     let elapsed = input.summary.elapsed_s;
