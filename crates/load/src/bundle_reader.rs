@@ -203,43 +203,73 @@ pub fn read_latency_window(
     from_s: f64,
     until_s: f64,
 ) -> Result<Option<Histogram<u64>>, BundleError> {
+    let path = dir.join(LATENCY);
+    let mut total = headroom_analysis::new_histogram();
+    let mut added = Ok(());
+    let found = visit_hlog(dir, false, |tag, start_s, histogram| {
+        let start = start_s + 1e-6;
+        if tag.is_none() && start >= from_s && start < until_s && added.is_ok() {
+            added = total
+                .add(histogram)
+                .map_err(|e| invalid(&path, format!("a histogram does not add up: {e:?}")));
+        }
+    })?;
+    added?;
+    Ok(found.then_some(total))
+}
+
+/// Calls `visit` with each interval histogram of latency.hlog: its tag, its
+/// start in seconds from the run's start, the histogram. False when the
+/// file is missing. Damage is an error naming its line, or, with
+/// `up_to_damage` (a run that died while writing), the end of what is read.
+pub fn visit_hlog(
+    dir: &Path,
+    up_to_damage: bool,
+    mut visit: impl FnMut(Option<&str>, f64, &Histogram<u64>),
+) -> Result<bool, BundleError> {
     use base64::Engine;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
     let path = dir.join(LATENCY);
     if !path.exists() {
-        return Ok(None);
+        return Ok(false);
     }
     let text = fs::read(&path).map_err(read_error(&path))?;
-    let mut total = headroom_analysis::new_histogram();
     let mut deserializer = Deserializer::new();
     for entry in IntervalLogIterator::new(&text) {
-        let entry = entry.map_err(|e| {
-            let hdrhistogram::serialization::interval_log::LogIteratorError::ParseError { offset } = e;
-            let line = text[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1;
-            invalid(
-                &path,
-                format!("line {line} is not an HdrHistogram interval log line: the file is damaged or was not written by headroom"),
-            )
-        })?;
-        let LogEntry::Interval(interval) = entry else {
-            continue;
+        let decoded = match entry {
+            Ok(LogEntry::Interval(interval)) => base64::engine::general_purpose::STANDARD
+                .decode(interval.encoded_histogram())
+                .map_err(|e| format!("a histogram is not base64: {e}"))
+                .and_then(|bytes| {
+                    deserializer
+                        .deserialize::<u64, _>(&mut &bytes[..])
+                        .map_err(|e| format!("a histogram does not decode: {e:?}"))
+                })
+                .map(|h| (interval, h)),
+            Ok(_) => continue,
+            Err(hdrhistogram::serialization::interval_log::LogIteratorError::ParseError {
+                offset,
+            }) => {
+                let line = text[..offset.min(text.len())]
+                    .iter()
+                    .filter(|b| **b == b'\n')
+                    .count()
+                    + 1;
+                Err(format!("line {line} is not an HdrHistogram interval log line: the file is damaged or was not written by headroom"))
+            }
         };
-        let start = interval.start_timestamp().as_secs_f64() + 1e-6;
-        if interval.tag().is_some() || start < from_s || start >= until_s {
-            continue;
+        match decoded {
+            Ok((interval, histogram)) => visit(
+                interval.tag().map(|t| t.as_str()),
+                interval.start_timestamp().as_secs_f64(),
+                &histogram,
+            ),
+            Err(_) if up_to_damage => break,
+            Err(reason) => return Err(invalid(&path, reason)),
         }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(interval.encoded_histogram())
-            .map_err(|e| invalid(&path, format!("a histogram is not base64: {e}")))?;
-        let histogram: Histogram<u64> = deserializer
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| invalid(&path, format!("a histogram does not decode: {e:?}")))?;
-        total
-            .add(&histogram)
-            .map_err(|e| invalid(&path, format!("a histogram does not add up: {e:?}")))?;
     }
-    Ok(Some(total))
+    Ok(true)
 }
 
 /// Per second and host, each core's busy % (from resources.jsonl); empty

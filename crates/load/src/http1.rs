@@ -4,21 +4,23 @@
 //! with more headers than [`STACK_HEADERS`], which is parsed on the heap.
 
 /// A response that is not valid HTTP/1.x.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolError {
-    #[error("malformed response head")]
     Head,
-    #[error("status code outside 100-599")]
     Status,
-    #[error("response head larger than 1 MiB (browsers accept 256 KiB)")]
     HeadTooLarge,
-    #[error("invalid Content-Length")]
     ContentLength,
-    #[error("malformed chunked encoding")]
     Chunked,
-    #[error("connection closed before the body was complete")]
     Truncated,
 }
+
+impl std::fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.reason())
+    }
+}
+
+impl std::error::Error for ProtocolError {}
 
 /// How the body of a response ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -151,39 +151,17 @@ fn read_counts(dir: &Path) -> Result<BTreeMap<String, (Tally, f64, u32)>, Bundle
     Ok(out)
 }
 
-/// Every histogram of latency.hlog summed per tag (`None`: the total).
+/// Every histogram of latency.hlog summed per tag (`None`: the total), up
+/// to a line the crash cut short.
 pub fn read_histograms(
     dir: &Path,
 ) -> Result<BTreeMap<Option<String>, Histogram<u64>>, BundleError> {
-    use base64::Engine;
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    use hdrhistogram::serialization::Deserializer;
-    let path = dir.join(LATENCY);
     let mut out: BTreeMap<Option<String>, Histogram<u64>> = BTreeMap::new();
-    let Ok(text) = std::fs::read(&path) else {
-        return Ok(out);
-    };
-    let mut deserializer = Deserializer::new();
-    for entry in IntervalLogIterator::new(&text) {
-        // A line cut short by the crash ends the readable part.
-        let Ok(LogEntry::Interval(interval)) = entry else {
-            if entry.is_err() {
-                break;
-            }
-            continue;
-        };
-        let Ok(bytes) =
-            base64::engine::general_purpose::STANDARD.decode(interval.encoded_histogram())
-        else {
-            break;
-        };
-        let Ok(histogram) = deserializer.deserialize::<u64, _>(&mut &bytes[..]) else {
-            break;
-        };
+    crate::bundle_reader::visit_hlog(dir, true, |tag, _, histogram| {
         let sum = out
-            .entry(interval.tag().map(|t| t.as_str().to_string()))
+            .entry(tag.map(str::to_string))
             .or_insert_with(headroom_analysis::new_histogram);
-        let _ = sum.add(&histogram);
-    }
+        let _ = sum.add(histogram);
+    })?;
     Ok(out)
 }
