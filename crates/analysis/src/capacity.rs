@@ -3,6 +3,9 @@
 //! consecutive levels (or the maximum is reached); then the interval
 //! between the last good level and the first bad one above it is bisected
 //! down to the resolution. The capacity is the highest good level.
+//! Also: what a level must meet, and the rule that names what saturated.
+
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ladder {
@@ -149,6 +152,166 @@ pub fn rps_for(users: f64, response_s: f64, think_s: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// What a level must meet.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Target {
+    pub apdex: f64,
+    /// Largest error share, 0..1.
+    pub max_error: f64,
+    pub p95_max_ms: Option<f64>,
+}
+
+/// A monitored host's resources over a level's measurement.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostFigures {
+    pub host: String,
+    pub cpu_avg: Option<f64>,
+    pub cpu_peak: Option<f64>,
+    pub memory_avg: Option<f64>,
+    pub disk_avg: Option<f64>,
+    pub net_link_avg: Option<f64>,
+    pub temperature_max: Option<f64>,
+    pub throttled_seconds: u64,
+    /// The busiest core and its average busy %: a server limited to one
+    /// core (single-threaded, or pinned) saturates it while the host's
+    /// average stays low.
+    pub busiest_core: Option<(usize, f64)>,
+    /// Each watched process's average CPU, as a share of the whole host
+    /// (the scale of `cpu_avg`), busiest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<(String, f64)>,
+}
+
+/// What limits the server at the knee.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Bottleneck {
+    /// `cpu`, `memory`, `disk`, `network`, `throttling`, `temperature`.
+    pub resource: String,
+    pub host: String,
+    /// The figure: % (cpu, memory, disk, network), seconds (throttling) or °C.
+    pub figure: f64,
+    pub users: u32,
+    /// For `cpu`: the one core that saturated while the host's average did not.
+    pub core: Option<usize>,
+    /// For `cpu`: the watched processes that used it (share of the host, busiest first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<(String, f64)>,
+}
+
+impl Bottleneck {
+    pub fn describe(&self) -> String {
+        match self.resource.as_str() {
+            "throttling" => format!(
+                "{} throttled {} s at {} users",
+                self.host, self.figure, self.users
+            ),
+            "temperature" => format!(
+                "{} at {:.0} °C at {} users",
+                self.host, self.figure, self.users
+            ),
+            "cpu" if self.core.is_some() => format!(
+                "{} CPU core {} {:.0}% at {} users (one core saturated; the host's average is lower)",
+                self.host,
+                self.core.unwrap_or(0),
+                self.figure,
+                self.users
+            ),
+            "cpu" if !self.processes.is_empty() => format!(
+                "{} CPU {:.0}% ({}) at {} users",
+                self.host,
+                self.figure,
+                self.processes
+                    .iter()
+                    .map(|(name, pct)| format!("{name} {pct:.0}%"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.users
+            ),
+            resource => format!(
+                "{} {} {:.0}% at {} users",
+                self.host,
+                match resource {
+                    "cpu" => "CPU",
+                    "disk" => "disk %util",
+                    "network" => "network link",
+                    other => other,
+                },
+                self.figure,
+                self.users
+            ),
+        }
+    }
+}
+
+/// Whether a level's figures meet `target`: Apdex at least the target,
+/// errors at most the share allowed, p95 within its bound, and at least one
+/// sample.
+pub fn meets(
+    target: &Target,
+    apdex: Option<f64>,
+    error_rate: f64,
+    p95_ms: Option<f64>,
+    samples: u64,
+) -> bool {
+    apdex.is_some_and(|a| a + 1e-9 >= target.apdex)
+        && error_rate <= target.max_error
+        && target
+            .p95_max_ms
+            .is_none_or(|max| p95_ms.is_some_and(|p| p <= max))
+        && samples > 0
+}
+
+/// The saturated resource of a level at `users` with `resources`, if any:
+/// CPU, disk or network link ≥ 90%, memory ≥ 90%, throttling, or ≥ 80 °C.
+/// The most saturated wins; a saturated CPU names the watched processes
+/// that used at least 1% of it.
+pub fn bottleneck(users: u32, resources: &[HostFigures]) -> Option<Bottleneck> {
+    let mut found: Vec<(f64, Bottleneck)> = Vec::new();
+    for host in resources {
+        let mut candidate =
+            |resource: &str, figure: Option<f64>, limit: f64, core: Option<usize>| {
+                if let Some(figure) = figure.filter(|f| *f >= limit) {
+                    found.push((
+                        figure / limit,
+                        Bottleneck {
+                            resource: resource.into(),
+                            host: host.host.clone(),
+                            figure,
+                            users,
+                            core,
+                            processes: if resource == "cpu" {
+                                host.processes
+                                    .iter()
+                                    .filter(|(_, pct)| *pct >= 1.0)
+                                    .cloned()
+                                    .collect()
+                            } else {
+                                Vec::new()
+                            },
+                        },
+                    ));
+                }
+            };
+        candidate("cpu", host.cpu_avg, 90.0, None);
+        if host.cpu_avg.is_none_or(|c| c < 90.0) {
+            if let Some((core, busy)) = host.busiest_core {
+                candidate("cpu", Some(busy), 95.0, Some(core));
+            }
+        }
+        candidate("memory", host.memory_avg, 90.0, None);
+        candidate("disk", host.disk_avg, 90.0, None);
+        candidate("network", host.net_link_avg, 90.0, None);
+        candidate("temperature", host.temperature_max, 80.0, None);
+        if host.throttled_seconds > 0 {
+            candidate("throttling", Some(host.throttled_seconds as f64), 1.0, None);
+        }
+    }
+    found
+        .into_iter()
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, b)| b)
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ pub enum Metric {
     P90,
     P95,
     P99,
+    /// A capacity search's answer (`users<40`); not a run's figure.
+    Users,
 }
 
 impl Metric {
@@ -46,7 +48,7 @@ impl Metric {
         match self {
             Metric::Apdex => "score",
             Metric::ErrorRate => "fraction",
-            Metric::Errors | Metric::Count => "count",
+            Metric::Errors | Metric::Count | Metric::Users => "count",
             Metric::Rps => "per_second",
             _ => "seconds",
         }
@@ -65,6 +67,7 @@ impl Metric {
             Metric::P90 => "p90",
             Metric::P95 => "p95",
             Metric::P99 => "p99",
+            Metric::Users => "users",
         }
     }
 
@@ -85,6 +88,8 @@ impl Metric {
             Metric::P90 => secs(s.latency.p90),
             Metric::P95 => secs(s.latency.p95),
             Metric::P99 => secs(s.latency.p99),
+            // A run has no capacity answer.
+            Metric::Users => None,
         }
     }
 }
@@ -205,9 +210,10 @@ impl Criterion {
             "p90" => Metric::P90,
             "p95" => Metric::P95,
             "p99" => Metric::P99,
+            "users" => Metric::Users,
             other => {
                 return Err(fail(format!(
-                    "unknown metric '{other}': use apdex, errors, rps, count, mean, min, max, p50, p90, p95 or p99"
+                    "unknown metric '{other}': use apdex, errors, rps, count, mean, min, max, p50, p90, p95, p99 (or users, for capacity)"
                 )))
             }
         };
@@ -253,6 +259,37 @@ impl Criterion {
 
     /// Evaluates the criterion; `summary` is the total, or the label's summary
     /// when the criterion names a label (`None` when the run has no such label).
+    /// Evaluates the criterion on a figure measured elsewhere (a capacity
+    /// search's answer), in the criterion's unit; `None`: nothing measured.
+    pub fn evaluate_measured(&self, measured: Option<f64>, what: &str) -> Verdict {
+        let scope = self.metric.name();
+        let (failed, message) = match measured {
+            None => (
+                true,
+                format!("{}: no {what} to measure {scope}", self.expression),
+            ),
+            Some(v) => {
+                let failed = self.comparison.holds(v, self.threshold);
+                let verb = if failed { "FAILED" } else { "passed" };
+                (
+                    failed,
+                    format!(
+                        "{verb}: {scope} = {} (fails if {} {})",
+                        self.render(v),
+                        self.comparison.symbol(),
+                        self.render(self.threshold)
+                    ),
+                )
+            }
+        };
+        Verdict {
+            criterion: self.clone(),
+            measured,
+            failed,
+            message,
+        }
+    }
+
     pub fn evaluate(&self, summary: Option<&LabelSummary>) -> Verdict {
         let measured = summary.and_then(|s| self.metric.value(s));
         let scope = match &self.label {

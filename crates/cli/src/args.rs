@@ -40,7 +40,19 @@ pub enum Command {
     Demo(DemoArgs),
     /// How many users does the server sustain at a target Apdex, and what limits it? Raises the
     /// load level by level, then bisects.
-    #[command(after_help = CAPACITY_EXAMPLES)]
+    #[command(
+        after_help = CAPACITY_EXAMPLES,
+        // Each level sets these itself: they are refused, so not listed.
+        mut_arg("users", |a| a.hide(true)),
+        mut_arg("duration", |a| a.hide(true)),
+        mut_arg("requests", |a| a.hide(true)),
+        mut_arg("rate", |a| a.hide(true)),
+        mut_arg("max_vus", |a| a.hide(true)),
+        mut_arg("ramp_up", |a| a.hide(true)),
+        mut_arg("jtl", |a| a.hide(true)),
+        mut_arg("fail_if", |a| a.help("Exit 1 when the search's answer meets this, e.g. 'users<40', 'rps<25', 'apdex<0.85', 'p95>2s' (figures at the capacity; repeatable)")),
+        mut_arg("junit", |a| a.help("Write the search as JUnit XML (a test case for the search and one per --fail-if criterion) to FILE, for CI"))
+    )]
     Capacity(Box<CapacityArgs>),
     /// Write a self-contained HTML report (tables and charts) of one or more run bundles.
     Report(ReportArgs),

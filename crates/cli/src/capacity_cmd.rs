@@ -3,16 +3,23 @@
 //! and names the capacity and what limits it.
 
 use crate::args::{CapacityArgs, LoadArgs, RunArgs};
-use crate::execute::{Failure, Prepared, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::execute::{
+    Failure, Prepared, EXIT_CANNOT_RUN, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE,
+};
 use crate::signals::interrupt_on_signal;
+use headroom_analysis::capacity::Target;
 use headroom_analysis::capacity::{Ladder, Search};
+use headroom_analysis::{Criterion, Metric, Verdict};
+use headroom_bundle::capacity::{CapacityResult, CapacitySetup, Level};
+use headroom_bundle::manifest::ProfileRecord;
+use headroom_bundle::summary::RunStatus;
+use headroom_bundle::warnings::RunWarning;
 use headroom_load::run::{default_bundle_dir, run as run_plan, Progress};
-use headroom_load::summary::RunStatus;
-use headroom_load::warnings::RunWarning;
-use headroom_report::capacity::{render_capacity, CapacityResult, Level, Target};
+use headroom_report::capacity::render_capacity;
+use headroom_report::junit::junit_capacity;
 use headroom_report::live_line;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 use tokio::sync::watch;
@@ -27,6 +34,19 @@ pub fn run(args: CapacityArgs) -> ExitCode {
     {
         eprintln!(
             "headroom: capacity sets each level's users, duration and ramp-up itself: use --start, --step, --max, --step-duration and --warmup instead of -c, -d, -n, --rate or --ramp-up"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    if let Some(bad) = load.common.fail_if.iter().find(|c| {
+        c.label.is_some()
+            || !matches!(
+                c.metric,
+                Metric::Users | Metric::Apdex | Metric::Rps | Metric::P95
+            )
+    }) {
+        eprintln!(
+            "headroom: --fail-if '{}': capacity judges its answer: use users, rps, apdex or p95 (the figures at the capacity), without a [label]",
+            bad.expression
         );
         return ExitCode::from(EXIT_USAGE);
     }
@@ -87,6 +107,46 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
     }
 }
 
+/// The mean think time per request (for Little's law) and how to say it:
+/// `--think` when given, else the scenario's own (per step, or its default).
+fn think(args: &CapacityArgs) -> Result<(f64, String), Failure> {
+    if let Some(t) = args.load.think {
+        let record: ProfileRecord =
+            serde_json::from_value(serde_json::json!({ "model": "closed", "think": t }))
+                .unwrap_or_default();
+        return Ok((t.mean().as_secs_f64(), record.think.describe()));
+    }
+    let Some(file) = &args.scenario else {
+        return Ok((0.0, "none".into()));
+    };
+    let scenario = headroom_load::scenario::parse_file(file, Some(&args.load.url))
+        .map_err(|e| Failure::Usage(e.into()))?;
+    let mean = scenario.think_per_request(scenario.think).as_secs_f64();
+    Ok((
+        mean,
+        format!("{mean:.3} s mean per request, from the scenario's steps"),
+    ))
+}
+
+/// `--fail-if` on the search's answer: the users, and the Apdex, request
+/// rate and p95 at the capacity.
+fn judge(criteria: &[Criterion], result: &CapacityResult) -> Vec<Verdict> {
+    let answer = &result.capacity;
+    criteria
+        .iter()
+        .map(|c| {
+            let measured = match c.metric {
+                Metric::Users => answer.users.map(f64::from),
+                Metric::Apdex => answer.apdex,
+                Metric::Rps => answer.rps,
+                Metric::P95 => answer.p95_ms.map(|ms| ms / 1000.0),
+                _ => None,
+            };
+            c.evaluate_measured(measured, "capacity")
+        })
+        .collect()
+}
+
 /// A finished (or interrupted) search.
 pub(crate) struct Searched {
     pub code: ExitCode,
@@ -121,7 +181,18 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         max: args.max,
         resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
     };
-    let think_s = args.load.think.map_or(0.0, |t| t.mean().as_secs_f64());
+    let (think_s, think_text) = think(&args)?;
+    let thresholds = crate::execute::apdex(common)?;
+    let setup = CapacitySetup {
+        url: args.load.url.to_string(),
+        scenario: args.scenario.as_ref().map(|f| f.display().to_string()),
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        apdex_t_ms: thresholds.satisfied.as_secs_f64() * 1000.0,
+        apdex_f_ms: thresholds.tolerated.as_secs_f64() * 1000.0,
+        think: think_text,
+        warmup_s: args.warmup.as_secs_f64(),
+        measured_s: args.step_duration.as_secs_f64(),
+    };
     let monitored = !common.monitor.is_empty();
     if !quiet {
         eprintln!(
@@ -246,14 +317,13 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         monitored,
         base.clone(),
     );
+    result.setup = setup;
     if was_interrupted {
         result = result.interrupted();
     }
     let json = serde_json::to_string_pretty(&result).unwrap_or_default();
-    let file: PathBuf = base.join("capacity.json");
-    std::fs::create_dir_all(&base)
-        .and_then(|()| std::fs::write(&file, &json))
-        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("cannot write {}: {e}", file.display())))?;
+    headroom_bundle::capacity::write(&base, &result)
+        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
     if common.json {
         println!("{json}");
     } else if !common.quiet {
@@ -264,12 +334,40 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
             started.elapsed().as_secs_f64()
         );
     }
+    let verdicts = judge(&common.fail_if, &result);
+    for v in &verdicts {
+        if common.quiet || common.json {
+            if v.failed {
+                eprintln!("headroom: --fail-if {}", v.message);
+            }
+        } else {
+            println!("  --fail-if {}", v.message);
+        }
+    }
+    if let Some(path) = &common.junit {
+        let xml = junit_capacity(
+            &result.setup.url,
+            &result.verdict,
+            !was_interrupted,
+            started.elapsed().as_secs_f64(),
+            &verdicts,
+        );
+        std::fs::write(path, xml).map_err(|e| {
+            Failure::CannotRun(anyhow::anyhow!(
+                "cannot write the JUnit file {}: {e}. {} holds the search",
+                path.display(),
+                base.display()
+            ))
+        })?;
+    }
     let code = if was_interrupted {
         eprintln!(
             "headroom: interrupted; the levels measured so far are in {}",
             base.display()
         );
         ExitCode::from(EXIT_INTERRUPTED)
+    } else if verdicts.iter().any(|v| v.failed) {
+        ExitCode::from(EXIT_CRITERIA_FAILED)
     } else {
         ExitCode::SUCCESS
     };

@@ -21,7 +21,7 @@ fn same_path(a: &Path, b: &Path) -> bool {
 
 /// Says on standard error that a run's figures were rebuilt after it died.
 pub fn say_if_recovered(run: &RunData) {
-    if run.recovered() {
+    if run.recovered {
         eprintln!(
             "headroom: {}: the run died before it finished (manifest status running); its figures \
              were rebuilt from intervals.csv and latency.hlog, up to the last second it wrote",
@@ -32,7 +32,7 @@ pub fn say_if_recovered(run: &RunData) {
 
 /// A capacity search's directory holds one bundle per level, not a run.
 fn capacity_levels(dir: &Path) -> Option<Vec<String>> {
-    if !dir.join("capacity.json").exists() || dir.join("manifest.json").exists() {
+    if !headroom_bundle::is_capacity(dir) {
         return None;
     }
     let mut levels: Vec<String> = std::fs::read_dir(dir)
@@ -77,7 +77,7 @@ pub fn run(args: CompareArgs) -> ExitCode {
         .iter()
         .map(|r| {
             let mut labels = r.labels();
-            labels.retain(|l| l != headroom_load::bundle::TOTAL_LABEL);
+            labels.retain(|l| l != headroom_bundle::TOTAL_LABEL);
             labels
         })
         .collect();

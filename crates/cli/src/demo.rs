@@ -220,7 +220,7 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
     let result = &searched.result;
     let value = serde_json::to_value(result).unwrap_or_default();
     let report = out.join("report.html");
-    let html = headroom_report::capacity_html::render_capacity_report(&value, &result.verdict);
+    let html = headroom_report::capacity_html::render_capacity_report(result);
     if let Err(e) = std::fs::write(&report, html) {
         eprintln!("headroom: cannot write {}: {e}", report.display());
         return ExitCode::from(EXIT_CANNOT_RUN);

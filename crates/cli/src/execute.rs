@@ -5,11 +5,12 @@ use crate::args::{CommonArgs, Tolerated};
 use crate::signals::interrupt_on_signal;
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::Verdict;
-use headroom_load::bundle::{ClientHost, Files, Manifest, MonitoredHost, Tool, SCHEMA_VERSION};
+use headroom_bundle::manifest::{ClientHost, Files, Manifest, MonitoredHost, ProfileRecord, Tool};
+use headroom_bundle::summary::{RunStatus, RunSummary};
+use headroom_bundle::SCHEMA_VERSION;
 use headroom_load::conn::Connector;
 use headroom_load::engine::EnginePlan;
 use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
-use headroom_load::summary::{RunStatus, RunSummary};
 use headroom_load::target::Target;
 use headroom_monitor::Fingerprint;
 use headroom_report::{json_summary, junit_xml, live_line, render_summary, ReportInput};
@@ -188,19 +189,16 @@ pub fn profile_json(
     profile: &headroom_load::profile::Profile,
     think: headroom_load::profile::Think,
     cap: Option<headroom_analysis::quantity::Rate>,
-) -> serde_json::Value {
-    let mut json = serde_json::to_value(profile).unwrap_or_default();
-    if let Some(map) = json.as_object_mut() {
-        map.insert(
-            "think".into(),
-            serde_json::to_value(think).unwrap_or_default(),
-        );
-        map.insert(
-            "throughput_cap_per_s".into(),
-            serde_json::to_value(cap.map(|r| r.per_second)).unwrap_or_default(),
-        );
-    }
-    json
+) -> ProfileRecord {
+    // The engine's types serialize to the record's fields.
+    let mut record: ProfileRecord = serde_json::to_value(profile)
+        .and_then(serde_json::from_value)
+        .unwrap_or_default();
+    record.think = serde_json::to_value(think)
+        .and_then(serde_json::from_value)
+        .unwrap_or_default();
+    record.throughput_cap_per_s = cap.map(|r| r.per_second);
+    record
 }
 
 pub fn threads(common: &CommonArgs) -> usize {
@@ -242,7 +240,7 @@ pub struct ManifestParts {
     pub kind: &'static str,
     pub target: String,
     pub scenario: serde_json::Value,
-    pub profile: serde_json::Value,
+    pub profile: ProfileRecord,
     pub labels: Vec<String>,
     pub timeout: Duration,
 }
@@ -322,6 +320,7 @@ pub fn manifest(
         monitored_hosts,
         warnings: Vec::new(),
         summary: None,
+        measurement: None,
         files: Files::new(common.jtl),
     })
 }
@@ -330,6 +329,12 @@ pub fn manifest(
 /// fail after the whole run: refuse it before the first request.
 fn check_criteria_labels(common: &CommonArgs, labels: &[String]) -> Result<(), Failure> {
     for criterion in &common.fail_if {
+        if criterion.metric == headroom_analysis::Metric::Users {
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "--fail-if '{}': 'users' is a capacity search's answer; for a run, use apdex, errors, rps, count or a latency such as p95",
+                criterion.expression
+            )));
+        }
         let Some(label) = &criterion.label else {
             continue;
         };

@@ -10,12 +10,8 @@ use std::process::ExitCode;
 
 pub fn run(args: ReportArgs) -> ExitCode {
     if let [one] = args.bundles.as_slice() {
-        let capacity = one.join("capacity.json");
-        if capacity.exists() && !one.join("manifest.json").exists() {
-            return capacity_report(
-                &capacity,
-                args.output.unwrap_or_else(|| one.join("report.html")),
-            );
+        if headroom_bundle::is_capacity(one) {
+            return capacity_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
         }
     }
     let mut runs = Vec::new();
@@ -40,33 +36,15 @@ pub fn run(args: ReportArgs) -> ExitCode {
     write(&output, render_report(&runs))
 }
 
-/// The report of a capacity search (its bundle holds capacity.json).
-fn capacity_report(file: &Path, output: PathBuf) -> ExitCode {
-    let value: serde_json::Value = match std::fs::read_to_string(file)
-        .map_err(|e| e.to_string())
-        .and_then(|text| {
-            serde_json::from_str(&text)
-                .map_err(|e| format!("not valid JSON ({e}); the file is truncated"))
-        }) {
-        Ok(value) => value,
+/// The report of a capacity search (its directory holds capacity.json).
+fn capacity_report(dir: &Path, output: PathBuf) -> ExitCode {
+    match headroom_bundle::capacity::read(dir) {
+        Ok(result) => write(&output, render_capacity_report(&result)),
         Err(e) => {
-            eprintln!("headroom: {}: {e}", file.display());
-            return ExitCode::from(EXIT_CANNOT_RUN);
+            eprintln!("headroom: {e}");
+            ExitCode::from(EXIT_CANNOT_RUN)
         }
-    };
-    if value.get("schema_version").and_then(|v| v.as_u64()) != Some(1) {
-        eprintln!(
-            "headroom: {}: not a capacity result of schema version 1: use a matching headroom version",
-            file.display()
-        );
-        return ExitCode::from(EXIT_CANNOT_RUN);
     }
-    let verdict = value
-        .get("verdict")
-        .and_then(|v| v.as_str())
-        .unwrap_or("")
-        .to_string();
-    write(&output, render_capacity_report(&value, &verdict))
 }
 
 fn write(output: &Path, html: String) -> ExitCode {

@@ -102,12 +102,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         .map(|o| o.url.clone())
         .unwrap_or_default();
     let mut profile_json = profile_json(&profile, think, throughput);
-    if let Some(map) = profile_json.as_object_mut() {
-        map.insert(
-            "iterations_per_vu".into(),
-            serde_json::to_value(iterations).unwrap_or_default(),
-        );
-    }
+    profile_json.iterations_per_vu = iterations;
     let manifest = manifest(
         common,
         &apdex,

@@ -4,7 +4,7 @@
 
 use crate::conn::{Conn, Connector};
 use crate::http1::{parse_head, BodyReader, ProtocolError};
-use crate::sample::ErrorKind;
+use headroom_bundle::sample::ErrorKind;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -189,7 +189,7 @@ async fn exchange_once(
             if !may_retry {
                 exchange.detail = Some(CLOSED_UNDER_REQUEST);
             }
-            return Err(ErrorKind::of_io(&e));
+            return Err(crate::conn::error_kind_of_io(&e));
         }
         exchange.bytes_sent = request.bytes.len() as u64;
 
@@ -245,7 +245,7 @@ async fn exchange_once(
                     if !may_retry && exchange.bytes_received == 0 {
                         exchange.detail = Some(CLOSED_UNDER_REQUEST);
                     }
-                    return Err(ErrorKind::of_io(&e));
+                    return Err(crate::conn::error_kind_of_io(&e));
                 }
             }
         };
@@ -281,7 +281,7 @@ async fn exchange_once(
                     end = n;
                     done = complete;
                 }
-                Err(e) => return Err(ErrorKind::of_io(&e)),
+                Err(e) => return Err(crate::conn::error_kind_of_io(&e)),
             }
         }
         // Keep whatever followed the response (normally nothing).

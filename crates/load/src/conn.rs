@@ -1,8 +1,8 @@
 //! Connections to the target: the address is resolved once per run (as wrk
 //! and ab do); each connection is plain TCP or TLS (rustls), with Nagle off.
 
-use crate::sample::ErrorKind;
 use crate::target::{Scheme, Target};
+use headroom_bundle::sample::ErrorKind;
 use rustls::pki_types::ServerName;
 use std::io;
 use std::net::SocketAddr;
@@ -124,14 +124,14 @@ impl Connector {
     pub async fn connect(&self) -> Result<Conn, ErrorKind> {
         let tcp = TcpStream::connect(self.address)
             .await
-            .map_err(|e| ErrorKind::of_io(&e))?;
+            .map_err(|e| error_kind_of_io(&e))?;
         let _ = tcp.set_nodelay(true);
         match &self.tls {
             None => Ok(Conn::Plain(tcp)),
             Some((connector, name)) => match connector.connect(name.clone(), tcp).await {
                 Ok(stream) => Ok(Conn::Tls(Box::new(stream))),
-                Err(e) => Err(match ErrorKind::of_io(&e) {
-                    ErrorKind::Reset | ErrorKind::Timeout => ErrorKind::of_io(&e),
+                Err(e) => Err(match error_kind_of_io(&e) {
+                    ErrorKind::Reset | ErrorKind::Timeout => error_kind_of_io(&e),
                     _ => ErrorKind::Tls,
                 }),
             },
@@ -280,5 +280,29 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Maps an I/O error from connecting, writing or reading to a kind.
+pub fn error_kind_of_io(error: &std::io::Error) -> ErrorKind {
+    use std::io::ErrorKind as Io;
+    match error.kind() {
+        Io::ConnectionRefused => ErrorKind::Refused,
+        Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof => {
+            ErrorKind::Reset
+        }
+        Io::TimedOut => ErrorKind::Timeout,
+        Io::InvalidData => {
+            // rustls reports its failures as InvalidData
+            if error
+                .get_ref()
+                .is_some_and(|inner| inner.is::<rustls::Error>())
+            {
+                ErrorKind::Tls
+            } else {
+                ErrorKind::Protocol
+            }
+        }
+        _ => ErrorKind::Other,
     }
 }

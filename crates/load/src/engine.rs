@@ -13,16 +13,16 @@
 
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
-use crate::jtl::JtlContext;
 use crate::precise_timer::PreciseTimer;
 use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
-use crate::sample::{status_error, LabelId, Sample};
 use crate::scenario::runner::{Journey, JourneyHost, JourneyPlan};
 use crate::stages::Stages;
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::quantity::Rate;
 use headroom_analysis::rng::Rng;
+use headroom_bundle::jtl::JtlContext;
+use headroom_bundle::sample::{status_error, LabelId, Sample};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;

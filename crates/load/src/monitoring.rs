@@ -2,9 +2,12 @@
 //! interval, on the run's timeline, appends a row to `resources.csv` (flushed
 //! every second) and keeps the averages and peaks for the summary.
 
+use headroom_bundle::resources::{
+    header, throttled_now, write_row, HostSummary, ProcessSummary, Spread,
+};
+use headroom_bundle::{RESOURCES, RESOURCES_DETAIL};
 use headroom_monitor::agent::{get, SamplesReply};
 use headroom_monitor::{Resources, Sampler, SamplerConfig};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -13,23 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-pub const RESOURCES: &str = "resources.csv";
-
-/// Average and peak of one figure over the run; both unknown (NaN, null
-/// in JSON) for a host that gave no sample.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    #[serde(deserialize_with = "number_or_null")]
-    pub avg: f64,
-    #[serde(deserialize_with = "number_or_null")]
-    pub peak: f64,
-}
-
-/// A figure written as null (unknown) reads back as NaN.
-fn number_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
 
 #[derive(Debug, Default)]
 struct Accumulator {
@@ -58,51 +44,6 @@ impl Accumulator {
             peak: self.peak,
         }
     }
-}
-
-/// What a host's resources did over the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostSummary {
-    pub host: String,
-    pub samples: u64,
-    pub cpu_pct: Spread,
-    pub iowait_pct: Spread,
-    pub memory_used_pct: Spread,
-    pub swap_used_mb: Spread,
-    /// The busiest disk each second.
-    pub disk_util_pct: Spread,
-    /// Received + sent over all interfaces.
-    pub network_mbit_s: Spread,
-    /// The busiest interface's share of its link, when a capacity is known.
-    pub network_link_pct: Option<Spread>,
-    pub temperature_max_c: Option<f64>,
-    pub processes: BTreeMap<String, ProcessSummary>,
-    /// Whether the CPU was throttled or capped in any second (Raspberry Pi; `None` elsewhere).
-    #[serde(default)]
-    pub throttled: Option<bool>,
-    /// Seconds an agent did not answer (its figures are missing there).
-    #[serde(default)]
-    pub gap_seconds: u64,
-    /// Agent clock minus this machine's clock, as estimated at the start.
-    #[serde(default)]
-    pub clock_offset_ms: Option<f64>,
-    /// Why figures are missing (the last reason an agent gave none), when
-    /// some are: with `samples` 0 the host's figures are unknown, not zero.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
-}
-
-impl HostSummary {
-    /// True when there is not one second of figures for this host.
-    pub fn no_data(&self) -> bool {
-        self.samples == 0
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProcessSummary {
-    pub cpu_pct: Spread,
-    pub rss_mb_peak: f64,
 }
 
 #[derive(Default)]
@@ -218,9 +159,6 @@ impl Outputs {
 
 type SharedOut = Arc<Mutex<Outputs>>;
 
-/// Every figure of every sample, one JSON object per line.
-pub const RESOURCES_DETAIL: &str = "resources.jsonl";
-
 /// The sampler threads of a run, one per monitored host.
 pub struct Monitoring {
     stop: Arc<AtomicBool>,
@@ -238,13 +176,7 @@ impl Monitoring {
         wall_start: SystemTime,
     ) -> io::Result<Monitoring> {
         let mut out = BufWriter::new(File::create(dir.join(RESOURCES))?);
-        let mut header = String::from(
-            "second,start_epoch_ms,host,cpu_pct,user_pct,system_pct,iowait_pct,steal_pct,load1,memory_used_pct,swap_used_mb,\
-             disk_util_pct,disk_read_mb_s,disk_write_mb_s,disk_iops,net_rx_mbit_s,net_tx_mbit_s,net_link_pct,temperature_max_c,cpu_mhz,throttled",
-        );
-        for name in &processes {
-            header.push_str(&format!(",{name}_cpu_pct,{name}_rss_mb"));
-        }
+        let header = header(&processes);
         writeln!(out, "{header}")?;
         out.flush()?;
         let jsonl = BufWriter::new(File::create(dir.join(RESOURCES_DETAIL))?);
@@ -427,64 +359,6 @@ fn sleep_until(at: Instant) {
     if at > now {
         std::thread::sleep(at - now);
     }
-}
-
-fn write_row(
-    out: &mut impl Write,
-    second: u64,
-    epoch_ms: u64,
-    host: &str,
-    r: &Resources,
-    processes: &[String],
-) -> io::Result<()> {
-    let sum =
-        |f: fn(&headroom_monitor::sampler::DiskFigures) -> f64| r.disks.iter().map(f).sum::<f64>();
-    let link = r
-        .networks
-        .iter()
-        .filter_map(|n| n.link_pct)
-        .reduce(f64::max);
-    let temperature = r.temperatures_c.values().copied().reduce(f64::max);
-    let mhz = if r.frequencies_mhz.is_empty() {
-        None
-    } else {
-        Some(r.frequencies_mhz.iter().sum::<f64>() / r.frequencies_mhz.len() as f64)
-    };
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
-    write!(
-        out,
-        "{second},{epoch_ms},{host},{:.1},{:.1},{:.1},{:.1},{:.1},{:.2},{:.1},{:.1},{:.1},{:.3},{:.3},{:.1},{:.3},{:.3},{},{},{},{}",
-        r.cpu_pct,
-        r.user_pct,
-        r.system_pct,
-        r.iowait_pct,
-        r.steal_pct,
-        r.load[0],
-        r.memory_used_pct,
-        r.swap_used_mb,
-        r.disks.iter().map(|d| d.util_pct).fold(0.0, f64::max),
-        sum(|d| d.read_mb_s),
-        sum(|d| d.write_mb_s),
-        sum(|d| d.iops),
-        r.networks.iter().map(|n| n.rx_mbit_s).sum::<f64>(),
-        r.networks.iter().map(|n| n.tx_mbit_s).sum::<f64>(),
-        opt(link),
-        opt(temperature),
-        opt(mhz),
-        r.throttling.map_or(String::new(), |t| u8::from(throttled_now(&t)).to_string()),
-    )?;
-    for name in processes {
-        match r.processes.iter().find(|p| &p.name == name) {
-            Some(p) => write!(out, ",{:.1},{:.1}", p.cpu_pct, p.rss_mb)?,
-            None => write!(out, ",0.0,0.0")?,
-        }
-    }
-    writeln!(out)
-}
-
-/// The CPU runs slower than it can right now (any "now" bit of get_throttled).
-fn throttled_now(t: &headroom_monitor::fingerprint::Throttling) -> bool {
-    t.throttled_now || t.frequency_capped_now || t.soft_temperature_limit_now || t.under_voltage_now
 }
 
 #[cfg(test)]

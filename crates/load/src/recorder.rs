@@ -2,10 +2,10 @@
 //! interval's tallies and hands each finished interval to the collector.
 //! It lives on one worker thread, so recording takes no lock.
 
-use crate::jtl::JtlContext;
-use crate::sample::Sample;
-use crate::tally::Tally;
 use headroom_analysis::apdex::ApdexThresholds;
+use headroom_bundle::jtl::JtlContext;
+use headroom_bundle::sample::Sample;
+use headroom_bundle::tally::Tally;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
@@ -22,7 +22,8 @@ pub struct IntervalPiece {
     pub tallies: Vec<Option<Tally>>,
     /// Per scenario check: [passes, failures].
     pub checks: Vec<[u64; 2]>,
-    /// VUs running on this worker when the interval closed.
+    /// The most VUs running on this worker at once during the interval (so
+    /// the last interval, when users stop, still shows the users it had).
     pub active_vus: u32,
     /// CPU time this worker's thread used during the interval.
     pub cpu: Duration,
@@ -65,6 +66,8 @@ pub struct Recorder {
     tallies: Vec<Option<Tally>>,
     checks: Vec<[u64; 2]>,
     active_vus: u32,
+    /// The most VUs active at once in the current interval.
+    interval_vus: u32,
     pub peak_vus: u32,
     pub max_vus_reached: bool,
     cpu_mark: Duration,
@@ -95,6 +98,7 @@ impl Recorder {
             tallies: (0..labels).map(|_| None).collect(),
             checks: vec![[0, 0]; checks],
             active_vus: 0,
+            interval_vus: 0,
             peak_vus: 0,
             max_vus_reached: false,
             cpu_mark: thread_cpu_time(),
@@ -144,6 +148,7 @@ impl Recorder {
     pub fn vu_started(&mut self) {
         self.active_vus += 1;
         self.peak_vus = self.peak_vus.max(self.active_vus);
+        self.interval_vus = self.interval_vus.max(self.active_vus);
         if let Some((ctx, _)) = &self.jtl {
             ctx.active_vus
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -195,7 +200,7 @@ impl Recorder {
             index: self.index,
             tallies: self.tallies.iter_mut().map(Option::take).collect(),
             checks: self.checks.iter_mut().map(std::mem::take).collect(),
-            active_vus: self.active_vus,
+            active_vus: std::mem::replace(&mut self.interval_vus, self.active_vus),
             cpu: cpu_now.saturating_sub(self.cpu_mark),
             loop_lag: std::mem::take(&mut self.loop_lag),
             cpu_wait: wait_now.saturating_sub(self.wait_mark),

@@ -2,18 +2,21 @@
 //! interval pieces, merges them second by second into the bundle, reports
 //! progress, and on the end (or an interrupt) writes the summary.
 
-use crate::bundle::{BundleError, BundleWriter, Manifest, MergedInterval};
 use crate::engine::{Engine, EnginePlan};
-use crate::jtl::JtlContext;
-use crate::monitoring::{HostSummary, MonitorSource, Monitoring};
+use crate::monitoring::{MonitorSource, Monitoring};
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
-use crate::sample::ErrorKind;
-use crate::summary::{CheckFigures, LabelFigures, RunStatus, RunSummary};
-use crate::tally::Tally;
-use crate::warnings::RunWarning;
 use headroom_analysis::summary::LabelSummary;
 use headroom_analysis::LatencyStats;
+use headroom_bundle::jtl::JtlContext;
+use headroom_bundle::manifest::Manifest;
+use headroom_bundle::resources::HostSummary;
+use headroom_bundle::sample::ErrorKind;
+use headroom_bundle::summary::{CheckFigures, LabelFigures, RunStatus, RunSummary};
+use headroom_bundle::tally::Tally;
+use headroom_bundle::warnings::RunWarning;
+use headroom_bundle::writer::{BundleWriter, MergedInterval};
+use headroom_bundle::BundleError;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -144,8 +147,8 @@ pub async fn run(
     engine.join();
     let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
     if !resources.is_empty() {
-        setup.manifest.files.resources = Some(crate::monitoring::RESOURCES.into());
-        setup.manifest.files.resources_detail = Some(crate::monitoring::RESOURCES_DETAIL.into());
+        setup.manifest.files.resources = Some(headroom_bundle::RESOURCES.into());
+        setup.manifest.files.resources_detail = Some(headroom_bundle::RESOURCES_DETAIL.into());
     }
     collector.finish(status, setup.manifest, max_vus, wall_start, resources)
 }

@@ -2,70 +2,134 @@
 //! (Apdex over the rating bands, response times, throughput and resources
 //! against users) and the per-level table.
 
-use crate::charts::{apdex_bands, line_chart, LineChart, Series};
+use crate::charts::{apdex_bands, line_chart, LineChart, Series, Span};
 use crate::html::{escape, STYLE};
-use serde_json::Value;
+use headroom_bundle::capacity::{CapacityResult, Level};
+use plotters::style::RGBColor;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 /// One level's resource averages on a host: users, CPU, memory, disk.
 type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>);
 
-fn num(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
-}
-
-fn curve(name: &str, levels: &[&Value], key: &str) -> Series {
+fn curve(name: &str, levels: &[&Level], value: fn(&Level) -> Option<f64>) -> Series {
     Series {
         name: name.into(),
         points: levels
             .iter()
-            .filter_map(|l| Some((num(l, "users")?, num(l, key)?)))
+            .filter_map(|l| Some((f64::from(l.users), value(l)?)))
             .collect(),
     }
 }
 
-/// `result` is capacity.json; `verdict` the line the search printed.
-pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
-    let mut levels: Vec<&Value> = result
-        .get("levels")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    levels.sort_by(|a, b| {
-        num(a, "users")
-            .unwrap_or(0.0)
-            .total_cmp(&num(b, "users").unwrap_or(0.0))
-    });
+/// A level's bundle as a link relative to the report (written in the
+/// search's directory), shown as the level's directory name.
+fn bundle_link(level: &Level, base: &Path) -> String {
+    let relative = level
+        .bundle
+        .strip_prefix(base)
+        .unwrap_or(&level.bundle)
+        .display()
+        .to_string();
+    format!(
+        "<a href=\"{}/\">{}</a>",
+        escape(&relative),
+        escape(&relative)
+    )
+}
+
+/// The report of a capacity search (`result` as in capacity.json).
+pub fn render_capacity_report(result: &CapacityResult) -> String {
+    let mut levels: Vec<&Level> = result.levels.iter().collect();
+    levels.sort_by_key(|l| l.users);
     let x_max = levels
         .iter()
-        .filter_map(|l| num(l, "users"))
+        .map(|l| f64::from(l.users))
         .fold(1.0f64, f64::max)
         * 1.05;
-    let target = result
-        .pointer("/target/apdex")
-        .and_then(Value::as_f64)
-        .unwrap_or(0.7);
+    let target = result.target.apdex;
+    let setup = &result.setup;
     let mut html = String::new();
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>headroom capacity</title><style>{STYLE}</style></head><body><main>\n\
-         <h1>headroom capacity</h1><p class=\"verdict\">{}</p>\n",
-        escape(verdict)
+         <title>headroom capacity: {}</title><style>{STYLE}</style></head><body><main>\n\
+         <h1>headroom capacity</h1><h2>{}</h2><div class=\"meta\">{}<span>started: {}</span>\
+         <span>Apdex T {} ms, F {} ms</span><span>think time: {}</span>\
+         <span>target: Apdex ≥ {:.2}, errors ≤ {:.1}%{}</span>\
+         <span>each level: {} s warm-up + {} s measured</span></div>\n<p class=\"verdict\">{}</p>\n",
+        escape(&setup.url),
+        escape(&setup.url),
+        setup
+            .scenario
+            .as_ref()
+            .map_or(String::new(), |s| format!("<span>scenario: {}</span>", escape(s))),
+        escape(&setup.started_at),
+        setup.apdex_t_ms,
+        setup.apdex_f_ms,
+        escape(&setup.think),
+        target,
+        result.target.max_error * 100.0,
+        result
+            .target
+            .p95_max_ms
+            .map_or(String::new(), |p| format!(", p95 ≤ {p:.0} ms")),
+        setup.warmup_s,
+        setup.measured_s,
+        escape(&result.verdict)
     );
-    let valid = result.get("valid").and_then(Value::as_bool).unwrap_or(true);
-    let interrupted = result.get("status").and_then(Value::as_str) == Some("interrupted");
+    let interrupted = result.status == "interrupted";
+    let _ = write!(html, "<ul class=\"findings\">");
     if interrupted {
-        html.push_str("<p class=\"verdict\" style=\"border-color:#d50000\"><b>Interrupted:</b> the search was stopped before it could decide; the levels below were measured, and no capacity is claimed.</p>\n");
-    } else if !valid {
-        html.push_str("<p class=\"verdict\" style=\"border-color:#d50000\"><b>Invalid:</b> the load generator was the limit at a deciding level; the figures are not the server's.</p>\n");
+        html.push_str("<li><b>Interrupted:</b> the search was stopped before it could decide; the levels below were measured, and no capacity is claimed.</li>");
+    } else if !result.valid {
+        html.push_str("<li><b>Invalid:</b> the load generator was the limit at a deciding level; the figures are not the server's.</li>");
+    } else {
+        html.push_str("<li><b>Valid:</b> the load generator kept up at the deciding levels, so the figures are the server's.</li>");
     }
+    if let Some(little) = &result.little {
+        let _ = write!(
+            html,
+            "<li><b>Little's law</b> at the capacity: {}.{}</li>",
+            escape(&little.describe()),
+            if (little.users_busy - f64::from(little.users)).abs() > 0.1 * f64::from(little.users) {
+                " More than 10% apart: users waited somewhere not measured (connection queue, think time other than recorded) or the level was not steady."
+            } else {
+                " They agree: the level was steady."
+            }
+        );
+    }
+    if let Some(knee) = result.knee_users {
+        let _ = write!(
+            html,
+            "<li><b>Knee</b> at {knee} users: the first level above the capacity that broke the target (shaded on the curves).</li>"
+        );
+    }
+    html.push_str("</ul>\n");
+    // The knee: from the capacity to the first broken level.
+    let knee_span = |_: ()| -> Vec<Span> {
+        match (result.capacity.users, result.knee_users) {
+            (Some(c), Some(k)) => vec![Span {
+                from: f64::from(c),
+                to: f64::from(k),
+                color: RGBColor(213, 0, 0),
+            }],
+            (None, Some(k)) => vec![Span {
+                from: (f64::from(k) - 0.5).max(0.0),
+                to: f64::from(k) + 0.5,
+                color: RGBColor(213, 0, 0),
+            }],
+            _ => vec![],
+        }
+    };
     let bands = apdex_bands();
     html.push_str("<h2>Capacity curve</h2><div class=\"charts\">\n");
-    let mut target_line = curve("target", &levels, "users");
-    target_line.points = vec![(0.0, target), (x_max, target)];
+    let target_line = Series {
+        name: "target".into(),
+        points: vec![(0.0, target), (x_max, target)],
+    };
     let charts = [
         (
             LineChart {
@@ -74,11 +138,11 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
                 y_label: "Apdex",
                 x_max,
                 y_max: Some(1.0),
-                series: vec![curve("Apdex", &levels, "apdex"), target_line],
-                spans: vec![],
+                series: vec![curve("Apdex", &levels, |l| l.apdex), target_line],
+                spans: knee_span(()),
                 bands,
             },
-            "Each level's measured Apdex over the rating bands, and the target.",
+            "Each level's measured Apdex over the rating bands, and the target; shaded red: from the capacity to the knee.",
         ),
         (
             LineChart {
@@ -88,11 +152,11 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
                 x_max,
                 y_max: None,
                 series: vec![
-                    curve("mean", &levels, "mean_ms"),
-                    curve("p90", &levels, "p90_ms"),
-                    curve("p95", &levels, "p95_ms"),
+                    curve("mean", &levels, |l| l.mean_ms),
+                    curve("p90", &levels, |l| l.p90_ms),
+                    curve("p95", &levels, |l| l.p95_ms),
                 ],
-                spans: vec![],
+                spans: knee_span(()),
                 bands: vec![],
             },
             "Mean and percentiles of each level's measurement.",
@@ -104,8 +168,8 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
                 y_label: "requests/s",
                 x_max,
                 y_max: None,
-                series: vec![curve("requests/s", &levels, "rps")],
-                spans: vec![],
+                series: vec![curve("requests/s", &levels, |l| Some(l.rps))],
+                spans: knee_span(()),
                 bands: vec![],
             },
             "It flattens where the server saturates (Little's law: X = N / (R + Z)).",
@@ -122,23 +186,12 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
     // Resources against users, per host.
     let mut hosts: BTreeMap<String, Vec<HostPoint>> = BTreeMap::new();
     for level in &levels {
-        let users = num(level, "users").unwrap_or(0.0);
-        for host in level
-            .get("resources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let name = host
-                .get("host")
-                .and_then(Value::as_str)
-                .unwrap_or("host")
-                .to_string();
-            hosts.entry(name).or_default().push((
-                users,
-                num(host, "cpu_avg"),
-                num(host, "memory_avg"),
-                num(host, "disk_avg"),
+        for host in &level.resources {
+            hosts.entry(host.host.clone()).or_default().push((
+                f64::from(level.users),
+                host.cpu_avg,
+                host.memory_avg,
+                host.disk_avg,
             ));
         }
     }
@@ -162,7 +215,7 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
                 series("memory %", |r| r.2),
                 series("disk %util", |r| r.3),
             ],
-            spans: vec![],
+            spans: knee_span(()),
             bands: vec![],
         };
         let _ = writeln!(
@@ -174,31 +227,23 @@ pub fn render_capacity_report(result: &Value, verdict: &str) -> String {
     html.push_str("</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors %</th><th>Mean</th><th>p50</th><th>p90</th><th>p95</th><th>Requests/s</th><th>Target</th><th>Bundle</th></tr>\n");
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     for level in &levels {
-        let rating = level
-            .get("apdex_rating")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let good = level.get("good").and_then(Value::as_bool).unwrap_or(false);
-        let limited = level
-            .get("generator_limited")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let rating = level.apdex_rating.as_deref().unwrap_or("");
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}{}</td><td>{}</td></tr>",
-            num(level, "users").unwrap_or(0.0),
-            num(level, "apdex").map_or("-".into(), |a| format!("{a:.3}")),
-            num(level, "error_rate").unwrap_or(0.0) * 100.0,
-            ms(num(level, "mean_ms")),
-            ms(num(level, "p50_ms")),
-            ms(num(level, "p90_ms")),
-            ms(num(level, "p95_ms")),
-            num(level, "rps").unwrap_or(0.0),
-            if good { "met" } else { "broken" },
-            if limited { " (generator limited)" } else { "" },
-            escape(level.get("bundle").and_then(Value::as_str).unwrap_or("")),
+            level.users,
+            level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+            level.error_rate * 100.0,
+            ms(level.mean_ms),
+            ms(level.p50_ms),
+            ms(level.p90_ms),
+            ms(level.p95_ms),
+            level.rps,
+            if level.good { "met" } else { "broken" },
+            if level.generator_limited { " (generator limited)" } else { "" },
+            bundle_link(level, &result.bundle),
         );
     }
-    html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Each level is an ordinary bundle: `headroom report` and `headroom compare` read them.</p>\n</main></body></html>\n");
+    html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Each level is an ordinary bundle (linked): <code>headroom report</code> and <code>headroom compare</code> read them, and give the figures of its measurement after the warm-up, as in this table.</p>\n</main></body></html>\n");
     html
 }

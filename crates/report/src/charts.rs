@@ -73,6 +73,63 @@ fn failed(title: &str, error: impl std::fmt::Debug) -> String {
     format!("<p class=\"chart-error\">The chart '{title}' could not be drawn: {error:?}</p>")
 }
 
+/// How a legend entry is drawn: a line or a filled box.
+#[derive(Clone, Copy)]
+enum Mark {
+    Line,
+    Box,
+}
+
+/// Height of the strip above a chart that holds its title and legend.
+fn header_height(entries: usize, names: usize) -> u32 {
+    let lines = if entries > 1 { 1 + names / 60 } else { 0 };
+    30 + lines as u32 * 20
+}
+
+/// Draws the title and, when there is more than one entry, the legend in
+/// the strip above the plot, so the legend never covers a line or a bar.
+fn draw_header<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    entries: &[(&str, RGBColor, Mark)],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (width, _) = area.dim_in_pixel();
+    area.draw(&Text::new(
+        title.to_string(),
+        (12, 6),
+        ("sans-serif", 18).into_font(),
+    ))?;
+    if entries.len() < 2 {
+        return Ok(());
+    }
+    let (mut x, mut y) = (64i32, 36i32);
+    for (name, color, mark) in entries {
+        // A 14 px sans-serif character is about 7.5 px wide.
+        let needed = 26 + (name.chars().count() as f64 * 7.5) as i32 + 16;
+        if x + needed > width as i32 && x > 64 {
+            x = 64;
+            y += 20;
+        }
+        match mark {
+            Mark::Line => area.draw(&PathElement::new(
+                vec![(x, y), (x + 18, y)],
+                color.stroke_width(3),
+            ))?,
+            Mark::Box => area.draw(&Rectangle::new(
+                [(x + 2, y - 5), (x + 16, y + 5)],
+                color.filled(),
+            ))?,
+        }
+        area.draw(&Text::new(
+            name.to_string(),
+            (x + 24, y - 8),
+            ("sans-serif", LABEL_FONT).into_font(),
+        ))?;
+        x += needed;
+    }
+    Ok(())
+}
+
 fn y_top(series: &[Series], fixed: Option<f64>) -> f64 {
     fixed.unwrap_or_else(|| {
         let top = series
@@ -91,12 +148,22 @@ fn y_top(series: &[Series], fixed: Option<f64>) -> f64 {
 pub fn line_chart(chart: &LineChart<'_>) -> String {
     let mut svg = String::new();
     let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let entries: Vec<(&str, RGBColor, Mark)> = chart
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.as_str(), PALETTE[i % PALETTE.len()], Mark::Line))
+            .collect();
+        let names: usize = entries.iter().map(|e| e.0.chars().count() + 6).sum();
+        let top = header_height(entries.len(), names);
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + top - 30)).into_drawing_area();
         root.fill(&WHITE)?;
+        let (header, plot) = root.split_vertically(top);
+        draw_header(&header, chart.title, &entries)?;
         let y_max = y_top(&chart.series, chart.y_max);
         let x_max = chart.x_max.max(1.0);
-        let mut ctx = ChartBuilder::on(&root)
-            .caption(chart.title, ("sans-serif", 18))
+        let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(56)
@@ -125,11 +192,7 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             ctx.draw_series(LineSeries::new(
                 series.points.iter().copied(),
                 color.stroke_width(2),
-            ))?
-            .label(series.name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+            ))?;
             // A line needs two points: a lone one (one level, one second) is a dot.
             if series.points.len() == 1 {
                 ctx.draw_series(
@@ -139,14 +202,6 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
                         .map(|point| Circle::new(*point, 4, color.filled())),
                 )?;
             }
-        }
-        if chart.series.len() > 1 {
-            ctx.configure_series_labels()
-                .label_font(("sans-serif", LABEL_FONT))
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.3))
-                .draw()?;
         }
         root.present()?;
         Ok(())
@@ -171,9 +226,10 @@ pub fn spectrum_chart(title: &str, points: &[(f64, f64)]) -> String {
     let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE)?;
+        let (header, plot) = root.split_vertically(30);
+        draw_header(&header, title, &[])?;
         let y_max = mapped.iter().map(|p| p.1).fold(0.0f64, f64::max).max(0.001) * 1.1;
-        let mut ctx = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+        let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(56)
@@ -222,8 +278,17 @@ pub fn bar_chart(
     let height = (80 + rows * 34).clamp(180, 1600) as u32;
     let mut svg = String::new();
     let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let (upper_color, lower_color) = (PALETTE[1], PALETTE[0]);
+        let mut entries = vec![(upper.0, upper_color, Mark::Box)];
+        if !lower.1.is_empty() {
+            entries.push((lower.0, lower_color, Mark::Box));
+        }
+        let top = header_height(entries.len(), 20);
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH, height + top - 30)).into_drawing_area();
         root.fill(&WHITE)?;
+        let (header, plot) = root.split_vertically(top);
+        draw_header(&header, title, &entries)?;
         let x_max = upper
             .1
             .iter()
@@ -232,8 +297,7 @@ pub fn bar_chart(
             .fold(0.0f64, f64::max)
             .max(0.001)
             * 1.15;
-        let mut ctx = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
+        let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(170)
@@ -262,7 +326,6 @@ pub fn bar_chart(
             .draw()?;
         // Row 0 is at the bottom: the first label goes to the top row.
         let row = |i: usize| rows - 1 - i;
-        let (upper_color, lower_color) = (PALETTE[1], PALETTE[0]);
         ctx.draw_series(upper.1.iter().enumerate().map(|(i, v)| {
             Rectangle::new(
                 [
@@ -271,10 +334,8 @@ pub fn bar_chart(
                 ],
                 upper_color.filled(),
             )
-        }))?
-        .label(upper.0)
-        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], upper_color.filled()));
-        let lower_series = ctx.draw_series(lower.1.iter().enumerate().map(|(i, v)| {
+        }))?;
+        ctx.draw_series(lower.1.iter().enumerate().map(|(i, v)| {
             Rectangle::new(
                 [
                     (0.0, SegmentValue::Exact(row(i))),
@@ -283,17 +344,6 @@ pub fn bar_chart(
                 lower_color.filled(),
             )
         }))?;
-        if !lower.1.is_empty() {
-            lower_series.label(lower.0).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 14, y + 5)], lower_color.filled())
-            });
-        }
-        ctx.configure_series_labels()
-            .label_font(("sans-serif", LABEL_FONT))
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()?;
         root.present()?;
         Ok(())
     })();

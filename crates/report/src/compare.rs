@@ -4,16 +4,16 @@
 //! the environment fields that differ, and the regressions beyond a
 //! threshold (for CI, like moodle-performance-comparison).
 
+use crate::run_data::flatten;
 pub use crate::run_data::RunData;
-use crate::run_data::{flatten, text};
 use headroom_analysis::bootstrap::{median_difference, Interval};
-use headroom_load::bundle_reader::{IntervalRow, ResourceRow};
+use headroom_bundle::intervals::IntervalRow;
+use headroom_bundle::resources::ResourceRow;
+use headroom_bundle::summary::LabelFigures;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-#[cfg(test)]
-use std::path::PathBuf;
 
 /// Confidence of the intervals.
 pub const CONFIDENCE: f64 = 0.95;
@@ -66,15 +66,14 @@ impl Metric {
     }
 
     /// The run's figure, from the manifest's summary (exact, whole run).
-    fn value(self, figures: &Value) -> Option<f64> {
-        let get = |key: &str| figures.get(key).and_then(Value::as_f64);
+    fn value(self, figures: &LabelFigures) -> Option<f64> {
         match self {
-            Metric::Apdex => get("apdex"),
-            Metric::Mean => get("mean_ms"),
-            Metric::P90 => get("p90_ms"),
-            Metric::P95 => get("p95_ms"),
-            Metric::Errors => get("error_rate").map(|r| r * 100.0),
-            Metric::Throughput => get("rps"),
+            Metric::Apdex => figures.apdex,
+            Metric::Mean => Some(figures.mean_ms),
+            Metric::P90 => Some(figures.p90_ms),
+            Metric::P95 => Some(figures.p95_ms),
+            Metric::Errors => Some(figures.error_rate * 100.0),
+            Metric::Throughput => Some(figures.rps),
         }
     }
 
@@ -82,12 +81,7 @@ impl Metric {
     fn per_interval(self, rows: &[&IntervalRow]) -> Vec<f64> {
         rows.iter()
             .filter_map(|r| match self {
-                Metric::Apdex => {
-                    let n = r.apdex_satisfied + r.apdex_tolerating + r.apdex_frustrated;
-                    (n > 0).then(|| {
-                        (r.apdex_satisfied as f64 + r.apdex_tolerating as f64 / 2.0) / n as f64
-                    })
-                }
+                Metric::Apdex => r.apdex_counts().score(),
                 Metric::Mean => Some(r.mean_ms),
                 Metric::P90 => Some(r.p90_ms),
                 Metric::P95 => Some(r.p95_ms),
@@ -170,7 +164,58 @@ pub struct Comparison {
     pub metrics: Vec<MetricTable>,
     pub resources: Vec<ResourceFigures>,
     pub environment: Vec<EnvironmentDifference>,
+    /// What was run, where it differs between runs (target, scenario,
+    /// profile, users, Apdex T/F, timeout).
+    pub setup: Vec<EnvironmentDifference>,
+    /// False when the runs used different Apdex T or F: their Apdex is
+    /// shown but not compared.
+    pub apdex_comparable: bool,
     pub regressions: Vec<Regression>,
+}
+
+fn json(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// The fields that say what was run: where, what, how hard, and how it was
+/// judged. Runs that differ here measured different things.
+fn setup(runs: &[RunData]) -> Vec<EnvironmentDifference> {
+    let fields: Vec<Vec<(&str, String)>> = runs
+        .iter()
+        .map(|run| {
+            let m = &run.manifest;
+            vec![
+                ("target", m.target.clone()),
+                ("scenario", m.scenario.to_string()),
+                ("profile", m.profile.describe()),
+                ("peak users", run.summary.peak_vus.to_string()),
+                ("Apdex T (ms)", format!("{}", m.apdex_t_ms)),
+                ("Apdex F (ms)", format!("{}", m.apdex_f_ms)),
+                ("timeout (ms)", format!("{}", m.timeout_ms)),
+            ]
+        })
+        .collect();
+    (0..fields[0].len())
+        .filter_map(|i| {
+            let values: Vec<Option<String>> = fields.iter().map(|f| Some(f[i].1.clone())).collect();
+            values
+                .iter()
+                .any(|v| v != &values[0])
+                .then(|| EnvironmentDifference {
+                    field: fields[0][i].0.to_string(),
+                    values,
+                })
+        })
+        .collect()
+}
+
+/// True when every run judged Apdex with the same T and F: otherwise the
+/// scores measure different things and are not compared.
+fn apdex_comparable(runs: &[RunData]) -> bool {
+    let first = &runs[0].manifest;
+    runs.iter().all(|r| {
+        r.manifest.apdex_t_ms == first.apdex_t_ms && r.manifest.apdex_f_ms == first.apdex_f_ms
+    })
 }
 
 fn pct(change: f64, base: f64) -> Option<f64> {
@@ -222,24 +267,33 @@ fn cell(
 /// generator's and each monitored host's fingerprint and doctor findings.
 /// Readings that change every second (load, uptime) are left out.
 fn environment(runs: &[RunData]) -> Vec<EnvironmentDifference> {
-    let fields: Vec<BTreeMap<String, String>> = runs
+    let fingerprints: Vec<Vec<(String, Value)>> = runs
         .iter()
         .map(|run| {
+            let m = &run.manifest;
+            m.fingerprint
+                .iter()
+                .map(|fp| ("generator".to_string(), json(fp)))
+                .chain(
+                    m.monitored_hosts
+                        .iter()
+                        .map(|h| (h.agent.clone(), json(&h.fingerprint))),
+                )
+                .collect()
+        })
+        .collect();
+    differences(&fingerprints)
+}
+
+/// The fields that differ between runs' fingerprints (each a list of
+/// named JSON values).
+fn differences(fingerprints: &[Vec<(String, Value)>]) -> Vec<EnvironmentDifference> {
+    let fields: Vec<BTreeMap<String, String>> = fingerprints
+        .iter()
+        .map(|named| {
             let mut fields = Vec::new();
-            if let Some(fp) = run.manifest.get("fingerprint") {
-                flatten("generator", fp, &mut fields);
-            }
-            if let Some(hosts) = run
-                .manifest
-                .get("monitored_hosts")
-                .and_then(Value::as_array)
-            {
-                for host in hosts {
-                    let name = host.get("agent").and_then(Value::as_str).unwrap_or("host");
-                    if let Some(fp) = host.get("fingerprint") {
-                        flatten(name, fp, &mut fields);
-                    }
-                }
+            for (name, fp) in named {
+                flatten(name, fp, &mut fields);
             }
             fields
                 .into_iter()
@@ -338,6 +392,7 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
         }
     }
     let mut regressions = Vec::new();
+    let comparable = apdex_comparable(runs);
     let metrics = Metric::ALL
         .iter()
         .map(|&metric| {
@@ -350,7 +405,8 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
                         .enumerate()
                         .map(|(j, label)| {
                             let seed = (i * 1000 + j) as u64;
-                            cell(metric, base, run, label, i == baseline, seed)
+                            let alone = i == baseline || (metric == Metric::Apdex && !comparable);
+                            cell(metric, base, run, label, alone, seed)
                         })
                         .collect()
                 })
@@ -394,14 +450,19 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
             .map(|r| RunInfo {
                 name: r.name.clone(),
                 bundle: r.bundle.display().to_string(),
-                target: text(&r.manifest, "/target").to_string(),
-                started_at: text(&r.manifest, "/started_at").to_string(),
-                status: text(&r.manifest, "/status").to_string(),
+                target: r.manifest.target.clone(),
+                started_at: r.manifest.started_at.clone(),
+                status: serde_json::to_value(r.manifest.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default(),
             })
             .collect(),
         metrics,
         resources: resource_figures(runs, baseline),
         environment: environment(runs),
+        setup: setup(runs),
+        apdex_comparable: comparable,
         regressions,
     }
 }
@@ -560,15 +621,13 @@ mod tests {
 
     #[test]
     fn environment_differences_skip_moving_readings() {
-        let run = |governor: &str, load: f64| RunData {
-            name: "x".into(),
-            bundle: PathBuf::new(),
-            manifest: json!({"fingerprint": {"cpu": {"governor": governor, "model": "A"}, "load": {"one": load}}}),
-            intervals: vec![],
-            resources: None,
-            latency: None,
+        let run = |governor: &str, load: f64| {
+            vec![(
+                "generator".to_string(),
+                json!({"cpu": {"governor": governor, "model": "A"}, "load": {"one": load}}),
+            )]
         };
-        let diffs = environment(&[run("performance", 0.1), run("powersave", 0.9)]);
+        let diffs = differences(&[run("performance", 0.1), run("powersave", 0.9)]);
         assert_eq!(diffs.len(), 1, "{diffs:?}");
         assert_eq!(diffs[0].field, "generator.cpu.governor");
         assert_eq!(

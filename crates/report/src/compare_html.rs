@@ -5,7 +5,7 @@
 use crate::charts::bar_chart;
 use crate::compare::{number, Comparison, Metric};
 use crate::html::{escape, STYLE};
-use headroom_load::bundle::TOTAL_LABEL;
+use headroom_bundle::TOTAL_LABEL;
 use std::fmt::Write;
 
 const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#777}";

@@ -4,10 +4,11 @@
 use crate::charts::{
     apdex_bands, bar_chart, line_chart, spectrum_chart, LineChart, Series, Span, PALETTE,
 };
-use crate::run_data::{flatten, text, RunData, MIN_INTERVAL_S};
+use crate::run_data::{flatten, RunData, MIN_INTERVAL_S};
 use headroom_analysis::apdex::Rating;
-use headroom_load::bundle::TOTAL_LABEL;
-use headroom_load::bundle_reader::{IntervalRow, ResourceRow};
+use headroom_bundle::intervals::IntervalRow;
+use headroom_bundle::resources::ResourceRow;
+use headroom_bundle::TOTAL_LABEL;
 use plotters::style::RGBColor;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,10 +49,6 @@ figcaption{font-size:.82em;color:#555;padding:2px 6px}
 nav a{margin-right:12px}
 ";
 
-fn num(value: Option<&Value>) -> Option<f64> {
-    value.and_then(Value::as_f64)
-}
-
 fn ms(value: Option<f64>) -> String {
     match value {
         Some(v) if v >= 100.0 => format!("{v:.0}"),
@@ -65,23 +62,6 @@ fn rating_of(apdex: Option<f64>) -> Option<String> {
     apdex.map(|a| Rating::of(a).to_string())
 }
 
-fn profile_text(profile: &Value) -> String {
-    let Some(map) = profile.as_object() else {
-        return String::new();
-    };
-    map.iter()
-        .filter(|(_, v)| !v.is_null() && !v.is_object())
-        .map(|(k, v)| {
-            let v = v
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| v.to_string());
-            format!("{k} {v}")
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The report for these runs.
 pub fn render_report(runs: &[RunData]) -> String {
     let mut html = String::new();
@@ -90,7 +70,7 @@ pub fn render_report(runs: &[RunData]) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>headroom report: {}</title><style>{STYLE}</style></head><body><main>\n<h1>headroom report</h1>\n",
-        escape(&runs.iter().map(|r| text(&r.manifest, "/target").to_string()).collect::<Vec<_>>().join(", "))
+        escape(&runs.iter().map(|r| r.manifest.target.clone()).collect::<Vec<_>>().join(", "))
     );
     if runs.len() > 1 {
         html.push_str("<nav>");
@@ -114,34 +94,38 @@ pub fn render_report(runs: &[RunData]) -> String {
 
 fn run_section(html: &mut String, run: &RunData) {
     let m = &run.manifest;
-    let status = text(m, "/status");
+    let status = serde_json::to_value(m.status)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
     let scenario = m
-        .pointer("/scenario/name")
+        .scenario
+        .get("name")
         .and_then(Value::as_str)
         .map(String::from)
         .unwrap_or_else(|| {
-            format!(
-                "{} {}",
-                text(m, "/scenario/method"),
-                text(m, "/scenario/url")
-            )
+            let field = |k: &str| m.scenario.get(k).and_then(Value::as_str).unwrap_or("");
+            format!("{} {}", field("method"), field("url"))
         });
     let _ = writeln!(
         html,
         "<h2>{}</h2><div class=\"meta\"><span>scenario: {}</span><span>profile: {}</span>\
+         <span>Apdex T {} ms, F {} ms</span>\
          <span>started: {}</span><span>duration: {:.1} s</span><span class=\"status-{}\">status: {}</span>\
          <span>headroom {}</span><span>bundle: {}</span></div>",
-        escape(text(m, "/target")),
+        escape(&m.target),
         escape(scenario.trim()),
-        escape(&profile_text(m.get("profile").unwrap_or(&Value::Null))),
-        escape(text(m, "/started_at")),
-        num(m.get("elapsed_s")).unwrap_or(0.0),
-        escape(status),
-        escape(status),
-        escape(text(m, "/tool/version")),
+        escape(&m.profile.describe()),
+        m.apdex_t_ms,
+        m.apdex_f_ms,
+        escape(&m.started_at),
+        run.elapsed_s(),
+        escape(&status),
+        escape(&status),
+        escape(&m.tool.version),
         escape(&run.bundle.display().to_string()),
     );
-    if run.recovered() {
+    if run.recovered {
         let _ = writeln!(
             html,
             "<p class=\"status-died\">The run died before it finished: these figures were rebuilt from \
@@ -151,15 +135,13 @@ fn run_section(html: &mut String, run: &RunData) {
     }
     verdict(html, run);
     statistics(html, run);
+    errors(html, run);
     charts(html, run);
     environment(html, run);
 }
 
 fn verdict(html: &mut String, run: &RunData) {
-    let Some(total) = run.figures(TOTAL_LABEL) else {
-        return;
-    };
-    let apdex = num(total.get("apdex"));
+    let total = &run.summary.total;
     let labels: Vec<String> = run
         .labels()
         .into_iter()
@@ -169,21 +151,17 @@ fn verdict(html: &mut String, run: &RunData) {
         .iter()
         .filter_map(|l| {
             let f = run.figures(l)?;
-            Some((
-                l,
-                num(f.get("apdex")).unwrap_or(1.0),
-                num(f.get("p95_ms")).unwrap_or(0.0),
-            ))
+            Some((l, f.apdex.unwrap_or(1.0), f.p95_ms))
         })
         .min_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)));
     let _ = write!(
         html,
         "<p class=\"verdict\">Apdex <b>{}</b> {} · errors <b>{:.2}%</b> · <b>{:.1}</b> requests/s · p95 <b>{} ms</b>",
-        apdex.map_or("-".into(), |a| format!("{a:.3}")),
-        escape(&rating_of(apdex).unwrap_or_default()),
-        num(total.get("error_rate")).unwrap_or(0.0) * 100.0,
-        num(total.get("rps")).unwrap_or(0.0),
-        ms(num(total.get("p95_ms"))),
+        total.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+        escape(&rating_of(total.apdex).unwrap_or_default()),
+        total.error_rate * 100.0,
+        total.rps,
+        ms(Some(total.p95_ms)),
     );
     if let Some((label, apdex, p95)) = worst {
         let _ = write!(
@@ -196,41 +174,160 @@ fn verdict(html: &mut String, run: &RunData) {
     html.push_str("</p>\n");
 }
 
+/// The statistics table: what a reader looks for first (samples, errors,
+/// Apdex, throughput) on the left, so it stays in view on a laptop; the
+/// percentiles and byte rates after.
 fn statistics(html: &mut String, run: &RunData) {
-    let elapsed = num(run.manifest.get("elapsed_s")).unwrap_or(0.0).max(0.001);
+    let elapsed = run.elapsed_s().max(0.001);
     html.push_str(
-        "<h3>Statistics</h3><div class=\"scroll\"><table><tr><th>Label</th><th>Samples</th><th>Errors %</th>\
-         <th>Mean</th><th>Min</th><th>Max</th><th>Median</th><th>90th pct</th><th>95th pct</th><th>99th pct</th>\
-         <th>Throughput /s</th><th>Received KB/s</th><th>Sent KB/s</th><th>Apdex</th></tr>\n",
+        "<h3>Statistics</h3><div class=\"scroll\"><table class=\"stats\"><tr><th>Label</th><th>Samples</th><th>Errors %</th>\
+         <th>Apdex</th><th>Req/s</th><th>Mean</th><th>Median</th><th>90th pct</th><th>95th pct</th><th>99th pct</th>\
+         <th>Min</th><th>Max</th><th>Recv KB/s</th><th>Sent KB/s</th></tr>\n",
     );
     for label in run.labels() {
         let Some(f) = run.figures(&label) else {
             continue;
         };
-        let get = |k: &str| num(f.get(k));
-        let apdex = get("apdex");
-        let rating = rating_of(apdex).unwrap_or_default();
+        let rating = rating_of(f.apdex).unwrap_or_default();
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td class=\"{rating}\">{} {rating}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td class=\"{rating}\">{} {rating}</td><td>{:.1}</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{:.1}</td><td>{:.1}</td></tr>",
             escape(&label),
-            get("count").unwrap_or(0.0),
-            get("error_rate").unwrap_or(0.0) * 100.0,
-            ms(get("mean_ms")),
-            ms(get("min_ms")),
-            ms(get("max_ms")),
-            ms(get("p50_ms")),
-            ms(get("p90_ms")),
-            ms(get("p95_ms")),
-            ms(get("p99_ms")),
-            get("rps").unwrap_or(0.0),
-            get("bytes_received").unwrap_or(0.0) / 1024.0 / elapsed,
-            get("bytes_sent").unwrap_or(0.0) / 1024.0 / elapsed,
-            apdex.map_or("-".into(), |a| format!("{a:.3}")),
+            f.count,
+            f.error_rate * 100.0,
+            f.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+            f.rps,
+            ms(Some(f.mean_ms)),
+            ms(Some(f.p50_ms)),
+            ms(Some(f.p90_ms)),
+            ms(Some(f.p95_ms)),
+            ms(Some(f.p99_ms)),
+            ms(Some(f.min_ms)),
+            ms(Some(f.max_ms)),
+            f.bytes_received as f64 / 1024.0 / elapsed,
+            f.bytes_sent as f64 / 1024.0 / elapsed,
         );
     }
     html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Percentiles over every sample (HdrHistogram); JMeter's dashboard uses a 20,000-sample window.</p>\n");
+}
+
+/// The errors: by kind (with the HTTP status for status errors) and the
+/// first reason seen, then the labels that failed most.
+fn errors(html: &mut String, run: &RunData) {
+    let total = &run.summary.total;
+    if total.errors == 0 {
+        return;
+    }
+    let rows = error_rows(total);
+    html.push_str(
+        "<h3>Errors</h3><div class=\"scroll\"><table class=\"errors\"><tr><th>Kind</th><th>Status</th>\
+         <th>Errors</th><th>% of errors</th><th>% of samples</th><th>First reason</th></tr>\n",
+    );
+    for row in &rows {
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            escape(&row.kind),
+            escape(&row.status),
+            row.count,
+            row.count as f64 * 100.0 / total.errors as f64,
+            row.count as f64 * 100.0 / total.count.max(1) as f64,
+            escape(&row.reason),
+        );
+    }
+    html.push_str("</table></div>\n");
+    let mut labels: Vec<(String, &headroom_bundle::summary::LabelFigures)> = run
+        .labels()
+        .into_iter()
+        .filter(|l| l != TOTAL_LABEL)
+        .filter_map(|l| Some((l.clone(), run.figures(&l)?)))
+        .filter(|(_, f)| f.errors > 0)
+        .collect();
+    if labels.is_empty() {
+        return;
+    }
+    labels.sort_by_key(|l| std::cmp::Reverse(l.1.errors));
+    html.push_str(
+        "<h3>Top errors per label</h3><div class=\"scroll\"><table class=\"errors\"><tr><th>Label</th>\
+         <th>Samples</th><th>Errors</th><th>Errors %</th><th>#1 error</th><th>#2 error</th><th>#3 error</th></tr>\n",
+    );
+    for (label, f) in labels {
+        let top = error_rows(f);
+        let mut cells = String::new();
+        for i in 0..3 {
+            match top.get(i) {
+                Some(row) => {
+                    let _ = write!(
+                        cells,
+                        "<td>{} {} ({})</td>",
+                        escape(&row.kind),
+                        escape(&row.status),
+                        row.count
+                    );
+                }
+                None => cells.push_str("<td></td>"),
+            }
+        }
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td>{cells}</tr>",
+            escape(&label),
+            f.count,
+            f.errors,
+            f.error_rate * 100.0
+        );
+    }
+    html.push_str("</table></div>\n");
+}
+
+struct ErrorRow {
+    kind: String,
+    status: String,
+    count: u64,
+    reason: String,
+}
+
+/// A label's errors by kind, HTTP status errors split by status code,
+/// most frequent first.
+fn error_rows(f: &headroom_bundle::summary::LabelFigures) -> Vec<ErrorRow> {
+    let mut rows = Vec::new();
+    for (kind, &count) in f.errors_by_kind.iter().filter(|(_, n)| **n > 0) {
+        let reason = f.error_details.get(kind).cloned().unwrap_or_default();
+        let class = match kind.as_str() {
+            "http_4xx" => Some('4'),
+            "http_5xx" => Some('5'),
+            _ => None,
+        };
+        let statuses: Vec<(&String, &u64)> = class
+            .map(|c| {
+                f.status_codes
+                    .iter()
+                    .filter(|(code, n)| code.starts_with(c) && **n > 0)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if statuses.iter().map(|(_, n)| **n).sum::<u64>() == count && !statuses.is_empty() {
+            for (code, n) in statuses {
+                rows.push(ErrorRow {
+                    kind: kind.clone(),
+                    status: code.clone(),
+                    count: *n,
+                    reason: reason.clone(),
+                });
+            }
+        } else {
+            rows.push(ErrorRow {
+                kind: kind.clone(),
+                status: String::new(),
+                count,
+                reason,
+            });
+        }
+    }
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then(a.kind.cmp(&b.kind)));
+    rows
 }
 
 fn figure(html: &mut String, svg: &str, caption: &str) {
@@ -261,8 +358,8 @@ fn charts(html: &mut String, run: &RunData) {
         .iter()
         .filter(|r| r.label == TOTAL_LABEL && r.interval_s >= MIN_INTERVAL_S)
         .collect();
-    let x_max = num(run.manifest.get("elapsed_s"))
-        .unwrap_or(0.0)
+    let x_max = run
+        .elapsed_s()
         .max(total.last().map_or(1.0, |r| r.second as f64 + 1.0));
     html.push_str("<h3>Over time</h3><div class=\"charts\">\n");
     let chart = |title, y_label, y_max, series, bands| LineChart {
@@ -327,12 +424,7 @@ fn charts(html: &mut String, run: &RunData) {
             "Apdex",
             "Apdex",
             Some(1.0),
-            vec![series("Apdex", &answered, |r| {
-                let n = r.apdex_satisfied + r.apdex_tolerating + r.apdex_frustrated;
-                (n > 0).then(|| {
-                    (r.apdex_satisfied as f64 + r.apdex_tolerating as f64 / 2.0) / n as f64
-                })
-            })],
+            vec![series("Apdex", &answered, |r| r.apdex_counts().score())],
             bands,
         )),
         "Per second; bands: Excellent ≥ 0.94, Good ≥ 0.85, Fair ≥ 0.70, Poor ≥ 0.50, Unacceptable.",
@@ -362,13 +454,13 @@ fn charts(html: &mut String, run: &RunData) {
         .filter(|l| l != TOTAL_LABEL)
         .collect();
     if !labels.is_empty() {
-        let get = |key: &str| -> Vec<f64> {
+        let get = |key: fn(&headroom_bundle::summary::LabelFigures) -> f64| -> Vec<f64> {
             labels
                 .iter()
-                .map(|l| run.figures(l).and_then(|f| num(f.get(key))).unwrap_or(0.0))
+                .map(|l| run.figures(l).map_or(0.0, key))
                 .collect()
         };
-        let (p95, mean) = (get("p95_ms"), get("mean_ms"));
+        let (p95, mean) = (get(|f| f.p95_ms), get(|f| f.mean_ms));
         html.push_str("<h3>Per label</h3><div class=\"charts\">\n");
         figure(
             html,
@@ -404,6 +496,19 @@ fn charts(html: &mut String, run: &RunData) {
         }
         html.push_str("</div>\n");
     }
+}
+
+/// The resource chart's caption: the shadings it has, and only those.
+fn resource_caption(throttled_seconds: usize, gap_seconds: f64) -> String {
+    let mut caption = String::from("Same time axis as the response times.");
+    if throttled_seconds > 0 {
+        caption.push_str(&format!(" Shaded red: throttled ({throttled_seconds} s)."));
+    }
+    let gap = gap_seconds.round();
+    if gap >= 1.0 {
+        caption.push_str(&format!(" Grey: the agent did not answer ({gap:.0} s)."));
+    }
+    caption
 }
 
 /// Seconds with a row for this host, and the spans without one (agent gaps).
@@ -482,9 +587,7 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
                 spans,
                 bands: vec![],
             }),
-            &format!(
-                "Same time axis as the response times. Shaded red: throttled ({throttled_seconds} s); grey: the agent did not answer ({gap_seconds:.0} s)."
-            ),
+            &resource_caption(throttled_seconds, gap_seconds),
         );
         for (title, unit, get) in [
             (
@@ -518,16 +621,21 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
     }
 }
 
-fn fingerprint_table(html: &mut String, title: &str, fingerprint: &Value, doctor: Option<&Value>) {
+fn fingerprint_table(
+    html: &mut String,
+    title: &str,
+    fingerprint: &Value,
+    doctor: Option<&[headroom_monitor::Finding]>,
+) {
     let _ = write!(html, "<h3>{}</h3>", escape(title));
-    if let Some(findings) = doctor.and_then(Value::as_array).filter(|f| !f.is_empty()) {
+    if let Some(findings) = doctor.filter(|f| !f.is_empty()) {
         html.push_str("<ul class=\"findings\">");
         for finding in findings {
             let _ = write!(
                 html,
                 "<li><b>{}</b>: {}</li>",
-                escape(finding.get("check").and_then(Value::as_str).unwrap_or("")),
-                escape(finding.get("message").and_then(Value::as_str).unwrap_or(""))
+                escape(&finding.check),
+                escape(&finding.message)
             );
         }
         html.push_str("</ul>");
@@ -550,13 +658,9 @@ fn fingerprint_table(html: &mut String, title: &str, fingerprint: &Value, doctor
 
 fn environment(html: &mut String, run: &RunData) {
     let m = &run.manifest;
-    if let Some(warnings) = m
-        .get("warnings")
-        .and_then(Value::as_array)
-        .filter(|w| !w.is_empty())
-    {
+    if !m.warnings.is_empty() {
         html.push_str("<h3>Warnings</h3><ul class=\"findings\">");
-        for w in warnings {
+        for w in &m.warnings {
             let message = w
                 .get("message")
                 .and_then(Value::as_str)
@@ -567,25 +671,21 @@ fn environment(html: &mut String, run: &RunData) {
         html.push_str("</ul>\n");
     }
     html.push_str("<h2>Environment</h2>");
-    if let Some(fp) = m.get("fingerprint").filter(|v| !v.is_null()) {
-        fingerprint_table(html, "Load generator", fp, m.get("doctor"));
+    if let Some(fp) = &m.fingerprint {
+        fingerprint_table(html, "Load generator", &to_value(fp), Some(&m.doctor));
     }
-    if let Some(hosts) = m.get("monitored_hosts").and_then(Value::as_array) {
-        for host in hosts {
-            let name = host
-                .get("agent")
-                .and_then(Value::as_str)
-                .unwrap_or("monitored host");
-            if let Some(fp) = host.get("fingerprint") {
-                fingerprint_table(
-                    html,
-                    &format!("Monitored host {name}"),
-                    fp,
-                    host.get("doctor"),
-                );
-            }
-        }
+    for host in &m.monitored_hosts {
+        fingerprint_table(
+            html,
+            &format!("Monitored host {}", host.agent),
+            &to_value(&host.fingerprint),
+            Some(&host.doctor),
+        );
     }
+}
+
+fn to_value(value: &impl serde::Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -605,6 +705,7 @@ mod tests {
             temperature_max_c: None,
             cpu_mhz: None,
             throttled: None,
+            processes: Vec::new(),
         };
         let rows = [row(0), row(1), row(4), row(5), row(7)];
         let refs: Vec<&ResourceRow> = rows.iter().collect();

@@ -2,8 +2,8 @@
 //! on; docs/json.md describes it. Add fields, never rename or remove them.
 
 use headroom_analysis::Verdict;
-use headroom_load::summary::{RunStatus, RunSummary};
-use headroom_load::warnings::RunWarning;
+use headroom_bundle::summary::{RunStatus, RunSummary};
+use headroom_bundle::warnings::RunWarning;
 use serde::Serialize;
 use std::path::Path;
 
@@ -41,10 +41,10 @@ struct SummaryJson<'a> {
     peak_vus: u32,
     concurrency: f64,
     throughput_mb_s: f64,
-    total: &'a headroom_load::summary::LabelFigures,
-    labels: &'a std::collections::BTreeMap<String, headroom_load::summary::LabelFigures>,
-    checks: &'a std::collections::BTreeMap<String, headroom_load::summary::CheckFigures>,
-    resources: &'a [headroom_load::monitoring::HostSummary],
+    total: &'a headroom_bundle::summary::LabelFigures,
+    labels: &'a std::collections::BTreeMap<String, headroom_bundle::summary::LabelFigures>,
+    checks: &'a std::collections::BTreeMap<String, headroom_bundle::summary::CheckFigures>,
+    resources: &'a [headroom_bundle::resources::HostSummary],
     warnings: &'a [RunWarning],
     criteria: Vec<CriterionJson<'a>>,
     passed: bool,

@@ -4,7 +4,7 @@
 
 use crate::html::escape;
 use crate::json::ReportInput;
-use headroom_load::summary::RunStatus;
+use headroom_bundle::summary::RunStatus;
 use std::fmt::Write;
 
 /// The JUnit XML document of a run that could not start (an unreachable
@@ -22,6 +22,63 @@ pub fn junit_not_started(reason: &str) -> String {
          \x20 </testsuite>\n\
          </testsuites>\n"
     )
+}
+
+/// The JUnit XML document of a capacity search: a test case that the
+/// search completed with an answer (the verdict), and one per `--fail-if`
+/// criterion on the answer.
+pub fn junit_capacity(
+    url: &str,
+    verdict: &str,
+    completed: bool,
+    elapsed_s: f64,
+    verdicts: &[headroom_analysis::Verdict],
+) -> String {
+    let failures = verdicts.iter().filter(|v| v.failed).count() + usize::from(!completed);
+    let tests = verdicts.len() + 1;
+    let suite = escape(&format!("headroom capacity {url}"));
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        xml,
+        "<testsuites name=\"headroom\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{elapsed_s:.3}\">"
+    );
+    let _ = writeln!(
+        xml,
+        "  <testsuite name=\"{suite}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{elapsed_s:.3}\">"
+    );
+    let _ = writeln!(
+        xml,
+        "    <testcase classname=\"headroom.capacity\" name=\"search completed\" time=\"{elapsed_s:.3}\">"
+    );
+    if completed {
+        let _ = writeln!(xml, "      <system-out>{}</system-out>", escape(verdict));
+    } else {
+        let _ = writeln!(
+            xml,
+            "      <failure type=\"search\" message=\"{}\"/>",
+            escape(verdict)
+        );
+    }
+    xml.push_str("    </testcase>\n");
+    for v in verdicts {
+        let _ = writeln!(
+            xml,
+            "    <testcase classname=\"headroom.fail-if\" name=\"{}\" time=\"0\">",
+            escape(&v.criterion.expression)
+        );
+        if v.failed {
+            let _ = writeln!(
+                xml,
+                "      <failure type=\"fail-if\" message=\"{}\"/>",
+                escape(&v.message)
+            );
+        } else {
+            let _ = writeln!(xml, "      <system-out>{}</system-out>", escape(&v.message));
+        }
+        xml.push_str("    </testcase>\n");
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
 }
 
 /// The JUnit XML document; `started_at` is the run's RFC 3339 start.

@@ -2,10 +2,12 @@
 //! intervals, resources and (for reports) the whole run's latency histogram.
 
 use hdrhistogram::Histogram;
-use headroom_load::bundle::{BundleError, TOTAL_LABEL};
-use headroom_load::bundle_reader::{
-    manifest_value, read_intervals, read_latency, read_resources, IntervalRow, ResourceRow,
-};
+use headroom_bundle::intervals::{read_intervals, IntervalRow};
+use headroom_bundle::manifest::{read_manifest, Manifest};
+use headroom_bundle::reader::read_latency;
+use headroom_bundle::resources::{read_resources, ResourceRow};
+use headroom_bundle::summary::{LabelFigures, RunStatus, RunSummary};
+use headroom_bundle::{BundleError, TOTAL_LABEL};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +19,12 @@ pub const MIN_INTERVAL_S: f64 = 0.5;
 pub struct RunData {
     pub name: String,
     pub bundle: PathBuf,
-    pub manifest: Value,
+    pub manifest: Manifest,
+    /// The manifest's summary, or one rebuilt from the files of a run that
+    /// died before writing it.
+    pub summary: RunSummary,
+    /// True when the run died and its figures were rebuilt from its files.
+    pub recovered: bool,
     pub intervals: Vec<IntervalRow>,
     pub resources: Option<Vec<ResourceRow>>,
     /// The whole run's response times in µs, when read.
@@ -27,17 +34,19 @@ pub struct RunData {
 impl RunData {
     /// Reads a bundle. A run whose process died before writing its summary
     /// (status `running`) gets one rebuilt from intervals.csv and
-    /// latency.hlog, and the manifest read says so (`recovered`: true,
-    /// status `died`; the file itself is left as it is).
+    /// latency.hlog, and is marked `recovered` with status `died` (the
+    /// file itself is left as it is).
     pub fn load(dir: &Path, name: &str) -> Result<RunData, BundleError> {
-        let mut manifest = manifest_value(dir)?;
-        if manifest.pointer("/summary/total").is_none() {
-            let summary = headroom_load::recovery::recover_summary(dir, &manifest)?;
-            manifest["elapsed_s"] = summary.elapsed_s.into();
-            manifest["summary"] = serde_json::to_value(summary).unwrap_or(Value::Null);
-            manifest["recovered"] = Value::Bool(true);
-            manifest["status"] = "died".into();
-        }
+        let mut manifest = read_manifest(dir)?;
+        let (summary, recovered) = match manifest.summary.take() {
+            Some(summary) => (summary, false),
+            None => {
+                let summary = headroom_bundle::recovery::recover_summary(dir, &manifest)?;
+                manifest.elapsed_s = Some(summary.elapsed_s);
+                manifest.status = RunStatus::Died;
+                (summary, true)
+            }
+        };
         Ok(RunData {
             name: name.to_string(),
             bundle: dir.to_path_buf(),
@@ -45,46 +54,33 @@ impl RunData {
             resources: read_resources(dir)?,
             latency: None,
             manifest,
+            summary,
+            recovered,
         })
-    }
-
-    /// True when the run died and its figures were rebuilt from its files.
-    pub fn recovered(&self) -> bool {
-        self.manifest["recovered"] == Value::Bool(true)
     }
 
     /// Also reads latency.hlog (for the percentile spectrum).
     pub fn with_latency(mut self) -> Result<RunData, BundleError> {
-        self.latency = if self.recovered() {
+        self.latency = if self.recovered {
             // Up to the last whole line the run wrote.
-            headroom_load::recovery::read_histograms(&self.bundle)?.remove(&None)
+            headroom_bundle::recovery::read_histograms(&self.bundle)?.remove(&None)
         } else {
             read_latency(&self.bundle)?
         };
         Ok(self)
     }
 
+    /// The run's length in seconds.
+    pub fn elapsed_s(&self) -> f64 {
+        self.manifest.elapsed_s.unwrap_or(self.summary.elapsed_s)
+    }
+
     /// The labels in the run's order, then TOTAL.
     pub fn labels(&self) -> Vec<String> {
-        let mut labels: Vec<String> = self
-            .manifest
-            .get("labels")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|l| l.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(map) = self
-            .manifest
-            .pointer("/summary/labels")
-            .and_then(Value::as_object)
-        {
-            for key in map.keys() {
-                if !labels.contains(key) {
-                    labels.push(key.clone());
-                }
+        let mut labels: Vec<String> = self.manifest.labels.clone();
+        for key in self.summary.labels.keys() {
+            if !labels.contains(key) {
+                labels.push(key.clone());
             }
         }
         labels.retain(|l| self.figures(l).is_some());
@@ -96,11 +92,11 @@ impl RunData {
         labels
     }
 
-    pub fn figures(&self, label: &str) -> Option<&Value> {
+    pub fn figures(&self, label: &str) -> Option<&LabelFigures> {
         if label == TOTAL_LABEL {
-            self.manifest.pointer("/summary/total")
+            Some(&self.summary.total)
         } else {
-            self.manifest.pointer("/summary/labels")?.get(label)
+            self.summary.labels.get(label)
         }
     }
 
@@ -110,14 +106,6 @@ impl RunData {
             .filter(|r| r.label == label && r.interval_s >= MIN_INTERVAL_S && r.count > 0)
             .collect()
     }
-}
-
-/// A manifest's string at `pointer`, or "".
-pub fn text<'a>(manifest: &'a Value, pointer: &str) -> &'a str {
-    manifest
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
 }
 
 /// A JSON value (a fingerprint) as dotted fields and printable values;

@@ -4,7 +4,7 @@
 
 use crate::json::ReportInput;
 use headroom_analysis::quantity::{Bytes, Readable};
-use headroom_load::summary::{LabelFigures, RunStatus};
+use headroom_bundle::summary::{LabelFigures, RunStatus};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -49,6 +49,7 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         RunStatus::Interrupted => " (interrupted: figures cover the run until the stop)".into(),
         RunStatus::Aborted => " (aborted)".into(),
         RunStatus::Running => " (unfinished)".into(),
+        RunStatus::Died => " (died: figures rebuilt from its files)".into(),
     };
     let _ = writeln!(out, "\nheadroom: {}{status}\n", input.target);
     let availability = if t.count == 0 {
@@ -204,7 +205,7 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
 }
 
 /// One line per monitored host: averages and peaks of what limits servers.
-pub fn host_line(h: &headroom_load::monitoring::HostSummary) -> String {
+pub fn host_line(h: &headroom_bundle::resources::HostSummary) -> String {
     if h.no_data() {
         return format!(
             "Host {}: no data ({})",

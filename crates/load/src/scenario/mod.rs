@@ -44,6 +44,39 @@ pub struct Scenario {
     pub profile: ProfileSpec,
 }
 
+impl Scenario {
+    /// The mean think time per request of one iteration, `default` standing
+    /// for steps without their own: steps in loops count as often as they
+    /// repeat; conditional and `once` steps count as taken (an estimate,
+    /// for Little's law).
+    pub fn think_per_request(&self, default: Think) -> Duration {
+        fn walk(s: &Scenario, nodes: &[Node], default: Think, times: f64, acc: &mut (f64, f64)) {
+            for node in nodes {
+                match node {
+                    Node::Request { step, .. } => {
+                        let think = s.requests[*step].think.unwrap_or(default);
+                        acc.0 += times;
+                        acc.1 += times * think.mean().as_secs_f64();
+                    }
+                    Node::Loop {
+                        count, children, ..
+                    } => walk(s, children, default, times * f64::from(*count), acc),
+                    Node::Group { children, .. } | Node::Block { children, .. } => {
+                        walk(s, children, default, times, acc)
+                    }
+                }
+            }
+        }
+        let mut acc = (0.0, 0.0);
+        walk(self, &self.flow, default, 1.0, &mut acc);
+        if acc.0 > 0.0 {
+            Duration::from_secs_f64(acc.1 / acc.0)
+        } else {
+            Duration::ZERO
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LabelKind {
     Request,

@@ -881,7 +881,7 @@ impl Parser {
                 "an empty label names nothing in the reports: write a name (e.g. label: login page)",
             ));
         }
-        if name == crate::bundle::TOTAL_LABEL {
+        if name == headroom_bundle::TOTAL_LABEL {
             return Err(self.at(
                 span,
                 "TOTAL is reserved for the total over all labels: choose another label",

@@ -84,30 +84,6 @@ impl ErrorKind {
             ErrorKind::Request => "Request not sent: a value held a line break or NUL",
         }
     }
-
-    /// Maps an I/O error from connecting, writing or reading to a kind.
-    pub fn of_io(error: &std::io::Error) -> ErrorKind {
-        use std::io::ErrorKind as Io;
-        match error.kind() {
-            Io::ConnectionRefused => ErrorKind::Refused,
-            Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof => {
-                ErrorKind::Reset
-            }
-            Io::TimedOut => ErrorKind::Timeout,
-            Io::InvalidData => {
-                // rustls reports its failures as InvalidData
-                if error
-                    .get_ref()
-                    .is_some_and(|inner| inner.is::<rustls::Error>())
-                {
-                    ErrorKind::Tls
-                } else {
-                    ErrorKind::Protocol
-                }
-            }
-            _ => ErrorKind::Other,
-        }
-    }
 }
 
 /// Index of a label in the run's label table.

@@ -4,10 +4,11 @@
 //! latency.hlog (the response-time histograms, per label). A last line cut
 //! short by the crash is left out.
 
-use crate::bundle::{BundleError, INTERVALS, LATENCY, TOTAL_LABEL};
+use crate::manifest::Manifest;
 use crate::sample::ErrorKind;
 use crate::summary::{LabelFigures, RunSummary};
 use crate::tally::Tally;
+use crate::{BundleError, INTERVALS, LATENCY, TOTAL_LABEL};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,16 +24,26 @@ fn invalid(path: &Path, reason: impl Into<String>) -> BundleError {
 /// Rebuilds the summary of the bundle in `dir`; `manifest` gives the Apdex
 /// thresholds. Per-status counts, connections and checks are not in those
 /// files and stay empty.
-pub fn recover_summary(
+pub fn recover_summary(dir: &Path, manifest: &Manifest) -> Result<RunSummary, BundleError> {
+    summary_of_window(dir, manifest, 0.0, f64::INFINITY)
+}
+
+/// The summary of the seconds from `from_s` to before `until_s` only (a
+/// capacity level's measurement after its warm-up), rebuilt from
+/// intervals.csv and latency.hlog as [`recover_summary`] does.
+pub fn summary_of_window(
     dir: &Path,
-    manifest: &serde_json::Value,
+    manifest: &Manifest,
+    from_s: f64,
+    until_s: f64,
 ) -> Result<RunSummary, BundleError> {
-    let mut tallies = read_counts(dir)?;
+    let inside = |second: f64| second + 1e-6 >= from_s && second + 1e-6 < until_s;
+    let mut tallies = read_counts(dir, &inside)?;
     let elapsed_s: f64 = tallies
         .get(TOTAL_LABEL)
         .map_or(0.0, |(_, seconds, _)| *seconds);
     let peak_vus = tallies.get(TOTAL_LABEL).map_or(0, |(_, _, vus)| *vus);
-    let histograms = read_histograms(dir)?;
+    let histograms = read_histograms_where(dir, &inside)?;
     let counted = tallies
         .get(TOTAL_LABEL)
         .map_or(0, |(t, _, _)| t.counts.count);
@@ -62,17 +73,11 @@ pub fn recover_summary(
         .iter()
         .map(|(name, (tally, _, _))| (name.clone(), LabelFigures::of(tally, elapsed).0))
         .collect();
-    let number = |key: &str| {
-        manifest
-            .get(key)
-            .and_then(serde_json::Value::as_f64)
-            .unwrap_or(0.0)
-    };
     let response_sum = total_summary.latency.mean.as_secs_f64() * total_summary.count as f64;
     Ok(RunSummary {
         elapsed_s,
-        apdex_t_ms: number("apdex_t_ms"),
-        apdex_f_ms: number("apdex_f_ms"),
+        apdex_t_ms: manifest.apdex_t_ms,
+        apdex_f_ms: manifest.apdex_f_ms,
         throughput_mb_s: total.counts.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
         concurrency: response_sum / elapsed.as_secs_f64(),
         total: total_figures,
@@ -85,7 +90,10 @@ pub fn recover_summary(
 
 /// Per label (and TOTAL): counters summed over intervals.csv, the seconds
 /// it covers and the most VUs active.
-fn read_counts(dir: &Path) -> Result<BTreeMap<String, (Tally, f64, u32)>, BundleError> {
+fn read_counts(
+    dir: &Path,
+    inside: &dyn Fn(f64) -> bool,
+) -> Result<BTreeMap<String, (Tally, f64, u32)>, BundleError> {
     let path = dir.join(INTERVALS);
     let file = std::fs::File::open(&path).map_err(|e| {
         invalid(
@@ -120,6 +128,13 @@ fn read_counts(dir: &Path) -> Result<BTreeMap<String, (Tally, f64, u32)>, Bundle
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(0)
         };
+        let second = at("second")
+            .and_then(|i| record.get(i))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0);
+        if !inside(second) {
+            continue;
+        }
         let label = at("label")
             .and_then(|i| record.get(i))
             .unwrap_or("")
@@ -156,8 +171,18 @@ fn read_counts(dir: &Path) -> Result<BTreeMap<String, (Tally, f64, u32)>, Bundle
 pub fn read_histograms(
     dir: &Path,
 ) -> Result<BTreeMap<Option<String>, Histogram<u64>>, BundleError> {
+    read_histograms_where(dir, &|_| true)
+}
+
+fn read_histograms_where(
+    dir: &Path,
+    inside: &dyn Fn(f64) -> bool,
+) -> Result<BTreeMap<Option<String>, Histogram<u64>>, BundleError> {
     let mut out: BTreeMap<Option<String>, Histogram<u64>> = BTreeMap::new();
-    crate::bundle_reader::visit_hlog(dir, true, |tag, _, histogram| {
+    crate::reader::visit_hlog(dir, true, |tag, start_s, histogram| {
+        if !inside(start_s) {
+            return;
+        }
         let sum = out
             .entry(tag.map(str::to_string))
             .or_insert_with(headroom_analysis::new_histogram);

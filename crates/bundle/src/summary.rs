@@ -151,6 +151,9 @@ pub enum RunStatus {
     Interrupted,
     /// Ended by an error of headroom's own (e.g. the bundle could not be written).
     Aborted,
+    /// Found `running` by a reader: the process died, and the figures were
+    /// rebuilt from the files it had written. Never written by a run.
+    Died,
 }
 
 /// The run's figures, as stored in the manifest and printed by `--json`.
@@ -173,7 +176,7 @@ pub struct RunSummary {
     pub checks: BTreeMap<String, CheckFigures>,
     /// Monitored hosts (`--monitor`), averages and peaks over the run.
     #[serde(default)]
-    pub resources: Vec<crate::monitoring::HostSummary>,
+    pub resources: Vec<crate::resources::HostSummary>,
 }
 
 /// How often a scenario check passed and failed.

@@ -1,156 +1,18 @@
-//! The run bundle on disk: `manifest.json`, `intervals.csv`, `latency.hlog`
-//! and optionally `samples.jtl`. Interval files are appended and flushed
-//! every second, and the manifest is written at the start (status
-//! `running`) and replaced atomically at the end, so a crash keeps the data
-//! up to the last second and a reader can tell the run did not finish.
+//! Writing a run bundle while the run goes: `intervals.csv` and
+//! `latency.hlog` are appended and flushed every second (and `samples.jtl`
+//! with them), and the manifest is written at the start and replaced at
+//! the end, so a crash keeps the data up to the last second.
 
 use crate::hlog::HlogWriter;
-use crate::jtl::{self, csv_field};
-use crate::sample::ErrorKind;
-use crate::summary::{RunStatus, RunSummary};
+use crate::intervals;
+use crate::jtl;
+use crate::manifest::{write_manifest, Manifest};
 use crate::tally::Tally;
-use headroom_analysis::LatencyStats;
-use serde::{Deserialize, Serialize};
+use crate::{io_error, BundleError, INTERVALS, LATENCY, MANIFEST, SAMPLES, TOTAL_LABEL};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-
-pub const SCHEMA_VERSION: u32 = 1;
-pub const MANIFEST: &str = "manifest.json";
-pub const INTERVALS: &str = "intervals.csv";
-pub const LATENCY: &str = "latency.hlog";
-pub const SAMPLES: &str = "samples.jtl";
-/// The label under which `intervals.csv` gives the total over all labels.
-pub const TOTAL_LABEL: &str = "TOTAL";
-
-#[derive(Debug, thiserror::Error)]
-pub enum BundleError {
-    #[error("{path} already holds a run bundle: choose another --out, or remove it")]
-    Exists { path: PathBuf },
-    #[error("cannot write the bundle at {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: io::Error },
-    #[error("{path}: {reason}")]
-    Invalid { path: PathBuf, reason: String },
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Tool {
-    pub name: String,
-    pub version: String,
-}
-
-/// The host that generated the load (the full fingerprint arrives with monitoring).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ClientHost {
-    pub hostname: String,
-    pub os: String,
-    pub arch: String,
-    pub cores: usize,
-}
-
-impl ClientHost {
-    pub fn current() -> ClientHost {
-        let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default();
-        ClientHost {
-            hostname,
-            os: std::env::consts::OS.to_string(),
-            arch: std::env::consts::ARCH.to_string(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Manifest {
-    pub schema_version: u32,
-    pub tool: Tool,
-    pub command_line: Vec<String>,
-    pub kind: String,
-    pub target: String,
-    /// What was sent: for URL mode, method, URL, headers and label.
-    pub scenario: serde_json::Value,
-    /// How load was scheduled (model, users or rate, durations, think time, cap).
-    pub profile: serde_json::Value,
-    pub apdex_t_ms: f64,
-    pub apdex_f_ms: f64,
-    pub timeout_ms: f64,
-    pub threads: usize,
-    pub seed: u64,
-    pub labels: Vec<String>,
-    pub started_at: String,
-    pub ended_at: Option<String>,
-    pub elapsed_s: Option<f64>,
-    pub status: RunStatus,
-    pub client: ClientHost,
-    /// The generator's environment (hardware, OS, governor, storage, ...).
-    #[serde(default)]
-    pub fingerprint: Option<headroom_monitor::Fingerprint>,
-    /// The doctor's findings before the run.
-    #[serde(default)]
-    pub doctor: Vec<headroom_monitor::Finding>,
-    /// Hosts monitored through agents: their fingerprints and findings.
-    #[serde(default)]
-    pub monitored_hosts: Vec<MonitoredHost>,
-    pub warnings: Vec<serde_json::Value>,
-    pub summary: Option<RunSummary>,
-    pub files: Files,
-}
-
-/// A host monitored through an agent, as it was when the run started.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MonitoredHost {
-    /// host:port of its agent.
-    pub agent: String,
-    pub fingerprint: headroom_monitor::Fingerprint,
-    pub doctor: Vec<headroom_monitor::Finding>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Files {
-    pub intervals: String,
-    pub latency: String,
-    pub samples: Option<String>,
-    #[serde(default)]
-    pub resources: Option<String>,
-    #[serde(default)]
-    pub resources_detail: Option<String>,
-}
-
-impl Files {
-    pub fn new(samples: bool) -> Files {
-        Files {
-            intervals: INTERVALS.into(),
-            latency: LATENCY.into(),
-            samples: samples.then(|| SAMPLES.into()),
-            resources: None,
-            resources_detail: None,
-        }
-    }
-}
-
-/// Reads a bundle's manifest, checking its schema version.
-pub fn read_manifest(dir: &Path) -> Result<Manifest, BundleError> {
-    let value = crate::bundle_reader::manifest_value(dir)?;
-    let path = dir.join(MANIFEST);
-    serde_json::from_value(value).map_err(|e| BundleError::Invalid {
-        path,
-        reason: format!("unexpected content: {e}"),
-    })
-}
-
-/// Maps an I/O error to a bundle error naming `dir`; borrows only the path,
-/// so it can be used while a file of the bundle is borrowed mutably.
-fn io_error(dir: &Path) -> impl Fn(io::Error) -> BundleError + Copy + '_ {
-    move |source| BundleError::Io {
-        path: dir.to_path_buf(),
-        source,
-    }
-}
 
 /// One finished interval, merged over all workers.
 pub struct MergedInterval {
@@ -202,12 +64,7 @@ impl BundleWriter {
                 .map_err(io_err)
         };
         let mut intervals = create(INTERVALS)?;
-        let mut header = String::from("second,start_epoch_ms,interval_s,label,count,errors");
-        for kind in ErrorKind::ALL {
-            header.push_str(",errors_");
-            header.push_str(kind.name());
-        }
-        header.push_str(",mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms,service_mean_ms,ttfb_mean_ms,bytes_received,bytes_sent,active_vus,apdex_satisfied,apdex_tolerating,apdex_frustrated,generator_busy_pct,generator_wait_pct,generator_lag_ms");
+        let header = intervals::header();
         writeln!(intervals, "{header}").map_err(io_err)?;
         intervals.flush().map_err(io_err)?;
         let mut hlog = HlogWriter::new(create(LATENCY)?, wall_start).map_err(io_err)?;
@@ -254,50 +111,25 @@ impl BundleWriter {
                 .map(String::as_str)
                 .zip(interval.tallies.iter().map(Option::as_ref)),
         );
+        let generator = intervals::Generator {
+            active_vus: interval.active_vus,
+            busy: interval.worker_busy,
+            wait: interval.worker_wait,
+            loop_lag: interval.loop_lag,
+        };
         let mut text = String::new();
         for (label, tally) in rows {
-            let Some(tally) = tally else { continue };
-            use std::fmt::Write as _;
-            let c = &tally.counts;
-            let l = LatencyStats::of(&tally.response);
-            let service = tally.service.mean() / 1000.0;
-            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-            let ttfb = if c.ttfb_count == 0 {
-                0.0
-            } else {
-                c.ttfb_micros as f64 / c.ttfb_count as f64 / 1000.0
-            };
-            let _ = write!(
-                text,
-                "{},{epoch_ms},{:.3},{},{},{}",
-                interval.index,
-                interval.length.as_secs_f64(),
-                csv_field(label),
-                c.count,
-                c.errors
-            );
-            for n in c.errors_by_kind {
-                let _ = write!(text, ",{n}");
+            if let Some(tally) = tally {
+                intervals::write_row(
+                    &mut text,
+                    interval.index,
+                    epoch_ms,
+                    interval.length,
+                    label,
+                    tally,
+                    &generator,
+                );
             }
-            let _ = writeln!(
-                text,
-                ",{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{service:.3},{ttfb:.3},{},{},{},{},{},{},{:.1},{:.1},{:.1}",
-                ms(l.mean),
-                ms(l.p50),
-                ms(l.p90),
-                ms(l.p95),
-                ms(l.p99),
-                ms(l.max),
-                c.bytes_received,
-                c.bytes_sent,
-                interval.active_vus,
-                c.apdex.satisfied,
-                c.apdex.tolerating,
-                c.apdex.frustrated,
-                interval.worker_busy * 100.0,
-                interval.worker_wait * 100.0,
-                ms(interval.loop_lag),
-            );
         }
         self.intervals
             .write_all(text.as_bytes())
@@ -330,14 +162,7 @@ impl BundleWriter {
 
     /// Writes the manifest atomically (temporary file, then rename).
     pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), BundleError> {
-        let text =
-            serde_json::to_string_pretty(manifest).map_err(|e| self.io_err(io::Error::other(e)))?;
-        let tmp = self.dir.join("manifest.json.tmp");
-        if let Err(e) = fs::write(&tmp, text + "\n") {
-            let _ = fs::remove_file(&tmp);
-            return Err(self.io_err(e));
-        }
-        fs::rename(&tmp, self.dir.join(MANIFEST)).map_err(|e| self.io_err(e))
+        write_manifest(&self.dir, manifest)
     }
 
     /// Flushes everything and writes the final manifest.
@@ -355,6 +180,9 @@ impl BundleWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::{read_manifest, ClientHost, Files, Tool};
+    use crate::summary::RunStatus;
+    use crate::SCHEMA_VERSION;
 
     fn manifest() -> Manifest {
         Manifest {
@@ -367,7 +195,7 @@ mod tests {
             kind: "load".into(),
             target: "http://127.0.0.1/".into(),
             scenario: serde_json::json!({}),
-            profile: serde_json::json!({}),
+            profile: crate::manifest::ProfileRecord::default(),
             apdex_t_ms: 500.0,
             apdex_f_ms: 1500.0,
             timeout_ms: 30000.0,
@@ -384,6 +212,7 @@ mod tests {
             monitored_hosts: Vec::new(),
             warnings: Vec::new(),
             summary: None,
+            measurement: None,
             files: Files::new(false),
         }
     }

@@ -1,0 +1,572 @@
+//! A capacity search's figures: each level's measurement (after its
+//! warm-up) read back from the level's bundle, the bottleneck at the knee,
+//! and the verdict.
+
+use crate::manifest::{read_manifest, write_manifest, Measurement};
+use crate::recovery::{recover_summary, summary_of_window};
+use crate::resources::{read_core_loads, read_resources, ResourceRow};
+use crate::summary::RunSummary;
+use crate::{invalid, read_error, BundleError, CAPACITY, SCHEMA_VERSION};
+use headroom_analysis::apdex::Rating;
+use headroom_analysis::capacity::{bottleneck, meets, Bottleneck, HostFigures, Target};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// One level of the search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Level {
+    pub users: u32,
+    pub good: bool,
+    pub apdex: Option<f64>,
+    pub apdex_rating: Option<String>,
+    pub samples: u64,
+    pub error_rate: f64,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub rps: f64,
+    pub measured_s: f64,
+    pub resources: Vec<HostFigures>,
+    /// Monitored hosts that gave no figures in this level, with the reason:
+    /// their resources are unknown, not idle.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// The generator could not keep up (its figures are not the server's).
+    pub generator_limited: bool,
+    pub bundle: PathBuf,
+}
+
+fn average(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+impl Level {
+    /// Reads the level's bundle, keeping the seconds of its measurement:
+    /// from `window.0` (the end of the warm-up) to `window.1` (the end of
+    /// the level).
+    pub fn measure(
+        users: u32,
+        dir: &Path,
+        window: (f64, f64),
+        target: &Target,
+        generator_limited: bool,
+    ) -> Result<Level, BundleError> {
+        let (warmup_s, end_s) = window;
+        let inside = |second: u64| {
+            let s = second as f64;
+            s + 1e-6 >= warmup_s && s + 1e-6 < end_s
+        };
+        // The level's own manifest is rewritten to hold these figures, so
+        // `report` and `compare` on it say what this table says.
+        let measured = keep_measurement(dir, warmup_s, end_s)?;
+        let total = &measured.total;
+        let samples = total.count;
+        let has_latency = samples > 0;
+        let apdex = total.apdex;
+        let error_rate = if samples > 0 { total.error_rate } else { 1.0 };
+        let p95_ms = has_latency.then_some(total.p95_ms);
+        let good = meets(target, apdex, error_rate, p95_ms, samples);
+        let mut hosts: BTreeMap<String, Vec<_>> = BTreeMap::new();
+        for row in read_resources(dir)?.unwrap_or_default() {
+            if inside(row.second) {
+                hosts.entry(row.host.clone()).or_default().push(row);
+            }
+        }
+        let mut cores: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
+        for (second, host, loads) in read_core_loads(dir)? {
+            if inside(second) {
+                let (sums, n) = cores.entry(host).or_insert((Vec::new(), 0));
+                sums.resize(sums.len().max(loads.len()), 0.0);
+                for (sum, load) in sums.iter_mut().zip(&loads) {
+                    *sum += load;
+                }
+                *n += 1;
+            }
+        }
+        let resources = hosts
+            .into_iter()
+            .map(|(host, rows)| {
+                let busiest_core = cores.get(&host).and_then(|(sums, n)| {
+                    sums.iter()
+                        .enumerate()
+                        .map(|(i, sum)| (i, sum / *n as f64))
+                        .max_by(|a, b| a.1.total_cmp(&b.1))
+                });
+                let values = |get: fn(&ResourceRow) -> Option<f64>| {
+                    rows.iter().filter_map(get).collect::<Vec<f64>>()
+                };
+                // Process CPU is of one core; the host's is of all its cores.
+                let host_cores = cores.get(&host).map_or(1, |(sums, _)| sums.len().max(1));
+                let mut processes: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+                for (name, pct) in rows.iter().flat_map(|r| &r.processes) {
+                    let (sum, n) = processes.entry(name).or_default();
+                    *sum += pct;
+                    *n += 1;
+                }
+                let mut processes: Vec<(String, f64)> = processes
+                    .into_iter()
+                    .map(|(name, (sum, n))| (name.to_string(), sum / n as f64 / host_cores as f64))
+                    .collect();
+                processes.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let cpu = values(|r| r.cpu_pct);
+                HostFigures {
+                    host,
+                    cpu_avg: average(&cpu),
+                    cpu_peak: cpu.iter().copied().reduce(f64::max),
+                    memory_avg: average(&values(|r| r.memory_used_pct)),
+                    disk_avg: average(&values(|r| r.disk_util_pct)),
+                    net_link_avg: average(&values(|r| r.net_link_pct)),
+                    temperature_max: values(|r| r.temperature_max_c).into_iter().reduce(f64::max),
+                    throttled_seconds: rows.iter().filter(|r| r.throttled == Some(true)).count()
+                        as u64,
+                    busiest_core,
+                    processes,
+                }
+            })
+            .collect();
+        let missing = read_manifest(dir)
+            .ok()
+            .and_then(|m| m.summary)
+            .map(|s| s.resources)
+            .unwrap_or_default()
+            .iter()
+            .filter(|host| host.no_data())
+            .map(|host| {
+                format!(
+                    "{} ({})",
+                    host.host,
+                    host.problem.as_deref().unwrap_or("no sample was taken")
+                )
+            })
+            .collect();
+        Ok(Level {
+            users,
+            good,
+            apdex,
+            apdex_rating: apdex.map(|a| Rating::of(a).to_string()),
+            samples,
+            error_rate,
+            mean_ms: has_latency.then_some(total.mean_ms),
+            p50_ms: has_latency.then_some(total.p50_ms),
+            p90_ms: has_latency.then_some(total.p90_ms),
+            p95_ms,
+            rps: total.rps,
+            measured_s: measured.elapsed_s,
+            resources,
+            missing,
+            generator_limited,
+            bundle: dir.to_path_buf(),
+        })
+    }
+}
+
+/// The search's answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityAnswer {
+    pub users: Option<u32>,
+    pub apdex: Option<f64>,
+    pub apdex_rating: Option<String>,
+    pub rps: Option<f64>,
+    pub p95_ms: Option<f64>,
+    /// The target still held at --max: the capacity is at least that.
+    pub at_least: bool,
+}
+
+/// What the search ran against and how it judged.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CapacitySetup {
+    pub url: String,
+    /// The scenario file, when the search ran one.
+    pub scenario: Option<String>,
+    pub started_at: String,
+    pub apdex_t_ms: f64,
+    pub apdex_f_ms: f64,
+    /// The think time as a person reads it ("1 s", "1–3 s (uniform)"), or
+    /// "per step in the scenario".
+    pub think: String,
+    pub warmup_s: f64,
+    pub measured_s: f64,
+}
+
+/// Little's law at the capacity: the users the throughput and cycle time
+/// account for, against the users that ran.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LittlesLaw {
+    pub rps: f64,
+    pub mean_response_s: f64,
+    pub think_s: f64,
+    pub users_busy: f64,
+    pub users: u32,
+}
+
+impl LittlesLaw {
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.1} req/s × ({:.3} s mean response + {:.3} s think) = {:.1} users busy of {}",
+            self.rps, self.mean_response_s, self.think_s, self.users_busy, self.users
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityResult {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub setup: CapacitySetup,
+    /// `complete`, or `interrupted` (Ctrl-C, SIGTERM): then there is no
+    /// capacity claim, only the levels measured.
+    pub status: String,
+    pub target: Target,
+    pub capacity: CapacityAnswer,
+    /// The first level above the capacity that broke the target.
+    pub knee_users: Option<u32>,
+    pub bottleneck: Option<Bottleneck>,
+    /// Why the limit has no name when nothing monitored saturates.
+    pub limit_note: String,
+    /// False when the generator limited a level that decided the answer.
+    pub valid: bool,
+    pub think_s: f64,
+    /// Little's law at the capacity, when there is one.
+    #[serde(default)]
+    pub little: Option<LittlesLaw>,
+    /// The one-line answer, as printed.
+    pub verdict: String,
+    pub levels: Vec<Level>,
+    pub bundle: PathBuf,
+}
+
+impl CapacityResult {
+    /// `levels` in the order run; `capacity` from the search.
+    pub fn new(
+        target: Target,
+        levels: Vec<Level>,
+        capacity: Option<u32>,
+        at_least: bool,
+        think_s: f64,
+        monitored: bool,
+        bundle: PathBuf,
+    ) -> CapacityResult {
+        let at = |users: u32| levels.iter().rev().find(|l| l.users == users);
+        let best = capacity.and_then(at);
+        let knee = levels
+            .iter()
+            .filter(|l| !l.good && capacity.is_none_or(|c| l.users > c))
+            .min_by_key(|l| l.users);
+        let bottleneck = knee.and_then(|k| bottleneck(k.users, &k.resources));
+        let deciding: Vec<&Level> = best.into_iter().chain(knee).collect();
+        let valid = !deciding.iter().any(|l| l.generator_limited);
+        let limit_note = if !valid {
+            "the load generator itself was the limit (its CPU was saturated or starved): the result is not the server's; run headroom on another machine or give it more CPU".into()
+        } else if knee.is_none() {
+            "the target held at every level tried: raise --max".into()
+        } else if bottleneck.is_some() {
+            String::new()
+        } else if let Some(missing) = knee.filter(|k| !k.missing.is_empty()) {
+            format!(
+                "no data from {} at the knee: those resources are unknown, not idle, so the limit cannot be named",
+                missing.missing.join(", ")
+            )
+        } else if monitored {
+            "nothing monitored saturates at the knee: the limit is elsewhere (a worker pool such as php-fpm's pm.max_children, locks, a connection pool, or a resource not monitored)".into()
+        } else {
+            "no server resources were monitored (--monitor): the limit cannot be named".into()
+        };
+        let little = best.and_then(|l| {
+            let mean_s = l.mean_ms? / 1000.0;
+            Some(LittlesLaw {
+                rps: l.rps,
+                mean_response_s: mean_s,
+                think_s,
+                users_busy: headroom_analysis::capacity::users_for(l.rps, mean_s, think_s),
+                users: l.users,
+            })
+        });
+        let mut result = CapacityResult {
+            schema_version: SCHEMA_VERSION,
+            setup: CapacitySetup::default(),
+            status: "complete".into(),
+            target,
+            capacity: CapacityAnswer {
+                users: capacity,
+                apdex: best.and_then(|l| l.apdex),
+                apdex_rating: best.and_then(|l| l.apdex_rating.clone()),
+                rps: best.map(|l| l.rps),
+                p95_ms: best.and_then(|l| l.p95_ms),
+                at_least,
+            },
+            knee_users: knee.map(|l| l.users),
+            bottleneck,
+            limit_note,
+            valid,
+            think_s,
+            little,
+            verdict: String::new(),
+            levels,
+            bundle,
+        };
+        result.verdict = result.verdict();
+        result
+    }
+
+    /// The search was stopped before it could decide: no capacity, no
+    /// bottleneck and not valid; the levels measured stay.
+    pub fn interrupted(mut self) -> CapacityResult {
+        self.status = "interrupted".into();
+        self.capacity = CapacityAnswer {
+            users: None,
+            apdex: None,
+            apdex_rating: None,
+            rps: None,
+            p95_ms: None,
+            at_least: false,
+        };
+        self.knee_users = None;
+        self.bottleneck = None;
+        self.little = None;
+        self.valid = false;
+        self.limit_note = format!(
+            "the search was interrupted after {} level(s), before it could decide: no capacity is claimed",
+            self.levels.len()
+        );
+        self.verdict = self.verdict();
+        self
+    }
+
+    /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; CPU 96% at 50 users".
+    pub fn verdict(&self) -> String {
+        if self.status == "interrupted" {
+            return format!("no answer: {}", self.limit_note);
+        }
+        let mut text = match self.capacity.users {
+            Some(users) => format!(
+                "{}{users} users at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
+                if self.capacity.at_least {
+                    "at least "
+                } else {
+                    ""
+                },
+                self.target.apdex,
+                self.capacity.apdex_rating.as_deref().unwrap_or("-"),
+                self.capacity.apdex.unwrap_or(0.0),
+                self.capacity.rps.unwrap_or(0.0)
+            ),
+            None => format!(
+                "fewer than {} users: not even the lowest level met Apdex ≥ {:.2}",
+                self.levels.iter().map(|l| l.users).min().unwrap_or(1),
+                self.target.apdex
+            ),
+        };
+        match &self.bottleneck {
+            Some(b) => text.push_str(&format!("; {}", b.describe())),
+            None if !self.limit_note.is_empty() => text.push_str(&format!("; {}", self.limit_note)),
+            None => {}
+        }
+        if !self.valid {
+            text.push_str(" [INVALID]");
+        }
+        text
+    }
+}
+
+/// Makes a level's bundle say what was measured: its manifest's summary
+/// becomes that of the seconds from `from_s` to `until_s`, and the whole
+/// run's (warm-up included) moves to `measurement.whole_run`. Returns the
+/// measured summary. Done once: a bundle already marked is read as it is.
+pub fn keep_measurement(dir: &Path, from_s: f64, until_s: f64) -> Result<RunSummary, BundleError> {
+    let mut manifest = read_manifest(dir)?;
+    if manifest.measurement.is_some() {
+        if let Some(summary) = manifest.summary {
+            return Ok(summary);
+        }
+    }
+    let whole = match manifest.summary.take() {
+        Some(whole) => whole,
+        None => recover_summary(dir, &manifest)?,
+    };
+    let mut measured = summary_of_window(dir, &manifest, from_s, until_s)?;
+    measured.resources = whole.resources.clone();
+    manifest.summary = Some(measured.clone());
+    manifest.measurement = Some(Measurement {
+        from_s,
+        until_s,
+        whole_run: whole,
+    });
+    write_manifest(dir, &manifest)?;
+    Ok(measured)
+}
+
+/// Writes `capacity.json` into the search's directory.
+pub fn write(dir: &Path, result: &CapacityResult) -> Result<PathBuf, BundleError> {
+    let path = dir.join(CAPACITY);
+    let text = serde_json::to_string_pretty(result).map_err(|e| invalid(&path, e.to_string()))?;
+    fs::create_dir_all(dir)
+        .and_then(|()| fs::write(&path, text + "\n"))
+        .map_err(|source| BundleError::Io {
+            path: path.clone(),
+            source,
+        })?;
+    Ok(path)
+}
+
+/// Reads a search's `capacity.json`, checking its schema version.
+pub fn read(dir: &Path) -> Result<CapacityResult, BundleError> {
+    let path = dir.join(CAPACITY);
+    let text = fs::read_to_string(&path).map_err(read_error(&path))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        invalid(
+            &path,
+            format!("not valid JSON ({e}); the file is truncated or not a capacity result"),
+        )
+    })?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(invalid(
+                &path,
+                format!("schema version {v}; this headroom reads version {SCHEMA_VERSION}. Use a matching headroom version"),
+            ))
+        }
+        None => return Err(invalid(&path, "no schema_version: not a headroom capacity result")),
+    }
+    serde_json::from_value(value).map_err(|e| invalid(&path, format!("unexpected content: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bottleneck_of(level: &Level) -> Option<Bottleneck> {
+        bottleneck(level.users, &level.resources)
+    }
+
+    fn level(users: u32, cpu: f64, disk: f64, throttled: u64) -> Level {
+        Level {
+            users,
+            good: false,
+            apdex: Some(0.5),
+            apdex_rating: Some("Poor".into()),
+            samples: 10,
+            error_rate: 0.0,
+            mean_ms: Some(10.0),
+            p50_ms: None,
+            p90_ms: None,
+            p95_ms: None,
+            rps: 1.0,
+            measured_s: 1.0,
+            resources: vec![HostFigures {
+                host: "pi".into(),
+                cpu_avg: Some(cpu),
+                cpu_peak: Some(cpu),
+                memory_avg: Some(40.0),
+                disk_avg: Some(disk),
+                net_link_avg: None,
+                temperature_max: Some(60.0),
+                throttled_seconds: throttled,
+                busiest_core: None,
+                processes: Vec::new(),
+            }],
+            missing: Vec::new(),
+            generator_limited: false,
+            bundle: PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn the_most_saturated_resource_is_the_bottleneck() {
+        let b = bottleneck_of(&level(50, 96.0, 20.0, 0)).unwrap();
+        assert_eq!((b.resource.as_str(), b.figure, b.users), ("cpu", 96.0, 50));
+        assert_eq!(b.describe(), "pi CPU 96% at 50 users");
+        assert_eq!(
+            bottleneck_of(&level(50, 92.0, 99.0, 0)).unwrap().resource,
+            "disk"
+        );
+        assert_eq!(bottleneck_of(&level(50, 50.0, 20.0, 0)), None);
+        assert_eq!(
+            bottleneck_of(&level(50, 50.0, 20.0, 3)).unwrap().resource,
+            "throttling"
+        );
+    }
+
+    #[test]
+    fn verdicts_name_the_limit_or_say_why_not() {
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max_ms: None,
+        };
+        let mut good = level(40, 60.0, 10.0, 0);
+        good.good = true;
+        good.apdex = Some(0.74);
+        good.apdex_rating = Some("Fair".into());
+        good.rps = 25.3;
+        let knee = level(50, 96.0, 10.0, 0);
+        let r = CapacityResult::new(
+            target,
+            vec![good.clone(), knee],
+            Some(40),
+            false,
+            1.0,
+            true,
+            PathBuf::new(),
+        );
+        assert_eq!(
+            r.verdict(),
+            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi CPU 96% at 50 users"
+        );
+        let calm = level(50, 30.0, 10.0, 0);
+        let r = CapacityResult::new(
+            target,
+            vec![good.clone(), calm.clone()],
+            Some(40),
+            false,
+            1.0,
+            true,
+            PathBuf::new(),
+        );
+        assert!(
+            r.verdict().contains("the limit is elsewhere"),
+            "{}",
+            r.verdict()
+        );
+        // A host that sent nothing at the knee is unknown, not idle.
+        let mut blind = calm.clone();
+        blind.resources.clear();
+        blind.missing = vec!["pi (connection refused: the agent is not running)".into()];
+        let r = CapacityResult::new(
+            target,
+            vec![good.clone(), blind],
+            Some(40),
+            false,
+            1.0,
+            true,
+            PathBuf::new(),
+        );
+        assert!(
+            r.verdict().contains("no data from pi (connection refused")
+                && !r.verdict().contains("elsewhere"),
+            "{}",
+            r.verdict()
+        );
+        let mut starved = calm;
+        starved.generator_limited = true;
+        let r = CapacityResult::new(
+            target,
+            vec![good, starved],
+            Some(40),
+            false,
+            1.0,
+            true,
+            PathBuf::new(),
+        );
+        assert!(!r.valid && r.verdict().ends_with("[INVALID]"));
+        let stopped = r.interrupted();
+        assert_eq!(stopped.status, "interrupted");
+        assert_eq!((stopped.capacity.users, stopped.valid), (None, false));
+        assert!(stopped
+            .verdict
+            .starts_with("no answer: the search was interrupted after 2 level(s)"));
+    }
+}

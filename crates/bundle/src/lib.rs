@@ -1,0 +1,93 @@
+//! What headroom keeps on disk, in one place. A run bundle is a directory:
+//!
+//! | file | written by | what it holds |
+//! |---|---|---|
+//! | [`MANIFEST`] | [`manifest`] | what ran, where, how, and the summary |
+//! | [`INTERVALS`] | [`writer`] (columns in [`intervals`]) | per second and label: counts, errors by kind, percentiles, Apdex counts |
+//! | [`LATENCY`] | [`hlog`] | per second: HdrHistograms of response times (total and per label) |
+//! | [`SAMPLES`] | [`jtl`] | one JMeter CSV line per request (with `--samples`) |
+//! | [`RESOURCES`] | [`resources`] | per second and monitored host: CPU, memory, disk, network, processes |
+//! | [`RESOURCES_DETAIL`] | [`resources`] | the same seconds, every figure (per core, device, sensor) as JSON lines |
+//!
+//! A capacity search keeps one bundle per level under its own directory and
+//! writes [`CAPACITY`] ([`capacity`]) beside them.
+//!
+//! Readers ([`reader`], [`manifest::read_manifest`], [`capacity::read`])
+//! check what they read and say which file and line is wrong; a run that
+//! died while writing is rebuilt by [`recovery`].
+
+pub mod capacity;
+pub mod hlog;
+pub mod intervals;
+pub mod jtl;
+pub mod manifest;
+pub mod reader;
+pub mod recovery;
+pub mod resources;
+pub mod sample;
+pub mod summary;
+pub mod tally;
+pub mod warnings;
+pub mod writer;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// The version of every file's layout; readers refuse another.
+pub const SCHEMA_VERSION: u32 = 1;
+pub const MANIFEST: &str = "manifest.json";
+pub const INTERVALS: &str = "intervals.csv";
+pub const LATENCY: &str = "latency.hlog";
+pub const SAMPLES: &str = "samples.jtl";
+pub const RESOURCES: &str = "resources.csv";
+pub const RESOURCES_DETAIL: &str = "resources.jsonl";
+/// A capacity search's result, in the search's directory.
+pub const CAPACITY: &str = "capacity.json";
+/// The label under which `intervals.csv` gives the total over all labels.
+pub const TOTAL_LABEL: &str = "TOTAL";
+
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    #[error("{path} already holds a run bundle: choose another --out, or remove it")]
+    Exists { path: PathBuf },
+    #[error("cannot write the bundle at {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{path}: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+}
+
+pub(crate) fn invalid(path: &Path, reason: impl Into<String>) -> BundleError {
+    BundleError::Invalid {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+pub(crate) fn read_error(path: &Path) -> impl Fn(io::Error) -> BundleError + '_ {
+    move |source| BundleError::Read {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Maps an I/O error to a bundle error naming `dir`; borrows only the path,
+/// so it can be used while a file of the bundle is borrowed mutably.
+pub(crate) fn io_error(dir: &Path) -> impl Fn(io::Error) -> BundleError + Copy + '_ {
+    move |source| BundleError::Io {
+        path: dir.to_path_buf(),
+        source,
+    }
+}
+
+/// True when `dir` holds a run bundle (a manifest), as opposed to a
+/// capacity search's directory.
+pub fn is_run(dir: &Path) -> bool {
+    dir.join(MANIFEST).exists()
+}
+
+/// True when `dir` is a capacity search's directory.
+pub fn is_capacity(dir: &Path) -> bool {
+    dir.join(CAPACITY).exists() && !is_run(dir)
+}

@@ -1,0 +1,311 @@
+//! The run's manifest (`manifest.json`): what ran, against what, how, on
+//! which machines, and (once the run ends) its summary. It is written at the
+//! start with status `running` and replaced atomically at the end.
+
+use crate::summary::{RunStatus, RunSummary};
+use crate::{
+    invalid, io_error, read_error, BundleError, INTERVALS, LATENCY, MANIFEST, SAMPLES,
+    SCHEMA_VERSION,
+};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io;
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// The host that generated the load (the full fingerprint arrives with monitoring).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClientHost {
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    pub cores: usize,
+}
+
+impl ClientHost {
+    pub fn current() -> ClientHost {
+        let hostname = fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        ClientHost {
+            hostname,
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub command_line: Vec<String>,
+    pub kind: String,
+    pub target: String,
+    /// What was sent: for URL mode, method, URL, headers and label.
+    pub scenario: serde_json::Value,
+    /// How load was scheduled (model, users or rate, durations, think time, cap).
+    pub profile: ProfileRecord,
+    pub apdex_t_ms: f64,
+    pub apdex_f_ms: f64,
+    pub timeout_ms: f64,
+    pub threads: usize,
+    pub seed: u64,
+    pub labels: Vec<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub elapsed_s: Option<f64>,
+    pub status: RunStatus,
+    pub client: ClientHost,
+    /// The generator's environment (hardware, OS, governor, storage, ...).
+    #[serde(default)]
+    pub fingerprint: Option<headroom_monitor::Fingerprint>,
+    /// The doctor's findings before the run.
+    #[serde(default)]
+    pub doctor: Vec<headroom_monitor::Finding>,
+    /// Hosts monitored through agents: their fingerprints and findings.
+    #[serde(default)]
+    pub monitored_hosts: Vec<MonitoredHost>,
+    pub warnings: Vec<serde_json::Value>,
+    /// The figures: of the whole run, or, with `measurement`, of the
+    /// measured seconds only.
+    pub summary: Option<RunSummary>,
+    /// A run whose first seconds were a warm-up (a capacity level): which
+    /// seconds `summary` covers, and the whole run's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<Measurement>,
+    pub files: Files,
+}
+
+/// The measured part of a run that began with a warm-up.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Measurement {
+    /// The warm-up: seconds 0 to `from_s` are not in the summary.
+    pub from_s: f64,
+    pub until_s: f64,
+    /// The whole run's figures, warm-up included.
+    pub whole_run: RunSummary,
+}
+
+/// A host monitored through an agent, as it was when the run started.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MonitoredHost {
+    /// host:port of its agent.
+    pub agent: String,
+    pub fingerprint: headroom_monitor::Fingerprint,
+    pub doctor: Vec<headroom_monitor::Finding>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Files {
+    pub intervals: String,
+    pub latency: String,
+    pub samples: Option<String>,
+    #[serde(default)]
+    pub resources: Option<String>,
+    #[serde(default)]
+    pub resources_detail: Option<String>,
+}
+
+impl Files {
+    pub fn new(samples: bool) -> Files {
+        Files {
+            intervals: INTERVALS.into(),
+            latency: LATENCY.into(),
+            samples: samples.then(|| SAMPLES.into()),
+            resources: None,
+            resources_detail: None,
+        }
+    }
+}
+
+/// How load was scheduled, as recorded: the model's fields (those that
+/// apply to it), the think time between requests and the throughput cap.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProfileRecord {
+    /// `closed`, `open`, `ramping_users` or `ramping_rate`.
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_up_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_vus: Option<u32>,
+    /// Ramping models: the stages as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<serde_json::Value>,
+    #[serde(default)]
+    pub think: ThinkRecord,
+    #[serde(default)]
+    pub throughput_cap_per_s: Option<f64>,
+    /// Scenario runs with `--iterations`: each user's iterations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations_per_vu: Option<u64>,
+}
+
+/// The think time between a user's requests, as recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ThinkRecord {
+    #[default]
+    None,
+    Constant {
+        time_s: f64,
+    },
+    Gaussian {
+        mean_s: f64,
+        deviation_s: f64,
+    },
+    Uniform {
+        min_s: f64,
+        max_s: f64,
+    },
+}
+
+impl ThinkRecord {
+    /// The mean think time in seconds.
+    pub fn mean_s(&self) -> f64 {
+        match *self {
+            ThinkRecord::None => 0.0,
+            ThinkRecord::Constant { time_s } => time_s,
+            ThinkRecord::Gaussian { mean_s, .. } => mean_s,
+            ThinkRecord::Uniform { min_s, max_s } => (min_s + max_s) / 2.0,
+        }
+    }
+
+    /// "1 s", "1–3 s (uniform)", "2 s ± 0.5 s (Gaussian)", or "none".
+    pub fn describe(&self) -> String {
+        match *self {
+            ThinkRecord::None => "none".into(),
+            ThinkRecord::Constant { time_s } => format!("{} s", seconds(time_s)),
+            ThinkRecord::Gaussian {
+                mean_s,
+                deviation_s,
+            } => format!(
+                "{} s ± {} s (Gaussian)",
+                seconds(mean_s),
+                seconds(deviation_s)
+            ),
+            ThinkRecord::Uniform { min_s, max_s } => {
+                format!("{}–{} s (uniform)", seconds(min_s), seconds(max_s))
+            }
+        }
+    }
+}
+
+/// Seconds without a needless ".0": 15, 2.5, 0.25.
+fn seconds(s: f64) -> String {
+    let text = format!("{s:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+impl ProfileRecord {
+    /// The profile as a person would say it: "closed model: 50 users for
+    /// 15 s (2 s ramp-up), think time 1–3 s (uniform)".
+    pub fn describe(&self) -> String {
+        let mut text = match self.model.as_str() {
+            "closed" => {
+                let mut t = format!("closed model: {} users", self.users.unwrap_or(0));
+                match (self.duration_s, self.requests) {
+                    (Some(d), _) => t.push_str(&format!(" for {} s", seconds(d))),
+                    (None, Some(n)) => t.push_str(&format!(" until {n} requests")),
+                    (None, None) => {}
+                }
+                if let Some(r) = self.ramp_up_s.filter(|r| *r > 0.0) {
+                    t.push_str(&format!(" ({} s ramp-up)", seconds(r)));
+                }
+                t
+            }
+            "open" => format!(
+                "open model: {} req/s for {} s, up to {} users",
+                seconds(self.rate_per_s.unwrap_or(0.0)),
+                seconds(self.duration_s.unwrap_or(0.0)),
+                self.max_vus.unwrap_or(0)
+            ),
+            "ramping_users" => "users ramping in stages".into(),
+            "ramping_rate" => format!(
+                "arrival rate ramping in stages, up to {} users",
+                self.max_vus.unwrap_or(0)
+            ),
+            "" => "not recorded".into(),
+            other => other.replace('_', " "),
+        };
+        if let Some(stages) = self.stages.as_ref().and_then(|s| s.as_array()) {
+            let parts: Vec<String> = stages
+                .iter()
+                .filter_map(|stage| {
+                    let d = stage.get("duration_s")?.as_f64()?;
+                    let target = stage.get("target")?.as_f64()?;
+                    Some(format!("{} over {} s", seconds(target), seconds(d)))
+                })
+                .collect();
+            if !parts.is_empty() {
+                text.push_str(&format!(" ({})", parts.join(", ")));
+            }
+        }
+        if self.think != ThinkRecord::None {
+            text.push_str(&format!(", think time {}", self.think.describe()));
+        }
+        if let Some(n) = self.iterations_per_vu {
+            text.push_str(&format!(", {n} iterations per user"));
+        }
+        if let Some(cap) = self.throughput_cap_per_s {
+            text.push_str(&format!(", capped at {} req/s", seconds(cap)));
+        }
+        text
+    }
+}
+
+/// The manifest as JSON, after checking that it is one and of our schema.
+pub fn manifest_value(dir: &Path) -> Result<serde_json::Value, BundleError> {
+    let path = dir.join(MANIFEST);
+    if !dir.is_dir() {
+        return Err(invalid(dir, "no such bundle directory"));
+    }
+    let text = fs::read_to_string(&path).map_err(read_error(&path))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        invalid(
+            &path,
+            format!("not valid JSON ({e}); the file is truncated or not a headroom manifest"),
+        )
+    })?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(value),
+        Some(v) => Err(invalid(
+            &path,
+            format!("schema version {v}; this headroom reads version {SCHEMA_VERSION}. Use a matching headroom version"),
+        )),
+        None => Err(invalid(&path, "no schema_version: not a headroom bundle")),
+    }
+}
+
+/// Reads a bundle's manifest, checking its schema version.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, BundleError> {
+    let value = manifest_value(dir)?;
+    let path = dir.join(MANIFEST);
+    serde_json::from_value(value).map_err(|e| invalid(&path, format!("unexpected content: {e}")))
+}
+
+/// Writes the manifest atomically (temporary file, then rename).
+pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), BundleError> {
+    let io_err = io_error(dir);
+    let text = serde_json::to_string_pretty(manifest).map_err(|e| io_err(io::Error::other(e)))?;
+    let tmp = dir.join("manifest.json.tmp");
+    if let Err(e) = fs::write(&tmp, text + "\n") {
+        let _ = fs::remove_file(&tmp);
+        return Err(io_err(e));
+    }
+    fs::rename(&tmp, dir.join(MANIFEST)).map_err(io_err)
+}
