@@ -29,6 +29,9 @@ pub struct Search {
     /// Levels run so far, in order, with whether they met the target.
     levels: Vec<(u32, bool)>,
     phase: Phase,
+    /// Measurements of each deciding level (the last met, the first
+    /// broken); a level is met when most of its measurements met.
+    confirm: u32,
 }
 
 impl Search {
@@ -43,7 +46,38 @@ impl Search {
             ladder,
             levels: Vec::new(),
             phase: Phase::Climbing,
+            confirm: 1,
         }
+    }
+
+    /// Measures the deciding levels `n` times in all before the search
+    /// ends; a decision the repetitions overturn sends the search on.
+    pub fn confirming(mut self, n: u32) -> Search {
+        self.confirm = n.max(1);
+        self
+    }
+
+    /// Whether most measurements of `users` met the target (`None`: not run).
+    /// A tie is not met.
+    pub fn judged(&self, users: u32) -> Option<bool> {
+        let (met, total) = self.measurements(users);
+        (total > 0).then_some(met * 2 > total)
+    }
+
+    /// (met, measured) for the level `users`.
+    pub fn measurements(&self, users: u32) -> (u32, u32) {
+        self.levels
+            .iter()
+            .filter(|l| l.0 == users)
+            .fold((0, 0), |(m, t), l| (m + u32::from(l.1), t + 1))
+    }
+
+    /// Distinct levels tried, ascending.
+    fn tried(&self) -> Vec<u32> {
+        let mut users: Vec<u32> = self.levels.iter().map(|l| l.0).collect();
+        users.sort_unstable();
+        users.dedup();
+        users
     }
 
     pub fn levels(&self) -> &[(u32, bool)] {
@@ -53,25 +87,33 @@ impl Search {
     /// The next level to run, or `None` when the search is over.
     pub fn next(&self) -> Option<u32> {
         match self.phase {
-            Phase::Done => None,
+            Phase::Done => {
+                let good = self.highest_good();
+                let bad = self.lowest_bad_above(good.unwrap_or(0));
+                good.into_iter()
+                    .chain(bad)
+                    .find(|&users| self.measurements(users).1 < self.confirm)
+            }
             Phase::Bisecting { good, bad } => Some(good + (bad - good) / 2),
-            Phase::Climbing => Some(match self.levels.last() {
+            Phase::Climbing => Some(match self.tried().last() {
                 None => self.ladder.start,
-                Some(&(users, _)) => (users + self.ladder.step).min(self.ladder.max),
+                Some(&users) => (users + self.ladder.step).min(self.ladder.max),
             }),
         }
     }
 
     fn highest_good(&self) -> Option<u32> {
-        self.levels.iter().filter(|l| l.1).map(|l| l.0).max()
+        self.tried()
+            .into_iter()
+            .filter(|&u| self.judged(u) == Some(true))
+            .max()
     }
 
     /// The lowest bad level above `floor`.
     fn lowest_bad_above(&self, floor: u32) -> Option<u32> {
-        self.levels
-            .iter()
-            .filter(|l| !l.1 && l.0 > floor)
-            .map(|l| l.0)
+        self.tried()
+            .into_iter()
+            .filter(|&u| u > floor && self.judged(u) == Some(false))
             .min()
     }
 
@@ -81,6 +123,10 @@ impl Search {
             Some(bad) if bad - good > self.ladder.resolution => {
                 self.phase = Phase::Bisecting { good, bad };
             }
+            // Repetitions overturned the last broken level: climb on.
+            None if good > 0 && good < self.ladder.max && !self.levels.is_empty() => {
+                self.phase = Phase::Climbing;
+            }
             _ => self.phase = Phase::Done,
         }
     }
@@ -89,10 +135,14 @@ impl Search {
     pub fn record(&mut self, users: u32, good: bool) {
         self.levels.push((users, good));
         match self.phase.clone() {
-            Phase::Done => {}
+            // A repetition: its level's judgment may have turned.
+            Phase::Done => self.bisect_or_finish(),
             Phase::Climbing => {
-                let n = self.levels.len();
-                let two_bad = n >= 2 && !self.levels[n - 1].1 && !self.levels[n - 2].1;
+                let tried = self.tried();
+                let two_bad = tried.len() >= 2
+                    && tried[tried.len() - 2..]
+                        .iter()
+                        .all(|&u| self.judged(u) == Some(false));
                 if two_bad || users >= self.ladder.max {
                     self.bisect_or_finish();
                 }
@@ -110,9 +160,9 @@ impl Search {
     /// Whether the search ended at the ladder's maximum without breaking
     /// the target there (the capacity is at least the maximum).
     pub fn reached_max(&self) -> bool {
-        self.levels
-            .iter()
-            .any(|&(users, good)| users >= self.ladder.max && good)
+        self.tried()
+            .into_iter()
+            .any(|users| users >= self.ladder.max && self.judged(users) == Some(true))
     }
 
     /// Levels still to come at most (for an ETA): the rest of the ladder
@@ -134,6 +184,44 @@ impl Search {
                 left.min(2) + bisection
             }
         }
+    }
+}
+
+/// Where the Apdex line from (`low`, `apdex_low`) to (`high`, `apdex_high`)
+/// crosses `target`; `None` when the line is flat.
+pub fn crossing(low: u32, apdex_low: f64, high: u32, apdex_high: f64, target: f64) -> Option<f64> {
+    let drop = apdex_low - apdex_high;
+    (drop.abs() > 1e-9)
+        .then(|| f64::from(low) + (apdex_low - target) / drop * f64::from(high - low))
+}
+
+/// One repetition of the deciding levels: the capacity `c` (last met) and
+/// the knee `k` (first broken), whether each met the target this time and
+/// its Apdex. Returns the capacity this repetition supports: between c and
+/// k where the Apdex crosses the target when c met and k broke, k when
+/// both met, below c (along the same line) when both broke, c otherwise.
+pub fn repetition_capacity(
+    c: u32,
+    k: u32,
+    met: (bool, bool),
+    apdex: (Option<f64>, Option<f64>),
+    target: f64,
+) -> u32 {
+    let line = match apdex {
+        (Some(a_c), Some(a_k)) => crossing(c, a_c, k, a_k, target),
+        _ => None,
+    };
+    match met {
+        (true, false) => line
+            .filter(|_| apdex.0.unwrap_or(0.0) + 1e-9 >= target && apdex.1.unwrap_or(1.0) < target)
+            .map_or(c, |x| {
+                (x.floor() as u32).clamp(c, k.saturating_sub(1).max(c))
+            }),
+        (true, true) => k,
+        (false, false) => line
+            .filter(|x| *x < f64::from(c))
+            .map_or(c.saturating_sub(1), |x| x.max(0.0).floor() as u32),
+        (false, true) => c,
     }
 }
 
@@ -212,11 +300,23 @@ impl Bottleneck {
                 self.host, self.figure, self.users
             ),
             "cpu" if self.core.is_some() => format!(
-                "{} CPU core {} {:.0}% at {} users (one core saturated; the host's average is lower)",
+                "{} CPU core {} {:.0}% at {} users (one core saturated; the host's average is lower){}",
                 self.host,
                 self.core.unwrap_or(0),
                 self.figure,
-                self.users
+                self.users,
+                if self.processes.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; of all cores: {}",
+                        self.processes
+                            .iter()
+                            .map(|(name, pct)| format!("{name} {pct:.0}%"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
             ),
             "cpu" if !self.processes.is_empty() => format!(
                 "{} CPU {:.0}% ({}) at {} users",
@@ -336,6 +436,57 @@ mod tests {
         max: 500,
         resolution: 2,
     };
+
+    #[test]
+    fn confirmation_repeats_the_deciding_levels_and_can_overturn_them() {
+        // A noisy system: 43 meets once, then fails twice; 42 always meets.
+        let mut s = Search::new(LADDER).confirming(3);
+        let mut outcomes: std::collections::HashMap<u32, Vec<bool>> = Default::default();
+        outcomes.insert(43, vec![true, false, false]);
+        let mut run = Vec::new();
+        while let Some(users) = s.next() {
+            let good = match outcomes.get_mut(&users) {
+                Some(list) if !list.is_empty() => list.remove(0),
+                _ => users <= 44,
+            };
+            run.push(users);
+            s.record(users, good);
+            assert!(run.len() < 100, "{run:?}");
+        }
+        // 43 was the capacity, until its repetitions broke it; then 42
+        // (the last met) is repeated too.
+        assert_eq!(s.capacity(), Some(42), "{run:?}");
+        assert_eq!(s.measurements(42), (3, 3));
+        assert_eq!(s.measurements(43), (1, 3));
+        assert_eq!(s.judged(43), Some(false));
+    }
+
+    #[test]
+    fn a_repetition_estimates_the_crossing() {
+        // 40 met at 0.95, 50 broke at 0.75: 0.85 is crossed at 45.
+        assert_eq!(
+            repetition_capacity(40, 50, (true, false), (Some(0.95), Some(0.75)), 0.85),
+            45
+        );
+        assert_eq!(
+            repetition_capacity(40, 50, (true, true), (Some(0.95), Some(0.9)), 0.85),
+            50
+        );
+        // Both broke at 0.80 and 0.70: the line crosses 0.85 at 35.
+        assert_eq!(
+            repetition_capacity(40, 50, (false, false), (Some(0.80), Some(0.70)), 0.85),
+            35
+        );
+        assert_eq!(
+            repetition_capacity(40, 50, (false, true), (Some(0.80), Some(0.90)), 0.85),
+            40
+        );
+        // Errors broke the knee while its Apdex met: no line to follow.
+        assert_eq!(
+            repetition_capacity(40, 50, (true, false), (Some(0.95), Some(0.9)), 0.85),
+            40
+        );
+    }
 
     #[test]
     fn climbs_until_two_bad_levels_then_bisects() {

@@ -8,7 +8,9 @@ use crate::resources::{read_core_loads, read_resources, ResourceRow};
 use crate::summary::RunSummary;
 use crate::{invalid, read_error, BundleError, CAPACITY, SCHEMA_VERSION};
 use headroom_analysis::apdex::Rating;
-use headroom_analysis::capacity::{bottleneck, meets, Bottleneck, HostFigures, Target};
+use headroom_analysis::capacity::{
+    bottleneck, meets, repetition_capacity, Bottleneck, HostFigures, Target,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -32,7 +34,7 @@ pub struct Level {
     pub resources: Vec<HostFigures>,
     /// Monitored hosts that gave no figures in this level, with the reason:
     /// their resources are unknown, not idle.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
     /// The generator could not keep up (its figures are not the server's).
     pub generator_limited: bool,
@@ -191,6 +193,15 @@ pub struct CapacitySetup {
     pub measured_s: f64,
 }
 
+/// The deciding levels measured several times (`--confirm`): the range of
+/// capacities the repetitions support.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Confirmation {
+    pub repetitions: u32,
+    pub low: u32,
+    pub high: u32,
+}
+
 /// Little's law at the capacity: the users the throughput and cycle time
 /// account for, against the users that ran.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -232,6 +243,9 @@ pub struct CapacityResult {
     /// Little's law at the capacity, when there is one.
     #[serde(default)]
     pub little: Option<LittlesLaw>,
+    /// With `--confirm`: the range the repetitions of the deciding levels support.
+    #[serde(default)]
+    pub confirmation: Option<Confirmation>,
     /// The one-line answer, as printed.
     pub verdict: String,
     pub levels: Vec<Level>,
@@ -284,6 +298,40 @@ impl CapacityResult {
                 users: l.users,
             })
         });
+        let confirmation = capacity.and_then(|c| {
+            let at_c: Vec<&Level> = levels.iter().filter(|l| l.users == c).collect();
+            if at_c.len() < 2 {
+                return None;
+            }
+            let k = knee.map(|l| l.users);
+            let estimates: Vec<u32> = match k {
+                Some(k) => {
+                    let at_k: Vec<&Level> = levels.iter().filter(|l| l.users == k).collect();
+                    at_c.iter()
+                        .zip(&at_k)
+                        .map(|(lc, lk)| {
+                            repetition_capacity(
+                                c,
+                                k,
+                                (lc.good, lk.good),
+                                (lc.apdex, lk.apdex),
+                                target.apdex,
+                            )
+                        })
+                        .collect()
+                }
+                // No broken level above: each repetition says c or less.
+                None => at_c
+                    .iter()
+                    .map(|l| if l.good { c } else { c.saturating_sub(1) })
+                    .collect(),
+            };
+            Some(Confirmation {
+                repetitions: at_c.len() as u32,
+                low: estimates.iter().copied().min().unwrap_or(c).min(c),
+                high: estimates.iter().copied().max().unwrap_or(c).max(c),
+            })
+        });
         let mut result = CapacityResult {
             schema_version: SCHEMA_VERSION,
             setup: CapacitySetup::default(),
@@ -303,6 +351,7 @@ impl CapacityResult {
             valid,
             think_s,
             little,
+            confirmation,
             verdict: String::new(),
             levels,
             bundle,
@@ -326,6 +375,7 @@ impl CapacityResult {
         self.knee_users = None;
         self.bottleneck = None;
         self.little = None;
+        self.confirmation = None;
         self.valid = false;
         self.limit_note = format!(
             "the search was interrupted after {} level(s), before it could decide: no capacity is claimed",
@@ -342,12 +392,18 @@ impl CapacityResult {
         }
         let mut text = match self.capacity.users {
             Some(users) => format!(
-                "{}{users} users at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
+                "{}{users} users{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
                 if self.capacity.at_least {
                     "at least "
                 } else {
                     ""
                 },
+                self.confirmation
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(
+                        " (between {} and {} in {} repetitions)",
+                        c.low, c.high, c.repetitions
+                    )),
                 self.target.apdex,
                 self.capacity.apdex_rating.as_deref().unwrap_or("-"),
                 self.capacity.apdex.unwrap_or(0.0),
@@ -562,6 +618,17 @@ mod tests {
             PathBuf::new(),
         );
         assert!(!r.valid && r.verdict().ends_with("[INVALID]"));
+        // capacity.json reads back as it was written.
+        let dir = std::env::temp_dir().join(format!("headroom-capacity-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        write(&dir, &r).unwrap();
+        let back = read(&dir).unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&r).unwrap()
+        );
+        fs::write(dir.join(CAPACITY), "{\"schema_version\": 1, \"lev").unwrap();
+        assert!(read(&dir).unwrap_err().to_string().contains("truncated"));
         let stopped = r.interrupted();
         assert_eq!(stopped.status, "interrupted");
         assert_eq!((stopped.capacity.users, stopped.valid), (None, false));

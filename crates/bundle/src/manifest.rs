@@ -12,14 +12,16 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Tool {
     pub name: String,
     pub version: String,
 }
 
 /// The host that generated the load (the full fingerprint arrives with monitoring).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ClientHost {
     pub hostname: String,
     pub os: String,
@@ -41,7 +43,8 @@ impl ClientHost {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Manifest {
     pub schema_version: u32,
     pub tool: Tool,
@@ -102,7 +105,8 @@ pub struct MonitoredHost {
     pub doctor: Vec<headroom_monitor::Finding>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Files {
     pub intervals: String,
     pub latency: String,

@@ -182,7 +182,7 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
     let processes: Vec<(String, usize)> = headers
         .iter()
         .enumerate()
-        .skip(COLUMNS.len())
+        .filter(|(_, h)| !COLUMNS.contains(h))
         .filter_map(|(i, h)| Some((h.strip_suffix(PROCESS_CPU)?.to_string(), i)))
         .collect();
     let mut rows = Vec::new();

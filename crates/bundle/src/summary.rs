@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Figures of one label, or of the total.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LabelFigures {
     pub count: u64,
     pub errors: u64,
@@ -50,6 +51,10 @@ pub struct LabelFigures {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub resent: u64,
     pub status_codes: BTreeMap<String, u64>,
+    /// Responses of 400 and above by exact status ("404": 12); statuses
+    /// beyond the first eight distinct ones of a second are under "other".
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_statuses: BTreeMap<String, u64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -135,17 +140,28 @@ impl LabelFigures {
                     (name, *n)
                 })
                 .collect(),
+            error_statuses: c
+                .error_statuses
+                .iter()
+                .filter(|(status, _)| *status != 0)
+                .map(|(status, n)| (status.to_string(), *n))
+                .chain(
+                    (c.error_statuses_other > 0)
+                        .then(|| ("other".to_string(), c.error_statuses_other)),
+                )
+                .collect(),
         };
         (figures, summary)
     }
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Still running, or the process died before finishing the bundle.
     Running,
+    #[default]
     Complete,
     /// Stopped by Ctrl-C or SIGTERM; the data up to then is valid.
     Interrupted,
@@ -157,7 +173,8 @@ pub enum RunStatus {
 }
 
 /// The run's figures, as stored in the manifest and printed by `--json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunSummary {
     pub elapsed_s: f64,
     pub apdex_t_ms: f64,

@@ -7,6 +7,9 @@ use headroom_analysis::apdex::{ApdexCounts, ApdexThresholds};
 use headroom_analysis::latency::{new_histogram, record};
 use std::time::Duration;
 
+/// Distinct error statuses (400 and above) counted exactly per tally.
+pub const ERROR_STATUSES: usize = 8;
+
 /// A request that started this much later than scheduled counts as late.
 pub const LATE_START: Duration = Duration::from_millis(10);
 
@@ -18,6 +21,11 @@ pub struct Counts {
     pub errors_by_kind: [u64; ErrorKind::COUNT],
     /// Responses by status class: index 1..=5 for 1xx..5xx, 0 for none/other.
     pub status_classes: [u64; 6],
+    /// Responses with a status of 400 or more, by exact status: the first
+    /// [`ERROR_STATUSES`] distinct ones (status 0 marks a free slot).
+    pub error_statuses: [(u16, u64); ERROR_STATUSES],
+    /// Responses of 400 or more whose status found no free slot.
+    pub error_statuses_other: u64,
     pub bytes_received: u64,
     pub bytes_sent: u64,
     pub apdex: ApdexCounts,
@@ -47,6 +55,10 @@ impl Counts {
         for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
             *a += b;
         }
+        for &(status, n) in other.error_statuses.iter().filter(|s| s.0 != 0) {
+            self.count_error_status(status, n);
+        }
+        self.error_statuses_other += other.error_statuses_other;
         self.bytes_received += other.bytes_received;
         self.bytes_sent += other.bytes_sent;
         self.apdex.add(&other.apdex);
@@ -62,6 +74,18 @@ impl Counts {
         for (a, b) in self.error_details.iter_mut().zip(other.error_details) {
             *a = a.or(b);
         }
+    }
+
+    /// Counts `n` responses of `status` (400 or more).
+    #[inline]
+    pub fn count_error_status(&mut self, status: u16, n: u64) {
+        for slot in &mut self.error_statuses {
+            if slot.0 == status || slot.0 == 0 {
+                *slot = (status, slot.1 + n);
+                return;
+            }
+        }
+        self.error_statuses_other += n;
     }
 
     pub fn errors_of(&self, kind: ErrorKind) -> u64 {
@@ -105,6 +129,9 @@ impl Tally {
         c.resent += u64::from(sample.resent);
         let class = (sample.status / 100) as usize;
         c.status_classes[if (1..=5).contains(&class) { class } else { 0 }] += 1;
+        if (400..1000).contains(&sample.status) {
+            c.count_error_status(sample.status, 1);
+        }
         c.bytes_received += sample.bytes_received;
         c.bytes_sent += sample.bytes_sent;
         c.apdex.add_zone(apdex.zone(response_time, sample.failed()));
@@ -184,5 +211,23 @@ mod tests {
         sum.add(&t);
         assert_eq!(sum.counts.count, 8);
         assert_eq!(sum.response.len(), 8);
+    }
+
+    #[test]
+    fn error_statuses_are_exact_for_the_first_eight_and_add_up() {
+        let mut a = Counts::default();
+        for status in [404, 404, 500, 503] {
+            a.count_error_status(status, 1);
+        }
+        let mut b = Counts::default();
+        for status in 400..410 {
+            b.count_error_status(status, 1);
+        }
+        assert_eq!((b.error_statuses[7], b.error_statuses_other), ((407, 1), 2));
+        a.add(&b);
+        assert_eq!(a.error_statuses[0], (404, 3));
+        assert_eq!(a.error_statuses[1], (500, 1));
+        let total: u64 = a.error_statuses.iter().map(|s| s.1).sum::<u64>() + a.error_statuses_other;
+        assert_eq!(total, 14);
     }
 }

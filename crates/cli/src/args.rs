@@ -164,6 +164,12 @@ pub struct CapacityArgs {
     #[arg(long, default_value = "15s", value_parser = duration)]
     pub warmup: Duration,
 
+    /// Measure the deciding levels (the last met, the first broken) N times in all: a level
+    /// meets the target when most of its measurements do, and the answer comes with the range
+    /// the repetitions support.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
+    pub confirm: u32,
+
     #[command(flatten)]
     pub load: LoadArgs,
 }

@@ -219,7 +219,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     });
 
     let started = Instant::now();
-    let mut search = Search::new(ladder);
+    let mut search = Search::new(ladder).confirming(args.confirm);
     let mut levels: Vec<Level> = Vec::new();
     let mut was_interrupted = false;
     while let Some(users) = search.next() {

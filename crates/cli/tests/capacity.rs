@@ -158,6 +158,116 @@ fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
         knee > users && knee - users <= 2.0,
         "bisected to the resolution: {users} / {knee}"
     );
+    // The page says what was searched, where the knee is, and whether to trust it.
+    for needed in [
+        &format!("http://127.0.0.1:{}/", server.port),
+        "Apdex T 150 ms",
+        "think time: 1 s",
+        &format!("<b>Knee</b> at {knee} users"),
+        "<b>Valid:</b>",
+        "<b>Little's law</b>",
+        "<a href=\"level-",
+    ] {
+        assert!(html.contains(needed), "no {needed:?} in the capacity page");
+    }
+    // A level's own bundle gives the table's figures (the warm-up is apart).
+    for level in levels {
+        let bundle = level["bundle"].as_str().unwrap();
+        let report = headroom()
+            .args(["compare", bundle, bundle, "--json"])
+            .output()
+            .unwrap();
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(std::path::Path::new(bundle).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        let total = &manifest["summary"]["total"];
+        assert_eq!(total["count"], level["samples"], "{bundle}");
+        let (a, b) = (total["apdex"].as_f64(), level["apdex"].as_f64());
+        assert!(
+            (a.unwrap() - b.unwrap()).abs() < 1e-9,
+            "{bundle}: {a:?} / {b:?}"
+        );
+        assert_eq!(manifest["measurement"]["from_s"], 2.0, "{bundle}");
+        assert!(
+            manifest["measurement"]["whole_run"]["total"]["count"].as_u64()
+                > total["count"].as_u64()
+        );
+        let compared = stdout_json(&report);
+        let apdex = compared["metrics"][0]["rows"][0]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (apdex - b.unwrap()).abs() < 1e-9,
+            "compare on {bundle}: {apdex}"
+        );
+    }
+    // Little's law at the capacity: the users it accounts for are the users run.
+    let little = &json["little"];
+    let busy = little["users_busy"].as_f64().unwrap();
+    assert!(
+        (busy - users).abs() <= 0.1 * users,
+        "{little}: {busy} of {users}"
+    );
+}
+
+/// The think time of a scenario's steps counts in Little's law; --fail-if
+/// judges the answer and --junit writes it down.
+#[test]
+fn a_scenario_search_counts_its_think_time_and_is_judged() {
+    let _serial = serial();
+    let server = pool_server(4, Duration::from_millis(100));
+    let out = temp_dir("capacity-scenario");
+    std::fs::create_dir_all(&out).unwrap();
+    let scenario = out.join("journey.yaml");
+    std::fs::write(
+        &scenario,
+        "name: pages\nsteps:\n  - label: a\n    path: /a\n    think: 0.5s..1.5s\n  - label: b\n    path: /b\n    think: 1s\n",
+    )
+    .unwrap();
+    let junit = out.join("junit.xml");
+    let search = out.join("search");
+    let output = headroom()
+        .args(["capacity", &format!("http://127.0.0.1:{}/", server.port)])
+        .args(["--scenario", scenario.to_str().unwrap()])
+        .args(["--apdex-t", "150ms", "--apdex-target", "0.85"])
+        .args(["--start", "10", "--step", "10", "--max", "20"])
+        .args(["--step-duration", "3s", "--warmup", "1s", "--json"])
+        .args(["--fail-if", "users<1000", "--fail-if", "apdex<0.5"])
+        .args(["--junit", junit.to_str().unwrap()])
+        .args(["--out", search.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "users<1000 holds: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    // Both levels are below the pool's 44 users: no queue, R = 0.1 s, Z = 1 s.
+    assert_eq!(json["capacity"]["users"], 20, "{}", json["verdict"]);
+    let little = &json["little"];
+    assert!(
+        (little["think_s"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "{little}"
+    );
+    let busy = little["users_busy"].as_f64().unwrap();
+    assert!((busy - 20.0).abs() <= 2.0, "{little}");
+    assert!(json["setup"]["think"]
+        .as_str()
+        .unwrap()
+        .contains("from the scenario"));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("name=\"users&lt;1000\"") && xml.contains("failures=\"1\""),
+        "{xml}"
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("FAILED: users = 20"));
 }
 
 /// headroom pinned to one core next to two busy loops, at nice 19: its
@@ -254,8 +364,11 @@ fn a_cpu_bound_testbed_names_the_cpu() {
     );
     let port = free_port();
     let sessions = format!("files:{}", dir.join("sessions").display());
+    // The server under its own name, so --process tells it from headroom.
+    let server_exe = dir.join("lms-server");
+    std::fs::copy(env!("CARGO_BIN_EXE_headroom"), &server_exe).unwrap();
     let mut server = std::process::Command::new("taskset")
-        .args(["-c", "1", env!("CARGO_BIN_EXE_headroom")])
+        .args(["-c", "1", server_exe.to_str().unwrap()])
         .args(["testbed", "serve", "--db", &db, "--sessions", &sessions])
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .stderr(std::process::Stdio::null())
@@ -293,7 +406,14 @@ fn a_cpu_bound_testbed_names_the_cpu() {
         .args(["-c", "0", env!("CARGO_BIN_EXE_headroom")])
         .args(["capacity", &format!("http://127.0.0.1:{port}")])
         .args(["--scenario", journey.to_str().unwrap(), "--threads", "1"])
-        .args(["--monitor", "local", "--apdex-target", "0.85"])
+        .args([
+            "--monitor",
+            "local",
+            "--process",
+            "lms-server",
+            "--apdex-target",
+            "0.85",
+        ])
         .args([
             "--start",
             &step,
@@ -327,6 +447,11 @@ fn a_cpu_bound_testbed_names_the_cpu() {
     assert!(bottleneck["figure"].as_f64().unwrap() >= 95.0);
     assert_eq!(json["valid"], true, "{}", json["verdict"]);
     assert!(json["verdict"].as_str().unwrap().contains("CPU core 1"));
+    // It names who used the CPU: the server's process, about one core of two.
+    let processes = bottleneck["processes"].as_array().unwrap();
+    assert_eq!(processes[0][0], "lms-server", "{}", json["verdict"]);
+    assert!(processes[0][1].as_f64().unwrap() >= 35.0, "{processes:?}");
+    assert!(json["verdict"].as_str().unwrap().contains("lms-server"));
     // The last level too: the server's core was full.
     let last = json["levels"].as_array().unwrap().last().unwrap();
     let (core, busy) = (
@@ -335,4 +460,80 @@ fn a_cpu_bound_testbed_names_the_cpu() {
     );
     assert_eq!(core, 1);
     assert!(busy >= 95.0, "core 1 at {busy}%");
+}
+
+/// `--confirm 3` measures the deciding levels three times and gives the
+/// range of capacities the repetitions support; on the worker pool of the
+/// queueing model (the target breaks at 46 users) the range holds the
+/// model's answer.
+#[test]
+fn confirmed_levels_give_a_range_around_the_model() {
+    let _serial = serial();
+    let server = pool_server(4, Duration::from_millis(100));
+    let out = temp_dir("capacity-confirm");
+    let output = headroom()
+        .args(["capacity", &format!("http://127.0.0.1:{}/", server.port)])
+        .args([
+            "--think",
+            "1s",
+            "--apdex-t",
+            "150ms",
+            "--apdex-target",
+            "0.85",
+        ])
+        .args([
+            "--start",
+            "40",
+            "--step",
+            "4",
+            "--max",
+            "60",
+            "--resolution",
+            "1",
+        ])
+        .args([
+            "--step-duration",
+            "3s",
+            "--warmup",
+            "1s",
+            "--confirm",
+            "3",
+            "--json",
+        ])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    let users = json["capacity"]["users"].as_u64().unwrap();
+    let confirmation = &json["confirmation"];
+    assert_eq!(confirmation["repetitions"], 3, "{}", json["verdict"]);
+    let (low, high) = (
+        confirmation["low"].as_u64().unwrap(),
+        confirmation["high"].as_u64().unwrap(),
+    );
+    assert!(low <= users && users <= high, "{}", json["verdict"]);
+    let levels = json["levels"].as_array().unwrap();
+    let measured = |u: u64| levels.iter().filter(|l| l["users"] == u).count();
+    assert_eq!(measured(users), 3, "{}", json["verdict"]);
+    if let Some(knee) = json["knee_users"].as_u64() {
+        assert_eq!(measured(knee), 3, "{}", json["verdict"]);
+    }
+    // The model's response time reaches T at 46 users: a capacity of N
+    // users says the target breaks between N and N + 1, so the range
+    // low..high holds the model when low ≤ 46 ≤ high + 1.
+    let analytical = 4.0 * (0.150 + 1.0) / 0.100;
+    assert!(
+        low as f64 <= analytical + 1e-9 && analytical <= high as f64 + 1.0 + 1e-9,
+        "range {low}..{high}, model {analytical}: {}",
+        json["verdict"]
+    );
+    assert!(json["verdict"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("between {low} and {high} in 3 repetitions")));
 }

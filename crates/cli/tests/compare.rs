@@ -319,3 +319,60 @@ fn unreadable_bundles_are_clear_errors() {
     let output = run(&["compare", good, good, "--threshold", "lots"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Runs judged with different Apdex thresholds measured different things:
+/// the setup difference is named, and Apdex is shown but not compared.
+#[test]
+fn a_different_apdex_t_is_named_and_not_a_regression() {
+    let dir = temp_dir("compare-apdex-t");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    synthetic_bundle(&a, 1.0, 1, "performance");
+    synthetic_bundle(&b, 1.0, 2, "performance");
+    // B: T = 100 ms, and (as a shorter T gives) a lower Apdex.
+    let path = b.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    manifest["apdex_t_ms"] = json!(100.0);
+    manifest["apdex_f_ms"] = json!(400.0);
+    manifest["summary"]["total"]["apdex"] = json!(0.6);
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let csv = std::fs::read_to_string(b.join("intervals.csv")).unwrap();
+    // Half of every second's samples frustrated instead of satisfied.
+    let halved: String = csv
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            if i == 0 {
+                return format!("{line}\n");
+            }
+            let mut f: Vec<String> = line.split(',').map(String::from).collect();
+            let n: u64 = f[9].parse().unwrap();
+            f[9] = (n / 2).to_string();
+            f[11] = (n - n / 2).to_string();
+            format!("{}\n", f.join(","))
+        })
+        .collect();
+    std::fs::write(b.join("intervals.csv"), halved).unwrap();
+    let (json, code) = compare_json(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{}", json["regressions"]);
+    assert_eq!(json["apdex_comparable"], false);
+    let fields: Vec<&str> = json["setup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        fields.contains(&"Apdex T (ms)") && fields.contains(&"Apdex F (ms)"),
+        "{fields:?}"
+    );
+    let apdex = cell(&json, "apdex", 1, "TOTAL");
+    assert_eq!(apdex["value"], 0.6);
+    assert!(apdex["change_pct"].is_null() && apdex["significant"].is_null());
+    let text = String::from_utf8_lossy(
+        &run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]).stdout,
+    )
+    .to_string();
+    assert!(text.contains("Apdex T (ms)"), "{text}");
+    assert!(text.contains("not compared"), "{text}");
+}

@@ -86,6 +86,11 @@ fn the_report_opens_in_chromium_with_every_chart() {
     let _serial = serial();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(if r.path.starts_with("/slow") { 30 } else { 5 }),
+        status: if r.path.starts_with("/missing") {
+            404
+        } else {
+            200
+        },
         ..Reply::default()
     });
     let dir = temp_dir("report");
@@ -159,7 +164,7 @@ fn the_report_opens_in_chromium_with_every_chart() {
         "Median",
         "90th pct",
         "99th pct",
-        "Received KB/s",
+        "Recv KB/s",
         "Sent KB/s",
         "Apdex",
     ] {
@@ -175,6 +180,53 @@ fn the_report_opens_in_chromium_with_every_chart() {
     );
     assert!(html.contains("<h2>Environment</h2>") && html.contains("<td>kernel</td>"));
 
+    // The profile line reads as a person would say it.
+    assert!(
+        html.contains("profile: closed model: 3 users for 4 s"),
+        "{}",
+        &html[html.find("profile:").unwrap_or(0)..][..120]
+    );
+    // No chart ends in a false drop: the last second keeps its users.
+    let intervals = std::fs::read_to_string(bundle.join("intervals.csv")).unwrap();
+    let header: Vec<&str> = intervals.lines().next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let last = intervals
+        .lines()
+        .rfind(|l| l.split(',').nth(at("label")) == Some("TOTAL"))
+        .unwrap();
+    let field = |name: &str| last.split(',').nth(at(name)).unwrap().to_string();
+    assert_eq!(field("active_vus"), "3", "{last}");
+    assert_ne!(field("count"), "0", "{last}");
+    // The Apdex column is in view at a laptop's 1366 px, without scrolling.
+    let probe = dir.join("probe.html");
+    std::fs::write(
+        &probe,
+        html.replace(
+            "</body>",
+            "<script>window.addEventListener('load',()=>{const th=[...document.querySelectorAll('table.stats th')].find(t=>t.textContent==='Apdex');const p=document.createElement('p');p.id='probe';p.textContent='RIGHT='+Math.ceil(th.getBoundingClientRect().right)+' WIDTH='+window.innerWidth;document.body.appendChild(p);});</script></body>",
+        ),
+    )
+    .unwrap();
+    let (dom, _) = headless(
+        &probe,
+        &dir.join("chromium-probe"),
+        &["--window-size=1366,900", "--dump-dom"],
+    );
+    let probe_text = dom
+        .split("id=\"probe\">")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .unwrap_or_else(|| panic!("no probe in {}", &dom[dom.len().saturating_sub(300)..]))
+        .to_string();
+    let numbers: Vec<f64> = probe_text
+        .split(' ')
+        .filter_map(|p| p.split('=').nth(1)?.parse().ok())
+        .collect();
+    assert!(
+        numbers[0] <= numbers[1],
+        "Apdex column ends off-screen: {probe_text}"
+    );
+
     let dom = open_in_chromium(&file, &dir);
     assert!(
         dom.matches("<svg").count() >= 9,
@@ -182,6 +234,35 @@ fn the_report_opens_in_chromium_with_every_chart() {
         dom.matches("<svg").count()
     );
     assert!(dom.contains("Latency percentile spectrum"));
+
+    // A run with errors: a table of them by kind and status, with the reason.
+    let failing = dir.join("failing");
+    let output = run(&[
+        "load",
+        &server.url("/missing"),
+        "-c",
+        "2",
+        "-d",
+        "2s",
+        "--quiet",
+        "--out",
+        failing.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = run(&["report", failing.to_str().unwrap()]);
+    assert!(output.status.success());
+    let html = std::fs::read_to_string(failing.join("report.html")).unwrap();
+    assert!(html.contains("<h3>Errors</h3>"), "no error table");
+    assert!(
+        html.contains("<td>http_4xx</td><td>404</td>"),
+        "{}",
+        &html[html.find("<h3>Errors</h3>").unwrap()..][..400]
+    );
 
     // Without -o the report goes into the bundle.
     let output = run(&["report", bundle.to_str().unwrap()]);

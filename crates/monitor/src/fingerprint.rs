@@ -65,6 +65,7 @@ pub struct Storage {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Fingerprint {
     pub hostname: String,
     pub headroom_version: String,

@@ -572,6 +572,32 @@ pub fn render_compare(c: &Comparison) -> String {
             out.push('\n');
         }
     }
+    if c.setup.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nSetup: the same target, scenario, profile, users and Apdex T/F."
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\nSetup differences (these runs measured different things):"
+        );
+        for diff in &c.setup {
+            let values: Vec<String> = c
+                .runs
+                .iter()
+                .zip(&diff.values)
+                .map(|(r, v)| format!("{}: {}", r.name, v.as_deref().unwrap_or("(none)")))
+                .collect();
+            let _ = writeln!(out, "  {:40} {}", diff.field, values.join("   "));
+        }
+    }
+    if !c.apdex_comparable {
+        let _ = writeln!(
+            out,
+            "  Apdex is not compared: the runs used different Apdex T or F, so their scores measure different things."
+        );
+    }
     if c.environment.is_empty() {
         let _ = writeln!(out, "\nEnvironment: no fingerprint field differs.");
     } else {

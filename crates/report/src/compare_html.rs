@@ -168,6 +168,27 @@ pub fn render_compare_html(c: &Comparison) -> String {
         html.push_str("</table></div>\n");
     }
 
+    if !c.setup.is_empty() || !c.apdex_comparable {
+        html.push_str("<h2>Setup differences</h2><p>These runs measured different things.");
+        if !c.apdex_comparable {
+            html.push_str(
+                " Apdex is shown but not compared: the runs used different Apdex T or F.",
+            );
+        }
+        html.push_str("</p><div class=\"scroll\"><table><tr><th>Field</th>");
+        for run in &c.runs {
+            let _ = write!(html, "<th>{}</th>", escape(&run.name));
+        }
+        html.push_str("</tr>");
+        for diff in &c.setup {
+            let _ = write!(html, "<tr><td>{}</td>", escape(&diff.field));
+            for v in &diff.values {
+                let _ = write!(html, "<td>{}</td>", escape(v.as_deref().unwrap_or("-")));
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</table></div>\n");
+    }
     html.push_str("<h2>Environment</h2>");
     if c.environment.is_empty() {
         html.push_str("<p>No fingerprint field differs between the runs.</p>");

@@ -302,7 +302,7 @@ fn error_rows(f: &headroom_bundle::summary::LabelFigures) -> Vec<ErrorRow> {
         };
         let statuses: Vec<(&String, &u64)> = class
             .map(|c| {
-                f.status_codes
+                f.error_statuses
                     .iter()
                     .filter(|(code, n)| code.starts_with(c) && **n > 0)
                     .collect()
