@@ -4,7 +4,7 @@
 //! resamples' medians many times, and read the interval off the sorted
 //! differences. A change whose interval includes zero is not significant.
 
-use crate::rng::Rng;
+use headroom_units::rng::Rng;
 
 /// Resamples used by [`median_difference`]; enough for a stable 95% interval.
 pub const RESAMPLES: usize = 4000;

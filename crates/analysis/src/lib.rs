@@ -10,8 +10,6 @@ pub mod bootstrap;
 pub mod capacity;
 pub mod criteria;
 pub mod latency;
-pub mod quantity;
-pub mod rng;
 pub mod summary;
 
 pub use apdex::{ApdexCounts, ApdexThresholds, Rating};

@@ -1,7 +1,7 @@
 //! Warnings about a run's trustworthiness. Each says what happened, how it
 //! distorts the figures, and what to do (hyperfine's warnings are the model).
 
-use headroom_analysis::quantity::Readable;
+use headroom_units::quantity::Readable;
 use serde::{Serialize, Serializer};
 use std::fmt;
 use std::time::Duration;

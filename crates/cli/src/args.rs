@@ -2,7 +2,7 @@
 //! a bad value is a usage error (exit 2) that names the flag.
 
 use clap::{Args, Parser, Subcommand};
-use headroom_analysis::quantity::{parse_duration, parse_rate, Rate};
+use headroom_units::quantity::{parse_duration, parse_rate, Rate};
 use headroom_analysis::Criterion;
 use headroom_load::profile::Think;
 use headroom_load::target::{parse_header, Target};
@@ -78,7 +78,7 @@ mean, p90, p95, errors or throughput, for any label (for CI).";
 
 fn threshold(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
-    let value = headroom_analysis::quantity::parse_percent(trimmed)
+    let value = headroom_units::quantity::parse_percent(trimmed)
         .map(|fraction| fraction * 100.0)
         .or_else(|| trimmed.parse::<f64>().ok())
         .ok_or_else(|| format!("'{text}' is not a percentage such as 5%"))?;
@@ -102,7 +102,7 @@ bundle (--out), with capacity.json beside them.";
 
 fn fraction(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
-    let value = headroom_analysis::quantity::parse_percent(trimmed)
+    let value = headroom_units::quantity::parse_percent(trimmed)
         .or_else(|| trimmed.parse::<f64>().ok())
         .ok_or_else(|| format!("'{text}' is not a share such as 1% or 0.01"))?;
     if !(0.0..=1.0).contains(&value) {

@@ -188,7 +188,7 @@ pub fn monitor_config(common: &CommonArgs) -> Vec<headroom_load::monitoring::Mon
 pub fn profile_json(
     profile: &headroom_load::profile::Profile,
     think: headroom_load::profile::Think,
-    cap: Option<headroom_analysis::quantity::Rate>,
+    cap: Option<headroom_units::quantity::Rate>,
 ) -> ProfileRecord {
     // The engine's types serialize to the record's fields.
     let mut record: ProfileRecord = serde_json::to_value(profile)

@@ -82,7 +82,7 @@ pub fn check_ramp_up(ramp_up: Duration, duration: Option<Duration>) -> anyhow::R
 pub fn describe_profile(
     profile: &Profile,
     think: &Think,
-    cap: Option<headroom_analysis::quantity::Rate>,
+    cap: Option<headroom_units::quantity::Rate>,
 ) -> String {
     match profile {
         Profile::Closed {

@@ -1,7 +1,7 @@
 //! Profiles: how virtual users or arrivals are scheduled over a run.
 
 use crate::stages::Stages;
-use headroom_analysis::quantity::Rate;
+use headroom_units::quantity::Rate;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -86,7 +86,7 @@ pub enum Think {
 impl Think {
     /// Parses `2s` (constant) or `0..10s` / `500ms..2s` (uniform).
     pub fn parse(text: &str) -> Result<Think, String> {
-        use headroom_analysis::quantity::parse_duration;
+        use headroom_units::quantity::parse_duration;
         match text.split_once("..") {
             Some((low, high)) => {
                 let high = parse_duration(high).map_err(|e| e.to_string())?;
@@ -139,7 +139,7 @@ impl Think {
     }
 
     /// One think time drawn with `rng`.
-    pub fn pick(&self, rng: &mut headroom_analysis::rng::Rng) -> Duration {
+    pub fn pick(&self, rng: &mut headroom_units::rng::Rng) -> Duration {
         match *self {
             Think::None => Duration::ZERO,
             Think::Constant { time } => time,
@@ -215,7 +215,7 @@ mod tests {
             mean: Duration::from_secs(2),
             deviation: Duration::from_millis(500),
         };
-        let mut rng = headroom_analysis::rng::Rng::new(3, 4);
+        let mut rng = headroom_units::rng::Rng::new(3, 4);
         let draws: Vec<f64> = (0..20_000)
             .map(|_| think.pick(&mut rng).as_secs_f64())
             .collect();

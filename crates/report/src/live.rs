@@ -1,6 +1,6 @@
 //! The live line shown once a second on a terminal.
 
-use headroom_analysis::quantity::Readable;
+use headroom_units::quantity::Readable;
 use headroom_load::run::Progress;
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! `--fail-if` verdicts.
 
 use crate::json::ReportInput;
-use headroom_analysis::quantity::{Bytes, Readable};
+use headroom_units::quantity::{Bytes, Readable};
 use headroom_bundle::summary::{LabelFigures, RunStatus};
 use std::fmt::Write;
 use std::time::Duration;

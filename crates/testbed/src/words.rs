@@ -1,7 +1,7 @@
 //! What the dataset's texts are made of, drawn from headroom's
 //! deterministic generator: the same seed gives the same dataset.
 
-pub use headroom_analysis::rng::Rng;
+pub use headroom_units::rng::Rng;
 
 /// What the dataset generator draws.
 pub trait Draw {

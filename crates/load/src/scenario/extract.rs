@@ -4,7 +4,7 @@
 
 use super::cookies::CookieJar;
 use super::template::{plain, regex_escape, RenderContext, Template, VarId};
-use headroom_analysis::rng::Rng;
+use headroom_units::rng::Rng;
 use std::time::Duration;
 
 /// Which match an extractor keeps.

@@ -12,7 +12,7 @@ pub mod template;
 use crate::profile::Think;
 use crate::target::Target;
 use extract::{Check, Extractor};
-use headroom_analysis::quantity::Rate;
+use headroom_units::quantity::Rate;
 use std::path::PathBuf;
 use std::time::Duration;
 use template::{Template, VarId, VarTable};

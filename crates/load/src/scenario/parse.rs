@@ -12,7 +12,7 @@ use super::{
 };
 use crate::profile::Think;
 use crate::target::Target;
-use headroom_analysis::quantity::{parse_duration, parse_rate, Rate};
+use headroom_units::quantity::{parse_duration, parse_rate, Rate};
 use marked_yaml::types::{MarkedMappingNode, MarkedScalarNode};
 use marked_yaml::{LoadError, LoaderOptions, Node as Yaml, Span};
 use std::fmt;
@@ -382,7 +382,7 @@ impl Parser {
         }
         let mut probe = String::new();
         let placeholders = vec!["x".to_string(); self.vars.len()];
-        let mut rng = headroom_analysis::rng::Rng::new(1, 1);
+        let mut rng = headroom_units::rng::Rng::new(1, 1);
         let mut ctx = RenderContext {
             vars: &placeholders,
             vu: 1,

@@ -11,7 +11,7 @@ use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::http1::{with_response, STACK_HEADERS};
 use crate::target::{Scheme, Target, USER_AGENT};
-use headroom_analysis::rng::Rng;
+use headroom_units::rng::Rng;
 use headroom_bundle::sample::{status_error, ErrorKind, Sample};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! number), `${__iteration}` (1-based iteration of the VU). `$${` writes a
 //! literal `${`.
 
-use headroom_analysis::rng::Rng;
+use headroom_units::rng::Rng;
 use std::fmt::Write as _;
 
 /// Index of a variable in a VU's variable table.
