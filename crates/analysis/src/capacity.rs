@@ -165,6 +165,24 @@ impl Search {
             .any(|users| users >= self.ladder.max && self.judged(users) == Some(true))
     }
 
+    /// Runs the search to its end: `measure(users, remaining)` measures one
+    /// level (`remaining`: levels still to come at most, for an ETA) and
+    /// says whether it met the target, or `None` to stop there (the user
+    /// interrupted). Returns false when stopped.
+    pub async fn drive<E, F, Fut>(&mut self, mut measure: F) -> Result<bool, E>
+    where
+        F: FnMut(u32, u32) -> Fut,
+        Fut: std::future::Future<Output = Result<Option<bool>, E>>,
+    {
+        while let Some(users) = self.next() {
+            match measure(users, self.remaining_estimate()).await? {
+                Some(good) => self.record(users, good),
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
     /// Levels still to come at most (for an ETA): the rest of the ladder
     /// plus a bisection of one step.
     pub fn remaining_estimate(&self) -> u32 {

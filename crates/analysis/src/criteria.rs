@@ -2,8 +2,8 @@
 //! run failed. Examples: `apdex<0.85`, `p95>2s`, `errors>1%`, `errors>10`,
 //! `rps<100`, `p99[login]>800ms`.
 
-use headroom_units::quantity::{parse_duration, parse_percent, Readable};
 use crate::summary::LabelSummary;
+use headroom_units::quantity::{parse_duration, parse_percent, Readable};
 use serde::Serialize;
 use std::fmt;
 use std::time::Duration;

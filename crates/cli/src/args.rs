@@ -2,10 +2,10 @@
 //! a bad value is a usage error (exit 2) that names the flag.
 
 use clap::{Args, Parser, Subcommand};
-use headroom_units::quantity::{parse_duration, parse_rate, Rate};
 use headroom_analysis::Criterion;
 use headroom_load::profile::Think;
 use headroom_load::target::{parse_header, Target};
+use headroom_units::quantity::{parse_duration, parse_rate, Rate};
 use std::path::PathBuf;
 use std::time::Duration;
 

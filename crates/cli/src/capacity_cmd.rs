@@ -18,6 +18,7 @@ use headroom_load::run::{default_bundle_dir, run as run_plan, Progress};
 use headroom_report::capacity::render_capacity;
 use headroom_report::junit::junit_capacity;
 use headroom_report::live_line;
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -128,6 +129,177 @@ fn think(args: &CapacityArgs) -> Result<(f64, String), Failure> {
     ))
 }
 
+/// Writes capacity.json, prints the answer, judges `--fail-if`, writes
+/// `--junit`; returns the exit code.
+fn conclude(
+    common: &crate::args::CommonArgs,
+    result: &CapacityResult,
+    base: &Path,
+    started: Instant,
+    was_interrupted: bool,
+) -> Result<ExitCode, Failure> {
+    let json = serde_json::to_string_pretty(&result).unwrap_or_default();
+    headroom_bundle::capacity::write(base, result)
+        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
+    if common.json {
+        println!("{json}");
+    } else if !common.quiet {
+        print!("{}", render_capacity(result));
+        println!(
+            "  Search: {} levels in {:.0} s",
+            result.levels.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let verdicts = judge(&common.fail_if, result);
+    for v in &verdicts {
+        if common.quiet || common.json {
+            if v.failed {
+                eprintln!("headroom: --fail-if {}", v.message);
+            }
+        } else {
+            println!("  --fail-if {}", v.message);
+        }
+    }
+    if let Some(path) = &common.junit {
+        let xml = junit_capacity(
+            &result.setup.url,
+            &result.verdict,
+            !was_interrupted,
+            started.elapsed().as_secs_f64(),
+            &verdicts,
+        );
+        std::fs::write(path, xml).map_err(|e| {
+            Failure::CannotRun(anyhow::anyhow!(
+                "cannot write the JUnit file {}: {e}. {} holds the search",
+                path.display(),
+                base.display()
+            ))
+        })?;
+    }
+    Ok(if was_interrupted {
+        eprintln!(
+            "headroom: interrupted; the levels measured so far are in {}",
+            base.display()
+        );
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if verdicts.iter().any(|v| v.failed) {
+        ExitCode::from(EXIT_CRITERIA_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// What every level of a search shares.
+struct LevelRun<'a> {
+    args: &'a CapacityArgs,
+    base: &'a Path,
+    target: &'a Target,
+    stop: &'a watch::Receiver<bool>,
+    live: bool,
+    quiet: bool,
+}
+
+impl LevelRun<'_> {
+    /// Runs one level as an ordinary run with its own bundle and measures
+    /// it after its warm-up; `None` when the user interrupted it.
+    async fn measure(
+        &self,
+        users: u32,
+        index: usize,
+        remaining: u32,
+    ) -> Result<Option<Level>, Failure> {
+        let args = self.args;
+        let dir = self.base.join(format!("level-{users:04}"));
+        let dir = if dir.exists() {
+            self.base.join(format!("level-{users:04}-{index}"))
+        } else {
+            dir
+        };
+        let prepared = prepare_level(args, users, &dir).await?;
+        let per_level = (args.warmup + args.step_duration).as_secs_f64();
+        let eta = f64::from(remaining) * per_level;
+        let live = self.live;
+        let on_progress = |p: &Progress| {
+            if live {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(
+                    err,
+                    "\r\x1b[2Klevel {index} ({users} users, search ETA ~{:.0} s): {}",
+                    eta,
+                    live_line(p)
+                );
+                let _ = err.flush();
+            }
+        };
+        let mut stop = self.stop.clone();
+        let outcome = run_plan(
+            prepared.plan,
+            prepared.setup,
+            async move {
+                let _ = stop.wait_for(|v| *v).await;
+            },
+            on_progress,
+        )
+        .await
+        .map_err(|e| Failure::CannotRun(e.into()))?;
+        if live {
+            eprint!("\r\x1b[2K");
+        }
+        if outcome.status == RunStatus::Interrupted {
+            return Ok(None);
+        }
+        if let Some(error) = &outcome.bundle_error {
+            return Err(Failure::CannotRun(anyhow::anyhow!("{error}")));
+        }
+        let generator_limited = outcome.warnings.iter().any(|w| {
+            matches!(
+                w,
+                RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
+            )
+        });
+        let level = Level::measure(
+            users,
+            &outcome.bundle,
+            (
+                args.warmup.as_secs_f64(),
+                (args.warmup + args.step_duration).as_secs_f64(),
+            ),
+            self.target,
+            generator_limited,
+        )
+        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
+        if !self.quiet {
+            eprintln!("{}", level_line(&level));
+        }
+        Ok(Some(level))
+    }
+}
+
+/// The line printed after each level.
+fn level_line(level: &Level) -> String {
+    format!(
+        "  {:>5} users: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} req/s{}{} → {}",
+        level.users,
+        level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+        level.apdex_rating.as_deref().unwrap_or(""),
+        level.error_rate * 100.0,
+        level.p95_ms.map_or("-".into(), |p| format!("{p:.0} ms")),
+        level.rps,
+        level
+            .resources
+            .iter()
+            .filter_map(|h| h.cpu_avg.map(|c| format!(", {} CPU {c:.0}%", h.host)))
+            .collect::<String>(),
+        if level.generator_limited {
+            ", generator limited"
+        } else {
+            ""
+        },
+        if level.good { "met" } else { "broken" }
+    )
+}
+
 /// `--fail-if` on the search's answer: the users, and the Apdex, request
 /// rate and p95 at the capacity.
 fn judge(criteria: &[Criterion], result: &CapacityResult) -> Vec<Verdict> {
@@ -220,94 +392,31 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
 
     let started = Instant::now();
     let mut search = Search::new(ladder).confirming(args.confirm);
-    let mut levels: Vec<Level> = Vec::new();
-    let mut was_interrupted = false;
-    while let Some(users) = search.next() {
-        let dir = base.join(format!("level-{users:04}"));
-        let dir = if dir.exists() {
-            base.join(format!("level-{users:04}-{}", levels.len() + 1))
-        } else {
-            dir
-        };
-        let prepared = prepare_level(&args, users, &dir).await?;
-        let index = levels.len() + 1;
-        let per_level = (args.warmup + args.step_duration).as_secs_f64();
-        let eta = search.remaining_estimate() as f64 * per_level;
-        let on_progress = |p: &Progress| {
-            if live {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(
-                    err,
-                    "\r\x1b[2Klevel {index} ({users} users, search ETA ~{:.0} s): {}",
-                    eta,
-                    live_line(p)
-                );
-                let _ = err.flush();
-            }
-        };
-        let mut stop = stop_rx.clone();
-        let outcome = run_plan(
-            prepared.plan,
-            prepared.setup,
+    let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
+    let level_run = LevelRun {
+        args: &args,
+        base: &base,
+        target: &target,
+        stop: &stop_rx,
+        live,
+        quiet,
+    };
+    let completed = search
+        .drive(|users, remaining| {
+            let (levels, level_run) = (&levels, &level_run);
             async move {
-                let _ = stop.wait_for(|v| *v).await;
-            },
-            on_progress,
-        )
-        .await
-        .map_err(|e| Failure::CannotRun(e.into()))?;
-        if live {
-            eprint!("\r\x1b[2K");
-        }
-        if outcome.status == RunStatus::Interrupted {
-            was_interrupted = true;
-            break;
-        }
-        if let Some(error) = &outcome.bundle_error {
-            return Err(Failure::CannotRun(anyhow::anyhow!("{error}")));
-        }
-        let generator_limited = outcome.warnings.iter().any(|w| {
-            matches!(
-                w,
-                RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
-            )
-        });
-        let level = Level::measure(
-            users,
-            &outcome.bundle,
-            (
-                args.warmup.as_secs_f64(),
-                (args.warmup + args.step_duration).as_secs_f64(),
-            ),
-            &target,
-            generator_limited,
-        )
-        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
-        if !quiet {
-            eprintln!(
-                "  {:>5} users: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} req/s{}{} → {}",
-                users,
-                level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
-                level.apdex_rating.as_deref().unwrap_or(""),
-                level.error_rate * 100.0,
-                level.p95_ms.map_or("-".into(), |p| format!("{p:.0} ms")),
-                level.rps,
-                level
-                    .resources
-                    .iter()
-                    .filter_map(|h| h.cpu_avg.map(|c| format!(", {} CPU {c:.0}%", h.host)))
-                    .collect::<String>(),
-                if generator_limited {
-                    ", generator limited"
-                } else {
-                    ""
-                },
-                if level.good { "met" } else { "broken" }
-            );
-        }
-        search.record(users, level.good);
-        levels.push(level);
-    }
+                let index = levels.borrow().len() + 1;
+                let Some(level) = level_run.measure(users, index, remaining).await? else {
+                    return Ok(None);
+                };
+                let good = level.good;
+                levels.borrow_mut().push(level);
+                Ok(Some(good))
+            }
+        })
+        .await?;
+    let was_interrupted = !completed;
+    let levels = levels.into_inner();
     let mut result = CapacityResult::new(
         target,
         levels,
@@ -321,55 +430,6 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     if was_interrupted {
         result = result.interrupted();
     }
-    let json = serde_json::to_string_pretty(&result).unwrap_or_default();
-    headroom_bundle::capacity::write(&base, &result)
-        .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
-    if common.json {
-        println!("{json}");
-    } else if !common.quiet {
-        print!("{}", render_capacity(&result));
-        println!(
-            "  Search: {} levels in {:.0} s",
-            result.levels.len(),
-            started.elapsed().as_secs_f64()
-        );
-    }
-    let verdicts = judge(&common.fail_if, &result);
-    for v in &verdicts {
-        if common.quiet || common.json {
-            if v.failed {
-                eprintln!("headroom: --fail-if {}", v.message);
-            }
-        } else {
-            println!("  --fail-if {}", v.message);
-        }
-    }
-    if let Some(path) = &common.junit {
-        let xml = junit_capacity(
-            &result.setup.url,
-            &result.verdict,
-            !was_interrupted,
-            started.elapsed().as_secs_f64(),
-            &verdicts,
-        );
-        std::fs::write(path, xml).map_err(|e| {
-            Failure::CannotRun(anyhow::anyhow!(
-                "cannot write the JUnit file {}: {e}. {} holds the search",
-                path.display(),
-                base.display()
-            ))
-        })?;
-    }
-    let code = if was_interrupted {
-        eprintln!(
-            "headroom: interrupted; the levels measured so far are in {}",
-            base.display()
-        );
-        ExitCode::from(EXIT_INTERRUPTED)
-    } else if verdicts.iter().any(|v| v.failed) {
-        ExitCode::from(EXIT_CRITERIA_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    };
+    let code = conclude(common, &result, &base, started, was_interrupted)?;
     Ok(Searched { code, result })
 }

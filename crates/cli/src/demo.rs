@@ -10,15 +10,6 @@ use crate::execute::EXIT_CANNOT_RUN;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
-
-/// Concurrent requests the demo site handles, like php-fpm's pm.max_children.
-const DEMO_WORKERS: usize = 4;
 
 pub fn run(args: DemoArgs) -> ExitCode {
     if let Some(address) = args.serve {
@@ -239,10 +230,12 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
 
 /// `--serve`: the demo site alone, until the process is stopped.
 fn serve_only(address: SocketAddr) -> ExitCode {
-    match start_demo_site(address) {
-        Ok(bound) => {
+    match headroom_testbed::demo_site::start(address) {
+        Ok(site) => {
             eprintln!(
-                "headroom demo site on http://{bound}/ ({DEMO_WORKERS} workers); Ctrl-C stops it"
+                "headroom demo site on http://{}/ ({} workers); Ctrl-C stops it",
+                site.addr,
+                headroom_testbed::demo_site::WORKERS
             );
             loop {
                 std::thread::park();
@@ -255,117 +248,4 @@ fn serve_only(address: SocketAddr) -> ExitCode {
             ExitCode::from(crate::execute::EXIT_CANNOT_RUN)
         }
     }
-}
-
-/// Starts the demo site on `address` in a background thread.
-fn start_demo_site(address: SocketAddr) -> std::io::Result<SocketAddr> {
-    let listener = std::net::TcpListener::bind(address)?;
-    listener.set_nonblocking(true)?;
-    let address = listener.local_addr()?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    std::thread::Builder::new()
-        .name("headroom-demo-site".into())
-        .spawn(move || {
-            runtime.block_on(async move {
-                let Ok(listener) = TcpListener::from_std(listener) else {
-                    return;
-                };
-                let pool = Arc::new(Semaphore::new(DEMO_WORKERS));
-                let counter = Arc::new(AtomicU64::new(0));
-                while let Ok((stream, _)) = listener.accept().await {
-                    tokio::spawn(serve(stream, pool.clone(), counter.clone()));
-                }
-            });
-        })?;
-    Ok(address)
-}
-
-async fn serve(mut stream: TcpStream, pool: Arc<Semaphore>, counter: Arc<AtomicU64>) {
-    let _ = stream.set_nodelay(true);
-    let mut buf = vec![0u8; 8192];
-    let mut filled = 0;
-    loop {
-        // Read one request head, then skip its body (a POST's form).
-        let (head_len, mut body_left) = loop {
-            let mut headers = [httparse::EMPTY_HEADER; 32];
-            let mut request = httparse::Request::new(&mut headers);
-            match request.parse(&buf[..filled]) {
-                Ok(httparse::Status::Complete(n)) => {
-                    let length = request
-                        .headers
-                        .iter()
-                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                        .and_then(|h| {
-                            std::str::from_utf8(h.value)
-                                .ok()?
-                                .trim()
-                                .parse::<usize>()
-                                .ok()
-                        })
-                        .unwrap_or(0);
-                    break (n, length);
-                }
-                Ok(httparse::Status::Partial) if filled < buf.len() => {}
-                _ => return,
-            }
-            match stream.read(&mut buf[filled..]).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => filled += n,
-            }
-        };
-        buf.copy_within(head_len..filled, 0);
-        filled -= head_len;
-        while body_left > 0 {
-            if filled == 0 {
-                match stream.read(&mut buf[..]).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => filled = n,
-                }
-            }
-            let skip = body_left.min(filled);
-            buf.copy_within(skip..filled, 0);
-            filled -= skip;
-            body_left -= skip;
-        }
-        let n = counter.fetch_add(1, Ordering::Relaxed);
-        let page = {
-            let Ok(_worker) = pool.acquire().await else {
-                return;
-            };
-            // A deterministic spread of "database" time between 5 and 40 ms,
-            // and every 25th page a heavy report of 600-900 ms.
-            let work = if n % 25 == 24 {
-                600 + (n * 7919 % 301)
-            } else {
-                5 + (n * 7919 % 36)
-            };
-            tokio::time::sleep(Duration::from_millis(work)).await;
-            page(n, work)
-        };
-        let response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{page}",
-            page.len()
-        );
-        if stream.write_all(response.as_bytes()).await.is_err() {
-            return;
-        }
-    }
-}
-
-fn page(n: u64, work_ms: u64) -> String {
-    let mut html = String::from(
-        "<!DOCTYPE html><html><head><title>Course: Demo</title></head><body><h1>Demo course</h1><ul>",
-    );
-    for topic in 1..=12 {
-        html.push_str(&format!(
-            "<li><a href=\"/mod/page/view.php?id={topic}\">Topic {topic}</a></li>"
-        ));
-    }
-    html.push_str(&format!(
-        "</ul><footer>Page {n}; DB queries time: {:.3} secs</footer></body></html>",
-        work_ms as f64 / 1000.0
-    ));
-    html
 }

@@ -8,57 +8,29 @@ use support::{
     free_port, headroom, run_starved, serial, stdout_json, temp_dir, wait_for_port, Reply,
     TestServer,
 };
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 /// A server with `workers` workers: each request holds one for `hold`;
 /// requests beyond the pool wait (php-fpm's pm.max_children).
-struct PoolServer {
-    port: u16,
-    _runtime: tokio::runtime::Runtime,
+fn pool_server(workers: usize, hold: Duration) -> PoolServer {
+    let server = TestServer::bind(
+        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        Some(workers),
+        move |_| Reply {
+            delay: hold,
+            body: 2,
+            ..Reply::default()
+        },
+    )
+    .unwrap();
+    PoolServer {
+        port: server.addr.port(),
+        _server: server,
+    }
 }
 
-fn pool_server(workers: usize, hold: Duration) -> PoolServer {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let pool = std::sync::Arc::new(Semaphore::new(workers));
-    runtime.spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let pool = pool.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    // One request head per response (GET, keep-alive).
-                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match stream.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-                    buf.drain(..end);
-                    let permit = pool.acquire().await.unwrap();
-                    tokio::time::sleep(hold).await;
-                    drop(permit);
-                    let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                    if stream.write_all(reply).await.is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    PoolServer {
-        port,
-        _runtime: runtime,
-    }
+struct PoolServer {
+    port: u16,
+    _server: TestServer,
 }
 
 /// k = 4 workers, each request holds one for d = 100 ms; closed users

@@ -1,7 +1,7 @@
 //! The live line shown once a second on a terminal.
 
-use headroom_units::quantity::Readable;
 use headroom_load::run::Progress;
+use headroom_units::quantity::Readable;
 use std::time::Duration;
 
 fn clock(d: Duration) -> String {

@@ -3,8 +3,8 @@
 //! `--fail-if` verdicts.
 
 use crate::json::ReportInput;
-use headroom_units::quantity::{Bytes, Readable};
 use headroom_bundle::summary::{LabelFigures, RunStatus};
+use headroom_units::quantity::{Bytes, Readable};
 use std::fmt::Write;
 use std::time::Duration;
 

@@ -6,12 +6,14 @@
 
 pub mod cluster;
 pub mod db;
+pub mod demo_site;
 pub mod generate;
 mod memcached;
 pub mod pages;
 mod password;
 pub mod plan;
 pub mod schema;
+pub mod scripted;
 pub mod server;
 pub mod session;
 pub mod site;
