@@ -257,47 +257,31 @@ impl Criterion {
         }
     }
 
-    /// Evaluates the criterion; `summary` is the total, or the label's summary
-    /// when the criterion names a label (`None` when the run has no such label).
     /// Evaluates the criterion on a figure measured elsewhere (a capacity
     /// search's answer), in the criterion's unit; `None`: nothing measured.
     pub fn evaluate_measured(&self, measured: Option<f64>, what: &str) -> Verdict {
         let scope = self.metric.name();
-        let (failed, message) = match measured {
-            None => (
+        match measured {
+            None => self.verdict(
+                None,
                 true,
                 format!("{}: no {what} to measure {scope}", self.expression),
             ),
-            Some(v) => {
-                let failed = self.comparison.holds(v, self.threshold);
-                let verb = if failed { "FAILED" } else { "passed" };
-                (
-                    failed,
-                    format!(
-                        "{verb}: {scope} = {} (fails if {} {})",
-                        self.render(v),
-                        self.comparison.symbol(),
-                        self.render(self.threshold)
-                    ),
-                )
-            }
-        };
-        Verdict {
-            criterion: self.clone(),
-            measured,
-            failed,
-            message,
+            Some(v) => self.judge(v, scope),
         }
     }
 
+    /// Evaluates the criterion; `summary` is the total, or the label's summary
+    /// when the criterion names a label (`None` when the run has no such label).
     pub fn evaluate(&self, summary: Option<&LabelSummary>) -> Verdict {
         let measured = summary.and_then(|s| self.metric.value(s));
         let scope = match &self.label {
             Some(label) => format!("{}[{label}]", self.metric.name()),
             None => self.metric.name().to_string(),
         };
-        let (failed, message) = match (summary, measured) {
-            (None, _) => (
+        match (summary, measured) {
+            (None, _) => self.verdict(
+                None,
                 true,
                 format!(
                     "{}: the run has no label '{}'",
@@ -305,24 +289,29 @@ impl Criterion {
                     self.label.as_deref().unwrap_or_default()
                 ),
             ),
-            (Some(_), None) => (
+            (Some(_), None) => self.verdict(
+                None,
                 true,
                 format!("{}: no samples to measure {scope}", self.expression),
             ),
-            (Some(_), Some(v)) => {
-                let failed = self.comparison.holds(v, self.threshold);
-                let verb = if failed { "FAILED" } else { "passed" };
-                (
-                    failed,
-                    format!(
-                        "{verb}: {scope} = {} (fails if {} {})",
-                        self.render(v),
-                        self.comparison.symbol(),
-                        self.render(self.threshold)
-                    ),
-                )
-            }
-        };
+            (Some(_), Some(v)) => self.judge(v, &scope),
+        }
+    }
+
+    /// The verdict on the measured value `v` of `scope`.
+    fn judge(&self, v: f64, scope: &str) -> Verdict {
+        let failed = self.comparison.holds(v, self.threshold);
+        let verb = if failed { "FAILED" } else { "passed" };
+        let message = format!(
+            "{verb}: {scope} = {} (fails if {} {})",
+            self.render(v),
+            self.comparison.symbol(),
+            self.render(self.threshold)
+        );
+        self.verdict(Some(v), failed, message)
+    }
+
+    fn verdict(&self, measured: Option<f64>, failed: bool, message: String) -> Verdict {
         Verdict {
             criterion: self.clone(),
             measured,

@@ -172,6 +172,19 @@ pub enum RunStatus {
     Died,
 }
 
+impl RunStatus {
+    /// The name written in the manifest: `complete`, `interrupted`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Aborted => "aborted",
+            RunStatus::Died => "died",
+        }
+    }
+}
+
 /// The run's figures, as stored in the manifest and printed by `--json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

@@ -142,6 +142,15 @@ fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
     ] {
         assert!(html.contains(needed), "no {needed:?} in the capacity page");
     }
+    // In Chromium: the page shows the target, the knee and the verdict.
+    let dom = support::browser::open_in_chromium(&out.join("report.html"), &out);
+    for needed in [
+        format!("http://127.0.0.1:{}/", server.port),
+        format!("Knee</b> at {knee} users"),
+        json["verdict"].as_str().unwrap().to_string(),
+    ] {
+        assert!(dom.contains(&needed), "the rendered page lacks {needed:?}");
+    }
     // A level's own bundle gives the table's figures (the warm-up is apart).
     for level in levels {
         let bundle = level["bundle"].as_str().unwrap();

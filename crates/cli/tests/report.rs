@@ -4,82 +4,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
+use support::browser::{headless, open_in_chromium, self_contained};
 use support::{run, serial, temp_dir, Reply, TestServer};
-
-fn chromium() -> PathBuf {
-    for path in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
-        if Path::new(path).exists() {
-            return PathBuf::from(path);
-        }
-    }
-    panic!("chromium is not installed: run scripts/services (scripts/test does)");
-}
-
-/// Runs headless Chromium on the file with `extra` arguments; returns
-/// (stdout, stderr).
-fn headless(file: &Path, profile: &Path, extra: &[&str]) -> (String, String) {
-    let output = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(format!("file://{}", file.display()))
-        .output()
-        .expect("chromium runs");
-    (
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-/// Loads the page, takes a screenshot and returns the rendered DOM; the
-/// console must stay silent.
-fn open_in_chromium(file: &Path, dir: &Path) -> String {
-    let profile = dir.join("chromium-profile");
-    let screenshot = dir.join("screenshot.png");
-    let (_, stderr) = headless(
-        file,
-        &profile,
-        &[
-            "--window-size=1200,3000",
-            &format!("--screenshot={}", screenshot.display()),
-        ],
-    );
-    let png =
-        std::fs::read(&screenshot).unwrap_or_else(|e| panic!("no screenshot ({e}): {stderr}"));
-    assert!(
-        png.starts_with(b"\x89PNG") && png.len() > 20_000,
-        "{} bytes",
-        png.len()
-    );
-    let (dom, stderr) = headless(file, &profile, &["--dump-dom"]);
-    let console: Vec<&str> = stderr.lines().filter(|l| l.contains("CONSOLE")).collect();
-    assert!(console.is_empty(), "console messages: {console:?}");
-    dom
-}
-
-fn self_contained(html: &str) {
-    for forbidden in ["<script", "<link", "src=\"http", "url(http", "@import"] {
-        assert!(
-            !html.contains(forbidden),
-            "the page loads something: {forbidden}"
-        );
-    }
-}
 
 #[test]
 fn the_report_opens_in_chromium_with_every_chart() {

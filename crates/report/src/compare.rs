@@ -452,10 +452,7 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
                 bundle: r.bundle.display().to_string(),
                 target: r.manifest.target.clone(),
                 started_at: r.manifest.started_at.clone(),
-                status: serde_json::to_value(r.manifest.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
+                status: r.manifest.status.name().to_string(),
             })
             .collect(),
         metrics,
@@ -582,15 +579,7 @@ pub fn render_compare(c: &Comparison) -> String {
             out,
             "\nSetup differences (these runs measured different things):"
         );
-        for diff in &c.setup {
-            let values: Vec<String> = c
-                .runs
-                .iter()
-                .zip(&diff.values)
-                .map(|(r, v)| format!("{}: {}", r.name, v.as_deref().unwrap_or("(none)")))
-                .collect();
-            let _ = writeln!(out, "  {:40} {}", diff.field, values.join("   "));
-        }
+        differences_text(&mut out, &c.runs, &c.setup);
     }
     if !c.apdex_comparable {
         let _ = writeln!(
@@ -602,15 +591,7 @@ pub fn render_compare(c: &Comparison) -> String {
         let _ = writeln!(out, "\nEnvironment: no fingerprint field differs.");
     } else {
         let _ = writeln!(out, "\nEnvironment differences:");
-        for diff in &c.environment {
-            let values: Vec<String> = c
-                .runs
-                .iter()
-                .zip(&diff.values)
-                .map(|(r, v)| format!("{}: {}", r.name, v.as_deref().unwrap_or("(none)")))
-                .collect();
-            let _ = writeln!(out, "  {:40} {}", diff.field, values.join("   "));
-        }
+        differences_text(&mut out, &c.runs, &c.environment);
     }
     if c.regressions.is_empty() {
         let _ = writeln!(
@@ -638,6 +619,18 @@ pub fn render_compare(c: &Comparison) -> String {
         }
     }
     out
+}
+
+/// One line per differing field: its value in each run.
+fn differences_text(out: &mut String, runs: &[RunInfo], diffs: &[EnvironmentDifference]) {
+    for diff in diffs {
+        let values: Vec<String> = runs
+            .iter()
+            .zip(&diff.values)
+            .map(|(r, v)| format!("{}: {}", r.name, v.as_deref().unwrap_or("(none)")))
+            .collect();
+        let _ = writeln!(out, "  {:40} {}", diff.field, values.join("   "));
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! charts of the runs' totals, resources, environment and regressions.
 
 use crate::charts::bar_chart;
-use crate::compare::{number, Comparison, Metric};
+use crate::compare::{number, Comparison, EnvironmentDifference, Metric};
 use crate::html::{escape, STYLE};
 use headroom_bundle::TOTAL_LABEL;
 use std::fmt::Write;
@@ -175,42 +175,36 @@ pub fn render_compare_html(c: &Comparison) -> String {
                 " Apdex is shown but not compared: the runs used different Apdex T or F.",
             );
         }
-        html.push_str("</p><div class=\"scroll\"><table><tr><th>Field</th>");
-        for run in &c.runs {
-            let _ = write!(html, "<th>{}</th>", escape(&run.name));
-        }
-        html.push_str("</tr>");
-        for diff in &c.setup {
-            let _ = write!(html, "<tr><td>{}</td>", escape(&diff.field));
-            for v in &diff.values {
-                let _ = write!(html, "<td>{}</td>", escape(v.as_deref().unwrap_or("-")));
-            }
-            html.push_str("</tr>");
-        }
-        html.push_str("</table></div>\n");
+        html.push_str("</p>");
+        differences_table(&mut html, c, &c.setup);
     }
     html.push_str("<h2>Environment</h2>");
     if c.environment.is_empty() {
         html.push_str("<p>No fingerprint field differs between the runs.</p>");
     } else {
-        html.push_str("<div class=\"scroll\"><table><tr><th>Field</th>");
-        for run in &c.runs {
-            let _ = write!(html, "<th>{}</th>", escape(&run.name));
-        }
-        html.push_str("</tr>");
-        for diff in &c.environment {
-            let _ = write!(html, "<tr><td>{}</td>", escape(&diff.field));
-            for v in &diff.values {
-                let _ = write!(
-                    html,
-                    "<td>{}</td>",
-                    escape(v.as_deref().unwrap_or("(none)"))
-                );
-            }
-            html.push_str("</tr>");
-        }
-        html.push_str("</table></div>");
+        differences_table(&mut html, c, &c.environment);
     }
     html.push_str("\n</main></body></html>\n");
     html
+}
+
+/// A table of differing fields: one row per field, one column per run.
+fn differences_table(html: &mut String, c: &Comparison, diffs: &[EnvironmentDifference]) {
+    html.push_str("<div class=\"scroll\"><table><tr><th>Field</th>");
+    for run in &c.runs {
+        let _ = write!(html, "<th>{}</th>", escape(&run.name));
+    }
+    html.push_str("</tr>");
+    for diff in diffs {
+        let _ = write!(html, "<tr><td>{}</td>", escape(&diff.field));
+        for v in &diff.values {
+            let _ = write!(
+                html,
+                "<td>{}</td>",
+                escape(v.as_deref().unwrap_or("(none)"))
+            );
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table></div>\n");
 }

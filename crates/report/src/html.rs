@@ -94,10 +94,7 @@ pub fn render_report(runs: &[RunData]) -> String {
 
 fn run_section(html: &mut String, run: &RunData) {
     let m = &run.manifest;
-    let status = serde_json::to_value(m.status)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default();
+    let status = m.status.name();
     let scenario = m
         .scenario
         .get("name")
@@ -120,8 +117,8 @@ fn run_section(html: &mut String, run: &RunData) {
         m.apdex_f_ms,
         escape(&m.started_at),
         run.elapsed_s(),
-        escape(&status),
-        escape(&status),
+        status,
+        status,
         escape(&m.tool.version),
         escape(&run.bundle.display().to_string()),
     );

@@ -359,7 +359,7 @@ fn response(reply: &Reply) -> Vec<u8> {
 }
 
 /// Closes with RST instead of FIN (linger 0).
-fn reset(stream: std::net::TcpStream) {
+pub fn reset(stream: std::net::TcpStream) {
     use std::os::fd::AsRawFd;
     let linger = libc::linger {
         l_onoff: 1,

@@ -5,6 +5,7 @@
 //! helpers to run headroom and read what it wrote.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod raw;
 #[allow(unused_imports)]
 pub use raw::{closes_when_idle, RawConn, RawServer};
@@ -163,25 +164,6 @@ impl TlsServer {
     pub fn url(&self, path: &str) -> String {
         format!("https://localhost:{}{}", self.addr.port(), path)
     }
-}
-
-fn socket_reset(stream: std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
-    let linger = libc::linger {
-        l_onoff: 1,
-        l_linger: 0,
-    };
-    // SAFETY: setting SO_LINGER on a socket we own, with a valid struct.
-    unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            (&linger as *const libc::linger).cast(),
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        );
-    }
-    drop(stream);
 }
 
 /// Runs `headroom ARGS --json --out <fresh dir named NAME>`, expects exit 0

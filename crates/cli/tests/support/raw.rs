@@ -109,7 +109,7 @@ impl RawConn {
 
     /// Closes with RST instead of FIN.
     pub fn reset(self) {
-        super::socket_reset(self.stream);
+        headroom_testbed::scripted::reset(self.stream);
     }
 }
 
