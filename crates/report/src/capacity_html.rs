@@ -13,12 +13,22 @@ use std::path::Path;
 /// One level's resource averages on a host: users, CPU, memory, disk.
 type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>);
 
+/// One point per user count: a level measured several times (`--confirm`)
+/// is drawn at the mean of its measurements.
 fn curve(name: &str, levels: &[&Level], value: fn(&Level) -> Option<f64>) -> Series {
+    let mut by_users: BTreeMap<u32, (f64, u32)> = BTreeMap::new();
+    for level in levels {
+        if let Some(v) = value(level) {
+            let (sum, n) = by_users.entry(level.users).or_default();
+            *sum += v;
+            *n += 1;
+        }
+    }
     Series {
         name: name.into(),
-        points: levels
-            .iter()
-            .filter_map(|l| Some((f64::from(l.users), value(l)?)))
+        points: by_users
+            .into_iter()
+            .map(|(users, (sum, n))| (f64::from(users), sum / f64::from(n)))
             .collect(),
     }
 }
@@ -142,7 +152,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 spans: knee_span(()),
                 bands,
             },
-            "Each level's measured Apdex over the rating bands, and the target; shaded red: from the capacity to the knee.",
+            "Each level's measured Apdex (the mean of its repetitions) over the rating bands, and the target; shaded red: from the capacity to the knee.",
         ),
         (
             LineChart {
@@ -196,12 +206,23 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         }
     }
     for (host, rows) in &hosts {
-        let series = |name: &str, pick: fn(&HostPoint) -> Option<f64>| Series {
-            name: name.into(),
-            points: rows
-                .iter()
-                .filter_map(|r| pick(r).map(|v| (r.0, v)))
-                .collect(),
+        let series = |name: &str, pick: fn(&HostPoint) -> Option<f64>| {
+            // Repetitions of a level: the mean, as for the other curves.
+            let mut by_users: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+            for row in rows.iter() {
+                if let Some(v) = pick(row) {
+                    let (sum, n) = by_users.entry(row.0 as u64).or_default();
+                    *sum += v;
+                    *n += 1.0;
+                }
+            }
+            Series {
+                name: name.into(),
+                points: by_users
+                    .into_iter()
+                    .map(|(users, (sum, n))| (users as f64, sum / n))
+                    .collect(),
+            }
         };
         let title = format!("Resources of {host} against users");
         let chart = LineChart {

@@ -130,6 +130,15 @@ fn run_section(html: &mut String, run: &RunData) {
              and checks were not kept.</p>"
         );
     }
+    if let Some(m) = &run.manifest.measurement {
+        let _ = writeln!(
+            html,
+            "<p class=\"meta\">A capacity level: the figures cover its measurement, seconds {} to {}; \
+             the first {} s were its warm-up (shaded grey on the charts over time). The whole run \
+             held {} samples.</p>",
+            m.from_s, m.until_s, m.from_s, m.whole_run.total.count
+        );
+    }
     verdict(html, run);
     statistics(html, run);
     errors(html, run);
@@ -359,6 +368,19 @@ fn charts(html: &mut String, run: &RunData) {
         .elapsed_s()
         .max(total.last().map_or(1.0, |r| r.second as f64 + 1.0));
     html.push_str("<h3>Over time</h3><div class=\"charts\">\n");
+    // A capacity level's warm-up, shaded: its seconds are not in the figures.
+    let warmup = || -> Vec<Span> {
+        run.manifest
+            .measurement
+            .as_ref()
+            .map(|m| Span {
+                from: 0.0,
+                to: m.from_s,
+                color: RGBColor(120, 120, 120),
+            })
+            .into_iter()
+            .collect()
+    };
     let chart = |title, y_label, y_max, series, bands| LineChart {
         title,
         x_label: "seconds",
@@ -366,7 +388,7 @@ fn charts(html: &mut String, run: &RunData) {
         x_max,
         y_max,
         series,
-        spans: vec![],
+        spans: warmup(),
         bands,
     };
     // Seconds without samples have no response times or Apdex.

@@ -100,11 +100,22 @@ impl RunData {
         }
     }
 
+    /// The seconds of `label` for per-second statistics: whole seconds with
+    /// samples, and of a capacity level only those of its measurement.
     pub fn rows(&self, label: &str) -> Vec<&IntervalRow> {
         self.intervals
             .iter()
             .filter(|r| r.label == label && r.interval_s >= MIN_INTERVAL_S && r.count > 0)
+            .filter(|r| self.measured(r.second))
             .collect()
+    }
+
+    /// False for a second of a capacity level's warm-up.
+    pub fn measured(&self, second: u64) -> bool {
+        self.manifest.measurement.as_ref().is_none_or(|m| {
+            let s = second as f64 + 1e-6;
+            s >= m.from_s && s < m.until_s
+        })
     }
 }
 
