@@ -136,6 +136,31 @@ impl fmt::Display for Rating {
     }
 }
 
+/// An optional duration written as milliseconds (null when absent).
+pub(crate) mod optional_ms {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => super::duration_ms::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        match Option::<f64>::deserialize(d)? {
+            None => Ok(None),
+            Some(ms) if ms.is_finite() && ms >= 0.0 => {
+                Ok(Some(Duration::from_secs_f64(ms / 1000.0)))
+            }
+            Some(_) => Err(serde::de::Error::custom(
+                "a duration must be a non-negative number of ms",
+            )),
+        }
+    }
+}
+
 mod duration_ms {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;

@@ -6,6 +6,7 @@
 //! Also: what a level must meet, and the rule that names what saturated.
 
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ladder {
@@ -246,13 +247,13 @@ pub fn repetition_capacity(
 /// Little's law for a closed system: users = throughput × (response time +
 /// think time). Returns the users that `rps` requests per second at that
 /// response and think time correspond to.
-pub fn users_for(rps: f64, response_s: f64, think_s: f64) -> f64 {
-    rps * (response_s + think_s)
+pub fn users_for(rps: f64, response: Duration, think: Duration) -> f64 {
+    rps * (response + think).as_secs_f64()
 }
 
 /// And back: the request rate `users` produce.
-pub fn rps_for(users: f64, response_s: f64, think_s: f64) -> f64 {
-    let cycle = response_s + think_s;
+pub fn rps_for(users: f64, response: Duration, think: Duration) -> f64 {
+    let cycle = (response + think).as_secs_f64();
     if cycle > 0.0 {
         users / cycle
     } else {
@@ -266,7 +267,9 @@ pub struct Target {
     pub apdex: f64,
     /// Largest error share, 0..1.
     pub max_error: f64,
-    pub p95_max_ms: Option<f64>,
+    /// The 95th percentile must stay within this (written in ms).
+    #[serde(rename = "p95_max_ms", with = "crate::apdex::optional_ms", default)]
+    pub p95_max: Option<Duration>,
 }
 
 /// A monitored host's resources over a level's measurement.
@@ -370,14 +373,14 @@ pub fn meets(
     target: &Target,
     apdex: Option<f64>,
     error_rate: f64,
-    p95_ms: Option<f64>,
+    p95: Option<Duration>,
     samples: u64,
 ) -> bool {
     apdex.is_some_and(|a| a + 1e-9 >= target.apdex)
         && error_rate <= target.max_error
         && target
-            .p95_max_ms
-            .is_none_or(|max| p95_ms.is_some_and(|p| p <= max))
+            .p95_max
+            .is_none_or(|max| p95.is_some_and(|p| p <= max))
         && samples > 0
 }
 
@@ -554,8 +557,9 @@ mod tests {
     #[test]
     fn littles_law_both_ways() {
         // 40 users, 0.5 s response, 1.5 s think: 20 requests/s.
-        assert_eq!(rps_for(40.0, 0.5, 1.5), 20.0);
-        assert_eq!(users_for(20.0, 0.5, 1.5), 40.0);
-        assert_eq!(rps_for(1.0, 0.0, 0.0), 0.0);
+        let (half, think) = (Duration::from_millis(500), Duration::from_millis(1500));
+        assert_eq!(rps_for(40.0, half, think), 20.0);
+        assert_eq!(users_for(20.0, half, think), 40.0);
+        assert_eq!(rps_for(1.0, Duration::ZERO, Duration::ZERO), 0.0);
     }
 }

@@ -14,7 +14,9 @@ use headroom_analysis::capacity::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// One level of the search.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -46,31 +48,29 @@ fn average(values: &[f64]) -> Option<f64> {
 }
 
 impl Level {
-    /// Reads the level's bundle, keeping the seconds of its measurement:
-    /// from `window.0` (the end of the warm-up) to `window.1` (the end of
-    /// the level).
+    /// Reads the level's bundle, keeping the seconds of its measurement,
+    /// `window`: from the end of the warm-up to the end of the level.
     pub fn measure(
         users: u32,
         dir: &Path,
-        window: (f64, f64),
+        window: Range<Duration>,
         target: &Target,
         generator_limited: bool,
     ) -> Result<Level, BundleError> {
-        let (warmup_s, end_s) = window;
         let inside = |second: u64| {
-            let s = second as f64;
-            s + 1e-6 >= warmup_s && s + 1e-6 < end_s
+            window.contains(&(Duration::from_secs(second) + Duration::from_micros(1)))
         };
         // The level's own manifest is rewritten to hold these figures, so
         // `report` and `compare` on it say what this table says.
-        let measured = keep_measurement(dir, warmup_s, end_s)?;
+        let measured = keep_measurement(dir, window.clone())?;
         let total = &measured.total;
         let samples = total.count;
         let has_latency = samples > 0;
         let apdex = total.apdex;
         let error_rate = if samples > 0 { total.error_rate } else { 1.0 };
         let p95_ms = has_latency.then_some(total.p95_ms);
-        let good = meets(target, apdex, error_rate, p95_ms, samples);
+        let p95 = p95_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+        let good = meets(target, apdex, error_rate, p95, samples);
         let mut hosts: BTreeMap<String, Vec<_>> = BTreeMap::new();
         for row in read_resources(dir)?.unwrap_or_default() {
             if inside(row.second) {
@@ -259,7 +259,7 @@ impl CapacityResult {
         levels: Vec<Level>,
         capacity: Option<u32>,
         at_least: bool,
-        think_s: f64,
+        think: Duration,
         monitored: bool,
         bundle: PathBuf,
     ) -> CapacityResult {
@@ -293,8 +293,12 @@ impl CapacityResult {
             Some(LittlesLaw {
                 rps: l.rps,
                 mean_response_s: mean_s,
-                think_s,
-                users_busy: headroom_analysis::capacity::users_for(l.rps, mean_s, think_s),
+                think_s: think.as_secs_f64(),
+                users_busy: headroom_analysis::capacity::users_for(
+                    l.rps,
+                    Duration::from_secs_f64(mean_s),
+                    think,
+                ),
                 users: l.users,
             })
         });
@@ -349,7 +353,7 @@ impl CapacityResult {
             bottleneck,
             limit_note,
             valid,
-            think_s,
+            think_s: think.as_secs_f64(),
             little,
             confirmation,
             verdict: String::new(),
@@ -431,7 +435,7 @@ impl CapacityResult {
 /// becomes that of the seconds from `from_s` to `until_s`, and the whole
 /// run's (warm-up included) moves to `measurement.whole_run`. Returns the
 /// measured summary. Done once: a bundle already marked is read as it is.
-pub fn keep_measurement(dir: &Path, from_s: f64, until_s: f64) -> Result<RunSummary, BundleError> {
+pub fn keep_measurement(dir: &Path, window: Range<Duration>) -> Result<RunSummary, BundleError> {
     let mut manifest = read_manifest(dir)?;
     if manifest.measurement.is_some() {
         if let Some(summary) = manifest.summary {
@@ -442,12 +446,12 @@ pub fn keep_measurement(dir: &Path, from_s: f64, until_s: f64) -> Result<RunSumm
         Some(whole) => whole,
         None => recover_summary(dir, &manifest)?,
     };
-    let mut measured = summary_of_window(dir, &manifest, from_s, until_s)?;
+    let mut measured = summary_of_window(dir, &manifest, window.clone())?;
     measured.resources = whole.resources.clone();
     manifest.summary = Some(measured.clone());
     manifest.measurement = Some(Measurement {
-        from_s,
-        until_s,
+        from_s: window.start.as_secs_f64(),
+        until_s: window.end.as_secs_f64(),
         whole_run: whole,
     });
     write_manifest(dir, &manifest)?;
@@ -551,7 +555,7 @@ mod tests {
         let target = Target {
             apdex: 0.7,
             max_error: 0.01,
-            p95_max_ms: None,
+            p95_max: None,
         };
         let mut good = level(40, 60.0, 10.0, 0);
         good.good = true;
@@ -564,7 +568,7 @@ mod tests {
             vec![good.clone(), knee],
             Some(40),
             false,
-            1.0,
+            Duration::from_secs(1),
             true,
             PathBuf::new(),
         );
@@ -578,7 +582,7 @@ mod tests {
             vec![good.clone(), calm.clone()],
             Some(40),
             false,
-            1.0,
+            Duration::from_secs(1),
             true,
             PathBuf::new(),
         );
@@ -596,7 +600,7 @@ mod tests {
             vec![good.clone(), blind],
             Some(40),
             false,
-            1.0,
+            Duration::from_secs(1),
             true,
             PathBuf::new(),
         );
@@ -613,7 +617,7 @@ mod tests {
             vec![good, starved],
             Some(40),
             false,
-            1.0,
+            Duration::from_secs(1),
             true,
             PathBuf::new(),
         );

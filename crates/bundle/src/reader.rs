@@ -74,22 +74,11 @@ pub(crate) fn number<T: std::str::FromStr>(
 /// The whole run's response times (µs): the sum of latency.hlog's untagged
 /// histograms; `None` when the file is missing.
 pub fn read_latency(dir: &Path) -> Result<Option<Histogram<u64>>, BundleError> {
-    read_latency_window(dir, 0.0, f64::INFINITY)
-}
-
-/// The response times of the seconds from `from_s` to before `until_s` (a
-/// capacity level's measurement after its warm-up).
-pub fn read_latency_window(
-    dir: &Path,
-    from_s: f64,
-    until_s: f64,
-) -> Result<Option<Histogram<u64>>, BundleError> {
     let path = dir.join(LATENCY);
     let mut total = headroom_analysis::new_histogram();
     let mut added = Ok(());
-    let found = visit_hlog(dir, false, |tag, start_s, histogram| {
-        let start = start_s + 1e-6;
-        if tag.is_none() && start >= from_s && start < until_s && added.is_ok() {
+    let found = visit_hlog(dir, false, |tag, _, histogram| {
+        if tag.is_none() && added.is_ok() {
             added = total
                 .add(histogram)
                 .map_err(|e| invalid(&path, format!("a histogram does not add up: {e:?}")));

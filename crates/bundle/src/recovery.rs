@@ -11,6 +11,7 @@ use crate::tally::Tally;
 use crate::{BundleError, INTERVALS, LATENCY, TOTAL_LABEL};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
@@ -25,19 +26,21 @@ fn invalid(path: &Path, reason: impl Into<String>) -> BundleError {
 /// thresholds. Per-status counts, connections and checks are not in those
 /// files and stay empty.
 pub fn recover_summary(dir: &Path, manifest: &Manifest) -> Result<RunSummary, BundleError> {
-    summary_of_window(dir, manifest, 0.0, f64::INFINITY)
+    summary_of_window(dir, manifest, Duration::ZERO..Duration::MAX)
 }
 
-/// The summary of the seconds from `from_s` to before `until_s` only (a
-/// capacity level's measurement after its warm-up), rebuilt from
-/// intervals.csv and latency.hlog as [`recover_summary`] does.
+/// The summary of the seconds in `window` only (a capacity level's
+/// measurement after its warm-up), rebuilt from intervals.csv and
+/// latency.hlog as [`recover_summary`] does.
 pub fn summary_of_window(
     dir: &Path,
     manifest: &Manifest,
-    from_s: f64,
-    until_s: f64,
+    window: Range<Duration>,
 ) -> Result<RunSummary, BundleError> {
-    let inside = |second: f64| second + 1e-6 >= from_s && second + 1e-6 < until_s;
+    let inside = |second: f64| {
+        let at = Duration::from_secs_f64(second.max(0.0)) + Duration::from_micros(1);
+        window.contains(&at)
+    };
     let mut tallies = read_counts(dir, &inside)?;
     let elapsed_s: f64 = tallies
         .get(TOTAL_LABEL)

@@ -44,7 +44,11 @@ fn read_everything(dir: &std::path::Path) {
     let _ = capacity::read(dir);
     if let Ok(m) = manifest::read_manifest(dir) {
         let _ = recovery::recover_summary(dir, &m);
-        let _ = recovery::summary_of_window(dir, &m, 0.5, 1.0);
+        let _ = recovery::summary_of_window(
+            dir,
+            &m,
+            std::time::Duration::from_millis(500)..std::time::Duration::from_secs(1),
+        );
     }
 }
 

@@ -22,7 +22,7 @@ use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 pub fn run(args: CapacityArgs) -> ExitCode {
@@ -110,22 +110,25 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
 
 /// The mean think time per request (for Little's law) and how to say it:
 /// `--think` when given, else the scenario's own (per step, or its default).
-fn think(args: &CapacityArgs) -> Result<(f64, String), Failure> {
+fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
     if let Some(t) = args.load.think {
         let record: ProfileRecord =
             serde_json::from_value(serde_json::json!({ "model": "closed", "think": t }))
                 .unwrap_or_default();
-        return Ok((t.mean().as_secs_f64(), record.think.describe()));
+        return Ok((t.mean(), record.think.describe()));
     }
     let Some(file) = &args.scenario else {
-        return Ok((0.0, "none".into()));
+        return Ok((Duration::ZERO, "none".into()));
     };
     let scenario = headroom_load::scenario::parse_file(file, Some(&args.load.url))
         .map_err(|e| Failure::Usage(e.into()))?;
-    let mean = scenario.think_per_request(scenario.think).as_secs_f64();
+    let mean = scenario.think_per_request(scenario.think);
     Ok((
         mean,
-        format!("{mean:.3} s mean per request, from the scenario's steps"),
+        format!(
+            "{:.3} s mean per request, from the scenario's steps",
+            mean.as_secs_f64()
+        ),
     ))
 }
 
@@ -261,10 +264,7 @@ impl LevelRun<'_> {
         let level = Level::measure(
             users,
             &outcome.bundle,
-            (
-                args.warmup.as_secs_f64(),
-                (args.warmup + args.step_duration).as_secs_f64(),
-            ),
+            args.warmup..args.warmup + args.step_duration,
             self.target,
             generator_limited,
         )
@@ -345,7 +345,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     let target = Target {
         apdex: args.apdex_target,
         max_error: args.max_error,
-        p95_max_ms: args.p95_max.map(|d| d.as_secs_f64() * 1000.0),
+        p95_max: args.p95_max,
     };
     let ladder = Ladder {
         start: args.start,
@@ -353,7 +353,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         max: args.max,
         resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
     };
-    let (think_s, think_text) = think(&args)?;
+    let (think_time, think_text) = think(&args)?;
     let thresholds = crate::execute::apdex(common)?;
     let setup = CapacitySetup {
         url: args.load.url.to_string(),
@@ -373,8 +373,8 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
             target.apdex,
             target.max_error * 100.0,
             target
-                .p95_max_ms
-                .map_or(String::new(), |p| format!(", p95 ≤ {p:.0} ms")),
+                .p95_max
+                .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
             ladder.start,
             ladder.step,
             ladder.max,
@@ -422,7 +422,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         levels,
         search.capacity(),
         search.reached_max(),
-        think_s,
+        think_time,
         monitored,
         base.clone(),
     );

@@ -84,8 +84,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         result.target.max_error * 100.0,
         result
             .target
-            .p95_max_ms
-            .map_or(String::new(), |p| format!(", p95 ≤ {p:.0} ms")),
+            .p95_max
+            .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
         setup.warmup_s,
         setup.measured_s,
         escape(&result.verdict)
