@@ -109,6 +109,24 @@ pub fn throttled_now(t: &headroom_monitor::fingerprint::Throttling) -> bool {
     t.throttled_now || t.frequency_capped_now || t.soft_temperature_limit_now || t.under_voltage_now
 }
 
+/// Appends one host's second to resources.jsonl: every figure of the
+/// sample (per core, device, interface, sensor) as one JSON object.
+pub fn write_detail(
+    out: &mut impl Write,
+    second: u64,
+    epoch_ms: u64,
+    host: &str,
+    r: &Resources,
+) -> io::Result<()> {
+    let line = serde_json::json!({
+        "second": second,
+        "start_epoch_ms": epoch_ms,
+        "host": host,
+        "resources": r,
+    });
+    writeln!(out, "{line}")
+}
+
 /// One row of resources.csv: a host's aggregates in one second.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResourceRow {

@@ -3,7 +3,7 @@
 //! every second) and keeps the averages and peaks for the summary.
 
 use headroom_bundle::resources::{
-    header, throttled_now, write_row, HostSummary, ProcessSummary, Spread,
+    header, throttled_now, write_detail, write_row, HostSummary, ProcessSummary, Spread,
 };
 use headroom_bundle::{RESOURCES, RESOURCES_DETAIL};
 use headroom_monitor::agent::{get, SamplesReply};
@@ -150,8 +150,7 @@ impl Outputs {
     /// resources.jsonl (everything: per core, device, interface, sensor).
     fn write(&mut self, second: u64, epoch_ms: u64, host: &str, r: &Resources) {
         let _ = write_row(&mut self.csv, second, epoch_ms, host, r, &self.processes);
-        let line = serde_json::json!({ "second": second, "start_epoch_ms": epoch_ms, "host": host, "resources": r });
-        let _ = writeln!(self.jsonl, "{line}");
+        let _ = write_detail(&mut self.jsonl, second, epoch_ms, host, r);
         let _ = self.csv.flush();
         let _ = self.jsonl.flush();
     }

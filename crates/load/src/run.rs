@@ -330,6 +330,10 @@ impl Collector {
                 self.worker_wait.push(merged.worker_wait);
             }
             self.worst_loop_lag = self.worst_loop_lag.max(merged.loop_lag);
+            if sliver {
+                self.next_index += 1;
+                continue;
+            }
             let latency = LatencyStats::of(&self.cumulative_total.response);
             on_progress(&Progress {
                 elapsed: Duration::from_secs(index) + length,
