@@ -293,6 +293,70 @@ pub struct HostFigures {
     pub processes: Vec<(String, f64)>,
 }
 
+/// One second of a monitored host, as the capacity figures use it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostSecond<'a> {
+    pub cpu_pct: Option<f64>,
+    pub memory_used_pct: Option<f64>,
+    pub disk_util_pct: Option<f64>,
+    pub net_link_pct: Option<f64>,
+    pub temperature_max_c: Option<f64>,
+    pub throttled: Option<bool>,
+    /// Each watched process's CPU % of one core.
+    pub processes: &'a [(String, f64)],
+    /// Each core's busy %, when known.
+    pub per_core: Option<&'a [f64]>,
+}
+
+fn average(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// A host's figures over a level's measured seconds: averages, peaks, the
+/// busiest core, and each watched process's CPU as a share of the whole
+/// host (a process's own figure is of one core).
+pub fn host_figures(host: &str, seconds: &[HostSecond]) -> HostFigures {
+    let values = |get: fn(&HostSecond) -> Option<f64>| -> Vec<f64> {
+        seconds.iter().filter_map(get).collect()
+    };
+    let with_cores: Vec<&[f64]> = seconds.iter().filter_map(|s| s.per_core).collect();
+    let cores = with_cores.iter().map(|c| c.len()).max().unwrap_or(0);
+    let busiest_core = (cores > 0)
+        .then(|| {
+            (0..cores)
+                .map(|i| {
+                    let sum: f64 = with_cores.iter().filter_map(|c| c.get(i)).sum();
+                    (i, sum / with_cores.len() as f64)
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        })
+        .flatten();
+    let mut processes: std::collections::BTreeMap<&str, (f64, usize)> = Default::default();
+    for (name, pct) in seconds.iter().flat_map(|s| s.processes) {
+        let (sum, n) = processes.entry(name).or_default();
+        *sum += pct;
+        *n += 1;
+    }
+    let mut processes: Vec<(String, f64)> = processes
+        .into_iter()
+        .map(|(name, (sum, n))| (name.to_string(), sum / n as f64 / cores.max(1) as f64))
+        .collect();
+    processes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let cpu = values(|s| s.cpu_pct);
+    HostFigures {
+        host: host.to_string(),
+        cpu_avg: average(&cpu),
+        cpu_peak: cpu.iter().copied().reduce(f64::max),
+        memory_avg: average(&values(|s| s.memory_used_pct)),
+        disk_avg: average(&values(|s| s.disk_util_pct)),
+        net_link_avg: average(&values(|s| s.net_link_pct)),
+        temperature_max: values(|s| s.temperature_max_c).into_iter().reduce(f64::max),
+        throttled_seconds: seconds.iter().filter(|s| s.throttled == Some(true)).count() as u64,
+        busiest_core,
+        processes,
+    }
+}
+
 /// What limits the server at the knee.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Bottleneck {
@@ -480,6 +544,33 @@ mod tests {
         assert_eq!(s.measurements(42), (3, 3));
         assert_eq!(s.measurements(43), (1, 3));
         assert_eq!(s.judged(43), Some(false));
+    }
+
+    #[test]
+    fn host_figures_average_and_share_processes_over_the_cores() {
+        let php = vec![
+            ("php-fpm".to_string(), 160.0),
+            ("mariadbd".to_string(), 14.0),
+        ];
+        let second = |cpu: f64, cores: &'static [f64]| HostSecond {
+            cpu_pct: Some(cpu),
+            processes: &php,
+            per_core: Some(cores),
+            ..HostSecond::default()
+        };
+        let f = host_figures(
+            "db",
+            &[second(90.0, &[80.0, 100.0]), second(98.0, &[96.0, 100.0])],
+        );
+        assert_eq!((f.cpu_avg, f.cpu_peak), (Some(94.0), Some(98.0)));
+        assert_eq!(f.busiest_core, Some((1, 100.0)));
+        // 160% of one core on a 2-core host is 80% of the host.
+        assert_eq!(f.processes[0], ("php-fpm".to_string(), 80.0));
+        let b = bottleneck(90, &[f]).unwrap();
+        assert_eq!(
+            b.describe(),
+            "db CPU 94% (php-fpm 80%, mariadbd 7%) at 90 users"
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@ use crate::summary::RunSummary;
 use crate::{invalid, read_error, BundleError, CAPACITY, SCHEMA_VERSION};
 use headroom_analysis::apdex::Rating;
 use headroom_analysis::capacity::{
-    bottleneck, meets, repetition_capacity, Bottleneck, HostFigures, Target,
+    bottleneck, host_figures, meets, repetition_capacity, Bottleneck, HostFigures, HostSecond,
+    Target,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -43,10 +44,6 @@ pub struct Level {
     pub bundle: PathBuf,
 }
 
-fn average(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-}
-
 impl Level {
     /// Reads the level's bundle, keeping the seconds of its measurement,
     /// `window`: from the end of the warm-up to the end of the level.
@@ -71,69 +68,40 @@ impl Level {
         let p95_ms = has_latency.then_some(total.p95_ms);
         let p95 = p95_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
         let good = meets(target, apdex, error_rate, p95, samples);
-        let mut hosts: BTreeMap<String, Vec<_>> = BTreeMap::new();
+        let mut rows: BTreeMap<String, Vec<ResourceRow>> = BTreeMap::new();
         for row in read_resources(dir)?.unwrap_or_default() {
             if inside(row.second) {
-                hosts.entry(row.host.clone()).or_default().push(row);
+                rows.entry(row.host.clone()).or_default().push(row);
             }
         }
-        let mut cores: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
+        let mut cores: BTreeMap<(String, u64), Vec<f64>> = BTreeMap::new();
         for (second, host, loads) in read_core_loads(dir)? {
             if inside(second) {
-                let (sums, n) = cores.entry(host).or_insert((Vec::new(), 0));
-                sums.resize(sums.len().max(loads.len()), 0.0);
-                for (sum, load) in sums.iter_mut().zip(&loads) {
-                    *sum += load;
-                }
-                *n += 1;
+                cores.insert((host, second), loads);
             }
         }
-        let resources = hosts
+        let resources = rows
             .into_iter()
             .map(|(host, rows)| {
-                let busiest_core = cores.get(&host).and_then(|(sums, n)| {
-                    sums.iter()
-                        .enumerate()
-                        .map(|(i, sum)| (i, sum / *n as f64))
-                        .max_by(|a, b| a.1.total_cmp(&b.1))
-                });
-                let values = |get: fn(&ResourceRow) -> Option<f64>| {
-                    rows.iter().filter_map(get).collect::<Vec<f64>>()
-                };
-                // Process CPU is of one core; the host's is of all its cores.
-                let host_cores = cores.get(&host).map_or(1, |(sums, _)| sums.len().max(1));
-                let mut processes: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-                for (name, pct) in rows.iter().flat_map(|r| &r.processes) {
-                    let (sum, n) = processes.entry(name).or_default();
-                    *sum += pct;
-                    *n += 1;
-                }
-                let mut processes: Vec<(String, f64)> = processes
-                    .into_iter()
-                    .map(|(name, (sum, n))| (name.to_string(), sum / n as f64 / host_cores as f64))
+                let seconds: Vec<HostSecond> = rows
+                    .iter()
+                    .map(|r| HostSecond {
+                        cpu_pct: r.cpu_pct,
+                        memory_used_pct: r.memory_used_pct,
+                        disk_util_pct: r.disk_util_pct,
+                        net_link_pct: r.net_link_pct,
+                        temperature_max_c: r.temperature_max_c,
+                        throttled: r.throttled,
+                        processes: &r.processes,
+                        per_core: cores.get(&(host.clone(), r.second)).map(Vec::as_slice),
+                    })
                     .collect();
-                processes.sort_by(|a, b| b.1.total_cmp(&a.1));
-                let cpu = values(|r| r.cpu_pct);
-                HostFigures {
-                    host,
-                    cpu_avg: average(&cpu),
-                    cpu_peak: cpu.iter().copied().reduce(f64::max),
-                    memory_avg: average(&values(|r| r.memory_used_pct)),
-                    disk_avg: average(&values(|r| r.disk_util_pct)),
-                    net_link_avg: average(&values(|r| r.net_link_pct)),
-                    temperature_max: values(|r| r.temperature_max_c).into_iter().reduce(f64::max),
-                    throttled_seconds: rows.iter().filter(|r| r.throttled == Some(true)).count()
-                        as u64,
-                    busiest_core,
-                    processes,
-                }
+                host_figures(&host, &seconds)
             })
             .collect();
-        let missing = read_manifest(dir)
-            .ok()
-            .and_then(|m| m.summary)
-            .map(|s| s.resources)
-            .unwrap_or_default()
+        // Hosts that gave no figures: unknown, not idle.
+        let missing = measured
+            .resources
             .iter()
             .filter(|host| host.no_data())
             .map(|host| {
