@@ -152,7 +152,7 @@ pub(crate) mod optional_ms {
         match Option::<f64>::deserialize(d)? {
             None => Ok(None),
             Some(ms) if ms.is_finite() && ms >= 0.0 => {
-                Ok(Some(Duration::from_secs_f64(ms / 1000.0)))
+                Ok(Some(headroom_units::quantity::saturating_secs(ms / 1000.0)))
             }
             Some(_) => Err(serde::de::Error::custom(
                 "a duration must be a non-negative number of ms",
@@ -176,7 +176,7 @@ mod duration_ms {
                 "threshold must be a non-negative number of ms",
             ));
         }
-        Ok(Duration::from_secs_f64(ms / 1000.0))
+        Ok(headroom_units::quantity::saturating_secs(ms / 1000.0))
     }
 }
 

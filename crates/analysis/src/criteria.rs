@@ -245,7 +245,7 @@ impl Criterion {
 
     fn render(&self, value: f64) -> String {
         if self.metric.is_duration() {
-            Readable(Duration::from_secs_f64(value.max(0.0))).to_string()
+            Readable(headroom_units::quantity::saturating_secs(value)).to_string()
         } else if self.metric == Metric::ErrorRate {
             format!("{:.2}%", value * 100.0)
         } else if self.metric == Metric::Apdex {

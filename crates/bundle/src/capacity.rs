@@ -66,7 +66,7 @@ impl Level {
         let apdex = total.apdex;
         let error_rate = if samples > 0 { total.error_rate } else { 1.0 };
         let p95_ms = has_latency.then_some(total.p95_ms);
-        let p95 = p95_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+        let p95 = p95_ms.map(|ms| headroom_units::quantity::saturating_secs(ms / 1000.0));
         let good = meets(target, apdex, error_rate, p95, samples);
         let mut rows: BTreeMap<String, Vec<ResourceRow>> = BTreeMap::new();
         for row in read_resources(dir)?.unwrap_or_default() {
@@ -264,7 +264,7 @@ impl CapacityResult {
                 think_s: think.as_secs_f64(),
                 users_busy: headroom_analysis::capacity::users_for(
                     l.rps,
-                    Duration::from_secs_f64(mean_s),
+                    headroom_units::quantity::saturating_secs(mean_s),
                     think,
                 ),
                 users: l.users,

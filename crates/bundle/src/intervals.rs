@@ -2,7 +2,7 @@
 //! [`TOTAL_LABEL`](crate::TOTAL_LABEL)). Its columns are declared here once,
 //! for the writer and the reader.
 
-use crate::reader::{columns, number, open_csv, whole_records};
+use crate::reader::{columns, finite, number, open_csv, whole_records};
 use crate::sample::ErrorKind;
 use crate::tally::Tally;
 use crate::{BundleError, INTERVALS};
@@ -10,6 +10,9 @@ use headroom_analysis::LatencyStats;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
+
+/// The latest second a row may have: a run lasts at most a year.
+pub(crate) const LONGEST_RUN_S: u64 = 366 * 86_400;
 
 /// The columns before the per-kind error counts.
 const LEADING: [&str; 6] = [
@@ -186,7 +189,7 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
     for (line, record) in whole_records(&path, &mut reader)? {
         let field = |k: usize| record.get(at[k]).unwrap_or("");
         let int = |k: usize| number::<u64>(&path, line, NAMES[k], field(k));
-        let float = |k: usize| number::<f64>(&path, line, NAMES[k], field(k));
+        let float = |k: usize| finite(&path, line, NAMES[k], field(k));
         let mut errors_by_kind = [0u64; ErrorKind::COUNT];
         for (i, column) in kinds.iter().enumerate() {
             if let Some(column) = column {
@@ -198,8 +201,15 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
                 )?;
             }
         }
+        let second = int(0)?;
+        if second > LONGEST_RUN_S {
+            return Err(crate::invalid(
+                &path,
+                format!("line {line}: second {second} is not one of a run (at most a year)"),
+            ));
+        }
         rows.push(IntervalRow {
-            second: int(0)?,
+            second,
             interval_s: float(1)?,
             label: field(2).to_string(),
             count: int(3)?,

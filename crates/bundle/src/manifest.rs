@@ -299,7 +299,39 @@ pub fn manifest_value(dir: &Path) -> Result<serde_json::Value, BundleError> {
 pub fn read_manifest(dir: &Path) -> Result<Manifest, BundleError> {
     let value = manifest_value(dir)?;
     let path = dir.join(MANIFEST);
-    serde_json::from_value(value).map_err(|e| invalid(&path, format!("unexpected content: {e}")))
+    let manifest: Manifest = serde_json::from_value(value)
+        .map_err(|e| invalid(&path, format!("unexpected content: {e}")))?;
+    check_times(&manifest).map_err(|reason| invalid(&path, reason))?;
+    Ok(manifest)
+}
+
+/// The longest run a manifest may claim: a year.
+const LONGEST_S: f64 = 366.0 * 86_400.0;
+
+/// The run's times must be ones a run can have: finite, not negative, at
+/// most a year, and a measurement window that starts before it ends.
+fn check_times(m: &Manifest) -> Result<(), String> {
+    let plausible = |s: f64| s.is_finite() && (0.0..=LONGEST_S).contains(&s);
+    if let Some(elapsed) = m.elapsed_s.filter(|s| !plausible(*s)) {
+        return Err(format!("elapsed_s is {elapsed}: not a run's length"));
+    }
+    if let Some(w) = &m.measurement {
+        if !(plausible(w.from_s) && plausible(w.until_s) && w.from_s <= w.until_s) {
+            return Err(format!(
+                "the measurement window {} s to {} s is not one a run can have",
+                w.from_s, w.until_s
+            ));
+        }
+    }
+    if let Some(summary) = &m.summary {
+        if !plausible(summary.elapsed_s) {
+            return Err(format!(
+                "summary.elapsed_s is {}: not a run's length",
+                summary.elapsed_s
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Writes the manifest atomically (temporary file, then rename).

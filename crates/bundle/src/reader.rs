@@ -71,6 +71,20 @@ pub(crate) fn number<T: std::str::FromStr>(
     })
 }
 
+/// A finite decimal number of a bundle's CSV file: `inf` and `NaN` are
+/// refused as damage (no figure headroom writes is infinite).
+pub(crate) fn finite(path: &Path, line: u64, column: &str, text: &str) -> Result<f64, BundleError> {
+    let value: f64 = number(path, line, column, text)?;
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(invalid(
+            path,
+            format!("line {line}: '{text}' in column {column} is not a finite number"),
+        ))
+    }
+}
+
 /// The whole run's response times (µs): the sum of latency.hlog's untagged
 /// histograms; `None` when the file is missing.
 pub fn read_latency(dir: &Path) -> Result<Option<Histogram<u64>>, BundleError> {

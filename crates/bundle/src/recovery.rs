@@ -38,7 +38,7 @@ pub fn summary_of_window(
     window: Range<Duration>,
 ) -> Result<RunSummary, BundleError> {
     let inside = |second: f64| {
-        let at = Duration::from_secs_f64(second.max(0.0)) + Duration::from_micros(1);
+        let at = headroom_units::quantity::saturating_secs(second) + Duration::from_micros(1);
         window.contains(&at)
     };
     let mut tallies = read_counts(dir, &inside)?;
@@ -66,7 +66,7 @@ pub fn summary_of_window(
             tally.response = histogram;
         }
     }
-    let elapsed = Duration::from_secs_f64(elapsed_s.max(0.001));
+    let elapsed = headroom_units::quantity::saturating_secs(elapsed_s.max(0.001));
     let total = tallies
         .remove(TOTAL_LABEL)
         .map(|(tally, _, _)| tally)
@@ -134,6 +134,7 @@ fn read_counts(
         let second = at("second")
             .and_then(|i| record.get(i))
             .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite())
             .unwrap_or(0.0);
         if !inside(second) {
             continue;
@@ -145,6 +146,7 @@ fn read_counts(
         let seconds = at("interval_s")
             .and_then(|i| record.get(i))
             .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite())
             .unwrap_or(0.0);
         let entry = out.entry(label).or_default();
         let c = &mut entry.0.counts;

@@ -209,14 +209,23 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
             column
                 .and_then(|c| record.get(c))
                 .filter(|t| !t.is_empty())
-                .and_then(|t| t.parse().ok())
+                .and_then(|t| t.parse::<f64>().ok())
+                // Unreadable or infinite: unknown, like a missing reading.
+                .filter(|v| v.is_finite())
         };
         let net = match (value(rx), value(tx)) {
             (Some(r), Some(t)) => Some(r + t),
             (r, t) => r.or(t),
         };
+        let second: u64 = number(&path, line, "second", record.get(at[0]).unwrap_or(""))?;
+        if second > crate::intervals::LONGEST_RUN_S {
+            return Err(invalid(
+                &path,
+                format!("line {line}: second {second} is not one of a run (at most a year)"),
+            ));
+        }
         rows.push(ResourceRow {
-            second: number(&path, line, "second", record.get(at[0]).unwrap_or(""))?,
+            second,
             host: record.get(at[1]).unwrap_or("").to_string(),
             cpu_pct: value(cpu),
             memory_used_pct: value(memory),

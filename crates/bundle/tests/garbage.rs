@@ -96,3 +96,39 @@ fn the_undamaged_files_read() {
     let m = manifest::read_manifest(&dir).unwrap();
     assert_eq!(m.apdex_f_ms, 2000.0);
 }
+
+#[test]
+fn infinite_figures_and_impossible_times_are_refused() {
+    let dir = bundle(u64::MAX - 1);
+    std::fs::write(
+        dir.join(INTERVALS),
+        INTERVALS_OK.replace("5.5,5,9", "inf,5,9"),
+    )
+    .unwrap();
+    let error = intervals::read_intervals(&dir).unwrap_err().to_string();
+    assert!(
+        error.contains("'inf' in column mean_ms is not a finite number"),
+        "{error}"
+    );
+    std::fs::write(
+        dir.join(INTERVALS),
+        INTERVALS_OK.replace("\n0,1,", "\n99999999999,1,"),
+    )
+    .unwrap();
+    let error = intervals::read_intervals(&dir).unwrap_err().to_string();
+    assert!(error.contains("is not one of a run"), "{error}");
+    let manifest = MANIFEST_OK.replace(
+        "\"labels\"",
+        "\"measurement\": {\"from_s\": 1e10, \"until_s\": 3, \"whole_run\": {}}, \"labels\"",
+    );
+    std::fs::write(dir.join(MANIFEST), manifest).unwrap();
+    let error = manifest::read_manifest(&dir).unwrap_err().to_string();
+    assert!(error.contains("measurement window"), "{error}");
+    std::fs::write(
+        dir.join(RESOURCES),
+        RESOURCES_OK.replace("50.0,20.0", "inf,NaN"),
+    )
+    .unwrap();
+    let rows = resources::read_resources(&dir).unwrap().unwrap();
+    assert_eq!((rows[0].cpu_pct, rows[0].memory_used_pct), (None, None));
+}

@@ -135,6 +135,7 @@ fn y_top(series: &[Series], fixed: Option<f64>) -> f64 {
         let top = series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max);
         if top > 0.0 {
             top * 1.1
@@ -175,8 +176,9 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             )))?;
         }
         for span in &chart.spans {
+            let (from, to) = (span.from.clamp(0.0, x_max), span.to.clamp(0.0, x_max));
             ctx.draw_series(std::iter::once(Rectangle::new(
-                [(span.from, 0.0), (span.to, y_max)],
+                [(from, 0.0), (to, y_max)],
                 span.color.mix(0.25).filled(),
             )))?;
         }
@@ -190,7 +192,11 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
         for (i, series) in chart.series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             ctx.draw_series(LineSeries::new(
-                series.points.iter().copied(),
+                series
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(|(x, y)| x.is_finite() && y.is_finite()),
                 color.stroke_width(2),
             ))?;
             // A line needs two points: a lone one (one level, one second) is a dot.

@@ -6,10 +6,9 @@ use crate::json::ReportInput;
 use headroom_bundle::summary::{LabelFigures, RunStatus};
 use headroom_units::quantity::{Bytes, Readable};
 use std::fmt::Write;
-use std::time::Duration;
 
 fn ms(value: f64) -> Readable {
-    Readable(Duration::from_secs_f64(value.max(0.0) / 1000.0))
+    Readable(headroom_units::quantity::saturating_secs(value / 1000.0))
 }
 
 /// Apdex thresholds as users wrote them: `500ms`, `1500ms`, `0.25ms`.
@@ -62,7 +61,10 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         ("Availability", format!("{availability:.2} %")),
         (
             "Elapsed time",
-            format!("{}", Readable(Duration::from_secs_f64(s.elapsed_s))),
+            format!(
+                "{}",
+                Readable(headroom_units::quantity::saturating_secs(s.elapsed_s))
+            ),
         ),
         ("Data transferred", format!("{}", Bytes(t.bytes_received))),
         ("Response time (mean)", format!("{}", ms(t.mean_ms))),

@@ -15,6 +15,16 @@ fn err(message: String) -> QuantityError {
     QuantityError { message }
 }
 
+/// Seconds as a `Duration`, never panicking: negative and NaN give zero,
+/// and what is too large to hold gives `Duration::MAX` (figures read from
+/// files can be anything).
+pub fn saturating_secs(seconds: f64) -> Duration {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX)
+}
+
 /// Parses a duration such as `250ms`, `1.5s`, `2m`, `1h30m`, `90` (seconds).
 pub fn parse_duration(input: &str) -> Result<Duration, QuantityError> {
     let text = input.trim();
