@@ -244,6 +244,8 @@ impl Criterion {
     }
 
     fn render(&self, value: f64) -> String {
+        // No "-0.000": a negative zero prints as zero.
+        let value = value + 0.0;
         if self.metric.is_duration() {
             Readable(headroom_units::quantity::saturating_secs(value)).to_string()
         } else if self.metric == Metric::ErrorRate {

@@ -170,6 +170,17 @@ pub struct Confirmation {
     pub high: u32,
 }
 
+/// A `--fail-if` criterion judged on the answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CriterionOutcome {
+    pub expression: String,
+    /// In the criterion's unit (users, req/s, Apdex, seconds); null when
+    /// there was nothing to measure.
+    pub measured: Option<f64>,
+    pub failed: bool,
+    pub message: String,
+}
+
 /// Little's law at the capacity: the users the throughput and cycle time
 /// account for, against the users that ran.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -214,6 +225,9 @@ pub struct CapacityResult {
     /// With `--confirm`: the range the repetitions of the deciding levels support.
     #[serde(default)]
     pub confirmation: Option<Confirmation>,
+    /// `--fail-if` on the answer (absent without criteria).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub criteria: Vec<CriterionOutcome>,
     /// The one-line answer, as printed.
     pub verdict: String,
     pub levels: Vec<Level>,
@@ -231,7 +245,13 @@ impl CapacityResult {
         monitored: bool,
         bundle: PathBuf,
     ) -> CapacityResult {
-        let at = |users: u32| levels.iter().rev().find(|l| l.users == users);
+        // A level measured several times (--confirm) speaks through its
+        // median repetition (by Apdex): one consistent set of figures.
+        let at = |users: u32| {
+            let mut runs: Vec<&Level> = levels.iter().filter(|l| l.users == users).collect();
+            runs.sort_by(|a, b| a.apdex.unwrap_or(0.0).total_cmp(&b.apdex.unwrap_or(0.0)));
+            runs.get(runs.len().saturating_sub(1) / 2).copied()
+        };
         let best = capacity.and_then(at);
         let knee = levels
             .iter()
@@ -324,6 +344,7 @@ impl CapacityResult {
             think_s: think.as_secs_f64(),
             little,
             confirmation,
+            criteria: Vec::new(),
             verdict: String::new(),
             levels,
             bundle,
@@ -350,8 +371,8 @@ impl CapacityResult {
         self.confirmation = None;
         self.valid = false;
         self.limit_note = format!(
-            "the search was interrupted after {} level(s), before it could decide: no capacity is claimed",
-            self.levels.len()
+            "the search was interrupted after {}, before it could decide: no capacity is claimed",
+            headroom_units::quantity::count(self.levels.len(), "level", "levels")
         );
         self.verdict = self.verdict();
         self
@@ -372,18 +393,26 @@ impl CapacityResult {
                 },
                 self.confirmation
                     .as_ref()
-                    .map_or(String::new(), |c| format!(
-                        " (between {} and {} in {} repetitions)",
-                        c.low, c.high, c.repetitions
-                    )),
+                    .map_or(String::new(), |c| if c.low == c.high {
+                        format!(" ({} repetitions agree)", c.repetitions)
+                    } else {
+                        format!(
+                            " (between {} and {} in {} repetitions)",
+                            c.low, c.high, c.repetitions
+                        )
+                    }),
                 self.target.apdex,
                 self.capacity.apdex_rating.as_deref().unwrap_or("-"),
                 self.capacity.apdex.unwrap_or(0.0),
                 self.capacity.rps.unwrap_or(0.0)
             ),
             None => format!(
-                "fewer than {} users: not even the lowest level met Apdex ≥ {:.2}",
-                self.levels.iter().map(|l| l.users).min().unwrap_or(1),
+                "fewer than {}: not even the lowest level met Apdex ≥ {:.2}",
+                headroom_units::quantity::count(
+                    self.levels.iter().map(|l| l.users).min().unwrap_or(1) as usize,
+                    "user",
+                    "users"
+                ),
                 self.target.apdex
             ),
         };
@@ -606,6 +635,6 @@ mod tests {
         assert_eq!((stopped.capacity.users, stopped.valid), (None, false));
         assert!(stopped
             .verdict
-            .starts_with("no answer: the search was interrupted after 2 level(s)"));
+            .starts_with("no answer: the search was interrupted after 2 levels"));
     }
 }

@@ -275,6 +275,12 @@ impl ProfileRecord {
 /// The manifest as JSON, after checking that it is one and of our schema.
 pub fn manifest_value(dir: &Path) -> Result<serde_json::Value, BundleError> {
     let path = dir.join(MANIFEST);
+    if dir.is_file() {
+        return Err(invalid(
+            dir,
+            "is a file: a bundle is the directory that headroom load or run wrote (its --out)",
+        ));
+    }
     if !dir.is_dir() {
         return Err(invalid(dir, "no such bundle directory"));
     }

@@ -124,11 +124,14 @@ pub fn visit_hlog(
         let decoded = match entry {
             Ok(LogEntry::Interval(interval)) => base64::engine::general_purpose::STANDARD
                 .decode(interval.encoded_histogram())
-                .map_err(|e| format!("a histogram is not base64: {e}"))
+                .map_err(|_| "a histogram is not base64: the file is damaged".to_string())
                 .and_then(|bytes| {
                     deserializer
                         .deserialize::<u64, _>(&mut &bytes[..])
-                        .map_err(|e| format!("a histogram does not decode: {e:?}"))
+                        .map_err(|_| {
+                            "a histogram does not decode (damaged compressed data): the file is damaged"
+                                .to_string()
+                        })
                 })
                 .map(|h| (interval, h)),
             Ok(_) => continue,

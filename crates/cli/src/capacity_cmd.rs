@@ -3,14 +3,12 @@
 //! and names the capacity and what limits it.
 
 use crate::args::{CapacityArgs, LoadArgs, RunArgs};
-use crate::execute::{
-    Failure, Prepared, EXIT_CANNOT_RUN, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE,
-};
+use crate::execute::{Failure, Prepared, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::signals::interrupt_on_signal;
 use headroom_analysis::capacity::Target;
 use headroom_analysis::capacity::{Ladder, Search};
 use headroom_analysis::{Criterion, Metric, Verdict};
-use headroom_bundle::capacity::{CapacityResult, CapacitySetup, Level};
+use headroom_bundle::capacity::{CapacityResult, CapacitySetup, CriterionOutcome, Level};
 use headroom_bundle::manifest::ProfileRecord;
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
@@ -38,6 +36,16 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
+    if load.common.jtl {
+        eprintln!(
+            "headroom: capacity keeps no raw samples (--jtl): each level's bundle has its intervals and histograms; run `headroom load --jtl` at the users you want samples of"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    if let Err(e) = crate::execute::check_junit_path(&load.common) {
+        eprintln!("headroom: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if let Some(bad) = load.common.fail_if.iter().find(|c| {
         c.label.is_some()
             || !matches!(
@@ -62,16 +70,14 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(code) => return code,
     };
+    let common = args.load.common.clone();
     match runtime.block_on(search(args)) {
         Ok(searched) => searched.code,
         Err(Failure::Usage(e)) => {
             eprintln!("headroom: {}", crate::execute::describe(&e));
             ExitCode::from(EXIT_USAGE)
         }
-        Err(Failure::CannotRun(e)) => {
-            eprintln!("headroom: {}", crate::execute::describe(&e));
-            ExitCode::from(EXIT_CANNOT_RUN)
-        }
+        Err(Failure::CannotRun(e)) => crate::execute::cannot_run(&common, &e),
     }
 }
 
@@ -136,11 +142,22 @@ fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
 /// `--junit`; returns the exit code.
 fn conclude(
     common: &crate::args::CommonArgs,
-    result: &CapacityResult,
+    result: &mut CapacityResult,
     base: &Path,
     started: Instant,
     was_interrupted: bool,
 ) -> Result<ExitCode, Failure> {
+    let verdicts = judge(&common.fail_if, result);
+    result.criteria = verdicts
+        .iter()
+        .map(|v| CriterionOutcome {
+            expression: v.criterion.expression.clone(),
+            measured: v.measured,
+            failed: v.failed,
+            message: v.message.clone(),
+        })
+        .collect();
+    let result = &*result;
     let json = serde_json::to_string_pretty(&result).unwrap_or_default();
     headroom_bundle::capacity::write(base, result)
         .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
@@ -149,12 +166,11 @@ fn conclude(
     } else if !common.quiet {
         print!("{}", render_capacity(result));
         println!(
-            "  Search: {} levels in {:.0} s",
-            result.levels.len(),
+            "  Search: {} in {:.0} s",
+            headroom_units::quantity::count(result.levels.len(), "level", "levels"),
             started.elapsed().as_secs_f64()
         );
     }
-    let verdicts = judge(&common.fail_if, result);
     for v in &verdicts {
         if common.quiet || common.json {
             if v.failed {
@@ -250,6 +266,12 @@ impl LevelRun<'_> {
             eprint!("\r\x1b[2K");
         }
         if outcome.status == RunStatus::Interrupted {
+            // Its bundle still says which seconds were warm-up (an error
+            // here only leaves the whole run in its summary).
+            let _ = headroom_bundle::capacity::keep_measurement(
+                &outcome.bundle,
+                args.warmup..args.warmup + args.step_duration,
+            );
             return Ok(None);
         }
         if let Some(error) = &outcome.bundle_error {
@@ -314,7 +336,14 @@ fn judge(criteria: &[Criterion], result: &CapacityResult) -> Vec<Verdict> {
                 Metric::P95 => answer.p95_ms.map(|ms| ms / 1000.0),
                 _ => None,
             };
-            c.evaluate_measured(measured, "capacity")
+            let mut verdict = c.evaluate_measured(measured, "capacity");
+            if answer.at_least && c.metric == Metric::Users {
+                // Only a lower bound: the target held up to --max.
+                verdict.message.push_str(
+                    " — at least: the target held up to --max, so the capacity may be higher; raise --max to tell",
+                );
+            }
+            verdict
         })
         .collect()
 }
@@ -430,6 +459,6 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     if was_interrupted {
         result = result.interrupted();
     }
-    let code = conclude(common, &result, &base, started, was_interrupted)?;
+    let code = conclude(common, &mut result, &base, started, was_interrupted)?;
     Ok(Searched { code, result })
 }

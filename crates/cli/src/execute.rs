@@ -63,22 +63,50 @@ pub fn execute(
             eprintln!("headroom: {}", describe(&e));
             ExitCode::from(EXIT_USAGE)
         }
-        Err(Failure::CannotRun(e)) => {
-            let reason = describe(&e);
-            eprintln!("headroom: {reason}");
-            // CI publishers look for the file even when the run never started.
-            if let Some(path) = &common.junit {
-                let xml = headroom_report::junit::junit_not_started(&reason);
-                if let Err(e) = std::fs::write(path, xml) {
-                    eprintln!(
-                        "headroom: cannot write the JUnit file {}: {e}",
-                        path.display()
-                    );
-                }
-            }
-            ExitCode::from(EXIT_CANNOT_RUN)
+        Err(Failure::CannotRun(e)) => cannot_run(common, &e),
+    }
+}
+
+/// Says why the run could not start, writes the `--junit` file that says so
+/// too (CI publishers look for it even then), and gives exit code 3.
+pub fn cannot_run(common: &CommonArgs, error: &anyhow::Error) -> ExitCode {
+    let reason = describe(error);
+    eprintln!("headroom: {reason}");
+    if let Some(path) = &common.junit {
+        let xml = headroom_report::junit::junit_not_started(&reason);
+        if let Err(e) = std::fs::write(path, xml) {
+            eprintln!(
+                "headroom: cannot write the JUnit file {}: {e}",
+                path.display()
+            );
         }
     }
+    ExitCode::from(EXIT_CANNOT_RUN)
+}
+
+/// Checks before a long run that the `--junit` file can be written, so the
+/// run is not wasted on a path that cannot take it.
+pub fn check_junit_path(common: &CommonArgs) -> Result<(), String> {
+    let Some(path) = &common.junit else {
+        return Ok(());
+    };
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map(|_| {
+            // Leave no empty file behind: the run writes it at its end.
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+        })
+        .map_err(|e| {
+            format!(
+                "cannot write the JUnit file {}: {e}. Choose a --junit path in a writable directory",
+                path.display()
+            )
+        })
 }
 
 /// The command line as the manifest keeps it: without the password of a

@@ -16,6 +16,15 @@ pub fn run(args: ReportArgs) -> ExitCode {
     }
     let mut runs = Vec::new();
     for dir in &args.bundles {
+        if headroom_bundle::is_capacity(dir) {
+            eprintln!(
+                "headroom: {} is a capacity search: report it alone (headroom report {}), or name its level bundles ({}/level-...)",
+                dir.display(),
+                dir.display(),
+                dir.display()
+            );
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
         match RunData::load(dir, "").and_then(RunData::with_latency) {
             Ok(run) => {
                 crate::compare_cmd::say_if_recovered(&run);

@@ -243,6 +243,17 @@ fn a_scenario_search_counts_its_think_time_and_is_judged() {
         .as_str()
         .unwrap()
         .contains("from the scenario"));
+    // The JSON carries the judgments too.
+    let criteria = json["criteria"].as_array().unwrap();
+    assert_eq!(criteria.len(), 2, "{criteria:?}");
+    assert_eq!(
+        (
+            criteria[0]["failed"].clone(),
+            criteria[0]["measured"].clone()
+        ),
+        (true.into(), 20.0.into())
+    );
+    assert_eq!(criteria[1]["failed"], false);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
         xml.contains("name=\"users&lt;1000\"") && xml.contains("failures=\"1\""),

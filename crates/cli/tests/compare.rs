@@ -376,3 +376,46 @@ fn a_different_apdex_t_is_named_and_not_a_regression() {
     assert!(text.contains("Apdex T (ms)"), "{text}");
     assert!(text.contains("not compared"), "{text}");
 }
+
+/// Runs too short for the significance test (fewer than 3 measured
+/// seconds) are marked "not tested", and no "no regression" is claimed.
+#[test]
+fn changes_of_runs_too_short_to_test_are_not_called_insignificant() {
+    let _serial = serial();
+    let server = TestServer::start(|r| Reply {
+        delay: Duration::from_millis(if r.path.starts_with("/slow") { 40 } else { 2 }),
+        ..Reply::default()
+    });
+    let dir = temp_dir("compare-short");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for (out, path) in [(&a, "/fast"), (&b, "/slow")] {
+        let output = run(&[
+            "load",
+            &server.url(path),
+            "-c",
+            "2",
+            "-d",
+            "2s",
+            "--label",
+            "page",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let output = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(text.contains(" n.t."), "{text}");
+    assert!(
+        text.contains("Nothing could be tested for significance"),
+        "{text}"
+    );
+    assert!(!text.contains("No significant regression"), "{text}");
+    let (json, _) = compare_json(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(json["untested"].as_u64().unwrap() > 0);
+}

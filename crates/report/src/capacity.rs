@@ -4,6 +4,13 @@ use headroom_bundle::capacity::{CapacityResult, Level};
 
 /// The terminal summary of a search.
 pub fn render_capacity(result: &CapacityResult) -> String {
+    if result.levels.is_empty() {
+        return format!(
+            "\n  No level was measured.\n\n  Capacity: {}\n  Bundle: {}\n",
+            result.verdict(),
+            result.bundle.display()
+        );
+    }
     let mut out = String::from(
         "\n  users   Apdex          errors      p50      p90      p95    req/s   server CPU   target\n",
     );

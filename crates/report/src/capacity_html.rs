@@ -13,22 +13,26 @@ use std::path::Path;
 /// One level's resource averages on a host: users, CPU, memory, disk.
 type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>);
 
+/// The median of `values` (the lower middle one of an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len().saturating_sub(1) / 2]
+}
+
 /// One point per user count: a level measured several times (`--confirm`)
-/// is drawn at the mean of its measurements.
+/// is drawn at the median of its measurements.
 fn curve(name: &str, levels: &[&Level], value: fn(&Level) -> Option<f64>) -> Series {
-    let mut by_users: BTreeMap<u32, (f64, u32)> = BTreeMap::new();
+    let mut by_users: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for level in levels {
         if let Some(v) = value(level) {
-            let (sum, n) = by_users.entry(level.users).or_default();
-            *sum += v;
-            *n += 1;
+            by_users.entry(level.users).or_default().push(v);
         }
     }
     Series {
         name: name.into(),
         points: by_users
             .into_iter()
-            .map(|(users, (sum, n))| (f64::from(users), sum / f64::from(n)))
+            .map(|(users, values)| (f64::from(users), median(values)))
             .collect(),
     }
 }
@@ -36,17 +40,24 @@ fn curve(name: &str, levels: &[&Level], value: fn(&Level) -> Option<f64>) -> Ser
 /// A level's bundle as a link relative to the report (written in the
 /// search's directory), shown as the level's directory name.
 fn bundle_link(level: &Level, base: &Path) -> String {
-    let relative = level
-        .bundle
-        .strip_prefix(base)
-        .unwrap_or(&level.bundle)
-        .display()
-        .to_string();
-    format!(
-        "<a href=\"{}/\">{}</a>",
-        escape(&relative),
-        escape(&relative)
-    )
+    // Only a directory inside the search's own is linked; anything else
+    // (a capacity.json edited by hand) is shown as text, never as a URL.
+    match level.bundle.strip_prefix(base) {
+        Ok(relative)
+            if relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+                && !relative.to_string_lossy().contains(':') =>
+        {
+            let relative = relative.display().to_string();
+            format!(
+                "<a href=\"{}/\">{}</a>",
+                escape(&relative),
+                escape(&relative)
+            )
+        }
+        _ => escape(&level.bundle.display().to_string()),
+    }
 }
 
 /// The report of a capacity search (`result` as in capacity.json).
@@ -93,7 +104,11 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     let interrupted = result.status == "interrupted";
     let _ = write!(html, "<ul class=\"findings\">");
     if interrupted {
-        html.push_str("<li><b>Interrupted:</b> the search was stopped before it could decide; the levels below were measured, and no capacity is claimed.</li>");
+        html.push_str(if levels.is_empty() {
+            "<li><b>Interrupted:</b> the search was stopped before its first level was measured: there are no figures, and no capacity is claimed.</li>"
+        } else {
+            "<li><b>Interrupted:</b> the search was stopped before it could decide; the levels below were measured, and no capacity is claimed.</li>"
+        });
     } else if !result.valid {
         html.push_str("<li><b>Invalid:</b> the load generator was the limit at a deciding level; the figures are not the server's.</li>");
     } else {
@@ -114,7 +129,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     if let Some(knee) = result.knee_users {
         let _ = write!(
             html,
-            "<li><b>Knee</b> at {knee} users: the first level above the capacity that broke the target (shaded on the curves).</li>"
+            "<li><b>Knee</b> at {}: the first level above the capacity that broke the target (shaded on the curves).</li>",
+            headroom_units::quantity::count(knee as usize, "user", "users")
         );
     }
     html.push_str("</ul>\n");
@@ -134,6 +150,10 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             _ => vec![],
         }
     };
+    if levels.is_empty() {
+        html.push_str("<h2>Levels</h2><p>No level was measured.</p>\n</main></body></html>\n");
+        return html;
+    }
     let bands = apdex_bands();
     html.push_str("<h2>Capacity curve</h2><div class=\"charts\">\n");
     let target_line = Series {
@@ -152,7 +172,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 spans: knee_span(()),
                 bands,
             },
-            "Each level's measured Apdex (the mean of its repetitions) over the rating bands, and the target; shaded red: from the capacity to the knee.",
+            "Each level's measured Apdex (the median of its repetitions) over the rating bands, and the target; shaded red: from the capacity to the knee.",
         ),
         (
             LineChart {
@@ -207,20 +227,18 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     }
     for (host, rows) in &hosts {
         let series = |name: &str, pick: fn(&HostPoint) -> Option<f64>| {
-            // Repetitions of a level: the mean, as for the other curves.
-            let mut by_users: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+            // Repetitions of a level: the median, as for the other curves.
+            let mut by_users: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
             for row in rows.iter() {
                 if let Some(v) = pick(row) {
-                    let (sum, n) = by_users.entry(row.0 as u64).or_default();
-                    *sum += v;
-                    *n += 1.0;
+                    by_users.entry(row.0 as u64).or_default().push(v);
                 }
             }
             Series {
                 name: name.into(),
                 points: by_users
                     .into_iter()
-                    .map(|(users, (sum, n))| (users as f64, sum / n))
+                    .map(|(users, values)| (users as f64, median(values)))
                     .collect(),
             }
         };

@@ -67,6 +67,10 @@ impl Metric {
 
     /// The run's figure, from the manifest's summary (exact, whole run).
     fn value(self, figures: &LabelFigures) -> Option<f64> {
+        // Without a sample there is no response time and no error rate (not 0).
+        if figures.count == 0 && self != Metric::Throughput {
+            return None;
+        }
         match self {
             Metric::Apdex => figures.apdex,
             Metric::Mean => Some(figures.mean_ms),
@@ -170,6 +174,9 @@ pub struct Comparison {
     /// False when the runs used different Apdex T or F: their Apdex is
     /// shown but not compared.
     pub apdex_comparable: bool,
+    /// Changes that got no significance test: a run had fewer than 3
+    /// measured seconds.
+    pub untested: usize,
     pub regressions: Vec<Regression>,
 }
 
@@ -180,29 +187,44 @@ fn json(value: &impl Serialize) -> Value {
 /// The fields that say what was run: where, what, how hard, and how it was
 /// judged. Runs that differ here measured different things.
 fn setup(runs: &[RunData]) -> Vec<EnvironmentDifference> {
-    let fields: Vec<Vec<(&str, String)>> = runs
+    let fields: Vec<Vec<(String, String)>> = runs
         .iter()
         .map(|run| {
             let m = &run.manifest;
-            vec![
-                ("target", m.target.clone()),
-                ("scenario", m.scenario.to_string()),
-                ("profile", m.profile.describe()),
-                ("peak users", run.summary.peak_vus.to_string()),
-                ("Apdex T (ms)", format!("{}", m.apdex_t_ms)),
-                ("Apdex F (ms)", format!("{}", m.apdex_f_ms)),
-                ("timeout (ms)", format!("{}", m.timeout_ms)),
-            ]
+            let mut fields = vec![
+                ("target".to_string(), m.target.clone()),
+                ("profile".to_string(), m.profile.describe()),
+                ("peak users".to_string(), run.summary.peak_vus.to_string()),
+                ("Apdex T (ms)".to_string(), format!("{}", m.apdex_t_ms)),
+                ("Apdex F (ms)".to_string(), format!("{}", m.apdex_f_ms)),
+                ("timeout (ms)".to_string(), format!("{}", m.timeout_ms)),
+            ];
+            // What was sent, field by field (method, URL, headers, body,
+            // keep-alive; or the scenario's name, file and steps).
+            flatten("scenario", &m.scenario, &mut fields);
+            fields
         })
         .collect();
-    (0..fields[0].len())
-        .filter_map(|i| {
-            let values: Vec<Option<String>> = fields.iter().map(|f| Some(f[i].1.clone())).collect();
+    let mut names: Vec<&String> = Vec::new();
+    for run in &fields {
+        for (name, _) in run {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let values: Vec<Option<String>> = fields
+                .iter()
+                .map(|f| f.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()))
+                .collect();
             values
                 .iter()
                 .any(|v| v != &values[0])
                 .then(|| EnvironmentDifference {
-                    field: fields[0][i].0.to_string(),
+                    field: name.clone(),
                     values,
                 })
         })
@@ -393,7 +415,7 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
     }
     let mut regressions = Vec::new();
     let comparable = apdex_comparable(runs);
-    let metrics = Metric::ALL
+    let metrics: Vec<MetricTable> = Metric::ALL
         .iter()
         .map(|&metric| {
             let rows: Vec<Vec<Cell>> = runs
@@ -441,6 +463,11 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
             }
         })
         .collect();
+    let untested = metrics
+        .iter()
+        .flat_map(|t| t.rows.iter().flatten())
+        .filter(|c| c.change_pct.is_some() && c.significant.is_none())
+        .count();
     Comparison {
         baseline: base.name.clone(),
         threshold_pct,
@@ -460,6 +487,7 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
         environment: environment(runs),
         setup: setup(runs),
         apdex_comparable: comparable,
+        untested,
         regressions,
     }
 }
@@ -489,7 +517,7 @@ pub fn render_compare(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Comparing {} runs with {} as the baseline; * = significant ({:.0}% bootstrap interval of the per-second medians excludes 0), n.s. = not significant",
+        "Comparing {} runs with {} as the baseline; * = significant ({:.0}% bootstrap interval of the per-second medians excludes 0), n.s. = not significant, n.t. = not tested (a run has fewer than 3 measured seconds)",
         c.runs.len(),
         c.baseline,
         c.confidence * 100.0
@@ -531,9 +559,9 @@ pub fn render_compare(c: &Comparison) -> String {
                         let mark = match cell.significant {
                             Some(true) => " *",
                             Some(false) => " n.s.",
-                            None => "",
+                            None => " n.t.",
                         };
-                        text = format!("{text} {change:+.1}%{mark}");
+                        text = format!("{text} {}{mark}", signed_pct(change));
                     }
                     let _ = write!(out, " {text:>24}");
                 }
@@ -562,7 +590,8 @@ pub fn render_compare(c: &Comparison) -> String {
                     _ => "-".into(),
                 };
                 if let Some(change) = figure.change_pct {
-                    text.push_str(&format!(" {change:+.0}%"));
+                    let shown = if change.abs() < 0.5 { 0.0 } else { change };
+                    text.push_str(&format!(" {shown:+.0}%"));
                 }
                 let _ = write!(out, " {text:>24}");
             }
@@ -594,11 +623,7 @@ pub fn render_compare(c: &Comparison) -> String {
         differences_text(&mut out, &c.runs, &c.environment);
     }
     if c.regressions.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nNo significant regression beyond {:.1}%.",
-            c.threshold_pct
-        );
+        let _ = writeln!(out, "\n{}", no_regression(c));
     } else {
         let _ = writeln!(
             out,
@@ -619,6 +644,35 @@ pub fn render_compare(c: &Comparison) -> String {
         }
     }
     out
+}
+
+/// A change in %, signed, without a "-0.0".
+pub fn signed_pct(change: f64) -> String {
+    let shown = if change.abs() < 0.05 { 0.0 } else { change };
+    format!("{shown:+.1}%")
+}
+
+/// What to say when nothing regressed: and whether everything was tested.
+pub fn no_regression(c: &Comparison) -> String {
+    let tested = c
+        .metrics
+        .iter()
+        .flat_map(|t| t.rows.iter().flatten())
+        .filter(|cell| cell.change_pct.is_some())
+        .count();
+    if c.untested == 0 {
+        format!("No significant regression beyond {:.1}%.", c.threshold_pct)
+    } else if c.untested == tested {
+        "Nothing could be tested for significance: a run has fewer than 3 measured seconds. \
+         Run longer (-d, or capacity's --step-duration) to compare these runs."
+            .to_string()
+    } else {
+        format!(
+            "No significant regression beyond {:.1}% among the changes tested; {} could not be \
+             tested (a run has fewer than 3 measured seconds for them).",
+            c.threshold_pct, c.untested
+        )
+    }
 }
 
 /// One line per differing field: its value in each run.

@@ -3,7 +3,9 @@
 //! charts of the runs' totals, resources, environment and regressions.
 
 use crate::charts::bar_chart;
-use crate::compare::{number, Comparison, EnvironmentDifference, Metric};
+use crate::compare::{
+    no_regression, number, signed_pct, Comparison, EnvironmentDifference, Metric,
+};
 use crate::html::{escape, STYLE};
 use headroom_bundle::TOTAL_LABEL;
 use std::fmt::Write;
@@ -19,7 +21,8 @@ pub fn render_compare_html(c: &Comparison) -> String {
          <title>headroom comparison</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
          <h1>headroom comparison</h1>\n<p class=\"meta\">Baseline {}. Changes in % of the baseline; \
          <span class=\"better\">significantly better</span>, <span class=\"worse\">significantly worse</span>, \
-         <span class=\"ns\">n.s.</span> = not significant ({:.0}% bootstrap interval of the per-second medians includes 0). \
+         <span class=\"ns\">n.s.</span> = not significant ({:.0}% bootstrap interval of the per-second medians includes 0), \
+         n.t. = not tested (a run has fewer than 3 measured seconds). \
          Regression threshold {:.1}%.</p>\n",
         escape(&c.baseline),
         c.confidence * 100.0,
@@ -42,8 +45,8 @@ pub fn render_compare_html(c: &Comparison) -> String {
     if c.regressions.is_empty() {
         let _ = writeln!(
             html,
-            "<p class=\"verdict\">No significant regression beyond {:.1}%.</p>",
-            c.threshold_pct
+            "<p class=\"verdict\">{}</p>",
+            escape(&no_regression(c))
         );
     } else {
         html.push_str("<div class=\"verdict\"><b>Significant regressions</b><ul>");
@@ -125,11 +128,11 @@ pub fn render_compare_html(c: &Comparison) -> String {
                         let better = (change > 0.0) == table.metric.higher_is_better();
                         (
                             if better { "better" } else { "worse" },
-                            format!(" {change:+.1}%"),
+                            format!(" {}", signed_pct(change)),
                         )
                     }
-                    (Some(change), Some(false)) => ("ns", format!(" {change:+.1}% n.s.")),
-                    (Some(change), None) => ("", format!(" {change:+.1}%")),
+                    (Some(change), Some(false)) => ("ns", format!(" {} n.s.", signed_pct(change))),
+                    (Some(change), None) => ("ns", format!(" {} n.t.", signed_pct(change))),
                     (None, _) => ("", String::new()),
                 };
                 let _ = write!(html, "<td class=\"{class}\">{value}{change}</td>");

@@ -8,6 +8,7 @@ use crate::run_data::{flatten, RunData, MIN_INTERVAL_S};
 use headroom_analysis::apdex::Rating;
 use headroom_bundle::intervals::IntervalRow;
 use headroom_bundle::resources::ResourceRow;
+use headroom_bundle::sample::ErrorKind;
 use headroom_bundle::TOTAL_LABEL;
 use plotters::style::RGBColor;
 use serde_json::Value;
@@ -167,7 +168,7 @@ fn verdict(html: &mut String, run: &RunData) {
         escape(&rating_of(total.apdex).unwrap_or_default()),
         total.error_rate * 100.0,
         total.rps,
-        ms(Some(total.p95_ms)),
+        ms((total.count > 0).then_some(total.p95_ms)),
     );
     if let Some((label, apdex, p95)) = worst {
         let _ = write!(
@@ -195,6 +196,8 @@ fn statistics(html: &mut String, run: &RunData) {
             continue;
         };
         let rating = rating_of(f.apdex).unwrap_or_default();
+        // No sample, no response time: "-", not 0.
+        let time = |v: f64| ms((f.count > 0).then_some(v));
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td class=\"{rating}\">{} {rating}</td><td>{:.1}</td>\
@@ -205,13 +208,13 @@ fn statistics(html: &mut String, run: &RunData) {
             f.error_rate * 100.0,
             f.apdex.map_or("-".into(), |a| format!("{a:.3}")),
             f.rps,
-            ms(Some(f.mean_ms)),
-            ms(Some(f.p50_ms)),
-            ms(Some(f.p90_ms)),
-            ms(Some(f.p95_ms)),
-            ms(Some(f.p99_ms)),
-            ms(Some(f.min_ms)),
-            ms(Some(f.max_ms)),
+            time(f.mean_ms),
+            time(f.p50_ms),
+            time(f.p90_ms),
+            time(f.p95_ms),
+            time(f.p99_ms),
+            time(f.min_ms),
+            time(f.max_ms),
             f.bytes_received as f64 / 1024.0 / elapsed,
             f.bytes_sent as f64 / 1024.0 / elapsed,
         );
@@ -226,7 +229,20 @@ fn errors(html: &mut String, run: &RunData) {
     if total.errors == 0 {
         return;
     }
-    let rows = error_rows(total);
+    let mut rows = error_rows(total);
+    // Which checks failed: the scenario's checks, over the whole run.
+    let failing: Vec<String> = run
+        .summary
+        .checks
+        .iter()
+        .filter(|(_, c)| c.failures > 0)
+        .map(|(name, c)| format!("{name} ({} failed)", c.failures))
+        .collect();
+    for row in rows.iter_mut().filter(|r| r.kind == "check") {
+        if !failing.is_empty() {
+            row.reason = failing.join("; ");
+        }
+    }
     html.push_str(
         "<h3>Errors</h3><div class=\"scroll\"><table class=\"errors\"><tr><th>Kind</th><th>Status</th>\
          <th>Errors</th><th>% of errors</th><th>% of samples</th><th>First reason</th></tr>\n",
@@ -234,12 +250,12 @@ fn errors(html: &mut String, run: &RunData) {
     for row in &rows {
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&row.kind),
             escape(&row.status),
             row.count,
-            row.count as f64 * 100.0 / total.errors as f64,
-            row.count as f64 * 100.0 / total.count.max(1) as f64,
+            share(row.count, total.errors),
+            share(row.count, total.count),
             escape(&row.reason),
         );
     }
@@ -265,13 +281,8 @@ fn errors(html: &mut String, run: &RunData) {
         for i in 0..3 {
             match top.get(i) {
                 Some(row) => {
-                    let _ = write!(
-                        cells,
-                        "<td>{} {} ({})</td>",
-                        escape(&row.kind),
-                        escape(&row.status),
-                        row.count
-                    );
+                    let what = format!("{} {}", row.kind, row.status);
+                    let _ = write!(cells, "<td>{} ({})</td>", escape(what.trim()), row.count);
                 }
                 None => cells.push_str("<td></td>"),
             }
@@ -288,6 +299,16 @@ fn errors(html: &mut String, run: &RunData) {
     html.push_str("</table></div>\n");
 }
 
+/// `part` as a % of `whole`, with "<0.01" for a share too small to show.
+fn share(part: u64, whole: u64) -> String {
+    let pct = part as f64 * 100.0 / whole.max(1) as f64;
+    if part > 0 && pct < 0.01 {
+        "<0.01".into()
+    } else {
+        format!("{pct:.2}")
+    }
+}
+
 struct ErrorRow {
     kind: String,
     status: String,
@@ -300,7 +321,13 @@ struct ErrorRow {
 fn error_rows(f: &headroom_bundle::summary::LabelFigures) -> Vec<ErrorRow> {
     let mut rows = Vec::new();
     for (kind, &count) in f.errors_by_kind.iter().filter(|(_, n)| **n > 0) {
-        let reason = f.error_details.get(kind).cloned().unwrap_or_default();
+        // The first reason seen, or what the kind itself says.
+        let reason = f.error_details.get(kind).cloned().unwrap_or_else(|| {
+            ErrorKind::ALL
+                .iter()
+                .find(|k| k.name() == kind)
+                .map_or(String::new(), |k| k.describe().to_string())
+        });
         let class = match kind.as_str() {
             "http_4xx" => Some('4'),
             "http_5xx" => Some('5'),
@@ -320,7 +347,11 @@ fn error_rows(f: &headroom_bundle::summary::LabelFigures) -> Vec<ErrorRow> {
                     kind: kind.clone(),
                     status: code.clone(),
                     count: *n,
-                    reason: reason.clone(),
+                    reason: if code == "other" {
+                        reason.clone()
+                    } else {
+                        format!("HTTP {code}")
+                    },
                 });
             }
         } else {

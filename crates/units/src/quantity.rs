@@ -15,6 +15,11 @@ fn err(message: String) -> QuantityError {
     QuantityError { message }
 }
 
+/// "1 level", "3 levels": a count and its noun, singular or plural.
+pub fn count(n: usize, singular: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { singular } else { plural })
+}
+
 /// Seconds as a `Duration`, never panicking: negative and NaN give zero,
 /// and what is too large to hold gives `Duration::MAX` (figures read from
 /// files can be anything).
