@@ -47,7 +47,7 @@ pub enum Command {
         mut_arg("duration", |a| a.hide(true)),
         mut_arg("requests", |a| a.hide(true)),
         mut_arg("rate", |a| a.hide(true)),
-        mut_arg("max_vus", |a| a.hide(true)),
+        mut_arg("max_vus", |a| a.hide(true).requires(clap::builder::Resettable::Reset)),
         mut_arg("ramp_up", |a| a.hide(true)),
         mut_arg("jtl", |a| a.hide(true)),
         mut_arg("fail_if", |a| a.help("Exit 1 when the search's answer meets this, e.g. 'users<40', 'rps<25', 'apdex<0.85', 'p95>2s' (figures at the capacity; repeatable)")),
@@ -121,6 +121,9 @@ fn apdex_target(text: &str) -> Result<f64, String> {
     }
     Ok(value)
 }
+
+/// The open model's pool of users when --max-vus is not given.
+pub const DEFAULT_MAX_VUS: u32 = 1000;
 
 #[derive(Args, Debug)]
 pub struct CapacityArgs {
@@ -373,7 +376,7 @@ pub struct LoadArgs {
     pub rate: Option<Rate>,
 
     /// Open model: most VUs to serve arrivals with when responses are slow.
-    #[arg(long, value_parser = at_least_one, default_value = "1000", requires = "rate")]
+    #[arg(long, value_parser = at_least_one, default_value_t = DEFAULT_MAX_VUS, requires = "rate")]
     pub max_vus: u32,
 
     /// Users start evenly spread over this time (JMeter's ramp-up period).

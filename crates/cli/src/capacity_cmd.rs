@@ -30,9 +30,10 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         || load.requests.is_some()
         || load.rate.is_some()
         || load.ramp_up.is_some()
+        || load.max_vus != crate::args::DEFAULT_MAX_VUS
     {
         eprintln!(
-            "headroom: capacity sets each level's users, duration and ramp-up itself: use --start, --step, --max, --step-duration and --warmup instead of -c, -d, -n, --rate or --ramp-up"
+            "headroom: capacity sets each level's users, duration and ramp-up itself: use --start, --step, --max, --step-duration and --warmup instead of -c, -d, -n, --rate, --max-vus or --ramp-up"
         );
         return ExitCode::from(EXIT_USAGE);
     }

@@ -308,6 +308,42 @@ fn capacity_refuses_flags_it_sets_itself() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("use --start, --step, --max"));
+    // Help lists only what capacity takes; what it sets itself is refused.
+    let help = headroom().args(["capacity", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    for flag in [
+        "--users",
+        "--duration",
+        "--requests",
+        "--rate",
+        "--max-vus",
+        "--ramp-up",
+        "--jtl",
+    ] {
+        assert!(!help.contains(flag), "capacity --help lists {flag}");
+        let value: &[&str] = if flag == "--jtl" { &[] } else { &["5"] };
+        let output = headroom()
+            .args(["capacity", "http://127.0.0.1:1/", flag])
+            .args(value)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flag}: {stderr}");
+        assert!(stderr.starts_with("headroom: capacity"), "{flag}: {stderr}");
+    }
+    assert!(help.contains("--fail-if") && help.contains("users<40") && help.contains("--confirm"));
+    // An unwritable --junit path is refused before the first level.
+    let output = headroom()
+        .args([
+            "capacity",
+            "http://127.0.0.1:1/",
+            "--junit",
+            "/nonexistent/dir/x.xml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot write the JUnit file"));
     let output = headroom()
         .args(["capacity", "http://127.0.0.1:1/", "--apdex-target", "1.5"])
         .output()
@@ -524,8 +560,14 @@ fn confirmed_levels_give_a_range_around_the_model() {
         "range {low}..{high}, model {analytical}: {}",
         json["verdict"]
     );
-    assert!(json["verdict"]
-        .as_str()
-        .unwrap()
-        .contains(&format!("between {low} and {high} in 3 repetitions")));
+    let said = if low == high {
+        "(3 repetitions agree)".to_string()
+    } else {
+        format!("(between {low} and {high} in 3 repetitions)")
+    };
+    assert!(
+        json["verdict"].as_str().unwrap().contains(&said),
+        "{}",
+        json["verdict"]
+    );
 }
