@@ -9,7 +9,7 @@ use headroom_analysis::capacity::Target;
 use headroom_analysis::capacity::{Ladder, Search};
 use headroom_analysis::{Criterion, Metric, Verdict};
 use headroom_bundle::capacity::{CapacityResult, CapacitySetup, CriterionOutcome, Level};
-use headroom_bundle::manifest::ProfileRecord;
+use headroom_bundle::manifest::ThinkRecord;
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
 use headroom_load::run::{default_bundle_dir, run as run_plan, Progress};
@@ -119,10 +119,11 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
 /// `--think` when given, else the scenario's own (per step, or its default).
 fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
     if let Some(t) = args.load.think {
-        let record: ProfileRecord =
-            serde_json::from_value(serde_json::json!({ "model": "closed", "think": t }))
-                .unwrap_or_default();
-        return Ok((t.mean(), record.think.describe()));
+        // The engine's think time serializes to the record's shape.
+        let record: ThinkRecord = serde_json::to_value(t)
+            .and_then(serde_json::from_value)
+            .unwrap_or_default();
+        return Ok((t.mean(), record.describe()));
     }
     let Some(file) = &args.scenario else {
         return Ok((Duration::ZERO, "none".into()));
