@@ -105,7 +105,9 @@ fn the_report_opens_in_chromium_with_every_chart() {
         html.contains("worst label: <b>slow page</b>"),
         "the verdict names the slowest label"
     );
-    assert!(html.contains("<h2>Environment</h2>") && html.contains("<td>kernel</td>"));
+    assert!(
+        html.contains("<h2>Environment</h2>") && html.contains("<td title=\"kernel\">Kernel</td>")
+    );
 
     // The profile line reads as a person would say it.
     assert!(

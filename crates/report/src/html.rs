@@ -671,6 +671,46 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
     }
 }
 
+/// A fingerprint's field as a person reads it: "memory_mb" → "Memory (MB)",
+/// "storage.mount_options" → "Storage: mount options", "cpu_model" → "CPU
+/// model". The key itself stays in the cell's title.
+fn field_name(key: &str) -> String {
+    let words = |part: &str| -> String {
+        let mut part = part.to_string();
+        let mut unit = "";
+        for (suffix, name) in [("_mb", "MB"), ("_mhz", "MHz"), ("_c", "°C"), ("_pct", "%")] {
+            if let Some(stripped) = part.strip_suffix(suffix) {
+                part = stripped.to_string();
+                unit = name;
+                break;
+            }
+        }
+        let text: Vec<String> = part
+            .split('_')
+            .map(|w| match w {
+                "cpu" => "CPU".to_string(),
+                "os" => "OS".to_string(),
+                "cgroup" => "cgroup".to_string(),
+                w => w.to_string(),
+            })
+            .collect();
+        let text = text.join(" ");
+        if unit.is_empty() {
+            text
+        } else {
+            format!("{text} ({unit})")
+        }
+    };
+    let parts: Vec<String> = key.split('.').map(words).collect();
+    let mut text = parts.join(": ");
+    if let Some(first) = text.get(..1) {
+        if first != first.to_uppercase() && !text.starts_with("cgroup") {
+            text = first.to_uppercase() + &text[1..];
+        }
+    }
+    text
+}
+
 fn fingerprint_table(
     html: &mut String,
     title: &str,
@@ -684,7 +724,7 @@ fn fingerprint_table(
             let _ = write!(
                 html,
                 "<li><b>{}</b>: {}</li>",
-                escape(&finding.check),
+                escape(&field_name(&finding.check)),
                 escape(&finding.message)
             );
         }
@@ -698,8 +738,9 @@ fn fingerprint_table(
     for (k, v) in fields {
         let _ = write!(
             html,
-            "<tr><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
+            "<tr><td title=\"{}\">{}</td><td style=\"text-align:left\">{}</td></tr>",
             escape(&k),
+            escape(&field_name(&k)),
             escape(&v)
         );
     }
@@ -762,6 +803,13 @@ mod tests {
         let spans = gaps(&refs, 10.0);
         let found: Vec<(f64, f64)> = spans.iter().map(|s| (s.from, s.to)).collect();
         assert_eq!(found, vec![(2.0, 4.0), (6.0, 7.0)]);
+        assert_eq!(field_name("memory_mb"), "Memory (MB)");
+        assert_eq!(
+            field_name("storage.mount_options"),
+            "Storage: mount options"
+        );
+        assert_eq!(field_name("cpu_model"), "CPU model");
+        assert_eq!(field_name("same_host"), "Same host");
         assert_eq!(
             escape("<a href='x'>&</a>"),
             "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;"
