@@ -185,7 +185,8 @@ fn verdict(html: &mut String, run: &RunData) {
 /// Apdex, throughput) on the left, so it stays in view on a laptop; the
 /// percentiles and byte rates after.
 fn statistics(html: &mut String, run: &RunData) {
-    let elapsed = run.elapsed_s().max(0.001);
+    // The seconds the figures cover (a capacity level: its measurement).
+    let elapsed = run.summary.elapsed_s.max(0.001);
     html.push_str(
         "<h3>Statistics</h3><div class=\"scroll\"><table class=\"stats\"><tr><th>Label</th><th>Samples</th><th>Errors %</th>\
          <th>Apdex</th><th>Req/s</th><th>Mean</th><th>Median</th><th>90th pct</th><th>95th pct</th><th>99th pct</th>\
