@@ -360,7 +360,7 @@ fn resource_figures(runs: &[RunData], baseline: usize) -> Vec<ResourceFigures> {
                         .resources
                         .iter()
                         .flatten()
-                        .filter(|r| r.host == host)
+                        .filter(|r| r.host == host && run.measured(r.second))
                         .collect();
                     let figure = |name: &str, get: fn(&ResourceRow) -> Option<f64>| {
                         let values: Vec<f64> = rows.iter().filter_map(|r| get(r)).collect();
