@@ -9,6 +9,7 @@ pub mod apdex;
 pub mod bootstrap;
 pub mod capacity;
 pub mod criteria;
+pub mod experiment;
 pub mod latency;
 pub mod summary;
 
