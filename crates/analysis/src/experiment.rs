@@ -3,10 +3,10 @@
 //! of the runs (interleaved rounds, shuffled by a seed, so drift spreads
 //! over every cell), when to stop repeating (Phoronix Test Suite's rule:
 //! while the coefficient of variation is above a bound, up to a maximum),
-//! and each cell's figures across its repetitions: mean, 95% confidence
+//! each cell's figures across its repetitions: mean, 95% confidence
 //! interval (Student's t), coefficient of variation, range, and the
 //! repetitions that peak above five times the mean (as source 003 counts
-//! them).
+//! them), and the difference of two cells with its interval (Welch).
 
 use headroom_units::rng::Rng;
 
@@ -101,24 +101,141 @@ impl RepetitionRule {
     }
 }
 
-/// Two-sided 95% quantile of Student's t with `df` degrees of freedom.
-pub fn t95(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: ~15 digits).
+fn ln_gamma(x: f64) -> f64 {
+    const G: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
     ];
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => TABLE[df - 1],
-        // Cornish–Fisher to the second order: z + (z³ + z) / (4 df) +
-        // (5z⁵ + 16z³ + 3z) / (96 df²), z = 1.959964 (within 0.0001 of
-        // scipy's t.ppf(0.975, df) above 30).
-        _ => {
-            let df = df as f64;
-            1.959_964 + 2.372_3 / df + 2.822_5 / (df * df)
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let t = x + 7.5;
+    let sum = G[1..]
+        .iter()
+        .enumerate()
+        .fold(G[0], |acc, (i, g)| acc + g / (x + i as f64 + 1.0));
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+/// The regularized incomplete beta function I_x(a, b), by its continued
+/// fraction (modified Lentz).
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    // The fraction converges fast below the mean; use the symmetry above it.
+    if x > (a + 1.0) / (a + b + 2.0) {
+        return 1.0 - incomplete_beta(b, a, 1.0 - x);
+    }
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp() / a;
+    let tiny = 1e-300;
+    let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
+    d = 1.0 / if d.abs() < tiny { tiny } else { d };
+    let mut f = d;
+    for m in 1..300 {
+        let m = m as f64;
+        for numerator in [
+            m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0)),
+        ] {
+            d = 1.0 + numerator * d;
+            d = 1.0 / if d.abs() < tiny { tiny } else { d };
+            c = 1.0 + numerator / c;
+            if c.abs() < tiny {
+                c = tiny;
+            }
+            f *= c * d;
+        }
+        if (c * d - 1.0).abs() < 1e-15 {
+            break;
         }
     }
+    front * f
+}
+
+/// P(T ≤ t) for Student's t with `df` (> 0, not necessarily whole) degrees
+/// of freedom.
+pub fn t_cdf(t: f64, df: f64) -> f64 {
+    let tail = 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    if t >= 0.0 {
+        1.0 - tail
+    } else {
+        tail
+    }
+}
+
+/// The two-sided 95% quantile of Student's t (t.ppf(0.975, df)), for any
+/// `df` > 0; infinite for `df` ≤ 0.
+pub fn t95(df: f64) -> f64 {
+    if df.is_nan() || df <= 0.0 {
+        return f64::INFINITY;
+    }
+    // t_cdf rises with t: bisect on [0, 1e6] to well below the printed digits.
+    let (mut low, mut high) = (0.0f64, 1e6f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (low + high);
+        if t_cdf(mid, df) < 0.975 {
+            low = mid;
+        } else {
+            high = mid;
+        }
+        if high - low < 1e-12 {
+            break;
+        }
+    }
+    0.5 * (low + high)
+}
+
+/// The change of `b`'s mean against `a`'s, with its 95% confidence
+/// interval (Welch: unequal variances, Welch–Satterthwaite degrees of
+/// freedom), as scipy's `ttest_ind(b, a, equal_var=False)` gives it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Difference {
+    pub change: f64,
+    /// The change in % of `a`'s mean (`None` when that mean is 0).
+    pub change_pct: Option<f64>,
+    pub ci95: (f64, f64),
+    pub df: f64,
+    /// The interval excludes 0: the difference is not noise.
+    pub significant: bool,
+}
+
+/// `None` when either side has fewer than 2 values or both vary not at all.
+pub fn difference(a: &[f64], b: &[f64]) -> Option<Difference> {
+    let (sa, sb) = (Summary::of(a)?, Summary::of(b)?);
+    let (va, vb) = (
+        sa.stdev?.powi(2) / sa.n as f64,
+        sb.stdev?.powi(2) / sb.n as f64,
+    );
+    let se2 = va + vb;
+    if se2 <= 0.0 {
+        return None;
+    }
+    let df = se2 * se2 / (va * va / (sa.n as f64 - 1.0) + vb * vb / (sb.n as f64 - 1.0));
+    let change = sb.mean - sa.mean;
+    let half = t95(df) * se2.sqrt();
+    let ci95 = (change - half, change + half);
+    Some(Difference {
+        change,
+        change_pct: (sa.mean.abs() > f64::EPSILON).then(|| change / sa.mean * 100.0),
+        ci95,
+        df,
+        significant: ci95.0 > 0.0 || ci95.1 < 0.0,
+    })
 }
 
 /// A cell's figure across its repetitions.
@@ -159,7 +276,7 @@ impl Summary {
             (squares / (n - 1) as f64).sqrt()
         });
         let ci95 = stdev.map(|s| {
-            let half = t95(n - 1) * s / (n as f64).sqrt();
+            let half = t95((n - 1) as f64) * s / (n as f64).sqrt();
             (mean - half, mean + half)
         });
         let cov = stdev
@@ -240,14 +357,14 @@ mod tests {
 
     #[test]
     fn summary_by_hand() {
-        // Mean 10, sample stdev 2 (squares 4+0+4 over 2), t(2) = 4.303.
+        // Mean 10, sample stdev 2 (squares 4+0+4 over 2), t(2) = 4.3027 (scipy).
         let s = Summary::of(&[8.0, 10.0, 12.0]).unwrap();
         assert_eq!(
             (s.n, s.mean, s.stdev, s.min, s.max),
             (3, 10.0, Some(2.0), 8.0, 12.0)
         );
         let (low, high) = s.ci95.unwrap();
-        let half = 4.303 * 2.0 / 3f64.sqrt();
+        let half = 4.302652729749462 * 2.0 / 3f64.sqrt();
         assert!((low - (10.0 - half)).abs() < 1e-9 && (high - (10.0 + half)).abs() < 1e-9);
         assert!((s.cov.unwrap() - 0.2).abs() < 1e-12);
         let one = Summary::of(&[5.0]).unwrap();
@@ -261,13 +378,44 @@ mod tests {
     }
 
     #[test]
-    fn t_quantiles_meet_the_normal_one() {
-        assert_eq!(t95(1), 12.706);
-        assert_eq!(t95(30), 2.042);
-        // Above the table the approximation continues it smoothly: t(40) = 2.021, t(120) = 1.980.
-        assert!((t95(40) - 2.021).abs() < 0.002, "{}", t95(40));
-        assert!((t95(120) - 1.980).abs() < 0.001, "{}", t95(120));
-        assert!(t95(100_000) > 1.9599 && t95(100_000) < 1.9601);
+    fn t_distribution_matches_scipy() {
+        // scipy.stats.t.ppf(0.975, df) and t.cdf.
+        for (df, expected) in [
+            (1.0, 12.706204736174694),
+            (2.0, 4.302652729749462),
+            (3.998502121993843, 2.776855341541797),
+            (7.564296520423601, 2.329330150857689),
+            (30.0, 2.0422724563012378),
+            (1000.0, 1.9623390808264083),
+        ] {
+            assert!(
+                (t95(df) - expected).abs() < 1e-9,
+                "df {df}: {} vs {expected}",
+                t95(df)
+            );
+        }
+        assert!((t_cdf(2.0, 5.0) - 0.9490302605850708).abs() < 1e-12);
+        assert!((t_cdf(-1.3, 2.5) - 0.15024339463535416).abs() < 1e-12);
+        assert_eq!(t95(0.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn welch_differences_match_scipy() {
+        // scipy.stats.ttest_ind(b, a, equal_var=False): df 7.5643, CI
+        // 5.365481831112397 .. 13.434518168887585.
+        let a = [100.0, 104.0, 98.0, 101.0, 103.0];
+        let b = [110.0, 112.0, 107.0, 115.0, 109.0];
+        let d = difference(&a, &b).unwrap();
+        assert!((d.df - 7.564296520423601).abs() < 1e-9);
+        assert!((d.ci95.0 - 5.365481831112397).abs() < 1e-9, "{d:?}");
+        assert!((d.ci95.1 - 13.434518168887585).abs() < 1e-9, "{d:?}");
+        assert!(d.significant);
+        // Noise: CI -49.28595033389013 .. 65.95261700055681, not significant.
+        let d = difference(&[100.0, 130.0, 80.0], &[105.0, 90.0, 140.0]).unwrap();
+        assert!((d.ci95.0 + 49.28595033389013).abs() < 1e-9, "{d:?}");
+        assert!((d.ci95.1 - 65.95261700055681).abs() < 1e-9, "{d:?}");
+        assert!(!d.significant);
+        assert_eq!(difference(&[1.0], &[2.0, 3.0]), None);
     }
 
     #[test]
