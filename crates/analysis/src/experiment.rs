@@ -308,6 +308,77 @@ impl Summary {
     }
 }
 
+/// A factor's main effect: for each of its levels, the mean over every
+/// cell at that level of the cells' values (the other factors averaged
+/// out). Cells without a value are left out.
+pub fn main_effect(factor: &str, cells: &[Cell], values: &[Option<f64>]) -> Vec<(String, f64)> {
+    let mut levels: Vec<(String, f64, usize)> = Vec::new();
+    for (cell, value) in cells.iter().zip(values) {
+        let (Some(level), Some(value)) = (level_of(cell, factor), value) else {
+            continue;
+        };
+        match levels.iter_mut().find(|l| l.0 == level) {
+            Some(entry) => {
+                entry.1 += value;
+                entry.2 += 1;
+            }
+            None => levels.push((level.to_string(), *value, 1)),
+        }
+    }
+    levels
+        .into_iter()
+        .map(|(level, sum, n)| (level, sum / n as f64))
+        .collect()
+}
+
+fn level_of<'a>(cell: &'a Cell, factor: &str) -> Option<&'a str> {
+    cell.iter()
+        .find(|(f, _)| f == factor)
+        .map(|(_, l)| l.as_str())
+}
+
+/// One comparison of a level against the baseline level of its factor,
+/// the other factors held the same.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgainstBaseline {
+    /// The cell compared (its level of the factor is not the baseline).
+    pub cell: usize,
+    /// The cell it is compared with: the same levels, but the baseline's.
+    pub baseline_cell: usize,
+    /// `None` when either cell has fewer than 2 repetitions.
+    pub difference: Option<Difference>,
+}
+
+/// Every cell whose level of `factor` is not `baseline`, against the cell
+/// that differs from it only there. `runs[i]` are cell i's repetitions.
+pub fn against_baseline(
+    factor: &str,
+    baseline: &str,
+    cells: &[Cell],
+    runs: &[Vec<f64>],
+) -> Vec<AgainstBaseline> {
+    let mut out = Vec::new();
+    for (i, cell) in cells.iter().enumerate() {
+        if level_of(cell, factor).is_none_or(|l| l == baseline) {
+            continue;
+        }
+        let twin = cells.iter().position(|other| {
+            other.len() == cell.len()
+                && other.iter().zip(cell).all(|((f, a), (g, b))| {
+                    f == g && if f == factor { a == baseline } else { a == b }
+                })
+        });
+        if let Some(j) = twin {
+            out.push(AgainstBaseline {
+                cell: i,
+                baseline_cell: j,
+                difference: difference(&runs[j], &runs[i]),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,6 +487,38 @@ mod tests {
         assert!((d.ci95.1 - 65.95261700055681).abs() < 1e-9, "{d:?}");
         assert!(!d.significant);
         assert_eq!(difference(&[1.0], &[2.0, 3.0]), None);
+    }
+
+    #[test]
+    fn main_effects_and_comparisons_against_a_baseline() {
+        let c = cells(&[
+            factor("store", &["db", "redis"]),
+            factor("users", &["30", "100"]),
+        ]);
+        // db: 10 and 30; redis: 20 and 40 → store's effect 20 vs 30.
+        let values = [Some(10.0), Some(30.0), Some(20.0), Some(40.0)];
+        assert_eq!(
+            main_effect("store", &c, &values),
+            vec![("db".into(), 20.0), ("redis".into(), 30.0)]
+        );
+        assert_eq!(
+            main_effect("users", &c, &values),
+            vec![("30".into(), 15.0), ("100".into(), 35.0)]
+        );
+        let runs = vec![
+            vec![10.0, 11.0, 9.0],
+            vec![30.0, 31.0, 29.0],
+            vec![20.0, 21.0, 19.0],
+            vec![30.5, 29.5, 30.0],
+        ];
+        let against = against_baseline("store", "db", &c, &runs);
+        assert_eq!(against.len(), 2);
+        // redis at 30 users against db at 30 users: +10, clearly.
+        assert_eq!((against[0].cell, against[0].baseline_cell), (2, 0));
+        assert!(against[0].difference.unwrap().significant);
+        // redis at 100 users against db at 100 users: no difference to speak of.
+        assert_eq!((against[1].cell, against[1].baseline_cell), (3, 1));
+        assert!(!against[1].difference.unwrap().significant);
     }
 
     #[test]
