@@ -10,6 +10,7 @@ pub mod bootstrap;
 pub mod capacity;
 pub mod criteria;
 pub mod experiment;
+pub mod fault;
 pub mod latency;
 pub mod summary;
 
