@@ -21,7 +21,7 @@ fn same_path(a: &Path, b: &Path) -> bool {
 
 /// Says on standard error that a run's figures were rebuilt after it died.
 pub fn say_if_recovered(run: &RunData) {
-    if run.recovered {
+    if run.recovered() {
         eprintln!(
             "headroom: {}: the run died before it finished (manifest status running); its figures \
              were rebuilt from intervals.csv and latency.hlog, up to the last second it wrote",

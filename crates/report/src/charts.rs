@@ -363,6 +363,51 @@ pub fn bar_chart(
 mod tests {
     use super::*;
 
+    /// The y of the SVG text element that reads `label`.
+    fn text_y(svg: &str, label: &str) -> f64 {
+        let at = svg
+            .find(&format!(">\n{label}\n</text>"))
+            .unwrap_or_else(|| panic!("no text {label}"));
+        let start = svg[..at].rfind("<text").unwrap();
+        let y = svg[start..at].split("y=\"").nth(1).unwrap();
+        y[..y.find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn legends_stand_above_the_plot() {
+        let series = |name: &str| Series {
+            name: name.into(),
+            points: vec![(0.0, 1.0), (10.0, 100.0)],
+        };
+        let svg = line_chart(&LineChart {
+            title: "Response time percentiles",
+            x_label: "seconds",
+            y_label: "ms",
+            x_max: 10.0,
+            y_max: None,
+            series: vec![series("p50"), series("p95")],
+            spans: vec![],
+            bands: vec![],
+        });
+        // The plot (its top axis label "100.0" and below) starts under the
+        // strip that holds the title and the legend.
+        let top_of_plot = text_y(&svg, "100.0");
+        for label in ["p50", "p95"] {
+            assert!(
+                text_y(&svg, label) < top_of_plot - 10.0,
+                "{label} over the plot"
+            );
+        }
+        let bars = bar_chart(
+            "Per label",
+            "ms",
+            &["a".into()],
+            ("p95", &[3.0]),
+            Some(("mean", &[2.0])),
+        );
+        assert!(text_y(&bars, "mean") < 50.0 && text_y(&bars, "p95") < 50.0);
+    }
+
     #[test]
     fn charts_are_svg_with_their_titles() {
         let svg = line_chart(&LineChart {

@@ -202,6 +202,11 @@ fn setup(runs: &[RunData]) -> Vec<EnvironmentDifference> {
             // What was sent, field by field (method, URL, headers, body,
             // keep-alive; or the scenario's name, file and steps).
             flatten("scenario", &m.scenario, &mut fields);
+            // A scenario file's text differs as a whole: say so in a line.
+            for (name, value) in fields.iter_mut().filter(|(n, _)| n == "scenario.text") {
+                *name = "scenario file text".into();
+                *value = text_digest(value);
+            }
             fields
         })
         .collect();
@@ -229,6 +234,15 @@ fn setup(runs: &[RunData]) -> Vec<EnvironmentDifference> {
                 })
         })
         .collect()
+}
+
+/// A text in one line: its size and a fingerprint of its content (FNV-1a),
+/// enough to tell two texts apart.
+fn text_digest(text: &str) -> String {
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{} lines, {:016x}", text.lines().count(), hash)
 }
 
 /// True when every run judged Apdex with the same T and F: otherwise the
@@ -691,6 +705,12 @@ fn differences_text(out: &mut String, runs: &[RunInfo], diffs: &[EnvironmentDiff
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn texts_differ_in_their_digest() {
+        assert_ne!(text_digest("a: 1\n"), text_digest("a: 2\n"));
+        assert!(text_digest("a\nb\n").starts_with("2 lines, "));
+    }
 
     #[test]
     fn environment_differences_skip_moving_readings() {

@@ -123,7 +123,7 @@ fn run_section(html: &mut String, run: &RunData) {
         escape(&m.tool.version),
         escape(&run.bundle.display().to_string()),
     );
-    if run.recovered {
+    if run.recovered() {
         let _ = writeln!(
             html,
             "<p class=\"status-died\">The run died before it finished: these figures were rebuilt from \
@@ -783,6 +783,19 @@ fn to_value(value: &impl serde::Serialize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resource_caption_names_only_the_shadings_it_has() {
+        assert_eq!(
+            resource_caption(0, -0.0),
+            "Same time axis as the response times."
+        );
+        assert_eq!(
+            resource_caption(2, 3.0),
+            "Same time axis as the response times. Shaded red: throttled (2 s). Grey: the agent did not answer (3 s)."
+        );
+        assert!(!resource_caption(0, 0.4).contains("-0"));
+    }
 
     #[test]
     fn gaps_are_the_missing_seconds() {

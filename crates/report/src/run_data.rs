@@ -23,8 +23,6 @@ pub struct RunData {
     /// The manifest's summary, or one rebuilt from the files of a run that
     /// died before writing it.
     pub summary: RunSummary,
-    /// True when the run died and its figures were rebuilt from its files.
-    pub recovered: bool,
     pub intervals: Vec<IntervalRow>,
     pub resources: Option<Vec<ResourceRow>>,
     /// The whole run's response times in µs, when read.
@@ -38,13 +36,13 @@ impl RunData {
     /// file itself is left as it is).
     pub fn load(dir: &Path, name: &str) -> Result<RunData, BundleError> {
         let mut manifest = read_manifest(dir)?;
-        let (summary, recovered) = match manifest.summary.take() {
-            Some(summary) => (summary, false),
+        let summary = match manifest.summary.take() {
+            Some(summary) => summary,
             None => {
                 let summary = headroom_bundle::recovery::recover_summary(dir, &manifest)?;
                 manifest.elapsed_s = Some(summary.elapsed_s);
                 manifest.status = RunStatus::Died;
-                (summary, true)
+                summary
             }
         };
         Ok(RunData {
@@ -55,19 +53,23 @@ impl RunData {
             latency: None,
             manifest,
             summary,
-            recovered,
         })
     }
 
     /// Also reads latency.hlog (for the percentile spectrum).
     pub fn with_latency(mut self) -> Result<RunData, BundleError> {
-        self.latency = if self.recovered {
+        self.latency = if self.recovered() {
             // Up to the last whole line the run wrote.
             headroom_bundle::recovery::read_histograms(&self.bundle)?.remove(&None)
         } else {
             read_latency(&self.bundle)?
         };
         Ok(self)
+    }
+
+    /// True when the run died and its figures were rebuilt from its files.
+    pub fn recovered(&self) -> bool {
+        self.manifest.status == RunStatus::Died
     }
 
     /// The run's length in seconds.
