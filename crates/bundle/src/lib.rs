@@ -8,6 +8,7 @@
 //! | [`SAMPLES`] | [`jtl`] | one JMeter CSV line per request (with `--samples`) |
 //! | [`RESOURCES`] | [`resources`] | per second and monitored host: CPU, memory, disk, network, processes |
 //! | [`RESOURCES_DETAIL`] | [`resources`] | the same seconds, every figure (per core, device, sensor) as JSON lines |
+//! | [`EVENTS`] | [`events`] | the run's events (faults: commands run at a moment of the run) and their outcome |
 //!
 //! A capacity search keeps one bundle per level under its own directory and
 //! writes [`CAPACITY`] ([`capacity`]) beside them.
@@ -17,6 +18,7 @@
 //! died while writing is rebuilt by [`recovery`].
 
 pub mod capacity;
+pub mod events;
 pub mod hlog;
 pub mod intervals;
 pub mod jtl;
@@ -41,6 +43,7 @@ pub const LATENCY: &str = "latency.hlog";
 pub const SAMPLES: &str = "samples.jtl";
 pub const RESOURCES: &str = "resources.csv";
 pub const RESOURCES_DETAIL: &str = "resources.jsonl";
+pub const EVENTS: &str = "events.csv";
 /// A capacity search's result, in the search's directory.
 pub const CAPACITY: &str = "capacity.json";
 /// The label under which `intervals.csv` gives the total over all labels.

@@ -115,6 +115,9 @@ pub struct Files {
     pub resources: Option<String>,
     #[serde(default)]
     pub resources_detail: Option<String>,
+    /// `events.csv`, when the run had faults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<String>,
 }
 
 impl Files {
@@ -125,6 +128,7 @@ impl Files {
             samples: samples.then(|| SAMPLES.into()),
             resources: None,
             resources_detail: None,
+            events: None,
         }
     }
 }

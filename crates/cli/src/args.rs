@@ -63,6 +63,79 @@ pub enum Command {
     /// The reference LMS site: create a dataset, serve it, write its journey, run a cluster.
     #[command(subcommand, after_help = TESTBED_EXAMPLES)]
     Testbed(TestbedCommand),
+    /// Run a study from an experiment file: factors × levels → cells, each repeated, with
+    /// hooks, services, faults and confidence intervals; resumable.
+    #[command(after_help = EXPERIMENT_EXAMPLES)]
+    Experiment(ExperimentArgs),
+}
+
+const EXPERIMENT_EXAMPLES: &str = "\
+Examples:
+  headroom experiment session-stores.yaml              run the whole study (again: continue it)
+  headroom experiment session-stores.yaml --dry-run    the plan: cells, commands, order, estimated time
+  headroom experiment before-after.yaml --fail-if 'regression>5%'    exit 1 when a level is
+                                                       significantly worse than the baseline by > 5%
+
+The file's format is in docs/experiments.md. Results go to --out (default
+runs/<file name>/): runs.csv, cells.csv, experiment.json and one bundle per run.";
+
+#[derive(Args, Debug)]
+pub struct ExperimentArgs {
+    /// The experiment file (YAML).
+    pub file: PathBuf,
+
+    /// Print the plan (cells, their commands, the run order, the estimated time) and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// The study's directory (default runs/<file name>); running again with the same one continues it.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// Exit 1 when a level is significantly worse than its factor's baseline by more than
+    /// this, e.g. 'regression>5%' (any figure) or 'regression(p95)>5%'.
+    #[arg(long = "fail-if", value_parser = regression)]
+    pub fail_if: Option<Regression>,
+
+    /// Print no progress and no tables (errors still go to stderr).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `regression>5%` or `regression(p95)>5%`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Regression {
+    pub figure: Option<headroom_experiment::figure::Figure>,
+    pub threshold_pct: f64,
+}
+
+fn regression(text: &str) -> Result<Regression, String> {
+    let usage = || {
+        format!(
+            "'{text}': write regression>5% or regression(p95)>5% (a percentage of the baseline)"
+        )
+    };
+    let t = text.trim();
+    let rest = t.strip_prefix("regression").ok_or_else(usage)?;
+    let (figure, rest) = match rest.strip_prefix('(') {
+        Some(inner) => {
+            let (name, after) = inner.split_once(')').ok_or_else(usage)?;
+            let figure = headroom_experiment::figure::Figure::parse(name).ok_or_else(|| {
+                let names: Vec<&str> = headroom_experiment::figure::ALL
+                    .iter()
+                    .map(|f| f.name())
+                    .collect();
+                format!("'{text}': '{name}' is not a figure ({})", names.join(", "))
+            })?;
+            (Some(figure), after)
+        }
+        None => (None, rest),
+    };
+    let value = rest.trim().strip_prefix('>').ok_or_else(usage)?;
+    Ok(Regression {
+        figure,
+        threshold_pct: threshold(value.trim())?,
+    })
 }
 
 const COMPARE_EXAMPLES: &str = "\
@@ -487,6 +560,11 @@ pub struct CommonArgs {
     /// (Wi-Fi), e.g. 57Mbit (as measured with iperf3).
     #[arg(long, value_parser = link_capacity, requires = "monitor")]
     pub link_capacity: Option<f64>,
+
+    /// Run a shell command at a moment of the run, recorded as an event in events.csv
+    /// and marked on the charts, e.g. '30s=systemctl restart redis-server' (repeatable).
+    #[arg(long, value_name = "AT=COMMAND", value_parser = headroom_load::fault::Fault::parse)]
+    pub fault: Vec<headroom_load::fault::Fault>,
 }
 
 /// What `--monitor` samples.

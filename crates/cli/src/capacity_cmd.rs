@@ -37,6 +37,12 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
+    if !load.common.fault.is_empty() {
+        eprintln!(
+            "headroom: capacity runs no faults (--fault): a fault belongs to one run; run `headroom load --fault` at the users you want to disturb, or an experiment with faults:"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     if load.common.jtl {
         eprintln!(
             "headroom: capacity keeps no raw samples (--jtl): each level's bundle has its intervals and histograms; run `headroom load --jtl` at the users you want samples of"

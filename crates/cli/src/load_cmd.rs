@@ -219,6 +219,7 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
             check_names: Vec::new(),
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
+            faults: common.fault.clone(),
         },
         target: args.url.url.clone(),
         description,

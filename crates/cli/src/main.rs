@@ -8,6 +8,7 @@ mod compare_cmd;
 mod demo;
 mod doctor_cmd;
 mod execute;
+mod experiment_cmd;
 mod load_cmd;
 mod report_cmd;
 mod run_cmd;
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         args::Command::Compare(compare) => compare_cmd::run(compare),
         args::Command::Report(report) => report_cmd::run(report),
         args::Command::Capacity(capacity) => capacity_cmd::run(*capacity),
+        args::Command::Experiment(experiment) => experiment_cmd::run(experiment),
     }
 }
 

@@ -188,6 +188,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             check_names,
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
+            faults: common.fault.clone(),
         },
         target,
         description,

@@ -3,6 +3,7 @@
 //! progress, and on the end (or an interrupt) writes the summary.
 
 use crate::engine::{Engine, EnginePlan};
+use crate::fault::{Fault, Injector};
 use crate::monitoring::{MonitorSource, Monitoring};
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
@@ -84,6 +85,8 @@ pub struct RunSetup {
     pub monitor: Vec<MonitorSource>,
     /// Process names with columns of their own in `resources.csv`.
     pub monitor_processes: Vec<String>,
+    /// Commands run at moments of the run, recorded in `events.csv`.
+    pub faults: Vec<Fault>,
 }
 
 /// Runs `plan` to its end, or until `interrupt` completes.
@@ -137,6 +140,7 @@ pub async fn run(
     };
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
+    let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
     collector.group_labels = setup.group_labels.clone();
     collector.check_names = setup.check_names.clone();
@@ -145,6 +149,9 @@ pub async fn run(
         .collect(&engine, events, interrupt, &mut on_progress)
         .await;
     engine.join();
+    if !injector.finish().is_empty() {
+        setup.manifest.files.events = Some(headroom_bundle::EVENTS.into());
+    }
     let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
     if !resources.is_empty() {
         setup.manifest.files.resources = Some(headroom_bundle::RESOURCES.into());

@@ -12,81 +12,26 @@ use super::{
 };
 use crate::profile::Think;
 use crate::target::Target;
-use headroom_units::quantity::{parse_duration, parse_rate, Rate};
-use marked_yaml::types::{MarkedMappingNode, MarkedScalarNode};
-use marked_yaml::{LoadError, LoaderOptions, Node as Yaml, Span};
-use std::fmt;
+use crate::yaml::{kind_of, read_text, Doc, LocatedError};
+use marked_yaml::types::MarkedMappingNode;
+use marked_yaml::{Node as Yaml, Span};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A problem in a scenario file, with its location.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioError {
-    pub file: PathBuf,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Line 0: about the whole file (it cannot be read, or is too large).
-        if self.line == 0 {
-            return write!(f, "{}: {}", self.file.display(), self.message);
-        }
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file.display(),
-            self.line,
-            self.column,
-            self.message
-        )
-    }
-}
-
-impl std::error::Error for ScenarioError {}
+pub type ScenarioError = LocatedError;
 
 type Res<T> = Result<T, ScenarioError>;
 
 /// Reads and checks a scenario file. `target` replaces the file's base URL
 /// (`--target`).
 pub fn parse_file(path: &Path, target: Option<&Target>) -> Res<Scenario> {
-    let fail = |message: String| ScenarioError {
-        file: path.to_path_buf(),
-        line: 0,
-        column: 0,
-        message,
-    };
-    use std::io::Read;
-    // Read through a limit, so a pipe or a device is bounded like a file.
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_SCENARIO_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| fail(format!("cannot read the scenario: {e}")))?;
-    if bytes.len() as u64 > MAX_SCENARIO_BYTES {
-        return Err(fail(format!(
-            "the scenario is larger than {} MB, the most headroom reads. \
-             Keep large data in a data: CSV file",
-            MAX_SCENARIO_BYTES / 1_000_000
-        )));
-    }
-    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
-        return Err(fail(
-            "the file is UTF-16 text: save it as UTF-8 (most editors offer it under \"Save as\" or \"Encoding\")".into(),
-        ));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = good.iter().filter(|b| **b == b'\n').count() + 1;
-        let column = good.len() - good.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1) + 1;
-        ScenarioError {
-            file: path.to_path_buf(),
-            line,
-            column,
-            message: "this byte is not UTF-8: save the file as UTF-8".into(),
-        }
-    })?;
+    let text = read_text(
+        path,
+        MAX_SCENARIO_BYTES,
+        "the scenario",
+        "Keep large data in a data: CSV file",
+    )?;
     parse_str(&text, path, target)
 }
 
@@ -101,9 +46,10 @@ pub const MAX_DATA_BYTES: u64 = 100_000_000;
 
 /// Checks scenario text; `path` names it in messages and anchors relative data files.
 pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenario> {
-    // Editors on Windows start UTF-8 files with a byte-order mark.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let parser = Parser {
+        doc: Doc {
+            file: path.to_path_buf(),
+        },
         file: path.to_path_buf(),
         dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         vars: VarTable::default(),
@@ -113,9 +59,10 @@ pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenar
         origins: Vec::new(),
         has_base: false,
     };
-    let options = LoaderOptions::default().error_on_duplicate_keys(true);
-    let root =
-        marked_yaml::parse_yaml_with_options(0, text, options).map_err(|e| parser.load_error(e))?;
+    let root = parser.doc.parse(
+        text,
+        "the file must be a mapping of keys such as steps: and defaults:",
+    )?;
     parser.scenario(&root, target)
 }
 
@@ -184,6 +131,7 @@ const CHECK_KEYS: &[&str] = &[
 const IF_KEYS: &[&str] = &["var", "set", "equals", "matches"];
 
 struct Parser {
+    doc: Doc,
     file: PathBuf,
     dir: PathBuf,
     vars: VarTable,
@@ -194,32 +142,6 @@ struct Parser {
     has_base: bool,
 }
 
-fn kind_of(node: &Yaml) -> &'static str {
-    match node {
-        Yaml::Scalar(_) => "a value",
-        Yaml::Mapping(_) => "a mapping (key: value lines)",
-        Yaml::Sequence(_) => "a list (- items)",
-    }
-}
-
-/// Edit distance, for "did you mean" hints.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(current + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
-}
-
 fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
@@ -228,149 +150,10 @@ fn valid_name(name: &str) -> bool {
 }
 
 impl Parser {
-    fn at(&self, span: &Span, message: impl Into<String>) -> ScenarioError {
-        let (line, column) = span.start().map_or((1, 1), |m| (m.line(), m.column()));
-        ScenarioError {
-            file: self.file.clone(),
-            line,
-            column,
-            message: message.into(),
-        }
-    }
-
-    /// Where a mapping starts, for errors about the whole mapping: its first key.
-    fn map_at<'m>(&self, map: &'m MarkedMappingNode) -> &'m Span {
-        map.keys().next().map_or(map.span(), |key| key.span())
-    }
-
-    fn load_error(&self, error: LoadError) -> ScenarioError {
-        let (marker, message) = match &error {
-            LoadError::TopLevelMustBeMapping(m) => (
-                m,
-                "the file must be a mapping of keys such as steps: and defaults:".to_string(),
-            ),
-            LoadError::TopLevelMustBeSequence(m) => (m, error.to_string()),
-            LoadError::UnexpectedAnchor(m) => (
-                m,
-                "anchors (&name) are not supported: repeat the value".to_string(),
-            ),
-            LoadError::MappingKeyMustBeScalar(m) => (m, "keys must be plain words".to_string()),
-            LoadError::UnexpectedTag(m) => (m, "tags (!name) are not supported".to_string()),
-            LoadError::ScanError(m, scan) => (
-                m,
-                format!("invalid YAML: {scan}; check the indentation and quotes on this line"),
-            ),
-            LoadError::DuplicateKey(inner) => {
-                let key = &inner.key;
-                return self.at(
-                    key.span(),
-                    format!("'{}' is given twice in the same mapping", key.as_str()),
-                );
-            }
-        };
-        ScenarioError {
-            file: self.file.clone(),
-            line: marker.line(),
-            column: marker.column(),
-            message,
-        }
-    }
-
-    fn mapping<'n>(&self, node: &'n Yaml, what: &str) -> Res<&'n MarkedMappingNode> {
-        node.as_mapping().ok_or_else(|| {
-            self.at(
-                node.span(),
-                format!(
-                    "{what} must be a mapping (key: value lines), found {}",
-                    kind_of(node)
-                ),
-            )
-        })
-    }
-
-    fn scalar<'n>(&self, node: &'n Yaml, what: &str) -> Res<&'n MarkedScalarNode> {
-        node.as_scalar().ok_or_else(|| {
-            self.at(
-                node.span(),
-                format!("{what} must be a single value, found {}", kind_of(node)),
-            )
-        })
-    }
-
-    fn keys(&self, map: &MarkedMappingNode, allowed: &[&str], what: &str) -> Res<()> {
-        for key in map.keys() {
-            if !allowed.contains(&key.as_str()) {
-                let closest = allowed
-                    .iter()
-                    .min_by_key(|k| distance(k, key.as_str()))
-                    .copied()
-                    .unwrap_or_default();
-                let hint = if distance(closest, key.as_str()) <= 2 {
-                    format!("did you mean '{closest}'? ")
-                } else {
-                    String::new()
-                };
-                return Err(self.at(
-                    key.span(),
-                    format!(
-                        "unknown key '{}' in {what}: {hint}(allowed: {})",
-                        key.as_str(),
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn text(&self, node: &Yaml, what: &str) -> Res<String> {
-        Ok(self.scalar(node, what)?.as_str().to_string())
-    }
-
-    fn duration(&self, node: &Yaml, what: &str) -> Res<Duration> {
-        let s = self.scalar(node, what)?;
-        parse_duration(s.as_str()).map_err(|e| self.at(s.span(), format!("{what}: {e}")))
-    }
-
-    fn rate(&self, node: &Yaml, what: &str) -> Res<Rate> {
-        let s = self.scalar(node, what)?;
-        parse_rate(s.as_str()).map_err(|e| self.at(s.span(), format!("{what}: {e}")))
-    }
-
-    fn whole(&self, node: &Yaml, what: &str, min: u64) -> Res<u64> {
-        let s = self.scalar(node, what)?;
-        s.as_str()
-            .trim()
-            .parse::<u64>()
-            .ok()
-            .filter(|n| *n >= min)
-            .ok_or_else(|| {
-                self.at(
-                    s.span(),
-                    format!(
-                        "{what} must be a whole number of at least {min}, not '{}'",
-                        s.as_str()
-                    ),
-                )
-            })
-    }
-
-    fn boolean(&self, node: &Yaml, what: &str) -> Res<bool> {
-        let s = self.scalar(node, what)?;
-        match s.as_str().trim() {
-            "true" | "yes" | "on" => Ok(true),
-            "false" | "no" | "off" => Ok(false),
-            other => Err(self.at(
-                s.span(),
-                format!("{what} must be true or false, not '{other}'"),
-            )),
-        }
-    }
-
     fn template(&self, node: &Yaml, what: &str) -> Res<Template> {
-        let s = self.scalar(node, what)?;
+        let s = self.doc.scalar(node, what)?;
         Template::compile(s.as_str(), &self.vars)
-            .map_err(|e| self.at(s.span(), format!("{what}: {}", e.message)))
+            .map_err(|e| self.doc.at(s.span(), format!("{what}: {}", e.message)))
     }
 
     /// A regex that may hold `${var}`: checked now with every variable
@@ -392,7 +175,7 @@ impl Parser {
         template.render_into(&mut probe, &mut ctx, super::template::regex_escape);
         regex::Regex::new(&probe).map_err(|e| {
             let first = e.to_string().lines().last().unwrap_or_default().trim().to_string();
-            self.at(node.span(), format!("{what} is not a valid regular expression ({first}); in YAML, quote it with single quotes"))
+            self.doc.at(node.span(), format!("{what} is not a valid regular expression ({first}); in YAML, quote it with single quotes"))
         })?;
         Ok(Pattern::Templated(template))
     }
@@ -406,7 +189,7 @@ impl Parser {
             .literals()
             .any(|text| text.contains(['\r', '\n', '\0']))
         {
-            return Err(self.at(
+            return Err(self.doc.at(
                 node.span(),
                 format!(
                     "{what} contains a line break or NUL, which would split the request: remove it"
@@ -417,38 +200,38 @@ impl Parser {
     }
 
     fn regex(&self, node: &Yaml, what: &str) -> Res<regex::Regex> {
-        let s = self.scalar(node, what)?;
+        let s = self.doc.scalar(node, what)?;
         regex::Regex::new(s.as_str()).map_err(|e| {
             let first = e.to_string().lines().last().unwrap_or_default().trim().to_string();
-            self.at(s.span(), format!("{what} is not a valid regular expression ({first}); in YAML, quote it with single quotes"))
+            self.doc.at(s.span(), format!("{what} is not a valid regular expression ({first}); in YAML, quote it with single quotes"))
         })
     }
 
     fn think(&self, node: &Yaml, what: &str) -> Res<Think> {
         match node {
             Yaml::Mapping(map) => {
-                self.keys(map, &["mean", "deviation"], what)?;
+                self.doc.keys(map, &["mean", "deviation"], what)?;
                 let mean = map.get_node("mean").ok_or_else(|| {
-                    self.at(
-                        self.map_at(map),
+                    self.doc.at(
+                        self.doc.map_at(map),
                         format!("{what}: a gaussian think time needs mean: and deviation:"),
                     )
                 })?;
                 let deviation = map.get_node("deviation").ok_or_else(|| {
-                    self.at(
-                        self.map_at(map),
+                    self.doc.at(
+                        self.doc.map_at(map),
                         format!("{what}: a gaussian think time needs deviation:"),
                     )
                 })?;
                 Ok(Think::Gaussian {
-                    mean: self.duration(mean, "mean")?,
-                    deviation: self.duration(deviation, "deviation")?,
+                    mean: self.doc.duration(mean, "mean")?,
+                    deviation: self.doc.duration(deviation, "deviation")?,
                 })
             }
             _ => {
-                let s = self.scalar(node, what)?;
+                let s = self.doc.scalar(node, what)?;
                 Think::parse(s.as_str()).map_err(|e| {
-                    self.at(
+                    self.doc.at(
                         s.span(),
                         format!("{what}: {e}; write 2s, 1s..3s, or mean: and deviation:"),
                     )
@@ -458,11 +241,11 @@ impl Parser {
     }
 
     fn scenario(mut self, root: &Yaml, target: Option<&Target>) -> Res<Scenario> {
-        let top = self.mapping(root, "the scenario")?;
-        self.keys(top, TOP_KEYS, "the scenario")?;
+        let top = self.doc.mapping(root, "the scenario")?;
+        self.doc.keys(top, TOP_KEYS, "the scenario")?;
         let steps_node = top.get_node("steps").ok_or_else(|| {
-            self.at(
-                self.map_at(top),
+            self.doc.at(
+                self.doc.map_at(top),
                 "the scenario has no steps: add a steps: list with at least one request",
             )
         })?;
@@ -470,13 +253,13 @@ impl Parser {
         // Pass 1: every variable name.
         let mut initial_values: Vec<(usize, String)> = Vec::new();
         if let Some(node) = top.get_node("variables") {
-            let map = self.mapping(node, "variables")?;
+            let map = self.doc.mapping(node, "variables")?;
             for (key, value) in map.iter() {
                 if !valid_name(key.as_str()) {
-                    return Err(self.at(key.span(), format!("'{}' is not a valid variable name: use letters, digits and _, not starting with a digit or __", key.as_str())));
+                    return Err(self.doc.at(key.span(), format!("'{}' is not a valid variable name: use letters, digits and _, not starting with a digit or __", key.as_str())));
                 }
                 let id = self.vars.declare(key.as_str());
-                initial_values.push((id, self.text(value, "a variable's value")?));
+                initial_values.push((id, self.doc.text(value, "a variable's value")?));
             }
         }
         let data = match top.get_node("data") {
@@ -492,12 +275,12 @@ impl Parser {
         let mut follow_redirects = true;
         let mut base_path = String::new();
         if let Some(node) = top.get_node("defaults") {
-            let map = self.mapping(node, "defaults")?;
-            self.keys(map, DEFAULT_KEYS, "defaults")?;
+            let map = self.doc.mapping(node, "defaults")?;
+            self.doc.keys(map, DEFAULT_KEYS, "defaults")?;
             if let Some(base) = map.get_node("base_url") {
-                let s = self.scalar(base, "base_url")?;
+                let s = self.doc.scalar(base, "base_url")?;
                 let parsed =
-                    Target::parse(s.as_str()).map_err(|e| self.at(s.span(), e.to_string()))?;
+                    Target::parse(s.as_str()).map_err(|e| self.doc.at(s.span(), e.to_string()))?;
                 base_path = parsed.path_and_query.trim_end_matches('/').to_string();
                 self.origins.push(parsed);
                 self.has_base = true;
@@ -506,13 +289,13 @@ impl Parser {
                 headers = self.headers(h)?;
             }
             if let Some(t) = map.get_node("timeout") {
-                timeout = self.duration(t, "timeout")?;
+                timeout = self.doc.duration(t, "timeout")?;
             }
             if let Some(k) = map.get_node("keep_alive") {
-                keep_alive = self.boolean(k, "keep_alive")?;
+                keep_alive = self.doc.boolean(k, "keep_alive")?;
             }
             if let Some(f) = map.get_node("follow_redirects") {
-                follow_redirects = self.boolean(f, "follow_redirects")?;
+                follow_redirects = self.doc.boolean(f, "follow_redirects")?;
             }
         }
         if let Some(target) = target {
@@ -530,12 +313,12 @@ impl Parser {
         };
         let clear_cookies_each_iteration = match top.get_node("cookies") {
             Some(node) => {
-                let s = self.scalar(node, "cookies")?;
+                let s = self.doc.scalar(node, "cookies")?;
                 match s.as_str() {
                     "keep" => false,
                     "clear_each_iteration" => true,
                     other => {
-                        return Err(self.at(
+                        return Err(self.doc.at(
                             s.span(),
                             format!("cookies must be keep or clear_each_iteration, not '{other}'"),
                         ))
@@ -549,7 +332,7 @@ impl Parser {
             None => ProfileSpec::default(),
         };
         let steps = steps_node.as_sequence().ok_or_else(|| {
-            self.at(
+            self.doc.at(
                 steps_node.span(),
                 format!(
                     "steps must be a list (- items), found {}",
@@ -558,7 +341,7 @@ impl Parser {
             )
         })?;
         if steps.is_empty() {
-            return Err(self.at(
+            return Err(self.doc.at(
                 steps_node.span(),
                 "steps is empty: add at least one request",
             ));
@@ -590,7 +373,7 @@ impl Parser {
     }
 
     fn headers(&self, node: &Yaml) -> Res<Vec<(String, Template)>> {
-        let map = self.mapping(node, "headers")?;
+        let map = self.doc.mapping(node, "headers")?;
         let mut out = Vec::new();
         for (key, value) in map.iter() {
             let name = key.as_str();
@@ -599,7 +382,9 @@ impl Parser {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
             {
-                return Err(self.at(key.span(), format!("'{name}' is not a valid header name")));
+                return Err(self
+                    .doc
+                    .at(key.span(), format!("'{name}' is not a valid header name")));
             }
             out.push((
                 name.to_string(),
@@ -629,7 +414,7 @@ impl Parser {
             for entry in list.iter() {
                 if let Some(name) = entry.as_mapping().and_then(|m| m.get_scalar("name")) {
                     if !valid_name(name.as_str()) {
-                        return Err(self.at(
+                        return Err(self.doc.at(
                             name.span(),
                             format!(
                                 "'{}' is not a valid variable name: use letters, digits and _",
@@ -645,34 +430,34 @@ impl Parser {
     }
 
     fn data(&mut self, node: &Yaml) -> Res<DataSpec> {
-        let map = self.mapping(node, "data")?;
-        self.keys(map, DATA_KEYS, "data")?;
+        let map = self.doc.mapping(node, "data")?;
+        self.doc.keys(map, DATA_KEYS, "data")?;
         let file_node = map.get_node("file").ok_or_else(|| {
-            self.at(
-                self.map_at(map),
+            self.doc.at(
+                self.doc.map_at(map),
                 "data needs file: the CSV file's path (relative to this scenario)",
             )
         })?;
-        let file_scalar = self.scalar(file_node, "file")?;
+        let file_scalar = self.doc.scalar(file_node, "file")?;
         let file = self.dir.join(file_scalar.as_str());
         let header = match map.get_node("header") {
-            Some(h) => self.boolean(h, "header")?,
+            Some(h) => self.doc.boolean(h, "header")?,
             None => false,
         };
         let shared = match map.get_node("share") {
-            Some(s) => match self.scalar(s, "share")?.as_str() {
+            Some(s) => match self.doc.scalar(s, "share")?.as_str() {
                 "all" => true,
                 "vu" => false,
-                other => return Err(self.at(s.span(), format!("share must be all (one cursor for every VU) or vu (one per VU), not '{other}'"))),
+                other => return Err(self.doc.at(s.span(), format!("share must be all (one cursor for every VU) or vu (one per VU), not '{other}'"))),
             },
             None => true,
         };
         let recycle = match map.get_node("on_end") {
-            Some(s) => match self.scalar(s, "on_end")?.as_str() {
+            Some(s) => match self.doc.scalar(s, "on_end")?.as_str() {
                 "recycle" => true,
                 "stop" => false,
                 other => {
-                    return Err(self.at(
+                    return Err(self.doc.at(
                         s.span(),
                         format!("on_end must be recycle or stop, not '{other}'"),
                     ))
@@ -682,7 +467,7 @@ impl Parser {
         };
         // Through a limit, so a device or an endless pipe cannot fill memory.
         let opened = std::fs::File::open(&file).map_err(|e| {
-            self.at(
+            self.doc.at(
                 file_scalar.span(),
                 format!("cannot read the data file {}: {e}", file.display()),
             )
@@ -694,18 +479,18 @@ impl Parser {
         let mut names: Vec<(String, Span)> = Vec::new();
         if let Some(columns) = map.get_node("columns") {
             let list = columns.as_sequence().ok_or_else(|| {
-                self.at(
+                self.doc.at(
                     columns.span(),
                     "columns must be a list of variable names, e.g. [username, password]",
                 )
             })?;
             for column in list.iter() {
-                let s = self.scalar(column, "a column name")?;
+                let s = self.doc.scalar(column, "a column name")?;
                 names.push((s.as_str().to_string(), *s.span()));
             }
         } else if header {
             let head = reader.headers().map_err(|e| {
-                self.at(
+                self.doc.at(
                     file_scalar.span(),
                     format!("cannot read the header row of {}: {e}", file.display()),
                 )
@@ -715,18 +500,18 @@ impl Parser {
                 .map(|h| (h.trim().to_string(), *file_scalar.span()))
                 .collect();
         } else {
-            return Err(self.at(self.map_at(map), "data needs columns: [name, ...] (or header: true when the file's first row names them)"));
+            return Err(self.doc.at(self.doc.map_at(map), "data needs columns: [name, ...] (or header: true when the file's first row names them)"));
         }
         let mut columns = Vec::new();
         for (i, (name, span)) in names.iter().enumerate() {
             if names[..i].iter().any(|(earlier, _)| earlier == name) {
-                return Err(self.at(
+                return Err(self.doc.at(
                     span,
                     format!("the data column '{name}' is named twice: each column needs its own variable"),
                 ));
             }
             if !valid_name(name) {
-                return Err(self.at(
+                return Err(self.doc.at(
                     span,
                     format!("'{name}' is not a valid variable name for a data column"),
                 ));
@@ -735,11 +520,13 @@ impl Parser {
         }
         let mut rows = Vec::new();
         for (i, record) in reader.records().enumerate() {
-            let record = record
-                .map_err(|e| self.at(file_scalar.span(), format!("{}: {e}", file.display())))?;
+            let record = record.map_err(|e| {
+                self.doc
+                    .at(file_scalar.span(), format!("{}: {e}", file.display()))
+            })?;
             if record.len() < columns.len() {
                 let line = record.position().map_or(i as u64 + 1, |p| p.line());
-                return Err(self.at(
+                return Err(self.doc.at(
                     file_scalar.span(),
                     format!(
                         "{}:{line} has {} fields but {} columns are named",
@@ -758,7 +545,7 @@ impl Parser {
             );
         }
         if reader.position().byte() > MAX_DATA_BYTES {
-            return Err(self.at(
+            return Err(self.doc.at(
                 file_scalar.span(),
                 format!(
                     "the data file {} is larger than {} MB, the most headroom reads: use fewer rows (each VU needs only a few)",
@@ -768,7 +555,7 @@ impl Parser {
             ));
         }
         if rows.is_empty() {
-            return Err(self.at(
+            return Err(self.doc.at(
                 file_scalar.span(),
                 format!("the data file {} has no rows", file.display()),
             ));
@@ -783,73 +570,75 @@ impl Parser {
     }
 
     fn profile(&self, node: &Yaml) -> Res<ProfileSpec> {
-        let map = self.mapping(node, "profile")?;
-        self.keys(map, PROFILE_KEYS, "profile")?;
+        let map = self.doc.mapping(node, "profile")?;
+        self.doc.keys(map, PROFILE_KEYS, "profile")?;
         let mut p = ProfileSpec::default();
         if let Some(m) = map.get_node("model") {
-            let s = self.scalar(m, "model")?;
+            let s = self.doc.scalar(m, "model")?;
             p.open = match s.as_str() {
                 "closed" => false,
                 "open" => true,
-                other => return Err(self.at(s.span(), format!("model must be closed (a number of users) or open (an arrival rate), not '{other}'"))),
+                other => return Err(self.doc.at(s.span(), format!("model must be closed (a number of users) or open (an arrival rate), not '{other}'"))),
             };
         }
         if let Some(n) = map.get_node("users") {
-            p.users = Some(self.whole(n, "users", 1)? as u32);
+            p.users = Some(self.doc.whole(n, "users", 1)? as u32);
         }
         if let Some(n) = map.get_node("ramp_up") {
-            p.ramp_up = Some(self.duration(n, "ramp_up")?);
+            p.ramp_up = Some(self.doc.duration(n, "ramp_up")?);
         }
         if let Some(n) = map.get_node("duration") {
-            p.duration = Some(self.duration(n, "duration")?);
+            p.duration = Some(self.doc.duration(n, "duration")?);
         }
         if let Some(n) = map.get_node("iterations") {
-            p.iterations = Some(self.whole(n, "iterations", 1)?);
+            p.iterations = Some(self.doc.whole(n, "iterations", 1)?);
         }
         if let Some(n) = map.get_node("rate") {
-            p.rate = Some(self.rate(n, "rate")?);
+            p.rate = Some(self.doc.rate(n, "rate")?);
             p.open = true;
         }
         if let Some(n) = map.get_node("max_vus") {
-            p.max_vus = Some(self.whole(n, "max_vus", 1)? as u32);
+            p.max_vus = Some(self.doc.whole(n, "max_vus", 1)? as u32);
         }
         if let Some(n) = map.get_node("throughput") {
-            p.throughput = Some(self.rate(n, "throughput")?);
+            p.throughput = Some(self.doc.rate(n, "throughput")?);
         }
         if let Some(node) = map.get_node("stages") {
             let list = node
                 .as_sequence()
-                .ok_or_else(|| self.at(node.span(), "stages must be a list of {duration: 1m, users: 10} or {duration: 1m, rate: 5/s}"))?;
+                .ok_or_else(|| self.doc.at(node.span(), "stages must be a list of {duration: 1m, users: 10} or {duration: 1m, rate: 5/s}"))?;
             if list.is_empty() {
-                return Err(self.at(node.span(), "stages is empty"));
+                return Err(self.doc.at(node.span(), "stages is empty"));
             }
             let mut stages = Vec::new();
             let mut kind = None;
             for item in list.iter() {
-                let m = self.mapping(item, "a stage")?;
-                self.keys(m, STAGE_KEYS, "a stage")?;
+                let m = self.doc.mapping(item, "a stage")?;
+                self.doc.keys(m, STAGE_KEYS, "a stage")?;
                 let duration = m
                     .get_node("duration")
-                    .ok_or_else(|| self.at(self.map_at(m), "a stage needs duration:"))?;
-                let duration = self.duration(duration, "duration")?;
+                    .ok_or_else(|| self.doc.at(self.doc.map_at(m), "a stage needs duration:"))?;
+                let duration = self.doc.duration(duration, "duration")?;
                 let (this, target) = match (m.get_node("users"), m.get_node("rate")) {
-                    (Some(u), None) => (StageKind::Users, self.whole(u, "users", 0)? as f64),
+                    (Some(u), None) => (StageKind::Users, self.doc.whole(u, "users", 0)? as f64),
                     (None, Some(r)) => {
-                        let s = self.scalar(r, "rate")?;
+                        let s = self.doc.scalar(r, "rate")?;
                         let rate = if s.as_str().trim() == "0" {
                             0.0
                         } else {
-                            self.rate(r, "rate")?.per_second
+                            self.doc.rate(r, "rate")?.per_second
                         };
                         (StageKind::Rate, rate)
                     }
                     _ => {
-                        return Err(self.at(self.map_at(m), "a stage needs one of users: or rate:"))
+                        return Err(self
+                            .doc
+                            .at(self.doc.map_at(m), "a stage needs one of users: or rate:"))
                     }
                 };
                 if kind.is_some_and(|k| k != this) {
-                    return Err(self.at(
-                        self.map_at(m),
+                    return Err(self.doc.at(
+                        self.doc.map_at(m),
                         "all stages must ramp the same thing: users, or rate",
                     ));
                 }
@@ -858,7 +647,7 @@ impl Parser {
             }
             let stages = crate::stages::Stages(stages);
             if stages.peak() <= 0.0 || stages.total().is_zero() {
-                return Err(self.at(
+                return Err(self.doc.at(
                     node.span(),
                     "the stages never reach a target above zero, or last no time",
                 ));
@@ -866,8 +655,8 @@ impl Parser {
             p.stages = kind.map(|k| (stages, k));
         }
         if p.open && p.rate.is_none() && !matches!(p.stages, Some((_, StageKind::Rate))) {
-            return Err(self.at(
-                self.map_at(map),
+            return Err(self.doc.at(
+                self.doc.map_at(map),
                 "the open model needs rate: (arrivals per second or minute, e.g. 20/s)",
             ));
         }
@@ -876,20 +665,20 @@ impl Parser {
 
     fn label(&mut self, name: &str, kind: LabelKind, url: String, span: &Span) -> Res<u16> {
         if name.trim().is_empty() {
-            return Err(self.at(
+            return Err(self.doc.at(
                 span,
                 "an empty label names nothing in the reports: write a name (e.g. label: login page)",
             ));
         }
         if name == headroom_bundle::TOTAL_LABEL {
-            return Err(self.at(
+            return Err(self.doc.at(
                 span,
                 "TOTAL is reserved for the total over all labels: choose another label",
             ));
         }
         if let Some(i) = self.labels.iter().position(|l| l.name == name) {
             if self.labels[i].kind != kind {
-                return Err(self.at(
+                return Err(self.doc.at(
                     span,
                     format!("'{name}' names both a group and a request: use different labels"),
                 ));
@@ -897,7 +686,7 @@ impl Parser {
             return Ok(i as u16);
         }
         if self.labels.len() >= u16::MAX as usize {
-            return Err(self.at(span, "too many labels"));
+            return Err(self.doc.at(span, "too many labels"));
         }
         self.labels.push(LabelInfo {
             name: name.to_string(),
@@ -909,25 +698,26 @@ impl Parser {
 
     fn flags(&self, map: &MarkedMappingNode) -> Res<NodeFlags> {
         let once = match map.get_node("once") {
-            Some(n) => self.boolean(n, "once")?,
+            Some(n) => self.doc.boolean(n, "once")?,
             None => false,
         };
         let condition = match map.get_node("if") {
             Some(node) => {
-                let m = self.mapping(node, "if")?;
-                self.keys(m, IF_KEYS, "if")?;
-                let var_node = m
-                    .get_node("var")
-                    .ok_or_else(|| self.at(self.map_at(m), "if needs var: the variable to test"))?;
-                let var_scalar = self.scalar(var_node, "var")?;
+                let m = self.doc.mapping(node, "if")?;
+                self.doc.keys(m, IF_KEYS, "if")?;
+                let var_node = m.get_node("var").ok_or_else(|| {
+                    self.doc
+                        .at(self.doc.map_at(m), "if needs var: the variable to test")
+                })?;
+                let var_scalar = self.doc.scalar(var_node, "var")?;
                 let var = self.vars.lookup(var_scalar.as_str()).ok_or_else(|| {
-                    self.at(
+                    self.doc.at(
                         var_scalar.span(),
                         format!("unknown variable '{}' in if:", var_scalar.as_str()),
                     )
                 })?;
                 if let Some(set) = m.get_node("set") {
-                    if self.boolean(set, "set")? {
+                    if self.doc.boolean(set, "set")? {
                         Some(Condition::Set(var))
                     } else {
                         Some(Condition::NotSet(var))
@@ -937,8 +727,8 @@ impl Parser {
                 } else if let Some(pattern) = m.get_node("matches") {
                     Some(Condition::Matches(var, self.pattern(pattern, "matches")?))
                 } else {
-                    return Err(self.at(
-                        self.map_at(m),
+                    return Err(self.doc.at(
+                        self.doc.map_at(m),
                         "if needs one test: set: true|false, equals: VALUE or matches: REGEX",
                     ));
                 }
@@ -950,7 +740,7 @@ impl Parser {
 
     fn nodes(&mut self, node: &Yaml, follow_redirects: bool) -> Res<Vec<Node>> {
         let list = node.as_sequence().ok_or_else(|| {
-            self.at(
+            self.doc.at(
                 node.span(),
                 format!("steps must be a list (- items), found {}", kind_of(node)),
             )
@@ -969,23 +759,23 @@ impl Parser {
         follow_redirects: bool,
     ) -> Res<Vec<Node>> {
         let steps = map.get_node("steps").ok_or_else(|| {
-            self.at(
-                self.map_at(map),
+            self.doc.at(
+                self.doc.map_at(map),
                 format!("{what} needs steps: a list of steps"),
             )
         })?;
         let children = self.nodes(steps, follow_redirects)?;
         if children.is_empty() {
-            return Err(self.at(steps.span(), format!("{what} has no steps")));
+            return Err(self.doc.at(steps.span(), format!("{what} has no steps")));
         }
         Ok(children)
     }
 
     fn node(&mut self, item: &Yaml, follow_redirects: bool) -> Res<Node> {
-        let map = self.mapping(item, "a step")?;
+        let map = self.doc.mapping(item, "a step")?;
         if let Some(group) = map.get_node("group") {
-            self.keys(map, GROUP_KEYS, "a group")?;
-            let name = self.scalar(group, "group")?;
+            self.doc.keys(map, GROUP_KEYS, "a group")?;
+            let name = self.doc.scalar(group, "group")?;
             let label = self.label(
                 name.as_str(),
                 LabelKind::Group,
@@ -993,7 +783,7 @@ impl Parser {
                 name.span(),
             )?;
             let include_think = match map.get_node("include_think") {
-                Some(n) => self.boolean(n, "include_think")?,
+                Some(n) => self.doc.boolean(n, "include_think")?,
                 None => false,
             };
             let flags = self.flags(map)?;
@@ -1006,8 +796,8 @@ impl Parser {
             });
         }
         if let Some(count) = map.get_node("loop") {
-            self.keys(map, LOOP_KEYS, "a loop")?;
-            let count = self.whole(count, "loop", 1)? as u32;
+            self.doc.keys(map, LOOP_KEYS, "a loop")?;
+            let count = self.doc.whole(count, "loop", 1)? as u32;
             let flags = self.flags(map)?;
             let children = self.children(map, "a loop", follow_redirects)?;
             return Ok(Node::Loop {
@@ -1017,12 +807,12 @@ impl Parser {
             });
         }
         if map.get_node("steps").is_some() && map.get_node("label").is_none() {
-            self.keys(map, BLOCK_KEYS, "a block of steps")?;
+            self.doc.keys(map, BLOCK_KEYS, "a block of steps")?;
             let flags = self.flags(map)?;
             let children = self.children(map, "a block", follow_redirects)?;
             return Ok(Node::Block { children, flags });
         }
-        self.keys(map, REQUEST_KEYS, "a request step")?;
+        self.doc.keys(map, REQUEST_KEYS, "a request step")?;
         let flags = self.flags(map)?;
         let step = self.request(map, follow_redirects)?;
         self.requests.push(step);
@@ -1034,18 +824,18 @@ impl Parser {
 
     fn request(&mut self, map: &MarkedMappingNode, follow_redirects: bool) -> Res<RequestStep> {
         let label_node = map.get_node("label").ok_or_else(|| {
-            self.at(
-                self.map_at(map),
+            self.doc.at(
+                self.doc.map_at(map),
                 "a request step needs label: a name for its figures (e.g. label: login page)",
             )
         })?;
-        let label_scalar = self.scalar(label_node, "label")?;
+        let label_scalar = self.doc.scalar(label_node, "label")?;
         let method = match map.get_node("method") {
             Some(m) => {
-                let s = self.scalar(m, "method")?;
+                let s = self.doc.scalar(m, "method")?;
                 let upper = s.as_str().to_ascii_uppercase();
                 if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
-                    return Err(self.at(
+                    return Err(self.doc.at(
                         s.span(),
                         format!(
                             "'{}' is not an HTTP method: use GET, POST, PUT, DELETE, ...",
@@ -1059,24 +849,24 @@ impl Parser {
         };
         let (origin, path, url_text) = match (map.get_node("path"), map.get_node("url")) {
             (Some(_), Some(u)) => {
-                return Err(self.at(u.span(), "give either path: or url:, not both"))
+                return Err(self.doc.at(u.span(), "give either path: or url:, not both"))
             }
             (None, None) => {
-                return Err(self.at(
-                    self.map_at(map),
+                return Err(self.doc.at(
+                    self.doc.map_at(map),
                     "a request step needs path: (relative to the base URL) or url: (a full URL)",
                 ))
             }
             (Some(p), None) => {
-                let s = self.scalar(p, "path")?;
+                let s = self.doc.scalar(p, "path")?;
                 if !s.as_str().starts_with('/') && !s.as_str().starts_with("${") {
-                    return Err(self.at(
+                    return Err(self.doc.at(
                         s.span(),
                         format!("path '{}' must start with '/'", s.as_str()),
                     ));
                 }
                 if !self.has_base {
-                    return Err(self.at(
+                    return Err(self.doc.at(
                         s.span(),
                         "a path needs a base URL: set defaults: base_url: http://host, pass --target, or use url: with a full URL",
                     ));
@@ -1092,20 +882,20 @@ impl Parser {
                 )
             }
             (None, Some(u)) => {
-                let s = self.scalar(u, "url")?;
+                let s = self.doc.scalar(u, "url")?;
                 let text = s.as_str();
                 let after_scheme = text.find("://").map(|i| i + 3).ok_or_else(|| {
-                    self.at(s.span(), format!("url '{text}' must be a full URL such as http://host/path (or use path:)"))
+                    self.doc.at(s.span(), format!("url '{text}' must be a full URL such as http://host/path (or use path:)"))
                 })?;
                 let path_at = text[after_scheme..]
                     .find('/')
                     .map_or(text.len(), |i| after_scheme + i);
                 let origin_text = &text[..path_at];
                 if origin_text.contains("${") {
-                    return Err(self.at(s.span(), "the scheme, host and port of url: cannot contain variables (only its path and query can)"));
+                    return Err(self.doc.at(s.span(), "the scheme, host and port of url: cannot contain variables (only its path and query can)"));
                 }
                 let target =
-                    Target::parse(origin_text).map_err(|e| self.at(s.span(), e.to_string()))?;
+                    Target::parse(origin_text).map_err(|e| self.doc.at(s.span(), e.to_string()))?;
                 let origin = match self.origins.iter().position(|o| {
                     o.scheme == target.scheme && o.host == target.host && o.port == target.port
                 }) {
@@ -1121,13 +911,13 @@ impl Parser {
                     &text[path_at..]
                 };
                 if rest.contains(['\r', '\n', '\0']) {
-                    return Err(self.at(
+                    return Err(self.doc.at(
                         s.span(),
                         "url contains a line break or NUL, which would split the request: remove it",
                     ));
                 }
                 let path = Template::compile(rest, &self.vars)
-                    .map_err(|e| self.at(s.span(), format!("url: {}", e.message)))?;
+                    .map_err(|e| self.doc.at(s.span(), format!("url: {}", e.message)))?;
                 (origin, path, text.to_string())
             }
         };
@@ -1139,10 +929,10 @@ impl Parser {
         )?;
         let mut query = Vec::new();
         if let Some(q) = map.get_node("query") {
-            let m = self.mapping(q, "query")?;
+            let m = self.doc.mapping(q, "query")?;
             for (key, value) in m.iter() {
                 let name = Template::compile(key.as_str(), &self.vars)
-                    .map_err(|e| self.at(key.span(), e.message))?;
+                    .map_err(|e| self.doc.at(key.span(), e.message))?;
                 query.push((name, self.template(value, "a query value")?));
             }
         }
@@ -1155,8 +945,8 @@ impl Parser {
             .filter(|k| map.get_node(k).is_some())
             .collect();
         if bodies.len() > 1 {
-            return Err(self.at(
-                self.map_at(map),
+            return Err(self.doc.at(
+                self.doc.map_at(map),
                 format!(
                     "a step can have one of form:, body: or json:, not {}",
                     bodies.join(" and ")
@@ -1164,11 +954,11 @@ impl Parser {
             ));
         }
         let body = if let Some(f) = map.get_node("form") {
-            let m = self.mapping(f, "form")?;
+            let m = self.doc.mapping(f, "form")?;
             let mut fields = Vec::new();
             for (key, value) in m.iter() {
                 let name = Template::compile(key.as_str(), &self.vars)
-                    .map_err(|e| self.at(key.span(), e.message))?;
+                    .map_err(|e| self.doc.at(key.span(), e.message))?;
                 fields.push((name, self.template(value, "a form value")?));
             }
             Body::Form(fields)
@@ -1178,16 +968,17 @@ impl Parser {
             let text = json_text(j);
             Body::Json(
                 Template::compile(&text, &self.vars)
-                    .map_err(|e| self.at(j.span(), format!("json: {}", e.message)))?,
+                    .map_err(|e| self.doc.at(j.span(), format!("json: {}", e.message)))?,
             )
         } else {
             Body::None
         };
         let mut extract = Vec::new();
         if let Some(e) = map.get_node("extract") {
-            let list = e
-                .as_sequence()
-                .ok_or_else(|| self.at(e.span(), "extract must be a list (- name: ...)"))?;
+            let list = e.as_sequence().ok_or_else(|| {
+                self.doc
+                    .at(e.span(), "extract must be a list (- name: ...)")
+            })?;
             for entry in list.iter() {
                 extract.push(self.extractor(entry)?);
             }
@@ -1195,7 +986,7 @@ impl Parser {
         let mut checks = Vec::new();
         if let Some(c) = map.get_node("check") {
             let list = c.as_sequence().ok_or_else(|| {
-                self.at(
+                self.doc.at(
                     c.span(),
                     "check must be a list (- status: 200, - contains: text, ...)",
                 )
@@ -1209,7 +1000,7 @@ impl Parser {
             None => None,
         };
         let follow_redirects = match map.get_node("follow_redirects") {
-            Some(f) => self.boolean(f, "follow_redirects")?,
+            Some(f) => self.doc.boolean(f, "follow_redirects")?,
             None => follow_redirects,
         };
         let needs_body = extract.iter().any(|e: &Extractor| {
@@ -1250,28 +1041,28 @@ impl Parser {
     }
 
     fn extractor(&mut self, entry: &Yaml) -> Res<Extractor> {
-        let m = self.mapping(entry, "an extractor")?;
-        self.keys(m, EXTRACT_KEYS, "an extractor")?;
+        let m = self.doc.mapping(entry, "an extractor")?;
+        self.doc.keys(m, EXTRACT_KEYS, "an extractor")?;
         let name_node = m.get_node("name").ok_or_else(|| {
-            self.at(
-                self.map_at(m),
+            self.doc.at(
+                self.doc.map_at(m),
                 "an extractor needs name: the variable to set",
             )
         })?;
-        let name = self.text(name_node, "name")?;
+        let name = self.doc.text(name_node, "name")?;
         let into = self
             .vars
             .lookup(&name)
-            .ok_or_else(|| self.at(name_node.span(), "invalid variable name"))?;
+            .ok_or_else(|| self.doc.at(name_node.span(), "invalid variable name"))?;
         let pick = match m.get_node("match") {
             Some(p) => {
-                let s = self.scalar(p, "match")?;
+                let s = self.doc.scalar(p, "match")?;
                 match s.as_str() {
                     "random" => Pick::Random,
                     "all" => Pick::All,
                     n => {
                         Pick::Nth(n.parse::<usize>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-                            self.at(
+                            self.doc.at(
                                 s.span(),
                                 format!("match must be a number from 1, random or all, not '{n}'"),
                             )
@@ -1286,7 +1077,7 @@ impl Parser {
             .filter(|k| m.get_node(k).is_some())
             .collect();
         if sources.len() != 1 {
-            return Err(self.at(self.map_at(m), format!(
+            return Err(self.doc.at(self.doc.map_at(m), format!(
                 "an extractor needs exactly one of regex:, css:, json:, header:, cookie: (found {})",
                 if sources.is_empty() { "none".to_string() } else { sources.join(", ") }
             )));
@@ -1296,11 +1087,11 @@ impl Parser {
                 let node = m.get_node("regex").expect("checked above");
                 let pattern = self.regex(node, "regex")?;
                 let group = match m.get_node("group") {
-                    Some(g) => self.whole(g, "group", 0)? as usize,
+                    Some(g) => self.doc.whole(g, "group", 0)? as usize,
                     None => usize::from(pattern.captures_len() > 1),
                 };
                 if group >= pattern.captures_len() {
-                    return Err(self.at(
+                    return Err(self.doc.at(
                         node.span(),
                         format!(
                             "the regex has {} group(s); group {group} does not exist",
@@ -1315,7 +1106,9 @@ impl Parser {
                 }
             }
             "css" => {
-                let s = self.scalar(m.get_node("css").expect("checked above"), "css")?;
+                let s = self
+                    .doc
+                    .scalar(m.get_node("css").expect("checked above"), "css")?;
                 let (selector_text, attribute) = match s.as_str().rsplit_once('@') {
                     Some((sel, attr)) if !attr.contains([']', ' ']) => {
                         (sel, Some(attr.to_string()))
@@ -1323,7 +1116,7 @@ impl Parser {
                     _ => (s.as_str(), None),
                 };
                 let selector = scraper::Selector::parse(selector_text).map_err(|_| {
-                    self.at(s.span(), format!("'{selector_text}' is not a valid CSS selector: write e.g. input[name=sesskey]@value"))
+                    self.doc.at(s.span(), format!("'{selector_text}' is not a valid CSS selector: write e.g. input[name=sesskey]@value"))
                 })?;
                 ExtractKind::Css {
                     selector,
@@ -1332,9 +1125,11 @@ impl Parser {
                 }
             }
             "json" => {
-                let s = self.scalar(m.get_node("json").expect("checked above"), "json")?;
+                let s = self
+                    .doc
+                    .scalar(m.get_node("json").expect("checked above"), "json")?;
                 if !s.as_str().is_empty() && !s.as_str().starts_with('/') {
-                    return Err(self.at(
+                    return Err(self.doc.at(
                         s.span(),
                         format!(
                             "json: takes a JSON pointer such as /data/0/id, not '{}'",
@@ -1345,10 +1140,12 @@ impl Parser {
                 ExtractKind::JsonPointer(s.as_str().to_string())
             }
             "header" => ExtractKind::Header(
-                self.text(m.get_node("header").expect("checked above"), "header")?,
+                self.doc
+                    .text(m.get_node("header").expect("checked above"), "header")?,
             ),
             _ => ExtractKind::Cookie(
-                self.text(m.get_node("cookie").expect("checked above"), "cookie")?,
+                self.doc
+                    .text(m.get_node("cookie").expect("checked above"), "cookie")?,
             ),
         };
         let default = match m.get_node("default") {
@@ -1356,7 +1153,7 @@ impl Parser {
             None => None,
         };
         let required = match m.get_node("required") {
-            Some(r) => self.boolean(r, "required")?,
+            Some(r) => self.doc.boolean(r, "required")?,
             None => false,
         };
         let check = required.then(|| self.check_id(&format!("extract {name}")));
@@ -1371,14 +1168,14 @@ impl Parser {
     }
 
     fn check(&mut self, entry: &Yaml) -> Res<Check> {
-        let m = self.mapping(entry, "a check")?;
-        self.keys(m, CHECK_KEYS, "a check")?;
+        let m = self.doc.mapping(entry, "a check")?;
+        self.doc.keys(m, CHECK_KEYS, "a check")?;
         let kinds: Vec<&str> = ["status", "contains", "not_contains", "matches", "max_time"]
             .into_iter()
             .filter(|k| m.get_node(k).is_some())
             .collect();
         if kinds.len() != 1 {
-            return Err(self.at(self.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, max_time:"));
+            return Err(self.doc.at(self.doc.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, max_time:"));
         }
         let node = m.get_node(kinds[0]).expect("checked above");
         let (kind, default_name) = match kinds[0] {
@@ -1390,7 +1187,7 @@ impl Parser {
                 let mut ranges = Vec::new();
                 let mut names = Vec::new();
                 for item in items {
-                    let s = self.scalar(item, "a status")?;
+                    let s = self.doc.scalar(item, "a status")?;
                     let text = s.as_str().trim();
                     let range = if let Some(class) = text
                         .strip_suffix("xx")
@@ -1400,7 +1197,7 @@ impl Parser {
                         (class * 100, class * 100 + 99)
                     } else {
                         let code = text.parse::<u16>().ok().filter(|c| (100..=599).contains(c)).ok_or_else(|| {
-                            self.at(s.span(), format!("'{text}' is not an HTTP status: write 200, [200, 303] or 2xx"))
+                            self.doc.at(s.span(), format!("'{text}' is not an HTTP status: write 200, [200, 303] or 2xx"))
                         })?;
                         (code, code)
                     };
@@ -1413,36 +1210,36 @@ impl Parser {
                 )
             }
             "contains" => {
-                let t = self.text(node, "contains")?;
+                let t = self.doc.text(node, "contains")?;
                 (
                     CheckKind::Contains(self.template(node, "contains")?),
                     format!("contains \"{t}\""),
                 )
             }
             "not_contains" => {
-                let t = self.text(node, "not_contains")?;
+                let t = self.doc.text(node, "not_contains")?;
                 (
                     CheckKind::NotContains(self.template(node, "not_contains")?),
                     format!("does not contain \"{t}\""),
                 )
             }
             "matches" => {
-                let t = self.text(node, "matches")?;
+                let t = self.doc.text(node, "matches")?;
                 (
                     CheckKind::Matches(self.pattern(node, "matches")?),
                     format!("matches /{t}/"),
                 )
             }
             _ => {
-                let d = self.duration(node, "max_time")?;
+                let d = self.doc.duration(node, "max_time")?;
                 (
                     CheckKind::MaxTime(d),
-                    format!("time <= {}", self.scalar(node, "max_time")?.as_str()),
+                    format!("time <= {}", self.doc.scalar(node, "max_time")?.as_str()),
                 )
             }
         };
         let name = match m.get_node("name") {
-            Some(n) => self.text(n, "name")?,
+            Some(n) => self.doc.text(n, "name")?,
             None => default_name,
         };
         let id = self.check_id(&name);

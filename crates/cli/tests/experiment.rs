@@ -1,0 +1,431 @@
+//! `headroom experiment` end to end against scripted servers whose
+//! differences are designed: the statistics find a real difference, the
+//! repetitions stop when the figure is steady, faults land on time, a
+//! killed study continues, and bad input is named before anything runs.
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+use support::{headroom, serial, temp_dir, Reply, TestServer};
+
+/// A delay of `ms` ± `jitter`% from the query, varying request by request
+/// (a fixed hash of the request's number, so runs differ but the test repeats).
+fn jittered_server() -> TestServer {
+    TestServer::start(|r| {
+        let ms: f64 = r.param("ms").and_then(|v| v.parse().ok()).unwrap_or(10.0);
+        let jitter: f64 = r
+            .param("jitter")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        let mut h = r.number.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
+        let unit = (h % 10_000) as f64 / 10_000.0;
+        let factor = 1.0 + jitter / 100.0 * (2.0 * unit - 1.0);
+        Reply {
+            delay: Duration::from_secs_f64(ms * factor / 1000.0),
+            ..Reply::default()
+        }
+    })
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn experiment(args: &[&str]) -> Output {
+    headroom()
+        .arg("experiment")
+        .args(args)
+        .output()
+        .expect("headroom runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn csv_rows(path: &Path) -> Vec<csv::StringRecord> {
+    csv::Reader::from_path(path)
+        .unwrap()
+        .records()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+#[test]
+fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it() {
+    let _guard = serial();
+    let server = jittered_server();
+    let dir = temp_dir("experiment-difference");
+    let file = write(
+        &dir,
+        "delay.yaml",
+        &format!(
+            "name: designed difference\n\
+             factors:\n  delay: [100, 120]\n\
+             workload:\n  url: {}\n  users: 1\n  duration: 2s\n\
+             repetitions: 4\n\
+             measure: [mean, p95, errors]\n",
+            server.url("/?ms=${delay}&jitter=40")
+        ),
+    );
+    let out = dir.join("study");
+    let out_s = out.to_str().unwrap();
+    let file_s = file.to_str().unwrap();
+
+    let dry = experiment(&[file_s, "--dry-run", "--out", out_s]);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry));
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    assert!(plan.contains("2 cells × 4 repetitions → 8 runs"), "{plan}");
+    assert!(plan.contains("estimated time: 24s (3s per run)"), "{plan}");
+    assert!(plan.contains("ms=120&jitter=40"), "{plan}");
+    assert!(!out.exists(), "a dry run wrote {}", out.display());
+
+    let started = Instant::now();
+    let output = experiment(&[file_s, "--out", out_s, "--fail-if", "regression(mean)>5%"]);
+    let report = text(&output);
+    // 120 ms is worse than the baseline 100 ms by 20%: the criterion holds.
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("regression: mean delay=120 vs 100"),
+        "{report}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60), "{report}");
+
+    let result = json(&out.join("experiment.json"));
+    assert_eq!(result["status"], "complete");
+    assert_eq!(result["runs_finished"], 8);
+    let mean = result["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["figure"] == "mean")
+        .unwrap();
+    assert_eq!(mean["significant"], true, "{mean}");
+    assert_eq!(mean["worse"], true, "{mean}");
+    let base_mean = result["cells"][0]["figures"]["mean"]["mean"]
+        .as_f64()
+        .unwrap();
+    let ci = mean["ci95"].as_array().unwrap();
+    let (low, high) = (
+        ci[0].as_f64().unwrap() / base_mean * 100.0,
+        ci[1].as_f64().unwrap() / base_mean * 100.0,
+    );
+    assert!(
+        low < 20.0 && 20.0 < high,
+        "CI {low:.1}%..{high:.1}% misses +20%: {mean}"
+    );
+    assert!(low > 0.0, "{mean}");
+
+    // One row per run, one per cell; every run an ordinary bundle.
+    let runs = csv_rows(&out.join("runs.csv"));
+    assert_eq!(runs.len(), 8);
+    for row in &runs {
+        let bundle = out.join(&row[4]);
+        assert!(
+            bundle.join("manifest.json").exists(),
+            "{}",
+            bundle.display()
+        );
+    }
+    let cells = csv_rows(&out.join("cells.csv"));
+    assert_eq!(cells.len(), 2);
+    assert_eq!(&cells[0][1], "delay=100");
+    assert_eq!(&cells[0][3], "4");
+    // Interleaved: the first round runs both cells before any runs twice.
+    let first_two: Vec<&str> = runs.iter().take(2).map(|r| &r[0]).collect();
+    assert!(
+        first_two.contains(&"1") && first_two.contains(&"2"),
+        "{runs:?}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("mean (ms) — mean ±95% interval"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("worse (95% CI"), "{stdout}");
+
+    // Run again: nothing is left to run, the result is the same.
+    let again = experiment(&[file_s, "--out", out_s, "--quiet"]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    assert_eq!(csv_rows(&out.join("runs.csv")).len(), 8);
+    assert_eq!(
+        json(&out.join("experiment.json"))["comparisons"],
+        result["comparisons"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn dynamic_repetitions_stop_when_the_cov_is_under_the_bound_and_at_max_otherwise() {
+    let _guard = serial();
+    // steady: 20 ms always. noisy: 10 ms in one run, 40 ms in the next (a
+    // new run is a request after a pause of 150 ms or more).
+    let runs = std::sync::Mutex::new((None::<Instant>, 0u64));
+    let server = TestServer::start(move |r| {
+        let mut ms = 20;
+        if r.param("kind").as_deref() == Some("noisy") {
+            let mut state = runs.lock().unwrap();
+            if state
+                .0
+                .is_none_or(|last| r.arrived - last > Duration::from_millis(150))
+            {
+                state.1 += 1;
+            }
+            state.0 = Some(r.arrived);
+            ms = if state.1.is_multiple_of(2) { 40 } else { 10 };
+        }
+        Reply {
+            delay: Duration::from_millis(ms),
+            ..Reply::default()
+        }
+    });
+    let dir = temp_dir("experiment-dynamic");
+    let file = write(
+        &dir,
+        "dynamic.yaml",
+        &format!(
+            "factors:\n  kind: [steady, noisy]\n\
+             workload:\n  url: {}\n  users: 1\n  duration: 600ms\n\
+             repetitions: {{min: 2, max: 4, until_cov: 3%, on: mean}}\n\
+             order: sequential\n\
+             measure: [p95, mean]\n",
+            server.url("/?kind=${kind}")
+        ),
+    );
+    let out = dir.join("study");
+    let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let cells = csv_rows(&out.join("cells.csv"));
+    assert_eq!(&cells[0][1], "kind=steady");
+    assert_eq!(&cells[0][2], "steady");
+    assert_eq!(&cells[0][3], "2", "the steady cell stops at min: {cells:?}");
+    assert_eq!(&cells[1][3], "4", "the noisy cell runs to max: {cells:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn faults_are_events_within_100ms_of_their_time() {
+    let _guard = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(5),
+        ..Reply::default()
+    });
+    let dir = temp_dir("experiment-fault");
+    let marker = dir.join("fault-ran");
+    let file = write(
+        &dir,
+        "fault.yaml",
+        &format!(
+            "factors:\n  n: [a]\n\
+             workload:\n  url: {}\n  users: 2\n  duration: 2s\n\
+             repetitions: 1\n\
+             faults:\n  - at: 1s\n    command: echo restarted ${{n}} > {}; echo done\n",
+            server.url("/"),
+            marker.display()
+        ),
+    );
+    let out = dir.join("study");
+    let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "restarted a\n");
+    let bundle = out.join("cells/c1-n-a/r1");
+    let events = csv_rows(&bundle.join("events.csv"));
+    assert_eq!(events.len(), 1);
+    let offset: f64 = events[0][0].parse().unwrap();
+    assert!(
+        (offset - 1.0).abs() < 0.1,
+        "fault at {offset} s, planned 1 s"
+    );
+    assert_eq!(&events[0][1], "fault");
+    assert_eq!(&events[0][4], "0");
+    assert_eq!(&events[0][6], "done\n");
+    let manifest = json(&bundle.join("manifest.json"));
+    assert_eq!(manifest["files"]["events"], "events.csv");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_killed_study_continues_where_it_stopped_and_stops_its_old_services() {
+    let _guard = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(5),
+        ..Reply::default()
+    });
+    let dir = temp_dir("experiment-resume");
+    let pid_file = dir.join("service.pid");
+    let file = write(
+        &dir,
+        "resume.yaml",
+        &format!(
+            "factors:\n  level: [a, b, c]\n\
+             workload:\n  url: {}\n  users: 1\n  duration: 700ms\n\
+             repetitions: 2\n\
+             order: sequential\n\
+             services:\n  - name: keeper\n    command: echo $$ > {}; exec sleep 300\n",
+            server.url("/?l=${level}"),
+            pid_file.display()
+        ),
+    );
+    let out = dir.join("study");
+    let args = [file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"];
+    let mut child = headroom().arg("experiment").args(args).spawn().unwrap();
+    let runs = out.join("runs.csv");
+    let started = Instant::now();
+    while std::fs::read_to_string(&runs)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 3
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no runs finished"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let service: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: signal 0 only checks the process exists.
+    assert_eq!(
+        unsafe { libc::kill(service, 0) },
+        0,
+        "the service died with the runner"
+    );
+    let kept = csv_rows(&runs).len();
+    assert!((2..6).contains(&kept), "{kept} runs kept");
+
+    let output = experiment(&args);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    // SAFETY: as above.
+    assert_ne!(
+        unsafe { libc::kill(service, 0) },
+        0,
+        "the old service still runs"
+    );
+    let rows = csv_rows(&runs);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    let mut seen: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r[0].to_string(), r[2].to_string()))
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 6, "a run was repeated: {rows:?}");
+    let cells = csv_rows(&out.join("cells.csv"));
+    assert_eq!(cells.len(), 3);
+    assert!(cells.iter().all(|c| &c[3] == "2"), "{cells:?}");
+    assert_eq!(json(&out.join("experiment.json"))["status"], "complete");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
+    let _guard = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let dir = temp_dir("experiment-bad");
+    let url = server.url("/");
+    let case = |name: &str, body: &str| -> (Output, std::path::PathBuf) {
+        let file = write(&dir, &format!("{name}.yaml"), body);
+        let out = dir.join(format!("out-{name}"));
+        let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+        (output, out)
+    };
+
+    let (o, out) = case(
+        "unknown-factor",
+        &format!("factors:\n  store: [db]\nworkload:\n  url: {url}?s=${{stroe}}\n  duration: 1s\n"),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("unknown-factor.yaml:4:8: workload.url: unknown factor 'stroe'"),
+        "{t}"
+    );
+    assert!(!out.exists());
+
+    let (o, _) = case(
+        "bad-users",
+        &format!("factors:\n  users: [2, lots]\nworkload:\n  url: {url}\n  users: ${{users}}\n  duration: 1s\n"),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("the workload of cell users=lots gives `headroom load --users lots"),
+        "{t}"
+    );
+
+    let scenario = write(&dir, "broken.yaml", "steps:\n  - label: a\n    pth: /\n");
+    let (o, _) = case(
+        "bad-scenario",
+        &format!(
+            "workload:\n  scenario: {}\n  duration: 1s\n",
+            scenario.display()
+        ),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("broken.yaml:3:5"), "{t}");
+
+    // The second cell's setup fails: the first cell's runs are kept.
+    let (o, out) = case(
+        "setup-fails",
+        &format!(
+            "factors:\n  db: [good, down]\nworkload:\n  url: {url}\n  duration: 500ms\n\
+             repetitions: 1\norder: sequential\n\
+             setup: 'test ${{db}} = good || {{ echo cannot reach database ${{db}}; exit 5; }}'\n"
+        ),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains("the setup of cell db=down failed (exit code 5)"),
+        "{t}"
+    );
+    assert!(t.contains("| cannot reach database down"), "{t}");
+    assert!(t.contains("1 finished runs are kept"), "{t}");
+    assert_eq!(csv_rows(&out.join("runs.csv")).len(), 1);
+    assert_eq!(json(&out.join("experiment.json"))["status"], "failed");
+
+    let (o, _) = case(
+        "never-ready",
+        &format!(
+            "workload:\n  url: {url}\n  duration: 500ms\n\
+             services:\n  - name: db\n    command: echo listening soon; sleep 60\n    ready: {{tcp: '127.0.0.1:1'}}\n    timeout: 700ms\n"
+        ),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(t.contains("service 'db' was not ready within 700ms"), "{t}");
+    assert!(t.contains("| listening soon"), "{t}");
+
+    let (o, _) = case(
+        "unreachable",
+        "workload:\n  url: http://127.0.0.1:1/\n  duration: 500ms\n",
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains("the run of cell (one cell) (repetition 1) failed (exit code 3)"),
+        "{t}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,141 @@
+//! The figures an experiment compares, where each comes from in a run's
+//! bundle, and which direction is better.
+
+use headroom_bundle::summary::RunSummary;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Figure {
+    Apdex,
+    Mean,
+    P50,
+    P90,
+    P95,
+    P99,
+    Max,
+    /// Errors as a share of requests.
+    Errors,
+    /// Requests per second.
+    Throughput,
+    /// A capacity search's answer, in users.
+    Users,
+    /// The first monitored host's average CPU %.
+    Cpu,
+}
+
+/// The figures compared when the file names none.
+pub const DEFAULT_FIGURES: [Figure; 6] = [
+    Figure::Apdex,
+    Figure::Mean,
+    Figure::P90,
+    Figure::P95,
+    Figure::Errors,
+    Figure::Throughput,
+];
+
+pub const ALL: [Figure; 11] = [
+    Figure::Apdex,
+    Figure::Mean,
+    Figure::P50,
+    Figure::P90,
+    Figure::P95,
+    Figure::P99,
+    Figure::Max,
+    Figure::Errors,
+    Figure::Throughput,
+    Figure::Users,
+    Figure::Cpu,
+];
+
+impl Figure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Apdex => "apdex",
+            Figure::Mean => "mean",
+            Figure::P50 => "p50",
+            Figure::P90 => "p90",
+            Figure::P95 => "p95",
+            Figure::P99 => "p99",
+            Figure::Max => "max",
+            Figure::Errors => "errors",
+            Figure::Throughput => "throughput",
+            Figure::Users => "users",
+            Figure::Cpu => "cpu",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Figure> {
+        ALL.iter().copied().find(|f| f.name() == name.trim())
+    }
+
+    /// The column name in runs.csv and cells.csv (with its unit).
+    pub fn column(self) -> &'static str {
+        match self {
+            Figure::Apdex => "apdex",
+            Figure::Mean => "mean_ms",
+            Figure::P50 => "p50_ms",
+            Figure::P90 => "p90_ms",
+            Figure::P95 => "p95_ms",
+            Figure::P99 => "p99_ms",
+            Figure::Max => "max_ms",
+            Figure::Errors => "error_rate",
+            Figure::Throughput => "throughput_rps",
+            Figure::Users => "capacity_users",
+            Figure::Cpu => "cpu_pct",
+        }
+    }
+
+    /// How a user reads it: "p95 (ms)".
+    pub fn title(self) -> &'static str {
+        match self {
+            Figure::Apdex => "Apdex",
+            Figure::Mean => "mean (ms)",
+            Figure::P50 => "p50 (ms)",
+            Figure::P90 => "p90 (ms)",
+            Figure::P95 => "p95 (ms)",
+            Figure::P99 => "p99 (ms)",
+            Figure::Max => "max (ms)",
+            Figure::Errors => "errors (%)",
+            Figure::Throughput => "throughput (req/s)",
+            Figure::Users => "capacity (users)",
+            Figure::Cpu => "CPU (%)",
+        }
+    }
+
+    /// True when a larger value is better (Apdex, throughput, capacity).
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Figure::Apdex | Figure::Throughput | Figure::Users)
+    }
+
+    /// The value as shown: errors in percent, the rest as stored.
+    pub fn shown(self, value: f64) -> f64 {
+        if self == Figure::Errors {
+            value * 100.0
+        } else {
+            value
+        }
+    }
+
+    /// The figure of a run's summary, for `label` or the total; `None`
+    /// when the run does not have it (no Apdex without requests, no CPU
+    /// without --monitor, no users outside a capacity search).
+    pub fn of_run(self, summary: &RunSummary, label: Option<&str>) -> Option<f64> {
+        let figures = match label {
+            Some(label) => summary.labels.get(label)?,
+            None => &summary.total,
+        };
+        let value = match self {
+            Figure::Apdex => figures.apdex?,
+            Figure::Mean => figures.mean_ms,
+            Figure::P50 => figures.p50_ms,
+            Figure::P90 => figures.p90_ms,
+            Figure::P95 => figures.p95_ms,
+            Figure::P99 => figures.p99_ms,
+            Figure::Max => figures.max_ms,
+            Figure::Errors => figures.error_rate,
+            Figure::Throughput => figures.rps,
+            Figure::Users => return None,
+            Figure::Cpu => summary.resources.first()?.cpu_pct.avg,
+        };
+        value.is_finite().then_some(value)
+    }
+}

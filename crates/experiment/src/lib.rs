@@ -1,0 +1,54 @@
+//! `headroom experiment`: a study of factors × levels → cells, each run for
+//! several repetitions with hooks, services, quiet waits and faults, and
+//! compared with confidence intervals.
+//!
+//! [`file`] reads the experiment file, [`plan`] renders each cell's
+//! commands and the run order, [`runner`] runs them (each run a `headroom`
+//! child writing an ordinary bundle), [`store`] keeps the study on disk and
+//! [`results`] computes and renders the comparisons (statistics from
+//! `headroom_analysis::experiment`).
+
+pub mod figure;
+pub mod file;
+pub mod plan;
+pub mod process;
+pub mod quiet;
+pub mod results;
+pub mod runner;
+pub mod store;
+pub mod template;
+
+use file::Experiment;
+use plan::{shell_words, Plan};
+
+/// Checks every cell's run before anything runs: its command line (with
+/// `parse_args`, the binary's own parser) and its scenario file, so a
+/// mistake in one cell's levels is found before the first run, not hours in.
+pub fn check_cells(
+    experiment: &Experiment,
+    plan: &Plan,
+    parse_args: impl Fn(&[String]) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut scenarios_checked: Vec<String> = Vec::new();
+    for cell in &plan.cells {
+        let argv = cell.run_argv(std::path::Path::new("/nonexistent/headroom-check"), 1);
+        if let Err(e) = parse_args(&argv) {
+            return Err(format!(
+                "{}: the workload of cell {} gives `headroom {}`, which is wrong: {}",
+                experiment.file.display(),
+                cell.label,
+                shell_words(&cell.argv),
+                e.trim()
+            ));
+        }
+        if let Some(file) = cell.scenario.clone() {
+            if scenarios_checked.contains(&file) {
+                continue;
+            }
+            headroom_load::scenario::parse_file(std::path::Path::new(&file), None)
+                .map_err(|e| format!("the scenario of cell {} has an error: {e}", cell.label))?;
+            scenarios_checked.push(file);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,379 @@
+//! The plan of an experiment: each cell with its commands rendered, the
+//! order of the runs, each run's command line, and the estimate of how
+//! long the study takes. `--dry-run` prints it.
+
+use crate::file::{Experiment, Order, Ready, WorkloadCommand};
+use headroom_analysis::experiment::{interleaved_order, sequential_order, Cell};
+use std::fmt::Write;
+use std::path::Path;
+use std::time::Duration;
+
+/// Time a run takes besides its planned length (start, preflight, writing).
+const RUN_OVERHEAD: Duration = Duration::from_secs(1);
+
+/// A cell with everything it runs.
+#[derive(Debug, Clone)]
+pub struct PlannedCell {
+    pub cell: Cell,
+    /// Its directory under `cells/`: `c1-store-db_users-30`.
+    pub dir_name: String,
+    /// `store=db users=30`.
+    pub label: String,
+    /// The run's command line without --out, --seed and --quiet.
+    pub argv: Vec<String>,
+    /// The scenario file the runs load, when the workload has one.
+    pub scenario: Option<String>,
+    pub setup: Option<String>,
+    pub teardown: Option<String>,
+    pub before_each: Option<String>,
+    pub after_each: Option<String>,
+    pub services: Vec<PlannedService>,
+    /// `AT=COMMAND`, as `--fault` takes them.
+    pub faults: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlannedService {
+    pub name: String,
+    pub command: String,
+    pub ready: Option<PlannedReady>,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlannedReady {
+    Tcp(String),
+    Http(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub cells: Vec<PlannedCell>,
+    /// (round, cell) in the order they run; a round beyond a cell's
+    /// needed repetitions is skipped when it comes.
+    pub order: Vec<(u32, usize)>,
+}
+
+/// `c3-store-redis_users-30`: the cell's number and its levels, with
+/// anything but letters, digits, '.' and '-' made '-'.
+fn dir_name(index: usize, cell: &Cell) -> String {
+    let mut name = format!("c{}", index + 1);
+    for (factor, level) in cell {
+        name.push(if name.contains('-') { '_' } else { '-' });
+        let clean = |s: &str| -> String {
+            s.chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .take(40)
+                .collect()
+        };
+        let _ = write!(name, "{}-{}", clean(factor), clean(level));
+    }
+    name
+}
+
+/// The cell as people read it: `store=db users=30` (or `(one cell)`).
+pub fn cell_label(cell: &Cell) -> String {
+    if cell.is_empty() {
+        return "(one cell)".into();
+    }
+    cell.iter()
+        .map(|(f, l)| format!("{f}={l}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub fn plan(experiment: &Experiment) -> Plan {
+    let cells = experiment
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, cell)| planned_cell(experiment, i, cell))
+        .collect::<Vec<_>>();
+    let rounds = experiment.repetitions.max;
+    let order = match experiment.order {
+        Order::Interleaved => interleaved_order(cells.len(), rounds, experiment.seed),
+        Order::Sequential => sequential_order(cells.len(), rounds),
+    };
+    Plan { cells, order }
+}
+
+fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCell {
+    let w = &experiment.workload;
+    let subject = w.subject.render(cell);
+    let scenario = (w.command == WorkloadCommand::Run
+        || (w.command == WorkloadCommand::Capacity
+            && w.flags.iter().any(|(flag, _)| flag == "--target")))
+    .then(|| subject.clone());
+    let mut argv = vec![w.command.name().to_string()];
+    let mut target = None;
+    for (flag, value) in &w.flags {
+        if flag == "--target" && w.command == WorkloadCommand::Capacity {
+            target = Some(value.render(cell));
+            continue;
+        }
+        argv.push(flag.clone());
+        argv.push(value.render(cell));
+    }
+    match (w.command, target) {
+        (WorkloadCommand::Capacity, Some(url)) => {
+            argv.push("--scenario".into());
+            argv.push(subject);
+            argv.push(url);
+        }
+        _ => argv.push(subject),
+    }
+    argv.extend(w.extra.iter().map(|t| t.render(cell)));
+    let hooks = &experiment.hooks;
+    PlannedCell {
+        cell: cell.clone(),
+        dir_name: dir_name(index, cell),
+        label: cell_label(cell),
+        argv,
+        scenario,
+        setup: hooks.setup.as_ref().map(|t| t.render(cell)),
+        teardown: hooks.teardown.as_ref().map(|t| t.render(cell)),
+        before_each: hooks.before_each.as_ref().map(|t| t.render(cell)),
+        after_each: hooks.after_each.as_ref().map(|t| t.render(cell)),
+        services: experiment
+            .services
+            .iter()
+            .map(|s| PlannedService {
+                name: s.name.clone(),
+                command: s.command.render(cell),
+                ready: s.ready.as_ref().map(|r| match r {
+                    Ready::Tcp(t) => PlannedReady::Tcp(t.render(cell)),
+                    Ready::Http(t) => PlannedReady::Http(t.render(cell)),
+                }),
+                timeout: s.timeout,
+            })
+            .collect(),
+        faults: experiment
+            .faults
+            .iter()
+            .map(|f| format!("{}ms={}", f.at.as_millis(), f.command.render(cell)))
+            .collect(),
+    }
+}
+
+impl PlannedCell {
+    /// The run's full command line (after the program's name).
+    pub fn run_argv(&self, out: &Path, seed: u64) -> Vec<String> {
+        let mut argv = self.argv.clone();
+        argv.push("--out".into());
+        argv.push(out.display().to_string());
+        argv.push("--seed".into());
+        argv.push(seed.to_string());
+        argv.push("--quiet".into());
+        for fault in &self.faults {
+            argv.push("--fault".into());
+            argv.push(fault.clone());
+        }
+        argv
+    }
+}
+
+/// A command line as a shell would take it: arguments with spaces or
+/// shell characters quoted.
+pub fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+            if plain {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The estimate of the whole study: (fewest runs, most runs, time per run).
+pub fn estimate(experiment: &Experiment) -> (usize, usize, Option<Duration>) {
+    let cells = experiment.cells.len();
+    let min = cells * experiment.repetitions.min as usize;
+    let max = cells * experiment.repetitions.max as usize;
+    (
+        min,
+        max,
+        experiment.workload.planned.map(|p| p + RUN_OVERHEAD),
+    )
+}
+
+fn hours(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// What `--dry-run` prints: the cells, the order, each command, the estimate.
+pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path) -> String {
+    let mut text = String::new();
+    let rule = &experiment.repetitions;
+    let (min_runs, max_runs, per_run) = estimate(experiment);
+    let _ = writeln!(
+        text,
+        "experiment '{}': {} cells × {} → {}",
+        experiment.name,
+        plan.cells.len(),
+        if rule.min == rule.max {
+            format!("{} repetitions", rule.min)
+        } else {
+            format!(
+                "{}–{} repetitions (more while the CoV of {} is above {:.1}%)",
+                rule.min,
+                rule.max,
+                experiment.repetitions_on.name(),
+                rule.until_cov.unwrap_or(0.0) * 100.0
+            )
+        },
+        if min_runs == max_runs {
+            format!("{max_runs} runs")
+        } else {
+            format!("{min_runs}–{max_runs} runs")
+        }
+    );
+    let _ = writeln!(
+        text,
+        "order: {}; figures: {}{}",
+        match experiment.order {
+            Order::Interleaved => format!("interleaved (seed {})", experiment.seed),
+            Order::Sequential => "sequential".into(),
+        },
+        experiment
+            .figures
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+        experiment
+            .label
+            .as_ref()
+            .map(|l| format!(" of label '{l}'"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(text, "output: {}", out.display());
+    match per_run {
+        Some(each) => {
+            let low = each * min_runs as u32;
+            let high = each * max_runs as u32;
+            let _ = writeln!(
+                text,
+                "estimated time: {}{} ({} per run{})",
+                hours(low),
+                if low == high {
+                    String::new()
+                } else {
+                    format!(" to {}", hours(high))
+                },
+                hours(each),
+                if experiment.quiet.is_some()
+                    || experiment.hooks.before_each.is_some()
+                    || !experiment.services.is_empty()
+                {
+                    ", plus hooks, services and quiet waits"
+                } else {
+                    ""
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(
+                text,
+                "estimated time: unknown (a capacity search's length depends on its answer, or the duration is a factor)"
+            );
+        }
+    }
+    let _ = writeln!(text, "\ncells:");
+    for (i, cell) in plan.cells.iter().enumerate() {
+        let _ = writeln!(text, "  {:>3}. {}  [{}]", i + 1, cell.label, cell.dir_name);
+        let show = |text: &mut String, what: &str, command: &Option<String>| {
+            if let Some(c) = command {
+                let _ = writeln!(text, "       {what}: {c}");
+            }
+        };
+        show(&mut text, "setup", &cell.setup);
+        for s in &cell.services {
+            let ready = match &s.ready {
+                Some(PlannedReady::Tcp(a)) => {
+                    format!(" (ready: tcp {a}, within {})", hours(s.timeout))
+                }
+                Some(PlannedReady::Http(u)) => {
+                    format!(" (ready: http {u}, within {})", hours(s.timeout))
+                }
+                None => String::new(),
+            };
+            let _ = writeln!(text, "       service {}: {}{ready}", s.name, s.command);
+        }
+        show(&mut text, "before each", &cell.before_each);
+        let run = cell.run_argv(
+            &out.join("cells").join(&cell.dir_name).join("rN"),
+            experiment.seed,
+        );
+        let _ = writeln!(text, "       run: {program} {}", shell_words(&run));
+        show(&mut text, "after each", &cell.after_each);
+        show(&mut text, "teardown", &cell.teardown);
+    }
+    let _ = writeln!(text, "\nrun order (round.cell):");
+    let mut line = String::from(" ");
+    for (n, (round, cell)) in plan.order.iter().enumerate() {
+        if n > 0 && n % 12 == 0 {
+            let _ = writeln!(text, "{line}");
+            line = String::from(" ");
+        }
+        let _ = write!(line, " {}.{}", round + 1, cell + 1);
+    }
+    let _ = writeln!(text, "{line}");
+    if rule.min != rule.max {
+        let _ = writeln!(
+            text,
+            "  (rounds beyond {} run only for cells whose CoV is still above the bound)",
+            rule.min
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_directories_are_numbered_and_clean() {
+        let cell = vec![
+            ("store".to_string(), "redis://127.0.0.1:6390".to_string()),
+            ("users".to_string(), "30".to_string()),
+        ];
+        assert_eq!(
+            dir_name(2, &cell),
+            "c3-store-redis---127.0.0.1-6390_users-30"
+        );
+        assert_eq!(dir_name(0, &Vec::new()), "c1");
+        assert_eq!(cell_label(&cell), "store=redis://127.0.0.1:6390 users=30");
+    }
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split() {
+        let argv: Vec<String> = ["run", "a b.yaml", "--fault", "3000ms=echo 'x'"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            shell_words(&argv),
+            "run 'a b.yaml' --fault '3000ms=echo '\\''x'\\'''"
+        );
+    }
+}

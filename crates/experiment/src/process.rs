@@ -1,0 +1,463 @@
+//! The processes an experiment starts: hooks (shell commands that must end,
+//! within a timeout), services (shell commands that run through a cell,
+//! ready when a port or URL answers, stopped by process group) and runs.
+//! Every output goes to a log file; errors carry the log's last lines.
+
+use crate::plan::PlannedReady;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const POLL: Duration = Duration::from_millis(50);
+/// How long a service has to stop after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Lines of a log shown with an error.
+const TAIL_LINES: usize = 15;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// From now on Ctrl-C and SIGTERM set [`interrupted`] instead of ending
+/// the process, so the runner can stop its services and keep its runs.
+pub fn catch_interrupts() {
+    let handler: extern "C" fn(libc::c_int) = on_signal;
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+    }
+}
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The last lines of a log, indented, for an error message.
+pub fn tail(path: &Path) -> String {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(8000)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.len().saturating_sub(TAIL_LINES);
+    lines[from..]
+        .iter()
+        .map(|l| format!("    | {l}\n"))
+        .collect()
+}
+
+/// Why a process failed, with the end of its log.
+#[derive(Debug, Clone)]
+pub struct ProcessError {
+    pub what: String,
+    pub log: PathBuf,
+}
+
+impl std::fmt::Display for ProcessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tail = tail(&self.log);
+        write!(f, "{} (its output: {})", self.what, self.log.display())?;
+        if !tail.is_empty() {
+            write!(f, "; its last lines:\n{}", tail.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+fn log_file(log: &Path) -> std::io::Result<(std::fs::File, std::fs::File)> {
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)?;
+    let err = out.try_clone()?;
+    Ok((out, err))
+}
+
+fn shell(command: &str, log: &Path, env: &[(String, String)]) -> std::io::Result<Child> {
+    let (out, err) = log_file(log)?;
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+}
+
+fn kill_group(pgid: u32, signal: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals a process group.
+    unsafe {
+        libc::kill(-(pgid as libc::pid_t), signal);
+    }
+}
+
+/// Whether a process group still has a member.
+fn group_alive(pgid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the group exists.
+    unsafe { libc::kill(-(pgid as libc::pid_t), 0) == 0 }
+}
+
+/// Runs a hook to its end: `what` names it in errors ("the setup of cell
+/// store=redis"). A hook still running at `timeout` is killed.
+pub fn run_hook(
+    what: &str,
+    command: &str,
+    log: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> Result<(), ProcessError> {
+    let fail = |what: String| ProcessError {
+        what,
+        log: log.to_path_buf(),
+    };
+    let mut child =
+        shell(command, log, env).map_err(|e| fail(format!("{what} could not start: {e}")))?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => {
+                kill_group(child.id(), libc::SIGKILL);
+                return Err(fail(format!(
+                    "{what} failed ({}): `{command}`",
+                    describe_status(status)
+                )));
+            }
+            Ok(None) => {}
+            Err(e) => return Err(fail(format!("{what}: lost track of `{command}`: {e}"))),
+        }
+        if started.elapsed() > timeout {
+            kill_group(child.id(), libc::SIGKILL);
+            let _ = child.wait();
+            return Err(fail(format!(
+                "{what} did not end within {} and was stopped: `{command}` (raise hook_timeout: if it needs longer)",
+                humantime::format_duration(timeout)
+            )));
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => "ended abnormally".into(),
+    }
+}
+
+/// A service started for a cell.
+pub struct RunningService {
+    pub name: String,
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl RunningService {
+    pub fn start(
+        name: &str,
+        command: &str,
+        log: &Path,
+        env: &[(String, String)],
+    ) -> Result<RunningService, ProcessError> {
+        let child = shell(command, log, env).map_err(|e| ProcessError {
+            what: format!("service '{name}' could not start: {e}"),
+            log: log.to_path_buf(),
+        })?;
+        Ok(RunningService {
+            name: name.to_string(),
+            child,
+            log: log.to_path_buf(),
+        })
+    }
+
+    /// The process group to stop if the runner itself dies.
+    pub fn group(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits until the service answers; fails when it exits first or
+    /// does not answer within `timeout`.
+    pub fn wait_ready(
+        &mut self,
+        ready: Option<&PlannedReady>,
+        timeout: Duration,
+    ) -> Result<Duration, ProcessError> {
+        let started = Instant::now();
+        let fail = |what: String| ProcessError {
+            what,
+            log: self.log.clone(),
+        };
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(fail(format!(
+                    "service '{}' ended before it was ready ({})",
+                    self.name,
+                    describe_status(status)
+                )));
+            }
+            let answered = match ready {
+                None => true,
+                Some(PlannedReady::Tcp(address)) => tcp_answers(address),
+                Some(PlannedReady::Http(url)) => http_answers(url),
+            };
+            if answered {
+                return Ok(started.elapsed());
+            }
+            if interrupted() {
+                return Err(fail(format!(
+                    "interrupted while waiting for service '{}'",
+                    self.name
+                )));
+            }
+            if started.elapsed() > timeout {
+                let what = match ready {
+                    Some(PlannedReady::Tcp(a)) => format!("a connection to {a}"),
+                    Some(PlannedReady::Http(u)) => format!("an answer from {u}"),
+                    None => String::new(),
+                };
+                return Err(fail(format!(
+                    "service '{}' was not ready within {}: no {what} (raise its timeout:, or check its command)",
+                    self.name,
+                    humantime::format_duration(timeout)
+                )));
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    /// SIGTERM to its process group, SIGKILL after a grace period.
+    pub fn stop(mut self) {
+        let group = self.child.id();
+        kill_group(group, libc::SIGTERM);
+        let started = Instant::now();
+        while started.elapsed() < STOP_GRACE {
+            let _ = self.child.try_wait();
+            if !group_alive(group) {
+                break;
+            }
+            std::thread::sleep(POLL);
+        }
+        if group_alive(group) {
+            kill_group(group, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// Stops process groups a previous, killed runner left behind (their ids
+/// are in `pids`), so a resumed experiment does not find old services on
+/// its ports.
+pub fn stop_leftovers(pids: &Path) {
+    let Ok(text) = std::fs::read_to_string(pids) else {
+        return;
+    };
+    for group in text.lines().filter_map(|l| l.trim().parse::<u32>().ok()) {
+        if group > 1 && group_alive(group) {
+            kill_group(group, libc::SIGTERM);
+            let started = Instant::now();
+            while group_alive(group) && started.elapsed() < STOP_GRACE {
+                std::thread::sleep(POLL);
+            }
+            if group_alive(group) {
+                kill_group(group, libc::SIGKILL);
+            }
+        }
+    }
+    let _ = std::fs::remove_file(pids);
+}
+
+fn tcp_answers(address: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    let Ok(addrs) = address.to_socket_addrs() else {
+        return false;
+    };
+    addrs
+        .into_iter()
+        .any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_millis(500)).is_ok())
+}
+
+/// A plain-HTTP GET of `url` answers with a status below 500.
+fn http_answers(url: &str) -> bool {
+    use std::io::Write;
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let address = if authority.contains(':') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    use std::net::ToSocketAddrs;
+    let Some(addr) = address.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
+        return false;
+    };
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500))
+    else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 16];
+    let mut got = 0;
+    while got < head.len() {
+        match stream.read(&mut head[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    let text = String::from_utf8_lossy(&head[..got]);
+    text.starts_with("HTTP/1.")
+        && text
+            .get(9..12)
+            .and_then(|code| code.parse::<u16>().ok())
+            .is_some_and(|code| code < 500)
+}
+
+/// Runs `program argv` to its end with its output in `log`; forwards an
+/// interrupt to it (it then saves its bundle as interrupted). Returns its
+/// exit code (`None` when killed by a signal).
+pub fn run_child(
+    program: &Path,
+    argv: &[String],
+    log: &Path,
+    env: &[(String, String)],
+) -> std::io::Result<Option<i32>> {
+    let (out, err) = log_file(log)?;
+    let mut child = Command::new(program)
+        .args(argv)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()?;
+    let mut forwarded = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status.code());
+        }
+        if interrupted() && !forwarded {
+            // SAFETY: signals the child we started.
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+            }
+            forwarded = true;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("headroom-process-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_failing_hook_names_itself_and_shows_its_output() {
+        let dir = temp("hook");
+        let log = dir.join("setup.log");
+        let env = vec![("HEADROOM_CELL".to_string(), "store=redis".to_string())];
+        run_hook(
+            "the setup",
+            "echo ok $HEADROOM_CELL",
+            &log,
+            &env,
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let e = run_hook(
+            "the setup of cell store=redis",
+            "echo cannot reach the database >&2; exit 4",
+            &log,
+            &env,
+            Duration::from_secs(5),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("the setup of cell store=redis failed (exit code 4)"),
+            "{e}"
+        );
+        assert!(e.contains("| ok store=redis"), "{e}");
+        assert!(e.contains("| cannot reach the database"), "{e}");
+        let e = run_hook("a hook", "sleep 10", &log, &env, Duration::from_millis(200))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did not end within 200ms"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn services_become_ready_or_say_why_not_and_stop_with_their_children() {
+        let dir = temp("service");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let mut up =
+            RunningService::start("up", "sleep 30 & sleep 30", &dir.join("up.log"), &[]).unwrap();
+        up.wait_ready(Some(&PlannedReady::Tcp(address)), Duration::from_secs(5))
+            .unwrap();
+        let group = up.group();
+        up.stop();
+        assert!(!group_alive(group), "the service's children outlived it");
+        drop(listener);
+
+        let mut never = RunningService::start(
+            "never",
+            "echo starting on 1; sleep 30",
+            &dir.join("never.log"),
+            &[],
+        )
+        .unwrap();
+        let e = never
+            .wait_ready(
+                Some(&PlannedReady::Tcp("127.0.0.1:1".into())),
+                Duration::from_millis(300),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("was not ready within 300ms"), "{e}");
+        assert!(e.contains("| starting on 1"), "{e}");
+        never.stop();
+
+        let mut dies = RunningService::start("dies", "exit 7", &dir.join("dies.log"), &[]).unwrap();
+        let e = dies
+            .wait_ready(
+                Some(&PlannedReady::Http("http://127.0.0.1:1/".into())),
+                Duration::from_secs(5),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ended before it was ready (exit code 7)"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

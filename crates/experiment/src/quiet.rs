@@ -1,0 +1,108 @@
+//! Waiting for a quiet machine before a run: the CPUs idle (busy below a
+//! bound over the last second) and the hottest sensor steady (changed by
+//! less than a bound over a window, as stressberry waits for < 0.2 °C).
+
+use crate::file::Quiet;
+use headroom_monitor::procfs::{Roots, Snapshot};
+use std::time::{Duration, Instant};
+
+/// What a quiet wait found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuietOutcome {
+    pub waited: Duration,
+    /// The machine was still not quiet at the timeout (the run went ahead).
+    pub timed_out: bool,
+    /// Busy CPU % over the last second waited.
+    pub cpu_pct: f64,
+    /// The hottest sensor at the end, °C (none without sensors).
+    pub temperature_c: Option<f64>,
+}
+
+impl QuietOutcome {
+    /// One line for runs.csv and the progress: "quiet after 4s (CPU 2.1%, 48.3 °C)".
+    pub fn describe(&self) -> String {
+        let temperature = self
+            .temperature_c
+            .map(|t| format!(", {t:.1} °C"))
+            .unwrap_or_default();
+        if self.timed_out {
+            format!(
+                "not quiet after {}s (CPU {:.1}%{temperature}): ran anyway",
+                self.waited.as_secs(),
+                self.cpu_pct
+            )
+        } else {
+            format!(
+                "quiet after {}s (CPU {:.1}%{temperature})",
+                self.waited.as_secs(),
+                self.cpu_pct
+            )
+        }
+    }
+}
+
+fn busy_pct(before: &Snapshot, after: &Snapshot) -> f64 {
+    let (Some(a), Some(b)) = (before.cpus.first(), after.cpus.first()) else {
+        return 0.0;
+    };
+    let total = b.total().saturating_sub(a.total());
+    let idle = (b.idle + b.iowait).saturating_sub(a.idle + a.iowait);
+    if total == 0 {
+        return 0.0;
+    }
+    100.0 * total.saturating_sub(idle) as f64 / total as f64
+}
+
+fn hottest(s: &Snapshot) -> Option<f64> {
+    s.temperatures
+        .values()
+        .copied()
+        .filter(|t| t.is_finite())
+        .reduce(f64::max)
+}
+
+/// Waits until quiet or the timeout; `stop` ends the wait early.
+pub fn wait(quiet: &Quiet, stop: impl Fn() -> bool) -> QuietOutcome {
+    let roots = Roots::default();
+    let started = Instant::now();
+    let mut previous = roots.snapshot(&[]);
+    let mut temperatures: Vec<(Instant, f64)> = Vec::new();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = roots.snapshot(&[]);
+        let cpu_pct = busy_pct(&previous, &now);
+        let temperature_c = hottest(&now);
+        let at = Instant::now();
+        if let Some(t) = temperature_c {
+            temperatures.push((at, t));
+        }
+        temperatures.retain(|(when, _)| at.duration_since(*when) <= quiet.window);
+        let steady = match temperature_c {
+            None => true,
+            Some(_) => {
+                let spread = temperatures
+                    .iter()
+                    .map(|(_, t)| *t)
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
+                        (lo.min(t), hi.max(t))
+                    });
+                started.elapsed() >= quiet.window
+                    && spread.1 - spread.0 < quiet.temperature_change_c
+            }
+        };
+        let waited = started.elapsed();
+        let outcome = |timed_out| QuietOutcome {
+            waited,
+            timed_out,
+            cpu_pct,
+            temperature_c,
+        };
+        if cpu_pct < quiet.cpu_below_pct && steady {
+            return outcome(false);
+        }
+        if waited >= quiet.timeout || stop() {
+            return outcome(true);
+        }
+        previous = now;
+    }
+}

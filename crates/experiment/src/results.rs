@@ -1,0 +1,531 @@
+//! The study's result from its finished runs: each cell's figures across
+//! repetitions, each factor's main effect, each level against its factor's
+//! baseline (Welch's interval; "not distinguishable from noise" when the
+//! interval holds 0), and runs whose environment differs from the others'.
+
+use crate::figure::Figure;
+use crate::file::Experiment;
+use crate::plan::cell_label;
+use crate::store::RunRow;
+use headroom_analysis::experiment::{
+    against_baseline, difference, main_effect, Cell, Difference, Summary,
+};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Debug, Clone)]
+pub struct CellResult {
+    pub cell: Cell,
+    pub label: String,
+    /// Repetitions finished.
+    pub runs: usize,
+    /// Per figure of the experiment: the repetitions' values and their summary.
+    pub values: Vec<Vec<f64>>,
+    pub summaries: Vec<Option<Summary>>,
+    /// Repetitions whose environment differs from most runs', with how.
+    pub odd_environment: Vec<(u32, String)>,
+}
+
+/// A level against its factor's baseline, the other factors held.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub factor: String,
+    pub level: String,
+    pub baseline: String,
+    /// The other factors' levels, as `users=30`.
+    pub held: String,
+    pub figure: Figure,
+    pub cell: usize,
+    pub baseline_cell: usize,
+    pub difference: Option<Difference>,
+    /// What the comparison says, in words.
+    pub verdict: String,
+    /// The change is real and in the worse direction.
+    pub worse: bool,
+}
+
+/// A factor's effect on a figure: each level's mean over the cells at it.
+#[derive(Debug, Clone)]
+pub struct MainEffect {
+    pub factor: String,
+    pub figure: Figure,
+    pub levels: Vec<(String, f64)>,
+}
+
+impl Comparison {
+    /// `mean  delay=120 vs 100 (users=30): +19.8%, worse (95% CI …)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:<10} {}={} vs {}{}: {}",
+            self.figure.name(),
+            self.factor,
+            self.level,
+            self.baseline,
+            if self.held.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.held)
+            },
+            self.verdict
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub cells: Vec<CellResult>,
+    pub main_effects: Vec<MainEffect>,
+    pub comparisons: Vec<Comparison>,
+    /// The environment most runs had.
+    pub usual_environment: String,
+}
+
+/// Reads `governor=… max_mhz=…` into its pairs.
+fn environment_pairs(text: &str) -> BTreeMap<&str, &str> {
+    text.split_whitespace()
+        .filter_map(|pair| pair.split_once('='))
+        .collect()
+}
+
+pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
+    let figures = &experiment.figures;
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for row in rows {
+        *counts.entry(row.environment.as_str()).or_default() += 1;
+    }
+    let usual = counts
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map(|(env, _)| env.to_string())
+        .unwrap_or_default();
+    let usual_pairs = environment_pairs(&usual);
+    let cells: Vec<CellResult> = experiment
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, cell)| {
+            let mut mine: Vec<&RunRow> = rows.iter().filter(|r| r.cell == i).collect();
+            mine.sort_by_key(|r| r.repetition);
+            let values: Vec<Vec<f64>> = (0..figures.len())
+                .map(|k| mine.iter().filter_map(|r| r.values[k]).collect())
+                .collect();
+            let odd_environment = mine
+                .iter()
+                .filter(|r| r.environment != usual)
+                .map(|r| {
+                    let theirs = environment_pairs(&r.environment);
+                    let differs: Vec<String> = usual_pairs
+                        .iter()
+                        .filter(|(k, v)| theirs.get(*k) != Some(v))
+                        .map(|(k, v)| {
+                            format!("{k} {} (others {v})", theirs.get(k).unwrap_or(&"unknown"))
+                        })
+                        .collect();
+                    (r.repetition, differs.join(", "))
+                })
+                .collect();
+            CellResult {
+                cell: cell.clone(),
+                label: cell_label(cell),
+                runs: mine.len(),
+                summaries: values.iter().map(|v| Summary::of(v)).collect(),
+                values,
+                odd_environment,
+            }
+        })
+        .collect();
+    let mut main_effects = Vec::new();
+    let mut comparisons = Vec::new();
+    for factor in experiment.factors.iter().filter(|f| f.levels.len() > 1) {
+        let baseline = experiment
+            .baseline
+            .iter()
+            .find(|(f, _)| *f == factor.name)
+            .map(|(_, l)| l.clone())
+            .unwrap_or_else(|| factor.levels[0].clone());
+        for (k, figure) in figures.iter().enumerate() {
+            let means: Vec<Option<f64>> = cells
+                .iter()
+                .map(|c| c.summaries[k].as_ref().map(|s| s.mean))
+                .collect();
+            main_effects.push(MainEffect {
+                factor: factor.name.clone(),
+                figure: *figure,
+                levels: main_effect(&factor.name, &experiment.cells, &means),
+            });
+            let runs: Vec<Vec<f64>> = cells.iter().map(|c| c.values[k].clone()).collect();
+            for found in against_baseline(&factor.name, &baseline, &experiment.cells, &runs) {
+                let cell = &experiment.cells[found.cell];
+                let level = cell
+                    .iter()
+                    .find(|(f, _)| *f == factor.name)
+                    .map(|(_, l)| l.clone())
+                    .unwrap_or_default();
+                let held: Vec<String> = cell
+                    .iter()
+                    .filter(|(f, _)| *f != factor.name)
+                    .map(|(f, l)| format!("{f}={l}"))
+                    .collect();
+                let (verdict, worse) = verdict(
+                    *figure,
+                    found.difference.as_ref(),
+                    &runs[found.baseline_cell],
+                    &runs[found.cell],
+                );
+                comparisons.push(Comparison {
+                    factor: factor.name.clone(),
+                    level,
+                    baseline: baseline.clone(),
+                    held: held.join(" "),
+                    figure: *figure,
+                    cell: found.cell,
+                    baseline_cell: found.baseline_cell,
+                    difference: found.difference,
+                    verdict,
+                    worse,
+                });
+            }
+        }
+    }
+    Results {
+        cells,
+        main_effects,
+        comparisons,
+        usual_environment: usual,
+    }
+}
+
+fn signed(value: f64) -> String {
+    let text = format!("{value:+.1}");
+    if text == "+0.0" || text == "-0.0" {
+        "0.0".into()
+    } else {
+        text.replace('-', "−")
+    }
+}
+
+/// The comparison in words, and whether it is a real change for the worse.
+fn verdict(figure: Figure, d: Option<&Difference>, base: &[f64], other: &[f64]) -> (String, bool) {
+    let Some(d) = d else {
+        if base.len() < 2 || other.len() < 2 {
+            return (
+                "not tested: each side needs at least 2 repetitions".into(),
+                false,
+            );
+        }
+        // Neither side varies: equal values are no difference, unequal
+        // ones differ in every repetition.
+        let same = difference(base, other).is_none()
+            && Summary::of(base).map(|s| s.mean) == Summary::of(other).map(|s| s.mean);
+        return if same {
+            (
+                "no difference: the same value in every repetition".into(),
+                false,
+            )
+        } else {
+            let better = (Summary::of(other).map_or(0.0, |s| s.mean)
+                > Summary::of(base).map_or(0.0, |s| s.mean))
+                == figure.higher_is_better();
+            (
+                format!(
+                    "{} in every repetition (no variation to test)",
+                    if better { "better" } else { "worse" }
+                ),
+                !better,
+            )
+        };
+    };
+    let base_mean = Summary::of(base).map_or(0.0, |s| s.mean);
+    let interval = if base_mean.abs() > f64::EPSILON {
+        format!(
+            "95% CI {}% to {}%",
+            signed(d.ci95.0 / base_mean * 100.0),
+            signed(d.ci95.1 / base_mean * 100.0)
+        )
+    } else {
+        format!("95% CI {} to {}", signed(d.ci95.0), signed(d.ci95.1))
+    };
+    let change = d
+        .change_pct
+        .map(|p| format!("{}%", signed(p)))
+        .unwrap_or_else(|| signed(d.change));
+    if !d.significant {
+        return (
+            format!("{change}, not distinguishable from noise ({interval} includes 0)"),
+            false,
+        );
+    }
+    let better = (d.change > 0.0) == figure.higher_is_better();
+    (
+        format!(
+            "{change}, {} ({interval})",
+            if better { "better" } else { "worse" }
+        ),
+        !better,
+    )
+}
+
+fn shown(figure: Figure, summary: Option<&Summary>) -> String {
+    let Some(s) = summary else {
+        return "—".into();
+    };
+    let digits = match figure {
+        Figure::Apdex => 3,
+        Figure::Users => 0,
+        _ => 1,
+    };
+    let mean = figure.shown(s.mean);
+    match s.ci95 {
+        Some((low, _)) => {
+            let half = figure.shown(s.mean - low);
+            format!("{mean:.digits$} ±{half:.digits$}")
+        }
+        None => format!("{mean:.digits$} (n=1)"),
+    }
+}
+
+/// The tables as the terminal shows them: per figure, the first factor
+/// down and the second across (the rest as separate tables), each value
+/// "mean ±half-width of its 95% interval".
+pub fn render_text(experiment: &Experiment, results: &Results) -> String {
+    let mut text = String::new();
+    let down = experiment.factors.first();
+    let across = experiment.factors.get(1);
+    for (k, figure) in experiment.figures.iter().enumerate() {
+        let _ = writeln!(
+            text,
+            "\n{}{} — mean ±95% interval over repetitions",
+            figure.title(),
+            experiment
+                .label
+                .as_ref()
+                .map(|l| format!(" of '{l}'"))
+                .unwrap_or_default()
+        );
+        let (Some(down), Some(across)) = (down, across) else {
+            for c in &results.cells {
+                let _ = writeln!(
+                    text,
+                    "  {:<32} {:>18}  n={}",
+                    c.label,
+                    shown(*figure, c.summaries[k].as_ref()),
+                    c.runs
+                );
+            }
+            continue;
+        };
+        // Tables for each combination of the other factors' levels.
+        let mut rest: Vec<String> = Vec::new();
+        for c in &results.cells {
+            let key: Vec<String> = c
+                .cell
+                .iter()
+                .skip(2)
+                .map(|(f, l)| format!("{f}={l}"))
+                .collect();
+            let key = key.join(" ");
+            if !rest.contains(&key) {
+                rest.push(key);
+            }
+        }
+        for key in rest {
+            if !key.is_empty() {
+                let _ = writeln!(text, "  {key}:");
+            }
+            let _ = write!(
+                text,
+                "  {:<20}",
+                format!("{} \\ {}", down.name, across.name)
+            );
+            for level in &across.levels {
+                let _ = write!(text, " {:>18}", format!("{}={level}", across.name));
+            }
+            let _ = writeln!(text);
+            for row in &down.levels {
+                let _ = write!(text, "  {:<20}", format!("{}={row}", down.name));
+                for col in &across.levels {
+                    let found = results.cells.iter().find(|c| {
+                        c.cell.first().is_some_and(|(_, l)| l == row)
+                            && c.cell.get(1).is_some_and(|(_, l)| l == col)
+                            && c.cell
+                                .iter()
+                                .skip(2)
+                                .map(|(f, l)| format!("{f}={l}"))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                                == key
+                    });
+                    let value = found
+                        .map(|c| shown(*figure, c.summaries[k].as_ref()))
+                        .unwrap_or_else(|| "not run".into());
+                    let _ = write!(text, " {value:>18}");
+                }
+                let _ = writeln!(text);
+            }
+        }
+    }
+    if experiment.factors.len() > 1 && !results.main_effects.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nmain effects (each level's mean over the cells at it):"
+        );
+        for e in &results.main_effects {
+            let levels: Vec<String> = e
+                .levels
+                .iter()
+                .map(|(l, m)| format!("{}={l}: {:.1}", e.factor, e.figure.shown(*m)))
+                .collect();
+            let _ = writeln!(text, "  {:<10} {}", e.figure.name(), levels.join(", "));
+        }
+    }
+    if !results.comparisons.is_empty() {
+        let _ = writeln!(text, "\nagainst the baseline (Welch's t, 95%):");
+        for c in &results.comparisons {
+            let _ = writeln!(text, "  {}", c.describe());
+        }
+    }
+    let odd: Vec<String> = results
+        .cells
+        .iter()
+        .flat_map(|c| {
+            c.odd_environment
+                .iter()
+                .map(move |(rep, how)| format!("  {} repetition {rep}: {how}", c.label))
+        })
+        .collect();
+    if !odd.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nruns whose environment differs from the others' (their cells' figures mix environments):"
+        );
+        for line in odd {
+            let _ = writeln!(text, "{line}");
+        }
+    }
+    text
+}
+
+/// `cells.csv`: one row per cell; per figure its mean, 95% interval, CoV,
+/// range and peaks (repetitions above 5 × the others' mean).
+pub fn cells_csv(experiment: &Experiment, results: &Results) -> String {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = vec!["cell".into(), "label".into()];
+    header.extend(experiment.factors.iter().map(|f| f.name.clone()));
+    header.push("repetitions".into());
+    header.push("odd_environment".into());
+    for f in &experiment.figures {
+        for part in [
+            "mean",
+            "ci95_low",
+            "ci95_high",
+            "cov_pct",
+            "min",
+            "max",
+            "peaks",
+        ] {
+            header.push(format!("{}_{part}", f.column()));
+        }
+    }
+    let _ = out.write_record(&header);
+    let number = |v: Option<f64>| v.map(|v| format!("{v:.6}")).unwrap_or_default();
+    for (i, c) in results.cells.iter().enumerate() {
+        let mut row: Vec<String> = vec![(i + 1).to_string(), c.label.clone()];
+        row.extend(c.cell.iter().map(|(_, l)| l.clone()));
+        row.push(c.runs.to_string());
+        row.push(c.odd_environment.len().to_string());
+        for s in &c.summaries {
+            let s = s.as_ref();
+            row.push(number(s.map(|s| s.mean)));
+            row.push(number(s.and_then(|s| s.ci95).map(|ci| ci.0)));
+            row.push(number(s.and_then(|s| s.ci95).map(|ci| ci.1)));
+            row.push(number(s.and_then(|s| s.cov).map(|c| c * 100.0)));
+            row.push(number(s.map(|s| s.min)));
+            row.push(number(s.map(|s| s.max)));
+            row.push(
+                s.map(|s| {
+                    s.peaks
+                        .iter()
+                        .map(|p| (p + 1).to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default(),
+            );
+        }
+        let _ = out.write_record(&row);
+    }
+    String::from_utf8(out.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// `experiment.json`: the result as data.
+pub fn result_json(
+    experiment: &Experiment,
+    results: &Results,
+    status: &str,
+    runs_planned: (usize, usize),
+) -> serde_json::Value {
+    let figure_list: Vec<&str> = experiment.figures.iter().map(|f| f.name()).collect();
+    json!({
+        "schema_version": 1,
+        "name": experiment.name,
+        "status": status,
+        "factors": experiment.factors.iter().map(|f| json!({"name": f.name, "levels": f.levels})).collect::<Vec<_>>(),
+        "baseline": experiment.baseline.iter().map(|(f, l)| (f.clone(), json!(l))).collect::<serde_json::Map<_, _>>(),
+        "figures": figure_list,
+        "label": experiment.label,
+        "runs_planned": {"min": runs_planned.0, "max": runs_planned.1},
+        "runs_finished": results.cells.iter().map(|c| c.runs).sum::<usize>(),
+        "usual_environment": results.usual_environment,
+        "cells": results.cells.iter().map(|c| json!({
+            "label": c.label,
+            "levels": c.cell.iter().map(|(f, l)| (f.clone(), json!(l))).collect::<serde_json::Map<_, _>>(),
+            "repetitions": c.runs,
+            "figures": experiment.figures.iter().zip(&c.summaries).zip(&c.values).map(|((f, s), v)| (f.name().to_string(), json!({
+                "values": v,
+                "mean": s.as_ref().map(|s| s.mean),
+                "ci95": s.as_ref().and_then(|s| s.ci95).map(|c| [c.0, c.1]),
+                "cov": s.as_ref().and_then(|s| s.cov),
+                "min": s.as_ref().map(|s| s.min),
+                "max": s.as_ref().map(|s| s.max),
+                "peaks": s.as_ref().map(|s| s.peaks.iter().map(|p| p + 1).collect::<Vec<_>>()),
+            }))).collect::<serde_json::Map<_, _>>(),
+            "odd_environment": c.odd_environment.iter().map(|(r, how)| json!({"repetition": r, "differs": how})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "main_effects": results.main_effects.iter().map(|e| json!({
+            "factor": e.factor, "figure": e.figure.name(),
+            "levels": e.levels.iter().map(|(l, m)| json!({"level": l, "mean": m})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "comparisons": results.comparisons.iter().map(|c| json!({
+            "factor": c.factor, "level": c.level, "baseline": c.baseline, "held": c.held,
+            "figure": c.figure.name(),
+            "change": c.difference.map(|d| d.change),
+            "change_pct": c.difference.and_then(|d| d.change_pct),
+            "ci95": c.difference.map(|d| [d.ci95.0, d.ci95.1]),
+            "df": c.difference.map(|d| d.df),
+            "significant": c.difference.map(|d| d.significant),
+            "worse": c.worse,
+            "verdict": c.verdict,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The comparisons that are real changes for the worse by more than
+/// `threshold_pct` percent (of the figures in `only`, or all).
+pub fn regressions(
+    results: &Results,
+    threshold_pct: f64,
+    only: Option<Figure>,
+) -> Vec<&Comparison> {
+    results
+        .comparisons
+        .iter()
+        .filter(|c| only.is_none_or(|f| f == c.figure))
+        .filter(|c| c.worse)
+        .filter(|c| {
+            c.difference
+                .and_then(|d| d.change_pct)
+                .is_none_or(|p| p.abs() > threshold_pct)
+        })
+        .collect()
+}

@@ -1,0 +1,629 @@
+//! Running a plan: for each (round, cell) in order, whether the cell still
+//! needs a repetition; entering a cell (setup, services ready) and leaving
+//! it (services stopped, teardown); before/after hooks, the quiet wait and
+//! the run itself, as a `headroom` child process writing an ordinary
+//! bundle. Each finished run is appended to `runs.csv` at once, so an
+//! interrupted or killed study continues where it stopped.
+
+use crate::figure::Figure;
+use crate::file::{Experiment, WorkloadCommand};
+use crate::plan::{estimate, Plan, PlannedCell};
+use crate::process::{
+    interrupted, run_child, run_hook, stop_leftovers, tail, ProcessError, RunningService,
+};
+use crate::quiet;
+use crate::store::{self, RunRow, CELLS_DIR, SERVICE_PIDS};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How a study ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// Every needed run finished.
+    Complete,
+    /// Ctrl-C or SIGTERM: the finished runs are kept.
+    Interrupted,
+    /// A hook, service or run failed: the message says which and why.
+    Failed(String),
+}
+
+pub struct Options {
+    pub out: PathBuf,
+    /// The `headroom` binary that runs each run.
+    pub program: PathBuf,
+    /// Draw the one-line progress (stderr is a terminal).
+    pub live: bool,
+    /// Print a line per finished run (not quiet).
+    pub verbose: bool,
+}
+
+/// The cell being visited: its services run until the runner leaves it.
+struct Visit {
+    cell: usize,
+    services: Vec<RunningService>,
+}
+
+struct Runner<'a> {
+    experiment: &'a Experiment,
+    plan: &'a Plan,
+    options: &'a Options,
+    rows: Vec<RunRow>,
+    visit: Option<Visit>,
+    /// Runs done in this invocation and their total time, for the ETA.
+    timed_runs: u32,
+    timed_total: Duration,
+}
+
+/// Refuses an output directory that holds something other than this
+/// experiment; creates it and writes the file's copy and the plan.
+pub fn prepare_output(experiment: &Experiment, plan: &Plan, out: &Path) -> Result<bool, String> {
+    let copy = out.join(store::FILE_COPY);
+    let resumed = copy.exists();
+    if resumed {
+        let before = std::fs::read_to_string(&copy)
+            .map_err(|e| format!("cannot read {}: {e}", copy.display()))?;
+        if before != experiment.text {
+            return Err(format!(
+                "{} holds a study of another version of {}: its runs would not compare. Use another --out, or remove {} to start over",
+                out.display(),
+                experiment.file.display(),
+                out.display()
+            ));
+        }
+    } else if out.exists()
+        && std::fs::read_dir(out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(format!(
+            "{} exists and is not an experiment's directory: choose another --out",
+            out.display()
+        ));
+    }
+    std::fs::create_dir_all(out.join(CELLS_DIR))
+        .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let plan_json = serde_json::json!({
+        "schema_version": 1,
+        "name": experiment.name,
+        "seed": experiment.seed,
+        "repetitions": {"min": experiment.repetitions.min, "max": experiment.repetitions.max,
+            "until_cov": experiment.repetitions.until_cov, "on": experiment.repetitions_on.name()},
+        "cells": plan.cells.iter().map(|c| serde_json::json!({
+            "label": c.label,
+            "dir": format!("{CELLS_DIR}/{}", c.dir_name),
+            "levels": c.cell.iter().map(|(f, l)| (f.clone(), serde_json::json!(l))).collect::<serde_json::Map<_, _>>(),
+            "run": c.argv,
+            "setup": c.setup, "teardown": c.teardown,
+            "before_each": c.before_each, "after_each": c.after_each,
+            "services": c.services.iter().map(|s| serde_json::json!({"name": s.name, "command": s.command})).collect::<Vec<_>>(),
+            "faults": c.faults,
+        })).collect::<Vec<_>>(),
+        "order": plan.order.iter().map(|(r, c)| [*r + 1, *c as u32 + 1]).collect::<Vec<_>>(),
+    });
+    let write = |name: &str, bytes: &[u8]| {
+        store::write_atomic(&out.join(name), bytes)
+            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+    };
+    write(store::FILE_COPY, experiment.text.as_bytes())?;
+    write(
+        store::PLAN,
+        serde_json::to_string_pretty(&plan_json)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    Ok(resumed)
+}
+
+/// Runs what is left of the plan; returns the finished runs (earlier ones
+/// included) and how it ended.
+pub fn run(experiment: &Experiment, plan: &Plan, options: &Options) -> (Vec<RunRow>, Ending) {
+    let factors: Vec<String> = experiment.factors.iter().map(|f| f.name.clone()).collect();
+    let rows = match store::read_runs(&options.out, &factors, &experiment.figures) {
+        Ok(rows) => rows,
+        Err(e) => return (Vec::new(), Ending::Failed(e)),
+    };
+    stop_leftovers(&options.out.join(SERVICE_PIDS));
+    let mut runner = Runner {
+        experiment,
+        plan,
+        options,
+        rows,
+        visit: None,
+        timed_runs: 0,
+        timed_total: Duration::ZERO,
+    };
+    let ending = runner.all();
+    let left = runner.leave();
+    if options.live {
+        eprint!("\r\x1b[2K");
+    }
+    let ending = match (ending, left) {
+        (Ending::Complete, Err(e)) => Ending::Failed(e.to_string()),
+        (ending, _) => ending,
+    };
+    (runner.rows, ending)
+}
+
+impl Runner<'_> {
+    fn figure_index(&self) -> usize {
+        let on = self.experiment.repetitions_on;
+        self.experiment
+            .figures
+            .iter()
+            .position(|f| *f == on)
+            .unwrap_or(0)
+    }
+
+    fn done(&self, cell: usize) -> Vec<&RunRow> {
+        self.rows.iter().filter(|r| r.cell == cell).collect()
+    }
+
+    /// Whether the cell needs the repetition of this round.
+    fn needed(&self, round: u32, cell: usize) -> bool {
+        let done = self.done(cell);
+        if done.iter().any(|r| r.round == round + 1) {
+            return false;
+        }
+        let k = self.figure_index();
+        let values: Vec<f64> = done
+            .iter()
+            .filter(|r| r.round <= round)
+            .map(|r| r.values[k].unwrap_or(f64::NAN))
+            .collect();
+        self.experiment.repetitions.more_needed(&values)
+    }
+
+    fn all(&mut self) -> Ending {
+        for (position, &(round, cell)) in self.plan.order.iter().enumerate() {
+            if interrupted() {
+                return Ending::Interrupted;
+            }
+            if !self.needed(round, cell) {
+                continue;
+            }
+            if self.visit.as_ref().map(|v| v.cell) != Some(cell) {
+                if let Err(e) = self.leave() {
+                    return Ending::Failed(e.to_string());
+                }
+                if let Err(e) = self.enter(cell) {
+                    if interrupted() {
+                        return Ending::Interrupted;
+                    }
+                    return Ending::Failed(e.to_string());
+                }
+            }
+            match self.one(position, round, cell) {
+                Ok(()) => {}
+                Err(ending) => return ending,
+            }
+        }
+        Ending::Complete
+    }
+
+    fn cell_dir(&self, cell: usize) -> PathBuf {
+        self.options
+            .out
+            .join(CELLS_DIR)
+            .join(&self.plan.cells[cell].dir_name)
+    }
+
+    fn env(
+        &self,
+        cell: &PlannedCell,
+        run_dir: Option<&Path>,
+        repetition: Option<u32>,
+    ) -> Vec<(String, String)> {
+        let mut env = vec![
+            (
+                "HEADROOM_EXPERIMENT_DIR".to_string(),
+                self.options.out.display().to_string(),
+            ),
+            ("HEADROOM_CELL".to_string(), cell.label.clone()),
+        ];
+        for (factor, level) in &cell.cell {
+            env.push((
+                format!("HEADROOM_FACTOR_{}", factor.to_ascii_uppercase()),
+                level.clone(),
+            ));
+        }
+        if let Some(dir) = run_dir {
+            env.push(("HEADROOM_RUN_DIR".to_string(), dir.display().to_string()));
+        }
+        if let Some(r) = repetition {
+            env.push(("HEADROOM_REPETITION".to_string(), r.to_string()));
+        }
+        env
+    }
+
+    fn status(&self, text: &str) {
+        if self.options.live {
+            eprint!("\r\x1b[2K{text}");
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    /// Setup, then the cell's services, each ready before the next starts.
+    fn enter(&mut self, cell: usize) -> Result<(), ProcessError> {
+        let planned = &self.plan.cells[cell];
+        let dir = self.cell_dir(cell);
+        let env = self.env(planned, None, None);
+        if let Some(setup) = &planned.setup {
+            self.status(&format!("{}: setup", planned.label));
+            run_hook(
+                &format!("the setup of cell {}", planned.label),
+                setup,
+                &dir.join("setup.log"),
+                &env,
+                self.experiment.hooks.timeout,
+            )?;
+        }
+        let mut visit = Visit {
+            cell,
+            services: Vec::new(),
+        };
+        for service in &planned.services {
+            self.status(&format!("{}: starting {}", planned.label, service.name));
+            let started = RunningService::start(
+                &service.name,
+                &service.command,
+                &dir.join(format!("service-{}.log", service.name)),
+                &env,
+            );
+            let mut running = match started {
+                Ok(s) => s,
+                Err(e) => {
+                    self.visit = Some(visit);
+                    return Err(e);
+                }
+            };
+            self.record_group(running.group());
+            let ready = running.wait_ready(service.ready.as_ref(), service.timeout);
+            visit.services.push(running);
+            if let Err(mut e) = ready {
+                e.what = format!("cell {}: {}", planned.label, e.what);
+                self.visit = Some(visit);
+                return Err(e);
+            }
+        }
+        self.visit = Some(visit);
+        Ok(())
+    }
+
+    fn record_group(&self, group: u32) {
+        let path = self.options.out.join(SERVICE_PIDS);
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{group}");
+        }
+    }
+
+    /// Stops the visited cell's services (last started first), then its teardown.
+    fn leave(&mut self) -> Result<(), ProcessError> {
+        let Some(mut visit) = self.visit.take() else {
+            return Ok(());
+        };
+        let planned = &self.plan.cells[visit.cell];
+        while let Some(service) = visit.services.pop() {
+            self.status(&format!("{}: stopping {}", planned.label, service.name));
+            service.stop();
+        }
+        let _ = std::fs::remove_file(self.options.out.join(SERVICE_PIDS));
+        if let Some(teardown) = &planned.teardown {
+            self.status(&format!("{}: teardown", planned.label));
+            run_hook(
+                &format!("the teardown of cell {}", planned.label),
+                teardown,
+                &self.cell_dir(visit.cell).join("teardown.log"),
+                &self.env(planned, None, None),
+                self.experiment.hooks.timeout,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn eta(&self, position: usize) -> String {
+        let (_, max_runs, per_run) = estimate(self.experiment);
+        let average = if self.timed_runs > 0 {
+            Some(self.timed_total / self.timed_runs)
+        } else {
+            per_run
+        };
+        let left = self.plan.order.len().saturating_sub(position).min(max_runs);
+        match average {
+            Some(each) => format!(
+                "study ETA ≤{}",
+                humantime::format_duration(Duration::from_secs((each * left as u32).as_secs()))
+            ),
+            None => "study ETA unknown".into(),
+        }
+    }
+
+    /// One run of `cell` for `round`: hooks, quiet wait, the run, its row.
+    fn one(&mut self, position: usize, round: u32, cell: usize) -> Result<(), Ending> {
+        let planned = &self.plan.cells[cell];
+        let repetition = self.done(cell).len() as u32 + 1;
+        let run_name = format!("r{repetition}");
+        let run_dir = self.cell_dir(cell).join(&run_name);
+        let relative = PathBuf::from(CELLS_DIR)
+            .join(&planned.dir_name)
+            .join(&run_name);
+        // A run that did not finish before is set aside, not mixed in.
+        if run_dir.exists() {
+            let aside = self.cell_dir(cell).join(format!("{run_name}.unfinished"));
+            let _ = std::fs::remove_dir_all(&aside);
+            if let Err(e) = std::fs::rename(&run_dir, &aside) {
+                return Err(Ending::Failed(format!(
+                    "cannot set aside the unfinished run {}: {e}",
+                    run_dir.display()
+                )));
+            }
+        }
+        if let Err(e) = std::fs::create_dir_all(&run_dir) {
+            return Err(Ending::Failed(format!(
+                "cannot create {}: {e}",
+                run_dir.display()
+            )));
+        }
+        let env = self.env(planned, Some(&run_dir), Some(repetition));
+        let head = format!(
+            "[{}/{}] {} repetition {repetition}",
+            position + 1,
+            self.plan.order.len(),
+            planned.label
+        );
+        let failed = |e: ProcessError| {
+            if interrupted() {
+                Ending::Interrupted
+            } else {
+                Ending::Failed(e.to_string())
+            }
+        };
+        if let Some(before) = &planned.before_each {
+            self.status(&format!("{head}: before_each"));
+            run_hook(
+                &format!(
+                    "before_each of cell {} (repetition {repetition})",
+                    planned.label
+                ),
+                before,
+                &run_dir.join("before_each.log"),
+                &env,
+                self.experiment.hooks.timeout,
+            )
+            .map_err(failed)?;
+        }
+        let quiet_note = match &self.experiment.quiet {
+            Some(q) => {
+                self.status(&format!("{head}: waiting for a quiet machine"));
+                quiet::wait(q, interrupted).describe()
+            }
+            None => String::new(),
+        };
+        if interrupted() {
+            return Err(Ending::Interrupted);
+        }
+        let argv = planned.run_argv(&run_dir, self.experiment.seed + u64::from(round));
+        let began = Instant::now();
+        let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        let planned_length = self.experiment.workload.planned;
+        let log = run_dir.join("run.log");
+        // The child runs on its own thread so the live line can tick.
+        let program = self.options.program.clone();
+        let child_env = env.clone();
+        let child_log = log.clone();
+        let child = std::thread::spawn(move || run_child(&program, &argv, &child_log, &child_env));
+        while !child.is_finished() {
+            let elapsed = began.elapsed();
+            let run_eta = planned_length
+                .map(|p| {
+                    format!(
+                        ", run {}s of {}s",
+                        elapsed.as_secs(),
+                        p.as_secs().max(elapsed.as_secs())
+                    )
+                })
+                .unwrap_or_else(|| format!(", run {}s", elapsed.as_secs()));
+            self.status(&format!("{head}{run_eta}; {}", self.eta(position)));
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let code = match child.join() {
+            Ok(Ok(code)) => code,
+            Ok(Err(e)) => {
+                return Err(Ending::Failed(format!(
+                    "cannot start {}: {e}",
+                    self.options.program.display()
+                )))
+            }
+            Err(_) => return Err(Ending::Failed("the run's thread failed".into())),
+        };
+        let took = began.elapsed();
+        if interrupted() || code == Some(130) {
+            return Err(Ending::Interrupted);
+        }
+        // 0: done; 1: the user's own --fail-if held (the run is still measured).
+        if !matches!(code, Some(0 | 1)) {
+            return Err(Ending::Failed(format!(
+                "the run of cell {} (repetition {repetition}) failed ({}): `{} {}`; its output:\n{}",
+                planned.label,
+                code.map(|c| format!("exit code {c}"))
+                    .unwrap_or_else(|| "killed by a signal".into()),
+                self.options.program.display(),
+                crate::plan::shell_words(&planned.run_argv(&run_dir, self.experiment.seed + u64::from(round))),
+                tail(&log).trim_end()
+            )));
+        }
+        let (values, environment) = match measure(self.experiment, &run_dir) {
+            Ok(measured) => measured,
+            Err(e) => {
+                return Err(Ending::Failed(format!(
+                    "the run of cell {} (repetition {repetition}) wrote no usable result: {e}",
+                    planned.label
+                )))
+            }
+        };
+        if let Some(after) = &planned.after_each {
+            self.status(&format!("{head}: after_each"));
+            run_hook(
+                &format!(
+                    "after_each of cell {} (repetition {repetition})",
+                    planned.label
+                ),
+                after,
+                &run_dir.join("after_each.log"),
+                &env,
+                self.experiment.hooks.timeout,
+            )
+            .map_err(failed)?;
+        }
+        let row = RunRow {
+            cell,
+            label: planned.label.clone(),
+            repetition,
+            round: round + 1,
+            bundle: relative,
+            started_at,
+            took_s: took.as_secs_f64(),
+            exit_code: code.unwrap_or(-1),
+            quiet: quiet_note,
+            environment,
+            values,
+        };
+        if let Err(e) = store::append_run(
+            &self.options.out,
+            &row,
+            &planned.cell,
+            &self.experiment.figures,
+        ) {
+            return Err(Ending::Failed(format!(
+                "cannot record the run in {}: {e}",
+                self.options.out.join(store::RUNS).display()
+            )));
+        }
+        if self.options.verbose {
+            let shown: Vec<String> = self
+                .experiment
+                .figures
+                .iter()
+                .zip(&row.values)
+                .map(|(f, v)| match v {
+                    Some(v) => format!(
+                        "{} {:.prec$}",
+                        f.name(),
+                        f.shown(*v),
+                        prec = if *f == Figure::Apdex { 3 } else { 1 }
+                    ),
+                    None => format!("{} —", f.name()),
+                })
+                .collect();
+            if self.options.live {
+                eprint!("\r\x1b[2K");
+            }
+            eprintln!("{head}: {} ({:.0}s)", shown.join(", "), took.as_secs_f64());
+        }
+        self.rows.push(row);
+        self.timed_runs += 1;
+        self.timed_total += took;
+        Ok(())
+    }
+}
+
+/// The experiment's figures of a finished run, and its environment.
+pub fn measure(experiment: &Experiment, dir: &Path) -> Result<(Vec<Option<f64>>, String), String> {
+    if experiment.workload.command == WorkloadCommand::Capacity {
+        let result = headroom_bundle::capacity::read(dir).map_err(|e| e.to_string())?;
+        if result.status != "complete" {
+            return Err(format!("the capacity search is {}", result.status));
+        }
+        let environment = result
+            .levels
+            .first()
+            .and_then(|l| {
+                let bundle = if l.bundle.is_absolute() {
+                    l.bundle.clone()
+                } else {
+                    dir.join(&l.bundle)
+                };
+                headroom_bundle::manifest::read_manifest(&bundle)
+                    .or_else(|_| headroom_bundle::manifest::read_manifest(&l.bundle))
+                    .ok()
+            })
+            .map(|m| environment(&m))
+            .unwrap_or_default();
+        let values = experiment
+            .figures
+            .iter()
+            .map(|f| match f {
+                Figure::Users => result.capacity.users.map(f64::from),
+                _ => None,
+            })
+            .collect();
+        return Ok((values, environment));
+    }
+    let manifest = headroom_bundle::manifest::read_manifest(dir).map_err(|e| e.to_string())?;
+    if manifest.status != headroom_bundle::summary::RunStatus::Complete {
+        return Err(format!("the run is {}", manifest.status.name()));
+    }
+    let Some(summary) = &manifest.summary else {
+        return Err("its manifest has no summary".into());
+    };
+    if let Some(label) = &experiment.label {
+        if !summary.labels.contains_key(label) {
+            return Err(format!(
+                "it has no label '{label}' (measure.label); its labels: {}",
+                summary
+                    .labels
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    let values = experiment
+        .figures
+        .iter()
+        .map(|f| f.of_run(summary, experiment.label.as_deref()))
+        .collect();
+    Ok((values, environment(&manifest)))
+}
+
+/// The environment's figures that must match across runs: governor,
+/// highest frequency, kernel, throttling and memory, of the generator
+/// and every monitored host.
+fn environment(manifest: &headroom_bundle::manifest::Manifest) -> String {
+    let mut pairs = Vec::new();
+    let mut add = |prefix: &str, f: &headroom_monitor::Fingerprint| {
+        pairs.push(format!(
+            "{prefix}governor={}",
+            f.governor.as_deref().unwrap_or("none")
+        ));
+        pairs.push(format!(
+            "{prefix}max_mhz={}",
+            f.frequency_max_mhz
+                .map(|m| format!("{m:.0}"))
+                .unwrap_or_else(|| "unknown".into())
+        ));
+        pairs.push(format!("{prefix}kernel={}", f.kernel.replace(' ', "_")));
+        pairs.push(format!(
+            "{prefix}throttled={}",
+            match &f.throttling {
+                Some(t) if t.throttled_now || t.frequency_capped_now || t.under_voltage_now =>
+                    "yes",
+                Some(_) => "no",
+                None => "unknown",
+            }
+        ));
+        pairs.push(format!("{prefix}memory_mb={}", f.memory_mb));
+    };
+    if let Some(f) = &manifest.fingerprint {
+        add("", f);
+    }
+    for host in &manifest.monitored_hosts {
+        add(&format!("{}:", host.agent), &host.fingerprint);
+    }
+    pairs.join(" ")
+}

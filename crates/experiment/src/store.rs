@@ -1,0 +1,234 @@
+//! An experiment's directory on disk:
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | [`FILE_COPY`] | the experiment file as run (a resumed run must match it) |
+//! | [`PLAN`] | the cells, their commands and the run order |
+//! | [`RUNS`] | one row per finished run: its cell, repetition, bundle, figures, environment |
+//! | [`CELLS`] | one row per cell: each figure's mean, 95% interval, CoV, range, peaks |
+//! | [`RESULT`] | the comparisons: main effects, levels against baselines, environment differences |
+//! | `cells/<cell>/r<N>/` | each run's ordinary bundle, its output (`run.log`) and hooks' logs |
+//!
+//! `runs.csv` is appended one row at a time as runs finish, so a study that
+//! is killed keeps every finished run, and running it again continues.
+
+use crate::figure::Figure;
+use headroom_analysis::experiment::Cell;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const FILE_COPY: &str = "experiment.yaml";
+pub const PLAN: &str = "plan.json";
+pub const RUNS: &str = "runs.csv";
+pub const CELLS: &str = "cells.csv";
+pub const RESULT: &str = "experiment.json";
+/// Process groups of running services, for a resumed runner to stop.
+pub const SERVICE_PIDS: &str = "services.pids";
+pub const CELLS_DIR: &str = "cells";
+
+const FIXED_COLUMNS: [&str; 10] = [
+    "cell",
+    "label",
+    "repetition",
+    "round",
+    "bundle",
+    "started_at",
+    "took_s",
+    "exit_code",
+    "quiet",
+    "environment",
+];
+
+/// One finished run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// 0-based here, 1-based in the file.
+    pub cell: usize,
+    pub label: String,
+    /// 1-based.
+    pub repetition: u32,
+    /// 1-based.
+    pub round: u32,
+    /// The run's bundle, relative to the experiment's directory.
+    pub bundle: PathBuf,
+    pub started_at: String,
+    pub took_s: f64,
+    pub exit_code: i32,
+    pub quiet: String,
+    /// The environment's key figures (governor, frequency, kernel, throttling, memory).
+    pub environment: String,
+    /// One per figure of the experiment, in its order.
+    pub values: Vec<Option<f64>>,
+}
+
+fn header(factors: &[String], figures: &[Figure]) -> Vec<String> {
+    let mut columns: Vec<String> = FIXED_COLUMNS.iter().map(|c| c.to_string()).collect();
+    columns.extend(factors.iter().cloned());
+    columns.extend(figures.iter().map(|f| f.column().to_string()));
+    columns
+}
+
+fn number(value: Option<f64>) -> String {
+    value.map(|v| format!("{v:.6}")).unwrap_or_default()
+}
+
+/// Appends a run's row to `runs.csv` (the header first when new).
+pub fn append_run(
+    dir: &Path,
+    row: &RunRow,
+    cell: &Cell,
+    figures: &[Figure],
+) -> std::io::Result<()> {
+    let path = dir.join(RUNS);
+    let fresh = !path.exists();
+    let factors: Vec<String> = cell.iter().map(|(f, _)| f.clone()).collect();
+    let mut text = csv::Writer::from_writer(Vec::new());
+    if fresh {
+        text.write_record(header(&factors, figures))?;
+    }
+    let mut record = vec![
+        (row.cell + 1).to_string(),
+        row.label.clone(),
+        row.repetition.to_string(),
+        row.round.to_string(),
+        row.bundle.display().to_string(),
+        row.started_at.clone(),
+        format!("{:.3}", row.took_s),
+        row.exit_code.to_string(),
+        row.quiet.clone(),
+        row.environment.clone(),
+    ];
+    record.extend(cell.iter().map(|(_, l)| l.clone()));
+    record.extend(row.values.iter().map(|v| number(*v)));
+    text.write_record(record)?;
+    let bytes = text
+        .into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    file.write_all(&bytes)?;
+    file.sync_data()
+}
+
+/// The finished runs in `runs.csv` (none when there is no file). A last
+/// row cut short by a kill is left out; the header must be this
+/// experiment's.
+pub fn read_runs(
+    dir: &Path,
+    factors: &[String],
+    figures: &[Figure],
+) -> Result<Vec<RunRow>, String> {
+    let path = dir.join(RUNS);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // A row is whole when it ends with a newline.
+    let whole = match text.rfind('\n') {
+        Some(end) => &text[..=end],
+        None => "",
+    };
+    let mut reader = csv::Reader::from_reader(whole.as_bytes());
+    let found: Vec<String> = reader
+        .headers()
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let expected = header(factors, figures);
+    if found != expected {
+        return Err(format!(
+            "{} has the columns of another experiment ({}), not of this file's: use another --out",
+            path.display(),
+            found.join(",")
+        ));
+    }
+    let mut rows = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i + 2;
+        let record = record.map_err(|e| format!("{} line {line}: {e}", path.display()))?;
+        let bad = |column: &str| format!("{} line {line}: bad {column}", path.display());
+        let field = |i: usize| record.get(i).unwrap_or_default();
+        let cell: usize = field(0).parse().map_err(|_| bad("cell"))?;
+        let values = (0..figures.len())
+            .map(|k| {
+                let text = field(FIXED_COLUMNS.len() + factors.len() + k);
+                if text.is_empty() {
+                    Ok(None)
+                } else {
+                    text.parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite())
+                        .map(Some)
+                        .ok_or_else(|| bad(figures[k].column()))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.push(RunRow {
+            cell: cell.checked_sub(1).ok_or_else(|| bad("cell"))?,
+            label: field(1).to_string(),
+            repetition: field(2).parse().map_err(|_| bad("repetition"))?,
+            round: field(3).parse().map_err(|_| bad("round"))?,
+            bundle: PathBuf::from(field(4)),
+            started_at: field(5).to_string(),
+            took_s: field(6).parse().map_err(|_| bad("took_s"))?,
+            exit_code: field(7).parse().map_err(|_| bad("exit_code"))?,
+            quiet: field(8).to_string(),
+            environment: field(9).to_string(),
+            values,
+        });
+    }
+    Ok(rows)
+}
+
+/// Writes `path` whole or not at all (a temporary file renamed over it).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_data()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_appended_and_read_back_and_a_cut_row_is_left_out() {
+        let dir = std::env::temp_dir().join(format!("headroom-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let figures = [Figure::Mean, Figure::Apdex];
+        let cell = vec![("store".to_string(), "redis".to_string())];
+        let row = RunRow {
+            cell: 1,
+            label: "store=redis".into(),
+            repetition: 2,
+            round: 2,
+            bundle: "cells/c2-store-redis/r2".into(),
+            started_at: "2026-11-22T22:00:00Z".into(),
+            took_s: 5.5,
+            exit_code: 0,
+            quiet: "quiet after 1s (CPU 2.0%)".into(),
+            environment: "governor=performance, kernel=6.1".into(),
+            values: vec![Some(101.25), None],
+        };
+        append_run(&dir, &row, &cell, &figures).unwrap();
+        append_run(&dir, &row, &cell, &figures).unwrap();
+        let mut text = std::fs::read_to_string(dir.join(RUNS)).unwrap();
+        text.push_str("2,store=db,1,1,cells/c1");
+        std::fs::write(dir.join(RUNS), text).unwrap();
+        let factors = vec!["store".to_string()];
+        let rows = read_runs(&dir, &factors, &figures).unwrap();
+        assert_eq!(rows, vec![row.clone(), row]);
+        let e = read_runs(&dir, &factors, &[Figure::P95]).unwrap_err();
+        assert!(e.contains("another experiment"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
