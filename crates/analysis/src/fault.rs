@@ -1,8 +1,10 @@
 //! What a fault did to a run (a store restarted, a node killed at a known
 //! second): the errors after it, and the time to recover, from the run's
 //! per-second figures. Recovered means: from some second on, every second
-//! is free of errors and its p95 is within 20% of the p95 before the fault
-//! (the median of the seconds before it).
+//! is free of errors, that second's p95 is within 20% of the p95 before the
+//! fault (the median of the seconds before it), and so is the median p95 of
+//! the seconds from it on (a lone slow second of a mixed journey afterwards
+//! is noise, not a relapse).
 
 /// One second of a run, as the fault figures use it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,23 +45,24 @@ pub fn effect(seconds: &[Second], at: u64) -> FaultEffect {
     let p95_before_ms = (!before.is_empty()).then(|| before[(before.len() - 1) / 2]);
     let after: Vec<&Second> = seconds.iter().filter(|s| s.second >= at).collect();
     let errors_after = after.iter().map(|s| s.errors).sum();
-    let good = |s: &Second| {
-        s.errors == 0
-            && s.count > 0
-            && match (s.p95_ms, p95_before_ms) {
-                (Some(p), Some(b)) => p <= b * (1.0 + RECOVERED_WITHIN),
-                _ => false,
-            }
-    };
-    // The first second from which every later second is good.
-    let mut first_of_good_tail = None;
-    for s in after.iter().rev() {
-        if good(s) {
-            first_of_good_tail = Some(s.second);
-        } else {
-            break;
+    let limit = p95_before_ms.map(|b| b * (1.0 + RECOVERED_WITHIN));
+    let within = |p: Option<f64>| matches!((p, limit), (Some(p), Some(l)) if p <= l);
+    // Recovered from second `i` of `after` on: that second is back within
+    // the limit, and every later one is error-free with samples and their
+    // median p95 is within it too (one slow second of a mixed journey after
+    // the recovery is not a relapse; errors are).
+    let recovered_from = |i: usize| {
+        let tail = &after[i..];
+        if !within(tail[0].p95_ms) || tail.iter().any(|s| s.errors > 0 || s.count == 0) {
+            return false;
         }
-    }
+        let mut p95s: Vec<f64> = tail.iter().filter_map(|s| s.p95_ms).collect();
+        p95s.sort_by(f64::total_cmp);
+        within(p95s.get((p95s.len().max(1) - 1) / 2).copied())
+    };
+    let first_of_good_tail = (0..after.len())
+        .find(|&i| recovered_from(i))
+        .map(|i| after[i].second);
     FaultEffect {
         at,
         errors_after,
@@ -97,11 +100,24 @@ mod tests {
             (0, 30.0),
             (0, 23.0),
             (0, 20.0),
+            // A lone slow second later is not a relapse.
+            (0, 35.0),
+            (0, 21.0),
         ]);
         let e = effect(&seconds, 3);
         assert_eq!(e.p95_before_ms, Some(20.0));
         assert_eq!(e.errors_after, 45);
         assert_eq!(e.recovered_after_s, Some(3));
+        // Slow for the rest of the run (median above the limit): not recovered.
+        let slow = run(&[
+            (0, 20.0),
+            (0, 20.0),
+            (3, 90.0),
+            (0, 22.0),
+            (0, 40.0),
+            (0, 41.0),
+        ]);
+        assert_eq!(effect(&slow, 2).recovered_after_s, None);
     }
 
     #[test]

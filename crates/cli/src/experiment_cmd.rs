@@ -8,7 +8,7 @@ use clap::Parser;
 use headroom_experiment::file::{parse_file, Experiment};
 use headroom_experiment::plan::{describe, estimate, plan, Plan};
 use headroom_experiment::results::{analyse, cells_csv, regressions, render_text, result_json};
-use headroom_experiment::runner::{prepare_output, run as run_study, Ending, Options};
+use headroom_experiment::runner::{prepare, prepare_output, run as run_study, Ending, Options};
 use headroom_experiment::store::{self, RunRow};
 use headroom_experiment::{check_cells, process};
 use std::io::IsTerminal;
@@ -31,8 +31,10 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             .unwrap_or_else(|| "experiment".into());
         PathBuf::from("runs").join(stem)
     });
-    let plan = plan(&experiment);
-    if let Err(e) = check_cells(&experiment, &plan, check_run_args) {
+    let plan = plan(&experiment, &out);
+    // A scenario the prepare command writes is checked after it ran.
+    let written_later = plan.prepare.is_some();
+    if let Err(e) = check_cells(&experiment, &plan, written_later, check_run_args) {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
@@ -58,8 +60,28 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    process::catch_interrupts();
     let live = !args.quiet && std::io::stderr().is_terminal();
+    let options = Options {
+        out: out.clone(),
+        program,
+        live,
+        verbose: !args.quiet,
+    };
+    process::catch_interrupts();
+    if let Err(e) = prepare(&plan, &options, experiment.hooks.timeout) {
+        eprintln!("headroom: {e}");
+        return ExitCode::from(if process::interrupted() {
+            EXIT_INTERRUPTED
+        } else {
+            EXIT_CANNOT_RUN
+        });
+    }
+    if written_later {
+        if let Err(e) = check_cells(&experiment, &plan, false, check_run_args) {
+            eprintln!("headroom: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
     if !args.quiet {
         let (min, max, _) = estimate(&experiment);
         eprintln!(
@@ -79,12 +101,6 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             out.display()
         );
     }
-    let options = Options {
-        out: out.clone(),
-        program,
-        live,
-        verbose: !args.quiet,
-    };
     let (rows, ending) = run_study(&experiment, &plan, &options);
     finish(&args, &experiment, &plan, &out, &rows, ending)
 }

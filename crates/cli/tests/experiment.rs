@@ -101,7 +101,7 @@ fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it()
     // 120 ms is worse than the baseline 100 ms by 20%: the criterion holds.
     assert_eq!(output.status.code(), Some(1), "{report}");
     assert!(
-        report.contains("regression: mean delay=120 vs 100"),
+        report.contains("regression: mean ") && report.contains("delay=120 vs 100: +"),
         "{report}"
     );
     assert!(started.elapsed() < Duration::from_secs(60), "{report}");
@@ -219,20 +219,31 @@ fn dynamic_repetitions_stop_when_the_cov_is_under_the_bound_and_at_max_otherwise
 }
 
 #[test]
-fn faults_are_events_within_100ms_of_their_time() {
+fn faults_are_events_within_100ms_of_their_time_with_their_errors_and_recovery() {
     let _guard = serial();
-    let server = TestServer::start(|_| Reply {
-        delay: Duration::from_millis(5),
-        ..Reply::default()
-    });
     let dir = temp_dir("experiment-fault");
+    std::fs::create_dir_all(&dir).unwrap();
     let marker = dir.join("fault-ran");
+    // The server fails for 600 ms after the fault's command wrote the marker.
+    let seen = marker.clone();
+    let server = TestServer::start(move |_| {
+        let failing = std::fs::metadata(&seen)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < Duration::from_millis(600));
+        Reply {
+            delay: Duration::from_millis(5),
+            status: if failing { 503 } else { 200 },
+            ..Reply::default()
+        }
+    });
     let file = write(
         &dir,
         "fault.yaml",
         &format!(
             "factors:\n  n: [a]\n\
-             workload:\n  url: {}\n  users: 2\n  duration: 2s\n\
+             workload:\n  url: {}\n  users: 2\n  duration: 4s\n\
              repetitions: 1\n\
              faults:\n  - at: 1s\n    command: echo restarted ${{n}} > {}; echo done\n",
             server.url("/"),
@@ -240,7 +251,7 @@ fn faults_are_events_within_100ms_of_their_time() {
         ),
     );
     let out = dir.join("study");
-    let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "restarted a\n");
     let bundle = out.join("cells/c1-n-a/r1");
@@ -256,6 +267,28 @@ fn faults_are_events_within_100ms_of_their_time() {
     assert_eq!(&events[0][6], "done\n");
     let manifest = json(&bundle.join("manifest.json"));
     assert_eq!(manifest["files"]["events"], "events.csv");
+    // The errors after the fault are the run's 503s, all of them after it;
+    // the run recovered within 2 s.
+    let errors = manifest["summary"]["total"]["errors"].as_u64().unwrap();
+    assert!(errors > 20, "{errors} errors");
+    let runs = csv_rows(&out.join("runs.csv"));
+    let header = csv::Reader::from_path(out.join("runs.csv"))
+        .unwrap()
+        .headers()
+        .unwrap()
+        .clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(
+        runs[0][column("fault_errors")].parse::<f64>().unwrap(),
+        errors as f64
+    );
+    let recovery: f64 = runs[0][column("recovery_s")].parse().unwrap();
+    assert!(
+        (1.0..=2.0).contains(&recovery),
+        "recovered after {recovery} s"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("recovery after the fault (s)"), "{stdout}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

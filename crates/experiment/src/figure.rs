@@ -20,6 +20,13 @@ pub enum Figure {
     Users,
     /// The first monitored host's average CPU %.
     Cpu,
+    /// Errors from the second of the run's first fault on.
+    FaultErrors,
+    /// Seconds from the first fault until errors stay at 0 and p95 is back
+    /// within 20% of before (none when the run did not recover).
+    Recovery,
+    /// Users whose `lost_check` failed after the first fault (sessions lost).
+    UsersLost,
 }
 
 /// The figures compared when the file names none.
@@ -32,6 +39,7 @@ pub const DEFAULT_FIGURES: [Figure; 6] = [
     Figure::Throughput,
 ];
 
+/// The figures a user can name in `measure:` (fault figures come with `faults:`).
 pub const ALL: [Figure; 11] = [
     Figure::Apdex,
     Figure::Mean,
@@ -60,6 +68,9 @@ impl Figure {
             Figure::Throughput => "throughput",
             Figure::Users => "users",
             Figure::Cpu => "cpu",
+            Figure::FaultErrors => "fault_errors",
+            Figure::Recovery => "recovery",
+            Figure::UsersLost => "users_lost",
         }
     }
 
@@ -81,6 +92,9 @@ impl Figure {
             Figure::Throughput => "throughput_rps",
             Figure::Users => "capacity_users",
             Figure::Cpu => "cpu_pct",
+            Figure::FaultErrors => "fault_errors",
+            Figure::Recovery => "recovery_s",
+            Figure::UsersLost => "users_lost",
         }
     }
 
@@ -98,6 +112,9 @@ impl Figure {
             Figure::Throughput => "throughput (req/s)",
             Figure::Users => "capacity (users)",
             Figure::Cpu => "CPU (%)",
+            Figure::FaultErrors => "errors after the fault",
+            Figure::Recovery => "recovery after the fault (s)",
+            Figure::UsersLost => "users who lost their session",
         }
     }
 
@@ -133,7 +150,9 @@ impl Figure {
             Figure::Max => figures.max_ms,
             Figure::Errors => figures.error_rate,
             Figure::Throughput => figures.rps,
-            Figure::Users => return None,
+            Figure::Users | Figure::FaultErrors | Figure::Recovery | Figure::UsersLost => {
+                return None
+            }
             Figure::Cpu => summary.resources.first()?.cpu_pct.avg,
         };
         value.is_finite().then_some(value)

@@ -15,6 +15,8 @@ type Res<T> = Result<T, LocatedError>;
 
 /// The largest experiment file read.
 const MAX_FILE_BYTES: u64 = 1_000_000;
+/// The template name of the study's output directory (`${out}`).
+pub const OUT: &str = "out";
 /// Most runs one experiment plans.
 pub const MAX_RUNS: usize = 10_000;
 
@@ -31,6 +33,9 @@ pub struct Experiment {
     /// Per factor, the level others are compared with (default: its first).
     pub baseline: Vec<(String, String)>,
     pub workload: Workload,
+    /// Run once before anything else (and before the cells' runs are
+    /// checked): make a dataset, write a journey into `${out}`.
+    pub prepare: Option<Template>,
     pub hooks: Hooks,
     pub services: Vec<Service>,
     pub repetitions: RepetitionRule,
@@ -129,6 +134,9 @@ pub struct Quiet {
 pub struct FaultSpec {
     pub at: Duration,
     pub command: Template,
+    /// The scenario check that fails for a user whose session the fault
+    /// lost (e.g. "logged in"): such users are counted.
+    pub lost_check: Option<String>,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -138,6 +146,7 @@ const TOP_KEYS: &[&str] = &[
     "cells",
     "baseline",
     "workload",
+    "prepare",
     "setup",
     "teardown",
     "before_each",
@@ -186,7 +195,7 @@ const SERVICE_KEYS: &[&str] = &["name", "command", "ready", "timeout"];
 const READY_KEYS: &[&str] = &["tcp", "http"];
 const REPETITION_KEYS: &[&str] = &["min", "max", "until_cov", "on"];
 const QUIET_KEYS: &[&str] = &["cpu_below", "temperature_change", "window", "timeout"];
-const FAULT_KEYS: &[&str] = &["at", "command"];
+const FAULT_KEYS: &[&str] = &["at", "command", "lost_check"];
 const MEASURE_KEYS: &[&str] = &["figures", "label"];
 
 /// Reads and checks an experiment file.
@@ -214,7 +223,6 @@ pub fn parse_str(text: &str, path: &Path) -> Res<Experiment> {
     doc.keys(map, TOP_KEYS, "the experiment file")?;
     let reader = Reader {
         doc: &doc,
-        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         factor_names: Vec::new(),
     };
     reader.experiment(map, text)
@@ -222,7 +230,6 @@ pub fn parse_str(text: &str, path: &Path) -> Res<Experiment> {
 
 struct Reader<'d> {
     doc: &'d Doc,
-    dir: PathBuf,
     factor_names: Vec<String>,
 }
 
@@ -256,6 +263,7 @@ impl Reader<'_> {
             None => Vec::new(),
         };
         self.factor_names = factors.iter().map(|f| f.name.clone()).collect();
+        self.factor_names.push(OUT.to_string());
         let cells = match map.get_node("cells") {
             Some(node) => self.cells(node, &factors)?,
             None => headroom_analysis::experiment::cells(&factors),
@@ -277,6 +285,7 @@ impl Reader<'_> {
                 .map(|node| self.command(node, key))
                 .transpose()
         };
+        let prepare = hook("prepare")?;
         let hooks = Hooks {
             setup: hook("setup")?,
             teardown: hook("teardown")?,
@@ -319,6 +328,13 @@ impl Reader<'_> {
             Some(node) => self.faults(node, &workload)?,
             None => Vec::new(),
         };
+        let mut figures = figures;
+        if !faults.is_empty() {
+            figures.extend([Figure::FaultErrors, Figure::Recovery]);
+            if faults[0].lost_check.is_some() {
+                figures.push(Figure::UsersLost);
+            }
+        }
         let runs = cells.len() * repetitions.max as usize;
         if runs > MAX_RUNS {
             return Err(doc.at(
@@ -338,6 +354,7 @@ impl Reader<'_> {
             cells,
             baseline,
             workload,
+            prepare,
             hooks,
             services,
             repetitions,
@@ -366,6 +383,12 @@ impl Reader<'_> {
                 return Err(doc.at(
                     key.span(),
                     format!("factor name '{name}': use letters, digits and _ (it is written ${{{name}}} in templates)"),
+                ));
+            }
+            if name == OUT {
+                return Err(doc.at(
+                    key.span(),
+                    "'out' is the study's directory (${out}): give the factor another name",
                 ));
             }
             let what = format!("the levels of factor '{name}'");
@@ -498,18 +521,8 @@ impl Reader<'_> {
                     "give the workload a scenario: or a url:, not both",
                 ))
             }
-            (Some(file), None) => {
-                let t = self.template(file, "workload.scenario")?;
-                // A relative scenario path is relative to the experiment file.
-                let rendered_anchor = Path::new(&t.source);
-                if rendered_anchor.is_relative() && !self.dir.as_os_str().is_empty() {
-                    let joined = self.dir.join(&t.source);
-                    Template::parse(&joined.to_string_lossy(), &self.factor_names)
-                        .map_err(|e| doc.at(file.span(), e))?
-                } else {
-                    t
-                }
-            }
+            // A relative path is taken from the experiment file's directory (plan.rs).
+            (Some(file), None) => self.template(file, "workload.scenario")?,
             (None, Some(url)) => self.template(url, "workload.url")?,
             (None, None) => {
                 return Err(doc.at(
@@ -909,9 +922,22 @@ impl Reader<'_> {
                     ));
                 }
             }
+            let lost_check = match map.get_node("lost_check") {
+                None => None,
+                Some(node) => {
+                    if workload.command != WorkloadCommand::Run {
+                        return Err(doc.at(
+                            node.span(),
+                            "lost_check: names a check of the scenario: it needs a workload with scenario:",
+                        ));
+                    }
+                    Some(doc.text(node, "a fault's lost_check")?)
+                }
+            };
             faults.push(FaultSpec {
                 at: at_value,
                 command: self.command(command, "a fault's command")?,
+                lost_check,
             });
         }
         Ok(faults)

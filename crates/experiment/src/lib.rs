@@ -8,6 +8,7 @@
 //! [`results`] computes and renders the comparisons (statistics from
 //! `headroom_analysis::experiment`).
 
+pub mod fault_figures;
 pub mod figure;
 pub mod file;
 pub mod plan;
@@ -24,9 +25,12 @@ use plan::{shell_words, Plan};
 /// Checks every cell's run before anything runs: its command line (with
 /// `parse_args`, the binary's own parser) and its scenario file, so a
 /// mistake in one cell's levels is found before the first run, not hours in.
+/// With `written_later`, a scenario file that does not exist yet is not an
+/// error (the `prepare` command writes it).
 pub fn check_cells(
     experiment: &Experiment,
     plan: &Plan,
+    written_later: bool,
     parse_args: impl Fn(&[String]) -> Result<(), String>,
 ) -> Result<(), String> {
     let mut scenarios_checked: Vec<String> = Vec::new();
@@ -42,7 +46,9 @@ pub fn check_cells(
             ));
         }
         if let Some(file) = cell.scenario.clone() {
-            if scenarios_checked.contains(&file) {
+            if scenarios_checked.contains(&file)
+                || (written_later && !std::path::Path::new(&file).exists())
+            {
                 continue;
             }
             headroom_load::scenario::parse_file(std::path::Path::new(&file), None)

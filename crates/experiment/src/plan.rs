@@ -2,7 +2,7 @@
 //! order of the runs, each run's command line, and the estimate of how
 //! long the study takes. `--dry-run` prints it.
 
-use crate::file::{Experiment, Order, Ready, WorkloadCommand};
+use crate::file::{Experiment, Order, Ready, WorkloadCommand, OUT};
 use headroom_analysis::experiment::{interleaved_order, sequential_order, Cell};
 use std::fmt::Write;
 use std::path::Path;
@@ -52,6 +52,8 @@ pub struct Plan {
     /// (round, cell) in the order they run; a round beyond a cell's
     /// needed repetitions is skipped when it comes.
     pub order: Vec<(u32, usize)>,
+    /// The `prepare` command, rendered.
+    pub prepare: Option<String>,
 }
 
 /// `c3-store-redis_users-30`: the cell's number and its levels, with
@@ -88,28 +90,68 @@ pub fn cell_label(cell: &Cell) -> String {
         .join(" ")
 }
 
-pub fn plan(experiment: &Experiment) -> Plan {
+/// The plan for a study written to `out` (made absolute, as `${out}` in
+/// commands that may run anywhere).
+pub fn plan(experiment: &Experiment, out: &Path) -> Plan {
+    let out = absolute(out);
     let cells = experiment
         .cells
         .iter()
         .enumerate()
-        .map(|(i, cell)| planned_cell(experiment, i, cell))
+        .map(|(i, cell)| {
+            let mut values = cell.clone();
+            values.push((OUT.to_string(), out.display().to_string()));
+            let mut planned = planned_cell(experiment, i, &values);
+            planned.dir_name = dir_name(i, cell);
+            planned.cell = cell.clone();
+            planned.label = cell_label(cell);
+            planned
+        })
         .collect::<Vec<_>>();
+    let prepare = experiment
+        .prepare
+        .as_ref()
+        .map(|t| t.render(&vec![(OUT.to_string(), out.display().to_string())]));
     let rounds = experiment.repetitions.max;
     let order = match experiment.order {
         Order::Interleaved => interleaved_order(cells.len(), rounds, experiment.seed),
         Order::Sequential => sequential_order(cells.len(), rounds),
     };
-    Plan { cells, order }
+    Plan {
+        cells,
+        order,
+        prepare,
+    }
+}
+
+/// `path` from the current directory, without resolving links.
+pub fn absolute(path: &Path) -> std::path::PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
 }
 
 fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCell {
     let w = &experiment.workload;
-    let subject = w.subject.render(cell);
-    let scenario = (w.command == WorkloadCommand::Run
+    let mut subject = w.subject.render(cell);
+    let is_file = w.command == WorkloadCommand::Run
         || (w.command == WorkloadCommand::Capacity
-            && w.flags.iter().any(|(flag, _)| flag == "--target")))
-    .then(|| subject.clone());
+            && w.flags.iter().any(|(flag, _)| flag == "--target"));
+    // A scenario's relative path is from the experiment file's directory.
+    if is_file && Path::new(&subject).is_relative() {
+        if let Some(dir) = experiment
+            .file
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            subject = dir.join(&subject).display().to_string();
+        }
+    }
+    let scenario = is_file.then(|| subject.clone());
     let mut argv = vec![w.command.name().to_string()];
     let mut target = None;
     for (flag, value) in &w.flags {
@@ -129,6 +171,12 @@ fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCe
         _ => argv.push(subject),
     }
     argv.extend(w.extra.iter().map(|t| t.render(cell)));
+    // Users who lost their session are counted from the raw samples.
+    if experiment.faults.iter().any(|f| f.lost_check.is_some())
+        && !argv.iter().any(|a| a == "--jtl")
+    {
+        argv.push("--jtl".into());
+    }
     let hooks = &experiment.hooks;
     PlannedCell {
         cell: cell.clone(),
@@ -219,6 +267,11 @@ fn hours(d: Duration) -> String {
     }
 }
 
+/// A multi-line command with its later lines indented under the first.
+fn indented(command: &str) -> String {
+    command.trim_end().replace('\n', "\n           ")
+}
+
 /// What `--dry-run` prints: the cells, the order, each command, the estimate.
 pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path) -> String {
     let mut text = String::new();
@@ -297,12 +350,15 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
             );
         }
     }
+    if let Some(prepare) = &plan.prepare {
+        let _ = writeln!(text, "\nprepare (once): {}", indented(prepare));
+    }
     let _ = writeln!(text, "\ncells:");
     for (i, cell) in plan.cells.iter().enumerate() {
         let _ = writeln!(text, "  {:>3}. {}  [{}]", i + 1, cell.label, cell.dir_name);
         let show = |text: &mut String, what: &str, command: &Option<String>| {
             if let Some(c) = command {
-                let _ = writeln!(text, "       {what}: {c}");
+                let _ = writeln!(text, "       {what}: {}", indented(c));
             }
         };
         show(&mut text, "setup", &cell.setup);
@@ -316,7 +372,12 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
                 }
                 None => String::new(),
             };
-            let _ = writeln!(text, "       service {}: {}{ready}", s.name, s.command);
+            let _ = writeln!(
+                text,
+                "       service {}: {}{ready}",
+                s.name,
+                indented(&s.command)
+            );
         }
         show(&mut text, "before each", &cell.before_each);
         let run = cell.run_argv(

@@ -141,6 +141,11 @@ pub fn run_hook(
             Ok(None) => {}
             Err(e) => return Err(fail(format!("{what}: lost track of `{command}`: {e}"))),
         }
+        if interrupted() {
+            kill_group(child.id(), libc::SIGKILL);
+            let _ = child.wait();
+            return Err(fail(format!("{what} was interrupted: `{command}`")));
+        }
         if started.elapsed() > timeout {
             kill_group(child.id(), libc::SIGKILL);
             let _ = child.wait();
@@ -228,8 +233,8 @@ impl RunningService {
             }
             if started.elapsed() > timeout {
                 let what = match ready {
-                    Some(PlannedReady::Tcp(a)) => format!("a connection to {a}"),
-                    Some(PlannedReady::Http(u)) => format!("an answer from {u}"),
+                    Some(PlannedReady::Tcp(a)) => format!("connection to {a}"),
+                    Some(PlannedReady::Http(u)) => format!("answer from {u}"),
                     None => String::new(),
                 };
                 return Err(fail(format!(

@@ -57,7 +57,7 @@ impl Comparison {
     /// `mean  delay=120 vs 100 (users=30): +19.8%, worse (95% CI …)`.
     pub fn describe(&self) -> String {
         format!(
-            "{:<10} {}={} vs {}{}: {}",
+            "{:<12} {}={} vs {}{}: {}",
             self.figure.name(),
             self.factor,
             self.level,
@@ -370,13 +370,13 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
             text,
             "\nmain effects (each level's mean over the cells at it):"
         );
-        for e in &results.main_effects {
+        for e in results.main_effects.iter().filter(|e| !e.levels.is_empty()) {
             let levels: Vec<String> = e
                 .levels
                 .iter()
                 .map(|(l, m)| format!("{}={l}: {:.1}", e.factor, e.figure.shown(*m)))
                 .collect();
-            let _ = writeln!(text, "  {:<10} {}", e.figure.name(), levels.join(", "));
+            let _ = writeln!(text, "  {:<12} {}", e.figure.name(), levels.join(", "));
         }
     }
     if !results.comparisons.is_empty() {

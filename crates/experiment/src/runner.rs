@@ -214,13 +214,8 @@ impl Runner<'_> {
         run_dir: Option<&Path>,
         repetition: Option<u32>,
     ) -> Vec<(String, String)> {
-        let mut env = vec![
-            (
-                "HEADROOM_EXPERIMENT_DIR".to_string(),
-                self.options.out.display().to_string(),
-            ),
-            ("HEADROOM_CELL".to_string(), cell.label.clone()),
-        ];
+        let mut env = base_env(self.options);
+        env.push(("HEADROOM_CELL".to_string(), cell.label.clone()));
         for (factor, level) in &cell.cell {
             env.push((
                 format!("HEADROOM_FACTOR_{}", factor.to_ascii_uppercase()),
@@ -531,6 +526,35 @@ impl Runner<'_> {
     }
 }
 
+/// What every command of the study gets: the study's directory, and
+/// `headroom` on the PATH as the binary running the study.
+pub fn base_env(options: &Options) -> Vec<(String, String)> {
+    let mut env = vec![(
+        "HEADROOM_EXPERIMENT_DIR".to_string(),
+        crate::plan::absolute(&options.out).display().to_string(),
+    )];
+    if let Some(dir) = options.program.parent() {
+        let path = std::env::var("PATH").unwrap_or_default();
+        env.push(("PATH".to_string(), format!("{}:{path}", dir.display())));
+    }
+    env
+}
+
+/// Runs the study's `prepare` command once (its output in `prepare.log`).
+pub fn prepare(plan: &Plan, options: &Options, timeout: Duration) -> Result<(), String> {
+    let Some(command) = &plan.prepare else {
+        return Ok(());
+    };
+    run_hook(
+        "the prepare command",
+        command,
+        &options.out.join("prepare.log"),
+        &base_env(options),
+        timeout,
+    )
+    .map_err(|e| e.to_string())
+}
+
 /// The experiment's figures of a finished run, and its environment.
 pub fn measure(experiment: &Experiment, dir: &Path) -> Result<(Vec<Option<f64>>, String), String> {
     if experiment.workload.command == WorkloadCommand::Capacity {
@@ -583,10 +607,21 @@ pub fn measure(experiment: &Experiment, dir: &Path) -> Result<(Vec<Option<f64>>,
             ));
         }
     }
+    let faults = if experiment.faults.is_empty() {
+        None
+    } else {
+        let lost_check = experiment.faults[0].lost_check.as_deref();
+        crate::fault_figures::of_run(dir, &manifest, lost_check)?
+    };
     let values = experiment
         .figures
         .iter()
-        .map(|f| f.of_run(summary, experiment.label.as_deref()))
+        .map(|f| match (f, &faults) {
+            (Figure::FaultErrors, Some(found)) => Some(found.errors_after as f64),
+            (Figure::Recovery, Some(found)) => found.recovered_after_s.map(|s| s as f64),
+            (Figure::UsersLost, Some(found)) => found.users_lost.map(|n| n as f64),
+            _ => f.of_run(summary, experiment.label.as_deref()),
+        })
         .collect();
     Ok((values, environment(&manifest)))
 }

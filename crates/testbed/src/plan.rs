@@ -88,7 +88,9 @@ pub fn render(meta: &Meta, ids: &PlanIds, options: &PlanOptions) -> String {
 # read the course, a page and a forum discussion, post a reply with the
 # form's hidden sesskey/userid/itemid values, list the participants, log
 # out. Each loop takes the next user of the CSV (shared, recycled) and
-# starts with an empty cookie jar, as Moodle's plan does.
+# starts with an empty cookie jar, as Moodle's plan does. Every page after
+# the login checks 'still logged in' first: a user whose session was lost
+# (a restarted session store) fails it by that name.
 # Moodle's plan for size {size}: {users} users, {loops} loops, ramp-up {ramp_up} s.
 # The study this grew from capped all users together at 180 requests/min:
 # add `throughput: 180/min` to the profile (or --throughput) to do the same.
@@ -161,26 +163,39 @@ const STEPS: &str = r#"steps:
       - label: 05 course view
         path: /course/view.php?id=${course_id}
         check:
+          - contains: You are logged in as
+            name: still logged in
           - status: 200
           - contains: class="topics"
       - label: 06 page activity
         path: /mod/page/view.php?id=${page_cmid}
         check:
+          - contains: You are logged in as
+            name: still logged in
           - status: 200
       - label: 07 course view again
         path: /course/view.php?id=${course_id}
         check:
+          - contains: You are logged in as
+            name: still logged in
           - status: 200
       - label: 08 forum view
         path: /mod/forum/view.php?id=${forum_cmid}
         check:
+          - contains: You are logged in as
+            name: still logged in
           - contains: class="discussionlist"
       - label: 09 forum discussion
         path: /mod/forum/discuss.php?d=${discussion_id}
         check:
+          - contains: You are logged in as
+            name: still logged in
           - status: 200
       - label: 10 reply form
         path: /mod/forum/post.php?reply=${post_id}
+        check:
+          - contains: You are logged in as
+            name: still logged in
         extract:
           - name: userid
             css: 'input[name=userid]@value'
@@ -208,16 +223,22 @@ const STEPS: &str = r#"steps:
           attachments: ${attachments}
           submitbutton: Post to forum
         check:
+          - contains: You are logged in as
+            name: still logged in
           - status: 200
           - contains: Posted by
             name: reply shown
       - label: 12 course view after post
         path: /course/view.php?id=${course_id}
         check:
+          - contains: You are logged in as
+            name: still logged in
           - status: 200
       - label: 13 participants
         path: /user/index.php?id=${course_id}
         check:
+          - contains: You are logged in as
+            name: still logged in
           - contains: participants found
       - label: 14 logout
         path: /login/logout.php?sesskey=${sesskey}
