@@ -3,6 +3,7 @@
 use crate::args::ReportArgs;
 use crate::execute::EXIT_CANNOT_RUN;
 use headroom_report::capacity_html::render_capacity_report;
+use headroom_report::experiment_html::{render_experiment_report, FaultTimeline, StudyPage};
 use headroom_report::html::render_report;
 use headroom_report::run_data::RunData;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,9 @@ use std::process::ExitCode;
 
 pub fn run(args: ReportArgs) -> ExitCode {
     if let [one] = args.bundles.as_slice() {
+        if headroom_experiment::is_study(one) {
+            return study_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
+        }
         if headroom_bundle::is_capacity(one) {
             return capacity_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
         }
@@ -54,6 +58,60 @@ fn capacity_report(dir: &Path, output: PathBuf) -> ExitCode {
             ExitCode::from(EXIT_CANNOT_RUN)
         }
     }
+}
+
+/// The report of a study (its directory holds the copy of its file).
+fn study_report(dir: &Path, output: PathBuf) -> ExitCode {
+    let study = match headroom_experiment::open_study(dir) {
+        Ok(study) => study,
+        Err(e) => {
+            eprintln!("headroom: {e}");
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
+    };
+    let experiment = &study.experiment;
+    let results = headroom_experiment::results::analyse(experiment, &study.rows);
+    let (min, max, _) = headroom_experiment::plan::estimate(experiment);
+    // The fault timeline of each cell's first repetition.
+    let mut timelines = Vec::new();
+    if !experiment.faults.is_empty() {
+        for (cell, _) in experiment.cells.iter().enumerate() {
+            let Some(row) = study
+                .rows
+                .iter()
+                .filter(|r| r.cell == cell)
+                .min_by_key(|r| r.repetition)
+            else {
+                continue;
+            };
+            let bundle = dir.join(&row.bundle);
+            let (Ok(intervals), Ok(events)) = (
+                headroom_bundle::intervals::read_intervals(&bundle),
+                headroom_bundle::events::read(&bundle),
+            ) else {
+                continue;
+            };
+            timelines.push(FaultTimeline {
+                cell: row.label.clone(),
+                repetition: row.repetition,
+                seconds: intervals
+                    .iter()
+                    .filter(|r| r.label == headroom_bundle::TOTAL_LABEL)
+                    .map(|r| (r.second, r.errors, (r.count > 0).then_some(r.p95_ms)))
+                    .collect(),
+                events: events.iter().map(|e| e.offset_s).collect(),
+            });
+        }
+    }
+    let page = StudyPage {
+        experiment,
+        results: &results,
+        rows: &study.rows,
+        status: &study.status,
+        runs_planned: (min, max),
+        timelines,
+    };
+    write(&output, render_experiment_report(&page))
 }
 
 fn write(output: &Path, html: String) -> ExitCode {

@@ -462,3 +462,89 @@ fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// experiments/session-stores.yaml, reduced (2 stores × 1 level × 2
+/// repetitions × 8 s runs), against the testbed with a real Redis: the
+/// restart of Redis logs users out and the study counts them; the
+/// database store loses none. Then its HTML report in Chromium.
+#[test]
+fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
+    let _guard = serial();
+    let shipped = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/session-stores.yaml"),
+    )
+    .unwrap();
+    let reduced = [
+        (
+            "store: [db, db-separate, redis, memcached]",
+            "store: [db, redis]",
+        ),
+        ("users: [30, 100]", "users: [10]"),
+        ("duration: 40s", "duration: 8s"),
+        ("ramp_up: 5s", "ramp_up: 1s"),
+        ("at: 20s", "at: 4s"),
+        ("repetitions: 3", "repetitions: 2"),
+    ]
+    .iter()
+    .fold(shipped.clone(), |text, (from, to)| {
+        assert!(
+            text.contains(from),
+            "the shipped study no longer has '{from}'"
+        );
+        text.replace(from, to)
+    });
+    let dir = temp_dir("experiment-session-stores");
+    let file = write(&dir, "session-stores.yaml", &reduced);
+    let out = dir.join("study");
+    let started = Instant::now();
+    let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{report}");
+    assert!(started.elapsed() < Duration::from_secs(150), "{report}");
+    let result = json(&out.join("experiment.json"));
+    let lost = |cell: usize| -> Vec<f64> {
+        result["cells"][cell]["figures"]["users_lost"]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(result["cells"][0]["label"], "store=db users=10");
+    assert_eq!(lost(0), vec![0.0, 0.0], "{report}");
+    assert_eq!(result["cells"][1]["label"], "store=redis users=10");
+    assert!(
+        lost(1).iter().all(|n| *n >= 1.0 && *n <= 10.0),
+        "{:?}\n{report}",
+        lost(1)
+    );
+    let fault_errors = &result["cells"][0]["figures"]["fault_errors"]["values"];
+    assert_eq!(fault_errors, &serde_json::json!([0.0, 0.0]), "{report}");
+    // Every service is stopped.
+    for port in [6391, 11291, 18091] {
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "port {port} still answers"
+        );
+    }
+
+    let page = headroom()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(page.status.code(), Some(0), "{}", text(&page));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    support::browser::self_contained(&html);
+    let dom = support::browser::open_in_chromium(&out.join("report.html"), &dir);
+    for expected in [
+        "What the study found",
+        "users who lost their session",
+        "users_lost store=redis</b> against db (users=10): worse in every repetition",
+        "<h2>Faults</h2>",
+        "store=redis users=10 (repetition 1)",
+        "Every run had the same governor",
+    ] {
+        assert!(dom.contains(expected), "the report lacks '{expected}'");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -58,3 +58,36 @@ pub fn check_cells(
     }
     Ok(())
 }
+
+/// A study on disk, read back: its experiment (from the copy of its file),
+/// its finished runs and its status (`complete`, `interrupted`, `failed`,
+/// or `running` when it has no result yet).
+pub struct Study {
+    pub experiment: Experiment,
+    pub rows: Vec<store::RunRow>,
+    pub status: String,
+}
+
+/// Whether `dir` holds a study (its copy of the experiment file).
+pub fn is_study(dir: &std::path::Path) -> bool {
+    dir.join(store::FILE_COPY).is_file()
+}
+
+pub fn open_study(dir: &std::path::Path) -> Result<Study, String> {
+    let copy = dir.join(store::FILE_COPY);
+    let text = std::fs::read_to_string(&copy)
+        .map_err(|e| format!("cannot read {}: {e}", copy.display()))?;
+    let experiment = file::parse_str(&text, &copy).map_err(|e| e.to_string())?;
+    let factors: Vec<String> = experiment.factors.iter().map(|f| f.name.clone()).collect();
+    let rows = store::read_runs(dir, &factors, &experiment.figures)?;
+    let status = std::fs::read_to_string(dir.join(store::RESULT))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["status"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "running".into());
+    Ok(Study {
+        experiment,
+        rows,
+        status,
+    })
+}

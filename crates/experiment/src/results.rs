@@ -41,6 +41,9 @@ pub struct Comparison {
     pub difference: Option<Difference>,
     /// What the comparison says, in words.
     pub verdict: String,
+    /// The change is real (its interval excludes 0, or the two cells
+    /// differ in every repetition without varying).
+    pub real: bool,
     /// The change is real and in the worse direction.
     pub worse: bool,
 }
@@ -167,7 +170,7 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
                     .filter(|(f, _)| *f != factor.name)
                     .map(|(f, l)| format!("{f}={l}"))
                     .collect();
-                let (verdict, worse) = verdict(
+                let (verdict, real, worse) = verdict(
                     *figure,
                     found.difference.as_ref(),
                     &runs[found.baseline_cell],
@@ -183,6 +186,7 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
                     baseline_cell: found.baseline_cell,
                     difference: found.difference,
                     verdict,
+                    real,
                     worse,
                 });
             }
@@ -205,12 +209,19 @@ fn signed(value: f64) -> String {
     }
 }
 
-/// The comparison in words, and whether it is a real change for the worse.
-fn verdict(figure: Figure, d: Option<&Difference>, base: &[f64], other: &[f64]) -> (String, bool) {
+/// The comparison in words, whether the change is real, and whether it is
+/// a real change for the worse.
+fn verdict(
+    figure: Figure,
+    d: Option<&Difference>,
+    base: &[f64],
+    other: &[f64],
+) -> (String, bool, bool) {
     let Some(d) = d else {
         if base.len() < 2 || other.len() < 2 {
             return (
                 "not tested: each side needs at least 2 repetitions".into(),
+                false,
                 false,
             );
         }
@@ -222,6 +233,7 @@ fn verdict(figure: Figure, d: Option<&Difference>, base: &[f64], other: &[f64]) 
             (
                 "no difference: the same value in every repetition".into(),
                 false,
+                false,
             )
         } else {
             let better = (Summary::of(other).map_or(0.0, |s| s.mean)
@@ -232,6 +244,7 @@ fn verdict(figure: Figure, d: Option<&Difference>, base: &[f64], other: &[f64]) 
                     "{} in every repetition (no variation to test)",
                     if better { "better" } else { "worse" }
                 ),
+                true,
                 !better,
             )
         };
@@ -254,6 +267,7 @@ fn verdict(figure: Figure, d: Option<&Difference>, base: &[f64], other: &[f64]) 
         return (
             format!("{change}, not distinguishable from noise ({interval} includes 0)"),
             false,
+            false,
         );
     }
     let better = (d.change > 0.0) == figure.higher_is_better();
@@ -262,6 +276,7 @@ fn verdict(figure: Figure, d: Option<&Difference>, base: &[f64], other: &[f64]) 
             "{change}, {} ({interval})",
             if better { "better" } else { "worse" }
         ),
+        true,
         !better,
     )
 }
@@ -504,6 +519,7 @@ pub fn result_json(
             "ci95": c.difference.map(|d| [d.ci95.0, d.ci95.1]),
             "df": c.difference.map(|d| d.df),
             "significant": c.difference.map(|d| d.significant),
+            "real": c.real,
             "worse": c.worse,
             "verdict": c.verdict,
         })).collect::<Vec<_>>(),

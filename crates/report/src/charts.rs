@@ -446,3 +446,104 @@ mod tests {
         assert!(bars.contains("login") && bars.contains("course") && bars.contains("<rect"));
     }
 }
+
+/// One bar of [`interval_bars`]: a mean and its 95% interval, if any.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntervalBar {
+    pub mean: f64,
+    pub ci95: Option<(f64, f64)>,
+}
+
+/// Vertical bars in groups (one group per `groups` entry, one colour per
+/// series), each with a whisker over its 95% interval: the grouped bar
+/// chart of a study's cells. `None` leaves a gap (a cell not measured).
+pub fn interval_bars(
+    title: &str,
+    unit: &str,
+    groups: &[String],
+    series: &[(String, Vec<Option<IntervalBar>>)],
+) -> String {
+    let mut svg = String::new();
+    let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
+        let entries: Vec<(&str, RGBColor, Mark)> = series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.0.as_str(), PALETTE[i % PALETTE.len()], Mark::Box))
+            .collect();
+        let names: usize = entries.iter().map(|e| e.0.chars().count() + 6).sum();
+        let top = header_height(entries.len(), names);
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + top - 30)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (header, plot) = root.split_vertically(top);
+        draw_header(&header, title, &entries)?;
+        let highest = series
+            .iter()
+            .flat_map(|(_, bars)| bars.iter().flatten())
+            .map(|b| b.ci95.map_or(b.mean, |c| c.1.max(b.mean)))
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        let y_max = if highest > 0.0 { highest * 1.1 } else { 1.0 };
+        let n = groups.len().max(1);
+        let mut ctx = ChartBuilder::on(&plot)
+            .margin(10)
+            .x_label_area_size(36)
+            .y_label_area_size(56)
+            .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;
+        ctx.configure_mesh()
+            .label_style(("sans-serif", LABEL_FONT))
+            .axis_desc_style(("sans-serif", LABEL_FONT))
+            .y_desc(unit)
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&|x| {
+                // Labels at the middle of each group.
+                let i = x.floor() as usize;
+                if (x - i as f64 - 0.5).abs() < 1e-6 {
+                    groups.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .disable_x_mesh()
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        let width = 0.8 / series.len().max(1) as f64;
+        for (s, (_, bars)) in series.iter().enumerate() {
+            let color = PALETTE[s % PALETTE.len()];
+            for (g, bar) in bars.iter().enumerate() {
+                let Some(bar) = bar.filter(|b| b.mean.is_finite()) else {
+                    continue;
+                };
+                let left = g as f64 + 0.1 + s as f64 * width;
+                ctx.draw_series(std::iter::once(Rectangle::new(
+                    [
+                        (left + width * 0.08, 0.0),
+                        (left + width * 0.92, bar.mean.max(0.0)),
+                    ],
+                    color.filled(),
+                )))?;
+                if let Some((low, high)) = bar.ci95 {
+                    let middle = left + width / 2.0;
+                    let cap = width * 0.2;
+                    let black = BLACK.stroke_width(2);
+                    ctx.draw_series(std::iter::once(PathElement::new(
+                        vec![(middle, low.max(0.0)), (middle, high)],
+                        black,
+                    )))?;
+                    for y in [low.max(0.0), high] {
+                        ctx.draw_series(std::iter::once(PathElement::new(
+                            vec![(middle - cap, y), (middle + cap, y)],
+                            black,
+                        )))?;
+                    }
+                }
+            }
+        }
+        root.present()?;
+        Ok(())
+    })();
+    match drawn {
+        Ok(()) => svg,
+        Err(e) => failed(title, e.to_string()),
+    }
+}

@@ -8,6 +8,7 @@ pub mod capacity_html;
 pub mod charts;
 pub mod compare;
 pub mod compare_html;
+pub mod experiment_html;
 pub mod html;
 pub mod json;
 pub mod junit;

@@ -1,0 +1,529 @@
+//! The report of a study (`headroom report runs/STUDY/`): which differences
+//! are real, each figure as a table (first factor down, second across) and
+//! grouped bars with their 95% intervals, the figures against a numeric
+//! factor per configuration (000's Fig. 4), the fault timelines, the
+//! environment differences and every run with a link to its bundle.
+
+use crate::charts::{interval_bars, line_chart, IntervalBar, LineChart, Series, Span};
+use crate::html::{escape, STYLE};
+use headroom_experiment::figure::Figure;
+use headroom_experiment::file::Experiment;
+use headroom_experiment::results::{CellResult, Results};
+use headroom_experiment::store::RunRow;
+use plotters::style::RGBColor;
+use std::fmt::Write;
+
+const EXTRA_STYLE: &str =
+    ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#666}.odd{background:#fff3e0}";
+
+/// One run's seconds around its fault, for the fault timeline.
+pub struct FaultTimeline {
+    pub cell: String,
+    pub repetition: u32,
+    /// (second, errors, p95 ms) of the run's total.
+    pub seconds: Vec<(u64, u64, Option<f64>)>,
+    /// Offsets of the run's events, seconds.
+    pub events: Vec<f64>,
+}
+
+/// Everything the page shows, as the CLI gathered it.
+pub struct StudyPage<'a> {
+    pub experiment: &'a Experiment,
+    pub results: &'a Results,
+    pub rows: &'a [RunRow],
+    pub status: &'a str,
+    pub runs_planned: (usize, usize),
+    pub timelines: Vec<FaultTimeline>,
+}
+
+fn key_of_rest(cell: &CellResult) -> String {
+    cell.cell
+        .iter()
+        .skip(1)
+        .map(|(f, l)| format!("{f}={l}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The factor to draw the figures against: one whose levels are all
+/// numbers, preferring users, then the one with the most levels.
+fn numeric_factor(experiment: &Experiment) -> Option<(usize, Vec<f64>)> {
+    experiment
+        .factors
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let values: Option<Vec<f64>> = f.levels.iter().map(|l| l.parse::<f64>().ok()).collect();
+            values.filter(|v| v.len() > 1).map(|v| (i, v))
+        })
+        .max_by_key(|(i, v)| {
+            (
+                experiment.factors[*i].name == "users",
+                v.len(),
+                usize::MAX - i,
+            )
+        })
+}
+
+pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
+    let experiment = page.experiment;
+    let results = page.results;
+    let mut html = String::new();
+    let finished: usize = results.cells.iter().map(|c| c.runs).sum();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>headroom experiment: {name}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
+         <h1>headroom experiment</h1><h2>{name}</h2><div class=\"meta\"><span class=\"status-{status}\">status: {status}</span>\
+         <span>{finished} runs of {planned}</span><span>{cells} cells</span><span>order: {order}</span>\
+         <span>figures{label}: {figures}</span></div>\n",
+        name = escape(&experiment.name),
+        status = escape(page.status),
+        planned = if page.runs_planned.0 == page.runs_planned.1 {
+            page.runs_planned.1.to_string()
+        } else {
+            format!("{}–{}", page.runs_planned.0, page.runs_planned.1)
+        },
+        cells = results.cells.len(),
+        order = match experiment.order {
+            headroom_experiment::file::Order::Interleaved =>
+                format!("interleaved (seed {})", experiment.seed),
+            headroom_experiment::file::Order::Sequential => "sequential".into(),
+        },
+        label = experiment
+            .label
+            .as_ref()
+            .map(|l| format!(" of '{}'", escape(l)))
+            .unwrap_or_default(),
+        figures = experiment
+            .figures
+            .iter()
+            .map(|f| f.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    if page.status != "complete" {
+        let _ = write!(
+            html,
+            "<p class=\"verdict\">The study is {}: {finished} runs are shown; run the same <code>headroom experiment</code> command to continue it.</p>",
+            escape(page.status)
+        );
+    }
+    html.push_str("<ul class=\"meta\">");
+    for factor in &experiment.factors {
+        let baseline = experiment
+            .baseline
+            .iter()
+            .find(|(f, _)| *f == factor.name)
+            .map(|(_, l)| l.as_str())
+            .unwrap_or_default();
+        let _ = write!(
+            html,
+            "<li>factor <b>{}</b>: {} (baseline {})</li>",
+            escape(&factor.name),
+            escape(&factor.levels.join(", ")),
+            escape(baseline)
+        );
+    }
+    html.push_str("</ul>\n");
+    findings(&mut html, results);
+    html.push_str("<h2>The figures, cell by cell</h2><div class=\"charts\">");
+    for (k, figure) in experiment.figures.iter().enumerate() {
+        figure_section(&mut html, experiment, results, k, *figure);
+    }
+    html.push_str("</div>\n");
+    if let Some((factor, values)) = numeric_factor(experiment) {
+        against_numeric(&mut html, experiment, results, factor, &values);
+    }
+    comparisons(&mut html, results);
+    timelines(&mut html, &page.timelines);
+    environment(&mut html, results);
+    runs(&mut html, experiment, page.rows);
+    html.push_str("</main></body></html>\n");
+    html
+}
+
+/// Which differences are real, said first.
+fn findings(html: &mut String, results: &Results) {
+    let real: Vec<_> = results.comparisons.iter().filter(|c| c.real).collect();
+    let noise = results
+        .comparisons
+        .iter()
+        .filter(|c| c.difference.is_some_and(|d| !d.significant))
+        .count();
+    let untested = results
+        .comparisons
+        .iter()
+        .filter(|c| c.difference.is_none() && !c.real)
+        .count();
+    html.push_str("<h2>What the study found</h2><ul class=\"findings\">");
+    if results.comparisons.is_empty() {
+        html.push_str("<li>No comparisons: the study has no factor with two levels or more.</li>");
+    }
+    for c in &real {
+        let _ = write!(
+            html,
+            "<li class=\"{}\"><b>{} {}={}</b> against {}{}: {}</li>",
+            if c.worse { "worse" } else { "better" },
+            escape(c.figure.name()),
+            escape(&c.factor),
+            escape(&c.level),
+            escape(&c.baseline),
+            if c.held.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", escape(&c.held))
+            },
+            escape(&c.verdict)
+        );
+    }
+    if noise > 0 {
+        let _ = write!(
+            html,
+            "<li class=\"ns\">{noise} other comparisons are not distinguishable from noise: their 95% intervals include no change (listed below).</li>"
+        );
+    }
+    if untested > 0 {
+        let _ = write!(
+            html,
+            "<li class=\"ns\">{untested} comparisons are no difference (the same value in every repetition) or could not be tested (fewer than 2 repetitions).</li>"
+        );
+    }
+    html.push_str("</ul>\n");
+}
+
+fn figure_section(
+    html: &mut String,
+    experiment: &Experiment,
+    results: &Results,
+    k: usize,
+    figure: Figure,
+) {
+    let _ = write!(html, "<div><h3>{}</h3>", escape(figure.title()));
+    // Groups: the first factor's levels; series: the rest's combinations.
+    let first = experiment.factors.first();
+    let groups: Vec<String> = match first {
+        Some(f) => f.levels.iter().map(|l| format!("{}={l}", f.name)).collect(),
+        None => vec!["(one cell)".into()],
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for c in &results.cells {
+        let key = key_of_rest(c);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    let bar = |c: &CellResult| {
+        c.summaries[k].as_ref().map(|s| IntervalBar {
+            mean: figure.shown(s.mean),
+            ci95: s.ci95.map(|(a, b)| (figure.shown(a), figure.shown(b))),
+        })
+    };
+    let series: Vec<(String, Vec<Option<IntervalBar>>)> = keys
+        .iter()
+        .map(|key| {
+            let bars = match first {
+                Some(f) => f
+                    .levels
+                    .iter()
+                    .map(|level| {
+                        results
+                            .cells
+                            .iter()
+                            .find(|c| c.cell[0].1 == *level && key_of_rest(c) == *key)
+                            .and_then(bar)
+                    })
+                    .collect(),
+                None => results.cells.iter().map(bar).collect(),
+            };
+            (
+                if key.is_empty() {
+                    figure.name().to_string()
+                } else {
+                    key.clone()
+                },
+                bars,
+            )
+        })
+        .collect();
+    // The table: first factor down, the rest across.
+    html.push_str("<div class=\"scroll\"><table><tr><th></th>");
+    for key in &keys {
+        let _ = write!(
+            html,
+            "<th>{}</th>",
+            escape(if key.is_empty() { figure.name() } else { key })
+        );
+    }
+    html.push_str("</tr>");
+    for (g, group) in groups.iter().enumerate() {
+        let _ = write!(html, "<tr><td>{}</td>", escape(group));
+        for (_, bars) in &series {
+            let text = match bars.get(g).copied().flatten() {
+                Some(b) => match b.ci95 {
+                    Some((low, _)) => format!(
+                        "{:.prec$} ±{:.prec$}",
+                        b.mean,
+                        b.mean - low,
+                        prec = precision(figure)
+                    ),
+                    None => format!("{:.prec$} (n=1)", b.mean, prec = precision(figure)),
+                },
+                None => "—".into(),
+            };
+            let _ = write!(html, "<td>{}</td>", escape(&text));
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table></div>");
+    let _ = write!(
+        html,
+        "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
+        interval_bars(figure.title(), figure.title(), &groups, &series)
+    );
+}
+
+fn precision(figure: Figure) -> usize {
+    match figure {
+        Figure::Apdex => 3,
+        Figure::Users | Figure::UsersLost | Figure::FaultErrors => 0,
+        _ => 1,
+    }
+}
+
+/// Each figure against the numeric factor, one line per combination of
+/// the other factors (as 000's Fig. 4 draws Apdex against users).
+fn against_numeric(
+    html: &mut String,
+    experiment: &Experiment,
+    results: &Results,
+    factor: usize,
+    values: &[f64],
+) {
+    let name = &experiment.factors[factor].name;
+    let _ = write!(
+        html,
+        "<h2>Against {}</h2><div class=\"charts\">",
+        escape(name)
+    );
+    let x_max = values.iter().copied().fold(1.0f64, f64::max) * 1.05;
+    let faults = [Figure::FaultErrors, Figure::Recovery, Figure::UsersLost];
+    for (k, figure) in experiment.figures.iter().enumerate() {
+        if faults.contains(figure) {
+            continue;
+        }
+        let mut lines: Vec<Series> = Vec::new();
+        for c in &results.cells {
+            let others: String = c
+                .cell
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != factor)
+                .map(|(_, (f, l))| format!("{f}={l}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let x: f64 = c.cell[factor].1.parse().unwrap_or(0.0);
+            let Some(summary) = &c.summaries[k] else {
+                continue;
+            };
+            let name = if others.is_empty() {
+                figure.name().to_string()
+            } else {
+                others
+            };
+            match lines.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push((x, figure.shown(summary.mean))),
+                None => lines.push(Series {
+                    name,
+                    points: vec![(x, figure.shown(summary.mean))],
+                }),
+            }
+        }
+        for line in &mut lines {
+            line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        let chart = LineChart {
+            title: figure.title(),
+            x_label: name,
+            y_label: figure.title(),
+            x_max,
+            y_max: (*figure == Figure::Apdex).then_some(1.0),
+            series: lines,
+            spans: Vec::new(),
+            bands: if *figure == Figure::Apdex {
+                crate::charts::apdex_bands()
+            } else {
+                Vec::new()
+            },
+        };
+        let _ = write!(html, "<figure>{}</figure>", line_chart(&chart));
+    }
+    html.push_str("</div>\n");
+}
+
+fn comparisons(html: &mut String, results: &Results) {
+    if results.comparisons.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held; Welch's t, 95% interval of the change.</p>\
+         <div class=\"scroll\"><table><tr><th>figure</th><th>level</th><th>baseline</th><th>others</th><th>change</th><th>95% interval</th><th>verdict</th></tr>",
+    );
+    for c in &results.comparisons {
+        let class = match (c.real, c.worse) {
+            (true, true) => "worse",
+            (true, false) => "better",
+            _ => "ns",
+        };
+        let (change, interval) = match c.difference {
+            Some(d) => (
+                d.change_pct
+                    .map(|p| format!("{p:+.1}%"))
+                    .unwrap_or_else(|| format!("{:+.3}", d.change)),
+                format!(
+                    "{:+.prec$} to {:+.prec$}",
+                    c.figure.shown(d.ci95.0),
+                    c.figure.shown(d.ci95.1),
+                    prec = precision(c.figure).max(1)
+                ),
+            ),
+            None => ("—".into(), "—".into()),
+        };
+        let _ = write!(
+            html,
+            "<tr class=\"{class}\"><td>{}</td><td>{}={}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(c.figure.name()),
+            escape(&c.factor),
+            escape(&c.level),
+            escape(&c.baseline),
+            escape(&c.held),
+            escape(&change),
+            escape(&interval),
+            escape(&c.verdict)
+        );
+    }
+    html.push_str("</table></div>\n");
+}
+
+fn timelines(html: &mut String, timelines: &[FaultTimeline]) {
+    if timelines.is_empty() {
+        return;
+    }
+    html.push_str("<h2>Faults</h2><p class=\"meta\">The first repetition of each cell: errors and p95 per second; the shaded second is the fault.</p><div class=\"charts\">");
+    for t in timelines {
+        let x_max = t
+            .seconds
+            .iter()
+            .map(|s| s.0 as f64 + 1.0)
+            .fold(1.0, f64::max);
+        let title = format!("{} (repetition {})", t.cell, t.repetition);
+        let chart = LineChart {
+            title: &title,
+            x_label: "seconds",
+            y_label: "errors/s; p95 ms",
+            x_max,
+            y_max: None,
+            series: vec![
+                Series {
+                    name: "errors per second".into(),
+                    points: t.seconds.iter().map(|s| (s.0 as f64, s.1 as f64)).collect(),
+                },
+                Series {
+                    name: "p95 (ms)".into(),
+                    points: t
+                        .seconds
+                        .iter()
+                        .filter_map(|s| s.2.map(|p| (s.0 as f64, p)))
+                        .collect(),
+                },
+            ],
+            spans: t
+                .events
+                .iter()
+                .map(|at| Span {
+                    from: *at,
+                    to: at + 0.5,
+                    color: RGBColor(213, 0, 0),
+                })
+                .collect(),
+            bands: Vec::new(),
+        };
+        let _ = write!(html, "<figure>{}</figure>", line_chart(&chart));
+    }
+    html.push_str("</div>\n");
+}
+
+fn environment(html: &mut String, results: &Results) {
+    html.push_str("<h2>Environment</h2>");
+    let odd: Vec<(&CellResult, &(u32, String))> = results
+        .cells
+        .iter()
+        .flat_map(|c| c.odd_environment.iter().map(move |o| (c, o)))
+        .collect();
+    let _ = write!(
+        html,
+        "<p class=\"meta\">Most runs: <code>{}</code></p>",
+        escape(&results.usual_environment)
+    );
+    if odd.is_empty() {
+        html.push_str(
+            "<p>Every run had the same governor, frequency, kernel, throttling and memory.</p>\n",
+        );
+        return;
+    }
+    html.push_str("<p>These runs differ; their cells' figures mix environments:</p><ul>");
+    for (cell, (repetition, how)) in odd {
+        let _ = write!(
+            html,
+            "<li class=\"odd\">{} repetition {repetition}: {}</li>",
+            escape(&cell.label),
+            escape(how)
+        );
+    }
+    html.push_str("</ul>\n");
+}
+
+fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
+    html.push_str("<h2>Runs</h2><div class=\"scroll\"><table><tr><th>#</th><th>cell</th><th>repetition</th><th>started</th><th>took</th>");
+    for f in &experiment.figures {
+        let _ = write!(html, "<th>{}</th>", escape(f.name()));
+    }
+    html.push_str("<th>quiet</th></tr>");
+    for (i, row) in rows.iter().enumerate() {
+        let bundle = row.bundle.display().to_string();
+        // Only a path inside the study's directory is linked.
+        let safe = row
+            .bundle
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+            && !bundle.contains(':');
+        let link = if safe {
+            format!(
+                "<a href=\"{0}/\">{1}</a>",
+                escape(&bundle),
+                escape(&row.label)
+            )
+        } else {
+            escape(&row.label)
+        };
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{link}</td><td>{}</td><td>{}</td><td>{:.0} s</td>",
+            i + 1,
+            row.repetition,
+            escape(&row.started_at),
+            row.took_s
+        );
+        for (f, v) in experiment.figures.iter().zip(&row.values) {
+            let _ = write!(
+                html,
+                "<td>{}</td>",
+                v.map(|v| format!("{:.prec$}", f.shown(v), prec = precision(*f)))
+                    .unwrap_or_else(|| "—".into())
+            );
+        }
+        let _ = write!(html, "<td>{}</td></tr>", escape(&row.quiet));
+    }
+    html.push_str("</table></div>\n");
+}
