@@ -95,7 +95,11 @@ impl RepetitionRule {
             return false;
         }
         match self.until_cov {
-            Some(bound) => Summary::of(values).is_none_or(|s| s.cov.is_none_or(|c| c > bound)),
+            // A figure that does not vary at all (0 errors each time) is steady.
+            Some(bound) => Summary::of(values).is_none_or(|s| match s.cov {
+                Some(c) => c > bound,
+                None => s.stdev != Some(0.0),
+            }),
             None => false,
         }
     }
@@ -536,5 +540,15 @@ mod tests {
             "at max"
         );
         assert!(!RepetitionRule::fixed(2).more_needed(&[1.0, 50.0]));
+        let steady_zero = RepetitionRule {
+            min: 2,
+            max: 6,
+            until_cov: Some(0.05),
+        };
+        assert!(
+            !steady_zero.more_needed(&[0.0, 0.0]),
+            "no errors each time is steady"
+        );
+        assert!(steady_zero.more_needed(&[0.0, 1.0]));
     }
 }

@@ -373,7 +373,14 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
             &format!("capacity-{}", args.load.url.host),
         )
     });
-    if base.exists() {
+    // An existing directory is taken only when it holds nothing but logs
+    // (an experiment's run directory, with its hooks' output).
+    let only_logs = std::fs::read_dir(&base).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .all(|e| e.path().extension().is_some_and(|x| x == "log") && e.path().is_file())
+    });
+    if base.exists() && !only_logs {
         return Err(Failure::Usage(anyhow::anyhow!(
             "{} already exists: choose another --out, or remove it",
             base.display()

@@ -8,7 +8,9 @@ use clap::Parser;
 use headroom_experiment::file::{parse_file, Experiment};
 use headroom_experiment::plan::{describe, estimate, plan, Plan};
 use headroom_experiment::results::{analyse, cells_csv, regressions, render_text, result_json};
-use headroom_experiment::runner::{prepare, prepare_output, run as run_study, Ending, Options};
+use headroom_experiment::runner::{
+    check_inputs, prepare, prepare_output, run as run_study, Ending, Options, OutputError,
+};
 use headroom_experiment::store::{self, RunRow};
 use headroom_experiment::{check_cells, process};
 use std::io::IsTerminal;
@@ -31,6 +33,7 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             .unwrap_or_else(|| "experiment".into());
         PathBuf::from("runs").join(stem)
     });
+    let out = headroom_experiment::plan::absolute(&out);
     let plan = plan(&experiment, &out);
     // A scenario the prepare command writes is checked after it ran.
     let written_later = plan.prepare.is_some();
@@ -38,13 +41,13 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
-    if args.dry_run {
-        print!("{}", describe(&experiment, &plan, "headroom", &out));
-        return ExitCode::SUCCESS;
-    }
     if let Err(e) = check_regression_figure(&args, &experiment) {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
+    }
+    if args.dry_run {
+        print!("{}", describe(&experiment, &plan, "headroom", &out));
+        return ExitCode::SUCCESS;
     }
     let program = match std::env::current_exe() {
         Ok(p) => p,
@@ -53,11 +56,15 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             return ExitCode::from(EXIT_CANNOT_RUN);
         }
     };
-    let resumed = match prepare_output(&experiment, &plan, &out) {
-        Ok(resumed) => resumed,
-        Err(e) => {
+    let prepared = match prepare_output(&experiment, &plan, &out) {
+        Ok(prepared) => prepared,
+        Err(OutputError::Usage(e)) => {
             eprintln!("headroom: {e}");
             return ExitCode::from(EXIT_USAGE);
+        }
+        Err(OutputError::CannotRun(e)) => {
+            eprintln!("headroom: {e}");
+            return ExitCode::from(EXIT_CANNOT_RUN);
         }
     };
     let live = !args.quiet && std::io::stderr().is_terminal();
@@ -82,6 +89,11 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     }
+    let has_runs = out.join(store::RUNS).exists();
+    if let Err(e) = check_inputs(&plan, &out, has_runs) {
+        eprintln!("headroom: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if !args.quiet {
         let (min, max, _) = estimate(&experiment);
         eprintln!(
@@ -93,7 +105,7 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             } else {
                 format!("{min}–{max}")
             },
-            if resumed {
+            if prepared.resumed {
                 " (continuing: finished runs are kept)"
             } else {
                 ""
@@ -132,6 +144,27 @@ fn check_regression_figure(args: &ExperimentArgs, experiment: &Experiment) -> Re
             "--fail-if regression needs a factor with two levels or more (a baseline and a level to compare with it)".into(),
         );
     }
+    let comparable = experiment.factors.iter().any(|factor| {
+        let baseline = experiment
+            .baseline
+            .iter()
+            .find(|(f, _)| *f == factor.name)
+            .map(|(_, l)| l.as_str())
+            .unwrap_or_default();
+        let empty = vec![Vec::new(); experiment.cells.len()];
+        !headroom_analysis::experiment::against_baseline(
+            &factor.name,
+            baseline,
+            &experiment.cells,
+            &empty,
+        )
+        .is_empty()
+    });
+    if !comparable {
+        return Err(
+            "--fail-if regression needs a cell that differs from a baseline cell in one factor only; the file's cells: have none".into(),
+        );
+    }
     if let Some(figure) = regression.figure {
         if !experiment.figures.contains(&figure) {
             return Err(format!(
@@ -152,11 +185,19 @@ fn finish(
     rows: &[RunRow],
     ending: Ending,
 ) -> ExitCode {
+    if let Ending::Unreadable(e) = &ending {
+        eprintln!("headroom: {e}");
+        eprintln!(
+            "headroom: nothing was run and the study's results in {} are left as they were",
+            out.display()
+        );
+        return ExitCode::from(EXIT_CANNOT_RUN);
+    }
     let results = analyse(experiment, rows);
     let status = match &ending {
         Ending::Complete => "complete",
         Ending::Interrupted => "interrupted",
-        Ending::Failed(_) => "failed",
+        Ending::Failed(_) | Ending::Unreadable(_) => "failed",
     };
     let (min, max, _) = estimate(experiment);
     let json = result_json(experiment, &results, status, (min, max));
@@ -182,11 +223,12 @@ fn finish(
     if !args.quiet && !rows.is_empty() {
         print!("{}", render_text(experiment, &results));
     }
-    let finished = rows.len();
+    let finished =
+        headroom_units::quantity::count(rows.len(), "finished run is", "finished runs are");
     match ending {
         Ending::Interrupted => {
             eprintln!(
-                "headroom: interrupted: {finished} runs are kept in {}; run the same command to continue",
+                "headroom: interrupted: {finished} kept in {}; run the same command to continue",
                 out.display()
             );
             return ExitCode::from(EXIT_INTERRUPTED);
@@ -194,17 +236,18 @@ fn finish(
         Ending::Failed(e) => {
             eprintln!("headroom: {e}");
             eprintln!(
-                "headroom: the study stopped; {finished} finished runs are kept in {}. Fix the cause and run the same command to continue",
+                "headroom: the study stopped; {finished} kept in {}. Fix the cause (hooks, services and repetitions may be edited) and run the same command to continue",
                 out.display()
             );
             return ExitCode::from(EXIT_CANNOT_RUN);
         }
-        Ending::Complete => {}
+        Ending::Complete | Ending::Unreadable(_) => {}
     }
     if !args.quiet {
         eprintln!(
-            "headroom: {finished} runs in {} cells; results in {} (cells.csv, experiment.json); report: headroom report {}",
-            plan.cells.len(),
+            "headroom: {} in {}; results in {} (cells.csv, experiment.json); report: headroom report {}",
+            headroom_units::quantity::count(rows.len(), "run", "runs"),
+            headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
             out.display(),
             out.display()
         );

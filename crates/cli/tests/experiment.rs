@@ -434,7 +434,7 @@ fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
         "{t}"
     );
     assert!(t.contains("| cannot reach database down"), "{t}");
-    assert!(t.contains("1 finished runs are kept"), "{t}");
+    assert!(t.contains("1 finished run is kept"), "{t}");
     assert_eq!(csv_rows(&out.join("runs.csv")).len(), 1);
     assert_eq!(json(&out.join("experiment.json"))["status"], "failed");
 
@@ -449,6 +449,68 @@ fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
     assert_eq!(o.status.code(), Some(3), "{t}");
     assert!(t.contains("service 'db' was not ready within 700ms"), "{t}");
     assert!(t.contains("| listening soon"), "{t}");
+
+    // Something else already answers on the service's port.
+    let busy = server.url("/");
+    let busy_port = busy
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let (o, _) = case(
+        "port-taken",
+        &format!(
+            "workload:\n  url: {url}\n  duration: 500ms\n\
+             services:\n  - name: db\n    command: sleep 60\n    ready: {{tcp: '127.0.0.1:{busy_port}'}}\n"
+        ),
+    );
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(t.contains("something already answers at 127.0.0.1:"), "{t}");
+
+    for (name, body, expected) in [
+        (
+            "cpu-unmonitored",
+            format!("workload:\n  url: {url}\n  duration: 1s\nmeasure: [mean, cpu]\n"),
+            "cpu-unmonitored.yaml:4:10: cpu is the monitored host's CPU: add workload.flags: [--monitor, local]",
+        ),
+        (
+            "runner-flag",
+            format!("workload:\n  url: {url}\n  duration: 1s\n  flags: [--out, x]\n"),
+            "runner-flag.yaml:4:11: --out is the experiment's to set",
+        ),
+        (
+            "late-fault",
+            format!(
+                "factors:\n  d: [2s, 500ms]\nworkload:\n  url: {url}\n  duration: ${{d}}\nfaults:\n  - at: 1s\n    command: 'true'\n"
+            ),
+            "the fault at 1s comes after the runs of cell d=500ms end (500ms long)",
+        ),
+        (
+            "zero-timeout",
+            format!("workload:\n  url: {url}\n  duration: 1s\nhook_timeout: 0s\n"),
+            "zero-timeout.yaml:4:15: hook_timeout must be above 0",
+        ),
+        (
+            "case-factors",
+            format!("factors:\n  ms: [1]\n  MS: [2]\nworkload:\n  url: {url}\n"),
+            "factor 'MS' differs from 'ms' only in case",
+        ),
+        (
+            "bad-ready",
+            format!(
+                "workload:\n  url: {url}\nservices:\n  - command: sleep 1\n    ready: {{tcp: notaport}}\n"
+            ),
+            "ready.tcp 'notaport' is not HOST:PORT",
+        ),
+    ] {
+        let (o, out) = case(name, &body);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {t}");
+        assert!(t.contains(expected), "{name}: {t}");
+        assert!(!out.exists(), "{name}");
+    }
 
     let (o, _) = case(
         "unreachable",
@@ -546,5 +608,48 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
     ] {
         assert!(dom.contains(expected), "the report lacks '{expected}'");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A capacity search per cell: the figure is its answer in users. The
+/// server holds one request at a time for 100 ms or 50 ms (a pool of one
+/// worker), so with Apdex T = 300 ms a cell serves about 3 or 6 users.
+#[test]
+fn a_capacity_study_compares_the_users_each_cell_serves() {
+    let _guard = serial();
+    let server = TestServer::bind(([127, 0, 0, 1], 0).into(), Some(1), |r| Reply {
+        delay: Duration::from_millis(r.param("ms").and_then(|v| v.parse().ok()).unwrap_or(100)),
+        ..Reply::default()
+    })
+    .unwrap();
+    let dir = temp_dir("experiment-capacity");
+    let file = write(
+        &dir,
+        "capacity.yaml",
+        &format!(
+            "factors:\n  ms: [100, 50]\n\
+             workload:\n  url: {}\n  apdex_t: 300ms\n  apdex_f: 1200ms\n  think: 200ms\n\
+             \x20 capacity: {{start: 2, step: 4, max: 30, step_duration: 2s, warmup: 0s, apdex_target: 0.9}}\n\
+             repetitions: 2\n",
+            server.url("/?ms=${ms}")
+        ),
+    );
+    let out = dir.join("study");
+    let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{report}");
+    let result = json(&out.join("experiment.json"));
+    assert_eq!(result["figures"], serde_json::json!(["users"]));
+    let users = |cell: usize| {
+        result["cells"][cell]["figures"]["users"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        users(0) >= 2.0 && users(1) > users(0) && users(1) < 30.0,
+        "{report}"
+    );
+    assert!(out.join("cells/c1-ms-100/r1/capacity.json").exists());
+    assert!(out.join("cells/c1-ms-100/r1/run.log").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

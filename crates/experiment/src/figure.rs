@@ -6,6 +6,7 @@ use headroom_bundle::summary::RunSummary;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Figure {
     Apdex,
+    Min,
     Mean,
     P50,
     P90,
@@ -40,8 +41,9 @@ pub const DEFAULT_FIGURES: [Figure; 6] = [
 ];
 
 /// The figures a user can name in `measure:` (fault figures come with `faults:`).
-pub const ALL: [Figure; 11] = [
+pub const ALL: [Figure; 12] = [
     Figure::Apdex,
+    Figure::Min,
     Figure::Mean,
     Figure::P50,
     Figure::P90,
@@ -58,6 +60,7 @@ impl Figure {
     pub fn name(self) -> &'static str {
         match self {
             Figure::Apdex => "apdex",
+            Figure::Min => "min",
             Figure::Mean => "mean",
             Figure::P50 => "p50",
             Figure::P90 => "p90",
@@ -82,6 +85,7 @@ impl Figure {
     pub fn column(self) -> &'static str {
         match self {
             Figure::Apdex => "apdex",
+            Figure::Min => "min_ms",
             Figure::Mean => "mean_ms",
             Figure::P50 => "p50_ms",
             Figure::P90 => "p90_ms",
@@ -102,6 +106,7 @@ impl Figure {
     pub fn title(self) -> &'static str {
         match self {
             Figure::Apdex => "Apdex",
+            Figure::Min => "min (ms)",
             Figure::Mean => "mean (ms)",
             Figure::P50 => "p50 (ms)",
             Figure::P90 => "p90 (ms)",
@@ -142,6 +147,7 @@ impl Figure {
         };
         let value = match self {
             Figure::Apdex => figures.apdex?,
+            Figure::Min => figures.min_ms,
             Figure::Mean => figures.mean_ms,
             Figure::P50 => figures.p50_ms,
             Figure::P90 => figures.p90_ms,

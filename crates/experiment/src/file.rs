@@ -74,6 +74,17 @@ pub enum WorkloadCommand {
     Capacity,
 }
 
+impl Workload {
+    /// The ramp-up when it is the same for every cell (zero otherwise).
+    pub fn ramp_up_fixed(&self) -> Duration {
+        self.flags
+            .iter()
+            .find(|(flag, t)| flag == "--ramp-up" && !t.uses_factors())
+            .and_then(|(_, t)| headroom_units::quantity::parse_duration(&t.source).ok())
+            .unwrap_or_default()
+    }
+}
+
 impl WorkloadCommand {
     pub fn name(self) -> &'static str {
         match self {
@@ -191,6 +202,19 @@ const CAPACITY_KEYS: &[&str] = &[
     "warmup",
     "confirm",
 ];
+/// Flags the runner sets on every run, or that would stop it from running.
+const RUNNER_FLAGS: &[&str] = &[
+    "--out",
+    "--seed",
+    "--quiet",
+    "-q",
+    "--fault",
+    "--json",
+    "--help",
+    "-h",
+    "--version",
+    "-V",
+];
 const SERVICE_KEYS: &[&str] = &["name", "command", "ready", "timeout"];
 const READY_KEYS: &[&str] = &["tcp", "http"];
 const REPETITION_KEYS: &[&str] = &["min", "max", "until_cov", "on"];
@@ -240,6 +264,25 @@ impl Reader<'_> {
             .map_err(|e| self.doc.at(s.span(), format!("{what}: {e}")))
     }
 
+    /// A duration that cannot depend on the cell: `${…}` is refused by
+    /// name, and so is zero when `positive`.
+    fn fixed_duration(&self, node: &Yaml, what: &str, positive: bool) -> Res<Duration> {
+        let s = self.doc.scalar(node, what)?;
+        if s.as_str().contains("${") {
+            return Err(self.doc.at(
+                s.span(),
+                format!(
+                    "factors (${{…}}) are not allowed in {what}: it is the same for every cell"
+                ),
+            ));
+        }
+        let d = self.doc.duration(node, what)?;
+        if positive && d.is_zero() {
+            return Err(self.doc.at(s.span(), format!("{what} must be above 0")));
+        }
+        Ok(d)
+    }
+
     fn command(&self, node: &Yaml, what: &str) -> Res<Template> {
         let t = self.template(node, what)?;
         if t.source.trim().is_empty() {
@@ -264,6 +307,20 @@ impl Reader<'_> {
         };
         self.factor_names = factors.iter().map(|f| f.name.clone()).collect();
         self.factor_names.push(OUT.to_string());
+        // The product's size first: a study of millions of cells is
+        // refused before any is built.
+        let product = factors
+            .iter()
+            .fold(1usize, |n, f| n.saturating_mul(f.levels.len()));
+        if map.get_node("cells").is_none() && product > MAX_RUNS {
+            return Err(doc.at(
+                map.get_node("factors").map_or(doc.map_at(map), |n| n.span()),
+                format!(
+                    "the factors make {} cells, more than the {MAX_RUNS} runs headroom plans: use fewer levels, or list the cells wanted under cells:",
+                    if product == usize::MAX { "billions of".to_string() } else { product.to_string() }
+                ),
+            ));
+        }
         let cells = match map.get_node("cells") {
             Some(node) => self.cells(node, &factors)?,
             None => headroom_analysis::experiment::cells(&factors),
@@ -277,7 +334,7 @@ impl Reader<'_> {
         };
         let workload = self.workload(workload_node)?;
         let hook_timeout = match map.get_node("hook_timeout") {
-            Some(node) => doc.duration(node, "hook_timeout")?,
+            Some(node) => self.fixed_duration(node, "hook_timeout", true)?,
             None => Duration::from_secs(600),
         };
         let hook = |key: &str| -> Res<Option<Template>> {
@@ -328,6 +385,26 @@ impl Reader<'_> {
             Some(node) => self.faults(node, &workload)?,
             None => Vec::new(),
         };
+        if figures.contains(&Figure::Cpu)
+            && !workload
+                .extra
+                .iter()
+                .any(|t| t.source.starts_with("--monitor"))
+        {
+            return Err(doc.at(
+                map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
+                "cpu is the monitored host's CPU: add workload.flags: [--monitor, local] (or an agent's URL)",
+            ));
+        }
+        if !faults.is_empty()
+            && workload.planned.is_none()
+            && !workload.flags.iter().any(|(flag, _)| flag == "--duration")
+        {
+            return Err(doc.at(
+                map.get_node("faults").map_or(doc.map_at(map), |n| n.span()),
+                "faults need runs of a known length: give the workload a duration:",
+            ));
+        }
         let mut figures = figures;
         if !faults.is_empty() {
             figures.extend([Figure::FaultErrors, Figure::Recovery]);
@@ -385,6 +462,19 @@ impl Reader<'_> {
                     format!("factor name '{name}': use letters, digits and _ (it is written ${{{name}}} in templates)"),
                 ));
             }
+            if let Some(other) = factors
+                .iter()
+                .find(|f: &&Factor| f.name.eq_ignore_ascii_case(&name))
+            {
+                return Err(doc.at(
+                    key.span(),
+                    format!(
+                        "factor '{name}' differs from '{}' only in case: hooks see both as HEADROOM_FACTOR_{}; rename one",
+                        other.name,
+                        name.to_ascii_uppercase()
+                    ),
+                ));
+            }
             if name == OUT {
                 return Err(doc.at(
                     key.span(),
@@ -401,13 +491,23 @@ impl Reader<'_> {
             if list.is_empty() {
                 return Err(doc.at(levels.span(), format!("{what}: the list is empty")));
             }
+            if list.len() > MAX_RUNS {
+                return Err(doc.at(
+                    levels.span(),
+                    format!(
+                        "{what}: {} levels, more than the {MAX_RUNS} runs headroom plans",
+                        list.len()
+                    ),
+                ));
+            }
             let mut values: Vec<String> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             for level in list.iter() {
                 let text = doc.text(level, &what)?;
                 if text.trim().is_empty() {
                     return Err(doc.at(level.span(), format!("{what}: a level is empty")));
                 }
-                if values.contains(&text) {
+                if !seen.insert(text.clone()) {
                     return Err(doc.at(level.span(), format!("{what}: '{text}' is given twice")));
                 }
                 values.push(text);
@@ -601,7 +701,17 @@ impl Reader<'_> {
                 )
             })?;
             for item in list.iter() {
-                extra.push(self.template(item, "an argument of workload.flags")?);
+                let t = self.template(item, "an argument of workload.flags")?;
+                let flag = t.source.split('=').next().unwrap_or_default();
+                if RUNNER_FLAGS.contains(&flag) {
+                    return Err(doc.at(
+                        item.span(),
+                        format!(
+                            "{flag} is the experiment's to set (each run's --out, --seed and --fault, quiet output): leave it out of workload.flags"
+                        ),
+                    ));
+                }
+                extra.push(t);
             }
         }
         Ok(Workload {
@@ -656,8 +766,36 @@ impl Reader<'_> {
                     let ready = doc.mapping(node, "a service's ready:")?;
                     doc.keys(ready, READY_KEYS, "ready")?;
                     match (ready.get_node("tcp"), ready.get_node("http")) {
-                        (Some(tcp), None) => Some(Ready::Tcp(self.template(tcp, "ready.tcp")?)),
-                        (None, Some(http)) => Some(Ready::Http(self.template(http, "ready.http")?)),
+                        (Some(tcp), None) => {
+                            let t = self.template(tcp, "ready.tcp")?;
+                            let valid = t.uses_factors()
+                                || t.source.rsplit_once(':').is_some_and(|(host, port)| {
+                                    !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
+                                });
+                            if !valid {
+                                return Err(doc.at(
+                                    tcp.span(),
+                                    format!(
+                                        "ready.tcp '{}' is not HOST:PORT, e.g. 127.0.0.1:6379",
+                                        t.source
+                                    ),
+                                ));
+                            }
+                            Some(Ready::Tcp(t))
+                        }
+                        (None, Some(http)) => {
+                            let t = self.template(http, "ready.http")?;
+                            if !t.source.starts_with("http://") && !t.source.starts_with("${") {
+                                return Err(doc.at(
+                                    http.span(),
+                                    format!(
+                                        "ready.http '{}' must be a plain http:// URL, e.g. http://127.0.0.1:8080/",
+                                        t.source
+                                    ),
+                                ));
+                            }
+                            Some(Ready::Http(t))
+                        }
                         _ => {
                             return Err(doc.at(
                                 node.span(),
@@ -668,7 +806,7 @@ impl Reader<'_> {
                 }
             };
             let timeout = match map.get_node("timeout") {
-                Some(node) => doc.duration(node, "a service's timeout")?,
+                Some(node) => self.fixed_duration(node, "a service's timeout", true)?,
                 None => Duration::from_secs(30),
             };
             services.push(Service {
@@ -870,11 +1008,11 @@ impl Reader<'_> {
             }
         };
         let window = match map.get_node("window") {
-            Some(n) => doc.duration(n, "quiet.window")?,
+            Some(n) => self.fixed_duration(n, "quiet.window", true)?,
             None => Duration::from_secs(5),
         };
         let timeout = match map.get_node("timeout") {
-            Some(n) => doc.duration(n, "quiet.timeout")?,
+            Some(n) => self.fixed_duration(n, "quiet.timeout", true)?,
             None => Duration::from_secs(120),
         };
         Ok(Quiet {
@@ -909,7 +1047,7 @@ impl Reader<'_> {
                     "a fault needs at: (a moment of the run, e.g. 10s) and command:",
                 ));
             };
-            let at_value = doc.duration(at, "a fault's at")?;
+            let at_value = self.fixed_duration(at, "a fault's at", false)?;
             if let Some(planned) = workload.planned {
                 if at_value >= planned {
                     return Err(doc.at(

@@ -45,14 +45,48 @@ pub fn check_cells(
                 e.trim()
             ));
         }
+        // A fault after the end of this cell's runs would never happen.
+        let duration = cell
+            .argv
+            .iter()
+            .position(|a| a == "--duration")
+            .and_then(|i| cell.argv.get(i + 1))
+            .and_then(|d| headroom_units::quantity::parse_duration(d).ok());
+        if let (Some(duration), Some(late)) = (
+            duration,
+            experiment.faults.iter().find(|f| {
+                duration.is_some_and(|d| f.at >= d + experiment.workload.ramp_up_fixed())
+            }),
+        ) {
+            return Err(format!(
+                "{}: the fault at {} comes after the runs of cell {} end ({} long): it would never happen",
+                experiment.file.display(),
+                humantime::format_duration(late.at),
+                cell.label,
+                humantime::format_duration(duration)
+            ));
+        }
         if let Some(file) = cell.scenario.clone() {
             if scenarios_checked.contains(&file)
                 || (written_later && !std::path::Path::new(&file).exists())
             {
                 continue;
             }
-            headroom_load::scenario::parse_file(std::path::Path::new(&file), None)
-                .map_err(|e| format!("the scenario of cell {} has an error: {e}", cell.label))?;
+            let scenario = headroom_load::scenario::parse_file(std::path::Path::new(&file), None)
+                .map_err(|e| {
+                format!("the scenario of cell {} has an error: {e}", cell.label)
+            })?;
+            if let Some(label) = &experiment.label {
+                if !scenario.labels.iter().any(|l| l.name == *label) {
+                    let names: Vec<&str> =
+                        scenario.labels.iter().map(|l| l.name.as_str()).collect();
+                    return Err(format!(
+                        "{}: measure.label '{label}' is not a label of {file} (its labels: {})",
+                        experiment.file.display(),
+                        names.join(", ")
+                    ));
+                }
+            }
             scenarios_checked.push(file);
         }
     }

@@ -279,11 +279,11 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
     let (min_runs, max_runs, per_run) = estimate(experiment);
     let _ = writeln!(
         text,
-        "experiment '{}': {} cells × {} → {}",
+        "experiment '{}': {} × {} → {}",
         experiment.name,
-        plan.cells.len(),
+        headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
         if rule.min == rule.max {
-            format!("{} repetitions", rule.min)
+            headroom_units::quantity::count(rule.min as usize, "repetition", "repetitions")
         } else {
             format!(
                 "{}–{} repetitions (more while the CoV of {} is above {:.1}%)",
@@ -346,7 +346,11 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
         None => {
             let _ = writeln!(
                 text,
-                "estimated time: unknown (a capacity search's length depends on its answer, or the duration is a factor)"
+                "estimated time: unknown (the runs' length depends on {})",
+                match experiment.workload.command {
+                    WorkloadCommand::Capacity => "the capacity search's answer",
+                    _ => "a factor, or a number of requests or iterations",
+                }
             );
         }
     }

@@ -87,16 +87,20 @@ fn log_file(log: &Path) -> std::io::Result<(std::fs::File, std::fs::File)> {
 }
 
 fn shell(command: &str, log: &Path, env: &[(String, String)]) -> std::io::Result<Child> {
+    shell_command(command, log, env)?.spawn()
+}
+
+fn shell_command(command: &str, log: &Path, env: &[(String, String)]) -> std::io::Result<Command> {
     let (out, err) = log_file(log)?;
-    Command::new("sh")
-        .arg("-c")
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
         .arg(command)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .process_group(0)
-        .spawn()
+        .process_group(0);
+    Ok(cmd)
 }
 
 fn kill_group(pgid: u32, signal: libc::c_int) {
@@ -158,7 +162,7 @@ pub fn run_hook(
     }
 }
 
-fn describe_status(status: std::process::ExitStatus) -> String {
+pub fn describe_status(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),
@@ -181,10 +185,21 @@ impl RunningService {
         log: &Path,
         env: &[(String, String)],
     ) -> Result<RunningService, ProcessError> {
-        let child = shell(command, log, env).map_err(|e| ProcessError {
+        let fail = |e: std::io::Error| ProcessError {
             what: format!("service '{name}' could not start: {e}"),
             log: log.to_path_buf(),
-        })?;
+        };
+        let mut command = shell_command(command, log, env).map_err(fail)?;
+        // SAFETY: prctl is async-signal-safe. The service (its shell, or
+        // the program it execs) gets SIGTERM if the runner dies, so a
+        // killed study leaves fewer services behind.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(fail)?;
         Ok(RunningService {
             name: name.to_string(),
             child,
@@ -195,6 +210,14 @@ impl RunningService {
     /// The process group to stop if the runner itself dies.
     pub fn group(&self) -> u32 {
         self.child.id()
+    }
+
+    /// `None` while it runs; how it ended otherwise.
+    pub fn ended(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(describe_status(status)),
+            _ => None,
+        }
     }
 
     /// Waits until the service answers; fails when it exits first or
@@ -288,6 +311,14 @@ pub fn stop_leftovers(pids: &Path) {
     let _ = std::fs::remove_file(pids);
 }
 
+/// Whether something answers at the service's ready address already.
+pub fn already_answers(ready: &PlannedReady) -> bool {
+    match ready {
+        PlannedReady::Tcp(address) => tcp_answers(address),
+        PlannedReady::Http(url) => http_answers(url),
+    }
+}
+
 fn tcp_answers(address: &str) -> bool {
     use std::net::ToSocketAddrs;
     let Ok(addrs) = address.to_socket_addrs() else {
@@ -343,14 +374,14 @@ fn http_answers(url: &str) -> bool {
 }
 
 /// Runs `program argv` to its end with its output in `log`; forwards an
-/// interrupt to it (it then saves its bundle as interrupted). Returns its
-/// exit code (`None` when killed by a signal).
+/// interrupt to it (it then saves its bundle as interrupted). Returns how
+/// it ended.
 pub fn run_child(
     program: &Path,
     argv: &[String],
     log: &Path,
     env: &[(String, String)],
-) -> std::io::Result<Option<i32>> {
+) -> std::io::Result<std::process::ExitStatus> {
     let (out, err) = log_file(log)?;
     let mut child = Command::new(program)
         .args(argv)
@@ -362,7 +393,7 @@ pub fn run_child(
     let mut forwarded = false;
     loop {
         if let Some(status) = child.try_wait()? {
-            return Ok(status.code());
+            return Ok(status);
         }
         if interrupted() && !forwarded {
             // SAFETY: signals the child we started.

@@ -39,6 +39,9 @@ pub struct Comparison {
     pub cell: usize,
     pub baseline_cell: usize,
     pub difference: Option<Difference>,
+    /// The change of the means in % of the baseline's (`None` when the
+    /// baseline's mean is 0 or a side has no value).
+    pub change_pct: Option<f64>,
     /// What the comparison says, in words.
     pub verdict: String,
     /// The change is real (its interval excludes 0, or the two cells
@@ -176,7 +179,16 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
                     &runs[found.baseline_cell],
                     &runs[found.cell],
                 );
+                let means = (
+                    Summary::of(&runs[found.baseline_cell]).map(|s| s.mean),
+                    Summary::of(&runs[found.cell]).map(|s| s.mean),
+                );
+                let change_pct = match means {
+                    (Some(a), Some(b)) if a.abs() > f64::EPSILON => Some((b - a) / a * 100.0),
+                    _ => None,
+                };
                 comparisons.push(Comparison {
+                    change_pct,
                     factor: factor.name.clone(),
                     level,
                     baseline: baseline.clone(),
@@ -250,7 +262,14 @@ fn verdict(
         };
     };
     let base_mean = Summary::of(base).map_or(0.0, |s| s.mean);
-    let interval = if base_mean.abs() > f64::EPSILON {
+    // Errors change by percentage points (a share of requests), not in % of a share.
+    let interval = if figure == Figure::Errors {
+        format!(
+            "95% CI {} to {} points",
+            signed(figure.shown(d.ci95.0)),
+            signed(figure.shown(d.ci95.1))
+        )
+    } else if base_mean.abs() > f64::EPSILON {
         format!(
             "95% CI {}% to {}%",
             signed(d.ci95.0 / base_mean * 100.0),
@@ -259,10 +278,11 @@ fn verdict(
     } else {
         format!("95% CI {} to {}", signed(d.ci95.0), signed(d.ci95.1))
     };
-    let change = d
-        .change_pct
-        .map(|p| format!("{}%", signed(p)))
-        .unwrap_or_else(|| signed(d.change));
+    let change = match (figure, d.change_pct) {
+        (Figure::Errors, _) => format!("{} points", signed(figure.shown(d.change))),
+        (_, Some(p)) => format!("{}%", signed(p)),
+        (_, None) => signed(d.change),
+    };
     if !d.significant {
         return (
             format!("{change}, not distinguishable from noise ({interval} includes 0)"),
@@ -394,6 +414,13 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
             let _ = writeln!(text, "  {:<12} {}", e.figure.name(), levels.join(", "));
         }
     }
+    let comparable = experiment.factors.iter().any(|f| f.levels.len() > 1);
+    if comparable && results.comparisons.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nno comparisons: no cell differs from a baseline cell in one factor only (list such pairs under cells:)"
+        );
+    }
     if !results.comparisons.is_empty() {
         let _ = writeln!(text, "\nagainst the baseline (Welch's t, 95%):");
         for c in &results.comparisons {
@@ -515,7 +542,7 @@ pub fn result_json(
             "factor": c.factor, "level": c.level, "baseline": c.baseline, "held": c.held,
             "figure": c.figure.name(),
             "change": c.difference.map(|d| d.change),
-            "change_pct": c.difference.and_then(|d| d.change_pct),
+            "change_pct": c.change_pct,
             "ci95": c.difference.map(|d| [d.ci95.0, d.ci95.1]),
             "df": c.difference.map(|d| d.df),
             "significant": c.difference.map(|d| d.significant),
@@ -538,10 +565,8 @@ pub fn regressions(
         .iter()
         .filter(|c| only.is_none_or(|f| f == c.figure))
         .filter(|c| c.worse)
-        .filter(|c| {
-            c.difference
-                .and_then(|d| d.change_pct)
-                .is_none_or(|p| p.abs() > threshold_pct)
-        })
+        // From a baseline of 0 (no errors before) any worse value is beyond
+        // any threshold.
+        .filter(|c| c.change_pct.is_none_or(|p| p.abs() > threshold_pct))
         .collect()
 }

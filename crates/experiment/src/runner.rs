@@ -26,6 +26,9 @@ pub enum Ending {
     Interrupted,
     /// A hook, service or run failed: the message says which and why.
     Failed(String),
+    /// The study's own files could not be read: nothing was run, and its
+    /// results must not be rewritten.
+    Unreadable(String),
 }
 
 pub struct Options {
@@ -55,34 +58,86 @@ struct Runner<'a> {
     timed_total: Duration,
 }
 
+/// Why the study's directory cannot be used: it holds something else
+/// (the user's choice, exit 2) or cannot be made or written (exit 3).
+#[derive(Debug)]
+pub enum OutputError {
+    Usage(String),
+    CannotRun(String),
+}
+
+/// The study's directory, held by one `headroom experiment` at a time.
+pub struct Prepared {
+    /// True when the directory held runs of this study already.
+    pub resumed: bool,
+    /// Holds the directory's lock until dropped.
+    _lock: std::fs::File,
+}
+
+/// Takes the lock of the study's directory, so a second `headroom
+/// experiment` on it stops instead of mixing its runs in.
+fn lock(out: &Path) -> Result<std::fs::File, String> {
+    use std::os::fd::AsRawFd;
+    let path = out.join(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    // SAFETY: flock(2) on a descriptor this function owns.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if !locked {
+        return Err(format!(
+            "another headroom experiment is running in {}: wait for it, or choose another --out",
+            out.display()
+        ));
+    }
+    Ok(file)
+}
+
 /// Refuses an output directory that holds something other than this
-/// experiment; creates it and writes the file's copy and the plan.
-pub fn prepare_output(experiment: &Experiment, plan: &Plan, out: &Path) -> Result<bool, String> {
+/// experiment; creates and locks it and writes the file's copy and the plan.
+pub fn prepare_output(
+    experiment: &Experiment,
+    plan: &Plan,
+    out: &Path,
+) -> Result<Prepared, OutputError> {
     let copy = out.join(store::FILE_COPY);
     let resumed = copy.exists();
+    let compared = measured_by(experiment, plan);
     if resumed {
-        let before = std::fs::read_to_string(&copy)
-            .map_err(|e| format!("cannot read {}: {e}", copy.display()))?;
-        if before != experiment.text {
-            return Err(format!(
-                "{} holds a study of another version of {}: its runs would not compare. Use another --out, or remove {} to start over",
+        // Hooks, services, quiet waits, repetitions and comments may
+        // change (to fix a failing hook, or to add repetitions); what the
+        // runs ran and measured may not.
+        let stored = std::fs::read_to_string(out.join(store::PLAN))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .map(|v| v["measured_by"].clone());
+        if let Some(what) = stored
+            .as_ref()
+            .and_then(|stored| difference(stored, &compared))
+        {
+            return Err(OutputError::Usage(format!(
+                "{} holds a study whose {what} differ from {}'s: its runs would not compare with new ones. Use another --out, or remove {} to start over",
                 out.display(),
                 experiment.file.display(),
                 out.display()
-            ));
+            )));
         }
     } else if out.exists()
         && std::fs::read_dir(out)
             .map(|mut d| d.next().is_some())
             .unwrap_or(true)
     {
-        return Err(format!(
+        return Err(OutputError::Usage(format!(
             "{} exists and is not an experiment's directory: choose another --out",
             out.display()
-        ));
+        )));
     }
     std::fs::create_dir_all(out.join(CELLS_DIR))
-        .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        .map_err(|e| OutputError::CannotRun(format!("cannot create {}: {e}", out.display())))?;
+    let lock = lock(out).map_err(OutputError::CannotRun)?;
     let plan_json = serde_json::json!({
         "schema_version": 1,
         "name": experiment.name,
@@ -100,10 +155,12 @@ pub fn prepare_output(experiment: &Experiment, plan: &Plan, out: &Path) -> Resul
             "faults": c.faults,
         })).collect::<Vec<_>>(),
         "order": plan.order.iter().map(|(r, c)| [*r + 1, *c as u32 + 1]).collect::<Vec<_>>(),
+        "measured_by": compared,
     });
     let write = |name: &str, bytes: &[u8]| {
-        store::write_atomic(&out.join(name), bytes)
-            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+        store::write_atomic(&out.join(name), bytes).map_err(|e| {
+            OutputError::CannotRun(format!("cannot write {}: {e}", out.join(name).display()))
+        })
     };
     write(store::FILE_COPY, experiment.text.as_bytes())?;
     write(
@@ -112,7 +169,81 @@ pub fn prepare_output(experiment: &Experiment, plan: &Plan, out: &Path) -> Resul
             .unwrap_or_default()
             .as_bytes(),
     )?;
-    Ok(resumed)
+    Ok(Prepared {
+        resumed,
+        _lock: lock,
+    })
+}
+
+/// What the runs ran and measured: the cells, their command lines and
+/// faults, the figures and the label. A resumed study must match it.
+fn measured_by(experiment: &Experiment, plan: &Plan) -> serde_json::Value {
+    serde_json::json!({
+        "cells": plan.cells.iter().map(|c| c.label.clone()).collect::<Vec<_>>(),
+        "commands": plan.cells.iter().map(|c| serde_json::json!({"run": c.argv, "faults": c.faults})).collect::<Vec<_>>(),
+        "figures": experiment.figures.iter().map(|f| f.name()).collect::<Vec<_>>(),
+        "label": experiment.label,
+    })
+}
+
+/// Which part of `measured_by` differs, in words.
+fn difference(stored: &serde_json::Value, now: &serde_json::Value) -> Option<String> {
+    let parts = [
+        ("cells", "cells"),
+        ("commands", "runs' command lines or faults"),
+        ("figures", "figures"),
+        ("label", "measured label"),
+    ];
+    let differing: Vec<&str> = parts
+        .iter()
+        .filter(|(key, _)| stored[*key] != now[*key])
+        .map(|(_, words)| *words)
+        .collect();
+    (!differing.is_empty()).then(|| differing.join(" and "))
+}
+
+/// A digest of each cell's scenario file, compared with the one the
+/// study's earlier runs used (kept in `inputs.json`): a journey edited
+/// between runs would mix two workloads in one cell. Written when the
+/// study has no finished run yet.
+pub fn check_inputs(plan: &Plan, out: &Path, has_runs: bool) -> Result<(), String> {
+    let digest = |path: &str| {
+        std::fs::read(path).ok().map(|bytes| {
+            // FNV-1a, 64 bits: stable across versions and machines.
+            let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+            format!("{hash:016x}")
+        })
+    };
+    let now: serde_json::Map<String, serde_json::Value> = plan
+        .cells
+        .iter()
+        .filter_map(|c| c.scenario.as_ref())
+        .map(|s| (s.clone(), serde_json::json!(digest(s))))
+        .collect();
+    let path = out.join("inputs.json");
+    let stored = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    if let (true, Some(stored)) = (has_runs, stored) {
+        for (file, hash) in &now {
+            if stored["scenarios"].get(file).is_some_and(|h| h != hash) {
+                return Err(format!(
+                    "the scenario {file} changed since this study's first runs: new runs would not compare with them. Restore it, use another --out, or remove {} to start over",
+                    out.display()
+                ));
+            }
+        }
+        return Ok(());
+    }
+    store::write_atomic(
+        &path,
+        serde_json::to_string_pretty(&serde_json::json!({"scenarios": now}))
+            .unwrap_or_default()
+            .as_bytes(),
+    )
+    .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Runs what is left of the plan; returns the finished runs (earlier ones
@@ -121,7 +252,7 @@ pub fn run(experiment: &Experiment, plan: &Plan, options: &Options) -> (Vec<RunR
     let factors: Vec<String> = experiment.factors.iter().map(|f| f.name.clone()).collect();
     let rows = match store::read_runs(&options.out, &factors, &experiment.figures) {
         Ok(rows) => rows,
-        Err(e) => return (Vec::new(), Ending::Failed(e)),
+        Err(e) => return (Vec::new(), Ending::Unreadable(e)),
     };
     stop_leftovers(&options.out.join(SERVICE_PIDS));
     let mut runner = Runner {
@@ -258,6 +389,24 @@ impl Runner<'_> {
             services: Vec::new(),
         };
         for service in &planned.services {
+            if let Some(ready) = service
+                .ready
+                .as_ref()
+                .filter(|r| crate::process::already_answers(r))
+            {
+                let at = match ready {
+                    crate::plan::PlannedReady::Tcp(a) => a.clone(),
+                    crate::plan::PlannedReady::Http(u) => u.clone(),
+                };
+                self.visit = Some(visit);
+                return Err(ProcessError {
+                    what: format!(
+                        "cell {}: something already answers at {at} before service '{}' started: stop it (an earlier study's service?) or give the service another port; else the study would measure that",
+                        planned.label, service.name
+                    ),
+                    log: dir.join(format!("service-{}.log", service.name)),
+                });
+            }
             self.status(&format!("{}: starting {}", planned.label, service.name));
             let started = RunningService::start(
                 &service.name,
@@ -363,6 +512,22 @@ impl Runner<'_> {
                 run_dir.display()
             )));
         }
+        if let Some(visit) = &mut self.visit {
+            for service in &mut visit.services {
+                if let Some(how) = service.ended() {
+                    return Err(Ending::Failed(
+                        ProcessError {
+                            what: format!(
+                                "service '{}' of cell {} ended ({how}) before repetition {repetition}",
+                                service.name, planned.label
+                            ),
+                            log: service.log.clone(),
+                        }
+                        .to_string(),
+                    ));
+                }
+            }
+        }
         let env = self.env(planned, Some(&run_dir), Some(repetition));
         let head = format!(
             "[{}/{}] {} repetition {repetition}",
@@ -425,8 +590,8 @@ impl Runner<'_> {
             self.status(&format!("{head}{run_eta}; {}", self.eta(position)));
             std::thread::sleep(Duration::from_millis(200));
         }
-        let code = match child.join() {
-            Ok(Ok(code)) => code,
+        let status = match child.join() {
+            Ok(Ok(status)) => status,
             Ok(Err(e)) => {
                 return Err(Ending::Failed(format!(
                     "cannot start {}: {e}",
@@ -436,7 +601,8 @@ impl Runner<'_> {
             Err(_) => return Err(Ending::Failed("the run's thread failed".into())),
         };
         let took = began.elapsed();
-        if interrupted() || code == Some(130) {
+        let code = status.code();
+        if interrupted() {
             return Err(Ending::Interrupted);
         }
         // 0: done; 1: the user's own --fail-if held (the run is still measured).
@@ -444,14 +610,20 @@ impl Runner<'_> {
             return Err(Ending::Failed(format!(
                 "the run of cell {} (repetition {repetition}) failed ({}): `{} {}`; its output:\n{}",
                 planned.label,
-                code.map(|c| format!("exit code {c}"))
-                    .unwrap_or_else(|| "killed by a signal".into()),
+                match code {
+                    Some(130) => "stopped by a signal from outside the study, exit code 130".into(),
+                    _ => crate::process::describe_status(status),
+                },
                 self.options.program.display(),
                 crate::plan::shell_words(&planned.run_argv(&run_dir, self.experiment.seed + u64::from(round))),
                 tail(&log).trim_end()
             )));
         }
-        let (values, environment) = match measure(self.experiment, &run_dir) {
+        let Measured {
+            values,
+            environment,
+            error_rate,
+        } = match measure(self.experiment, &run_dir) {
             Ok(measured) => measured,
             Err(e) => {
                 return Err(Ending::Failed(format!(
@@ -517,7 +689,15 @@ impl Runner<'_> {
             if self.options.live {
                 eprint!("\r\x1b[2K");
             }
-            eprintln!("{head}: {} ({:.0}s)", shown.join(", "), took.as_secs_f64());
+            eprintln!("{head}: {} ({:.1}s)", shown.join(", "), took.as_secs_f64());
+        }
+        if let Some(rate) = error_rate.filter(|r| *r > 0.5) {
+            eprintln!(
+                "headroom: warning: {:.1}% of the requests of {} repetition {repetition} failed: is the target up? The run counts like any other (see {})",
+                rate * 100.0,
+                planned.label,
+                run_dir.join("run.log").display()
+            );
         }
         self.rows.push(row);
         self.timed_runs += 1;
@@ -556,7 +736,16 @@ pub fn prepare(plan: &Plan, options: &Options, timeout: Duration) -> Result<(), 
 }
 
 /// The experiment's figures of a finished run, and its environment.
-pub fn measure(experiment: &Experiment, dir: &Path) -> Result<(Vec<Option<f64>>, String), String> {
+/// What a finished run measured.
+pub struct Measured {
+    /// One per figure of the experiment.
+    pub values: Vec<Option<f64>>,
+    pub environment: String,
+    /// Failed requests as a share (none for a capacity search).
+    pub error_rate: Option<f64>,
+}
+
+pub fn measure(experiment: &Experiment, dir: &Path) -> Result<Measured, String> {
     if experiment.workload.command == WorkloadCommand::Capacity {
         let result = headroom_bundle::capacity::read(dir).map_err(|e| e.to_string())?;
         if result.status != "complete" {
@@ -585,7 +774,11 @@ pub fn measure(experiment: &Experiment, dir: &Path) -> Result<(Vec<Option<f64>>,
                 _ => None,
             })
             .collect();
-        return Ok((values, environment));
+        return Ok(Measured {
+            values,
+            environment,
+            error_rate: None,
+        });
     }
     let manifest = headroom_bundle::manifest::read_manifest(dir).map_err(|e| e.to_string())?;
     if manifest.status != headroom_bundle::summary::RunStatus::Complete {
@@ -623,7 +816,11 @@ pub fn measure(experiment: &Experiment, dir: &Path) -> Result<(Vec<Option<f64>>,
             _ => f.of_run(summary, experiment.label.as_deref()),
         })
         .collect();
-    Ok((values, environment(&manifest)))
+    Ok(Measured {
+        values,
+        environment: environment(&manifest),
+        error_rate: Some(summary.total.error_rate),
+    })
 }
 
 /// The environment's figures that must match across runs: governor,

@@ -80,6 +80,7 @@ pub fn append_run(
     figures: &[Figure],
 ) -> std::io::Result<()> {
     let path = dir.join(RUNS);
+    cut_torn_row(&path)?;
     let fresh = !path.exists();
     let factors: Vec<String> = cell.iter().map(|(f, _)| f.clone()).collect();
     let mut text = csv::Writer::from_writer(Vec::new());
@@ -110,6 +111,22 @@ pub fn append_run(
         .open(&path)?;
     file.write_all(&bytes)?;
     file.sync_data()
+}
+
+/// A row cut short by a kill (the file does not end with a newline) is
+/// removed, so the next row starts on a line of its own.
+fn cut_torn_row(path: &Path) -> std::io::Result<()> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(());
+    };
+    if bytes.is_empty() || bytes.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .set_len(keep as u64)
 }
 
 /// The finished runs in `runs.csv` (none when there is no file). A last
@@ -226,7 +243,11 @@ mod tests {
         std::fs::write(dir.join(RUNS), text).unwrap();
         let factors = vec!["store".to_string()];
         let rows = read_runs(&dir, &factors, &figures).unwrap();
-        assert_eq!(rows, vec![row.clone(), row]);
+        assert_eq!(rows, vec![row.clone(), row.clone()]);
+        // The next row replaces the torn one.
+        append_run(&dir, &row, &cell, &figures).unwrap();
+        let rows = read_runs(&dir, &factors, &figures).unwrap();
+        assert_eq!(rows, vec![row.clone(), row.clone(), row]);
         let e = read_runs(&dir, &factors, &[Figure::P95]).unwrap_err();
         assert!(e.contains("another experiment"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
