@@ -145,16 +145,11 @@ fn check_regression_figure(args: &ExperimentArgs, experiment: &Experiment) -> Re
         );
     }
     let comparable = experiment.factors.iter().any(|factor| {
-        let baseline = experiment
-            .baseline
-            .iter()
-            .find(|(f, _)| *f == factor.name)
-            .map(|(_, l)| l.as_str())
-            .unwrap_or_default();
+        let baseline = experiment.baseline_of(factor);
         let empty = vec![Vec::new(); experiment.cells.len()];
         !headroom_analysis::experiment::against_baseline(
             &factor.name,
-            baseline,
+            &baseline,
             &experiment.cells,
             &empty,
         )

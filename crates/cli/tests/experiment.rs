@@ -289,6 +289,21 @@ fn faults_are_events_within_100ms_of_their_time_with_their_errors_and_recovery()
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("recovery after the fault (s)"), "{stdout}");
+    // The run's own report lists the event and marks it on its charts.
+    let page = headroom()
+        .args(["report", bundle.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(page.status.code(), Some(0), "{}", text(&page));
+    let html = std::fs::read_to_string(bundle.join("report.html")).unwrap();
+    assert!(
+        html.contains("Events, marked red on the charts"),
+        "no event list"
+    );
+    assert!(
+        html.contains(&format!("at {offset:.3} s: fault")),
+        "no event at {offset}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -542,9 +557,9 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
             "store: [db, redis]",
         ),
         ("users: [30, 100]", "users: [10]"),
-        ("duration: 40s", "duration: 8s"),
+        ("duration: 60s", "duration: 8s"),
         ("ramp_up: 5s", "ramp_up: 1s"),
-        ("at: 20s", "at: 4s"),
+        ("at: 30s", "at: 4s"),
         ("repetitions: 3", "repetitions: 2"),
     ]
     .iter()

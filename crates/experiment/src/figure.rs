@@ -145,6 +145,11 @@ impl Figure {
             Some(label) => summary.labels.get(label)?,
             None => &summary.total,
         };
+        // Without a sample (no journey finished) there is no response time
+        // or error rate, only a throughput of 0.
+        if figures.count == 0 && !matches!(self, Figure::Throughput | Figure::Cpu) {
+            return None;
+        }
         let value = match self {
             Figure::Apdex => figures.apdex?,
             Figure::Min => figures.min_ms,

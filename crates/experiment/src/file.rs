@@ -38,6 +38,10 @@ pub struct Experiment {
     pub prepare: Option<Template>,
     pub hooks: Hooks,
     pub services: Vec<Service>,
+    /// Services, setup and teardown around every run instead of every
+    /// visit of a cell (`services_per: run`): each run starts from the
+    /// same state.
+    pub fresh_each_run: bool,
     pub repetitions: RepetitionRule,
     /// The figure whose CoV decides dynamic repetitions.
     pub repetitions_on: Figure,
@@ -72,6 +76,18 @@ pub enum WorkloadCommand {
     Run,
     Load,
     Capacity,
+}
+
+impl Experiment {
+    /// The baseline level of `factor` (its first level unless the file
+    /// names another).
+    pub fn baseline_of(&self, factor: &Factor) -> String {
+        self.baseline
+            .iter()
+            .find(|(f, _)| *f == factor.name)
+            .map(|(_, l)| l.clone())
+            .unwrap_or_else(|| factor.levels[0].clone())
+    }
 }
 
 impl Workload {
@@ -164,6 +180,7 @@ const TOP_KEYS: &[&str] = &[
     "after_each",
     "hook_timeout",
     "services",
+    "services_per",
     "repetitions",
     "order",
     "seed",
@@ -354,6 +371,22 @@ impl Reader<'_> {
             Some(node) => self.services(node)?,
             None => Vec::new(),
         };
+        let fresh_each_run = match map.get_node("services_per") {
+            None => false,
+            Some(node) => {
+                let s = doc.scalar(node, "services_per")?;
+                match s.as_str().trim() {
+                    "run" => true,
+                    "cell" => false,
+                    other => {
+                        return Err(doc.at(
+                            s.span(),
+                            format!("services_per must be run or cell, not '{other}'"),
+                        ))
+                    }
+                }
+            }
+        };
         let (figures, label) = self.measure(map.get_node("measure"), workload.command)?;
         let (repetitions, repetitions_on) =
             self.repetitions(map.get_node("repetitions"), &figures)?;
@@ -434,6 +467,7 @@ impl Reader<'_> {
             prepare,
             hooks,
             services,
+            fresh_each_run,
             repetitions,
             repetitions_on,
             order,

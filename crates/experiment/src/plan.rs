@@ -319,6 +319,12 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
             .unwrap_or_default()
     );
     let _ = writeln!(text, "output: {}", out.display());
+    if experiment.fresh_each_run {
+        let _ = writeln!(
+            text,
+            "services, setup and teardown: around every run (services_per: run)"
+        );
+    }
     match per_run {
         Some(each) => {
             let low = each * min_runs as u32;

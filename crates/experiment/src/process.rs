@@ -65,6 +65,9 @@ pub struct ProcessError {
 
 impl std::fmt::Display for ProcessError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.log.exists() {
+            return write!(f, "{}", self.what);
+        }
         let tail = tail(&self.log);
         write!(f, "{} (its output: {})", self.what, self.log.display())?;
         if !tail.is_empty() {

@@ -144,12 +144,7 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
     let mut main_effects = Vec::new();
     let mut comparisons = Vec::new();
     for factor in experiment.factors.iter().filter(|f| f.levels.len() > 1) {
-        let baseline = experiment
-            .baseline
-            .iter()
-            .find(|(f, _)| *f == factor.name)
-            .map(|(_, l)| l.clone())
-            .unwrap_or_else(|| factor.levels[0].clone());
+        let baseline = experiment.baseline_of(factor);
         for (k, figure) in figures.iter().enumerate() {
             let means: Vec<Option<f64>> = cells
                 .iter()

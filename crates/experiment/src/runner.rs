@@ -313,7 +313,9 @@ impl Runner<'_> {
             if !self.needed(round, cell) {
                 continue;
             }
-            if self.visit.as_ref().map(|v| v.cell) != Some(cell) {
+            let same_visit = self.visit.as_ref().map(|v| v.cell) == Some(cell)
+                && !self.experiment.fresh_each_run;
+            if !same_visit {
                 if let Err(e) = self.leave() {
                     return Ending::Failed(e.to_string());
                 }

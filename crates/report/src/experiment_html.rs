@@ -112,18 +112,13 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
     }
     html.push_str("<ul class=\"meta\">");
     for factor in &experiment.factors {
-        let baseline = experiment
-            .baseline
-            .iter()
-            .find(|(f, _)| *f == factor.name)
-            .map(|(_, l)| l.as_str())
-            .unwrap_or_default();
+        let baseline = experiment.baseline_of(factor);
         let _ = write!(
             html,
             "<li>factor <b>{}</b>: {} (baseline {})</li>",
             escape(&factor.name),
             escape(&factor.levels.join(", ")),
-            escape(baseline)
+            escape(&baseline)
         );
     }
     html.push_str("</ul>\n");

@@ -399,10 +399,12 @@ fn charts(html: &mut String, run: &RunData) {
     let x_max = run
         .elapsed_s()
         .max(total.last().map_or(1.0, |r| r.second as f64 + 1.0));
-    html.push_str("<h3>Over time</h3><div class=\"charts\">\n");
-    // A capacity level's warm-up, shaded: its seconds are not in the figures.
+    html.push_str("<h3>Over time</h3>");
+    // A capacity level's warm-up, shaded: its seconds are not in the
+    // figures; and each event (a fault), a red mark at its moment.
     let warmup = || -> Vec<Span> {
-        run.manifest
+        let mut spans: Vec<Span> = run
+            .manifest
             .measurement
             .as_ref()
             .map(|m| Span {
@@ -411,8 +413,34 @@ fn charts(html: &mut String, run: &RunData) {
                 color: RGBColor(120, 120, 120),
             })
             .into_iter()
-            .collect()
+            .collect();
+        spans.extend(run.events.iter().map(|e| Span {
+            from: e.offset_s,
+            to: e.offset_s + x_max / 150.0,
+            color: RGBColor(213, 0, 0),
+        }));
+        spans
     };
+    if !run.events.is_empty() {
+        html.push_str(
+            "<p class=\"meta\">Events, marked red on the charts:</p><ul class=\"findings\">",
+        );
+        for e in &run.events {
+            let _ = write!(
+                html,
+                "<li>at {:.3} s: {} <code>{}</code>: {}</li>",
+                e.offset_s,
+                escape(&e.kind),
+                escape(&e.command),
+                escape(&match e.exit_code {
+                    Some(code) => format!("exit code {code} after {:.2} s", e.took_s),
+                    None => format!("did not end: {}", e.output.lines().last().unwrap_or("")),
+                })
+            );
+        }
+        html.push_str("</ul>");
+    }
+    html.push_str("<div class=\"charts\">\n");
     let chart = |title, y_label, y_max, series, bands| LineChart {
         title,
         x_label: "seconds",

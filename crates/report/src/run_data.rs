@@ -27,6 +27,8 @@ pub struct RunData {
     pub resources: Option<Vec<ResourceRow>>,
     /// The whole run's response times in µs, when read.
     pub latency: Option<Histogram<u64>>,
+    /// Faults injected during the run (`events.csv`).
+    pub events: Vec<headroom_bundle::events::Event>,
 }
 
 impl RunData {
@@ -51,6 +53,7 @@ impl RunData {
             intervals: read_intervals(dir)?,
             resources: read_resources(dir)?,
             latency: None,
+            events: headroom_bundle::events::read(dir)?,
             manifest,
             summary,
         })
