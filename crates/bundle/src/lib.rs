@@ -11,7 +11,10 @@
 //! | [`EVENTS`] | [`events`] | the run's events (faults: commands run at a moment of the run) and their outcome |
 //!
 //! A capacity search keeps one bundle per level under its own directory and
-//! writes [`CAPACITY`] ([`capacity`]) beside them.
+//! writes [`CAPACITY`] ([`capacity`]) beside them. An experiment keeps one
+//! bundle (or capacity search) per run under its directory, with its own
+//! files (runs.csv, cells.csv, experiment.json) described and written by
+//! `headroom_experiment::store`.
 //!
 //! Readers ([`reader`], [`manifest::read_manifest`], [`capacity::read`])
 //! check what they read and say which file and line is wrong; a run that
