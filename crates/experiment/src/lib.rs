@@ -52,12 +52,15 @@ pub fn check_cells(
             .position(|a| a == "--duration")
             .and_then(|i| cell.argv.get(i + 1))
             .and_then(|d| headroom_units::quantity::parse_duration(d).ok());
-        if let (Some(duration), Some(late)) = (
-            duration,
-            experiment.faults.iter().find(|f| {
-                duration.is_some_and(|d| f.at >= d + experiment.workload.ramp_up_fixed())
-            }),
-        ) {
+        let ramp_up = experiment.workload.ramp_up_fixed();
+        let late = duration.and_then(|d| {
+            experiment
+                .faults
+                .iter()
+                .find(|f| f.at >= d + ramp_up)
+                .map(|f| (f, d))
+        });
+        if let Some((late, duration)) = late {
             return Err(format!(
                 "{}: the fault at {} comes after the runs of cell {} end ({} long): it would never happen",
                 experiment.file.display(),

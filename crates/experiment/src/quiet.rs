@@ -106,3 +106,41 @@ pub fn wait(quiet: &Quiet, stop: impl Fn() -> bool) -> QuietOutcome {
         previous = now;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_ends_when_quiet_or_at_its_timeout_and_says_which() {
+        // Any machine is below 100% busy with no sensor change of 1000 °C.
+        let lenient = Quiet {
+            cpu_below_pct: 100.0,
+            temperature_change_c: 1000.0,
+            window: Duration::from_secs(1),
+            timeout: Duration::from_secs(10),
+        };
+        let outcome = wait(&lenient, || false);
+        assert!(!outcome.timed_out, "{outcome:?}");
+        assert!(
+            outcome.describe().starts_with("quiet after 1s (CPU "),
+            "{}",
+            outcome.describe()
+        );
+        // Nothing is below 0.001% busy for long: the timeout decides.
+        let strict = Quiet {
+            cpu_below_pct: 0.001,
+            timeout: Duration::from_secs(1),
+            ..lenient
+        };
+        let outcome = wait(&strict, || false);
+        assert!(outcome.timed_out || outcome.cpu_pct < 0.001, "{outcome:?}");
+        if outcome.timed_out {
+            assert!(
+                outcome.describe().contains("ran anyway"),
+                "{}",
+                outcome.describe()
+            );
+        }
+    }
+}
