@@ -71,10 +71,11 @@ pub enum Command {
 
 const EXPERIMENT_EXAMPLES: &str = "\
 Examples:
-  headroom experiment session-stores.yaml              run the whole study (again: continue it)
-  headroom experiment session-stores.yaml --dry-run    the plan: cells, commands, order, estimated time
-  headroom experiment before-after.yaml --fail-if 'regression>5%'    exit 1 when a level is
-                                                       significantly worse than the baseline by > 5%
+  headroom experiment study.yaml                  run the whole study (again: continue it)
+  headroom experiment study.yaml --dry-run        the plan: cells, commands, order, time
+  headroom experiment ab.yaml --fail-if 'regression>5%'
+                                                  exit 1 when a level is really worse than
+                                                  its baseline by more than 5%
 
 The file's format is in docs/experiments.md. Results go to --out (default
 runs/<file name>/): runs.csv, cells.csv, experiment.json and one bundle per run.";
