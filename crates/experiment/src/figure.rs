@@ -137,6 +137,25 @@ impl Figure {
         }
     }
 
+    /// Decimals shown: Apdex 3, counts of users and errors 0, the rest 1.
+    pub fn decimals(self) -> usize {
+        match self {
+            Figure::Apdex => 3,
+            Figure::Users | Figure::UsersLost | Figure::FaultErrors => 0,
+            _ => 1,
+        }
+    }
+
+    /// A shown mean with the half-width of its interval: "123.4 ±5.6", or
+    /// "123.4 (n=1)" without one.
+    pub fn with_interval(self, mean: f64, half: Option<f64>) -> String {
+        let d = self.decimals();
+        match half {
+            Some(half) => format!("{mean:.d$} ±{half:.d$}"),
+            None => format!("{mean:.d$} (n=1)"),
+        }
+    }
+
     /// The figure of a run's summary, for `label` or the total; `None`
     /// when the run does not have it (no Apdex without requests, no CPU
     /// without --monitor, no users outside a capacity search).

@@ -7,7 +7,7 @@ use crate::template::Template;
 use headroom_analysis::experiment::{Cell, Factor, RepetitionRule};
 use headroom_load::yaml::{read_text, Doc, LocatedError};
 use marked_yaml::types::MarkedMappingNode;
-use marked_yaml::{Node as Yaml, Span};
+use marked_yaml::Node as Yaml;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -65,10 +65,9 @@ pub struct Workload {
     pub flags: Vec<(String, Template)>,
     /// More command-line arguments, as written.
     pub extra: Vec<Template>,
-    /// The planned length of one run, for estimates (ramp-up + duration,
-    /// or a capacity search's bound).
+    /// The planned length of one run (ramp-up + duration), when the
+    /// duration is given and depends on no factor.
     pub planned: Option<Duration>,
-    pub span: Span,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -754,7 +753,6 @@ impl Reader<'_> {
             flags,
             extra,
             planned: has_duration.then_some(planned),
-            span: *node.span(),
         })
     }
 

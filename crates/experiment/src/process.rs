@@ -332,9 +332,9 @@ fn tcp_answers(address: &str) -> bool {
         .any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_millis(500)).is_ok())
 }
 
-/// A plain-HTTP GET of `url` answers with a status below 500.
+/// A plain-HTTP GET of `url` (the monitor's blocking GET, 2 s at most)
+/// answers with a status below 500.
 fn http_answers(url: &str) -> bool {
-    use std::io::Write;
     let Some(rest) = url.strip_prefix("http://") else {
         return false;
     };
@@ -342,38 +342,12 @@ fn http_answers(url: &str) -> bool {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    let address = if authority.contains(':') {
+    let authority = if authority.contains(':') {
         authority.to_string()
     } else {
         format!("{authority}:80")
     };
-    use std::net::ToSocketAddrs;
-    let Some(addr) = address.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
-        return false;
-    };
-    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(500))
-    else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
-    let mut head = [0u8; 16];
-    let mut got = 0;
-    while got < head.len() {
-        match stream.read(&mut head[got..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n,
-        }
-    }
-    let text = String::from_utf8_lossy(&head[..got]);
-    text.starts_with("HTTP/1.")
-        && text
-            .get(9..12)
-            .and_then(|code| code.parse::<u16>().ok())
-            .is_some_and(|code| code < 500)
+    headroom_monitor::agent::get(&authority, path, None).is_ok_and(|(status, _)| status < 500)
 }
 
 /// Runs `program argv` to its end with its output in `log`; forwards an

@@ -3,7 +3,7 @@
 //! less than a bound over a window, as stressberry waits for < 0.2 °C).
 
 use crate::file::Quiet;
-use headroom_monitor::procfs::{Roots, Snapshot};
+use headroom_monitor::{Sampler, SamplerConfig};
 use std::time::{Duration, Instant};
 
 /// What a quiet wait found.
@@ -41,69 +41,54 @@ impl QuietOutcome {
     }
 }
 
-fn busy_pct(before: &Snapshot, after: &Snapshot) -> f64 {
-    let (Some(a), Some(b)) = (before.cpus.first(), after.cpus.first()) else {
-        return 0.0;
-    };
-    let total = b.total().saturating_sub(a.total());
-    let idle = (b.idle + b.iowait).saturating_sub(a.idle + a.iowait);
-    if total == 0 {
-        return 0.0;
-    }
-    100.0 * total.saturating_sub(idle) as f64 / total as f64
-}
-
-fn hottest(s: &Snapshot) -> Option<f64> {
-    s.temperatures
-        .values()
-        .copied()
-        .filter(|t| t.is_finite())
-        .reduce(f64::max)
-}
-
-/// Waits until quiet or the timeout; `stop` ends the wait early.
+/// Waits until quiet or the timeout; `stop` ends the wait early. The
+/// figures are the monitor's (`--monitor local`), one second at a time.
 pub fn wait(quiet: &Quiet, stop: impl Fn() -> bool) -> QuietOutcome {
-    let roots = Roots::default();
+    let mut sampler = Sampler::new(SamplerConfig {
+        roots: Default::default(),
+        processes: Vec::new(),
+        link_capacity_mbit: None,
+    });
+    sampler.sample();
     let started = Instant::now();
-    let mut previous = roots.snapshot(&[]);
     let mut temperatures: Vec<(Instant, f64)> = Vec::new();
     loop {
         std::thread::sleep(Duration::from_secs(1));
-        let now = roots.snapshot(&[]);
-        let cpu_pct = busy_pct(&previous, &now);
-        let temperature_c = hottest(&now);
+        let Some(now) = sampler.sample() else {
+            continue;
+        };
+        let temperature_c = now
+            .temperatures_c
+            .values()
+            .copied()
+            .filter(|t| t.is_finite())
+            .reduce(f64::max);
         let at = Instant::now();
         if let Some(t) = temperature_c {
             temperatures.push((at, t));
         }
         temperatures.retain(|(when, _)| at.duration_since(*when) <= quiet.window);
-        let steady = match temperature_c {
-            None => true,
-            Some(_) => {
-                let spread = temperatures
-                    .iter()
-                    .map(|(_, t)| *t)
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
-                        (lo.min(t), hi.max(t))
-                    });
-                started.elapsed() >= quiet.window
-                    && spread.1 - spread.0 < quiet.temperature_change_c
-            }
+        let steady = temperature_c.is_none() || {
+            let (low, high) = temperatures
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (_, t)| {
+                    (lo.min(*t), hi.max(*t))
+                });
+            started.elapsed() >= quiet.window && high - low < quiet.temperature_change_c
         };
         let waited = started.elapsed();
         let outcome = |timed_out| QuietOutcome {
             waited,
             timed_out,
-            cpu_pct,
+            cpu_pct: now.cpu_pct,
             temperature_c,
         };
-        if cpu_pct < quiet.cpu_below_pct && steady {
+        if now.cpu_pct < quiet.cpu_below_pct && steady {
             return outcome(false);
         }
         if waited >= quiet.timeout || stop() {
             return outcome(true);
         }
-        previous = now;
     }
 }
 

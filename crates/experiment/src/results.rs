@@ -7,9 +7,7 @@ use crate::figure::Figure;
 use crate::file::Experiment;
 use crate::plan::cell_label;
 use crate::store::RunRow;
-use headroom_analysis::experiment::{
-    against_baseline, difference, main_effect, Cell, Difference, Summary,
-};
+use headroom_analysis::experiment::{against_baseline, main_effect, Cell, Difference, Summary};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -224,6 +222,8 @@ fn verdict(
     base: &[f64],
     other: &[f64],
 ) -> (String, bool, bool) {
+    let mean = |values: &[f64]| Summary::of(values).map_or(0.0, |s| s.mean);
+    let (base_mean, other_mean) = (mean(base), mean(other));
     let Some(d) = d else {
         if base.len() < 2 || other.len() < 2 {
             return (
@@ -234,29 +234,23 @@ fn verdict(
         }
         // Neither side varies: equal values are no difference, unequal
         // ones differ in every repetition.
-        let same = difference(base, other).is_none()
-            && Summary::of(base).map(|s| s.mean) == Summary::of(other).map(|s| s.mean);
-        return if same {
-            (
+        if base_mean == other_mean {
+            return (
                 "no difference: the same value in every repetition".into(),
                 false,
                 false,
-            )
-        } else {
-            let better = (Summary::of(other).map_or(0.0, |s| s.mean)
-                > Summary::of(base).map_or(0.0, |s| s.mean))
-                == figure.higher_is_better();
-            (
-                format!(
-                    "{} in every repetition (no variation to test)",
-                    if better { "better" } else { "worse" }
-                ),
-                true,
-                !better,
-            )
-        };
+            );
+        }
+        let better = (other_mean > base_mean) == figure.higher_is_better();
+        return (
+            format!(
+                "{} in every repetition (no variation to test)",
+                if better { "better" } else { "worse" }
+            ),
+            true,
+            !better,
+        );
     };
-    let base_mean = Summary::of(base).map_or(0.0, |s| s.mean);
     // Errors change by percentage points (a share of requests), not in % of a share.
     let interval = if figure == Figure::Errors {
         format!(
@@ -297,21 +291,12 @@ fn verdict(
 }
 
 fn shown(figure: Figure, summary: Option<&Summary>) -> String {
-    let Some(s) = summary else {
-        return "—".into();
-    };
-    let digits = match figure {
-        Figure::Apdex => 3,
-        Figure::Users => 0,
-        _ => 1,
-    };
-    let mean = figure.shown(s.mean);
-    match s.ci95 {
-        Some((low, _)) => {
-            let half = figure.shown(s.mean - low);
-            format!("{mean:.digits$} ±{half:.digits$}")
-        }
-        None => format!("{mean:.digits$} (n=1)"),
+    match summary {
+        Some(s) => figure.with_interval(
+            figure.shown(s.mean),
+            s.ci95.map(|(low, _)| figure.shown(s.mean - low)),
+        ),
+        None => "—".into(),
     }
 }
 

@@ -569,6 +569,7 @@ impl Runner<'_> {
             return Err(Ending::Interrupted);
         }
         let argv = planned.run_argv(&run_dir, self.experiment.seed + u64::from(round));
+        let command = crate::plan::shell_words(&argv);
         let began = Instant::now();
         let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let planned_length = self.experiment.workload.planned;
@@ -617,7 +618,7 @@ impl Runner<'_> {
                     _ => crate::process::describe_status(status),
                 },
                 self.options.program.display(),
-                crate::plan::shell_words(&planned.run_argv(&run_dir, self.experiment.seed + u64::from(round))),
+                command,
                 tail(&log).trim_end()
             )));
         }
@@ -679,12 +680,7 @@ impl Runner<'_> {
                 .iter()
                 .zip(&row.values)
                 .map(|(f, v)| match v {
-                    Some(v) => format!(
-                        "{} {:.prec$}",
-                        f.name(),
-                        f.shown(*v),
-                        prec = if *f == Figure::Apdex { 3 } else { 1 }
-                    ),
+                    Some(v) => format!("{} {:.*}", f.name(), f.decimals(), f.shown(*v)),
                     None => format!("{} —", f.name()),
                 })
                 .collect();

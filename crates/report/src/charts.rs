@@ -130,6 +130,26 @@ fn draw_header<DB: DrawingBackend>(
     Ok(())
 }
 
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// A white canvas `WIDTH` wide with the title and legend strip drawn on
+/// top of a plot area `plot_height` high: returns the whole canvas (to
+/// present) and the plot area.
+fn framed<'a>(
+    svg: &'a mut String,
+    plot_height: u32,
+    title: &str,
+    entries: &[(&str, RGBColor, Mark)],
+) -> Result<(Area<'a>, Area<'a>), DrawingAreaErrorKind<std::io::Error>> {
+    let names: usize = entries.iter().map(|e| e.0.chars().count() + 6).sum();
+    let top = header_height(entries.len(), names);
+    let root = SVGBackend::with_string(svg, (WIDTH, plot_height + top)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (header, plot) = root.split_vertically(top);
+    draw_header(&header, title, entries)?;
+    Ok((root, plot))
+}
+
 fn y_top(series: &[Series], fixed: Option<f64>) -> f64 {
     fixed.unwrap_or_else(|| {
         let top = series
@@ -155,13 +175,7 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             .enumerate()
             .map(|(i, s)| (s.name.as_str(), PALETTE[i % PALETTE.len()], Mark::Line))
             .collect();
-        let names: usize = entries.iter().map(|e| e.0.chars().count() + 6).sum();
-        let top = header_height(entries.len(), names);
-        let root =
-            SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + top - 30)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (header, plot) = root.split_vertically(top);
-        draw_header(&header, chart.title, &entries)?;
+        let (root, plot) = framed(&mut svg, HEIGHT - 30, chart.title, &entries)?;
         let y_max = y_top(&chart.series, chart.y_max);
         let x_max = chart.x_max.max(1.0);
         let mut ctx = ChartBuilder::on(&plot)
@@ -230,10 +244,7 @@ pub fn spectrum_chart(title: &str, points: &[(f64, f64)]) -> String {
     let x_max = mapped.iter().map(|p| p.0).fold(1.0f64, f64::max).ceil();
     let mut svg = String::new();
     let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (header, plot) = root.split_vertically(30);
-        draw_header(&header, title, &[])?;
+        let (root, plot) = framed(&mut svg, HEIGHT - 30, title, &[])?;
         let y_max = mapped.iter().map(|p| p.1).fold(0.0f64, f64::max).max(0.001) * 1.1;
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
@@ -289,12 +300,7 @@ pub fn bar_chart(
         if !lower.1.is_empty() {
             entries.push((lower.0, lower_color, Mark::Box));
         }
-        let top = header_height(entries.len(), 20);
-        let root =
-            SVGBackend::with_string(&mut svg, (WIDTH, height + top - 30)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (header, plot) = root.split_vertically(top);
-        draw_header(&header, title, &entries)?;
+        let (root, plot) = framed(&mut svg, height - 30, title, &entries)?;
         let x_max = upper
             .1
             .iter()
@@ -470,13 +476,7 @@ pub fn interval_bars(
             .enumerate()
             .map(|(i, s)| (s.0.as_str(), PALETTE[i % PALETTE.len()], Mark::Box))
             .collect();
-        let names: usize = entries.iter().map(|e| e.0.chars().count() + 6).sum();
-        let top = header_height(entries.len(), names);
-        let root =
-            SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + top - 30)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let (header, plot) = root.split_vertically(top);
-        draw_header(&header, title, &entries)?;
+        let (root, plot) = framed(&mut svg, HEIGHT - 30, title, &entries)?;
         let highest = series
             .iter()
             .flat_map(|(_, bars)| bars.iter().flatten())

@@ -256,15 +256,7 @@ fn figure_section(
         let _ = write!(html, "<tr><td>{}</td>", escape(group));
         for (_, bars) in &series {
             let text = match bars.get(g).copied().flatten() {
-                Some(b) => match b.ci95 {
-                    Some((low, _)) => format!(
-                        "{:.prec$} ±{:.prec$}",
-                        b.mean,
-                        b.mean - low,
-                        prec = precision(figure)
-                    ),
-                    None => format!("{:.prec$} (n=1)", b.mean, prec = precision(figure)),
-                },
+                Some(b) => figure.with_interval(b.mean, b.ci95.map(|(low, _)| b.mean - low)),
                 None => "—".into(),
             };
             let _ = write!(html, "<td>{}</td>", escape(&text));
@@ -277,14 +269,6 @@ fn figure_section(
         "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
         interval_bars(figure.title(), figure.title(), &groups, &series)
     );
-}
-
-fn precision(figure: Figure) -> usize {
-    match figure {
-        Figure::Apdex => 3,
-        Figure::Users | Figure::UsersLost | Figure::FaultErrors => 0,
-        _ => 1,
-    }
 }
 
 /// Each figure against the numeric factor, one line per combination of
@@ -380,7 +364,7 @@ fn comparisons(html: &mut String, results: &Results) {
                     "{:+.prec$} to {:+.prec$}",
                     c.figure.shown(d.ci95.0),
                     c.figure.shown(d.ci95.1),
-                    prec = precision(c.figure).max(1)
+                    prec = c.figure.decimals().max(1)
                 ),
             ),
             None => ("—".into(), "—".into()),
@@ -514,7 +498,7 @@ fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
             let _ = write!(
                 html,
                 "<td>{}</td>",
-                v.map(|v| format!("{:.prec$}", f.shown(v), prec = precision(*f)))
+                v.map(|v| format!("{:.*}", f.decimals(), f.shown(v)))
                     .unwrap_or_else(|| "—".into())
             );
         }
