@@ -10,6 +10,8 @@
 //! | [`RESOURCES_DETAIL`] | [`resources`] | the same seconds, every figure (per core, device, sensor) as JSON lines |
 //! | [`EVENTS`] | [`events`] | the run's events (faults: commands run at a moment of the run) and their outcome |
 //!
+//! A bench keeps its figures in [`bench::BENCH`] ([`bench`]).
+//!
 //! A capacity search keeps one bundle per level under its own directory and
 //! writes [`CAPACITY`] ([`capacity`]) beside them. An experiment keeps one
 //! bundle (or capacity search) per run under its directory, with its own
@@ -20,6 +22,7 @@
 //! check what they read and say which file and line is wrong; a run that
 //! died while writing is rebuilt by [`recovery`].
 
+pub mod bench;
 pub mod capacity;
 pub mod events;
 pub mod hlog;

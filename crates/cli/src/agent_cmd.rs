@@ -15,11 +15,17 @@ pub fn run(args: AgentArgs) -> ExitCode {
             link_capacity_mbit: args.link_capacity,
             ..Default::default()
         },
+        bench_endpoints: args.bench_endpoints,
     };
     match Agent::start(config) {
         Ok(agent) => {
+            let bench = if args.bench_endpoints {
+                "; network benchmark endpoints on (/bench/...)"
+            } else {
+                ""
+            };
             eprintln!(
-                "headroom agent on http://{}/ (samples every second; /samples?since=N, /fingerprint); Ctrl-C stops it",
+                "headroom agent on http://{}/ (samples every second; /samples?since=N, /fingerprint{bench}); Ctrl-C stops it",
                 agent.address
             );
             loop {

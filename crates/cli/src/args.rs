@@ -67,6 +67,127 @@ pub enum Command {
     /// hooks, services, faults and confidence intervals; resumable.
     #[command(after_help = EXPERIMENT_EXAMPLES)]
     Experiment(ExperimentArgs),
+    /// What this machine can do: CPU, memory, storage score, network, heat and the web stack,
+    /// each by a published method, with where the host stands among known machines.
+    #[command(after_help = BENCH_EXAMPLES)]
+    Bench(Box<BenchArgs>),
+}
+
+const BENCH_EXAMPLES: &str = "\
+Examples:
+  headroom bench                          every benchmark (a few minutes): table, bundle, report
+  headroom bench cpu memory               some of them
+  headroom bench storage --path /mnt/ssd  the device under a path (SD card vs SSD)
+  headroom bench network --agent http://pi.local:9464 --agent-token s3cret --link-capacity 1Gbit
+  headroom bench thermal                  stressberry's protocol: idle 150 s, load 300 s, idle 150 s
+  headroom bench stack --db postgres://u:p@localhost/moodle --target http://localhost/login/
+  headroom report runs/<bench>/ ; headroom compare sd/ ssd/
+
+Benchmarks: cpu (sysbench's prime method, gzip), memory (STREAM), storage
+(the PiBenchmarks score, commit latency), network (TCP both ways, round trip
+against payload; the server runs `headroom agent --bench-endpoints`), thermal
+(stressberry), stack (Moodle's system benchmark in spirit). With every
+benchmark, thermal runs shortened (idle 20 s, load 60 s, idle 20 s). Each
+repeats --repetitions times (3): mean, 95% interval, CoV. The bundle is
+--out (default runs/<UTC time>-bench/bench.json).";
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// cpu, memory, storage, network, thermal, stack (default: all).
+    #[arg(value_parser = ["cpu", "memory", "storage", "network", "thermal", "stack", "all"])]
+    pub benchmarks: Vec<String>,
+
+    /// Times each benchmark repeats (thermal runs once).
+    #[arg(long, default_value = "3", value_parser = at_least_one)]
+    pub repetitions: u32,
+
+    /// Bundle directory (default runs/<UTC time>-bench).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// Print the bundle's JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Threads for the "all cores" figures (default: the cores this process may use).
+    #[arg(long, value_parser = at_least_one)]
+    pub threads: Option<u32>,
+
+    /// cpu: seconds each figure is measured (sysbench's --time).
+    #[arg(long, default_value = "5s", value_parser = positive_duration, help_heading = "cpu")]
+    pub cpu_time: Duration,
+
+    /// cpu and thermal: sysbench's --cpu-max-prime (published figures use 10000).
+    #[arg(long, default_value = "10000", value_parser = clap::value_parser!(u64).range(3..=10_000_000), help_heading = "cpu")]
+    pub max_prime: u64,
+
+    /// memory: elements per STREAM array (default: STREAM's rule, ≥ 4× the last-level cache).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1000..), help_heading = "memory")]
+    pub elements: Option<u64>,
+
+    /// storage and stack: a directory on the device to measure.
+    #[arg(long, default_value = ".", help_heading = "storage")]
+    pub path: PathBuf,
+
+    /// storage: the fio and iozone file size in MiB (PiBenchmarks: 80).
+    #[arg(long, default_value = "80", value_parser = clap::value_parser!(u64).range(1..=65536), help_heading = "storage")]
+    pub file_size: u64,
+
+    /// storage: dd's count of 4 KiB blocks (PiBenchmarks: 133120, "130k").
+    #[arg(long, default_value = "133120", value_parser = clap::value_parser!(u64).range(1..), help_heading = "storage")]
+    pub dd_blocks: u64,
+
+    /// storage: commits (4 KiB write + fdatasync) timed.
+    #[arg(long, default_value = "1000", value_parser = at_least_one, help_heading = "storage")]
+    pub commits: u32,
+
+    /// storage: random requests in flight (PiBenchmarks: 64).
+    #[arg(long, default_value = "64", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "storage")]
+    pub queue_depth: u32,
+
+    /// network: the agent (started with --bench-endpoints) to measure against; default: loopback.
+    #[arg(long, value_parser = monitor, help_heading = "network")]
+    pub agent: Option<Monitor>,
+
+    /// network: the agent's --token.
+    #[arg(long, help_heading = "network")]
+    pub agent_token: Option<String>,
+
+    /// network: the link's capacity for "% of link", e.g. 100Mbit, 1Gbit.
+    #[arg(long, value_parser = link_capacity, help_heading = "network")]
+    pub link_capacity: Option<f64>,
+
+    /// network: seconds each direction is measured (iperf3: 10).
+    #[arg(long, default_value = "10s", value_parser = positive_duration, help_heading = "network")]
+    pub net_time: Duration,
+
+    /// network: round trips timed per payload size.
+    #[arg(long, default_value = "200", value_parser = at_least_one, help_heading = "network")]
+    pub round_trips: u32,
+
+    /// thermal: idle before the load (stressberry: 150s).
+    #[arg(long, value_parser = duration, help_heading = "thermal")]
+    pub idle: Option<Duration>,
+
+    /// thermal: the load on every core (stressberry: 300s).
+    #[arg(long, value_parser = positive_duration, help_heading = "thermal")]
+    pub stress: Option<Duration>,
+
+    /// thermal: idle after the load (stressberry: 150s).
+    #[arg(long, value_parser = duration, help_heading = "thermal")]
+    pub cool: Option<Duration>,
+
+    /// thermal: longest wait for a stable temperature.
+    #[arg(long, default_value = "300s", value_parser = duration, help_heading = "thermal")]
+    pub settle: Duration,
+
+    /// stack: the database, as for the testbed (default: SQLite under --path).
+    #[arg(long, help_heading = "stack")]
+    pub db: Option<String>,
+
+    /// stack: an http:// page to load twice (e.g. the login page).
+    #[arg(long, help_heading = "stack")]
+    pub target: Option<String>,
 }
 
 const EXPERIMENT_EXAMPLES: &str = "\
@@ -684,6 +805,12 @@ pub struct AgentArgs {
     /// Link capacity for network %, e.g. 57Mbit.
     #[arg(long, value_parser = link_capacity)]
     pub link_capacity: Option<f64>,
+
+    /// Also serve `headroom bench network`'s sink, source and echo
+    /// endpoints (to token holders, as the samples are). Off by default:
+    /// they let a client fill the link.
+    #[arg(long)]
+    pub bench_endpoints: bool,
 }
 
 #[derive(Args, Debug)]

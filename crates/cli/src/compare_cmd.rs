@@ -46,6 +46,13 @@ fn capacity_levels(dir: &Path) -> Option<Vec<String>> {
 }
 
 pub fn run(args: CompareArgs) -> ExitCode {
+    if args
+        .bundles
+        .iter()
+        .any(|d| headroom_bundle::bench::is_bench(d))
+    {
+        return compare_benches(&args);
+    }
     let mut runs = Vec::new();
     for (i, dir) in args.bundles.iter().enumerate() {
         if let Some(levels) = capacity_levels(dir) {
@@ -146,6 +153,81 @@ pub fn run(args: CompareArgs) -> ExitCode {
         }
     }
     if comparison.regressions.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CRITERIA_FAILED)
+    }
+}
+
+/// Bench bundles: each against the first (or --baseline), figure by figure.
+fn compare_benches(args: &CompareArgs) -> ExitCode {
+    let mut benches = Vec::new();
+    for dir in &args.bundles {
+        if !headroom_bundle::bench::is_bench(dir) {
+            eprintln!(
+                "headroom: {} is not a bench bundle: compare bench bundles with each other, runs with runs",
+                dir.display()
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+        match crate::bench_cmd::read(dir) {
+            Ok(b) => benches.push(b),
+            Err(e) => {
+                eprintln!("headroom: {e}");
+                return ExitCode::from(EXIT_CANNOT_RUN);
+            }
+        }
+    }
+    let base = match &args.baseline {
+        None => 0,
+        Some(given) => match args.bundles.iter().enumerate().position(|(i, dir)| {
+            letter(i).eq_ignore_ascii_case(given) || same_path(dir, Path::new(given))
+        }) {
+            Some(i) => i,
+            None => {
+                eprintln!("headroom: --baseline {given} is none of the bundles given: name one of them or its letter (A, B, ...)");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+    };
+    let name = |i: usize| args.bundles[i].display().to_string();
+    let mut worse = 0;
+    let mut json = Vec::new();
+    for (i, other) in benches.iter().enumerate().filter(|(i, _)| *i != base) {
+        let changes = headroom_report::bench::changes(&benches[base], other);
+        worse += changes.iter().filter(|c| c.verdict == "worse").count();
+        if args.json {
+            json.push(serde_json::json!({
+                "a": name(base),
+                "b": name(i),
+                "setting_differences": headroom_report::bench::setting_differences(&benches[base], other),
+                "figures": changes.iter().map(|c| serde_json::json!({
+                    "benchmark": c.benchmark, "key": c.measure.key, "name": c.measure.name,
+                    "unit": c.measure.unit, "a_mean": c.a.mean, "b_mean": c.b.mean,
+                    "change_pct": c.change_pct, "ci95_pct": c.ci_pct, "verdict": c.verdict,
+                })).collect::<Vec<_>>(),
+            }));
+        } else {
+            print!(
+                "{}",
+                headroom_report::bench::render_compare(
+                    &benches[base],
+                    other,
+                    (&name(base), &name(i))
+                )
+            );
+        }
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+    }
+    if args.output.is_some() {
+        eprintln!("headroom: -o: bench comparisons are text and JSON only; each bundle has its own report.html");
+    }
+    if worse == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_CRITERIA_FAILED)

@@ -3,6 +3,7 @@
 
 mod agent_cmd;
 mod args;
+mod bench_cmd;
 mod capacity_cmd;
 mod compare_cmd;
 mod demo;
@@ -41,6 +42,7 @@ fn main() -> ExitCode {
         args::Command::Report(report) => report_cmd::run(report),
         args::Command::Capacity(capacity) => capacity_cmd::run(*capacity),
         args::Command::Experiment(experiment) => experiment_cmd::run(experiment),
+        args::Command::Bench(bench) => bench_cmd::run(*bench),
     }
 }
 

@@ -14,6 +14,9 @@ pub fn run(args: ReportArgs) -> ExitCode {
         if headroom_experiment::is_study(one) {
             return study_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
         }
+        if headroom_bundle::bench::is_bench(one) {
+            return bench_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
+        }
         if headroom_bundle::is_capacity(one) {
             return capacity_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
         }
@@ -47,6 +50,24 @@ pub fn run(args: ReportArgs) -> ExitCode {
             _ => PathBuf::from("report.html"),
         });
     write(&output, render_report(&runs))
+}
+
+/// The report of a bench bundle (its directory holds bench.json).
+fn bench_report(dir: &Path, output: PathBuf) -> ExitCode {
+    match crate::bench_cmd::read(dir) {
+        Ok(b) => {
+            let position = headroom_bench::reference::position(&b);
+            let rows = crate::bench_cmd::reference_rows(&b);
+            write(
+                &output,
+                headroom_report::bench_html::render_bench_report(&b, &position, &rows),
+            )
+        }
+        Err(e) => {
+            eprintln!("headroom: {e}");
+            ExitCode::from(EXIT_CANNOT_RUN)
+        }
+    }
 }
 
 /// The report of a capacity search (its directory holds capacity.json).

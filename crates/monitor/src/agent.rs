@@ -38,6 +38,8 @@ pub struct AgentConfig {
     pub listen: SocketAddr,
     pub token: Option<String>,
     pub sampler: SamplerConfig,
+    /// Serve the network benchmark's endpoints ([`crate::netbench`]).
+    pub bench_endpoints: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +125,7 @@ impl Agent {
             })
             .map_err(|source| AgentError::Listen { address, source })?;
         let token = Arc::new(config.token);
+        let bench = config.bench_endpoints;
         std::thread::Builder::new()
             .name("agent-http".into())
             .spawn(move || {
@@ -136,7 +139,8 @@ impl Agent {
                     let _ = std::thread::Builder::new()
                         .name("agent-client".into())
                         .spawn(move || {
-                            let _ = answer(stream, &ring, token.as_deref(), &fingerprint, &host);
+                            let _ =
+                                answer(stream, &ring, token.as_deref(), &fingerprint, &host, bench);
                         });
                 }
             })
@@ -151,11 +155,12 @@ fn answer(
     token: Option<&str>,
     fingerprint: &Fingerprint,
     host: &str,
+    bench: bool,
 ) -> io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     let mut buf = [0u8; 4096];
     let mut filled = 0;
-    let (path, authorization) = loop {
+    let (path, authorization, header_len) = loop {
         let n = stream.read(&mut buf[filled..])?;
         if n == 0 {
             return Ok(());
@@ -164,13 +169,13 @@ fn answer(
         let mut headers = [httparse::EMPTY_HEADER; 32];
         let mut request = httparse::Request::new(&mut headers);
         match request.parse(&buf[..filled]) {
-            Ok(httparse::Status::Complete(_)) => {
+            Ok(httparse::Status::Complete(header_len)) => {
                 let auth = request
                     .headers
                     .iter()
                     .find(|h| h.name.eq_ignore_ascii_case("authorization"))
                     .map(|h| h.value.to_vec());
-                break (request.path.unwrap_or("/").to_string(), auth);
+                break (request.path.unwrap_or("/").to_string(), auth, header_len);
             }
             Ok(httparse::Status::Partial) if filled < buf.len() => continue,
             _ => return respond(&mut stream, 400, "{\"error\":\"bad request\"}"),
@@ -190,6 +195,10 @@ fn answer(
         }
     }
     let (route, query) = path.split_once('?').unwrap_or((&path, ""));
+    if route.starts_with("/bench/") {
+        let rest = buf[header_len..filled].to_vec();
+        return crate::netbench::serve(stream, route, query, &rest, bench);
+    }
     match route {
         "/samples" => {
             let since = query

@@ -225,6 +225,11 @@ fn virtualization(proc_: &Path, sys: &Path, cpuinfo: &str) -> String {
     "none".into()
 }
 
+/// The mount holding `path` on this host and its device's properties.
+pub fn storage_at(path: &Path) -> Option<Storage> {
+    storage(Path::new("/proc"), Path::new("/sys"), path)
+}
+
 /// The mount holding `cwd` (longest mount point that prefixes it) and its device's properties.
 fn storage(proc_: &Path, sys: &Path, cwd: &Path) -> Option<Storage> {
     let mountinfo = read(&proc_.join("self/mountinfo"))?;

@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod doctor;
 pub mod fingerprint;
+pub mod netbench;
 pub mod procfs;
 pub mod sampler;
 

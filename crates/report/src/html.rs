@@ -740,7 +740,7 @@ fn field_name(key: &str) -> String {
     text
 }
 
-fn fingerprint_table(
+pub(crate) fn fingerprint_table(
     html: &mut String,
     title: &str,
     fingerprint: &Value,
@@ -804,7 +804,7 @@ fn environment(html: &mut String, run: &RunData) {
     }
 }
 
-fn to_value(value: &impl serde::Serialize) -> Value {
+pub(crate) fn to_value(value: &impl serde::Serialize) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 

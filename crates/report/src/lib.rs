@@ -3,6 +3,8 @@
 //! `--junit` XML.
 //! Renderers take plain data and return text; printing is the caller's job.
 
+pub mod bench;
+pub mod bench_html;
 pub mod capacity;
 pub mod capacity_html;
 pub mod charts;

@@ -28,15 +28,7 @@ fn apdex_text(f: &LabelFigures) -> String {
 }
 
 fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    headroom_units::quantity::group_thousands(n.min(i64::MAX as u64) as i64)
 }
 
 pub fn render_summary(input: &ReportInput<'_>) -> String {

@@ -16,6 +16,19 @@ fn err(message: String) -> QuantityError {
 }
 
 /// "1 level", "3 levels": a count and its noun, singular or plural.
+/// 1234567 → "1,234,567" (and -1234 → "-1,234").
+pub fn group_thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::from(if n < 0 { "-" } else { "" });
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub fn count(n: usize, singular: &str, plural: &str) -> String {
     format!("{n} {}", if n == 1 { singular } else { plural })
 }

@@ -1,0 +1,232 @@
+//! Memory: STREAM's four kernels with STREAM's rules — three arrays of
+//! doubles, each at least four times the last-level cache (and at least
+//! STREAM's default 10 million elements), every kernel timed
+//! `iterations` times, the best time of all but the first giving the rate;
+//! bytes counted as STREAM counts them (Copy and Scale move 2 words per
+//! element, Add and Triad 3). One thread and all cores (the arrays split
+//! in equal parts, the threads meeting at a barrier around each kernel).
+
+use crate::{check, measure, settings, BenchError, BenchResult};
+use std::sync::atomic::AtomicBool;
+use std::sync::Barrier;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+pub struct MemoryOptions {
+    /// Elements per array; `None` for STREAM's rule.
+    pub elements: Option<usize>,
+    /// Times each kernel runs (STREAM's NTIMES, 10); the first is not counted.
+    pub iterations: usize,
+    pub threads: usize,
+    pub repetitions: u32,
+}
+
+pub const KERNELS: [(&str, &str, f64); 4] = [
+    ("copy", "Copy", 2.0),
+    ("scale", "Scale", 2.0),
+    ("add", "Add", 3.0),
+    ("triad", "Triad", 3.0),
+];
+
+/// The largest cache of CPU 0, in bytes, from /sys.
+pub fn last_level_cache() -> Option<u64> {
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    dir.flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("size")).ok())
+        .filter_map(|s| parse_cache_size(s.trim()))
+        .max()
+}
+
+/// "32K", "1024K", "16M" → bytes.
+pub fn parse_cache_size(text: &str) -> Option<u64> {
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = digits.parse().ok()?;
+    match unit {
+        "K" => Some(n << 10),
+        "M" => Some(n << 20),
+        "G" => Some(n << 30),
+        _ => None,
+    }
+}
+
+/// STREAM's rule: each array at least 4× the cache, and at least 10 M elements.
+pub fn stream_elements(cache: Option<u64>) -> usize {
+    let by_cache = cache.map_or(0, |c| (4 * c / 8) as usize);
+    by_cache.max(10_000_000)
+}
+
+const SCALAR: f64 = 3.0;
+
+/// Best seconds per kernel (first iteration left out) over `threads`.
+fn stream(
+    a: &mut [f64],
+    b: &mut [f64],
+    c: &mut [f64],
+    threads: usize,
+    iterations: usize,
+) -> [f64; 4] {
+    let n = a.len();
+    let part = n.div_ceil(threads).max(1);
+    // Fewer parts than threads when the arrays are tiny: one party a part.
+    let barrier = Barrier::new(n.div_ceil(part).max(1));
+    let mut best = [f64::INFINITY; 4];
+    let chunks = a
+        .chunks_mut(part)
+        .zip(b.chunks_mut(part))
+        .zip(c.chunks_mut(part));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .enumerate()
+            .map(|(t, ((a, b), c))| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let mut times = [f64::INFINITY; 4];
+                    for iteration in 0..iterations {
+                        for (k, time) in times.iter_mut().enumerate() {
+                            barrier.wait();
+                            let started = Instant::now();
+                            match k {
+                                0 => c.copy_from_slice(a),
+                                1 => b
+                                    .iter_mut()
+                                    .zip(c.iter())
+                                    .for_each(|(b, c)| *b = SCALAR * c),
+                                2 => c
+                                    .iter_mut()
+                                    .zip(a.iter().zip(b.iter()))
+                                    .for_each(|(c, (a, b))| *c = a + b),
+                                _ => a
+                                    .iter_mut()
+                                    .zip(b.iter().zip(c.iter()))
+                                    .for_each(|(a, (b, c))| *a = b + SCALAR * c),
+                            }
+                            barrier.wait();
+                            let seconds = started.elapsed().as_secs_f64();
+                            if iteration > 0 && t == 0 {
+                                *time = time.min(seconds);
+                            }
+                        }
+                    }
+                    times
+                })
+            })
+            .collect();
+        for (t, handle) in handles.into_iter().enumerate() {
+            if let (0, Ok(times)) = (t, handle.join()) {
+                best = times;
+            }
+        }
+    });
+    best
+}
+
+/// STREAM's check: after `iterations` rounds every element of a, b and c
+/// holds the value the kernels give from a = 1, b = 2, c = 0.
+fn verify(a: &[f64], b: &[f64], c: &[f64], iterations: usize) -> bool {
+    let (mut ea, mut eb, mut ec) = (1.0f64, 2.0f64, 0.0f64);
+    for _ in 0..iterations {
+        ec = ea;
+        eb = SCALAR * ec;
+        ec = ea + eb;
+        ea = eb + SCALAR * ec;
+    }
+    let close = |x: &[f64], e: f64| x.iter().all(|v| ((v - e) / e).abs() < 1e-13);
+    close(a, ea) && close(b, eb) && close(c, ec)
+}
+
+pub fn run(o: &MemoryOptions, stop: &AtomicBool) -> Result<BenchResult, BenchError> {
+    let cache = last_level_cache();
+    let n = o
+        .elements
+        .unwrap_or_else(|| stream_elements(cache))
+        .max(1000);
+    let iterations = o.iterations.max(2);
+    let threads = o.threads.max(1);
+    let mut measures = Vec::new();
+    for (t, label) in [
+        (1, "1 thread".to_string()),
+        (threads, format!("{threads} threads")),
+    ] {
+        for (key, name, _) in KERNELS {
+            let suffix = if t == 1 { "1t" } else { "all" };
+            measures.push(measure(
+                &format!("{key}_{suffix}"),
+                format!("STREAM {name}, {label}"),
+                "MB/s",
+                true,
+            ));
+        }
+    }
+    for _ in 0..o.repetitions {
+        for (round, t) in [1, threads].into_iter().enumerate() {
+            check(stop)?;
+            let (mut a, mut b, mut c) = (vec![1.0f64; n], vec![2.0f64; n], vec![0.0f64; n]);
+            let best = stream(&mut a, &mut b, &mut c, t, iterations);
+            if !verify(&a, &b, &c, iterations) {
+                return Err(BenchError::Refused(
+                    "STREAM's check failed: the arrays do not hold the values the kernels give; \
+                     the memory or the CPU is faulty"
+                        .into(),
+                ));
+            }
+            for (k, (_, _, words)) in KERNELS.iter().enumerate() {
+                let bytes = words * 8.0 * n as f64;
+                measures[round * 4 + k].values.push(bytes / 1e6 / best[k]);
+            }
+        }
+    }
+    let mib = n as f64 * 8.0 / 1048576.0;
+    Ok(BenchResult {
+        benchmark: "memory".into(),
+        method: format!(
+            "STREAM: Copy c=a, Scale b=3c, Add c=a+b, Triad a=b+3c over three arrays of {n} doubles \
+             ({mib:.0} MiB each); best of {} timings after the first, MB/s (10^6 bytes) counting \
+             2 words per element for Copy and Scale, 3 for Add and Triad",
+            iterations - 1
+        ),
+        settings: settings([
+            ("elements", n.to_string()),
+            ("array_mib", format!("{mib:.1}")),
+            (
+                "last_level_cache",
+                cache.map_or("unknown".into(), |c| format!("{} KiB", c >> 10)),
+            ),
+            ("iterations", iterations.to_string()),
+            ("threads", threads.to_string()),
+            ("repetitions", o.repetitions.to_string()),
+        ]),
+        measures,
+        series: Vec::new(),
+        notes: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_and_stream_rule() {
+        assert_eq!(parse_cache_size("32K"), Some(32 << 10));
+        assert_eq!(parse_cache_size("16M"), Some(16 << 20));
+        assert_eq!(parse_cache_size("abc"), None);
+        // 64 MiB cache: 4 × 64 MiB / 8 bytes = 32 M elements.
+        assert_eq!(stream_elements(Some(64 << 20)), 32 << 20);
+        assert_eq!(stream_elements(Some(1 << 20)), 10_000_000);
+        assert_eq!(stream_elements(None), 10_000_000);
+    }
+
+    #[test]
+    fn the_kernels_compute_what_stream_checks_on_any_thread_count() {
+        for threads in [1, 3] {
+            let n = 1001;
+            let (mut a, mut b, mut c) = (vec![1.0; n], vec![2.0; n], vec![0.0; n]);
+            let best = stream(&mut a, &mut b, &mut c, threads, 4);
+            assert!(verify(&a, &b, &c, 4));
+            assert!(best.iter().all(|t| t.is_finite() && *t >= 0.0));
+            a[7] += 1.0;
+            assert!(!verify(&a, &b, &c, 4));
+        }
+    }
+}

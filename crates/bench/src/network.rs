@@ -1,0 +1,454 @@
+//! Network: TCP throughput both ways and the round trip against payload
+//! size (100 B … 10 KB, as source 002 measured it), between this machine
+//! and a `headroom agent --bench-endpoints` (its endpoints:
+//! `headroom_monitor::netbench`). Throughput counts payload bytes over the
+//! receiver's time from first to last byte, as iperf3's receiver line
+//! does, in Mbit/s (10^6 bits). Without an agent, an agent started in this
+//! process on 127.0.0.1 answers: the figure is then this machine's network
+//! stack, not a link.
+
+use crate::{check, measure, quantile, settings, BenchError, BenchResult, Series};
+use headroom_monitor::agent::{self, Agent, AgentConfig};
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct NetworkOptions {
+    /// The agent's `host:port`; `None` for loopback.
+    pub agent: Option<String>,
+    pub token: Option<String>,
+    /// Seconds each direction is measured (iperf3's default is 10).
+    pub seconds: f64,
+    /// Payload sizes for the round trip, bytes.
+    pub payloads: Vec<usize>,
+    /// Round trips timed per payload size.
+    pub round_trips: usize,
+    /// The link's capacity, Mbit/s, for "% of link".
+    pub link_mbit: Option<f64>,
+    pub repetitions: u32,
+}
+
+pub const PAYLOADS: [usize; 6] = [100, 500, 1000, 2000, 5000, 10_000];
+const CHUNK: usize = 128 * 1024;
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+fn refused(text: String) -> BenchError {
+    BenchError::Refused(text)
+}
+
+/// Checks that the agent answers and serves the endpoints to this token.
+pub fn preflight(authority: &str, token: Option<&str>) -> Result<(), BenchError> {
+    match agent::get(authority, "/bench/hello", token) {
+        Ok((200, _)) => Ok(()),
+        Ok((401, _)) => Err(refused(format!(
+            "the agent at {authority} refused the token: pass its --token with --agent-token"
+        ))),
+        Ok((404, _)) => Err(refused(format!(
+            "the agent at {authority} does not serve the network benchmark: restart it with \
+             `headroom agent --bench-endpoints` (and a --token when it listens beyond loopback)"
+        ))),
+        Ok((status, _)) => Err(refused(format!(
+            "the agent at {authority} answered {status} to /bench/hello: is it a headroom agent?"
+        ))),
+        Err(e) => Err(refused(format!(
+            "no agent answers at {authority} ({e}): start `headroom agent --bench-endpoints` there, \
+             or check the address"
+        ))),
+    }
+}
+
+fn connect(address: SocketAddr) -> std::io::Result<TcpStream> {
+    let stream = TcpStream::connect_timeout(&address, TIMEOUT)?;
+    stream.set_read_timeout(Some(TIMEOUT))?;
+    stream.set_write_timeout(Some(TIMEOUT))?;
+    Ok(stream)
+}
+
+fn request(method: &str, path: &str, authority: &str, token: Option<&str>) -> String {
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n")
+}
+
+/// Reads up to the end of an answer's header; returns its status and the
+/// bytes after it.
+fn read_head(stream: &mut TcpStream) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the agent closed the connection without answering",
+            ));
+        }
+        raw.extend_from_slice(&buf[..n]);
+        let mut headers = [httparse::EMPTY_HEADER; 16];
+        let mut response = httparse::Response::new(&mut headers);
+        match response.parse(&raw) {
+            Ok(httparse::Status::Complete(at)) => {
+                return Ok((response.code.unwrap_or(0), raw[at..].to_vec()))
+            }
+            Ok(httparse::Status::Partial) if raw.len() < 64 * 1024 => {}
+            _ => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "not an HTTP answer",
+                ))
+            }
+        }
+    }
+}
+
+/// Client → agent: Mbit/s as the agent received it.
+fn upload(
+    address: SocketAddr,
+    authority: &str,
+    token: Option<&str>,
+    seconds: f64,
+) -> std::io::Result<f64> {
+    let mut stream = connect(address)?;
+    stream.write_all(request("POST", "/bench/sink", authority, token).as_bytes())?;
+    let chunk = vec![0x75u8; CHUNK];
+    let until = Instant::now() + Duration::from_secs_f64(seconds);
+    while Instant::now() < until {
+        stream.write_all(&chunk)?;
+    }
+    stream.shutdown(Shutdown::Write)?;
+    let (status, mut body) = read_head(&mut stream)?;
+    stream.read_to_end(&mut body)?;
+    let reply: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("status {status}: {e}"),
+        )
+    })?;
+    let bytes = reply["bytes"].as_f64().unwrap_or(0.0);
+    let secs = reply["seconds"].as_f64().unwrap_or(0.0);
+    if status != 200 || secs <= 0.0 {
+        return Err(std::io::Error::other(format!(
+            "the agent answered {status}: {}",
+            String::from_utf8_lossy(&body)
+        )));
+    }
+    Ok(bytes * 8.0 / 1e6 / secs)
+}
+
+/// Agent → client: Mbit/s as this machine received it.
+fn download(
+    address: SocketAddr,
+    authority: &str,
+    token: Option<&str>,
+    seconds: f64,
+) -> std::io::Result<f64> {
+    let mut stream = connect(address)?;
+    let path = format!("/bench/source?seconds={seconds}");
+    stream.write_all(request("GET", &path, authority, token).as_bytes())?;
+    let (status, first) = read_head(&mut stream)?;
+    if status != 200 {
+        return Err(std::io::Error::other(format!(
+            "the agent answered {status}"
+        )));
+    }
+    let started = Instant::now();
+    let mut bytes = first.len() as u64;
+    let mut last = started;
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match stream.read(&mut buf)? {
+            0 => break,
+            n => {
+                bytes += n as u64;
+                last = Instant::now();
+            }
+        }
+    }
+    let secs = last.duration_since(started).as_secs_f64();
+    if secs <= 0.0 {
+        return Err(std::io::Error::other("the agent sent nothing"));
+    }
+    Ok(bytes as f64 * 8.0 / 1e6 / secs)
+}
+
+/// Round trips in ms per payload size: `round_trips` each, after 10 unmeasured.
+fn echo(
+    address: SocketAddr,
+    authority: &str,
+    token: Option<&str>,
+    payloads: &[usize],
+    round_trips: usize,
+) -> std::io::Result<Vec<Vec<f64>>> {
+    let mut stream = connect(address)?;
+    stream.set_nodelay(true)?;
+    stream.write_all(request("GET", "/bench/echo", authority, token).as_bytes())?;
+    let (status, _) = read_head(&mut stream)?;
+    if status != 200 {
+        return Err(std::io::Error::other(format!(
+            "the agent answered {status}"
+        )));
+    }
+    let mut all = Vec::new();
+    for &size in payloads {
+        let mut frame = vec![0x65u8; size + 4];
+        frame[..4].copy_from_slice(&(size as u32).to_be_bytes());
+        let mut back = vec![0u8; size];
+        let mut times = Vec::with_capacity(round_trips);
+        for i in 0..round_trips + 10 {
+            let started = Instant::now();
+            stream.write_all(&frame)?;
+            stream.read_exact(&mut back)?;
+            if i >= 10 {
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        all.push(times);
+    }
+    let _ = stream.write_all(&0u32.to_be_bytes());
+    Ok(all)
+}
+
+pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchError> {
+    // Without an agent, one in this process answers on loopback.
+    let local;
+    let (authority, token) = match &o.agent {
+        Some(a) => (a.clone(), o.token.clone()),
+        None => {
+            local = Agent::start(AgentConfig {
+                listen: "127.0.0.1:0".parse().expect("an address"),
+                token: None,
+                sampler: Default::default(),
+                bench_endpoints: true,
+            })
+            .map_err(|e| refused(format!("cannot start a local agent: {e}")))?;
+            (local.address.to_string(), None)
+        }
+    };
+    preflight(&authority, token.as_deref())?;
+    let address = authority
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| refused(format!("{authority} resolves to no address")))?;
+    let token = token.as_deref();
+    let lost = |what: &str| {
+        let authority = authority.clone();
+        let what = what.to_string();
+        move |e: std::io::Error| {
+            refused(format!(
+                "the {what} test with the agent at {authority} failed ({e}): the agent stopped or the \
+                 network dropped the connection; nothing of this benchmark is reported"
+            ))
+        }
+    };
+    let mut up = measure(
+        "upload",
+        "TCP throughput, this machine → agent",
+        "Mbit/s",
+        true,
+    );
+    let mut down = measure(
+        "download",
+        "TCP throughput, agent → this machine",
+        "Mbit/s",
+        true,
+    );
+    let mut up_pct = measure("upload_pct", "upload, % of the link", "%", true);
+    let mut down_pct = measure("download_pct", "download, % of the link", "%", true);
+    let mut rtt: Vec<_> = o
+        .payloads
+        .iter()
+        .map(|p| {
+            measure(
+                &format!("rtt_{p}"),
+                format!("round trip, {p} B payload, median"),
+                "ms",
+                false,
+            )
+        })
+        .collect();
+    let mut rtt99: Vec<_> = o
+        .payloads
+        .iter()
+        .map(|p| {
+            measure(
+                &format!("rtt_{p}_p99"),
+                format!("round trip, {p} B payload, p99"),
+                "ms",
+                false,
+            )
+        })
+        .collect();
+    for _ in 0..o.repetitions {
+        check(stop)?;
+        up.values
+            .push(upload(address, &authority, token, o.seconds).map_err(lost("upload"))?);
+        check(stop)?;
+        down.values
+            .push(download(address, &authority, token, o.seconds).map_err(lost("download"))?);
+        check(stop)?;
+        let trips = echo(
+            address,
+            &authority,
+            token,
+            &o.payloads,
+            o.round_trips.max(1),
+        )
+        .map_err(lost("round-trip"))?;
+        for (i, times) in trips.iter().enumerate() {
+            rtt[i].values.push(quantile(times, 0.5));
+            rtt99[i].values.push(quantile(times, 0.99));
+        }
+        if let Some(link) = o.link_mbit {
+            up_pct
+                .values
+                .push(up.values.last().copied().unwrap_or(0.0) / link * 100.0);
+            down_pct
+                .values
+                .push(down.values.last().copied().unwrap_or(0.0) / link * 100.0);
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let curve = Series {
+        name: "round trip, median".into(),
+        x_label: "payload (bytes)".into(),
+        y_label: "ms".into(),
+        points: o
+            .payloads
+            .iter()
+            .zip(&rtt)
+            .map(|(p, m)| (*p as f64, mean(&m.values)))
+            .collect(),
+    };
+    let mut measures = vec![up, down];
+    if o.link_mbit.is_some() {
+        measures.extend([up_pct, down_pct]);
+    }
+    measures.extend(rtt);
+    measures.extend(rtt99);
+    let mut notes = Vec::new();
+    if o.agent.is_none() {
+        notes.push(
+            "no --agent: measured against an agent in this process on 127.0.0.1, so these figures are \
+             this machine's network stack and memory, not a link. Run `headroom agent --bench-endpoints` \
+             on the server and pass --agent to measure the link"
+                .into(),
+        );
+    } else if o.link_mbit.is_none() {
+        notes.push("no --link-capacity: % of the link is not computed".into());
+    }
+    Ok(BenchResult {
+        benchmark: "network".into(),
+        method: format!(
+            "one TCP connection each way for {} s (payload bytes over the receiver's first-to-last-byte \
+             time, Mbit/s), then {} round trips per payload size on one connection with Nagle off \
+             (after 10 unmeasured), median and p99",
+            o.seconds, o.round_trips
+        ),
+        settings: settings([
+            ("agent", o.agent.clone().unwrap_or_else(|| "loopback (in process)".into())),
+            ("seconds", o.seconds.to_string()),
+            (
+                "payloads",
+                o.payloads.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","),
+            ),
+            ("round_trips", o.round_trips.to_string()),
+            ("link_mbit", o.link_mbit.map_or("unknown".into(), |l| l.to_string())),
+            ("repetitions", o.repetitions.to_string()),
+        ]),
+        measures,
+        series: vec![curve],
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(agent: Option<String>, token: Option<String>) -> NetworkOptions {
+        NetworkOptions {
+            agent,
+            token,
+            seconds: 0.3,
+            payloads: vec![100, 10_000],
+            round_trips: 20,
+            link_mbit: Some(1000.0),
+            repetitions: 2,
+        }
+    }
+
+    fn agent(token: Option<&str>, bench: bool) -> String {
+        Agent::start(AgentConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            token: token.map(String::from),
+            sampler: Default::default(),
+            bench_endpoints: bench,
+        })
+        .unwrap()
+        .address
+        .to_string()
+    }
+
+    #[test]
+    fn loopback_gives_both_directions_and_the_curve() {
+        let r = run(&options(None, None), &AtomicBool::new(false)).unwrap();
+        let up = &r
+            .measures
+            .iter()
+            .find(|m| m.key == "upload")
+            .unwrap()
+            .values;
+        assert_eq!(up.len(), 2);
+        assert!(up.iter().all(|v| *v > 10.0), "{up:?}");
+        let pct = &r
+            .measures
+            .iter()
+            .find(|m| m.key == "download_pct")
+            .unwrap()
+            .values;
+        assert!(pct.iter().all(|v| *v > 0.0));
+        assert_eq!(r.series[0].points.len(), 2);
+        assert!(r.notes[0].contains("127.0.0.1"), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_token_agent_without_endpoints_or_with_another_token_is_refused() {
+        let off = agent(Some("s3cret"), false);
+        let e = run(
+            &options(Some(off), Some("s3cret".into())),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--bench-endpoints"), "{e}");
+        let on = agent(Some("s3cret"), true);
+        let e = run(
+            &options(Some(on.clone()), Some("wrong".into())),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("refused the token"), "{e}");
+        let r = run(
+            &options(Some(on), Some("s3cret".into())),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn an_unreachable_agent_is_refused_quickly() {
+        let started = Instant::now();
+        let e = run(
+            &options(Some("127.0.0.1:1".into()), None),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("no agent answers"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}

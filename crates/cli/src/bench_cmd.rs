@@ -1,0 +1,301 @@
+//! `headroom bench [BENCHMARK...]`: runs the host benchmarks, writes the
+//! bench bundle after each, prints the table and where the host stands,
+//! and writes the HTML report beside the bundle.
+
+use crate::args::{BenchArgs, Monitor};
+use crate::execute::{examine_host, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
+use headroom_bench::{cores, BenchError, BenchResult, BENCHMARKS};
+use headroom_bundle::bench::{self as bundle, BenchBundle, BenchFailure};
+use headroom_report::bench_html::{render_bench_report, ReferenceRow};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+fn now() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+pub fn run(args: BenchArgs) -> ExitCode {
+    let all = args.benchmarks.is_empty() || args.benchmarks.iter().any(|b| b == "all");
+    let chosen: Vec<&str> = BENCHMARKS
+        .iter()
+        .copied()
+        .filter(|b| all || args.benchmarks.iter().any(|x| x == b))
+        .collect();
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| headroom_load::run::default_bundle_dir(Path::new("runs"), "bench"));
+    if let Err(e) = check_out(&out) {
+        eprintln!("headroom: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    if chosen.contains(&"stack") {
+        if let Some(t) = args.target.as_deref().filter(|t| !t.starts_with("http://")) {
+            eprintln!("headroom: --target {t}: the stack benchmark loads pages over plain HTTP; give an http:// URL");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
+    let (fingerprint, findings) = examine_host(false);
+    if !args.json {
+        for f in &findings {
+            eprintln!("headroom: doctor: {}", f.message);
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let signal = crate::signals::interrupt_on_signal();
+    {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            if signal.blocking_recv().is_ok() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        });
+    }
+    let mut b = BenchBundle {
+        schema_version: headroom_bundle::SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        command_line: std::env::args().collect(),
+        started: now(),
+        ended: None,
+        status: "running".into(),
+        fingerprint,
+        findings,
+        results: Vec::new(),
+        failures: Vec::new(),
+    };
+    let save = |b: &BenchBundle| {
+        if let Err(e) = bundle::write(&out, b) {
+            eprintln!("headroom: {e}");
+        }
+    };
+    save(&b);
+    for name in &chosen {
+        if !args.json {
+            eprintln!(
+                "headroom bench: {name} ({}) ...",
+                estimate(name, &args, all)
+            );
+        }
+        match run_one(name, &args, all, &stop) {
+            Ok(mut result) => {
+                headroom_bench::note_noise(&mut result);
+                b.results.push(result)
+            }
+            Err(BenchError::Interrupted) => {
+                b.status = "interrupted".into();
+                break;
+            }
+            Err(e) => {
+                eprintln!("headroom: {name}: {e}");
+                b.failures.push(BenchFailure {
+                    benchmark: name.to_string(),
+                    error: e.to_string(),
+                });
+            }
+        }
+        save(&b);
+    }
+    if b.status == "running" {
+        b.status = if b.results.is_empty() {
+            "failed"
+        } else {
+            "complete"
+        }
+        .into();
+    }
+    b.ended = Some(now());
+    save(&b);
+    let position = headroom_bench::reference::position(&b);
+    let report = out.join("report.html");
+    if let Err(e) = std::fs::write(
+        &report,
+        render_bench_report(&b, &position, &reference_rows(&b)),
+    ) {
+        eprintln!("headroom: cannot write {}: {e}", report.display());
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&b).unwrap_or_default());
+    } else {
+        print!("{}", headroom_report::bench::render_text(&b, &position));
+        println!(
+            "\nbundle: {}  report: {}",
+            out.join(bundle::BENCH).display(),
+            report.display()
+        );
+    }
+    if b.status == "interrupted" {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if !b.failures.is_empty() {
+        ExitCode::from(EXIT_CANNOT_RUN)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// An existing --out must not hold another bench or run.
+fn check_out(out: &Path) -> Result<(), String> {
+    if !out.exists() {
+        return std::fs::create_dir_all(out)
+            .map_err(|e| format!("cannot create {}: {e}", out.display()));
+    }
+    if !out.is_dir() {
+        return Err(format!(
+            "{} is a file: give --out a directory",
+            out.display()
+        ));
+    }
+    let used = std::fs::read_dir(out)
+        .map_err(|e| format!("cannot read {}: {e}", out.display()))?
+        .next()
+        .is_some();
+    if used {
+        return Err(format!(
+            "{} is not empty: choose another --out (a bench never overwrites results)",
+            out.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The published figures with the host's own where it measured the same.
+pub fn reference_rows(b: &BenchBundle) -> Vec<ReferenceRow> {
+    headroom_bench::reference::REFERENCES
+        .iter()
+        .map(|r| ReferenceRow {
+            machine: r.machine.into(),
+            what: r.what.into(),
+            value: r.value,
+            unit: r.unit.into(),
+            method: r.method.into(),
+            source: r.source.into(),
+            host: headroom_bench::reference::host_value(b, r),
+        })
+        .collect()
+}
+
+fn threads(args: &BenchArgs) -> usize {
+    args.threads.map_or_else(cores, |t| t as usize)
+}
+
+/// Thermal durations: stressberry's, shortened when every benchmark runs.
+fn thermal_times(args: &BenchArgs, all: bool) -> (f64, f64, f64, f64) {
+    let pick = |given: Option<Duration>, short: f64, full: f64| {
+        given.map_or(if all { short } else { full }, |d| d.as_secs_f64())
+    };
+    (
+        pick(args.idle, 20.0, 150.0),
+        pick(args.stress, 60.0, 300.0),
+        pick(args.cool, 20.0, 150.0),
+        if all {
+            args.settle.as_secs_f64().min(60.0)
+        } else {
+            args.settle.as_secs_f64()
+        },
+    )
+}
+
+fn estimate(name: &str, args: &BenchArgs, all: bool) -> String {
+    let r = f64::from(args.repetitions);
+    let seconds = match name {
+        "cpu" => 4.0 * args.cpu_time.as_secs_f64() * r,
+        "memory" => 10.0 * r,
+        "network" => (2.0 * args.net_time.as_secs_f64() + 2.0) * r,
+        "thermal" => {
+            let (idle, stress, cool, _) = thermal_times(args, all);
+            idle + stress + cool
+        }
+        _ => return "its time depends on the device".into(),
+    };
+    if seconds < 120.0 {
+        format!("about {seconds:.0} s")
+    } else {
+        format!("about {:.0} min", seconds / 60.0)
+    }
+}
+
+fn run_one(
+    name: &str,
+    args: &BenchArgs,
+    all: bool,
+    stop: &AtomicBool,
+) -> Result<BenchResult, BenchError> {
+    let repetitions = args.repetitions;
+    match name {
+        "cpu" => headroom_bench::cpu::run(
+            &headroom_bench::cpu::CpuOptions {
+                max_prime: args.max_prime,
+                seconds: args.cpu_time.as_secs_f64(),
+                threads: threads(args),
+                repetitions,
+            },
+            stop,
+        ),
+        "memory" => headroom_bench::memory::run(
+            &headroom_bench::memory::MemoryOptions {
+                elements: args.elements.map(|e| e as usize),
+                iterations: 10,
+                threads: threads(args),
+                repetitions,
+            },
+            stop,
+        ),
+        "storage" => headroom_bench::storage::run(
+            &headroom_bench::storage::StorageOptions {
+                path: args.path.clone(),
+                dd_blocks: args.dd_blocks,
+                file_mib: args.file_size,
+                commits: args.commits,
+                depth: args.queue_depth as usize,
+                repetitions,
+            },
+            stop,
+        ),
+        "network" => headroom_bench::network::run(
+            &headroom_bench::network::NetworkOptions {
+                agent: args.agent.as_ref().and_then(|m| match m {
+                    Monitor::Agent(authority) => Some(authority.clone()),
+                    Monitor::Local => None,
+                }),
+                token: args.agent_token.clone(),
+                seconds: args.net_time.as_secs_f64(),
+                payloads: headroom_bench::network::PAYLOADS.to_vec(),
+                round_trips: args.round_trips as usize,
+                link_mbit: args.link_capacity,
+                repetitions,
+            },
+            stop,
+        ),
+        "thermal" => {
+            let (idle, stress, cool, settle) = thermal_times(args, all);
+            headroom_bench::thermal::run(
+                &headroom_bench::thermal::ThermalOptions {
+                    settle,
+                    idle_before: idle,
+                    stress,
+                    idle_after: cool,
+                    interval: 2.0,
+                    threads: threads(args),
+                    max_prime: args.max_prime,
+                },
+                stop,
+            )
+        }
+        _ => headroom_bench::stack::run(
+            &headroom_bench::stack::StackOptions {
+                db: args.db.clone(),
+                target: args.target.clone(),
+                dir: args.path.clone(),
+                repetitions,
+            },
+            stop,
+        ),
+    }
+}
+
+/// A bench bundle, or why not.
+pub fn read(dir: &Path) -> Result<BenchBundle, String> {
+    bundle::read(dir).map_err(|e| e.to_string())
+}
