@@ -10,12 +10,14 @@
 //! | [`thermal`] | stressberry's protocol | stressberry |
 //! | [`stack`] | Moodle's system benchmark, in spirit | Moodle |
 //!
-//! [`reference`] holds published figures and says where a host stands.
+//! [`reference`] holds published figures and says where a host stands;
+//! [`latest`] finds a host's latest bench for doctor and capacity reports.
 //! Each benchmark returns a [`BenchResult`] (the bench bundle's type) with
 //! one value per repetition of every figure.
 
 pub mod aio;
 pub mod cpu;
+pub mod latest;
 pub mod memory;
 pub mod network;
 pub mod reference;

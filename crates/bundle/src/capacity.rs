@@ -230,6 +230,10 @@ pub struct CapacityResult {
     pub criteria: Vec<CriterionOutcome>,
     /// The one-line answer, as printed.
     pub verdict: String,
+    /// The latest bench of the bottleneck's host (`headroom bench`), its
+    /// figures for the saturated resource: first line names the bundle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_bench: Vec<String>,
     pub levels: Vec<Level>,
     pub bundle: PathBuf,
 }
@@ -346,6 +350,7 @@ impl CapacityResult {
             confirmation,
             criteria: Vec::new(),
             verdict: String::new(),
+            host_bench: Vec::new(),
             levels,
             bundle,
         };

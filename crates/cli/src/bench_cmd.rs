@@ -28,15 +28,15 @@ pub fn run(args: BenchArgs) -> ExitCode {
         .out
         .clone()
         .unwrap_or_else(|| headroom_load::run::default_bundle_dir(Path::new("runs"), "bench"));
-    if let Err(e) = check_out(&out) {
-        eprintln!("headroom: {e}");
-        return ExitCode::from(EXIT_USAGE);
-    }
     if chosen.contains(&"stack") {
         if let Some(t) = args.target.as_deref().filter(|t| !t.starts_with("http://")) {
             eprintln!("headroom: --target {t}: the stack benchmark loads pages over plain HTTP; give an http:// URL");
             return ExitCode::from(EXIT_USAGE);
         }
+    }
+    if let Err(e) = check_out(&out) {
+        eprintln!("headroom: {e}");
+        return ExitCode::from(EXIT_USAGE);
     }
     let (fingerprint, findings) = examine_host(false);
     if !args.json {

@@ -146,6 +146,37 @@ fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
     ))
 }
 
+/// The latest `headroom bench` of the bottleneck's host under runs/, its
+/// figures for the saturated resource.
+fn host_bench(result: &CapacityResult) -> Vec<String> {
+    let Some(bottleneck) = &result.bottleneck else {
+        return Vec::new();
+    };
+    let host = if bottleneck.host == "local" {
+        headroom_monitor::Fingerprint::local(env!("CARGO_PKG_VERSION")).hostname
+    } else {
+        bottleneck.host.clone()
+    };
+    let resource = match bottleneck.resource.as_str() {
+        "throttling" | "temperature" => "cpu",
+        other => other,
+    };
+    let Some((path, bench)) = headroom_bench::latest::latest(Path::new("runs"), &host) else {
+        return Vec::new();
+    };
+    let lines = headroom_bench::latest::headlines(&bench, Some(resource));
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "the latest bench of {host} ({}, {})",
+        path.display(),
+        bench.started
+    )];
+    out.extend(lines);
+    out
+}
+
 /// Writes capacity.json, prints the answer, judges `--fail-if`, writes
 /// `--junit`; returns the exit code.
 fn conclude(
@@ -471,6 +502,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         base.clone(),
     );
     result.setup = setup;
+    result.host_bench = host_bench(&result);
     if was_interrupted {
         result = result.interrupted();
     }

@@ -29,17 +29,31 @@ pub fn run(args: DoctorArgs) -> ExitCode {
             }
         }
     }
+    let bench = headroom_bench::latest::latest(std::path::Path::new("runs"), &f.hostname);
     if args.json {
         let hosts: Vec<serde_json::Value> = remote
             .iter()
             .map(|(agent, f, findings)| serde_json::json!({ "agent": agent, "fingerprint": f, "findings": findings }))
             .collect();
-        let doc =
-            serde_json::json!({ "fingerprint": f, "findings": findings, "monitored_hosts": hosts });
+        let latest = bench.as_ref().map(|(path, b)| {
+            serde_json::json!({
+                "bundle": path, "started": b.started,
+                "headlines": headroom_bench::latest::headlines(b, None),
+            })
+        });
+        let doc = serde_json::json!({
+            "fingerprint": f, "findings": findings, "monitored_hosts": hosts, "latest_bench": latest,
+        });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
     print_host(&f, &findings);
+    if let Some((path, b)) = &bench {
+        println!("  latest bench ({}, {}):", path.display(), b.started);
+        for line in headroom_bench::latest::headlines(b, None) {
+            println!("    {line}");
+        }
+    }
     for (agent, f, findings) in &remote {
         println!("\nagent {agent}:");
         print_host(f, findings);

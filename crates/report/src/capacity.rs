@@ -49,6 +49,12 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     if let Some(little) = &result.little {
         out.push_str(&format!("  Little's law: {}\n", little.describe()));
     }
+    if let Some((first, rest)) = result.host_bench.split_first() {
+        out.push_str(&format!("  Beside the bottleneck, {first}:\n"));
+        for line in rest {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
     out.push_str(&format!("  Bundle: {}\n", result.bundle.display()));
     out
 }

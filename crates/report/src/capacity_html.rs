@@ -126,6 +126,17 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             }
         );
     }
+    if let Some((first, rest)) = result.host_bench.split_first() {
+        let _ = write!(
+            html,
+            "<li><b>Beside the bottleneck</b>, {}: {}</li>",
+            escape(first),
+            rest.iter()
+                .map(|l| escape(l))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
     if let Some(knee) = result.knee_users {
         let _ = write!(
             html,
