@@ -195,13 +195,16 @@ fn native(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io::
                 next += 1;
             }
         }
+        // One completion at a time, then its slot refilled at once, as fio's
+        // loop goes: reaping many at once lets the queue drain while they
+        // are resubmitted one by one, and the device sees less than `depth`.
         // SAFETY: events has room for depth entries.
         let n = unsafe {
             libc::syscall(
                 libc::SYS_io_getevents,
                 context.0,
                 1 as libc::c_long,
-                depth as libc::c_long,
+                1 as libc::c_long,
                 events.as_mut_ptr(),
                 std::ptr::null_mut::<libc::timespec>(),
             )

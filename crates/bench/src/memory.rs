@@ -58,6 +58,26 @@ pub fn stream_elements(cache: Option<u64>) -> usize {
 
 const SCALAR: f64 = 3.0;
 
+/// MemAvailable from /proc/meminfo, bytes.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// An array of `n` copies of `value`, or a refusal when memory cannot be had.
+fn array(n: usize, value: f64) -> Result<Vec<f64>, BenchError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        BenchError::Refused(format!(
+            "cannot allocate a STREAM array of {n} doubles: give a smaller --elements"
+        ))
+    })?;
+    v.resize(n, value);
+    Ok(v)
+}
+
 /// Best seconds per kernel (first iteration left out) over `threads`.
 fn stream(
     a: &mut [f64],
@@ -143,6 +163,17 @@ pub fn run(o: &MemoryOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
         .max(1000);
     let iterations = o.iterations.max(2);
     let threads = o.threads.max(1);
+    let needed = 3 * 8 * n as u64;
+    if let Some(available) = available_memory() {
+        if needed > available / 10 * 9 {
+            return Err(BenchError::Refused(format!(
+                "STREAM's three arrays of {n} doubles need {} MB; this machine has {} MB available: \
+                 give a smaller --elements (at least 4× the last-level cache for STREAM's rule)",
+                needed / 1_000_000,
+                available / 1_000_000
+            )));
+        }
+    }
     let mut measures = Vec::new();
     for (t, label) in [
         (1, "1 thread".to_string()),
@@ -161,7 +192,7 @@ pub fn run(o: &MemoryOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
     for _ in 0..o.repetitions {
         for (round, t) in [1, threads].into_iter().enumerate() {
             check(stop)?;
-            let (mut a, mut b, mut c) = (vec![1.0f64; n], vec![2.0f64; n], vec![0.0f64; n]);
+            let (mut a, mut b, mut c) = (array(n, 1.0)?, array(n, 2.0)?, array(n, 0.0)?);
             let best = stream(&mut a, &mut b, &mut c, t, iterations);
             if !verify(&a, &b, &c, iterations) {
                 return Err(BenchError::Refused(

@@ -93,7 +93,7 @@ repeats --repetitions times (3): mean, 95% interval, CoV. The bundle is
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// cpu, memory, storage, network, thermal, stack (default: all).
+    /// Which: cpu, memory, storage, network, thermal, stack (default: all).
     #[arg(value_parser = ["cpu", "memory", "storage", "network", "thermal", "stack", "all"])]
     pub benchmarks: Vec<String>,
 
@@ -110,82 +110,82 @@ pub struct BenchArgs {
     pub json: bool,
 
     /// Threads for the "all cores" figures (default: the cores this process may use).
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
 
-    /// cpu: seconds each figure is measured (sysbench's --time).
+    /// Seconds each figure is measured (sysbench's --time).
     #[arg(long, default_value = "5s", value_parser = positive_duration, help_heading = "cpu")]
     pub cpu_time: Duration,
 
-    /// cpu and thermal: sysbench's --cpu-max-prime (published figures use 10000).
+    /// Also for thermal: sysbench's --cpu-max-prime (published figures use 10000).
     #[arg(long, default_value = "10000", value_parser = clap::value_parser!(u64).range(3..=10_000_000), help_heading = "cpu")]
     pub max_prime: u64,
 
-    /// memory: elements per STREAM array (default: STREAM's rule, ≥ 4× the last-level cache).
+    /// Elements per STREAM array (default: STREAM's rule, ≥ 4× the last-level cache).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1000..), help_heading = "memory")]
     pub elements: Option<u64>,
 
-    /// storage and stack: a directory on the device to measure.
+    /// A directory on the device to measure (also where the stack writes its files).
     #[arg(long, default_value = ".", help_heading = "storage")]
     pub path: PathBuf,
 
-    /// storage: the fio and iozone file size in MiB (PiBenchmarks: 80).
+    /// The fio and iozone file size in MiB (PiBenchmarks: 80).
     #[arg(long, default_value = "80", value_parser = clap::value_parser!(u64).range(1..=65536), help_heading = "storage")]
     pub file_size: u64,
 
-    /// storage: dd's count of 4 KiB blocks (PiBenchmarks: 133120, "130k").
+    /// The dd test's count of 4 KiB blocks (PiBenchmarks: 133120, "130k").
     #[arg(long, default_value = "133120", value_parser = clap::value_parser!(u64).range(1..), help_heading = "storage")]
     pub dd_blocks: u64,
 
-    /// storage: commits (4 KiB write + fdatasync) timed.
+    /// Commits (4 KiB write + fdatasync) timed.
     #[arg(long, default_value = "1000", value_parser = at_least_one, help_heading = "storage")]
     pub commits: u32,
 
-    /// storage: random requests in flight (PiBenchmarks: 64).
+    /// Random requests in flight (PiBenchmarks: 64).
     #[arg(long, default_value = "64", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "storage")]
     pub queue_depth: u32,
 
-    /// network: the agent (started with --bench-endpoints) to measure against; default: loopback.
+    /// The agent (started with --bench-endpoints) to measure against; default: loopback.
     #[arg(long, value_parser = monitor, help_heading = "network")]
     pub agent: Option<Monitor>,
 
-    /// network: the agent's --token.
+    /// The agent's --token.
     #[arg(long, help_heading = "network")]
     pub agent_token: Option<String>,
 
-    /// network: the link's capacity for "% of link", e.g. 100Mbit, 1Gbit.
+    /// The link's capacity for "% of link", e.g. 100Mbit, 1Gbit.
     #[arg(long, value_parser = link_capacity, help_heading = "network")]
     pub link_capacity: Option<f64>,
 
-    /// network: seconds each direction is measured (iperf3: 10).
+    /// Seconds each direction is measured (iperf3: 10).
     #[arg(long, default_value = "10s", value_parser = positive_duration, help_heading = "network")]
     pub net_time: Duration,
 
-    /// network: round trips timed per payload size.
-    #[arg(long, default_value = "200", value_parser = at_least_one, help_heading = "network")]
+    /// Round trips timed per payload size.
+    #[arg(long, default_value = "200", value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "network")]
     pub round_trips: u32,
 
-    /// thermal: idle before the load (stressberry: 150s).
+    /// Idle before the load (stressberry: 150s).
     #[arg(long, value_parser = duration, help_heading = "thermal")]
     pub idle: Option<Duration>,
 
-    /// thermal: the load on every core (stressberry: 300s).
+    /// The load on every core (stressberry: 300s).
     #[arg(long, value_parser = positive_duration, help_heading = "thermal")]
     pub stress: Option<Duration>,
 
-    /// thermal: idle after the load (stressberry: 150s).
+    /// Idle after the load (stressberry: 150s).
     #[arg(long, value_parser = duration, help_heading = "thermal")]
     pub cool: Option<Duration>,
 
-    /// thermal: longest wait for a stable temperature.
+    /// Longest wait for a stable temperature (at most 60s when every benchmark runs).
     #[arg(long, default_value = "300s", value_parser = duration, help_heading = "thermal")]
     pub settle: Duration,
 
-    /// stack: the database, as for the testbed (default: SQLite under --path).
+    /// The database, as for the testbed (default: SQLite under --path).
     #[arg(long, help_heading = "stack")]
     pub db: Option<String>,
 
-    /// stack: an http:// page to load twice (e.g. the login page).
+    /// An http:// page to load twice (e.g. the login page).
     #[arg(long, help_heading = "stack")]
     pub target: Option<String>,
 }
