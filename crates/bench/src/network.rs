@@ -66,6 +66,13 @@ fn connect(address: SocketAddr) -> std::io::Result<TcpStream> {
     Ok(stream)
 }
 
+/// A connection with `request` sent.
+fn open(address: SocketAddr, request: &str) -> std::io::Result<TcpStream> {
+    let mut stream = connect(address)?;
+    stream.write_all(request.as_bytes())?;
+    Ok(stream)
+}
+
 fn request(method: &str, path: &str, authority: &str, token: Option<&str>) -> String {
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
@@ -111,8 +118,7 @@ fn upload(
     token: Option<&str>,
     seconds: f64,
 ) -> std::io::Result<f64> {
-    let mut stream = connect(address)?;
-    stream.write_all(request("POST", "/bench/sink", authority, token).as_bytes())?;
+    let mut stream = open(address, &request("POST", "/bench/sink", authority, token))?;
     let chunk = vec![0x75u8; CHUNK];
     let until = Instant::now() + Duration::from_secs_f64(seconds);
     while Instant::now() < until {
@@ -120,7 +126,8 @@ fn upload(
     }
     stream.shutdown(Shutdown::Write)?;
     let (status, mut body) = read_head(&mut stream)?;
-    stream.read_to_end(&mut body)?;
+    // A short JSON answer: at most 64 KiB of it is read.
+    (&mut stream).take(64 * 1024).read_to_end(&mut body)?;
     let reply: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
@@ -145,9 +152,8 @@ fn download(
     token: Option<&str>,
     seconds: f64,
 ) -> std::io::Result<f64> {
-    let mut stream = connect(address)?;
     let path = format!("/bench/source?seconds={seconds}");
-    stream.write_all(request("GET", &path, authority, token).as_bytes())?;
+    let mut stream = open(address, &request("GET", &path, authority, token))?;
     let (status, first) = read_head(&mut stream)?;
     if status != 200 {
         return Err(std::io::Error::other(format!(
@@ -158,7 +164,15 @@ fn download(
     let mut bytes = first.len() as u64;
     let mut last = started;
     let mut buf = vec![0u8; CHUNK];
+    // The agent stops after `seconds`; one that goes on is not measured.
+    let deadline = started + Duration::from_secs_f64(seconds) + TIMEOUT;
     loop {
+        if Instant::now() > deadline {
+            return Err(std::io::Error::other(format!(
+                "the agent was still sending {} s after the {seconds} s asked for",
+                TIMEOUT.as_secs()
+            )));
+        }
         match stream.read(&mut buf)? {
             0 => break,
             n => {
@@ -182,9 +196,8 @@ fn echo(
     payloads: &[usize],
     round_trips: usize,
 ) -> std::io::Result<Vec<Vec<f64>>> {
-    let mut stream = connect(address)?;
+    let mut stream = open(address, &request("GET", "/bench/echo", authority, token))?;
     stream.set_nodelay(true)?;
-    stream.write_all(request("GET", "/bench/echo", authority, token).as_bytes())?;
     let (status, _) = read_head(&mut stream)?;
     if status != 200 {
         return Err(std::io::Error::other(format!(

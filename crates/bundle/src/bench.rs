@@ -3,7 +3,7 @@
 //! doctor's findings. Written after each benchmark (atomically), so an
 //! interrupted bench keeps what it finished.
 
-use crate::{invalid, read_error, BundleError, SCHEMA_VERSION};
+use crate::{invalid, read_versioned_json, BundleError};
 use headroom_monitor::doctor::Finding;
 use headroom_monitor::Fingerprint;
 use serde::{Deserialize, Serialize};
@@ -111,23 +111,7 @@ pub fn write(dir: &Path, bundle: &BenchBundle) -> Result<(), BundleError> {
 /// Reads a bench bundle, checking its schema version.
 pub fn read(dir: &Path) -> Result<BenchBundle, BundleError> {
     let path = dir.join(BENCH);
-    let text = fs::read_to_string(&path).map_err(read_error(&path))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        invalid(
-            &path,
-            format!("not valid JSON ({e}); the file is truncated or not a bench result"),
-        )
-    })?;
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(invalid(
-                &path,
-                format!("schema version {v}; this headroom reads version {SCHEMA_VERSION}"),
-            ))
-        }
-        None => return Err(invalid(&path, "no schema_version: not a bench result")),
-    }
+    let value = read_versioned_json(&path, "a headroom bench result")?;
     serde_json::from_value(value).map_err(|e| invalid(&path, format!("not a bench result: {e}")))
 }
 
@@ -177,6 +161,11 @@ mod tests {
         );
         fs::write(dir.join(BENCH), "{\"schema_version\": 1, \"trunc").unwrap();
         assert!(read(&dir).unwrap_err().to_string().contains("truncated"));
+        fs::write(dir.join(BENCH), "{\"schema_version\": 1}").unwrap();
+        assert!(read(&dir)
+            .unwrap_err()
+            .to_string()
+            .contains("not a bench result"));
         fs::write(dir.join(BENCH), "{\"schema_version\": 9}").unwrap();
         assert!(read(&dir)
             .unwrap_err()

@@ -6,7 +6,7 @@ use crate::manifest::{read_manifest, write_manifest, Measurement};
 use crate::recovery::{recover_summary, summary_of_window};
 use crate::resources::{read_core_loads, read_resources, ResourceRow};
 use crate::summary::RunSummary;
-use crate::{invalid, read_error, BundleError, CAPACITY, SCHEMA_VERSION};
+use crate::{invalid, read_versioned_json, BundleError, CAPACITY, SCHEMA_VERSION};
 use headroom_analysis::apdex::Rating;
 use headroom_analysis::capacity::{
     bottleneck, host_figures, meets, repetition_capacity, Bottleneck, HostFigures, HostSecond,
@@ -476,23 +476,7 @@ pub fn write(dir: &Path, result: &CapacityResult) -> Result<PathBuf, BundleError
 /// Reads a search's `capacity.json`, checking its schema version.
 pub fn read(dir: &Path) -> Result<CapacityResult, BundleError> {
     let path = dir.join(CAPACITY);
-    let text = fs::read_to_string(&path).map_err(read_error(&path))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        invalid(
-            &path,
-            format!("not valid JSON ({e}); the file is truncated or not a capacity result"),
-        )
-    })?;
-    match value.get("schema_version").and_then(|v| v.as_u64()) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            return Err(invalid(
-                &path,
-                format!("schema version {v}; this headroom reads version {SCHEMA_VERSION}. Use a matching headroom version"),
-            ))
-        }
-        None => return Err(invalid(&path, "no schema_version: not a headroom capacity result")),
-    }
+    let value = read_versioned_json(&path, "a headroom capacity result")?;
     serde_json::from_value(value).map_err(|e| invalid(&path, format!("unexpected content: {e}")))
 }
 

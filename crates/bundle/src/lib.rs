@@ -74,6 +74,29 @@ pub(crate) fn invalid(path: &Path, reason: impl Into<String>) -> BundleError {
     }
 }
 
+/// Reads a JSON file of headroom's, checking its schema version; `what`
+/// names it in errors ("a capacity result").
+pub(crate) fn read_versioned_json(
+    path: &Path,
+    what: &str,
+) -> Result<serde_json::Value, BundleError> {
+    let text = std::fs::read_to_string(path).map_err(read_error(path))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        invalid(
+            path,
+            format!("not valid JSON ({e}); the file is truncated or not {what}"),
+        )
+    })?;
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => Ok(value),
+        Some(v) => Err(invalid(
+            path,
+            format!("schema version {v}; this headroom reads version {SCHEMA_VERSION}. Use a matching headroom version"),
+        )),
+        None => Err(invalid(path, format!("no schema_version: not {what}"))),
+    }
+}
+
 pub(crate) fn read_error(path: &Path) -> impl Fn(io::Error) -> BundleError + '_ {
     move |source| BundleError::Read {
         path: path.to_path_buf(),
