@@ -118,6 +118,7 @@ pub fn read(dir: &Path) -> Result<BenchBundle, BundleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SCHEMA_VERSION;
 
     fn sample() -> BenchBundle {
         BenchBundle {
