@@ -41,7 +41,12 @@ fn refused(text: String) -> BenchError {
 /// Checks that the agent answers and serves the endpoints to this token.
 pub fn preflight(authority: &str, token: Option<&str>) -> Result<(), BenchError> {
     match agent::get(authority, "/bench/hello", token) {
-        Ok((200, _)) => Ok(()),
+        Ok((200, body)) if serde_json::from_slice::<serde_json::Value>(&body)
+            .is_ok_and(|v| v["endpoints"] == true) => Ok(()),
+        Ok((200, _)) => Err(refused(format!(
+            "{authority} answered /bench/hello without saying its endpoints are on: is it a headroom agent \
+             started with --bench-endpoints?"
+        ))),
         Ok((401, _)) => Err(refused(format!(
             "the agent at {authority} refused the token: pass its --token with --agent-token"
         ))),
@@ -57,6 +62,11 @@ pub fn preflight(authority: &str, token: Option<&str>) -> Result<(), BenchError>
              or check the address"
         ))),
     }
+}
+
+/// An error that ends a test because the user stopped the bench.
+fn stopped() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::Interrupted, "stopped")
 }
 
 fn connect(address: SocketAddr) -> std::io::Result<TcpStream> {
@@ -117,12 +127,18 @@ fn upload(
     authority: &str,
     token: Option<&str>,
     seconds: f64,
+    stop: &AtomicBool,
 ) -> std::io::Result<f64> {
     let mut stream = open(address, &request("POST", "/bench/sink", authority, token))?;
     let chunk = vec![0x75u8; CHUNK];
     let until = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut sent = 0u64;
     while Instant::now() < until {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(stopped());
+        }
         stream.write_all(&chunk)?;
+        sent += chunk.len() as u64;
     }
     stream.shutdown(Shutdown::Write)?;
     let (status, mut body) = read_head(&mut stream)?;
@@ -142,6 +158,14 @@ fn upload(
             String::from_utf8_lossy(&body)
         )));
     }
+    // The agent counts what arrived: never more than was sent, and not in
+    // much less time than it took to send (a clock that lies).
+    if bytes > sent as f64 || secs < seconds / 2.0 {
+        return Err(std::io::Error::other(format!(
+            "the agent reported {bytes} bytes in {secs} s, but this machine sent {sent} bytes over {seconds} s: \
+             its answer is not a measurement"
+        )));
+    }
     Ok(bytes * 8.0 / 1e6 / secs)
 }
 
@@ -151,6 +175,7 @@ fn download(
     authority: &str,
     token: Option<&str>,
     seconds: f64,
+    stop: &AtomicBool,
 ) -> std::io::Result<f64> {
     let path = format!("/bench/source?seconds={seconds}");
     let mut stream = open(address, &request("GET", &path, authority, token))?;
@@ -167,6 +192,9 @@ fn download(
     // The agent stops after `seconds`; one that goes on is not measured.
     let deadline = started + Duration::from_secs_f64(seconds) + TIMEOUT;
     loop {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(stopped());
+        }
         if Instant::now() > deadline {
             return Err(std::io::Error::other(format!(
                 "the agent was still sending {} s after the {seconds} s asked for",
@@ -195,6 +223,7 @@ fn echo(
     token: Option<&str>,
     payloads: &[usize],
     round_trips: usize,
+    stop: &AtomicBool,
 ) -> std::io::Result<Vec<Vec<f64>>> {
     let mut stream = open(address, &request("GET", "/bench/echo", authority, token))?;
     stream.set_nodelay(true)?;
@@ -211,9 +240,17 @@ fn echo(
         let mut back = vec![0u8; size];
         let mut times = Vec::with_capacity(round_trips);
         for i in 0..round_trips + 10 {
+            if i % 100 == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(stopped());
+            }
             let started = Instant::now();
             stream.write_all(&frame)?;
             stream.read_exact(&mut back)?;
+            if back[..] != frame[4..] {
+                return Err(std::io::Error::other(format!(
+                    "the agent echoed {size} bytes other than those sent: its answers are not round trips"
+                )));
+            }
             if i >= 10 {
                 times.push(started.elapsed().as_secs_f64() * 1000.0);
             }
@@ -252,10 +289,20 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         let authority = authority.clone();
         let what = what.to_string();
         move |e: std::io::Error| {
-            refused(format!(
-                "the {what} test with the agent at {authority} failed ({e}): the agent stopped or the \
-                 network dropped the connection; nothing of this benchmark is reported"
-            ))
+            match e.kind() {
+            std::io::ErrorKind::Interrupted if stop.load(std::sync::atomic::Ordering::Relaxed) => {
+                BenchError::Interrupted
+            }
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => refused(format!(
+                "the {what} test with the agent at {authority} got no answer within {} s: the agent \
+                 stalled or the network dropped the connection; nothing of this benchmark is reported",
+                TIMEOUT.as_secs()
+            )),
+            _ => refused(format!(
+                "the {what} test with the agent at {authority} failed ({e}): nothing of this benchmark \
+                 is reported"
+            )),
+        }
         }
     };
     let mut up = measure(
@@ -299,10 +346,10 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
     for _ in 0..o.repetitions {
         check(stop)?;
         up.values
-            .push(upload(address, &authority, token, o.seconds).map_err(lost("upload"))?);
+            .push(upload(address, &authority, token, o.seconds, stop).map_err(lost("upload"))?);
         check(stop)?;
         down.values
-            .push(download(address, &authority, token, o.seconds).map_err(lost("download"))?);
+            .push(download(address, &authority, token, o.seconds, stop).map_err(lost("download"))?);
         check(stop)?;
         let trips = echo(
             address,
@@ -310,6 +357,7 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             token,
             &o.payloads,
             o.round_trips.max(1),
+            stop,
         )
         .map_err(lost("round-trip"))?;
         for (i, times) in trips.iter().enumerate() {
@@ -353,6 +401,19 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         );
     } else if o.link_mbit.is_none() {
         notes.push("no --link-capacity: % of the link is not computed".into());
+    }
+    if let Some(link) = o.link_mbit {
+        let most = measures
+            .iter()
+            .filter(|m| m.key == "upload" || m.key == "download")
+            .flat_map(|m| m.values.iter().copied())
+            .fold(0.0, f64::max);
+        if most > link * 1.05 {
+            notes.push(format!(
+                "the throughput ({most:.0} Mbit/s) is above the --link-capacity given ({link:.0} Mbit/s): \
+                 the capacity is wrong, or the path does not cross that link"
+            ));
+        }
     }
     Ok(BenchResult {
         benchmark: "network".into(),

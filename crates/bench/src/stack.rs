@@ -152,23 +152,50 @@ fn read_answer(stream: &mut TcpStream) -> std::io::Result<Option<u16>> {
             _ => return Ok(None),
         }
     };
-    let mut body = raw.split_off(head);
+    // The body is counted, not kept: only its last bytes, to see the end of
+    // a chunked answer. A page larger than MAX_PAGE or slower than
+    // PAGE_DEADLINE is an error, not a figure.
+    let started = std::time::Instant::now();
+    let mut tail = raw.split_off(head);
+    let mut received = tail.len();
     loop {
         let done = match (length, chunked) {
-            (Some(n), _) => body.len() >= n,
-            (None, true) => body.ends_with(b"0\r\n\r\n"),
+            (Some(n), _) => received >= n,
+            (None, true) => tail.ends_with(b"0\r\n\r\n"),
             (None, false) => false,
         };
-        // A HEAD-like answer without a body: 1xx, 204, 304.
+        // An answer without a body: 1xx, 204, 304.
         if done || matches!(code, 100..=199 | 204 | 304) {
             return Ok(Some(code));
         }
+        if received > MAX_PAGE {
+            return Err(std::io::Error::other(format!(
+                "the page is larger than {} MiB",
+                MAX_PAGE >> 20
+            )));
+        }
+        if started.elapsed() > PAGE_DEADLINE {
+            return Err(std::io::Error::other(format!(
+                "the page did not end within {} s",
+                PAGE_DEADLINE.as_secs()
+            )));
+        }
         match stream.read(&mut buf)? {
             0 => return Ok(Some(code)),
-            n => body.extend_from_slice(&buf[..n]),
+            n => {
+                received += n;
+                tail.extend_from_slice(&buf[..n]);
+                let keep = tail.len().saturating_sub(5);
+                tail.drain(..keep);
+            }
         }
     }
 }
+
+/// The largest page a page load reads.
+const MAX_PAGE: usize = 64 << 20;
+/// The longest a page load may take.
+const PAGE_DEADLINE: Duration = Duration::from_secs(60);
 
 async fn exec(db: &Database, sql: &str) -> Result<(), BenchError> {
     query(&db.sql(sql), &[])

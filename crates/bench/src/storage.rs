@@ -113,8 +113,9 @@ pub fn check_path(path: &Path, needed: u64) -> Result<(), BenchError> {
     }
     if free < needed {
         return Err(BenchError::Refused(format!(
-            "{shown} has {} MB free; the storage benchmark writes files of up to {} MB there. \
-             Free some space, choose another --path, or make the test smaller (--file-size, --dd-blocks)",
+            "{shown} has {} MB free; the storage benchmark needs {} MB there (its largest file and 64 MB to \
+             spare for the filesystem). Free some space, choose another --path, or make the test smaller \
+             (--file-size, --dd-blocks)",
             free / 1_000_000,
             needed / 1_000_000
         )));

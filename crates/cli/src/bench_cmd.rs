@@ -34,6 +34,25 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     }
+    if let Some(db) = args.db.as_deref().filter(|_| chosen.contains(&"stack")) {
+        let lower = db.to_ascii_lowercase();
+        let known = [
+            "sqlite:",
+            "postgres://",
+            "postgresql://",
+            "mysql://",
+            "mariadb://",
+        ];
+        if !known.iter().any(|k| lower.starts_with(k)) || lower == "sqlite:" {
+            eprintln!(
+                "headroom: --db {db}: write sqlite:FILE, postgres://USER:PASS@HOST/DB or mysql://USER:PASS@HOST/DB"
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
+    if args.agent_token.is_some() && args.agent.is_none() && chosen.contains(&"network") {
+        eprintln!("headroom: --agent-token without --agent: the network benchmark measures loopback, and the token is not used");
+    }
     if let Err(e) = check_out(&out) {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
@@ -66,12 +85,19 @@ pub fn run(args: BenchArgs) -> ExitCode {
         results: Vec::new(),
         failures: Vec::new(),
     };
+    // The bundle is written before the first benchmark: a directory that
+    // cannot hold it is a usage error, not an hour of lost figures.
+    if let Err(e) = bundle::write(&out, &b) {
+        eprintln!("headroom: {e}: choose another --out");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let unsaved = AtomicBool::new(false);
     let save = |b: &BenchBundle| {
         if let Err(e) = bundle::write(&out, b) {
             eprintln!("headroom: {e}");
+            unsaved.store(true, Ordering::Relaxed);
         }
     };
-    save(&b);
     for name in &chosen {
         if !args.json {
             eprintln!(
@@ -85,6 +111,11 @@ pub fn run(args: BenchArgs) -> ExitCode {
                 b.results.push(result)
             }
             Err(BenchError::Interrupted) => {
+                b.status = "interrupted".into();
+                break;
+            }
+            // A failure while stopping (a read cut by the signal) is the stop.
+            Err(_) if stop.load(Ordering::Relaxed) => {
                 b.status = "interrupted".into();
                 break;
             }
@@ -115,20 +146,30 @@ pub fn run(args: BenchArgs) -> ExitCode {
         render_bench_report(&b, &position, &reference_rows(&b)),
     ) {
         eprintln!("headroom: cannot write {}: {e}", report.display());
+        unsaved.store(true, Ordering::Relaxed);
     }
+    let unsaved = unsaved.load(Ordering::Relaxed);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&b).unwrap_or_default());
     } else {
         print!("{}", headroom_report::bench::render_text(&b, &position));
-        println!(
-            "\nbundle: {}  report: {}",
-            out.join(bundle::BENCH).display(),
-            report.display()
+        if !unsaved {
+            println!(
+                "\nbundle: {}  report: {}",
+                out.join(bundle::BENCH).display(),
+                report.display()
+            );
+        }
+    }
+    if unsaved {
+        eprintln!(
+            "headroom: the bundle in {} could not be written whole: the figures above are all that is left",
+            out.display()
         );
     }
     if b.status == "interrupted" {
         ExitCode::from(EXIT_INTERRUPTED)
-    } else if !b.failures.is_empty() {
+    } else if !b.failures.is_empty() || unsaved {
         ExitCode::from(EXIT_CANNOT_RUN)
     } else {
         ExitCode::SUCCESS

@@ -161,8 +161,22 @@ pub fn run(args: CompareArgs) -> ExitCode {
 
 /// Bench bundles: each against the first (or --baseline), figure by figure.
 fn compare_benches(args: &CompareArgs) -> ExitCode {
+    if let Some(path) = &args.output {
+        eprintln!(
+            "headroom: -o {}: bench comparisons are text (or --json); each bench bundle has its own report.html",
+            path.display()
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     let mut benches = Vec::new();
     for dir in &args.bundles {
+        if !dir.is_dir() {
+            eprintln!(
+                "headroom: {} does not exist or is not a directory",
+                dir.display()
+            );
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
         if !headroom_bundle::bench::is_bench(dir) {
             eprintln!(
                 "headroom: {} is not a bench bundle: compare bench bundles with each other, runs with runs",
@@ -190,12 +204,24 @@ fn compare_benches(args: &CompareArgs) -> ExitCode {
             }
         },
     };
-    let name = |i: usize| args.bundles[i].display().to_string();
+    let name = |i: usize| format!("{} ({})", letter(i), args.bundles[i].display());
     let mut worse = 0;
     let mut json = Vec::new();
     for (i, other) in benches.iter().enumerate().filter(|(i, _)| *i != base) {
         let changes = headroom_report::bench::changes(&benches[base], other);
-        worse += changes.iter().filter(|c| c.verdict == "worse").count();
+        // A regression: really worse by more than --threshold, in a
+        // benchmark both measured with the same settings.
+        let differ = headroom_report::bench::setting_differences(&benches[base], other);
+        worse += changes
+            .iter()
+            .filter(|c| c.verdict == "worse")
+            .filter(|c| c.change_pct.is_some_and(|p| p.abs() > args.threshold))
+            .filter(|c| {
+                !differ
+                    .iter()
+                    .any(|d| d.starts_with(&format!("{} ", c.benchmark)))
+            })
+            .count();
         if args.json {
             json.push(serde_json::json!({
                 "a": name(base),
@@ -223,9 +249,6 @@ fn compare_benches(args: &CompareArgs) -> ExitCode {
             "{}",
             serde_json::to_string_pretty(&json).unwrap_or_default()
         );
-    }
-    if args.output.is_some() {
-        eprintln!("headroom: -o: bench comparisons are text and JSON only; each bundle has its own report.html");
     }
     if worse == 0 {
         ExitCode::SUCCESS

@@ -21,6 +21,18 @@ pub fn run(args: ReportArgs) -> ExitCode {
             return capacity_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
         }
     }
+    if let Some(bench) = args
+        .bundles
+        .iter()
+        .find(|d| headroom_bundle::bench::is_bench(d))
+    {
+        eprintln!(
+            "headroom: {} is a bench bundle: report it alone (headroom report {}); compare bench bundles with headroom compare",
+            bench.display(),
+            bench.display()
+        );
+        return ExitCode::from(EXIT_CANNOT_RUN);
+    }
     let mut runs = Vec::new();
     for dir in &args.bundles {
         if headroom_bundle::is_capacity(dir) {

@@ -68,13 +68,25 @@ pub fn serve(
             )
         }
         "/bench/source" => {
-            let seconds = query
+            let asked = query
                 .split('&')
                 .find_map(|p| p.strip_prefix("seconds="))
-                .and_then(|v| v.parse::<f64>().ok())
-                .filter(|s| s.is_finite())
-                .unwrap_or(10.0)
-                .clamp(0.1, 60.0);
+                .map(|v| {
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 60.0)
+                });
+            let seconds = match asked {
+                None => 10.0,
+                Some(Some(s)) => s,
+                Some(None) => {
+                    return reply(
+                        &mut stream,
+                        400,
+                        "{\"error\":\"seconds must be a number above 0 and at most 60\"}",
+                    )
+                }
+            };
             stream.set_write_timeout(Some(Duration::from_secs(10)))?;
             stream.write_all(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
@@ -120,7 +132,11 @@ fn take(stream: &mut TcpStream, pending: &mut Vec<u8>, out: &mut [u8]) -> io::Re
 }
 
 fn reply(stream: &mut TcpStream, status: u16, body: &str) -> io::Result<()> {
-    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        _ => "Not Found",
+    };
     write!(
         stream,
         "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -13,7 +13,9 @@ pub fn figure(v: f64) -> String {
         return "-".into();
     }
     let a = v.abs();
-    if a >= 1000.0 {
+    if a >= 1e15 {
+        format!("{v:.3e}")
+    } else if a >= 1000.0 {
         headroom_units::quantity::group_thousands(v.round() as i64)
     } else if a >= 100.0 {
         format!("{v:.1}")
@@ -198,8 +200,8 @@ pub fn setting_differences(a: &BenchBundle, b: &BenchBundle) -> Vec<String> {
 
 pub fn render_compare(a: &BenchBundle, b: &BenchBundle, names: (&str, &str)) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "A = {} on {}", names.0, host_line(a));
-    let _ = writeln!(out, "B = {} on {}", names.1, host_line(b));
+    let _ = writeln!(out, "baseline {} on {}", names.0, host_line(a));
+    let _ = writeln!(out, "other    {} on {}", names.1, host_line(b));
     let differ = setting_differences(a, b);
     if !differ.is_empty() {
         let _ = writeln!(
@@ -224,7 +226,7 @@ pub fn render_compare(a: &BenchBundle, b: &BenchBundle, names: (&str, &str)) -> 
             let _ = writeln!(
                 out,
                 "  {:<width$}  {:>12}  {:>12}  {:>8}  {:>18}  verdict",
-                "figure", "A", "B", "change", "95% interval"
+                "figure", "baseline", "other", "change", "95% interval"
             );
         }
         let _ = writeln!(
