@@ -306,8 +306,8 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
     ];
     let mut engine = Engine::NativeAio;
     for _ in 0..o.repetitions {
-        // The random tests first: right after dd's hundreds of megabytes,
-        // a device (or a VM's host) is still busy writing them back.
+        check(stop)?;
+        let dd_mb_s = dd(&dd_file, o.dd_blocks)?;
         check(stop)?;
         lay_out(&fio_file, file_bytes)?;
         let fio = open_direct(&fio_file, false)?;
@@ -338,8 +338,6 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         let iozone_random_write_kb_s = io(&random, Direction::Write)?;
         drop(iozone);
         let _ = std::fs::remove_file(&iozone_file);
-        check(stop)?;
-        let dd_mb_s = dd(&dd_file, o.dd_blocks)?;
         check(stop)?;
         let mut latencies = commits(&commit_file, o.commits.max(1))?;
         let _ = std::fs::remove_file(&commit_file);
