@@ -6,6 +6,7 @@
 
 use crate::reference::{stand, REFERENCES};
 use headroom_bundle::bench::{self as bundle, BenchBundle};
+use headroom_units::quantity::figure;
 use std::path::{Path, PathBuf};
 
 /// The newest complete bench bundle of `hostname` directly under `runs`.
@@ -39,11 +40,8 @@ pub fn headlines(b: &BenchBundle, resource: Option<&str>) -> Vec<String> {
         .iter()
         .filter(|(r, _, _)| resource.is_none_or(|x| x == *r))
         .filter_map(|(_, benchmark, key)| {
-            let m = b.measure(benchmark, key)?;
-            let mean = m.values.iter().sum::<f64>() / m.values.len().max(1) as f64;
-            if m.values.is_empty() {
-                return None;
-            }
+            let m = b.measure(benchmark, key).filter(|m| !m.values.is_empty())?;
+            let mean = m.values.iter().sum::<f64>() / m.values.len() as f64;
             let compared = REFERENCES
                 .iter()
                 .any(|r| r.figure == Some((benchmark, key)))
@@ -58,16 +56,6 @@ pub fn headlines(b: &BenchBundle, resource: Option<&str>) -> Vec<String> {
             })
         })
         .collect()
-}
-
-fn figure(v: f64) -> String {
-    if v.abs() >= 1000.0 {
-        headroom_units::quantity::group_thousands(v.round() as i64)
-    } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
 }
 
 #[cfg(test)]
@@ -128,7 +116,7 @@ mod tests {
             lines[0].contains("1,210 points: like SD card on a Pi 4"),
             "{lines:?}"
         );
-        assert_eq!(lines[1], "commit p99 12.5 ms");
+        assert_eq!(lines[1], "commit p99 12.50 ms");
         assert!(headlines(&b, Some("cpu")).is_empty());
         assert!(latest(&runs, "nobody").is_none());
         let _ = std::fs::remove_dir_all(&runs);

@@ -7,24 +7,7 @@ use headroom_analysis::experiment::{difference, Summary};
 use headroom_bundle::bench::{BenchBundle, BenchResult, Measure};
 use std::fmt::Write;
 
-/// A figure with as many digits as it deserves: 12,345 · 123.4 · 12.34 · 0.1234.
-pub fn figure(v: f64) -> String {
-    if !v.is_finite() {
-        return "-".into();
-    }
-    let a = v.abs();
-    if a >= 1e15 {
-        format!("{v:.3e}")
-    } else if a >= 1000.0 {
-        headroom_units::quantity::group_thousands(v.round() as i64)
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.4}")
-    }
-}
+pub use headroom_units::quantity::figure;
 
 /// "±12.3" (half the 95% interval) or "" for one value.
 pub fn half_interval(s: &Summary) -> String {

@@ -29,6 +29,25 @@ pub fn group_thousands(n: i64) -> String {
     out
 }
 
+/// A figure with as many digits as it deserves: 12,345 · 123.4 · 12.34 · 0.1234.
+pub fn figure(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    if a >= 1e15 {
+        format!("{v:.3e}")
+    } else if a >= 1000.0 {
+        group_thousands(v.round() as i64)
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
 pub fn count(n: usize, singular: &str, plural: &str) -> String {
     format!("{n} {}", if n == 1 { singular } else { plural })
 }
