@@ -25,6 +25,7 @@
 pub mod bench;
 pub mod capacity;
 pub mod events;
+pub mod failures;
 pub mod hlog;
 pub mod intervals;
 pub mod jtl;

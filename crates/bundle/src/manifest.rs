@@ -83,6 +83,9 @@ pub struct Manifest {
     /// seconds `summary` covers, and the whole run's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurement: Option<Measurement>,
+    /// Failed exchanges kept per label (`--save-failures`; 0: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub save_failures: Option<u32>,
     pub files: Files,
 }
 
@@ -118,6 +121,9 @@ pub struct Files {
     /// `events.csv`, when the run had faults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub events: Option<String>,
+    /// `failures/index.jsonl`, when failed exchanges were kept (`--save-failures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<String>,
 }
 
 impl Files {
@@ -129,6 +135,7 @@ impl Files {
             resources: None,
             resources_detail: None,
             events: None,
+            failures: None,
         }
     }
 }

@@ -213,6 +213,7 @@ mod tests {
             warnings: Vec::new(),
             summary: None,
             measurement: None,
+            save_failures: None,
             files: Files::new(false),
         }
     }

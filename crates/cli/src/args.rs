@@ -645,6 +645,11 @@ pub struct CommonArgs {
     #[arg(long)]
     pub jtl: bool,
 
+    /// Keep the first N failed exchanges of each label in the bundle's failures/ (request,
+    /// response head, first 64 KiB of the body, the failed check); 0 keeps none.
+    #[arg(long, value_name = "N", default_value = "5")]
+    pub save_failures: u32,
+
     /// Exit 1 when this holds, e.g. 'apdex<0.85', 'p95>2s', 'errors>1%', 'rps<100', 'p99[label]>1s' (repeatable).
     #[arg(long = "fail-if", value_parser = criterion)]
     pub fail_if: Vec<Criterion>,
@@ -786,6 +791,66 @@ pub enum ScenarioCommand {
     },
     /// Print a commented example scenario to start from.
     Init,
+    /// One user, one iteration, every request and response printed; stops at the first
+    /// failed step and saves its response (exit 1).
+    Try(TryArgs),
+    /// Convert a browser's recording (HAR) into a journey: page requests as steps, the
+    /// server's tokens correlated, the typed account as data columns.
+    FromHar(FromHarArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FromHarArgs {
+    /// The recording (developer tools: Network, "Save all as HAR with content").
+    pub file: PathBuf,
+
+    /// The site (default: the host of the recording's first page); other hosts are left out.
+    #[arg(long)]
+    pub base_url: Option<String>,
+
+    /// Keep static files (stylesheets, scripts, images, fonts) as steps.
+    #[arg(long)]
+    pub include_static: bool,
+
+    /// Write the scenario to FILE (default: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// A CSV of accounts for the login form (a header naming username and password, or those
+    /// two columns first); default: a new CSV beside the scenario holding the recorded one.
+    #[arg(long, value_name = "CSV")]
+    pub data: Option<PathBuf>,
+
+    /// The scenario's name (default: the recording's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct TryArgs {
+    /// The scenario file (YAML).
+    pub file: PathBuf,
+
+    /// Base URL, as `run --target` would use.
+    #[arg(long, value_parser = target)]
+    pub target: Option<Target>,
+
+    /// Print every request and response header.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Wait the think times (skipped by default).
+    #[arg(long)]
+    pub think: bool,
+
+    /// Where a failed step's response is saved (default: a new directory in the system's
+    /// temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub save_dir: Option<PathBuf>,
+
+    /// Accept any TLS certificate (self-signed test servers).
+    #[arg(long)]
+    pub insecure: bool,
 }
 
 #[derive(Args, Debug)]

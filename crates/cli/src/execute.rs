@@ -349,6 +349,7 @@ pub fn manifest(
         warnings: Vec::new(),
         summary: None,
         measurement: None,
+        save_failures: Some(common.save_failures),
         files: Files::new(common.jtl),
     })
 }

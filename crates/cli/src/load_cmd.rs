@@ -220,6 +220,7 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),
+            save_failures: common.save_failures,
         },
         target: args.url.url.clone(),
         description,

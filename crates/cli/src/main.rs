@@ -14,6 +14,8 @@ mod load_cmd;
 mod report_cmd;
 mod run_cmd;
 mod scenario_cmd;
+mod scenario_har;
+mod scenario_try;
 mod signals;
 mod testbed_cmd;
 

@@ -61,6 +61,22 @@ pub fn run(args: ReportArgs) -> ExitCode {
             [one] => one.join("report.html"),
             _ => PathBuf::from("report.html"),
         });
+    // Kept failures are linked from the report: relative to it when it is
+    // written in the bundle, else by the bundle's full path.
+    let report_dir = output.parent().and_then(|p| {
+        std::fs::canonicalize(if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        })
+        .ok()
+    });
+    for run in &mut runs {
+        let bundle = std::fs::canonicalize(&run.bundle).unwrap_or_else(|_| run.bundle.clone());
+        if report_dir.as_deref() != Some(bundle.as_path()) {
+            run.link_prefix = format!("{}/", bundle.display());
+        }
+    }
     write(&output, render_report(&runs))
 }
 

@@ -189,6 +189,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),
+            save_failures: common.save_failures,
         },
         target,
         description,

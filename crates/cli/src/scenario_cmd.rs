@@ -1,4 +1,4 @@
-//! `headroom scenario check|init`.
+//! `headroom scenario check|init|try` (try in [`crate::scenario_try`]).
 
 use crate::args::ScenarioCommand;
 use crate::execute::EXIT_USAGE;
@@ -10,6 +10,8 @@ pub const EXAMPLE: &str = include_str!("../../../scenarios/example.yaml");
 
 pub fn run(command: ScenarioCommand) -> ExitCode {
     match command {
+        ScenarioCommand::Try(args) => crate::scenario_try::run(args),
+        ScenarioCommand::FromHar(args) => crate::scenario_har::run(args),
         ScenarioCommand::Init => {
             print!("{EXAMPLE}");
             ExitCode::SUCCESS

@@ -8,8 +8,9 @@ mod support;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
+use support::site::{init, serve, sqlite_dataset, Process};
 use support::{free_port, headroom, run, serial, stdout_json, temp_dir, wait_for_port};
 
 fn postgres_url() -> String {
@@ -25,28 +26,6 @@ fn postgres_sessions_url() -> String {
 fn mariadb_url() -> String {
     std::env::var("HEADROOM_TEST_MARIADB")
         .unwrap_or_else(|_| "mysql://headroom:headroom@127.0.0.1/headroom_test".into())
-}
-
-/// A fresh directory with a SQLite testbed dataset of `size` in it.
-fn sqlite_dataset(name: &str, size: &str) -> (PathBuf, String) {
-    let dir = temp_dir(name);
-    std::fs::create_dir_all(&dir).unwrap();
-    let db = format!("sqlite:{}", dir.join("lms.db").display());
-    init(&db, size, &dir.join("files"), "1");
-    (dir, db)
-}
-
-/// A process killed when the test ends.
-struct Process {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn command_path(name: &str) -> PathBuf {
@@ -87,30 +66,6 @@ fn start_memcached() -> Process {
     Process { child, port }
 }
 
-/// `headroom testbed init --json`; returns the report.
-fn init(db: &str, size: &str, data_dir: &Path, seed: &str) -> serde_json::Value {
-    let output = run(&[
-        "testbed",
-        "init",
-        "--size",
-        size,
-        "--db",
-        db,
-        "--data-dir",
-        data_dir.to_str().unwrap(),
-        "--seed",
-        seed,
-        "--force",
-        "--json",
-    ]);
-    assert!(
-        output.status.success(),
-        "init on {db} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout_json(&output)
-}
-
 fn info(db: &str) -> serde_json::Value {
     let output = run(&["testbed", "info", "--db", db, "--json"]);
     assert!(
@@ -121,39 +76,12 @@ fn info(db: &str) -> serde_json::Value {
     stdout_json(&output)
 }
 
-fn serve(db: &str, extra: &[&str]) -> Process {
-    let port = free_port();
-    let mut child = headroom()
-        .args(["testbed", "serve", "--db", db, "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("testbed serve starts");
-    wait_for_port(port, &mut child, "testbed serve");
-    Process { child, port }
-}
-
 /// Writes the journey for the dataset and runs it with `users` users and
 /// `loops` loops; returns the JSON summary and the exit code.
 fn run_journey(name: &str, db: &str, port: u16, args: &[&str]) -> (serde_json::Value, i32) {
     let dir = temp_dir(name);
     std::fs::create_dir_all(&dir).unwrap();
-    let output = run(&[
-        "testbed",
-        "plan",
-        "--db",
-        db,
-        "--base-url",
-        &format!("http://127.0.0.1:{port}"),
-    ]);
-    assert!(
-        output.status.success(),
-        "plan: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let plan = dir.join("journey.yaml");
-    std::fs::write(&plan, &output.stdout).unwrap();
+    let plan = support::site::journey(db, port, &dir);
     let out = dir.join("bundle");
     let mut all = vec![
         "run",

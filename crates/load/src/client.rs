@@ -73,13 +73,13 @@ impl HttpClient {
     }
 
     /// Sends one request and reads the whole response, passing the body's
-    /// payload to `body`. `started` is the actual start, from which the
-    /// timeout counts.
+    /// payload to `body` with the response's status. `started` is the
+    /// actual start, from which the timeout counts.
     pub async fn send(
         &mut self,
         request: Outgoing<'_>,
         started: std::time::Instant,
-        body: &mut impl FnMut(&[u8]),
+        body: &mut impl FnMut(u16, &[u8]),
         head: Option<&mut Vec<u8>>,
     ) -> Exchange {
         let mut exchange = Exchange::default();
@@ -142,7 +142,7 @@ async fn exchange_once(
     io: &mut Io,
     request: Outgoing<'_>,
     exchange: &mut Exchange,
-    body: &mut impl FnMut(&[u8]),
+    body: &mut impl FnMut(u16, &[u8]),
     mut head_copy: Option<&mut Vec<u8>>,
 ) -> Result<(), ErrorKind> {
     // A reused connection that fails before a byte of the response came
@@ -256,6 +256,8 @@ async fn exchange_once(
         }
 
         // The body: first what came with the head, then further reads.
+        let status = head.status;
+        let body = &mut |chunk: &[u8]| body(status, chunk);
         let mut reader = BodyReader::new(head.framing);
         let (used, mut done) = reader
             .feed(&io.buf[head.head_len..io.filled], body)

@@ -13,12 +13,15 @@
 
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
+use crate::failures::{Capture, FailureKeeper};
 use crate::precise_timer::PreciseTimer;
 use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
+use crate::scenario::observe::{Observe, StepView};
 use crate::scenario::runner::{Journey, JourneyHost, JourneyPlan};
 use crate::stages::Stages;
 use headroom_analysis::apdex::ApdexThresholds;
+use headroom_bundle::failures::BODY_LIMIT;
 use headroom_bundle::jtl::JtlContext;
 use headroom_bundle::sample::{status_error, LabelId, Sample};
 use headroom_units::quantity::Rate;
@@ -82,6 +85,9 @@ pub struct EnginePlan {
     pub jtl: Option<Arc<JtlContext>>,
     /// The agreed start; workers begin their schedule here.
     pub run_start: Instant,
+    /// Keeps the first failed exchanges of each label (`--save-failures`);
+    /// set by [`crate::run::run`].
+    pub failures: Option<Arc<FailureKeeper>>,
 }
 
 impl EnginePlan {
@@ -111,6 +117,7 @@ impl EnginePlan {
             seed,
             jtl: None,
             run_start: Instant::now(),
+            failures: None,
         }
     }
 
@@ -526,6 +533,34 @@ impl JourneyHost for Worker {
         }
         Some(slot)
     }
+
+    #[inline]
+    fn observe(&self, label: u16) -> Observe {
+        match &self.plan.failures {
+            Some(keeper) if keeper.wants(label) => Observe::Failures,
+            _ => Observe::Nothing,
+        }
+    }
+
+    fn exchange(&self, view: &StepView<'_>) {
+        if let (Some(keeper), Some(error)) = (&self.plan.failures, view.sample.error) {
+            keeper.keep(&Capture {
+                label: view.sample.label,
+                vu: view.sample.vu,
+                iteration: view.iteration,
+                end: view.sample.end,
+                error: Some(error),
+                check: view.check,
+                detail: view.sample.detail,
+                status: view.sample.status,
+                request: view.request,
+                head: view.head,
+                body: view.body,
+                body_truncated: view.body_truncated,
+                body_encoding: view.body_encoding,
+            });
+        }
+    }
 }
 
 /// A closed-model VU, active during each of its `[start, end)` windows (one
@@ -553,7 +588,10 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<
         let (Workload::Url { request, .. }, Some(client)) = (&plan.workload, &mut client) else {
             return;
         };
-        while in_window() && !url_iteration(&worker, client, request, vu, &mut rng).await {}
+        let mut kept = KeptResponse::default();
+        while in_window() && !url_iteration(&worker, client, request, vu, &mut rng, &mut kept).await
+        {
+        }
     }
 }
 
@@ -565,6 +603,7 @@ async fn url_iteration(
     request: &PreparedRequest,
     vu: u32,
     rng: &mut Rng,
+    kept: &mut KeptResponse,
 ) -> bool {
     if !worker.take_budget() {
         return true;
@@ -572,7 +611,16 @@ async fn url_iteration(
     // Under a throughput cap the request's intended start is its slot.
     let slot = worker.pace().await;
     let actual = Instant::now();
-    exchange(worker, client, request, vu, slot.unwrap_or(actual), actual).await;
+    exchange(
+        worker,
+        client,
+        request,
+        vu,
+        slot.unwrap_or(actual),
+        actual,
+        kept,
+    )
+    .await;
     let pause = worker.plan.think.pick(rng);
     if !pause.is_zero() {
         tokio::time::sleep(pause).await;
@@ -599,11 +647,21 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
         }
     };
     let mut client = HttpClient::new(connector, plan.timeout);
+    let mut kept = KeptResponse::default();
     while let Some(due) = worker.arrivals.as_ref().and_then(Arrivals::claim) {
         if due > Instant::now() {
             worker.wait_for_schedule(due).await;
         }
-        exchange(&worker, &mut client, &request, vu, due, Instant::now()).await;
+        exchange(
+            &worker,
+            &mut client,
+            &request,
+            vu,
+            due,
+            Instant::now(),
+            &mut kept,
+        )
+        .await;
     }
 }
 
@@ -615,10 +673,41 @@ async fn exchange(
     vu: u32,
     intended_start: Instant,
     actual_start: Instant,
+    kept: &mut KeptResponse,
 ) {
-    let result = client
-        .send(request.outgoing(), actual_start, &mut |_| {}, None)
-        .await;
+    let keeper = worker
+        .plan
+        .failures
+        .as_deref()
+        .filter(|k| k.wants(request.label));
+    let result = match keeper {
+        None => {
+            client
+                .send(request.outgoing(), actual_start, &mut |_, _| {}, None)
+                .await
+        }
+        // Failures are kept: the head, and the body of a 4xx/5xx up to the limit.
+        Some(_) => {
+            kept.body.clear();
+            kept.head.clear();
+            kept.truncated = false;
+            let (body, truncated) = (&mut kept.body, &mut kept.truncated);
+            client
+                .send(
+                    request.outgoing(),
+                    actual_start,
+                    &mut |status, chunk| {
+                        if status >= 400 {
+                            let room = BODY_LIMIT.saturating_sub(body.len()).min(chunk.len());
+                            *truncated |= room < chunk.len();
+                            body.extend_from_slice(&chunk[..room]);
+                        }
+                    },
+                    Some(&mut kept.head),
+                )
+                .await
+        }
+    };
     let end = Instant::now();
     let sample = Sample {
         label: request.label,
@@ -637,6 +726,47 @@ async fn exchange(
         resent: result.resent,
     };
     worker.recorder.borrow_mut().record(&sample);
+    if let (Some(keeper), Some(error)) = (keeper, sample.error) {
+        keeper.keep(&Capture {
+            label: request.label,
+            vu,
+            iteration: 0,
+            end,
+            error: Some(error),
+            check: None,
+            detail: sample.detail,
+            status: sample.status,
+            request: &request.bytes,
+            head: if result.error.is_some() {
+                &[]
+            } else {
+                &kept.head
+            },
+            body: &kept.body,
+            body_truncated: kept.truncated,
+            body_encoding: content_encoding(&kept.head),
+        });
+    }
+}
+
+/// A response head's Content-Encoding, other than identity.
+fn content_encoding(head: &[u8]) -> Option<&str> {
+    std::str::from_utf8(head)
+        .ok()?
+        .split("\r\n")
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-encoding"))
+        .map(|(_, value)| value.trim())
+        .filter(|value| !value.is_empty() && !value.eq_ignore_ascii_case("identity"))
+}
+
+/// A URL-mode VU's buffers for a failed response's head and body, reused
+/// from request to request while failures are still kept.
+#[derive(Default)]
+struct KeptResponse {
+    head: Vec<u8>,
+    body: Vec<u8>,
+    truncated: bool,
 }
 
 #[cfg(test)]

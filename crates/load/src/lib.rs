@@ -8,6 +8,7 @@ pub mod client;
 pub mod conn;
 pub mod content_encoding;
 pub mod engine;
+pub mod failures;
 pub mod fault;
 pub mod http1;
 pub mod monitoring;

@@ -44,6 +44,8 @@ pub enum EngineEvent {
     /// JTL lines, complete lines only.
     Samples(Vec<u8>),
     WorkerDone(WorkerReport),
+    /// A failed exchange to keep (`--save-failures`).
+    Failure(Box<headroom_bundle::failures::FailedExchange>),
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -3,12 +3,14 @@
 //! progress, and on the end (or an interrupt) writes the summary.
 
 use crate::engine::{Engine, EnginePlan};
+use crate::failures::FailureKeeper;
 use crate::fault::{Fault, Injector};
 use crate::monitoring::{MonitorSource, Monitoring};
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
 use headroom_analysis::summary::LabelSummary;
 use headroom_analysis::LatencyStats;
+use headroom_bundle::failures::{FailureWriter, FAILURES_INDEX};
 use headroom_bundle::jtl::JtlContext;
 use headroom_bundle::manifest::Manifest;
 use headroom_bundle::resources::HostSummary;
@@ -87,6 +89,8 @@ pub struct RunSetup {
     pub monitor_processes: Vec<String>,
     /// Commands run at moments of the run, recorded in `events.csv`.
     pub faults: Vec<Fault>,
+    /// Failed exchanges kept per label in `failures/` (0: none).
+    pub save_failures: u32,
 }
 
 /// Runs `plan` to its end, or until `interrupt` completes.
@@ -139,6 +143,14 @@ pub async fn run(
         Profile::Closed { .. } | Profile::RampingUsers { .. } => None,
     };
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
+    if setup.save_failures > 0 {
+        plan.failures = Some(Arc::new(FailureKeeper::new(
+            setup.save_failures,
+            labels.clone(),
+            run_start,
+            sender.clone(),
+        )));
+    }
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
@@ -151,6 +163,9 @@ pub async fn run(
     engine.join();
     if !injector.finish().is_empty() {
         setup.manifest.files.events = Some(headroom_bundle::EVENTS.into());
+    }
+    if collector.failures.written() > 0 {
+        setup.manifest.files.failures = Some(FAILURES_INDEX.into());
     }
     let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
     if !resources.is_empty() {
@@ -189,6 +204,7 @@ struct Collector {
     worker_busy: Vec<f64>,
     worker_wait: Vec<f64>,
     worst_loop_lag: Duration,
+    failures: FailureWriter,
 }
 
 impl Collector {
@@ -206,6 +222,7 @@ impl Collector {
             run_start,
             planned,
             bundle_dir: bundle.dir().to_path_buf(),
+            failures: FailureWriter::new(bundle.dir()),
             bundle: Some(bundle),
             bundle_error: None,
             pending: BTreeMap::new(),
@@ -248,6 +265,12 @@ impl Collector {
                     Some(EngineEvent::Samples(lines)) => {
                         if let (Some(bundle), None) = (&mut self.bundle, &self.bundle_error) {
                             let written = bundle.write_samples(&lines);
+                            self.check(written, engine);
+                        }
+                    }
+                    Some(EngineEvent::Failure(failure)) => {
+                        if self.bundle.is_some() && self.bundle_error.is_none() {
+                            let written = self.failures.write(&failure).map(|_| ());
                             self.check(written, engine);
                         }
                     }

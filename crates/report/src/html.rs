@@ -298,6 +298,84 @@ fn errors(html: &mut String, run: &RunData) {
         );
     }
     html.push_str("</table></div>\n");
+    kept_failures(html, run);
+}
+
+/// The failed exchanges the run kept (`--save-failures`), each linked to
+/// its request/response text and its body.
+fn kept_failures(html: &mut String, run: &RunData) {
+    let entries = match &run.failures {
+        Ok(entries) if entries.is_empty() => return,
+        Ok(entries) => entries,
+        Err(e) => {
+            let _ = writeln!(
+                html,
+                "<p class=\"meta\">The kept failures could not be read: {}</p>",
+                escape(e)
+            );
+            return;
+        }
+    };
+    let per_label = run.manifest.save_failures;
+    let _ = writeln!(
+        html,
+        "<h3>Failed exchanges kept</h3><p class=\"meta\">The first {} failures of each label, in the \
+         order they happened: the request as sent, the response's head (#) and its body, as the server \
+         answered. The earliest is often the cause of the others.</p>\
+         <div class=\"scroll\"><table class=\"errors\"><tr><th>Label</th>\
+         <th style=\"text-align:left\">First failure</th><th>Status</th><th>At</th>\
+         <th style=\"text-align:left\">Kept</th></tr>",
+        per_label.map_or("few".to_string(), |n| n.to_string())
+    );
+    // One row per label, labels in the order of their first failure.
+    let mut labels: Vec<&str> = Vec::new();
+    for e in entries {
+        if !labels.contains(&e.label.as_str()) {
+            labels.push(&e.label);
+        }
+    }
+    let link = |path: &str, text: &str| {
+        format!(
+            "<a href=\"{}\">{}</a>",
+            escape(&format!("{}{path}", run.link_prefix)),
+            escape(text)
+        )
+    };
+    for label in labels {
+        let kept: Vec<_> = entries.iter().filter(|e| e.label == label).collect();
+        let first = kept[0];
+        let why = match (&first.check, &first.detail) {
+            (Some(check), _) => format!("check failed: {check}"),
+            (None, Some(detail)) => format!("{}: {detail}", first.error),
+            (None, None) => first.error.clone(),
+        };
+        let links: Vec<String> = kept
+            .iter()
+            .map(|e| {
+                let body = e
+                    .body
+                    .as_deref()
+                    .map(|b| format!(" ({})", link(b, "body")))
+                    .unwrap_or_default();
+                format!("{}{body}", link(&e.exchange, &format!("#{}", e.n)))
+            })
+            .collect();
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td style=\"text-align:left\">{}</td><td>{}</td><td>{:.1} s</td>\
+             <td style=\"text-align:left\">{}</td></tr>",
+            escape(label),
+            escape(&why),
+            if first.status > 0 {
+                first.status.to_string()
+            } else {
+                "—".into()
+            },
+            first.at_s,
+            links.join(" · ")
+        );
+    }
+    html.push_str("</table></div>\n");
 }
 
 /// `part` as a % of `whole`, with "<0.01" for a share too small to show.

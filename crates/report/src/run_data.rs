@@ -29,6 +29,12 @@ pub struct RunData {
     pub latency: Option<Histogram<u64>>,
     /// Faults injected during the run (`events.csv`).
     pub events: Vec<headroom_bundle::events::Event>,
+    /// Failed exchanges the run kept (`failures/index.jsonl`), or why they
+    /// could not be read.
+    pub failures: Result<Vec<headroom_bundle::failures::FailureEntry>, String>,
+    /// What the report puts before a kept failure's path to link it: empty
+    /// when the report is written in the bundle, else the bundle's path.
+    pub link_prefix: String,
 }
 
 impl RunData {
@@ -54,6 +60,8 @@ impl RunData {
             resources: read_resources(dir)?,
             latency: None,
             events: headroom_bundle::events::read(dir)?,
+            failures: headroom_bundle::failures::read_index(dir).map_err(|e| e.to_string()),
+            link_prefix: String::new(),
             manifest,
             summary,
         })

@@ -344,6 +344,7 @@ async fn login_post(site: &Site, ctx: &mut Ctx, form: &Params) -> PageResult {
     let sql = "UPDATE tb_users SET lastaccess = ? WHERE id = ?";
     write(site, ctx, sql, &[Int(now_s()), Int(userid)]).await?;
     log(site, ctx, SITE_COURSE, "user_loggedin", userid).await?;
+    site.count_login(userid);
     Ok(Outcome::Redirect("/".into()))
 }
 
@@ -713,6 +714,7 @@ async fn reply_post(site: &Site, ctx: &mut Ctx, form: &Params) -> PageResult {
     let call = query(&sql, &binds).execute(&mut *tx);
     timed(&mut ctx.perf, Access::Write, call).await?;
     tx.commit().await?;
+    site.count_post(userid);
     Ok(Outcome::Redirect(format!(
         "/mod/forum/discuss.php?d={}#p{post}",
         parent.discussion

@@ -43,7 +43,32 @@ pub struct Site {
     /// Requests being handled now (past the worker pool), and the most at once.
     pub busy: AtomicU64,
     pub peak_busy: AtomicU64,
+    /// Logins and forum posts since this instance started, and by whom:
+    /// what a replayed journey did, told by the site itself.
+    pub activity: std::sync::Mutex<Activity>,
     templates: Templates,
+}
+
+#[derive(Debug, Default)]
+pub struct Activity {
+    pub logins: u64,
+    pub login_users: std::collections::BTreeSet<i64>,
+    pub posts: u64,
+    pub post_users: std::collections::BTreeSet<i64>,
+}
+
+impl Site {
+    pub fn count_login(&self, userid: i64) {
+        let mut a = self.activity.lock().unwrap_or_else(|p| p.into_inner());
+        a.logins += 1;
+        a.login_users.insert(userid);
+    }
+
+    pub fn count_post(&self, userid: i64) {
+        let mut a = self.activity.lock().unwrap_or_else(|p| p.into_inner());
+        a.posts += 1;
+        a.post_users.insert(userid);
+    }
 }
 
 /// The request being served: its session and the work it did.
@@ -146,6 +171,7 @@ impl Site {
             errors: AtomicU64::new(0),
             busy: AtomicU64::new(0),
             peak_busy: AtomicU64::new(0),
+            activity: std::sync::Mutex::new(Activity::default()),
             templates: Templates::new(),
         }))
     }
@@ -318,7 +344,12 @@ impl Site {
     }
 
     pub fn stats(&self) -> serde_json::Value {
+        let activity = self.activity.lock().unwrap_or_else(|p| p.into_inner());
         serde_json::json!({
+            "logins": activity.logins,
+            "login_users": activity.login_users.len(),
+            "posts": activity.posts,
+            "post_users": activity.post_users.len(),
             "node": self.node,
             "served": self.served.load(Ordering::Relaxed),
             "server_errors": self.errors.load(Ordering::Relaxed),

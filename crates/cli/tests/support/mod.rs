@@ -7,6 +7,7 @@
 
 pub mod browser;
 pub mod raw;
+pub mod site;
 #[allow(unused_imports)]
 pub use raw::{closes_when_idle, RawConn, RawServer};
 

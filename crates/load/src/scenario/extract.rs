@@ -139,8 +139,10 @@ fn pick_from(matches: Vec<String>, pick: Pick, rng: &mut Rng) -> Option<String> 
 }
 
 impl Extractor {
-    /// Applies the extractor; `Err` carries the failure message when a
-    /// required value is missing. `vu` and `iteration` render the default.
+    /// Applies the extractor: `Ok(true)` when it matched, `Ok(false)` when
+    /// the default (or nothing) was set; `Err` carries the failure message
+    /// when a required value is missing. `vu` and `iteration` render the
+    /// default.
     pub fn apply(
         &self,
         response: &Response<'_>,
@@ -149,7 +151,7 @@ impl Extractor {
         rng: &mut Rng,
         vu: u32,
         iteration: u64,
-    ) -> Result<(), String> {
+    ) -> Result<bool, String> {
         let found: Option<String> = match &self.kind {
             ExtractKind::Regex {
                 pattern,
@@ -207,7 +209,7 @@ impl Extractor {
         match found {
             Some(value) => {
                 vars[self.into] = value;
-                Ok(())
+                Ok(true)
             }
             None if self.required => Err(format!("extract {}: nothing matched", self.name)),
             None => {
@@ -222,7 +224,7 @@ impl Extractor {
                     default.render_into(&mut value, &mut ctx, plain);
                 }
                 vars[self.into] = value;
-                Ok(())
+                Ok(false)
             }
         }
     }

@@ -5,12 +5,14 @@
 
 use super::cookies::CookieJar;
 use super::extract::Response;
+use super::observe::{Extracted, HopRecord, Observe, StepView};
 use super::template::{form_encode, json_escape, plain, url_encode_invalid, RenderContext};
 use super::{Body, Condition, DataSpec, Node, NodeFlags, RequestStep, Scenario};
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::http1::{with_response, STACK_HEADERS};
 use crate::target::{Scheme, Target, USER_AGENT};
+use headroom_bundle::failures::BODY_LIMIT;
 use headroom_bundle::sample::{status_error, ErrorKind, Sample};
 use headroom_units::rng::Rng;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -125,6 +127,22 @@ pub trait JourneyHost {
     fn record_check(&self, check: u16, passed: bool);
     /// Throughput cap: waits for the next slot and returns it, or `None` without a cap.
     fn pace(&self) -> impl std::future::Future<Output = Option<Instant>>;
+    /// How much of the next exchange of `label` the host wants to see.
+    fn observe(&self, _label: u16) -> Observe {
+        Observe::Nothing
+    }
+    /// A step finished that the host observes: every one under
+    /// `Everything`, failed ones under `Failures`.
+    fn exchange(&self, _view: &StepView<'_>) {}
+    /// The VU stops after the current step (`scenario try` stops at the
+    /// first failure).
+    fn halted(&self) -> bool {
+        false
+    }
+    /// Think times are not waited (`scenario try`).
+    fn skips_think(&self) -> bool {
+        false
+    }
 }
 
 struct GroupAccount {
@@ -160,6 +178,11 @@ pub struct Journey {
     scratch: String,
     loops: Vec<(usize, u32)>,
     groups: Vec<GroupAccount>,
+    /// An observed body stopped at its limit.
+    body_truncated: bool,
+    /// `Observe::Everything`: the current step's hops and extractions.
+    hops: Vec<HopRecord>,
+    extracted: Vec<Extracted>,
 }
 
 /// A redirect's next hop.
@@ -190,6 +213,9 @@ impl Journey {
             scratch: String::new(),
             loops: Vec::new(),
             groups: Vec::new(),
+            body_truncated: false,
+            hops: Vec::new(),
+            extracted: Vec::new(),
             plan,
         }
     }
@@ -257,6 +283,9 @@ impl Journey {
                     };
                     self.step(host, &plan.scenario.requests[*step], intended)
                         .await;
+                    if host.halted() {
+                        return false;
+                    }
                     ip += 1;
                 }
                 Op::GroupBegin {
@@ -470,9 +499,11 @@ impl Journey {
     /// sample's error kind after them (a status check that passes clears an
     /// expected 4xx/5xx), the reason for a body that could not be decoded,
     /// and the first check that failed.
+    #[allow(clippy::too_many_arguments)]
     fn read_response(
         &mut self,
         host: &impl JourneyHost,
+        observe: Observe,
         step: &RequestStep,
         status: u16,
         headers: &[(&str, &str)],
@@ -521,6 +552,13 @@ impl Journey {
                 self.vu,
                 self.iteration,
             );
+            if observe == Observe::Everything {
+                self.extracted.push(Extracted {
+                    name: extractor.name.clone(),
+                    value: self.vars[extractor.into].clone(),
+                    matched: outcome == Ok(true),
+                });
+            }
             if let Some(check) = extractor.check {
                 host.record_check(check, outcome.is_ok());
                 if outcome.is_err() && failed_check.is_none() {
@@ -541,6 +579,11 @@ impl Journey {
         intended: Option<Instant>,
     ) {
         let plan = self.plan.clone();
+        let observe = host.observe(step.label);
+        if observe == Observe::Everything {
+            self.hops.clear();
+            self.extracted.clear();
+        }
         let started = Instant::now();
         let intended_start = intended.unwrap_or(started);
         // The path buffer is lent to the hop and given back below, so its
@@ -563,6 +606,7 @@ impl Journey {
         let mut status: u16 = 0;
         let mut error = None;
         self.body.clear();
+        self.body_truncated = false;
         let mut redirects = 0;
         let mut detail = None;
         let mut resent = false;
@@ -594,18 +638,48 @@ impl Journey {
             };
             let body = &mut self.body;
             let keep_body = step.needs_body;
+            // Beyond what the step reads, an observed body is kept up to its limit.
+            let limit = match observe {
+                Observe::Nothing => 0,
+                Observe::Failures => BODY_LIMIT,
+                Observe::Everything => usize::MAX,
+            };
+            let truncated = &mut self.body_truncated;
+            self.head.clear();
+            let sent_at = Instant::now();
             let result = client
                 .send(
                     outgoing,
-                    Instant::now(),
-                    &mut |chunk| {
+                    sent_at,
+                    &mut |_, chunk| {
                         if keep_body {
                             body.extend_from_slice(chunk)
+                        } else if limit > 0 {
+                            let room = limit.saturating_sub(body.len()).min(chunk.len());
+                            *truncated |= room < chunk.len();
+                            body.extend_from_slice(&chunk[..room]);
                         }
                     },
                     Some(&mut self.head),
                 )
                 .await;
+            if observe == Observe::Everything {
+                self.hops.push(HopRecord {
+                    url: format!("{}{}", Origin(origin), hop.path),
+                    request: self.request.clone(),
+                    status: if result.error.is_some() {
+                        0
+                    } else {
+                        result.status
+                    },
+                    head: if result.error.is_some() {
+                        Vec::new()
+                    } else {
+                        self.head.clone()
+                    },
+                    elapsed: sent_at.elapsed(),
+                });
+            }
             total_connect += result.connect;
             first_byte = first_byte.or(result.first_byte);
             received += result.bytes_received;
@@ -657,6 +731,7 @@ impl Journey {
                                 method_get: hop.method_get || matches!(status, 301..=303),
                             };
                             self.body.clear();
+                            self.body_truncated = false;
                         }
                         // A host the scenario does not name: the step ends with the 3xx.
                         None => break,
@@ -677,7 +752,7 @@ impl Journey {
                 let mut stack = [("", ""); STACK_HEADERS];
                 let mut heap = Vec::new();
                 let pairs = header_pairs(parsed.headers, &mut stack, &mut heap);
-                self.read_response(host, step, status, pairs, elapsed, error)
+                self.read_response(host, observe, step, status, pairs, elapsed, error)
             });
             self.head = head;
             // The client parsed this head already, so it reads again.
@@ -704,9 +779,16 @@ impl Journey {
             resent,
         };
         host.record(&sample);
+        if observe == Observe::Everything || (observe == Observe::Failures && error.is_some()) {
+            self.show(host, step, &sample);
+        }
         hop.path.clear();
         self.path = hop.path;
-        let think = step.think.unwrap_or(plan.think).pick(&mut self.rng);
+        let think = if host.skips_think() {
+            Duration::ZERO
+        } else {
+            step.think.unwrap_or(plan.think).pick(&mut self.rng)
+        };
         for group in &mut self.groups {
             group.elapsed += sample.response_time();
             group.failed |= error.is_some();
@@ -719,6 +801,66 @@ impl Journey {
                 group.elapsed += think;
             }
         }
+    }
+}
+
+impl Journey {
+    /// Hands a finished step to the host: its last request and response,
+    /// the body decoded when it came compressed and whole.
+    fn show(&mut self, host: &impl JourneyHost, step: &RequestStep, sample: &Sample) {
+        let head = std::mem::take(&mut self.head);
+        let (decoded, encoding) = with_response(&head, |parsed, _| {
+            let mut stack = [("", ""); STACK_HEADERS];
+            let mut heap = Vec::new();
+            let pairs = header_pairs(parsed.headers, &mut stack, &mut heap);
+            let encoding = pairs
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-encoding"))
+                .map(|(_, v)| v.trim().to_string());
+            if self.body_truncated {
+                return (false, encoding);
+            }
+            match crate::content_encoding::decode(pairs, &self.body, &mut self.decoded) {
+                Ok(decoded) => (decoded, None),
+                Err(_) => (false, encoding),
+            }
+        })
+        .ok()
+        .flatten()
+        .unwrap_or((false, None));
+        let plan = self.plan.clone();
+        let check = sample
+            .failed_check
+            .and_then(|c| plan.scenario.checks.get(c as usize))
+            .map(String::as_str);
+        host.exchange(&StepView {
+            step,
+            sample,
+            iteration: self.iteration,
+            check,
+            request: &self.request,
+            head: &head,
+            body: if decoded { &self.decoded } else { &self.body },
+            body_truncated: self.body_truncated,
+            body_encoding: encoding.as_deref(),
+            hops: &self.hops,
+            extracted: &self.extracted,
+        });
+        self.head = head;
+    }
+}
+
+/// An origin as the start of a URL: scheme, host and port.
+struct Origin<'a>(&'a Target);
+
+impl std::fmt::Display for Origin<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.0.scheme == Scheme::Https {
+            "https"
+        } else {
+            "http"
+        };
+        write!(f, "{scheme}://{}", HostHeader(self.0))
     }
 }
 

@@ -1,0 +1,16 @@
+//! Importers: what users already have, as headroom scenario files.
+//! [`har`] turns a browser's recording (HAR) into a journey: [`har::read`]
+//! reads the entries, [`har::steps`] keeps the page requests and merges
+//! redirect hops, [`correlate`] finds the values the server sent that the
+//! browser sent back and the values the user typed, and [`emit`] writes
+//! the scenario's YAML.
+
+pub mod correlate;
+pub mod emit;
+pub mod har;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{0}")]
+    Invalid(String),
+}
