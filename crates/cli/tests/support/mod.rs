@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod dokuwiki;
 pub mod raw;
 pub mod site;
 #[allow(unused_imports)]
