@@ -300,9 +300,9 @@ fn report(
             _ => {}
         }
     }
-    for (s, place, value) in &c.not_correlated {
+    for (s, place, value, why) in &c.not_correlated {
         eprintln!(
-            "  not correlated: step {:02} {place} = \"{value}\": no earlier response holds it (made by the page's script, or typed?); sent as recorded",
+            "  not correlated: step {:02} {place} = \"{value}\": {why}; sent as recorded",
             s + 1
         );
     }

@@ -84,8 +84,8 @@ pub struct Correlation {
     pub requests: Vec<Request>,
     pub variables: Vec<Variable>,
     pub data: Vec<DataColumn>,
-    /// Token-like values sent as recorded: (step, where, value).
-    pub not_correlated: Vec<(usize, String, String)>,
+    /// Token-like values sent as recorded: (step, where, value, why).
+    pub not_correlated: Vec<(usize, String, String, &'static str)>,
 }
 
 /// Headers a browser adds by itself; the runner sends its own.
@@ -504,7 +504,21 @@ pub fn correlate(steps: &[Step]) -> Correlation {
                     });
                 }
                 None if token_like(&value) => {
-                    c.not_correlated.push((s, describe_place(&place), value));
+                    // A redirect's Location is not a response an extractor
+                    // reads (the step follows it): say so rather than guess.
+                    let in_location = steps[..s].iter().any(|step| {
+                        step.hops.iter().any(|h| {
+                            h.response_header("location")
+                                .is_some_and(|l| l.contains(value.as_str()))
+                        })
+                    });
+                    let why = if in_location {
+                        "only a redirect's Location held it, which no extractor reads"
+                    } else {
+                        "no earlier response holds it (made by the page's script, or typed?)"
+                    };
+                    c.not_correlated
+                        .push((s, describe_place(&place), value, why));
                 }
                 None => {}
             }
