@@ -11,6 +11,7 @@ pub mod capacity;
 pub mod criteria;
 pub mod experiment;
 pub mod fault;
+pub mod jmeter;
 pub mod latency;
 pub mod summary;
 

@@ -29,6 +29,8 @@ pub mod failures;
 pub mod hlog;
 pub mod intervals;
 pub mod jtl;
+pub mod jtl_import;
+pub mod jtl_read;
 pub mod manifest;
 pub mod reader;
 pub mod recovery;

@@ -45,7 +45,17 @@ fn capacity_levels(dir: &Path) -> Option<Vec<String>> {
     Some(levels)
 }
 
-pub fn run(args: CompareArgs) -> ExitCode {
+pub fn run(mut args: CompareArgs) -> ExitCode {
+    // JMeter results files (JTL) are imported into bundles first.
+    for path in &mut args.bundles {
+        match crate::jtl_input::resolve(path) {
+            Ok(bundle) => *path = bundle,
+            Err(e) => {
+                eprintln!("headroom: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    }
     if args
         .bundles
         .iter()

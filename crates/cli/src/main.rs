@@ -10,6 +10,7 @@ mod demo;
 mod doctor_cmd;
 mod execute;
 mod experiment_cmd;
+mod jtl_input;
 mod load_cmd;
 mod report_cmd;
 mod run_cmd;

@@ -9,7 +9,18 @@ use headroom_report::run_data::RunData;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub fn run(args: ReportArgs) -> ExitCode {
+pub fn run(mut args: ReportArgs) -> ExitCode {
+    // A JMeter results file (JTL) is imported into a bundle first (beside
+    // it), and reported like any run.
+    for path in &mut args.bundles {
+        match crate::jtl_input::resolve(path) {
+            Ok(bundle) => *path = bundle,
+            Err(e) => {
+                eprintln!("headroom: {e}");
+                return ExitCode::from(EXIT_CANNOT_RUN);
+            }
+        }
+    }
     if let [one] = args.bundles.as_slice() {
         if headroom_experiment::is_study(one) {
             return study_report(one, args.output.unwrap_or_else(|| one.join("report.html")));

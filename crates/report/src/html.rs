@@ -142,6 +142,7 @@ fn run_section(html: &mut String, run: &RunData) {
     }
     verdict(html, run);
     statistics(html, run);
+    jmeter_dashboard(html, run);
     errors(html, run);
     charts(html, run);
     environment(html, run);
@@ -373,6 +374,57 @@ fn kept_failures(html: &mut String, run: &RunData) {
             },
             first.at_s,
             links.join(" · ")
+        );
+    }
+    html.push_str("</table></div>\n");
+}
+
+/// An imported JTL: the figures as JMeter's own dashboard computes them
+/// from the same file (its percentile estimator over the last 20,000
+/// samples, its overall Apdex with transaction controllers), beside
+/// headroom's exact ones above.
+fn jmeter_dashboard(html: &mut String, run: &RunData) {
+    let Some(d) = run.manifest.scenario.get("jmeter_dashboard") else {
+        return;
+    };
+    let Some(labels) = d.get("labels").and_then(Value::as_object) else {
+        return;
+    };
+    let number = |v: &Value, key: &str| v.get(key).and_then(Value::as_f64);
+    let cell = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{x:.1}"));
+    let _ = writeln!(
+        html,
+        "<h3>As JMeter's dashboard computes them</h3><p class=\"meta\">From the same JTL, as JMeter's \
+         HTML dashboard would show it: percentiles by its estimator over each label's last 20,000 \
+         samples, the mean of every sample; its overall Apdex is {} (it counts transaction controllers, \
+         which its Total leaves out). The table above has headroom's exact percentiles.</p>\
+         <div class=\"scroll\"><table class=\"stats\"><tr><th>Label</th><th>Samples</th><th>Errors</th>\
+         <th>Apdex</th><th>Mean</th><th>Median</th><th>90th pct</th><th>95th pct</th><th>99th pct</th></tr>",
+        d.get("overall_apdex")
+            .and_then(Value::as_f64)
+            .map_or("—".to_string(), |a| format!("{a:.3}"))
+    );
+    let mut names: Vec<&str> = labels
+        .keys()
+        .map(String::as_str)
+        .filter(|k| *k != "Total")
+        .collect();
+    names.sort_by_key(|n| run.manifest.labels.iter().position(|l| l == n));
+    names.push("Total");
+    for name in names {
+        let Some(v) = labels.get(name) else { continue };
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(name),
+            number(v, "sample_count").unwrap_or(0.0),
+            number(v, "error_count").unwrap_or(0.0),
+            number(v, "apdex").map_or("—".to_string(), |a| format!("{a:.3}")),
+            cell(number(v, "mean_ms")),
+            cell(number(v, "median_ms")),
+            cell(number(v, "p90_ms")),
+            cell(number(v, "p95_ms")),
+            cell(number(v, "p99_ms")),
         );
     }
     html.push_str("</table></div>\n");

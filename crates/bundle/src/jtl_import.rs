@@ -1,0 +1,402 @@
+//! A JMeter results file (JTL) as a run bundle, so `report`, `compare` and
+//! experiments read JMeter's history like any run: each sample folded into
+//! its second (by the time it ended) and its label, as the engine's
+//! recorder does; the manifest marked `imported` with what a JTL does not
+//! say. Transaction controllers' parent samples keep their own label and
+//! stay out of the total, as in JMeter's dashboard.
+
+use crate::jtl_read::{self, JtlFormat, JtlSample};
+use crate::manifest::{ClientHost, Files, Manifest, ProfileRecord, Tool};
+use crate::sample::{status_error, ErrorKind, Sample};
+use crate::summary::{LabelFigures, RunStatus, RunSummary};
+use crate::tally::Tally;
+use crate::writer::{BundleWriter, MergedInterval};
+use crate::{invalid, BundleError, SCHEMA_VERSION};
+use headroom_analysis::apdex::ApdexThresholds;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+/// What an import made.
+pub struct Imported {
+    pub manifest: Manifest,
+    pub format: JtlFormat,
+    pub samples: usize,
+}
+
+/// The error kind of a failed JMeter sample: from its response code, or
+/// from the Java exception JMeter names for a request without a response.
+fn error_kind(s: &JtlSample, status: u16) -> Option<ErrorKind> {
+    if s.success {
+        return None;
+    }
+    if let Some(kind) = status_error(status) {
+        return Some(kind);
+    }
+    let text = format!("{} {}", s.response_code, s.response_message);
+    let has = |needle: &str| text.contains(needle);
+    Some(if status != 0 {
+        // A 2xx/3xx that failed: an assertion.
+        ErrorKind::Check
+    } else if has("SocketTimeout") || has("ConnectTimeout") || has("timed out") {
+        ErrorKind::Timeout
+    } else if has("ConnectException") || has("Connection refused") {
+        ErrorKind::Refused
+    } else if has("UnknownHost") {
+        ErrorKind::Dns
+    } else if has("SSL") || has("TLS") {
+        ErrorKind::Tls
+    } else if has("NoHttpResponse") || has("Connection reset") || has("SocketException") {
+        ErrorKind::Reset
+    } else if has("ClientProtocol") || has("ProtocolException") {
+        ErrorKind::Protocol
+    } else {
+        ErrorKind::Other
+    })
+}
+
+/// The thread's number from JMeter's thread name ("Moodle Test 1-12" → 12).
+fn thread_number(name: &str) -> u32 {
+    name.rsplit('-')
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Reads `jtl` and writes it as a bundle in `out` (which must not hold one).
+pub fn import(
+    jtl: &Path,
+    out: &Path,
+    apdex: &ApdexThresholds,
+    command_line: Vec<String>,
+) -> Result<Imported, BundleError> {
+    let (format, samples) = jtl_read::read(jtl)?;
+    let mut labels: Vec<String> = Vec::new();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut transaction: Vec<bool> = Vec::new();
+    for s in &samples {
+        let i = *index.entry(&s.label).or_insert_with(|| {
+            labels.push(s.label.clone());
+            transaction.push(false);
+            labels.len() - 1
+        });
+        transaction[i] |= s.transaction;
+    }
+    if labels.len() > u16::MAX as usize {
+        return Err(invalid(
+            jtl,
+            format!(
+                "{} labels; headroom keeps at most {}",
+                labels.len(),
+                u16::MAX
+            ),
+        ));
+    }
+    let first_ms = samples.iter().map(|s| s.timestamp_ms).min().unwrap_or(0);
+    let last_end_ms = samples
+        .iter()
+        .map(|s| s.timestamp_ms + s.elapsed_ms as i64)
+        .max()
+        .unwrap_or(first_ms);
+    let wall_start = UNIX_EPOCH + Duration::from_millis(first_ms.max(0) as u64);
+    // Times become instants after one base: only differences matter.
+    let base = Instant::now();
+    let mut converted: Vec<(Sample, u32)> = samples
+        .iter()
+        .map(|s| {
+            let start = base + Duration::from_millis((s.timestamp_ms - first_ms) as u64);
+            let status = s.response_code.trim().parse::<u16>().unwrap_or(0);
+            let sample = Sample {
+                label: index[s.label.as_str()] as u16,
+                vu: thread_number(&s.thread_name),
+                intended_start: start,
+                actual_start: start,
+                connect: Duration::from_millis(s.connect_ms),
+                first_byte: (s.latency_ms > 0).then(|| start + Duration::from_millis(s.latency_ms)),
+                end: start + Duration::from_millis(s.elapsed_ms),
+                status,
+                bytes_received: s.bytes,
+                bytes_sent: s.sent_bytes,
+                error: error_kind(s, status),
+                failed_check: None,
+                detail: None,
+                resent: false,
+            };
+            (sample, s.all_threads)
+        })
+        .collect();
+    converted.sort_by_key(|(s, _)| s.end);
+    let elapsed = Duration::from_millis((last_end_ms - first_ms).max(1) as u64);
+    let (t, f) = RunSummary::thresholds(apdex);
+    let source = jtl.display().to_string();
+    let peak_threads = converted.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let mut manifest = Manifest {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "headroom".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        command_line,
+        kind: "import".into(),
+        target: most_common_host(&samples).unwrap_or_else(|| "(JMeter results)".into()),
+        scenario: serde_json::json!({
+            "mode": "jtl",
+            "name": jtl.file_name().map(|n| n.to_string_lossy().to_string()),
+            "file": source,
+            "format": format.name(),
+            "samples": samples.len(),
+            "transactions": labels.iter().zip(&transaction).filter(|(_, t)| **t).map(|(l, _)| l.clone()).collect::<Vec<_>>(),
+            "unknown": ["the load profile (threads, ramp-up, think times)", "the generator's and the server's environment", "Apdex thresholds JMeter used (headroom's are applied)", "response bodies and check names"],
+        }),
+        profile: ProfileRecord {
+            model: "imported from JMeter".into(),
+            users: (peak_threads > 0).then_some(peak_threads),
+            ..ProfileRecord::default()
+        },
+        apdex_t_ms: t,
+        apdex_f_ms: f,
+        timeout_ms: 0.0,
+        threads: 0,
+        seed: 0,
+        labels: labels.clone(),
+        started_at: humantime::format_rfc3339_millis(wall_start).to_string(),
+        ended_at: None,
+        elapsed_s: None,
+        status: RunStatus::Running,
+        client: ClientHost {
+            hostname: String::new(),
+            os: String::new(),
+            arch: String::new(),
+            cores: 0,
+        },
+        fingerprint: None,
+        doctor: Vec::new(),
+        monitored_hosts: Vec::new(),
+        warnings: Vec::new(),
+        summary: None,
+        measurement: None,
+        save_failures: None,
+        files: Files::new(false),
+    };
+    manifest.scenario["jmeter_dashboard"] =
+        jmeter_dashboard(&samples, &labels, &transaction, apdex);
+    let mut writer = BundleWriter::create(out, &manifest, wall_start)?;
+    let mut cumulative: Vec<Tally> = labels.iter().map(|_| Tally::default()).collect();
+    let mut cumulative_total = Tally::default();
+    let mut i = 0;
+    let last_second = elapsed.as_secs();
+    for second in 0..=last_second {
+        let mut tallies: Vec<Option<Tally>> = labels.iter().map(|_| None).collect();
+        let mut total = Tally::default();
+        let mut active = 0;
+        while i < converted.len()
+            && converted[i].0.end.saturating_duration_since(base).as_secs() == second
+        {
+            let (sample, threads) = &converted[i];
+            let label = sample.label as usize;
+            tallies[label]
+                .get_or_insert_with(Tally::default)
+                .record(sample, apdex);
+            if !transaction[label] {
+                total.record(sample, apdex);
+            }
+            active = active.max(*threads);
+            i += 1;
+        }
+        for (label, tally) in tallies.iter().enumerate() {
+            if let Some(t) = tally {
+                cumulative[label].add(t);
+            }
+        }
+        cumulative_total.add(&total);
+        let length = if second == last_second {
+            elapsed - Duration::from_secs(last_second)
+        } else {
+            Duration::from_secs(1)
+        };
+        if length.is_zero() {
+            continue;
+        }
+        writer.write_interval(&MergedInterval {
+            index: second,
+            length,
+            tallies,
+            total,
+            active_vus: active,
+            worker_busy: 0.0,
+            worker_wait: 0.0,
+            loop_lag: Duration::ZERO,
+        })?;
+    }
+    let (total, total_summary) = LabelFigures::of(&cumulative_total, elapsed);
+    let label_figures = labels
+        .iter()
+        .zip(&cumulative)
+        .map(|(name, tally)| (name.clone(), LabelFigures::of(tally, elapsed).0))
+        .collect();
+    let response_sum = total_summary.latency.mean.as_secs_f64() * total_summary.count as f64;
+    manifest.summary = Some(RunSummary {
+        elapsed_s: elapsed.as_secs_f64(),
+        apdex_t_ms: t,
+        apdex_f_ms: f,
+        total,
+        labels: label_figures,
+        peak_vus: peak_threads,
+        concurrency: response_sum / elapsed.as_secs_f64(),
+        throughput_mb_s: total_summary.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
+        checks: BTreeMap::new(),
+        resources: Vec::new(),
+    });
+    manifest.status = RunStatus::Complete;
+    manifest.ended_at = Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
+    manifest.elapsed_s = Some(elapsed.as_secs_f64());
+    writer.finish(&manifest)?;
+    Ok(Imported {
+        manifest,
+        format,
+        samples: samples.len(),
+    })
+}
+
+/// What JMeter's dashboard shows for each label and the total, computed
+/// as it does (its percentile estimator over the last 20,000 samples, in
+/// the file's order; the total without transaction controllers), so the
+/// imported run can be set beside the dashboard the user has.
+fn jmeter_dashboard(
+    samples: &[JtlSample],
+    labels: &[String],
+    transaction: &[bool],
+    apdex: &ApdexThresholds,
+) -> serde_json::Value {
+    // JMeter's Apdex: a failed sample is frustrated; its overall figure
+    // counts transaction controllers too (unlike its statistics' Total).
+    let apdex_of = |of: &dyn Fn(&JtlSample) -> bool| {
+        let (mut n, mut score) = (0usize, 0.0f64);
+        for s in samples.iter().filter(|s| of(s)) {
+            n += 1;
+            let elapsed = Duration::from_millis(s.elapsed_ms);
+            if s.success && elapsed <= apdex.satisfied {
+                score += 1.0;
+            } else if s.success && elapsed <= apdex.tolerated {
+                score += 0.5;
+            }
+        }
+        (n > 0).then(|| score / n as f64)
+    };
+    use headroom_analysis::jmeter::{dashboard_percentiles, STATISTIC_WINDOW};
+    let figures = |of: &dyn Fn(&JtlSample) -> bool| {
+        let values: Vec<f64> = samples
+            .iter()
+            .filter(|s| of(s))
+            .map(|s| s.elapsed_ms as f64)
+            .collect();
+        let p = dashboard_percentiles(&values, STATISTIC_WINDOW);
+        // The mean over every sample (JMeter's is not windowed).
+        let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
+        serde_json::json!({
+            "sample_count": values.len(),
+            "apdex": apdex_of(of),
+            "mean_ms": mean,
+            "error_count": samples.iter().filter(|s| of(s) && !s.success).count(),
+            "median_ms": p.map(|p| p[0]),
+            "p90_ms": p.map(|p| p[1]),
+            "p95_ms": p.map(|p| p[2]),
+            "p99_ms": p.map(|p| p[3]),
+        })
+    };
+    let mut map = serde_json::Map::new();
+    for label in labels {
+        map.insert(label.clone(), figures(&|s: &JtlSample| &s.label == label));
+    }
+    let transactions: Vec<&String> = labels
+        .iter()
+        .zip(transaction)
+        .filter(|(_, t)| **t)
+        .map(|(l, _)| l)
+        .collect();
+    map.insert(
+        "Total".into(),
+        figures(&|s: &JtlSample| !transactions.contains(&&s.label)),
+    );
+    serde_json::json!({
+        "overall_apdex": apdex_of(&|_: &JtlSample| true),
+        "estimator": "Apache Commons Math Percentile (LEGACY), the last 20000 samples per label, as JMeter's dashboard (jmeter.reportgenerator.statistic_window)",
+        "labels": map,
+    })
+}
+
+/// The scheme and host most samples went to, from their URLs.
+fn most_common_host(samples: &[JtlSample]) -> Option<String> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in samples {
+        let Some(rest) = s.url.split_once("://").map(|(_, r)| r) else {
+            continue;
+        };
+        let host = rest.split('/').next().unwrap_or(rest);
+        let end = s.url.len() - rest.len() + host.len();
+        *counts.entry(&s.url[..end]).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .max_by_key(|(_, n)| *n)
+        .map(|(h, _)| h.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jtl_becomes_a_bundle_with_jmeters_figures() {
+        let dir = std::env::temp_dir().join(format!("headroom-jtl-import-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let jtl = dir.join("r.jtl");
+        std::fs::write(
+            &jtl,
+            "timeStamp,elapsed,label,responseCode,responseMessage,threadName,success,bytes,sentBytes,allThreads,URL,Latency,Connect\n\
+             1700000000000,100,home,200,OK,TG 1-1,true,1000,100,2,http://pi.local/,40,5\n\
+             1700000000500,700,home,200,OK,TG 1-2,true,1000,100,2,http://pi.local/,40,0\n\
+             1700000001200,2000,login,500,Error,TG 1-1,false,10,100,2,http://pi.local/login,40,0\n\
+             1700000001300,100,login,200,OK,TG 1-2,false,10,100,2,http://pi.local/login,40,0\n\
+             1700000001400,50,login,Non HTTP response code: java.net.ConnectException,Connection refused,TG 1-2,false,0,0,2,http://pi.local/login,0,0\n\
+             1700000000000,3300,journey,200,\"Number of samples in transaction : 5, number of failing samples : 3\",TG 1-1,false,2020,400,2,,0,0\n",
+        )
+        .unwrap();
+        let apdex = ApdexThresholds {
+            satisfied: Duration::from_millis(500),
+            tolerated: Duration::from_millis(1500),
+        };
+        let out = dir.join("bundle");
+        let imported = import(&jtl, &out, &apdex, vec!["headroom".into()]).unwrap();
+        let s = imported.manifest.summary.as_ref().unwrap();
+        assert_eq!(s.total.count, 5, "the transaction stays out of the total");
+        assert_eq!(s.total.errors, 3);
+        assert_eq!(s.labels["journey"].count, 1);
+        let login = &s.labels["login"];
+        assert_eq!(login.errors_by_kind.get("http_5xx"), Some(&1));
+        assert_eq!(login.errors_by_kind.get("check"), Some(&1));
+        assert_eq!(login.errors_by_kind.get("refused"), Some(&1));
+        // Apdex: home 100 ms satisfied, 700 ms tolerating; failures frustrated.
+        assert!(
+            (s.total.apdex.unwrap() - (1.0 + 0.5) / 5.0).abs() < 1e-9,
+            "{:?}",
+            s.total.apdex
+        );
+        assert_eq!(imported.manifest.target, "http://pi.local");
+        assert_eq!(imported.manifest.kind, "import");
+        assert_eq!(s.peak_vus, 2);
+        assert!((s.elapsed_s - 3.3).abs() < 1e-9);
+        let dashboard = &imported.manifest.scenario["jmeter_dashboard"]["labels"];
+        assert_eq!(dashboard["Total"]["sample_count"], 5);
+        assert_eq!(dashboard["home"]["p90_ms"], 700.0);
+        assert_eq!(dashboard["journey"]["sample_count"], 1);
+        let read = crate::manifest::read_manifest(&out).unwrap();
+        assert_eq!(read.status, RunStatus::Complete);
+        assert!(
+            import(&jtl, &out, &apdex, Vec::new()).is_err(),
+            "an existing bundle is kept"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,463 @@
+//! Reading JMeter results files (JTL): CSV with or without its header line
+//! (any subset of the columns JMeter's saveservice writes, when the header
+//! names them) and XML (`<testResults>` of `httpSample` and `sample`
+//! elements, a transaction controller's parent sample holding its
+//! children). Every error names the file and the line.
+
+use crate::{invalid, read_error, BundleError};
+use std::path::Path;
+
+/// One sample as JMeter wrote it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JtlSample {
+    /// Start, epoch milliseconds (JMeter's default timestamp).
+    pub timestamp_ms: i64,
+    pub elapsed_ms: u64,
+    pub label: String,
+    /// The response code as written (a number, or JMeter's "Non HTTP
+    /// response code: java.net...").
+    pub response_code: String,
+    pub response_message: String,
+    pub thread_name: String,
+    pub success: bool,
+    pub failure_message: String,
+    pub bytes: u64,
+    pub sent_bytes: u64,
+    pub all_threads: u32,
+    pub url: String,
+    pub latency_ms: u64,
+    pub connect_ms: u64,
+    /// A transaction controller's parent sample (its time is its children's).
+    pub transaction: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JtlFormat {
+    Csv,
+    Xml,
+}
+
+impl JtlFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            JtlFormat::Csv => "csv",
+            JtlFormat::Xml => "xml",
+        }
+    }
+}
+
+/// JMeter's default CSV columns, the order of a file without a header.
+const DEFAULT_COLUMNS: [&str; 17] = [
+    "timeStamp",
+    "elapsed",
+    "label",
+    "responseCode",
+    "responseMessage",
+    "threadName",
+    "dataType",
+    "success",
+    "failureMessage",
+    "bytes",
+    "sentBytes",
+    "grpThreads",
+    "allThreads",
+    "URL",
+    "Latency",
+    "IdleTime",
+    "Connect",
+];
+
+/// What JMeter writes as a transaction controller's response message.
+const TRANSACTION_MESSAGE: &str = "Number of samples in transaction";
+
+/// Reads a JTL file, CSV or XML (told apart by its first character).
+pub fn read(path: &Path) -> Result<(JtlFormat, Vec<JtlSample>), BundleError> {
+    let bytes = std::fs::read(path).map_err(read_error(path))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.is_empty() {
+        return Err(invalid(path, "the file is empty: no sample to read"));
+    }
+    let (format, samples) = if trimmed.starts_with('<') {
+        (JtlFormat::Xml, read_xml(path, trimmed)?)
+    } else {
+        (JtlFormat::Csv, read_csv(path, trimmed)?)
+    };
+    if samples.is_empty() {
+        return Err(invalid(path, "no sample in the file"));
+    }
+    Ok((format, samples))
+}
+
+fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut records = reader.records();
+    let first = match records.next() {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => return Err(invalid(path, format!("line 1: {e}"))),
+        None => return Ok(Vec::new()),
+    };
+    let has_header = first
+        .iter()
+        .any(|f| matches!(f, "timeStamp" | "elapsed" | "label"));
+    let columns: Vec<String> = if has_header {
+        first.iter().map(str::to_string).collect()
+    } else if first.len() == DEFAULT_COLUMNS.len() {
+        DEFAULT_COLUMNS.iter().map(|c| c.to_string()).collect()
+    } else {
+        return Err(invalid(
+            path,
+            format!(
+                "line 1 is not a header and has {} columns: a JTL without its header line must have JMeter's 17 default columns (timeStamp,elapsed,label,...). Add the header line (JMeter writes it unless jmeter.save.saveservice.print_field_names=false)",
+                first.len()
+            ),
+        ));
+    };
+    let at = |name: &str| columns.iter().position(|c| c == name);
+    for required in ["timeStamp", "elapsed", "label"] {
+        if at(required).is_none() {
+            return Err(invalid(
+                path,
+                format!("the header has no '{required}' column: headroom needs timeStamp, elapsed and label"),
+            ));
+        }
+    }
+    let mut samples = Vec::new();
+    let mut parse = |line: usize, record: &csv::StringRecord| -> Result<(), BundleError> {
+        let get = |name: &str| at(name).and_then(|i| record.get(i)).unwrap_or("");
+        let number = |name: &str| -> Result<u64, BundleError> {
+            let v = get(name).trim();
+            if v.is_empty() {
+                return Ok(0);
+            }
+            v.parse::<u64>().map_err(|_| {
+                invalid(
+                    path,
+                    format!("line {line}: {name} '{v}' is not a whole number"),
+                )
+            })
+        };
+        let stamp = get("timeStamp").trim();
+        let timestamp_ms = parse_timestamp(stamp).ok_or_else(|| {
+            invalid(
+                path,
+                format!("line {line}: timeStamp '{stamp}' is neither epoch milliseconds nor a date such as 2026/11/23 10:00:00.000"),
+            )
+        })?;
+        let message = get("responseMessage").to_string();
+        let success = match get("success").trim() {
+            "" => !get("responseCode").starts_with(['4', '5']),
+            s if s.eq_ignore_ascii_case("true") => true,
+            s if s.eq_ignore_ascii_case("false") => false,
+            other => {
+                return Err(invalid(
+                    path,
+                    format!("line {line}: success '{other}' is neither true nor false"),
+                ))
+            }
+        };
+        samples.push(JtlSample {
+            timestamp_ms,
+            elapsed_ms: number("elapsed")?,
+            label: get("label").to_string(),
+            response_code: get("responseCode").to_string(),
+            transaction: message.starts_with(TRANSACTION_MESSAGE),
+            response_message: message,
+            thread_name: get("threadName").to_string(),
+            success,
+            failure_message: get("failureMessage").to_string(),
+            bytes: number("bytes")?,
+            sent_bytes: number("sentBytes")?,
+            all_threads: number("allThreads")?.min(u32::MAX as u64) as u32,
+            url: get("URL").to_string(),
+            latency_ms: number("Latency")?,
+            connect_ms: number("Connect")?,
+        });
+        Ok(())
+    };
+    if !has_header {
+        parse(1, &first)?;
+    }
+    for (i, record) in records.enumerate() {
+        let line = i + 2;
+        let record = record.map_err(|e| invalid(path, format!("line {line}: {e}")))?;
+        if record.len() == 1 && record.get(0).is_some_and(|f| f.trim().is_empty()) {
+            continue;
+        }
+        if record.len() < columns.len() {
+            // The last line of a run that was killed while writing.
+            if i + 2 == text.lines().count() {
+                break;
+            }
+            return Err(invalid(
+                path,
+                format!(
+                    "line {line}: {} fields where the header has {}",
+                    record.len(),
+                    columns.len()
+                ),
+            ));
+        }
+        parse(line, &record)?;
+    }
+    Ok(samples)
+}
+
+/// Epoch milliseconds, or JMeter's `yyyy/MM/dd HH:mm:ss.SSS` (and with `-`
+/// separators), read as UTC.
+fn parse_timestamp(text: &str) -> Option<i64> {
+    if let Ok(ms) = text.parse::<i64>() {
+        return Some(ms);
+    }
+    let normal = text.replace('/', "-").replacen(' ', "T", 1);
+    let with_zone = if normal.ends_with('Z') {
+        normal
+    } else {
+        format!("{normal}Z")
+    };
+    let time = humantime::parse_rfc3339_weak(with_zone.trim_end_matches('Z')).ok()?;
+    Some(time.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64)
+}
+
+/// The XML format: each `httpSample` or `sample` element's attributes; an
+/// element with samples inside it is a transaction controller's parent.
+fn read_xml(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut samples: Vec<JtlSample> = Vec::new();
+    // Indexes in `samples` of the sample elements open around this point.
+    let mut open: Vec<usize> = Vec::new();
+    let mut seen_root = false;
+    loop {
+        let position = reader.buffer_position();
+        let line = || {
+            text[..(position as usize).min(text.len())]
+                .lines()
+                .count()
+                .max(1)
+        };
+        let event = reader
+            .read_event()
+            .map_err(|e| invalid(path, format!("line {}: not well-formed XML ({e})", line())))?;
+        let (element, opens) = match &event {
+            Event::Start(e) => (Some(e), true),
+            Event::Empty(e) => (Some(e), false),
+            _ => (None, false),
+        };
+        if let Some(e) = element {
+            let qname = e.name();
+            let name: &str = qname.into_inner();
+            match name {
+                "httpSample" | "sample" => {
+                    if !seen_root {
+                        return Err(invalid(
+                            path,
+                            "a sample outside <testResults>: not a JMeter XML JTL",
+                        ));
+                    }
+                    let sample = xml_sample(path, line(), e)?;
+                    if let Some(&parent) = open.last() {
+                        samples[parent].transaction = true;
+                    }
+                    samples.push(sample);
+                    if opens {
+                        open.push(samples.len() - 1);
+                    }
+                }
+                "testResults" => seen_root = true,
+                other if !seen_root => {
+                    return Err(invalid(
+                        path,
+                        format!(
+                            "line {}: the root element is <{}>, not <testResults>: not a JMeter XML JTL",
+                            line(),
+                            other
+                        ),
+                    ))
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match event {
+            Event::End(e) => {
+                let qname = e.name();
+                let name: &str = qname.into_inner();
+                if matches!(name, "httpSample" | "sample") {
+                    open.pop();
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if !seen_root {
+        return Err(invalid(
+            path,
+            "no <testResults> element: not a JMeter XML JTL",
+        ));
+    }
+    Ok(samples)
+}
+
+fn xml_sample(
+    path: &Path,
+    line: usize,
+    e: &quick_xml::events::BytesStart,
+) -> Result<JtlSample, BundleError> {
+    let mut s = JtlSample {
+        success: true,
+        ..JtlSample::default()
+    };
+    let mut has_ts = false;
+    for attribute in e.attributes() {
+        let attribute = attribute
+            .map_err(|err| invalid(path, format!("line {line}: bad attribute ({err})")))?;
+        let value = attribute
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map_err(|err| invalid(path, format!("line {line}: bad attribute value ({err})")))?
+            .to_string();
+        let number = |name: &str| -> Result<u64, BundleError> {
+            value.trim().parse::<u64>().map_err(|_| {
+                invalid(
+                    path,
+                    format!("line {line}: {name}=\"{value}\" is not a whole number"),
+                )
+            })
+        };
+        let key: &str = attribute.key.into_inner();
+        match key {
+            "t" => s.elapsed_ms = number("t")?,
+            "lt" => s.latency_ms = number("lt")?,
+            "ct" => s.connect_ms = number("ct")?,
+            "ts" => {
+                s.timestamp_ms = value.trim().parse::<i64>().map_err(|_| {
+                    invalid(
+                        path,
+                        format!("line {line}: ts=\"{value}\" is not epoch milliseconds"),
+                    )
+                })?;
+                has_ts = true;
+            }
+            "s" => s.success = value.trim() == "true",
+            "lb" => s.label = value,
+            "rc" => s.response_code = value,
+            "rm" => s.response_message = value,
+            "tn" => s.thread_name = value,
+            "by" => s.bytes = number("by")?,
+            "sby" => s.sent_bytes = number("sby")?,
+            "na" => s.all_threads = number("na")?.min(u32::MAX as u64) as u32,
+            _ => {}
+        }
+    }
+    if !has_ts {
+        return Err(invalid(
+            path,
+            format!("line {line}: a sample without ts (its start time)"),
+        ));
+    }
+    s.transaction = s.response_message.starts_with(TRANSACTION_MESSAGE);
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("headroom-jtl-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn csv_with_and_without_header() {
+        let with = file(
+            "a.jtl",
+            "timeStamp,elapsed,label,responseCode,success,bytes\n1700000000000,120,home,200,true,512\n1700000000100,80,\"log, in\",500,false,10\n",
+        );
+        let (format, s) = read(&with).unwrap();
+        assert_eq!(format, JtlFormat::Csv);
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (s[1].label.as_str(), s[1].success, s[1].elapsed_ms),
+            ("log, in", false, 80)
+        );
+        let without = file(
+            "b.jtl",
+            "1700000000000,120,home,200,OK,Thread Group 1-1,text,true,,512,100,1,1,http://x/,30,0,5\n",
+        );
+        let (_, s) = read(&without).unwrap();
+        assert_eq!(
+            (s[0].latency_ms, s[0].connect_ms, s[0].sent_bytes),
+            (30, 5, 100)
+        );
+        let dated = file(
+            "c.jtl",
+            "timeStamp,elapsed,label\n2023/11/14 22:13:20.000,5,x\n",
+        );
+        assert_eq!(read(&dated).unwrap().1[0].timestamp_ms, 1_700_000_000_000);
+    }
+
+    #[test]
+    fn xml_with_a_transaction() {
+        let xml = file(
+            "t.xml",
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<testResults version="1.2">
+<sample t="300" lt="0" ts="1700000000000" s="true" lb="journey" rc="200" rm="Number of samples in transaction : 2, number of failing samples : 0" tn="TG 1-1" by="900" na="1">
+  <httpSample t="100" lt="40" ct="3" ts="1700000000000" s="true" lb="home" rc="200" rm="OK" tn="TG 1-1" by="400" sby="90" na="1"/>
+  <httpSample t="200" lt="50" ts="1700000000100" s="false" lb="login &amp; go" rc="500" rm="Error" tn="TG 1-1" by="500" na="1"><responseData>x</responseData></httpSample>
+</sample>
+</testResults>"#,
+        );
+        let (format, s) = read(&xml).unwrap();
+        assert_eq!(format, JtlFormat::Xml);
+        assert_eq!(s.len(), 3);
+        assert!(s[0].transaction && !s[1].transaction && !s[2].transaction);
+        assert_eq!(s[2].label, "login & go");
+        assert!(!s[2].success);
+        assert_eq!((s[1].connect_ms, s[1].sent_bytes), (3, 90));
+    }
+
+    #[test]
+    fn bad_files_name_the_line() {
+        let cases = [
+            ("", "empty"),
+            ("timeStamp,label\n1,x\n", "no 'elapsed' column"),
+            ("1,2,3\n", "line 1 is not a header"),
+            (
+                "timeStamp,elapsed,label\nyesterday,1,x\n",
+                "line 2: timeStamp 'yesterday'",
+            ),
+            ("timeStamp,elapsed,label\n1,-5,x\n", "line 2: elapsed '-5'"),
+            (
+                "timeStamp,elapsed,label,success\n1,5,x,maybe\n",
+                "line 2: success 'maybe'",
+            ),
+            (
+                "<testResults><httpSample t=\"1\" lb=\"x\"/></testResults>",
+                "without ts",
+            ),
+            (
+                "<testResults><httpSample t=\"x\" ts=\"1\"/></testResults>",
+                "t=\"x\" is not a whole number",
+            ),
+            ("<html></html>", "not <testResults>"),
+            (
+                "<testResults><httpSample ts=\"1\" t=\"1\"></testResults>",
+                "not well-formed",
+            ),
+        ];
+        for (i, (text, expected)) in cases.iter().enumerate() {
+            let path = file(&format!("bad{i}.jtl"), text);
+            let e = read(&path).unwrap_err().to_string();
+            assert!(e.contains(expected), "{text:?}: {e}");
+        }
+    }
+}
