@@ -15,6 +15,22 @@ pub const FAILURES_DIR: &str = "failures";
 pub const FAILURES_INDEX: &str = "failures/index.jsonl";
 /// The most of a failed response's body kept.
 pub const BODY_LIMIT: usize = 64 * 1024;
+/// Failures are kept only while the disk has this much free beyond them:
+/// the run's own files come first.
+pub const DISK_RESERVE: u64 = 64 << 20;
+
+/// Bytes free for this process on the filesystem of `path`; `None` when
+/// it cannot be told.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes into the zeroed struct; the path is NUL-terminated.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
+        return None;
+    }
+    Some(stat.f_bavail as u64 * stat.f_frsize as u64)
+}
 
 /// One failed exchange as a worker captured it.
 #[derive(Debug, Clone, Default)]
@@ -104,20 +120,35 @@ impl FailureWriter {
                 .map_err(fail)?;
             self.index = Some(index);
         }
+        let needed = (failure.body.len() + failure.request.len() + 4096) as u64 + DISK_RESERVE;
+        if free_bytes(&dir).is_some_and(|free| free < needed) {
+            return Err(fail(std::io::Error::other(format!(
+                "less than {} MiB would be left free on the disk, and the run's own files come first",
+                DISK_RESERVE >> 20
+            ))));
+        }
         let n = self.written + 1;
         let stem = format!("{n:04}-{}", slug(&failure.label));
         let exchange = format!("{FAILURES_DIR}/{stem}.txt");
-        fs::write(self.bundle.join(&exchange), describe(failure)).map_err(fail)?;
-        let body = if failure.body.is_empty() {
-            None
-        } else {
-            let name = format!(
+        let body = (!failure.body.is_empty()).then(|| {
+            format!(
                 "{FAILURES_DIR}/{stem}.body.{}",
                 extension(&failure.response_head, failure.body_encoding.as_deref())
-            );
-            fs::write(self.bundle.join(&name), &failure.body).map_err(fail)?;
-            Some(name)
-        };
+            )
+        });
+        let written =
+            fs::write(self.bundle.join(&exchange), describe(failure)).and_then(|()| match &body {
+                Some(name) => fs::write(self.bundle.join(name), &failure.body),
+                None => Ok(()),
+            });
+        if let Err(e) = written {
+            // No half-written file is left for a reader to trip on.
+            let _ = fs::remove_file(self.bundle.join(&exchange));
+            if let Some(name) = &body {
+                let _ = fs::remove_file(self.bundle.join(name));
+            }
+            return Err(fail(e));
+        }
         let entry = FailureEntry {
             n,
             label: failure.label.clone(),
@@ -151,12 +182,22 @@ pub fn read_index(bundle: &Path) -> Result<Vec<FailureEntry>, BundleError> {
         Err(e) => return Err(read_error(&path)(e)),
     };
     let mut entries = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let entry: FailureEntry = serde_json::from_str(line)
-            .map_err(|e| invalid(&path, format!("line {}: not a failure entry ({e})", i + 1)))?;
+        let entry: FailureEntry = match serde_json::from_str(line) {
+            Ok(entry) => entry,
+            // The last line of a run killed (or out of disk) while writing it.
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
+            Err(e) => {
+                return Err(invalid(
+                    &path,
+                    format!("line {}: not a failure entry ({e})", i + 1),
+                ))
+            }
+        };
         // Paths come from the file: keep them inside the bundle.
         let inside = |p: &str| p.starts_with("failures/") && !p.contains("..");
         if !inside(&entry.exchange) || entry.body.as_deref().is_some_and(|b| !inside(b)) {
@@ -196,11 +237,16 @@ pub fn describe(f: &FailedExchange) -> Vec<u8> {
     } else {
         out.extend_from_slice(&f.response_head);
         let body = match (&f.body_encoding, f.body_truncated) {
+            _ if f.body.is_empty() => String::new(),
             (Some(enc), _) => format!("{} bytes kept as received ({enc}-encoded)", f.body.len()),
             (None, true) => format!("first {} bytes kept", f.body.len()),
             (None, false) => format!("{} bytes", f.body.len()),
         };
-        let _ = writeln!(out, "(body: {body}, in the .body file beside this one)");
+        if body.is_empty() {
+            let _ = writeln!(out, "(no body)");
+        } else {
+            let _ = writeln!(out, "(body: {body}, in the .body file beside this one)");
+        }
     }
     out
 }
@@ -337,6 +383,13 @@ mod tests {
         let text = fs::read_to_string(dir.join("failures/0002-etc-passwd.txt")).unwrap();
         assert!(text.contains("(no response)"), "{text}");
 
+        let cut = format!("{}\n{{\"n\":2,\"lab", serde_json::to_string(&a).unwrap());
+        fs::write(dir.join(FAILURES_INDEX), cut).unwrap();
+        assert_eq!(
+            read_index(&dir).unwrap(),
+            vec![a.clone()],
+            "a cut last line is left out"
+        );
         fs::write(dir.join(FAILURES_INDEX), "{\"n\":1}\n").unwrap();
         let e = read_index(&dir).unwrap_err().to_string();
         assert!(e.contains("line 1: not a failure entry"), "{e}");

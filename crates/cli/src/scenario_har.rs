@@ -27,6 +27,29 @@ pub fn run(args: FromHarArgs) -> ExitCode {
 
 fn import(args: &FromHarArgs) -> Result<(), String> {
     let har_path = &args.file;
+    if let Some(out) = &args.out {
+        let same = std::fs::canonicalize(out)
+            .ok()
+            .zip(std::fs::canonicalize(har_path).ok())
+            .is_some_and(|(a, b)| a == b);
+        if same {
+            return Err(format!(
+                "-o {} is the recording itself: choose another file for the scenario",
+                out.display()
+            ));
+        }
+    }
+    if let Some(base) = &args.base_url {
+        if base
+            .splitn(4, '/')
+            .nth(3)
+            .is_some_and(|path| !path.is_empty())
+        {
+            eprintln!(
+                "headroom: warning: --base-url {base}: only its scheme, host and port choose the site; steps keep their full paths"
+            );
+        }
+    }
     let size = std::fs::metadata(har_path)
         .map_err(|e| format!("cannot read {}: {e}", har_path.display()))?
         .len();
@@ -94,7 +117,12 @@ fn import(args: &FromHarArgs) -> Result<(), String> {
                 }
                 let mut w = csv::Writer::from_writer(Vec::new());
                 let names: Vec<&str> = c.data.iter().map(|d| d.name.as_str()).collect();
-                let values: Vec<&str> = c.data.iter().map(|d| d.value.as_str()).collect();
+                // The CSV holds the values as typed (the scenario's text escapes `${`).
+                let values: Vec<String> = c
+                    .data
+                    .iter()
+                    .map(|d| d.value.replace("$${", "${"))
+                    .collect();
                 w.write_record(&names).map_err(|e| e.to_string())?;
                 w.write_record(&values).map_err(|e| e.to_string())?;
                 let bytes = w.into_inner().map_err(|e| e.to_string())?;
@@ -188,6 +216,20 @@ fn data_from_user(
     let header = typed
         .iter()
         .all(|d| first.iter().any(|cell| matches(cell, d)));
+    // Words without a digit or symbol in every cell look like a header the
+    // importer could not read: say so rather than log in as "login/pwd".
+    let looks_like_names = first.iter().all(|c| {
+        !c.is_empty()
+            && c.chars()
+                .all(|ch| ch.is_ascii_alphabetic() || ch == '_' || ch == ' ')
+    });
+    if !header && looks_like_names {
+        eprintln!(
+            "headroom: warning: --data {}: the first row ({}) looks like a header but names no column username or password; it is read as an account. Name the columns username,password (or remove the header)",
+            path.display(),
+            first.join(",")
+        );
+    }
     let columns = if header {
         first
             .iter()

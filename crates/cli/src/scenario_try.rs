@@ -287,8 +287,20 @@ fn save(
     step: usize,
     failure: &FailedExchange,
 ) -> Result<(PathBuf, Option<PathBuf>), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("{} is a file, not a directory", dir.display()));
+    }
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let stem = format!("{step:02}-{}", slug(&failure.label));
+    // An earlier try's files of this step would sit beside these: gone.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name == format!("{stem}.txt") || name.starts_with(&format!("{stem}.body.")) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
     let exchange = dir.join(format!("{stem}.txt"));
     std::fs::write(&exchange, describe(failure))
         .map_err(|e| format!("{}: {e}", exchange.display()))?;

@@ -266,6 +266,13 @@ fn save_failures_keeps_exactly_n_per_label_and_the_report_links_them() {
     assert_eq!(stdout_json(&out)["total"]["errors"], 40, "{}", text(&out));
     let kept = index(&url);
     assert_eq!(kept.len(), 5, "{kept:?}");
+    let report = run(&["report", url.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", text(&report));
+    let html = std::fs::read_to_string(url.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h3>Failed exchanges kept</h3>"),
+        "one label, still listed"
+    );
     let body = std::fs::read_to_string(url.join(kept[0]["body"].as_str().unwrap())).unwrap();
     assert!(body.starts_with("boom "), "{body}");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -422,15 +429,61 @@ fn json_tokens_cookies_and_page_text_are_correlated_and_untraced_ones_reported()
               serde_json::json!({"mimeType": "application/json", "text": r#"{"token": "tok9f8e7d6c5b4a", "edit": "e7Q2w9R4t1", "nonce": "n0nce12345ab", "title": "cost ${x}"}"#}),
               200, serde_json::json!([]), "application/json", "{}"),
         entry("2026-11-23T10:00:04.000Z", "POST", "http://app.test/api/form",
-              serde_json::json!({"mimeType": "application/x-www-form-urlencoded", "text": "csrf=Zx81Kq73Lm&x=1"}),
+              serde_json::json!({"mimeType": "application/x-www-form-urlencoded", "text": "csrf=Zx81Kq73Lm&x=1&y=%24%7Bnot_a_var%7D"}),
               200, serde_json::json!([]), "text/html", "ok"),
+        entry("2026-11-23T10:00:04.500Z", "POST", "http://app.test/api/login",
+              serde_json::json!({"mimeType": "application/json", "text": r#"{"username": "erin", "password": "pw-erin-2"}"#}),
+              200, serde_json::json!([]), "application/json", r#"{"jwt": "eyJhbGciOiJIUzI1NiJ9.e30.sig123"}"#),
+        serde_json::json!({
+            "startedDateTime": "2026-11-23T10:00:05.000Z", "time": 20,
+            "request": {"method": "GET", "url": "http://app.test/api/me?q=%24%7Bz%7D", "headers": [
+                {"name": "Authorization", "value": "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig123"},
+                {"name": "X-Note", "value": "${literal}"}]},
+            "response": {"status": 200, "headers": [], "content": {"mimeType": "application/json", "text": "{}"}},
+            "_resourceType": "fetch",
+        }),
     ]}});
     let path = dir.join("api.har");
     std::fs::write(&path, har.to_string()).unwrap();
-    let out = run(&["scenario", "from-har", path.to_str().unwrap()]);
+    let file = dir.join("api.yaml");
+    let out = run(&[
+        "scenario",
+        "from-har",
+        path.to_str().unwrap(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
-    let yaml = String::from_utf8_lossy(&out.stdout).to_string();
+    let yaml = std::fs::read_to_string(&file).unwrap();
+    // A login sent as JSON: the account is data; the token it answered is
+    // read from the answer and sent as the Authorization header's credentials.
+    assert!(
+        said.contains("typed: username (field username), password (field password)"),
+        "{said}"
+    );
+    assert!(!yaml.contains("pw-erin-2"), "{yaml}");
+    assert!(
+        yaml.contains(r#""Authorization": "Bearer ${jwt}""#),
+        "{yaml}"
+    );
+    assert!(std::fs::read_to_string(dir.join("api-users.csv"))
+        .unwrap()
+        .contains("erin,pw-erin-2"));
+    // Recorded `${` in a form, a query and a header stay literal.
+    assert!(yaml.contains(r#""y": "$${not_a_var}""#), "{yaml}");
+    assert!(yaml.contains(r#""q": "$${z}""#), "{yaml}");
+    assert!(yaml.contains(r#""X-Note": "$${literal}""#), "{yaml}");
+    // The recording is never overwritten.
+    let same = run(&[
+        "scenario",
+        "from-har",
+        path.to_str().unwrap(),
+        "-o",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(same.status.code(), Some(2), "{}", text(&same));
+    assert!(std::fs::read_to_string(&path).unwrap().contains("log"));
     assert!(
         said.contains("correlated: token from step 01 (JSON /data/token), sent by step 03"),
         "{said}"
@@ -453,8 +506,6 @@ fn json_tokens_cookies_and_page_text_are_correlated_and_untraced_ones_reported()
         "a recorded ${{ stays literal: {yaml}"
     );
     assert!(yaml.contains("think: 1.5s"), "the recorded pause: {yaml}");
-    let file = dir.join("api.yaml");
-    std::fs::write(&file, &yaml).unwrap();
     let check = run(&["scenario", "check", file.to_str().unwrap()]);
     assert!(check.status.success(), "{}", text(&check));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -20,6 +20,9 @@ pub enum Place {
     /// A JSON body's string, by pointer.
     Json(String),
     Header(String),
+    /// The credentials of an Authorization header after its scheme
+    /// (`Bearer <token>`): (header, scheme).
+    HeaderToken(String, String),
 }
 
 /// A step's request, its values made templates as correlation proceeds.
@@ -96,12 +99,40 @@ fn browser_header(name: &str) -> bool {
 }
 
 /// The request of each step, as recorded.
+/// A recorded value as template text: a literal `${` stays literal
+/// (`$${`); only correlation writes `${var}`.
+pub fn literal(text: &str) -> String {
+    text.replace("${", "$${")
+}
+
+fn literal_json(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::String(s) => serde_json::Value::String(literal(s)),
+        serde_json::Value::Array(list) => list.iter().map(literal_json).collect(),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (literal(k), literal_json(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        other => other.clone(),
+    }
+}
+
+fn literal_pairs(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    pairs
+        .into_iter()
+        .map(|(n, v)| (literal(&n), literal(&v)))
+        .collect()
+}
+
+/// The request of each step, as recorded, its text already template text
+/// (see [`literal`]).
 pub fn requests(steps: &[Step]) -> Vec<Request> {
     steps
         .iter()
         .map(|step| {
             let e = step.first();
-            let query = e.url.query().map(form_pairs).unwrap_or_default();
+            let query = literal_pairs(e.url.query().map(form_pairs).unwrap_or_default());
             let content_type = e.request_header("content-type").unwrap_or("");
             let body = match &e.post {
                 None => Body::None,
@@ -113,19 +144,19 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
                     names.sort_unstable();
                     let unique = names.windows(2).all(|w| w[0] != w[1]);
                     if mime.starts_with("application/x-www-form-urlencoded") && unique {
-                        Body::Form(pairs)
+                        Body::Form(literal_pairs(pairs))
                     } else if mime.contains("json") {
                         match serde_json::from_str(text) {
-                            Ok(v) => Body::Json(v),
+                            Ok(v) => Body::Json(literal_json(&v)),
                             Err(_) => Body::Raw {
                                 content_type: mime.to_string(),
-                                text: text.clone(),
+                                text: literal(text),
                             },
                         }
                     } else {
                         Body::Raw {
                             content_type: mime.to_string(),
-                            text: text.clone(),
+                            text: literal(text),
                         }
                     }
                 }
@@ -133,19 +164,22 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
             Request {
                 method: e.method.clone(),
                 // A recorded `${` stays literal; correlation adds `${var}`s.
-                path: e.url.path().replace("${", "$${"),
+                path: literal(e.url.path()),
                 query,
                 body,
                 headers: e
                     .request_headers
                     .iter()
                     .filter(|(n, _)| !n.starts_with(':') && !browser_header(n))
-                    .cloned()
+                    .map(|(n, v)| (n.clone(), literal(v)))
                     .collect(),
             }
         })
         .collect()
 }
+
+/// How many steps back a sent value's source is looked for.
+const SEARCHED: usize = 100;
 
 /// A value worth tracing when it is not a named input: long enough, no
 /// spaces, and looking generated (letters and digits, or long).
@@ -410,10 +444,24 @@ pub fn correlate(steps: &[Step]) -> Correlation {
         requests: requests(steps),
         ..Correlation::default()
     };
-    // The account typed into the first login form.
+    // The account typed into the first login form (or sent as JSON).
     for (s, request) in c.requests.iter().enumerate() {
-        let Body::Form(sent) = &request.body else {
-            continue;
+        let json_fields;
+        let sent: &Vec<(String, String)> = match &request.body {
+            Body::Form(sent) => sent,
+            Body::Json(json) => {
+                let mut leaves = Vec::new();
+                json_strings(json, String::new(), &mut leaves);
+                json_fields = leaves
+                    .into_iter()
+                    .filter_map(|(place, v)| match place {
+                        Place::Json(p) => Some((p.rsplit('/').next().unwrap_or("").to_string(), v)),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>();
+                &json_fields
+            }
+            _ => continue,
         };
         let fields = (0..s)
             .rev()
@@ -445,6 +493,20 @@ pub fn correlate(steps: &[Step]) -> Correlation {
         }
         break;
     }
+    // A form whose fields repeat a name cannot be a YAML mapping: it goes
+    // as a recorded body, and says so.
+    for (s, r) in c.requests.iter().enumerate() {
+        if let Body::Raw { content_type, text } = &r.body {
+            if content_type.starts_with("application/x-www-form-urlencoded") {
+                c.not_correlated.push((
+                    s,
+                    "form body".into(),
+                    text.chars().take(80).collect(),
+                    "its fields repeat a name, so it is sent as the recorded body and none of its values is correlated",
+                ));
+            }
+        }
+    }
     let n = c.requests.len();
     for s in 0..n {
         let sent = sent_values(&c.requests[s]);
@@ -455,7 +517,7 @@ pub fn correlate(steps: &[Step]) -> Correlation {
             let field = match &place {
                 Place::Form(name) | Place::Query(name) => Some(name.as_str()),
                 Place::Json(pointer) => pointer.rsplit('/').next(),
-                Place::Header(_) => None,
+                Place::Header(_) | Place::HeaderToken(..) => None,
             };
             // Typed into a form field of the data columns.
             if let Some(col) = c
@@ -480,7 +542,9 @@ pub fn correlate(steps: &[Step]) -> Correlation {
                 set(&mut c.requests[s], &place, &template);
                 continue;
             }
-            let found = (0..s)
+            // The source is near (a page's form, the last answer): the last
+            // SEARCHED steps are searched, so long recordings stay fast.
+            let found = (s.saturating_sub(SEARCHED)..s)
                 .rev()
                 .find_map(|t| find_source(steps, &pages, t, field, &value).map(|x| (t, x)));
             match found {
@@ -491,7 +555,16 @@ pub fn correlate(steps: &[Step]) -> Correlation {
                         .map(|v| v.name.clone())
                         .chain(c.data.iter().map(|d| d.name.clone()))
                         .collect();
-                    let name = var_name(field.unwrap_or("token"), &taken);
+                    // Named after the field it goes into, else after where it came from.
+                    let hint = match (field, &extract) {
+                        (Some(f), _) => f.to_string(),
+                        (None, Extract::Json(pointer)) => {
+                            pointer.rsplit('/').next().unwrap_or("token").to_string()
+                        }
+                        (None, Extract::Cookie(name)) => name.clone(),
+                        (None, _) => "token".to_string(),
+                    };
+                    let name = var_name(&hint, &taken);
                     let template = format!("${{{name}}}");
                     set(&mut c.requests[s], &place, &template);
                     c.variables.push(Variable {
@@ -544,7 +617,7 @@ fn describe_place(place: &Place) -> String {
         Place::Query(n) => format!("query parameter {n}"),
         Place::Form(n) => format!("form field {n}"),
         Place::Json(p) => format!("JSON {p}"),
-        Place::Header(h) => format!("header {h}"),
+        Place::Header(h) | Place::HeaderToken(h, _) => format!("header {h}"),
     }
 }
 
@@ -564,12 +637,19 @@ fn sent_values(r: &Request) -> Vec<(Place, String)> {
         Body::Json(json) => json_strings(json, String::new(), &mut out),
         Body::None | Body::Raw { .. } => {}
     }
-    out.extend(
-        r.headers
-            .iter()
-            .filter(|(n, _)| !n.eq_ignore_ascii_case("authorization"))
-            .map(|(n, v)| (Place::Header(n.clone()), v.clone())),
-    );
+    for (name, value) in &r.headers {
+        if name.eq_ignore_ascii_case("authorization") {
+            // `Bearer <token>`: the token is what the server sent.
+            if let Some((scheme, token)) = value.split_once(' ') {
+                out.push((
+                    Place::HeaderToken(name.clone(), scheme.to_string()),
+                    token.trim().to_string(),
+                ));
+            }
+        } else {
+            out.push((Place::Header(name.clone()), value.clone()));
+        }
+    }
     out
 }
 
@@ -620,6 +700,11 @@ fn set(r: &mut Request, place: &Place, template: &str) {
         Place::Header(name) => {
             if let Some(pair) = r.headers.iter_mut().find(|(n, _)| n == name) {
                 pair.1 = template.to_string();
+            }
+        }
+        Place::HeaderToken(name, scheme) => {
+            if let Some(pair) = r.headers.iter_mut().find(|(n, _)| n == name) {
+                pair.1 = format!("{scheme} {template}");
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Writing the imported journey as a scenario file: every string quoted
-//! (YAML's double-quoted scalars, which JSON strings are), recorded `${`
-//! escaped as `$${` so it stays literal, correlated values as `${var}`.
+//! (YAML's double-quoted scalars, which JSON strings are). The requests'
+//! text is already template text (a recorded `${` became `$${` when it
+//! was read, correlated values are `${var}`), and is written as it is.
 
 use crate::correlate::{Body, Correlation, Extract};
 use crate::har::{form_encode, LeftOut, Step};
@@ -29,18 +30,9 @@ fn q(text: &str) -> String {
     serde_json::to_string(text).expect("a string serialises")
 }
 
-/// A recorded value as template text: a literal `${` escaped.
-fn literal(text: &str) -> String {
-    text.replace("${", "$${")
-}
-
-/// A value that is either a template set by correlation or a literal.
+/// Template text of a request, quoted.
 fn value(text: &str) -> String {
-    if is_template(text) {
-        q(text)
-    } else {
-        q(&literal(text))
-    }
+    q(text)
 }
 
 fn is_template(text: &str) -> bool {
@@ -194,7 +186,13 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
             let query: Vec<String> = r
                 .query
                 .iter()
-                .map(|(n, v)| format!("{}={}", form_encode(n), encode_unless_template(v)))
+                .map(|(n, v)| {
+                    format!(
+                        "{}={}",
+                        form_encode(&n.replace("$${", "${")),
+                        encode_unless_template(v)
+                    )
+                })
                 .collect();
             let _ = writeln!(
                 y,
@@ -207,7 +205,7 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
         if !r.query.is_empty() && !repeated {
             let _ = writeln!(y, "    query:");
             for (name, v) in &r.query {
-                let _ = writeln!(y, "      {}: {}", q(&literal(name)), value(v));
+                let _ = writeln!(y, "      {}: {}", q(name), value(v));
             }
         }
         if !r.headers.is_empty() || matches!(r.body, Body::Raw { .. }) {
@@ -224,14 +222,14 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
             Body::Form(pairs) => {
                 let _ = writeln!(y, "    form:");
                 for (name, v) in pairs {
-                    let _ = writeln!(y, "      {}: {}", q(&literal(name)), value(v));
+                    let _ = writeln!(y, "      {}: {}", q(name), value(v));
                 }
             }
             Body::Json(json) => {
                 let _ = writeln!(y, "    json: {}", json_text(json));
             }
             Body::Raw { text, .. } => {
-                let _ = writeln!(y, "    body: {}", q(&literal(text)));
+                let _ = writeln!(y, "    body: {}", q(text));
             }
         }
         if step.unfollowed_redirect {
@@ -278,11 +276,13 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
     y
 }
 
+/// A query value for a path: a template as it is, recorded text encoded
+/// (its `$` and braces then need no escape).
 fn encode_unless_template(v: &str) -> String {
     if is_template(v) {
         v.to_string()
     } else {
-        literal(&form_encode(v))
+        form_encode(&v.replace("$${", "${"))
     }
 }
 
@@ -290,8 +290,7 @@ fn encode_unless_template(v: &str) -> String {
 /// YAML's flow style wants), its recorded strings' `${` escaped.
 fn json_text(json: &serde_json::Value) -> String {
     match json {
-        serde_json::Value::String(s) if is_template(s) => q(s),
-        serde_json::Value::String(s) => q(&literal(s)),
+        serde_json::Value::String(s) => q(s),
         serde_json::Value::Array(list) => {
             let items: Vec<String> = list.iter().map(json_text).collect();
             format!("[{}]", items.join(", "))
@@ -320,13 +319,14 @@ mod tests {
     }
 
     #[test]
-    fn values_are_quoted_and_recorded_dollars_stay_literal() {
+    fn values_are_quoted_and_queries_encoded() {
         assert_eq!(value("${sesskey}"), "\"${sesskey}\"");
-        assert_eq!(value("cost ${x} \"q\""), "\"cost $${x} \\\"q\\\"\"");
         assert_eq!(value("a\nb"), "\"a\\nb\"");
         assert_eq!(
-            json_text(&serde_json::json!({"a": "${t}", "b": "${u", "n": 3})),
+            json_text(&serde_json::json!({"a": "${t}", "b": "$${u", "n": 3})),
             r#"{"a": "${t}", "b": "$${u", "n": 3}"#
         );
+        assert_eq!(encode_unless_template("$${x} y"), "%24%7Bx%7D+y");
+        assert_eq!(encode_unless_template("${x}"), "${x}");
     }
 }

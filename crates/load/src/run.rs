@@ -205,6 +205,7 @@ struct Collector {
     worker_wait: Vec<f64>,
     worst_loop_lag: Duration,
     failures: FailureWriter,
+    failures_stopped: bool,
 }
 
 impl Collector {
@@ -223,6 +224,7 @@ impl Collector {
             planned,
             bundle_dir: bundle.dir().to_path_buf(),
             failures: FailureWriter::new(bundle.dir()),
+            failures_stopped: false,
             bundle: Some(bundle),
             bundle_error: None,
             pending: BTreeMap::new(),
@@ -269,9 +271,14 @@ impl Collector {
                         }
                     }
                     Some(EngineEvent::Failure(failure)) => {
-                        if self.bundle.is_some() && self.bundle_error.is_none() {
-                            let written = self.failures.write(&failure).map(|_| ());
-                            self.check(written, engine);
+                        // Keeping failures is a help, not the run: when it
+                        // cannot be written (a full disk), it stops and the
+                        // run goes on.
+                        if self.bundle.is_some() && self.bundle_error.is_none() && !self.failures_stopped {
+                            if let Err(e) = self.failures.write(&failure) {
+                                self.failures_stopped = true;
+                                eprintln!("headroom: warning: failed exchanges are no longer kept ({e}); the run goes on");
+                            }
                         }
                     }
                     Some(EngineEvent::WorkerDone(report)) => {

@@ -60,6 +60,32 @@ fn bundle_link(level: &Level, base: &Path) -> String {
     }
 }
 
+/// A level's kept failed exchanges (`--save-failures`), linked to the
+/// first one; its own report lists them all.
+fn failures_kept(level: &Level, base: &Path) -> String {
+    let Ok(entries) = headroom_bundle::failures::read_index(&level.bundle) else {
+        return String::new();
+    };
+    let Some(first) = entries.first() else {
+        return String::new();
+    };
+    match level.bundle.strip_prefix(base) {
+        Ok(relative)
+            if relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_))) =>
+        {
+            format!(
+                " · <a href=\"{}/{}\">{} failures kept</a>",
+                escape(&relative.display().to_string()),
+                escape(&first.exchange),
+                entries.len()
+            )
+        }
+        _ => format!(" · {} failures kept", entries.len()),
+    }
+}
+
 /// The report of a capacity search (`result` as in capacity.json).
 pub fn render_capacity_report(result: &CapacityResult) -> String {
     let mut levels: Vec<&Level> = result.levels.iter().collect();
@@ -280,7 +306,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         let rating = level.apdex_rating.as_deref().unwrap_or("");
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}{}</td><td>{}{}</td></tr>",
             level.users,
             level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
             level.error_rate * 100.0,
@@ -292,6 +318,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             if level.good { "met" } else { "broken" },
             if level.generator_limited { " (generator limited)" } else { "" },
             bundle_link(level, &result.bundle),
+            failures_kept(level, &result.bundle),
         );
     }
     html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Each level is an ordinary bundle (linked): <code>headroom report</code> and <code>headroom compare</code> read them, and give the figures of its measurement after the warm-up, as in this table.</p>\n</main></body></html>\n");

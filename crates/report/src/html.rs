@@ -144,6 +144,7 @@ fn run_section(html: &mut String, run: &RunData) {
     statistics(html, run);
     jmeter_dashboard(html, run);
     errors(html, run);
+    kept_failures(html, run);
     charts(html, run);
     environment(html, run);
 }
@@ -299,7 +300,6 @@ fn errors(html: &mut String, run: &RunData) {
         );
     }
     html.push_str("</table></div>\n");
-    kept_failures(html, run);
 }
 
 /// The failed exchanges the run kept (`--save-failures`), each linked to

@@ -667,16 +667,13 @@ impl Journey {
                 self.hops.push(HopRecord {
                     url: format!("{}{}", Origin(origin), hop.path),
                     request: self.request.clone(),
-                    status: if result.error.is_some() {
+                    // A head that came before the exchange failed is shown.
+                    status: if self.head.is_empty() {
                         0
                     } else {
                         result.status
                     },
-                    head: if result.error.is_some() {
-                        Vec::new()
-                    } else {
-                        self.head.clone()
-                    },
+                    head: self.head.clone(),
                     elapsed: sent_at.elapsed(),
                 });
             }
