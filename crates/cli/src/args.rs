@@ -737,8 +737,14 @@ fn link_capacity(text: &str) -> Result<f64, String> {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The scenario file (YAML); `headroom scenario init` writes an example.
+    /// The scenario file (YAML; `headroom scenario init` writes an example), or a JMeter
+    /// test plan (.jmx), converted as `headroom scenario from-jmx` does.
     pub file: PathBuf,
+
+    /// A JMeter property for a .jmx plan's ${__P(name)} and ${__property(name)}, e.g.
+    /// -Jhost=pi.local (repeatable).
+    #[arg(short = 'J', value_name = "NAME=VALUE")]
+    pub jmeter_property: Vec<String>,
 
     /// Base URL for the scenario's paths, replacing the file's defaults.base_url.
     #[arg(long, value_parser = target)]
@@ -794,9 +800,25 @@ pub enum ScenarioCommand {
     /// One user, one iteration, every request and response printed; stops at the first
     /// failed step and saves its response (exit 1).
     Try(TryArgs),
+    /// Convert a JMeter test plan (.jmx) into a scenario, saying what was converted and what not.
+    FromJmx(FromJmxArgs),
     /// Convert a browser's recording (HAR) into a journey: page requests as steps, the
     /// server's tokens correlated, the typed account as data columns.
     FromHar(FromHarArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FromJmxArgs {
+    /// The JMeter test plan.
+    pub file: PathBuf,
+
+    /// A JMeter property for ${__P(name)} and ${__property(name)}, e.g. -Jhost=pi.local.
+    #[arg(short = 'J', value_name = "NAME=VALUE")]
+    pub jmeter_property: Vec<String>,
+
+    /// Write the scenario to FILE (default: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

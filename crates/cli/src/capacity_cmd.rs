@@ -105,6 +105,7 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
         Some(file) => {
             crate::run_cmd::prepare(RunArgs {
                 file: file.clone(),
+                jmeter_property: Vec::new(),
                 target: Some(load.url.clone()),
                 users: load.users,
                 duration: load.duration,
@@ -134,8 +135,8 @@ fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
     let Some(file) = &args.scenario else {
         return Ok((Duration::ZERO, "none".into()));
     };
-    let scenario = headroom_load::scenario::parse_file(file, Some(&args.load.url))
-        .map_err(|e| Failure::Usage(e.into()))?;
+    let scenario = crate::jmx_input::scenario(file, Some(&args.load.url), &Default::default())
+        .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
     let mean = scenario.think_per_request(scenario.think);
     Ok((
         mean,

@@ -10,6 +10,7 @@ mod demo;
 mod doctor_cmd;
 mod execute;
 mod experiment_cmd;
+mod jmx_input;
 mod jtl_input;
 mod load_cmd;
 mod report_cmd;

@@ -11,7 +11,7 @@ use headroom_load::engine::{EnginePlan, Workload};
 use headroom_load::profile::Profile;
 use headroom_load::run::{default_bundle_dir, RunSetup};
 use headroom_load::scenario::runner::{compile, JourneyPlan};
-use headroom_load::scenario::{parse_file, LabelKind, Scenario, StageKind};
+use headroom_load::scenario::{LabelKind, Scenario, StageKind};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicUsize;
@@ -82,8 +82,10 @@ fn profile(args: &RunArgs, scenario: &Scenario) -> anyhow::Result<(Profile, Opti
 
 pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
     let common = &args.common;
-    let scenario =
-        parse_file(&args.file, args.target.as_ref()).map_err(|e| Failure::Usage(e.into()))?;
+    let properties = crate::jmx_input::properties(&args.jmeter_property)
+        .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
+    let scenario = crate::jmx_input::scenario(&args.file, args.target.as_ref(), &properties)
+        .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
     let (profile, iterations) = profile(&args, &scenario).map_err(Failure::Usage)?;
     let apdex = apdex(common)?;
     let population = profile.population();

@@ -2,47 +2,88 @@
 
 use crate::args::ScenarioCommand;
 use crate::execute::EXIT_USAGE;
-use headroom_load::scenario::{parse_file, LabelKind};
+use headroom_load::scenario::LabelKind;
 use std::process::ExitCode;
 
 /// A commented example, valid as it is against a site on 127.0.0.1:8080.
 pub const EXAMPLE: &str = include_str!("../../../scenarios/example.yaml");
 
+/// `scenario from-jmx`: the converted scenario, checked, on stdout or in
+/// a file; what was converted and what not on stderr.
+fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
+    let fail = |e: String| {
+        eprintln!("headroom: {e}");
+        ExitCode::from(EXIT_USAGE)
+    };
+    let properties = match crate::jmx_input::properties(&args.jmeter_property) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    let converted = match crate::jmx_input::convert(&args.file, &properties) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let beside = args.file.with_extension("jmx.yaml");
+    if let Err(e) = headroom_load::scenario::parse_str(&converted.yaml, &beside, None) {
+        return fail(format!(
+            "the converted scenario does not pass scenario check: {e}"
+        ));
+    }
+    match &args.out {
+        Some(out) => {
+            if let Err(e) = std::fs::write(out, &converted.yaml) {
+                return fail(format!("cannot write {}: {e}", out.display()));
+            }
+        }
+        None => print!("{}", converted.yaml),
+    }
+    for line in &converted.converted {
+        eprintln!("  converted: {line}");
+    }
+    for line in &converted.not_converted {
+        eprintln!("  not converted: {line}");
+    }
+    ExitCode::SUCCESS
+}
+
 pub fn run(command: ScenarioCommand) -> ExitCode {
     match command {
         ScenarioCommand::Try(args) => crate::scenario_try::run(args),
         ScenarioCommand::FromHar(args) => crate::scenario_har::run(args),
+        ScenarioCommand::FromJmx(args) => from_jmx(args),
         ScenarioCommand::Init => {
             print!("{EXAMPLE}");
             ExitCode::SUCCESS
         }
-        ScenarioCommand::Check { file, target } => match parse_file(&file, target.as_ref()) {
-            Ok(s) => {
-                let requests = s.requests.len();
-                let groups = s
-                    .labels
-                    .iter()
-                    .filter(|l| l.kind == LabelKind::Group)
-                    .count();
-                println!(
+        ScenarioCommand::Check { file, target } => {
+            match crate::jmx_input::scenario(&file, target.as_ref(), &Default::default()) {
+                Ok(s) => {
+                    let requests = s.requests.len();
+                    let groups = s
+                        .labels
+                        .iter()
+                        .filter(|l| l.kind == LabelKind::Group)
+                        .count();
+                    println!(
                     "{}: OK: {requests} request steps, {groups} groups, {} labels, {} checks, {} variables",
                     file.display(),
                     s.labels.len(),
                     s.checks.len(),
                     s.vars.len()
                 );
-                if let Some(data) = &s.data {
-                    println!("  data: {} ({} rows)", data.file.display(), data.rows.len());
+                    if let Some(data) = &s.data {
+                        println!("  data: {} ({} rows)", data.file.display(), data.rows.len());
+                    }
+                    for origin in &s.origins {
+                        println!("  target: {}", origin.url);
+                    }
+                    ExitCode::SUCCESS
                 }
-                for origin in &s.origins {
-                    println!("  target: {}", origin.url);
+                Err(e) => {
+                    eprintln!("headroom: {e}");
+                    ExitCode::from(EXIT_USAGE)
                 }
-                ExitCode::SUCCESS
             }
-            Err(e) => {
-                eprintln!("headroom: {e}");
-                ExitCode::from(EXIT_USAGE)
-            }
-        },
+        }
     }
 }

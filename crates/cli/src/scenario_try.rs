@@ -10,7 +10,7 @@ use crate::execute::{connect_checked, Failure, EXIT_CANNOT_RUN, EXIT_USAGE};
 use headroom_bundle::failures::{describe, extension, slug, FailedExchange};
 use headroom_load::scenario::observe::{Observe, StepView};
 use headroom_load::scenario::runner::{compile, Journey, JourneyHost, JourneyPlan};
-use headroom_load::scenario::{parse_file, LabelKind};
+use headroom_load::scenario::LabelKind;
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -37,13 +37,14 @@ pub fn run(args: TryArgs) -> ExitCode {
 }
 
 async fn try_file(args: TryArgs) -> ExitCode {
-    let scenario = match parse_file(&args.file, args.target.as_ref()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("headroom: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
+    let scenario =
+        match crate::jmx_input::scenario(&args.file, args.target.as_ref(), &Default::default()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("headroom: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
     let mut connectors = Vec::new();
     for origin in &scenario.origins {
         match connect_checked(origin, args.insecure).await {

@@ -22,20 +22,6 @@ fn text(output: &std::process::Output) -> String {
     )
 }
 
-fn stats(port: u16) -> serde_json::Value {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    use std::io::{Read, Write};
-    write!(
-        stream,
-        "GET /_testbed/stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
-    serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{e}: {response}"))
-}
-
 #[test]
 fn scenario_try_shows_every_exchange_and_stops_at_the_first_failure() {
     let _serial = serial();
@@ -341,7 +327,7 @@ fn a_journey_recorded_in_chromium_runs_for_ten_users_with_its_tokens_correlated(
     let check = run(&["scenario", "check", journey.to_str().unwrap()]);
     assert!(check.status.success(), "{}", text(&check));
 
-    let before = stats(site.port);
+    let before = support::site::stats(site.port);
     let bundle = dir.join("bundle");
     let out = run(&[
         "run",
@@ -357,7 +343,7 @@ fn a_journey_recorded_in_chromium_runs_for_ten_users_with_its_tokens_correlated(
     let json = stdout_json(&out);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(json["total"]["errors"], 0, "{}", json["total"]);
-    let after = stats(site.port);
+    let after = support::site::stats(site.port);
     let delta = |k: &str| after[k].as_u64().unwrap() - before[k].as_u64().unwrap();
     assert_eq!(delta("logins"), 30, "{before} {after}");
     assert_eq!(delta("posts"), 30, "{before} {after}");

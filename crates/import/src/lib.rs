@@ -3,11 +3,12 @@
 //! reads the entries, [`har::steps`] keeps the page requests and merges
 //! redirect hops, [`correlate`] finds the values the server sent that the
 //! browser sent back and the values the user typed, and [`emit`] writes
-//! the scenario's YAML.
+//! the scenario's YAML. [`jmx`] converts a JMeter test plan.
 
 pub mod correlate;
 pub mod emit;
 pub mod har;
+pub mod jmx;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {

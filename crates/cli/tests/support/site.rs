@@ -86,3 +86,19 @@ pub fn serve(db: &str, extra: &[&str]) -> Process {
     wait_for_port(port, &mut child, "testbed serve");
     Process { child, port }
 }
+
+/// The testbed's own counters (`/_testbed/stats`): logins and forum posts
+/// and their distinct users, requests served.
+pub fn stats(port: u16) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET /_testbed/stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or("");
+    serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{e}: {response}"))
+}

@@ -1,0 +1,68 @@
+//! JMeter test plans where scenarios are read (`run`, `scenario check`,
+//! `scenario try`): a `.jmx` is converted (headroom_import::jmx) into a
+//! scenario's text and parsed as one, beside the plan so its CSV files
+//! are found where JMeter finds them; what was not converted is said on
+//! stderr before anything runs.
+
+use headroom_load::scenario::{parse_file, parse_str, Scenario};
+use headroom_load::target::Target;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub fn is_jmx(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("jmx"))
+}
+
+/// `-J name=value` pairs as a map (JMeter's properties).
+pub fn properties(pairs: &[String]) -> Result<BTreeMap<String, String>, String> {
+    pairs
+        .iter()
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| format!("-J {p}: write -Jname=value"))
+        })
+        .collect()
+}
+
+/// The plan converted, and what the conversion said.
+pub fn convert(
+    path: &Path,
+    properties: &BTreeMap<String, String>,
+) -> Result<headroom_import::jmx::Converted, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let plan =
+        headroom_import::jmx::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    Ok(headroom_import::jmx::convert(&plan, &name, properties))
+}
+
+/// A scenario from a YAML file or a JMeter plan.
+pub fn scenario(
+    path: &Path,
+    target: Option<&Target>,
+    properties: &BTreeMap<String, String>,
+) -> Result<Scenario, String> {
+    if !is_jmx(path) {
+        return parse_file(path, target).map_err(|e| e.to_string());
+    }
+    let converted = convert(path, properties)?;
+    for note in &converted.not_converted {
+        eprintln!("headroom: {}: not converted: {note}", path.display());
+    }
+    // Parsed as if it stood beside the plan: relative CSV paths resolve there.
+    let as_yaml = path.with_extension("jmx.yaml");
+    parse_str(&converted.yaml, &as_yaml, target).map_err(|e| {
+        format!(
+            "{e}\n(the scenario converted from {}; `headroom scenario from-jmx {}` prints it)",
+            path.display(),
+            path.display()
+        )
+    })
+}

@@ -1,0 +1,1270 @@
+//! JMeter test plans (`.jmx`) as scenarios. The XML is read into a tree
+//! ([`parse`]: `hashTree` pairs each element with its children, disabled
+//! elements dropped, every property kind kept), then [`convert`]ed: the
+//! load's thread group becomes the profile, HTTP Request Defaults the base
+//! URL, managers, CSV data and timers their scenario keys, samplers steps,
+//! extractors and assertions `extract:` and `check:`, controllers groups,
+//! loops and `once:` blocks. JMeter functions with a meaning here are
+//! rewritten (`__P`, `__property`, `__time`, `__threadNum`, `__Random`);
+//! every element or function that cannot run is listed, never dropped in
+//! silence.
+
+use crate::ImportError;
+use quick_xml::events::Event;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// A property's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Prop {
+    Text(String),
+    /// `elementProp`: its own properties.
+    Element(Vec<(String, Prop)>),
+    /// `collectionProp`: its items (named or not).
+    Collection(Vec<(String, Prop)>),
+}
+
+impl Prop {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Prop::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// A test element and the elements under it.
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    /// The XML tag (`HTTPSamplerProxy`, `ThreadGroup`, ...).
+    pub tag: String,
+    pub name: String,
+    pub props: Vec<(String, Prop)>,
+    pub children: Vec<Node>,
+}
+
+impl Node {
+    fn prop(&self, name: &str) -> Option<&Prop> {
+        self.props.iter().find(|(n, _)| n == name).map(|(_, p)| p)
+    }
+
+    fn text(&self, name: &str) -> String {
+        self.prop(name)
+            .and_then(Prop::text)
+            .unwrap_or("")
+            .to_string()
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.text(name).trim() == "true"
+    }
+}
+
+/// A generic XML element, before the hashTree pairing.
+#[derive(Debug, Default)]
+struct Xml {
+    tag: String,
+    attrs: Vec<(String, String)>,
+    text: String,
+    children: Vec<Xml>,
+    line: usize,
+}
+
+impl Xml {
+    fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn read_xml(text: &str) -> Result<Xml, ImportError> {
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack: Vec<Xml> = vec![Xml::default()];
+    loop {
+        let position = reader.buffer_position() as usize;
+        let line = text[..position.min(text.len())].lines().count().max(1);
+        let event = reader
+            .read_event()
+            .map_err(|e| ImportError::Invalid(format!("line {line}: not well-formed XML ({e})")))?;
+        match event {
+            Event::Start(e) => stack.push(element(&e, line)?),
+            Event::Empty(e) => {
+                let el = element(&e, line)?;
+                stack.last_mut().expect("root").children.push(el);
+            }
+            Event::End(_) => {
+                let done = stack.pop().expect("balanced");
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(done),
+                    None => {
+                        return Err(ImportError::Invalid(format!(
+                            "line {line}: a closing tag without its opening one"
+                        )))
+                    }
+                }
+            }
+            // Entities come apart from the text, as GeneralRef events.
+            Event::Text(t) => stack.last_mut().expect("root").text.push_str(&t),
+            Event::CData(t) => stack.last_mut().expect("root").text.push_str(&t),
+            Event::GeneralRef(r) => {
+                let name: &str = &r;
+                let name = name.to_string();
+                let s = match name.as_str() {
+                    "amp" => "&".to_string(),
+                    "lt" => "<".to_string(),
+                    "gt" => ">".to_string(),
+                    "quot" => "\"".to_string(),
+                    "apos" => "'".to_string(),
+                    n if n.starts_with("#x") => u32::from_str_radix(&n[2..], 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .map(String::from)
+                        .unwrap_or_default(),
+                    n if n.starts_with('#') => n[1..]
+                        .parse::<u32>()
+                        .ok()
+                        .and_then(char::from_u32)
+                        .map(String::from)
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                stack.last_mut().expect("root").text.push_str(&s);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if stack.len() != 1 {
+        return Err(ImportError::Invalid(format!(
+            "the file ends inside <{}>: it is cut short",
+            stack.last().map(|x| x.tag.as_str()).unwrap_or("?")
+        )));
+    }
+    let root = stack.pop().expect("root");
+    root.children
+        .into_iter()
+        .next()
+        .ok_or_else(|| ImportError::Invalid("the file has no XML element".into()))
+}
+
+fn element(e: &quick_xml::events::BytesStart, line: usize) -> Result<Xml, ImportError> {
+    let qname = e.name();
+    let tag: &str = qname.into_inner();
+    let mut attrs = Vec::new();
+    for a in e.attributes() {
+        let a =
+            a.map_err(|err| ImportError::Invalid(format!("line {line}: bad attribute ({err})")))?;
+        let key: &str = a.key.into_inner();
+        let value = a
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map_err(|err| {
+                ImportError::Invalid(format!("line {line}: bad attribute value ({err})"))
+            })?;
+        attrs.push((key.to_string(), value.to_string()));
+    }
+    Ok(Xml {
+        tag: tag.to_string(),
+        attrs,
+        line,
+        ..Xml::default()
+    })
+}
+
+const PROP_TAGS: [&str; 8] = [
+    "stringProp",
+    "boolProp",
+    "intProp",
+    "longProp",
+    "doubleProp",
+    "elementProp",
+    "collectionProp",
+    "objProp",
+];
+
+/// The property elements under `x`.
+fn props_of(x: &Xml) -> Vec<(String, Prop)> {
+    x.children
+        .iter()
+        .filter(|c| PROP_TAGS.contains(&c.tag.as_str()))
+        .map(prop_of)
+        .collect()
+}
+
+fn prop_of(x: &Xml) -> (String, Prop) {
+    // Older plans write <doubleProp><name>..</name><value>..</value>.
+    let child = |tag: &str| {
+        x.children
+            .iter()
+            .find(|c| c.tag == tag)
+            .map(|c| c.text.clone())
+    };
+    if x.attr("name").is_none() {
+        if let (Some(name), Some(value)) = (child("name"), child("value")) {
+            return (name, Prop::Text(value));
+        }
+    }
+    let name = x.attr("name").unwrap_or("").to_string();
+    let value = match x.tag.as_str() {
+        "elementProp" => Prop::Element(props_of(x)),
+        "collectionProp" => Prop::Collection(props_of(x)),
+        // objProp: its <value> text, if any.
+        "objProp" => Prop::Text(
+            x.children
+                .iter()
+                .find(|c| c.tag == "value")
+                .map(|c| c.text.clone())
+                .unwrap_or_default(),
+        ),
+        _ => Prop::Text(x.text.clone()),
+    };
+    (name, value)
+}
+
+/// Pairs each element of a `hashTree` with the `hashTree` after it.
+fn nodes(tree: &Xml) -> Result<Vec<Node>, ImportError> {
+    let mut out = Vec::new();
+    let mut items = tree.children.iter().peekable();
+    while let Some(x) = items.next() {
+        if x.tag == "hashTree" {
+            return Err(ImportError::Invalid(format!(
+                "line {}: a hashTree with no element before it (the plan's nesting is broken)",
+                x.line
+            )));
+        }
+        let children = match items.peek() {
+            Some(next) if next.tag == "hashTree" => nodes(items.next().expect("peeked"))?,
+            _ => Vec::new(),
+        };
+        if x.attr("enabled") == Some("false") {
+            continue;
+        }
+        out.push(Node {
+            tag: x.tag.clone(),
+            name: x.attr("testname").unwrap_or(&x.tag).to_string(),
+            props: props_of(x),
+            children,
+        });
+    }
+    Ok(out)
+}
+
+/// The plan's elements: the TestPlan node with everything under it.
+pub fn parse(text: &str) -> Result<Node, ImportError> {
+    let root = read_xml(text)?;
+    if root.tag != "jmeterTestPlan" {
+        return Err(ImportError::Invalid(format!(
+            "the root element is <{}>, not <jmeterTestPlan>: not a JMeter test plan",
+            root.tag
+        )));
+    }
+    let tree = root
+        .children
+        .iter()
+        .find(|c| c.tag == "hashTree")
+        .ok_or_else(|| ImportError::Invalid("the plan has no hashTree".into()))?;
+    let mut top = nodes(tree)?;
+    let plan = top
+        .drain(..)
+        .find(|n| n.tag == "TestPlan")
+        .ok_or_else(|| ImportError::Invalid("the plan has no TestPlan element".into()))?;
+    Ok(plan)
+}
+
+/// What the conversion made, and what it could not.
+#[derive(Debug, Default)]
+pub struct Converted {
+    pub yaml: String,
+    /// Lines for the user: what became what.
+    pub converted: Vec<String>,
+    /// Elements and functions that were not converted, with their path.
+    pub not_converted: Vec<String>,
+}
+
+struct Ctx<'a> {
+    properties: &'a BTreeMap<String, String>,
+    variables: BTreeMap<String, String>,
+    notes: Vec<String>,
+    done: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// JMeter's `${...}` text as headroom's: functions with a meaning
+    /// here rewritten or evaluated, variables kept.
+    fn text(&mut self, input: &str, at: &str) -> String {
+        let mut out = String::new();
+        let mut rest = input;
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let Some(end) = closing(after) else {
+                out.push_str("$${");
+                rest = after;
+                continue;
+            };
+            let inner = &after[..end];
+            rest = &after[end + 1..];
+            if !inner.starts_with("__") {
+                out.push_str(&format!("${{{inner}}}"));
+                continue;
+            }
+            let (name, args) = match inner.find('(') {
+                Some(p) if inner.ends_with(')') => {
+                    (&inner[..p], split_args(&inner[p + 1..inner.len() - 1]))
+                }
+                _ => (inner, Vec::new()),
+            };
+            match name {
+                "__P" | "__property" => {
+                    let key = args.first().cloned().unwrap_or_default();
+                    let default = if name == "__P" {
+                        args.get(1)
+                    } else {
+                        args.get(2)
+                    }
+                    .cloned()
+                    .unwrap_or_default();
+                    let value = self.properties.get(&key).cloned().unwrap_or(default);
+                    if name == "__property" {
+                        if let Some(var) = args.get(1).filter(|v| !v.is_empty()) {
+                            self.variables.insert(var.clone(), value.clone());
+                        }
+                    }
+                    out.push_str(&value.replace("${", "$${"));
+                }
+                "__time" if args.iter().all(String::is_empty) => out.push_str("${__time}"),
+                "__threadNum" => out.push_str("${__vu}"),
+                "__Random" if args.len() == 2 => out.push_str(&format!(
+                    "${{__random({},{})}}",
+                    args[0].trim(),
+                    args[1].trim()
+                )),
+                _ => {
+                    self.notes.push(format!(
+                        "{at}: the function ${{{inner}}} is not run by headroom: sent as the literal text"
+                    ));
+                    out.push_str(&format!("$${{{inner}}}"));
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+impl Ctx<'_> {
+    /// Text whose `${var}`s the plan's variables define, filled in: what
+    /// must be literal in a scenario (a base URL, a host, a port).
+    fn resolved(&mut self, input: &str, at: &str) -> String {
+        let mut text = self.text(input, at);
+        for _ in 0..4 {
+            let mut changed = false;
+            for (k, v) in &self.variables {
+                let needle = format!("${{{k}}}");
+                if text.contains(&needle) {
+                    text = text.replace(&needle, v);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        text
+    }
+}
+
+/// The index of the `}` that closes a `${`, nested braces counted.
+fn closing(text: &str) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return Some(i),
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A function's arguments: commas split them, `\,` does not.
+fn split_args(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&',') => {
+                out.last_mut().expect("one").push(',');
+                chars.next();
+            }
+            ',' => out.push(String::new()),
+            _ => out.last_mut().expect("one").push(c),
+        }
+    }
+    out
+}
+
+fn q(text: &str) -> String {
+    serde_json::to_string(text).expect("a string serialises")
+}
+
+/// An element property's text property `name` ("" when absent).
+fn field(fields: &[(String, Prop)], name: &str) -> String {
+    fields
+        .iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, p)| p.text())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The properties of an `Arguments` element prop (name, value) pairs.
+fn arguments(prop: Option<&Prop>) -> Vec<(String, String, bool)> {
+    let Some(Prop::Element(inner)) = prop else {
+        return Vec::new();
+    };
+    let Some((_, Prop::Collection(items))) = inner.iter().find(|(n, _)| n == "Arguments.arguments")
+    else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|(_, item)| match item {
+            Prop::Element(fields) => {
+                let get = |k: &str| field(fields, k);
+                let encode = get("HTTPArgument.always_encode") == "true";
+                Some((get("Argument.name"), get("Argument.value"), encode))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// HTTP Request Defaults: (protocol, domain, port, path).
+#[derive(Debug, Clone, Default)]
+struct Defaults {
+    protocol: String,
+    domain: String,
+    port: String,
+    path: String,
+}
+
+impl Defaults {
+    fn base_url(&self) -> Option<String> {
+        if self.domain.is_empty() {
+            return None;
+        }
+        let protocol = if self.protocol.is_empty() {
+            "http"
+        } else {
+            &self.protocol
+        };
+        let port = if self.port.is_empty() {
+            String::new()
+        } else {
+            format!(":{}", self.port)
+        };
+        Some(format!(
+            "{protocol}://{}{port}{}",
+            self.domain,
+            self.path.trim_end_matches('/')
+        ))
+    }
+}
+
+/// Converts a parsed plan; `properties` are the `-J` values.
+pub fn convert(plan: &Node, name: &str, properties: &BTreeMap<String, String>) -> Converted {
+    let mut ctx = Ctx {
+        properties,
+        variables: BTreeMap::new(),
+        notes: Vec::new(),
+        done: Vec::new(),
+    };
+    // Test plan variables.
+    for (n, v, _) in arguments(plan.prop("TestPlan.user_defined_variables")) {
+        let v = ctx.text(&v, "Test Plan variables");
+        ctx.variables.insert(n, v);
+    }
+    let groups: Vec<&Node> = plan
+        .children
+        .iter()
+        .filter(|n| {
+            matches!(
+                n.tag.as_str(),
+                "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup"
+            )
+        })
+        .collect();
+    // The load: the (last) thread group with the most threads; others
+    // (Moodle's "Warm-up site") are named as not run.
+    let counts: Vec<u64> = groups
+        .iter()
+        .map(|g| {
+            let n = ctx.text(&g.text("ThreadGroup.num_threads"), "thread group");
+            n.trim().parse::<u64>().unwrap_or(0)
+        })
+        .collect();
+    let main_index = (0..groups.len())
+        .filter(|&i| groups[i].tag == "ThreadGroup")
+        .max_by_key(|&i| (counts[i], i));
+    let main = main_index.map(|i| groups[i]);
+    for (i, g) in groups.iter().enumerate() {
+        if Some(i) != main_index {
+            ctx.notes.push(format!(
+                "thread group '{}' ({} threads) is not run: headroom runs one group, '{}'",
+                g.name,
+                counts[i],
+                main.map(|m| m.name.as_str()).unwrap_or("")
+            ));
+        }
+    }
+    let mut y = String::new();
+    let _ = writeln!(
+        y,
+        "# Converted by `headroom scenario from-jmx` from the JMeter plan '{}'.",
+        plan.name
+    );
+    let Some(main) = main else {
+        ctx.notes
+            .push("the plan has no thread group: nothing to run".into());
+        return Converted {
+            yaml: y,
+            converted: ctx.done,
+            not_converted: ctx.notes,
+        };
+    };
+    // Configuration from the plan and the group (the group's wins).
+    let mut defaults = Defaults::default();
+    let mut headers: Vec<(String, String)> = Vec::new();
+    let mut clear_cookies = false;
+    let mut data: Option<String> = None;
+    let mut think: Option<String> = None;
+    let mut throughput: Option<String> = None;
+    let scopes: Vec<&Node> = plan.children.iter().chain(main.children.iter()).collect();
+    for n in &scopes {
+        let at = format!("{} '{}'", n.tag, n.name);
+        match n.tag.as_str() {
+            "ConfigTestElement" if n.prop("HTTPSampler.domain").is_some() => {
+                let t = |k: &str, c: &mut Ctx| c.resolved(&n.text(k), &at);
+                defaults = Defaults {
+                    protocol: t("HTTPSampler.protocol", &mut ctx),
+                    domain: t("HTTPSampler.domain", &mut ctx),
+                    port: t("HTTPSampler.port", &mut ctx),
+                    path: t("HTTPSampler.path", &mut ctx),
+                };
+                ctx.done.push(format!("{at} → defaults.base_url"));
+            }
+            "HeaderManager" => {
+                headers.extend(header_list(n, &mut ctx, &at));
+                ctx.done.push(format!("{at} → defaults.headers"));
+            }
+            "CookieManager" => {
+                clear_cookies = n.flag("CookieManager.clearEachIteration");
+                ctx.done.push(format!("{at} → the cookie jar"));
+            }
+            "CSVDataSet" => {
+                let file = ctx.text(&n.text("filename"), &at);
+                let names = n.text("variableNames");
+                let shared = matches!(n.text("shareMode").as_str(), "shareMode.all" | "");
+                if !shared {
+                    ctx.notes.push(format!(
+                        "{at}: share mode {} is read as one cursor per user",
+                        n.text("shareMode")
+                    ));
+                }
+                let recycle = n.text("recycle") != "false";
+                let columns: Vec<String> = names.split(',').map(|c| c.trim().to_string()).collect();
+                data = Some(format!(
+                    "data:\n  file: {}\n  columns: [{}]\n  header: {}\n  share: {}\n  on_end: {}\n",
+                    q(&file),
+                    columns.join(", "),
+                    n.flag("ignoreFirstLine"),
+                    if shared { "all" } else { "vu" },
+                    if recycle { "recycle" } else { "stop" }
+                ));
+                ctx.done.push(format!("{at} → data"));
+            }
+            "Arguments" => {
+                for (k, v, _) in arguments(Some(&Prop::Element(n.props.clone()))) {
+                    let v = ctx.text(&v, &at);
+                    ctx.variables.insert(k, v);
+                }
+                ctx.done.push(format!("{at} → variables"));
+            }
+            "ConstantThroughputTimer" => {
+                let per_minute = ctx.text(&n.text("throughput"), &at);
+                let mode = n.text("calcMode");
+                // calcMode: 0 this thread only, 1 all active threads, 2 in this
+                // group, 3 all active threads (shared), 4 in this group (shared).
+                let shared = matches!(mode.trim(), "3" | "4") || mode.contains("(shared)");
+                if !shared {
+                    ctx.notes.push(format!(
+                        "{at}: calcMode '{mode}' is applied as one cap shared by all users"
+                    ));
+                }
+                throughput = Some(format!("{}/min", per_minute.trim()));
+                ctx.done.push(format!("{at} → profile.throughput"));
+            }
+            "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => {
+                think = timer(n, &mut ctx, &at);
+            }
+            "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup" | "ResultCollector"
+            | "BackendListener" | "Summariser" => {}
+            _ if is_sampler_or_controller(&n.tag) => {}
+            _ => ctx
+                .notes
+                .push(format!("{at}: not converted (no headroom equivalent)")),
+        }
+    }
+    let _ = writeln!(y, "name: {}", q(name));
+    let base = defaults.base_url();
+    let _ = writeln!(y, "defaults:");
+    if let Some(base) = &base {
+        let _ = writeln!(y, "  base_url: {}", q(base));
+    }
+    let _ = writeln!(y, "  follow_redirects: true");
+    if !headers.is_empty() {
+        let _ = writeln!(y, "  headers:");
+        for (k, v) in &headers {
+            let _ = writeln!(y, "    {}: {}", q(k), q(v));
+        }
+    }
+    if let Some(data) = &data {
+        y.push_str(data);
+    }
+    if clear_cookies {
+        let _ = writeln!(y, "cookies: clear_each_iteration");
+    }
+    if let Some(think) = &think {
+        let _ = writeln!(y, "think: {think}");
+    }
+    // The profile: threads, ramp-up, loops or a duration.
+    let users = main_index.map(|i| counts[i]).unwrap_or(1).max(1);
+    let ramp = ctx.text(&main.text("ThreadGroup.ramp_time"), "thread group");
+    let mut loops = String::new();
+    if let Some(Prop::Element(lc)) = main.prop("ThreadGroup.main_controller") {
+        let get = |k: &str| {
+            lc.iter()
+                .find(|(n, _)| n == k)
+                .and_then(|(_, p)| p.text())
+                .unwrap_or("")
+                .to_string()
+        };
+        loops = ctx.text(&get("LoopController.loops"), "thread group loops");
+        if get("LoopController.continue_forever") == "true" && loops.trim() == "-1" {
+            loops.clear();
+        }
+    }
+    let duration = if main.flag("ThreadGroup.scheduler") {
+        ctx.text(&main.text("ThreadGroup.duration"), "thread group duration")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(y, "profile:\n  model: closed\n  users: {users}");
+    if let Ok(r) = ramp.trim().parse::<u64>() {
+        let _ = writeln!(y, "  ramp_up: {r}s");
+    }
+    match (loops.trim().parse::<i64>(), duration.trim().parse::<u64>()) {
+        (_, Ok(d)) if d > 0 => {
+            let _ = writeln!(y, "  duration: {d}s");
+        }
+        (Ok(n), _) if n > 0 => {
+            let _ = writeln!(y, "  iterations: {n}");
+        }
+        _ => {
+            let _ = writeln!(y, "  duration: 60s");
+            ctx.notes.push("the thread group loops forever without a duration: the profile runs 60 s (give -d)".into());
+        }
+    }
+    if let Some(t) = &throughput {
+        let _ = writeln!(y, "  throughput: {t}");
+    }
+    ctx.done.push(format!(
+        "thread group '{}' → profile ({users} users)",
+        main.name
+    ));
+    let mut steps = String::new();
+    emit_steps(
+        &main.children,
+        &mut ctx,
+        &defaults,
+        1,
+        &mut steps,
+        &main.name,
+    );
+    // Variables last: __property() calls in steps may set some.
+    if !ctx.variables.is_empty() {
+        let _ = writeln!(y, "variables:");
+        for (k, v) in &ctx.variables {
+            let _ = writeln!(y, "  {k}: {}", q(v));
+        }
+    }
+    let _ = writeln!(y, "steps:");
+    y.push_str(&steps);
+    Converted {
+        yaml: y,
+        converted: ctx.done,
+        not_converted: ctx.notes,
+    }
+}
+
+fn is_sampler_or_controller(tag: &str) -> bool {
+    tag.ends_with("Sampler")
+        || tag.ends_with("SamplerProxy")
+        || tag.ends_with("Controller")
+        || matches!(tag, "HTTPSampler" | "TestAction")
+}
+
+fn header_list(n: &Node, ctx: &mut Ctx, at: &str) -> Vec<(String, String)> {
+    let Some(Prop::Collection(items)) = n.prop("HeaderManager.headers") else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|(_, item)| match item {
+            Prop::Element(fields) => {
+                let get = |k: &str| field(fields, k);
+                Some((get("Header.name"), get("Header.value")))
+            }
+            _ => None,
+        })
+        .map(|(k, v)| (k, ctx.text(&v, at)))
+        .collect()
+}
+
+fn timer(n: &Node, ctx: &mut Ctx, at: &str) -> Option<String> {
+    let ms = |k: &str, c: &mut Ctx| c.text(&n.text(k), at).trim().parse::<f64>().ok();
+    let t = match n.tag.as_str() {
+        "ConstantTimer" => ms("ConstantTimer.delay", ctx).map(|d| format!("{d}ms")),
+        "UniformRandomTimer" => {
+            let delay = ms("ConstantTimer.delay", ctx).unwrap_or(0.0);
+            let range = ms("RandomTimer.range", ctx).unwrap_or(0.0);
+            Some(format!("{delay}ms..{}ms", delay + range))
+        }
+        _ => {
+            let delay = ms("ConstantTimer.delay", ctx).unwrap_or(0.0);
+            let deviation = ms("RandomTimer.range", ctx).unwrap_or(0.0);
+            Some(format!("{{mean: {delay}ms, deviation: {deviation}ms}}"))
+        }
+    };
+    match &t {
+        Some(_) => ctx.done.push(format!("{at} → think")),
+        None => ctx
+            .notes
+            .push(format!("{at}: its delay is not a number: not converted")),
+    }
+    t
+}
+
+fn indent(depth: usize) -> String {
+    "  ".repeat(depth)
+}
+
+/// Samplers and controllers under `nodes` as steps at `depth`.
+fn emit_steps(
+    nodes: &[Node],
+    ctx: &mut Ctx,
+    defaults: &Defaults,
+    depth: usize,
+    out: &mut String,
+    path: &str,
+) {
+    for n in nodes {
+        let at = format!("{path} > {} '{}'", n.tag, n.name);
+        let pad = indent(depth);
+        match n.tag.as_str() {
+            "HTTPSamplerProxy" | "HTTPSampler" => sampler(n, ctx, defaults, depth, out, &at),
+            "TransactionController" => {
+                let _ = writeln!(out, "{pad}- group: {}", q(&n.name));
+                if n.flag("TransactionController.includeTimers") {
+                    let _ = writeln!(out, "{pad}  include_think: true");
+                }
+                block(n, ctx, defaults, depth, out, &at);
+                ctx.done.push(format!("{at} → group"));
+            }
+            "LoopController" => {
+                let loops = ctx.text(&n.text("LoopController.loops"), &at);
+                match loops.trim().parse::<u32>() {
+                    Ok(count) if count > 0 => {
+                        let _ = writeln!(out, "{pad}- loop: {count}");
+                        block(n, ctx, defaults, depth, out, &at);
+                        ctx.done.push(format!("{at} → loop"));
+                    }
+                    _ => {
+                        ctx.notes
+                            .push(format!("{at}: a loop of '{loops}' is run once"));
+                        let _ = writeln!(out, "{pad}- loop: 1");
+                        block(n, ctx, defaults, depth, out, &at);
+                    }
+                }
+            }
+            "OnceOnlyController" => {
+                let _ = writeln!(out, "{pad}- once: true");
+                block(n, ctx, defaults, depth, out, &at);
+                ctx.done.push(format!("{at} → once"));
+            }
+            "GenericController" => {
+                let _ = writeln!(out, "{pad}- once: false");
+                block(n, ctx, defaults, depth, out, &at);
+            }
+            "IfController" => {
+                let condition = n.text("IfController.condition");
+                match simple_condition(&condition) {
+                    Some((var, value)) => {
+                        let _ = writeln!(out, "{pad}- if: {{var: {var}, equals: {}}}", q(&value));
+                        ctx.done.push(format!("{at} → if"));
+                    }
+                    None => {
+                        ctx.notes.push(format!("{at}: the condition {condition} is not converted: its steps always run"));
+                        let _ = writeln!(out, "{pad}- once: false");
+                    }
+                }
+                block(n, ctx, defaults, depth, out, &at);
+            }
+            "ConfigTestElement"
+            | "HeaderManager"
+            | "CookieManager"
+            | "CSVDataSet"
+            | "Arguments"
+            | "ConstantThroughputTimer"
+            | "ConstantTimer"
+            | "UniformRandomTimer"
+            | "GaussianRandomTimer"
+            | "ResultCollector"
+            | "Summariser" => {}
+            _ => ctx
+                .notes
+                .push(format!("{at}: not run (headroom has no equivalent)")),
+        }
+    }
+}
+
+/// `"${var}" == "value"` (either order); JMeter's plain conditions.
+fn simple_condition(text: &str) -> Option<(String, String)> {
+    let (a, b) = text.split_once("==")?;
+    let unquote = |s: &str| s.trim().trim_matches('"').to_string();
+    let (a, b) = (unquote(a), unquote(b));
+    let var = |s: &str| {
+        s.strip_prefix("${")
+            .and_then(|s| s.strip_suffix('}'))
+            .filter(|v| !v.starts_with("__"))
+            .map(str::to_string)
+    };
+    match (var(&a), var(&b)) {
+        (Some(v), None) => Some((v, b)),
+        (None, Some(v)) => Some((v, a)),
+        _ => None,
+    }
+}
+
+fn block(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut String, at: &str) {
+    let pad = indent(depth);
+    let mut inner = String::new();
+    emit_steps(&n.children, ctx, defaults, depth + 2, &mut inner, at);
+    if inner.is_empty() {
+        ctx.notes.push(format!("{at}: holds no step headroom runs"));
+        let _ = writeln!(out, "{pad}  steps: []");
+    } else {
+        let _ = writeln!(out, "{pad}  steps:");
+        out.push_str(&inner);
+    }
+}
+
+fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut String, at: &str) {
+    let pad = indent(depth);
+    let t = |k: &str, c: &mut Ctx| c.text(&n.text(k), at);
+    let method = t("HTTPSampler.method", ctx).to_ascii_uppercase();
+    let method = if method.is_empty() {
+        "GET".to_string()
+    } else {
+        method
+    };
+    let domain = ctx.resolved(&n.text("HTTPSampler.domain"), at);
+    let protocol = ctx.resolved(&n.text("HTTPSampler.protocol"), at);
+    let port = ctx.resolved(&n.text("HTTPSampler.port"), at);
+    let mut path = t("HTTPSampler.path", ctx);
+    if path.is_empty() {
+        path = "/".into();
+    }
+    let _ = writeln!(out, "{pad}- label: {}", q(&n.name));
+    if method != "GET" {
+        let _ = writeln!(out, "{pad}  method: {method}");
+    }
+    let other_host = !domain.is_empty() && domain != defaults.domain
+        || !port.is_empty() && port != defaults.port
+        || !protocol.is_empty() && protocol != defaults.protocol && !defaults.domain.is_empty();
+    if path.starts_with("http://") || path.starts_with("https://") {
+        let _ = writeln!(out, "{pad}  url: {}", q(&path));
+    } else if other_host || defaults.domain.is_empty() {
+        let protocol = if protocol.is_empty() {
+            if defaults.protocol.is_empty() {
+                "http".into()
+            } else {
+                defaults.protocol.clone()
+            }
+        } else {
+            protocol
+        };
+        let domain = if domain.is_empty() {
+            defaults.domain.clone()
+        } else {
+            domain
+        };
+        let port = if port.is_empty() {
+            defaults.port.clone()
+        } else {
+            port
+        };
+        let port = if port.is_empty() {
+            String::new()
+        } else {
+            format!(":{port}")
+        };
+        let slash = if path.starts_with('/') { "" } else { "/" };
+        let _ = writeln!(
+            out,
+            "{pad}  url: {}",
+            q(&format!("{protocol}://{domain}{port}{slash}{path}"))
+        );
+    } else {
+        // Under the defaults' path, as base_url already holds it.
+        let rel = path
+            .strip_prefix(defaults.path.trim_end_matches('/'))
+            .filter(|p| p.starts_with('/'))
+            .unwrap_or(&path);
+        let _ = writeln!(out, "{pad}  path: {}", q(rel));
+    }
+    let args: Vec<(String, String, bool)> = arguments(n.prop("HTTPsampler.Arguments"))
+        .into_iter()
+        .map(|(k, v, e)| (ctx.text(&k, at), ctx.text(&v, at), e))
+        .collect();
+    if n.flag("HTTPSampler.postBodyRaw") {
+        let body: String = args.iter().map(|(_, v, _)| v.as_str()).collect();
+        let _ = writeln!(out, "{pad}  body: {}", q(&body));
+    } else if !args.is_empty() {
+        let key = if method == "GET" || method == "HEAD" || method == "DELETE" {
+            "query"
+        } else {
+            "form"
+        };
+        let mut names: Vec<&str> = args.iter().map(|(k, _, _)| k.as_str()).collect();
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            ctx.notes.push(format!(
+                "{at}: parameters repeat a name; only the last of each is sent"
+            ));
+        }
+        let _ = writeln!(out, "{pad}  {key}:");
+        for (k, v, _) in &args {
+            let _ = writeln!(out, "{pad}    {}: {}", q(k), q(v));
+        }
+    }
+    let follow = n.flag("HTTPSampler.follow_redirects") || n.flag("HTTPSampler.auto_redirects");
+    if !follow {
+        let _ = writeln!(out, "{pad}  follow_redirects: false");
+    }
+    let mut headers = Vec::new();
+    let mut extracts = String::new();
+    let mut checks = String::new();
+    let mut think = None;
+    for c in &n.children {
+        let cat = format!("{at} > {} '{}'", c.tag, c.name);
+        match c.tag.as_str() {
+            "HeaderManager" => headers.extend(header_list(c, ctx, &cat)),
+            "RegexExtractor" => {
+                let refname = c.text("RegexExtractor.refname");
+                let regex = ctx.text(&c.text("RegexExtractor.regex"), &cat);
+                let template = c.text("RegexExtractor.template");
+                let group = template.trim().trim_matches('$').parse::<usize>().ok();
+                if group.is_none() {
+                    ctx.notes.push(format!(
+                        "{cat}: the template '{template}' is not one group ($N$): group 1 is used"
+                    ));
+                }
+                let number = c
+                    .text("RegexExtractor.match_number")
+                    .trim()
+                    .parse::<i64>()
+                    .unwrap_or(1);
+                let _ = writeln!(extracts, "{pad}    - name: {refname}");
+                let _ = writeln!(extracts, "{pad}      regex: {}", q(&regex));
+                let _ = writeln!(extracts, "{pad}      group: {}", group.unwrap_or(1));
+                let pick = match number {
+                    0 => "random".to_string(),
+                    n if n < 0 => {
+                        ctx.notes.push(format!("{cat}: match number -1 (every match as {refname}_1, _2, ...) is read as all matches joined with commas in {refname}"));
+                        "all".to_string()
+                    }
+                    n => n.to_string(),
+                };
+                let _ = writeln!(extracts, "{pad}      match: {pick}");
+                let default = c.text("RegexExtractor.default");
+                if !default.is_empty() {
+                    let _ = writeln!(
+                        extracts,
+                        "{pad}      default: {}",
+                        q(&ctx.text(&default, &cat))
+                    );
+                }
+                ctx.done.push(format!("{cat} → extract {refname}"));
+            }
+            "ResponseAssertion" => assertion(c, ctx, &pad, &mut checks, &cat),
+            "DurationAssertion" => {
+                let ms = c.text("DurationAssertion.duration");
+                let _ = writeln!(checks, "{pad}    - max_time: {}ms", ms.trim());
+                let _ = writeln!(checks, "{pad}      name: {}", q(&c.name));
+                ctx.done.push(format!("{cat} → check max_time"));
+            }
+            "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => {
+                think = timer(c, ctx, &cat)
+            }
+            _ => ctx
+                .notes
+                .push(format!("{cat}: not converted (no headroom equivalent)")),
+        }
+    }
+    if !headers.is_empty() {
+        let _ = writeln!(out, "{pad}  headers:");
+        for (k, v) in &headers {
+            let _ = writeln!(out, "{pad}    {}: {}", q(k), q(v));
+        }
+    }
+    if !extracts.is_empty() {
+        let _ = writeln!(out, "{pad}  extract:");
+        out.push_str(&extracts);
+    }
+    if !checks.is_empty() {
+        let _ = writeln!(out, "{pad}  check:");
+        out.push_str(&checks);
+    }
+    if let Some(think) = think {
+        let _ = writeln!(out, "{pad}  think: {think}");
+    }
+}
+
+/// A Response Assertion: its test-type bitmask (MATCH 1, CONTAINS 2, NOT
+/// 4, EQUALS 8, SUBSTRING 16, OR 32) on the body or the response code.
+fn assertion(c: &Node, ctx: &mut Ctx, pad: &str, checks: &mut String, at: &str) {
+    let kind = c
+        .text("Assertion.test_type")
+        .trim()
+        .parse::<u32>()
+        .unwrap_or(2);
+    let field = c.text("Assertion.test_field");
+    let strings: Vec<String> = match c
+        .prop("Asserion.test_strings")
+        .or(c.prop("Assertion.test_strings"))
+    {
+        Some(Prop::Collection(items)) => items
+            .iter()
+            .filter_map(|(_, p)| p.text().map(|t| ctx.text(t, at)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let not = kind & 4 != 0;
+    if kind & 32 != 0 && strings.len() > 1 {
+        ctx.notes.push(format!(
+            "{at}: OR of several patterns is not converted (each becomes its own check)"
+        ));
+    }
+    let on_code = field == "Assertion.response_code";
+    if !on_code && field != "Assertion.response_data" && !field.is_empty() {
+        ctx.notes.push(format!(
+            "{at}: the field {field} is not read by headroom's checks: the body is checked"
+        ));
+    }
+    for (i, s) in strings.iter().enumerate() {
+        let name = if strings.len() > 1 {
+            format!("{} {}", c.name, i + 1)
+        } else {
+            c.name.clone()
+        };
+        if on_code && !not && kind & (8 | 16 | 2 | 1) != 0 && s.trim().parse::<u16>().is_ok() {
+            let _ = writeln!(checks, "{pad}    - status: {}", s.trim());
+        } else if kind & (16 | 2) != 0 {
+            // CONTAINS is a regex search in JMeter; SUBSTRING plain text.
+            if kind & 2 != 0 && s.chars().any(|ch| "\\^$.|?*+()[]{}".contains(ch)) {
+                if not {
+                    ctx.notes.push(format!(
+                        "{at}: NOT with a regular expression is not converted"
+                    ));
+                    continue;
+                }
+                let _ = writeln!(checks, "{pad}    - matches: {}", q(s));
+            } else {
+                let key = if not { "not_contains" } else { "contains" };
+                let _ = writeln!(checks, "{pad}    - {key}: {}", q(s));
+            }
+        } else if kind & 8 != 0 || kind & 1 != 0 {
+            if not {
+                ctx.notes
+                    .push(format!("{at}: NOT EQUALS/MATCHES is not converted"));
+                continue;
+            }
+            let pattern = if kind & 8 != 0 {
+                format!("^{}$", regex::escape(s))
+            } else {
+                format!("^(?:{s})$")
+            };
+            let _ = writeln!(checks, "{pad}    - matches: {}", q(&pattern));
+        } else {
+            ctx.notes
+                .push(format!("{at}: test type {kind} is not converted"));
+            continue;
+        }
+        let _ = writeln!(checks, "{pad}      name: {}", q(&name));
+    }
+    ctx.done.push(format!("{at} → check"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = include_str!("../../../scenarios/moodle-testplan.jmx");
+
+    fn props() -> BTreeMap<String, String> {
+        BTreeMap::from([("port".to_string(), "8080".to_string())])
+    }
+
+    #[test]
+    fn the_shipped_plan_converts_with_jmeters_semantics() {
+        let plan = parse(PLAN).unwrap();
+        let c = convert(&plan, "moodle", &props());
+        let y = &c.yaml;
+        assert!(y.contains("base_url: \"http://127.0.0.1:8080\""), "{y}");
+        assert!(y.contains("cookies: clear_each_iteration"), "{y}");
+        assert!(
+            y.contains("  users: 5\n  ramp_up: 1s\n  iterations: 2\n"),
+            "__P defaults: {y}"
+        );
+        assert!(y.contains("throughput: 120.0/min"), "{y}");
+        assert!(
+            y.contains("  throughput: \"120.0\""),
+            "__property sets its variable: {y}"
+        );
+        assert!(y.contains("\"message[itemid]\": \"${itemid}\""), "{y}");
+        assert!(
+            y.contains("- contains: \"<div class=\\\"logininfo\\\">You are logged in as\""),
+            "{y}"
+        );
+        assert_eq!(
+            c.not_converted,
+            vec!["thread group 'Warm-up site' (1 threads) is not run: headroom runs one group, 'Moodle Test'"]
+        );
+        let many = BTreeMap::from([
+            ("users".to_string(), "40".to_string()),
+            ("loops".to_string(), "-1".to_string()),
+        ]);
+        let c = convert(&plan, "moodle", &many);
+        assert!(c.yaml.contains("  users: 40\n"), "{}", c.yaml);
+        assert!(
+            c.not_converted.iter().any(|n| n.contains("loops forever")),
+            "{:?}",
+            c.not_converted
+        );
+    }
+
+    #[test]
+    fn functions_and_conditions() {
+        let p = BTreeMap::from([("a".to_string(), "x".to_string())]);
+        let mut ctx = Ctx {
+            properties: &p,
+            variables: BTreeMap::new(),
+            notes: Vec::new(),
+            done: Vec::new(),
+        };
+        assert_eq!(ctx.text("${__P(a,1)}/${__P(b,2)}", "t"), "x/2");
+        assert_eq!(
+            ctx.text("${__time()}-${__threadNum}-${__Random(1,9)}", "t"),
+            "${__time}-${__vu}-${__random(1,9)}"
+        );
+        assert_eq!(ctx.text("${__property(a,va,0)}", "t"), "x");
+        assert_eq!(ctx.variables.get("va").map(String::as_str), Some("x"));
+        assert_eq!(ctx.text("${__groovy(1+1)}", "t"), "$${__groovy(1+1)}");
+        assert!(ctx.notes[0].contains("__groovy"), "{:?}", ctx.notes);
+        assert_eq!(ctx.text("${user} and ${", "t"), "${user} and $${");
+        assert_eq!(split_args("a\\,b,c"), vec!["a,b", "c"]);
+        assert_eq!(
+            simple_condition("\"${role}\" == \"teacher\""),
+            Some(("role".into(), "teacher".into()))
+        );
+        assert_eq!(simple_condition("${__groovy(true)}"), None);
+    }
+
+    #[test]
+    fn malformed_plans_are_located_errors() {
+        let cases = [
+            ("", "no XML element"),
+            ("<jmeterTestPlan><hashTree>", "cut short"),
+            ("<html/>", "not <jmeterTestPlan>"),
+            (
+                "<jmeterTestPlan version=\"1.2\"></jmeterTestPlan>",
+                "no hashTree",
+            ),
+            (
+                "<jmeterTestPlan><hashTree><hashTree/></hashTree></jmeterTestPlan>",
+                "a hashTree with no element before it",
+            ),
+            (
+                "<jmeterTestPlan><hashTree><ThreadGroup/><hashTree/></hashTree></jmeterTestPlan>",
+                "no TestPlan",
+            ),
+            (
+                "<jmeterTestPlan><hashTree></jmeterTestPlan>",
+                "not well-formed",
+            ),
+            (
+                "<jmeterTestPlan><hashTree><TestPlan a=\"1></TestPlan></hashTree></jmeterTestPlan>",
+                "line 1",
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(expected), "{text:?}: {e}");
+        }
+        // Elements headroom cannot run are listed with their path.
+        let first = "<HTTPSamplerProxy guiclass=\"HttpTestSampleGui\" testclass=\"HTTPSamplerProxy\" testname=\"01 front page\">";
+        assert!(PLAN.contains(first));
+        let with_script = PLAN.replacen(
+            first,
+            &format!("<JSR223Sampler testname=\"groovy step\"><stringProp name=\"script\">x</stringProp></JSR223Sampler><hashTree/>{first}"),
+            1,
+        );
+        let c = convert(&parse(&with_script).unwrap(), "m", &props());
+        assert!(
+            c.not_converted
+                .iter()
+                .any(|n| n.contains("JSR223Sampler 'groovy step'") && n.contains("not run")),
+            "{:?}",
+            c.not_converted
+        );
+        // A plan without a thread group says so.
+        let empty = "<jmeterTestPlan><hashTree><TestPlan testname=\"t\"/><hashTree/></hashTree></jmeterTestPlan>";
+        let c = convert(&parse(empty).unwrap(), "m", &props());
+        assert!(
+            c.not_converted
+                .iter()
+                .any(|n| n.contains("no thread group")),
+            "{:?}",
+            c.not_converted
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        #[test]
+        fn no_mutation_of_a_plan_panics(cut in 0usize..PLAN.len(), byte in 0u8..128, at in 0usize..PLAN.len()) {
+            let mut bytes = PLAN.as_bytes()[..cut.max(1)].to_vec();
+            if at < bytes.len() {
+                bytes[at] = byte;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            if let Ok(plan) = parse(&text) {
+                let _ = convert(&plan, "fuzz", &props());
+            }
+        }
+    }
+}
