@@ -983,23 +983,12 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
                         "{cat}: the template '{template}' is not one group ($N$): group 1 is used"
                     ));
                 }
-                let number = c
-                    .text("RegexExtractor.match_number")
-                    .trim()
-                    .parse::<i64>()
-                    .unwrap_or(1);
+                let number = c.text("RegexExtractor.match_number");
                 let _ = writeln!(extracts, "{pad}    - name: {refname}");
                 let _ = writeln!(extracts, "{pad}      regex: {}", q(&regex));
                 let _ = writeln!(extracts, "{pad}      group: {}", group.unwrap_or(1));
-                let pick = match number {
-                    0 => "random".to_string(),
-                    n if n < 0 => {
-                        ctx.notes.push(format!("{cat}: match number -1 (every match as {refname}_1, _2, ...) is read as all matches joined with commas in {refname}"));
-                        "all".to_string()
-                    }
-                    n => n.to_string(),
-                };
-                let _ = writeln!(extracts, "{pad}      match: {pick}");
+                let chosen = pick(number.trim(), &refname, ctx, &cat);
+                let _ = writeln!(extracts, "{pad}      match: {chosen}");
                 let default = c.text("RegexExtractor.default");
                 if !default.is_empty() {
                     let _ = writeln!(
@@ -1010,6 +999,28 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
                 }
                 ctx.done.push(format!("{cat} → extract {refname}"));
             }
+            "HtmlExtractor" => {
+                let refname = c.text("HtmlExtractor.refname");
+                let expr = ctx.text(&c.text("HtmlExtractor.expr"), &cat);
+                let attribute = c.text("HtmlExtractor.attribute");
+                let selector = if attribute.is_empty() {
+                    expr
+                } else {
+                    format!("{expr}@{attribute}")
+                };
+                let _ = writeln!(extracts, "{pad}    - name: {refname}");
+                let _ = writeln!(extracts, "{pad}      css: {}", q(&selector));
+                let number = c.text("HtmlExtractor.match_number");
+                let chosen = pick(number.trim(), &refname, ctx, &cat);
+                let _ = writeln!(extracts, "{pad}      match: {chosen}");
+                let default = c.text("HtmlExtractor.default");
+                if !default.is_empty() {
+                    let default = ctx.text(&default, &cat);
+                    let _ = writeln!(extracts, "{pad}      default: {}", q(&default));
+                }
+                ctx.done.push(format!("{cat} → extract {refname}"));
+            }
+            "JSONPostProcessor" => json_extractors(c, ctx, &pad, &mut extracts, &cat),
             "ResponseAssertion" => assertion(c, ctx, &pad, &mut checks, &cat),
             "DurationAssertion" => {
                 let ms = c.text("DurationAssertion.duration");
@@ -1042,6 +1053,104 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
     if let Some(think) = think {
         let _ = writeln!(out, "{pad}  think: {think}");
     }
+}
+
+/// JMeter's match number as an extractor's `match:` (0 random, negative
+/// all, n the n-th; empty the first).
+fn pick(number: &str, refname: &str, ctx: &mut Ctx, at: &str) -> String {
+    match number.parse::<i64>().unwrap_or(1) {
+        0 => "random".to_string(),
+        n if n < 0 => {
+            ctx.notes.push(format!(
+                "{at}: match number {n} (every match as {refname}_1, _2, ...) is read as all matches joined with commas in {refname}"
+            ));
+            "all".to_string()
+        }
+        n => n.to_string(),
+    }
+}
+
+/// A JSON Extractor: its names and paths, `;`-separated, each a `json:`
+/// extractor when the path is a plain one.
+fn json_extractors(c: &Node, ctx: &mut Ctx, pad: &str, extracts: &mut String, at: &str) {
+    let list =
+        |k: &str| -> Vec<String> { c.text(k).split(';').map(|n| n.trim().to_string()).collect() };
+    let (names, paths) = (
+        list("JSONPostProcessor.referenceNames"),
+        list("JSONPostProcessor.jsonPathExprs"),
+    );
+    let (numbers, defaults) = (
+        list("JSONPostProcessor.match_numbers"),
+        list("JSONPostProcessor.defaultValues"),
+    );
+    for (i, name) in names.iter().enumerate().filter(|(_, n)| !n.is_empty()) {
+        let path = paths.get(i).cloned().unwrap_or_default();
+        let Some(pointer) = json_pointer(&path) else {
+            ctx.notes.push(format!(
+                "{at}: the JSON path {path} of {name} is not a plain path ($.a.b[0]): not converted"
+            ));
+            continue;
+        };
+        let number = numbers.get(i).map(String::as_str).unwrap_or("1");
+        if !matches!(number, "" | "1") {
+            ctx.notes.push(format!(
+                "{at}: match number {number} of {name} is read as the first match"
+            ));
+        }
+        let _ = writeln!(extracts, "{pad}    - name: {name}");
+        let _ = writeln!(extracts, "{pad}      json: {}", q(&pointer));
+        if let Some(default) = defaults.get(i).filter(|d| !d.is_empty()) {
+            let default = ctx.text(default, at);
+            let _ = writeln!(extracts, "{pad}      default: {}", q(&default));
+        }
+        ctx.done.push(format!("{at} → extract {name}"));
+    }
+}
+
+/// A plain JSON path (`$.a.b[0].c`, `$['a']`) as a JSON pointer; `None`
+/// for filters, wildcards and recursive descent.
+fn json_pointer(path: &str) -> Option<String> {
+    let rest = path.trim().strip_prefix('$')?;
+    if rest.contains("..") || rest.contains('*') || rest.contains('?') || rest.contains('@') {
+        return None;
+    }
+    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
+    let mut pointer = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        let key = match c {
+            '.' => {
+                let mut key = String::new();
+                while let Some(&n) = chars.peek() {
+                    if n == '.' || n == '[' {
+                        break;
+                    }
+                    key.push(n);
+                    chars.next();
+                }
+                key
+            }
+            '[' => {
+                let inside: String = chars.by_ref().take_while(|&n| n != ']').collect();
+                inside
+                    .trim()
+                    .trim_matches('\'')
+                    .trim_matches('"')
+                    .to_string()
+            }
+            _ => return None,
+        };
+        if key.is_empty() {
+            return None;
+        }
+        pointer.push('/');
+        pointer.push_str(&escape(&key));
+    }
+    Some(if pointer.is_empty() {
+        "/".into()
+    } else {
+        pointer
+    })
 }
 
 /// A Response Assertion: its test-type bitmask (MATCH 1, CONTAINS 2, NOT
@@ -1187,6 +1296,13 @@ mod tests {
         assert!(ctx.notes[0].contains("__groovy"), "{:?}", ctx.notes);
         assert_eq!(ctx.text("${user} and ${", "t"), "${user} and $${");
         assert_eq!(split_args("a\\,b,c"), vec!["a,b", "c"]);
+        assert_eq!(
+            json_pointer("$.data.items[0].id").as_deref(),
+            Some("/data/items/0/id")
+        );
+        assert_eq!(json_pointer("$['a/b']").as_deref(), Some("/a~1b"));
+        assert_eq!(json_pointer("$..id"), None);
+        assert_eq!(json_pointer("$.items[*].id"), None);
         assert_eq!(
             simple_condition("\"${role}\" == \"teacher\""),
             Some(("role".into(), "teacher".into()))
