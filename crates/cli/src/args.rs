@@ -746,6 +746,10 @@ pub struct RunArgs {
     #[arg(short = 'J', value_name = "NAME=VALUE")]
     pub jmeter_property: Vec<String>,
 
+    /// With a .jmx plan: refuse to run when any element or function was not converted.
+    #[arg(long)]
+    pub strict: bool,
+
     /// Base URL for the scenario's paths, replacing the file's defaults.base_url.
     #[arg(long, value_parser = target)]
     pub target: Option<Target>,
@@ -815,6 +819,10 @@ pub struct FromJmxArgs {
     /// A JMeter property for ${__P(name)} and ${__property(name)}, e.g. -Jhost=pi.local.
     #[arg(short = 'J', value_name = "NAME=VALUE")]
     pub jmeter_property: Vec<String>,
+
+    /// Refuse (exit 2) when any element or function was not converted.
+    #[arg(long)]
+    pub strict: bool,
 
     /// Write the scenario to FILE (default: standard output).
     #[arg(short, long, value_name = "FILE")]

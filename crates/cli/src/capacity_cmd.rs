@@ -106,6 +106,7 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
             crate::run_cmd::prepare(RunArgs {
                 file: file.clone(),
                 jmeter_property: Vec::new(),
+                strict: false,
                 target: Some(load.url.clone()),
                 users: load.users,
                 duration: load.duration,
@@ -135,8 +136,9 @@ fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
     let Some(file) = &args.scenario else {
         return Ok((Duration::ZERO, "none".into()));
     };
-    let scenario = crate::jmx_input::scenario(file, Some(&args.load.url), &Default::default())
-        .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
+    let scenario =
+        crate::jmx_input::scenario(file, Some(&args.load.url), &Default::default(), false)
+            .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
     let mean = scenario.think_per_request(scenario.think);
     Ok((
         mean,

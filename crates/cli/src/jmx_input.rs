@@ -43,16 +43,35 @@ pub fn convert(
     Ok(headroom_import::jmx::convert(&plan, &name, properties))
 }
 
+/// `--strict`: anything not converted is a reason not to run.
+pub fn refuse_if_strict(
+    path: &Path,
+    converted: &headroom_import::jmx::Converted,
+    strict: bool,
+) -> Result<(), String> {
+    if strict && !converted.not_converted.is_empty() {
+        return Err(format!(
+            "{}: --strict, and {} part(s) of the plan were not converted:\n  {}",
+            path.display(),
+            converted.not_converted.len(),
+            converted.not_converted.join("\n  ")
+        ));
+    }
+    Ok(())
+}
+
 /// A scenario from a YAML file or a JMeter plan.
 pub fn scenario(
     path: &Path,
     target: Option<&Target>,
     properties: &BTreeMap<String, String>,
+    strict: bool,
 ) -> Result<Scenario, String> {
     if !is_jmx(path) {
         return parse_file(path, target).map_err(|e| e.to_string());
     }
     let converted = convert(path, properties)?;
+    refuse_if_strict(path, &converted, strict)?;
     for note in &converted.not_converted {
         eprintln!("headroom: {}: not converted: {note}", path.display());
     }

@@ -84,8 +84,9 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
     let common = &args.common;
     let properties = crate::jmx_input::properties(&args.jmeter_property)
         .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
-    let scenario = crate::jmx_input::scenario(&args.file, args.target.as_ref(), &properties)
-        .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
+    let scenario =
+        crate::jmx_input::scenario(&args.file, args.target.as_ref(), &properties, args.strict)
+            .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
     let (profile, iterations) = profile(&args, &scenario).map_err(Failure::Usage)?;
     let apdex = apdex(common)?;
     let population = profile.population();

@@ -23,6 +23,9 @@ fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
+    if let Err(e) = crate::jmx_input::refuse_if_strict(&args.file, &converted, args.strict) {
+        return fail(e);
+    }
     let beside = args.file.with_extension("jmx.yaml");
     if let Err(e) = headroom_load::scenario::parse_str(&converted.yaml, &beside, None) {
         return fail(format!(
@@ -56,7 +59,7 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
             ExitCode::SUCCESS
         }
         ScenarioCommand::Check { file, target } => {
-            match crate::jmx_input::scenario(&file, target.as_ref(), &Default::default()) {
+            match crate::jmx_input::scenario(&file, target.as_ref(), &Default::default(), false) {
                 Ok(s) => {
                     let requests = s.requests.len();
                     let groups = s

@@ -254,6 +254,11 @@ fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
     jmeter(&home, &args);
     let after_jmeter = support::site::stats(site.port);
 
+    // --strict refuses a plan with anything not converted (the warm-up group).
+    let strict = run(&["run", plan.to_str().unwrap(), "--strict"]);
+    assert_eq!(strict.status.code(), Some(2), "{}", text(&strict));
+    assert!(text(&strict).contains("Warm-up site"), "{}", text(&strict));
+
     // headroom, the same plan and properties.
     let bundle = dir.join("bundle");
     let mut args = vec![
