@@ -22,6 +22,8 @@ pub struct Imported {
     pub manifest: Manifest,
     pub format: JtlFormat,
     pub samples: usize,
+    /// What the file could not tell, for the user.
+    pub warnings: Vec<String>,
 }
 
 /// The error kind of a failed JMeter sample: from its response code, or
@@ -101,7 +103,7 @@ pub fn import(
     let wall_start = UNIX_EPOCH + Duration::from_millis(first_ms.max(0) as u64);
     // Times become instants after one base: only differences matter.
     let base = Instant::now();
-    let mut converted: Vec<(Sample, u32)> = samples
+    let mut converted: Vec<(Sample, u32, bool)> = samples
         .iter()
         .map(|s| {
             let start = base + Duration::from_millis((s.timestamp_ms - first_ms) as u64);
@@ -122,14 +124,14 @@ pub fn import(
                 detail: None,
                 resent: false,
             };
-            (sample, s.all_threads)
+            (sample, s.all_threads, s.transaction)
         })
         .collect();
-    converted.sort_by_key(|(s, _)| s.end);
+    converted.sort_by_key(|(s, _, _)| s.end);
     let elapsed = Duration::from_millis((last_end_ms - first_ms).max(1) as u64);
     let (t, f) = RunSummary::thresholds(apdex);
     let source = jtl.display().to_string();
-    let peak_threads = converted.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    let peak_threads = converted.iter().map(|(_, n, _)| *n).max().unwrap_or(0);
     let mut manifest = Manifest {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -178,8 +180,7 @@ pub fn import(
         save_failures: None,
         files: Files::new(false),
     };
-    manifest.scenario["jmeter_dashboard"] =
-        jmeter_dashboard(&samples, &labels, &transaction, apdex);
+    manifest.scenario["jmeter_dashboard"] = jmeter_dashboard(&samples, &labels, apdex);
     let mut writer = BundleWriter::create(out, &manifest, wall_start)?;
     let mut cumulative: Vec<Tally> = labels.iter().map(|_| Tally::default()).collect();
     let mut cumulative_total = Tally::default();
@@ -192,12 +193,14 @@ pub fn import(
         while i < converted.len()
             && converted[i].0.end.saturating_duration_since(base).as_secs() == second
         {
-            let (sample, threads) = &converted[i];
+            let (sample, threads, is_transaction) = &converted[i];
             let label = sample.label as usize;
             tallies[label]
                 .get_or_insert_with(Tally::default)
                 .record(sample, apdex);
-            if !transaction[label] {
+            // As JMeter's dashboard: each sample by its own kind (a sampler
+            // may share a transaction's label).
+            if !is_transaction {
                 total.record(sample, apdex);
             }
             active = active.max(*threads);
@@ -251,10 +254,17 @@ pub fn import(
     manifest.ended_at = Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
     manifest.elapsed_s = Some(elapsed.as_secs_f64());
     writer.finish(&manifest)?;
+    let mut warnings = Vec::new();
+    if samples.iter().all(|s| s.response_message.is_empty()) {
+        warnings.push(
+            "the file has no response messages: a transaction controller's parent sample cannot be told from a sampler's, so every sample counts in the total".to_string(),
+        );
+    }
     Ok(Imported {
         manifest,
         format,
         samples: samples.len(),
+        warnings,
     })
 }
 
@@ -265,7 +275,6 @@ pub fn import(
 fn jmeter_dashboard(
     samples: &[JtlSample],
     labels: &[String],
-    transaction: &[bool],
     apdex: &ApdexThresholds,
 ) -> serde_json::Value {
     // JMeter's Apdex: a failed sample is frustrated; its overall figure
@@ -308,16 +317,7 @@ fn jmeter_dashboard(
     for label in labels {
         map.insert(label.clone(), figures(&|s: &JtlSample| &s.label == label));
     }
-    let transactions: Vec<&String> = labels
-        .iter()
-        .zip(transaction)
-        .filter(|(_, t)| **t)
-        .map(|(l, _)| l)
-        .collect();
-    map.insert(
-        "Total".into(),
-        figures(&|s: &JtlSample| !transactions.contains(&&s.label)),
-    );
+    map.insert("Total".into(), figures(&|s: &JtlSample| !s.transaction));
     serde_json::json!({
         "overall_apdex": apdex_of(&|_: &JtlSample| true),
         "estimator": "Apache Commons Math Percentile (LEGACY), the last 20000 samples per label, as JMeter's dashboard (jmeter.reportgenerator.statistic_window)",
@@ -360,7 +360,8 @@ mod tests {
              1700000001200,2000,login,500,Error,TG 1-1,false,10,100,2,http://pi.local/login,40,0\n\
              1700000001300,100,login,200,OK,TG 1-2,false,10,100,2,http://pi.local/login,40,0\n\
              1700000001400,50,login,Non HTTP response code: java.net.ConnectException,Connection refused,TG 1-2,false,0,0,2,http://pi.local/login,0,0\n\
-             1700000000000,3300,journey,200,\"Number of samples in transaction : 5, number of failing samples : 3\",TG 1-1,false,2020,400,2,,0,0\n",
+             1700000000000,3300,journey,200,\"Number of samples in transaction : 5, number of failing samples : 3\",TG 1-1,false,2020,400,2,,0,0\n\
+             1700000000000,3300,home,200,\"Number of samples in transaction : 1, number of failing samples : 0\",TG 1-1,true,1000,100,2,,0,0\n",
         )
         .unwrap();
         let apdex = ApdexThresholds {
@@ -370,7 +371,11 @@ mod tests {
         let out = dir.join("bundle");
         let imported = import(&jtl, &out, &apdex, vec!["headroom".into()]).unwrap();
         let s = imported.manifest.summary.as_ref().unwrap();
-        assert_eq!(s.total.count, 5, "the transaction stays out of the total");
+        assert_eq!(
+            s.total.count, 5,
+            "transactions stay out of the total, a label shared or not"
+        );
+        assert_eq!(s.labels["home"].count, 3);
         assert_eq!(s.total.errors, 3);
         assert_eq!(s.labels["journey"].count, 1);
         let login = &s.labels["login"];
@@ -389,7 +394,10 @@ mod tests {
         assert!((s.elapsed_s - 3.3).abs() < 1e-9);
         let dashboard = &imported.manifest.scenario["jmeter_dashboard"]["labels"];
         assert_eq!(dashboard["Total"]["sample_count"], 5);
-        assert_eq!(dashboard["home"]["p90_ms"], 700.0);
+        assert_eq!(
+            dashboard["home"]["p90_ms"], 3300.0,
+            "the label's transaction sample too"
+        );
         assert_eq!(dashboard["journey"]["sample_count"], 1);
         let read = crate::manifest::read_manifest(&out).unwrap();
         assert_eq!(read.status, RunStatus::Complete);

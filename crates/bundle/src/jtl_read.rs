@@ -90,9 +90,17 @@ pub fn read(path: &Path) -> Result<(JtlFormat, Vec<JtlSample>), BundleError> {
 }
 
 fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
+    // JMeter's default delimiter is ',' (jmeter.save.saveservice.default_delimiter);
+    // a header line with tabs (or ';', '|') and no comma names another.
+    let first_line = text.lines().next().unwrap_or("");
+    let delimiter = [b',', b'\t', b';', b'|']
+        .into_iter()
+        .find(|d| first_line.as_bytes().contains(d))
+        .unwrap_or(b',');
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
+        .delimiter(delimiter)
         .from_reader(text.as_bytes());
     let mut records = reader.records();
     let first = match records.next() {
@@ -136,7 +144,7 @@ fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
             v.parse::<u64>().map_err(|_| {
                 invalid(
                     path,
-                    format!("line {line}: {name} '{v}' is not a whole number"),
+                    format!("line {line}: {name} '{v}' is not a whole number of 0 or more"),
                 )
             })
         };
@@ -231,14 +239,15 @@ fn read_xml(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
     // Indexes in `samples` of the sample elements open around this point.
     let mut open: Vec<usize> = Vec::new();
     let mut seen_root = false;
+    let (mut counted_to, mut line_at) = (0usize, 1usize);
     loop {
-        let position = reader.buffer_position();
-        let line = || {
-            text[..(position as usize).min(text.len())]
-                .lines()
-                .count()
-                .max(1)
-        };
+        let position = (reader.buffer_position() as usize).min(text.len());
+        line_at += text.as_bytes()[counted_to.min(position)..position]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        counted_to = counted_to.max(position);
+        let line = || line_at;
         let event = reader
             .read_event()
             .map_err(|e| invalid(path, format!("line {}: not well-formed XML ({e})", line())))?;
@@ -402,6 +411,16 @@ mod tests {
             "timeStamp,elapsed,label\n2023/11/14 22:13:20.000,5,x\n",
         );
         assert_eq!(read(&dated).unwrap().1[0].timestamp_ms, 1_700_000_000_000);
+    }
+
+    #[test]
+    fn other_delimiters() {
+        let tabs = file(
+            "t.jtl",
+            "timeStamp\telapsed\tlabel\n1700000000000\t12\ta, b\n",
+        );
+        let (_, s) = read(&tabs).unwrap();
+        assert_eq!((s[0].label.as_str(), s[0].elapsed_ms), ("a, b", 12));
     }
 
     #[test]

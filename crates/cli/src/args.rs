@@ -798,6 +798,9 @@ pub enum ScenarioCommand {
         /// Base URL, as `run --target` would use.
         #[arg(long, value_parser = target)]
         target: Option<Target>,
+        /// A JMeter property for a .jmx plan, as `run -J` (repeatable).
+        #[arg(short = 'J', value_name = "NAME=VALUE")]
+        jmeter_property: Vec<String>,
     },
     /// Print a commented example scenario to start from.
     Init,
@@ -858,8 +861,12 @@ pub struct FromHarArgs {
 
 #[derive(Args, Debug)]
 pub struct TryArgs {
-    /// The scenario file (YAML).
+    /// The scenario file (YAML) or JMeter plan (.jmx).
     pub file: PathBuf,
+
+    /// A JMeter property for a .jmx plan, as `run -J` (repeatable).
+    #[arg(short = 'J', value_name = "NAME=VALUE")]
+    pub jmeter_property: Vec<String>,
 
     /// Base URL, as `run --target` would use.
     #[arg(long, value_parser = target)]

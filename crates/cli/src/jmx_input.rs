@@ -32,6 +32,15 @@ pub fn convert(
     path: &Path,
     properties: &BTreeMap<String, String>,
 ) -> Result<headroom_import::jmx::Converted, String> {
+    convert_for(path, properties, false)
+}
+
+/// As [`convert`]; `on_target`: every sampler to `--target`.
+fn convert_for(
+    path: &Path,
+    properties: &BTreeMap<String, String>,
+    on_target: bool,
+) -> Result<headroom_import::jmx::Converted, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let plan =
@@ -40,7 +49,9 @@ pub fn convert(
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    Ok(headroom_import::jmx::convert(&plan, &name, properties))
+    Ok(headroom_import::jmx::convert_for(
+        &plan, &name, properties, on_target,
+    ))
 }
 
 /// `--strict`: anything not converted is a reason not to run.
@@ -70,7 +81,7 @@ pub fn scenario(
     if !is_jmx(path) {
         return parse_file(path, target).map_err(|e| e.to_string());
     }
-    let converted = convert(path, properties)?;
+    let converted = convert_for(path, properties, target.is_some())?;
     refuse_if_strict(path, &converted, strict)?;
     for note in &converted.not_converted {
         eprintln!("headroom: {}: not converted: {note}", path.display());

@@ -21,10 +21,15 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
     let out = path.with_file_name(format!("{name}-bundle"));
     if out.exists() {
         // Ours (imported from this very file) is made again; anything else is kept.
+        // The same file however it is named (./results.jtl, an absolute path).
+        let canonical = |p: &Path| std::fs::canonicalize(p).ok();
         let ours = headroom_bundle::manifest::read_manifest(&out).is_ok_and(|m| {
             m.kind == "import"
-                && m.scenario.get("file").and_then(|f| f.as_str())
-                    == Some(path.display().to_string().as_str())
+                && m.scenario
+                    .get("file")
+                    .and_then(|f| f.as_str())
+                    .and_then(|f| canonical(Path::new(f)))
+                    == canonical(path)
         });
         if !ours {
             return Err(format!(
@@ -43,6 +48,9 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
     let command_line: Vec<String> = std::env::args().collect();
     let imported = headroom_bundle::jtl_import::import(path, &out, &apdex, command_line)
         .map_err(|e| e.to_string())?;
+    for warning in &imported.warnings {
+        eprintln!("headroom: warning: {}: {warning}", path.display());
+    }
     eprintln!(
         "headroom: imported {} JMeter samples ({} JTL) from {} into {}",
         imported.samples,

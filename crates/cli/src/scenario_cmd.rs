@@ -58,8 +58,19 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
             print!("{EXAMPLE}");
             ExitCode::SUCCESS
         }
-        ScenarioCommand::Check { file, target } => {
-            match crate::jmx_input::scenario(&file, target.as_ref(), &Default::default(), false) {
+        ScenarioCommand::Check {
+            file,
+            target,
+            jmeter_property,
+        } => {
+            let properties = match crate::jmx_input::properties(&jmeter_property) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("headroom: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            match crate::jmx_input::scenario(&file, target.as_ref(), &properties, false) {
                 Ok(s) => {
                     let requests = s.requests.len();
                     let groups = s

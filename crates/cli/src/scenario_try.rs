@@ -37,18 +37,21 @@ pub fn run(args: TryArgs) -> ExitCode {
 }
 
 async fn try_file(args: TryArgs) -> ExitCode {
-    let scenario = match crate::jmx_input::scenario(
-        &args.file,
-        args.target.as_ref(),
-        &Default::default(),
-        false,
-    ) {
-        Ok(s) => s,
+    let properties = match crate::jmx_input::properties(&args.jmeter_property) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("headroom: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    let scenario =
+        match crate::jmx_input::scenario(&args.file, args.target.as_ref(), &properties, false) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("headroom: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
     let mut connectors = Vec::new();
     for origin in &scenario.origins {
         match connect_checked(origin, args.insecure).await {

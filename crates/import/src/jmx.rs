@@ -82,9 +82,16 @@ impl Xml {
 fn read_xml(text: &str) -> Result<Xml, ImportError> {
     let mut reader = quick_xml::Reader::from_str(text);
     let mut stack: Vec<Xml> = vec![Xml::default()];
+    // Line numbers for messages, counted as the reader moves (not from the
+    // start each time: that made large plans quadratic).
+    let (mut counted_to, mut line) = (0usize, 1usize);
     loop {
-        let position = reader.buffer_position() as usize;
-        let line = text[..position.min(text.len())].lines().count().max(1);
+        let position = (reader.buffer_position() as usize).min(text.len());
+        line += text.as_bytes()[counted_to.min(position)..position]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        counted_to = counted_to.max(position);
         let event = reader
             .read_event()
             .map_err(|e| ImportError::Invalid(format!("line {line}: not well-formed XML ({e})")))?;
@@ -287,6 +294,54 @@ struct Ctx<'a> {
     variables: BTreeMap<String, String>,
     notes: Vec<String>,
     done: Vec<String>,
+    /// The timers in scope, outermost first: JMeter runs every one of
+    /// them before each sampler under them.
+    timers: Vec<Timer>,
+    /// `--target` replaces every host of the plan.
+    on_target: bool,
+}
+
+/// A timer's delay: a constant part and at most one random part.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Timer {
+    constant_ms: f64,
+    random: Random,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+enum Random {
+    #[default]
+    None,
+    Uniform(f64),
+    Gaussian(f64),
+}
+
+impl Timer {
+    /// The think time of all timers in scope together.
+    fn sum(timers: &[Timer], notes: &mut Vec<String>, at: &str) -> Option<Timer> {
+        let mut total: Option<Timer> = None;
+        for t in timers {
+            let sum = total.get_or_insert_with(Timer::default);
+            sum.constant_ms += t.constant_ms;
+            match (sum.random, t.random) {
+                (_, Random::None) => {}
+                (Random::None, r) => sum.random = r,
+                _ => notes.push(format!(
+                    "{at}: more than one random timer applies: the delays add up, only the first's random part is kept"
+                )),
+            }
+        }
+        total
+    }
+
+    fn think(&self) -> String {
+        let c = self.constant_ms;
+        match self.random {
+            Random::None => format!("{c}ms"),
+            Random::Uniform(range) => format!("{c}ms..{}ms", c + range),
+            Random::Gaussian(deviation) => format!("{{mean: {c}ms, deviation: {deviation}ms}}"),
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -318,13 +373,12 @@ impl Ctx<'_> {
             match name {
                 "__P" | "__property" => {
                     let key = args.first().cloned().unwrap_or_default();
+                    // JMeter: __P's default is "1"; __property's is empty.
                     let default = if name == "__P" {
-                        args.get(1)
+                        args.get(1).cloned().unwrap_or_else(|| "1".into())
                     } else {
-                        args.get(2)
-                    }
-                    .cloned()
-                    .unwrap_or_default();
+                        args.get(2).cloned().unwrap_or_default()
+                    };
                     let value = self.properties.get(&key).cloned().unwrap_or(default);
                     if name == "__property" {
                         if let Some(var) = args.get(1).filter(|v| !v.is_empty()) {
@@ -476,11 +530,24 @@ impl Defaults {
 
 /// Converts a parsed plan; `properties` are the `-J` values.
 pub fn convert(plan: &Node, name: &str, properties: &BTreeMap<String, String>) -> Converted {
+    convert_for(plan, name, properties, false)
+}
+
+/// As [`convert`]; with `on_target`, every sampler goes to the base URL
+/// the user gives (`--target`), whatever host the plan names.
+pub fn convert_for(
+    plan: &Node,
+    name: &str,
+    properties: &BTreeMap<String, String>,
+    on_target: bool,
+) -> Converted {
     let mut ctx = Ctx {
+        on_target,
         properties,
         variables: BTreeMap::new(),
         notes: Vec::new(),
         done: Vec::new(),
+        timers: Vec::new(),
     };
     // Test plan variables.
     for (n, v, _) in arguments(plan.prop("TestPlan.user_defined_variables")) {
@@ -540,7 +607,6 @@ pub fn convert(plan: &Node, name: &str, properties: &BTreeMap<String, String>) -
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut clear_cookies = false;
     let mut data: Option<String> = None;
-    let mut think: Option<String> = None;
     let mut throughput: Option<String> = None;
     let scopes: Vec<&Node> = plan.children.iter().chain(main.children.iter()).collect();
     for n in &scopes {
@@ -557,7 +623,11 @@ pub fn convert(plan: &Node, name: &str, properties: &BTreeMap<String, String>) -
                 ctx.done.push(format!("{at} → defaults.base_url"));
             }
             "HeaderManager" => {
-                headers.extend(header_list(n, &mut ctx, &at));
+                // JMeter merges the levels; the inner one's value wins.
+                for (k, v) in header_list(n, &mut ctx, &at) {
+                    headers.retain(|(name, _): &(String, String)| !name.eq_ignore_ascii_case(&k));
+                    headers.push((k, v));
+                }
                 ctx.done.push(format!("{at} → defaults.headers"));
             }
             "CookieManager" => {
@@ -608,7 +678,12 @@ pub fn convert(plan: &Node, name: &str, properties: &BTreeMap<String, String>) -
                 ctx.done.push(format!("{at} → profile.throughput"));
             }
             "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => {
-                think = timer(n, &mut ctx, &at);
+                // The plan's; the group's are read with its steps.
+                if plan.children.iter().any(|c| std::ptr::eq(c, *n)) {
+                    if let Some(t) = timer(n, &mut ctx, &at) {
+                        ctx.timers.push(t);
+                    }
+                }
             }
             "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup" | "ResultCollector"
             | "BackendListener" | "Summariser" => {}
@@ -637,8 +712,12 @@ pub fn convert(plan: &Node, name: &str, properties: &BTreeMap<String, String>) -
     if clear_cookies {
         let _ = writeln!(y, "cookies: clear_each_iteration");
     }
-    if let Some(think) = &think {
-        let _ = writeln!(y, "think: {think}");
+    let on_error = main.text("ThreadGroup.on_sample_error");
+    if !on_error.is_empty() && on_error != "continue" {
+        ctx.notes.push(format!(
+            "thread group '{}': on a sampler error JMeter would '{on_error}'; headroom goes on (continue)",
+            main.name
+        ));
     }
     // The profile: threads, ramp-up, loops or a duration.
     let users = main_index.map(|i| counts[i]).unwrap_or(1).max(1);
@@ -734,29 +813,35 @@ fn header_list(n: &Node, ctx: &mut Ctx, at: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn timer(n: &Node, ctx: &mut Ctx, at: &str) -> Option<String> {
+fn timer(n: &Node, ctx: &mut Ctx, at: &str) -> Option<Timer> {
     let ms = |k: &str, c: &mut Ctx| c.text(&n.text(k), at).trim().parse::<f64>().ok();
+    let delay = ms("ConstantTimer.delay", ctx);
     let t = match n.tag.as_str() {
-        "ConstantTimer" => ms("ConstantTimer.delay", ctx).map(|d| format!("{d}ms")),
-        "UniformRandomTimer" => {
-            let delay = ms("ConstantTimer.delay", ctx).unwrap_or(0.0);
-            let range = ms("RandomTimer.range", ctx).unwrap_or(0.0);
-            Some(format!("{delay}ms..{}ms", delay + range))
-        }
-        _ => {
-            let delay = ms("ConstantTimer.delay", ctx).unwrap_or(0.0);
-            let deviation = ms("RandomTimer.range", ctx).unwrap_or(0.0);
-            Some(format!("{{mean: {delay}ms, deviation: {deviation}ms}}"))
-        }
+        "ConstantTimer" => delay.map(|d| Timer {
+            constant_ms: d,
+            random: Random::None,
+        }),
+        "UniformRandomTimer" => Some(Timer {
+            constant_ms: delay.unwrap_or(0.0),
+            random: Random::Uniform(ms("RandomTimer.range", ctx).unwrap_or(0.0)),
+        }),
+        _ => Some(Timer {
+            constant_ms: delay.unwrap_or(0.0),
+            random: Random::Gaussian(ms("RandomTimer.range", ctx).unwrap_or(0.0)),
+        }),
     };
     match &t {
-        Some(_) => ctx.done.push(format!("{at} → think")),
+        Some(_) => ctx
+            .done
+            .push(format!("{at} → think (with the other timers in its scope)")),
         None => ctx
             .notes
             .push(format!("{at}: its delay is not a number: not converted")),
     }
     t
 }
+
+const TIMERS: [&str; 3] = ["ConstantTimer", "UniformRandomTimer", "GaussianRandomTimer"];
 
 fn indent(depth: usize) -> String {
     "  ".repeat(depth)
@@ -771,6 +856,14 @@ fn emit_steps(
     out: &mut String,
     path: &str,
 ) {
+    // The timers among these elements apply to every sampler under them.
+    let scoped = ctx.timers.len();
+    for n in nodes.iter().filter(|n| TIMERS.contains(&n.tag.as_str())) {
+        let at = format!("{path} > {} '{}'", n.tag, n.name);
+        if let Some(t) = timer(n, ctx, &at) {
+            ctx.timers.push(t);
+        }
+    }
     for n in nodes {
         let at = format!("{path} > {} '{}'", n.tag, n.name);
         let pad = indent(depth);
@@ -823,21 +916,41 @@ fn emit_steps(
                 }
                 block(n, ctx, defaults, depth, out, &at);
             }
+            // Timers: read above, for the samplers in their scope.
+            "ConstantTimer"
+            | "UniformRandomTimer"
+            | "GaussianRandomTimer"
+            | "ResultCollector"
+            | "Summariser" => {}
+            // The thread group's own configuration is read with the plan's;
+            // inside a controller it would apply to that controller only.
             "ConfigTestElement"
             | "HeaderManager"
             | "CookieManager"
             | "CSVDataSet"
             | "Arguments"
-            | "ConstantThroughputTimer"
-            | "ConstantTimer"
-            | "UniformRandomTimer"
-            | "GaussianRandomTimer"
-            | "ResultCollector"
-            | "Summariser" => {}
+            | "ConstantThroughputTimer" => {
+                if depth > 1 {
+                    ctx.notes.push(format!(
+                        "{at}: inside a controller, it is not converted (headroom reads it at the plan or thread group level)"
+                    ));
+                }
+            }
             _ => ctx
                 .notes
                 .push(format!("{at}: not run (headroom has no equivalent)")),
         }
+    }
+    ctx.timers.truncate(scoped);
+}
+
+/// Whether a sampler sends files (`HTTPsampler.Files` with an entry).
+fn has_files(n: &Node) -> bool {
+    match n.prop("HTTPsampler.Files") {
+        Some(Prop::Element(inner)) => inner
+            .iter()
+            .any(|(_, p)| matches!(p, Prop::Collection(items) if !items.is_empty())),
+        _ => false,
     }
 }
 
@@ -895,7 +1008,24 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
     let other_host = !domain.is_empty() && domain != defaults.domain
         || !port.is_empty() && port != defaults.port
         || !protocol.is_empty() && protocol != defaults.protocol && !defaults.domain.is_empty();
-    if path.starts_with("http://") || path.starts_with("https://") {
+    if ctx.on_target {
+        // --target: the sampler's host is replaced, its path kept.
+        let rel = match path.split_once("://") {
+            Some((_, rest)) => format!("/{}", rest.split_once('/').map_or("", |(_, p)| p)),
+            None => path.clone(),
+        };
+        if other_host || path.contains("://") {
+            ctx.notes.push(format!(
+                "{at}: sent to --target instead of the host it names"
+            ));
+        }
+        let rel = if rel.starts_with('/') {
+            rel
+        } else {
+            format!("/{rel}")
+        };
+        let _ = writeln!(out, "{pad}  path: {}", q(&rel));
+    } else if path.starts_with("http://") || path.starts_with("https://") {
         let _ = writeln!(out, "{pad}  url: {}", q(&path));
     } else if other_host || defaults.domain.is_empty() {
         let protocol = if protocol.is_empty() {
@@ -968,7 +1098,7 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
     let mut headers = Vec::new();
     let mut extracts = String::new();
     let mut checks = String::new();
-    let mut think = None;
+    let mut own: Vec<Timer> = Vec::new();
     for c in &n.children {
         let cat = format!("{at} > {} '{}'", c.tag, c.name);
         match c.tag.as_str() {
@@ -1029,7 +1159,9 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
                 ctx.done.push(format!("{cat} → check max_time"));
             }
             "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => {
-                think = timer(c, ctx, &cat)
+                if let Some(t) = timer(c, ctx, &cat) {
+                    own.push(t);
+                }
             }
             _ => ctx
                 .notes
@@ -1050,8 +1182,16 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
         let _ = writeln!(out, "{pad}  check:");
         out.push_str(&checks);
     }
-    if let Some(think) = think {
-        let _ = writeln!(out, "{pad}  think: {think}");
+    // Every timer in scope and the sampler's own, added up (JMeter runs
+    // them before the sampler; headroom waits after the step before).
+    let all: Vec<Timer> = ctx.timers.iter().chain(&own).copied().collect();
+    if let Some(t) = Timer::sum(&all, &mut ctx.notes, at) {
+        let _ = writeln!(out, "{pad}  think: {}", t.think());
+    }
+    if n.flag("HTTPSampler.DO_MULTIPART_POST") || has_files(n) {
+        ctx.notes.push(format!(
+            "{at}: a file upload (multipart/form-data) is not converted: the request goes without its files"
+        ));
     }
 }
 
@@ -1284,6 +1424,8 @@ mod tests {
             variables: BTreeMap::new(),
             notes: Vec::new(),
             done: Vec::new(),
+            timers: Vec::new(),
+            on_target: false,
         };
         assert_eq!(ctx.text("${__P(a,1)}/${__P(b,2)}", "t"), "x/2");
         assert_eq!(
@@ -1366,6 +1508,59 @@ mod tests {
                 .any(|n| n.contains("no thread group")),
             "{:?}",
             c.not_converted
+        );
+    }
+
+    #[test]
+    fn timers_add_up_headers_merge_and_what_differs_is_said() {
+        let timer = |ms: u32| {
+            format!("<ConstantTimer testname=\"t{ms}\"><stringProp name=\"ConstantTimer.delay\">{ms}</stringProp></ConstantTimer><hashTree/>")
+        };
+        let header = |v: &str| {
+            format!("<HeaderManager testname=\"h\"><collectionProp name=\"HeaderManager.headers\"><elementProp name=\"\" elementType=\"Header\"><stringProp name=\"Header.name\">X-Level</stringProp><stringProp name=\"Header.value\">{v}</stringProp></elementProp></collectionProp></HeaderManager><hashTree/>")
+        };
+        let sampler = |name: &str, inner: &str, extra: &str| {
+            format!("<HTTPSamplerProxy testname=\"{name}\"><stringProp name=\"HTTPSampler.domain\">a.test</stringProp><stringProp name=\"HTTPSampler.path\">/{name}/${{__P(noprop)}}</stringProp>{extra}</HTTPSamplerProxy><hashTree>{inner}</hashTree>")
+        };
+        let plan = format!(
+            "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree>{}{}\
+             <ThreadGroup testname=\"g\"><stringProp name=\"ThreadGroup.num_threads\">2</stringProp><stringProp name=\"ThreadGroup.on_sample_error\">stopthread</stringProp></ThreadGroup>\
+             <hashTree>{}{}{}{}<TransactionController testname=\"tx\"/><hashTree>{}{}</hashTree></hashTree></hashTree></hashTree></jmeterTestPlan>",
+            timer(5),
+            header("plan"),
+            timer(10),
+            header("group"),
+            sampler("a", "", ""),
+            sampler("b", &timer(20), "<boolProp name=\"HTTPSampler.DO_MULTIPART_POST\">true</boolProp>"),
+            timer(200),
+            header("tx") + &sampler("c", "", ""),
+        );
+        let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
+        let y = &c.yaml;
+        assert!(
+            y.contains("\"X-Level\": \"group\""),
+            "the inner level wins: {y}"
+        );
+        assert!(!y.contains("\"plan\""), "{y}");
+        assert!(
+            y.contains("/a/1\"") && y.contains("think: 15ms"),
+            "plan + group timers, and __P's default 1: {y}"
+        );
+        assert!(y.contains("think: 35ms"), "and the sampler's own: {y}");
+        assert!(y.contains("think: 215ms"), "and the controller's: {y}");
+        let notes = c.not_converted.join("\n");
+        for expected in ["would 'stopthread'", "file upload", "inside a controller"] {
+            assert!(notes.contains(expected), "{expected}: {notes}");
+        }
+        let on_target = convert_for(&parse(&plan).unwrap(), "t", &BTreeMap::new(), true);
+        assert!(!on_target.yaml.contains("url:"), "{}", on_target.yaml);
+        assert!(
+            on_target
+                .not_converted
+                .iter()
+                .any(|n| n.contains("sent to --target")),
+            "{:?}",
+            on_target.not_converted
         );
     }
 
