@@ -637,13 +637,20 @@ pub fn convert_for(
             "CSVDataSet" => {
                 let file = ctx.text(&n.text("filename"), &at);
                 let names = n.text("variableNames");
-                let shared = matches!(n.text("shareMode").as_str(), "shareMode.all" | "");
-                if !shared {
-                    ctx.notes.push(format!(
-                        "{at}: share mode {} is read as one cursor per user",
-                        n.text("shareMode")
-                    ));
-                }
+                // All threads, or the thread group (headroom runs one): one
+                // cursor for every user; the current thread: one per user
+                // (share: vu); any other mode (a named group of files) is said.
+                let mode = n.text("shareMode");
+                let shared = match mode.as_str() {
+                    "shareMode.all" | "shareMode.group" | "" => true,
+                    "shareMode.thread" => false,
+                    other => {
+                        ctx.notes.push(format!(
+                            "{at}: share mode '{other}' is read as all threads sharing one cursor"
+                        ));
+                        true
+                    }
+                };
                 let recycle = n.text("recycle") != "false";
                 let columns: Vec<String> = names.split(',').map(|c| c.trim().to_string()).collect();
                 data = Some(format!(
@@ -1562,6 +1569,25 @@ mod tests {
             "{:?}",
             on_target.not_converted
         );
+    }
+
+    #[test]
+    fn csv_share_modes_are_jmeters() {
+        for (mode, share, said) in [
+            ("shareMode.all", "share: all", false),
+            ("shareMode.group", "share: all", false),
+            ("shareMode.thread", "share: vu", false),
+            ("users-a", "share: all", true),
+        ] {
+            let plan = PLAN.replace("shareMode.all", mode);
+            let c = convert(&parse(&plan).unwrap(), "m", &props());
+            assert!(c.yaml.contains(share), "{mode}: {}", c.yaml);
+            assert_eq!(
+                c.not_converted.iter().any(|n| n.contains("share mode")),
+                said,
+                "{mode}"
+            );
+        }
     }
 
     proptest::proptest! {
