@@ -10,16 +10,7 @@ mod support;
 
 use std::path::Path;
 use std::process::{Command, Output};
-use support::{headroom, serial, temp_dir, Reply, TestServer};
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use support::{headroom, serial, temp_dir, text, Reply, TestServer};
 
 fn bench(args: &[&str]) -> Output {
     headroom()

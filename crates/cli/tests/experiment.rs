@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
-use support::{headroom, serial, temp_dir, Reply, TestServer};
+use support::{headroom, serial, temp_dir, text, Reply, TestServer};
 
 /// A delay of `ms` ± `jitter`% from the query, varying request by request
 /// (a fixed hash of the request's number, so runs differ but the test repeats).
@@ -43,15 +43,6 @@ fn experiment(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("headroom runs")
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 fn json(path: &Path) -> serde_json::Value {

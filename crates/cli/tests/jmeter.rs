@@ -9,16 +9,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use support::{run, serial, temp_dir, Reply, TestServer};
-
-fn text(output: &std::process::Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use support::{run, serial, temp_dir, text, Reply, TestServer};
 
 /// JMeter's home, assembled (once, then cached) by scripts/jmeter.
 fn jmeter_home() -> PathBuf {

@@ -11,16 +11,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 use support::site::{serve, sqlite_dataset};
-use support::{run, serial, stdout_json, temp_dir, Reply, TestServer};
-
-fn text(output: &std::process::Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
 
 #[test]
 fn scenario_try_shows_every_exchange_and_stops_at_the_first_failure() {

@@ -41,6 +41,16 @@ pub fn run(args: &[&str]) -> Output {
     headroom().args(args).output().expect("headroom runs")
 }
 
+/// A finished command's exit code, stdout and stderr, for assertion messages.
+pub fn text(output: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
 pub fn stdout_json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
         panic!(
