@@ -101,7 +101,7 @@ fn browser_header(name: &str) -> bool {
 /// The request of each step, as recorded.
 /// A recorded value as template text: a literal `${` stays literal
 /// (`$${`); only correlation writes `${var}`.
-pub fn literal(text: &str) -> String {
+fn literal(text: &str) -> String {
     text.replace("${", "$${")
 }
 

@@ -30,11 +30,6 @@ fn q(text: &str) -> String {
     serde_json::to_string(text).expect("a string serialises")
 }
 
-/// Template text of a request, quoted.
-fn value(text: &str) -> String {
-    q(text)
-}
-
 fn is_template(text: &str) -> bool {
     text.starts_with("${") && text.ends_with('}') && !text[2..].contains('$')
 }
@@ -205,13 +200,13 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
         if !r.query.is_empty() && !repeated {
             let _ = writeln!(y, "    query:");
             for (name, v) in &r.query {
-                let _ = writeln!(y, "      {}: {}", q(name), value(v));
+                let _ = writeln!(y, "      {}: {}", q(name), q(v));
             }
         }
         if !r.headers.is_empty() || matches!(r.body, Body::Raw { .. }) {
             let _ = writeln!(y, "    headers:");
             for (name, v) in &r.headers {
-                let _ = writeln!(y, "      {}: {}", q(name), value(v));
+                let _ = writeln!(y, "      {}: {}", q(name), q(v));
             }
             if let Body::Raw { content_type, .. } = &r.body {
                 let _ = writeln!(y, "      \"Content-Type\": {}", q(content_type));
@@ -222,7 +217,7 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
             Body::Form(pairs) => {
                 let _ = writeln!(y, "    form:");
                 for (name, v) in pairs {
-                    let _ = writeln!(y, "      {}: {}", q(name), value(v));
+                    let _ = writeln!(y, "      {}: {}", q(name), q(v));
                 }
             }
             Body::Json(json) => {
@@ -320,8 +315,8 @@ mod tests {
 
     #[test]
     fn values_are_quoted_and_queries_encoded() {
-        assert_eq!(value("${sesskey}"), "\"${sesskey}\"");
-        assert_eq!(value("a\nb"), "\"a\\nb\"");
+        assert_eq!(q("${sesskey}"), "\"${sesskey}\"");
+        assert_eq!(q("a\nb"), "\"a\\nb\"");
         assert_eq!(
             json_text(&serde_json::json!({"a": "${t}", "b": "$${u", "n": 3})),
             r#"{"a": "${t}", "b": "$${u", "n": 3}"#

@@ -483,17 +483,21 @@ fn arguments(prop: Option<&Prop>) -> Vec<(String, String, bool)> {
     else {
         return Vec::new();
     };
-    items
-        .iter()
-        .filter_map(|(_, item)| match item {
-            Prop::Element(fields) => {
-                let get = |k: &str| field(fields, k);
-                let encode = get("HTTPArgument.always_encode") == "true";
-                Some((get("Argument.name"), get("Argument.value"), encode))
-            }
-            _ => None,
+    elements(items)
+        .map(|fields| {
+            let get = |k: &str| field(fields, k);
+            let encode = get("HTTPArgument.always_encode") == "true";
+            (get("Argument.name"), get("Argument.value"), encode)
         })
         .collect()
+}
+
+/// The element items of a collection property (arguments, headers).
+fn elements(items: &[(String, Prop)]) -> impl Iterator<Item = &[(String, Prop)]> {
+    items.iter().filter_map(|(_, item)| match item {
+        Prop::Element(fields) => Some(fields.as_slice()),
+        _ => None,
+    })
 }
 
 /// HTTP Request Defaults: (protocol, domain, port, path).
@@ -807,15 +811,8 @@ fn header_list(n: &Node, ctx: &mut Ctx, at: &str) -> Vec<(String, String)> {
     let Some(Prop::Collection(items)) = n.prop("HeaderManager.headers") else {
         return Vec::new();
     };
-    items
-        .iter()
-        .filter_map(|(_, item)| match item {
-            Prop::Element(fields) => {
-                let get = |k: &str| field(fields, k);
-                Some((get("Header.name"), get("Header.value")))
-            }
-            _ => None,
-        })
+    elements(items)
+        .map(|fields| (field(fields, "Header.name"), field(fields, "Header.value")))
         .map(|(k, v)| (k, ctx.text(&v, at)))
         .collect()
 }
