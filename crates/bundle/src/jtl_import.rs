@@ -65,6 +65,9 @@ fn thread_number(name: &str) -> u32 {
         .unwrap_or(0)
 }
 
+/// The longest span of samples one import takes: a week.
+const MAX_SPAN_MS: i64 = 7 * 86_400_000;
+
 /// Reads `jtl` and writes it as a bundle in `out` (which must not hold one).
 pub fn import(
     jtl: &Path,
@@ -94,12 +97,29 @@ pub fn import(
             ),
         ));
     }
+    // Times are checked by the reader (1990-2200, a day at most each).
     let first_ms = samples.iter().map(|s| s.timestamp_ms).min().unwrap_or(0);
     let last_end_ms = samples
         .iter()
         .map(|s| s.timestamp_ms + s.elapsed_ms as i64)
         .max()
         .unwrap_or(first_ms);
+    // One interval per second: a file over a week long is some other file
+    // (or a wrong clock), not one test.
+    if last_end_ms - first_ms > MAX_SPAN_MS {
+        let date = |ms: i64| {
+            humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms as u64))
+        };
+        return Err(invalid(
+            jtl,
+            format!(
+                "its samples span {:.1} days ({} to {}); headroom imports one test of up to 7 days: split the file, or look for a sample with a wrong timeStamp",
+                (last_end_ms - first_ms) as f64 / 86_400_000.0,
+                date(first_ms),
+                date(last_end_ms)
+            ),
+        ));
+    }
     let wall_start = UNIX_EPOCH + Duration::from_millis(first_ms.max(0) as u64);
     // Times become instants after one base: only differences matter.
     let base = Instant::now();
@@ -406,5 +426,80 @@ mod tests {
             "an existing bundle is kept"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    const CSV: &str = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,success,bytes,sentBytes,allThreads,URL,Latency,Connect\n\
+        1700000000000,100,home,200,OK,TG 1-1,true,1000,100,2,http://pi.local/,40,5\n\
+        1700000001200,2000,login,500,Error,TG 1-2,false,10,100,2,http://pi.local/login,40,0\n";
+    const XML: &str = "<testResults version=\"1.2\"><sample t=\"300\" ts=\"1700000000000\" s=\"true\" lb=\"j\" rc=\"200\" rm=\"Number of samples in transaction : 1, number of failing samples : 0\" tn=\"TG 1-1\"><httpSample t=\"100\" lt=\"40\" ts=\"1700000000000\" s=\"true\" lb=\"home\" rc=\"200\" tn=\"TG 1-1\" by=\"4\" na=\"1\"/></sample></testResults>";
+
+    /// A mutated JTL file, imported: an error or a bundle, never a panic.
+    fn import_text(text: &str, case: &str) {
+        let dir =
+            std::env::temp_dir().join(format!("headroom-jtl-fuzz-{}-{case}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let jtl = dir.join("r.jtl");
+        std::fs::write(&jtl, text).unwrap();
+        let apdex = ApdexThresholds {
+            satisfied: Duration::from_millis(500),
+            tolerated: Duration::from_millis(1500),
+        };
+        let _ = import(&jtl, &dir.join("bundle"), &apdex, Vec::new());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_of_more_than_a_week_is_refused() {
+        let dir = std::env::temp_dir().join(format!("headroom-jtl-span-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let jtl = dir.join("r.jtl");
+        std::fs::write(
+            &jtl,
+            "timeStamp,elapsed,label\n1700000000000,5,x\n1800000000000,5,x\n",
+        )
+        .unwrap();
+        let apdex = ApdexThresholds {
+            satisfied: Duration::from_millis(500),
+            tolerated: Duration::from_millis(1500),
+        };
+        let Err(e) = import(&jtl, &dir.join("bundle"), &apdex, Vec::new()) else {
+            panic!("a span of three years is refused");
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains("span 1157.4 days (2023-11-14T22:13:20Z to 2027-01-15T08:00:00Z)"),
+            "{e}"
+        );
+        assert!(!dir.join("bundle").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(150))]
+        #[test]
+        fn no_mutated_jtl_panics(xml: bool, cut in 0usize..400, byte in 0u8..128, at in 0usize..400) {
+            let base = if xml { XML } else { CSV };
+            let mut bytes = base.as_bytes()[..cut.min(base.len())].to_vec();
+            if at < bytes.len() {
+                bytes[at] = byte;
+            }
+            import_text(&String::from_utf8_lossy(&bytes), "m");
+        }
+
+        #[test]
+        fn no_extreme_number_panics(
+            ts in proptest::prop_oneof![proptest::num::i64::ANY, 1_699_000_000_000i64..1_701_000_000_000],
+            elapsed in proptest::prop_oneof![proptest::num::u64::ANY, 0u64..=86_400_000],
+            latency in proptest::num::u64::ANY,
+            threads in proptest::num::u64::ANY,
+            by in proptest::num::u64::ANY,
+        ) {
+            let csv = format!("timeStamp,elapsed,label,success,Latency,allThreads,bytes\n{ts},{elapsed},x,true,{latency},{threads},{by}\n1700000000000,5,x,false,1,1,1\n");
+            import_text(&csv, "n");
+            let xml = format!("<testResults><httpSample ts=\"{ts}\" t=\"{elapsed}\" lt=\"{latency}\" na=\"{threads}\" by=\"{by}\" lb=\"x\" s=\"true\"/></testResults>");
+            import_text(&xml, "x");
+        }
     }
 }

@@ -184,7 +184,8 @@ fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
             latency_ms: number("Latency")?,
             connect_ms: number("Connect")?,
         });
-        Ok(())
+        plausible(samples.last().expect("just pushed"))
+            .map_err(|why| invalid(path, format!("line {line}: {why}")))
     };
     if !has_header {
         parse(1, &first)?;
@@ -369,7 +370,35 @@ fn xml_sample(
         ));
     }
     s.transaction = s.response_message.starts_with(TRANSACTION_MESSAGE);
+    plausible(&s).map_err(|why| invalid(path, format!("line {line}: {why}")))?;
     Ok(s)
+}
+
+/// Earliest and latest start a sample may have: 1990-01-01 and 2200-01-01.
+const TIMESTAMP_RANGE_MS: std::ops::RangeInclusive<i64> = 631_152_000_000..=7_258_118_400_000;
+/// Longest time a sample (or its latency, its connect) may take: a day.
+pub const LONGEST_SAMPLE_MS: u64 = 86_400_000;
+
+/// A sample's times as a test can have them, or why not.
+fn plausible(s: &JtlSample) -> Result<(), String> {
+    if !TIMESTAMP_RANGE_MS.contains(&s.timestamp_ms) {
+        return Err(format!(
+            "the start time {} ms is not a date between 1990 and 2200 (epoch milliseconds)",
+            s.timestamp_ms
+        ));
+    }
+    for (what, ms) in [
+        ("elapsed", s.elapsed_ms),
+        ("latency", s.latency_ms),
+        ("connect", s.connect_ms),
+    ] {
+        if ms > LONGEST_SAMPLE_MS {
+            return Err(format!(
+                "{what} {ms} ms is more than a day: not a sample's time"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -456,6 +485,18 @@ mod tests {
             ),
             ("timeStamp,elapsed,label\n1,-5,x\n", "line 2: elapsed '-5'"),
             (
+                "timeStamp,elapsed,label\n1700000000000,5,x\n1,5,x\n",
+                "line 3: the start time 1 ms is not a date between 1990 and 2200",
+            ),
+            (
+                "timeStamp,elapsed,label\n1700000000000,99999999999,x\n",
+                "line 2: elapsed 99999999999 ms is more than a day",
+            ),
+            (
+                "<testResults><httpSample ts=\"1700000000000\" t=\"1\" lt=\"86400001\"/></testResults>",
+                "latency 86400001 ms is more than a day",
+            ),
+            (
                 "timeStamp,elapsed,label,success\n1,5,x,maybe\n",
                 "line 2: success 'maybe'",
             ),
@@ -469,7 +510,7 @@ mod tests {
             ),
             ("<html></html>", "not <testResults>"),
             (
-                "<testResults><httpSample ts=\"1\" t=\"1\"></testResults>",
+                "<testResults><httpSample ts=\"1700000000000\" t=\"1\"></testResults>",
                 "not well-formed",
             ),
         ];

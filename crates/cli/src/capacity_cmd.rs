@@ -12,6 +12,7 @@ use headroom_bundle::capacity::{CapacityResult, CapacitySetup, CriterionOutcome,
 use headroom_bundle::manifest::ThinkRecord;
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
+use headroom_load::engine::Workload;
 use headroom_load::run::{default_bundle_dir, run as run_plan, Progress};
 use headroom_report::capacity::render_capacity;
 use headroom_report::junit::junit_capacity;
@@ -20,6 +21,7 @@ use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -102,25 +104,46 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
     load.common.fail_if.clear();
     match &args.scenario {
         None => crate::load_cmd::prepare(load).await,
-        Some(file) => {
-            crate::run_cmd::prepare(RunArgs {
-                file: file.clone(),
-                jmeter_property: Vec::new(),
-                strict: false,
-                target: Some(load.url.clone()),
-                users: load.users,
-                duration: load.duration,
-                iterations: None,
-                rate: None,
-                max_vus: None,
-                ramp_up: load.ramp_up,
-                think: load.think,
-                throughput: load.throughput,
-                common: load.common,
-            })
-            .await
+        Some(file) => crate::run_cmd::prepare(RunArgs {
+            file: file.clone(),
+            jmeter_property: Vec::new(),
+            strict: false,
+            target: Some(load.url.clone()),
+            users: load.users,
+            duration: load.duration,
+            iterations: None,
+            rate: None,
+            max_vus: None,
+            ramp_up: load.ramp_up,
+            think: load.think,
+            throughput: load.throughput,
+            common: load.common,
+        })
+        .await
+        .map(without_before),
+    }
+}
+
+/// A level measures its own users after its own warm-up: a scenario's
+/// `before:` phase (a JMeter plan's warm-up group) would shift that window,
+/// so it is left out, and the user told once.
+fn without_before(mut prepared: Prepared) -> Prepared {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if let Workload::Journey(journey) = &mut prepared.plan.workload {
+        if let Some(journey) = Arc::get_mut(journey) {
+            if let Some(phase) = journey.scenario.before.take() {
+                journey.before = None;
+                prepared.setup.manifest.scenario["before"] = serde_json::Value::Null;
+                SAID.call_once(|| {
+                    eprintln!(
+                        "headroom: the scenario's before: users ({}) are not run by capacity: each level has its own warm-up (--warmup)",
+                        phase.name.as_deref().unwrap_or("before:")
+                    )
+                });
+            }
         }
     }
+    prepared
 }
 
 /// The mean think time per request (for Little's law) and how to say it:

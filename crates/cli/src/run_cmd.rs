@@ -10,11 +10,10 @@ use crate::load_cmd::{check_ramp_up, describe_profile, DEFAULT_DURATION};
 use headroom_load::engine::{EnginePlan, Workload};
 use headroom_load::profile::Profile;
 use headroom_load::run::{default_bundle_dir, RunSetup};
-use headroom_load::scenario::runner::{compile, JourneyPlan};
+use headroom_load::scenario::runner::JourneyPlan;
 use headroom_load::scenario::{LabelKind, Scenario, StageKind};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// Most VUs of the open model when neither the file nor --max-vus says.
@@ -123,6 +122,9 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
                 "data": scenario.data.as_ref().map(|d| serde_json::json!({
                     "file": d.file.display().to_string(), "rows": d.rows.len(), "shared": d.shared, "recycle": d.recycle,
                 })),
+                "before": scenario.before.as_ref().map(|b| serde_json::json!({
+                    "name": b.name, "users": b.users, "iterations": b.iterations,
+                })),
                 "text": headroom_load::target::redact_secrets(
                     &std::fs::read_to_string(&args.file).unwrap_or_default()
                 ),
@@ -150,6 +152,18 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             .map(|n| format!(", {n} iterations per user"))
             .unwrap_or_default(),
     );
+    let description = match &scenario.before {
+        Some(b) => format!(
+            "{description}; before them, {}{} user(s) × {} iteration(s)",
+            b.name
+                .as_ref()
+                .map(|n| format!("'{n}': "))
+                .unwrap_or_default(),
+            b.users,
+            b.iterations,
+        ),
+        None => description,
+    };
     let label_urls = common.jtl.then(|| {
         scenario
             .labels
@@ -164,14 +178,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         .collect();
     let check_names = scenario.checks.clone();
     let timeout = scenario.timeout;
-    let journey = JourneyPlan {
-        program: compile(&scenario.flow),
-        scenario,
-        connectors,
-        shared_cursor: AtomicUsize::new(0),
-        iterations,
-        think,
-    };
+    let journey = JourneyPlan::new(scenario, connectors, iterations, think);
     Ok(Prepared {
         plan: EnginePlan::new(
             Workload::Journey(Arc::new(journey)),

@@ -9,12 +9,11 @@ use crate::args::TryArgs;
 use crate::execute::{connect_checked, Failure, EXIT_CANNOT_RUN, EXIT_USAGE};
 use headroom_bundle::failures::{describe, extension, slug, FailedExchange};
 use headroom_load::scenario::observe::{Observe, StepView};
-use headroom_load::scenario::runner::{compile, Journey, JourneyHost, JourneyPlan};
+use headroom_load::scenario::runner::{Journey, JourneyHost, JourneyPlan};
 use headroom_load::scenario::LabelKind;
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -84,16 +83,19 @@ async fn try_file(args: TryArgs) -> ExitCode {
         std::env::temp_dir().join(format!("headroom-try-{}", std::process::id()))
     });
     let think = scenario.think;
-    let plan = Arc::new(JourneyPlan {
-        program: compile(&scenario.flow),
-        scenario,
-        connectors,
-        shared_cursor: AtomicUsize::new(0),
-        iterations: Some(1),
-        think,
-    });
+    let mut plan = JourneyPlan::new(scenario, connectors, Some(1), think);
+    // The before: steps run once, by one user, ahead of the journey.
+    if let Some(before) = &mut plan.before {
+        before.iterations = 1;
+    }
+    let plan = Arc::new(plan);
+    // A shared data cursor gives the before: user the first row.
+    let row_index = match &plan.scenario.data {
+        Some(data) if data.shared && plan.before.is_some() => 1,
+        _ => 0,
+    };
     if let Some(data) = &plan.scenario.data {
-        if let Some(row) = data.rows.first() {
+        if let Some(row) = data.rows.get(row_index) {
             let names = plan.scenario.vars.names();
             let shown: Vec<String> = data
                 .columns
@@ -102,7 +104,8 @@ async fn try_file(args: TryArgs) -> ExitCode {
                 .map(|(v, value)| format!("{}={value}", names[*v]))
                 .collect();
             println!(
-                "data: row 1 of {} ({})",
+                "data: row {} of {} ({})",
+                row_index + 1,
                 data.file.display(),
                 shown.join(" ")
             );
@@ -119,10 +122,21 @@ async fn try_file(args: TryArgs) -> ExitCode {
         outcome: RefCell::new(None),
     };
     let started = Instant::now();
-    let mut journey = Journey::new(plan.clone(), 1, 1);
-    let ran = journey.iterate(&host, None).await;
+    if let Some(phase) = &plan.scenario.before {
+        println!(
+            "before: {} (its steps once, ahead of the journey)",
+            phase.name.as_deref().unwrap_or("the before: steps")
+        );
+        Journey::before_phase(plan.clone(), 1, 1)
+            .iterate(&host, None)
+            .await;
+        println!("journey:");
+    }
+    let before_steps = host.steps.get();
+    let before_failed = host.outcome.borrow().is_some();
+    let ran = !before_failed && Journey::new(plan.clone(), 1, 1).iterate(&host, None).await;
     let took = started.elapsed();
-    if !ran && host.steps.get() == 0 {
+    if !ran && !before_failed && host.steps.get() == before_steps {
         eprintln!(
             "headroom: no step ran: the data file has no rows for the first user (see data: in {})",
             args.file.display()

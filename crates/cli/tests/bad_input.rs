@@ -278,3 +278,77 @@ fn scenario_files_too_large_or_with_a_bom() {
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+/// JMeter files that cannot be used: a located error, exit 2, never a
+/// panic; `--strict` refuses a plan with an element headroom cannot run.
+#[test]
+fn broken_jmeter_plans_and_results_are_located() {
+    let dir = temp_dir("bad-jmeter");
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = |threads: &str, csv: &str, extra: &str| {
+        format!(
+            "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree>\
+             <CSVDataSet testname=\"Users\"><stringProp name=\"filename\">{csv}</stringProp><stringProp name=\"variableNames\">u</stringProp></CSVDataSet><hashTree/>\
+             <ThreadGroup testname=\"g\"><stringProp name=\"ThreadGroup.num_threads\">{threads}</stringProp><elementProp name=\"ThreadGroup.main_controller\" elementType=\"LoopController\"><stringProp name=\"LoopController.loops\">1</stringProp></elementProp></ThreadGroup>\
+             <hashTree>{extra}<HTTPSamplerProxy testname=\"home\"><stringProp name=\"HTTPSampler.domain\">127.0.0.1</stringProp><stringProp name=\"HTTPSampler.port\">1</stringProp><stringProp name=\"HTTPSampler.path\">/</stringProp></HTTPSamplerProxy><hashTree/></hashTree>\
+             </hashTree></hashTree></jmeterTestPlan>"
+        )
+    };
+    std::fs::write(dir.join("users.csv"), "ann\n").unwrap();
+    let script = "<JSR223Sampler testname=\"groovy\"><stringProp name=\"script\">1</stringProp></JSR223Sampler><hashTree/>";
+    let cases: [(&str, String, &[&str], &str); 5] = [
+        (
+            "cut.jmx",
+            plan("1", "users.csv", "")[..200].to_string(),
+            &[],
+            "not well-formed XML",
+        ),
+        (
+            "csv.jmx",
+            plan("1", "missing.csv", ""),
+            &[],
+            "cannot read the data file",
+        ),
+        (
+            "script.jmx",
+            plan("1", "users.csv", script),
+            &["--strict"],
+            "JSR223Sampler 'groovy'",
+        ),
+        (
+            "threads.jmx",
+            plan("lots", "users.csv", ""),
+            &["--strict"],
+            "threads 'lots' is not a whole number",
+        ),
+        (
+            "results.jtl",
+            "timeStamp,elapsed,label\n1700000000000,5,x\n1700000000000,x,y\n".into(),
+            &[],
+            "line 3: elapsed 'x'",
+        ),
+    ];
+    for (name, text, flags, expected) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let command = if name.ends_with(".jtl") {
+            "report"
+        } else {
+            "run"
+        };
+        let mut args = vec![command, path.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        let out = run(&args);
+        // A plan is the run's input (2, usage); a results file that cannot
+        // be read is a report that cannot be made (3), as for a bundle.
+        let code = if command == "run" { 2 } else { 3 };
+        assert_eq!(out.status.code(), Some(code), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains(expected), "{name}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(name),
+            "{name} is named: {}",
+            stderr(&out)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -214,6 +214,7 @@ fn jmeters_own_results_imported_give_its_dashboards_figures() {
 
 #[test]
 fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
+    const LOOPS: u64 = 10;
     let _serial = serial();
     let home = jmeter_home();
     let (dir, db) = support::site::sqlite_dataset("jmx", "s");
@@ -224,7 +225,7 @@ fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
         format!("-Jport={}", site.port),
         format!("-Jusersfile={}", users.display()),
         "-Jusers=5".to_string(),
-        "-Jloops=2".to_string(),
+        format!("-Jloops={LOOPS}"),
         "-Jthroughput=3000".to_string(),
     ];
     let props: Vec<&str> = props.iter().map(String::as_str).collect();
@@ -245,16 +246,12 @@ fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
     jmeter(&home, &args);
     let after_jmeter = support::site::stats(site.port);
 
-    // --strict refuses a plan with anything not converted (the warm-up group).
-    let strict = run(&["run", plan.to_str().unwrap(), "--strict"]);
-    assert_eq!(strict.status.code(), Some(2), "{}", text(&strict));
-    assert!(text(&strict).contains("Warm-up site"), "{}", text(&strict));
-
     // headroom, the same plan and properties.
     let bundle = dir.join("bundle");
     let mut args = vec![
         "run",
         plan.to_str().unwrap(),
+        "--strict",
         "--json",
         "--out",
         bundle.to_str().unwrap(),
@@ -264,34 +261,28 @@ fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
     let json: serde_json::Value =
         serde_json::from_slice(&ours.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&ours)));
     assert_eq!(ours.status.code(), Some(0), "{}", text(&ours));
-    assert!(
-        String::from_utf8_lossy(&ours.stderr)
-            .contains("thread group 'Warm-up site' (1 threads) is not run"),
-        "what was not converted is said: {}",
-        text(&ours)
-    );
     let after_headroom = support::site::stats(site.port);
 
-    // Each logged every CSV user in (rows 1-10) and posted ten replies.
+    // Each logged a CSV user in and posted a reply per user and loop.
     let delta = |a: &serde_json::Value, b: &serde_json::Value, k: &str| {
         b[k].as_u64().unwrap() - a[k].as_u64().unwrap()
     };
-    assert_eq!(delta(&before, &after_jmeter, "logins"), 10, "JMeter");
+    assert_eq!(delta(&before, &after_jmeter, "logins"), 5 * LOOPS, "JMeter");
     assert_eq!(
         delta(&after_jmeter, &after_headroom, "logins"),
-        10,
+        5 * LOOPS,
         "headroom"
     );
-    assert_eq!(delta(&before, &after_jmeter, "posts"), 10, "JMeter");
+    assert_eq!(delta(&before, &after_jmeter, "posts"), 5 * LOOPS, "JMeter");
     assert_eq!(
         delta(&after_jmeter, &after_headroom, "posts"),
-        10,
+        5 * LOOPS,
         "headroom"
     );
-    // Ten accounts each: JMeter's warm-up group took row 1 of the plan-wide
-    // CSV (its users were rows 2-11), headroom runs the main group only
-    // (rows 1-10): eleven accounts between them.
-    assert_eq!(after_headroom["login_users"], 11, "{after_headroom}");
+    // The same ten accounts: in both, the warm-up group took row 1 of the
+    // plan-wide CSV, and the main group's users rows 2-11.
+    // (the test's site has more than 5 * LOOPS + 1 rows: no account twice)
+    assert_eq!(after_headroom["login_users"], 5 * LOOPS, "{after_headroom}");
     assert_eq!(json["total"]["errors"], 0, "{}", json["total"]);
 
     // Per label: the same requests; mean times alike at this light load.
@@ -299,24 +290,39 @@ fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
     assert!(report.status.success(), "{}", text(&report));
     let theirs = manifest(&dir.join("jmeter-jtl-bundle"));
     let mut means = Vec::new();
+    let (mut ours_sum, mut theirs_sum, mut n) = (0.0, 0.0, 0.0);
     for (label, figures) in json["labels"].as_object().unwrap() {
         let t = &theirs["summary"]["labels"][label.as_str()];
         assert_eq!(figures["count"], t["count"], "{label}: count");
         assert_eq!(t["errors"], 0, "{label}: JMeter's errors");
-        means.push(format!(
-            "{label}: {:.1} / {:.1}",
+        let (count, ours, their) = (
+            figures["count"].as_f64().unwrap(),
             figures["mean_ms"].as_f64().unwrap(),
-            t["mean_ms"].as_f64().unwrap()
-        ));
+            t["mean_ms"].as_f64().unwrap(),
+        );
+        (ours_sum, theirs_sum, n) = (
+            ours_sum + count * ours,
+            theirs_sum + count * their,
+            n + count,
+        );
+        means.push(format!("{label}: {ours:.1} / {their:.1}"));
     }
-    // Mean times are printed, not held to a tolerance: at a few ms a page,
-    // JMeter's cold JVM (a fresh process per run) adds more than the pages
-    // take (measured 6.6 ms headroom vs 26.7 ms JMeter on this machine).
+    // Over the plan's labels (JMeter's JTL also holds its redirect
+    // sub-samples, "03 login-0", which its total counts). JMeter's client
+    // adds its own time to every sample (bench/jmx, 2,400 requests a run:
+    // headroom's mean is 0.81-0.97 of JMeter's, both orders); headroom must
+    // never report more than JMeter does beyond 10%, nor less than 0.7.
+    let ratio = ours_sum / theirs_sum;
     eprintln!(
-        "mean ms, headroom / JMeter: total {:.1} / {:.1}; {means:?}",
-        json["total"]["mean_ms"].as_f64().unwrap(),
-        theirs["summary"]["total"]["mean_ms"].as_f64().unwrap()
+        "mean ms, headroom / JMeter: {:.2} / {:.2} (ratio {ratio:.3}); {means:?}",
+        ours_sum / n,
+        theirs_sum / n
     );
-    assert_eq!(json["labels"].as_object().unwrap().len(), 12);
+    assert!(
+        (0.7..=1.1).contains(&ratio),
+        "mean ratio {ratio:.3}: {means:?}"
+    );
+    assert_eq!(json["labels"].as_object().unwrap().len(), 13);
+    assert_eq!(json["labels"]["Warm-up front page"]["count"], 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -580,3 +580,186 @@ fn init_output_checks_and_errors_are_located() {
         "{stderr}"
     );
 }
+
+/// `before:` users (JMeter's serialized warm-up group) run to their end
+/// before the profile's users start; they read the shared data cursor
+/// first, and the profile's duration counts from their end.
+#[test]
+fn before_users_finish_ahead_of_the_profile() {
+    let _serial = serial();
+    let order: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let o = order.clone();
+    let server = TestServer::start(move |r| {
+        o.lock().unwrap().push(format!(
+            "{} {}",
+            r.route(),
+            r.param("u").unwrap_or_default()
+        ));
+        Reply {
+            delay: Duration::from_millis(if r.route() == "/warm" { 300 } else { 5 }),
+            ..Reply::default()
+        }
+    });
+    let file = write_scenario(
+        "before",
+        r#"
+data:
+  file: users.csv
+  columns: [user]
+before:
+  name: Warm-up site
+  users: 2
+  iterations: 2
+  steps:
+    - label: warm
+      path: /warm?u=${user}
+steps:
+  - label: main
+    path: /main?u=${user}
+"#,
+    );
+    let rows: String = (1..=20).map(|i| format!("u{i}\n")).collect();
+    std::fs::write(file.with_file_name("users.csv"), rows).unwrap();
+    let json = run_scenario(
+        "before-run",
+        &file,
+        &server,
+        &["-c", "3", "--iterations", "2"],
+    );
+    assert_eq!(json["labels"]["warm"]["count"], 4, "{}", json["labels"]);
+    assert_eq!(json["labels"]["main"]["count"], 6, "{}", json["labels"]);
+    let seen = order.lock().unwrap().clone();
+    let (warm, main) = seen.split_at(4);
+    assert!(warm.iter().all(|s| s.starts_with("/warm")), "{seen:?}");
+    assert!(main.iter().all(|s| s.starts_with("/main")), "{seen:?}");
+    let mut warm_users: Vec<&str> = warm.iter().map(|s| &s[6..]).collect();
+    warm_users.sort();
+    assert_eq!(
+        warm_users,
+        ["u1", "u2", "u3", "u4"],
+        "the cursor's first rows"
+    );
+    assert!(main.iter().all(|s| !warm.contains(s)), "{seen:?}");
+
+    // With a duration, the profile's users run it whole after the warm-up
+    // (two 300 ms rounds), none of their requests cut off.
+    order.lock().unwrap().clear();
+    let json = run_scenario("before-run-d", &file, &server, &["-c", "2", "-d", "1s"]);
+    let main = json["labels"]["main"]["count"].as_u64().unwrap();
+    assert!(main > 20, "{}", json["labels"]);
+    assert_eq!(json["labels"]["warm"]["count"], 4);
+    let seen = order.lock().unwrap().clone();
+    assert!(seen[..4].iter().all(|s| s.starts_with("/warm")), "{seen:?}");
+    // Only the requests in flight at the end (one per user) go uncounted.
+    let uncounted = seen.len() as u64 - 4 - main;
+    assert!(uncounted <= 2, "{uncounted} main requests not counted");
+}
+
+/// A scenario's own Host, User-Agent or Accept replaces headroom's (never
+/// sent twice); checks read the body, the headers (`in: headers`) or the
+/// reason phrase (`in: message`), and `not_matches` is a negated regex.
+#[test]
+fn own_headers_replace_the_defaults_and_checks_read_the_field_asked() {
+    let _serial = serial();
+    type Headers = Vec<(String, String)>;
+    let seen: Arc<Mutex<Vec<Headers>>> = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let server = TestServer::start(move |r| {
+        s.lock().unwrap().push(r.headers.clone());
+        Reply {
+            text: Some("all fine, no error 42 here".into()),
+            headers: vec![("X-Cache".into(), "HIT".into())],
+            ..Reply::default()
+        }
+    });
+    let file = write_scenario(
+        "fields",
+        r#"
+steps:
+  - label: own
+    path: /
+    headers: {Accept: application/json, User-Agent: mine/1, Host: wiki.example}
+    check:
+      - contains: "X-Cache: HIT"
+        in: headers
+      - matches: '^OK$'
+        in: message
+      - not_matches: 'error \d{3}'
+      - contains: "X-Cache"
+        name: headers are not the body
+  - label: defaults
+    path: /
+    check:
+      - matches: '^HTTP/1\.1 200 '
+        in: headers
+      - not_matches: 'error \d+'
+        name: negated regex
+"#,
+    );
+    let json = run_scenario(
+        "fields-run",
+        &file,
+        &server,
+        &["-c", "1", "--iterations", "1"],
+    );
+    let checks = &json["checks"];
+    for passing in [
+        "headers contains \"X-Cache: HIT\"",
+        "message matches /^OK$/",
+        "does not match /error \\d{3}/",
+        "headers matches /^HTTP/1\\.1 200 /",
+    ] {
+        assert_eq!(checks[passing]["passes"], 1, "{passing}: {checks}");
+    }
+    assert_eq!(
+        checks["headers are not the body"]["failures"], 1,
+        "{checks}"
+    );
+    assert_eq!(checks["negated regex"]["failures"], 1, "{checks}");
+    let seen = seen.lock().unwrap();
+    let all = |i: usize, name: &str| -> Vec<String> {
+        seen[i]
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    assert_eq!(all(0, "accept"), ["application/json"]);
+    assert_eq!(all(0, "user-agent"), ["mine/1"]);
+    assert_eq!(all(0, "host"), ["wiki.example"]);
+    assert_eq!(all(1, "accept"), ["*/*"]);
+    assert_eq!(all(1, "host").len(), 1);
+    assert!(all(1, "user-agent")[0].starts_with("headroom/"));
+}
+
+/// `keep_alive: iteration` opens new connections each iteration (JMeter's
+/// default); `true` keeps them for the run; `false` uses one per request.
+#[test]
+fn connections_per_run_iteration_or_request() {
+    let _serial = serial();
+    let seen: Arc<Mutex<HashSet<u64>>> = Arc::new(Mutex::new(HashSet::new()));
+    let s = seen.clone();
+    let server = TestServer::start(move |r| {
+        s.lock().unwrap().insert(r.connection);
+        Reply::default()
+    });
+    for (keep_alive, connections) in [("true", 1), ("iteration", 3), ("false", 6)] {
+        seen.lock().unwrap().clear();
+        let file = write_scenario(
+            &format!("keep-{keep_alive}"),
+            &format!("defaults:\n  keep_alive: {keep_alive}\nsteps:\n  - label: a\n    path: /a\n  - label: b\n    path: /b\n"),
+        );
+        let json = run_scenario(
+            &format!("keep-run-{keep_alive}"),
+            &file,
+            &server,
+            &["-c", "1", "--iterations", "3"],
+        );
+        assert_eq!(json["total"]["count"], 6);
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            connections,
+            "keep_alive: {keep_alive}"
+        );
+    }
+}

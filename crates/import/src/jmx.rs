@@ -581,10 +581,25 @@ pub fn convert_for(
         .filter(|&i| groups[i].tag == "ThreadGroup")
         .max_by_key(|&i| (counts[i], i));
     let main = main_index.map(|i| groups[i]);
+    // Ahead of the main group: the setUp group, or (groups run one after
+    // another) the group just before it, as Moodle's "Warm-up site".
+    let serialized = plan.flag("TestPlan.serialize_threadgroups");
+    let before_index = groups
+        .iter()
+        .position(|g| g.tag == "SetupThreadGroup")
+        .or_else(|| {
+            let m = main_index.filter(|_| serialized)?;
+            (0..m).rev().find(|&i| groups[i].tag == "ThreadGroup")
+        });
     for (i, g) in groups.iter().enumerate() {
-        if Some(i) != main_index {
+        if Some(i) != main_index && Some(i) != before_index {
+            let why = match (g.tag.as_str(), serialized) {
+                ("PostThreadGroup", _) => "headroom has no tearDown phase",
+                (_, true) => "headroom runs one group ahead of the main one",
+                (_, false) => "headroom runs one group at a time (these run in parallel in JMeter)",
+            };
             ctx.notes.push(format!(
-                "thread group '{}' ({} threads) is not run: headroom runs one group, '{}'",
+                "thread group '{}' ({} threads) is not run: {why}; the main group is '{}'",
                 g.name,
                 counts[i],
                 main.map(|m| m.name.as_str()).unwrap_or("")
@@ -711,6 +726,14 @@ pub fn convert_for(
         let _ = writeln!(y, "  base_url: {}", q(base));
     }
     let _ = writeln!(y, "  follow_redirects: true");
+    // JMeter resets each thread's connections every iteration unless this
+    // property says otherwise.
+    if properties
+        .get("httpclient.reset_state_on_thread_group_iteration")
+        .is_none_or(|v| v.trim() != "false")
+    {
+        let _ = writeln!(y, "  keep_alive: iteration");
+    }
     if !headers.is_empty() {
         let _ = writeln!(y, "  headers:");
         for (k, v) in &headers {
@@ -732,7 +755,20 @@ pub fn convert_for(
     }
     // The profile: threads, ramp-up, loops or a duration.
     let users = main_index.map(|i| counts[i]).unwrap_or(1).max(1);
+    let threads = ctx.text(&main.text("ThreadGroup.num_threads"), "thread group");
+    if threads.trim().parse::<u64>().is_err() {
+        ctx.notes.push(format!(
+            "thread group '{}': threads '{threads}' is not a whole number: {users} user(s) run",
+            main.name
+        ));
+    }
     let ramp = ctx.text(&main.text("ThreadGroup.ramp_time"), "thread group");
+    if !ramp.trim().is_empty() && ramp.trim().parse::<u64>().is_err() {
+        ctx.notes.push(format!(
+            "thread group '{}': ramp-up '{ramp}' is not a whole number of seconds: users start at once",
+            main.name
+        ));
+    }
     let mut loops = String::new();
     if let Some(Prop::Element(lc)) = main.prop("ThreadGroup.main_controller") {
         let get = |k: &str| {
@@ -771,6 +807,9 @@ pub fn convert_for(
     if let Some(t) = &throughput {
         let _ = writeln!(y, "  throughput: {t}");
     }
+    if let Some(i) = before_index.filter(|_| main_index.is_some()) {
+        before_group(groups[i], counts[i], &mut ctx, &defaults, &mut y);
+    }
     ctx.done.push(format!(
         "thread group '{}' → profile ({users} users)",
         main.name
@@ -798,6 +837,65 @@ pub fn convert_for(
         converted: ctx.done,
         not_converted: ctx.notes,
     }
+}
+
+/// The group run ahead of the main one, as `before:` (its users, each
+/// running its steps as many times as it loops).
+fn before_group(g: &Node, users: u64, ctx: &mut Ctx, defaults: &Defaults, y: &mut String) {
+    let at = format!("thread group '{}'", g.name);
+    let mut iterations = 1;
+    let loops = match g.prop("ThreadGroup.main_controller") {
+        Some(Prop::Element(lc)) => lc
+            .iter()
+            .find(|(n, _)| n == "LoopController.loops")
+            .and_then(|(_, p)| p.text())
+            .unwrap_or("1")
+            .to_string(),
+        _ => "1".to_string(),
+    };
+    match ctx.text(&loops, &at).trim().parse::<i64>() {
+        Ok(n) if n > 0 => iterations = n,
+        _ => ctx.notes.push(format!(
+            "{at}: loops '{loops}' (forever or unknown) ahead of the main group: its steps run once"
+        )),
+    }
+    if g.flag("ThreadGroup.scheduler") {
+        ctx.notes.push(format!(
+            "{at}: its duration is not kept ahead of the main group: it runs {iterations} iteration(s)"
+        ));
+    }
+    // Its own configuration would apply to it alone: said, not merged.
+    let (config, steps): (Vec<&Node>, Vec<&Node>) = g.children.iter().partition(|n| {
+        matches!(
+            n.tag.as_str(),
+            "ConfigTestElement" | "HeaderManager" | "CookieManager" | "CSVDataSet" | "Arguments"
+        )
+    });
+    for n in config {
+        ctx.notes.push(format!(
+            "{at} > {} '{}': not converted (headroom reads configuration at the plan or main group level)",
+            n.tag, n.name
+        ));
+    }
+    let steps: Vec<Node> = steps.into_iter().cloned().collect();
+    let mut out = String::new();
+    emit_steps(&steps, ctx, defaults, 2, &mut out, &g.name);
+    if out.is_empty() {
+        ctx.notes.push(format!(
+            "{at}: holds no step headroom runs, so nothing runs ahead of the main group"
+        ));
+        return;
+    }
+    let users = users.max(1);
+    let _ = writeln!(
+        y,
+        "before:\n  name: {}\n  users: {users}\n  iterations: {iterations}\n  steps:",
+        q(&g.name)
+    );
+    y.push_str(&out);
+    ctx.done.push(format!(
+        "{at} → before: ({users} users × {iterations} iterations, ahead of the main group)"
+    ));
 }
 
 fn is_sampler_or_controller(tag: &str) -> bool {
@@ -1297,15 +1395,15 @@ fn json_pointer(path: &str) -> Option<String> {
     })
 }
 
-/// A Response Assertion: its test-type bitmask (MATCH 1, CONTAINS 2, NOT
-/// 4, EQUALS 8, SUBSTRING 16, OR 32) on the body or the response code.
+/// A Response Assertion: its test-type bitmask (MATCH 1, CONTAINS 2 — a
+/// regex search, NOT 4, EQUALS 8, SUBSTRING 16, OR 32) on the body, the
+/// headers, the reason phrase or the response code.
 fn assertion(c: &Node, ctx: &mut Ctx, pad: &str, checks: &mut String, at: &str) {
     let kind = c
         .text("Assertion.test_type")
         .trim()
         .parse::<u32>()
         .unwrap_or(2);
-    let field = c.text("Assertion.test_field");
     let strings: Vec<String> = match c
         .prop("Asserion.test_strings")
         .or(c.prop("Assertion.test_strings"))
@@ -1316,57 +1414,109 @@ fn assertion(c: &Node, ctx: &mut Ctx, pad: &str, checks: &mut String, at: &str) 
             .collect(),
         _ => Vec::new(),
     };
-    let not = kind & 4 != 0;
-    if kind & 32 != 0 && strings.len() > 1 {
+    if strings.is_empty() {
+        ctx.notes
+            .push(format!("{at}: no pattern to test: nothing checked"));
+        return;
+    }
+    let (not, or) = (kind & 4 != 0, kind & 32 != 0 && strings.len() > 1);
+    let field = c.text("Assertion.test_field");
+    let within = match field.as_str() {
+        "" | "Assertion.response_data" => "",
+        "Assertion.response_headers" => "headers",
+        "Assertion.response_message" => "message",
+        "Assertion.response_code" => "code",
+        other => {
+            ctx.notes.push(format!(
+                "{at}: the field {other} is not among headroom's (body, headers, message, code): not checked"
+            ));
+            return;
+        }
+    };
+    if c.flag("Assertion.assume_success") && within != "code" {
         ctx.notes.push(format!(
-            "{at}: OR of several patterns is not converted (each becomes its own check)"
+            "{at}: \"ignore status\" is not converted: a 4xx/5xx still fails the step unless a status check expects it"
         ));
     }
-    let on_code = field == "Assertion.response_code";
-    if !on_code && field != "Assertion.response_data" && !field.is_empty() {
-        ctx.notes.push(format!(
-            "{at}: the field {field} is not read by headroom's checks: the body is checked"
-        ));
+    let in_line = |checks: &mut String| {
+        if !within.is_empty() && within != "code" {
+            let _ = writeln!(checks, "{pad}      in: {within}");
+        }
+    };
+    // The response code: its patterns as a list of statuses.
+    if within == "code" {
+        let codes: Vec<u16> = strings
+            .iter()
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        if not
+            || codes.len() != strings.len()
+            || (strings.len() > 1 && !or)
+            || kind & (1 | 2 | 8 | 16) == 0
+        {
+            ctx.notes.push(format!(
+                "{at}: a response-code test other than \"equals one of these codes\" is not converted"
+            ));
+            return;
+        }
+        let list: Vec<String> = codes.iter().map(u16::to_string).collect();
+        let _ = writeln!(checks, "{pad}    - status: [{}]", list.join(", "));
+        let _ = writeln!(checks, "{pad}      name: {}", q(&c.name));
+        ctx.done.push(format!("{at} → check"));
+        return;
     }
+    // One regular expression per pattern, anchored as the test type says.
+    let regex_of = |s: &str| -> String {
+        if kind & 8 != 0 {
+            format!("^{}$", regex::escape(s))
+        } else if kind & 16 != 0 {
+            regex::escape(s)
+        } else if kind & 1 != 0 {
+            format!("^(?:{s})$")
+        } else {
+            s.to_string()
+        }
+    };
+    if kind & (1 | 2 | 8 | 16) == 0 {
+        ctx.notes
+            .push(format!("{at}: test type {kind} is not converted"));
+        return;
+    }
+    if or {
+        if not {
+            ctx.notes.push(format!(
+                "{at}: NOT with OR (some pattern absent) is not converted"
+            ));
+            return;
+        }
+        let any: Vec<String> = strings
+            .iter()
+            .map(|s| format!("(?:{})", regex_of(s)))
+            .collect();
+        let _ = writeln!(checks, "{pad}    - matches: {}", q(&any.join("|")));
+        in_line(checks);
+        let _ = writeln!(checks, "{pad}      name: {}", q(&c.name));
+        ctx.done
+            .push(format!("{at} → check (any of {} patterns)", strings.len()));
+        return;
+    }
+    // AND: every pattern its own check.
     for (i, s) in strings.iter().enumerate() {
+        let plain = kind & 16 != 0
+            || (kind & 2 != 0 && !s.chars().any(|ch| "\\^$.|?*+()[]{}".contains(ch)));
+        let line = match (plain, not) {
+            (true, false) => format!("contains: {}", q(s)),
+            (true, true) => format!("not_contains: {}", q(s)),
+            (false, false) => format!("matches: {}", q(&regex_of(s))),
+            (false, true) => format!("not_matches: {}", q(&regex_of(s))),
+        };
+        let _ = writeln!(checks, "{pad}    - {line}");
+        in_line(checks);
         let name = if strings.len() > 1 {
             format!("{} {}", c.name, i + 1)
         } else {
             c.name.clone()
         };
-        if on_code && !not && kind & (8 | 16 | 2 | 1) != 0 && s.trim().parse::<u16>().is_ok() {
-            let _ = writeln!(checks, "{pad}    - status: {}", s.trim());
-        } else if kind & (16 | 2) != 0 {
-            // CONTAINS is a regex search in JMeter; SUBSTRING plain text.
-            if kind & 2 != 0 && s.chars().any(|ch| "\\^$.|?*+()[]{}".contains(ch)) {
-                if not {
-                    ctx.notes.push(format!(
-                        "{at}: NOT with a regular expression is not converted"
-                    ));
-                    continue;
-                }
-                let _ = writeln!(checks, "{pad}    - matches: {}", q(s));
-            } else {
-                let key = if not { "not_contains" } else { "contains" };
-                let _ = writeln!(checks, "{pad}    - {key}: {}", q(s));
-            }
-        } else if kind & 8 != 0 || kind & 1 != 0 {
-            if not {
-                ctx.notes
-                    .push(format!("{at}: NOT EQUALS/MATCHES is not converted"));
-                continue;
-            }
-            let pattern = if kind & 8 != 0 {
-                format!("^{}$", regex::escape(s))
-            } else {
-                format!("^(?:{s})$")
-            };
-            let _ = writeln!(checks, "{pad}    - matches: {}", q(&pattern));
-        } else {
-            ctx.notes
-                .push(format!("{at}: test type {kind} is not converted"));
-            continue;
-        }
         let _ = writeln!(checks, "{pad}      name: {}", q(&name));
     }
     ctx.done.push(format!("{at} → check"));
@@ -1403,10 +1553,12 @@ mod tests {
             y.contains("- contains: \"<div class=\\\"logininfo\\\">You are logged in as\""),
             "{y}"
         );
-        assert_eq!(
-            c.not_converted,
-            vec!["thread group 'Warm-up site' (1 threads) is not run: headroom runs one group, 'Moodle Test'"]
+        // The serialized warm-up group runs ahead of the main one.
+        assert!(
+            y.contains("before:\n  name: \"Warm-up site\"\n  users: 1\n  iterations: 1\n  steps:\n    - label: \"Warm-up front page\"\n      path: \"/\"\n"),
+            "{y}"
         );
+        assert!(c.not_converted.is_empty(), "{:?}", c.not_converted);
         let many = BTreeMap::from([
             ("users".to_string(), "40".to_string()),
             ("loops".to_string(), "-1".to_string()),
@@ -1418,6 +1570,160 @@ mod tests {
             "{:?}",
             c.not_converted
         );
+    }
+
+    /// A plan with the given thread groups (tag, name, threads, loops),
+    /// one sampler each, groups serialized or not.
+    fn plan_with_groups(serialized: bool, groups: &[(&str, &str, &str, &str)]) -> String {
+        let mut xml = format!("<jmeterTestPlan><hashTree><TestPlan testname=\"p\"><boolProp name=\"TestPlan.serialize_threadgroups\">{serialized}</boolProp></TestPlan><hashTree>");
+        for (tag, name, threads, loops) in groups {
+            xml.push_str(&format!("<{tag} testname=\"{name}\"><stringProp name=\"ThreadGroup.num_threads\">{threads}</stringProp><elementProp name=\"ThreadGroup.main_controller\" elementType=\"LoopController\"><stringProp name=\"LoopController.loops\">{loops}</stringProp></elementProp></{tag}><hashTree><HTTPSamplerProxy testname=\"{name} page\"><stringProp name=\"HTTPSampler.path\">/{name}</stringProp></HTTPSamplerProxy><hashTree/></hashTree>"));
+        }
+        xml.push_str("</hashTree></hashTree></jmeterTestPlan>");
+        xml
+    }
+
+    #[test]
+    fn groups_ahead_of_the_main_one_become_before() {
+        let convert_groups = |serialized, groups: &[(&str, &str, &str, &str)]| {
+            convert(
+                &parse(&plan_with_groups(serialized, groups)).unwrap(),
+                "g",
+                &props(),
+            )
+        };
+        // Serialized: the group just before the main one; the others said.
+        let c = convert_groups(
+            true,
+            &[
+                ("ThreadGroup", "first", "1", "1"),
+                ("ThreadGroup", "warm", "2", "3"),
+                ("ThreadGroup", "main", "10", "1"),
+                ("PostThreadGroup", "down", "1", "1"),
+            ],
+        );
+        assert!(
+            c.yaml.contains("before:\n  name: \"warm\"\n  users: 2\n  iterations: 3\n  steps:\n    - label: \"warm page\"\n"),
+            "{}",
+            c.yaml
+        );
+        assert!(c.yaml.contains("  users: 10\n"), "{}", c.yaml);
+        let said = c.not_converted.join("\n");
+        assert!(
+            said.contains("'first' (1 threads) is not run: headroom runs one group ahead"),
+            "{said}"
+        );
+        assert!(
+            said.contains("'down' (1 threads) is not run: headroom has no tearDown"),
+            "{said}"
+        );
+        // In parallel: one group runs, the other is said; a setUp group
+        // runs ahead whatever the setting.
+        let c = convert_groups(
+            false,
+            &[
+                ("SetupThreadGroup", "setup", "1", "1"),
+                ("ThreadGroup", "a", "3", "1"),
+                ("ThreadGroup", "b", "4", "1"),
+            ],
+        );
+        assert!(c.yaml.contains("name: \"setup\""), "{}", c.yaml);
+        assert!(c.yaml.contains("  users: 4\n"), "{}", c.yaml);
+        assert!(
+            c.not_converted
+                .join("\n")
+                .contains("'a' (3 threads) is not run: headroom runs one group at a time"),
+            "{:?}",
+            c.not_converted
+        );
+        // A group that loops forever ahead of the main one runs once, said.
+        let c = convert_groups(
+            true,
+            &[
+                ("ThreadGroup", "w", "1", "-1"),
+                ("ThreadGroup", "m", "2", "1"),
+            ],
+        );
+        assert!(c.yaml.contains("  iterations: 1\n  steps:"), "{}", c.yaml);
+        assert!(
+            c.not_converted.join("\n").contains("its steps run once"),
+            "{:?}",
+            c.not_converted
+        );
+        // Bad numbers are said, not silently replaced.
+        let c = convert_groups(true, &[("ThreadGroup", "m", "many", "1")]);
+        assert!(
+            c.not_converted
+                .join("\n")
+                .contains("threads 'many' is not a whole number"),
+            "{:?}",
+            c.not_converted
+        );
+    }
+
+    #[test]
+    fn response_assertions_keep_jmeters_semantics() {
+        let convert_assertion = |test_type: u32, field: &str, strings: &[&str]| {
+            let items: String = strings
+                .iter()
+                .map(|s| format!("<stringProp name=\"{}\">{s}</stringProp>", s.len()))
+                .collect();
+            let xml = format!(
+                "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree><ThreadGroup testname=\"g\"><stringProp name=\"ThreadGroup.num_threads\">1</stringProp><elementProp name=\"ThreadGroup.main_controller\" elementType=\"LoopController\"><stringProp name=\"LoopController.loops\">1</stringProp></elementProp></ThreadGroup><hashTree><HTTPSamplerProxy testname=\"s\"><stringProp name=\"HTTPSampler.path\">/</stringProp></HTTPSamplerProxy><hashTree><ResponseAssertion testname=\"a\"><collectionProp name=\"Asserion.test_strings\">{items}</collectionProp><stringProp name=\"Assertion.test_field\">{field}</stringProp><intProp name=\"Assertion.test_type\">{test_type}</intProp></ResponseAssertion><hashTree/></hashTree></hashTree></hashTree></hashTree></jmeterTestPlan>"
+            );
+            let c = convert(&parse(&xml).unwrap(), "a", &props());
+            let checks = c.yaml.split("check:\n").nth(1).unwrap_or("").to_string();
+            (checks, c.not_converted.join("\n"))
+        };
+        let body = "Assertion.response_data";
+        let cases: [(u32, &str, &[&str], &str); 11] = [
+            // contains (a regex search), plain text or not; substring.
+            (2, body, &["logged in"], "- contains: \"logged in\"\n        name: \"a\""),
+            (2, body, &["id=\\d+"], "- matches: \"id=\\\\d+\""),
+            (16, body, &["a.b"], "- contains: \"a.b\""),
+            // NOT, each pattern its own check (AND).
+            (2 | 4, body, &["error", "x+"], "- not_contains: \"error\"\n        name: \"a 1\"\n      - not_matches: \"x+\"\n        name: \"a 2\""),
+            // equals and matches are anchored.
+            (8, body, &["a.b"], "- matches: \"^a\\\\.b$\""),
+            (1, body, &["a|b"], "- matches: \"^(?:a|b)$\""),
+            // OR: one check, any pattern.
+            (16 | 32, body, &["a.b", "c"], "- matches: \"(?:a\\\\.b)|(?:c)\""),
+            // Other fields.
+            (2, "Assertion.response_headers", &["text/html"], "- contains: \"text/html\"\n        in: headers"),
+            (8, "Assertion.response_message", &["OK"], "- matches: \"^OK$\"\n        in: message"),
+            (8, "Assertion.response_code", &["200"], "- status: [200]"),
+            (8 | 32, "Assertion.response_code", &["200", "302"], "- status: [200, 302]"),
+        ];
+        for (test_type, field, strings, expected) in cases {
+            let (checks, notes) = convert_assertion(test_type, field, strings);
+            assert!(
+                checks.contains(expected),
+                "{test_type} {field} {strings:?}:\n{checks}\n(expected {expected})"
+            );
+            assert!(notes.is_empty(), "{test_type} {field}: {notes}");
+        }
+        // What cannot be converted is said, and nothing wrong is checked.
+        let said: [(u32, &str, &[&str], &str); 4] = [
+            (2 | 4 | 32, body, &["a", "b"], "NOT with OR"),
+            (
+                4 | 8,
+                "Assertion.response_code",
+                &["500"],
+                "response-code test",
+            ),
+            (
+                2,
+                "Assertion.request_headers",
+                &["x"],
+                "not among headroom's",
+            ),
+            (2, "Assertion.sample_label", &["x"], "not among headroom's"),
+        ];
+        for (test_type, field, strings, expected) in said {
+            let (checks, notes) = convert_assertion(test_type, field, strings);
+            assert!(notes.contains(expected), "{test_type} {field}: {notes}");
+            assert!(!checks.contains("- "), "{test_type} {field}: {checks}");
+        }
     }
 
     #[test]

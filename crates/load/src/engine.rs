@@ -88,6 +88,16 @@ pub struct EnginePlan {
     /// Keeps the first failed exchanges of each label (`--save-failures`);
     /// set by [`crate::run::run`].
     pub failures: Option<Arc<FailureKeeper>>,
+    /// Workers through a scenario's `before:` phase, and when the last was.
+    before_done: watch::Sender<BeforeDone>,
+}
+
+/// How far the workers are through the `before:` phase.
+#[derive(Debug, Clone, Copy, Default)]
+struct BeforeDone {
+    workers: usize,
+    /// When the last worker's `before:` users ended: the profile starts.
+    at: Option<Instant>,
 }
 
 impl EnginePlan {
@@ -118,7 +128,27 @@ impl EnginePlan {
             jtl: None,
             run_start: Instant::now(),
             failures: None,
+            before_done: watch::channel(BeforeDone::default()).0,
         }
+    }
+
+    /// Users of the scenario's `before:` phase (0 without one).
+    fn before_users(&self) -> u32 {
+        match &self.workload {
+            Workload::Journey(journey) => journey.before.as_ref().map_or(0, |b| b.users),
+            Workload::Url { .. } => 0,
+        }
+    }
+
+    /// Counts a worker through the `before:` phase.
+    fn before_finished(&self, workers: usize) {
+        let now = Instant::now();
+        self.before_done.send_modify(|done| {
+            done.workers += 1;
+            if done.workers >= workers {
+                done.at = Some(now);
+            }
+        });
     }
 
     /// Worker threads actually used: no more than there are users to spread.
@@ -296,8 +326,10 @@ fn run_worker(
     {
         Ok(rt) => rt,
         Err(_) => {
-            // Report an empty share so the collector does not wait for us.
+            // Report an empty share so the collector (and the other
+            // workers, past a before: phase) do not wait for us.
             recorder.finish(Instant::now());
+            plan.before_finished(workers);
             return;
         }
     };
@@ -381,6 +413,22 @@ async fn control(
     mut stop: watch::Receiver<bool>,
 ) {
     let plan = worker.plan.clone();
+    let mut next_tick = plan.run_start + Duration::from_secs(1);
+    // The profile's users start when every before: user has ended.
+    let origin = if plan.before_users() > 0 {
+        match before_phase(&worker, index, workers, &mut stop, &mut next_tick).await {
+            Some(at) => at,
+            None => {
+                worker.recorder.borrow_mut().finish(Instant::now());
+                return;
+            }
+        }
+    } else {
+        plan.run_start
+    };
+    if origin != plan.run_start {
+        worker.recorder.borrow_mut().cutoff = plan.profile.duration().map(|d| origin + d);
+    }
     let mut vus = JoinSet::new();
     let mut spawned: u32 = 0;
     let vu_number = |local: u32| local * workers as u32 + index as u32 + 1;
@@ -389,7 +437,7 @@ async fn control(
             let mine = share(*users as u64, workers, index) as u32;
             for local in 0..mine {
                 let global = local as usize * workers + index;
-                let start = plan.run_start + ramp_up.mul_f64(global as f64 / *users as f64);
+                let start = origin + ramp_up.mul_f64(global as f64 / *users as f64);
                 vus.spawn_local(closed_user(
                     worker.clone(),
                     vu_number(local),
@@ -406,7 +454,7 @@ async fn control(
                 let windows = stages
                     .windows(global)
                     .into_iter()
-                    .map(|(start, end)| (plan.run_start + start, Some(plan.run_start + end)))
+                    .map(|(start, end)| (origin + start, Some(origin + end)))
                     .collect();
                 vus.spawn_local(closed_user(worker.clone(), vu_number(local), windows));
             }
@@ -429,8 +477,7 @@ async fn control(
             max_local
         }
     };
-    let deadline = plan.profile.duration().map(|d| plan.run_start + d);
-    let mut next_tick = plan.run_start + Duration::from_secs(1);
+    let deadline = plan.profile.duration().map(|d| origin + d);
     let mut last_supervision = Instant::now();
     let mut finished_all = false;
     loop {
@@ -488,6 +535,61 @@ async fn control(
         deadline.map_or(now, |d| d.min(now))
     };
     worker.recorder.borrow_mut().finish(end);
+}
+
+/// Runs this worker's share of the `before:` users to their end, then
+/// waits for the other workers'. Returns when the profile may start, or
+/// `None` when the run is stopped meanwhile.
+async fn before_phase(
+    worker: &Rc<Worker>,
+    index: usize,
+    workers: usize,
+    stop: &mut watch::Receiver<bool>,
+    next_tick: &mut Instant,
+) -> Option<Instant> {
+    let plan = worker.plan.clone();
+    let Workload::Journey(journey) = &plan.workload else {
+        return Some(plan.run_start);
+    };
+    let mut vus = JoinSet::new();
+    let first_vu = plan.profile.population();
+    for local in 0..share(u64::from(plan.before_users()), workers, index) as u32 {
+        let vu = first_vu + local * workers as u32 + index as u32 + 1;
+        let (worker, journey) = (worker.clone(), journey.clone());
+        vus.spawn_local(async move {
+            tokio::time::sleep_until(worker.plan.run_start.into()).await;
+            let _active = ActiveGuard::new(&worker);
+            let mut user = Journey::before_phase(journey, vu, worker.plan.seed);
+            while user.iterate(&*worker, None).await {}
+        });
+    }
+    let mut gate = plan.before_done.subscribe();
+    let mut counted = false;
+    loop {
+        if vus.is_empty() && !counted {
+            counted = true;
+            plan.before_finished(workers);
+        }
+        if let Some(at) = gate.borrow_and_update().at {
+            return Some(at);
+        }
+        tokio::select! {
+            biased;
+            changed = stop.changed() => {
+                if changed.is_err() || *stop.borrow() {
+                    vus.abort_all();
+                    while vus.join_next().await.is_some() {}
+                    return None;
+                }
+            }
+            _ = tokio::time::sleep_until((*next_tick).into()) => {
+                worker.recorder.borrow_mut().tick(Instant::now(), *next_tick);
+                *next_tick += Duration::from_secs(1);
+            }
+            _ = vus.join_next(), if !vus.is_empty() => {}
+            _ = gate.changed(), if counted => {}
+        }
+    }
 }
 
 async fn sleep_until_opt(at: Option<Instant>) {

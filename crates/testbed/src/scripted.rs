@@ -55,6 +55,8 @@ impl Default for Reply {
 pub struct Request {
     /// 1 for the first request the server received.
     pub number: u64,
+    /// 1 for the first connection the server accepted.
+    pub connection: u64,
     pub arrived: Instant,
     /// When the first request arrived.
     pub first: Instant,
@@ -127,6 +129,7 @@ struct Shared {
     requests: Arc<AtomicU64>,
     first: Mutex<Option<Instant>>,
     workers: Option<Semaphore>,
+    connections: AtomicU64,
 }
 
 pub struct ScriptedServer {
@@ -163,6 +166,7 @@ impl ScriptedServer {
             handler: Arc::new(handler),
             requests: requests.clone(),
             first: Mutex::new(None),
+            connections: AtomicU64::new(0),
             workers: workers.map(Semaphore::new),
         });
         let listener = {
@@ -285,6 +289,7 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
     let _ = stream.set_nodelay(true);
     let mut buf = vec![0u8; 16384];
     let mut filled = 0;
+    let connection = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
     while let Some(incoming) = read_request(&mut stream, &mut buf, &mut filled).await {
         let arrived = Instant::now();
         let number = shared.requests.fetch_add(1, Ordering::SeqCst) + 1;
@@ -295,6 +300,7 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
             .get_or_insert(arrived);
         let reply = (shared.handler)(&Request {
             number,
+            connection,
             arrived,
             first,
             method: incoming.method,

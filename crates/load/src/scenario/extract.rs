@@ -55,7 +55,20 @@ pub enum CheckKind {
     Contains(Template),
     NotContains(Template),
     Matches(Pattern),
+    NotMatches(Pattern),
     MaxTime(Duration),
+}
+
+/// What a text check reads (`in:`): JMeter's Response Assertion fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Field {
+    /// The body, decoded (JMeter's "Text Response").
+    #[default]
+    Body,
+    /// The response's status line and headers as received.
+    Headers,
+    /// The reason phrase of the status line ("OK", "Found").
+    Message,
 }
 
 /// A regular expression whose text may hold `${var}`: the variable's value
@@ -86,14 +99,34 @@ pub struct Check {
     pub id: u16,
     pub name: String,
     pub kind: CheckKind,
+    pub field: Field,
 }
 
 /// What extractors and checks read.
 pub struct Response<'a> {
     pub status: u16,
     pub headers: &'a [(&'a str, &'a str)],
+    /// The status line and headers as received.
+    pub head: &'a [u8],
     pub body: &'a [u8],
     pub elapsed: Duration,
+}
+
+impl Response<'_> {
+    /// The text a check on `field` reads.
+    fn field(&self, field: Field) -> &[u8] {
+        match field {
+            Field::Body => self.body,
+            Field::Headers => self.head,
+            Field::Message => {
+                let line = self.head.split(|&b| b == b'\n').next().unwrap_or(b"");
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                // "HTTP/1.1 200 OK": what follows the second space.
+                let mut parts = line.splitn(3, |&b| b == b' ');
+                parts.nth(2).unwrap_or(b"")
+            }
+        }
+    }
 }
 
 impl Check {
@@ -105,10 +138,11 @@ impl Check {
         ctx: &mut RenderContext<'_>,
         scratch: &mut String,
     ) -> bool {
+        let field = response.field(self.field);
         let mut contains = |text: &Template| {
             scratch.clear();
             text.render_into(scratch, ctx, plain);
-            memchr::memmem::find(response.body, scratch.as_bytes()).is_some()
+            memchr::memmem::find(field, scratch.as_bytes()).is_some()
         };
         match &self.kind {
             CheckKind::Status(ranges) => ranges
@@ -117,7 +151,10 @@ impl Check {
             CheckKind::Contains(text) => contains(text),
             CheckKind::NotContains(text) => !contains(text),
             CheckKind::Matches(pattern) => {
-                pattern.is_match(&String::from_utf8_lossy(response.body), ctx, scratch)
+                pattern.is_match(&String::from_utf8_lossy(field), ctx, scratch)
+            }
+            CheckKind::NotMatches(pattern) => {
+                !pattern.is_match(&String::from_utf8_lossy(field), ctx, scratch)
             }
             CheckKind::MaxTime(limit) => response.elapsed <= *limit,
         }
@@ -238,6 +275,7 @@ mod tests {
         Response {
             status: 200,
             headers,
+            head: b"HTTP/1.1 200 Fine Thanks\r\nContent-Type: text/html\r\nX-Cache: HIT\r\n",
             body: body.as_bytes(),
             elapsed: Duration::from_millis(30),
         }
@@ -346,7 +384,7 @@ mod tests {
     #[test]
     fn checks() {
         let r = response("You are logged in as Ann (a.b)", &[]);
-        let check = |kind, who: &str| {
+        let check_in = |kind, who: &str, field| {
             let vars = [String::new(), who.to_string()];
             let mut rng = Rng::new(1, 1);
             let mut ctx = RenderContext {
@@ -359,9 +397,11 @@ mod tests {
                 id: 0,
                 name: "c".into(),
                 kind,
+                field,
             }
             .passes(&r, &mut ctx, &mut String::new())
         };
+        let check = |kind, who: &str| check_in(kind, who, Field::Body);
         let check_fixed = |kind| check(kind, "");
         assert!(check_fixed(CheckKind::Status(vec![(200, 200), (302, 303)])));
         assert!(!check_fixed(CheckKind::Status(vec![(300, 399)])));
@@ -381,6 +421,22 @@ mod tests {
         assert!(check(matches(), "a.b"));
         // The value stands for itself: '.' is not a wildcard.
         assert!(!check(matches(), "a_b"));
+        assert!(check_fixed(CheckKind::NotMatches(Pattern::Fixed(
+            regex::Regex::new(r"as \d").unwrap()
+        ))));
+        assert!(!check_fixed(CheckKind::NotMatches(Pattern::Fixed(
+            regex::Regex::new(r"as \w").unwrap()
+        ))));
+        // in: headers reads the status line and headers; in: message the
+        // reason phrase; neither reads the body.
+        let contains = |t| CheckKind::Contains(template(t));
+        assert!(check_in(contains("X-Cache: HIT"), "", Field::Headers));
+        assert!(check_in(contains("HTTP/1.1 200"), "", Field::Headers));
+        assert!(!check_in(contains("logged in"), "", Field::Headers));
+        assert!(!check(contains("X-Cache"), ""));
+        let equals = |t| CheckKind::Matches(Pattern::Fixed(regex::Regex::new(t).unwrap()));
+        assert!(check_in(equals("^Fine Thanks$"), "", Field::Message));
+        assert!(!check_in(equals("^200"), "", Field::Message));
         assert!(check_fixed(CheckKind::MaxTime(Duration::from_millis(30))));
         assert!(!check_fixed(CheckKind::MaxTime(Duration::from_millis(29))));
     }

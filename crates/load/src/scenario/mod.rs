@@ -35,6 +35,9 @@ pub struct Scenario {
     pub headers: Vec<(String, Template)>,
     pub timeout: Duration,
     pub keep_alive: bool,
+    /// `keep_alive: iteration`: each iteration opens its own connections
+    /// (JMeter's default, which resets a thread's state every iteration).
+    pub new_connections_each_iteration: bool,
     pub data: Option<DataSpec>,
     pub think: Think,
     pub clear_cookies_each_iteration: bool,
@@ -43,6 +46,19 @@ pub struct Scenario {
     pub requests: Vec<RequestStep>,
     pub flow: Vec<Node>,
     pub profile: ProfileSpec,
+    /// Users that run their own steps to the end before the profile's
+    /// users start (JMeter's serialized thread groups, e.g. a warm-up).
+    pub before: Option<Phase>,
+}
+
+/// `before:`: a fixed number of users, each running its steps a fixed
+/// number of times; the profile starts when the last of them ends.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    pub name: Option<String>,
+    pub users: u32,
+    pub iterations: u64,
+    pub flow: Vec<Node>,
 }
 
 impl Scenario {

@@ -4,11 +4,11 @@
 //! second compiles templates against that table, so a step may use a value
 //! that a later step extracts (from the previous iteration).
 
-use super::extract::{Check, CheckKind, ExtractKind, Extractor, Pattern, Pick};
+use super::extract::{Check, CheckKind, ExtractKind, Extractor, Field, Pattern, Pick};
 use super::template::{RenderContext, Template, VarTable};
 use super::{
-    Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, ProfileSpec, RequestStep,
-    Scenario, StageKind,
+    Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, Phase, ProfileSpec,
+    RequestStep, Scenario, StageKind,
 };
 use crate::profile::Think;
 use crate::target::Target;
@@ -75,8 +75,10 @@ const TOP_KEYS: &[&str] = &[
     "think",
     "cookies",
     "profile",
+    "before",
     "steps",
 ];
+const BEFORE_KEYS: &[&str] = &["name", "users", "iterations", "steps"];
 const DEFAULT_KEYS: &[&str] = &[
     "base_url",
     "headers",
@@ -126,7 +128,9 @@ const CHECK_KEYS: &[&str] = &[
     "contains",
     "not_contains",
     "matches",
+    "not_matches",
     "max_time",
+    "in",
 ];
 const IF_KEYS: &[&str] = &["var", "set", "equals", "matches"];
 
@@ -267,11 +271,20 @@ impl Parser {
             None => None,
         };
         self.declare_extracted(steps_node)?;
+        let before_node = top.get_node("before");
+        if let Some(node) = before_node {
+            let map = self.doc.mapping(node, "before")?;
+            self.doc.keys(map, BEFORE_KEYS, "before")?;
+            if let Some(steps) = map.get_node("steps") {
+                self.declare_extracted(steps)?;
+            }
+        }
 
         // Pass 2: everything else.
         let mut headers = Vec::new();
         let mut timeout = Duration::from_secs(30);
         let mut keep_alive = true;
+        let mut new_connections_each_iteration = false;
         let mut follow_redirects = true;
         let mut base_path = String::new();
         if let Some(node) = top.get_node("defaults") {
@@ -292,7 +305,13 @@ impl Parser {
                 timeout = self.doc.duration(t, "timeout")?;
             }
             if let Some(k) = map.get_node("keep_alive") {
-                keep_alive = self.doc.boolean(k, "keep_alive")?;
+                let s = self.doc.scalar(k, "keep_alive")?;
+                match s.as_str().trim() {
+                    "true" | "yes" | "on" => {}
+                    "false" | "no" | "off" => keep_alive = false,
+                    "iteration" => new_connections_each_iteration = true,
+                    other => return Err(self.doc.at(s.span(), format!("keep_alive must be true (connections kept), false (one per request) or iteration (new ones each iteration, as JMeter), not '{other}'"))),
+                }
             }
             if let Some(f) = map.get_node("follow_redirects") {
                 follow_redirects = self.doc.boolean(f, "follow_redirects")?;
@@ -346,6 +365,10 @@ impl Parser {
                 "steps is empty: add at least one request",
             ));
         }
+        let before = match before_node {
+            Some(node) => Some(self.before(node, &profile, follow_redirects)?),
+            None => None,
+        };
         let flow = self.nodes(steps_node, follow_redirects)?;
         let mut initial = vec![String::new(); self.vars.len()];
         for (id, value) in initial_values {
@@ -361,6 +384,7 @@ impl Parser {
             headers,
             timeout,
             keep_alive,
+            new_connections_each_iteration,
             data,
             think,
             clear_cookies_each_iteration,
@@ -369,6 +393,44 @@ impl Parser {
             requests: self.requests,
             flow,
             profile,
+            before,
+        })
+    }
+
+    /// `before:` users, iterations and steps (keys already checked).
+    fn before(&mut self, node: &Yaml, profile: &ProfileSpec, follow_redirects: bool) -> Res<Phase> {
+        let map = self.doc.mapping(node, "before")?;
+        if profile.open || matches!(profile.stages, Some((_, StageKind::Rate))) {
+            return Err(self.doc.at(
+                node.span(),
+                "before: runs only ahead of a closed profile (users:); the open model has no users to wait for",
+            ));
+        }
+        let steps = map.get_node("steps").ok_or_else(|| {
+            self.doc.at(
+                self.doc.map_at(map),
+                "before: has no steps: add a steps: list with at least one request",
+            )
+        })?;
+        if steps.as_sequence().is_none_or(|s| s.is_empty()) {
+            return Err(self.doc.at(
+                steps.span(),
+                "before: steps must be a list with at least one request",
+            ));
+        }
+        let users = match map.get_node("users") {
+            Some(n) => self.doc.whole(n, "users", 1)? as u32,
+            None => 1,
+        };
+        let iterations = match map.get_node("iterations") {
+            Some(n) => self.doc.whole(n, "iterations", 1)?,
+            None => 1,
+        };
+        Ok(Phase {
+            name: map.get_scalar("name").map(|s| s.as_str().to_string()),
+            users,
+            iterations,
+            flow: self.nodes(steps, follow_redirects)?,
         })
     }
 
@@ -1170,13 +1232,41 @@ impl Parser {
     fn check(&mut self, entry: &Yaml) -> Res<Check> {
         let m = self.doc.mapping(entry, "a check")?;
         self.doc.keys(m, CHECK_KEYS, "a check")?;
-        let kinds: Vec<&str> = ["status", "contains", "not_contains", "matches", "max_time"]
-            .into_iter()
-            .filter(|k| m.get_node(k).is_some())
+        // Every key but name: and in: is a kind of check.
+        let kinds: Vec<&str> = CHECK_KEYS
+            .iter()
+            .copied()
+            .filter(|k| !matches!(*k, "name" | "in") && m.get_node(k).is_some())
             .collect();
         if kinds.len() != 1 {
-            return Err(self.doc.at(self.doc.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, max_time:"));
+            return Err(self.doc.at(self.doc.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, not_matches:, max_time:"));
         }
+        let field = match m.get_node("in") {
+            None => Field::Body,
+            Some(node) => {
+                let s = self.doc.scalar(node, "in")?;
+                if matches!(kinds[0], "status" | "max_time") {
+                    return Err(self.doc.at(
+                        s.span(),
+                        format!(
+                            "in: is for text checks (contains:, matches:, ...), not {}:",
+                            kinds[0]
+                        ),
+                    ));
+                }
+                match s.as_str() {
+                    "body" => Field::Body,
+                    "headers" => Field::Headers,
+                    "message" => Field::Message,
+                    other => {
+                        return Err(self.doc.at(
+                            s.span(),
+                            format!("in: must be body, headers (the status line and headers) or message (the reason phrase), not '{other}'"),
+                        ))
+                    }
+                }
+            }
+        };
         let node = m.get_node(kinds[0]).expect("checked above");
         let (kind, default_name) = match kinds[0] {
             "status" => {
@@ -1230,6 +1320,13 @@ impl Parser {
                     format!("matches /{t}/"),
                 )
             }
+            "not_matches" => {
+                let t = self.doc.text(node, "not_matches")?;
+                (
+                    CheckKind::NotMatches(self.pattern(node, "not_matches")?),
+                    format!("does not match /{t}/"),
+                )
+            }
             _ => {
                 let d = self.doc.duration(node, "max_time")?;
                 (
@@ -1238,12 +1335,22 @@ impl Parser {
                 )
             }
         };
+        let default_name = match field {
+            Field::Body => default_name,
+            Field::Headers => format!("headers {default_name}"),
+            Field::Message => format!("message {default_name}"),
+        };
         let name = match m.get_node("name") {
             Some(n) => self.doc.text(n, "name")?,
             None => default_name,
         };
         let id = self.check_id(&name);
-        Ok(Check { id, name, kind })
+        Ok(Check {
+            id,
+            name,
+            kind,
+            field,
+        })
     }
 }
 
@@ -1337,6 +1444,12 @@ mod tests {
             (&format!("{BASE}steps:\n  - label: a\n    path: /\n  - label: a\n    path: /\n    label: b\n"), 8, 5, "given twice"),
             (&format!("{BASE}steps:\n  - label: a\n    url: ftp://x/\n"), 5, 10, "http:// and https://"),
             (&format!("{BASE}steps:\n  - label: a\n    path: /${{__random(9,1)}}\n"), 5, 11, "__random(LOW,HIGH)"),
+            (&format!("{BASE}profile:\n  rate: 5/s\nbefore:\n  steps:\n    - label: w\n      path: /\nsteps:\n  - label: a\n    path: /\n"), 6, 8, "only ahead of a closed profile"),
+            (&format!("{BASE}steps:\n  - label: a\n    path: /\n    check:\n      - status: 200\n        in: headers\n"), 8, 13, "in: is for text checks"),
+            (&format!("{BASE}steps:\n  - label: a\n    path: /\n    check:\n      - contains: x\n        in: cookies\n"), 8, 13, "must be body, headers"),
+            (&format!("{BASE}before:\n  users: 2\nsteps:\n  - label: a\n    path: /\n"), 4, 3, "before: has no steps"),
+            (&format!("{BASE}before:\n  user: 2\n  steps:\n    - label: w\n      path: /\nsteps:\n  - label: a\n    path: /\n"), 4, 3, "did you mean 'users'"),
+            (&format!("{BASE}before:\n  users: 0\n  steps:\n    - label: w\n      path: /\nsteps:\n  - label: a\n    path: /\n"), 4, 10, "at least 1"),
         ];
         assert!(cases.len() >= 15);
         for (text, line, column, words) in cases {

@@ -119,6 +119,40 @@ pub struct JourneyPlan {
     pub iterations: Option<u64>,
     /// Think time for steps without their own (the file's, or --think).
     pub think: crate::profile::Think,
+    /// The scenario's `before:` users, compiled.
+    pub before: Option<BeforePlan>,
+}
+
+/// The `before:` phase: its program and how much of it each user runs.
+pub struct BeforePlan {
+    pub program: Vec<Op>,
+    pub users: u32,
+    pub iterations: u64,
+}
+
+impl JourneyPlan {
+    /// Compiles the scenario's flows; `iterations` per main-phase VU.
+    pub fn new(
+        scenario: Scenario,
+        connectors: Vec<Arc<Connector>>,
+        iterations: Option<u64>,
+        think: crate::profile::Think,
+    ) -> JourneyPlan {
+        let before = scenario.before.as_ref().map(|phase| BeforePlan {
+            program: compile(&phase.flow),
+            users: phase.users,
+            iterations: phase.iterations,
+        });
+        JourneyPlan {
+            program: compile(&scenario.flow),
+            scenario,
+            connectors,
+            shared_cursor: AtomicUsize::new(0),
+            iterations,
+            think,
+            before,
+        }
+    }
 }
 
 /// What the runner needs from the worker it runs on.
@@ -183,6 +217,8 @@ pub struct Journey {
     /// `Observe::Everything`: the current step's hops and extractions.
     hops: Vec<HopRecord>,
     extracted: Vec<Extracted>,
+    /// Runs the `before:` program instead of the main one.
+    in_before: bool,
 }
 
 /// A redirect's next hop.
@@ -216,8 +252,16 @@ impl Journey {
             body_truncated: false,
             hops: Vec::new(),
             extracted: Vec::new(),
+            in_before: false,
             plan,
         }
+    }
+
+    /// A user of the `before:` phase (the plan must have one).
+    pub fn before_phase(plan: Arc<JourneyPlan>, vu: u32, seed: u64) -> Journey {
+        let mut journey = Journey::new(plan, vu, seed);
+        journey.in_before = true;
+        journey
     }
 
     /// Takes the next data row into the variables; false when the data ran
@@ -250,7 +294,11 @@ impl Journey {
         host: &impl JourneyHost,
         mut first_intended: Option<Instant>,
     ) -> bool {
-        if self.plan.iterations.is_some_and(|n| self.iteration >= n) {
+        let limit = match (&self.plan.before, self.in_before) {
+            (Some(before), true) => Some(before.iterations),
+            _ => self.plan.iterations,
+        };
+        if limit.is_some_and(|n| self.iteration >= n) {
             return false;
         }
         self.iteration += 1;
@@ -260,8 +308,15 @@ impl Journey {
         if self.plan.scenario.clear_cookies_each_iteration {
             self.jar.clear();
         }
+        if self.plan.scenario.new_connections_each_iteration {
+            // Dropping a client closes its connection.
+            self.clients.iter_mut().for_each(|c| *c = None);
+        }
         let plan = self.plan.clone();
-        let program = &plan.program;
+        let program = match (&plan.before, self.in_before) {
+            (Some(before), true) => &before.program,
+            _ => &plan.program,
+        };
         self.loops.clear();
         self.groups.clear();
         let mut ip = 0;
@@ -420,10 +475,25 @@ impl Journey {
         };
         let out = &mut self.request;
         out.clear();
-        let _ = write!(out, "{method} {path} HTTP/1.1\r\nHost: ");
-        // The Host header of an origin never changes; render it once per request cheaply.
-        let _ = write!(out, "{}", HostHeader(origin));
-        let _ = write!(out, "\r\nUser-Agent: {USER_AGENT}\r\nAccept: */*\r\n");
+        // Host, User-Agent and Accept unless the scenario gives its own
+        // (a header manager's Accept, a virtual host's Host): never twice.
+        let given = |header: &str| {
+            scenario
+                .headers
+                .iter()
+                .chain(&step.headers)
+                .any(|(n, _)| n.eq_ignore_ascii_case(header))
+        };
+        let _ = write!(out, "{method} {path} HTTP/1.1\r\n");
+        if !given("host") {
+            let _ = write!(out, "Host: {}\r\n", HostHeader(origin));
+        }
+        if !given("user-agent") {
+            let _ = write!(out, "User-Agent: {USER_AGENT}\r\n");
+        }
+        if !given("accept") {
+            out.extend_from_slice(b"Accept: */*\r\n");
+        }
         let mut ctx = RenderContext {
             vars: &self.vars,
             vu: self.vu,
@@ -506,7 +576,7 @@ impl Journey {
         observe: Observe,
         step: &RequestStep,
         status: u16,
-        headers: &[(&str, &str)],
+        (head, headers): (&[u8], &[(&str, &str)]),
         elapsed: Duration,
         mut error: Option<ErrorKind>,
     ) -> (Option<ErrorKind>, Option<&'static str>, Option<u16>) {
@@ -522,6 +592,7 @@ impl Journey {
         let response = Response {
             status,
             headers,
+            head,
             body,
             elapsed,
         };
@@ -749,7 +820,7 @@ impl Journey {
                 let mut stack = [("", ""); STACK_HEADERS];
                 let mut heap = Vec::new();
                 let pairs = header_pairs(parsed.headers, &mut stack, &mut heap);
-                self.read_response(host, observe, step, status, pairs, elapsed, error)
+                self.read_response(host, observe, step, status, (&head, pairs), elapsed, error)
             });
             self.head = head;
             // The client parsed this head already, so it reads again.
