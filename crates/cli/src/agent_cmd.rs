@@ -3,6 +3,7 @@
 use crate::args::AgentArgs;
 use crate::execute::EXIT_USAGE;
 use headroom_monitor::agent::{Agent, AgentConfig};
+use headroom_monitor::procfs::Roots;
 use headroom_monitor::SamplerConfig;
 use std::process::ExitCode;
 
@@ -11,9 +12,12 @@ pub fn run(args: AgentArgs) -> ExitCode {
         listen: args.listen,
         token: args.token,
         sampler: SamplerConfig {
+            roots: Roots {
+                proc: args.proc,
+                sys: args.sys,
+            },
             processes: args.process,
             link_capacity_mbit: args.link_capacity,
-            ..Default::default()
         },
         bench_endpoints: args.bench_endpoints,
     };
@@ -25,7 +29,7 @@ pub fn run(args: AgentArgs) -> ExitCode {
                 ""
             };
             eprintln!(
-                "headroom agent on http://{}/ (samples every second; /samples?since=N, /fingerprint{bench}); Ctrl-C stops it",
+                "headroom agent on http://{}/ (samples every second; /samples?since=N, /fingerprint, /metrics for Prometheus{bench}); Ctrl-C stops it",
                 agent.address
             );
             loop {

@@ -692,6 +692,20 @@ pub struct CommonArgs {
     /// and marked on the charts, e.g. '30s=systemctl restart redis-server' (repeatable).
     #[arg(long, value_name = "AT=COMMAND", value_parser = headroom_load::fault::Fault::parse)]
     pub fault: Vec<headroom_load::fault::Fault>,
+
+    /// Serve the run's live figures for Prometheus at http://ADDR/metrics (requests, errors,
+    /// active VUs, Apdex, a latency histogram), e.g. 127.0.0.1:9465.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+
+    /// With --metrics-listen: a bearer token scrapers must send (needed beyond loopback).
+    #[arg(long, value_parser = secret, requires = "metrics_listen")]
+    pub metrics_token: Option<String>,
+
+    /// With --metrics-listen: keep serving the final figures this long after the run, so the
+    /// last scrape sees them all, e.g. 15s (one scrape interval).
+    #[arg(long, value_parser = duration, requires = "metrics_listen", default_value = "0s")]
+    pub metrics_linger: Duration,
 }
 
 /// What `--monitor` samples.
@@ -907,6 +921,15 @@ pub struct AgentArgs {
     /// Link capacity for network %, e.g. 57Mbit.
     #[arg(long, value_parser = link_capacity)]
     pub link_capacity: Option<f64>,
+
+    /// Where the host's /proc is (a container sees the host's when it is mounted there,
+    /// e.g. -v /proc:/host/proc:ro and --proc /host/proc).
+    #[arg(long, value_name = "DIR", default_value = "/proc")]
+    pub proc: PathBuf,
+
+    /// Where the host's /sys is (e.g. --sys /host/sys in a container).
+    #[arg(long, value_name = "DIR", default_value = "/sys")]
+    pub sys: PathBuf,
 
     /// Also serve `headroom bench network`'s sink, source and echo
     /// endpoints (to token holders, as the samples are). Off by default:

@@ -13,6 +13,7 @@ use headroom_bundle::manifest::ThinkRecord;
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
 use headroom_load::engine::Workload;
+use headroom_load::live_metrics::LiveMetrics;
 use headroom_load::run::{default_bundle_dir, run as run_plan, Progress};
 use headroom_report::capacity::render_capacity;
 use headroom_report::junit::junit_capacity;
@@ -282,6 +283,8 @@ struct LevelRun<'a> {
     stop: &'a watch::Receiver<bool>,
     live: bool,
     quiet: bool,
+    /// `--metrics-listen`: every level publishes there in turn.
+    metrics: Option<Arc<LiveMetrics>>,
 }
 
 impl LevelRun<'_> {
@@ -300,7 +303,8 @@ impl LevelRun<'_> {
         } else {
             dir
         };
-        let prepared = prepare_level(args, users, &dir).await?;
+        let mut prepared = prepare_level(args, users, &dir).await?;
+        prepared.setup.metrics = self.metrics.clone();
         let per_level = (args.warmup + args.step_duration).as_secs_f64();
         let eta = f64::from(remaining) * per_level;
         let live = self.live;
@@ -484,6 +488,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         );
     }
 
+    let metrics = crate::execute::live_metrics(&args.load.common)?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let interrupted = interrupt_on_signal();
     tokio::spawn(async move {
@@ -501,6 +506,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         stop: &stop_rx,
         live,
         quiet,
+        metrics,
     };
     let completed = search
         .drive(|users, remaining| {
@@ -533,5 +539,6 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         result = result.interrupted();
     }
     let code = conclude(common, &mut result, &base, started, was_interrupted)?;
+    crate::execute::linger(common).await;
     Ok(Searched { code, result })
 }

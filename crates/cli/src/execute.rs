@@ -10,6 +10,7 @@ use headroom_bundle::summary::{RunStatus, RunSummary};
 use headroom_bundle::SCHEMA_VERSION;
 use headroom_load::conn::Connector;
 use headroom_load::engine::EnginePlan;
+use headroom_load::live_metrics::LiveMetrics;
 use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
 use headroom_load::target::Target;
 use headroom_monitor::Fingerprint;
@@ -17,6 +18,7 @@ use headroom_report::{json_summary, junit_xml, live_line, render_summary, Report
 use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Exit codes (documented in `headroom --help` and the README).
@@ -54,7 +56,8 @@ pub fn execute(
         Err(code) => return code,
     };
     let result = runtime.block_on(async {
-        let prepared = prepare.await?;
+        let mut prepared = prepare.await?;
+        prepared.setup.metrics = live_metrics(common)?;
         run_and_report(common, prepared).await
     });
     match result {
@@ -65,6 +68,17 @@ pub fn execute(
         }
         Err(Failure::CannotRun(e)) => cannot_run(common, &e),
     }
+}
+
+/// The `--metrics-listen` server, listening (one per command: a capacity
+/// search's levels share it).
+pub fn live_metrics(common: &CommonArgs) -> Result<Option<Arc<LiveMetrics>>, Failure> {
+    let Some(address) = common.metrics_listen else {
+        return Ok(None);
+    };
+    LiveMetrics::listen(address, common.metrics_token.clone())
+        .map(|live| Some(Arc::new(live)))
+        .map_err(|e| Failure::CannotRun(anyhow::anyhow!(e)))
 }
 
 /// Says why the run could not start, writes the `--junit` file that says so
@@ -252,10 +266,12 @@ pub fn ensure_file_limit(needed: u64) -> Result<(), Failure> {
             libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
         }
     }
-    if limit.rlim_cur < needed {
+    // rlim_t is 32 bits on 32-bit ARM (a Pi's armv7 glibc).
+    #[allow(clippy::unnecessary_cast)]
+    let current = limit.rlim_cur as u64;
+    if current < needed {
         return Err(Failure::Usage(anyhow::anyhow!(
-            "{needed} VUs need about {needed} open files but this process may open only {}: raise the limit (ulimit -n {needed}) or use fewer users",
-            limit.rlim_cur
+            "{needed} VUs need about {needed} open files but this process may open only {current}: raise the limit (ulimit -n {needed}) or use fewer users"
         )));
     }
     Ok(())
@@ -412,7 +428,22 @@ async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitC
     if live {
         eprint!("\r\x1b[2K");
     }
-    Ok(report(common, &prepared.target, &outcome))
+    let code = report(common, &prepared.target, &outcome);
+    linger(common).await;
+    Ok(code)
+}
+
+/// `--metrics-linger`: the final figures stay on `/metrics` this long
+/// after the report (Ctrl-C ends the wait).
+pub async fn linger(common: &CommonArgs) {
+    if common.metrics_listen.is_none() || common.metrics_linger.is_zero() {
+        return;
+    }
+    let interrupt = interrupt_on_signal();
+    tokio::select! {
+        _ = tokio::time::sleep(common.metrics_linger) => {}
+        _ = interrupt => {}
+    }
 }
 
 fn report(common: &CommonArgs, target: &str, outcome: &RunOutcome) -> ExitCode {

@@ -221,6 +221,7 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),
             save_failures: common.save_failures,
+            metrics: None,
         },
         target: args.url.url.clone(),
         description,

@@ -200,6 +200,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),
             save_failures: common.save_failures,
+            metrics: None,
         },
         target,
         description,

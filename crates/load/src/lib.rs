@@ -11,6 +11,7 @@ pub mod engine;
 pub mod failures;
 pub mod fault;
 pub mod http1;
+pub mod live_metrics;
 pub mod monitoring;
 pub mod precise_timer;
 pub mod profile;

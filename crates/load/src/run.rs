@@ -5,6 +5,7 @@
 use crate::engine::{Engine, EnginePlan};
 use crate::failures::FailureKeeper;
 use crate::fault::{Fault, Injector};
+use crate::live_metrics::{render as render_metrics, LiveFigures, LiveMetrics};
 use crate::monitoring::{MonitorSource, Monitoring};
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
@@ -91,6 +92,8 @@ pub struct RunSetup {
     pub faults: Vec<Fault>,
     /// Failed exchanges kept per label in `failures/` (0: none).
     pub save_failures: u32,
+    /// Serves the run's figures to Prometheus (`--metrics-listen`).
+    pub metrics: Option<Arc<LiveMetrics>>,
 }
 
 /// Runs `plan` to its end, or until `interrupt` completes.
@@ -155,6 +158,10 @@ pub async fn run(
     let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
     collector.group_labels = setup.group_labels.clone();
+    collector.metrics = setup.metrics.clone().map(|live| {
+        let run = setup.bundle_dir.display().to_string();
+        (live, run, setup.manifest.target.clone())
+    });
     collector.check_names = setup.check_names.clone();
     collector.check_counts = vec![[0, 0]; setup.check_names.len()];
     let status = collector
@@ -206,6 +213,8 @@ struct Collector {
     worst_loop_lag: Duration,
     failures: FailureWriter,
     failures_stopped: bool,
+    /// Where to publish the live figures, the run's name and its target.
+    metrics: Option<(Arc<LiveMetrics>, String, String)>,
 }
 
 impl Collector {
@@ -238,6 +247,7 @@ impl Collector {
             check_counts: Vec::new(),
             worker_busy: Vec::new(),
             worker_wait: Vec::new(),
+            metrics: None,
             worst_loop_lag: Duration::ZERO,
         }
     }
@@ -367,6 +377,7 @@ impl Collector {
                 self.worker_wait.push(merged.worker_wait);
             }
             self.worst_loop_lag = self.worst_loop_lag.max(merged.loop_lag);
+            self.publish(Duration::from_secs(index) + length, merged.active_vus);
             if sliver {
                 self.next_index += 1;
                 continue;
@@ -385,6 +396,36 @@ impl Collector {
             });
             self.next_index += 1;
         }
+    }
+
+    /// Renders the live figures for `--metrics-listen` (once a second).
+    fn publish(&self, elapsed: Duration, active_vus: u32) {
+        let Some((live, run, target)) = &self.metrics else {
+            return;
+        };
+        let figures = LiveFigures {
+            run,
+            target,
+            elapsed,
+            active_vus,
+            labels: self
+                .labels
+                .iter()
+                .zip(&self.cumulative)
+                .enumerate()
+                .map(|(i, (name, tally))| {
+                    let group = self.group_labels.get(i).copied().unwrap_or(false);
+                    (name.as_str(), group, tally)
+                })
+                .collect(),
+            checks: self
+                .check_names
+                .iter()
+                .zip(&self.check_counts)
+                .map(|(name, [passes, failures])| (name.as_str(), *passes, *failures))
+                .collect(),
+        };
+        live.publish(render_metrics(&figures));
     }
 
     fn merge(

@@ -4,7 +4,8 @@
 //!
 //! `GET /samples?since=N` answers the samples with a sequence number above
 //! N and the agent's clock (`now_ms`), from which a client estimates the
-//! clock offset; `GET /fingerprint` answers the host's fingerprint.
+//! clock offset; `GET /fingerprint` answers the host's fingerprint;
+//! `GET /metrics` the latest sample for Prometheus.
 
 use crate::fingerprint::Fingerprint;
 use crate::sampler::{Resources, Sampler, SamplerConfig};
@@ -159,34 +160,14 @@ fn answer(
 ) -> io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     let mut buf = [0u8; 4096];
-    let mut filled = 0;
-    let (path, authorization, header_len) = loop {
-        let n = stream.read(&mut buf[filled..])?;
-        if n == 0 {
-            return Ok(());
-        }
-        filled += n;
-        let mut headers = [httparse::EMPTY_HEADER; 32];
-        let mut request = httparse::Request::new(&mut headers);
-        match request.parse(&buf[..filled]) {
-            Ok(httparse::Status::Complete(header_len)) => {
-                let auth = request
-                    .headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("authorization"))
-                    .map(|h| h.value.to_vec());
-                break (request.path.unwrap_or("/").to_string(), auth, header_len);
-            }
-            Ok(httparse::Status::Partial) if filled < buf.len() => continue,
-            _ => return respond(&mut stream, 400, "{\"error\":\"bad request\"}"),
-        }
+    let head = match read_head(&mut stream, &mut buf)? {
+        Some(Ok(head)) => head,
+        Some(Err(())) => return respond(&mut stream, 400, "{\"error\":\"bad request\"}"),
+        None => return Ok(()),
     };
+    let (path, header_len, filled) = (head.path.as_str(), head.len, head.filled);
     if let Some(expected) = token {
-        let given = authorization
-            .as_deref()
-            .and_then(|v| v.strip_prefix(b"Bearer "))
-            .unwrap_or(b"");
-        if !same_token(given, expected.as_bytes()) {
+        if !head.bearer_is(expected) {
             return respond(
                 &mut stream,
                 401,
@@ -194,7 +175,7 @@ fn answer(
             );
         }
     }
-    let (route, query) = path.split_once('?').unwrap_or((&path, ""));
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
     if route.starts_with("/bench/") {
         let rest = buf[header_len..filled].to_vec();
         return crate::netbench::serve(stream, route, query, &rest, bench);
@@ -226,15 +207,89 @@ fn answer(
             200,
             &serde_json::to_string(fingerprint).unwrap_or_default(),
         ),
+        "/metrics" => {
+            let latest = ring
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .back()
+                .cloned();
+            let page =
+                crate::agent_metrics::render(host, &fingerprint.headroom_version, latest.as_ref());
+            respond_as(&mut stream, 200, crate::exposition::CONTENT_TYPE, &page)
+        }
         _ => respond(
             &mut stream,
             404,
-            "{\"error\":\"try /samples?since=0 or /fingerprint\"}",
+            "{\"error\":\"try /samples?since=0, /fingerprint or /metrics\"}",
         ),
     }
 }
 
+/// A request's head, as the agent and a run's `/metrics` read it.
+pub struct Head {
+    pub path: String,
+    authorization: Option<Vec<u8>>,
+    /// Bytes of the head, and bytes read into the buffer (the head and
+    /// what followed it).
+    pub len: usize,
+    pub filled: usize,
+}
+
+impl Head {
+    /// Whether the request carries `Authorization: Bearer TOKEN`.
+    pub fn bearer_is(&self, token: &str) -> bool {
+        let given = self
+            .authorization
+            .as_deref()
+            .and_then(|v| v.strip_prefix(b"Bearer "))
+            .unwrap_or(b"");
+        same_token(given, token.as_bytes())
+    }
+}
+
+/// Reads a request head into `buf`: `None` when the peer closed first,
+/// `Some(Err(()))` for something that is not an HTTP request head (or one
+/// larger than `buf`).
+pub fn read_head(stream: &mut TcpStream, buf: &mut [u8]) -> io::Result<Option<Result<Head, ()>>> {
+    let mut filled = 0;
+    loop {
+        let n = stream.read(&mut buf[filled..])?;
+        if n == 0 {
+            return Ok(None);
+        }
+        filled += n;
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(&buf[..filled]) {
+            Ok(httparse::Status::Complete(len)) => {
+                let authorization = request
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+                    .map(|h| h.value.to_vec());
+                return Ok(Some(Ok(Head {
+                    path: request.path.unwrap_or("/").to_string(),
+                    authorization,
+                    len,
+                    filled,
+                })));
+            }
+            Ok(httparse::Status::Partial) if filled < buf.len() => continue,
+            _ => return Ok(Some(Err(()))),
+        }
+    }
+}
+
 fn respond(stream: &mut TcpStream, status: u16, body: &str) -> io::Result<()> {
+    respond_as(stream, status, "application/json", body)
+}
+
+fn respond_as(
+    stream: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    body: &str,
+) -> io::Result<()> {
     let reason = match status {
         200 => "OK",
         401 => "Unauthorized",
@@ -243,7 +298,7 @@ fn respond(stream: &mut TcpStream, status: u16, body: &str) -> io::Result<()> {
     };
     write!(
         stream,
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
 }

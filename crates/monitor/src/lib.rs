@@ -4,7 +4,9 @@
 //! temperatures, frequencies and named processes.
 
 pub mod agent;
+pub mod agent_metrics;
 pub mod doctor;
+pub mod exposition;
 pub mod fingerprint;
 pub mod netbench;
 pub mod procfs;
