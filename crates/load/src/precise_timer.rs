@@ -111,7 +111,7 @@ impl PreciseTimer {
                 tv_nsec: 0,
             },
             it_value: libc::timespec {
-                tv_sec: wait.as_secs() as libc::time_t,
+                tv_sec: wait.as_secs() as _,
                 tv_nsec: wait.subsec_nanos() as libc::c_long,
             },
         };
