@@ -188,9 +188,16 @@ impl LiveMetrics {
         std::thread::Builder::new()
             .name("metrics-http".into())
             .spawn(move || {
+                let token: Arc<Option<String>> = Arc::new(token);
                 for stream in listener.incoming().flatten() {
-                    let page = served.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    let _ = answer(stream, &page, token.as_deref());
+                    // A thread per scrape: a client that sends nothing
+                    // delays no other.
+                    let (served, token) = (served.clone(), token.clone());
+                    let _ = std::thread::Builder::new()
+                        .name("metrics-client".into())
+                        .spawn(move || {
+                            let _ = answer(stream, &served, token.as_deref());
+                        });
                 }
             })
             .map_err(|e| format!("--metrics-listen {address}: {e}"))?;
@@ -204,7 +211,7 @@ impl LiveMetrics {
 }
 
 /// One request on the metrics port: `GET /metrics`, within two seconds.
-fn answer(mut stream: TcpStream, page: &str, token: Option<&str>) -> std::io::Result<()> {
+fn answer(mut stream: TcpStream, page: &Mutex<String>, token: Option<&str>) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(2)))?;
     stream.set_write_timeout(Some(Duration::from_secs(2)))?;
     let mut buf = [0u8; 4096];
@@ -229,7 +236,10 @@ fn answer(mut stream: TcpStream, page: &str, token: Option<&str>) -> std::io::Re
         );
     }
     match head.path.split('?').next() {
-        Some("/metrics") => reply(&mut stream, "200 OK", CONTENT_TYPE, page),
+        Some("/metrics") => {
+            let page = page.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            reply(&mut stream, "200 OK", CONTENT_TYPE, &page)
+        }
         _ => reply(&mut stream, "404 Not Found", "text/plain", "try /metrics\n"),
     }
 }
