@@ -46,6 +46,11 @@ fn read(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("bench.json")).unwrap()).unwrap()
 }
 
+/// The highest of the rounds: contention only ever lowers a throughput.
+fn best(v: Vec<f64>) -> f64 {
+    v.into_iter().fold(0.0, f64::max)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -115,11 +120,14 @@ fn cpu_events_per_second_are_sysbenchs_within_5_percent() {
         theirs1.push(sysbench(1));
         theirsn.push(sysbench(threads));
     }
-    within("cpu prime, 1 thread", median(ours1), median(theirs1), 0.05);
+    // Best round against best round, as sysbench users report throughput:
+    // other work on the host only ever lowers a round (a suite once saw
+    // sysbench's two threads get one core's worth in two of three rounds).
+    within("cpu prime, 1 thread", best(ours1), best(theirs1), 0.05);
     within(
         &format!("cpu prime, {threads} threads"),
-        median(oursn),
-        median(theirsn),
+        best(oursn),
+        best(theirsn),
         0.05,
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -300,7 +308,6 @@ fn stream_copy_is_mbws_memcpy_within_10_percent() {
     // Bandwidth is compared best against best, as STREAM and mbw each
     // report it: a median let one slow round on this VM's memory (0.885
     // once in five clean runs) fail the comparison.
-    let best = |v: Vec<f64>| v.into_iter().fold(0.0, f64::max);
     within("memory copy MB/s (one way)", best(ours), best(theirs), 0.10);
     std::fs::remove_dir_all(&dir).unwrap();
 }
