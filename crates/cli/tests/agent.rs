@@ -3,39 +3,8 @@
 
 mod support;
 
-use std::io::{Read, Write};
 use std::time::Duration;
 use support::*;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn get(port: u16, path: &str, token: Option<&str>) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    let auth = token
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut text = String::new();
-    stream.read_to_string(&mut text).unwrap();
-    let status = text.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (
-        status,
-        text.split("\r\n\r\n")
-            .nth(1)
-            .unwrap_or_default()
-            .to_string(),
-    )
-}
 
 fn start_agent(port: u16, token: &str) -> std::process::Child {
     let child = headroom()
@@ -69,14 +38,14 @@ fn agent_token_rules() {
     let port = free_port();
     let mut agent = start_agent(port, "s3cret");
     std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(get(port, "/samples?since=0", None).0, 401);
-    assert_eq!(get(port, "/samples?since=0", Some("wrong")).0, 401);
+    assert_eq!(http_get(port, "/samples?since=0", None).0, 401);
+    assert_eq!(http_get(port, "/samples?since=0", Some("wrong")).0, 401);
     assert_eq!(
-        get(port, "/samples?since=0", Some("s3cre")).0,
+        http_get(port, "/samples?since=0", Some("s3cre")).0,
         401,
         "a prefix is not the token"
     );
-    let (status, body) = get(port, "/samples?since=0", Some("s3cret"));
+    let (status, body) = http_get(port, "/samples?since=0", Some("s3cret"));
     assert_eq!(status, 200);
     let json: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert!(json["now_ms"].as_u64().unwrap() > 0);
@@ -84,7 +53,12 @@ fn agent_token_rules() {
         !json["samples"].as_array().unwrap().is_empty(),
         "a sample per second: {body}"
     );
-    let (status, fingerprint) = get(port, "/fingerprint", Some("s3cret"));
+    // /metrics keeps the same rule.
+    assert_eq!(http_get(port, "/metrics", None).0, 401);
+    let (status, metrics) = http_get(port, "/metrics", Some("s3cret"));
+    assert_eq!(status, 200);
+    assert!(metrics.contains("headroom_agent_info{"), "{metrics}");
+    let (status, fingerprint) = http_get(port, "/fingerprint", Some("s3cret"));
     assert_eq!(status, 200);
     assert!(fingerprint.contains("\"kernel\""));
     let _ = agent.kill();
@@ -194,7 +168,7 @@ fn an_agent_that_dies_leaves_a_gap_not_a_failed_run() {
 fn fake_agent(samples: fn(&mut RawConn)) -> RawServer {
     let port = free_port();
     let mut real = start_agent(port, "tok");
-    let (status, fingerprint) = get(port, "/fingerprint", Some("tok"));
+    let (status, fingerprint) = http_get(port, "/fingerprint", Some("tok"));
     assert_eq!(status, 200);
     let _ = real.kill();
     let _ = real.wait();
