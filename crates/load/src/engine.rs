@@ -284,6 +284,16 @@ impl Worker {
         }
     }
 
+    /// The run's duration is over: a VU sends nothing more (a response
+    /// that arrives now is not counted, so a request sent now would be
+    /// load the figures never show).
+    fn past_cutoff(&self) -> bool {
+        self.recorder
+            .borrow()
+            .cutoff
+            .is_some_and(|cutoff| Instant::now() >= cutoff)
+    }
+
     fn take_budget(&self) -> bool {
         match self.requests_left.get() {
             None => true,
@@ -319,7 +329,10 @@ fn run_worker(
     );
     // A request still in flight at -d is abandoned (as wrk does), even
     // when it completes before the worker has noticed the deadline.
-    recorder.cutoff = plan.profile.duration().map(|d| plan.run_start + d);
+    // With a before: phase, the cutoff is set when the profile starts.
+    if plan.before_users() == 0 {
+        recorder.cutoff = plan.profile.duration().map(|d| plan.run_start + d);
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -426,9 +439,7 @@ async fn control(
     } else {
         plan.run_start
     };
-    if origin != plan.run_start {
-        worker.recorder.borrow_mut().cutoff = plan.profile.duration().map(|d| origin + d);
-    }
+    worker.recorder.borrow_mut().cutoff = plan.profile.duration().map(|d| origin + d);
     let mut vus = JoinSet::new();
     let mut spawned: u32 = 0;
     let vu_number = |local: u32| local * workers as u32 + index as u32 + 1;
@@ -644,6 +655,10 @@ impl JourneyHost for Worker {
         }
     }
 
+    fn halted(&self) -> bool {
+        self.past_cutoff()
+    }
+
     fn exchange(&self, view: &StepView<'_>) {
         if let (Some(keeper), Some(error)) = (&self.plan.failures, view.sample.error) {
             keeper.keep(&Capture {
@@ -682,7 +697,7 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<
     for (start, end) in windows {
         tokio::time::sleep_until(start.into()).await;
         let _active = ActiveGuard::new(&worker);
-        let in_window = || end.is_none_or(|end| Instant::now() < end);
+        let in_window = || end.is_none_or(|end| Instant::now() < end) && !worker.past_cutoff();
         if let Some(journey) = &mut journey {
             while in_window() && journey.iterate(&*worker, None).await {}
             continue;
