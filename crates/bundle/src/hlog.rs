@@ -8,6 +8,21 @@ use hdrhistogram::Histogram;
 use std::io::{self, Write};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// A label as the log tags it: the format allows no separator or
+/// whitespace in a tag, so those become `_`.
+pub fn tag_of(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c == ',' || c.is_whitespace() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 pub struct HlogWriter<W: Write> {
     out: W,
     serializer: V2DeflateSerializer,
@@ -55,18 +70,7 @@ impl<W: Write> HlogWriter<W> {
             .map_err(|e| io::Error::other(format!("histogram serialisation failed: {e:?}")))?;
         let encoded = base64::engine::general_purpose::STANDARD.encode(&self.buffer);
         if let Some(tag) = tag {
-            // Tags may not contain separators or whitespace in the format.
-            let clean: String = tag
-                .chars()
-                .map(|c| {
-                    if c == ',' || c.is_whitespace() {
-                        '_'
-                    } else {
-                        c
-                    }
-                })
-                .collect();
-            write!(self.out, "Tag={clean},")?;
+            write!(self.out, "Tag={},", tag_of(tag))?;
         }
         // Interval_Max is informative, in milliseconds (max value divisor 1000).
         writeln!(

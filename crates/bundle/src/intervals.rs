@@ -4,8 +4,9 @@
 
 use crate::reader::{columns, finite, number, open_csv, whole_records};
 use crate::sample::ErrorKind;
-use crate::tally::Tally;
+use crate::tally::{Counts, Tally};
 use crate::{BundleError, INTERVALS};
+use hdrhistogram::Histogram;
 use headroom_analysis::LatencyStats;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -83,9 +84,36 @@ pub fn write_row(
     tally: &Tally,
     generator: &Generator,
 ) {
-    let c = &tally.counts;
-    let l = LatencyStats::of(&tally.response);
     let service = tally.service.mean() / 1000.0;
+    let row = RowFigures {
+        counts: &tally.counts,
+        response: &tally.response,
+        service_mean_ms: service,
+    };
+    write_figures(text, second, epoch_ms, length, label, &row, generator);
+}
+
+/// A row's figures when no service-time histogram is at hand (a merge of
+/// shards has each shard's mean only).
+pub struct RowFigures<'a> {
+    pub counts: &'a Counts,
+    pub response: &'a Histogram<u64>,
+    pub service_mean_ms: f64,
+}
+
+/// Appends one row of `figures` to `text`.
+pub fn write_figures(
+    text: &mut String,
+    second: u64,
+    epoch_ms: u64,
+    length: Duration,
+    label: &str,
+    figures: &RowFigures<'_>,
+    generator: &Generator,
+) {
+    let c = figures.counts;
+    let l = LatencyStats::of(figures.response);
+    let service = figures.service_mean_ms;
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let ttfb = if c.ttfb_count == 0 {
         0.0

@@ -198,6 +198,8 @@ pub fn import(
         summary: None,
         measurement: None,
         save_failures: None,
+        shard: None,
+        merged: None,
         files: Files::new(false),
     };
     manifest.scenario["jmeter_dashboard"] = jmeter_dashboard(&samples, &labels, apdex);

@@ -32,6 +32,7 @@ pub mod jtl;
 pub mod jtl_import;
 pub mod jtl_read;
 pub mod manifest;
+pub mod merge;
 pub mod reader;
 pub mod recovery;
 pub mod resources;

@@ -86,7 +86,69 @@ pub struct Manifest {
     /// Failed exchanges kept per label (`--save-failures`; 0: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub save_failures: Option<u32>,
+    /// One shard of a run split over several generators (`--shard`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+    /// A run merged from its shards (`headroom merge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<MergeRecord>,
     pub files: Files,
+}
+
+/// A shard's place in the split run, its planned start and its clock.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord {
+    /// From 0.
+    pub index: u32,
+    pub count: u32,
+    /// The start every shard was given (`--start-at`, or `--start-in`
+    /// from the barrier), RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+    /// This generator's clock against a reference all shards share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockRecord>,
+}
+
+/// How far this machine's clock is from a common reference.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClockRecord {
+    /// What was asked: `agent HOST:PORT` or `Date header of URL`.
+    pub reference: String,
+    /// The reference's time minus this machine's, in ms.
+    pub offset_ms: f64,
+    /// The offset is known to within this many ms either way.
+    pub uncertainty_ms: f64,
+}
+
+/// What `headroom merge` made this bundle from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MergeRecord {
+    pub shards: Vec<MergedShard>,
+    /// Why the figures are not the whole planned run (empty: they are).
+    pub partial: Vec<String>,
+    /// A shard that started later than this after the planned start (or
+    /// the first shard) counts as late.
+    pub tolerance_ms: f64,
+}
+
+/// One shard as the merge found it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MergedShard {
+    pub index: u32,
+    pub dir: String,
+    pub hostname: String,
+    pub status: String,
+    pub started_at: String,
+    /// After the planned start (or the earliest shard), in ms.
+    pub late_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<f64>,
+    pub count: u64,
+    pub errors: u64,
+    pub warnings: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<headroom_monitor::Fingerprint>,
 }
 
 /// The measured part of a run that began with a warm-up.

@@ -214,6 +214,8 @@ mod tests {
             summary: None,
             measurement: None,
             save_failures: None,
+            shard: None,
+            merged: None,
             files: Files::new(false),
         }
     }

@@ -50,6 +50,11 @@ pub enum Command {
         mut_arg("max_vus", |a| a.hide(true).requires(clap::builder::Resettable::Reset)),
         mut_arg("ramp_up", |a| a.hide(true)),
         mut_arg("jtl", |a| a.hide(true)),
+        mut_arg("shard", |a| a.hide(true)),
+        mut_arg("shards", |a| a.hide(true)),
+        mut_arg("start_at", |a| a.hide(true)),
+        mut_arg("start_in", |a| a.hide(true)),
+        mut_arg("barrier", |a| a.hide(true)),
         mut_arg("fail_if", |a| a.help("Exit 1 when the search's answer meets this, e.g. 'users<40', 'rps<25', 'apdex<0.85', 'p95>2s' (figures at the capacity; repeatable)")),
         mut_arg("junit", |a| a.help("Write the search as JUnit XML (a test case for the search and one per --fail-if criterion) to FILE, for CI"))
     )]
@@ -60,6 +65,10 @@ pub enum Command {
     /// per label, with the significance of each change and the environment differences.
     #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
+    /// Merge the bundles of a run split with --shard into one: exact percentiles and Apdex,
+    /// seconds aligned on the wall clock, partial when a shard is missing, late or starved.
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
     /// The reference LMS site: create a dataset, serve it, write its journey, run a cluster.
     #[command(subcommand, after_help = TESTBED_EXAMPLES)]
     Testbed(TestbedCommand),
@@ -407,6 +416,13 @@ pub struct CompareArgs {
     pub output: Option<PathBuf>,
 }
 
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  headroom run journey.yaml -c 3000 -d 10m --shard 2/8 --start-at 2026-12-01T10:00:00Z --out runs/big/shard-2
+  srun -n 8 headroom run journey.yaml -c 3000 -d 10m --shard auto --start-at \"$START\" --out 'runs/big/shard-{index}'
+  headroom merge runs/big/shard-* --out runs/big/merged
+  headroom report runs/big/merged";
+
 const TESTBED_EXAMPLES: &str = "\
 Examples:
   headroom testbed init --size s --db sqlite:lms.db
@@ -615,7 +631,70 @@ pub struct LoadArgs {
     pub label: Option<String>,
 
     #[command(flatten)]
+    pub shard: ShardArgs,
+
+    #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// One shard of a run split over several generators, and when it starts.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ShardArgs {
+    /// Run one shard of the load, INDEX/COUNT numbered from 0 (e.g. 2/8), or 'auto': from
+    /// Slurm (SLURM_PROCID, SLURM_NTASKS), a Kubernetes Indexed Job (JOB_COMPLETION_INDEX,
+    /// with --shards) or HEADROOM_SHARD=I/N. '{index}' in --out becomes the index.
+    #[arg(long, value_name = "I/N|auto", help_heading = "Sharded runs")]
+    pub shard: Option<String>,
+
+    /// With --shard auto in a Kubernetes Indexed Job: the number of shards (its completions).
+    #[arg(long, value_name = "N", requires = "shard", value_parser = clap::value_parser!(u32).range(1..=100_000), help_heading = "Sharded runs")]
+    pub shards: Option<u32>,
+
+    /// Start the load at this moment, RFC 3339 (e.g. 2026-12-01T10:00:00Z), so that shards
+    /// on several machines start together.
+    #[arg(long, value_name = "TIME", value_parser = start_time, conflicts_with = "start_in", help_heading = "Sharded runs")]
+    pub start_at: Option<std::time::SystemTime>,
+
+    /// Start this long after the first shard reached --barrier, e.g. 30s.
+    #[arg(long, value_parser = duration, requires = "barrier", help_heading = "Sharded runs")]
+    pub start_in: Option<Duration>,
+
+    /// With --start-in: a file on storage every shard shares (NFS, a Kubernetes volume); the
+    /// first shard to arrive writes the start into it. A directory gets 'headroom-start' inside.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "start_in",
+        help_heading = "Sharded runs"
+    )]
+    pub barrier: Option<PathBuf>,
+}
+
+fn start_time(text: &str) -> Result<std::time::SystemTime, String> {
+    humantime::parse_rfc3339_weak(text.trim()).map_err(|_| {
+        format!("'{text}' is not a time: write it in RFC 3339, e.g. 2026-12-01T10:00:00Z (UTC) or 2026-12-01T10:00:00.500Z")
+    })
+}
+
+/// `headroom merge`: the shards of one split run as one bundle.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' bundles (their --out), e.g. runs/big/shard-*.
+    #[arg(required = true, value_name = "SHARD")]
+    pub shards: Vec<PathBuf>,
+
+    /// The merged bundle's directory.
+    #[arg(long)]
+    pub out: PathBuf,
+
+    /// A shard that started later than this after the planned start (or the first shard)
+    /// makes the merged run partial.
+    #[arg(long, value_parser = duration, default_value = "1s")]
+    pub tolerance: Duration,
+
+    /// Print the merged summary as one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Flags shared by `load` and `run`: TLS, Apdex, outputs, criteria, generator.
@@ -799,6 +878,9 @@ pub struct RunArgs {
     /// One throughput cap (requests) shared by all users, e.g. 180/min.
     #[arg(long, value_parser = rate, conflicts_with = "rate")]
     pub throughput: Option<Rate>,
+
+    #[command(flatten)]
+    pub shard: ShardArgs,
 
     #[command(flatten)]
     pub common: CommonArgs,

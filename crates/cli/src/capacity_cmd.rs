@@ -40,6 +40,13 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
+    if load.shard.shard.is_some() || load.shard.start_at.is_some() || load.shard.start_in.is_some()
+    {
+        eprintln!(
+            "headroom: capacity cannot be sharded (--shard, --start-at, --start-in): each level's answer depends on the one before; shard a run at the users you want (headroom run or load --shard) and merge it"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     if !load.common.fault.is_empty() {
         eprintln!(
             "headroom: capacity runs no faults (--fault): a fault belongs to one run; run `headroom load --fault` at the users you want to disturb, or an experiment with faults:"
@@ -118,6 +125,7 @@ async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Pr
             ramp_up: load.ramp_up,
             think: load.think,
             throughput: load.throughput,
+            shard: crate::args::ShardArgs::default(),
             common: load.common,
         })
         .await

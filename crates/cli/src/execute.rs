@@ -44,6 +44,8 @@ pub struct Prepared {
     pub target: String,
     /// The line printed before the run starts.
     pub description: String,
+    /// When the load starts (`--start-at`, `--start-in`); now when `None`.
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 /// Runs `prepare` (which may fail as usage or cannot-run), then the run.
@@ -366,6 +368,8 @@ pub fn manifest(
         summary: None,
         measurement: None,
         save_failures: Some(common.save_failures),
+        shard: None,
+        merged: None,
         files: Files::new(common.jtl),
     })
 }
@@ -406,6 +410,12 @@ async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitC
                 eprintln!("headroom doctor ({}): {}", host.agent, finding.message);
             }
         }
+    }
+    let mut prepared = prepared;
+    if !crate::shard::wait_for_start(&mut prepared, common.agent_token.as_deref(), common.quiet)
+        .await
+    {
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     let interrupt = interrupt_on_signal();
     let on_progress = |p: &Progress| {

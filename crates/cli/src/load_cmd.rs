@@ -137,6 +137,7 @@ pub fn describe_profile(
 
 pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
     let common = &args.common;
+    let shard = crate::shard::resolve(&args.shard)?;
     let request = request_spec(&args).map_err(Failure::Usage)?;
     let profile = profile(&args).map_err(Failure::Usage)?;
     let apdex = apdex(common)?;
@@ -195,7 +196,7 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
         args.url,
         describe_profile(&profile, &think, args.throughput)
     );
-    Ok(Prepared {
+    let mut prepared = Prepared {
         plan: EnginePlan::new(
             Workload::Url {
                 connector: Arc::new(connector),
@@ -225,5 +226,8 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
         },
         target: args.url.url.clone(),
         description,
-    })
+        start_at: None,
+    };
+    crate::shard::apply(&mut prepared, shard, &args.shard, common.out.is_some())?;
+    Ok(prepared)
 }

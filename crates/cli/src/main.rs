@@ -13,11 +13,13 @@ mod experiment_cmd;
 mod jmx_input;
 mod jtl_input;
 mod load_cmd;
+mod merge_cmd;
 mod report_cmd;
 mod run_cmd;
 mod scenario_cmd;
 mod scenario_har;
 mod scenario_try;
+mod shard;
 mod signals;
 mod testbed_cmd;
 
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         args::Command::Demo(demo) => demo::run(demo),
         args::Command::Testbed(command) => testbed_cmd::run(command),
         args::Command::Compare(compare) => compare_cmd::run(compare),
+        args::Command::Merge(merge) => merge_cmd::run(merge),
         args::Command::Report(report) => report_cmd::run(report),
         args::Command::Capacity(capacity) => capacity_cmd::run(*capacity),
         args::Command::Experiment(experiment) => experiment_cmd::run(experiment),

@@ -81,11 +81,16 @@ fn profile(args: &RunArgs, scenario: &Scenario) -> anyhow::Result<(Profile, Opti
 
 pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
     let common = &args.common;
+    let shard = crate::shard::resolve(&args.shard)?;
     let properties = crate::jmx_input::properties(&args.jmeter_property)
         .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
-    let scenario =
+    let mut scenario =
         crate::jmx_input::scenario(&args.file, args.target.as_ref(), &properties, args.strict)
             .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
+    if let (Some(shard), Some(data)) = (shard, scenario.data.as_mut()) {
+        data.keep_shard_rows(shard)
+            .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
+    }
     let (profile, iterations) = profile(&args, &scenario).map_err(Failure::Usage)?;
     let apdex = apdex(common)?;
     let population = profile.population();
@@ -179,7 +184,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
     let check_names = scenario.checks.clone();
     let timeout = scenario.timeout;
     let journey = JourneyPlan::new(scenario, connectors, iterations, think);
-    Ok(Prepared {
+    let mut prepared = Prepared {
         plan: EnginePlan::new(
             Workload::Journey(Arc::new(journey)),
             profile,
@@ -204,5 +209,8 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         },
         target,
         description,
-    })
+        start_at: None,
+    };
+    crate::shard::apply(&mut prepared, shard, &args.shard, common.out.is_some())?;
+    Ok(prepared)
 }

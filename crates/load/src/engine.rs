@@ -19,6 +19,7 @@ use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
 use crate::scenario::observe::{Observe, StepView};
 use crate::scenario::runner::{Journey, JourneyHost, JourneyPlan};
+use crate::shard::Shard;
 use crate::stages::Stages;
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_bundle::failures::BODY_LIMIT;
@@ -88,6 +89,8 @@ pub struct EnginePlan {
     /// Keeps the first failed exchanges of each label (`--save-failures`);
     /// set by [`crate::run::run`].
     pub failures: Option<Arc<FailureKeeper>>,
+    /// The part of the run this generator runs (`--shard`; the whole by default).
+    pub shard: Shard,
     /// Workers through a scenario's `before:` phase, and when the last was.
     before_done: watch::Sender<BeforeDone>,
 }
@@ -128,6 +131,7 @@ impl EnginePlan {
             jtl: None,
             run_start: Instant::now(),
             failures: None,
+            shard: Shard::WHOLE,
             before_done: watch::channel(BeforeDone::default()).0,
         }
     }
@@ -153,8 +157,8 @@ impl EnginePlan {
 
     /// Worker threads actually used: no more than there are users to spread.
     pub fn worker_count(&self) -> usize {
-        self.threads
-            .clamp(1, self.profile.population().max(1) as usize)
+        let mine = self.shard.share(u64::from(self.profile.population()));
+        self.threads.clamp(1, mine.max(1) as usize)
     }
 }
 
@@ -217,6 +221,7 @@ impl Pacer {
 }
 
 /// When arrivals are due, as offsets from the run's start.
+#[derive(Clone)]
 enum ArrivalSchedule {
     /// Arrival `n` at `n * period`.
     Constant(Duration),
@@ -231,13 +236,15 @@ struct Arrivals {
     schedule: ArrivalSchedule,
     worker: u64,
     workers: u64,
+    /// Arrivals are numbered as in one unsplit run; this shard's are its share.
+    shard: Shard,
     end: Instant,
 }
 
 impl Arrivals {
     /// When this worker's `k`-th arrival is due, if before the end.
     fn due(&self, k: u64) -> Option<Instant> {
-        let n = k * self.workers + self.worker;
+        let n = self.shard.global(k * self.workers + self.worker);
         let offset = match &self.schedule {
             ArrivalSchedule::Constant(period) => Some(period.mul_f64(n as f64)),
             ArrivalSchedule::Ramping(stages) => stages.arrival_time(n as f64),
@@ -346,26 +353,32 @@ fn run_worker(
             return;
         }
     };
+    // Under a throughput cap, the generators' first slots interleave.
+    let first_slot = plan.shard.global(index as u64) as f64;
     let (requests_left, pacer, arrivals) = match plan.profile {
         Profile::Closed {
             users, requests, ..
         } => {
-            let my_users = share(users as u64, workers, index);
+            let my_users = share(plan.shard.share(users as u64), workers, index);
             let pacer = plan.throughput_cap.map(|cap| {
                 let my_rate = cap.per_second * my_users as f64 / users as f64;
                 let period = Duration::from_secs_f64(1.0 / my_rate);
                 Pacer {
-                    next: Cell::new(plan.run_start + cap.period().mul_f64(index as f64)),
+                    next: Cell::new(plan.run_start + cap.period().mul_f64(first_slot)),
                     period,
                 }
             });
-            (requests.map(|n| share(n, workers, index)), pacer, None)
+            (
+                requests.map(|n| share(plan.shard.share(n), workers, index)),
+                pacer,
+                None,
+            )
         }
         Profile::RampingUsers { .. } => {
             let peak = plan.profile.population();
-            let my_users = share(peak as u64, workers, index);
+            let my_users = share(plan.shard.share(peak as u64), workers, index);
             let pacer = plan.throughput_cap.map(|cap| Pacer {
-                next: Cell::new(plan.run_start + cap.period().mul_f64(index as f64)),
+                next: Cell::new(plan.run_start + cap.period().mul_f64(first_slot)),
                 period: Duration::from_secs_f64(peak as f64 / (cap.per_second * my_users as f64)),
             });
             (None, pacer, None)
@@ -377,6 +390,7 @@ fn run_worker(
                 schedule: ArrivalSchedule::Constant(rate.period()),
                 worker: index as u64,
                 workers: workers as u64,
+                shard: plan.shard,
                 end: plan.run_start + duration,
             };
             (None, None, Some(arrivals))
@@ -388,6 +402,7 @@ fn run_worker(
                 schedule: ArrivalSchedule::Ramping(stages.clone()),
                 worker: index as u64,
                 workers: workers as u64,
+                shard: plan.shard,
                 end: plan.run_start + stages.total(),
             };
             (None, None, Some(arrivals))
@@ -397,7 +412,8 @@ fn run_worker(
     let population = plan.profile.population();
     let timer = if scheduled {
         let _context = runtime.enter();
-        PreciseTimer::new(share(population as u64, workers, index) as usize + 1).ok()
+        let mine = plan.shard.share(population as u64);
+        PreciseTimer::new(share(mine, workers, index) as usize + 1).ok()
     } else {
         None
     };
@@ -442,13 +458,19 @@ async fn control(
     worker.recorder.borrow_mut().cutoff = plan.profile.duration().map(|d| origin + d);
     let mut vus = JoinSet::new();
     let mut spawned: u32 = 0;
-    let vu_number = |local: u32| local * workers as u32 + index as u32 + 1;
+    // Users are numbered as in one unsplit run: this worker's `local`-th
+    // is the shard's `local * workers + index`-th.
+    let global = |local: u32| {
+        plan.shard
+            .global(u64::from(local) * workers as u64 + index as u64)
+    };
+    let vu_number = |local: u32| global(local) as u32 + 1;
+    let shard_population = plan.shard.share(u64::from(plan.profile.population()));
     let max_local_vus = match &plan.profile {
         Profile::Closed { users, ramp_up, .. } => {
-            let mine = share(*users as u64, workers, index) as u32;
+            let mine = share(plan.shard.share(*users as u64), workers, index) as u32;
             for local in 0..mine {
-                let global = local as usize * workers + index;
-                let start = origin + ramp_up.mul_f64(global as f64 / *users as f64);
+                let start = origin + ramp_up.mul_f64(global(local) as f64 / *users as f64);
                 vus.spawn_local(closed_user(
                     worker.clone(),
                     vu_number(local),
@@ -459,11 +481,10 @@ async fn control(
             mine
         }
         Profile::RampingUsers { stages } => {
-            let mine = share(plan.profile.population() as u64, workers, index) as u32;
+            let mine = share(shard_population, workers, index) as u32;
             for local in 0..mine {
-                let global = local * workers as u32 + index as u32;
                 let windows = stages
-                    .windows(global)
+                    .windows(global(local) as u32)
                     .into_iter()
                     .map(|(start, end)| (origin + start, Some(origin + end)))
                     .collect();
@@ -473,13 +494,13 @@ async fn control(
             mine
         }
         Profile::Open { .. } | Profile::RampingRate { .. } => {
-            let max_local = share(plan.profile.population() as u64, workers, index) as u32;
+            let max_local = share(shard_population, workers, index) as u32;
             let peak_rate = match &plan.profile {
                 Profile::Open { rate, .. } => rate.per_second,
                 Profile::RampingRate { stages, .. } => stages.peak(),
                 _ => 0.0,
             };
-            let my_rate = peak_rate / workers as f64;
+            let my_rate = peak_rate / workers as f64 / f64::from(plan.shard.count);
             let initial = ((my_rate * 0.1).ceil() as u32 + 1).min(max_local);
             for _ in 0..initial {
                 vus.spawn_local(open_user(worker.clone(), vu_number(spawned)));
@@ -564,8 +585,13 @@ async fn before_phase(
     };
     let mut vus = JoinSet::new();
     let first_vu = plan.profile.population();
-    for local in 0..share(u64::from(plan.before_users()), workers, index) as u32 {
-        let vu = first_vu + local * workers as u32 + index as u32 + 1;
+    let mine = plan.shard.share(u64::from(plan.before_users()));
+    for local in 0..share(mine, workers, index) as u32 {
+        let vu = first_vu
+            + plan
+                .shard
+                .global(u64::from(local) * workers as u64 + index as u64) as u32
+            + 1;
         let (worker, journey) = (worker.clone(), journey.clone());
         vus.spawn_local(async move {
             tokio::time::sleep_until(worker.plan.run_start.into()).await;
@@ -923,10 +949,58 @@ mod tests {
             schedule: ArrivalSchedule::Constant(Duration::from_millis(10)),
             worker: 0,
             workers: 1,
+            shard: Shard::WHOLE,
             end: start + Duration::from_millis(100),
         };
         let times: Vec<_> = std::iter::from_fn(|| arrivals.claim()).collect();
         assert_eq!(times.len(), 10);
         assert_eq!(times[3] - start, Duration::from_millis(30));
+    }
+
+    /// 4 shards of 2 workers each send exactly the unsplit run's arrivals:
+    /// no gap, no double, each shard a quarter.
+    #[test]
+    fn sharded_arrivals_interleave_into_the_whole_schedule() {
+        let start = Instant::now();
+        let end = start + Duration::from_millis(1000);
+        for schedule in [
+            ArrivalSchedule::Constant(Duration::from_micros(2500)),
+            ArrivalSchedule::Ramping(Stages(vec![crate::stages::Stage {
+                duration: Duration::from_secs(1),
+                target: 800.0,
+            }])),
+        ] {
+            let whole = Arrivals {
+                next: Cell::new(0),
+                start,
+                schedule: schedule.clone(),
+                worker: 0,
+                workers: 1,
+                shard: Shard::WHOLE,
+                end,
+            };
+            let expected: Vec<_> = std::iter::from_fn(|| whole.claim()).collect();
+            let mut merged = Vec::new();
+            for index in 0..4 {
+                let mut mine = 0;
+                for worker in 0..2 {
+                    let part = Arrivals {
+                        next: Cell::new(0),
+                        start,
+                        schedule: schedule.clone(),
+                        worker,
+                        workers: 2,
+                        shard: Shard::new(index, 4).unwrap(),
+                        end,
+                    };
+                    let times: Vec<_> = std::iter::from_fn(|| part.claim()).collect();
+                    mine += times.len();
+                    merged.extend(times);
+                }
+                assert!(mine.abs_diff(expected.len() / 4) <= 1, "{mine}");
+            }
+            merged.sort();
+            assert_eq!(merged, expected);
+        }
     }
 }

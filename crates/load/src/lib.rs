@@ -18,6 +18,7 @@ pub mod profile;
 pub mod recorder;
 pub mod run;
 pub mod scenario;
+pub mod shard;
 pub mod stages;
 pub mod target;
 pub mod yaml;

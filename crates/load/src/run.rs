@@ -30,7 +30,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Time between preparing the run and its first request, so every worker
 /// thread is up before the schedule begins.
-const STARTUP_LEAD: Duration = Duration::from_millis(30);
+pub const STARTUP_LEAD: Duration = Duration::from_millis(30);
 /// A worker thread this busy on average could not keep up.
 const SATURATED: f64 = 0.90;
 /// A worker that waited for a CPU this share of the run was starved.

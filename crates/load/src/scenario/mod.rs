@@ -120,6 +120,34 @@ pub struct DataSpec {
     pub recycle: bool,
 }
 
+impl DataSpec {
+    /// Keeps this shard's rows of a file shared by all VUs: row `n` goes to
+    /// shard `n mod N`, so two shards never use the same row (two
+    /// generators never log the same user in at once). A file read by each
+    /// VU from its start (`share: vu`) is left whole.
+    pub fn keep_shard_rows(&mut self, shard: crate::shard::Shard) -> Result<(), String> {
+        if !self.shared || shard.is_whole() {
+            return Ok(());
+        }
+        let total = self.rows.len();
+        let mut n = 0u64;
+        self.rows.retain(|_| {
+            n += 1;
+            shard.owns(n - 1)
+        });
+        if self.rows.is_empty() {
+            return Err(format!(
+                "{} has {total} data row(s) for {} shards: shard {shard} would have none. Each shard \
+                 takes its own rows (row n goes to shard n mod {}); add rows or use fewer shards",
+                self.file.display(),
+                shard.count,
+                shard.count
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Body {
     None,

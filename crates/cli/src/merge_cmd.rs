@@ -1,0 +1,77 @@
+//! `headroom merge SHARD... --out DIR`: the shards of a split run as one
+//! bundle (the merge itself is `headroom_bundle::merge`), then its summary.
+
+use crate::args::MergeArgs;
+use crate::execute::{EXIT_CANNOT_RUN, EXIT_USAGE};
+use headroom_bundle::merge::{merge, MergeRequest};
+use headroom_bundle::BundleError;
+use headroom_report::{json_summary, render_summary, ReportInput};
+use std::process::ExitCode;
+
+pub fn run(args: MergeArgs) -> ExitCode {
+    let request = MergeRequest {
+        shards: &args.shards,
+        out: &args.out,
+        tolerance: args.tolerance,
+        command_line: std::env::args().collect(),
+    };
+    let manifest = match merge(&request) {
+        Ok(m) => m,
+        Err(e @ (BundleError::Exists { .. } | BundleError::Io { .. })) => {
+            eprintln!("headroom: {e}");
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
+        Err(e) => {
+            eprintln!("headroom: cannot merge: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let Some(summary) = &manifest.summary else {
+        return ExitCode::from(EXIT_CANNOT_RUN);
+    };
+    let input = ReportInput {
+        status: manifest.status,
+        bundle: &args.out,
+        target: &manifest.target,
+        summary,
+        warnings: &[],
+        verdicts: &[],
+        label_order: &manifest.labels,
+    };
+    let record = manifest.merged.as_ref();
+    if args.json {
+        println!("{}", json_summary(&input));
+    } else {
+        let shards = record.map_or(0, |r| r.shards.len());
+        println!(
+            "headroom merge: {shards} shard(s) into {}",
+            args.out.display()
+        );
+        for shard in record.map(|r| r.shards.as_slice()).unwrap_or_default() {
+            println!(
+                "  shard {}: {} requests, {} errors, {} on {}, started {:+.0} ms{}",
+                shard.index,
+                shard.count,
+                shard.errors,
+                shard.status,
+                if shard.hostname.is_empty() {
+                    "?"
+                } else {
+                    &shard.hostname
+                },
+                shard.late_ms,
+                shard
+                    .clock_offset_ms
+                    .map(|o| format!(", clock {o:+.1} ms from the reference"))
+                    .unwrap_or_default()
+            );
+        }
+        print!("{}", render_summary(&input));
+    }
+    for warning in &manifest.warnings {
+        if let Some(message) = warning.get("message").and_then(|m| m.as_str()) {
+            eprintln!("headroom: warning: {message}");
+        }
+    }
+    ExitCode::SUCCESS
+}

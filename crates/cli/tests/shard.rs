@@ -1,0 +1,509 @@
+//! Sharded runs (`--shard i/N`, `--start-at`) and `headroom merge`: the
+//! shards of one run add up to the run, the merged percentiles are those
+//! of all the samples together, and a missing, killed or late shard makes
+//! the merge partial, named.
+
+mod support;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use support::*;
+
+/// An RFC 3339 time `from_now` ahead.
+fn start_in(from_now: Duration) -> String {
+    humantime::format_rfc3339_millis(SystemTime::now() + from_now).to_string()
+}
+
+fn spawn(args: &[&str]) -> Child {
+    headroom()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child, what: &str) -> String {
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(output.status.success(), "{what}: {stderr}");
+    stderr
+}
+
+/// A server whose response time varies from 1 to 12 ms, request by request.
+fn varied_server() -> TestServer {
+    let n = Arc::new(AtomicU64::new(0));
+    TestServer::start(move |_| Reply {
+        delay: Duration::from_millis(1 + n.fetch_add(1, Ordering::Relaxed) % 12),
+        ..Reply::default()
+    })
+}
+
+fn merge(out: &Path, shards: &[PathBuf], extra: &[&str]) -> std::process::Output {
+    let mut command = headroom();
+    command.arg("merge");
+    command.args(shards);
+    command.arg("--out").arg(out);
+    command.args(extra);
+    command.output().unwrap()
+}
+
+/// Every histogram of the shards' latency.hlog added: the reference the
+/// merged percentiles must equal.
+fn shards_histogram(shards: &[PathBuf]) -> hdrhistogram::Histogram<u64> {
+    let mut all = headroom_analysis::new_histogram();
+    for dir in shards {
+        headroom_bundle::reader::visit_hlog(dir, false, |tag, _, h| {
+            if tag.is_none() {
+                all.add(h).unwrap();
+            }
+        })
+        .unwrap();
+    }
+    all
+}
+
+/// The elapsed column (ms) of a JTL file.
+fn jtl_elapsed(path: &Path) -> Vec<u64> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let at = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "elapsed")
+        .unwrap();
+    reader
+        .records()
+        .map(|r| r.unwrap()[at].parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn four_shards_add_up_to_one_run_with_exact_percentiles() {
+    let _serial = serial();
+    let server = varied_server();
+    let url = server.url("/");
+    let dir = temp_dir("shards-closed");
+    std::fs::create_dir_all(&dir).unwrap();
+    let common = [
+        "-c",
+        "8",
+        "-n",
+        "1200",
+        "--threads",
+        "1",
+        "--apdex-t",
+        "5ms",
+        "-q",
+    ];
+    let whole = dir.join("whole");
+    let mut args = vec!["load", &url];
+    args.extend(common);
+    let whole_text = whole.to_string_lossy().to_string();
+    args.extend(["--out", &whole_text]);
+    let output = run(&args);
+    assert!(output.status.success(), "{}", text(&output));
+
+    let start = start_in(Duration::from_secs(3));
+    let pattern = dir.join("shard-{index}").to_string_lossy().to_string();
+    let children: Vec<Child> = (0..4)
+        .map(|i| {
+            let shard = format!("{i}/4");
+            let mut args = vec!["load", &url, "--shard", &shard, "--start-at", &start];
+            args.extend(common);
+            args.extend(["--jtl", "--out", &pattern]);
+            spawn(&args)
+        })
+        .collect();
+    for child in children {
+        finish(child, "a shard");
+    }
+    let shards: Vec<PathBuf> = (0..4).map(|i| dir.join(format!("shard-{i}"))).collect();
+    for (i, shard) in shards.iter().enumerate() {
+        let m = manifest(shard);
+        assert_eq!(m["summary"]["total"]["count"], 300, "shard {i}");
+        assert_eq!(m["shard"]["index"], i as u64);
+        assert_eq!(m["shard"]["start_at"].as_str().unwrap(), start);
+        let late = m["started_at"].as_str().unwrap();
+        let late = humantime::parse_rfc3339_weak(late).unwrap();
+        let planned = humantime::parse_rfc3339_weak(&start).unwrap();
+        let gap = late.duration_since(planned).unwrap_or_default();
+        assert!(
+            gap < Duration::from_millis(300),
+            "shard {i} began {gap:?} late"
+        );
+    }
+
+    let merged = dir.join("merged");
+    let output = merge(&merged, &shards, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let m = manifest(&merged);
+    let total = &m["summary"]["total"];
+    assert_eq!(total["count"], 1200);
+    assert_eq!(
+        manifest(&whole)["summary"]["total"]["count"],
+        1200,
+        "the same load as one run"
+    );
+    assert_eq!(m["profile"]["users"], 8, "the whole run's profile");
+    // Percentiles: those of every shard's histogram added, exactly.
+    let reference = shards_histogram(&shards);
+    for (key, q) in [
+        ("p50_ms", 50.0),
+        ("p90_ms", 90.0),
+        ("p95_ms", 95.0),
+        ("p99_ms", 99.0),
+    ] {
+        let expected = reference.value_at_percentile(q) as f64 / 1000.0;
+        assert!(
+            (ms(&total[key]) - expected).abs() < 0.0015,
+            "{key}: {} vs {expected}",
+            total[key]
+        );
+    }
+    // And, independently, within the JTL's millisecond resolution of the
+    // percentiles of the shards' raw samples concatenated.
+    let mut elapsed: Vec<u64> = shards
+        .iter()
+        .flat_map(|s| jtl_elapsed(&s.join("samples.jtl")))
+        .collect();
+    elapsed.sort();
+    assert_eq!(elapsed.len(), 1200);
+    for (key, q) in [("p50_ms", 0.50), ("p90_ms", 0.90), ("p99_ms", 0.99)] {
+        let rank = ((q * elapsed.len() as f64).ceil() as usize).max(1) - 1;
+        let raw = elapsed[rank] as f64;
+        assert!(
+            (ms(&total[key]) - raw).abs() <= 1.0 + raw * 0.01,
+            "{key}: merged {} vs the samples' {raw}",
+            total[key]
+        );
+    }
+    assert_eq!(jtl_elapsed(&merged.join("samples.jtl")).len(), 1200);
+    // Apdex: the shards' zone counts summed, exactly.
+    for zone in ["apdex_satisfied", "apdex_tolerating", "apdex_frustrated"] {
+        let sum: u64 = shards
+            .iter()
+            .map(|s| manifest(s)["summary"]["total"][zone].as_u64().unwrap())
+            .sum();
+        assert_eq!(total[zone].as_u64().unwrap(), sum, "{zone}");
+    }
+    let seconds: u64 = interval_totals(&merged).iter().map(|(_, n)| n).sum();
+    assert_eq!(seconds, 1200, "intervals.csv adds up");
+    assert_eq!(m["merged"]["shards"].as_array().unwrap().len(), 4);
+    // On 2 cores, four generators beside the server may be starved: then,
+    // and only then, is the merge partial.
+    for reason in m["merged"]["partial"].as_array().unwrap() {
+        assert!(reason.as_str().unwrap().contains("starved"), "{reason}");
+    }
+    // The merged bundle reads like any other: report and compare.
+    let html = dir.join("merged.html");
+    let output = run(&[
+        "report",
+        &merged.to_string_lossy(),
+        "-o",
+        &html.to_string_lossy(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let output = run(&[
+        "compare",
+        &whole.to_string_lossy(),
+        &merged.to_string_lossy(),
+    ]);
+    assert!(output.status.code() != Some(2), "{}", text(&output));
+}
+
+/// An open-model rate over 4 shards: each sends a quarter, and together
+/// they send the whole schedule.
+#[test]
+fn an_open_rate_splits_into_quarters() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let url = server.url("/");
+    let dir = temp_dir("shards-open");
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = start_in(Duration::from_secs(3));
+    let pattern = dir.join("shard-{index}").to_string_lossy().to_string();
+    let children: Vec<Child> = (0..4)
+        .map(|i| {
+            let shard = format!("{i}/4");
+            spawn(&[
+                "load",
+                &url,
+                "--rate",
+                "400/s",
+                "-d",
+                "2s",
+                "--threads",
+                "1",
+                "--shard",
+                &shard,
+                "--start-at",
+                &start,
+                "--out",
+                &pattern,
+                "-q",
+            ])
+        })
+        .collect();
+    for child in children {
+        finish(child, "a shard");
+    }
+    let shards: Vec<PathBuf> = (0..4).map(|i| dir.join(format!("shard-{i}"))).collect();
+    for shard in &shards {
+        let count = manifest(shard)["summary"]["total"]["count"]
+            .as_u64()
+            .unwrap();
+        assert!((198..=200).contains(&count), "a shard sent {count} of 800");
+    }
+    let merged = dir.join("merged");
+    let output = merge(&merged, &shards, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let count = manifest(&merged)["summary"]["total"]["count"]
+        .as_u64()
+        .unwrap();
+    assert!((794..=800).contains(&count), "{count}");
+    assert_eq!(manifest(&merged)["profile"]["rate_per_s"], 400.0);
+}
+
+/// A data file shared by all users: each shard takes its own rows, so no
+/// row (user) is used by two shards.
+#[test]
+fn shards_take_their_own_data_rows() {
+    let _serial = serial();
+    let seen: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let server = TestServer::start(move |r| {
+        s.lock().unwrap().push(r.param("u").unwrap_or_default());
+        Reply::default()
+    });
+    let dir = temp_dir("shards-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let rows: String = (1..=8).map(|i| format!("student{i}\n")).collect();
+    std::fs::write(dir.join("users.csv"), rows).unwrap();
+    let scenario = dir.join("journey.yaml");
+    std::fs::write(
+        &scenario,
+        "data:\n  file: users.csv\n  columns: [user]\n  on_end: stop\nsteps:\n  - label: login\n    path: /login?u=${user}\n",
+    )
+    .unwrap();
+    let (file, target) = (scenario.to_string_lossy().to_string(), server.url("/"));
+    let pattern = dir.join("shard-{index}").to_string_lossy().to_string();
+    for i in 0..4 {
+        let shard = format!("{i}/4");
+        let output = run(&[
+            "run",
+            &file,
+            "--target",
+            &target,
+            "-c",
+            "8",
+            "--iterations",
+            "1",
+            "--shard",
+            &shard,
+            "--out",
+            &pattern,
+            "-q",
+        ]);
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 8, "{seen:?}");
+    let distinct: HashSet<&String> = seen.iter().collect();
+    assert_eq!(distinct.len(), 8, "a row was used by two shards: {seen:?}");
+    // More shards than rows: refused, naming the file.
+    let output = run(&[
+        "run",
+        &file,
+        "--target",
+        &target,
+        "-c",
+        "9",
+        "--iterations",
+        "1",
+        "--shard",
+        "8/9",
+        "-q",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("has 8 data row(s) for 9 shards"),
+        "{}",
+        text(&output)
+    );
+}
+
+/// A shard killed mid-run, one started 3 s late and one never run: the
+/// merge says partial and names each; the complete shard's data is whole.
+#[test]
+fn killed_late_and_missing_shards_make_the_merge_partial() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply {
+        delay: Duration::from_millis(2),
+        ..Reply::default()
+    });
+    let url = server.url("/");
+    let dir = temp_dir("shards-partial");
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = start_in(Duration::from_secs(2));
+    let pattern = dir.join("shard-{index}").to_string_lossy().to_string();
+    let shard = |i: u32| {
+        let spec = format!("{i}/4");
+        spawn(&[
+            "load",
+            &url,
+            "-c",
+            "4",
+            "-d",
+            "4s",
+            "--threads",
+            "1",
+            "--shard",
+            &spec,
+            "--start-at",
+            &start,
+            "--out",
+            &pattern,
+            "-q",
+        ])
+    };
+    let complete = shard(0);
+    let mut killed = shard(1);
+    std::thread::sleep(Duration::from_secs(4));
+    // Shard 1 dies two seconds into the load.
+    killed.kill().unwrap();
+    let _ = killed.wait();
+    // Shard 2 arrives 3 s after the planned start, and starts at once.
+    std::thread::sleep(Duration::from_secs(1));
+    let late = shard(2);
+    finish(complete, "shard 0");
+    let late_text = finish(late, "shard 2");
+    assert!(late_text.contains("passed"), "{late_text}");
+
+    let shards: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("shard-{i}"))).collect();
+    let merged = dir.join("merged");
+    let output = merge(&merged, &shards, &["--tolerance", "1s"]);
+    assert!(output.status.success(), "{}", text(&output));
+    let m = manifest(&merged);
+    let partial: Vec<String> = m["merged"]["partial"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect();
+    let has = |needle: &str| partial.iter().any(|r| r.contains(needle));
+    assert!(has("shard 3/4 is missing"), "{partial:?}");
+    assert!(has("shard 1/4") && has("did not finish"), "{partial:?}");
+    assert!(
+        has("shard 2/4") && has("after the planned start"),
+        "{partial:?}"
+    );
+    assert!(!has("shard 0/4"), "{partial:?}");
+    assert!(text(&output).contains("partial"), "{}", text(&output));
+    // Shard 0's requests are all in, with shard 1's seconds and shard 2's.
+    let count = |dir: &Path| manifest(dir)["summary"]["total"]["count"].as_u64().unwrap();
+    let killed_rows: u64 = interval_totals(&shards[1]).iter().map(|(_, n)| n).sum();
+    assert!(killed_rows > 0, "the killed shard wrote its first seconds");
+    assert_eq!(
+        count(&merged),
+        count(&shards[0]) + killed_rows + count(&shards[2])
+    );
+    // The late shard's seconds are placed 3 s on: the merged run is longer.
+    assert!(
+        interval_totals(&merged).len() >= 7,
+        "{:?}",
+        interval_totals(&merged)
+    );
+}
+
+#[test]
+fn bad_shard_flags_and_merges_are_clear_errors() {
+    let _serial = serial();
+    let server = TestServer::start(|_| Reply::default());
+    let url = server.url("/");
+    let dir = temp_dir("shards-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let refused = |args: &[&str], needle: &str| {
+        let output = headroom()
+            .args(args)
+            .env_remove("SLURM_PROCID")
+            .env_remove("HEADROOM_SHARD")
+            .env_remove("JOB_COMPLETION_INDEX")
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert!(
+            text(&output).contains(needle),
+            "{args:?}: {}",
+            text(&output)
+        );
+    };
+    refused(&["load", &url, "--shard", "4/4"], "numbered 0 to 3");
+    refused(&["load", &url, "--shard", "auto"], "srun");
+    refused(
+        &["load", &url, "-c", "2", "--shard", "2/3"],
+        "would run no user",
+    );
+    refused(&["load", &url, "--out", "x-{index}"], "--shard");
+    refused(&["load", &url, "--start-at", "tomorrow"], "RFC 3339");
+    refused(&["capacity", &url, "--shard", "0/2"], "cannot be sharded");
+    let env_shard = headroom()
+        .args([
+            "load", &url, "-c", "2", "-n", "10", "--shard", "auto", "-q", "--out",
+        ])
+        .arg(dir.join("auto"))
+        .env("HEADROOM_SHARD", "1/2")
+        .output()
+        .unwrap();
+    assert!(env_shard.status.success(), "{}", text(&env_shard));
+    assert_eq!(manifest(&dir.join("auto"))["shard"]["index"], 1);
+    assert_eq!(manifest(&dir.join("auto"))["summary"]["total"]["count"], 5);
+
+    // Not shards, the same shard twice, nothing readable.
+    let plain = dir.join("plain");
+    let output = run(&[
+        "load",
+        &url,
+        "-n",
+        "5",
+        "-q",
+        "--out",
+        &plain.to_string_lossy(),
+    ]);
+    assert!(output.status.success());
+    let output = merge(&dir.join("m1"), std::slice::from_ref(&plain), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("is not a shard"),
+        "{}",
+        text(&output)
+    );
+    let auto = dir.join("auto");
+    let output = merge(&dir.join("m2"), &[auto.clone(), auto.clone()], &[]);
+    assert!(
+        text(&output).contains("give each shard's bundle once"),
+        "{}",
+        text(&output)
+    );
+    let output = merge(&dir.join("m3"), &[dir.join("nothing-here")], &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("no shard could be read"),
+        "{}",
+        text(&output)
+    );
+    // An existing merged bundle is not overwritten.
+    let output = merge(&dir.join("m4"), std::slice::from_ref(&auto), &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let output = merge(&dir.join("m4"), &[auto], &[]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(
+        text(&output).contains("already holds a run bundle"),
+        "{}",
+        text(&output)
+    );
+}
