@@ -131,6 +131,9 @@ fn run_section(html: &mut String, run: &RunData) {
              and checks were not kept.</p>"
         );
     }
+    if let Some(merged) = &run.manifest.merged {
+        merged_shards(html, merged);
+    }
     if let Some(m) = &run.manifest.measurement {
         let _ = writeln!(
             html,
@@ -904,6 +907,41 @@ pub(crate) fn fingerprint_table(
         );
     }
     html.push_str("</table></div>\n");
+}
+
+/// A run merged from shards: each shard's part, and why it is partial.
+fn merged_shards(html: &mut String, merged: &headroom_bundle::manifest::MergeRecord) {
+    let shards: Vec<String> = merged
+        .shards
+        .iter()
+        .map(|s| {
+            format!(
+                "shard {} on {}: {} requests, {}, started {:+.0} ms",
+                s.index,
+                if s.hostname.is_empty() {
+                    "?"
+                } else {
+                    &s.hostname
+                },
+                s.count,
+                s.status,
+                s.late_ms
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        html,
+        "<p>Merged from {} shards ({}).</p>",
+        merged.shards.len(),
+        escape(&shards.join("; "))
+    );
+    if !merged.partial.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p class=\"status-died\">Partial: {}</p>",
+            escape(&merged.partial.join(" "))
+        );
+    }
 }
 
 fn environment(html: &mut String, run: &RunData) {
