@@ -34,6 +34,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// The most shards a run may be split into (as `--shard` allows).
+const MOST_SHARDS: u32 = 10_000;
+
 /// Generator warnings that mean a shard sent less than its share.
 const STARVED_KINDS: [&str; 3] = [
     "generator_saturated",
@@ -57,6 +60,8 @@ struct ShardBundle {
     start_ms: f64,
     /// Its first second is the merged run's `shift`-th.
     shift: u64,
+    /// Requests its intervals.csv counts.
+    counted: u64,
 }
 
 /// One second and label of the merged run.
@@ -84,10 +89,21 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     shards.sort_by_key(|s| s.record.index);
     let count = shards[0].record.count;
     check_consistent(&shards)?;
-    for index in 0..count {
-        if !shards.iter().any(|s| s.record.index == index) {
+    let missing: Vec<u32> = (0..count)
+        .filter(|index| !shards.iter().any(|s| s.record.index == *index))
+        .collect();
+    match missing.as_slice() {
+        [] => {}
+        [index] => partial.push(format!(
+            "shard {index}/{count} is missing: its share of the load is not in the figures"
+        )),
+        many => {
+            let shown: Vec<String> = many.iter().take(10).map(u32::to_string).collect();
             partial.push(format!(
-                "shard {index}/{count} is missing: its share of the load is not in the figures"
+                "{} of {count} shards are missing ({}{}): their share of the load is not in the figures",
+                many.len(),
+                shown.join(", "),
+                if many.len() > 10 { ", ..." } else { "" }
             ));
         }
     }
@@ -133,9 +149,11 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     }
     let mut cells: BTreeMap<(u64, usize), Cell> = BTreeMap::new();
     let mut generators: BTreeMap<u64, SecondGenerator> = BTreeMap::new();
-    for shard in &shards {
-        add_intervals(shard, &label_index, &mut cells, &mut generators)?;
-        add_histograms(shard, &tag_index, &mut cells)?;
+    for shard in shards.iter_mut() {
+        let counted = add_intervals(shard, &label_index, &mut cells, &mut generators)?;
+        let timed = add_histograms(shard, &tag_index, &mut cells)?;
+        shard.counted = counted[0];
+        check_counts(shard, &labels, &counted, timed, &mut partial)?;
     }
 
     let merged_start_ms = reference.floor();
@@ -228,6 +246,16 @@ fn read_shards(
                  split with --shard i/N",
             ));
         };
+        if record.index >= record.count || record.count > MOST_SHARDS {
+            return Err(invalid(
+                &dir.join(MANIFEST),
+                format!(
+                    "says shard {} of {}, which no split run has (shards are 0 to count − 1, at \
+                     most {MOST_SHARDS}): the manifest is damaged",
+                    record.index, record.count
+                ),
+            ));
+        }
         if let Some(other) = shards.iter().find(|s| s.record.index == record.index) {
             return Err(invalid(
                 dir,
@@ -254,6 +282,7 @@ fn read_shards(
             record,
             start_ms: started,
             shift: 0,
+            counted: 0,
         });
     }
     if shards.is_empty() {
@@ -297,6 +326,53 @@ fn check_consistent(shards: &[ShardBundle]) -> Result<(), BundleError> {
                 "the label list",
                 first.manifest.labels.join(", "),
                 shard.manifest.labels.join(", "),
+            ));
+        }
+        let same_request = |m: &Manifest| {
+            let mut scenario = m.scenario.clone();
+            // Each shard records its own share of a data file's rows, and
+            // the file's path on its own host.
+            if let Some(object) = scenario.as_object_mut() {
+                object.remove("data");
+                object.remove("file");
+            }
+            (scenario, m.target.clone(), m.timeout_ms.to_bits())
+        };
+        if same_request(&shard.manifest) != same_request(&first.manifest) {
+            return Err(differ(
+                "what was sent (target, request or scenario, timeout)",
+                first.manifest.target.clone(),
+                shard.manifest.target.clone(),
+            ));
+        }
+        if (shard.manifest.apdex_t_ms, shard.manifest.apdex_f_ms)
+            != (first.manifest.apdex_t_ms, first.manifest.apdex_f_ms)
+        {
+            return Err(differ(
+                "the Apdex thresholds",
+                format!(
+                    "T {} ms, F {} ms",
+                    first.manifest.apdex_t_ms, first.manifest.apdex_f_ms
+                ),
+                format!(
+                    "T {} ms, F {} ms",
+                    shard.manifest.apdex_t_ms, shard.manifest.apdex_f_ms
+                ),
+            ));
+        }
+        if shard.record.start_at != first.record.start_at {
+            return Err(differ(
+                "the planned start",
+                first
+                    .record
+                    .start_at
+                    .clone()
+                    .unwrap_or_else(|| "none".into()),
+                shard
+                    .record
+                    .start_at
+                    .clone()
+                    .unwrap_or_else(|| "none".into()),
             ));
         }
         if shard.manifest.kind != first.manifest.kind
@@ -372,7 +448,9 @@ fn add_intervals(
     label_index: &HashMap<String, usize>,
     cells: &mut BTreeMap<(u64, usize), Cell>,
     generators: &mut BTreeMap<u64, SecondGenerator>,
-) -> Result<(), BundleError> {
+) -> Result<Vec<u64>, BundleError> {
+    // Per label index (0: the total).
+    let mut counted = vec![0u64; label_index.len()];
     let path = shard.dir.join(INTERVALS);
     let (mut reader, headers) = open_csv(&path)?;
     let at = |name: &str| headers.iter().position(|h| h == name);
@@ -406,7 +484,7 @@ fn add_intervals(
                 format!("line {line}: the label '{label}' is not in the manifest's labels"),
             ));
         };
-        let second = shard.shift + int("second")?;
+        let second = shard.shift.saturating_add(int("second")?);
         let cell = cells.entry((second, index)).or_insert_with(|| Cell {
             counts: Counts::default(),
             response: headroom_analysis::new_histogram(),
@@ -414,44 +492,48 @@ fn add_intervals(
             length_s: 0.0,
         });
         let count = int("count")?;
+        counted[index] = counted[index].saturating_add(count);
         let c = &mut cell.counts;
-        c.count += count;
-        c.errors += int("errors")?;
+        c.count = c.count.saturating_add(count);
+        c.errors = c.errors.saturating_add(int("errors")?);
         for (i, column) in kinds.iter().enumerate() {
             if let Some(column) = column {
                 let name = &headers[*column];
-                c.errors_by_kind[i] += int(name)?;
+                c.errors_by_kind[i] = c.errors_by_kind[i].saturating_add(int(name)?);
             }
         }
-        c.bytes_received += int("bytes_received")?;
-        c.bytes_sent += int("bytes_sent")?;
-        c.apdex.satisfied += int("apdex_satisfied")?;
-        c.apdex.tolerating += int("apdex_tolerating")?;
-        c.apdex.frustrated += int("apdex_frustrated")?;
+        c.bytes_received = c.bytes_received.saturating_add(int("bytes_received")?);
+        c.bytes_sent = c.bytes_sent.saturating_add(int("bytes_sent")?);
+        c.apdex.satisfied = c.apdex.satisfied.saturating_add(int("apdex_satisfied")?);
+        c.apdex.tolerating = c.apdex.tolerating.saturating_add(int("apdex_tolerating")?);
+        c.apdex.frustrated = c.apdex.frustrated.saturating_add(int("apdex_frustrated")?);
         let ttfb = float("ttfb_mean_ms")?;
         if ttfb > 0.0 {
-            c.ttfb_micros += (ttfb * 1000.0 * count as f64).round() as u64;
-            c.ttfb_count += count;
+            c.ttfb_micros = c
+                .ttfb_micros
+                .saturating_add((ttfb * 1000.0 * count as f64).round() as u64);
+            c.ttfb_count = c.ttfb_count.saturating_add(count);
         }
         cell.service_sum += float("service_mean_ms")? * count as f64;
         cell.length_s = cell.length_s.max(float("interval_s")?);
         if index == 0 {
             let g = generators.entry(second).or_default();
-            g.active_vus += int("active_vus")?;
+            g.active_vus = g.active_vus.saturating_add(int("active_vus")?);
             g.busy = g.busy.max(float("generator_busy_pct")? / 100.0);
             g.wait = g.wait.max(float("generator_wait_pct")? / 100.0);
             g.lag_ms = g.lag_ms.max(float("generator_lag_ms")?);
         }
     }
-    Ok(())
+    Ok(counted)
 }
 
 fn add_histograms(
     shard: &ShardBundle,
     tag_index: &HashMap<String, usize>,
     cells: &mut BTreeMap<(u64, usize), Cell>,
-) -> Result<(), BundleError> {
+) -> Result<u64, BundleError> {
     let path = shard.dir.join(LATENCY);
+    let mut timed = 0u64;
     // A shard that died may have cut its last line short.
     let finished = shard.manifest.status != RunStatus::Running;
     let mut problem = None;
@@ -468,7 +550,10 @@ fn add_histograms(
                 }
             },
         };
-        let second = shard.shift + start_s.round() as u64;
+        let second = shard.shift.saturating_add(start_s.round() as u64);
+        if index == 0 {
+            timed = timed.saturating_add(histogram.len());
+        }
         if let Some(cell) = cells.get_mut(&(second, index)) {
             if cell.response.add(histogram).is_err() {
                 problem.get_or_insert_with(|| {
@@ -492,8 +577,59 @@ fn add_histograms(
     }
     match problem {
         Some(reason) => Err(invalid(&path, reason)),
-        None => Ok(()),
+        None => Ok(timed),
     }
+}
+
+/// A shard's files must agree with each other and with its manifest: a
+/// file cut short, emptied or copied from another run is refused (or, for
+/// a shard that died writing, said).
+fn check_counts(
+    shard: &ShardBundle,
+    labels: &[String],
+    per_label: &[u64],
+    timed: u64,
+    partial: &mut Vec<String>,
+) -> Result<(), BundleError> {
+    let finished = !matches!(shard.manifest.status, RunStatus::Running | RunStatus::Died);
+    let counted = per_label[0];
+    if let (true, Some(summary)) = (finished, shard.manifest.summary.as_ref()) {
+        let names = std::iter::once(TOTAL_LABEL).chain(labels.iter().map(String::as_str));
+        for (name, counted) in names.zip(per_label) {
+            let reported = if name == TOTAL_LABEL {
+                summary.total.count
+            } else {
+                summary.labels.get(name).map_or(0, |l| l.count)
+            };
+            if reported != *counted {
+                return Err(invalid(
+                    &shard.dir.join(INTERVALS),
+                    format!(
+                        "counts {counted} requests of {name} but the shard's manifest {reported}: \
+                         the file is damaged or from another run. Run the shard again, or leave \
+                         it out of the merge"
+                    ),
+                ));
+            }
+        }
+    }
+    if timed != counted {
+        let reason =
+            format!("holds {timed} response times but intervals.csv counts {counted} requests");
+        if finished {
+            return Err(invalid(
+                &shard.dir.join(LATENCY),
+                format!("{reason}: the file is damaged or from another run. Run the shard again, or leave it out of the merge"),
+            ));
+        }
+        partial.push(format!(
+            "shard {}/{} ({}): its latency.hlog {reason} (it died while writing)",
+            shard.record.index,
+            shard.record.count,
+            shard.dir.display()
+        ));
+    }
+    Ok(())
 }
 
 fn create_dir(out: &Path) -> Result<(), BundleError> {
@@ -672,8 +808,8 @@ fn combine_shard_figures(summary: &mut RunSummary, shards: &[ShardBundle]) {
                     passes: 0,
                     failures: 0,
                 });
-            sum.passes += check.passes;
-            sum.failures += check.failures;
+            sum.passes = sum.passes.saturating_add(check.passes);
+            sum.failures = sum.failures.saturating_add(check.failures);
         }
     }
     summary.resources = shards
@@ -704,7 +840,8 @@ fn combine<'a>(figures: &mut LabelFigures, parts: impl Iterator<Item = &'a Label
         let mut out: BTreeMap<String, u64> = BTreeMap::new();
         for part in &parts {
             for (key, n) in map(part) {
-                *out.entry(key.clone()).or_default() += n;
+                let sum = out.entry(key.clone()).or_default();
+                *sum = sum.saturating_add(*n);
             }
         }
         out
@@ -731,7 +868,7 @@ fn merged_shard(shard: &ShardBundle, reference: f64) -> MergedShard {
         started_at: shard.manifest.started_at.clone(),
         late_ms: ((shard.start_ms - reference) * 10.0).round() / 10.0,
         clock_offset_ms: shard.record.clock.as_ref().map(|c| c.offset_ms),
-        count: summary.map_or(0, |s| s.total.count),
+        count: shard.counted,
         errors: summary.map_or(0, |s| s.total.errors),
         warnings: shard.manifest.warnings.clone(),
         fingerprint: shard.manifest.fingerprint.clone(),

@@ -59,8 +59,16 @@ pub fn summary_of_window(
             ),
         ));
     }
+    // latency.hlog tags a label with its separators and spaces made `_`.
+    let by_tag: BTreeMap<String, String> = tallies
+        .keys()
+        .map(|label| (crate::hlog::tag_of(label), label.clone()))
+        .collect();
     for (tag, histogram) in histograms {
-        let label = tag.unwrap_or_else(|| TOTAL_LABEL.to_string());
+        let label = match tag {
+            None => TOTAL_LABEL.to_string(),
+            Some(tag) => by_tag.get(&tag).cloned().unwrap_or(tag),
+        };
         if let Some((tally, _, _)) = tallies.get_mut(&label) {
             tally.service = histogram.clone();
             tally.response = histogram;

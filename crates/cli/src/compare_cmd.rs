@@ -202,6 +202,31 @@ fn compare_benches(args: &CompareArgs) -> ExitCode {
             }
         }
     }
+    // Bench bundles of three or more different hosts, with no baseline
+    // named: a fleet, each host against the others.
+    let mut hosts: Vec<&str> = benches
+        .iter()
+        .map(|b| b.fingerprint.hostname.as_str())
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    if args.baseline.is_none() && benches.len() >= 3 && hosts.len() == benches.len() {
+        let names: Vec<String> = args
+            .bundles
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        let (text, value) = headroom_report::fleet::render_fleet(&benches, &names);
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&value).unwrap_or_default()
+            );
+        } else {
+            print!("{text}");
+        }
+        return ExitCode::SUCCESS;
+    }
     let base = match &args.baseline {
         None => 0,
         Some(given) => match args.bundles.iter().enumerate().position(|(i, dir)| {

@@ -146,8 +146,9 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
         .label
         .clone()
         .unwrap_or_else(|| args.url.path_and_query.clone());
-    let population = profile.population();
-    ensure_file_limit(population as u64 + 64)?;
+    let population = u64::from(profile.population());
+    let population = shard.map_or(population, |s| s.share(population));
+    ensure_file_limit(population + 64)?;
     let connector = connect_checked(&args.url, common.insecure).await?;
     let threads = threads(common);
     let profile_json = profile_json(&profile, think, args.throughput);

@@ -40,7 +40,13 @@ pub fn run(args: MergeArgs) -> ExitCode {
     };
     let record = manifest.merged.as_ref();
     if args.json {
-        println!("{}", json_summary(&input));
+        // The run's summary, with the shards and why it is partial.
+        let mut value: serde_json::Value =
+            serde_json::from_str(&json_summary(&input)).unwrap_or_default();
+        if let Some(object) = value.as_object_mut() {
+            object.insert("merged".into(), serde_json::json!(record));
+        }
+        println!("{value}");
     } else {
         let shards = record.map_or(0, |r| r.shards.len());
         println!(

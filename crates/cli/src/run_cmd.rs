@@ -93,8 +93,9 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
     }
     let (profile, iterations) = profile(&args, &scenario).map_err(Failure::Usage)?;
     let apdex = apdex(common)?;
-    let population = profile.population();
-    ensure_file_limit(population as u64 * scenario.origins.len() as u64 + 64)?;
+    let population = u64::from(profile.population());
+    let population = shard.map_or(population, |s| s.share(population));
+    ensure_file_limit(population * scenario.origins.len() as u64 + 64)?;
     let mut connectors = Vec::new();
     for origin in &scenario.origins {
         connectors.push(Arc::new(connect_checked(origin, common.insecure).await?));

@@ -11,8 +11,9 @@ use headroom_load::target::Target;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A barrier's start further in the past than this is an earlier run's.
-const STALE_BARRIER: Duration = Duration::from_secs(60);
+/// A barrier's start further in the past than `--start-in` (and this) is
+/// an earlier run's.
+const STALE_BARRIER: Duration = Duration::from_secs(1);
 /// The Date header is watched this long for its second to change.
 const DATE_WATCH: Duration = Duration::from_millis(1200);
 
@@ -204,7 +205,7 @@ fn barrier(path: &Path, delay: Duration) -> Result<SystemTime, Failure> {
         ))
     })?;
     if let Ok(past) = SystemTime::now().duration_since(at) {
-        if past > STALE_BARRIER {
+        if past > delay.max(STALE_BARRIER) {
             return Err(usage(format!(
                 "the barrier {} says the load started at {} ({} s ago): it is an earlier run's. \
                  Remove it (or use a new path) and start every shard again",

@@ -6,7 +6,7 @@ mod support;
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
-use support::{run, serial, stdout_json, temp_dir, Reply, TestServer};
+use support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
 
 /// A deterministic noise source for the synthetic bundles.
 struct Noise(u64);
@@ -418,4 +418,84 @@ fn changes_of_runs_too_short_to_test_are_not_called_insignificant() {
     assert!(!text.contains("No significant regression"), "{text}");
     let (json, _) = compare_json(&[a.to_str().unwrap(), b.to_str().unwrap()]);
     assert!(json["untested"].as_u64().unwrap() > 0);
+}
+
+/// `headroom compare fleet/*` on bench bundles of several hosts: each
+/// host's figure with its interval, the spread, the host outside the
+/// others' interval and the fingerprint field it differs in.
+#[test]
+fn a_fleet_of_benches_names_the_odd_host() {
+    let _serial = serial();
+    let dir = temp_dir("fleet");
+    std::fs::create_dir_all(&dir).unwrap();
+    let measured = dir.join("measured");
+    let output = run(&[
+        "bench",
+        "cpu",
+        "--repetitions",
+        "3",
+        "--cpu-time",
+        "200ms",
+        "--threads",
+        "1",
+        "--out",
+        &measured.to_string_lossy(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let bench: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(measured.join("bench.json")).unwrap())
+            .unwrap();
+    // Four hosts of one model: the same bench, pi-4's slower by 20% and
+    // on another governor.
+    let mut bundles = Vec::new();
+    for (i, host) in ["pi-1", "pi-2", "pi-3", "pi-4"].iter().enumerate() {
+        let mut copy = bench.clone();
+        copy["fingerprint"]["hostname"] = (*host).into();
+        if i == 3 {
+            copy["fingerprint"]["governor"] = "powersave".into();
+            for result in copy["results"].as_array_mut().unwrap() {
+                for measure in result["measures"].as_array_mut().unwrap() {
+                    let factor = if measure["higher_is_better"] == true {
+                        0.8
+                    } else {
+                        1.25
+                    };
+                    for v in measure["values"].as_array_mut().unwrap() {
+                        *v = (v.as_f64().unwrap() * factor).into();
+                    }
+                }
+            }
+        } else {
+            // Each host's repetitions in a different order: the same figures.
+            for result in copy["results"].as_array_mut().unwrap() {
+                for measure in result["measures"].as_array_mut().unwrap() {
+                    measure["values"].as_array_mut().unwrap().rotate_left(i);
+                }
+            }
+        }
+        let out = dir.join("fleet").join(host);
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("bench.json"), copy.to_string()).unwrap();
+        bundles.push(out.to_string_lossy().to_string());
+    }
+    let mut args = vec!["compare"];
+    args.extend(bundles.iter().map(String::as_str));
+    let output = run(&args);
+    let shown = text(&output);
+    assert!(output.status.success(), "{shown}");
+    assert!(shown.contains("fleet of 4 hosts"), "{shown}");
+    assert!(shown.contains("governor: pi-1: "), "{shown}");
+    assert!(shown.contains("pi-4: powersave"), "{shown}");
+    args.push("--json");
+    let value = stdout_json(&run(&args));
+    let figures = value["figures"].as_array().unwrap();
+    assert!(!figures.is_empty());
+    for figure in figures {
+        for host in figure["hosts"].as_array().unwrap() {
+            let odd = host["host"] == "pi-4";
+            assert_eq!(host["outlier"] == true, odd, "{figure}");
+        }
+        let spread = &figure["spread"];
+        assert!(spread["range_pct"].as_f64().unwrap() > 15.0, "{figure}");
+    }
 }

@@ -496,6 +496,53 @@ fn bad_shard_flags_and_merges_are_clear_errors() {
         "{}",
         text(&output)
     );
+    // A label with a space (latency.hlog tags it home_page): the merged
+    // label has its own percentiles; a damaged shard file is refused.
+    let spaced = dir.join("spaced-{index}").to_string_lossy().to_string();
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let output = run(&[
+            "load",
+            &url,
+            "-c",
+            "2",
+            "-n",
+            "40",
+            "--label",
+            "home page",
+            "--shard",
+            &shard,
+            "-q",
+            "--out",
+            &spaced,
+        ]);
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let halves: Vec<PathBuf> = (0..2).map(|i| dir.join(format!("spaced-{i}"))).collect();
+    let output = merge(&dir.join("spaced"), &halves, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let summary = &manifest(&dir.join("spaced"))["summary"];
+    assert_eq!(summary["labels"]["home page"]["count"], 40);
+    assert_eq!(
+        summary["labels"]["home page"]["p50_ms"],
+        summary["total"]["p50_ms"]
+    );
+    assert!(ms(&summary["total"]["p50_ms"]) > 0.0);
+    let third = dir.join("spaced-2");
+    std::fs::create_dir_all(&third).unwrap();
+    for file in ["manifest.json", "latency.hlog"] {
+        std::fs::copy(halves[1].join(file), third.join(file)).unwrap();
+    }
+    let cut = std::fs::read_to_string(halves[1].join("intervals.csv")).unwrap();
+    std::fs::write(third.join("intervals.csv"), &cut[..cut.len() - 30]).unwrap();
+    let output = merge(&dir.join("damaged"), &[halves[0].clone(), third], &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output).contains("the file is damaged"),
+        "{}",
+        text(&output)
+    );
+
     // An existing merged bundle is not overwritten.
     let output = merge(&dir.join("m4"), std::slice::from_ref(&auto), &[]);
     assert!(output.status.success(), "{}", text(&output));

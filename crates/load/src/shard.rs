@@ -26,11 +26,19 @@ impl Default for Shard {
 impl Shard {
     /// The whole run, unsplit.
     pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+    /// The most shards a run splits into.
+    pub const MOST: u32 = 10_000;
 
     /// A shard, when `index` is below `count`.
     pub fn new(index: u32, count: u32) -> Result<Shard, String> {
         if count == 0 {
             return Err("a run splits into at least 1 shard".into());
+        }
+        if count > Shard::MOST {
+            return Err(format!(
+                "{count} shards: a run splits into at most {} shards",
+                Shard::MOST
+            ));
         }
         if index >= count {
             return Err(format!(

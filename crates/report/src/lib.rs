@@ -11,6 +11,7 @@ pub mod charts;
 pub mod compare;
 pub mod compare_html;
 pub mod experiment_html;
+pub mod fleet;
 pub mod html;
 pub mod json;
 pub mod junit;

@@ -1,0 +1,361 @@
+//! The same benchmark on a fleet of machines of one model (source 003's
+//! question: do identical machines give the same result?). Per figure:
+//! each host's mean and 95% interval over its repetitions, the spread
+//! across hosts, and the hosts outside the others' interval (the 95%
+//! interval of the other hosts' means); then the fingerprint fields in
+//! which the hosts differ, next to the hosts that differ.
+
+use crate::bench::figure;
+use headroom_analysis::experiment::Summary;
+use headroom_bundle::bench::BenchBundle;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Fingerprint fields that differ from moment to moment on any host, so
+/// say nothing about the machine.
+const MOMENTARY: [&str; 5] = [
+    "hostname",
+    "load_average",
+    "swap_used_mb",
+    "frequency_mhz",
+    "headroom_version",
+];
+
+/// One host's figure.
+struct HostFigure {
+    host: usize,
+    summary: Summary,
+    outlier: bool,
+}
+
+/// The fleet as text and as JSON; `names` are the bundles' names as given.
+pub fn render_fleet(benches: &[BenchBundle], names: &[String]) -> (String, Value) {
+    let mut out = String::new();
+    let _ = writeln!(out, "fleet of {} hosts:", benches.len());
+    for (name, bench) in names.iter().zip(benches) {
+        let _ = writeln!(out, "  {} ({name})", host_name(bench));
+    }
+    let mut figures_json = Vec::new();
+    for (benchmark, key) in shared_measures(benches) {
+        let Some(measure) = benches[0].measure(&benchmark, &key) else {
+            continue;
+        };
+        let hosts = host_figures(benches, &benchmark, &key);
+        if hosts.len() < 2 {
+            continue;
+        }
+        let means: Vec<f64> = hosts.iter().map(|h| h.summary.mean).collect();
+        let Some(spread) = Summary::of(&means) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "\n{benchmark}: {} ({}, {} is better)",
+            measure.name,
+            measure.unit,
+            if measure.higher_is_better {
+                "higher"
+            } else {
+                "lower"
+            }
+        );
+        let width = hosts
+            .iter()
+            .map(|h| host_name(&benches[h.host]).chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:>12}  {:>25}  {:>2}",
+            "host", "mean", "95% interval", "n"
+        );
+        for h in &hosts {
+            let interval = h
+                .summary
+                .ci95
+                .map(|(lo, hi)| format!("{} – {}", figure(lo), figure(hi)))
+                .unwrap_or_else(|| "one repetition".into());
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {:>12}  {:>25}  {:>2}{}",
+                host_name(&benches[h.host]),
+                figure(h.summary.mean),
+                interval,
+                h.summary.n,
+                if h.outlier {
+                    "  outside the others' interval"
+                } else {
+                    ""
+                }
+            );
+        }
+        let range_pct = (spread.max - spread.min) / spread.mean.abs().max(f64::EPSILON) * 100.0;
+        let _ = writeln!(
+            out,
+            "  spread: {} to {} ({range_pct:.1}% of the fleet's mean {}), CoV across hosts {}",
+            figure(spread.min),
+            figure(spread.max),
+            figure(spread.mean),
+            spread
+                .cov
+                .map(|c| format!("{:.1}%", c * 100.0))
+                .unwrap_or_default()
+        );
+        figures_json.push(json!({
+            "benchmark": benchmark,
+            "key": key,
+            "name": measure.name,
+            "unit": measure.unit,
+            "hosts": hosts.iter().map(|h| json!({
+                "host": host_name(&benches[h.host]),
+                "bundle": names[h.host],
+                "mean": h.summary.mean,
+                "ci95": h.summary.ci95,
+                "n": h.summary.n,
+                "outlier": h.outlier,
+            })).collect::<Vec<_>>(),
+            "spread": {
+                "min": spread.min, "max": spread.max, "mean": spread.mean,
+                "range_pct": range_pct, "cov": spread.cov,
+            },
+        }));
+    }
+    let differences = fingerprint_differences(benches);
+    if differences.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nfingerprints: the hosts agree on every field (CPU, memory, OS, kernel, storage, governor, ...)"
+        );
+    } else {
+        let _ = writeln!(out, "\nfingerprint fields that differ:");
+        for (field, values) in &differences {
+            let shown: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("{}: {v}", host_name(&benches[i])))
+                .collect();
+            let _ = writeln!(out, "  {field}: {}", shown.join(", "));
+        }
+    }
+    let value = json!({
+        "hosts": benches.iter().zip(names).map(|(b, n)| json!({"host": host_name(b), "bundle": n})).collect::<Vec<_>>(),
+        "figures": figures_json,
+        "fingerprint_differences": differences
+            .iter()
+            .map(|(field, values)| (field.clone(), json!(values)))
+            .collect::<serde_json::Map<_, _>>(),
+    });
+    (out, value)
+}
+
+fn host_name(bench: &BenchBundle) -> String {
+    if bench.fingerprint.hostname.is_empty() {
+        "?".into()
+    } else {
+        bench.fingerprint.hostname.clone()
+    }
+}
+
+/// The (benchmark, key) pairs of the first bundle that another one has too.
+fn shared_measures(benches: &[BenchBundle]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for result in &benches[0].results {
+        for measure in &result.measures {
+            let others = benches[1..]
+                .iter()
+                .filter(|b| b.measure(&result.benchmark, &measure.key).is_some())
+                .count();
+            if others > 0 {
+                out.push((result.benchmark.clone(), measure.key.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Each host's figure, and whether its interval misses the others'.
+fn host_figures(benches: &[BenchBundle], benchmark: &str, key: &str) -> Vec<HostFigure> {
+    let summaries: Vec<(usize, Summary)> = benches
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| Some((i, Summary::of(&b.measure(benchmark, key)?.values)?)))
+        .collect();
+    summaries
+        .iter()
+        .map(|(host, summary)| {
+            let others: Vec<f64> = summaries
+                .iter()
+                .filter(|(h, _)| h != host)
+                .map(|(_, s)| s.mean)
+                .collect();
+            let outlier = Summary::of(&others)
+                .and_then(|o| o.ci95)
+                .is_some_and(|(lo, hi)| {
+                    let (own_lo, own_hi) = summary.ci95.unwrap_or((summary.mean, summary.mean));
+                    own_hi < lo || own_lo > hi
+                });
+            HostFigure {
+                host: *host,
+                summary: summary.clone(),
+                outlier,
+            }
+        })
+        .collect()
+}
+
+/// Fingerprint fields (storage's within it) whose value is not the same on
+/// every host: the field, and each host's value.
+fn fingerprint_differences(benches: &[BenchBundle]) -> BTreeMap<String, Vec<String>> {
+    let flat: Vec<BTreeMap<String, String>> = benches
+        .iter()
+        .map(|b| {
+            let mut fields = BTreeMap::new();
+            flatten(
+                "",
+                &serde_json::to_value(&b.fingerprint).unwrap_or_default(),
+                &mut fields,
+            );
+            fields
+        })
+        .collect();
+    let mut keys: Vec<&String> = flat.iter().flat_map(|f| f.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut out = BTreeMap::new();
+    for key in keys {
+        if MOMENTARY.contains(&key.as_str()) {
+            continue;
+        }
+        let values: Vec<String> = flat
+            .iter()
+            .map(|f| f.get(key).cloned().unwrap_or_else(|| "unknown".into()))
+            .collect();
+        if values.iter().any(|v| *v != values[0]) {
+            out.insert(key.clone(), values);
+        }
+    }
+    out
+}
+
+fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&name, v, out);
+            }
+        }
+        Value::Null => {}
+        // A temperature to the degree: tenths differ on any two readings.
+        Value::Number(n) if prefix.ends_with("temperature_c") => {
+            out.insert(
+                prefix.to_string(),
+                format!("{:.0}", n.as_f64().unwrap_or(0.0)),
+            );
+        }
+        Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_bundle::bench::{BenchResult, Measure};
+
+    fn bench(host: &str, values: &[f64], governor: &str) -> BenchBundle {
+        let fingerprint = headroom_monitor::Fingerprint {
+            hostname: host.into(),
+            governor: Some(governor.into()),
+            load_average: [values[0], 0.0, 0.0],
+            ..Default::default()
+        };
+        BenchBundle {
+            schema_version: 1,
+            tool_version: "0".into(),
+            command_line: Vec::new(),
+            started: String::new(),
+            ended: None,
+            status: "complete".into(),
+            fingerprint,
+            findings: Vec::new(),
+            results: vec![BenchResult {
+                benchmark: "cpu".into(),
+                method: String::new(),
+                settings: BTreeMap::new(),
+                measures: vec![Measure {
+                    key: "prime_1t".into(),
+                    name: "prime, 1 thread".into(),
+                    unit: "events/s".into(),
+                    higher_is_better: true,
+                    values: values.to_vec(),
+                }],
+                series: Vec::new(),
+                notes: Vec::new(),
+            }],
+            failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_slow_host_is_named_with_the_field_it_differs_in() {
+        let benches = vec![
+            bench("pi-a", &[1000.0, 1004.0, 998.0], "ondemand"),
+            bench("pi-b", &[1002.0, 999.0, 1001.0], "ondemand"),
+            bench("pi-c", &[997.0, 1003.0, 1000.0], "ondemand"),
+            bench("pi-d", &[900.0, 903.0, 898.0], "powersave"),
+        ];
+        let names: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        let (text, value) = render_fleet(&benches, &names);
+        let hosts = &value["figures"][0]["hosts"];
+        let outliers: Vec<&str> = hosts
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["outlier"] == true)
+            .map(|h| h["host"].as_str().unwrap())
+            .collect();
+        assert_eq!(outliers, ["pi-d"], "{text}");
+        let differences = &value["fingerprint_differences"];
+        assert_eq!(
+            differences["governor"],
+            json!(["ondemand", "ondemand", "ondemand", "powersave"])
+        );
+        assert!(
+            differences.get("load_average").is_none(),
+            "momentary fields are left out"
+        );
+        let spread = &value["figures"][0]["spread"];
+        assert!((spread["min"].as_f64().unwrap() - 900.333).abs() < 0.01);
+        assert!(text.contains("outside the others' interval"), "{text}");
+        assert!(text.contains("governor: pi-a: ondemand"), "{text}");
+    }
+
+    #[test]
+    fn identical_hosts_have_no_outlier_and_one_repetition_is_said() {
+        let benches = vec![
+            bench("a", &[100.0], "ondemand"),
+            bench("b", &[100.0], "ondemand"),
+            bench("c", &[100.0], "ondemand"),
+        ];
+        let names = vec!["a".to_string(), "b".into(), "c".into()];
+        let (text, value) = render_fleet(&benches, &names);
+        assert!(text.contains("one repetition"), "{text}");
+        assert!(text.contains("agree on every field"), "{text}");
+        assert!(value["figures"][0]["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["outlier"] == false));
+    }
+}
