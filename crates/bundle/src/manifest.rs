@@ -151,6 +151,28 @@ pub struct MergedShard {
     pub fingerprint: Option<headroom_monitor::Fingerprint>,
 }
 
+impl MergedShard {
+    /// "shard 1 on pi-2: 1000 requests, 0 errors, complete, started +2 ms".
+    pub fn describe(&self) -> String {
+        format!(
+            "shard {} on {}: {} requests, {} errors, {}, started {:+.0} ms{}",
+            self.index,
+            if self.hostname.is_empty() {
+                "?"
+            } else {
+                &self.hostname
+            },
+            self.count,
+            self.errors,
+            self.status,
+            self.late_ms,
+            self.clock_offset_ms
+                .map(|o| format!(", clock {o:+.1} ms from the reference"))
+                .unwrap_or_default()
+        )
+    }
+}
+
 /// The measured part of a run that began with a warm-up.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {

@@ -54,23 +54,7 @@ pub fn run(args: MergeArgs) -> ExitCode {
             args.out.display()
         );
         for shard in record.map(|r| r.shards.as_slice()).unwrap_or_default() {
-            println!(
-                "  shard {}: {} requests, {} errors, {} on {}, started {:+.0} ms{}",
-                shard.index,
-                shard.count,
-                shard.errors,
-                shard.status,
-                if shard.hostname.is_empty() {
-                    "?"
-                } else {
-                    &shard.hostname
-                },
-                shard.late_ms,
-                shard
-                    .clock_offset_ms
-                    .map(|o| format!(", clock {o:+.1} ms from the reference"))
-                    .unwrap_or_default()
-            );
+            println!("  {}", shard.describe());
         }
         print!("{}", render_summary(&input));
     }

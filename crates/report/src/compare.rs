@@ -321,9 +321,21 @@ fn environment(runs: &[RunData]) -> Vec<EnvironmentDifference> {
     differences(&fingerprints)
 }
 
-/// The fields that differ between runs' fingerprints (each a list of
-/// named JSON values).
-fn differences(fingerprints: &[Vec<(String, Value)>]) -> Vec<EnvironmentDifference> {
+/// Fingerprint readings that move from second to second on any host, so
+/// say nothing about the machine.
+const MOMENTARY: [&str; 6] = [
+    "load",
+    "uptime",
+    "collected",
+    "swap_used_mb",
+    "frequency_mhz",
+    "headroom_version",
+];
+
+/// The fields that differ between runs' (or hosts') fingerprints, each a
+/// list of named JSON values; momentary readings are left out and a
+/// temperature counts to the degree.
+pub(crate) fn differences(fingerprints: &[Vec<(String, Value)>]) -> Vec<EnvironmentDifference> {
     let fields: Vec<BTreeMap<String, String>> = fingerprints
         .iter()
         .map(|named| {
@@ -333,8 +345,10 @@ fn differences(fingerprints: &[Vec<(String, Value)>]) -> Vec<EnvironmentDifferen
             }
             fields
                 .into_iter()
-                .filter(|(k, _)| {
-                    !(k.contains("load") || k.contains("uptime") || k.contains("collected"))
+                .filter(|(k, _)| !MOMENTARY.iter().any(|m| k.contains(m)))
+                .map(|(k, v)| match v.parse::<f64>() {
+                    Ok(t) if k.ends_with("temperature_c") => (k, format!("{t:.0}")),
+                    _ => (k, v),
                 })
                 .collect::<BTreeMap<String, String>>()
         })

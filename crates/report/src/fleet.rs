@@ -12,16 +12,6 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// Fingerprint fields that differ from moment to moment on any host, so
-/// say nothing about the machine.
-const MOMENTARY: [&str; 5] = [
-    "hostname",
-    "load_average",
-    "swap_used_mb",
-    "frequency_mhz",
-    "headroom_version",
-];
-
 /// One host's figure.
 struct HostFigure {
     host: usize,
@@ -205,67 +195,28 @@ fn host_figures(benches: &[BenchBundle], benchmark: &str, key: &str) -> Vec<Host
         .collect()
 }
 
-/// Fingerprint fields (storage's within it) whose value is not the same on
-/// every host: the field, and each host's value.
+/// Fingerprint fields in which the hosts differ (their names aside), and
+/// each host's value: `compare`'s environment differences.
 fn fingerprint_differences(benches: &[BenchBundle]) -> BTreeMap<String, Vec<String>> {
-    let flat: Vec<BTreeMap<String, String>> = benches
+    let fingerprints: Vec<Vec<(String, Value)>> = benches
         .iter()
         .map(|b| {
-            let mut fields = BTreeMap::new();
-            flatten(
-                "",
-                &serde_json::to_value(&b.fingerprint).unwrap_or_default(),
-                &mut fields,
-            );
-            fields
+            let value = serde_json::to_value(&b.fingerprint).unwrap_or_default();
+            vec![(String::new(), value)]
         })
         .collect();
-    let mut keys: Vec<&String> = flat.iter().flat_map(|f| f.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    let mut out = BTreeMap::new();
-    for key in keys {
-        if MOMENTARY.contains(&key.as_str()) {
-            continue;
-        }
-        let values: Vec<String> = flat
-            .iter()
-            .map(|f| f.get(key).cloned().unwrap_or_else(|| "unknown".into()))
-            .collect();
-        if values.iter().any(|v| *v != values[0]) {
-            out.insert(key.clone(), values);
-        }
-    }
-    out
-}
-
-fn flatten(prefix: &str, value: &Value, out: &mut BTreeMap<String, String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let name = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&name, v, out);
-            }
-        }
-        Value::Null => {}
-        // A temperature to the degree: tenths differ on any two readings.
-        Value::Number(n) if prefix.ends_with("temperature_c") => {
-            out.insert(
-                prefix.to_string(),
-                format!("{:.0}", n.as_f64().unwrap_or(0.0)),
-            );
-        }
-        Value::String(s) => {
-            out.insert(prefix.to_string(), s.clone());
-        }
-        other => {
-            out.insert(prefix.to_string(), other.to_string());
-        }
-    }
+    crate::compare::differences(&fingerprints)
+        .into_iter()
+        .filter(|d| d.field != "hostname")
+        .map(|d| {
+            let values = d
+                .values
+                .into_iter()
+                .map(|v| v.unwrap_or_else(|| "unknown".into()))
+                .collect();
+            (d.field, values)
+        })
+        .collect()
 }
 
 #[cfg(test)]

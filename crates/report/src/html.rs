@@ -911,24 +911,7 @@ pub(crate) fn fingerprint_table(
 
 /// A run merged from shards: each shard's part, and why it is partial.
 fn merged_shards(html: &mut String, merged: &headroom_bundle::manifest::MergeRecord) {
-    let shards: Vec<String> = merged
-        .shards
-        .iter()
-        .map(|s| {
-            format!(
-                "shard {} on {}: {} requests, {}, started {:+.0} ms",
-                s.index,
-                if s.hostname.is_empty() {
-                    "?"
-                } else {
-                    &s.hostname
-                },
-                s.count,
-                s.status,
-                s.late_ms
-            )
-        })
-        .collect();
+    let shards: Vec<String> = merged.shards.iter().map(|s| s.describe()).collect();
     let _ = writeln!(
         html,
         "<p>Merged from {} shards ({}).</p>",
@@ -936,11 +919,11 @@ fn merged_shards(html: &mut String, merged: &headroom_bundle::manifest::MergeRec
         escape(&shards.join("; "))
     );
     if !merged.partial.is_empty() {
-        let _ = writeln!(
-            html,
-            "<p class=\"status-died\">Partial: {}</p>",
-            escape(&merged.partial.join(" "))
-        );
+        html.push_str("<p class=\"status-died\">Partial:</p><ul class=\"status-died\">");
+        for reason in &merged.partial {
+            let _ = write!(html, "<li>{}</li>", escape(reason));
+        }
+        html.push_str("</ul>\n");
     }
 }
 
