@@ -554,3 +554,150 @@ fn bad_shard_flags_and_merges_are_clear_errors() {
         text(&output)
     );
 }
+
+/// Shards 0/2 and 1/2 of `load URL ARGS`, started together 4 s from now,
+/// into `dir`/shard-0 and shard-1.
+fn two_shards(url: &str, dir: &Path, args: &[&str]) -> Vec<PathBuf> {
+    let start = start_in(Duration::from_secs(4));
+    let pattern = dir.join("shard-{index}").to_string_lossy().to_string();
+    let children: Vec<Child> = ["0/2", "1/2"]
+        .into_iter()
+        .map(|shard| {
+            let mut all = vec!["load", url, "--threads", "1", "--shard", shard];
+            all.extend(["--start-at", &start, "-q", "--out", &pattern]);
+            all.extend(args);
+            spawn(&all)
+        })
+        .collect();
+    for child in children {
+        finish(child, "a shard");
+    }
+    (0..2).map(|i| dir.join(format!("shard-{i}"))).collect()
+}
+
+fn set_clock(shard: &Path, clock: serde_json::Value) {
+    let path = shard.join("manifest.json");
+    let mut m = manifest(shard);
+    m["shard"]["clock"] = clock;
+    std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+}
+
+/// With `--monitor`, only shard 0 samples the agent, every shard measures
+/// its clock against it, and the merge puts the shards on that clock: an
+/// offset moves a shard's start, a clock against another reference does not.
+#[test]
+fn the_first_shard_samples_the_agent_and_every_shard_sets_its_clock_by_it() {
+    let _serial = serial();
+    let server = varied_server();
+    let url = server.url("/");
+    let dir = temp_dir("shards-agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let mut agent = headroom()
+        .args(["agent", "--listen", &format!("127.0.0.1:{port}")])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut agent, "headroom agent");
+    let monitor = format!("http://127.0.0.1:{port}");
+    let shards = two_shards(&url, &dir, &["-c", "4", "-d", "3s", "--monitor", &monitor]);
+    let _ = agent.kill();
+    let _ = agent.wait();
+    assert!(shards[0].join("resources.csv").is_file(), "shard 0 samples");
+    assert!(
+        !shards[1].join("resources.csv").exists(),
+        "shard 1 leaves the agent alone"
+    );
+    let resources = |m: serde_json::Value| m["summary"]["resources"].as_array().unwrap().len();
+    assert_eq!(resources(manifest(&shards[0])), 1);
+    assert_eq!(resources(manifest(&shards[1])), 0);
+    for shard in &shards {
+        let clock = &manifest(shard)["shard"]["clock"];
+        assert_eq!(
+            clock["reference"],
+            format!("agent 127.0.0.1:{port}"),
+            "{clock}"
+        );
+        // One machine, one clock: the offset is within the round trip.
+        let (offset, uncertainty) = (ms(&clock["offset_ms"]), ms(&clock["uncertainty_ms"]));
+        assert!(uncertainty < 50.0, "{clock}");
+        assert!(offset.abs() <= uncertainty + 1.0, "{clock}");
+    }
+
+    let merged = dir.join("merged");
+    let output = merge(&merged, &shards, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let m = manifest(&merged);
+    assert!(m["merged"]["partial"].as_array().unwrap().is_empty(), "{m}");
+    assert!(merged.join("resources.csv").is_file());
+    assert_eq!(resources(m.clone()), 1);
+    for shard in m["merged"]["shards"].as_array().unwrap() {
+        assert!(shard["clock_offset_ms"].is_number(), "{shard}");
+    }
+
+    // Shard 1's clock said to run 3 s behind the agent's: on the common
+    // clock it started 3 s late.
+    let agent_clock = |offset: f64| {
+        serde_json::json!({"reference": format!("agent 127.0.0.1:{port}"),
+            "offset_ms": offset, "uncertainty_ms": 0.5})
+    };
+    set_clock(&shards[0], agent_clock(0.0));
+    set_clock(&shards[1], agent_clock(3000.0));
+    let output = merge(&dir.join("shifted"), &shards, &[]);
+    let m = manifest(&dir.join("shifted"));
+    let partial = m["merged"]["partial"].to_string();
+    assert!(
+        partial.contains("shard 1/2") && partial.contains("started 3.0 s after"),
+        "{partial}\n{}",
+        text(&output)
+    );
+    // Against different references the offsets cannot be compared, and
+    // the wall clocks are taken as they are.
+    set_clock(
+        &shards[1],
+        serde_json::json!({"reference": "Date header of elsewhere",
+            "offset_ms": 3000.0, "uncertainty_ms": 0.5}),
+    );
+    let output = merge(&dir.join("unshifted"), &shards, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let m = manifest(&dir.join("unshifted"));
+    assert!(m["merged"]["partial"].as_array().unwrap().is_empty(), "{m}");
+}
+
+/// Without an agent the shards set their clocks by the target's Date
+/// header (the testbed's, as any HTTP server's), watched until its second
+/// turns: on one machine the offset is within the measurement's uncertainty.
+#[test]
+fn without_an_agent_the_target_date_header_sets_the_clock() {
+    let _serial = serial();
+    let (dir, db) = support::site::sqlite_dataset("shards-date", "s");
+    let site = support::site::serve(&db, &[]);
+    let url = format!("http://127.0.0.1:{}/", site.port);
+    let shards = two_shards(&url, &dir, &["-c", "2", "-d", "2s"]);
+    let mut offsets = Vec::new();
+    for shard in &shards {
+        let clock = &manifest(shard)["shard"]["clock"];
+        assert_eq!(
+            clock["reference"],
+            format!("Date header of {url}"),
+            "{clock}"
+        );
+        let (offset, uncertainty) = (ms(&clock["offset_ms"]), ms(&clock["uncertainty_ms"]));
+        assert!(uncertainty < 100.0, "{clock}");
+        assert!(offset.abs() <= uncertainty + 1.0, "{clock}");
+        offsets.push(offset);
+    }
+    let merged = dir.join("merged");
+    let output = merge(&merged, &shards, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let m = manifest(&merged);
+    assert!(m["merged"]["partial"].as_array().unwrap().is_empty(), "{m}");
+    for (shard, offset) in m["merged"]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(offsets)
+    {
+        assert_eq!(ms(&shard["clock_offset_ms"]), offset, "{shard}");
+    }
+}
