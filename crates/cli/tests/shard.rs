@@ -337,6 +337,58 @@ fn shards_take_their_own_data_rows() {
     );
 }
 
+/// The testbed's journey (its CSV of users shared with `share: all`) in 4
+/// shards at once: the site counts every login by a different user and
+/// none while the same user was logged in elsewhere. Two unsharded runs at
+/// once, the control, log the same users in together.
+#[test]
+fn shards_never_log_in_one_user_twice_at_once_on_the_testbed() {
+    let _serial = serial();
+    let (dir, db) = support::site::sqlite_dataset("shards-users", "s");
+    let site = support::site::serve(&db, &[]);
+    let scenario = support::site::journey(&db, site.port, &dir);
+    let file = scenario.to_string_lossy().to_string();
+    let together = |shards: &[&str], out: &str, users: &str, iterations: &str| {
+        let start = start_in(Duration::from_secs(4));
+        let children: Vec<Child> = shards
+            .iter()
+            .enumerate()
+            .map(|(i, shard)| {
+                let out = dir.join(format!("{out}-{i}")).to_string_lossy().to_string();
+                let mut args = vec!["run", &file, "-c", users, "--iterations", iterations];
+                args.extend(["--ramp-up", "0s", "--start-at", &start, "-q", "--out", &out]);
+                if !shard.is_empty() {
+                    args.extend(["--shard", shard]);
+                }
+                spawn(&args)
+            })
+            .collect();
+        for child in children {
+            finish(child, out);
+        }
+    };
+    together(&["0/4", "1/4", "2/4", "3/4"], "shard", "12", "4");
+    let after = support::site::stats(site.port);
+    assert_eq!(after["logins"], 48, "{after}");
+    assert_eq!(after["login_users"], 48, "{after}");
+    assert_eq!(after["concurrent_logins"], 0, "{after}");
+    for i in 0..4 {
+        let m = manifest(&dir.join(format!("shard-{i}")));
+        assert_eq!(
+            m["summary"]["total"]["errors"], 0,
+            "{}",
+            m["summary"]["total"]
+        );
+    }
+    together(&["", ""], "control", "3", "2");
+    let control = support::site::stats(site.port);
+    assert_eq!(control["logins"], 60, "{control}");
+    assert!(
+        control["concurrent_logins"].as_u64().unwrap() > 0,
+        "two unsharded runs took the same rows together: {control}"
+    );
+}
+
 /// A shard killed mid-run, one started 3 s late and one never run: the
 /// merge says partial and names each; the complete shard's data is whole.
 #[test]

@@ -370,6 +370,7 @@ async fn logout_page(site: &Site, ctx: &mut Ctx, params: &Params) -> PageResult 
         ctx.session.data.userid,
     )
     .await?;
+    site.count_logout(ctx.session.data.userid);
     ctx.session.destroy(&site.sessions).await?;
     Ok(Outcome::Redirect("/".into()))
 }

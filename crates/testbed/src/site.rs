@@ -55,6 +55,11 @@ pub struct Activity {
     pub login_users: std::collections::BTreeSet<i64>,
     pub posts: u64,
     pub post_users: std::collections::BTreeSet<i64>,
+    /// Sessions each user has open now (logged in, not yet logged out).
+    pub open_sessions: std::collections::BTreeMap<i64, u32>,
+    /// Logins of a user who was still logged in on another session: two
+    /// clients using one account at once.
+    pub concurrent_logins: u64,
 }
 
 impl Site {
@@ -62,6 +67,21 @@ impl Site {
         let mut a = self.activity.lock().unwrap_or_else(|p| p.into_inner());
         a.logins += 1;
         a.login_users.insert(userid);
+        let open = a.open_sessions.entry(userid).or_default();
+        *open += 1;
+        if *open > 1 {
+            a.concurrent_logins += 1;
+        }
+    }
+
+    pub fn count_logout(&self, userid: i64) {
+        let mut a = self.activity.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(open) = a.open_sessions.get_mut(&userid) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                a.open_sessions.remove(&userid);
+            }
+        }
     }
 
     pub fn count_post(&self, userid: i64) {
@@ -350,6 +370,7 @@ impl Site {
             "login_users": activity.login_users.len(),
             "posts": activity.posts,
             "post_users": activity.post_users.len(),
+            "concurrent_logins": activity.concurrent_logins,
             "node": self.node,
             "served": self.served.load(Ordering::Relaxed),
             "server_errors": self.errors.load(Ordering::Relaxed),
