@@ -1,8 +1,12 @@
 //! The capacity search: which user levels to run, in what order, and the
-//! answer. A ladder of levels climbs until the target is broken at two
-//! consecutive levels (or the maximum is reached); then the interval
-//! between the last good level and the first bad one above it is bisected
-//! down to the resolution. The capacity is the highest good level.
+//! answer. The plain ladder climbs in equal steps until the target is
+//! broken at two consecutive levels (or the maximum is reached); then the
+//! interval between the last good level and the first bad one above it is
+//! bisected down to the resolution. The aimed ladder climbs by doubling
+//! until it knows the throughput ceiling (throughput stops growing with the
+//! users, or a resource's utilization tells it), aims at the users Little's
+//! law gives for that ceiling, and bisects where the Apdex line crosses the
+//! target. The capacity is the highest good level.
 //! Also: what a level must meet, and the rule that names what saturated.
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +20,30 @@ pub struct Ladder {
     /// Bisection stops when good and bad levels are this close.
     pub resolution: u32,
 }
+
+/// What the aimed ladder needs to know of the system: think time per
+/// request, the Apdex T and the target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Aim {
+    pub think: Duration,
+    pub apdex_t: Duration,
+    pub target_apdex: f64,
+}
+
+/// A level's figures, for the aimed ladder.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LevelFigures {
+    pub rps: f64,
+    pub mean_response: Duration,
+    pub apdex: Option<f64>,
+    /// The busiest monitored resource's utilization, 0..1 (CPU, a core,
+    /// disk), when monitored.
+    pub utilization: Option<f64>,
+}
+
+/// Throughput that grows by less than this share of the users' growth has
+/// stopped growing: the level is past the knee.
+const FLAT: f64 = 0.6;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
@@ -33,6 +61,11 @@ pub struct Search {
     /// Measurements of each deciding level (the last met, the first
     /// broken); a level is met when most of its measurements met.
     confirm: u32,
+    /// The aimed ladder (`None`: the plain one).
+    aim: Option<Aim>,
+    figures: Vec<(u32, LevelFigures)>,
+    /// The verdicts of the bisection's cuts, in order.
+    cuts: Vec<bool>,
 }
 
 impl Search {
@@ -48,7 +81,160 @@ impl Search {
             levels: Vec::new(),
             phase: Phase::Climbing,
             confirm: 1,
+            aim: None,
+            figures: Vec::new(),
+            cuts: Vec::new(),
         }
+    }
+
+    /// The aimed ladder: doubling, then Little's law, then the Apdex line.
+    pub fn aimed(mut self, aim: Aim) -> Search {
+        self.aim = Some(aim);
+        self
+    }
+
+    /// The throughput ceiling, once known: the highest throughput when a
+    /// later level's throughput stopped growing with its users, or the
+    /// throughput a resource's utilization extrapolates to 100% (the
+    /// utilization law, X = U / D), from the most loaded level at ≥ 30%.
+    pub fn ceiling(&self) -> Option<f64> {
+        let mut by_users = self.figures.clone();
+        by_users.sort_by_key(|f| f.0);
+        let highest = by_users.iter().map(|f| f.1.rps).fold(0.0, f64::max);
+        let flattened = by_users.windows(2).any(|w| {
+            let (a, b) = (&w[0], &w[1]);
+            a.1.rps > 0.0
+                && b.0 > a.0
+                && (b.1.rps / a.1.rps - 1.0) < FLAT * (f64::from(b.0) / f64::from(a.0) - 1.0)
+        });
+        if flattened && highest > 0.0 {
+            return Some(highest);
+        }
+        by_users.iter().rev().find_map(|(_, f)| {
+            f.utilization
+                .filter(|u| *u >= 0.3)
+                .map(|u| f.rps / u.min(1.0))
+        })
+    }
+
+    /// The users where the aimed ladder expects the target to break:
+    /// Little's law at the ceiling, N = X_max × (R + Z), with R the response
+    /// time at which the Apdex crosses its target (taken as T until levels
+    /// tell better: the largest mean response of a met level, when above T).
+    pub fn knee_estimate(&self) -> Option<f64> {
+        let aim = self.aim?;
+        let ceiling = self.ceiling()?;
+        let met_response = self
+            .figures
+            .iter()
+            .filter(|(u, _)| self.judged(*u) == Some(true))
+            .map(|(_, f)| f.mean_response)
+            .max()
+            .unwrap_or_default();
+        let response = aim.apdex_t.max(met_response);
+        Some(users_for(ceiling, response, aim.think))
+    }
+
+    /// The next level of the aimed climb above `last` (all met so far).
+    fn aimed_climb(&self, last: u32) -> u32 {
+        let lowest = last.saturating_add(self.ladder.step);
+        let doubled = last.saturating_mul(2).max(lowest);
+        let next = match self.knee_estimate() {
+            // Aim just past the estimate, so that it brackets the answer.
+            Some(knee) if knee.is_finite() && knee > f64::from(last) * 1.1 => {
+                ((knee * 1.1).ceil() as u32).clamp(lowest, doubled)
+            }
+            // Met at (or beyond) the estimate: the response time grows
+            // here, and the break is near.
+            Some(knee) if knee.is_finite() => {
+                ((f64::from(last) * 1.25).ceil() as u32).clamp(lowest, doubled)
+            }
+            _ => doubled,
+        };
+        next.min(self.ladder.max)
+    }
+
+    /// Where to cut the bracket (good, bad): where the target is expected
+    /// to break. First Little's law at the ceiling with the response time
+    /// T (a server whose response time is steady breaks its Apdex there);
+    /// then the response time where the line through the two levels'
+    /// (response, Apdex) crosses the target, through Little's law (beyond
+    /// the knee the users grow with the response time); else where the
+    /// line through their (users, Apdex) crosses it. Three cuts in a row
+    /// that all met (or all broke) are followed by the middle, so that a
+    /// biased aim cannot creep; so is a bracket the Apdex says nothing of
+    /// (errors or the p95 broke the level).
+    fn aimed_cut(&self, good: u32, bad: u32) -> u32 {
+        let middle = good + (bad - good) / 2;
+        let (Some(aim), Some(a_good), Some(a_bad)) = (self.aim, self.apdex(good), self.apdex(bad))
+        else {
+            return middle;
+        };
+        if good == 0 || a_bad >= aim.target_apdex || a_good < aim.target_apdex {
+            return middle;
+        }
+        if let [.., a, b, c] = self.cuts.as_slice() {
+            if a == b && b == c {
+                return middle;
+            }
+        }
+        let inside = |x: &f64| *x >= f64::from(good) + 0.5 && *x < f64::from(bad) - 0.5;
+        let ceiling = self.ceiling();
+        let at_t = ceiling.map(|c| users_for(c, aim.apdex_t, aim.think));
+        let by_response = match (ceiling, self.response(good), self.response(bad)) {
+            (Some(ceiling), Some(r_good), Some(r_bad)) if r_bad > r_good => {
+                let share = (a_good - aim.target_apdex) / (a_good - a_bad);
+                let response = r_good + share * (r_bad - r_good);
+                Some(ceiling * (response + aim.think.as_secs_f64()))
+            }
+            _ => None,
+        };
+        at_t.filter(inside)
+            .or(by_response.filter(inside))
+            .or_else(|| crossing(good, a_good, bad, a_bad, aim.target_apdex))
+            .map_or(middle, |x| (x.round() as u32).clamp(good + 1, bad - 1))
+    }
+
+    /// The mean response time (s) of a level's measurements.
+    fn response(&self, users: u32) -> Option<f64> {
+        let values: Vec<f64> = self
+            .figures
+            .iter()
+            .filter(|f| f.0 == users)
+            .map(|f| f.1.mean_response.as_secs_f64())
+            .collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    }
+
+    /// The mean Apdex of a level's measurements.
+    fn apdex(&self, users: u32) -> Option<f64> {
+        let values: Vec<f64> = self
+            .figures
+            .iter()
+            .filter(|f| f.0 == users)
+            .filter_map(|f| f.1.apdex)
+            .collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    }
+
+    /// Levels whose verdicts contradict each other: (broken, met) with the
+    /// broken level below the met one. A noisy system, not a capacity.
+    pub fn inversions(&self) -> Vec<(u32, u32)> {
+        let tried = self.tried();
+        let mut out = Vec::new();
+        for &low in &tried {
+            if self.judged(low) != Some(false) {
+                continue;
+            }
+            if let Some(&high) = tried
+                .iter()
+                .filter(|&&u| u > low && self.judged(u) == Some(true))
+                .max()
+            {
+                out.push((low, high));
+            }
+        }
+        out
     }
 
     /// Measures the deciding levels `n` times in all before the search
@@ -95,9 +281,14 @@ impl Search {
                     .chain(bad)
                     .find(|&users| self.measurements(users).1 < self.confirm)
             }
-            Phase::Bisecting { good, bad } => Some(good + (bad - good) / 2),
+            Phase::Bisecting { good, bad } => Some(if self.aim.is_some() {
+                self.aimed_cut(good, bad)
+            } else {
+                good + (bad - good) / 2
+            }),
             Phase::Climbing => Some(match self.tried().last() {
                 None => self.ladder.start,
+                Some(&users) if self.aim.is_some() => self.aimed_climb(users),
                 Some(&users) => (users + self.ladder.step).min(self.ladder.max),
             }),
         }
@@ -132,6 +323,13 @@ impl Search {
         }
     }
 
+    /// Records the outcome of the level `next()` returned, with its
+    /// figures (which the aimed ladder aims by).
+    pub fn record_figures(&mut self, users: u32, good: bool, figures: LevelFigures) {
+        self.figures.push((users, figures));
+        self.record(users, good);
+    }
+
     /// Records the outcome of the level `next()` returned.
     pub fn record(&mut self, users: u32, good: bool) {
         self.levels.push((users, good));
@@ -140,15 +338,21 @@ impl Search {
             Phase::Done => self.bisect_or_finish(),
             Phase::Climbing => {
                 let tried = self.tried();
-                let two_bad = tried.len() >= 2
-                    && tried[tried.len() - 2..]
+                // The aimed ladder's steps are long: one broken level
+                // above a met one is a bracket.
+                let needed = if self.aim.is_some() { 1 } else { 2 };
+                let two_bad = tried.len() >= needed
+                    && tried[tried.len() - needed..]
                         .iter()
                         .all(|&u| self.judged(u) == Some(false));
                 if two_bad || users >= self.ladder.max {
                     self.bisect_or_finish();
                 }
             }
-            Phase::Bisecting { .. } => self.bisect_or_finish(),
+            Phase::Bisecting { .. } => {
+                self.cuts.push(good);
+                self.bisect_or_finish()
+            }
         }
     }
 
@@ -168,16 +372,16 @@ impl Search {
 
     /// Runs the search to its end: `measure(users, remaining)` measures one
     /// level (`remaining`: levels still to come at most, for an ETA) and
-    /// says whether it met the target, or `None` to stop there (the user
-    /// interrupted). Returns false when stopped.
+    /// says whether it met the target with its figures, or `None` to stop
+    /// there (the user interrupted). Returns false when stopped.
     pub async fn drive<E, F, Fut>(&mut self, mut measure: F) -> Result<bool, E>
     where
         F: FnMut(u32, u32) -> Fut,
-        Fut: std::future::Future<Output = Result<Option<bool>, E>>,
+        Fut: std::future::Future<Output = Result<Option<(bool, LevelFigures)>, E>>,
     {
         while let Some(users) = self.next() {
             match measure(users, self.remaining_estimate()).await? {
-                Some(good) => self.record(users, good),
+                Some((good, figures)) => self.record_figures(users, good, figures),
                 None => return Ok(false),
             }
         }
@@ -643,6 +847,118 @@ mod tests {
         assert_eq!(s.capacity(), Some(30));
         assert!(s.reached_max());
         assert_eq!(s.levels().len(), 3);
+    }
+
+    /// A closed system of `x_max` requests/s, 100 ms service, 1 s think:
+    /// below the knee R = 0.1 s, beyond R = N / x_max − 1; the Apdex falls
+    /// linearly from T = 150 ms to 0.5 at 4T.
+    fn closed_system(users: u32, x_max: f64) -> (bool, LevelFigures) {
+        let n = f64::from(users);
+        let rps = (n / 1.1).min(x_max);
+        let response = (n / x_max - 1.0).max(0.1);
+        let apdex = if response <= 0.15 {
+            1.0
+        } else {
+            (1.0 - 0.5 * (response - 0.15) / 0.45).max(0.0)
+        };
+        let figures = LevelFigures {
+            rps,
+            mean_response: Duration::from_secs_f64(response),
+            apdex: Some(apdex),
+            utilization: None,
+        };
+        (apdex >= 0.85, figures)
+    }
+
+    const AIM: Aim = Aim {
+        think: Duration::from_secs(1),
+        apdex_t: Duration::from_millis(150),
+        target_apdex: 0.85,
+    };
+
+    fn drive(mut s: Search, x_max: f64) -> (Option<u32>, Vec<u32>) {
+        let mut run = Vec::new();
+        while let Some(users) = s.next() {
+            run.push(users);
+            let (good, figures) = closed_system(users, x_max);
+            s.record_figures(users, good, figures);
+            assert!(run.len() < 100, "{run:?}");
+        }
+        (s.capacity(), run)
+    }
+
+    #[test]
+    fn the_aimed_ladder_finds_the_plain_answer_in_fewer_levels() {
+        let mut levels = (0, 0);
+        for x_max in [20.0, 40.0, 90.0, 300.0] {
+            // The Apdex crosses 0.85 at R = 0.285 s: N = x_max × 1.285.
+            let truth = (x_max * 1.285_f64).floor() as u32;
+            let (plain, plain_run) = drive(Search::new(LADDER), x_max);
+            let (aimed, aimed_run) = drive(Search::new(LADDER).aimed(AIM), x_max);
+            let (plain, aimed) = (plain.unwrap(), aimed.unwrap());
+            assert!(plain.abs_diff(truth) <= 2, "{x_max}: {plain} {plain_run:?}");
+            assert!(aimed.abs_diff(truth) <= 2, "{x_max}: {aimed} {aimed_run:?}");
+            assert!(
+                aimed_run.len() <= plain_run.len(),
+                "{x_max}: aimed {aimed_run:?}, plain {plain_run:?}"
+            );
+            eprintln!("{x_max}: aimed {aimed_run:?}, plain {plain_run:?}");
+            levels.0 += aimed_run.len();
+            levels.1 += plain_run.len();
+        }
+        assert!(levels.0 * 2 < levels.1, "{levels:?}");
+    }
+
+    #[test]
+    fn the_ceiling_comes_from_flat_throughput_or_utilization() {
+        let mut s = Search::new(LADDER).aimed(AIM);
+        let at = |rps: f64, utilization: Option<f64>| LevelFigures {
+            rps,
+            mean_response: Duration::from_millis(100),
+            apdex: Some(1.0),
+            utilization,
+        };
+        s.record_figures(10, true, at(9.0, Some(0.1)));
+        assert_eq!(s.ceiling(), None, "10% busy says little");
+        s.record_figures(20, true, at(18.0, Some(0.45)));
+        // 18 req/s at 45%: 40 req/s at 100%; Little's law at T: 46 users.
+        assert_eq!(s.ceiling(), Some(40.0));
+        assert!((s.knee_estimate().unwrap() - 46.0).abs() < 1e-9);
+        assert_eq!(s.next(), Some(40), "at most doubling");
+        s.record_figures(40, true, at(24.0, Some(0.6)));
+        // 24 req/s for twice the users: flat; the ceiling is what was seen.
+        assert_eq!(s.ceiling(), Some(24.0));
+    }
+
+    #[test]
+    fn edges_end_and_say_so() {
+        // Met at --max: the answer is "at least" the maximum.
+        let (capacity, run) = drive(Search::new(LADDER).aimed(AIM), 1000.0);
+        assert_eq!(capacity, Some(500), "{run:?}");
+        // Broken at --start: the search bisects below it and ends.
+        let (capacity, run) = drive(Search::new(LADDER).aimed(AIM), 2.0);
+        assert!(capacity.is_some_and(|c| c <= 3), "{capacity:?} {run:?}");
+        assert_eq!(run[0], 10);
+        // Alternating verdicts: either ladder ends; the plain one, which
+        // climbs past a single broken level, names the inversions.
+        for aimed in [false, true] {
+            let mut s = Search::new(LADDER);
+            if aimed {
+                s = s.aimed(AIM);
+            }
+            let mut n = 0;
+            while let Some(users) = s.next() {
+                n += 1;
+                assert!(n < 60, "{:?}", s.levels());
+                let good = users != 20 && (aimed || users % 7 != 0);
+                s.record_figures(users, good, closed_system(users, 40.0).1);
+            }
+            if !aimed {
+                // 20, 70, 140, ... broke below 500, which met.
+                let inversions = s.inversions();
+                assert_eq!((inversions.len(), inversions[0]), (8, (20, 500)));
+            }
+        }
     }
 
     #[test]

@@ -42,6 +42,29 @@ pub struct Level {
     /// The generator could not keep up (its figures are not the server's).
     pub generator_limited: bool,
     pub bundle: PathBuf,
+    /// The warm-up before the measurement (s): until the level was steady,
+    /// or the fixed --warmup.
+    #[serde(default)]
+    pub warmup_s: f64,
+    /// When the verdict settled (its interval wholly on one side of the
+    /// target), also when the level ran on to its full duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<SettledVerdict>,
+    /// The level stopped when its verdict settled, before --step-duration.
+    #[serde(default)]
+    pub stopped_early: bool,
+    /// How the level ended, as a person reads it.
+    #[serde(default)]
+    pub ended: String,
+}
+
+/// A level's verdict as it settled during the level.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SettledVerdict {
+    /// Measured seconds when it settled.
+    pub at_s: f64,
+    pub met: bool,
+    pub why: String,
 }
 
 impl Level {
@@ -129,6 +152,10 @@ impl Level {
             missing,
             generator_limited,
             bundle: dir.to_path_buf(),
+            warmup_s: window.start.as_secs_f64(),
+            settled: None,
+            stopped_early: false,
+            ended: String::new(),
         })
     }
 }
@@ -159,6 +186,25 @@ pub struct CapacitySetup {
     pub think: String,
     pub warmup_s: f64,
     pub measured_s: f64,
+    /// `aimed` or `plain`.
+    #[serde(default)]
+    pub ladder: String,
+    /// Levels stop when their verdict settles (after `min_measured_s`).
+    #[serde(default)]
+    pub early_stop: bool,
+    #[serde(default)]
+    pub min_measured_s: f64,
+    /// The warm-up's floor (the ramp-up); `warmup_s` is its ceiling.
+    #[serde(default)]
+    pub warmup_min_s: f64,
+}
+
+/// Levels that ran their full duration although their verdict settled
+/// earlier: how often the settled verdict was the final one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Agreement {
+    pub settled: u32,
+    pub agreed: u32,
 }
 
 /// The deciding levels measured several times (`--confirm`): the range of
@@ -228,6 +274,19 @@ pub struct CapacityResult {
     /// `--fail-if` on the answer (absent without criteria).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub criteria: Vec<CriterionOutcome>,
+    /// Where the answer lies: from the capacity to the users below the
+    /// first broken level above it (the resolution), widened by the
+    /// repetitions with --confirm.
+    #[serde(default)]
+    pub range: Option<[u32; 2]>,
+    /// Levels broken below a level that met: (broken, met). A noisy server;
+    /// the answer is the highest level met.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inversions: Vec<[u32; 2]>,
+    /// With --full-levels: levels whose verdict settled early, and how many
+    /// of those the full duration confirmed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
     /// The one-line answer, as printed.
     pub verdict: String,
     /// The latest bench of the bottleneck's host (`headroom bench`), its
@@ -328,6 +387,24 @@ impl CapacityResult {
                 high: estimates.iter().copied().max().unwrap_or(c).max(c),
             })
         });
+        let range = capacity.map(|c| {
+            let high = knee.map_or(c, |k| k.users.saturating_sub(1).max(c));
+            match &confirmation {
+                Some(conf) => [conf.low.min(c), conf.high.max(high)],
+                None => [c, high],
+            }
+        });
+        let ran_on: Vec<&Level> = levels
+            .iter()
+            .filter(|l| l.settled.is_some() && !l.stopped_early)
+            .collect();
+        let agreement = (!ran_on.is_empty()).then(|| Agreement {
+            settled: ran_on.len() as u32,
+            agreed: ran_on
+                .iter()
+                .filter(|l| l.settled.as_ref().is_some_and(|s| s.met == l.good))
+                .count() as u32,
+        });
         let mut result = CapacityResult {
             schema_version: SCHEMA_VERSION,
             setup: CapacitySetup::default(),
@@ -349,6 +426,9 @@ impl CapacityResult {
             little,
             confirmation,
             criteria: Vec::new(),
+            range,
+            inversions: Vec::new(),
+            agreement,
             verdict: String::new(),
             host_bench: Vec::new(),
             levels,
@@ -374,6 +454,7 @@ impl CapacityResult {
         self.bottleneck = None;
         self.little = None;
         self.confirmation = None;
+        self.range = None;
         self.valid = false;
         self.limit_note = format!(
             "the search was interrupted after {}, before it could decide: no capacity is claimed",
@@ -517,6 +598,10 @@ mod tests {
             missing: Vec::new(),
             generator_limited: false,
             bundle: PathBuf::new(),
+            warmup_s: 1.0,
+            settled: None,
+            stopped_early: false,
+            ended: String::new(),
         }
     }
 

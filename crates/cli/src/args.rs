@@ -363,13 +363,34 @@ pub struct CapacityArgs {
     #[arg(long, value_parser = at_least_one)]
     pub resolution: Option<u32>,
 
-    /// Measurement time of each level (after its warm-up).
+    /// Measurement time of each level (after its warm-up), at most: a level stops sooner when
+    /// its verdict is settled (see --min-step-duration, --full-levels).
     #[arg(long, default_value = "60s", value_parser = positive_duration)]
     pub step_duration: Duration,
 
-    /// Warm-up of each level: users start over it and it is not measured.
+    /// A level's verdict may settle only after this much measurement (default 5 s, at most
+    /// --step-duration).
+    #[arg(long, value_parser = positive_duration, value_name = "DURATION")]
+    pub min_step_duration: Option<Duration>,
+
+    /// Longest warm-up of each level (not measured): it ends sooner once throughput and
+    /// response time are steady for 3 s after --warmup-min.
     #[arg(long, default_value = "15s", value_parser = duration)]
     pub warmup: Duration,
+
+    /// Shortest warm-up: the users start over it (default a quarter of --warmup, at least 1 s).
+    #[arg(long, value_parser = duration, value_name = "DURATION")]
+    pub warmup_min: Option<Duration>,
+
+    /// How levels are placed: `aimed` (doubling, then Little's law at the throughput ceiling,
+    /// then where the Apdex crosses the target) or `plain` (--start, then --step at a time).
+    #[arg(long, default_value = "aimed", value_parser = ["aimed", "plain"])]
+    pub ladder: String,
+
+    /// Every level runs its whole --warmup and --step-duration (the verdict's early settling is
+    /// still recorded, to count how often it agreed).
+    #[arg(long)]
+    pub full_levels: bool,
 
     /// Measure the deciding levels (the last met, the first broken) N times in all: a level
     /// meets the target when most of its measurements do, and the answer comes with the range
@@ -1070,7 +1091,8 @@ pub struct DoctorArgs {
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Measured time of each level of the demo's capacity search (plus 2 s warm-up).
+    /// Longest measurement of each level of the demo's capacity search (a level stops sooner
+    /// when its verdict is settled; plus 1–3 s warm-up).
     #[arg(short = 'd', long, value_parser = positive_duration, default_value = "8s")]
     pub duration: Duration,
 

@@ -5,10 +5,12 @@
 use crate::args::{CapacityArgs, LoadArgs, RunArgs};
 use crate::execute::{Failure, Prepared, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::signals::interrupt_on_signal;
-use headroom_analysis::capacity::Target;
-use headroom_analysis::capacity::{Ladder, Search};
+use headroom_analysis::capacity::{Aim, Ladder, LevelFigures, Search, Target};
+use headroom_analysis::sequential::{self, Second};
 use headroom_analysis::{Criterion, Metric, Verdict};
-use headroom_bundle::capacity::{CapacityResult, CapacitySetup, CriterionOutcome, Level};
+use headroom_bundle::capacity::{
+    CapacityResult, CapacitySetup, CriterionOutcome, Level, SettledVerdict,
+};
 use headroom_bundle::manifest::ThinkRecord;
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
@@ -98,13 +100,176 @@ pub fn run(args: CapacityArgs) -> ExitCode {
     }
 }
 
+/// How long a level warms up and measures.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    /// The users start over this; the warm-up is at least this long.
+    warmup_min: Duration,
+    /// The warm-up ends here at the latest.
+    warmup_max: Duration,
+    /// The measurement lasts this long at most ...
+    measure_max: Duration,
+    /// ... and at least this long before its verdict may settle.
+    measure_min: Duration,
+    /// Whether a settled level stops (else it runs on, and the settling is
+    /// only recorded).
+    early_stop: bool,
+}
+
+impl Timing {
+    fn of(args: &CapacityArgs) -> Timing {
+        let full = args.full_levels;
+        let warmup_min = match args.warmup_min {
+            _ if full => args.warmup,
+            Some(min) => min.min(args.warmup),
+            None => (args.warmup / 4)
+                .max(Duration::from_secs(1))
+                .min(args.warmup),
+        };
+        Timing {
+            warmup_min,
+            warmup_max: args.warmup,
+            measure_max: args.step_duration,
+            measure_min: args
+                .min_step_duration
+                .unwrap_or(Duration::from_secs(5))
+                .min(args.step_duration),
+            early_stop: !full,
+        }
+    }
+}
+
+/// A level followed second by second: its warm-up ends when it is steady
+/// (or at the longest warm-up), its measurement when the verdict settles
+/// (with early stop) or at its full duration.
+struct LevelWatch<'a> {
+    timing: Timing,
+    target: &'a Target,
+    /// Every second so far (warm-up included).
+    seconds: Vec<Second>,
+    /// The first measured second, once the warm-up ended.
+    from: Option<u64>,
+    settled: Option<SettledVerdict>,
+    /// The measurement window's end (seconds since the run's start), once
+    /// the level has what it needs.
+    until: Option<u64>,
+}
+
+impl LevelWatch<'_> {
+    /// Takes one second of the run; returns true when the level should end.
+    fn second(&mut self, p: &Progress) -> bool {
+        if self.until.is_some() {
+            return true;
+        }
+        let interval = &p.interval;
+        let count = interval.counts.count;
+        let over_p95 = self.target.p95_max.map_or(0, |bound| {
+            let micros = bound.as_micros().min(u128::from(u64::MAX)) as u64;
+            count.saturating_sub(interval.response.count_between(0, micros))
+        });
+        let apdex = &interval.counts.apdex;
+        self.seconds.push(Second {
+            length_s: p.length.as_secs_f64(),
+            requests: count,
+            errors: interval.counts.errors,
+            apdex_points: apdex.satisfied as f64 + apdex.tolerating as f64 / 2.0,
+            over_p95,
+            mean_s: if count > 0 {
+                interval.response.mean() / 1e6
+            } else {
+                0.0
+            },
+        });
+        // A partial second (the run's last) is not measured.
+        if p.length < Duration::from_millis(999) {
+            return false;
+        }
+        let ended = p.index + 1;
+        let Some(from) = self.from else {
+            let steady = Duration::from_secs(ended) >= self.timing.warmup_min
+                && ended >= sequential::STEADY_SECONDS as u64
+                && sequential::steady(&self.seconds);
+            if steady || Duration::from_secs(ended) >= self.timing.warmup_max {
+                self.from = Some(ended);
+            }
+            return false;
+        };
+        let measured = Duration::from_secs(ended - from);
+        if self.settled.is_none() && measured >= self.timing.measure_min {
+            if let Some(settled) = sequential::settle(self.target, &self.seconds[from as usize..]) {
+                self.settled = Some(SettledVerdict {
+                    at_s: measured.as_secs_f64(),
+                    met: settled.met,
+                    why: settled.why,
+                });
+                if self.timing.early_stop {
+                    self.until = Some(ended);
+                    return true;
+                }
+            }
+        }
+        if measured >= self.timing.measure_max {
+            self.until = Some(ended);
+            return true;
+        }
+        false
+    }
+
+    /// The measured window: from the warm-up's end to where the level
+    /// ended (or the planned end).
+    fn window(&self) -> std::ops::Range<Duration> {
+        let from = self
+            .from
+            .map_or(self.timing.warmup_max, Duration::from_secs);
+        let until = self
+            .until
+            .map_or(from + self.timing.measure_max, Duration::from_secs);
+        from..until
+    }
+
+    /// How the level ended, as the level table says it.
+    fn ended(&self, stopped_early: bool) -> String {
+        let warmup = match self.from {
+            Some(from) if Duration::from_secs(from) < self.timing.warmup_max => {
+                format!("steady after {from} s")
+            }
+            _ => format!("warm-up {:.0} s", self.timing.warmup_max.as_secs_f64()),
+        };
+        let measured = self.window().end.saturating_sub(self.window().start);
+        let how = match &self.settled {
+            Some(s) if stopped_early => format!(
+                "{} after {:.0} s: {}",
+                if s.met { "met" } else { "broken" },
+                s.at_s,
+                s.why
+            ),
+            Some(s) => format!(
+                "full {:.0} s (settled {} at {:.0} s)",
+                measured.as_secs_f64(),
+                if s.met { "met" } else { "broken" },
+                s.at_s
+            ),
+            None => format!(
+                "full {:.0} s: the interval straddled the target",
+                measured.as_secs_f64()
+            ),
+        };
+        format!("{warmup}; {how}")
+    }
+}
+
 /// The level's run: the load (or scenario) arguments with this level's
 /// users, duration, ramp-up and bundle.
-async fn prepare_level(args: &CapacityArgs, users: u32, dir: &Path) -> Result<Prepared, Failure> {
+async fn prepare_level(
+    args: &CapacityArgs,
+    timing: Timing,
+    users: u32,
+    dir: &Path,
+) -> Result<Prepared, Failure> {
     let mut load: LoadArgs = args.load.clone();
     load.users = Some(users);
-    load.duration = Some(args.warmup + args.step_duration);
-    load.ramp_up = Some(args.warmup);
+    load.duration = Some(timing.warmup_max + timing.measure_max);
+    load.ramp_up = Some(timing.warmup_min);
     load.common.out = Some(dir.to_path_buf());
     load.common.quiet = true;
     load.common.json = false;
@@ -311,12 +476,26 @@ impl LevelRun<'_> {
         } else {
             dir
         };
-        let mut prepared = prepare_level(args, users, &dir).await?;
+        let timing = Timing::of(args);
+        let mut prepared = prepare_level(args, timing, users, &dir).await?;
         prepared.setup.metrics = self.metrics.clone();
-        let per_level = (args.warmup + args.step_duration).as_secs_f64();
+        let (end_tx, end_rx) = watch::channel(false);
+        prepared.setup.end_early = Some(end_rx);
+        let watch_level = RefCell::new(LevelWatch {
+            timing,
+            target: self.target,
+            seconds: Vec::new(),
+            from: None,
+            settled: None,
+            until: None,
+        });
+        let per_level = (timing.warmup_max + timing.measure_max).as_secs_f64();
         let eta = f64::from(remaining) * per_level;
         let live = self.live;
         let on_progress = |p: &Progress| {
+            if watch_level.borrow_mut().second(p) {
+                let _ = end_tx.send(true);
+            }
             if live {
                 let mut err = std::io::stderr().lock();
                 let _ = write!(
@@ -342,13 +521,12 @@ impl LevelRun<'_> {
         if live {
             eprint!("\r\x1b[2K");
         }
+        let watched = watch_level.into_inner();
+        let window = watched.window();
         if outcome.status == RunStatus::Interrupted {
             // Its bundle still says which seconds were warm-up (an error
             // here only leaves the whole run in its summary).
-            let _ = headroom_bundle::capacity::keep_measurement(
-                &outcome.bundle,
-                args.warmup..args.warmup + args.step_duration,
-            );
+            let _ = headroom_bundle::capacity::keep_measurement(&outcome.bundle, window);
             return Ok(None);
         }
         if let Some(error) = &outcome.bundle_error {
@@ -360,19 +538,36 @@ impl LevelRun<'_> {
                 RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
             )
         });
-        let level = Level::measure(
+        let mut level = Level::measure(
             users,
             &outcome.bundle,
-            args.warmup..args.warmup + args.step_duration,
+            window.clone(),
             self.target,
             generator_limited,
         )
         .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
+        level.stopped_early = timing.early_stop
+            && watched.settled.is_some()
+            && window.end - window.start < timing.measure_max;
+        level.ended = watched.ended(level.stopped_early);
+        level.settled = watched.settled;
         if !self.quiet {
             eprintln!("{}", level_line(&level));
         }
         Ok(Some(level))
     }
+}
+
+/// The busiest monitored resource of a level, 0..1: the highest of a
+/// host's CPU, its busiest core and its disk.
+fn utilization(level: &Level) -> Option<f64> {
+    level
+        .resources
+        .iter()
+        .flat_map(|h| [h.cpu_avg, h.busiest_core.map(|c| c.1), h.disk_avg])
+        .flatten()
+        .reduce(f64::max)
+        .map(|pct| pct / 100.0)
 }
 
 /// The line printed after each level.
@@ -395,8 +590,8 @@ fn level_line(level: &Level) -> String {
         } else {
             ""
         },
-        if level.good { "met" } else { "broken" }
-    )
+        if level.good { "met" } else { "broken" },
+    ) + &format!(" ({})", level.ended)
 }
 
 /// `--fail-if` on the search's answer: the users, and the Apdex, request
@@ -468,6 +663,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     };
     let (think_time, think_text) = think(&args)?;
     let thresholds = crate::execute::apdex(common)?;
+    let timing = Timing::of(&args);
     let setup = CapacitySetup {
         url: args.load.url.to_string(),
         scenario: args.scenario.as_ref().map(|f| f.display().to_string()),
@@ -477,22 +673,40 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         think: think_text,
         warmup_s: args.warmup.as_secs_f64(),
         measured_s: args.step_duration.as_secs_f64(),
+        ladder: args.ladder.clone(),
+        early_stop: timing.early_stop,
+        min_measured_s: timing.measure_min.as_secs_f64(),
+        warmup_min_s: timing.warmup_min.as_secs_f64(),
     };
     let monitored = !common.monitor.is_empty();
     if !quiet {
         eprintln!(
-            "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; levels from {} by {} up to {} users, each {} s warm-up + {} s measured",
+            "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; {} levels from {} up to {} users (steps of at least {}); {}",
             args.load.url,
             target.apdex,
             target.max_error * 100.0,
             target
                 .p95_max
                 .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
+            args.ladder,
             ladder.start,
-            ladder.step,
             ladder.max,
-            args.warmup.as_secs_f64(),
-            args.step_duration.as_secs_f64()
+            ladder.step,
+            if timing.early_stop {
+                format!(
+                    "each level warms up {:.0}–{:.0} s (until steady) and measures {:.0}–{:.0} s (until its verdict settles)",
+                    timing.warmup_min.as_secs_f64(),
+                    timing.warmup_max.as_secs_f64(),
+                    timing.measure_min.as_secs_f64(),
+                    timing.measure_max.as_secs_f64()
+                )
+            } else {
+                format!(
+                    "each level {:.0} s warm-up + {:.0} s measured",
+                    timing.warmup_max.as_secs_f64(),
+                    timing.measure_max.as_secs_f64()
+                )
+            }
         );
     }
 
@@ -506,6 +720,13 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
 
     let started = Instant::now();
     let mut search = Search::new(ladder).confirming(args.confirm);
+    if args.ladder == "aimed" {
+        search = search.aimed(Aim {
+            think: think_time,
+            apdex_t: thresholds.satisfied,
+            target_apdex: target.apdex,
+        });
+    }
     let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
     let level_run = LevelRun {
         args: &args,
@@ -524,9 +745,15 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
                 let Some(level) = level_run.measure(users, index, remaining).await? else {
                     return Ok(None);
                 };
+                let figures = LevelFigures {
+                    rps: level.rps,
+                    mean_response: Duration::from_secs_f64(level.mean_ms.unwrap_or(0.0) / 1000.0),
+                    apdex: level.apdex,
+                    utilization: utilization(&level),
+                };
                 let good = level.good;
                 levels.borrow_mut().push(level);
-                Ok(Some(good))
+                Ok(Some((good, figures)))
             }
         })
         .await?;
@@ -542,6 +769,11 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         base.clone(),
     );
     result.setup = setup;
+    result.inversions = search
+        .inversions()
+        .into_iter()
+        .map(|(a, b)| [a, b])
+        .collect();
     result.host_bench = host_bench(&result);
     if was_interrupted {
         result = result.interrupted();

@@ -181,7 +181,11 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
         "--step-duration",
         &step,
         "--warmup",
-        "2s",
+        "3s",
+        "--warmup-min",
+        "1s",
+        "--min-step-duration",
+        "3s",
         "--out",
         &out.display().to_string(),
     ]

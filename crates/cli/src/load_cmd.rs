@@ -224,6 +224,7 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
             faults: common.fault.clone(),
             save_failures: common.save_failures,
             metrics: None,
+            end_early: None,
         },
         target: args.url.url.clone(),
         description,

@@ -207,6 +207,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             faults: common.fault.clone(),
             save_failures: common.save_failures,
             metrics: None,
+            end_early: None,
         },
         target,
         description,

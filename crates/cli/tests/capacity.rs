@@ -498,18 +498,10 @@ fn a_cpu_bound_testbed_names_the_cpu() {
 fn confirmed_levels_give_a_range_around_the_model() {
     let _serial = serial();
     let server = pool_server(4, Duration::from_millis(100));
-    let out = temp_dir("capacity-confirm");
-    let output = headroom()
-        .args(["capacity", &format!("http://127.0.0.1:{}/", server.port)])
-        .args([
-            "--think",
-            "1s",
-            "--apdex-t",
-            "150ms",
-            "--apdex-target",
-            "0.85",
-        ])
-        .args([
+    let json = pool_search(
+        server.port,
+        "capacity-confirm",
+        &[
             "--start",
             "40",
             "--step",
@@ -518,25 +510,14 @@ fn confirmed_levels_give_a_range_around_the_model() {
             "60",
             "--resolution",
             "1",
-        ])
-        .args([
             "--step-duration",
             "3s",
             "--warmup",
             "1s",
             "--confirm",
             "3",
-            "--json",
-        ])
-        .args(["--out", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+        ],
     );
-    let json = stdout_json(&output);
     let users = json["capacity"]["users"].as_u64().unwrap();
     let confirmation = &json["confirmation"];
     assert_eq!(confirmation["repetitions"], 3, "{}", json["verdict"]);
@@ -570,4 +551,139 @@ fn confirmed_levels_give_a_range_around_the_model() {
         "{}",
         json["verdict"]
     );
+}
+
+/// The fast search's tests' levels: at most 3 s warm-up and 8 s measured.
+const SHORT_LEVELS: [&str; 8] = [
+    "--resolution",
+    "2",
+    "--step-duration",
+    "8s",
+    "--warmup",
+    "3s",
+    "--min-step-duration",
+    "3s",
+];
+
+/// `capacity URL ARGS --json` on the worker pool of the queueing model
+/// (think 1 s, T 150 ms, target 0.85: the target breaks at 46 users).
+fn pool_search(port: u16, name: &str, args: &[&str]) -> serde_json::Value {
+    let out = temp_dir(name);
+    let output = headroom()
+        .args(["capacity", &format!("http://127.0.0.1:{port}/")])
+        .args([
+            "--think",
+            "1s",
+            "--apdex-t",
+            "150ms",
+            "--apdex-target",
+            "0.85",
+        ])
+        .args(["--json", "--out"])
+        .arg(&out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout_json(&output)
+}
+
+/// The plain ladder with full levels records when each verdict settled:
+/// the full duration never overturns it. The fast search (aimed ladder,
+/// levels that stop when settled) gives the plain answer with fewer
+/// levels and less measuring; the timing ratio is bench/capacity's.
+#[test]
+fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
+    let _serial = serial();
+    let server = pool_server(4, Duration::from_millis(100));
+    let mut bounds = SHORT_LEVELS.to_vec();
+    bounds.extend(["--start", "30", "--step", "10", "--max", "90"]);
+    let mut args = bounds.clone();
+    args.extend(["--ladder", "plain", "--full-levels"]);
+    let plain = pool_search(server.port, "capacity-plain", &args);
+    let agreement = &plain["agreement"];
+    let settled = agreement["settled"].as_u64().unwrap();
+    assert!(settled >= 4, "{}", plain["levels"]);
+    assert_eq!(agreement["agreed"], settled, "{}", plain["levels"]);
+    for level in plain["levels"].as_array().unwrap() {
+        assert_eq!(level["stopped_early"], false);
+        assert!((level["measured_s"].as_f64().unwrap() - 8.0).abs() < 0.01);
+    }
+    let fast = pool_search(server.port, "capacity-fast", &bounds);
+    let (p, f) = (
+        plain["capacity"]["users"].as_f64().unwrap(),
+        fast["capacity"]["users"].as_f64().unwrap(),
+    );
+    assert!(
+        (p - f).abs() <= (0.05 * p).max(2.0),
+        "plain {p}, fast {f}: {}",
+        fast["levels"]
+    );
+    let measured = |r: &serde_json::Value| -> f64 {
+        r["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["measured_s"].as_f64().unwrap() + l["warmup_s"].as_f64().unwrap())
+            .sum()
+    };
+    assert!(
+        measured(&fast) * 2.0 < measured(&plain),
+        "fast {} s, plain {} s",
+        measured(&fast),
+        measured(&plain)
+    );
+    let levels = fast["levels"].as_array().unwrap();
+    assert!(levels.iter().any(|l| l["stopped_early"] == true));
+    for level in levels {
+        let ended = level["ended"].as_str().unwrap();
+        let early = level["stopped_early"].as_bool().unwrap();
+        assert!(
+            ended.contains(if early { "after" } else { "full" }),
+            "{ended}"
+        );
+    }
+    let range = fast["range"].as_array().unwrap();
+    assert_eq!(range[0].as_f64().unwrap(), f);
+    assert!(range[1].as_f64().unwrap() <= f + 2.0, "{range:?}");
+}
+
+/// A target met at --max, and one broken at --start: the fast search says
+/// so and ends, keeping every level it measured.
+#[test]
+fn the_fast_search_at_its_bounds() {
+    let _serial = serial();
+    let server = pool_server(4, Duration::from_millis(100));
+    let met = pool_search(
+        server.port,
+        "capacity-at-max",
+        &[&SHORT_LEVELS[..], &["--start", "10", "--max", "30"]].concat(),
+    );
+    assert_eq!(met["capacity"]["users"], 30, "{}", met["levels"]);
+    assert_eq!(met["capacity"]["at_least"], true);
+    assert!(met["verdict"]
+        .as_str()
+        .unwrap()
+        .starts_with("at least 30 users"));
+    let broken = pool_search(
+        server.port,
+        "capacity-at-start",
+        &[&SHORT_LEVELS[..], &["--start", "80", "--max", "200"]].concat(),
+    );
+    let levels = broken["levels"].as_array().unwrap();
+    assert_eq!(
+        (levels[0]["users"].clone(), levels[0]["good"].clone()),
+        (80.into(), false.into())
+    );
+    let users = broken["capacity"]["users"].as_f64().unwrap();
+    assert!((users - 46.0).abs() <= 4.0, "{users}: {levels:?}");
+    assert!(levels.len() <= 10, "{levels:?}");
+    for level in levels {
+        let bundle = std::path::Path::new(level["bundle"].as_str().unwrap());
+        assert!(bundle.join("manifest.json").is_file());
+    }
 }

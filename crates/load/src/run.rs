@@ -51,6 +51,12 @@ pub struct Progress {
     pub p50: Duration,
     pub p95: Duration,
     pub apdex: Option<f64>,
+    /// The interval just finished: its index (second of the run), length
+    /// and figures (all labels but groups), for callers that judge the run
+    /// second by second (a capacity level's warm-up and early stop).
+    pub index: u64,
+    pub length: Duration,
+    pub interval: Tally,
 }
 
 pub struct RunOutcome {
@@ -94,6 +100,10 @@ pub struct RunSetup {
     pub save_failures: u32,
     /// Serves the run's figures to Prometheus (`--metrics-listen`).
     pub metrics: Option<Arc<LiveMetrics>>,
+    /// Ends the run before its planned end when it turns true, as a
+    /// complete run: the caller has measured what it needed (a capacity
+    /// level whose verdict is settled). In-flight requests are abandoned.
+    pub end_early: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 /// Runs `plan` to its end, or until `interrupt` completes.
@@ -165,7 +175,13 @@ pub async fn run(
     collector.check_names = setup.check_names.clone();
     collector.check_counts = vec![[0, 0]; setup.check_names.len()];
     let status = collector
-        .collect(&engine, events, interrupt, &mut on_progress)
+        .collect(
+            &engine,
+            events,
+            interrupt,
+            setup.end_early.take(),
+            &mut on_progress,
+        )
         .await;
     engine.join();
     if !injector.finish().is_empty() {
@@ -257,10 +273,21 @@ impl Collector {
         engine: &Engine,
         mut events: tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
         interrupt: impl Future<Output = ()>,
+        end_early: Option<tokio::sync::watch::Receiver<bool>>,
         on_progress: &mut impl FnMut(&Progress),
     ) -> RunStatus {
         let mut status = RunStatus::Complete;
         tokio::pin!(interrupt);
+        let mut ended = end_early.is_none();
+        let end_early = async move {
+            match end_early {
+                Some(mut end) => {
+                    let _ = end.wait_for(|v| *v).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(end_early);
         loop {
             tokio::select! {
                 event = events.recv() => match event {
@@ -299,6 +326,10 @@ impl Collector {
                 },
                 _ = &mut interrupt, if status != RunStatus::Interrupted => {
                     status = RunStatus::Interrupted;
+                    engine.stop();
+                }
+                _ = &mut end_early, if !ended => {
+                    ended = true;
                     engine.stop();
                 }
             }
@@ -393,6 +424,9 @@ impl Collector {
                 p50: latency.p50,
                 p95: latency.p95,
                 apdex: self.cumulative_total.counts.apdex.score(),
+                index,
+                length,
+                interval: merged.total,
             });
             self.next_index += 1;
         }

@@ -12,7 +12,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
         );
     }
     let mut out = String::from(
-        "\n  users   Apdex          errors      p50      p90      p95    req/s   server CPU   target\n",
+        "\n  users   Apdex          errors      p50      p90      p95    req/s   server CPU   target   ran (warm-up + measured)\n",
     );
     let mut levels: Vec<&Level> = result.levels.iter().collect();
     levels.sort_by_key(|l| l.users);
@@ -25,7 +25,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             .join("/");
         let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}ms"));
         out.push_str(&format!(
-            "  {:>5}   {:<14} {:>5.2}%  {:>7}  {:>7}  {:>7}  {:>7.1}   {:>10}   {}{}\n",
+            "  {:>5}   {:<14} {:>5.2}%  {:>7}  {:>7}  {:>7}  {:>7.1}   {:>10}   {:<6}   {}{}\n",
             l.users,
             l.apdex.map_or("-".into(), |a| format!(
                 "{a:.3} {}",
@@ -38,6 +38,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             l.rps,
             if cpu.is_empty() { "-".into() } else { cpu },
             if l.good { "met" } else { "broken" },
+            ran(l),
             if l.generator_limited {
                 " (generator limited)"
             } else {
@@ -46,6 +47,9 @@ pub fn render_capacity(result: &CapacityResult) -> String {
         ));
     }
     out.push_str(&format!("\n  Capacity: {}\n", result.verdict()));
+    for line in uncertainty(result) {
+        out.push_str(&format!("  {line}\n"));
+    }
     if let Some(little) = &result.little {
         out.push_str(&format!("  Little's law: {}\n", little.describe()));
     }
@@ -57,4 +61,60 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     out.push_str(&format!("  Bundle: {}\n", result.bundle.display()));
     out
+}
+
+/// "4+5 s, settled" / "15+60 s": how long a level ran and why it stopped.
+pub fn ran(level: &Level) -> String {
+    format!(
+        "{:.0}+{:.0} s{}",
+        level.warmup_s,
+        level.measured_s,
+        if level.stopped_early { ", settled" } else { "" }
+    )
+}
+
+/// What the answer's uncertainty is, and how the levels ended: the range
+/// of users it lies in, levels whose verdicts contradict, how many stopped
+/// early, and (with --full-levels) how often an early verdict held.
+pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let (Some([low, high]), Some(users)) = (result.range, result.capacity.users) {
+        lines.push(if result.capacity.at_least {
+            format!("Range: at least {users} users (the target held at --max)")
+        } else if low == high {
+            format!("Range: {users} users exactly (the next level up broke the target)")
+        } else {
+            format!(
+                "Range: {low}–{high} users ({}; a finer --resolution or --confirm narrows it)",
+                match &result.confirmation {
+                    Some(c) => format!(
+                        "the repetitions and the levels either side, {} runs each",
+                        c.repetitions
+                    ),
+                    None => "between the last level met and the first broken above it".into(),
+                }
+            )
+        });
+    }
+    for [broken, met] in &result.inversions {
+        lines.push(format!(
+            "Noisy: broken at {broken} users but met at {met}: the server's verdicts contradict each other; repeat the levels near the answer (--confirm 3)"
+        ));
+    }
+    let early = result.levels.iter().filter(|l| l.stopped_early).count();
+    if result.setup.early_stop {
+        lines.push(format!(
+            "Levels: {early} of {} stopped when their verdict settled (at least {:.0} s measured); the others ran their full {:.0} s",
+            result.levels.len(),
+            result.setup.min_measured_s,
+            result.setup.measured_s
+        ));
+    }
+    if let Some(a) = &result.agreement {
+        lines.push(format!(
+            "Early verdicts: the full duration confirmed {} of the {} verdicts that settled early",
+            a.agreed, a.settled
+        ));
+    }
+    lines
 }

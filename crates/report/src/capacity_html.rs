@@ -170,6 +170,10 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             headroom_units::quantity::count(knee as usize, "user", "users")
         );
     }
+    for line in crate::capacity::uncertainty(result) {
+        let (head, rest) = line.split_once(": ").unwrap_or(("", &line));
+        let _ = write!(html, "<li><b>{}</b>: {}</li>", escape(head), escape(rest));
+    }
     html.push_str("</ul>\n");
     // The knee: from the capacity to the first broken level.
     let knee_span = |_: ()| -> Vec<Span> {
@@ -300,13 +304,13 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             line_chart(&chart)
         );
     }
-    html.push_str("</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors %</th><th>Mean</th><th>p50</th><th>p90</th><th>p95</th><th>Requests/s</th><th>Target</th><th>Bundle</th></tr>\n");
+    html.push_str("</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors %</th><th>Mean</th><th>p50</th><th>p90</th><th>p95</th><th>Requests/s</th><th>Target</th><th>Ran (warm-up + measured)</th><th>Bundle</th></tr>\n");
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     for level in &levels {
         let rating = level.apdex_rating.as_deref().unwrap_or("");
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}{}</td><td>{}{}</td></tr>",
+            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}{}</td><td title=\"{}\">{}</td><td>{}{}</td></tr>",
             level.users,
             level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
             level.error_rate * 100.0,
@@ -317,6 +321,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             level.rps,
             if level.good { "met" } else { "broken" },
             if level.generator_limited { " (generator limited)" } else { "" },
+            escape(&level.ended),
+            escape(&crate::capacity::ran(level)),
             bundle_link(level, &result.bundle),
             failures_kept(level, &result.bundle),
         );

@@ -41,6 +41,7 @@ mod tests {
             p50: Duration::from_micros(1500),
             p95: Duration::from_millis(12),
             apdex: Some(0.9876),
+            ..Progress::default()
         });
         assert_eq!(
             line,
