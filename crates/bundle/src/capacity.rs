@@ -53,6 +53,9 @@ pub struct Level {
     /// The level stopped when its verdict settled, before --step-duration.
     #[serde(default)]
     pub stopped_early: bool,
+    /// The Apdex's 99% interval over the measured seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apdex_interval: Option<[f64; 2]>,
     /// How the level ended, as a person reads it.
     #[serde(default)]
     pub ended: String,
@@ -155,6 +158,7 @@ impl Level {
             warmup_s: window.start.as_secs_f64(),
             settled: None,
             stopped_early: false,
+            apdex_interval: None,
             ended: String::new(),
         })
     }
@@ -601,6 +605,7 @@ mod tests {
             warmup_s: 1.0,
             settled: None,
             stopped_early: false,
+            apdex_interval: None,
             ended: String::new(),
         }
     }

@@ -297,12 +297,17 @@ Examples:
   headroom capacity http://127.0.0.1:8080/ --think 1s --apdex-target 0.85
   headroom capacity http://pi.local --scenario journey.yaml --monitor http://pi.local:9464 \\
       --apdex-target 0.70 --max-error 1% --start 10 --step 10 --max 500 --step-duration 60s --warmup 15s
+  headroom capacity http://127.0.0.1:8080/ --ladder plain --full-levels    the plain search
 
 Each level runs warm-up + measurement with that many closed-model users (load's
-flags such as --think, --throughput, -H apply to every level). The search climbs
-until the target is broken at two consecutive levels or --max, then bisects down
-to --resolution users. Every level is an ordinary bundle inside the capacity
-bundle (--out), with capacity.json beside them.";
+flags such as --think, --throughput, -H apply to every level). The warm-up ends
+when the level is steady, the measurement when the verdict is settled (a 99%
+interval wholly above or below the target) or at --step-duration. The aimed
+ladder doubles until it knows the throughput ceiling, aims at Little's law's knee,
+then cuts between the last met and first broken level down to --resolution users;
+the plain ladder climbs by --step until two levels in a row break, then bisects.
+Every level is an ordinary bundle inside the capacity bundle (--out), with
+capacity.json beside them.";
 
 fn fraction(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
@@ -1092,8 +1097,8 @@ pub struct DoctorArgs {
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// Longest measurement of each level of the demo's capacity search (a level stops sooner
-    /// when its verdict is settled; plus 1–3 s warm-up).
-    #[arg(short = 'd', long, value_parser = positive_duration, default_value = "8s")]
+    /// when its verdict is settled; plus 1–2 s warm-up).
+    #[arg(short = 'd', long, value_parser = positive_duration, default_value = "5s")]
     pub duration: Duration,
 
     /// Bundle directory (default runs/<UTC time>-demo).

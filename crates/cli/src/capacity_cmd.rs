@@ -168,6 +168,10 @@ impl LevelWatch<'_> {
             count.saturating_sub(interval.response.count_between(0, micros))
         });
         let apdex = &interval.counts.apdex;
+        // Seconds are kept at their index (the run's second).
+        self.seconds
+            .resize(self.seconds.len().max(p.index as usize), Second::default());
+        self.seconds.truncate(p.index as usize);
         self.seconds.push(Second {
             length_s: p.length.as_secs_f64(),
             requests: count,
@@ -225,6 +229,19 @@ impl LevelWatch<'_> {
             .until
             .map_or(from + self.timing.measure_max, Duration::from_secs);
         from..until
+    }
+
+    /// The Apdex's 99% interval over the measured seconds.
+    fn apdex_interval(&self) -> Option<[f64; 2]> {
+        let (from, until) = (self.window().start.as_secs(), self.window().end.as_secs());
+        let seconds: Vec<(f64, f64)> = self
+            .seconds
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (from..until).contains(&(*i as u64)))
+            .map(|(_, s)| (s.requests as f64, s.apdex_points))
+            .collect();
+        sequential::share(&seconds, true).map(|i| [i.low, i.high])
     }
 
     /// How the level ended, as the level table says it.
@@ -485,7 +502,8 @@ impl LevelRun<'_> {
             timing,
             target: self.target,
             seconds: Vec::new(),
-            from: None,
+            // Without a warm-up, the measurement starts with the run.
+            from: timing.warmup_max.is_zero().then_some(0),
             settled: None,
             until: None,
         });
@@ -550,6 +568,7 @@ impl LevelRun<'_> {
             && watched.settled.is_some()
             && window.end - window.start < timing.measure_max;
         level.ended = watched.ended(level.stopped_early);
+        level.apdex_interval = watched.apdex_interval();
         level.settled = watched.settled;
         if !self.quiet {
             eprintln!("{}", level_line(&level));

@@ -96,6 +96,19 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
             )
         });
     }
+    let at_capacity = result
+        .levels
+        .iter()
+        .filter(|l| Some(l.users) == result.capacity.users)
+        .find_map(|l| {
+            l.apdex_interval
+                .map(|i| (l.users, l.apdex.unwrap_or(0.0), i))
+        });
+    if let Some((users, apdex, [low, high])) = at_capacity {
+        lines.push(format!(
+            "Apdex at {users} users: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)"
+        ));
+    }
     for [broken, met] in &result.inversions {
         lines.push(format!(
             "Noisy: broken at {broken} users but met at {met}: the server's verdicts contradict each other; repeat the levels near the answer (--confirm 3)"
@@ -110,7 +123,11 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
             result.setup.measured_s
         ));
     }
-    if let Some(a) = &result.agreement {
+    if let Some(a) = result
+        .agreement
+        .as_ref()
+        .filter(|_| !result.setup.early_stop)
+    {
         lines.push(format!(
             "Early verdicts: the full duration confirmed {} of the {} verdicts that settled early",
             a.agreed, a.settled

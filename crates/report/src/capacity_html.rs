@@ -106,13 +106,13 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
          <h1>headroom capacity</h1><h2>{}</h2><div class=\"meta\">{}<span>started: {}</span>\
          <span>Apdex T {} ms, F {} ms</span><span>think time: {}</span>\
          <span>target: Apdex ≥ {:.2}, errors ≤ {:.1}%{}</span>\
-         <span>each level: {} s warm-up + {} s measured</span></div>\n<p class=\"verdict\">{}</p>\n",
+         <span>{}</span></div>\n<p class=\"verdict\">{}</p>\n",
         escape(&setup.url),
         escape(&setup.url),
-        setup
-            .scenario
-            .as_ref()
-            .map_or(String::new(), |s| format!("<span>scenario: {}</span>", escape(s))),
+        setup.scenario.as_ref().map_or(String::new(), |s| format!(
+            "<span>scenario: {}</span>",
+            escape(s)
+        )),
         escape(&setup.started_at),
         setup.apdex_t_ms,
         setup.apdex_f_ms,
@@ -123,8 +123,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             .target
             .p95_max
             .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
-        setup.warmup_s,
-        setup.measured_s,
+        escape(&level_timing(setup)),
         escape(&result.verdict)
     );
     let interrupted = result.status == "interrupted";
@@ -329,4 +328,25 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     }
     html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Each level is an ordinary bundle (linked): <code>headroom report</code> and <code>headroom compare</code> read them, and give the figures of its measurement after the warm-up, as in this table.</p>\n</main></body></html>\n");
     html
+}
+
+/// "aimed ladder; each level: 1–3 s warm-up (until steady) + 3–8 s measured
+/// (until its verdict settles)", or the plain search's fixed timing.
+fn level_timing(setup: &headroom_bundle::capacity::CapacitySetup) -> String {
+    let ladder = if setup.ladder.is_empty() {
+        "plain"
+    } else {
+        &setup.ladder
+    };
+    if setup.early_stop {
+        format!(
+            "{ladder} ladder; each level: {}–{} s warm-up (until steady) + {}–{} s measured (until its verdict settles)",
+            setup.warmup_min_s, setup.warmup_s, setup.min_measured_s, setup.measured_s
+        )
+    } else {
+        format!(
+            "{ladder} ladder; each level: {} s warm-up + {} s measured",
+            setup.warmup_s, setup.measured_s
+        )
+    }
 }
