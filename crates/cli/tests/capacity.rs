@@ -103,7 +103,8 @@ fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
         .contains("the limit is elsewhere"));
     // Every level is an ordinary bundle in the capacity bundle.
     let levels = json["levels"].as_array().unwrap();
-    assert!(levels.len() >= 5, "{levels:?}");
+    // The aimed ladder: 30 met, 60 broken, then the knee (45) and 46.
+    assert!(levels.len() >= 4, "{levels:?}");
     for level in levels {
         let bundle = std::path::PathBuf::from(level["bundle"].as_str().unwrap());
         assert!(bundle.starts_with(&out) && bundle.join("manifest.json").exists());
