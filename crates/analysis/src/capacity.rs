@@ -195,26 +195,24 @@ impl Search {
             .map_or(middle, |x| (x.round() as u32).clamp(good + 1, bad - 1))
     }
 
-    /// The mean response time (s) of a level's measurements.
-    fn response(&self, users: u32) -> Option<f64> {
+    /// The mean of `pick` over a level's measurements that have it.
+    fn mean_of(&self, users: u32, pick: fn(&LevelFigures) -> Option<f64>) -> Option<f64> {
         let values: Vec<f64> = self
             .figures
             .iter()
             .filter(|f| f.0 == users)
-            .map(|f| f.1.mean_response.as_secs_f64())
+            .filter_map(|f| pick(&f.1))
             .collect();
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     }
 
-    /// The mean Apdex of a level's measurements.
     fn apdex(&self, users: u32) -> Option<f64> {
-        let values: Vec<f64> = self
-            .figures
-            .iter()
-            .filter(|f| f.0 == users)
-            .filter_map(|f| f.1.apdex)
-            .collect();
-        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        self.mean_of(users, |f| f.apdex)
+    }
+
+    /// The mean response time, seconds.
+    fn response(&self, users: u32) -> Option<f64> {
+        self.mean_of(users, |f| Some(f.mean_response.as_secs_f64()))
     }
 
     /// Levels whose verdicts contradict each other: (broken, met) with the
