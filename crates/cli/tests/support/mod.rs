@@ -15,7 +15,7 @@ pub use raw::{closes_when_idle, RawConn, RawServer};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -24,12 +24,22 @@ use tokio::net::TcpListener;
 #[allow(unused_imports)]
 pub use headroom_testbed::scripted::{url_decode, Reply, Request, ScriptedServer as TestServer};
 
+static LOCK: RwLock<()> = RwLock::new(());
+
 /// Integration tests run one at a time: they measure timing on a machine
 /// with few cores, and a test that floods a dead server with reconnects
 /// would skew another's percentiles. Hold the guard for the whole test.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+pub fn serial() -> RwLockWriteGuard<'static, ()> {
+    LOCK.write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// For tests that mostly wait (a few requests a second against a server
+/// that sleeps its service time, no monitoring): they may run beside one
+/// another, never beside a `serial()` test.
+#[allow(dead_code)]
+pub fn light() -> RwLockReadGuard<'static, ()> {
+    LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The headroom binary built for these tests.
