@@ -464,6 +464,31 @@ fn pages_behave_like_moodle() {
     );
     assert_eq!(status, 400);
 
+    // A discussion shows its opening post and its newest 30 replies (a
+    // load test adds hundreds a minute); `all=1` shows every post.
+    for n in 0..31 {
+        let (_, _, body) = get(port, "/mod/forum/post.php?reply=1", Some(&session));
+        let form = String::from_utf8_lossy(&body).into_owned();
+        let itemid = hidden(&form, "message[itemid]");
+        let body = format!(
+            "reply=1&userid={userid}&sesskey={sesskey}&subject=Re&message%5Btext%5D=reply+number+{n}&message%5Bitemid%5D={itemid}&attachments=0"
+        );
+        let (status, _, _) = post(port, "/mod/forum/post.php", Some(&session), &body);
+        assert_eq!(status, 303);
+    }
+    let (status, _, body) = get(port, "/mod/forum/discuss.php?d=1", Some(&session));
+    let page = String::from_utf8_lossy(&body);
+    assert_eq!(status, 200);
+    assert_eq!(page.matches("class=\"post\"").count(), 31, "{page}");
+    assert!(page.contains("Earlier replies</a> are not shown; the newest 30 follow"));
+    assert!(page.contains("reply number 30") && page.contains("reply number 1<"));
+    assert!(!page.contains("reply number 0<") && !page.contains("hello there"));
+    let (_, _, body) = get(port, "/mod/forum/discuss.php?d=1&all=1", Some(&session));
+    let page = String::from_utf8_lossy(&body);
+    assert!(page.matches("class=\"post\"").count() > 33, "{page}");
+    assert!(page.contains("hello there") && page.contains("reply number 0<"));
+    assert!(!page.contains("Earlier replies"));
+
     // Small and big files, whole; the file activities come after the
     // 10 assignments and 50 pages of size S.
     let (status, _, body) = get(
