@@ -28,6 +28,9 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
     let json = stdout_json(&output);
     let users = json["capacity"]["users"].as_u64().expect("a capacity");
     assert!(users >= 10, "{users}");
+    // The testbed's knee lies inside the demo's levels: a search that ends
+    // at --max has found no capacity to show.
+    assert_eq!(json["capacity"]["at_least"], false, "{}", json["verdict"]);
     assert!(json["capacity"]["apdex"].as_f64().unwrap() >= 0.70);
     let levels = json["levels"].as_array().unwrap();
     assert!(levels.len() >= 3, "{levels:?}");
