@@ -189,12 +189,11 @@ impl Search {
             }
             _ => None,
         };
-        // A cut keeps a quarter of the bracket (at least the resolution)
-        // from either end, so each level shrinks the bracket by at least
-        // a quarter: a guess that lands next to a broken level again and
-        // again (680, 679, 676 after 757 broke) teaches nothing.
+        // A cut keeps the resolution from either end: a guess that lands
+        // next to a broken level again and again (680, 679, 676 after 757
+        // broke, at a resolution of 20) teaches nothing.
         let span = bad - good;
-        let margin = (span / 4).max(self.ladder.resolution);
+        let margin = self.ladder.resolution;
         if 2 * margin >= span {
             return middle;
         }
@@ -971,26 +970,30 @@ mod tests {
     }
 
     #[test]
-    fn an_aimed_cut_keeps_a_quarter_of_the_bracket_from_either_end() {
+    fn an_aimed_cut_keeps_the_resolution_from_either_end() {
         let at = |rps: f64, ms: u64, apdex: f64| LevelFigures {
             rps,
             mean_response: Duration::from_millis(ms),
             apdex: Some(apdex),
             utilization: None,
         };
+        let ladder = Ladder {
+            resolution: 20,
+            ..LADDER
+        };
         // 605 met just above the target, 757 broke far below: the
-        // crossing of the Apdex line is at 620, within a quarter of 605.
-        let mut s = Search::new(LADDER).aimed(AIM);
+        // crossing of the Apdex line is at 620, within 20 of 605.
+        let mut s = Search::new(ladder).aimed(AIM);
         s.record_figures(320, true, at(1000.0, 300, 0.99));
         s.record_figures(605, true, at(1080.0, 560, 0.851));
         s.record_figures(757, false, at(1100.0, 700, 0.50));
         let cut = s.next().unwrap();
-        assert!((643..=719).contains(&cut), "{cut}");
-        // Near the resolution, the middle.
-        let mut s = Search::new(LADDER).aimed(AIM);
+        assert!((625..=737).contains(&cut), "{cut}");
+        // Within twice the resolution, the middle.
+        let mut s = Search::new(ladder).aimed(AIM);
         s.record_figures(40, true, at(40.0, 100, 0.9));
-        s.record_figures(45, false, at(40.0, 300, 0.5));
-        assert_eq!(s.next(), Some(42));
+        s.record_figures(75, false, at(40.0, 300, 0.5));
+        assert_eq!(s.next(), Some(57));
     }
 
     #[test]
