@@ -599,7 +599,9 @@ fn pool_search(port: u16, name: &str, args: &[&str]) -> serde_json::Value {
 /// levels and less measuring; the timing ratio is bench/capacity's.
 #[test]
 fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
-    let _light = light();
+    // Alone: it compares the two searches' measuring time, which a
+    // search beside it would lengthen.
+    let _serial = serial();
     let server = pool_server(4, Duration::from_millis(100));
     let mut bounds = SHORT_LEVELS.to_vec();
     bounds.extend(["--start", "30", "--step", "10", "--max", "90"]);
