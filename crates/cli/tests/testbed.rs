@@ -420,6 +420,32 @@ fn pages_behave_like_moodle() {
     assert!(page.contains("DB queries time: ") && page.contains("Session (database): "));
     assert!(page.contains("class=\"timeused\""));
 
+    // The forum lists each discussion with its number of replies (stored
+    // with the discussion, so the page does not count posts).
+    let course = String::from_utf8_lossy(&body).into_owned();
+    let forum = course
+        .split("href=\"/mod/forum/view.php?id=")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the course links its forum")
+        .to_string();
+    let replies_listed = || {
+        let (status, _, body) = get(
+            port,
+            &format!("/mod/forum/view.php?id={forum}"),
+            Some(&session),
+        );
+        assert_eq!(status, 200);
+        let page = String::from_utf8_lossy(&body).into_owned();
+        let row = page
+            .split("<a href=\"/mod/forum/discuss.php?d=1\">")
+            .nth(1)
+            .expect("the forum lists discussion 1");
+        let cells: Vec<&str> = row.split("<td>").collect();
+        cells[2].split('<').next().unwrap().parse::<i64>().unwrap()
+    };
+    let replies_before = replies_listed();
+
     // A reply with a wrong sesskey is refused and not stored.
     let posts = info(&db)["counts"]["forum_posts"].as_i64().unwrap();
     let (_, _, body) = get(port, "/mod/forum/post.php?reply=1", Some(&session));
@@ -483,6 +509,7 @@ fn pages_behave_like_moodle() {
     assert!(page.contains("Earlier replies</a> are not shown; the newest 30 follow"));
     assert!(page.contains("reply number 30") && page.contains("reply number 1<"));
     assert!(!page.contains("reply number 0<") && !page.contains("hello there"));
+    assert_eq!(replies_listed(), replies_before + 32);
     let (_, _, body) = get(port, "/mod/forum/discuss.php?d=1&all=1", Some(&session));
     let page = String::from_utf8_lossy(&body);
     assert!(page.matches("class=\"post\"").count() > 33, "{page}");
@@ -764,6 +791,22 @@ fn bad_databases_and_stores_are_clear_errors_at_start() {
     assert!(text.contains("is memcached running there?"), "{text}");
     let text = stderr(&["testbed", "serve", "--db", &db, "--workers", "0"], 2);
     assert!(text.contains("--workers"), "{text}");
+    // A dataset of an older layout (no `schema` row) is refused with the
+    // command that replaces it, not served to fail page by page.
+    let file = dir.join("lms.db");
+    let forget = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(\"DELETE FROM tb_meta WHERE name = 'schema'\"); c.commit()")
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(forget.success());
+    let text = stderr(&["testbed", "serve", "--db", &db], 3);
+    assert!(
+        text.contains("made by an older headroom (schema 1, this one reads 2)")
+            && text.contains("headroom testbed init --force"),
+        "{text}"
+    );
     let text = stderr(&["testbed", "init", "--size", "xl", "--db", &db], 2);
     assert!(text.contains("use xs, s, m or l"), "{text}");
 }

@@ -163,9 +163,11 @@ pub async fn init(db: &Database, options: &InitOptions) -> Result<InitReport, Er
     write_forum(&mut tx, &dataset, &mut rng).await?;
     let mut meta = Batch::new(&mut tx, "tb_meta", "name, value");
     let seed = options.seed.to_string();
+    let layout = schema::SCHEMA.to_string();
     let dir = data_dir.display().to_string();
     let csv = users_csv.display().to_string();
     for (name, value) in [
+        ("schema", layout.as_str()),
         ("size", options.size.name()),
         ("seed", seed.as_str()),
         ("data_dir", dir.as_str()),
@@ -527,8 +529,9 @@ async fn write_forum(
     let mut rows = Batch::new(
         tx,
         "tb_forum_discussions",
-        "id, forum, course, name, userid, firstpost, timemodified",
+        "id, forum, course, name, userid, firstpost, replies, timemodified",
     );
+    let replies = i64::from(dataset.posts_per_discussion.saturating_sub(1));
     for (id, name, author, first, modified) in &discussions {
         rows.push(&[
             Value::Int(*id),
@@ -537,6 +540,7 @@ async fn write_forum(
             Value::Text(name),
             Value::Int(*author),
             Value::Int(*first),
+            Value::Int(replies),
             Value::Int(*modified),
         ])
         .await?;
@@ -614,6 +618,15 @@ pub async fn meta(db: &Database) -> Result<Meta, Error> {
             .map(|r| r.text("value"))
             .ok_or_else(|| Error::NoDataset(db.shown().to_string()))
     };
+    // Datasets from before the layout had a version are version 1.
+    let layout = get("schema").map_or(1, |v| v.parse().unwrap_or(0));
+    if layout != schema::SCHEMA {
+        return Err(Error::OldDataset(
+            db.shown().to_string(),
+            layout,
+            schema::SCHEMA,
+        ));
+    }
     Ok(Meta {
         size: get("size")?.parse().map_err(Error::Invalid)?,
         seed: get("seed")?.parse().unwrap_or(0),

@@ -43,6 +43,11 @@ pub enum Error {
     DatasetExists(String),
     #[error("{0} holds no testbed dataset: create one with `headroom testbed init --db URL`")]
     NoDataset(String),
+    #[error(
+        "{0} holds a testbed dataset made by an older headroom (schema {1}, this one reads {2}): \
+         replace it with `headroom testbed init --force --db URL`"
+    )]
+    OldDataset(String, u32, u32),
     #[error("{0}")]
     Invalid(String),
 }

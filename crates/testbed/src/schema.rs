@@ -4,6 +4,11 @@
 use crate::db::{Database, Dialect};
 use sqlx::Executor;
 
+/// The layout's version, kept in `tb_meta` as `schema`; a dataset of an
+/// older layout is refused with the command that replaces it. 2: a
+/// discussion stores its number of replies.
+pub const SCHEMA: u32 = 2;
+
 /// Tables in creation order (dropped in reverse).
 pub const TABLES: [&str; 16] = [
     "tb_meta",
@@ -72,7 +77,7 @@ fn ddl(table: &str) -> &'static str {
         "tb_forum_discussions" => {
             "tb_forum_discussions (id @ID, forum BIGINT NOT NULL, course BIGINT NOT NULL, \
              name VARCHAR(255) NOT NULL, userid BIGINT NOT NULL, firstpost BIGINT NOT NULL, \
-             timemodified BIGINT NOT NULL)"
+             replies BIGINT NOT NULL, timemodified BIGINT NOT NULL)"
         }
         "tb_forum_posts" => {
             "tb_forum_posts (id @ID, discussion BIGINT NOT NULL, parent BIGINT NOT NULL, \
