@@ -198,6 +198,9 @@ pub struct CapacitySetup {
     pub early_stop: bool,
     #[serde(default)]
     pub min_measured_s: f64,
+    /// The least measured time of a level with a figure near its bound.
+    #[serde(default)]
+    pub near_min_measured_s: f64,
     /// The warm-up's floor (the ramp-up); `warmup_s` is its ceiling.
     #[serde(default)]
     pub warmup_min_s: f64,

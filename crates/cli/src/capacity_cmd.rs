@@ -109,8 +109,10 @@ struct Timing {
     warmup_max: Duration,
     /// The measurement lasts this long at most ...
     measure_max: Duration,
-    /// ... and at least this long before its verdict may settle.
+    /// ... and at least this long before its verdict may settle ...
     measure_min: Duration,
+    /// ... or this long when a figure is near its bound (near the knee).
+    measure_near: Duration,
     /// Whether a settled level stops (else it runs on, and the settling is
     /// only recorded).
     early_stop: bool,
@@ -126,14 +128,16 @@ impl Timing {
                 .max(Duration::from_secs(1))
                 .min(args.warmup),
         };
+        let measure_min = args
+            .min_step_duration
+            .unwrap_or(Duration::from_secs(5))
+            .min(args.step_duration);
         Timing {
             warmup_min,
             warmup_max: args.warmup,
             measure_max: args.step_duration,
-            measure_min: args
-                .min_step_duration
-                .unwrap_or(Duration::from_secs(5))
-                .min(args.step_duration),
+            measure_min,
+            measure_near: measure_min.max(args.step_duration / 2),
             early_stop: !full,
         }
     }
@@ -191,7 +195,7 @@ impl LevelWatch<'_> {
         let ended = p.index + 1;
         let Some(from) = self.from else {
             let steady = Duration::from_secs(ended) >= self.timing.warmup_min
-                && ended >= sequential::STEADY_SECONDS as u64
+                && ended >= 2 * sequential::STEADY_SECONDS as u64
                 && sequential::steady(&self.seconds);
             if steady || Duration::from_secs(ended) >= self.timing.warmup_max {
                 self.from = Some(ended);
@@ -199,8 +203,14 @@ impl LevelWatch<'_> {
             return false;
         };
         let measured = Duration::from_secs(ended - from);
-        if self.settled.is_none() && measured >= self.timing.measure_min {
-            if let Some(settled) = sequential::settle(self.target, &self.seconds[from as usize..]) {
+        let seconds = &self.seconds[from as usize..];
+        let needed = if sequential::near(self.target, seconds) {
+            self.timing.measure_near
+        } else {
+            self.timing.measure_min
+        };
+        if self.settled.is_none() && measured >= needed {
+            if let Some(settled) = sequential::settle(self.target, seconds) {
                 self.settled = Some(SettledVerdict {
                     at_s: measured.as_secs_f64(),
                     met: settled.met,
@@ -695,6 +705,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         ladder: args.ladder.clone(),
         early_stop: timing.early_stop,
         min_measured_s: timing.measure_min.as_secs_f64(),
+        near_min_measured_s: timing.measure_near.as_secs_f64(),
         warmup_min_s: timing.warmup_min.as_secs_f64(),
     };
     let monitored = !common.monitor.is_empty();
@@ -713,11 +724,12 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
             ladder.step,
             if timing.early_stop {
                 format!(
-                    "each level warms up {:.0}–{:.0} s (until steady) and measures {:.0}–{:.0} s (until its verdict settles)",
+                    "each level warms up {:.0}–{:.0} s (until steady) and measures {:.0}–{:.0} s (until its verdict settles; near the target at least {:.0} s)",
                     timing.warmup_min.as_secs_f64(),
                     timing.warmup_max.as_secs_f64(),
                     timing.measure_min.as_secs_f64(),
-                    timing.measure_max.as_secs_f64()
+                    timing.measure_max.as_secs_f64(),
+                    timing.measure_near.as_secs_f64()
                 )
             } else {
                 format!(

@@ -340,8 +340,12 @@ fn level_timing(setup: &headroom_bundle::capacity::CapacitySetup) -> String {
     };
     if setup.early_stop {
         format!(
-            "{ladder} ladder; each level: {}–{} s warm-up (until steady) + {}–{} s measured (until its verdict settles)",
-            setup.warmup_min_s, setup.warmup_s, setup.min_measured_s, setup.measured_s
+            "{ladder} ladder; each level: {}–{} s warm-up (until steady) + {}–{} s measured (until its verdict settles; near the target at least {} s)",
+            setup.warmup_min_s,
+            setup.warmup_s,
+            setup.min_measured_s,
+            setup.measured_s,
+            setup.near_min_measured_s.max(setup.min_measured_s)
         )
     } else {
         format!(
