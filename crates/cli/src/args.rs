@@ -374,7 +374,8 @@ pub struct CapacityArgs {
     pub step_duration: Duration,
 
     /// A level's verdict may settle only after this much measurement (default 5 s, at most
-    /// --step-duration).
+    /// --step-duration); a level near the target (Apdex within 0.1) measures at least half of
+    /// --step-duration.
     #[arg(long, value_parser = positive_duration, value_name = "DURATION")]
     pub min_step_duration: Option<Duration>,
 

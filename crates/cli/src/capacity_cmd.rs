@@ -724,7 +724,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
             ladder.step,
             if timing.early_stop {
                 format!(
-                    "each level warms up {:.0}–{:.0} s (until steady) and measures {:.0}–{:.0} s (until its verdict settles; near the target at least {:.0} s)",
+                    "each level warms up {:.0}–{:.0} s (until steady) and measures {:.0}–{:.0} s (until its verdict settles; near the target at least {} s)",
                     timing.warmup_min.as_secs_f64(),
                     timing.warmup_max.as_secs_f64(),
                     timing.measure_min.as_secs_f64(),

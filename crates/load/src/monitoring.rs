@@ -210,6 +210,11 @@ impl Monitoring {
     /// Stops sampling and returns each host's summary.
     pub fn finish(self) -> Vec<HostSummary> {
         self.stop.store(true, Ordering::Relaxed);
+        // A local sampler waiting for its next second wakes now (a run
+        // ends on a second's boundary, so it would wait almost a second).
+        for thread in &self.threads {
+            thread.thread().unpark();
+        }
         self.threads
             .into_iter()
             .filter_map(|t| t.join().ok())
@@ -229,8 +234,7 @@ fn sample_local(
     sleep_until(run_start);
     sampler.sample();
     for second in 0u64.. {
-        sleep_until(run_start + Duration::from_secs(second + 1));
-        if stop.load(Ordering::Relaxed) {
+        if !wait_until(run_start + Duration::from_secs(second + 1), &stop) {
             break;
         }
         let Some(r) = sampler.sample() else { continue };
@@ -353,6 +357,21 @@ fn read_samples(authority: &str, path: &str, token: Option<&str>) -> Result<Samp
     Ok(reply)
 }
 
+/// Waits until `at` unless stopped first (the stopper unparks the
+/// thread); returns whether the wait ran to `at` without a stop.
+fn wait_until(at: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        std::thread::park_timeout(at - now);
+    }
+}
+
 fn sleep_until(at: Instant) {
     let now = Instant::now();
     if at > now {
@@ -387,6 +406,25 @@ mod tests {
         one.add(&idle());
         let json = serde_json::to_value(one.summary("h".into())).unwrap();
         assert_eq!(json["cpu_pct"]["avg"], 0.0);
+    }
+
+    #[test]
+    fn a_stop_ends_the_wait_for_the_next_second() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let waiting = {
+            let stop = stop.clone();
+            std::thread::spawn(move || wait_until(Instant::now() + Duration::from_secs(60), &stop))
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        stop.store(true, Ordering::Relaxed);
+        waiting.thread().unpark();
+        // Without the stop it would wait a minute (the test would hang).
+        assert!(!waiting.join().unwrap());
+        let unstopped = AtomicBool::new(false);
+        assert!(wait_until(
+            Instant::now() + Duration::from_millis(20),
+            &unstopped
+        ));
     }
 
     #[test]

@@ -117,7 +117,7 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
     let early = result.levels.iter().filter(|l| l.stopped_early).count();
     if result.setup.early_stop {
         lines.push(format!(
-            "Levels: {early} of {} stopped when their verdict settled (at least {:.0} s measured, {:.0} s near the target); the others ran their full {:.0} s",
+            "Levels: {early} of {} stopped when their verdict settled (at least {:.0} s measured, {} s near the target); the others ran their full {:.0} s",
             result.levels.len(),
             result.setup.min_measured_s,
             result.setup.near_min_measured_s.max(result.setup.min_measured_s),
