@@ -195,7 +195,6 @@ impl LevelWatch<'_> {
         let ended = p.index + 1;
         let Some(from) = self.from else {
             let steady = Duration::from_secs(ended) >= self.timing.warmup_min
-                && ended >= 2 * sequential::STEADY_SECONDS as u64
                 && sequential::steady(&self.seconds);
             if steady || Duration::from_secs(ended) >= self.timing.warmup_max {
                 self.from = Some(ended);

@@ -803,7 +803,7 @@ fn bad_databases_and_stores_are_clear_errors_at_start() {
     assert!(forget.success());
     let text = stderr(&["testbed", "serve", "--db", &db], 3);
     assert!(
-        text.contains("made by an older headroom (schema 1, this one reads 2)")
+        text.contains("holds a testbed dataset of layout 1, and this headroom reads layout 2")
             && text.contains("headroom testbed init --force"),
         "{text}"
     );

@@ -621,7 +621,7 @@ pub async fn meta(db: &Database) -> Result<Meta, Error> {
     // Datasets from before the layout had a version are version 1.
     let layout = get("schema").map_or(1, |v| v.parse().unwrap_or(0));
     if layout != schema::SCHEMA {
-        return Err(Error::OldDataset(
+        return Err(Error::OtherLayout(
             db.shown().to_string(),
             layout,
             schema::SCHEMA,

@@ -44,10 +44,10 @@ pub enum Error {
     #[error("{0} holds no testbed dataset: create one with `headroom testbed init --db URL`")]
     NoDataset(String),
     #[error(
-        "{0} holds a testbed dataset made by an older headroom (schema {1}, this one reads {2}): \
+        "{0} holds a testbed dataset of layout {1}, and this headroom reads layout {2}: \
          replace it with `headroom testbed init --force --db URL`"
     )]
-    OldDataset(String, u32, u32),
+    OtherLayout(String, u32, u32),
     #[error("{0}")]
     Invalid(String),
 }
