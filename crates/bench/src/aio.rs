@@ -5,6 +5,7 @@
 //! full aio-max-nr), `depth` threads each doing one synchronous request at
 //! a time keep the same number in flight.
 
+use headroom_units::rng::Rng;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::io;
 use std::os::fd::RawFd;
@@ -31,6 +32,16 @@ impl AlignedBuf {
             std::alloc::handle_alloc_error(layout);
         }
         AlignedBuf { ptr, layout }
+    }
+
+    /// A buffer of pseudo-random bytes from `seed`: data a compressing or
+    /// deduplicating device cannot shrink, as fio writes by default. A
+    /// constant byte let such a disk (or a virtual disk's host) write less
+    /// than it was given, and the figure was not the device's.
+    pub fn random(len: usize, seed: u64) -> AlignedBuf {
+        let mut buf = AlignedBuf::new(len);
+        fill_random(buf.as_mut_slice(), seed);
+        buf
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
@@ -120,10 +131,9 @@ pub fn random_io(
 
 fn native(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io::Result<Duration> {
     let depth = depth.clamp(1, 1024).min(blocks.len().max(1));
-    let mut buffers: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(BLOCK)).collect();
-    for (i, b) in buffers.iter_mut().enumerate() {
-        b.as_mut_slice().fill((i as u8) | 1);
-    }
+    let buffers: Vec<AlignedBuf> = (0..depth)
+        .map(|i| AlignedBuf::random(BLOCK, i as u64))
+        .collect();
     let mut iocbs: Vec<Iocb> = (0..depth).map(|_| Iocb::default()).collect();
     // Declared after the buffers and requests so that it is dropped first:
     // io_destroy waits for requests in flight before their memory goes.
@@ -238,10 +248,11 @@ fn threads(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io:
     let started = Instant::now();
     let failed: std::sync::Mutex<Option<io::Error>> = std::sync::Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..depth.clamp(1, 256) {
-            scope.spawn(|| {
-                let mut buf = AlignedBuf::new(BLOCK);
-                buf.as_mut_slice().fill(0x5a);
+        for thread in 0..depth.clamp(1, 256) {
+            let next = &next;
+            let failed = &failed;
+            scope.spawn(move || {
+                let buf = AlignedBuf::random(BLOCK, thread as u64);
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&block) = blocks.get(i) else { break };
@@ -276,6 +287,15 @@ fn threads(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io:
     }
 }
 
+/// Fills `bytes` with pseudo-random bytes from `seed` (SplitMix64).
+pub fn fill_random(bytes: &mut [u8], seed: u64) {
+    let mut rng = Rng::new(seed, 0xb10c);
+    for word in bytes.chunks_mut(8) {
+        let r = rng.next_u64().to_le_bytes();
+        word.copy_from_slice(&r[..word.len()]);
+    }
+}
+
 /// The block numbers 0..count in a shuffled order (each once, as fio's
 /// random map does), from a fixed seed so every run does the same.
 pub fn shuffled(count: u64, seed: u64) -> Vec<u64> {
@@ -294,6 +314,27 @@ pub fn shuffled(count: u64, seed: u64) -> Vec<u64> {
 mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
+
+    /// Deflate at its best level keeps at least 99% of the bytes (a
+    /// compressing device works block by block: each block is asked).
+    fn incompressible(bytes: &[u8]) -> bool {
+        use std::io::Write;
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(bytes).unwrap();
+        let packed = z.finish().unwrap().len();
+        packed as f64 >= 0.99 * bytes.len() as f64
+    }
+
+    #[test]
+    fn written_data_does_not_compress() {
+        let mut bytes = vec![0u8; 1 << 16];
+        fill_random(&mut bytes, 1);
+        assert!(incompressible(&bytes));
+        assert!(!incompressible(&vec![0x5au8; 1 << 16]));
+        let mut other = vec![0u8; 1 << 16];
+        fill_random(&mut other, 2);
+        assert_ne!(bytes, other, "each seed its own data");
+    }
 
     #[test]
     fn shuffled_blocks_are_each_block_once() {
@@ -319,11 +360,17 @@ mod tests {
         let (engine, _) = random_io(fd, &blocks, Direction::Write, 64).unwrap();
         assert_eq!(engine, Engine::NativeAio, "this kernel offers native AIO");
         let written = std::fs::read(&path).unwrap();
-        assert!(written.iter().all(|b| *b != 0), "every block was written");
+        assert!(
+            written.chunks(BLOCK).all(|b| b.iter().any(|x| *x != 0)),
+            "every block was written"
+        );
+        assert!(written.chunks(BLOCK).all(incompressible));
         random_io(fd, &blocks, Direction::Read, 64).unwrap();
         std::fs::write(&path, vec![0u8; 256 * BLOCK]).unwrap();
         threads(fd, &blocks, Direction::Write, 8).unwrap();
-        assert!(std::fs::read(&path).unwrap().iter().all(|b| *b == 0x5a));
+        let written = std::fs::read(&path).unwrap();
+        assert!(written.chunks(BLOCK).all(|b| b.iter().any(|x| *x != 0)));
+        assert!(written.chunks(BLOCK).all(incompressible));
         // Past the end: a short read is an error, not a figure.
         let beyond = [1000u64];
         assert!(random_io(fd, &beyond, Direction::Read, 1).is_err());

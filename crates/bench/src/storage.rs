@@ -4,7 +4,7 @@
 //! | test | as PiBenchmarks runs it | here |
 //! |---|---|---|
 //! | dd write | `dd if=/dev/zero bs=4k count=130k conv=fsync` | buffered 4 KiB writes, fsync at the end, MB/s (10^6) |
-//! | fio random read / write | libaio, direct, iodepth 64, bs 4k, size 80M, each block once | native AIO (or 64 threads), O_DIRECT, 64 in flight, IOPS |
+//! | fio random read / write | libaio, direct, iodepth 64, bs 4k, size 80M, each block once | native AIO (or 64 threads), O_DIRECT, 64 in flight, random (incompressible) data as fio writes, IOPS |
 //! | iozone 4k write, read, random read, random write | `-a -e -I -i0 -i1 -i2 -s 80M -r 4k` | O_DIRECT, one request at a time, fsync timed (-e), KB/s (1024) |
 //! | commit | — | 4 KiB write + fdatasync at successive offsets, p50 and p99 |
 //!
@@ -198,9 +198,12 @@ fn dd(path: &Path, blocks: u64) -> Result<f64, BenchError> {
 fn lay_out(path: &Path, bytes: u64) -> Result<(), BenchError> {
     let what = || format!("cannot lay out {}", path.display());
     let mut file = File::create(path).map_err(io_error(what()))?;
-    let chunk = vec![0xa5u8; 1 << 20];
+    // Random data, as fio lays out a file: a compressing device stores a
+    // constant byte in less than it was given.
+    let mut chunk = vec![0u8; 1 << 20];
     let mut left = bytes;
     while left > 0 {
+        aio::fill_random(&mut chunk, left);
         let n = left.min(chunk.len() as u64) as usize;
         file.write_all(&chunk[..n]).map_err(io_error(what()))?;
         left -= n as u64;
