@@ -50,7 +50,8 @@ pub struct Level {
     /// target), also when the level ran on to its full duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled: Option<SettledVerdict>,
-    /// The level stopped when its verdict settled, before --step-duration.
+    /// The level stopped when its verdict settled: before --step-duration,
+    /// unless it measured on to have --min-samples requests.
     #[serde(default)]
     pub stopped_early: bool,
     /// The Apdex's 99% interval over the measured seconds.
@@ -59,6 +60,17 @@ pub struct Level {
     /// How the level ended, as a person reads it.
     #[serde(default)]
     pub ended: String,
+    /// The think time per request its users took in the measured window
+    /// (s): Little's law's Z as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_s: Option<f64>,
+    /// The fewest requests a verdict rests on (--min-samples).
+    #[serde(default)]
+    pub min_samples: u64,
+    /// Fewer requests were measured than that: its verdict is shown, but an
+    /// answer it decides is not valid.
+    #[serde(default)]
+    pub thin: bool,
 }
 
 /// A level's verdict as it settled during the level.
@@ -160,9 +172,36 @@ impl Level {
             stopped_early: false,
             apdex_interval: None,
             ended: String::new(),
+            think_s: None,
+            min_samples: 0,
+            thin: false,
+        })
+    }
+
+    /// Little's law on the level's measurement: the users its throughput
+    /// and cycle (response + the think its users took, else `think`)
+    /// account for.
+    pub fn little(&self, think: Duration) -> Option<LittlesLaw> {
+        let mean_s = self.mean_ms? / 1000.0;
+        let think_s = self.think_s.unwrap_or(think.as_secs_f64());
+        Some(LittlesLaw {
+            rps: self.rps,
+            mean_response_s: mean_s,
+            think_s,
+            users_busy: headroom_analysis::capacity::users_for(
+                self.rps,
+                headroom_units::quantity::saturating_secs(mean_s),
+                headroom_units::quantity::saturating_secs(think_s),
+            ),
+            users: self.users,
         })
     }
 }
+
+/// How far Little's law may miss the users that ran before a level counts
+/// as not steady (its window caught users in step, all thinking or all
+/// waiting, or users waited somewhere not measured).
+pub const LITTLE_TOLERANCE: f64 = 0.20;
 
 /// The search's answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -204,6 +243,12 @@ pub struct CapacitySetup {
     /// The warm-up's floor (the ramp-up); `warmup_s` is its ceiling.
     #[serde(default)]
     pub warmup_min_s: f64,
+    /// The fewest requests a level's verdict rests on.
+    #[serde(default)]
+    pub min_samples: u64,
+    /// What the search lengthened to fit its users' think time, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lengthened: Option<String>,
 }
 
 /// Levels that ran their full duration although their verdict settled
@@ -246,6 +291,14 @@ pub struct LittlesLaw {
 }
 
 impl LittlesLaw {
+    /// The share by which the users accounted for miss the users that ran.
+    pub fn miss(&self) -> f64 {
+        if self.users == 0 {
+            return 0.0;
+        }
+        (self.users_busy - f64::from(self.users)).abs() / f64::from(self.users)
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "{:.1} req/s × ({:.3} s mean response + {:.3} s think) = {:.1} users busy of {}",
@@ -269,8 +322,13 @@ pub struct CapacityResult {
     pub bottleneck: Option<Bottleneck>,
     /// Why the limit has no name when nothing monitored saturates.
     pub limit_note: String,
-    /// False when the generator limited a level that decided the answer.
+    /// False when the answer's figures cannot be trusted: `invalid` says why.
     pub valid: bool,
+    /// Why the answer is not valid, a sentence each: the generator limited
+    /// a deciding level, a deciding level was thin, or Little's law says
+    /// the capacity level was not steady.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<String>,
     pub think_s: f64,
     /// Little's law at the capacity, when there is one.
     #[serde(default)]
@@ -329,8 +387,32 @@ impl CapacityResult {
             .min_by_key(|l| l.users);
         let bottleneck = knee.and_then(|k| bottleneck(k.users, &k.resources));
         let deciding: Vec<&Level> = best.into_iter().chain(knee).collect();
-        let valid = !deciding.iter().any(|l| l.generator_limited);
-        let limit_note = if !valid {
+        let generator_limited = deciding.iter().any(|l| l.generator_limited);
+        let little = best.and_then(|l| l.little(think));
+        let mut invalid = Vec::new();
+        if generator_limited {
+            invalid.push("the load generator was the limit at a deciding level: the figures are not the server's".to_string());
+        }
+        for thin in deciding.iter().filter(|l| l.thin) {
+            invalid.push(format!(
+                "the level of {} users decided the answer on {} requests, fewer than the {} a verdict needs (--min-samples): lengthen --step-duration, or lower --min-samples knowingly",
+                thin.users, thin.samples, thin.min_samples
+            ));
+        }
+        // Only where the think the users took was measured (a throughput
+        // cap's waits for a slot are not, and older searches have none).
+        let measured_think = best.is_some_and(|l| l.think_s.is_some());
+        if let Some(l) = little
+            .as_ref()
+            .filter(|l| measured_think && l.miss() > LITTLE_TOLERANCE)
+        {
+            invalid.push(format!(
+                "Little's law at the capacity accounts for {:.0} users busy of {}: the measured window did not see the users in their steady cycle (they started or clicked in step, or waited somewhere not measured); lengthen --warmup and --step-duration to several think times",
+                l.users_busy, l.users
+            ));
+        }
+        let valid = invalid.is_empty();
+        let limit_note = if generator_limited {
             "the load generator itself was the limit (its CPU was saturated or starved): the result is not the server's; run headroom on another machine or give it more CPU".into()
         } else if knee.is_none() {
             "the target held at every level tried: raise --max".into()
@@ -346,20 +428,6 @@ impl CapacityResult {
         } else {
             "no server resources were monitored (--monitor): the limit cannot be named".into()
         };
-        let little = best.and_then(|l| {
-            let mean_s = l.mean_ms? / 1000.0;
-            Some(LittlesLaw {
-                rps: l.rps,
-                mean_response_s: mean_s,
-                think_s: think.as_secs_f64(),
-                users_busy: headroom_analysis::capacity::users_for(
-                    l.rps,
-                    headroom_units::quantity::saturating_secs(mean_s),
-                    think,
-                ),
-                users: l.users,
-            })
-        });
         let confirmation = capacity.and_then(|c| {
             let at_c: Vec<&Level> = levels.iter().filter(|l| l.users == c).collect();
             if at_c.len() < 2 {
@@ -429,6 +497,7 @@ impl CapacityResult {
             bottleneck,
             limit_note,
             valid,
+            invalid,
             think_s: think.as_secs_f64(),
             little,
             confirmation,
@@ -610,6 +679,9 @@ mod tests {
             stopped_early: false,
             apdex_interval: None,
             ended: String::new(),
+            think_s: None,
+            min_samples: 0,
+            thin: false,
         }
     }
 
@@ -627,6 +699,57 @@ mod tests {
             bottleneck_of(&level(50, 50.0, 20.0, 3)).unwrap().resource,
             "throttling"
         );
+    }
+
+    /// A capacity level measured while its users were all thinking (400
+    /// users, 1.2 req/s, 30 s think: Little's law finds 37 of them) and a
+    /// knee judged on 40 requests: the answer is said, and is not valid.
+    #[test]
+    fn a_level_out_of_its_steady_cycle_or_thin_is_not_valid() {
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut silent = level(400, 5.0, 1.0, 0);
+        silent.good = true;
+        silent.apdex = Some(1.0);
+        silent.rps = 1.2;
+        silent.think_s = Some(30.0);
+        silent.samples = 150;
+        silent.min_samples = 100;
+        let search = |levels: Vec<Level>, capacity| {
+            CapacityResult::new(
+                target,
+                levels,
+                Some(capacity),
+                false,
+                Duration::from_secs(30),
+                true,
+                PathBuf::new(),
+            )
+        };
+        let r = search(vec![silent.clone()], 400);
+        assert!(!r.valid);
+        assert!(r.invalid[0].contains("Little's law"), "{:?}", r.invalid);
+        assert!(r.verdict.ends_with("[INVALID]"), "{}", r.verdict);
+        // In its cycle: 400 users at 13 req/s with 30 s think.
+        let mut steady = silent.clone();
+        steady.rps = 13.0;
+        let mut knee = level(500, 5.0, 1.0, 0);
+        knee.samples = 40;
+        knee.min_samples = 100;
+        let r = search(vec![steady.clone(), knee.clone()], 400);
+        assert!(r.valid, "{:?}", r.invalid);
+        knee.thin = true;
+        let r = search(vec![steady.clone(), knee], 400);
+        assert!(!r.valid);
+        assert_eq!(r.invalid.len(), 1, "{:?}", r.invalid);
+        assert!(r.invalid[0].contains("500 users decided the answer on 40 requests"));
+        // Without a measured think (a throughput cap's slots), no check.
+        let mut paced = silent;
+        paced.think_s = None;
+        assert!(search(vec![paced], 400).valid);
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct Counts {
     /// Requests sent again on a new connection after a kept-alive one
     /// failed before answering.
     pub resent: u64,
+    /// Think time the users spent after these requests, before their next
+    /// (Little's law's Z, as it was, not as the scenario planned it).
+    pub think_micros: u64,
     /// The first reason given for each error kind, where one was.
     pub error_details: [Option<&'static str>; ErrorKind::COUNT],
 }
@@ -71,6 +74,7 @@ impl Counts {
             .max_schedule_lag_micros
             .max(other.max_schedule_lag_micros);
         self.resent += other.resent;
+        self.think_micros += other.think_micros;
         for (a, b) in self.error_details.iter_mut().zip(other.error_details) {
             *a = a.or(b);
         }

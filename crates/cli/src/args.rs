@@ -379,12 +379,20 @@ pub struct CapacityArgs {
     #[arg(long, value_parser = positive_duration, value_name = "DURATION")]
     pub min_step_duration: Option<Duration>,
 
+    /// The fewest requests a level's verdict rests on: a level measures past --step-duration
+    /// (up to 4 times it) to get them; one that still has fewer is thin, and an answer a thin
+    /// level decides is not valid.
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = request_count)]
+    pub min_samples: u64,
+
     /// Longest warm-up of each level (not measured): it ends sooner once throughput and
-    /// response time are steady for 3 s after --warmup-min.
+    /// response time are steady for 3 s after --warmup-min. With think times, at least the
+    /// users' start plus two think times (see --warmup-min).
     #[arg(long, default_value = "15s", value_parser = duration)]
     pub warmup: Duration,
 
-    /// Shortest warm-up: the users start over it (default a quarter of --warmup, at least 1 s).
+    /// Shortest warm-up: the users start over it (default a quarter of --warmup, at least 1 s,
+    /// and at least the mean think time per request, so that users do not click in step).
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub warmup_min: Option<Duration>,
 

@@ -100,46 +100,95 @@ pub fn run(args: CapacityArgs) -> ExitCode {
     }
 }
 
-/// How long a level warms up and measures.
+/// How long a level warms up and measures, sized to its users' cycle.
 #[derive(Debug, Clone, Copy)]
 struct Timing {
     /// The users start over this; the warm-up is at least this long.
     warmup_min: Duration,
+    /// The warm-up may end (steady) from here: every user has started and
+    /// thought once.
+    steady_from: Duration,
     /// The warm-up ends here at the latest.
     warmup_max: Duration,
-    /// The measurement lasts this long at most ...
+    /// The measurement lasts this long at most (when it has its samples) ...
     measure_max: Duration,
     /// ... and at least this long before its verdict may settle ...
     measure_min: Duration,
     /// ... or this long when a figure is near its bound (near the knee).
     measure_near: Duration,
+    /// A level without its samples measures on up to this.
+    measure_cap: Duration,
+    /// The fewest requests a verdict rests on.
+    min_samples: u64,
     /// Whether a settled level stops (else it runs on, and the settling is
     /// only recorded).
     early_stop: bool,
 }
 
 impl Timing {
-    fn of(args: &CapacityArgs) -> Timing {
+    /// `think`: the users' mean think time per request. Users who think
+    /// `z` between requests must start spread over at least `z` (else they
+    /// click in step, and a window can fall into their silence), a level is
+    /// steady only once every user has started and thought once, and a
+    /// it): the flags' times are raised to these, and the note tells the
+    /// user what was raised.
+    fn of(args: &CapacityArgs, think: Duration) -> (Timing, Option<String>) {
         let full = args.full_levels;
-        let warmup_min = match args.warmup_min {
+        let given_min = match args.warmup_min {
             _ if full => args.warmup,
             Some(min) => min.min(args.warmup),
             None => (args.warmup / 4)
                 .max(Duration::from_secs(1))
                 .min(args.warmup),
         };
+        let round = |d: Duration| Duration::from_secs(d.as_secs_f64().ceil() as u64);
+        let warmup_min = given_min.max(round(think));
+        let steady_from = if think.is_zero() {
+            warmup_min
+        } else {
+            warmup_min + round(think)
+        };
+        let warmup_max = args.warmup.max(steady_from);
+        let measure_max = if think.is_zero() {
+            args.step_duration
+        } else {
+            args.step_duration.max(round(2 * think))
+        };
         let measure_min = args
             .min_step_duration
             .unwrap_or(Duration::from_secs(5))
-            .min(args.step_duration);
-        Timing {
-            warmup_min,
-            warmup_max: args.warmup,
-            measure_max: args.step_duration,
-            measure_min,
-            measure_near: measure_min.max(args.step_duration / 2),
-            early_stop: !full,
+            .max(round(think))
+            .min(measure_max);
+        let mut raised = Vec::new();
+        if warmup_max > args.warmup {
+            raised.push(format!(
+                "warm-up to {} s (users start over {} s)",
+                warmup_max.as_secs(),
+                warmup_min.as_secs()
+            ));
         }
+        if measure_max > args.step_duration {
+            raised.push(format!("measurement to {} s", measure_max.as_secs()));
+        }
+        let lengthened = (!raised.is_empty()).then(|| {
+            format!(
+                "the users think {:.1} s per request, so each level's {}: a level is steady once every user has started and thought, and every user requests in its window",
+                think.as_secs_f64(),
+                raised.join(" and ")
+            )
+        });
+        let timing = Timing {
+            warmup_min,
+            steady_from,
+            warmup_max,
+            measure_max,
+            measure_min,
+            measure_near: measure_min.max(measure_max / 2),
+            measure_cap: 4 * measure_max,
+            min_samples: args.min_samples,
+            early_stop: !full,
+        };
+        (timing, lengthened)
     }
 }
 
@@ -151,6 +200,8 @@ struct LevelWatch<'a> {
     target: &'a Target,
     /// Every second so far (warm-up included).
     seconds: Vec<Second>,
+    /// The think time (s) users took after each second's requests.
+    think_s: Vec<f64>,
     /// The first measured second, once the warm-up ended.
     from: Option<u64>,
     settled: Option<SettledVerdict>,
@@ -176,6 +227,8 @@ impl LevelWatch<'_> {
         self.seconds
             .resize(self.seconds.len().max(p.index as usize), Second::default());
         self.seconds.truncate(p.index as usize);
+        self.think_s.resize(p.index as usize, 0.0);
+        self.think_s.push(interval.counts.think_micros as f64 / 1e6);
         self.seconds.push(Second {
             length_s: p.length.as_secs_f64(),
             requests: count,
@@ -194,7 +247,7 @@ impl LevelWatch<'_> {
         }
         let ended = p.index + 1;
         let Some(from) = self.from else {
-            let steady = Duration::from_secs(ended) >= self.timing.warmup_min
+            let steady = Duration::from_secs(ended) >= self.timing.steady_from
                 && sequential::steady(&self.seconds);
             if steady || Duration::from_secs(ended) >= self.timing.warmup_max {
                 self.from = Some(ended);
@@ -208,7 +261,8 @@ impl LevelWatch<'_> {
         } else {
             self.timing.measure_min
         };
-        if self.settled.is_none() && measured >= needed {
+        let enough = seconds.iter().map(|s| s.requests).sum::<u64>() >= self.timing.min_samples;
+        if self.settled.is_none() && measured >= needed && enough {
             if let Some(settled) = sequential::settle(self.target, seconds) {
                 self.settled = Some(SettledVerdict {
                     at_s: measured.as_secs_f64(),
@@ -221,11 +275,30 @@ impl LevelWatch<'_> {
                 }
             }
         }
-        if measured >= self.timing.measure_max {
+        if (measured >= self.timing.measure_max && enough) || measured >= self.timing.measure_cap {
             self.until = Some(ended);
             return true;
         }
         false
+    }
+
+    /// The requests measured, and the think time their users took after
+    /// them (s).
+    fn measured(&self) -> (u64, f64) {
+        let window = self.window();
+        let (from, until) = (
+            window.start.as_secs() as usize,
+            window.end.as_secs() as usize,
+        );
+        let requests = self
+            .seconds
+            .iter()
+            .take(until)
+            .skip(from)
+            .map(|s| s.requests)
+            .sum();
+        let think = self.think_s.iter().take(until).skip(from).sum();
+        (requests, think)
     }
 
     /// The measured window: from the warm-up's end to where the level
@@ -280,7 +353,22 @@ impl LevelWatch<'_> {
                 measured.as_secs_f64()
             ),
         };
-        format!("{warmup}; {how}")
+        let (requests, _) = self.measured();
+        let samples = if requests < self.timing.min_samples {
+            format!(
+                "; thin: {requests} requests measured, fewer than --min-samples {}",
+                self.timing.min_samples
+            )
+        } else if measured > self.timing.measure_max {
+            format!(
+                "; measured past {:.0} s for its {} requests",
+                self.timing.measure_max.as_secs_f64(),
+                self.timing.min_samples
+            )
+        } else {
+            String::new()
+        };
+        format!("{warmup}; {how}{samples}")
     }
 }
 
@@ -294,7 +382,7 @@ async fn prepare_level(
 ) -> Result<Prepared, Failure> {
     let mut load: LoadArgs = args.load.clone();
     load.users = Some(users);
-    load.duration = Some(timing.warmup_max + timing.measure_max);
+    load.duration = Some(timing.warmup_max + timing.measure_cap);
     load.ramp_up = Some(timing.warmup_min);
     load.common.out = Some(dir.to_path_buf());
     load.common.quiet = true;
@@ -349,25 +437,31 @@ fn without_before(mut prepared: Prepared) -> Prepared {
 /// The mean think time per request (for Little's law) and how to say it:
 /// `--think` when given, else the scenario's own (per step, or its default).
 fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
-    if let Some(t) = args.load.think {
+    let Some(file) = &args.scenario else {
+        let Some(t) = args.load.think else {
+            return Ok((Duration::ZERO, "none".into()));
+        };
         // The engine's think time serializes to the record's shape.
         let record: ThinkRecord = serde_json::to_value(t)
             .and_then(serde_json::from_value)
             .unwrap_or_default();
         return Ok((t.mean(), record.describe()));
-    }
-    let Some(file) = &args.scenario else {
-        return Ok((Duration::ZERO, "none".into()));
     };
     let scenario =
         crate::jmx_input::scenario(file, Some(&args.load.url), &Default::default(), false)
             .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
-    let mean = scenario.think_per_request(scenario.think);
+    // --think stands for the steps without their own think time.
+    let mean = scenario.think_per_request(args.load.think.unwrap_or(scenario.think));
     Ok((
         mean,
         format!(
-            "{:.3} s mean per request, from the scenario's steps",
-            mean.as_secs_f64()
+            "{:.3} s mean per request of a steady iteration, from the scenario's steps{} (each level measures the think its users took)",
+            mean.as_secs_f64(),
+            if args.load.think.is_some() {
+                " and --think for those without their own"
+            } else {
+                ""
+            }
         ),
     ))
 }
@@ -484,6 +578,7 @@ struct LevelRun<'a> {
     quiet: bool,
     /// `--metrics-listen`: every level publishes there in turn.
     metrics: Option<Arc<LiveMetrics>>,
+    timing: Timing,
 }
 
 impl LevelRun<'_> {
@@ -502,7 +597,7 @@ impl LevelRun<'_> {
         } else {
             dir
         };
-        let timing = Timing::of(args);
+        let timing = self.timing;
         let mut prepared = prepare_level(args, timing, users, &dir).await?;
         prepared.setup.metrics = self.metrics.clone();
         let (end_tx, end_rx) = watch::channel(false);
@@ -511,6 +606,7 @@ impl LevelRun<'_> {
             timing,
             target: self.target,
             seconds: Vec::new(),
+            think_s: Vec::new(),
             // Without a warm-up, the measurement starts with the run.
             from: timing.warmup_max.is_zero().then_some(0),
             settled: None,
@@ -573,10 +669,16 @@ impl LevelRun<'_> {
             generator_limited,
         )
         .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;
-        level.stopped_early = timing.early_stop
-            && watched.settled.is_some()
-            && window.end - window.start < timing.measure_max;
+        // With early stop a level ends when its verdict settles.
+        level.stopped_early = timing.early_stop && watched.settled.is_some();
         level.ended = watched.ended(level.stopped_early);
+        let (requests, think) = watched.measured();
+        level.min_samples = timing.min_samples;
+        level.thin = requests < timing.min_samples;
+        // Under a throughput cap users also wait for their slot, which is
+        // not think: Little's law cannot be checked then.
+        level.think_s =
+            (requests > 0 && args.load.throughput.is_none()).then(|| think / requests as f64);
         level.apdex_interval = watched.apdex_interval();
         level.settled = watched.settled;
         if !self.quiet {
@@ -691,7 +793,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     };
     let (think_time, think_text) = think(&args)?;
     let thresholds = crate::execute::apdex(common)?;
-    let timing = Timing::of(&args);
+    let (timing, lengthened) = Timing::of(&args, think_time);
     let setup = CapacitySetup {
         url: args.load.url.to_string(),
         scenario: args.scenario.as_ref().map(|f| f.display().to_string()),
@@ -699,8 +801,10 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         apdex_t_ms: thresholds.satisfied.as_secs_f64() * 1000.0,
         apdex_f_ms: thresholds.tolerated.as_secs_f64() * 1000.0,
         think: think_text,
-        warmup_s: args.warmup.as_secs_f64(),
-        measured_s: args.step_duration.as_secs_f64(),
+        warmup_s: timing.warmup_max.as_secs_f64(),
+        measured_s: timing.measure_max.as_secs_f64(),
+        min_samples: timing.min_samples,
+        lengthened: lengthened.clone(),
         ladder: args.ladder.clone(),
         early_stop: timing.early_stop,
         min_measured_s: timing.measure_min.as_secs_f64(),
@@ -740,6 +844,9 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         );
     }
 
+    if let Some(note) = lengthened.filter(|_| !quiet) {
+        eprintln!("headroom capacity: {note}");
+    }
     let metrics = crate::execute::live_metrics(&args.load.common)?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let interrupted = interrupt_on_signal();
@@ -766,6 +873,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         live,
         quiet,
         metrics,
+        timing,
     };
     let completed = search
         .drive(|users, remaining| {

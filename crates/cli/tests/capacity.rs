@@ -233,9 +233,10 @@ fn a_scenario_search_counts_its_think_time_and_is_judged() {
     let json = stdout_json(&output);
     // Both levels are below the pool's 44 users: no queue, R = 0.1 s, Z = 1 s.
     assert_eq!(json["capacity"]["users"], 20, "{}", json["verdict"]);
+    // The think its users took: 0.5–1.5 s and 1 s, 1 s on average.
     let little = &json["little"];
     assert!(
-        (little["think_s"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        (little["think_s"].as_f64().unwrap() - 1.0).abs() < 0.05,
         "{little}"
     );
     let busy = little["users_busy"].as_f64().unwrap();
@@ -689,4 +690,132 @@ fn the_fast_search_at_its_bounds() {
         let bundle = std::path::Path::new(level["bundle"].as_str().unwrap());
         assert!(bundle.join("manifest.json").is_file());
     }
+}
+
+/// Users who think 3 s between requests, with a warm-up and levels of 2 s
+/// (shorter than one think): the levels are lengthened to the users'
+/// cycle (they start over one think, are steady once each has thought,
+/// and every user requests in the window), each verdict rests on
+/// --min-samples requests, Little's law finds the users that ran, and the
+/// answer is the queueing model's: 2 workers of 50 ms, T 150 ms, so
+/// N = k(T + z)/d = 126 users. A plain run at the answer agrees.
+#[test]
+fn users_who_think_are_measured_in_their_steady_cycle() {
+    let _light = light();
+    let server = pool_server(2, Duration::from_millis(50));
+    let url = format!("http://127.0.0.1:{}/", server.port);
+    let out = temp_dir("capacity-think");
+    let output = headroom()
+        .args(["capacity", &url, "--think", "3s"])
+        .args(["--apdex-t", "150ms", "--apdex-target", "0.85"])
+        .args(["--start", "40", "--max", "400", "--resolution", "8"])
+        .args(["--warmup", "2s", "--step-duration", "2s", "--json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let json = stdout_json(&output);
+    let lengthened = json["setup"]["lengthened"].as_str().unwrap_or_default();
+    assert!(
+        lengthened.starts_with("the users think 3.0 s per request, so each level's warm-up to 6 s (users start over 3 s) and measurement to 6 s"),
+        "{}",
+        json["setup"]
+    );
+    for level in json["levels"].as_array().unwrap() {
+        let samples = level["samples"].as_u64().unwrap();
+        assert_eq!(level["thin"], samples < 100, "{level}");
+        assert!(level["warmup_s"].as_f64().unwrap() >= 6.0, "{level}");
+        let think = level["think_s"].as_f64().unwrap();
+        assert!((think - 3.0).abs() < 0.01, "{level}");
+    }
+    assert_eq!(json["valid"], true, "{}", json["invalid"]);
+    let users = json["capacity"]["users"].as_f64().unwrap();
+    assert!(
+        (users - 126.0).abs() <= 0.12 * 126.0,
+        "{users}: {}",
+        json["levels"]
+    );
+    let little = &json["little"];
+    let busy = little["users_busy"].as_f64().unwrap();
+    assert!((busy - users).abs() <= 0.1 * users, "{little}");
+    // A plain run at the answer, three times a level's measurement.
+    let run = temp_dir("capacity-think-run");
+    let plain = headroom()
+        .args(["load", &url, "-c", &format!("{users}"), "--think", "3s"])
+        .args([
+            "--ramp-up",
+            "3s",
+            "-d",
+            "24s",
+            "--apdex-t",
+            "150ms",
+            "--json",
+        ])
+        .args(["--out", run.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    let plain = stdout_json(&plain);
+    let apdex = plain["total"]["apdex"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{plain}"));
+    let level_apdex = json["capacity"]["apdex"].as_f64().unwrap();
+    assert!(
+        apdex >= 0.80,
+        "plain run Apdex {apdex} (its start included), the level's {level_apdex}"
+    );
+}
+
+/// A verdict needs --min-samples requests: a level that cannot get them
+/// within 4 times --step-duration is thin, and the answer it decides is
+/// not valid.
+#[test]
+fn a_thin_level_makes_the_answer_invalid() {
+    let _light = light();
+    let server = pool_server(4, Duration::from_millis(10));
+    let out = temp_dir("capacity-thin");
+    let output = headroom()
+        .args(["capacity", &format!("http://127.0.0.1:{}/", server.port)])
+        .args(["--think", "1s", "--start", "2", "--max", "2"])
+        .args([
+            "--warmup",
+            "2s",
+            "--step-duration",
+            "2s",
+            "--min-samples",
+            "50",
+        ])
+        .args(["--json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let json = stdout_json(&output);
+    let level = &json["levels"][0];
+    // 2 users at about 2 req/s: 8 s (4 × 2 s) give some 16 requests.
+    assert_eq!(level["thin"], true, "{level}");
+    assert!(
+        (level["measured_s"].as_f64().unwrap() - 8.0).abs() < 1.01,
+        "{level}"
+    );
+    assert!(
+        level["ended"].as_str().unwrap().contains("thin:"),
+        "{level}"
+    );
+    assert_eq!(json["valid"], false);
+    assert!(
+        json["invalid"][0]
+            .as_str()
+            .unwrap()
+            .contains("fewer than the 50 a verdict needs"),
+        "{}",
+        json["invalid"]
+    );
+    assert!(json["verdict"].as_str().unwrap().ends_with("[INVALID]"));
 }

@@ -663,6 +663,10 @@ impl JourneyHost for Worker {
         self.recorder.borrow_mut().record_check(check, passed);
     }
 
+    fn record_think(&self, label: u16, think: Duration) {
+        self.recorder.borrow_mut().record_think(label, think);
+    }
+
     async fn pace(&self) -> Option<Instant> {
         let pacer = self.pacer.as_ref()?;
         let now = Instant::now();
@@ -766,6 +770,10 @@ async fn url_iteration(
     .await;
     let pause = worker.plan.think.pick(rng);
     if !pause.is_zero() {
+        worker
+            .recorder
+            .borrow_mut()
+            .record_think(request.label, pause);
         tokio::time::sleep(pause).await;
     }
     false

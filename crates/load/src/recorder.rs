@@ -140,6 +140,15 @@ impl Recorder {
         }
     }
 
+    /// The think time a user takes after a request of `label`: counted in
+    /// the interval its request ended in.
+    #[inline]
+    pub fn record_think(&mut self, label: u16, think: Duration) {
+        if let Some(Some(tally)) = self.tallies.get_mut(label as usize) {
+            tally.counts.think_micros += think.as_micros() as u64;
+        }
+    }
+
     /// Counts one evaluation of a scenario check.
     pub fn record_check(&mut self, check: u16, passed: bool) {
         if let Some(counts) = self.checks.get_mut(check as usize) {

@@ -53,6 +53,9 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     if let Some(little) = &result.little {
         out.push_str(&format!("  Little's law: {}\n", little.describe()));
     }
+    for why in &result.invalid {
+        out.push_str(&format!("  Not valid: {why}\n"));
+    }
     if let Some((first, rest)) = result.host_bench.split_first() {
         out.push_str(&format!("  Beside the bottleneck, {first}:\n"));
         for line in rest {
@@ -122,6 +125,19 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
             result.setup.min_measured_s,
             result.setup.near_min_measured_s.max(result.setup.min_measured_s),
             result.setup.measured_s
+        ));
+    }
+    let thin: Vec<String> = result
+        .levels
+        .iter()
+        .filter(|l| l.thin)
+        .map(|l| format!("{} users ({} requests)", l.users, l.samples))
+        .collect();
+    if !thin.is_empty() {
+        lines.push(format!(
+            "Thin: {} measured fewer requests than a verdict needs ({}, --min-samples): their verdicts are shown, not trusted",
+            thin.join(", "),
+            result.setup.min_samples
         ));
     }
     if let Some(a) = result

@@ -135,9 +135,14 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             "<li><b>Interrupted:</b> the search was stopped before it could decide; the levels below were measured, and no capacity is claimed.</li>"
         });
     } else if !result.valid {
-        html.push_str("<li><b>Invalid:</b> the load generator was the limit at a deciding level; the figures are not the server's.</li>");
+        for why in &result.invalid {
+            let _ = write!(html, "<li><b>Invalid:</b> {}.</li>", escape(why));
+        }
+        if result.invalid.is_empty() {
+            html.push_str("<li><b>Invalid:</b> the load generator was the limit at a deciding level; the figures are not the server's.</li>");
+        }
     } else {
-        html.push_str("<li><b>Valid:</b> the load generator kept up at the deciding levels, so the figures are the server's.</li>");
+        html.push_str("<li><b>Valid:</b> the load generator kept up at the deciding levels, each verdict rests on enough requests, and Little's law finds the users in their steady cycle, so the figures are the server's.</li>");
     }
     if let Some(little) = &result.little {
         let _ = write!(
@@ -338,6 +343,19 @@ fn level_timing(setup: &headroom_bundle::capacity::CapacitySetup) -> String {
     } else {
         &setup.ladder
     };
+    let samples = if setup.min_samples > 0 {
+        format!("; each verdict on at least {} requests", setup.min_samples)
+    } else {
+        String::new()
+    };
+    let lengthened = setup
+        .lengthened
+        .as_ref()
+        .map_or(String::new(), |why| format!(" ({why})"));
+    level_times(setup, ladder) + &samples + &lengthened
+}
+
+fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -> String {
     if setup.early_stop {
         format!(
             "{ladder} ladder; each level: {}–{} s warm-up (until steady) + {}–{} s measured (until its verdict settles; near the target at least {} s)",

@@ -62,13 +62,15 @@ pub struct Phase {
 }
 
 impl Scenario {
-    /// The mean think time per request of one iteration, `default` standing
-    /// for steps without their own: steps in loops count as often as they
-    /// repeat; conditional and `once` steps count as taken (an estimate,
-    /// for Little's law).
+    /// The mean think time per request of a user's steady iteration,
+    /// `default` standing for steps without their own: steps in loops count
+    /// as often as they repeat, `once` steps (a user's first iteration only)
+    /// not at all, conditional steps as taken. An estimate made before a run
+    /// (to size a capacity level to its users' cycle); a run measures the
+    /// think its users really took.
     pub fn think_per_request(&self, default: Think) -> Duration {
         fn walk(s: &Scenario, nodes: &[Node], default: Think, times: f64, acc: &mut (f64, f64)) {
-            for node in nodes {
+            for node in nodes.iter().filter(|n| !n.flags().once) {
                 match node {
                     Node::Request { step, .. } => {
                         let think = s.requests[*step].think.unwrap_or(default);
@@ -191,6 +193,17 @@ pub struct NodeFlags {
     /// Only in a VU's first iteration.
     pub once: bool,
     pub condition: Option<Condition>,
+}
+
+impl Node {
+    pub fn flags(&self) -> &NodeFlags {
+        match self {
+            Node::Request { flags, .. }
+            | Node::Group { flags, .. }
+            | Node::Loop { flags, .. }
+            | Node::Block { flags, .. } => flags,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

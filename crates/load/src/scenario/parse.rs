@@ -1513,4 +1513,21 @@ mod tests {
             }
         }
     }
+
+    /// Little's law's think per request is that of a user's steady
+    /// iteration: a `once` login (60 s think) does not count, and a default
+    /// given on the command line stands only for steps without their own.
+    #[test]
+    fn think_per_request_counts_a_steady_iteration() {
+        let text = format!(
+            "{BASE}think: 2s\nsteps:\n  - label: login\n    path: /login\n    once: true\n    think: 60s\n  - label: read\n    path: /r\n    think: 10s\n  - label: list\n    path: /l\n"
+        );
+        let scenario = check(&text).unwrap();
+        assert_eq!(
+            scenario.think_per_request(scenario.think),
+            Duration::from_secs(6)
+        );
+        let zero = crate::profile::Think::None;
+        assert_eq!(scenario.think_per_request(zero), Duration::from_secs(5));
+    }
 }

@@ -159,6 +159,8 @@ impl JourneyPlan {
 pub trait JourneyHost {
     fn record(&self, sample: &Sample);
     fn record_check(&self, check: u16, passed: bool);
+    /// The think time that follows a request of `label` (for Little's law).
+    fn record_think(&self, _label: u16, _think: Duration) {}
     /// Throughput cap: waits for the next slot and returns it, or `None` without a cap.
     fn pace(&self) -> impl std::future::Future<Output = Option<Instant>>;
     /// How much of the next exchange of `label` the host wants to see.
@@ -864,6 +866,7 @@ impl Journey {
             group.bytes_sent += sent;
         }
         if !think.is_zero() {
+            host.record_think(step.label, think);
             tokio::time::sleep(think).await;
             for group in self.groups.iter_mut().filter(|g| g.include_think) {
                 group.elapsed += think;
