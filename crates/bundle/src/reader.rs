@@ -201,10 +201,7 @@ type Visitor<'a> = dyn FnMut(Option<&str>, f64, &Histogram<u64>) + 'a;
 
 /// The interval lines of `text` (whole lines), each decoded and visited;
 /// the first damaged line is an error naming it.
-fn visit_lines(
-    text: &[u8],
-    visit: &mut Visitor<'_>,
-) -> Result<(), String> {
+fn visit_lines(text: &[u8], visit: &mut Visitor<'_>) -> Result<(), String> {
     use base64::Engine;
     use hdrhistogram::serialization::interval_log::{
         IntervalLogIterator, LogEntry, LogIteratorError,
