@@ -30,7 +30,7 @@ pub const KERNELS: [(&str, &str, f64); 4] = [
 
 /// The largest cache of CPU 0, in bytes, from /sys.
 pub fn last_level_cache() -> Option<u64> {
-    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    let dir = std::fs::read_dir(CACHE_DIR).ok()?;
     dir.flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
         .filter_map(|e| std::fs::read_to_string(e.path().join("size")).ok())
@@ -54,6 +54,51 @@ pub fn parse_cache_size(text: &str) -> Option<u64> {
 pub fn stream_elements(cache: Option<u64>) -> usize {
     let by_cache = cache.map_or(0, |c| (4 * c / 8) as usize);
     by_cache.max(10_000_000)
+}
+
+/// Why figures measured over arrays of `elements` doubles are outside
+/// STREAM's conditions (each array at least 4× the last-level cache, or,
+/// when the cache is unknown, STREAM's default 10 M elements), so that
+/// they measure the cache rather than the memory; `None` when they are
+/// inside. `cache` is in bytes, as read from sysfs.
+pub fn outside_stream_rule(elements: usize, cache: Option<u64>) -> Option<String> {
+    let mib = |bytes: f64| bytes / 1048576.0;
+    let array = elements as f64 * 8.0;
+    match cache {
+        Some(cache) if array < 4.0 * cache as f64 => Some(format!(
+            "each array is {:.1} MiB, less than 4× the last-level cache of {:.0} MiB read from \
+             {CACHE_DIR}: it measured the cache, not the memory. Give --elements {} or more, or \
+             leave --elements out for STREAM's rule",
+            mib(array),
+            mib(cache as f64),
+            stream_elements(Some(cache)),
+        )),
+        None if elements < 10_000_000 => Some(format!(
+            "each array is {:.1} MiB and the last-level cache could not be read from {CACHE_DIR}: \
+             it may have measured the cache, not the memory. Give --elements 10000000 or more \
+             (STREAM's default)",
+            mib(array),
+        )),
+        _ => None,
+    }
+}
+
+/// Where the cache sizes are read.
+const CACHE_DIR: &str = "/sys/devices/system/cpu/cpu0/cache";
+
+/// [`outside_stream_rule`] for a memory result's settings (`elements`, and
+/// `last_level_cache` as "N KiB" or "unknown"); `None` when the settings
+/// do not say the array size (a bundle of another version).
+pub fn outside_stream_rule_of(
+    settings: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    let elements: usize = settings.get("elements")?.parse().ok()?;
+    let cache = settings
+        .get("last_level_cache")
+        .and_then(|c| c.strip_suffix(" KiB"))
+        .and_then(|kib| kib.parse::<u64>().ok())
+        .map(|kib| kib << 10);
+    outside_stream_rule(elements, cache)
 }
 
 const SCALAR: f64 = 3.0;
@@ -208,6 +253,10 @@ pub fn run(o: &MemoryOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
         }
     }
     let mib = n as f64 * 8.0 / 1048576.0;
+    let notes = outside_stream_rule(n, cache)
+        .map(|why| format!("not compared with published STREAM figures: {why}"))
+        .into_iter()
+        .collect();
     Ok(BenchResult {
         benchmark: "memory".into(),
         method: format!(
@@ -229,7 +278,7 @@ pub fn run(o: &MemoryOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
         ]),
         measures,
         series: Vec::new(),
-        notes: Vec::new(),
+        notes,
     })
 }
 
@@ -246,6 +295,31 @@ mod tests {
         assert_eq!(stream_elements(Some(64 << 20)), 32 << 20);
         assert_eq!(stream_elements(Some(1 << 20)), 10_000_000);
         assert_eq!(stream_elements(None), 10_000_000);
+    }
+
+    #[test]
+    fn arrays_below_four_times_the_cache_are_outside_the_rule() {
+        // The user's case: 2 M elements (15.3 MiB) against a 32 MiB cache.
+        let why = outside_stream_rule(2_000_000, Some(32 << 20)).unwrap();
+        assert!(
+            why.contains("15.3 MiB, less than 4× the last-level cache of 32 MiB")
+                && why.contains("--elements 16777216 or more"),
+            "{why}"
+        );
+        assert_eq!(outside_stream_rule(16_777_216, Some(32 << 20)), None);
+        assert_eq!(outside_stream_rule(10_000_000, None), None);
+        assert!(outside_stream_rule(1_000_000, None)
+            .unwrap()
+            .contains("could not be read"));
+        let settings = |elements: &str, cache: &str| {
+            std::collections::BTreeMap::from([
+                ("elements".to_string(), elements.to_string()),
+                ("last_level_cache".to_string(), cache.to_string()),
+            ])
+        };
+        assert!(outside_stream_rule_of(&settings("2000000", "32768 KiB")).is_some());
+        assert!(outside_stream_rule_of(&settings("16777216", "32768 KiB")).is_none());
+        assert!(outside_stream_rule_of(&settings("2000000", "unknown")).is_some());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 use crate::{check, measure, quantile, settings, BenchError, BenchResult, Series};
 use headroom_monitor::agent::{self, Agent, AgentConfig};
+use headroom_monitor::sampler::link_share;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
@@ -317,8 +318,8 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         "Mbit/s",
         true,
     );
-    let mut up_pct = measure("upload_pct", "upload, % of the link", "%", true);
-    let mut down_pct = measure("download_pct", "download, % of the link", "%", true);
+    let up_pct = measure("upload_pct", "upload, % of the link", "%", true);
+    let down_pct = measure("download_pct", "download, % of the link", "%", true);
     let mut rtt: Vec<_> = o
         .payloads
         .iter()
@@ -364,14 +365,6 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             rtt[i].values.push(quantile(times, 0.5));
             rtt99[i].values.push(quantile(times, 0.99));
         }
-        if let Some(link) = o.link_mbit {
-            up_pct
-                .values
-                .push(up.values.last().copied().unwrap_or(0.0) / link * 100.0);
-            down_pct
-                .values
-                .push(down.values.last().copied().unwrap_or(0.0) / link * 100.0);
-        }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let curve = Series {
@@ -385,12 +378,6 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             .map(|(p, m)| (*p as f64, mean(&m.values)))
             .collect(),
     };
-    let mut measures = vec![up, down];
-    if o.link_mbit.is_some() {
-        measures.extend([up_pct, down_pct]);
-    }
-    measures.extend(rtt);
-    measures.extend(rtt99);
     let mut notes = Vec::new();
     if o.agent.is_none() {
         notes.push(
@@ -402,19 +389,29 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
     } else if o.link_mbit.is_none() {
         notes.push("no --link-capacity: % of the link is not computed".into());
     }
+    let mut shares = Vec::new();
     if let Some(link) = o.link_mbit {
-        let most = measures
-            .iter()
-            .filter(|m| m.key == "upload" || m.key == "download")
-            .flat_map(|m| m.values.iter().copied())
-            .fold(0.0, f64::max);
-        if most > link * 1.05 {
-            notes.push(format!(
-                "the throughput ({most:.0} Mbit/s) is above the --link-capacity given ({link:.0} Mbit/s): \
-                 the capacity is wrong, or the path does not cross that link"
-            ));
+        let mut above = Vec::new();
+        for (measured, mut pct, direction) in [
+            (&up, up_pct, "this machine → agent"),
+            (&down, down_pct, "agent → this machine"),
+        ] {
+            match share_of_link(&measured.values, link) {
+                Ok(values) => {
+                    pct.values = values;
+                    shares.push(pct);
+                }
+                Err(most) => above.push((direction, most)),
+            }
+        }
+        if !above.is_empty() {
+            notes.push(above_link(&above, link, o.agent.is_none()));
         }
     }
+    let mut measures = vec![up, down];
+    measures.extend(shares);
+    measures.extend(rtt);
+    measures.extend(rtt99);
     Ok(BenchResult {
         benchmark: "network".into(),
         method: format!(
@@ -438,6 +435,43 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         series: vec![curve],
         notes,
     })
+}
+
+/// Each throughput (Mbit/s) as a % of a `link` of that many Mbit/s; the
+/// largest throughput when one is above the link (beyond monitoring's
+/// tolerance, [`link_share`]): no share is computed from a capacity the
+/// figures show is wrong.
+pub fn share_of_link(values: &[f64], link: f64) -> Result<Vec<f64>, f64> {
+    let most = values.iter().copied().fold(0.0, f64::max);
+    values
+        .iter()
+        .map(|v| link_share(*v, link))
+        .collect::<Option<Vec<f64>>>()
+        .ok_or(most)
+}
+
+/// Why "% of the link" is missing for the directions (and their largest
+/// throughput, Mbit/s) measured above the link.
+fn above_link(above: &[(&str, f64)], link: f64, loopback: bool) -> String {
+    let shown = |mbit: f64| headroom_units::quantity::figure(mbit);
+    let measured: Vec<String> = above
+        .iter()
+        .map(|(direction, most)| format!("{direction} {} Mbit/s", shown(*most)))
+        .collect();
+    let most = above.iter().map(|(_, m)| *m).fold(0.0, f64::max);
+    format!(
+        "% of the link not computed: {} measured, up to {}× the --link-capacity of {} Mbit/s, so {}",
+        measured.join(" and "),
+        shown(most / link),
+        shown(link),
+        if loopback {
+            "the traffic did not cross that link: without --agent it stayed on 127.0.0.1. Run \
+             `headroom agent --bench-endpoints` on the machine across the link and pass --agent"
+        } else {
+            "the capacity is wrong, or the traffic did not cross that link (the agent's address \
+             reaches it by another path): give the link's real capacity with --link-capacity"
+        }
+    )
 }
 
 #[cfg(test)]
@@ -470,7 +504,9 @@ mod tests {
 
     #[test]
     fn loopback_gives_both_directions_and_the_curve() {
-        let r = run(&options(None, None), &AtomicBool::new(false)).unwrap();
+        let mut o = options(None, None);
+        o.link_mbit = Some(1.0);
+        let r = run(&o, &AtomicBool::new(false)).unwrap();
         let up = &r
             .measures
             .iter()
@@ -479,13 +515,26 @@ mod tests {
             .values;
         assert_eq!(up.len(), 2);
         assert!(up.iter().all(|v| *v > 10.0), "{up:?}");
-        let pct = &r
-            .measures
+        // Loopback is far above the 1 Mbit/s given (the user's case
+        // printed 3,480,672% of the link): no share is computed, and the
+        // notes say why and what to do.
+        assert!(
+            !r.measures.iter().any(|m| m.key.ends_with("_pct")),
+            "{:?}",
+            r.measures
+        );
+        let note = r
+            .notes
             .iter()
-            .find(|m| m.key == "download_pct")
-            .unwrap()
-            .values;
-        assert!(pct.iter().all(|v| *v > 0.0));
+            .find(|n| n.starts_with("% of the link not computed"))
+            .unwrap_or_else(|| panic!("{:?}", r.notes));
+        assert!(
+            note.contains("this machine → agent")
+                && note.contains("agent → this machine")
+                && note.contains("--link-capacity of 1.00 Mbit/s")
+                && note.contains("stayed on 127.0.0.1"),
+            "{note}"
+        );
         assert_eq!(r.series[0].points.len(), 2);
         assert!(r.notes[0].contains("127.0.0.1"), "{:?}", r.notes);
     }
@@ -521,9 +570,26 @@ mod tests {
         assert!(
             r.notes
                 .iter()
-                .any(|n| n.contains("above the --link-capacity")),
+                .any(|n| n.contains("% of the link not computed")
+                    && n.contains("the capacity is wrong")),
             "{:?}",
             r.notes
+        );
+    }
+
+    #[test]
+    fn a_share_of_the_link_is_computed_only_up_to_the_link() {
+        assert_eq!(share_of_link(&[500.0, 940.0], 1000.0), Ok(vec![50.0, 94.0]));
+        // Within the tolerance: a capacity rounded down.
+        assert_eq!(share_of_link(&[1040.0], 1000.0), Ok(vec![104.0]));
+        assert_eq!(share_of_link(&[900.0, 34_806.72], 1.0), Err(34_806.72));
+        assert!(share_of_link(&[1.0], 0.0).is_err());
+        let note = above_link(&[("this machine → agent", 34_806.72)], 1.0, true);
+        assert!(
+            note.contains(
+                "this machine → agent 34,807 Mbit/s measured, up to 34,807× the --link-capacity of 1.00 Mbit/s"
+            ),
+            "{note}"
         );
     }
 

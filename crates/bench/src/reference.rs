@@ -4,7 +4,7 @@
 //! figure it stands beside, and [`position`] refuses figures measured with
 //! other settings.
 
-use headroom_bundle::bench::BenchBundle;
+use headroom_bundle::bench::{BenchBundle, BenchResult};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reference {
@@ -175,23 +175,42 @@ const MUST_MATCH: &[(&str, &str, &str)] = &[
     ("storage", "queue_depth", "64"),
 ];
 
+/// Why `result`'s figures cannot stand beside published ones: measured
+/// with other settings than the references, or outside the method's
+/// conditions (STREAM over arrays that fit the cache); `None` when they can.
+pub fn not_comparable(result: &BenchResult) -> Option<String> {
+    let mismatch: Vec<String> = MUST_MATCH
+        .iter()
+        .filter(|(b, _, _)| *b == result.benchmark)
+        .filter(|(_, s, v)| result.settings.get(*s).is_some_and(|x| x != v))
+        .map(|(_, s, v)| format!("{s} {v}"))
+        .collect();
+    if !mismatch.is_empty() {
+        return Some(format!("they were measured with {}", mismatch.join(", ")));
+    }
+    if result.benchmark == "memory" {
+        return crate::memory::outside_stream_rule_of(&result.settings);
+    }
+    None
+}
+
 /// The host's mean for the figure `r` stands beside, when measured the
 /// same way.
 pub fn host_value(bundle: &BenchBundle, r: &Reference) -> Option<f64> {
     let (benchmark, key) = r.figure?;
     let result = bundle.results.iter().find(|x| x.benchmark == benchmark)?;
     let m = result.measures.iter().find(|m| m.key == key)?;
-    let same = MUST_MATCH
-        .iter()
-        .filter(|(b, _, _)| *b == benchmark)
-        .all(|(_, s, v)| result.settings.get(*s).is_none_or(|x| x == v));
-    (same && !m.values.is_empty()).then(|| m.values.iter().sum::<f64>() / m.values.len() as f64)
+    (not_comparable(result).is_none() && !m.values.is_empty())
+        .then(|| m.values.iter().sum::<f64>() / m.values.len() as f64)
 }
 
-/// One sentence per compared figure: where the host stands.
+/// One sentence per compared figure: where the host stands; and one per
+/// benchmark whose figures are not compared, saying why.
 pub fn position(bundle: &BenchBundle) -> Vec<String> {
     let mut lines = Vec::new();
     let mut seen: Vec<(&str, &str)> = Vec::new();
+    // Per benchmark not compared: its figures' names and why.
+    let mut refused: Vec<(&str, Vec<&str>, String)> = Vec::new();
     for r in REFERENCES {
         let Some((benchmark, key)) = r.figure else {
             continue;
@@ -209,22 +228,21 @@ pub fn position(bundle: &BenchBundle) -> Vec<String> {
         if m.values.is_empty() {
             continue;
         }
-        let mismatch: Vec<String> = MUST_MATCH
-            .iter()
-            .filter(|(b, _, _)| *b == benchmark)
-            .filter(|(_, s, v)| result.settings.get(*s).is_some_and(|x| x != v))
-            .map(|(_, s, v)| format!("{s} {v}"))
-            .collect();
-        if !mismatch.is_empty() {
-            lines.push(format!(
-                "{}: not compared with published figures (they were measured with {})",
-                m.name,
-                mismatch.join(", ")
-            ));
+        if let Some(why) = not_comparable(result) {
+            match refused.iter_mut().find(|(b, _, _)| *b == benchmark) {
+                Some((_, names, _)) => names.push(&m.name),
+                None => refused.push((benchmark, vec![&m.name], why)),
+            }
             continue;
         }
         let value = m.values.iter().sum::<f64>() / m.values.len() as f64;
         lines.push(stand(&m.name, value, &m.unit, benchmark, key));
+    }
+    for (_, names, why) in refused {
+        lines.push(format!(
+            "{}: not compared with published figures ({why})",
+            names.join("; ")
+        ));
     }
     lines
 }
@@ -275,7 +293,7 @@ pub fn stand(name: &str, value: f64, unit: &str, benchmark: &str, key: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_bundle::bench::{BenchResult, Measure};
+    use headroom_bundle::bench::Measure;
     use std::collections::BTreeMap;
 
     #[test]
@@ -328,5 +346,51 @@ mod tests {
             lines[0].contains("like Raspberry Pi 4 (1,478)"),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn stream_over_arrays_that_fit_the_cache_is_not_compared() {
+        // The user's case: --elements 2000000 (15 MiB arrays) on a 32 MiB
+        // cache printed "12.4× Raspberry Pi 4 ... same method".
+        let memory = |elements: &str| BenchResult {
+            benchmark: "memory".into(),
+            method: String::new(),
+            settings: BTreeMap::from([
+                ("elements".to_string(), elements.to_string()),
+                ("last_level_cache".to_string(), "32768 KiB".to_string()),
+            ]),
+            measures: vec![Measure {
+                key: "copy_1t".into(),
+                name: "STREAM Copy, 1 thread".into(),
+                unit: "MB/s".into(),
+                higher_is_better: true,
+                values: vec![68_500.0],
+            }],
+            series: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut bundle: BenchBundle = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "tool_version": "x", "command_line": [], "started": "", "ended": null,
+            "status": "complete", "fingerprint": {}, "findings": [], "results": []
+        }))
+        .unwrap();
+        bundle.results = vec![memory("2000000")];
+        let lines = position(&bundle);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("STREAM Copy, 1 thread: not compared with published figures")
+                && lines[0].contains("less than 4× the last-level cache of 32 MiB")
+                && lines[0].contains("--elements 16777216 or more")
+                && !lines[0].contains("Raspberry"),
+            "{lines:?}"
+        );
+        let copy = REFERENCES
+            .iter()
+            .find(|r| r.figure == Some(("memory", "copy_1t")))
+            .unwrap();
+        assert_eq!(host_value(&bundle, copy), None);
+        bundle.results = vec![memory("16777216")];
+        assert!(position(&bundle)[0].contains("Raspberry Pi 4 (5,527)"));
+        assert_eq!(host_value(&bundle, copy), Some(68_500.0));
     }
 }

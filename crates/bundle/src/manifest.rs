@@ -121,6 +121,43 @@ pub struct ClockRecord {
     pub uncertainty_ms: f64,
 }
 
+/// The largest clock offset (and uncertainty) a shard may record: a day.
+/// Shards start together within seconds (`--start-at`, or `--start-in`
+/// from a barrier), so an offset beyond this is a damaged manifest, not a
+/// clock.
+pub const MOST_CLOCK_OFFSET_MS: f64 = 86_400_000.0;
+
+impl ClockRecord {
+    /// Refuses numbers no measured clock gives: not finite, an offset of
+    /// more than a day either way, a negative uncertainty or one of more
+    /// than a day. The error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        let day = MOST_CLOCK_OFFSET_MS;
+        if !(self.offset_ms.is_finite() && self.offset_ms.abs() <= day) {
+            return Err(format!(
+                "shard.clock.offset_ms is {}: not a clock offset (at most a day, {day:.0} ms, either way)",
+                as_written(self.offset_ms)
+            ));
+        }
+        if !(self.uncertainty_ms.is_finite() && (0.0..=day).contains(&self.uncertainty_ms)) {
+            return Err(format!(
+                "shard.clock.uncertainty_ms is {}: not an uncertainty (0 to a day, {day:.0} ms)",
+                as_written(self.uncertainty_ms)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A number as a manifest would hold it: 1e300, not 301 digits.
+fn as_written(x: f64) -> String {
+    if x.is_finite() && x.abs() >= 1e15 {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
+}
+
 /// What `headroom merge` made this bundle from.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MergeRecord {

@@ -34,6 +34,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// The last second a shard's intervals.csv may hold: a year.
+const LONGEST_S: u64 = 366 * 86_400;
+
 /// The most shards a run may be split into (as `--shard` allows).
 const MOST_SHARDS: u32 = 10_000;
 
@@ -151,13 +154,34 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     let mut generators: BTreeMap<u64, SecondGenerator> = BTreeMap::new();
     for shard in shards.iter_mut() {
         let counted = add_intervals(shard, &label_index, &mut cells, &mut generators)?;
-        let timed = add_histograms(shard, &tag_index, &mut cells)?;
+        let (timed, torn) = add_histograms(shard, &tag_index, &mut cells)?;
         shard.counted = counted[0];
-        check_counts(shard, &labels, &counted, timed, &mut partial)?;
+        if let Some(warning) = &torn {
+            partial.push(format!(
+                "shard {}/{count} ({}): {warning}; the response times after it are missing",
+                shard.record.index,
+                shard.dir.display()
+            ));
+        }
+        check_counts(
+            shard,
+            &labels,
+            &counted,
+            timed,
+            torn.is_some(),
+            &mut partial,
+        )?;
     }
 
     let merged_start_ms = reference.floor();
-    let wall_start = UNIX_EPOCH + Duration::from_millis(merged_start_ms as u64);
+    let wall_start = UNIX_EPOCH
+        .checked_add(Duration::from_millis(merged_start_ms.max(0.0) as u64))
+        .ok_or_else(|| {
+            invalid(
+                &shards[0].dir.join(MANIFEST),
+                format!("the run's start ({merged_start_ms} ms after 1970) is not a time"),
+            )
+        })?;
     create_dir(request.out)?;
     write_files(
         request.out,
@@ -266,6 +290,14 @@ fn read_shards(
                     other.dir.display()
                 ),
             ));
+        }
+        if let Some(clock) = &record.clock {
+            clock.check().map_err(|reason| {
+                invalid(
+                    &dir.join(MANIFEST),
+                    format!("{reason}: the manifest is damaged. Run the shard again, or leave it out of the merge"),
+                )
+            })?;
         }
         let started = parse_ms(&manifest.started_at).ok_or_else(|| {
             invalid(
@@ -484,7 +516,15 @@ fn add_intervals(
                 format!("line {line}: the label '{label}' is not in the manifest's labels"),
             ));
         };
-        let second = shard.shift.saturating_add(int("second")?);
+        let second = match int("second")? {
+            s if s <= LONGEST_S => shard.shift.saturating_add(s),
+            s => {
+                return Err(invalid(
+                    &path,
+                    format!("line {line}: second {s} is beyond a year: the file is damaged"),
+                ))
+            }
+        };
         let cell = cells.entry((second, index)).or_insert_with(|| Cell {
             counts: Counts::default(),
             response: headroom_analysis::new_histogram(),
@@ -521,7 +561,17 @@ fn add_intervals(
             g.active_vus = g.active_vus.saturating_add(int("active_vus")?);
             g.busy = g.busy.max(float("generator_busy_pct")? / 100.0);
             g.wait = g.wait.max(float("generator_wait_pct")? / 100.0);
-            g.lag_ms = g.lag_ms.max(float("generator_lag_ms")?);
+            let lag_ms = float("generator_lag_ms")?;
+            if lag_ms > LONGEST_S as f64 * 1000.0 {
+                return Err(invalid(
+                    &path,
+                    format!(
+                        "line {line}: {} in column generator_lag_ms is beyond a year: the file is damaged",
+                        text("generator_lag_ms")
+                    ),
+                ));
+            }
+            g.lag_ms = g.lag_ms.max(lag_ms);
         }
     }
     Ok(counted)
@@ -531,13 +581,13 @@ fn add_histograms(
     shard: &ShardBundle,
     tag_index: &HashMap<String, usize>,
     cells: &mut BTreeMap<(u64, usize), Cell>,
-) -> Result<u64, BundleError> {
+) -> Result<(u64, Option<String>), BundleError> {
     let path = shard.dir.join(LATENCY);
     let mut timed = 0u64;
     // A shard that died may have cut its last line short.
     let finished = shard.manifest.status != RunStatus::Running;
     let mut problem = None;
-    let found = visit_hlog(&shard.dir, !finished, |tag, start_s, histogram| {
+    let read = visit_hlog(&shard.dir, !finished, |tag, start_s, histogram| {
         let index = match tag {
             None => 0,
             Some(tag) => match tag_index.get(tag) {
@@ -569,7 +619,7 @@ fn add_histograms(
             });
         }
     })?;
-    if !found {
+    if !read.found {
         return Err(invalid(
             &path,
             "is missing: the shard's response times cannot be merged",
@@ -577,18 +627,20 @@ fn add_histograms(
     }
     match problem {
         Some(reason) => Err(invalid(&path, reason)),
-        None => Ok(timed),
+        None => Ok((timed, read.torn_warning())),
     }
 }
 
 /// A shard's files must agree with each other and with its manifest: a
 /// file cut short, emptied or copied from another run is refused (or, for
-/// a shard that died writing, said).
+/// a shard that died writing, or whose latency.hlog ends in a `torn` line,
+/// said).
 fn check_counts(
     shard: &ShardBundle,
     labels: &[String],
     per_label: &[u64],
     timed: u64,
+    torn: bool,
     partial: &mut Vec<String>,
 ) -> Result<(), BundleError> {
     let finished = !matches!(shard.manifest.status, RunStatus::Running | RunStatus::Died);
@@ -616,6 +668,10 @@ fn check_counts(
     if timed != counted {
         let reason =
             format!("holds {timed} response times but intervals.csv counts {counted} requests");
+        if torn && timed < counted {
+            // Said already: the torn line's seconds are the ones missing.
+            return Ok(());
+        }
         if finished {
             return Err(invalid(
                 &shard.dir.join(LATENCY),
@@ -729,7 +785,7 @@ fn copy_first_shard_files(
                 let line = match (i, line.split_once(',')) {
                     (0, _) | (_, None) => line.to_string(),
                     (_, Some((second, rest))) => match second.parse::<u64>() {
-                        Ok(s) => format!("{},{rest}", s + shift),
+                        Ok(s) => format!("{},{rest}", s.saturating_add(shift)),
                         Err(_) => line.to_string(),
                     },
                 };
@@ -746,7 +802,7 @@ fn copy_first_shard_files(
                     Err(_) => continue,
                 };
                 if let Some(s) = value.get("second").and_then(|s| s.as_u64()) {
-                    value["second"] = (s + shift).into();
+                    value["second"] = s.saturating_add(shift).into();
                 }
                 moved.push_str(&value.to_string());
                 moved.push('\n');

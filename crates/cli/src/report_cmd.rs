@@ -58,6 +58,9 @@ pub fn run(mut args: ReportArgs) -> ExitCode {
         match RunData::load(dir, "").and_then(RunData::with_latency) {
             Ok(run) => {
                 crate::compare_cmd::say_if_recovered(&run);
+                if let Some(warning) = headroom_bundle::reader::latency_warning(dir) {
+                    eprintln!("headroom: warning: {}: {warning}", dir.display());
+                }
                 runs.push(run)
             }
             Err(e) => {

@@ -753,3 +753,70 @@ fn without_an_agent_the_target_date_header_sets_the_clock() {
         assert_eq!(ms(&shard["clock_offset_ms"]), offset, "{shard}");
     }
 }
+
+/// Damage a user met: a clock offset of 1e300 ms in a shard's manifest
+/// ended the merge with a panic (exit 101), and a latency.hlog whose last
+/// line a kill cut short made merge and report refuse the whole file.
+#[test]
+fn a_damaged_offset_is_named_and_a_torn_hlog_is_read_up_to_its_last_line() {
+    let _serial = serial();
+    let server = varied_server();
+    let dir = temp_dir("shards-damage");
+    std::fs::create_dir_all(&dir).unwrap();
+    let shards = two_shards(&server.url("/"), &dir, &["-c", "2", "-d", "2s"]);
+    let clock = |offset: f64| {
+        serde_json::json!({"reference": "agent 10.0.0.1:9464",
+            "offset_ms": offset, "uncertainty_ms": 0.5})
+    };
+    set_clock(&shards[0], clock(0.0));
+    set_clock(&shards[1], clock(1e300));
+    let output = merge(&dir.join("offset"), &shards, &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let manifest_path = shards[1].join("manifest.json").display().to_string();
+    assert!(
+        text(&output).contains(&manifest_path)
+            && text(&output).contains("shard.clock.offset_ms is 1e300: not a clock offset"),
+        "{}",
+        text(&output)
+    );
+    set_clock(&shards[1], clock(0.0));
+
+    // Shard 1 killed while writing its last histogram line.
+    let hlog = shards[1].join("latency.hlog");
+    let whole = std::fs::read(&hlog).unwrap();
+    let intervals = whole.iter().filter(|b| **b == b'\n').count() - 5;
+    std::fs::write(&hlog, &whole[..whole.len() - 30]).unwrap();
+    let output = merge(&dir.join("torn"), &shards, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let said = format!(
+        "latency.hlog: the last line is incomplete (a run stopped while writing): used {} interval(s) up to second",
+        intervals - 1
+    );
+    assert!(text(&output).contains(&said), "{}", text(&output));
+    let partial = manifest(&dir.join("torn"))["merged"]["partial"].to_string();
+    assert!(
+        partial.contains("shard 1/2") && partial.contains(&said),
+        "{partial}"
+    );
+    // The shard's own report reads it the same way.
+    let report = headroom()
+        .args(["report", shards[1].to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report));
+    assert!(text(&report).contains(&said), "{}", text(&report));
+
+    // A line damaged in the middle is still an error naming it.
+    let mut lines: Vec<&[u8]> = whole.split(|b| *b == b'\n').collect();
+    let middle = lines.len() / 2;
+    let cut = &lines[middle][..lines[middle].len() - 20];
+    lines[middle] = cut;
+    std::fs::write(&hlog, lines.join(&b'\n')).unwrap();
+    let output = merge(&dir.join("middle"), &shards, &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output).contains(&format!("line {}", middle + 1)),
+        "{}",
+        text(&output)
+    );
+}

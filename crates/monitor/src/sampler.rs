@@ -30,8 +30,24 @@ pub struct NetFigures {
     pub name: String,
     pub rx_mbit_s: f64,
     pub tx_mbit_s: f64,
-    /// The busier direction as a share of the link capacity, when known.
+    /// The busier direction as a share of the link capacity, when known
+    /// and not exceeded (see [`link_share`]).
     pub link_pct: Option<f64>,
+}
+
+/// A measured throughput may exceed the stated link capacity by this share
+/// (a capacity rounded down, counters read a little apart) before the
+/// capacity is shown to be wrong.
+pub const LINK_TOLERANCE: f64 = 0.05;
+
+/// `mbit_s` as a % of a link of `capacity` Mbit/s; `None` when the
+/// throughput is above the capacity beyond [`LINK_TOLERANCE`]: then the
+/// capacity is wrong (a --link-capacity meant for another interface, a
+/// speed sysfs misreports) or the traffic did not cross that link, and no
+/// share above 100% is reported as a figure.
+pub fn link_share(mbit_s: f64, capacity: f64) -> Option<f64> {
+    (capacity > 0.0 && mbit_s <= capacity * (1.0 + LINK_TOLERANCE))
+        .then(|| mbit_s / capacity * 100.0)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -198,7 +214,7 @@ impl Sampler {
                     name: name.clone(),
                     rx_mbit_s: rx,
                     tx_mbit_s: tx,
-                    link_pct: capacity.map(|c| rx.max(tx) / c * 100.0),
+                    link_pct: capacity.and_then(|c| link_share(rx.max(tx), c)),
                 })
             })
             .collect();

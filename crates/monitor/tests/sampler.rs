@@ -170,6 +170,19 @@ fn figures_from_fixture_trees_by_hand() {
     let r = wifi.figures(&old, &new, Duration::from_secs(2));
     let wlan0 = r.networks.iter().find(|n| n.name == "wlan0").unwrap();
     assert!(close(wlan0.link_pct.unwrap(), 20.0 / 57.0 * 100.0));
+    // eth0 carried 100 Mbit/s, above the 57 Mbit/s given: that capacity is
+    // not eth0's, and 175% of a link is not a figure.
+    let eth0 = r.networks.iter().find(|n| n.name == "eth0").unwrap();
+    assert_eq!(eth0.link_pct, None, "{eth0:?}");
+}
+
+#[test]
+fn a_share_of_the_link_above_the_link_is_not_given() {
+    use headroom_monitor::sampler::link_share;
+    assert_eq!(link_share(50.0, 100.0), Some(50.0));
+    assert_eq!(link_share(104.0, 100.0), Some(104.0));
+    assert_eq!(link_share(34_806.72, 1.0), None);
+    assert_eq!(link_share(1.0, 0.0), None);
 }
 
 #[test]
