@@ -386,7 +386,12 @@ fn a_plans_timeouts_and_keep_alive_are_honoured() {
     let connections = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = connections.clone();
     let server = TestServer::start(move |r| {
-        seen.lock().unwrap().push(r.connection);
+        let close = r
+            .header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        seen.lock()
+            .unwrap()
+            .push((r.connection, r.path.clone(), close));
         Reply {
             delay: Duration::from_millis(if r.path.starts_with("/slow") { 500 } else { 0 }),
             ..Reply::default()
@@ -414,13 +419,26 @@ fn a_plans_timeouts_and_keep_alive_are_honoured() {
     connections.lock().unwrap().clear();
     let off = "<boolProp name=\"HTTPSampler.use_keepalive\">false</boolProp>\
                <boolProp name=\"HTTPSampler.image_parser\">true</boolProp>";
-    let plan = small_plan(3, &(sampler("a", "/a", off) + &sampler("b", "/b", off)));
+    // a closes its connection; b and c share the next one (JMeter opens
+    // new connections each iteration): 2 connections per iteration.
+    let plan = small_plan(
+        3,
+        &(sampler("a", "/a", off) + &sampler("b", "/b", "") + &sampler("c", "/c", "")),
+    );
     let (json, stderr) = run_plan("keep-alive-off", &plan, &server);
-    assert_eq!(json["total"]["count"], 6, "{json}");
-    let mut used = connections.lock().unwrap().clone();
+    assert_eq!(json["total"]["count"], 9, "{json}");
+    let seen = connections.lock().unwrap().clone();
+    let mut used: Vec<u64> = seen.iter().map(|(c, _, _)| *c).collect();
     used.sort_unstable();
     used.dedup();
-    assert_eq!(used.len(), 6, "a connection per request: {used:?}");
+    assert_eq!(used.len(), 6, "a's own connection, b and c's: {seen:?}");
+    for (_, path, close) in &seen {
+        assert_eq!(
+            *close,
+            path == "/a",
+            "Connection: close on a only: {seen:?}"
+        );
+    }
     assert!(
         stderr.contains("\"Retrieve All Embedded Resources\" is not converted"),
         "{stderr}"

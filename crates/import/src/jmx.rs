@@ -312,18 +312,17 @@ struct Ctx<'a> {
     timers: Vec<Timer>,
     /// `--target` replaces every host of the plan.
     on_target: bool,
-    /// Each sampler's timeout and keep-alive, made the scenario's once
-    /// every sampler is read.
+    /// Each sampler's timeout, made the scenario's once every sampler is
+    /// read.
     connections: Vec<Connection>,
 }
 
-/// What a sampler asks of its connection.
+/// A sampler's timeout.
 #[derive(Debug, Clone)]
 struct Connection {
     at: String,
     /// JMeter's response timeout plus its connect timeout (ms), if set.
     timeout_ms: Option<u64>,
-    keep_alive: bool,
 }
 
 /// A timer's delay: a constant part and at most one random part.
@@ -954,9 +953,9 @@ pub fn convert_for(
     }
 }
 
-/// The scenario's `timeout:` and `keep_alive:` lines from what the
-/// samplers ask: a scenario has one of each, JMeter one per sampler, so
-/// where they differ the difference is said.
+/// The scenario's `timeout:` and `keep_alive:` lines: a scenario has one
+/// timeout, JMeter one per sampler, so where they differ the difference is
+/// said.
 fn connection_defaults(ctx: &mut Ctx, per_iteration: bool) -> String {
     let mut lines = String::new();
     let connections = std::mem::take(&mut ctx.connections);
@@ -979,21 +978,6 @@ fn connection_defaults(ctx: &mut Ctx, per_iteration: bool) -> String {
                 _ => {}
             }
         }
-    }
-    let closed = connections.iter().filter(|c| !c.keep_alive).count();
-    if closed > 0 && closed == connections.len() {
-        let _ = writeln!(lines, "  keep_alive: false");
-        ctx.done.push(
-            "the samplers' keep-alive off → defaults.keep_alive: false (a connection per request)"
-                .into(),
-        );
-        return lines;
-    }
-    for c in connections.iter().filter(|c| !c.keep_alive) {
-        ctx.notes.push(format!(
-            "{}: keep-alive off (a new connection for this request) is not kept: a scenario keeps or closes the connections of all its requests, and the plan's other samplers keep theirs",
-            c.at
-        ));
     }
     if per_iteration {
         let _ = writeln!(lines, "  keep_alive: iteration");
@@ -1374,7 +1358,9 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
             let _ = writeln!(out, "{pad}    {}: {}", q(k), q(v));
         }
     }
-    connection(n, ctx, defaults, at);
+    if !connection(n, ctx, defaults, at) {
+        let _ = writeln!(out, "{pad}  keep_alive: false");
+    }
     let follow = n.flag("HTTPSampler.follow_redirects") || n.flag("HTTPSampler.auto_redirects");
     if !follow {
         let _ = writeln!(out, "{pad}  follow_redirects: false");
@@ -1479,9 +1465,11 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
     }
 }
 
-/// A sampler's timeouts, keep-alive and embedded resources: the first two
-/// kept for [`connection_defaults`], the last said (not converted).
-fn connection(n: &Node, ctx: &mut Ctx, defaults: &Defaults, at: &str) {
+/// A sampler's timeouts, keep-alive and embedded resources: the timeout
+/// kept for [`connection_defaults`], embedded resources said (not
+/// converted); false when its keep-alive is off (the step then closes its
+/// connection).
+fn connection(n: &Node, ctx: &mut Ctx, defaults: &Defaults, at: &str) -> bool {
     // JMeter: empty (or 0) is no timeout; a sampler's own beats the defaults'.
     let mut ms = |key: &str, fallback: &str| -> Option<u64> {
         let own = ctx.resolved(&n.text(key), at);
@@ -1526,8 +1514,13 @@ fn connection(n: &Node, ctx: &mut Ctx, defaults: &Defaults, at: &str) {
     ctx.connections.push(Connection {
         at: at.to_string(),
         timeout_ms,
-        keep_alive,
     });
+    if !keep_alive {
+        ctx.done.push(format!(
+            "{at}: keep-alive off → keep_alive: false (its connection closes after it)"
+        ));
+    }
+    keep_alive
 }
 
 /// JMeter's match number as an extractor's `match:` (0 random, negative
@@ -2211,23 +2204,21 @@ mod tests {
             notes.contains("'c': it has no timeout in JMeter"),
             "{notes}"
         );
-        // Keep-alive off everywhere: a connection per request.
+        // Keep-alive off: that step closes its connection, the others keep
+        // theirs (for the iteration, as JMeter).
         let off = "<boolProp name=\"HTTPSampler.use_keepalive\">false</boolProp>";
-        let plan = plan_of(&(http("a", off) + &http("b", off)));
-        let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
-        assert!(c.yaml.contains("  keep_alive: false\n"), "{}", c.yaml);
-        assert!(!c.yaml.contains("keep_alive: iteration"), "{}", c.yaml);
-        // Off on one sampler only: said.
         let plan = plan_of(&(http("a", off) + &http("b", "")));
         let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
         assert!(c.yaml.contains("keep_alive: iteration"), "{}", c.yaml);
+        let at = |text: &str| c.yaml.find(text).unwrap_or(usize::MAX);
         assert!(
-            c.not_converted
-                .iter()
-                .any(|n| n.contains("'a': keep-alive off")),
-            "{:?}",
-            c.not_converted
+            at("label: \"a\"") < at("    keep_alive: false\n")
+                && at("    keep_alive: false\n") < at("label: \"b\""),
+            "on step a: {}",
+            c.yaml
         );
+        assert_eq!(c.yaml.matches("keep_alive: false").count(), 1, "{}", c.yaml);
+        assert!(c.not_converted.is_empty(), "{:?}", c.not_converted);
         // Embedded resources: said, on the sampler or from the defaults.
         let embedded = "<boolProp name=\"HTTPSampler.image_parser\">true</boolProp>";
         let c = convert(

@@ -176,6 +176,8 @@ pub struct RequestStep {
     pub checks: Vec<Check>,
     pub think: Option<Think>,
     pub follow_redirects: bool,
+    /// `keep_alive: false` on the step: its connection closes after it.
+    pub close_connection: bool,
     /// Keep the response body (extraction or checks read it).
     pub needs_body: bool,
 }

@@ -113,6 +113,7 @@ const REQUEST_KEYS: &[&str] = &[
     "check",
     "think",
     "follow_redirects",
+    "keep_alive",
     "once",
     "if",
 ];
@@ -1078,6 +1079,12 @@ impl Parser {
             Some(f) => self.doc.boolean(f, "follow_redirects")?,
             None => follow_redirects,
         };
+        // A step's own keep_alive can only close its connection (JMeter's
+        // per-sampler "Use KeepAlive" unticked).
+        let close_connection = match map.get_node("keep_alive") {
+            Some(k) => !self.doc.boolean(k, "keep_alive")?,
+            None => false,
+        };
         let needs_body = extract.iter().any(|e: &Extractor| {
             matches!(
                 e.kind,
@@ -1101,6 +1108,7 @@ impl Parser {
             checks,
             think,
             follow_redirects,
+            close_connection,
             needs_body,
         })
     }

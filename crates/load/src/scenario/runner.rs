@@ -542,7 +542,7 @@ impl Journey {
         ) {
             let _ = write!(out, "Cookie: {}\r\n", self.text);
         }
-        if !scenario.keep_alive {
+        if !scenario.keep_alive || step.close_connection {
             out.extend_from_slice(b"Connection: close\r\n");
         }
         let has_content_type = scenario
@@ -724,7 +724,7 @@ impl Journey {
             let outgoing = Outgoing {
                 bytes: &self.request,
                 is_head: method == "HEAD",
-                keep_alive: plan.scenario.keep_alive,
+                keep_alive: plan.scenario.keep_alive && !step.close_connection,
             };
             let body = &mut self.body;
             let keep_body = step.needs_body;
