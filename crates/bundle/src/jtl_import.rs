@@ -75,7 +75,11 @@ pub fn import(
     apdex: &ApdexThresholds,
     command_line: Vec<String>,
 ) -> Result<Imported, BundleError> {
-    let (format, samples) = jtl_read::read(jtl)?;
+    let jtl_read::JtlFile {
+        format,
+        samples,
+        warnings: read_warnings,
+    } = jtl_read::read(jtl)?;
     let mut labels: Vec<String> = Vec::new();
     let mut index: BTreeMap<&str, usize> = BTreeMap::new();
     let mut transaction: Vec<bool> = Vec::new();
@@ -276,7 +280,7 @@ pub fn import(
     manifest.ended_at = Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
     manifest.elapsed_s = Some(elapsed.as_secs_f64());
     writer.finish(&manifest)?;
-    let mut warnings = Vec::new();
+    let mut warnings = read_warnings;
     if samples.iter().all(|s| s.response_message.is_empty()) {
         warnings.push(
             "the file has no response messages: a transaction controller's parent sample cannot be told from a sampler's, so every sample counts in the total".to_string(),
@@ -427,6 +431,79 @@ mod tests {
             import(&jtl, &out, &apdex, Vec::new()).is_err(),
             "an existing bundle is kept"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// "Café" (10 ms) and "Cafè" (1000 ms) in a file's own encoding: two
+    /// labels with their own means, whatever the bytes.
+    #[test]
+    fn labels_in_latin_encodings_stay_apart() {
+        let dir = std::env::temp_dir().join(format!("headroom-jtl-latin-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let apdex = ApdexThresholds {
+            satisfied: Duration::from_millis(500),
+            tolerated: Duration::from_millis(1500),
+        };
+        // é is 0xE9, è 0xE8 in both windows-1252 and ISO-8859-1; 0x80 is
+        // windows-1252's euro sign.
+        let csv: &[u8] = b"timeStamp,elapsed,label,responseCode,success\n\
+            1700000000000,10,Caf\xE9,200,true\n1700000000100,1000,Caf\xE8,200,true\n\
+            1700000000200,10,\x80 price,200,true\n";
+        let xml: &[u8] = b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<testResults version=\"1.2\">\n\
+            <httpSample t=\"10\" ts=\"1700000000000\" s=\"true\" lb=\"Caf\xE9\" rc=\"200\"/>\n\
+            <httpSample t=\"1000\" ts=\"1700000000100\" s=\"true\" lb=\"Caf\xE8\" rc=\"200\"/>\n</testResults>\n";
+        for (name, bytes, warned) in [("cp1252.jtl", csv, true), ("latin1.jtl", xml, false)] {
+            let jtl = dir.join(name);
+            std::fs::write(&jtl, bytes).unwrap();
+            let imported = import(
+                &jtl,
+                &dir.join(format!("{name}.bundle")),
+                &apdex,
+                Vec::new(),
+            )
+            .unwrap();
+            let s = imported.manifest.summary.as_ref().unwrap();
+            let mean = |label: &str| s.labels[label].mean_ms;
+            assert_eq!(s.labels["Café"].count, 1, "{name}: {:?}", s.labels.keys());
+            assert_eq!(s.labels["Cafè"].count, 1, "{name}: {:?}", s.labels.keys());
+            assert!(
+                (mean("Café") - 10.0).abs() < 0.1,
+                "{name}: {}",
+                mean("Café")
+            );
+            assert!(
+                (mean("Cafè") - 1000.0).abs() < 1.0,
+                "{name}: {}",
+                mean("Cafè")
+            );
+            if name == "cp1252.jtl" {
+                assert_eq!(s.labels["€ price"].count, 1, "{:?}", s.labels.keys());
+            }
+            assert_eq!(
+                imported
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("read as windows-1252")),
+                warned,
+                "{name}: {:?}",
+                imported.warnings
+            );
+        }
+        // A declaration headroom cannot read, or bytes it cannot read as
+        // the declared UTF-8: refused, never guessed.
+        for (name, bytes, expected) in [
+            ("ebcdic.jtl", &b"<?xml version='1.0' encoding='EBCDIC-CP-US'?><testResults/>"[..], "EBCDIC-CP-US"),
+            ("utf8.jtl", &b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testResults>\n<httpSample lb=\"Caf\xE9\"/></testResults>"[..], "line 3: a byte that is not UTF-8"),
+        ] {
+            let jtl = dir.join(name);
+            std::fs::write(&jtl, bytes).unwrap();
+            let Err(e) = import(&jtl, &dir.join(format!("{name}.bundle")), &apdex, Vec::new()) else {
+                panic!("{name} is refused");
+            };
+            let e = e.to_string();
+            assert!(e.contains(expected), "{name}: {e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

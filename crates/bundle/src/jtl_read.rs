@@ -70,11 +70,20 @@ const DEFAULT_COLUMNS: [&str; 17] = [
 /// What JMeter writes as a transaction controller's response message.
 const TRANSACTION_MESSAGE: &str = "Number of samples in transaction";
 
+/// A JTL file read: its samples, and what the reader had to assume.
+#[derive(Debug)]
+pub struct JtlFile {
+    pub format: JtlFormat,
+    pub samples: Vec<JtlSample>,
+    /// Said to the user (e.g. the text encoding that was guessed).
+    pub warnings: Vec<String>,
+}
+
 /// Reads a JTL file, CSV or XML (told apart by its first character).
-pub fn read(path: &Path) -> Result<(JtlFormat, Vec<JtlSample>), BundleError> {
+pub fn read(path: &Path) -> Result<JtlFile, BundleError> {
     let bytes = std::fs::read(path).map_err(read_error(path))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    let (text, warning) = decode(&bytes).map_err(|why| invalid(path, why))?;
+    let trimmed = text.trim_start();
     if trimmed.is_empty() {
         return Err(invalid(path, "the file is empty: no sample to read"));
     }
@@ -86,7 +95,93 @@ pub fn read(path: &Path) -> Result<(JtlFormat, Vec<JtlSample>), BundleError> {
     if samples.is_empty() {
         return Err(invalid(path, "no sample in the file"));
     }
-    Ok((format, samples))
+    Ok(JtlFile {
+        format,
+        samples,
+        warnings: warning.into_iter().collect(),
+    })
+}
+
+/// The file's text. JMeter writes its results in the platform's encoding
+/// unless told otherwise (windows-1252 on a Western Windows), and an XML
+/// file says which in its declaration. XML: the declared encoding (UTF-8,
+/// ISO-8859-1 or windows-1252; UTF-8 when it names none). CSV: UTF-8 when
+/// the bytes are valid UTF-8, else windows-1252, with a warning. Never a
+/// lossy decoding: two labels that differ in the file stay two labels.
+fn decode(bytes: &[u8]) -> Result<(String, Option<String>), String> {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err("the file is UTF-16: headroom reads UTF-8, ISO-8859-1 and windows-1252 (convert it, e.g. iconv -f UTF-16 -t UTF-8)".into());
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    let is_xml = start.is_some_and(|i| bytes[i] == b'<');
+    if is_xml {
+        let declared = xml_encoding(bytes).unwrap_or_else(|| "utf-8".into());
+        return match declared.to_ascii_lowercase().as_str() {
+            "utf-8" | "utf8" | "us-ascii" | "ascii" => match std::str::from_utf8(bytes) {
+                Ok(text) => Ok((text.to_string(), None)),
+                Err(e) => Err(format!(
+                    "line {}: a byte that is not UTF-8, which the file's XML declaration names (save it as UTF-8, or declare its encoding)",
+                    line_of(bytes, e.valid_up_to())
+                )),
+            },
+            "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "latin1" | "latin-1" | "l1" => {
+                Ok((bytes.iter().map(|&b| char::from(b)).collect(), None))
+            }
+            "windows-1252" | "cp1252" | "x-cp1252" => Ok((windows_1252(bytes), None)),
+            _ => Err(format!(
+                "the XML declares the encoding '{declared}': headroom reads UTF-8, ISO-8859-1 and windows-1252 (convert it, e.g. iconv -f {declared} -t UTF-8, and change the declaration)"
+            )),
+        };
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok((text.to_string(), None)),
+        Err(e) => Ok((
+            windows_1252(bytes),
+            Some(format!(
+                "the file is not UTF-8 (line {} is the first that is not): read as windows-1252, JMeter's encoding on a Western Windows. If labels look wrong, convert it to UTF-8 (iconv -f ENCODING -t UTF-8) and import it again",
+                line_of(bytes, e.valid_up_to())
+            )),
+        )),
+    }
+}
+
+/// The 1-based line holding byte `at`.
+fn line_of(bytes: &[u8], at: usize) -> usize {
+    1 + bytes[..at].iter().filter(|&&b| b == b'\n').count()
+}
+
+/// The `encoding` of an XML declaration at the start of `bytes`.
+fn xml_encoding(bytes: &[u8]) -> Option<String> {
+    let text = bytes.trim_ascii_start();
+    let end = text.windows(2).take(200).position(|w| w == b"?>")?;
+    let declaration =
+        std::str::from_utf8(text.strip_prefix(b"<?xml")?.get(..end.checked_sub(5)?)?).ok()?;
+    let after = &declaration[declaration.find("encoding")? + "encoding".len()..];
+    let after = after.trim_start().strip_prefix('=')?.trim_start();
+    let quote = after.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let value = &after[1..];
+    Some(value[..value.find(quote)?].trim().to_string())
+}
+
+/// windows-1252 text: Latin-1, with printable characters in 0x80-0x9F
+/// (the five bytes it leaves undefined kept as their code points, as the
+/// WHATWG Encoding Standard does, so no two bytes read the same).
+fn windows_1252(bytes: &[u8]) -> String {
+    const HIGH: [char; 32] = [
+        '\u{20AC}', '\u{81}', '\u{201A}', '\u{192}', '\u{201E}', '\u{2026}', '\u{2020}',
+        '\u{2021}', '\u{2C6}', '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8D}', '\u{17D}',
+        '\u{8F}', '\u{90}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}',
+        '\u{2014}', '\u{2DC}', '\u{2122}', '\u{161}', '\u{203A}', '\u{153}', '\u{9D}', '\u{17E}',
+        '\u{178}',
+    ];
+    bytes
+        .iter()
+        .map(|&b| match b {
+            0x80..=0x9F => HIGH[usize::from(b - 0x80)],
+            _ => char::from(b),
+        })
+        .collect()
 }
 
 fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
@@ -419,7 +514,9 @@ mod tests {
             "a.jtl",
             "timeStamp,elapsed,label,responseCode,success,bytes\n1700000000000,120,home,200,true,512\n1700000000100,80,\"log, in\",500,false,10\n",
         );
-        let (format, s) = read(&with).unwrap();
+        let JtlFile {
+            format, samples: s, ..
+        } = read(&with).unwrap();
         assert_eq!(format, JtlFormat::Csv);
         assert_eq!(s.len(), 2);
         assert_eq!(
@@ -430,7 +527,7 @@ mod tests {
             "b.jtl",
             "1700000000000,120,home,200,OK,Thread Group 1-1,text,true,,512,100,1,1,http://x/,30,0,5\n",
         );
-        let (_, s) = read(&without).unwrap();
+        let s = read(&without).unwrap().samples;
         assert_eq!(
             (s[0].latency_ms, s[0].connect_ms, s[0].sent_bytes),
             (30, 5, 100)
@@ -439,7 +536,10 @@ mod tests {
             "c.jtl",
             "timeStamp,elapsed,label\n2023/11/14 22:13:20.000,5,x\n",
         );
-        assert_eq!(read(&dated).unwrap().1[0].timestamp_ms, 1_700_000_000_000);
+        assert_eq!(
+            read(&dated).unwrap().samples[0].timestamp_ms,
+            1_700_000_000_000
+        );
     }
 
     #[test]
@@ -448,7 +548,7 @@ mod tests {
             "t.jtl",
             "timeStamp\telapsed\tlabel\n1700000000000\t12\ta, b\n",
         );
-        let (_, s) = read(&tabs).unwrap();
+        let s = read(&tabs).unwrap().samples;
         assert_eq!((s[0].label.as_str(), s[0].elapsed_ms), ("a, b", 12));
     }
 
@@ -464,7 +564,9 @@ mod tests {
 </sample>
 </testResults>"#,
         );
-        let (format, s) = read(&xml).unwrap();
+        let JtlFile {
+            format, samples: s, ..
+        } = read(&xml).unwrap();
         assert_eq!(format, JtlFormat::Xml);
         assert_eq!(s.len(), 3);
         assert!(s[0].transaction && !s[1].transaction && !s[2].transaction);

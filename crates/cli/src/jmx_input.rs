@@ -86,13 +86,28 @@ pub fn scenario(
     for note in &converted.not_converted {
         eprintln!("headroom: {}: not converted: {note}", path.display());
     }
+    check(path, &converted.yaml, target)
+}
+
+/// The scenario converted from the plan at `path`, checked; an error names
+/// the plan and the line of the converted text.
+pub fn check(path: &Path, yaml: &str, target: Option<&Target>) -> Result<Scenario, String> {
     // Parsed as if it stood beside the plan: relative CSV paths resolve there.
     let as_yaml = path.with_extension("jmx.yaml");
-    parse_str(&converted.yaml, &as_yaml, target).map_err(|e| {
-        format!(
-            "{e}\n(the scenario converted from {}; `headroom scenario from-jmx {}` prints it)",
-            path.display(),
-            path.display()
-        )
-    })
+    parse_str(yaml, &as_yaml, target).map_err(|e| converted_error(path, &e))
+}
+
+/// An error in the scenario converted from `plan`: said of the plan, with
+/// the line of the converted text (no file of that name exists).
+fn converted_error(plan: &Path, e: &headroom_load::scenario::ScenarioError) -> String {
+    let plan = plan.display();
+    let place = if e.line == 0 {
+        String::new()
+    } else {
+        format!(" (line {}, column {} of it)", e.line, e.column)
+    };
+    format!(
+        "{plan}: the scenario converted from this plan{place}: {}\n(`headroom scenario from-jmx {plan}` prints it)",
+        e.message
+    )
 }

@@ -26,8 +26,7 @@ fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
     if let Err(e) = crate::jmx_input::refuse_if_strict(&args.file, &converted, args.strict) {
         return fail(e);
     }
-    let beside = args.file.with_extension("jmx.yaml");
-    if let Err(e) = headroom_load::scenario::parse_str(&converted.yaml, &beside, None) {
+    if let Err(e) = crate::jmx_input::check(&args.file, &converted.yaml, None) {
         return fail(format!(
             "the converted scenario does not pass scenario check: {e}"
         ));

@@ -352,3 +352,52 @@ fn broken_jmeter_plans_and_results_are_located() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Empty controllers contribute nothing (the plan was refused, naming a
+/// YAML file that does not exist); a plan with nothing to run names
+/// itself; 5,000 nested controllers are a clear error, not a stack
+/// overflow.
+#[test]
+fn empty_and_deeply_nested_jmeter_controllers() {
+    let dir = temp_dir("jmx-controllers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = |body: &str| {
+        format!(
+            "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree>\
+             <ThreadGroup testname=\"g\"><stringProp name=\"ThreadGroup.num_threads\">1</stringProp><elementProp name=\"ThreadGroup.main_controller\" elementType=\"LoopController\"><stringProp name=\"LoopController.loops\">1</stringProp></elementProp></ThreadGroup>\
+             <hashTree>{body}</hashTree></hashTree></hashTree></jmeterTestPlan>"
+        )
+    };
+    let http = "<HTTPSamplerProxy testname=\"home\"><stringProp name=\"HTTPSampler.domain\">127.0.0.1</stringProp><stringProp name=\"HTTPSampler.path\">/</stringProp></HTTPSamplerProxy><hashTree/>";
+    let empty = "<GenericController testname=\"simple\"/><hashTree/><TransactionController testname=\"tx\"/><hashTree/>";
+    let check = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        run(&["scenario", "check", path.to_str().unwrap()])
+    };
+    let out = check("empty.jmx", &plan(&format!("{empty}{http}")));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = check("nothing.jmx", &plan(empty));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("nothing.jmx: the scenario converted from this plan"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("nothing.jmx.yaml"),
+        "no file of that name exists: {said}"
+    );
+    let mut nested = http.to_string();
+    for i in 0..5000 {
+        nested = format!("<GenericController testname=\"c{i}\"/><hashTree>{nested}</hashTree>");
+    }
+    let out = check("nested.jmx", &plan(&nested));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nested.jmx: line 1: elements nested more than 200 deep"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

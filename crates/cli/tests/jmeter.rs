@@ -342,3 +342,105 @@ fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
     }
     panic!("{}", seen.join("\n"));
 }
+
+/// A plan of one thread looping `loops` times over `samplers`.
+fn small_plan(loops: u32, samplers: &str) -> String {
+    format!(
+        "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree>\
+         <ThreadGroup testname=\"g\"><stringProp name=\"ThreadGroup.num_threads\">1</stringProp><elementProp name=\"ThreadGroup.main_controller\" elementType=\"LoopController\"><stringProp name=\"LoopController.loops\">{loops}</stringProp></elementProp></ThreadGroup>\
+         <hashTree>{samplers}</hashTree></hashTree></hashTree></jmeterTestPlan>"
+    )
+}
+
+fn sampler(name: &str, path: &str, props: &str) -> String {
+    format!("<HTTPSamplerProxy testname=\"{name}\"><stringProp name=\"HTTPSampler.domain\">127.0.0.1</stringProp><stringProp name=\"HTTPSampler.path\">{path}</stringProp>{props}</HTTPSamplerProxy><hashTree/>")
+}
+
+/// Runs a plan against `server`; the run's JSON whatever its exit code.
+fn run_plan(name: &str, plan: &str, server: &TestServer) -> (serde_json::Value, String) {
+    let dir = temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.jmx"));
+    std::fs::write(&file, plan).unwrap();
+    let url = server.url("/");
+    let out = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        &url,
+        "--json",
+        "--out",
+        dir.join("bundle").to_str().unwrap(),
+    ]);
+    let json =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    (json, String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+/// A sampler's 200 ms response timeout fails a 500 ms response, as in
+/// JMeter (it was dropped and every request passed); keep-alive off opens
+/// a connection per request; "Retrieve All Embedded Resources" is said.
+#[test]
+fn a_plans_timeouts_and_keep_alive_are_honoured() {
+    let _serial = serial();
+    let connections = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = connections.clone();
+    let server = TestServer::start(move |r| {
+        let close = r
+            .header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        seen.lock()
+            .unwrap()
+            .push((r.connection, r.path.clone(), close));
+        Reply {
+            delay: Duration::from_millis(if r.path.starts_with("/slow") { 500 } else { 0 }),
+            ..Reply::default()
+        }
+    });
+    let timeout = "<stringProp name=\"HTTPSampler.response_timeout\">200</stringProp>";
+    let (json, _) = run_plan(
+        "timeout",
+        &small_plan(3, &sampler("slow", "/slow", timeout)),
+        &server,
+    );
+    let slow = &json["labels"]["slow"];
+    assert_eq!(slow["count"], 3, "{json}");
+    assert_eq!(
+        slow["errors"], 3,
+        "every request times out, as in JMeter: {slow}"
+    );
+    // Without it, the 30 s default: none fails.
+    let (json, _) = run_plan(
+        "no-timeout",
+        &small_plan(1, &sampler("slow", "/slow", "")),
+        &server,
+    );
+    assert_eq!(json["labels"]["slow"]["errors"], 0, "{json}");
+    connections.lock().unwrap().clear();
+    let off = "<boolProp name=\"HTTPSampler.use_keepalive\">false</boolProp>\
+               <boolProp name=\"HTTPSampler.image_parser\">true</boolProp>";
+    // a closes its connection; b and c share the next one (JMeter opens
+    // new connections each iteration): 2 connections per iteration.
+    let plan = small_plan(
+        3,
+        &(sampler("a", "/a", off) + &sampler("b", "/b", "") + &sampler("c", "/c", "")),
+    );
+    let (json, stderr) = run_plan("keep-alive-off", &plan, &server);
+    assert_eq!(json["total"]["count"], 9, "{json}");
+    let seen = connections.lock().unwrap().clone();
+    let mut used: Vec<u64> = seen.iter().map(|(c, _, _)| *c).collect();
+    used.sort_unstable();
+    used.dedup();
+    assert_eq!(used.len(), 6, "a's own connection, b and c's: {seen:?}");
+    for (_, path, close) in &seen {
+        assert_eq!(
+            *close,
+            path == "/a",
+            "Connection: close on a only: {seen:?}"
+        );
+    }
+    assert!(
+        stderr.contains("\"Retrieve All Embedded Resources\" is not converted"),
+        "{stderr}"
+    );
+}

@@ -546,6 +546,71 @@ fn an_expected_error_status_passes() {
 
 /// `scenario init` prints a file that `scenario check` accepts; a broken
 /// file is a usage error naming file:line:column.
+/// A variable's value may use the built-ins and the variables above it:
+/// rendered again each iteration, never sent as its literal text; an
+/// unknown built-in is refused by `scenario check` at its line.
+#[test]
+fn variables_with_built_ins_are_rendered_each_iteration() {
+    let _serial = serial();
+    let (server, hits) = counting_site();
+    let file = write_scenario(
+        "variables-built-ins",
+        "variables:\n  dice: \"${__random(1,10)}\"\n  roll: \"${dice}-${__iteration}\"\n  literal: \"$${dice}\"\nsteps:\n  - label: roll\n    path: /roll/${roll}\n  - label: literal\n    path: /literal?u=${literal}\n",
+    );
+    let check = run(&[
+        "scenario",
+        "check",
+        file.to_str().unwrap(),
+        "--target",
+        "http://127.0.0.1:1",
+    ]);
+    assert!(check.status.success(), "{}", text(&check));
+    let json = run_scenario(
+        "variables-run",
+        &file,
+        &server,
+        &["-c", "2", "--iterations", "30"],
+    );
+    assert_eq!(json["labels"]["roll"]["count"], 60);
+    let hits = hits.lock().unwrap();
+    let mut dice = HashSet::new();
+    for (route, count) in hits.iter().filter(|(r, _)| r.starts_with("/roll/")) {
+        let (n, iteration) = route["/roll/".len()..]
+            .split_once('-')
+            .unwrap_or(("?", "?"));
+        let n: u32 = n
+            .parse()
+            .unwrap_or_else(|_| panic!("{route}: not a number"));
+        let iteration: u32 = iteration.parse().unwrap_or_else(|_| panic!("{route}"));
+        assert!(
+            (1..=10).contains(&n) && (1..=30).contains(&iteration),
+            "{route}"
+        );
+        assert!(*count <= 2, "{route} x{count}");
+        dice.insert(n);
+    }
+    assert!(dice.len() >= 5, "a new number each iteration: {dice:?}");
+    assert_eq!(hits.get("/literal u=${dice}"), Some(&60), "{hits:?}");
+    drop(hits);
+    let bad = write_scenario(
+        "variables-unknown",
+        "variables:\n  dice: \"${__rnd(1,10)}\"\nsteps:\n  - label: roll\n    path: /roll/${dice}\n",
+    );
+    let out = run(&[
+        "scenario",
+        "check",
+        bad.to_str().unwrap(),
+        "--target",
+        "http://127.0.0.1:1",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("scenario.yaml:2:9: a variable's value: unknown built-in '__rnd(1,10)': use __time, __random(LOW,HIGH)"),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn init_output_checks_and_errors_are_located() {
     let init = run(&["scenario", "init"]);

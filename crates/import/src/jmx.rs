@@ -79,6 +79,11 @@ impl Xml {
     }
 }
 
+/// How deep the plan's XML may nest. A controller is two levels (itself
+/// and its hashTree); real plans nest a few dozen. The tree is read,
+/// converted and dropped by recursion, which this bounds.
+const MAX_XML_DEPTH: usize = 200;
+
 fn read_xml(text: &str) -> Result<Xml, ImportError> {
     let mut reader = quick_xml::Reader::from_str(text);
     let mut stack: Vec<Xml> = vec![Xml::default()];
@@ -96,7 +101,15 @@ fn read_xml(text: &str) -> Result<Xml, ImportError> {
             .read_event()
             .map_err(|e| ImportError::Invalid(format!("line {line}: not well-formed XML ({e})")))?;
         match event {
-            Event::Start(e) => stack.push(element(&e, line)?),
+            Event::Start(e) => {
+                if stack.len() > MAX_XML_DEPTH {
+                    return Err(ImportError::Invalid(format!(
+                        "line {line}: elements nested more than {MAX_XML_DEPTH} deep (controllers inside controllers): \
+                         headroom reads plans nested at most {MAX_XML_DEPTH} levels; flatten the controllers"
+                    )));
+                }
+                stack.push(element(&e, line)?)
+            }
             Event::Empty(e) => {
                 let el = element(&e, line)?;
                 stack.last_mut().expect("root").children.push(el);
@@ -299,6 +312,17 @@ struct Ctx<'a> {
     timers: Vec<Timer>,
     /// `--target` replaces every host of the plan.
     on_target: bool,
+    /// Each sampler's timeout, made the scenario's once every sampler is
+    /// read.
+    connections: Vec<Connection>,
+}
+
+/// A sampler's timeout.
+#[derive(Debug, Clone)]
+struct Connection {
+    at: String,
+    /// JMeter's response timeout plus its connect timeout (ms), if set.
+    timeout_ms: Option<u64>,
 }
 
 /// A timer's delay: a constant part and at most one random part.
@@ -348,6 +372,12 @@ impl Ctx<'_> {
     /// JMeter's `${...}` text as headroom's: functions with a meaning
     /// here rewritten or evaluated, variables kept.
     fn text(&mut self, input: &str, at: &str) -> String {
+        self.text_nested(input, at, 0)
+    }
+
+    /// [`Ctx::text`] for a function's argument `nesting` calls deep: the
+    /// inner functions are evaluated first, as JMeter does.
+    fn text_nested(&mut self, input: &str, at: &str, nesting: usize) -> String {
         let mut out = String::new();
         let mut rest = input;
         while let Some(i) = rest.find("${") {
@@ -368,8 +398,34 @@ impl Ctx<'_> {
                 Some(p) if inner.ends_with(')') => {
                     (&inner[..p], split_args(&inner[p + 1..inner.len() - 1]))
                 }
-                _ => (inner, Vec::new()),
+                _ => (inner, Some(Vec::new())),
             };
+            let Some(args) = args else {
+                self.notes.push(format!(
+                    "{at}: the function ${{{inner}}} has unbalanced parentheses or braces in its arguments: sent as the literal text"
+                ));
+                out.push_str(&format!("$${{{inner}}}"));
+                continue;
+            };
+            if nesting == 0 && nesting_depth(inner) > MAX_FUNCTION_NESTING {
+                self.notes.push(format!(
+                    "{at}: the function ${{{inner}}} nests functions more than {MAX_FUNCTION_NESTING} deep: sent as the literal text"
+                ));
+                out.push_str(&format!("$${{{inner}}}"));
+                continue;
+            }
+            // Inner functions first: `${__P(${__P(a,b)},c)}` reads the
+            // property the inner call names.
+            let args: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    if a.contains("${") {
+                        self.text_nested(a, at, nesting + 1)
+                    } else {
+                        a.clone()
+                    }
+                })
+                .collect();
             match name {
                 "__P" | "__property" => {
                     let key = args.first().cloned().unwrap_or_default();
@@ -443,21 +499,63 @@ fn closing(text: &str) -> Option<usize> {
     None
 }
 
-/// A function's arguments: commas split them, `\,` does not.
-fn split_args(text: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
+/// How deep functions may nest in one another's arguments.
+const MAX_FUNCTION_NESTING: usize = 16;
+
+/// How deep `${` nest in `text`.
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' if chars.peek() == Some(&',') => {
-                out.last_mut().expect("one").push(',');
+            '$' if chars.peek() == Some(&'{') => {
                 chars.next();
+                depth += 1;
+                deepest = deepest.max(depth);
             }
-            ',' => out.push(String::new()),
-            _ => out.last_mut().expect("one").push(c),
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
         }
     }
-    out
+    deepest
+}
+
+/// A function's arguments: commas split them, `\,` does not, nor do the
+/// commas of a nested `${...}` or inside parentheses. `None` when the
+/// braces or parentheses do not balance.
+fn split_args(text: &str) -> Option<Vec<String>> {
+    let mut out = vec![String::new()];
+    let (mut braces, mut parens) = (0usize, 0usize);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let arg = out.last_mut().expect("one");
+        match c {
+            '\\' if chars.peek() == Some(&',') => {
+                arg.push(',');
+                chars.next();
+            }
+            ',' if braces == 0 && parens == 0 => out.push(String::new()),
+            '$' if chars.peek() == Some(&'{') => {
+                arg.push_str("${");
+                chars.next();
+                braces += 1;
+            }
+            '}' if braces > 0 => {
+                arg.push(c);
+                braces -= 1;
+            }
+            '(' => {
+                arg.push(c);
+                parens += 1;
+            }
+            ')' => {
+                arg.push(c);
+                parens = parens.checked_sub(1)?;
+            }
+            _ => arg.push(c),
+        }
+    }
+    (braces == 0 && parens == 0).then_some(out)
 }
 
 fn q(text: &str) -> String {
@@ -507,6 +605,11 @@ struct Defaults {
     domain: String,
     port: String,
     path: String,
+    /// Timeouts (ms) for samplers without their own.
+    connect_timeout: String,
+    response_timeout: String,
+    /// "Retrieve All Embedded Resources".
+    embedded: bool,
 }
 
 impl Defaults {
@@ -552,6 +655,7 @@ pub fn convert_for(
         notes: Vec::new(),
         done: Vec::new(),
         timers: Vec::new(),
+        connections: Vec::new(),
     };
     // Test plan variables.
     for (n, v, _) in arguments(plan.prop("TestPlan.user_defined_variables")) {
@@ -638,6 +742,9 @@ pub fn convert_for(
                     domain: t("HTTPSampler.domain", &mut ctx),
                     port: t("HTTPSampler.port", &mut ctx),
                     path: t("HTTPSampler.path", &mut ctx),
+                    connect_timeout: t("HTTPSampler.connect_timeout", &mut ctx),
+                    response_timeout: t("HTTPSampler.response_timeout", &mut ctx),
+                    embedded: n.flag("HTTPSampler.image_parser"),
                 };
                 ctx.done.push(format!("{at} → defaults.base_url"));
             }
@@ -726,14 +833,8 @@ pub fn convert_for(
         let _ = writeln!(y, "  base_url: {}", q(base));
     }
     let _ = writeln!(y, "  follow_redirects: true");
-    // JMeter resets each thread's connections every iteration unless this
-    // property says otherwise.
-    if properties
-        .get("httpclient.reset_state_on_thread_group_iteration")
-        .is_none_or(|v| v.trim() != "false")
-    {
-        let _ = writeln!(y, "  keep_alive: iteration");
-    }
+    // Timeout and keep-alive: written here once every sampler is read.
+    let connection_at = y.len();
     if !headers.is_empty() {
         let _ = writeln!(y, "  headers:");
         for (k, v) in &headers {
@@ -830,6 +931,19 @@ pub fn convert_for(
             let _ = writeln!(y, "  {k}: {}", q(v));
         }
     }
+    // JMeter resets each thread's connections every iteration unless this
+    // property says otherwise.
+    let per_iteration = properties
+        .get("httpclient.reset_state_on_thread_group_iteration")
+        .is_none_or(|v| v.trim() != "false");
+    let connection = connection_defaults(&mut ctx, per_iteration);
+    y.insert_str(connection_at, &connection);
+    if steps.is_empty() {
+        ctx.notes.push(format!(
+            "thread group '{}' holds no step headroom runs: the scenario has nothing to run",
+            main.name
+        ));
+    }
     let _ = writeln!(y, "steps:");
     y.push_str(&steps);
     Converted {
@@ -837,6 +951,38 @@ pub fn convert_for(
         converted: ctx.done,
         not_converted: ctx.notes,
     }
+}
+
+/// The scenario's `timeout:` and `keep_alive:` lines: a scenario has one
+/// timeout, JMeter one per sampler, so where they differ the difference is
+/// said.
+fn connection_defaults(ctx: &mut Ctx, per_iteration: bool) -> String {
+    let mut lines = String::new();
+    let connections = std::mem::take(&mut ctx.connections);
+    let longest = connections.iter().filter_map(|c| c.timeout_ms).max();
+    if let Some(t) = longest {
+        let _ = writeln!(lines, "  timeout: {t}ms");
+        ctx.done.push(format!(
+            "the samplers' response (+ connect) timeouts → defaults.timeout {t}ms (it bounds the whole request)"
+        ));
+        for c in &connections {
+            match c.timeout_ms {
+                Some(own) if own != t => ctx.notes.push(format!(
+                    "{}: its timeout of {own} ms is not kept: a scenario has one timeout, {t} ms (the plan's longest)",
+                    c.at
+                )),
+                None => ctx.notes.push(format!(
+                    "{}: it has no timeout in JMeter; here it times out after {t} ms (the scenario's one timeout)",
+                    c.at
+                )),
+                _ => {}
+            }
+        }
+    }
+    if per_iteration {
+        let _ = writeln!(lines, "  keep_alive: iteration");
+    }
+    lines
 }
 
 /// The group run ahead of the main one, as `before:` (its users, each
@@ -972,51 +1118,57 @@ fn emit_steps(
         match n.tag.as_str() {
             "HTTPSamplerProxy" | "HTTPSampler" => sampler(n, ctx, defaults, depth, out, &at),
             "TransactionController" => {
-                let _ = writeln!(out, "{pad}- group: {}", q(&n.name));
+                let mut head = format!("{pad}- group: {}\n", q(&n.name));
                 if n.flag("TransactionController.includeTimers") {
-                    let _ = writeln!(out, "{pad}  include_think: true");
+                    let _ = writeln!(head, "{pad}  include_think: true");
                 }
-                block(n, ctx, defaults, depth, out, &at);
-                ctx.done.push(format!("{at} → group"));
+                if block(n, ctx, defaults, depth, &head, out, &at) {
+                    ctx.done.push(format!("{at} → group"));
+                }
             }
             "LoopController" => {
                 let loops = ctx.text(&n.text("LoopController.loops"), &at);
                 match loops.trim().parse::<u32>() {
                     Ok(count) if count > 0 => {
-                        let _ = writeln!(out, "{pad}- loop: {count}");
-                        block(n, ctx, defaults, depth, out, &at);
-                        ctx.done.push(format!("{at} → loop"));
+                        let head = format!("{pad}- loop: {count}\n");
+                        if block(n, ctx, defaults, depth, &head, out, &at) {
+                            ctx.done.push(format!("{at} → loop"));
+                        }
                     }
                     _ => {
-                        ctx.notes
-                            .push(format!("{at}: a loop of '{loops}' is run once"));
-                        let _ = writeln!(out, "{pad}- loop: 1");
-                        block(n, ctx, defaults, depth, out, &at);
+                        let head = format!("{pad}- loop: 1\n");
+                        if block(n, ctx, defaults, depth, &head, out, &at) {
+                            ctx.notes
+                                .push(format!("{at}: a loop of '{loops}' is run once"));
+                        }
                     }
                 }
             }
             "OnceOnlyController" => {
-                let _ = writeln!(out, "{pad}- once: true");
-                block(n, ctx, defaults, depth, out, &at);
-                ctx.done.push(format!("{at} → once"));
+                let head = format!("{pad}- once: true\n");
+                if block(n, ctx, defaults, depth, &head, out, &at) {
+                    ctx.done.push(format!("{at} → once"));
+                }
             }
             "GenericController" => {
-                let _ = writeln!(out, "{pad}- once: false");
-                block(n, ctx, defaults, depth, out, &at);
+                let head = format!("{pad}- once: false\n");
+                block(n, ctx, defaults, depth, &head, out, &at);
             }
             "IfController" => {
                 let condition = n.text("IfController.condition");
-                match simple_condition(&condition) {
-                    Some((var, value)) => {
-                        let _ = writeln!(out, "{pad}- if: {{var: {var}, equals: {}}}", q(&value));
-                        ctx.done.push(format!("{at} → if"));
+                let condition = simple_condition(&condition).ok_or(condition);
+                let head = match &condition {
+                    Ok((var, value)) => {
+                        format!("{pad}- if: {{var: {var}, equals: {}}}\n", q(value))
                     }
-                    None => {
-                        ctx.notes.push(format!("{at}: the condition {condition} is not converted: its steps always run"));
-                        let _ = writeln!(out, "{pad}- once: false");
+                    Err(_) => format!("{pad}- once: false\n"),
+                };
+                if block(n, ctx, defaults, depth, &head, out, &at) {
+                    match condition {
+                        Ok(_) => ctx.done.push(format!("{at} → if")),
+                        Err(condition) => ctx.notes.push(format!("{at}: the condition {condition} is not converted: its steps always run")),
                     }
                 }
-                block(n, ctx, defaults, depth, out, &at);
             }
             // Timers: read above, for the samplers in their scope.
             "ConstantTimer"
@@ -1074,17 +1226,30 @@ fn simple_condition(text: &str) -> Option<(String, String)> {
     }
 }
 
-fn block(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut String, at: &str) {
+/// A controller: its `head` line(s), then its children as `steps:`.
+/// One that holds no step headroom runs contributes nothing (JMeter runs
+/// nothing for it either): false, and nothing is written.
+fn block(
+    n: &Node,
+    ctx: &mut Ctx,
+    defaults: &Defaults,
+    depth: usize,
+    head: &str,
+    out: &mut String,
+    at: &str,
+) -> bool {
     let pad = indent(depth);
     let mut inner = String::new();
     emit_steps(&n.children, ctx, defaults, depth + 2, &mut inner, at);
     if inner.is_empty() {
-        ctx.notes.push(format!("{at}: holds no step headroom runs"));
-        let _ = writeln!(out, "{pad}  steps: []");
-    } else {
-        let _ = writeln!(out, "{pad}  steps:");
-        out.push_str(&inner);
+        ctx.done
+            .push(format!("{at} → nothing (it holds no step headroom runs)"));
+        return false;
     }
+    out.push_str(head);
+    let _ = writeln!(out, "{pad}  steps:");
+    out.push_str(&inner);
+    true
 }
 
 fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut String, at: &str) {
@@ -1193,6 +1358,9 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
             let _ = writeln!(out, "{pad}    {}: {}", q(k), q(v));
         }
     }
+    if !connection(n, ctx, defaults, at) {
+        let _ = writeln!(out, "{pad}  keep_alive: false");
+    }
     let follow = n.flag("HTTPSampler.follow_redirects") || n.flag("HTTPSampler.auto_redirects");
     if !follow {
         let _ = writeln!(out, "{pad}  follow_redirects: false");
@@ -1295,6 +1463,64 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
             "{at}: a file upload (multipart/form-data) is not converted: the request goes without its files"
         ));
     }
+}
+
+/// A sampler's timeouts, keep-alive and embedded resources: the timeout
+/// kept for [`connection_defaults`], embedded resources said (not
+/// converted); false when its keep-alive is off (the step then closes its
+/// connection).
+fn connection(n: &Node, ctx: &mut Ctx, defaults: &Defaults, at: &str) -> bool {
+    // JMeter: empty (or 0) is no timeout; a sampler's own beats the defaults'.
+    let mut ms = |key: &str, fallback: &str| -> Option<u64> {
+        let own = ctx.resolved(&n.text(key), at);
+        let text = if own.trim().is_empty() {
+            fallback
+        } else {
+            &own
+        };
+        match text.trim().parse::<u64>() {
+            Ok(0) => None,
+            Ok(ms) => Some(ms),
+            Err(_) if text.trim().is_empty() => None,
+            Err(_) => {
+                ctx.notes.push(format!(
+                    "{at}: the timeout '{text}' is not a whole number of milliseconds: not converted"
+                ));
+                None
+            }
+        }
+    };
+    let connect = ms("HTTPSampler.connect_timeout", &defaults.connect_timeout);
+    let response = ms("HTTPSampler.response_timeout", &defaults.response_timeout);
+    // headroom's timeout bounds the whole request; JMeter's the connect and
+    // each wait for data. Their sum is the closest: a request JMeter lets
+    // through in one read passes, one it cuts off at the first byte fails.
+    let timeout_ms = match (connect, response) {
+        (c, Some(r)) => Some(r.saturating_add(c.unwrap_or(0))),
+        (Some(c), None) => {
+            ctx.notes.push(format!(
+                "{at}: a connect timeout alone ({c} ms) is not converted: headroom's timeout bounds the whole request, so a slow response would fail where JMeter waits"
+            ));
+            None
+        }
+        (None, None) => None,
+    };
+    let keep_alive = n.text("HTTPSampler.use_keepalive").trim() != "false";
+    if n.flag("HTTPSampler.image_parser") || defaults.embedded {
+        ctx.notes.push(format!(
+            "{at}: \"Retrieve All Embedded Resources\" is not converted: headroom requests the page alone, not its images, scripts and styles (JMeter's counts and times include them)"
+        ));
+    }
+    ctx.connections.push(Connection {
+        at: at.to_string(),
+        timeout_ms,
+    });
+    if !keep_alive {
+        ctx.done.push(format!(
+            "{at}: keep-alive off → keep_alive: false (its connection closes after it)"
+        ));
+    }
+    keep_alive
 }
 
 /// JMeter's match number as an extractor's `match:` (0 random, negative
@@ -1736,6 +1962,7 @@ mod tests {
             done: Vec::new(),
             timers: Vec::new(),
             on_target: false,
+            connections: Vec::new(),
         };
         assert_eq!(ctx.text("${__P(a,1)}/${__P(b,2)}", "t"), "x/2");
         assert_eq!(
@@ -1747,7 +1974,10 @@ mod tests {
         assert_eq!(ctx.text("${__groovy(1+1)}", "t"), "$${__groovy(1+1)}");
         assert!(ctx.notes[0].contains("__groovy"), "{:?}", ctx.notes);
         assert_eq!(ctx.text("${user} and ${", "t"), "${user} and $${");
-        assert_eq!(split_args("a\\,b,c"), vec!["a,b", "c"]);
+        assert_eq!(
+            split_args("a\\,b,c"),
+            Some(vec!["a,b".to_string(), "c".to_string()])
+        );
         assert_eq!(
             json_pointer("$.data.items[0].id").as_deref(),
             Some("/data/items/0/id")
@@ -1760,6 +1990,45 @@ mod tests {
             Some(("role".into(), "teacher".into()))
         );
         assert_eq!(simple_condition("${__groovy(true)}"), None);
+    }
+
+    #[test]
+    fn nested_functions_are_evaluated_inner_first() {
+        let p = BTreeMap::from([
+            ("a".to_string(), "x".to_string()),
+            ("x".to_string(), "from x".to_string()),
+        ]);
+        let mut ctx = Ctx {
+            properties: &p,
+            variables: BTreeMap::new(),
+            notes: Vec::new(),
+            done: Vec::new(),
+            timers: Vec::new(),
+            on_target: false,
+            connections: Vec::new(),
+        };
+        // The inner __P gives its default y, the outer one z (no property y).
+        assert_eq!(ctx.text("${__P(${__P(x,y)},z)}", "t"), "z");
+        // The inner one names a property that exists: the outer reads it.
+        assert_eq!(ctx.text("${__P(${__P(b,a)},z)}", "t"), "x");
+        assert_eq!(ctx.text("${__P(${__P(${__P(q,a)},b)},c)}", "t"), "from x");
+        assert_eq!(
+            ctx.text("${__Random(1,${__P(max,10)})}", "t"),
+            "${__random(1,10)}"
+        );
+        assert!(ctx.notes.is_empty(), "{:?}", ctx.notes);
+        // Parentheses that do not balance: refused, and said.
+        assert_eq!(ctx.text("${__P(a(,z)}", "t"), "$${__P(a(,z)}");
+        assert!(ctx.notes[0].contains("unbalanced"), "{:?}", ctx.notes);
+        // Nesting beyond the limit is said, never a stack overflow.
+        let deep = format!("{}q{}", "${__P(".repeat(10_000), ",1)}".repeat(10_000));
+        let text = ctx.text(&deep, "t");
+        assert!(text.starts_with("$${"), "{}", &text[..40]);
+        assert!(
+            ctx.notes.iter().any(|n| n.contains("more than 16 deep")),
+            "{:?}",
+            ctx.notes
+        );
     }
 
     #[test]
@@ -1872,6 +2141,159 @@ mod tests {
             "{:?}",
             on_target.not_converted
         );
+    }
+
+    /// A plan whose one thread group holds `body` (elements and hashTrees).
+    fn plan_of(body: &str) -> String {
+        format!(
+            "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree>\
+             <ThreadGroup testname=\"g\"><stringProp name=\"ThreadGroup.num_threads\">1</stringProp><elementProp name=\"ThreadGroup.main_controller\" elementType=\"LoopController\"><stringProp name=\"LoopController.loops\">1</stringProp></elementProp></ThreadGroup>\
+             <hashTree>{body}</hashTree></hashTree></hashTree></jmeterTestPlan>"
+        )
+    }
+
+    fn http(name: &str, props: &str) -> String {
+        format!("<HTTPSamplerProxy testname=\"{name}\"><stringProp name=\"HTTPSampler.domain\">127.0.0.1</stringProp><stringProp name=\"HTTPSampler.path\">/{name}</stringProp>{props}</HTTPSamplerProxy><hashTree/>")
+    }
+
+    fn prop(name: &str, value: &str) -> String {
+        format!("<stringProp name=\"HTTPSampler.{name}\">{value}</stringProp>")
+    }
+
+    #[test]
+    fn timeouts_keep_alive_and_embedded_resources_are_converted_or_said() {
+        // Every sampler with a 200 ms response timeout: the scenario's.
+        let timed = prop("response_timeout", "200");
+        let plan = plan_of(&(http("a", &timed) + &http("b", &timed)));
+        let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
+        assert!(c.yaml.contains("  timeout: 200ms\n"), "{}", c.yaml);
+        assert!(c.yaml.contains("  keep_alive: iteration\n"), "{}", c.yaml);
+        assert!(c.not_converted.is_empty(), "{:?}", c.not_converted);
+        // Connect and response add up (headroom's bounds the whole request).
+        let both = prop("response_timeout", "200") + &prop("connect_timeout", "50");
+        let c = convert(
+            &parse(&plan_of(&http("a", &both))).unwrap(),
+            "t",
+            &BTreeMap::new(),
+        );
+        assert!(c.yaml.contains("  timeout: 250ms\n"), "{}", c.yaml);
+        // From HTTP Request Defaults, and -J properties.
+        let defaults = format!(
+            "<ConfigTestElement testname=\"d\">{}{}</ConfigTestElement><hashTree/>",
+            prop("domain", "127.0.0.1"),
+            prop("response_timeout", "${__P(timeout,300)}")
+        );
+        let c = convert(
+            &parse(&plan_of(&(defaults + &http("a", "")))).unwrap(),
+            "t",
+            &BTreeMap::new(),
+        );
+        assert!(c.yaml.contains("  timeout: 300ms\n"), "{}", c.yaml);
+        // Different timeouts: the longest, the others said.
+        let plan = plan_of(
+            &(http("a", &timed) + &http("b", &prop("response_timeout", "900")) + &http("c", "")),
+        );
+        let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
+        assert!(c.yaml.contains("  timeout: 900ms\n"), "{}", c.yaml);
+        let notes = c.not_converted.join("\n");
+        assert!(
+            notes.contains("'a': its timeout of 200 ms is not kept"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("'c': it has no timeout in JMeter"),
+            "{notes}"
+        );
+        // Keep-alive off: that step closes its connection, the others keep
+        // theirs (for the iteration, as JMeter).
+        let off = "<boolProp name=\"HTTPSampler.use_keepalive\">false</boolProp>";
+        let plan = plan_of(&(http("a", off) + &http("b", "")));
+        let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
+        assert!(c.yaml.contains("keep_alive: iteration"), "{}", c.yaml);
+        let at = |text: &str| c.yaml.find(text).unwrap_or(usize::MAX);
+        assert!(
+            at("label: \"a\"") < at("    keep_alive: false\n")
+                && at("    keep_alive: false\n") < at("label: \"b\""),
+            "on step a: {}",
+            c.yaml
+        );
+        assert_eq!(c.yaml.matches("keep_alive: false").count(), 1, "{}", c.yaml);
+        assert!(c.not_converted.is_empty(), "{:?}", c.not_converted);
+        // Embedded resources: said, on the sampler or from the defaults.
+        let embedded = "<boolProp name=\"HTTPSampler.image_parser\">true</boolProp>";
+        let c = convert(
+            &parse(&plan_of(&http("a", embedded))).unwrap(),
+            "t",
+            &BTreeMap::new(),
+        );
+        assert!(
+            c.not_converted
+                .iter()
+                .any(|n| n.contains("'a': \"Retrieve All Embedded Resources\" is not converted")),
+            "{:?}",
+            c.not_converted
+        );
+        // A connect timeout alone: said.
+        let c = convert(
+            &parse(&plan_of(&http("a", &prop("connect_timeout", "50")))).unwrap(),
+            "t",
+            &BTreeMap::new(),
+        );
+        assert!(!c.yaml.contains("timeout:"), "{}", c.yaml);
+        assert!(
+            c.not_converted
+                .iter()
+                .any(|n| n.contains("connect timeout alone")),
+            "{:?}",
+            c.not_converted
+        );
+    }
+
+    #[test]
+    fn empty_controllers_contribute_nothing() {
+        for tag in [
+            "GenericController",
+            "TransactionController",
+            "LoopController",
+            "OnceOnlyController",
+            "IfController",
+        ] {
+            let body = format!(
+                "<{tag} testname=\"empty\"/><hashTree/>{}<{tag} testname=\"bare\"/>",
+                http("a", "")
+            );
+            let c = convert(&parse(&plan_of(&body)).unwrap(), "t", &BTreeMap::new());
+            assert!(!c.yaml.contains("steps: []"), "{tag}: {}", c.yaml);
+            assert!(
+                c.yaml.contains("steps:\n  - label: \"a\""),
+                "{tag}: {}",
+                c.yaml
+            );
+            assert!(c.not_converted.is_empty(), "{tag}: {:?}", c.not_converted);
+            assert!(
+                c.converted.iter().any(|d| d.contains("'empty' → nothing")),
+                "{tag}: {:?}",
+                c.converted
+            );
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_clearly() {
+        let nested = |depth: usize| {
+            let mut body = http("a", "");
+            for i in 0..depth {
+                body = format!("<GenericController testname=\"c{i}\"/><hashTree>{body}</hashTree>");
+            }
+            plan_of(&body)
+        };
+        // 5,000 controllers, one in the other: an error, not a stack overflow.
+        let e = parse(&nested(5000)).unwrap_err().to_string();
+        assert!(e.contains("nested more than 200 deep"), "{e}");
+        assert!(e.contains("line 1"), "{e}");
+        // Within the limit, converted.
+        let c = convert(&parse(&nested(190)).unwrap(), "t", &BTreeMap::new());
+        assert!(c.yaml.contains("- label: \"a\""), "{}", c.yaml);
     }
 
     #[test]

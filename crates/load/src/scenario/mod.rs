@@ -28,6 +28,10 @@ pub struct Scenario {
     pub vars: VarTable,
     /// Initial value of every variable (empty unless set under `variables:`).
     pub initial: Vec<String>,
+    /// The `variables:` whose value holds `${...}` (a built-in such as
+    /// `${__random(1,10)}`, or another variable), in the file's order:
+    /// each VU renders them again at the start of every iteration.
+    pub computed: Vec<(VarId, Template)>,
     /// Hosts the steps talk to; index 0 is the base URL when there is one.
     pub origins: Vec<Target>,
     /// Path prefix of the base URL (e.g. `/moodle`), prepended to relative paths.
@@ -174,6 +178,8 @@ pub struct RequestStep {
     pub checks: Vec<Check>,
     pub think: Option<Think>,
     pub follow_redirects: bool,
+    /// `keep_alive: false` on the step: its connection closes after it.
+    pub close_connection: bool,
     /// Keep the response body (extraction or checks read it).
     pub needs_body: bool,
 }

@@ -113,6 +113,7 @@ const REQUEST_KEYS: &[&str] = &[
     "check",
     "think",
     "follow_redirects",
+    "keep_alive",
     "once",
     "if",
 ];
@@ -255,15 +256,16 @@ impl Parser {
         })?;
 
         // Pass 1: every variable name.
-        let mut initial_values: Vec<(usize, String)> = Vec::new();
+        let mut initial_values: Vec<(usize, &Yaml)> = Vec::new();
         if let Some(node) = top.get_node("variables") {
             let map = self.doc.mapping(node, "variables")?;
             for (key, value) in map.iter() {
                 if !valid_name(key.as_str()) {
                     return Err(self.doc.at(key.span(), format!("'{}' is not a valid variable name: use letters, digits and _, not starting with a digit or __", key.as_str())));
                 }
+                self.doc.scalar(value, "a variable's value")?;
                 let id = self.vars.declare(key.as_str());
-                initial_values.push((id, self.doc.text(value, "a variable's value")?));
+                initial_values.push((id, value));
             }
         }
         let data = match top.get_node("data") {
@@ -280,7 +282,18 @@ impl Parser {
             }
         }
 
-        // Pass 2: everything else.
+        // Pass 2: everything else, the variables' values first. A value is a
+        // template: constant text is the variable's initial value; one with
+        // `${...}` is rendered each iteration.
+        let mut values = Vec::new();
+        let mut computed = Vec::new();
+        for (id, value) in initial_values {
+            let template = self.template(value, "a variable's value")?;
+            match template.literal_text() {
+                Some(text) => values.push((id, text)),
+                None => computed.push((id, template)),
+            }
+        }
         let mut headers = Vec::new();
         let mut timeout = Duration::from_secs(30);
         let mut keep_alive = true;
@@ -371,7 +384,7 @@ impl Parser {
         };
         let flow = self.nodes(steps_node, follow_redirects)?;
         let mut initial = vec![String::new(); self.vars.len()];
-        for (id, value) in initial_values {
+        for (id, value) in values {
             initial[id] = value;
         }
         Ok(Scenario {
@@ -379,6 +392,7 @@ impl Parser {
             name: top.get_scalar("name").map(|s| s.as_str().to_string()),
             vars: self.vars,
             initial,
+            computed,
             origins: self.origins,
             base_path,
             headers,
@@ -1065,6 +1079,12 @@ impl Parser {
             Some(f) => self.doc.boolean(f, "follow_redirects")?,
             None => follow_redirects,
         };
+        // A step's own keep_alive can only close its connection (JMeter's
+        // per-sampler "Use KeepAlive" unticked).
+        let close_connection = match map.get_node("keep_alive") {
+            Some(k) => !self.doc.boolean(k, "keep_alive")?,
+            None => false,
+        };
         let needs_body = extract.iter().any(|e: &Extractor| {
             matches!(
                 e.kind,
@@ -1088,6 +1108,7 @@ impl Parser {
             checks,
             think,
             follow_redirects,
+            close_connection,
             needs_body,
         })
     }

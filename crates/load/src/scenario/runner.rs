@@ -289,6 +289,24 @@ impl Journey {
         true
     }
 
+    /// Renders the `variables:` whose value holds `${...}`, in the file's
+    /// order (a value sees those above it as this iteration has them).
+    fn compute_variables(&mut self) {
+        let plan = self.plan.clone();
+        for (id, template) in &plan.scenario.computed {
+            let mut value = std::mem::take(&mut self.scratch);
+            value.clear();
+            let mut ctx = RenderContext {
+                vars: &self.vars,
+                vu: self.vu,
+                iteration: self.iteration,
+                rng: &mut self.rng,
+            };
+            template.render_into(&mut value, &mut ctx, plain);
+            self.scratch = std::mem::replace(&mut self.vars[*id], value);
+        }
+    }
+
     /// Runs one iteration; `first_intended` is the scheduled start of its
     /// first request (open model). Returns false when the VU must stop.
     pub async fn iterate(
@@ -307,6 +325,7 @@ impl Journey {
         if !self.next_row() {
             return false;
         }
+        self.compute_variables();
         if self.plan.scenario.clear_cookies_each_iteration {
             self.jar.clear();
         }
@@ -525,7 +544,7 @@ impl Journey {
         ) {
             let _ = write!(out, "Cookie: {}\r\n", self.text);
         }
-        if !scenario.keep_alive {
+        if !scenario.keep_alive || step.close_connection {
             out.extend_from_slice(b"Connection: close\r\n");
         }
         let has_content_type = scenario
@@ -707,7 +726,7 @@ impl Journey {
             let outgoing = Outgoing {
                 bytes: &self.request,
                 is_head: method == "HEAD",
-                keep_alive: plan.scenario.keep_alive,
+                keep_alive: plan.scenario.keep_alive && !step.close_connection,
             };
             let body = &mut self.body;
             let keep_body = step.needs_body;
