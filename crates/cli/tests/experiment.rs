@@ -950,6 +950,20 @@ fn a_capacity_that_reached_its_max_is_a_lower_bound_and_not_compared_as_exact() 
     );
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("≥2"), "{stdout}");
+    let page = headroom()
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(page.status.code(), Some(0), "{}", text(&page));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("Lower bounds, not capacities: the search reached its max in max=2 (2 of 2 repetitions)"),
+        "the page does not say max=2 is a lower bound"
+    );
+    assert!(
+        html.contains("not comparable: max=2 reached"),
+        "no verdict on the page"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -186,10 +186,16 @@ pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
                 .iter()
                 .map(|c| c.summaries[k].as_ref().map(|s| s.mean))
                 .collect();
+            // A mean over lower bounds is not an effect.
+            let bounded = cells.iter().any(|c| c.at_least[k] > 0);
             main_effects.push(MainEffect {
                 factor: factor.name.clone(),
                 figure: *figure,
-                levels: main_effect(&factor.name, &experiment.cells, &means),
+                levels: if bounded {
+                    Vec::new()
+                } else {
+                    main_effect(&factor.name, &experiment.cells, &means)
+                },
             });
             let runs: Vec<Vec<f64>> = cells.iter().map(|c| c.values[k].clone()).collect();
             for found in against_baseline(&factor.name, &baseline, &experiment.cells, &runs) {

@@ -265,6 +265,26 @@ fn figure_section(
         html.push_str("</tr>");
     }
     html.push_str("</table></div>");
+    let bounded: Vec<String> = results
+        .cells
+        .iter()
+        .filter(|c| c.at_least[k] > 0)
+        .map(|c| {
+            format!(
+                "{} ({} of {} repetitions)",
+                escape(&c.label),
+                c.at_least[k],
+                c.values[k].len()
+            )
+        })
+        .collect();
+    if !bounded.is_empty() {
+        let _ = write!(
+            html,
+            "<p class=\"verdict\">Lower bounds, not capacities: the search reached its max in {}. These cells serve at least that many users; they are not compared.</p>",
+            bounded.join(", ")
+        );
+    }
     let _ = write!(
         html,
         "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
