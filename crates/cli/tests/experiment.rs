@@ -316,7 +316,7 @@ fn a_killed_study_continues_where_it_stopped_and_stops_its_old_services() {
              workload:\n  url: {}\n  users: 1\n  duration: 700ms\n\
              repetitions: 2\n\
              order: sequential\n\
-             services:\n  - name: keeper\n    command: echo $$ > {}; exec sleep 300\n",
+             services:\n  - name: keeper\n    command: sleep 300 & echo $! > {}; wait\n",
             server.url("/?l=${level}"),
             pid_file.display()
         ),
@@ -326,10 +326,12 @@ fn a_killed_study_continues_where_it_stopped_and_stops_its_old_services() {
     let mut child = headroom().arg("experiment").args(args).spawn().unwrap();
     let runs = out.join("runs.csv");
     let started = Instant::now();
+    // Killed in the second repetition of cell b (order: sequential), while
+    // b's service runs (after a's, it would be between services).
     while std::fs::read_to_string(&runs)
         .map(|t| t.lines().count())
         .unwrap_or(0)
-        < 3
+        < 4
     {
         assert!(
             started.elapsed() < Duration::from_secs(60),
@@ -344,22 +346,25 @@ fn a_killed_study_continues_where_it_stopped_and_stops_its_old_services() {
         .trim()
         .parse()
         .unwrap();
-    // SAFETY: signal 0 only checks the process exists.
-    assert_eq!(
-        unsafe { libc::kill(service, 0) },
-        0,
-        "the service died with the runner"
+    // The service's shell got SIGTERM with its runner; what it forked
+    // (not its shell) outlives it, for the resumed study to stop.
+    assert!(
+        alive(service as u32),
+        "the service's child died with the runner"
     );
     let kept = csv_rows(&runs).len();
     assert!((2..6).contains(&kept), "{kept} runs kept");
 
     let output = experiment(&args);
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    // SAFETY: as above.
-    assert_ne!(
-        unsafe { libc::kill(service, 0) },
-        0,
-        "the old service still runs"
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{report}");
+    assert!(
+        !alive(service as u32),
+        "the old service still runs: {report}"
+    );
+    assert!(
+        report.contains("headroom: stopped the service 'keeper' of cell level="),
+        "{report}"
     );
     let rows = csv_rows(&runs);
     assert_eq!(rows.len(), 6, "{rows:?}");

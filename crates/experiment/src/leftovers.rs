@@ -7,7 +7,7 @@
 //! an orphan, and never signals an unrelated process that reused the pid.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// How long a leftover has to stop after SIGTERM before SIGKILL.
@@ -92,27 +92,24 @@ impl Record {
             .collect()
     }
 
-    /// Stops what a dead runner left: every recorded child that is still
-    /// the same process (or whose process group still has members, which
-    /// no new process can have joined), its whole process group. Returns
-    /// the ones it stopped and empties the record.
+    /// Stops what a dead runner left: every recorded child whose process
+    /// group still has a running member, unless its pid now belongs to
+    /// another process (another start time). The whole group is stopped:
+    /// a service's shell that got SIGTERM with its runner may have left
+    /// the programs it forked. Returns the ones it stopped and empties
+    /// the record.
     pub fn stop_all(&self) -> Vec<Child> {
         let mut stopped = Vec::new();
         for child in self.read() {
             if child.pid <= 1 || child.pid == std::process::id() {
                 continue;
             }
-            let same = match start_time(child.pid) {
-                // The pid is someone else's now: leave it alone.
-                Some(now) => {
-                    (child.started == 0 || now == child.started) && !reaped_or_zombie(child.pid)
-                }
-                // The leader is gone; its group may not be (a service's
-                // shell that forked and ended). A pid that is a live
-                // group's id is never given to a new process.
-                None => group_alive(child.pid),
-            };
-            if same && group_alive(child.pid) {
+            // The leader, alive or a zombie, is the recorded process; or
+            // it is gone, and then no new process can have its pid while
+            // its group has members.
+            let reused =
+                start_time(child.pid).is_some_and(|now| child.started != 0 && now != child.started);
+            if !reused && running_members(child.pid) {
                 stop_group(child.pid);
                 stopped.push(child);
             }
@@ -122,9 +119,24 @@ impl Record {
     }
 }
 
-fn group_alive(pgid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the group exists.
-    unsafe { libc::kill(-(pgid as libc::pid_t), 0) == 0 }
+/// `/proc/<pid>/stat`'s fields after the command name: state first.
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// Whether a process of group `pgid` still runs (zombies do not).
+fn running_members(pgid: u32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(stat_fields)
+        .any(|f| {
+            f.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+                && f.first().is_some_and(|s| s != "Z" && s != "X")
+        })
 }
 
 /// SIGTERM to the group, SIGKILL after [`GRACE`].
@@ -134,32 +146,15 @@ fn stop_group(pgid: u32) {
         libc::kill(-(pgid as libc::pid_t), libc::SIGTERM);
     }
     let started = Instant::now();
-    while group_alive(pgid) && !reaped_or_zombie(pgid) && started.elapsed() < GRACE {
+    while running_members(pgid) && started.elapsed() < GRACE {
         std::thread::sleep(Duration::from_millis(50));
     }
-    if group_alive(pgid) {
+    if running_members(pgid) {
         // SAFETY: as above.
         unsafe {
             libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
         }
     }
-}
-
-/// A process that ended but was not reaped yet (its new parent may never
-/// reap it) still counts for kill(2); its state in /proc says it ended.
-fn reaped_or_zombie(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rfind(')')
-            .and_then(|i| stat[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
-        Err(_) => true,
-    }
-}
-
-/// Whether `pid` is alive and not a zombie (for tests and messages).
-pub fn running(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists() && !reaped_or_zombie(pid)
 }
 
 #[cfg(test)]
@@ -204,6 +199,32 @@ mod tests {
         assert!(record.read().is_empty());
         other.kill().unwrap();
         other.wait().unwrap();
+        // A service's shell that ended (with its runner) and left what it
+        // forked: the group is stopped.
+        let shell = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 >/dev/null & echo $!"])
+            .stdout(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = shell.id();
+        record.add(group, "service", "'db' of cell store=redis");
+        let output = shell.wait_with_output().unwrap();
+        let forked: u32 = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(start_time(forked).is_some());
+        let stopped = record.stop_all();
+        assert_eq!(stopped.len(), 1, "{stopped:?}");
+        let gone = std::time::Instant::now();
+        while stat_fields(forked).is_some_and(|f| f[0] != "Z") && gone.elapsed() < GRACE {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            stat_fields(forked).is_none_or(|f| f[0] == "Z"),
+            "the service's forked child still runs"
+        );
         record.add(std::process::id(), "run", "x");
         record.remove(std::process::id());
         assert!(!dir.join("children.pids").exists());
