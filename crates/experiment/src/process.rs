@@ -147,20 +147,38 @@ fn group_alive(pgid: u32) -> bool {
 }
 
 /// Runs a hook to its end: `what` names it in errors ("the setup of cell
-/// store=redis"). A hook still running at `timeout` is killed.
+/// store=redis"). A hook still running at `timeout` is killed. It is in
+/// `record` while it runs, so a resumed runner stops it if the runner
+/// died meanwhile.
 pub fn run_hook(
     what: &str,
     command: &str,
     log: &Path,
     env: &[(String, String)],
     timeout: Duration,
+    record: &crate::leftovers::Record,
+) -> Result<(), ProcessError> {
+    let mut child = shell(command, log, env).map_err(|e| ProcessError {
+        what: format!("{what} could not start: {e}"),
+        log: log.to_path_buf(),
+    })?;
+    record.add(child.id(), "hook", what);
+    let result = wait_hook(&mut child, what, command, log, timeout);
+    record.remove(child.id());
+    result
+}
+
+fn wait_hook(
+    child: &mut Child,
+    what: &str,
+    command: &str,
+    log: &Path,
+    timeout: Duration,
 ) -> Result<(), ProcessError> {
     let fail = |what: String| ProcessError {
         what,
         log: log.to_path_buf(),
     };
-    let mut child =
-        shell(command, log, env).map_err(|e| fail(format!("{what} could not start: {e}")))?;
     let started = Instant::now();
     loop {
         match child.try_wait() {
@@ -435,6 +453,7 @@ mod tests {
     #[test]
     fn a_failing_hook_names_itself_and_shows_its_output() {
         let dir = temp("hook");
+        let record = crate::leftovers::Record::new(dir.join("children.pids"));
         let log = dir.join("setup.log");
         let env = vec![("HEADROOM_CELL".to_string(), "store=redis".to_string())];
         run_hook(
@@ -443,6 +462,7 @@ mod tests {
             &log,
             &env,
             Duration::from_secs(5),
+            &record,
         )
         .unwrap();
         let e = run_hook(
@@ -451,6 +471,7 @@ mod tests {
             &log,
             &env,
             Duration::from_secs(5),
+            &record,
         )
         .unwrap_err()
         .to_string();
@@ -460,10 +481,21 @@ mod tests {
         );
         assert!(e.contains("| ok store=redis"), "{e}");
         assert!(e.contains("| cannot reach the database"), "{e}");
-        let e = run_hook("a hook", "sleep 10", &log, &env, Duration::from_millis(200))
-            .unwrap_err()
-            .to_string();
+        let e = run_hook(
+            "a hook",
+            "sleep 10",
+            &log,
+            &env,
+            Duration::from_millis(200),
+            &record,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("did not end within 200ms"), "{e}");
+        assert!(
+            record.read().is_empty(),
+            "a hook that ended is still recorded"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

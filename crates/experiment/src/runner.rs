@@ -166,6 +166,9 @@ pub fn prepare_output(
     std::fs::create_dir_all(out.join(CELLS_DIR))
         .map_err(|e| OutputError::CannotRun(format!("cannot create {}: {e}", out.display())))?;
     let lock = lock(out).map_err(OutputError::CannotRun)?;
+    // Held by this runner now: whatever a killed one left is stopped
+    // before the prepare command, a hook or a run starts.
+    stop_left_behind(out);
     let write = |name: &str, bytes: &[u8]| {
         store::write_atomic(&out.join(name), bytes).map_err(|e| {
             OutputError::CannotRun(format!("cannot write {}: {e}", out.join(name).display()))
@@ -271,6 +274,29 @@ fn plan_changes(stored: &serde_json::Value, now: &serde_json::Value) -> Vec<Stri
     changed
 }
 
+/// Stops what an earlier runner of the study, killed, left running (its
+/// runs, services and hooks), saying what, before anything else runs.
+fn stop_left_behind(out: &Path) {
+    stop_leftovers(&out.join(SERVICE_PIDS));
+    for left in Record::new(out.join(CHILDREN)).stop_all() {
+        let by = "an earlier, killed headroom experiment left running";
+        match left.kind.as_str() {
+            "run" => eprintln!(
+                "headroom: stopped the run {} (pid {}) that {by}; its repetition is run again",
+                left.what, left.pid
+            ),
+            "hook" => eprintln!(
+                "headroom: stopped {} (pid {}), a hook {by}",
+                left.what, left.pid
+            ),
+            kind => eprintln!(
+                "headroom: stopped the {kind} {} (pid {}) that {by}",
+                left.what, left.pid
+            ),
+        }
+    }
+}
+
 /// What the runs ran and measured: the cells, their command lines and
 /// faults, the figures and the label. A resumed study must match it.
 fn measured_by(experiment: &Experiment, plan: &Plan) -> serde_json::Value {
@@ -350,21 +376,7 @@ pub fn run(experiment: &Experiment, plan: &Plan, options: &Options) -> (Vec<RunR
         Ok(rows) => rows,
         Err(e) => return (Vec::new(), Ending::Unreadable(e)),
     };
-    stop_leftovers(&options.out.join(SERVICE_PIDS));
     let children = Record::new(options.out.join(CHILDREN));
-    for left in children.stop_all() {
-        eprintln!(
-            "headroom: stopped the {} {} (pid {}) that an earlier, killed headroom experiment left running{}",
-            left.kind,
-            left.what,
-            left.pid,
-            if left.kind == "run" {
-                "; its repetition is run again"
-            } else {
-                ""
-            }
-        );
-    }
     let mut runner = Runner {
         experiment,
         plan,
@@ -503,6 +515,7 @@ impl Runner<'_> {
                 &dir.join("setup.log"),
                 &env,
                 self.experiment.hooks.timeout,
+                &self.children,
             )?;
         }
         let mut visit = Visit {
@@ -579,6 +592,7 @@ impl Runner<'_> {
                 &self.cell_dir(visit.cell).join("teardown.log"),
                 &self.env(planned, None, None),
                 self.experiment.hooks.timeout,
+                &self.children,
             )?;
         }
         Ok(())
@@ -676,6 +690,7 @@ impl Runner<'_> {
                 &run_dir.join("before_each.log"),
                 &env,
                 self.experiment.hooks.timeout,
+                &self.children,
             )
             .map_err(failed)?;
         }
@@ -775,6 +790,7 @@ impl Runner<'_> {
                 &run_dir.join("after_each.log"),
                 &env,
                 self.experiment.hooks.timeout,
+                &self.children,
             )
             .map_err(failed)?;
         }
@@ -909,6 +925,7 @@ pub fn prepare(plan: &Plan, options: &Options, timeout: Duration) -> Result<(), 
         &options.out.join("prepare.log"),
         &base_env(options),
         timeout,
+        &Record::new(options.out.join(CHILDREN)),
     )
     .map_err(|e| e.to_string())
 }
