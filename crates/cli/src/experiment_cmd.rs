@@ -192,7 +192,7 @@ fn finish(
     let status = match &ending {
         Ending::Complete => "complete",
         Ending::Interrupted => "interrupted",
-        Ending::Failed(_) | Ending::Unreadable(_) => "failed",
+        Ending::Failed(_) | Ending::Unreadable(_) | Ending::RunsFailed(_) => "failed",
     };
     let (min, max, _) = estimate(experiment);
     let json = result_json(experiment, &results, status, (min, max));
@@ -218,8 +218,8 @@ fn finish(
     if !args.quiet && !rows.is_empty() {
         print!("{}", render_text(experiment, &results));
     }
-    let finished =
-        headroom_units::quantity::count(rows.len(), "finished run is", "finished runs are");
+    let valid = rows.iter().filter(|r| !r.failed()).count();
+    let finished = headroom_units::quantity::count(valid, "finished run is", "finished runs are");
     match ending {
         Ending::Interrupted => {
             eprintln!(
@@ -231,8 +231,20 @@ fn finish(
         Ending::Failed(e) => {
             eprintln!("headroom: {e}");
             eprintln!(
-                "headroom: the study stopped; {finished} kept in {}. Fix the cause (hooks, services and repetitions may be edited) and run the same command to continue",
+                "headroom: the study stopped; {finished} kept in {}. Fix the cause (hooks and services may be edited) and run the same command to continue",
                 out.display()
+            );
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
+        Ending::RunsFailed(failed) => {
+            for f in &failed {
+                eprintln!("headroom: failed run: {f}");
+            }
+            eprintln!(
+                "headroom: {} kept out of the statistics; {finished} kept in {}. Find why the target stopped serving (its service's log, the run's run.log) and run the same command to repeat the failed {}",
+                headroom_units::quantity::count(failed.len(), "run whose target was not serving is", "runs whose target was not serving are"),
+                out.display(),
+                if failed.len() == 1 { "repetition" } else { "repetitions" }
             );
             return ExitCode::from(EXIT_CANNOT_RUN);
         }
@@ -241,7 +253,7 @@ fn finish(
     if !args.quiet {
         eprintln!(
             "headroom: {} in {}; results in {} (cells.csv, experiment.json); report: headroom report {}",
-            headroom_units::quantity::count(rows.len(), "run", "runs"),
+            headroom_units::quantity::count(valid, "run", "runs"),
             headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
             out.display(),
             out.display()

@@ -11,11 +11,13 @@
 pub mod fault_figures;
 pub mod figure;
 pub mod file;
+pub mod leftovers;
 pub mod plan;
 pub mod process;
 pub mod quiet;
 pub mod results;
 pub mod runner;
+pub mod serving;
 pub mod store;
 pub mod template;
 
@@ -97,7 +99,7 @@ pub fn check_cells(
 }
 
 /// A study on disk, read back: its experiment (from the copy of its file),
-/// its finished runs and its status (`complete`, `interrupted`, `failed`,
+/// its finished runs (failed ones last) and its status (`complete`, `interrupted`, `failed`,
 /// or `running` when it has no result yet).
 pub struct Study {
     pub experiment: Experiment,
@@ -116,7 +118,10 @@ pub fn open_study(dir: &std::path::Path) -> Result<Study, String> {
         .map_err(|e| format!("cannot read {}: {e}", copy.display()))?;
     let experiment = file::parse_str(&text, &copy).map_err(|e| e.to_string())?;
     let factors: Vec<String> = experiment.factors.iter().map(|f| f.name.clone()).collect();
-    let rows = store::read_runs(dir, &factors, &experiment.figures)?;
+    let mut rows = store::read_runs(dir, &factors, &experiment.figures)?;
+    // Failed runs after the others, so the first repetition found of a
+    // cell is one that counts.
+    rows.sort_by_key(|r| r.failed());
     let status = std::fs::read_to_string(dir.join(store::RESULT))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())

@@ -89,8 +89,35 @@ fn log_file(log: &Path) -> std::io::Result<(std::fs::File, std::fs::File)> {
     Ok((out, err))
 }
 
+/// A hook: a shell in its own process group that gets SIGTERM if the
+/// runner dies.
 fn shell(command: &str, log: &Path, env: &[(String, String)]) -> std::io::Result<Child> {
-    shell_command(command, log, env)?.spawn()
+    let mut command = shell_command(command, log, env)?;
+    die_with_runner(&mut command, libc::SIGTERM);
+    command.spawn()
+}
+
+/// Makes the child get `signal` when the runner dies (Linux's
+/// PR_SET_PDEATHSIG). The signal comes when the *thread* that spawned the
+/// child ends, so a child must be spawned by a thread that outlives it:
+/// hooks and services by the runner's main thread, a run by the thread
+/// that waits for it. A runner that died before the child set this up is
+/// seen by the child's parent id changing: the child then does not start.
+fn die_with_runner(command: &mut Command, signal: libc::c_int) {
+    let runner = std::process::id() as libc::pid_t;
+    // SAFETY: prctl(2) and getppid(2) are async-signal-safe and touch no
+    // memory of the parent.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != runner {
+                return Err(std::io::Error::other("the runner ended"));
+            }
+            Ok(())
+        });
+    }
 }
 
 fn shell_command(command: &str, log: &Path, env: &[(String, String)]) -> std::io::Result<Command> {
@@ -120,20 +147,38 @@ fn group_alive(pgid: u32) -> bool {
 }
 
 /// Runs a hook to its end: `what` names it in errors ("the setup of cell
-/// store=redis"). A hook still running at `timeout` is killed.
+/// store=redis"). A hook still running at `timeout` is killed. It is in
+/// `record` while it runs, so a resumed runner stops it if the runner
+/// died meanwhile.
 pub fn run_hook(
     what: &str,
     command: &str,
     log: &Path,
     env: &[(String, String)],
     timeout: Duration,
+    record: &crate::leftovers::Record,
+) -> Result<(), ProcessError> {
+    let mut child = shell(command, log, env).map_err(|e| ProcessError {
+        what: format!("{what} could not start: {e}"),
+        log: log.to_path_buf(),
+    })?;
+    record.add(child.id(), "hook", what);
+    let result = wait_hook(&mut child, what, command, log, timeout);
+    record.remove(child.id());
+    result
+}
+
+fn wait_hook(
+    child: &mut Child,
+    what: &str,
+    command: &str,
+    log: &Path,
+    timeout: Duration,
 ) -> Result<(), ProcessError> {
     let fail = |what: String| ProcessError {
         what,
         log: log.to_path_buf(),
     };
-    let mut child =
-        shell(command, log, env).map_err(|e| fail(format!("{what} could not start: {e}")))?;
     let started = Instant::now();
     loop {
         match child.try_wait() {
@@ -193,15 +238,10 @@ impl RunningService {
             log: log.to_path_buf(),
         };
         let mut command = shell_command(command, log, env).map_err(fail)?;
-        // SAFETY: prctl is async-signal-safe. The service (its shell, or
-        // the program it execs) gets SIGTERM if the runner dies, so a
-        // killed study leaves fewer services behind.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
+        // The service (its shell, or the program it execs) gets SIGTERM if
+        // the runner dies; what it forked is stopped by a resumed runner
+        // (its process group is recorded).
+        die_with_runner(&mut command, libc::SIGTERM);
         let child = command.spawn().map_err(fail)?;
         Ok(RunningService {
             name: name.to_string(),
@@ -352,21 +392,36 @@ fn http_answers(url: &str) -> bool {
 
 /// Runs `program argv` to its end with its output in `log`; forwards an
 /// interrupt to it (it then saves its bundle as interrupted). Returns how
-/// it ended.
+/// it ended. The run is the leader of its own process group (with the
+/// fault commands it starts), is killed if the runner dies (SIGKILL: a
+/// run without its runner measures nothing anyone keeps) and is in
+/// `record` while it runs, so a resumed runner stops it if that failed.
 pub fn run_child(
     program: &Path,
     argv: &[String],
     log: &Path,
     env: &[(String, String)],
+    record: &crate::leftovers::Record,
+    what: &str,
 ) -> std::io::Result<std::process::ExitStatus> {
     let (out, err) = log_file(log)?;
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .args(argv)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
-        .spawn()?;
+        .process_group(0);
+    die_with_runner(&mut command, libc::SIGKILL);
+    let mut child = command.spawn()?;
+    record.add(child.id(), "run", what);
+    let status = wait_forwarding_interrupts(&mut child);
+    record.remove(child.id());
+    status
+}
+
+fn wait_forwarding_interrupts(child: &mut Child) -> std::io::Result<std::process::ExitStatus> {
     let mut forwarded = false;
     loop {
         if let Some(status) = child.try_wait()? {
@@ -398,6 +453,7 @@ mod tests {
     #[test]
     fn a_failing_hook_names_itself_and_shows_its_output() {
         let dir = temp("hook");
+        let record = crate::leftovers::Record::new(dir.join("children.pids"));
         let log = dir.join("setup.log");
         let env = vec![("HEADROOM_CELL".to_string(), "store=redis".to_string())];
         run_hook(
@@ -406,6 +462,7 @@ mod tests {
             &log,
             &env,
             Duration::from_secs(5),
+            &record,
         )
         .unwrap();
         let e = run_hook(
@@ -414,6 +471,7 @@ mod tests {
             &log,
             &env,
             Duration::from_secs(5),
+            &record,
         )
         .unwrap_err()
         .to_string();
@@ -423,10 +481,21 @@ mod tests {
         );
         assert!(e.contains("| ok store=redis"), "{e}");
         assert!(e.contains("| cannot reach the database"), "{e}");
-        let e = run_hook("a hook", "sleep 10", &log, &env, Duration::from_millis(200))
-            .unwrap_err()
-            .to_string();
+        let e = run_hook(
+            "a hook",
+            "sleep 10",
+            &log,
+            &env,
+            Duration::from_millis(200),
+            &record,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("did not end within 200ms"), "{e}");
+        assert!(
+            record.read().is_empty(),
+            "a hook that ended is still recorded"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -20,6 +20,9 @@ pub struct CellResult {
     pub runs: usize,
     /// Per figure of the experiment: the repetitions' values and their summary.
     pub values: Vec<Vec<f64>>,
+    /// Per figure: how many of the values are lower bounds ("at least":
+    /// a capacity search that still held at its max).
+    pub at_least: Vec<usize>,
     pub summaries: Vec<Option<Summary>>,
     /// Repetitions whose environment differs from most runs', with how.
     pub odd_environment: Vec<(u32, String)>,
@@ -83,6 +86,18 @@ pub struct Results {
     pub comparisons: Vec<Comparison>,
     /// The environment most runs had.
     pub usual_environment: String,
+    /// The runs that failed (their target was not serving): kept out of
+    /// the figures above.
+    pub failed: Vec<FailedRun>,
+}
+
+/// A run kept out of the statistics, and why.
+#[derive(Debug, Clone)]
+pub struct FailedRun {
+    pub label: String,
+    pub repetition: u32,
+    pub bundle: std::path::PathBuf,
+    pub why: String,
 }
 
 /// Reads `governor=… max_mhz=…` into its pairs.
@@ -92,8 +107,21 @@ fn environment_pairs(text: &str) -> BTreeMap<&str, &str> {
         .collect()
 }
 
-pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
+pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
     let figures = &experiment.figures;
+    let failed = all_rows
+        .iter()
+        .filter_map(|r| {
+            r.failure.as_ref().map(|why| FailedRun {
+                label: r.label.clone(),
+                repetition: r.repetition,
+                bundle: r.bundle.clone(),
+                why: why.clone(),
+            })
+        })
+        .collect();
+    let rows: Vec<RunRow> = all_rows.iter().filter(|r| !r.failed()).cloned().collect();
+    let rows = rows.as_slice();
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for row in rows {
         *counts.entry(row.environment.as_str()).or_default() += 1;
@@ -113,6 +141,15 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
             mine.sort_by_key(|r| r.repetition);
             let values: Vec<Vec<f64>> = (0..figures.len())
                 .map(|k| mine.iter().filter_map(|r| r.values[k]).collect())
+                .collect();
+            let at_least: Vec<usize> = (0..figures.len())
+                .map(|k| {
+                    mine.iter()
+                        .filter(|r| {
+                            r.values[k].is_some() && r.at_least.get(k).copied().unwrap_or(false)
+                        })
+                        .count()
+                })
                 .collect();
             let odd_environment = mine
                 .iter()
@@ -135,6 +172,7 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
                 runs: mine.len(),
                 summaries: values.iter().map(|v| Summary::of(v)).collect(),
                 values,
+                at_least,
                 odd_environment,
             }
         })
@@ -148,10 +186,16 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
                 .iter()
                 .map(|c| c.summaries[k].as_ref().map(|s| s.mean))
                 .collect();
+            // A mean over lower bounds is not an effect.
+            let bounded = cells.iter().any(|c| c.at_least[k] > 0);
             main_effects.push(MainEffect {
                 factor: factor.name.clone(),
                 figure: *figure,
-                levels: main_effect(&factor.name, &experiment.cells, &means),
+                levels: if bounded {
+                    Vec::new()
+                } else {
+                    main_effect(&factor.name, &experiment.cells, &means)
+                },
             });
             let runs: Vec<Vec<f64>> = cells.iter().map(|c| c.values[k].clone()).collect();
             for found in against_baseline(&factor.name, &baseline, &experiment.cells, &runs) {
@@ -166,18 +210,37 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
                     .filter(|(f, _)| *f != factor.name)
                     .map(|(f, l)| format!("{f}={l}"))
                     .collect();
-                let (verdict, real, worse) = verdict(
-                    *figure,
-                    found.difference.as_ref(),
-                    &runs[found.baseline_cell],
-                    &runs[found.cell],
+                let bounds = (
+                    (
+                        cells[found.baseline_cell].at_least[k],
+                        &cells[found.baseline_cell],
+                    ),
+                    (cells[found.cell].at_least[k], &cells[found.cell]),
                 );
+                let censored = lower_bounds(bounds.0, bounds.1, *figure, k);
+                let (verdict, real, worse) = match &censored {
+                    Some(why) => (why.clone(), false, false),
+                    None => verdict(
+                        *figure,
+                        found.difference.as_ref(),
+                        &runs[found.baseline_cell],
+                        &runs[found.cell],
+                    ),
+                };
+                // A lower bound's mean is not the cell's mean: no change.
+                let found_difference = if censored.is_some() {
+                    None
+                } else {
+                    found.difference
+                };
                 let means = (
                     Summary::of(&runs[found.baseline_cell]).map(|s| s.mean),
                     Summary::of(&runs[found.cell]).map(|s| s.mean),
                 );
                 let change_pct = match means {
-                    (Some(a), Some(b)) if a.abs() > f64::EPSILON => Some((b - a) / a * 100.0),
+                    (Some(a), Some(b)) if a.abs() > f64::EPSILON && censored.is_none() => {
+                        Some((b - a) / a * 100.0)
+                    }
                     _ => None,
                 };
                 comparisons.push(Comparison {
@@ -189,7 +252,7 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
                     figure: *figure,
                     cell: found.cell,
                     baseline_cell: found.baseline_cell,
-                    difference: found.difference,
+                    difference: found_difference,
                     verdict,
                     real,
                     worse,
@@ -202,7 +265,40 @@ pub fn analyse(experiment: &Experiment, rows: &[RunRow]) -> Results {
         main_effects,
         comparisons,
         usual_environment: usual,
+        failed,
     }
+}
+
+/// When either side of a comparison holds lower bounds (a capacity
+/// search that still held at its max, "at least N"), its mean is not the
+/// cell's capacity and the two cannot be compared as numbers: the words
+/// say so, and the comparison is never "better" or "worse".
+fn lower_bounds(
+    base: (usize, &CellResult),
+    other: (usize, &CellResult),
+    figure: Figure,
+    k: usize,
+) -> Option<String> {
+    let side = |(n, cell): (usize, &CellResult)| -> Option<String> {
+        (n > 0).then(|| {
+            let low = cell.values[k].iter().copied().fold(f64::INFINITY, f64::min);
+            format!(
+                "{} reached the search's max in {n} of {} repetitions (at least {:.*} {})",
+                cell.label,
+                cell.values[k].len(),
+                figure.decimals(),
+                figure.shown(low),
+                figure.name()
+            )
+        })
+    };
+    let said: Vec<String> = [side(base), side(other)].into_iter().flatten().collect();
+    (!said.is_empty()).then(|| {
+        format!(
+            "not comparable: {}; a lower bound is not a capacity (raise the search's max)",
+            said.join("; ")
+        )
+    })
 }
 
 fn signed(value: f64) -> String {
@@ -300,6 +396,17 @@ fn shown(figure: Figure, summary: Option<&Summary>) -> String {
     }
 }
 
+/// A cell's figure; "≥" before it when a repetition's value is a lower
+/// bound.
+fn shown_cell(figure: Figure, cell: &CellResult, k: usize) -> String {
+    let text = shown(figure, cell.summaries[k].as_ref());
+    if cell.at_least[k] > 0 {
+        format!("≥{text}")
+    } else {
+        text
+    }
+}
+
 /// The tables as the terminal shows them: per figure, the first factor
 /// down and the second across (the rest as separate tables), each value
 /// "mean ±half-width of its 95% interval".
@@ -324,7 +431,7 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
                     text,
                     "  {:<32} {:>18}  n={}",
                     c.label,
-                    shown(*figure, c.summaries[k].as_ref()),
+                    shown_cell(*figure, c, k),
                     c.runs
                 );
             }
@@ -372,7 +479,7 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
                                 == key
                     });
                     let value = found
-                        .map(|c| shown(*figure, c.summaries[k].as_ref()))
+                        .map(|c| shown_cell(*figure, c, k))
                         .unwrap_or_else(|| "not run".into());
                     let _ = write!(text, " {value:>18}");
                 }
@@ -405,6 +512,32 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
         let _ = writeln!(text, "\nagainst the baseline (Welch's t, 95%):");
         for c in &results.comparisons {
             let _ = writeln!(text, "  {}", c.describe());
+        }
+    }
+    if results
+        .cells
+        .iter()
+        .any(|c| c.at_least.iter().any(|n| *n > 0))
+    {
+        let _ = writeln!(
+            text,
+            "\n≥: a search reached its max in a repetition; that value is a lower bound (\"at least\"), not the capacity"
+        );
+    }
+    if !results.failed.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nfailed runs, kept out of the figures above (run the study again to repeat them):"
+        );
+        for f in &results.failed {
+            let _ = writeln!(
+                text,
+                "  {} repetition {}: {} ({})",
+                f.label,
+                f.repetition,
+                f.why,
+                f.bundle.display()
+            );
         }
     }
     let odd: Vec<String> = results
@@ -498,13 +631,18 @@ pub fn result_json(
         "label": experiment.label,
         "runs_planned": {"min": runs_planned.0, "max": runs_planned.1},
         "runs_finished": results.cells.iter().map(|c| c.runs).sum::<usize>(),
+        "failed_runs": results.failed.iter().map(|f| json!({
+            "cell": f.label, "repetition": f.repetition,
+            "bundle": f.bundle.display().to_string(), "why": f.why,
+        })).collect::<Vec<_>>(),
         "usual_environment": results.usual_environment,
         "cells": results.cells.iter().map(|c| json!({
             "label": c.label,
             "levels": c.cell.iter().map(|(f, l)| (f.clone(), json!(l))).collect::<serde_json::Map<_, _>>(),
             "repetitions": c.runs,
-            "figures": experiment.figures.iter().zip(&c.summaries).zip(&c.values).map(|((f, s), v)| (f.name().to_string(), json!({
+            "figures": experiment.figures.iter().zip(&c.summaries).zip(&c.values).zip(&c.at_least).map(|(((f, s), v), at_least)| (f.name().to_string(), json!({
                 "values": v,
+                "at_least": at_least,
                 "mean": s.as_ref().map(|s| s.mean),
                 "ci95": s.as_ref().and_then(|s| s.ci95).map(|c| [c.0, c.1]),
                 "cov": s.as_ref().and_then(|s| s.cov),

@@ -7,12 +7,13 @@
 
 use crate::figure::Figure;
 use crate::file::{Experiment, WorkloadCommand};
+use crate::leftovers::Record;
 use crate::plan::{estimate, Plan, PlannedCell};
 use crate::process::{
     interrupted, run_child, run_hook, stop_leftovers, tail, ProcessError, RunningService,
 };
 use crate::quiet;
-use crate::store::{self, RunRow, CELLS_DIR, SERVICE_PIDS};
+use crate::store::{self, RunRow, CELLS_DIR, CHILDREN, SERVICE_PIDS};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -29,6 +30,9 @@ pub enum Ending {
     /// The study's own files could not be read: nothing was run, and its
     /// results must not be rewritten.
     Unreadable(String),
+    /// Every run was tried, but these runs' targets were not serving
+    /// (`<cell> repetition <N>: <why>`): their repetitions are missing.
+    RunsFailed(Vec<String>),
 }
 
 pub struct Options {
@@ -52,7 +56,11 @@ struct Runner<'a> {
     plan: &'a Plan,
     options: &'a Options,
     rows: Vec<RunRow>,
+    /// The runs and services running, for a resumed runner to stop.
+    children: Record,
     visit: Option<Visit>,
+    /// The runs of this invocation that failed (target not serving).
+    failed_now: Vec<String>,
     /// Runs done in this invocation and their total time, for the ETA.
     timed_runs: u32,
     timed_total: Duration,
@@ -106,10 +114,30 @@ pub fn prepare_output(
     let copy = out.join(store::FILE_COPY);
     let resumed = copy.exists();
     let compared = measured_by(experiment, plan);
+    let plan_json = plan_json(experiment, plan, compared.clone());
+    let stored_plan = if resumed {
+        std::fs::read_to_string(out.join(store::PLAN))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    } else {
+        None
+    };
+    if let Some(stored) = &stored_plan {
+        let changed = plan_changes(stored, &plan_json);
+        if !changed.is_empty() {
+            return Err(OutputError::Usage(format!(
+                "{} changed since the study in {} started: {}. Its runs followed the plan in {}, which is kept as it is. Revert the edit to continue this study, or give another --out to start a new study with the new settings",
+                experiment.file.display(),
+                out.display(),
+                changed.join("; "),
+                out.join(store::PLAN).display()
+            )));
+        }
+    }
     if resumed {
-        // Hooks, services, quiet waits, repetitions and comments may
-        // change (to fix a failing hook, or to add repetitions); what the
-        // runs ran and measured may not.
+        // Hooks, services, quiet waits and comments may change (to fix a
+        // failing hook); what the runs ran and measured may not, nor
+        // what decides which runs are made (checked against plan.json).
         let stored = std::fs::read_to_string(out.join(store::PLAN))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -138,7 +166,40 @@ pub fn prepare_output(
     std::fs::create_dir_all(out.join(CELLS_DIR))
         .map_err(|e| OutputError::CannotRun(format!("cannot create {}: {e}", out.display())))?;
     let lock = lock(out).map_err(OutputError::CannotRun)?;
-    let plan_json = serde_json::json!({
+    // Held by this runner now: whatever a killed one left is stopped
+    // before the prepare command, a hook or a run starts.
+    stop_left_behind(out);
+    let write = |name: &str, bytes: &[u8]| {
+        store::write_atomic(&out.join(name), bytes).map_err(|e| {
+            OutputError::CannotRun(format!("cannot write {}: {e}", out.join(name).display()))
+        })
+    };
+    // Hooks, services and quiet waits may have been edited: the copy is
+    // the file as last run. The plan is the one the runs follow, written
+    // once.
+    write(store::FILE_COPY, experiment.text.as_bytes())?;
+    if stored_plan.is_none() {
+        write(
+            store::PLAN,
+            serde_json::to_string_pretty(&plan_json)
+                .unwrap_or_default()
+                .as_bytes(),
+        )?;
+    }
+    Ok(Prepared {
+        resumed,
+        _lock: lock,
+    })
+}
+
+/// `plan.json`: the cells with their levels and commands, the settings
+/// that decide the runs (seed, order, repetitions) and the run order.
+fn plan_json(
+    experiment: &Experiment,
+    plan: &Plan,
+    compared: serde_json::Value,
+) -> serde_json::Value {
+    serde_json::json!({
         "schema_version": 1,
         "name": experiment.name,
         "seed": experiment.seed,
@@ -156,23 +217,84 @@ pub fn prepare_output(
         })).collect::<Vec<_>>(),
         "order": plan.order.iter().map(|(r, c)| [*r + 1, *c as u32 + 1]).collect::<Vec<_>>(),
         "measured_by": compared,
-    });
-    let write = |name: &str, bytes: &[u8]| {
-        store::write_atomic(&out.join(name), bytes).map_err(|e| {
-            OutputError::CannotRun(format!("cannot write {}: {e}", out.join(name).display()))
-        })
-    };
-    write(store::FILE_COPY, experiment.text.as_bytes())?;
-    write(
-        store::PLAN,
-        serde_json::to_string_pretty(&plan_json)
-            .unwrap_or_default()
-            .as_bytes(),
-    )?;
-    Ok(Prepared {
-        resumed,
-        _lock: lock,
     })
+}
+
+/// The settings of `plan.json` that decide which runs a study makes and
+/// in which order, that differ between the stored plan and `now`, each
+/// as `seed: 7 → 8`.
+fn plan_changes(stored: &serde_json::Value, now: &serde_json::Value) -> Vec<String> {
+    let levels = |plan: &serde_json::Value| -> Vec<serde_json::Value> {
+        plan["cells"]
+            .as_array()
+            .map(|cells| cells.iter().map(|c| c["levels"].clone()).collect())
+            .unwrap_or_default()
+    };
+    let cells = |plan: &serde_json::Value| -> String {
+        plan["cells"]
+            .as_array()
+            .map(|cells| {
+                cells
+                    .iter()
+                    .filter_map(|c| c["label"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    let mut changed = Vec::new();
+    if stored["seed"] != now["seed"] {
+        changed.push(format!("seed: {} → {}", stored["seed"], now["seed"]));
+    }
+    if levels(stored) != levels(now) {
+        changed.push(format!(
+            "factors or levels: the cells were {}, now {}",
+            cells(stored),
+            cells(now)
+        ));
+    }
+    let repetitions = |plan: &serde_json::Value| {
+        let r = &plan["repetitions"];
+        let mut text = format!("min {}, max {}", r["min"], r["max"]);
+        if !r["until_cov"].is_null() {
+            text.push_str(&format!(", until_cov {}, on {}", r["until_cov"], r["on"]));
+        }
+        text
+    };
+    if stored["repetitions"] != now["repetitions"] {
+        changed.push(format!(
+            "repetitions: {} → {}",
+            repetitions(stored),
+            repetitions(now)
+        ));
+    }
+    if changed.is_empty() && stored["order"] != now["order"] {
+        changed.push("the order of the runs (order:)".into());
+    }
+    changed
+}
+
+/// Stops what an earlier runner of the study, killed, left running (its
+/// runs, services and hooks), saying what, before anything else runs.
+fn stop_left_behind(out: &Path) {
+    stop_leftovers(&out.join(SERVICE_PIDS));
+    for left in Record::new(out.join(CHILDREN)).stop_all() {
+        let by = "an earlier, killed headroom experiment left running";
+        match left.kind.as_str() {
+            "run" => eprintln!(
+                "headroom: stopped the run {} (pid {}) that {by}; its repetition is run again",
+                left.what, left.pid
+            ),
+            "hook" => eprintln!(
+                "headroom: stopped {} (pid {}), a hook {by}",
+                left.what, left.pid
+            ),
+            kind => eprintln!(
+                "headroom: stopped the {kind} {} (pid {}) that {by}",
+                left.what, left.pid
+            ),
+        }
+    }
 }
 
 /// What the runs ran and measured: the cells, their command lines and
@@ -254,13 +376,15 @@ pub fn run(experiment: &Experiment, plan: &Plan, options: &Options) -> (Vec<RunR
         Ok(rows) => rows,
         Err(e) => return (Vec::new(), Ending::Unreadable(e)),
     };
-    stop_leftovers(&options.out.join(SERVICE_PIDS));
+    let children = Record::new(options.out.join(CHILDREN));
     let mut runner = Runner {
         experiment,
         plan,
         options,
         rows,
+        children,
         visit: None,
+        failed_now: Vec::new(),
         timed_runs: 0,
         timed_total: Duration::ZERO,
     };
@@ -271,6 +395,9 @@ pub fn run(experiment: &Experiment, plan: &Plan, options: &Options) -> (Vec<RunR
     }
     let ending = match (ending, left) {
         (Ending::Complete, Err(e)) => Ending::Failed(e.to_string()),
+        (Ending::Complete, Ok(())) if !runner.failed_now.is_empty() => {
+            Ending::RunsFailed(runner.failed_now.clone())
+        }
         (ending, _) => ending,
     };
     (runner.rows, ending)
@@ -286,8 +413,12 @@ impl Runner<'_> {
             .unwrap_or(0)
     }
 
+    /// The cell's repetitions: its runs that did not fail.
     fn done(&self, cell: usize) -> Vec<&RunRow> {
-        self.rows.iter().filter(|r| r.cell == cell).collect()
+        self.rows
+            .iter()
+            .filter(|r| r.cell == cell && !r.failed())
+            .collect()
     }
 
     /// Whether the cell needs the repetition of this round.
@@ -384,6 +515,7 @@ impl Runner<'_> {
                 &dir.join("setup.log"),
                 &env,
                 self.experiment.hooks.timeout,
+                &self.children,
             )?;
         }
         let mut visit = Visit {
@@ -423,7 +555,11 @@ impl Runner<'_> {
                     return Err(e);
                 }
             };
-            self.record_group(running.group());
+            self.children.add(
+                running.group(),
+                "service",
+                &format!("'{}' of cell {}", service.name, planned.label),
+            );
             let ready = running.wait_ready(service.ready.as_ref(), service.timeout);
             visit.services.push(running);
             if let Err(mut e) = ready {
@@ -436,17 +572,6 @@ impl Runner<'_> {
         Ok(())
     }
 
-    fn record_group(&self, group: u32) {
-        let path = self.options.out.join(SERVICE_PIDS);
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-        {
-            let _ = writeln!(f, "{group}");
-        }
-    }
-
     /// Stops the visited cell's services (last started first), then its teardown.
     fn leave(&mut self) -> Result<(), ProcessError> {
         let Some(mut visit) = self.visit.take() else {
@@ -455,9 +580,10 @@ impl Runner<'_> {
         let planned = &self.plan.cells[visit.cell];
         while let Some(service) = visit.services.pop() {
             self.status(&format!("{}: stopping {}", planned.label, service.name));
+            let group = service.group();
             service.stop();
+            self.children.remove(group);
         }
-        let _ = std::fs::remove_file(self.options.out.join(SERVICE_PIDS));
         if let Some(teardown) = &planned.teardown {
             self.status(&format!("{}: teardown", planned.label));
             run_hook(
@@ -466,6 +592,7 @@ impl Runner<'_> {
                 &self.cell_dir(visit.cell).join("teardown.log"),
                 &self.env(planned, None, None),
                 self.experiment.hooks.timeout,
+                &self.children,
             )?;
         }
         Ok(())
@@ -499,13 +626,21 @@ impl Runner<'_> {
             .join(&run_name);
         // A run that did not finish before is set aside, not mixed in.
         if run_dir.exists() {
-            let aside = self.cell_dir(cell).join(format!("{run_name}.unfinished"));
-            let _ = std::fs::remove_dir_all(&aside);
-            if let Err(e) = std::fs::rename(&run_dir, &aside) {
-                return Err(Ending::Failed(format!(
-                    "cannot set aside the unfinished run {}: {e}",
-                    run_dir.display()
-                )));
+            if self.options.live {
+                eprint!("\r\x1b[2K");
+            }
+            match set_aside(&run_dir, "unfinished") {
+                Ok(aside) => eprintln!(
+                    "headroom: {} repetition {repetition} did not finish before: its partial bundle is set aside as {} and the repetition is run again",
+                    planned.label,
+                    self.cell_dir(cell).join(aside).display()
+                ),
+                Err(e) => {
+                    return Err(Ending::Failed(format!(
+                        "cannot set aside the unfinished run {}: {e}",
+                        run_dir.display()
+                    )))
+                }
             }
         }
         if let Err(e) = std::fs::create_dir_all(&run_dir) {
@@ -555,6 +690,7 @@ impl Runner<'_> {
                 &run_dir.join("before_each.log"),
                 &env,
                 self.experiment.hooks.timeout,
+                &self.children,
             )
             .map_err(failed)?;
         }
@@ -578,7 +714,13 @@ impl Runner<'_> {
         let program = self.options.program.clone();
         let child_env = env.clone();
         let child_log = log.clone();
-        let child = std::thread::spawn(move || run_child(&program, &argv, &child_log, &child_env));
+        let record = self.children.clone();
+        let what = relative.display().to_string();
+        // This thread spawns the child and lives until it ends, as
+        // PR_SET_PDEATHSIG needs (it follows the spawning thread).
+        let child = std::thread::spawn(move || {
+            run_child(&program, &argv, &child_log, &child_env, &record, &what)
+        });
         while !child.is_finished() {
             let elapsed = began.elapsed();
             let run_eta = planned_length
@@ -624,8 +766,10 @@ impl Runner<'_> {
         }
         let Measured {
             values,
+            at_least,
             environment,
             error_rate,
+            failure,
         } = match measure(self.experiment, &run_dir) {
             Ok(measured) => measured,
             Err(e) => {
@@ -646,21 +790,38 @@ impl Runner<'_> {
                 &run_dir.join("after_each.log"),
                 &env,
                 self.experiment.hooks.timeout,
+                &self.children,
             )
             .map_err(failed)?;
         }
+        // A run whose target was not serving is set aside, named, and
+        // does not count: its repetition is run again when the study is.
+        let bundle = match &failure {
+            None => relative,
+            Some(_) => match set_aside(&run_dir, "failed") {
+                Ok(aside) => relative.with_file_name(aside),
+                Err(e) => {
+                    return Err(Ending::Failed(format!(
+                        "cannot set aside the failed run {}: {e}",
+                        run_dir.display()
+                    )))
+                }
+            },
+        };
         let row = RunRow {
             cell,
             label: planned.label.clone(),
             repetition,
             round: round + 1,
-            bundle: relative,
+            bundle,
             started_at,
             took_s: took.as_secs_f64(),
             exit_code: code.unwrap_or(-1),
             quiet: quiet_note,
             environment,
             values,
+            at_least,
+            failure,
         };
         if let Err(e) = store::append_run(
             &self.options.out,
@@ -672,6 +833,20 @@ impl Runner<'_> {
                 "cannot record the run in {}: {e}",
                 self.options.out.join(store::RUNS).display()
             )));
+        }
+        if let Some(why) = &row.failure {
+            if self.options.live {
+                eprint!("\r\x1b[2K");
+            }
+            eprintln!(
+                "headroom: the run of cell {} (repetition {repetition}) failed: {why}. It is kept out of the statistics (its bundle: {})",
+                planned.label,
+                self.options.out.join(&row.bundle).display()
+            );
+            self.failed_now
+                .push(format!("{} repetition {repetition}: {why}", planned.label));
+            self.rows.push(row);
+            return Ok(());
         }
         if self.options.verbose {
             let shown: Vec<String> = self
@@ -691,7 +866,7 @@ impl Runner<'_> {
         }
         if let Some(rate) = error_rate.filter(|r| *r > 0.5) {
             eprintln!(
-                "headroom: warning: {:.1}% of the requests of {} repetition {repetition} failed: is the target up? The run counts like any other (see {})",
+                "headroom: warning: {:.1}% of the requests of {} repetition {repetition} failed, though the target answered: the run counts like any other (see {})",
                 rate * 100.0,
                 planned.label,
                 run_dir.join("run.log").display()
@@ -702,6 +877,27 @@ impl Runner<'_> {
         self.timed_total += took;
         Ok(())
     }
+}
+
+/// Renames `dir` (`r2`) to `r2.<why>` (`r2.<why>-2`, ... when taken);
+/// returns the new name.
+fn set_aside(dir: &Path, why: &str) -> std::io::Result<String> {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let free = (1..)
+        .map(|i| {
+            if i == 1 {
+                format!("{name}.{why}")
+            } else {
+                format!("{name}.{why}-{i}")
+            }
+        })
+        .find(|n| !dir.with_file_name(n).exists())
+        .unwrap_or_default();
+    std::fs::rename(dir, dir.with_file_name(&free))?;
+    Ok(free)
 }
 
 /// What every command of the study gets: the study's directory, and
@@ -729,6 +925,7 @@ pub fn prepare(plan: &Plan, options: &Options, timeout: Duration) -> Result<(), 
         &options.out.join("prepare.log"),
         &base_env(options),
         timeout,
+        &Record::new(options.out.join(CHILDREN)),
     )
     .map_err(|e| e.to_string())
 }
@@ -738,9 +935,14 @@ pub fn prepare(plan: &Plan, options: &Options, timeout: Duration) -> Result<(), 
 pub struct Measured {
     /// One per figure of the experiment.
     pub values: Vec<Option<f64>>,
+    /// One per figure: the value is a lower bound (a capacity search that
+    /// still held at its max: "at least N users").
+    pub at_least: Vec<bool>,
     pub environment: String,
     /// Failed requests as a share (none for a capacity search).
     pub error_rate: Option<f64>,
+    /// Why the run failed: its target was not serving ([`crate::serving`]).
+    pub failure: Option<String>,
 }
 
 pub fn measure(experiment: &Experiment, dir: &Path) -> Result<Measured, String> {
@@ -772,10 +974,17 @@ pub fn measure(experiment: &Experiment, dir: &Path) -> Result<Measured, String> 
                 _ => None,
             })
             .collect();
+        let at_least = experiment
+            .figures
+            .iter()
+            .map(|f| *f == Figure::Users && result.capacity.at_least)
+            .collect();
         return Ok(Measured {
             values,
+            at_least,
             environment,
             error_rate: None,
+            failure: None,
         });
     }
     let manifest = headroom_bundle::manifest::read_manifest(dir).map_err(|e| e.to_string())?;
@@ -816,8 +1025,15 @@ pub fn measure(experiment: &Experiment, dir: &Path) -> Result<Measured, String> 
         .collect();
     Ok(Measured {
         values,
+        at_least: vec![false; experiment.figures.len()],
         environment: environment(&manifest),
         error_rate: Some(summary.total.error_rate),
+        failure: crate::serving::not_serving(
+            &summary.total,
+            &crate::serving::stretches(
+                &headroom_bundle::intervals::read_intervals(dir).unwrap_or_default(),
+            ),
+        ),
     })
 }
 

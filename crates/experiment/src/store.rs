@@ -22,8 +22,12 @@ pub const PLAN: &str = "plan.json";
 pub const RUNS: &str = "runs.csv";
 pub const CELLS: &str = "cells.csv";
 pub const RESULT: &str = "experiment.json";
-/// Process groups of running services, for a resumed runner to stop.
+/// Process groups of running services, as an earlier version recorded
+/// them (a resumed runner still stops them).
 pub const SERVICE_PIDS: &str = "services.pids";
+/// The runs and services running now: pid, start time, kind, what (see
+/// [`crate::leftovers`]).
+pub const CHILDREN: &str = "children.pids";
 pub const CELLS_DIR: &str = "cells";
 
 const FIXED_COLUMNS: [&str; 10] = [
@@ -59,9 +63,32 @@ pub struct RunRow {
     pub environment: String,
     /// One per figure of the experiment, in its order.
     pub values: Vec<Option<f64>>,
+    /// One per figure: the value is a lower bound ("at least": a capacity
+    /// search that still held at its max).
+    pub at_least: Vec<bool>,
+    /// Why the run failed (its target was not serving), when it did: a
+    /// failed run is kept out of the statistics and does not count as a
+    /// repetition.
+    pub failure: Option<String>,
 }
 
+impl RunRow {
+    pub fn failed(&self) -> bool {
+        self.failure.is_some()
+    }
+}
+
+/// After the figures: the figures whose value is a lower bound, and why
+/// the run failed. (A study written before these columns has none.)
+const LAST_COLUMNS: [&str; 2] = ["at_least", "failure"];
+
 fn header(factors: &[String], figures: &[Figure]) -> Vec<String> {
+    let mut columns = header_before_failures(factors, figures);
+    columns.extend(LAST_COLUMNS.iter().map(|c| c.to_string()));
+    columns
+}
+
+fn header_before_failures(factors: &[String], figures: &[Figure]) -> Vec<String> {
     let mut columns: Vec<String> = FIXED_COLUMNS.iter().map(|c| c.to_string()).collect();
     columns.extend(factors.iter().cloned());
     columns.extend(figures.iter().map(|f| f.column().to_string()));
@@ -87,6 +114,8 @@ pub fn append_run(
     if fresh {
         text.write_record(header(&factors, figures))?;
     }
+    // A study begun before the last columns existed keeps its columns.
+    let old = !fresh && !has_last_columns(&path);
     let mut record = vec![
         (row.cell + 1).to_string(),
         row.label.clone(),
@@ -101,6 +130,20 @@ pub fn append_run(
     ];
     record.extend(cell.iter().map(|(_, l)| l.clone()));
     record.extend(row.values.iter().map(|v| number(*v)));
+    if !old {
+        let at_least: Vec<&str> = figures
+            .iter()
+            .zip(&row.at_least)
+            .filter(|(_, b)| **b)
+            .map(|(f, _)| f.column())
+            .collect();
+        record.push(at_least.join(" "));
+        record.push(row.failure.clone().unwrap_or_default());
+    } else if row.failed() {
+        return Err(std::io::Error::other(
+            "runs.csv was written by an earlier headroom, which cannot record a failed run",
+        ));
+    }
     text.write_record(record)?;
     let bytes = text
         .into_inner()
@@ -111,6 +154,13 @@ pub fn append_run(
         .open(&path)?;
     file.write_all(&bytes)?;
     file.sync_data()
+}
+
+fn has_last_columns(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.lines().next().map(|l| l.ends_with(",at_least,failure")))
+        .unwrap_or(false)
 }
 
 /// A row cut short by a kill (the file does not end with a newline) is
@@ -156,7 +206,8 @@ pub fn read_runs(
         .map(str::to_string)
         .collect();
     let expected = header(factors, figures);
-    if found != expected {
+    let old = found == header_before_failures(factors, figures);
+    if found != expected && !old {
         return Err(format!(
             "{} has the columns of another experiment ({}), not of this file's: use another --out",
             path.display(),
@@ -184,6 +235,19 @@ pub fn read_runs(
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let last = FIXED_COLUMNS.len() + factors.len() + figures.len();
+        let (at_least, failure) = if old {
+            (vec![false; figures.len()], None)
+        } else {
+            let named: Vec<&str> = field(last).split_whitespace().collect();
+            (
+                figures
+                    .iter()
+                    .map(|f| named.contains(&f.column()))
+                    .collect(),
+                Some(field(last + 1).to_string()).filter(|f| !f.is_empty()),
+            )
+        };
         rows.push(RunRow {
             cell: cell.checked_sub(1).ok_or_else(|| bad("cell"))?,
             label: field(1).to_string(),
@@ -196,6 +260,8 @@ pub fn read_runs(
             quiet: field(8).to_string(),
             environment: field(9).to_string(),
             values,
+            at_least,
+            failure,
         });
     }
     Ok(rows)
@@ -235,6 +301,8 @@ mod tests {
             quiet: "quiet after 1s (CPU 2.0%)".into(),
             environment: "governor=performance, kernel=6.1".into(),
             values: vec![Some(101.25), None],
+            at_least: vec![true, false],
+            failure: None,
         };
         append_run(&dir, &row, &cell, &figures).unwrap();
         append_run(&dir, &row, &cell, &figures).unwrap();
@@ -247,9 +315,41 @@ mod tests {
         // The next row replaces the torn one.
         append_run(&dir, &row, &cell, &figures).unwrap();
         let rows = read_runs(&dir, &factors, &figures).unwrap();
-        assert_eq!(rows, vec![row.clone(), row.clone(), row]);
+        assert_eq!(rows, vec![row.clone(), row.clone(), row.clone()]);
         let e = read_runs(&dir, &factors, &[Figure::P95]).unwrap_err();
         assert!(e.contains("another experiment"), "{e}");
+        // A failed run is read back with its reason.
+        let failed = RunRow {
+            failure: Some("98% of requests failed to connect, \"refused\"".into()),
+            at_least: vec![false, false],
+            ..row.clone()
+        };
+        append_run(&dir, &failed, &cell, &figures).unwrap();
+        let rows = read_runs(&dir, &factors, &figures).unwrap();
+        assert_eq!(rows.last(), Some(&failed));
+        assert!(rows.last().unwrap().failed() && !rows[0].failed());
+        // runs.csv of an earlier version (no at_least, failure columns)
+        // is read and appended to in its own columns.
+        let text = std::fs::read_to_string(dir.join(RUNS)).unwrap();
+        let old: String = text
+            .lines()
+            .take(2)
+            .map(|l| {
+                let cut = l.rfind(',').and_then(|i| l[..i].rfind(',')).unwrap();
+                format!("{}\n", &l[..cut])
+            })
+            .collect();
+        std::fs::write(dir.join(RUNS), &old).unwrap();
+        let plain = RunRow {
+            at_least: vec![false, false],
+            ..row.clone()
+        };
+        append_run(&dir, &plain, &cell, &figures).unwrap();
+        assert_eq!(
+            read_runs(&dir, &factors, &figures).unwrap(),
+            vec![plain.clone(), plain]
+        );
+        assert!(append_run(&dir, &failed, &cell, &figures).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

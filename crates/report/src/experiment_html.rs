@@ -123,6 +123,7 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
     }
     html.push_str("</ul>\n");
     findings(&mut html, results);
+    failed_runs(&mut html, results);
     html.push_str("<h2>The figures, cell by cell</h2><div class=\"charts\">");
     for (k, figure) in experiment.figures.iter().enumerate() {
         figure_section(&mut html, experiment, results, k, *figure);
@@ -264,6 +265,26 @@ fn figure_section(
         html.push_str("</tr>");
     }
     html.push_str("</table></div>");
+    let bounded: Vec<String> = results
+        .cells
+        .iter()
+        .filter(|c| c.at_least[k] > 0)
+        .map(|c| {
+            format!(
+                "{} ({} of {} repetitions)",
+                escape(&c.label),
+                c.at_least[k],
+                c.values[k].len()
+            )
+        })
+        .collect();
+    if !bounded.is_empty() {
+        let _ = write!(
+            html,
+            "<p class=\"verdict\">Lower bounds, not capacities: the search reached its max in {}. These cells serve at least that many users; they are not compared.</p>",
+            bounded.join(", ")
+        );
+    }
     let _ = write!(
         html,
         "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
@@ -463,6 +484,34 @@ fn environment(html: &mut String, results: &Results) {
     html.push_str("</ul>\n");
 }
 
+/// Runs whose target was not serving: named with why, kept out of the
+/// figures.
+fn failed_runs(html: &mut String, results: &Results) {
+    if results.failed.is_empty() {
+        return;
+    }
+    let _ = write!(
+        html,
+        "<h2>Failed runs</h2><p class=\"verdict\">{} kept out of every figure on this page: the target was not serving.</p><ul>",
+        if results.failed.len() == 1 {
+            "One run is".to_string()
+        } else {
+            format!("{} runs are", results.failed.len())
+        }
+    );
+    for f in &results.failed {
+        let _ = write!(
+            html,
+            "<li><b>{}</b> repetition {}: {} (<code>{}</code>)</li>",
+            escape(&f.label),
+            f.repetition,
+            escape(&f.why),
+            escape(&f.bundle.display().to_string())
+        );
+    }
+    html.push_str("</ul>\n");
+}
+
 fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
     html.push_str("<h2>Runs</h2><div class=\"scroll\"><table><tr><th>#</th><th>cell</th><th>repetition</th><th>started</th><th>took</th>");
     for f in &experiment.figures {
@@ -488,9 +537,10 @@ fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
         };
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{link}</td><td>{}</td><td>{}</td><td>{:.0} s</td>",
+            "<tr><td>{}</td><td>{link}</td><td>{}{}</td><td>{}</td><td>{:.0} s</td>",
             i + 1,
             row.repetition,
+            if row.failed() { " (failed)" } else { "" },
             escape(&row.started_at),
             row.took_s
         );
