@@ -326,7 +326,15 @@ fn report(
             left.no_response
         );
     }
-    for v in &c.variables {
+    // A long recording's thousands of values: the first ones, then a count.
+    const LISTED: usize = 40;
+    if c.variables.len() > LISTED {
+        eprintln!(
+            "  correlated: {} values; the first {LISTED}:",
+            c.variables.len()
+        );
+    }
+    for v in c.variables.iter().take(LISTED) {
         let how = match &v.extract {
             Extract::Css { selector, .. } => selector.clone(),
             Extract::Json(p) => format!("JSON {p}"),
@@ -377,7 +385,13 @@ fn report(
             names.join(", ")
         );
     }
-    for (s, place, value, why) in &c.not_correlated {
+    if c.not_correlated.len() > LISTED {
+        eprintln!(
+            "  not correlated: {} values; the first {LISTED}:",
+            c.not_correlated.len()
+        );
+    }
+    for (s, place, value, why) in c.not_correlated.iter().take(LISTED) {
         if value.is_empty() {
             eprintln!("  not correlated: step {:02} {place}: {why}", s + 1);
             continue;

@@ -293,3 +293,220 @@ fn secrets_are_data_columns_wherever_they_are_sent_and_never_printed() {
     assert!(!all.contains("Tr0ub4dor"), "{all}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A long recording shaped like a wiki session (the shape of the one that
+/// took 31 s for 8,000 entries): a login, then cycles of an editor page
+/// (hidden token and start time), its stylesheet, script and image, an API
+/// call sending the token and answering a hash in JSON, the multipart save
+/// sending token and hash and redirected to the page, the page (a meta
+/// token), and a JSON call sending the meta token in a header. Every cycle
+/// has new tokens. `entries` is rounded to whole cycles of 9.
+fn long_recording(entries: usize) -> String {
+    let filler: String = (0..12)
+        .map(|i| format!("<p class=\"para{i}\">Paragraph {i} of the article, with a link to <a href=\"/index.php?title=Topic_{i}\">topic {i}</a> and some text.</p>"))
+        .collect();
+    let mut list = vec![
+        entry(get(
+            0,
+            "http://wiki.test/index.php?title=Special:UserLogin",
+            "text/html",
+            "<form><input name=\"wpName\" type=\"text\"><input name=\"wpPassword\" type=\"password\"></form>".into(),
+        )),
+        entry(post(
+            500,
+            "http://wiki.test/index.php?title=Special:UserLogin",
+            "application/x-www-form-urlencoded",
+            "wpName=Alice&wpPassword=Pw-alice-1".into(),
+        )),
+    ];
+    let mut at = 1000;
+    for i in 0..entries.saturating_sub(2) / 9 {
+        let token = format!("{:032x}+\\", (i as u128 + 1) * 0x9E37_79B9_7F4A_7C15);
+        let start = format!("2026112605{:06}", i % 1_000_000);
+        let hash = format!("h{:039x}", (i as u128 + 7) * 0xC2B2_AE3D_27D4_EB4F);
+        let meta = format!("m{:023x}", (i as u128 + 3) * 0x1656_67B1_9E37_79F9);
+        let title = format!("Page_{i}");
+        let mut page = edit_page(&title, &token, &start);
+        page.push_str(&filler);
+        let mut e = Vec::new();
+        e.push(get(
+            at,
+            &format!("http://wiki.test/index.php?title={title}&action=edit"),
+            "text/html; charset=UTF-8",
+            page,
+        ));
+        e.push(get(
+            at + 50,
+            &format!("http://wiki.test/skins/main.css?v={i}"),
+            "text/css",
+            ".a{color:red}".repeat(40),
+        ));
+        e.push(get(
+            at + 60,
+            &format!("http://wiki.test/skins/main.js?v={i}"),
+            "application/javascript",
+            "var a=1;".repeat(60),
+        ));
+        e.push(get(
+            at + 70,
+            &format!("http://wiki.test/images/logo{i}.png"),
+            "image/png",
+            "iVBORw0KGgo".repeat(30),
+        ));
+        let mut api = post(
+            at + 900,
+            "http://wiki.test/api.php",
+            "application/x-www-form-urlencoded",
+            format!(
+                "action=stashedit&title={title}&text=Text+{i}&token={}",
+                url_encode(&token)
+            ),
+        );
+        api.mime = "application/json";
+        api.body = format!("{{\"stashedit\":{{\"status\":\"stashed\",\"texthash\":\"{hash}\"}}}}");
+        e.push(api);
+        let mut save = post(
+            at + 1500,
+            &format!("http://wiki.test/index.php?title={title}&action=submit"),
+            EDIT_MIME,
+            multipart(&[
+                ("wpStarttime", &start),
+                ("wpEditToken", &token),
+                ("stashedtexthash", &hash),
+                ("wpTextbox1", &format!("Text {i}")),
+            ]),
+        );
+        save.status = 302;
+        save.location = Some("/index.php/Page");
+        save.body = String::new();
+        e.push(save);
+        e.push(get(
+            at + 1520,
+            "http://wiki.test/index.php/Page",
+            "text/html; charset=UTF-8",
+            format!("<html><head><meta name=\"csrf-token\" content=\"{meta}\"><title>{title} - Wiki</title></head><body>{filler}</body></html>"),
+        ));
+        let mut call = get(
+            at + 2500,
+            &format!("http://wiki.test/api.php?action=query&page={i}"),
+            "application/json",
+            format!("{{\"query\":{{\"n\":{i}}}}}"),
+        );
+        call.method = "GET";
+        let mut call = entry(call);
+        call["request"]["headers"] = json!([{"name": "X-CSRF-Token", "value": meta}]);
+        call["_resourceType"] = json!("fetch");
+        list.extend(e.into_iter().map(entry));
+        list.push(call);
+        list.push(entry(get(
+            at + 2600,
+            &format!("http://cdn.test/font{i}.woff2"),
+            "font/woff2",
+            "d09GMgABAAAAA".repeat(20),
+        )));
+        at += 3000;
+    }
+    har(list)
+}
+
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Imports `path`, returning the importer's CPU seconds (user + system,
+/// of that process alone: other tests' processes do not count) and its
+/// peak memory in MiB.
+fn import_cost(path: &Path, out: &Path) -> (f64, f64) {
+    // Waited for below with wait4, which gives this child's own usage.
+    #[allow(clippy::zombie_processes)]
+    let child = support::headroom()
+        .args(["scenario", "from-har"])
+        .arg(path)
+        .arg("-o")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(out.with_extension("err")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child this test spawned (it is not waited elsewhere).
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "import failed ({status}): {}",
+        std::fs::read_to_string(out.with_extension("err")).unwrap_or_default()
+    );
+    // The next import writes its accounts' file again.
+    let csv = out.with_file_name(format!(
+        "{}-users.csv",
+        out.file_stem().unwrap().to_string_lossy()
+    ));
+    std::fs::remove_file(csv).ok();
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (
+        secs(usage.ru_utime) + secs(usage.ru_stime),
+        usage.ru_maxrss as f64 / 1024.0,
+    )
+}
+
+#[test]
+fn a_long_recording_imports_in_time_and_memory_that_grow_linearly() {
+    let _serial = support::serial();
+    let dir = temp_dir("har-long");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut costs = Vec::new();
+    for n in [2_500, 10_000] {
+        let path = dir.join(format!("long{n}.har"));
+        std::fs::write(&path, long_recording(n)).unwrap();
+        let mib = std::fs::metadata(&path).unwrap().len() as f64 / (1 << 20) as f64;
+        // The cheaper of two runs: a run slowed by a busy machine is not
+        // taken for the importer's cost.
+        let out = dir.join(format!("long{n}.yaml"));
+        let (a, ram) = import_cost(&path, &out);
+        let (b, _) = import_cost(&path, &out);
+        costs.push((n, a.min(b), ram, mib));
+        if n == 10_000 {
+            let yaml = std::fs::read_to_string(&out).unwrap();
+            // Every cycle's tokens correlated: the token, start time and
+            // hash in the multipart save, the meta token in the header.
+            let saves = yaml
+                .matches("name=\\\"wpEditToken\\\"\\r\\n\\r\\n${token}")
+                .count();
+            assert_eq!(saves, (n - 2) / 9, "every save sends its page's token");
+            assert!(
+                !yaml.contains("+\\\\\\r\\n"),
+                "no recorded token is replayed"
+            );
+            assert_eq!(yaml.matches("\"X-CSRF-Token\": \"${").count(), (n - 2) / 9);
+        }
+    }
+    let (n1, t1, m1, f1) = costs[0];
+    let (n4, t4, m4, f4) = costs[1];
+    let said = format!(
+        "{n1} entries ({f1:.1} MiB): {t1:.2} s CPU, {m1:.0} MiB peak; {n4} entries ({f4:.1} MiB): {t4:.2} s CPU, {m4:.0} MiB peak"
+    );
+    eprintln!("{said}");
+    // Four times the entries: about four times the work when it is linear,
+    // sixteen when quadratic.
+    assert!(
+        t4 / t1 < 7.0,
+        "CPU time grew {:.1}× for 4× the entries: {said}",
+        t4 / t1
+    );
+    // Memory: the recording held once, with its pages' index (not their
+    // parsed documents): it grows with the recording too.
+    assert!(
+        m4 / m1 < 6.0,
+        "peak memory grew {:.1}× for 4× the entries: {said}",
+        m4 / m1
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -264,35 +264,53 @@ fn secret_name(field: &str) -> bool {
         .any(|w| f.contains(w))
 }
 
-/// A variable name from a field name: `message[itemid]` → `message_itemid`.
+/// Variable names given so far, and the next number of each base name
+/// (so that naming the 3,000th `token` does not try 2,999 numbers).
+#[derive(Default)]
+struct Names {
+    taken: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+impl Names {
+    /// A new variable name from a field name: `message[itemid]` → `message_itemid`.
+    fn new_name(&mut self, field: &str) -> String {
+        let mut base: String = field
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        while base.contains("__") {
+            base = base.replace("__", "_");
+        }
+        let mut base = base.trim_matches('_').to_string();
+        if base.is_empty() {
+            base = "value".into();
+        }
+        if base.starts_with(|c: char| c.is_ascii_digit()) {
+            base = format!("v_{base}");
+        }
+        let mut name = base.clone();
+        let n = self.next.entry(base.clone()).or_insert(2);
+        while self.taken.contains(&name) {
+            name = format!("{base}_{n}");
+            *n += 1;
+        }
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+#[cfg(test)]
 fn var_name(field: &str, taken: &[String]) -> String {
-    let mut base: String = field
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    while base.contains("__") {
-        base = base.replace("__", "_");
-    }
-    let mut base = base.trim_matches('_').to_string();
-    if base.is_empty() {
-        base = "value".into();
-    }
-    if base.starts_with(|c: char| c.is_ascii_digit()) {
-        base = format!("v_{base}");
-    }
-    let mut name = base.clone();
-    let mut n = 2;
-    while taken.contains(&name) {
-        name = format!("{base}_{n}");
-        n += 1;
-    }
-    name
+    let mut names = Names::default();
+    names.taken.extend(taken.iter().cloned());
+    names.new_name(field)
 }
 
 /// The login form's fields: (user field, password field) of the first
@@ -369,6 +387,9 @@ struct Pass<'a> {
     constants: HashSet<String>,
     /// Variables by value.
     by_value: HashMap<String, Vec<usize>>,
+    names: Names,
+    /// Each variable's name before a number was added (`token` of `token_7`).
+    bases: Vec<String>,
 }
 
 /// Correlates the steps' values.
@@ -386,6 +407,8 @@ pub fn correlate(steps: &[Step]) -> Correlation {
         password_inputs: HashSet::new(),
         constants: HashSet::new(),
         by_value: HashMap::new(),
+        names: Names::default(),
+        bases: Vec::new(),
     };
     for (s, step) in steps.iter().enumerate() {
         pass.step(s);
@@ -405,20 +428,92 @@ pub fn correlate(steps: &[Step]) -> Correlation {
     }
     let mut c = pass.c;
     c.work = pass.index.work;
+    share_names(&mut c, &pass.bases);
     hide_secrets(&mut c);
     c
 }
 
-impl Pass<'_> {
-    fn taken(&self) -> Vec<String> {
-        self.c
-            .variables
-            .iter()
-            .map(|v| v.name.clone())
-            .chain(self.c.data.iter().map(|d| d.name.clone()))
-            .collect()
+/// One name for the successive values of a token (each page's new
+/// `token`): a variable takes the name of an earlier one of the same base
+/// when every use of that one comes no later than its own extraction (the
+/// step that extracts still sends the old value). A recording of 5,000
+/// edits then has one `token`, as a person would write it, not 5,000.
+fn share_names(c: &mut Correlation, bases: &[String]) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut order: Vec<usize> = (0..c.variables.len()).collect();
+    order.sort_by_key(|&i| c.variables[i].source);
+    let mut names = Names::default();
+    names.taken.extend(c.data.iter().map(|d| d.name.clone()));
+    // Per base: the names in use, by the step of their last use (earliest first).
+    let mut free: HashMap<&str, BinaryHeap<Reverse<(usize, String)>>> = HashMap::new();
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for i in order {
+        let v = &c.variables[i];
+        let last_use = v.used_by.iter().copied().max().unwrap_or(v.source);
+        let slots = free.entry(bases[i].as_str()).or_default();
+        let name = match slots.peek() {
+            Some(Reverse((until, _))) if *until <= v.source => {
+                let Reverse((_, name)) = slots.pop().expect("peeked");
+                name
+            }
+            _ => names.new_name(&bases[i]),
+        };
+        slots.push(Reverse((last_use, name.clone())));
+        if name != v.name {
+            renamed.insert(v.name.clone(), name.clone());
+        }
+        c.variables[i].name = name;
     }
+    if renamed.is_empty() {
+        return;
+    }
+    let rename = |text: &mut String| {
+        if text.contains("${") {
+            *text = rename_templates(text, &renamed);
+        }
+    };
+    for r in &mut c.requests {
+        rename(&mut r.path);
+        for (_, v) in r.query.iter_mut().chain(r.headers.iter_mut()) {
+            rename(v);
+        }
+        match &mut r.body {
+            Body::None | Body::Raw { .. } => {}
+            Body::Form(pairs) => pairs.iter_mut().for_each(|(_, v)| rename(v)),
+            Body::Multipart { body, .. } => {
+                body.parts.iter_mut().for_each(|p| rename(&mut p.value))
+            }
+            Body::Json(json) => hide_json(json, &rename),
+        }
+    }
+}
 
+/// `text` with each `${old}` written `${new}` (a literal `$${` is left).
+fn rename_templates(text: &str, renamed: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        if i > 0 && rest.as_bytes()[i - 1] == b'$' {
+            out.push_str(&rest[..i + 2]);
+            rest = &rest[i + 2..];
+            continue;
+        }
+        out.push_str(&rest[..i]);
+        let Some(end) = rest[i..].find('}') else {
+            break;
+        };
+        let name = &rest[i + 2..i + end];
+        out.push_str("${");
+        out.push_str(renamed.get(name).map_or(name, String::as_str));
+        out.push('}');
+        rest = &rest[i + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Pass<'_> {
     /// The account of the first login form (a form with a password input,
     /// or fields named so) becomes data columns.
     fn find_login(&mut self, s: usize) {
@@ -442,7 +537,7 @@ impl Pass<'_> {
         };
         if let Some(value) = user.as_deref().and_then(value_of) {
             self.c.data.push(DataColumn {
-                name: "username".into(),
+                name: self.names.new_name("username"),
                 field: user.unwrap_or_default(),
                 value,
                 secret: false,
@@ -451,7 +546,7 @@ impl Pass<'_> {
         }
         if let Some(value) = value_of(&password) {
             self.c.data.push(DataColumn {
-                name: "password".into(),
+                name: self.names.new_name("password"),
                 field: password,
                 value,
                 secret: true,
@@ -573,7 +668,8 @@ impl Pass<'_> {
                     (None, Extract::Cookie(name)) => name.clone(),
                     (None, _) => "token".to_string(),
                 };
-                let name = var_name(&hint, &self.taken());
+                let name = self.names.new_name(&hint);
+                self.bases.push(hint);
                 let template = format!("${{{name}}}");
                 set(&mut self.c.requests[s], &place, &template);
                 self.by_value
@@ -624,7 +720,7 @@ impl Pass<'_> {
         } else {
             field.to_string()
         };
-        let name = var_name(&hint, &self.taken());
+        let name = self.names.new_name(&hint);
         set(&mut self.c.requests[s], place, &format!("${{{name}}}"));
         self.c.data.push(DataColumn {
             name,

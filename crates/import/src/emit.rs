@@ -294,9 +294,10 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
     y
 }
 
-/// Names for a comment line: the first 20, then how many more.
+/// Names for a comment line, each once: the first 20, then how many more.
 fn names_listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let names: Vec<&str> = names.collect();
+    let mut seen = std::collections::HashSet::new();
+    let names: Vec<&str> = names.filter(|n| seen.insert(*n)).collect();
     let mut text = names
         .iter()
         .take(20)
