@@ -698,7 +698,7 @@ impl Pass<'_> {
                     let why = if self.index.in_location(&value) {
                         "only a redirect's Location held it, which no extractor reads"
                     } else {
-                        "no earlier response holds it (made by the page's script, or typed?)"
+                        "no earlier response holds it (typed, or made by the page's script?), so it is a constant"
                     };
                     self.c
                         .not_correlated

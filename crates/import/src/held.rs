@@ -22,7 +22,7 @@ use std::hash::{Hash, Hasher};
 pub struct Held {
     /// Every `input` with a name and a value: (name, value), in document order.
     pub inputs: Vec<(String, String)>,
-    /// `meta` elements with a name (or property) and a content.
+    /// `meta` elements with a name and a content.
     pub metas: Vec<(String, String)>,
     /// Cookies set by any of the step's responses, the last one of a name kept.
     pub cookies: Vec<(String, String)>,
@@ -71,9 +71,7 @@ impl Held {
         if let Some(sel) = selector("meta[content]") {
             for meta in doc.select(&sel) {
                 let e = meta.value();
-                if let (Some(name), Some(content)) =
-                    (e.attr("name").or(e.attr("property")), e.attr("content"))
-                {
+                if let (Some(name), Some(content)) = (e.attr("name"), e.attr("content")) {
                     held.metas.push((name.to_string(), content.to_string()));
                 }
             }
@@ -265,12 +263,7 @@ pub fn extractor(step: &Step, held: &Held, field: Option<&str>, value: &str) -> 
         }
     }
     if let Some((name, _)) = held.metas.iter().find(|(_, v)| v == value) {
-        let attr = if selector(&format!("meta[name=\"{}\"]", css_string(name))).is_some() {
-            "name"
-        } else {
-            "property"
-        };
-        if let Some(x) = css("meta", attr, &held.metas, name) {
+        if let Some(x) = css("meta", "name", &held.metas, name) {
             return Some(x);
         }
     }
