@@ -654,9 +654,14 @@ impl Pass<'_> {
             return;
         }
         let named_field = if is_header { None } else { field };
-        let found = self.index.latest(named_field, &value).and_then(|t| {
-            held::extractor(&self.steps[t], &self.held[t], named_field, &value).map(|x| (t, x))
-        });
+        // The latest response holding it whose extractor yields it exactly.
+        let found = self
+            .index
+            .latest(named_field, &value)
+            .into_iter()
+            .find_map(|t| {
+                held::extractor(&self.steps[t], &self.held[t], named_field, &value).map(|x| (t, x))
+            });
         match found {
             Some((t, extract)) => {
                 // Named after the field it goes into, else after where it came from.

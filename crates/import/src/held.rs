@@ -185,9 +185,10 @@ impl Index {
         }
     }
 
-    /// The latest step before now whose response holds `value` (sent in
-    /// `field`): as an input of that name, or anywhere if it is token-like.
-    pub fn latest(&mut self, field: Option<&str>, value: &str) -> Option<usize> {
+    /// The steps before now whose responses hold `value` (sent in
+    /// `field`), latest first: the latest with an input of that name, and
+    /// the latest holding it anywhere if it is token-like.
+    pub fn latest(&mut self, field: Option<&str>, value: &str) -> Vec<usize> {
         self.work += 1;
         let named = field.and_then(|f| self.named.get(&key(&[f, value])).copied());
         let anywhere = if token_like(value) {
@@ -198,7 +199,14 @@ impl Index {
         } else {
             None
         };
-        named.max(anywhere).map(|t| t as usize)
+        let mut steps: Vec<usize> = named
+            .into_iter()
+            .chain(anywhere)
+            .map(|t| t as usize)
+            .collect();
+        steps.sort_unstable_by(|a, b| b.cmp(a));
+        steps.dedup();
+        steps
     }
 
     /// A redirect's Location held `value`.
