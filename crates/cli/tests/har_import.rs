@@ -294,8 +294,8 @@ fn secrets_are_data_columns_wherever_they_are_sent_and_never_printed() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A long recording shaped like a wiki session (the shape of the one that
-/// took 31 s for 8,000 entries): a login, then cycles of an editor page
+/// A long recording shaped like a wiki session (as bench/har generates
+/// it): a login, then cycles of an editor page
 /// (hidden token and start time), its stylesheet, script and image, an API
 /// call sending the token and answering a hash in JSON, the multipart save
 /// sending token and hash and redirected to the page, the page (a meta
