@@ -232,7 +232,24 @@ fn data_from_user(
     };
     let header = typed
         .iter()
-        .all(|d| first.iter().any(|cell| matches(cell, d)));
+        .any(|d| first.iter().any(|cell| matches(cell, d)));
+    // A header that names some columns must name every value the journey
+    // reads from the file (a secret among them): say which is missing.
+    if header {
+        if let Some(d) = typed
+            .iter()
+            .find(|d| !first.iter().any(|cell| matches(cell, d)))
+        {
+            return Err(format!(
+                "--data {}: its header has no column {} (the value sent in field {} by step {:02}{}): add that column with each user's value",
+                path.display(),
+                d.name,
+                d.field,
+                d.step + 1,
+                if d.secret { ", a secret" } else { "" }
+            ));
+        }
+    }
     // Words without a digit or symbol in every cell look like a header the
     // importer could not read: say so rather than log in as "login/pwd".
     let looks_like_names = first.iter().all(|c| {

@@ -283,6 +283,21 @@ fn secrets_are_data_columns_wherever_they_are_sent_and_never_printed() {
             .mode();
         assert_eq!(mode & 0o077, 0, "only its owner reads the secrets");
     }
+    // Your accounts' file must hold the secret's column too.
+    std::fs::write(dir.join("mine.csv"), "username,password\nBob,pw-bob-1\n").unwrap();
+    let out = support::headroom()
+        .current_dir(&dir)
+        .args([
+            "scenario", "from-har", "rec.har", "--data", "mine.csv", "-o", "x.yaml",
+        ])
+        .output()
+        .unwrap();
+    let refused = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{refused}");
+    assert!(
+        refused.contains("--data mine.csv: its header has no column api_key (the value sent in field api_key by step 08, a secret): add that column"),
+        "{refused}"
+    );
     // Printed to stdout (no -o): the same.
     let out = support::headroom()
         .current_dir(&dir)
