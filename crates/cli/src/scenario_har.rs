@@ -61,12 +61,16 @@ fn import(args: &FromHarArgs) -> Result<(), String> {
             MAX_HAR_BYTES >> 20
         ));
     }
-    let text = std::fs::read_to_string(har_path)
-        .map_err(|e| format!("cannot read {}: {e}", har_path.display()))?;
-    let entries = har::read(&text).map_err(|e| format!("{}: {e}", har_path.display()))?;
+    let entries = {
+        // The file's text is dropped once read: memory holds it once.
+        let text = std::fs::read_to_string(har_path)
+            .map_err(|e| format!("cannot read {}: {e}", har_path.display()))?;
+        har::read(&text).map_err(|e| format!("{}: {e}", har_path.display()))?
+    };
     let base = har::base_origin(&entries, args.base_url.as_deref())
         .map_err(|e| format!("{}: {e}", har_path.display()))?;
-    let (steps, left) = har::steps(&entries, &base, args.include_static);
+    let recorded = entries.len();
+    let (steps, left) = har::steps(entries, &base, args.include_static);
     if steps.is_empty() {
         return Err(format!(
             "{}: no page request to {base} is left once static files and other hosts are left out (--include-static keeps static files; --base-url picks the site)",
@@ -126,7 +130,7 @@ fn import(args: &FromHarArgs) -> Result<(), String> {
                 w.write_record(&names).map_err(|e| e.to_string())?;
                 w.write_record(&values).map_err(|e| e.to_string())?;
                 let bytes = w.into_inner().map_err(|e| e.to_string())?;
-                std::fs::write(&path, bytes)
+                write_private(&path, &bytes)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 written_csv = Some(path);
                 DataFile {
@@ -148,7 +152,7 @@ fn import(args: &FromHarArgs) -> Result<(), String> {
             name: &name,
             source: &source,
             base: &base,
-            requests: entries.len(),
+            requests: recorded,
             left_out: &left,
             data: data.as_ref(),
         },
@@ -171,7 +175,7 @@ fn import(args: &FromHarArgs) -> Result<(), String> {
     report(
         &args.file,
         &base,
-        &entries,
+        recorded,
         &steps,
         &left,
         &c,
@@ -180,6 +184,19 @@ fn import(args: &FromHarArgs) -> Result<(), String> {
         args.out.as_deref(),
     );
     Ok(())
+}
+
+/// Writes a file only its owner reads (it holds the recorded secrets).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(bytes)
 }
 
 /// The user's CSV of accounts: its header names the columns when it
@@ -215,7 +232,24 @@ fn data_from_user(
     };
     let header = typed
         .iter()
-        .all(|d| first.iter().any(|cell| matches(cell, d)));
+        .any(|d| first.iter().any(|cell| matches(cell, d)));
+    // A header that names some columns must name every value the journey
+    // reads from the file (a secret among them): say which is missing.
+    if header {
+        if let Some(d) = typed
+            .iter()
+            .find(|d| !first.iter().any(|cell| matches(cell, d)))
+        {
+            return Err(format!(
+                "--data {}: its header has no column {} (the value sent in field {} by step {:02}{}): add that column with each user's value",
+                path.display(),
+                d.name,
+                d.field,
+                d.step + 1,
+                if d.secret { ", a secret" } else { "" }
+            ));
+        }
+    }
     // Words without a digit or symbol in every cell look like a header the
     // importer could not read: say so rather than log in as "login/pwd".
     let looks_like_names = first.iter().all(|c| {
@@ -273,7 +307,7 @@ fn data_from_user(
 fn report(
     har_path: &Path,
     base: &str,
-    entries: &[har::Entry],
+    recorded: usize,
     steps: &[har::Step],
     left: &har::LeftOut,
     c: &headroom_import::correlate::Correlation,
@@ -284,7 +318,7 @@ fn report(
     eprintln!(
         "headroom: {} steps from {} requests in {} (site {base}){}",
         steps.len(),
-        entries.len(),
+        recorded,
         har_path.display(),
         out.map(|o| format!(", written to {}", o.display()))
             .unwrap_or_default()
@@ -309,7 +343,15 @@ fn report(
             left.no_response
         );
     }
-    for v in &c.variables {
+    // A long recording's thousands of values: the first ones, then a count.
+    const LISTED: usize = 40;
+    if c.variables.len() > LISTED {
+        eprintln!(
+            "  correlated: {} values; the first {LISTED}:",
+            c.variables.len()
+        );
+    }
+    for v in c.variables.iter().take(LISTED) {
         let how = match &v.extract {
             Extract::Css { selector, .. } => selector.clone(),
             Extract::Json(p) => format!("JSON {p}"),
@@ -324,9 +366,12 @@ fn report(
             users.join(", ")
         );
     }
-    if !c.data.is_empty() {
-        let names: Vec<String> = c
-            .data
+    let (account, secrets): (Vec<_>, Vec<_>) = c
+        .data
+        .iter()
+        .partition(|d| d.name == "username" || d.name == "password");
+    if !account.is_empty() {
+        let names: Vec<String> = account
             .iter()
             .map(|d| format!("{} (field {})", d.name, d.field))
             .collect();
@@ -342,7 +387,32 @@ fn report(
             _ => {}
         }
     }
-    for (s, place, value, why) in &c.not_correlated {
+    if !secrets.is_empty() {
+        let names: Vec<String> = secrets
+            .iter()
+            .map(|d| format!("{} (field {}, step {:02})", d.name, d.field, d.step + 1))
+            .collect();
+        let file = match (written_csv, data) {
+            (Some(path), _) => path.display().to_string(),
+            (None, Some(d)) => d.file.clone(),
+            _ => "the data file".into(),
+        };
+        eprintln!(
+            "  secret: {} → data columns of {file}, written as ${{column}} wherever sent and never printed: put each user's value in that column",
+            names.join(", ")
+        );
+    }
+    if c.not_correlated.len() > LISTED {
+        eprintln!(
+            "  not correlated: {} values; the first {LISTED}:",
+            c.not_correlated.len()
+        );
+    }
+    for (s, place, value, why) in c.not_correlated.iter().take(LISTED) {
+        if value.is_empty() {
+            eprintln!("  not correlated: step {:02} {place}: {why}", s + 1);
+            continue;
+        }
         eprintln!(
             "  not correlated: step {:02} {place} = \"{value}\": {why}; sent as recorded",
             s + 1

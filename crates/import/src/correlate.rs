@@ -2,14 +2,23 @@
 //! A value the server sent (a hidden input, a token in a page or a JSON
 //! answer, a cookie) that the browser sent back later becomes an
 //! extractor on the step that received it and a `${var}` where it was
-//! sent; the account the user typed into a login form (the form's
-//! password field and the text field before it) becomes data columns.
-//! Everything else is replayed as recorded, and tokens that could not be
-//! traced are reported.
+//! sent, in a query, a urlencoded or multipart form, a JSON body or a
+//! header alike. A value the user typed or the recording held before any
+//! response did (a page title in a typed URL) is a constant: it stays
+//! literal everywhere. The account typed into a login form becomes data
+//! columns, and so does every secret (a value first sent in a password
+//! field or under a name such as `token` or `secret` that no response
+//! held): the secret's `${column}` replaces it wherever it appears, so it
+//! is in neither the scenario nor the report. Token-like values that could
+//! not be traced are reported.
+//!
+//! The steps are read once, in order ([`crate::held`]): the work grows
+//! with the recording's size, not with its square.
 
 use crate::har::{form_pairs, Step};
-use regex::Regex;
-use scraper::{ElementRef, Html, Selector};
+use crate::held::{self, Held, Index};
+use crate::multipart::{self, Multipart};
+use std::collections::{HashMap, HashSet};
 
 /// Where a step sends a value.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +26,8 @@ pub enum Place {
     /// A query parameter (decoded value).
     Query(String),
     Form(String),
+    /// A multipart body's part: (index, field name).
+    Part(usize, String),
     /// A JSON body's string, by pointer.
     Json(String),
     Header(String),
@@ -42,14 +53,23 @@ pub struct Request {
 pub enum Body {
     None,
     Form(Vec<(String, String)>),
+    /// multipart/form-data: sent as the recorded body, its parts' values
+    /// template text.
+    Multipart {
+        content_type: String,
+        body: Multipart,
+    },
     Json(serde_json::Value),
-    Raw { content_type: String, text: String },
+    Raw {
+        content_type: String,
+        text: String,
+    },
 }
 
 /// How a variable is read from a response.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Extract {
-    /// `input[name="..."]` and the attribute, the n-th match (1-based).
+    /// A CSS selector and the attribute, the n-th match (1-based).
     Css {
         selector: String,
         attribute: String,
@@ -73,13 +93,19 @@ pub struct Variable {
     pub used_by: Vec<usize>,
 }
 
-/// A value the user typed, read from the data file.
+/// A value the user supplies, read from the data file: the account typed
+/// into the login form, and secrets.
 #[derive(Debug, Clone)]
 pub struct DataColumn {
     pub name: String,
-    /// The form field it was typed into.
+    /// The field it was first typed into.
     pub field: String,
     pub value: String,
+    /// Never written in the scenario nor printed: replaced by `${name}`
+    /// wherever it appears.
+    pub secret: bool,
+    /// The step that first sent it (0-based).
+    pub step: usize,
 }
 
 #[derive(Debug, Default)]
@@ -89,6 +115,8 @@ pub struct Correlation {
     pub data: Vec<DataColumn>,
     /// Token-like values sent as recorded: (step, where, value, why).
     pub not_correlated: Vec<(usize, String, String, &'static str)>,
+    /// Work done indexing and looking up values (see [`Index::work`]).
+    pub work: u64,
 }
 
 /// Headers a browser adds by itself; the runner sends its own.
@@ -98,7 +126,6 @@ fn browser_header(name: &str) -> bool {
         && n != "authorization"
 }
 
-/// The request of each step, as recorded.
 /// A recorded value as template text: a literal `${` stays literal
 /// (`$${`); only correlation writes `${var}`.
 fn literal(text: &str) -> String {
@@ -125,6 +152,35 @@ fn literal_pairs(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
         .collect()
 }
 
+fn body_of(mime: &str, text: &str) -> Body {
+    let pairs = form_pairs(text);
+    let mut names: Vec<&str> = pairs.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    let unique = names.windows(2).all(|w| w[0] != w[1]);
+    if mime.starts_with("application/x-www-form-urlencoded") && unique {
+        return Body::Form(literal_pairs(pairs));
+    }
+    if let Some(mut body) = multipart::parse(mime, text) {
+        for p in &mut body.parts {
+            p.head = literal(&p.head);
+            p.value = literal(&p.value);
+        }
+        return Body::Multipart {
+            content_type: mime.to_string(),
+            body,
+        };
+    }
+    if mime.contains("json") {
+        if let Ok(v) = serde_json::from_str(text) {
+            return Body::Json(literal_json(&v));
+        }
+    }
+    Body::Raw {
+        content_type: mime.to_string(),
+        text: literal(text),
+    }
+}
+
 /// The request of each step, as recorded, its text already template text
 /// (see [`literal`]).
 pub fn requests(steps: &[Step]) -> Vec<Request> {
@@ -138,27 +194,15 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
                 None => Body::None,
                 Some((mime, text)) if text.is_empty() && mime.is_empty() => Body::None,
                 Some((mime, text)) => {
-                    let mime = if mime.is_empty() { content_type } else { mime };
-                    let pairs = form_pairs(text);
-                    let mut names: Vec<&str> = pairs.iter().map(|(n, _)| n.as_str()).collect();
-                    names.sort_unstable();
-                    let unique = names.windows(2).all(|w| w[0] != w[1]);
-                    if mime.starts_with("application/x-www-form-urlencoded") && unique {
-                        Body::Form(literal_pairs(pairs))
-                    } else if mime.contains("json") {
-                        match serde_json::from_str(text) {
-                            Ok(v) => Body::Json(literal_json(&v)),
-                            Err(_) => Body::Raw {
-                                content_type: mime.to_string(),
-                                text: literal(text),
-                            },
-                        }
+                    // The header has the boundary when the HAR's mimeType lacks it.
+                    let mime = if mime.is_empty()
+                        || (mime.starts_with("multipart/") && !mime.contains("boundary"))
+                    {
+                        content_type
                     } else {
-                        Body::Raw {
-                            content_type: mime.to_string(),
-                            text: literal(text),
-                        }
-                    }
+                        mime
+                    };
+                    body_of(mime, text)
                 }
             };
             Request {
@@ -178,12 +222,9 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
         .collect()
 }
 
-/// How many steps back a sent value's source is looked for.
-const SEARCHED: usize = 100;
-
 /// A value worth tracing when it is not a named input: long enough, no
 /// spaces, and looking generated (letters and digits, or long).
-fn token_like(value: &str) -> bool {
+pub fn token_like(value: &str) -> bool {
     if value.chars().any(char::is_whitespace) {
         return false;
     }
@@ -192,109 +233,113 @@ fn token_like(value: &str) -> bool {
     (value.len() >= 6 && letters && digits) || value.len() >= 16
 }
 
-/// A variable name from a field name: `message[itemid]` → `message_itemid`.
-fn var_name(field: &str, taken: &[String]) -> String {
-    let mut base: String = field
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    while base.contains("__") {
-        base = base.replace("__", "_");
-    }
-    let mut base = base.trim_matches('_').to_string();
-    if base.is_empty() {
-        base = "value".into();
-    }
-    if base.starts_with(|c: char| c.is_ascii_digit()) {
-        base = format!("v_{base}");
-    }
-    let mut name = base.clone();
-    let mut n = 2;
-    while taken.contains(&name) {
-        name = format!("{base}_{n}");
-        n += 1;
-    }
-    name
+/// A field whose value is a password.
+fn password_name(field: &str) -> bool {
+    let f = field.to_ascii_lowercase();
+    ["pass", "pwd", "pw", "passwd", "passphrase"].contains(&f.as_str())
+        || f.contains("password")
+        || f.contains("passwd")
+        || f.contains("pass_")
+        || f.ends_with("pass")
+        || f.ends_with("pwd")
+        || f.contains("[pass")
 }
 
-struct Pages {
-    docs: Vec<Option<Html>>,
+/// A field whose typed (untraced) value is a secret.
+fn secret_name(field: &str) -> bool {
+    let f = field.to_ascii_lowercase();
+    password_name(field)
+        || [
+            "secret",
+            "token",
+            "credential",
+            "apikey",
+            "api_key",
+            "api-key",
+            "authorization",
+            "auth_",
+            "passcode",
+        ]
+        .iter()
+        .any(|w| f.contains(w))
 }
 
-impl Pages {
-    fn new(steps: &[Step]) -> Pages {
-        Pages {
-            docs: steps
-                .iter()
-                .map(|s| {
-                    let last = s.last();
-                    last.is_html().then(|| Html::parse_document(&last.body))
-                })
-                .collect(),
+/// Variable names given so far, and the next number of each base name
+/// (so that naming the 3,000th `token` does not try 2,999 numbers).
+#[derive(Default)]
+struct Names {
+    taken: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
+impl Names {
+    /// A new variable name from a field name: `message[itemid]` → `message_itemid`.
+    fn new_name(&mut self, field: &str) -> String {
+        let mut base: String = field
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        while base.contains("__") {
+            base = base.replace("__", "_");
         }
+        let mut base = base.trim_matches('_').to_string();
+        if base.is_empty() {
+            base = "value".into();
+        }
+        if base.starts_with(|c: char| c.is_ascii_digit()) {
+            base = format!("v_{base}");
+        }
+        let mut name = base.clone();
+        let n = self.next.entry(base.clone()).or_insert(2);
+        while self.taken.contains(&name) {
+            name = format!("{base}_{n}");
+            *n += 1;
+        }
+        self.taken.insert(name.clone());
+        name
     }
 }
 
-fn selector(text: &str) -> Option<Selector> {
-    Selector::parse(text).ok()
+#[cfg(test)]
+fn var_name(field: &str, taken: &[String]) -> String {
+    let mut names = Names::default();
+    names.taken.extend(taken.iter().cloned());
+    names.new_name(field)
 }
 
-fn css_string(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-/// The login form's fields: (user field, password field) of the form that
-/// has a password input, in the page before the step that posts it.
-fn login_fields(doc: &Html, sent: &[(String, String)]) -> Option<(Option<String>, String)> {
-    let forms = selector("form")?;
-    let inputs = selector("input, textarea")?;
-    for form in doc.select(&forms) {
-        let fields: Vec<ElementRef> = form.select(&inputs).collect();
-        let Some(password) = fields.iter().position(|f| {
-            f.value()
-                .attr("type")
-                .is_some_and(|t| t.eq_ignore_ascii_case("password"))
-                && f.value()
-                    .attr("name")
-                    .is_some_and(|n| sent.iter().any(|(s, _)| s == n))
-        }) else {
+/// The login form's fields: (user field, password field) of the first
+/// form with a password input whose fields the request sent.
+fn login_fields(
+    forms: &[Vec<(String, String)>],
+    sent: &[(String, String)],
+) -> Option<(Option<String>, String)> {
+    let was_sent = |n: &str| sent.iter().any(|(s, _)| s == n);
+    for fields in forms {
+        let Some(password) = fields
+            .iter()
+            .position(|(n, t)| t == "password" && was_sent(n))
+        else {
             continue;
         };
-        let password_name = fields[password].value().attr("name")?.to_string();
         let user = fields[..password]
             .iter()
             .rev()
-            .find(|f| {
-                let t = f
-                    .value()
-                    .attr("type")
-                    .unwrap_or("text")
-                    .to_ascii_lowercase();
-                matches!(t.as_str(), "text" | "email" | "tel")
-                    && f.value()
-                        .attr("name")
-                        .is_some_and(|n| sent.iter().any(|(s, _)| s == n))
-            })
-            .and_then(|f| f.value().attr("name"))
-            .map(str::to_string);
-        return Some((user, password_name));
+            .find(|(n, t)| matches!(t.as_str(), "text" | "email" | "tel") && was_sent(n))
+            .map(|(n, _)| n.clone());
+        return Some((user, fields[password].0.clone()));
     }
     None
 }
 
 /// Guesses the login fields by name when no page shows the form.
 fn login_fields_by_name(sent: &[(String, String)]) -> Option<(Option<String>, String)> {
-    let password = sent
-        .iter()
-        .find(|(n, _)| n.to_ascii_lowercase().contains("pass"))?
-        .0
-        .clone();
+    let password = sent.iter().find(|(n, _)| password_name(n))?.0.clone();
     let user = sent
         .iter()
         .find(|(n, _)| {
@@ -305,317 +350,479 @@ fn login_fields_by_name(sent: &[(String, String)]) -> Option<(Option<String>, St
     Some((user, password))
 }
 
-/// Where in `steps[t]`'s responses the server sent `value`: as a named
-/// input (any length), else (for token-like values) as a cookie, a JSON
-/// field, or text a regular expression finds.
-fn find_source(
-    steps: &[Step],
-    pages: &Pages,
-    t: usize,
-    field: Option<&str>,
-    value: &str,
-) -> Option<Extract> {
-    if let (Some(doc), Some(field)) = (&pages.docs[t], field) {
-        if let Some(sel) = selector(&format!("input[name=\"{}\"]", css_string(field))) {
-            let values: Vec<&str> = doc
-                .select(&sel)
-                .map(|e| e.value().attr("value").unwrap_or(""))
-                .collect();
-            if let Some(i) = values.iter().position(|v| *v == value) {
-                return Some(Extract::Css {
-                    selector: format!("input[name=\"{}\"]", css_string(field)),
-                    attribute: "value".into(),
-                    nth: i + 1,
-                });
-            }
-        }
-    }
-    if !token_like(value) {
-        return None;
-    }
-    for hop in &steps[t].hops {
-        for (name, header) in &hop.response_headers {
-            if !name.eq_ignore_ascii_case("set-cookie") {
-                continue;
-            }
-            let pair = header.split(';').next().unwrap_or("");
-            if let Some((cookie, v)) = pair.split_once('=') {
-                if v.trim() == value {
-                    return Some(Extract::Cookie(cookie.trim().to_string()));
-                }
-            }
-        }
-    }
-    let last = steps[t].last();
-    if last.mime.contains("json") {
-        if let Ok(json) = serde_json::from_str::<serde_json::Value>(&last.body) {
-            if let Some(pointer) = json_pointer_of(&json, value, String::new()) {
-                return Some(Extract::Json(pointer));
-            }
-        }
-    }
-    if let Some(doc) = &pages.docs[t] {
-        // Another input holding it (named differently from the field).
-        if let Some(sel) = selector("input[name][value]") {
-            let inputs: Vec<ElementRef> = doc.select(&sel).collect();
-            if let Some(input) = inputs
-                .iter()
-                .find(|e| e.value().attr("value") == Some(value))
-            {
-                let name = input.value().attr("name").unwrap_or("");
-                let css = format!("input[name=\"{}\"]", css_string(name));
-                if let Some(named) = selector(&css) {
-                    let nth = doc
-                        .select(&named)
-                        .position(|e| e.value().attr("value") == Some(value))
-                        .map_or(1, |i| i + 1);
-                    return Some(Extract::Css {
-                        selector: css,
-                        attribute: "value".into(),
-                        nth,
-                    });
-                }
-            }
-        }
-    }
-    regex_for(&last.body, value).map(Extract::Regex)
-}
-
-fn json_pointer_of(json: &serde_json::Value, value: &str, at: String) -> Option<String> {
-    match json {
-        serde_json::Value::String(s) if s == value => {
-            Some(if at.is_empty() { "/".into() } else { at })
-        }
-        serde_json::Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let key = k.replace('~', "~0").replace('/', "~1");
-            json_pointer_of(v, value, format!("{at}/{key}"))
-        }),
-        serde_json::Value::Array(list) => list
+/// The (field, value) pairs a request's body sends, for finding a login.
+fn body_fields(r: &Request) -> Vec<(String, String)> {
+    match &r.body {
+        Body::Form(pairs) => pairs.clone(),
+        Body::Multipart { body, .. } => body
+            .parts
             .iter()
-            .enumerate()
-            .find_map(|(i, v)| json_pointer_of(v, value, format!("{at}/{i}"))),
-        _ => None,
+            .filter(|p| !p.file)
+            .filter_map(|p| Some((p.name.clone()?, p.value.clone())))
+            .collect(),
+        Body::Json(json) => {
+            let mut leaves = Vec::new();
+            held::json_leaves(json, String::new(), &mut leaves);
+            leaves
+                .into_iter()
+                .map(|(p, v)| (p.rsplit('/').next().unwrap_or("").to_string(), v))
+                .collect()
+        }
+        Body::None | Body::Raw { .. } => Vec::new(),
     }
 }
 
-/// A regular expression whose first match's group 1 is `value` in `body`:
-/// the text before its first occurrence, the value, and what follows.
-fn regex_for(body: &str, value: &str) -> Option<String> {
-    let at = body.find(value)?;
-    let after = at + value.len();
-    for before in [8usize, 16, 32, 64] {
-        let mut start = at.saturating_sub(before);
-        while !body.is_char_boundary(start) {
-            start -= 1;
-        }
-        let mut end = (after + 1).min(body.len());
-        while !body.is_char_boundary(end) {
-            end += 1;
-        }
-        let prefix = &body[start..at];
-        let suffix = &body[after..end];
-        let middle = if value
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.~+/=%".contains(c))
-        {
-            "([A-Za-z0-9_.~+/=%-]+)".to_string()
-        } else {
-            "(.+?)".to_string()
-        };
-        let pattern = format!("{}{middle}{}", regex::escape(prefix), regex::escape(suffix));
-        let Ok(re) = Regex::new(&pattern) else {
-            continue;
-        };
-        if re
-            .captures(body)
-            .and_then(|c| c.get(1))
-            .is_some_and(|m| m.as_str() == value)
-        {
-            return Some(pattern);
-        }
-    }
-    None
+/// The state of one pass over the steps.
+struct Pass<'a> {
+    steps: &'a [Step],
+    c: Correlation,
+    held: Vec<Held>,
+    index: Index,
+    /// Steps whose page has a form with a password input.
+    login_pages: Vec<usize>,
+    login_found: bool,
+    /// Names of the password inputs of the pages seen so far.
+    password_inputs: HashSet<String>,
+    /// Values the recording held before any response did.
+    constants: HashSet<String>,
+    /// Variables by value.
+    by_value: HashMap<String, Vec<usize>>,
+    names: Names,
+    /// Each variable's name before a number was added (`token` of `token_7`).
+    bases: Vec<String>,
 }
 
 /// Correlates the steps' values.
 pub fn correlate(steps: &[Step]) -> Correlation {
-    let pages = Pages::new(steps);
-    let mut c = Correlation {
-        requests: requests(steps),
-        ..Correlation::default()
+    let mut pass = Pass {
+        steps,
+        c: Correlation {
+            requests: requests(steps),
+            ..Correlation::default()
+        },
+        held: Vec::with_capacity(steps.len()),
+        index: Index::default(),
+        login_pages: Vec::new(),
+        login_found: false,
+        password_inputs: HashSet::new(),
+        constants: HashSet::new(),
+        by_value: HashMap::new(),
+        names: Names::default(),
+        bases: Vec::new(),
     };
-    // The account typed into the first login form (or sent as JSON).
-    for (s, request) in c.requests.iter().enumerate() {
-        let json_fields;
-        let sent: &Vec<(String, String)> = match &request.body {
-            Body::Form(sent) => sent,
-            Body::Json(json) => {
-                let mut leaves = Vec::new();
-                json_strings(json, String::new(), &mut leaves);
-                json_fields = leaves
-                    .into_iter()
-                    .filter_map(|(place, v)| match place {
-                        Place::Json(p) => Some((p.rsplit('/').next().unwrap_or("").to_string(), v)),
-                        _ => None,
-                    })
-                    .collect::<Vec<_>>();
-                &json_fields
+    for (s, step) in steps.iter().enumerate() {
+        pass.step(s);
+        let h = Held::of(step);
+        pass.index.add(s, step, &h);
+        if !h.password_forms.is_empty() {
+            pass.login_pages.push(s);
+            for form in &h.password_forms {
+                pass.password_inputs.extend(
+                    form.iter()
+                        .filter(|(_, t)| t == "password")
+                        .map(|(n, _)| n.clone()),
+                );
             }
-            _ => continue,
+        }
+        pass.held.push(h);
+    }
+    let mut c = pass.c;
+    c.work = pass.index.work;
+    share_names(&mut c, &pass.bases);
+    hide_secrets(&mut c);
+    c
+}
+
+/// One name for the successive values of a token (each page's new
+/// `token`): a variable takes the name of an earlier one of the same base
+/// when every use of that one comes no later than its own extraction (the
+/// step that extracts still sends the old value). A recording of 5,000
+/// edits then has one `token`, as a person would write it, not 5,000.
+fn share_names(c: &mut Correlation, bases: &[String]) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut order: Vec<usize> = (0..c.variables.len()).collect();
+    order.sort_by_key(|&i| c.variables[i].source);
+    let mut names = Names::default();
+    names.taken.extend(c.data.iter().map(|d| d.name.clone()));
+    // Per base: the names in use, by the step of their last use (earliest first).
+    let mut free: HashMap<&str, BinaryHeap<Reverse<(usize, String)>>> = HashMap::new();
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for i in order {
+        let v = &c.variables[i];
+        let last_use = v.used_by.iter().copied().max().unwrap_or(v.source);
+        let slots = free.entry(bases[i].as_str()).or_default();
+        let name = match slots.peek() {
+            Some(Reverse((until, _))) if *until <= v.source => {
+                let Reverse((_, name)) = slots.pop().expect("peeked");
+                name
+            }
+            _ => names.new_name(&bases[i]),
         };
-        let fields = (0..s)
-            .rev()
-            .find_map(|t| pages.docs[t].as_ref().and_then(|d| login_fields(d, sent)))
-            .or_else(|| login_fields_by_name(sent));
-        let Some((user, password)) = fields else {
+        slots.push(Reverse((last_use, name.clone())));
+        if name != v.name {
+            renamed.insert(v.name.clone(), name.clone());
+        }
+        c.variables[i].name = name;
+    }
+    if renamed.is_empty() {
+        return;
+    }
+    let rename = |text: &mut String| {
+        if text.contains("${") {
+            *text = rename_templates(text, &renamed);
+        }
+    };
+    for r in &mut c.requests {
+        rename(&mut r.path);
+        for (_, v) in r.query.iter_mut().chain(r.headers.iter_mut()) {
+            rename(v);
+        }
+        match &mut r.body {
+            Body::None | Body::Raw { .. } => {}
+            Body::Form(pairs) => pairs.iter_mut().for_each(|(_, v)| rename(v)),
+            Body::Multipart { body, .. } => {
+                body.parts.iter_mut().for_each(|p| rename(&mut p.value))
+            }
+            Body::Json(json) => hide_json(json, &rename),
+        }
+    }
+}
+
+/// `text` with each `${old}` written `${new}` (a literal `$${` is left).
+fn rename_templates(text: &str, renamed: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("${") {
+        if i > 0 && rest.as_bytes()[i - 1] == b'$' {
+            out.push_str(&rest[..i + 2]);
+            rest = &rest[i + 2..];
             continue;
+        }
+        out.push_str(&rest[..i]);
+        let Some(end) = rest[i..].find('}') else {
+            break;
+        };
+        let name = &rest[i + 2..i + end];
+        out.push_str("${");
+        out.push_str(renamed.get(name).map_or(name, String::as_str));
+        out.push('}');
+        rest = &rest[i + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+impl Pass<'_> {
+    /// The account of the first login form (a form with a password input,
+    /// or fields named so) becomes data columns.
+    fn find_login(&mut self, s: usize) {
+        let sent = body_fields(&self.c.requests[s]);
+        if sent.is_empty() {
+            return;
+        }
+        let fields = self
+            .login_pages
+            .iter()
+            .rev()
+            .find_map(|&t| login_fields(&self.held[t].password_forms, &sent))
+            .or_else(|| login_fields_by_name(&sent));
+        let Some((user, password)) = fields else {
+            return;
         };
         let value_of = |field: &str| {
             sent.iter()
                 .find(|(n, _)| n == field)
                 .map(|(_, v)| v.clone())
         };
-        if let Some(user) = user {
-            if let Some(value) = value_of(&user) {
-                c.data.push(DataColumn {
-                    name: "username".into(),
-                    field: user,
-                    value,
-                });
-            }
-        }
-        if let Some(value) = value_of(&password) {
-            c.data.push(DataColumn {
-                name: "password".into(),
-                field: password,
+        if let Some(value) = user.as_deref().and_then(value_of) {
+            self.c.data.push(DataColumn {
+                name: self.names.new_name("username"),
+                field: user.unwrap_or_default(),
                 value,
+                secret: false,
+                step: s,
             });
         }
-        break;
+        if let Some(value) = value_of(&password) {
+            self.c.data.push(DataColumn {
+                name: self.names.new_name("password"),
+                field: password,
+                value,
+                secret: true,
+                step: s,
+            });
+        }
+        self.login_found = true;
     }
-    // A form whose fields repeat a name cannot be a YAML mapping: it goes
-    // as a recorded body, and says so.
-    for (s, r) in c.requests.iter().enumerate() {
-        if let Body::Raw { content_type, text } = &r.body {
+
+    fn step(&mut self, s: usize) {
+        if let Body::Raw { content_type, .. } = &self.c.requests[s].body {
+            // A form whose fields repeat a name cannot be a YAML mapping: it
+            // goes as a recorded body, and says so (without its text, which
+            // may hold a secret).
             if content_type.starts_with("application/x-www-form-urlencoded") {
-                c.not_correlated.push((
+                self.c.not_correlated.push((
                     s,
                     "form body".into(),
-                    text.chars().take(80).collect(),
+                    String::new(),
                     "its fields repeat a name, so it is sent as the recorded body and none of its values is correlated",
                 ));
             }
         }
-    }
-    let n = c.requests.len();
-    for s in 0..n {
-        let sent = sent_values(&c.requests[s]);
-        for (place, value) in sent {
+        if !self.login_found {
+            self.find_login(s);
+        }
+        for (place, value) in sent_values(&self.c.requests[s]) {
             if value.is_empty() {
                 continue;
             }
-            let field = match &place {
-                Place::Form(name) | Place::Query(name) => Some(name.as_str()),
-                Place::Json(pointer) => pointer.rsplit('/').next(),
-                Place::Header(_) | Place::HeaderToken(..) => None,
-            };
-            // Typed into a form field of the data columns.
-            if let Some(col) = c
-                .data
-                .iter()
-                .find(|d| d.value == value && field == Some(d.field.as_str()))
-            {
-                let template = format!("${{{}}}", col.name);
-                set(&mut c.requests[s], &place, &template);
-                continue;
-            }
-            // The same value again: the same variable, when it is a token
-            // or goes into a field of the same name (a short value such as
-            // "1" in another field is a coincidence).
-            if let Some(var) = c.variables.iter_mut().find(|v| {
-                v.value == value
-                    && v.source < s
-                    && (token_like(&value) || v.field.as_deref() == field)
-            }) {
-                var.used_by.push(s);
-                let template = format!("${{{}}}", var.name);
-                set(&mut c.requests[s], &place, &template);
-                continue;
-            }
-            // The source is near (a page's form, the last answer): the last
-            // SEARCHED steps are searched, so long recordings stay fast.
-            let found = (s.saturating_sub(SEARCHED)..s)
-                .rev()
-                .find_map(|t| find_source(steps, &pages, t, field, &value).map(|x| (t, x)));
-            match found {
-                Some((t, extract)) => {
-                    let taken: Vec<String> = c
-                        .variables
-                        .iter()
-                        .map(|v| v.name.clone())
-                        .chain(c.data.iter().map(|d| d.name.clone()))
-                        .collect();
-                    // Named after the field it goes into, else after where it came from.
-                    let hint = match (field, &extract) {
-                        (Some(f), _) => f.to_string(),
-                        (None, Extract::Json(pointer)) => {
-                            pointer.rsplit('/').next().unwrap_or("token").to_string()
-                        }
-                        (None, Extract::Cookie(name)) => name.clone(),
-                        (None, _) => "token".to_string(),
-                    };
-                    let name = var_name(&hint, &taken);
-                    let template = format!("${{{name}}}");
-                    set(&mut c.requests[s], &place, &template);
-                    c.variables.push(Variable {
-                        name,
-                        value,
-                        field: field.map(str::to_string),
-                        source: t,
-                        extract,
-                        used_by: vec![s],
-                    });
-                }
-                None if token_like(&value) => {
-                    // A redirect's Location is not a response an extractor
-                    // reads (the step follows it): say so rather than guess.
-                    let in_location = steps[..s].iter().any(|step| {
-                        step.hops.iter().any(|h| {
-                            h.response_header("location")
-                                .is_some_and(|l| l.contains(value.as_str()))
-                        })
-                    });
-                    let why = if in_location {
-                        "only a redirect's Location held it, which no extractor reads"
-                    } else {
-                        "no earlier response holds it (made by the page's script, or typed?)"
-                    };
-                    c.not_correlated
-                        .push((s, describe_place(&place), value, why));
-                }
-                None => {}
-            }
+            self.value(s, place, value);
         }
         // Tokens inside the path (e.g. /edit/8f3a.../): the variables' values.
-        let path = c.requests[s].path.clone();
-        let mut templated = path.clone();
-        for var in c.variables.iter_mut().filter(|v| v.source < s) {
-            if var.value.len() >= 8 && templated.contains(&var.value) {
-                templated = templated.replace(&var.value, &format!("${{{}}}", var.name));
-                if !var.used_by.contains(&s) {
-                    var.used_by.push(s);
+        let path = self.c.requests[s].path.clone();
+        let mut segments: Vec<String> = Vec::new();
+        for segment in path.split('/') {
+            let var = (segment.len() >= 8)
+                .then(|| self.by_value.get(segment))
+                .flatten()
+                .and_then(|ids| ids.last().copied());
+            match var {
+                Some(i) => {
+                    let v = &mut self.c.variables[i];
+                    if !v.used_by.contains(&s) {
+                        v.used_by.push(s);
+                    }
+                    segments.push(format!("${{{}}}", v.name));
                 }
+                None => segments.push(segment.to_string()),
             }
         }
-        c.requests[s].path = templated;
+        self.c.requests[s].path = segments.join("/");
     }
-    c
+
+    fn value(&mut self, s: usize, place: Place, value: String) {
+        let field = match &place {
+            Place::Form(name) | Place::Query(name) | Place::Part(_, name) => Some(name.as_str()),
+            Place::Json(pointer) => pointer.rsplit('/').next(),
+            Place::Header(name) => Some(name.as_str()),
+            Place::HeaderToken(..) => Some("authorization"),
+        };
+        // A value the user supplies: typed into the login form's field, or
+        // a secret sent anywhere.
+        if let Some(col) = self
+            .c
+            .data
+            .iter()
+            .find(|d| d.value == value && (d.secret || field == Some(d.field.as_str())))
+        {
+            let template = format!("${{{}}}", col.name);
+            set(&mut self.c.requests[s], &place, &template);
+            return;
+        }
+        let is_header = matches!(place, Place::Header(_) | Place::HeaderToken(..));
+        // A password: a secret whatever the responses held. (A field of
+        // the name of a page's password input counts in a form or body
+        // only: `p=2` in a query is a page number.)
+        let in_body = matches!(place, Place::Form(_) | Place::Part(..) | Place::Json(_));
+        let password = !is_header
+            && field
+                .is_some_and(|f| password_name(f) || (in_body && self.password_inputs.contains(f)));
+        if password {
+            self.secret(s, &place, field.unwrap_or("password"), value);
+            return;
+        }
+        if self.constants.contains(&value) {
+            return;
+        }
+        // The same value again: the same variable, when it is a token or
+        // goes into a field of the same name (a short value such as "1" in
+        // another field is a coincidence).
+        let again = self.by_value.get(&value).and_then(|ids| {
+            ids.iter()
+                .rev()
+                .copied()
+                .find(|&i| token_like(&value) || self.c.variables[i].field.as_deref() == field)
+        });
+        if let Some(i) = again {
+            let var = &mut self.c.variables[i];
+            if !var.used_by.contains(&s) {
+                var.used_by.push(s);
+            }
+            let template = format!("${{{}}}", var.name);
+            set(&mut self.c.requests[s], &place, &template);
+            return;
+        }
+        let named_field = if is_header { None } else { field };
+        // The latest response holding it whose extractor yields it exactly.
+        let found = self
+            .index
+            .latest(named_field, &value)
+            .into_iter()
+            .find_map(|t| {
+                held::extractor(&self.steps[t], &self.held[t], named_field, &value).map(|x| (t, x))
+            });
+        match found {
+            Some((t, extract)) => {
+                // Named after the field it goes into, else after where it came from.
+                let hint = match (named_field, &extract) {
+                    (Some(f), _) => f.to_string(),
+                    (None, Extract::Json(pointer)) => {
+                        pointer.rsplit('/').next().unwrap_or("token").to_string()
+                    }
+                    (None, Extract::Cookie(name)) => name.clone(),
+                    (None, _) => "token".to_string(),
+                };
+                let name = self.names.new_name(&hint);
+                self.bases.push(hint);
+                let template = format!("${{{name}}}");
+                set(&mut self.c.requests[s], &place, &template);
+                self.by_value
+                    .entry(value.clone())
+                    .or_default()
+                    .push(self.c.variables.len());
+                self.c.variables.push(Variable {
+                    name,
+                    value,
+                    field: named_field.map(str::to_string),
+                    source: t,
+                    extract,
+                    used_by: vec![s],
+                });
+            }
+            None if field.is_some_and(secret_name) => {
+                // Typed, not sent by the server: the user's to supply.
+                self.secret(s, &place, field.unwrap_or("secret"), value);
+            }
+            None => {
+                // Sent before any response held it (typed, or in the URL
+                // the user opened): a constant, literal wherever it is sent.
+                if token_like(&value) {
+                    // A redirect's Location is not a response an extractor
+                    // reads (the step follows it): say so rather than guess.
+                    let why = if self.index.in_location(&value) {
+                        "only a redirect's Location held it, which no extractor reads"
+                    } else {
+                        "no earlier response holds it (typed, or made by the page's script?), so it is a constant"
+                    };
+                    self.c
+                        .not_correlated
+                        .push((s, describe_place(&place), value.clone(), why));
+                }
+                self.constants.insert(value);
+            }
+        }
+    }
+
+    /// A secret: a data column the user fills in, `${column}` where it is sent.
+    fn secret(&mut self, s: usize, place: &Place, field: &str, value: String) {
+        let hint = if password_name(field) || self.password_inputs.contains(field) {
+            if self.c.data.iter().any(|d| d.name == "password") {
+                field.to_string()
+            } else {
+                "password".to_string()
+            }
+        } else {
+            field.to_string()
+        };
+        let name = self.names.new_name(&hint);
+        set(&mut self.c.requests[s], place, &format!("${{{name}}}"));
+        self.c.data.push(DataColumn {
+            name,
+            field: field.to_string(),
+            value,
+            secret: true,
+            step: s,
+        });
+    }
+}
+
+/// Replaces each secret wherever it is still written (inside a longer
+/// value, a path, a header, a body sent as recorded), as typed and
+/// urlencoded, by its `${column}`.
+fn hide_secrets(c: &mut Correlation) {
+    let secrets: Vec<(String, String)> = c
+        .data
+        .iter()
+        .filter(|d| d.secret && !d.value.is_empty())
+        .flat_map(|d| {
+            let template = format!("${{{}}}", d.name);
+            let mut forms = vec![(d.value.clone(), template.clone())];
+            let encoded = crate::har::form_encode(&d.value.replace("$${", "${"));
+            if encoded != d.value {
+                forms.push((encoded, template));
+            }
+            forms
+        })
+        .collect();
+    if secrets.is_empty() {
+        return;
+    }
+    // Inside longer text only a secret long enough not to be a
+    // coincidence; a value equal to it was replaced where it was sent.
+    let hide = |text: &mut String| {
+        for (secret, template) in &secrets {
+            if secret.chars().count() >= 6 && text.contains(secret.as_str()) {
+                *text = replace_outside_templates(text, secret, template);
+            }
+        }
+    };
+    for r in &mut c.requests {
+        hide(&mut r.path);
+        for (_, v) in r.query.iter_mut().chain(r.headers.iter_mut()) {
+            hide(v);
+        }
+        match &mut r.body {
+            Body::None => {}
+            Body::Form(pairs) => pairs.iter_mut().for_each(|(_, v)| hide(v)),
+            Body::Multipart { body, .. } => body.parts.iter_mut().for_each(|p| hide(&mut p.value)),
+            Body::Json(json) => hide_json(json, &hide),
+            Body::Raw { text, .. } => hide(text),
+        }
+    }
+    for (_, _, value, _) in &mut c.not_correlated {
+        hide(value);
+    }
+}
+
+fn hide_json(json: &mut serde_json::Value, hide: &dyn Fn(&mut String)) {
+    match json {
+        serde_json::Value::String(s) => hide(s),
+        serde_json::Value::Array(list) => list.iter_mut().for_each(|v| hide_json(v, hide)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|v| hide_json(v, hide)),
+        _ => {}
+    }
+}
+
+/// `text` with `from` replaced by `to` outside the `${...}` it already holds.
+fn replace_outside_templates(text: &str, from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        // A template starts at `${` not preceded by `$` (`$${` is literal).
+        let start = rest
+            .match_indices("${")
+            .find(|(i, _)| *i == 0 || rest.as_bytes()[i - 1] != b'$')
+            .map(|(i, _)| i);
+        let (plain, template) = match start {
+            Some(i) => {
+                let end = rest[i..].find('}').map_or(rest.len(), |e| i + e + 1);
+                (&rest[..i], &rest[i..end])
+            }
+            None => (rest, ""),
+        };
+        out.push_str(&plain.replace(from, to));
+        out.push_str(template);
+        rest = &rest[plain.len() + template.len()..];
+    }
+    out
 }
 
 fn describe_place(place: &Place) -> String {
     match place {
         Place::Query(n) => format!("query parameter {n}"),
         Place::Form(n) => format!("form field {n}"),
+        Place::Part(_, n) => format!("multipart field {n}"),
         Place::Json(p) => format!("JSON {p}"),
         Place::Header(h) | Place::HeaderToken(h, _) => format!("header {h}"),
     }
@@ -634,7 +841,18 @@ fn sent_values(r: &Request) -> Vec<(Place, String)> {
                 .iter()
                 .map(|(n, v)| (Place::Form(n.clone()), v.clone())),
         ),
-        Body::Json(json) => json_strings(json, String::new(), &mut out),
+        Body::Multipart { body, .. } => out.extend(
+            body.parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !p.file)
+                .filter_map(|(i, p)| Some((Place::Part(i, p.name.clone()?), p.value.clone()))),
+        ),
+        Body::Json(json) => {
+            let mut leaves = Vec::new();
+            held::json_leaves(json, String::new(), &mut leaves);
+            out.extend(leaves.into_iter().map(|(p, v)| (Place::Json(p), v)));
+        }
         Body::None | Body::Raw { .. } => {}
     }
     for (name, value) in &r.headers {
@@ -653,24 +871,6 @@ fn sent_values(r: &Request) -> Vec<(Place, String)> {
     out
 }
 
-fn json_strings(json: &serde_json::Value, at: String, out: &mut Vec<(Place, String)>) {
-    match json {
-        serde_json::Value::String(s) => out.push((Place::Json(at), s.clone())),
-        serde_json::Value::Object(map) => {
-            for (k, v) in map {
-                let key = k.replace('~', "~0").replace('/', "~1");
-                json_strings(v, format!("{at}/{key}"), out);
-            }
-        }
-        serde_json::Value::Array(list) => {
-            for (i, v) in list.iter().enumerate() {
-                json_strings(v, format!("{at}/{i}"), out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// Puts `template` where `place` was.
 fn set(r: &mut Request, place: &Place, template: &str) {
     match place {
@@ -687,6 +887,13 @@ fn set(r: &mut Request, place: &Place, template: &str) {
             if let Body::Form(pairs) = &mut r.body {
                 if let Some(pair) = pairs.iter_mut().find(|(n, _)| n == name) {
                     pair.1 = template.to_string();
+                }
+            }
+        }
+        Place::Part(i, _) => {
+            if let Body::Multipart { body, .. } = &mut r.body {
+                if let Some(part) = body.parts.get_mut(*i) {
+                    part.value = template.to_string();
                 }
             }
         }
@@ -715,17 +922,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn regexes_find_the_value_first() {
-        let body = r#"<a href="/x?id=7&amp;sesskey=Ab12Cd34Ef">x</a> sesskey=zz"#;
-        let pattern = regex_for(body, "Ab12Cd34Ef").unwrap();
-        let re = Regex::new(&pattern).unwrap();
-        assert_eq!(&re.captures(body).unwrap()[1], "Ab12Cd34Ef");
-        let other = body.replace("Ab12Cd34Ef", "Qq99Rr88Ss");
-        assert_eq!(&re.captures(&other).unwrap()[1], "Qq99Rr88Ss", "{pattern}");
-        assert_eq!(regex_for(body, "missing"), None);
-    }
-
-    #[test]
     fn names_and_tokens() {
         assert_eq!(var_name("message[itemid]", &[]), "message_itemid");
         assert_eq!(var_name("2fa", &[]), "v_2fa");
@@ -735,10 +931,13 @@ mod tests {
         assert!(!token_like("Post to forum"));
         assert!(!token_like("12"));
         assert!(token_like("aaaaaaaaaaaaaaaaaaaa"));
-        let json = serde_json::json!({"a": {"b/c": ["x", "tok123456"]}});
+        assert!(password_name("wpPassword") && !password_name("p"));
+        assert!(password_name("pwd") && password_name("user_pass"));
+        assert!(secret_name("api_key") && secret_name("X-Auth-Token"));
+        assert!(!secret_name("title") && !secret_name("wpTextbox1"));
         assert_eq!(
-            json_pointer_of(&json, "tok123456", String::new()).as_deref(),
-            Some("/a/b~1c/1")
+            replace_outside_templates("a${password}b password $${password}", "password", "${p}"),
+            "a${password}b ${p} $${${p}}"
         );
     }
 }

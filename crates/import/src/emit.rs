@@ -141,11 +141,20 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
         let _ = writeln!(
             y,
             "# Correlated (read from a response, sent back later): {}.",
-            c.variables
-                .iter()
-                .map(|v| v.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            names_listed(c.variables.iter().map(|v| v.name.as_str()))
+        );
+    }
+    let secrets: Vec<&str> = c
+        .data
+        .iter()
+        .filter(|d| d.secret)
+        .map(|d| d.name.as_str())
+        .collect();
+    if !secrets.is_empty() {
+        let _ = writeln!(
+            y,
+            "# Secrets (data columns, never written here): {}.",
+            secrets.join(", ")
         );
     }
     let _ = writeln!(y, "name: {}", q(meta.name));
@@ -167,6 +176,11 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
     let _ = writeln!(y, "profile:\n  users: 1\n  iterations: 1");
     let _ = writeln!(y, "steps:");
     let labels = labels(steps);
+    // Each step's extractors, grouped once (not searched for each step).
+    let mut extracts_of: Vec<Vec<&crate::correlate::Variable>> = vec![Vec::new(); steps.len()];
+    for v in &c.variables {
+        extracts_of[v.source].push(v);
+    }
     for (s, step) in steps.iter().enumerate() {
         let r = &c.requests[s];
         let _ = writeln!(y, "  - label: {}", q(&labels[s]));
@@ -203,12 +217,18 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
                 let _ = writeln!(y, "      {}: {}", q(name), q(v));
             }
         }
-        if !r.headers.is_empty() || matches!(r.body, Body::Raw { .. }) {
+        let content_type = match &r.body {
+            Body::Raw { content_type, .. } | Body::Multipart { content_type, .. } => {
+                Some(content_type)
+            }
+            _ => None,
+        };
+        if !r.headers.is_empty() || content_type.is_some() {
             let _ = writeln!(y, "    headers:");
             for (name, v) in &r.headers {
                 let _ = writeln!(y, "      {}: {}", q(name), q(v));
             }
-            if let Body::Raw { content_type, .. } = &r.body {
+            if let Some(content_type) = content_type {
                 let _ = writeln!(y, "      \"Content-Type\": {}", q(content_type));
             }
         }
@@ -226,11 +246,14 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
             Body::Raw { text, .. } => {
                 let _ = writeln!(y, "    body: {}", q(text));
             }
+            Body::Multipart { body, .. } => {
+                let _ = writeln!(y, "    body: {}", q(&body.render()));
+            }
         }
         if step.unfollowed_redirect {
             let _ = writeln!(y, "    follow_redirects: false");
         }
-        let extracts: Vec<_> = c.variables.iter().filter(|v| v.source == s).collect();
+        let extracts = &extracts_of[s];
         if !extracts.is_empty() {
             let _ = writeln!(y, "    extract:");
             for v in extracts {
@@ -269,6 +292,22 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
         }
     }
     y
+}
+
+/// Names for a comment line, each once: the first 20, then how many more.
+fn names_listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let names: Vec<&str> = names.filter(|n| seen.insert(*n)).collect();
+    let mut text = names
+        .iter()
+        .take(20)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > 20 {
+        text.push_str(&format!(" and {} more", names.len() - 20));
+    }
+    text
 }
 
 /// A query value for a path: a template as it is, recorded text encoded

@@ -5,6 +5,7 @@
 
 use crate::ImportError;
 use base64::Engine as _;
+use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
@@ -93,100 +94,163 @@ pub struct LeftOut {
     pub not_http: usize,
 }
 
+/// A HAR file as serde reads it: objects and lists typed (a `Value` tree
+/// of a 60 MB recording's headers took several times the file's size),
+/// scalars as `Value` so that a field of an unexpected type is ignored as
+/// before rather than refusing the file.
+#[derive(Deserialize)]
+struct HarFile {
+    log: Option<HarLog>,
+}
+
+#[derive(Deserialize)]
+struct HarLog {
+    entries: Option<Vec<HarEntry>>,
+}
+
+#[derive(Deserialize)]
+struct HarEntry {
+    #[serde(rename = "startedDateTime")]
+    started: Option<Value>,
+    time: Option<Value>,
+    request: Option<HarRequest>,
+    response: Option<HarResponse>,
+    #[serde(rename = "_resourceType")]
+    resource_type: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct HarRequest {
+    method: Option<Value>,
+    url: Option<Value>,
+    #[serde(default)]
+    headers: Option<Vec<HarHeader>>,
+    #[serde(rename = "postData")]
+    post_data: Option<HarPost>,
+}
+
+#[derive(Deserialize)]
+struct HarPost {
+    #[serde(rename = "mimeType")]
+    mime_type: Option<Value>,
+    text: Option<Value>,
+    params: Option<Vec<HarHeader>>,
+}
+
+#[derive(Deserialize)]
+struct HarResponse {
+    status: Option<Value>,
+    #[serde(default)]
+    headers: Option<Vec<HarHeader>>,
+    content: Option<HarContent>,
+}
+
+#[derive(Deserialize)]
+struct HarContent {
+    #[serde(rename = "mimeType")]
+    mime_type: Option<Value>,
+    text: Option<Value>,
+    encoding: Option<Value>,
+}
+
+/// A header, or a form's parameter (same shape).
+#[derive(Deserialize)]
+struct HarHeader {
+    name: Option<Value>,
+    value: Option<Value>,
+}
+
+fn text_of(v: Option<Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn pairs(list: Option<Vec<HarHeader>>) -> Vec<(String, String)> {
+    list.unwrap_or_default()
+        .into_iter()
+        .filter_map(|h| Some((text_of(h.name)?, text_of(h.value)?)))
+        .collect()
+}
+
 /// Reads a HAR file's entries in the order they started.
 pub fn read(text: &str) -> Result<Vec<Entry>, ImportError> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
+    let root: HarFile = serde_json::from_str(text).map_err(|e| {
         ImportError::Invalid(format!(
-            "not a HAR file: it is not valid JSON ({e}). Save it from the browser's developer tools (Network, \"Save all as HAR with content\")"
+            "not a HAR file: it is not valid JSON or not shaped as HAR 1.2 ({e}). Save it from the browser's developer tools (Network, \"Save all as HAR with content\")"
         ))
     })?;
-    let entries = root
-        .pointer("/log/entries")
-        .and_then(Value::as_array)
-        .ok_or_else(|| {
-            ImportError::Invalid(
-                "not a HAR file: it has no log.entries list (a HAR file is JSON with {\"log\": {\"entries\": [...]}})".into(),
-            )
-        })?;
+    let entries = root.log.and_then(|l| l.entries).ok_or_else(|| {
+        ImportError::Invalid(
+            "not a HAR file: it has no log.entries list (a HAR file is JSON with {\"log\": {\"entries\": [...]}})".into(),
+        )
+    })?;
     let mut out = Vec::with_capacity(entries.len());
-    for (i, e) in entries.iter().enumerate() {
+    for (i, e) in entries.into_iter().enumerate() {
         let at = |what: &str| ImportError::Invalid(format!("entry {}: {what}", i + 1));
-        let request = e.get("request").ok_or_else(|| at("no request"))?;
-        let response = e.get("response").ok_or_else(|| at("no response"))?;
-        let url_text = request
-            .get("url")
-            .and_then(Value::as_str)
-            .ok_or_else(|| at("the request has no url"))?;
-        let Ok(url) = Url::parse(url_text) else {
+        let request = e.request.ok_or_else(|| at("no request"))?;
+        let response = e.response.ok_or_else(|| at("no response"))?;
+        let url_text = text_of(request.url).ok_or_else(|| at("the request has no url"))?;
+        let Ok(url) = Url::parse(&url_text) else {
             return Err(at(&format!("'{url_text}' is not a URL")));
         };
         let started = e
-            .get("startedDateTime")
+            .started
+            .as_ref()
             .and_then(Value::as_str)
             .and_then(parse_time)
             .unwrap_or(0.0);
-        let post = request.get("postData").and_then(|p| {
-            let mime = p.get("mimeType").and_then(Value::as_str).unwrap_or("");
-            let text = match p.get("text").and_then(Value::as_str) {
-                Some(t) => t.to_string(),
+        let post = request.post_data.and_then(|p| {
+            let mime = text_of(p.mime_type).unwrap_or_default();
+            let text = match text_of(p.text) {
+                Some(t) => t,
                 // Some browsers give only params for forms.
-                None => p
-                    .get("params")
-                    .and_then(Value::as_array)?
+                None => pairs(Some(p.params?))
                     .iter()
-                    .map(|param| {
-                        let name = param.get("name").and_then(Value::as_str).unwrap_or("");
-                        let value = param.get("value").and_then(Value::as_str).unwrap_or("");
-                        format!("{}={}", form_encode(name), form_encode(value))
-                    })
+                    .map(|(name, value)| format!("{}={}", form_encode(name), form_encode(value)))
                     .collect::<Vec<_>>()
                     .join("&"),
             };
-            Some((mime.to_string(), text))
+            Some((mime, text))
         });
-        let content = response.get("content");
-        let mut body = content
-            .and_then(|c| c.get("text"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        if content
-            .and_then(|c| c.get("encoding"))
-            .and_then(Value::as_str)
-            == Some("base64")
-        {
-            body = base64::engine::general_purpose::STANDARD
-                .decode(body.trim())
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-        }
+        let (mime, body) = match response.content {
+            Some(c) => {
+                let mut body = text_of(c.text).unwrap_or_default();
+                if c.encoding.as_ref().and_then(Value::as_str) == Some("base64") {
+                    body = base64::engine::general_purpose::STANDARD
+                        .decode(body.trim())
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default();
+                }
+                (
+                    text_of(c.mime_type)
+                        .unwrap_or_default()
+                        .to_ascii_lowercase(),
+                    body,
+                )
+            }
+            None => (String::new(), String::new()),
+        };
         out.push(Entry {
             started,
-            time_ms: e.get("time").and_then(Value::as_f64).unwrap_or(0.0),
-            method: request
-                .get("method")
-                .and_then(Value::as_str)
-                .unwrap_or("GET")
+            time_ms: e.time.as_ref().and_then(Value::as_f64).unwrap_or(0.0),
+            method: text_of(request.method)
+                .unwrap_or_else(|| "GET".into())
                 .to_ascii_uppercase(),
             url,
-            request_headers: headers(request),
+            request_headers: pairs(request.headers),
             post,
             status: response
-                .get("status")
+                .status
+                .as_ref()
                 .and_then(Value::as_u64)
                 .unwrap_or(0)
                 .min(999) as u16,
-            response_headers: headers(response),
+            response_headers: pairs(response.headers),
             body,
-            mime: content
-                .and_then(|c| c.get("mimeType"))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_ascii_lowercase(),
-            resource_type: e
-                .get("_resourceType")
-                .and_then(Value::as_str)
-                .map(str::to_ascii_lowercase),
+            mime,
+            resource_type: text_of(e.resource_type).map(|t| t.to_ascii_lowercase()),
         });
     }
     if out.is_empty() {
@@ -198,22 +262,6 @@ pub fn read(text: &str) -> Result<Vec<Entry>, ImportError> {
     // the order they started.
     out.sort_by(|a, b| a.started.total_cmp(&b.started));
     Ok(out)
-}
-
-fn headers(message: &Value) -> Vec<(String, String)> {
-    message
-        .get("headers")
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|h| {
-                    let name = h.get("name")?.as_str()?;
-                    let value = h.get("value")?.as_str()?;
-                    Some((name.to_string(), value.to_string()))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn parse_time(text: &str) -> Option<f64> {
@@ -261,9 +309,9 @@ fn is_static(e: &Entry) -> bool {
 /// The journey's steps: the requests to `base` (static files only with
 /// `include_static`), each redirect followed by the browser merged into
 /// the step that caused it.
-pub fn steps(entries: &[Entry], base: &str, include_static: bool) -> (Vec<Step>, LeftOut) {
+pub fn steps(entries: Vec<Entry>, base: &str, include_static: bool) -> (Vec<Step>, LeftOut) {
     let mut left = LeftOut::default();
-    let mut kept: Vec<&Entry> = Vec::new();
+    let mut kept: Vec<Entry> = Vec::new();
     for e in entries {
         if !matches!(e.url.scheme(), "http" | "https") {
             left.not_http += 1;
@@ -275,25 +323,24 @@ pub fn steps(entries: &[Entry], base: &str, include_static: bool) -> (Vec<Step>,
             }
         } else if e.status == 0 {
             left.no_response += 1;
-        } else if !include_static && is_static(e) {
+        } else if !include_static && is_static(&e) {
             left.static_files += 1;
         } else {
             kept.push(e);
         }
     }
+    // Each entry moves into its step (a recording's bodies are held once).
     let mut steps: Vec<Step> = Vec::new();
-    let mut i = 0;
-    while i < kept.len() {
+    let mut kept = kept.into_iter().peekable();
+    while let Some(first) = kept.next() {
         let mut step = Step {
-            hops: vec![kept[i].clone()],
+            hops: vec![first],
             unfollowed_redirect: false,
         };
-        i += 1;
         while let Some(location) = step.last().location() {
-            match kept.get(i) {
+            match kept.peek() {
                 Some(next) if next.method == "GET" && same_target(&next.url, &location) => {
-                    step.hops.push((*next).clone());
-                    i += 1;
+                    step.hops.push(kept.next().expect("peeked"));
                 }
                 _ => {
                     step.unfollowed_redirect = true;
@@ -405,7 +452,7 @@ mod tests {
         let entries = read(&har.to_string()).unwrap();
         let base = base_origin(&entries, None).unwrap();
         assert_eq!(base, "http://site");
-        let (steps, left) = steps(&entries, &base, false);
+        let (steps, left) = steps(entries.clone(), &base, false);
         assert_eq!(steps.len(), 2, "{steps:?}");
         assert_eq!(steps[1].hops.len(), 2, "the redirect is one step");
         assert!(!steps[1].unfollowed_redirect);
@@ -413,7 +460,7 @@ mod tests {
         assert_eq!(left.other_hosts, vec![("cdn.example".to_string(), 1)]);
         assert_eq!(left.no_response, 1);
         assert_eq!(left.not_http, 1);
-        let (all, _) = super::steps(&entries, &base, true);
+        let (all, _) = super::steps(entries, &base, true);
         assert_eq!(all.len(), 3, "--include-static keeps the stylesheet");
     }
 

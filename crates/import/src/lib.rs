@@ -2,13 +2,17 @@
 //! [`har`] turns a browser's recording (HAR) into a journey: [`har::read`]
 //! reads the entries, [`har::steps`] keeps the page requests and merges
 //! redirect hops, [`correlate`] finds the values the server sent that the
-//! browser sent back and the values the user typed, and [`emit`] writes
+//! browser sent back (where [`held`] indexes what each response holds, and
+//! [`multipart`] reads multipart bodies) and the values the user typed,
+//! its secrets among them, and [`emit`] writes
 //! the scenario's YAML. [`jmx`] converts a JMeter test plan.
 
 pub mod correlate;
 pub mod emit;
 pub mod har;
+pub mod held;
 pub mod jmx;
+pub mod multipart;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// A server with worker processes: stopped with SIGTERM, so its master
 /// stops its workers (a SIGKILL would leave them running), then killed if
 /// it is still there after 5 s.
-struct Daemon(Child);
+pub struct Daemon(pub Child);
 
 impl Drop for Daemon {
     fn drop(&mut self) {
@@ -39,7 +39,7 @@ pub struct DokuWiki {
     _fpm: Daemon,
 }
 
-fn php_fpm() -> PathBuf {
+pub fn php_fpm() -> PathBuf {
     let found = std::fs::read_dir("/usr/sbin").ok().and_then(|dir| {
         dir.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
             p.file_name()

@@ -7,6 +7,7 @@
 
 pub mod browser;
 pub mod dokuwiki;
+pub mod mediawiki;
 pub mod raw;
 pub mod site;
 #[allow(unused_imports)]
