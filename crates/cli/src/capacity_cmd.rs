@@ -130,8 +130,9 @@ impl Timing {
     /// `z` between requests must start spread over at least `z` (else they
     /// click in step, and a window can fall into their silence), a level is
     /// steady only once every user has started and thought once, and a
-    /// it): the flags' times are raised to these, and the note tells the
-    /// user what was raised.
+    /// measurement lasts at least one think (every user requests in it):
+    /// the flags' times are raised to these, and the note tells the user
+    /// what was raised.
     fn of(args: &CapacityArgs, think: Duration) -> (Timing, Option<String>) {
         let full = args.full_levels;
         let given_min = match args.warmup_min {
@@ -146,13 +147,13 @@ impl Timing {
         let steady_from = if think.is_zero() {
             warmup_min
         } else {
-            warmup_min + round(think)
+            warmup_min.saturating_add(round(think))
         };
         let warmup_max = args.warmup.max(steady_from);
         let measure_max = if think.is_zero() {
             args.step_duration
         } else {
-            args.step_duration.max(round(2 * think))
+            args.step_duration.max(round(think.saturating_mul(2)))
         };
         let measure_min = args
             .min_step_duration
@@ -184,7 +185,7 @@ impl Timing {
             measure_max,
             measure_min,
             measure_near: measure_min.max(measure_max / 2),
-            measure_cap: 4 * measure_max,
+            measure_cap: measure_max.saturating_mul(4),
             min_samples: args.min_samples,
             early_stop: !full,
         };
@@ -382,7 +383,7 @@ async fn prepare_level(
 ) -> Result<Prepared, Failure> {
     let mut load: LoadArgs = args.load.clone();
     load.users = Some(users);
-    load.duration = Some(timing.warmup_max + timing.measure_cap);
+    load.duration = Some(timing.warmup_max.saturating_add(timing.measure_cap));
     load.ramp_up = Some(timing.warmup_min);
     load.common.out = Some(dir.to_path_buf());
     load.common.quiet = true;
@@ -612,7 +613,7 @@ impl LevelRun<'_> {
             settled: None,
             until: None,
         });
-        let per_level = (timing.warmup_max + timing.measure_max).as_secs_f64();
+        let per_level = timing.warmup_max.saturating_add(timing.measure_max).as_secs_f64();
         let eta = f64::from(remaining) * per_level;
         let live = self.live;
         let on_progress = |p: &Progress| {
