@@ -404,14 +404,14 @@ impl Ctx<'_> {
                 self.notes.push(format!(
                     "{at}: the function ${{{inner}}} has unbalanced parentheses or braces in its arguments: sent as the literal text"
                 ));
-                out.push_str(&format!("$${{{inner}}}"));
+                out.push_str(&literal(inner));
                 continue;
             };
             if nesting == 0 && nesting_depth(inner) > MAX_FUNCTION_NESTING {
                 self.notes.push(format!(
                     "{at}: the function ${{{inner}}} nests functions more than {MAX_FUNCTION_NESTING} deep: sent as the literal text"
                 ));
-                out.push_str(&format!("$${{{inner}}}"));
+                out.push_str(&literal(inner));
                 continue;
             }
             // Inner functions first: `${__P(${__P(a,b)},c)}` reads the
@@ -435,13 +435,18 @@ impl Ctx<'_> {
                     } else {
                         args.get(2).cloned().unwrap_or_default()
                     };
-                    let value = self.properties.get(&key).cloned().unwrap_or(default);
+                    // A property's value is literal text; the default is
+                    // already headroom's (its variables and functions kept).
+                    let value = match self.properties.get(&key) {
+                        Some(v) => v.replace("${", "$${"),
+                        None => default,
+                    };
                     if name == "__property" {
                         if let Some(var) = args.get(1).filter(|v| !v.is_empty()) {
                             self.variables.insert(var.clone(), value.clone());
                         }
                     }
-                    out.push_str(&value.replace("${", "$${"));
+                    out.push_str(&value);
                 }
                 "__time" if args.iter().all(String::is_empty) => out.push_str("${__time}"),
                 "__threadNum" => out.push_str("${__vu}"),
@@ -454,7 +459,7 @@ impl Ctx<'_> {
                     self.notes.push(format!(
                         "{at}: the function ${{{inner}}} is not run by headroom: sent as the literal text"
                     ));
-                    out.push_str(&format!("$${{{inner}}}"));
+                    out.push_str(&literal(inner));
                 }
             }
         }
@@ -483,6 +488,13 @@ impl Ctx<'_> {
         }
         text
     }
+}
+
+/// A function headroom does not run, as the literal text JMeter's plan
+/// holds: every `${` in it escaped, nested ones included (an inner `${`
+/// left as it was would be read as a variable or a built-in).
+fn literal(inner: &str) -> String {
+    format!("$${{{}}}", inner.replace("${", "$${"))
 }
 
 /// The index of the `}` that closes a `${`, nested braces counted.
@@ -2016,7 +2028,21 @@ mod tests {
             ctx.text("${__Random(1,${__P(max,10)})}", "t"),
             "${__random(1,10)}"
         );
+        // A default that names a variable keeps it a variable (it was sent
+        // as the literal "${v}"); a property's value stays literal text.
+        assert_eq!(ctx.text("${__P(u,${v})}", "t"), "${v}");
+        let with_dollar = BTreeMap::from([("d".to_string(), "${not}".to_string())]);
+        ctx.properties = &with_dollar;
+        assert_eq!(ctx.text("${__P(d,z)}", "t"), "$${not}");
+        ctx.properties = &p;
         assert!(ctx.notes.is_empty(), "{:?}", ctx.notes);
+        // A function headroom does not run is literal text, its nested
+        // `${` too (the inner one was left to be read as a built-in).
+        assert_eq!(
+            ctx.text("${__urlencode(${__P(a,b)})}", "t"),
+            "$${__urlencode($${__P(a,b)})}"
+        );
+        assert!(ctx.notes.pop().unwrap().contains("not run by headroom"));
         // Parentheses that do not balance: refused, and said.
         assert_eq!(ctx.text("${__P(a(,z)}", "t"), "$${__P(a(,z)}");
         assert!(ctx.notes[0].contains("unbalanced"), "{:?}", ctx.notes);
