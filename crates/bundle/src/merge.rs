@@ -452,13 +452,16 @@ fn align(shards: &mut [ShardBundle], tolerance: Duration, partial: &mut Vec<Stri
     let count = shards[0].record.count;
     for shard in shards.iter() {
         let late = shard.start_ms - planned.unwrap_or(earliest);
-        if late > tolerance_ms {
+        // Early too: a shard waits for the planned start, so one that is
+        // before it on the common clock has a clock offset that is wrong.
+        if late.abs() > tolerance_ms {
             partial.push(format!(
-                "shard {}/{count} ({}) started {:.1} s after {}: beyond the tolerance of {:.1} s, \
+                "shard {}/{count} ({}) started {:.1} s {} {}: beyond the tolerance of {:.1} s, \
                  the shards did not load the server together",
                 shard.record.index,
                 shard.dir.display(),
-                late / 1000.0,
+                late.abs() / 1000.0,
+                if late < 0.0 { "before" } else { "after" },
                 if planned.is_some() {
                     "the planned start"
                 } else {

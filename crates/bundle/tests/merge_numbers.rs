@@ -98,6 +98,39 @@ fn a_damaged_clock_offset_is_an_error_naming_the_manifest_and_the_field() {
     merged(&root, &shards).unwrap();
 }
 
+/// A clock offset that puts a shard before the planned start (an hour
+/// early, within the day a clock may be off) made a day-long gap between
+/// the shards and the merged run complete, its throughput over the
+/// seconds the shards ran apart: a shard waits for the planned start, so
+/// one that is before it beyond the tolerance is said, as a late one is.
+#[test]
+fn a_shard_before_the_planned_start_makes_the_merge_partial() {
+    for (offset, said) in [
+        (-3_600_000.0, "started 3600.0 s before the planned start"),
+        (3_600_000.0, "started 3600.0 s after the planned start"),
+    ] {
+        let root = dir("early");
+        let shards = [
+            shard(&root, 0, 0.0, INTERVALS_OK),
+            shard(&root, 1, offset, INTERVALS_OK),
+        ];
+        let manifest = merge(&MergeRequest {
+            shards: &shards,
+            out: &root.join("merged"),
+            tolerance: Duration::from_secs(1),
+            command_line: Vec::new(),
+        })
+        .unwrap();
+        let partial = manifest.merged.expect("a merge record").partial;
+        assert!(
+            partial
+                .iter()
+                .any(|p| p.contains("shard 1/2") && p.contains(said)),
+            "{offset}: {partial:?}"
+        );
+    }
+}
+
 #[test]
 fn a_second_or_a_lag_beyond_a_year_is_an_error_naming_the_line() {
     let root = dir("lag");
