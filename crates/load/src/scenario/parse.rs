@@ -1626,5 +1626,10 @@ mod tests {
         );
         let zero = crate::profile::Think::None;
         assert_eq!(scenario.think_per_request(zero), Duration::from_secs(5));
+        // The first iteration adds its once login's 60 s.
+        assert_eq!(
+            scenario.first_iteration_think(scenario.think),
+            Duration::from_secs(60)
+        );
     }
 }
