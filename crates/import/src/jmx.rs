@@ -302,9 +302,40 @@ pub struct Converted {
     pub not_converted: Vec<String>,
 }
 
+/// The plan's variables in the order JMeter defines them (a value may use
+/// those above it): the scenario renders its `variables:` in the file's
+/// order, so they are written in this one.
+#[derive(Default)]
+struct Variables {
+    values: BTreeMap<String, String>,
+    order: Vec<String>,
+}
+
+impl Variables {
+    fn insert(&mut self, name: String, value: String) {
+        if !self.values.contains_key(&name) {
+            self.order.push(name.clone());
+        }
+        self.values.insert(name, value);
+    }
+
+    fn get(&self, name: &str) -> Option<&String> {
+        self.values.get(name)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// In the order they were defined.
+    fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.order.iter().map(|k| (k, &self.values[k]))
+    }
+}
+
 struct Ctx<'a> {
     properties: &'a BTreeMap<String, String>,
-    variables: BTreeMap<String, String>,
+    variables: Variables,
     notes: Vec<String>,
     done: Vec<String>,
     /// The timers in scope, outermost first: JMeter runs every one of
@@ -475,7 +506,7 @@ impl Ctx<'_> {
         let mut text = self.text(input, at);
         for _ in 0..4 {
             let mut changed = false;
-            for (k, v) in &self.variables {
+            for (k, v) in self.variables.iter() {
                 let needle = format!("${{{k}}}");
                 if text.contains(&needle) {
                     text = text.replace(&needle, v);
@@ -663,7 +694,7 @@ pub fn convert_for(
     let mut ctx = Ctx {
         on_target,
         properties,
-        variables: BTreeMap::new(),
+        variables: Variables::default(),
         notes: Vec::new(),
         done: Vec::new(),
         timers: Vec::new(),
@@ -939,7 +970,7 @@ pub fn convert_for(
     // Variables last: __property() calls in steps may set some.
     if !ctx.variables.is_empty() {
         let _ = writeln!(y, "variables:");
-        for (k, v) in &ctx.variables {
+        for (k, v) in ctx.variables.iter() {
             let _ = writeln!(y, "  {k}: {}", q(v));
         }
     }
@@ -1969,7 +2000,7 @@ mod tests {
         let p = BTreeMap::from([("a".to_string(), "x".to_string())]);
         let mut ctx = Ctx {
             properties: &p,
-            variables: BTreeMap::new(),
+            variables: Variables::default(),
             notes: Vec::new(),
             done: Vec::new(),
             timers: Vec::new(),
@@ -2012,7 +2043,7 @@ mod tests {
         ]);
         let mut ctx = Ctx {
             properties: &p,
-            variables: BTreeMap::new(),
+            variables: Variables::default(),
             notes: Vec::new(),
             done: Vec::new(),
             timers: Vec::new(),
@@ -2170,6 +2201,31 @@ mod tests {
     }
 
     /// A plan whose one thread group holds `body` (elements and hashTrees).
+    /// User Defined Variables were written in alphabetical order, so
+    /// `aa: p-${zz}` came above `zz: ${__Random(1,9)}`, and the scenario
+    /// (which renders its variables in the file's order) refused the
+    /// converted plan ('aa' uses 'zz', which is computed below it). They
+    /// are written in the plan's order.
+    #[test]
+    fn variables_are_written_in_the_plans_order() {
+        let arg = |name: &str, value: &str| {
+            format!("<elementProp name=\"{name}\" elementType=\"Argument\"><stringProp name=\"Argument.name\">{name}</stringProp><stringProp name=\"Argument.value\">{value}</stringProp></elementProp>")
+        };
+        let udv = format!(
+            "<Arguments testname=\"v\"><collectionProp name=\"Arguments.arguments\">{}{}</collectionProp></Arguments><hashTree/>",
+            arg("zz", "${__Random(1,9)}"),
+            arg("aa", "p-${zz}")
+        );
+        let plan = plan_of(&(udv + &http("d", "")));
+        let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
+        assert!(
+            c.yaml
+                .contains("variables:\n  zz: \"${__random(1,9)}\"\n  aa: \"p-${zz}\"\n"),
+            "{}",
+            c.yaml
+        );
+    }
+
     fn plan_of(body: &str) -> String {
         format!(
             "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree>\
