@@ -319,6 +319,7 @@ impl Variables {
         self.values.insert(name, value);
     }
 
+    #[cfg(test)]
     fn get(&self, name: &str) -> Option<&String> {
         self.values.get(name)
     }
