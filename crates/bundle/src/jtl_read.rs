@@ -115,6 +115,13 @@ fn decode(bytes: &[u8]) -> Result<(String, Option<String>), String> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
     let is_xml = start.is_some_and(|i| bytes[i] == b'<');
+    // A run killed while writing can cut its last character in two: the
+    // bytes before it are the file's UTF-8 (the torn line is left out by
+    // the reader), not a sign of another encoding.
+    let bytes = match std::str::from_utf8(bytes) {
+        Err(e) if e.error_len().is_none() => &bytes[..e.valid_up_to()],
+        _ => bytes,
+    };
     if is_xml {
         let declared = xml_encoding(bytes).unwrap_or_else(|| "utf-8".into());
         return match declared.to_ascii_lowercase().as_str() {
@@ -506,6 +513,25 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    /// A UTF-8 file whose last line was cut inside a character (JMeter
+    /// killed while writing) is still UTF-8: its labels are not read as
+    /// windows-1252 ("CafÃ©"), and the torn line is left out.
+    #[test]
+    fn a_character_cut_by_a_torn_last_line_keeps_the_file_utf8() {
+        let dir = std::env::temp_dir().join(format!("headroom-jtl-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("torn-utf8.jtl");
+        let mut bytes = "timeStamp,elapsed,label,responseCode,success,bytes\n1700000000000,10,Café,200,true,512\n1700000000200,1000,Caf"
+            .as_bytes()
+            .to_vec();
+        bytes.push(0xC3);
+        std::fs::write(&path, &bytes).unwrap();
+        let read = read(&path).unwrap();
+        assert_eq!(read.samples.len(), 1);
+        assert_eq!(read.samples[0].label, "Café");
+        assert!(read.warnings.is_empty(), "{:?}", read.warnings);
     }
 
     #[test]

@@ -154,7 +154,7 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     let mut generators: BTreeMap<u64, SecondGenerator> = BTreeMap::new();
     for shard in shards.iter_mut() {
         let counted = add_intervals(shard, &label_index, &mut cells, &mut generators)?;
-        let (timed, torn) = add_histograms(shard, &tag_index, &mut cells)?;
+        let (timed, torn) = add_histograms(shard, &tag_index, labels.len() + 1, &mut cells)?;
         shard.counted = counted[0];
         if let Some(warning) = &torn {
             partial.push(format!(
@@ -167,7 +167,7 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
             shard,
             &labels,
             &counted,
-            timed,
+            &timed,
             torn.is_some(),
             &mut partial,
         )?;
@@ -452,13 +452,16 @@ fn align(shards: &mut [ShardBundle], tolerance: Duration, partial: &mut Vec<Stri
     let count = shards[0].record.count;
     for shard in shards.iter() {
         let late = shard.start_ms - planned.unwrap_or(earliest);
-        if late > tolerance_ms {
+        // Early too: a shard waits for the planned start, so one that is
+        // before it on the common clock has a clock offset that is wrong.
+        if late.abs() > tolerance_ms {
             partial.push(format!(
-                "shard {}/{count} ({}) started {:.1} s after {}: beyond the tolerance of {:.1} s, \
+                "shard {}/{count} ({}) started {:.1} s {} {}: beyond the tolerance of {:.1} s, \
                  the shards did not load the server together",
                 shard.record.index,
                 shard.dir.display(),
-                late / 1000.0,
+                late.abs() / 1000.0,
+                if late < 0.0 { "before" } else { "after" },
                 if planned.is_some() {
                     "the planned start"
                 } else {
@@ -580,10 +583,12 @@ fn add_intervals(
 fn add_histograms(
     shard: &ShardBundle,
     tag_index: &HashMap<String, usize>,
+    indexes: usize,
     cells: &mut BTreeMap<(u64, usize), Cell>,
-) -> Result<(u64, Option<String>), BundleError> {
+) -> Result<(Vec<u64>, Option<String>), BundleError> {
     let path = shard.dir.join(LATENCY);
-    let mut timed = 0u64;
+    // Response times per index: TOTAL (0), then each label.
+    let mut timed = vec![0u64; indexes];
     // A shard that died may have cut its last line short.
     let finished = shard.manifest.status != RunStatus::Running;
     let mut problem = None;
@@ -601,8 +606,8 @@ fn add_histograms(
             },
         };
         let second = shard.shift.saturating_add(start_s.round() as u64);
-        if index == 0 {
-            timed = timed.saturating_add(histogram.len());
+        if let Some(t) = timed.get_mut(index) {
+            *t = t.saturating_add(histogram.len());
         }
         if let Some(cell) = cells.get_mut(&(second, index)) {
             if cell.response.add(histogram).is_err() {
@@ -639,12 +644,11 @@ fn check_counts(
     shard: &ShardBundle,
     labels: &[String],
     per_label: &[u64],
-    timed: u64,
+    timed: &[u64],
     torn: bool,
     partial: &mut Vec<String>,
 ) -> Result<(), BundleError> {
     let finished = !matches!(shard.manifest.status, RunStatus::Running | RunStatus::Died);
-    let counted = per_label[0];
     if let (true, Some(summary)) = (finished, shard.manifest.summary.as_ref()) {
         let names = std::iter::once(TOTAL_LABEL).chain(labels.iter().map(String::as_str));
         for (name, counted) in names.zip(per_label) {
@@ -665,26 +669,39 @@ fn check_counts(
             }
         }
     }
-    if timed != counted {
-        let reason =
-            format!("holds {timed} response times but intervals.csv counts {counted} requests");
-        if torn && timed < counted {
-            // Said already: the torn line's seconds are the ones missing.
-            return Ok(());
-        }
-        if finished {
-            return Err(invalid(
-                &shard.dir.join(LATENCY),
-                format!("{reason}: the file is damaged or from another run. Run the shard again, or leave it out of the merge"),
-            ));
-        }
-        partial.push(format!(
-            "shard {}/{} ({}): its latency.hlog {reason} (it died while writing)",
-            shard.record.index,
-            shard.record.count,
-            shard.dir.display()
+    // TOTAL first, then each label: a shard cut between a second's TOTAL
+    // line and its labels' lines has all its TOTAL but not a label's.
+    let names = std::iter::once(TOTAL_LABEL).chain(labels.iter().map(String::as_str));
+    let Some((name, timed, counted)) = names
+        .zip(timed.iter().zip(per_label))
+        .map(|(name, (t, c))| (name, *t, *c))
+        .find(|(_, t, c)| t != c)
+    else {
+        return Ok(());
+    };
+    let of = if name == TOTAL_LABEL {
+        String::new()
+    } else {
+        format!(" of {name}")
+    };
+    let reason =
+        format!("holds {timed} response times{of} but intervals.csv counts {counted} requests{of}");
+    if torn && timed < counted {
+        // Said already: the torn line's seconds are the ones missing.
+        return Ok(());
+    }
+    if finished {
+        return Err(invalid(
+            &shard.dir.join(LATENCY),
+            format!("{reason}: the file is damaged or from another run. Run the shard again, or leave it out of the merge"),
         ));
     }
+    partial.push(format!(
+        "shard {}/{} ({}): its latency.hlog {reason} (it died while writing)",
+        shard.record.index,
+        shard.record.count,
+        shard.dir.display()
+    ));
     Ok(())
 }
 

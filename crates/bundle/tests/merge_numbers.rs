@@ -98,6 +98,67 @@ fn a_damaged_clock_offset_is_an_error_naming_the_manifest_and_the_field() {
     merged(&root, &shards).unwrap();
 }
 
+/// A shard killed between a second's TOTAL line in latency.hlog and its
+/// labels' lines (at a line boundary, so nothing is torn): TOTAL's count
+/// matched, label a's response times of that second were missing, and the
+/// merge was complete with a's percentiles from the other shards alone.
+/// Each label's count is checked as TOTAL's is.
+#[test]
+fn a_label_whose_response_times_are_missing_is_said() {
+    let root = dir("label-missing");
+    let with_a = format!("{INTERVALS_OK}0,1,1.000,a,10,1,5.5,5,9,9.5,9.9,12,4,8,1,1,0.5\n");
+    let shards = [
+        shard(&root, 0, 0.0, INTERVALS_OK),
+        shard(&root, 1, 0.0, &with_a),
+    ];
+    let manifest = merge(&MergeRequest {
+        shards: &shards,
+        out: &root.join("merged"),
+        tolerance: Duration::from_secs(1),
+        command_line: Vec::new(),
+    })
+    .unwrap();
+    let partial = manifest.merged.expect("a merge record").partial;
+    assert!(
+        partial.iter().any(|p| p.contains("shard 1/2")
+            && p.contains("holds 0 response times of a but intervals.csv counts 10 requests of a")),
+        "{partial:?}"
+    );
+}
+
+/// A clock offset that puts a shard before the planned start (an hour
+/// early, within the day a clock may be off) made a day-long gap between
+/// the shards and the merged run complete, its throughput over the
+/// seconds the shards ran apart: a shard waits for the planned start, so
+/// one that is before it beyond the tolerance is said, as a late one is.
+#[test]
+fn a_shard_before_the_planned_start_makes_the_merge_partial() {
+    for (offset, said) in [
+        (-3_600_000.0, "started 3600.0 s before the planned start"),
+        (3_600_000.0, "started 3600.0 s after the planned start"),
+    ] {
+        let root = dir("early");
+        let shards = [
+            shard(&root, 0, 0.0, INTERVALS_OK),
+            shard(&root, 1, offset, INTERVALS_OK),
+        ];
+        let manifest = merge(&MergeRequest {
+            shards: &shards,
+            out: &root.join("merged"),
+            tolerance: Duration::from_secs(1),
+            command_line: Vec::new(),
+        })
+        .unwrap();
+        let partial = manifest.merged.expect("a merge record").partial;
+        assert!(
+            partial
+                .iter()
+                .any(|p| p.contains("shard 1/2") && p.contains(said)),
+            "{offset}: {partial:?}"
+        );
+    }
+}
+
 #[test]
 fn a_second_or_a_lag_beyond_a_year_is_an_error_naming_the_line() {
     let root = dir("lag");

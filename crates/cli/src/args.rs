@@ -751,8 +751,8 @@ pub struct MergeArgs {
     #[arg(long)]
     pub out: PathBuf,
 
-    /// A shard that started later than this after the planned start (or the first shard)
-    /// makes the merged run partial.
+    /// A shard that started later than this after the planned start (or the first shard),
+    /// or this much before the planned start, makes the merged run partial.
     #[arg(long, value_parser = duration, default_value = "1s")]
     pub tolerance: Duration,
 

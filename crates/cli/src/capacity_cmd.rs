@@ -133,7 +133,11 @@ impl Timing {
     /// measurement lasts at least one think (every user requests in it):
     /// the flags' times are raised to these, and the note tells the user
     /// what was raised.
-    fn of(args: &CapacityArgs, think: Duration) -> (Timing, Option<String>) {
+    ///
+    /// `first`: the think a user's first iteration adds (a scenario's
+    /// `once:` steps, e.g. a login and its think): a user is in its steady
+    /// cycle only after it, so a level is steady only after it too.
+    fn of(args: &CapacityArgs, think: Duration, first: Duration) -> (Timing, Option<String>) {
         let full = args.full_levels;
         let given_min = match args.warmup_min {
             _ if full => args.warmup,
@@ -144,11 +148,9 @@ impl Timing {
         };
         let round = |d: Duration| Duration::from_secs(d.as_secs_f64().ceil() as u64);
         let warmup_min = given_min.max(round(think));
-        let steady_from = if think.is_zero() {
-            warmup_min
-        } else {
-            warmup_min.saturating_add(round(think))
-        };
+        let steady_from = warmup_min
+            .saturating_add(round(think))
+            .saturating_add(round(first));
         let warmup_max = args.warmup.max(steady_from);
         let measure_max = if think.is_zero() {
             args.step_duration
@@ -163,17 +165,25 @@ impl Timing {
         let mut raised = Vec::new();
         if warmup_max > args.warmup {
             raised.push(format!(
-                "warm-up to {} s (users start over {} s)",
-                warmup_max.as_secs(),
-                warmup_min.as_secs()
+                "warm-up to {:.0} s (users start over {:.0} s)",
+                warmup_max.as_secs_f64(),
+                warmup_min.as_secs_f64()
             ));
         }
         if measure_max > args.step_duration {
-            raised.push(format!("measurement to {} s", measure_max.as_secs()));
+            raised.push(format!("measurement to {:.0} s", measure_max.as_secs_f64()));
         }
+        let first_note = if first.is_zero() {
+            String::new()
+        } else {
+            format!(
+                " (and {:.1} s more in their first iteration, its once: steps)",
+                first.as_secs_f64()
+            )
+        };
         let lengthened = (!raised.is_empty()).then(|| {
             format!(
-                "the users think {:.1} s per request, so each level's {}: a level is steady once every user has started and thought, and every user requests in its window",
+                "the users think {:.1} s per request{first_note}, so each level's {}: a level is steady once every user has started and thought, and every user requests in its window",
                 think.as_secs_f64(),
                 raised.join(" and ")
             )
@@ -437,27 +447,35 @@ fn without_before(mut prepared: Prepared) -> Prepared {
 
 /// The mean think time per request (for Little's law) and how to say it:
 /// `--think` when given, else the scenario's own (per step, or its default).
-fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
+/// Also the think a user's first iteration adds (its `once:` steps').
+fn think(args: &CapacityArgs) -> Result<(Duration, Duration, String), Failure> {
     let Some(file) = &args.scenario else {
         let Some(t) = args.load.think else {
-            return Ok((Duration::ZERO, "none".into()));
+            return Ok((Duration::ZERO, Duration::ZERO, "none".into()));
         };
         // The engine's think time serializes to the record's shape.
         let record: ThinkRecord = serde_json::to_value(t)
             .and_then(serde_json::from_value)
             .unwrap_or_default();
-        return Ok((t.mean(), record.describe()));
+        return Ok((t.mean(), Duration::ZERO, record.describe()));
     };
     let scenario =
         crate::jmx_input::scenario(file, Some(&args.load.url), &Default::default(), false)
             .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
     // --think stands for the steps without their own think time.
-    let mean = scenario.think_per_request(args.load.think.unwrap_or(scenario.think));
+    let default = args.load.think.unwrap_or(scenario.think);
+    let mean = scenario.think_per_request(default);
     Ok((
         mean,
+        scenario.first_iteration_think(default),
         format!(
-            "{:.3} s mean per request of a steady iteration, from the scenario's steps{} (each level measures the think its users took)",
+            "{:.3} s planned per request of a steady iteration{}, from the scenario's steps{} (each level measures the think its users took)",
             mean.as_secs_f64(),
+            if has_conditions(&scenario.flow) {
+                " (its if: steps counted as taken)"
+            } else {
+                ""
+            },
             if args.load.think.is_some() {
                 " and --think for those without their own"
             } else {
@@ -465,6 +483,20 @@ fn think(args: &CapacityArgs) -> Result<(Duration, String), Failure> {
             }
         ),
     ))
+}
+
+/// Whether a step (or block) runs only `if:` its condition holds.
+fn has_conditions(nodes: &[headroom_load::scenario::Node]) -> bool {
+    use headroom_load::scenario::Node;
+    nodes.iter().any(|n| {
+        n.flags().condition.is_some()
+            || match n {
+                Node::Request { .. } => false,
+                Node::Loop { children, .. }
+                | Node::Group { children, .. }
+                | Node::Block { children, .. } => has_conditions(children),
+            }
+    })
 }
 
 /// The latest `headroom bench` of the bottleneck's host under runs/, its
@@ -613,7 +645,10 @@ impl LevelRun<'_> {
             settled: None,
             until: None,
         });
-        let per_level = timing.warmup_max.saturating_add(timing.measure_max).as_secs_f64();
+        let per_level = timing
+            .warmup_max
+            .saturating_add(timing.measure_max)
+            .as_secs_f64();
         let eta = f64::from(remaining) * per_level;
         let live = self.live;
         let on_progress = |p: &Progress| {
@@ -792,9 +827,9 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         max: args.max,
         resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
     };
-    let (think_time, think_text) = think(&args)?;
+    let (think_time, first_think, think_text) = think(&args)?;
     let thresholds = crate::execute::apdex(common)?;
-    let (timing, lengthened) = Timing::of(&args, think_time);
+    let (timing, lengthened) = Timing::of(&args, think_time, first_think);
     let setup = CapacitySetup {
         url: args.load.url.to_string(),
         scenario: args.scenario.as_ref().map(|f| f.display().to_string()),
@@ -920,4 +955,72 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     let code = conclude(common, &mut result, &base, started, was_interrupted)?;
     crate::execute::linger(common).await;
     Ok(Searched { code, result })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+
+    fn capacity_args(flags: &[&str]) -> CapacityArgs {
+        let argv = ["headroom", "capacity", "http://127.0.0.1:1/"]
+            .into_iter()
+            .chain(flags.iter().copied());
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Capacity(args) => *args,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A scenario whose if: step (20 s think) is never taken planned
+    /// 7.333 s per request while its users took 1.000 s: the text said
+    /// "mean per request of a steady iteration" as if measured.
+    #[test]
+    fn a_planned_think_with_if_steps_says_they_count_as_taken() {
+        let dir = std::env::temp_dir().join(format!("headroom-cap-think-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("if.yaml");
+        std::fs::write(
+            &file,
+            "steps:\n  - label: a\n    path: /a\n    think: 2s\n  - label: b\n    path: /b\n    if: {var: flag, equals: \"yes\"}\n    think: 20s\n  - label: c\n    path: /c\nvariables:\n  flag: \"\"\n",
+        )
+        .unwrap();
+        let path = file.to_str().unwrap();
+        let args = capacity_args(&["--scenario", path, "--think", "0s"]);
+        let Ok((mean, first, text)) = think(&args) else {
+            panic!("the scenario did not read")
+        };
+        assert_eq!((mean.as_millis(), first), (7333, Duration::ZERO));
+        assert!(
+            text.starts_with("7.333 s planned per request of a steady iteration (its if: steps counted as taken)"),
+            "{text}"
+        );
+    }
+
+    /// A scenario whose once: login thinks 30 s before 0.5 s steady steps:
+    /// its users started over 3.75 s and the warm-up ended at 15 s, while
+    /// every user was still in its login think. The level measured 6 req/s
+    /// of a steady 76 (Little: 3 users busy of 40, so not valid, with the
+    /// advice to lengthen to "several think times" of 0.5 s). A level is
+    /// steady only after every user's first iteration.
+    #[test]
+    fn a_level_is_steady_only_after_the_users_first_iteration() {
+        let args = capacity_args(&["--warmup", "15s", "--step-duration", "10s"]);
+        let half = Duration::from_millis(500);
+        let (steady, _) = Timing::of(&args, half, Duration::ZERO);
+        assert_eq!(steady.steady_from, Duration::from_millis(3750 + 1000));
+        let (timing, note) = Timing::of(&args, half, Duration::from_secs(30));
+        assert_eq!(
+            timing.steady_from,
+            Duration::from_millis(3750 + 1000 + 30_000)
+        );
+        assert!(timing.warmup_max >= timing.steady_from, "{timing:?}");
+        let note = note.expect("the warm-up was lengthened");
+        assert!(
+            note.contains("30.0 s more in their first iteration")
+                && note.contains("warm-up to 35 s (users start over 4 s)"),
+            "{note}"
+        );
+    }
 }

@@ -302,9 +302,41 @@ pub struct Converted {
     pub not_converted: Vec<String>,
 }
 
+/// The plan's variables in the order JMeter defines them (a value may use
+/// those above it): the scenario renders its `variables:` in the file's
+/// order, so they are written in this one.
+#[derive(Default)]
+struct Variables {
+    values: BTreeMap<String, String>,
+    order: Vec<String>,
+}
+
+impl Variables {
+    fn insert(&mut self, name: String, value: String) {
+        if !self.values.contains_key(&name) {
+            self.order.push(name.clone());
+        }
+        self.values.insert(name, value);
+    }
+
+    #[cfg(test)]
+    fn get(&self, name: &str) -> Option<&String> {
+        self.values.get(name)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// In the order they were defined.
+    fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.order.iter().map(|k| (k, &self.values[k]))
+    }
+}
+
 struct Ctx<'a> {
     properties: &'a BTreeMap<String, String>,
-    variables: BTreeMap<String, String>,
+    variables: Variables,
     notes: Vec<String>,
     done: Vec<String>,
     /// The timers in scope, outermost first: JMeter runs every one of
@@ -404,14 +436,14 @@ impl Ctx<'_> {
                 self.notes.push(format!(
                     "{at}: the function ${{{inner}}} has unbalanced parentheses or braces in its arguments: sent as the literal text"
                 ));
-                out.push_str(&format!("$${{{inner}}}"));
+                out.push_str(&literal(inner));
                 continue;
             };
             if nesting == 0 && nesting_depth(inner) > MAX_FUNCTION_NESTING {
                 self.notes.push(format!(
                     "{at}: the function ${{{inner}}} nests functions more than {MAX_FUNCTION_NESTING} deep: sent as the literal text"
                 ));
-                out.push_str(&format!("$${{{inner}}}"));
+                out.push_str(&literal(inner));
                 continue;
             }
             // Inner functions first: `${__P(${__P(a,b)},c)}` reads the
@@ -435,13 +467,18 @@ impl Ctx<'_> {
                     } else {
                         args.get(2).cloned().unwrap_or_default()
                     };
-                    let value = self.properties.get(&key).cloned().unwrap_or(default);
+                    // A property's value is literal text; the default is
+                    // already headroom's (its variables and functions kept).
+                    let value = match self.properties.get(&key) {
+                        Some(v) => v.replace("${", "$${"),
+                        None => default,
+                    };
                     if name == "__property" {
                         if let Some(var) = args.get(1).filter(|v| !v.is_empty()) {
                             self.variables.insert(var.clone(), value.clone());
                         }
                     }
-                    out.push_str(&value.replace("${", "$${"));
+                    out.push_str(&value);
                 }
                 "__time" if args.iter().all(String::is_empty) => out.push_str("${__time}"),
                 "__threadNum" => out.push_str("${__vu}"),
@@ -454,7 +491,7 @@ impl Ctx<'_> {
                     self.notes.push(format!(
                         "{at}: the function ${{{inner}}} is not run by headroom: sent as the literal text"
                     ));
-                    out.push_str(&format!("$${{{inner}}}"));
+                    out.push_str(&literal(inner));
                 }
             }
         }
@@ -470,7 +507,7 @@ impl Ctx<'_> {
         let mut text = self.text(input, at);
         for _ in 0..4 {
             let mut changed = false;
-            for (k, v) in &self.variables {
+            for (k, v) in self.variables.iter() {
                 let needle = format!("${{{k}}}");
                 if text.contains(&needle) {
                     text = text.replace(&needle, v);
@@ -483,6 +520,13 @@ impl Ctx<'_> {
         }
         text
     }
+}
+
+/// A function headroom does not run, as the literal text JMeter's plan
+/// holds: every `${` in it escaped, nested ones included (an inner `${`
+/// left as it was would be read as a variable or a built-in).
+fn literal(inner: &str) -> String {
+    format!("$${{{}}}", inner.replace("${", "$${"))
 }
 
 /// The index of the `}` that closes a `${`, nested braces counted.
@@ -651,7 +695,7 @@ pub fn convert_for(
     let mut ctx = Ctx {
         on_target,
         properties,
-        variables: BTreeMap::new(),
+        variables: Variables::default(),
         notes: Vec::new(),
         done: Vec::new(),
         timers: Vec::new(),
@@ -927,7 +971,7 @@ pub fn convert_for(
     // Variables last: __property() calls in steps may set some.
     if !ctx.variables.is_empty() {
         let _ = writeln!(y, "variables:");
-        for (k, v) in &ctx.variables {
+        for (k, v) in ctx.variables.iter() {
             let _ = writeln!(y, "  {k}: {}", q(v));
         }
     }
@@ -1957,7 +2001,7 @@ mod tests {
         let p = BTreeMap::from([("a".to_string(), "x".to_string())]);
         let mut ctx = Ctx {
             properties: &p,
-            variables: BTreeMap::new(),
+            variables: Variables::default(),
             notes: Vec::new(),
             done: Vec::new(),
             timers: Vec::new(),
@@ -2000,7 +2044,7 @@ mod tests {
         ]);
         let mut ctx = Ctx {
             properties: &p,
-            variables: BTreeMap::new(),
+            variables: Variables::default(),
             notes: Vec::new(),
             done: Vec::new(),
             timers: Vec::new(),
@@ -2016,7 +2060,21 @@ mod tests {
             ctx.text("${__Random(1,${__P(max,10)})}", "t"),
             "${__random(1,10)}"
         );
+        // A default that names a variable keeps it a variable (it was sent
+        // as the literal "${v}"); a property's value stays literal text.
+        assert_eq!(ctx.text("${__P(u,${v})}", "t"), "${v}");
+        let with_dollar = BTreeMap::from([("d".to_string(), "${not}".to_string())]);
+        ctx.properties = &with_dollar;
+        assert_eq!(ctx.text("${__P(d,z)}", "t"), "$${not}");
+        ctx.properties = &p;
         assert!(ctx.notes.is_empty(), "{:?}", ctx.notes);
+        // A function headroom does not run is literal text, its nested
+        // `${` too (the inner one was left to be read as a built-in).
+        assert_eq!(
+            ctx.text("${__urlencode(${__P(a,b)})}", "t"),
+            "$${__urlencode($${__P(a,b)})}"
+        );
+        assert!(ctx.notes.pop().unwrap().contains("not run by headroom"));
         // Parentheses that do not balance: refused, and said.
         assert_eq!(ctx.text("${__P(a(,z)}", "t"), "$${__P(a(,z)}");
         assert!(ctx.notes[0].contains("unbalanced"), "{:?}", ctx.notes);
@@ -2144,6 +2202,31 @@ mod tests {
     }
 
     /// A plan whose one thread group holds `body` (elements and hashTrees).
+    /// User Defined Variables were written in alphabetical order, so
+    /// `aa: p-${zz}` came above `zz: ${__Random(1,9)}`, and the scenario
+    /// (which renders its variables in the file's order) refused the
+    /// converted plan ('aa' uses 'zz', which is computed below it). They
+    /// are written in the plan's order.
+    #[test]
+    fn variables_are_written_in_the_plans_order() {
+        let arg = |name: &str, value: &str| {
+            format!("<elementProp name=\"{name}\" elementType=\"Argument\"><stringProp name=\"Argument.name\">{name}</stringProp><stringProp name=\"Argument.value\">{value}</stringProp></elementProp>")
+        };
+        let udv = format!(
+            "<Arguments testname=\"v\"><collectionProp name=\"Arguments.arguments\">{}{}</collectionProp></Arguments><hashTree/>",
+            arg("zz", "${__Random(1,9)}"),
+            arg("aa", "p-${zz}")
+        );
+        let plan = plan_of(&(udv + &http("d", "")));
+        let c = convert(&parse(&plan).unwrap(), "t", &BTreeMap::new());
+        assert!(
+            c.yaml
+                .contains("variables:\n  zz: \"${__random(1,9)}\"\n  aa: \"p-${zz}\"\n"),
+            "{}",
+            c.yaml
+        );
+    }
+
     fn plan_of(body: &str) -> String {
         format!(
             "<jmeterTestPlan><hashTree><TestPlan testname=\"p\"/><hashTree>\

@@ -76,6 +76,45 @@ pub fn ran(level: &Level) -> String {
     )
 }
 
+/// How the levels that did not stop early ended: their full
+/// --step-duration, or measured on past it for their --min-samples
+/// requests (up to 4 times it).
+fn the_others(result: &CapacityResult) -> String {
+    let full_s = result.setup.measured_s;
+    let others: Vec<&Level> = result.levels.iter().filter(|l| !l.stopped_early).collect();
+    let (past, full): (Vec<&Level>, Vec<&Level>) =
+        others.iter().partition(|l| l.measured_s > full_s + 0.5);
+    let mut said = Vec::new();
+    if !past.is_empty() {
+        let longest = past.iter().map(|l| l.measured_s).fold(0.0, f64::max);
+        said.push(format!(
+            "{} measured on past {full_s:.0} s (up to {longest:.0} s) for their {} requests",
+            past.len(),
+            result.setup.min_samples
+        ));
+    }
+    if !full.is_empty() {
+        said.push(format!(
+            "{} ran {} full {full_s:.0} s",
+            if past.is_empty() {
+                "the others".to_string()
+            } else {
+                format!("{}", full.len())
+            },
+            if full.len() == 1 && !past.is_empty() {
+                "its"
+            } else {
+                "their"
+            }
+        ));
+    }
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", said.join("; "))
+    }
+}
+
 /// What the answer's uncertainty is, and how the levels ended: the range
 /// of users it lies in, levels whose verdicts contradict, how many stopped
 /// early, and (with --full-levels) how often an early verdict held.
@@ -120,11 +159,11 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
     let early = result.levels.iter().filter(|l| l.stopped_early).count();
     if result.setup.early_stop {
         lines.push(format!(
-            "Levels: {early} of {} stopped when their verdict settled (at least {:.0} s measured, {} s near the target); the others ran their full {:.0} s",
+            "Levels: {early} of {} stopped when their verdict settled (at least {:.0} s measured, {} s near the target){}",
             result.levels.len(),
             result.setup.min_measured_s,
             result.setup.near_min_measured_s.max(result.setup.min_measured_s),
-            result.setup.measured_s
+            the_others(result)
         ));
     }
     let thin: Vec<String> = result
@@ -151,4 +190,70 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
         ));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_analysis::capacity::Target;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn level(users: u32, measured_s: f64, stopped_early: bool) -> Level {
+        serde_json::from_value(serde_json::json!({
+            "users": users, "good": true, "apdex": 1.0, "apdex_rating": "Excellent",
+            "samples": 80, "error_rate": 0.0, "mean_ms": 20.0, "p50_ms": 20.0,
+            "p90_ms": 20.0, "p95_ms": 20.0, "rps": 2.0, "measured_s": measured_s,
+            "resources": [], "generator_limited": false, "bundle": "level",
+            "stopped_early": stopped_early, "min_samples": 100
+        }))
+        .unwrap()
+    }
+
+    fn levels_line(levels: Vec<Level>) -> String {
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut result = CapacityResult::new(
+            target,
+            levels,
+            None,
+            false,
+            Duration::from_secs(5),
+            false,
+            PathBuf::new(),
+        );
+        result.setup.early_stop = true;
+        result.setup.measured_s = 10.0;
+        result.setup.min_measured_s = 5.0;
+        result.setup.min_samples = 100;
+        uncertainty(&result)
+            .into_iter()
+            .find(|l| l.starts_with("Levels:"))
+            .unwrap()
+    }
+
+    /// Two levels of 2 req/s measured 40 s each for their 100 requests
+    /// (--step-duration 10s) were said to have "ran their full 10 s",
+    /// beside a table that says 10+40 s.
+    #[test]
+    fn levels_measured_past_the_step_duration_are_said_so() {
+        let line = levels_line(vec![level(10, 40.0, false), level(20, 40.0, false)]);
+        assert!(
+            line.ends_with("; 2 measured on past 10 s (up to 40 s) for their 100 requests"),
+            "{line}"
+        );
+        let line = levels_line(vec![level(10, 40.0, false), level(20, 10.0, false)]);
+        assert!(
+            line.ends_with("; 1 measured on past 10 s (up to 40 s) for their 100 requests; 1 ran its full 10 s"),
+            "{line}"
+        );
+        let line = levels_line(vec![level(10, 10.0, false), level(20, 6.0, true)]);
+        assert!(line.ends_with("; the others ran their full 10 s"), "{line}");
+        // Every level settled: no "others".
+        let line = levels_line(vec![level(20, 6.0, true)]);
+        assert!(line.ends_with("near the target)"), "{line}");
+    }
 }

@@ -4,7 +4,7 @@
 
 use crate::charts::{apdex_bands, line_chart, LineChart, Series, Span};
 use crate::html::{escape, STYLE};
-use headroom_bundle::capacity::{CapacityResult, Level};
+use headroom_bundle::capacity::{CapacityResult, Level, LittlesLaw, LITTLE_TOLERANCE};
 use plotters::style::RGBColor;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -116,7 +116,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         escape(&setup.started_at),
         setup.apdex_t_ms,
         setup.apdex_f_ms,
-        escape(&setup.think),
+        escape(&think_said(result, &levels)),
         target,
         result.target.max_error * 100.0,
         result
@@ -149,11 +149,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             html,
             "<li><b>Little's law</b> at the capacity: {}.{}</li>",
             escape(&little.describe()),
-            if (little.users_busy - f64::from(little.users)).abs() > 0.1 * f64::from(little.users) {
-                " More than 10% apart: users waited somewhere not measured (connection queue, think time other than recorded) or the level was not steady."
-            } else {
-                " They agree: the level was steady."
-            }
+            little_says(little, &levels)
         );
     }
     if let Some((first, rest)) = result.host_bench.split_first() {
@@ -335,6 +331,42 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     html
 }
 
+/// The search's think time as planned and, when the capacity level
+/// measured it, the think its users took (a scenario's `if:` steps not
+/// taken, or a random think, make them differ).
+fn think_said(result: &CapacityResult, levels: &[&Level]) -> String {
+    let took = result.capacity.users.and_then(|c| {
+        levels
+            .iter()
+            .filter(|l| l.users == c)
+            .find_map(|l| l.think_s)
+    });
+    match took {
+        Some(took) => format!(
+            "{}; the users at the capacity took {took:.3} s per request",
+            result.setup.think
+        ),
+        None => result.setup.think.clone(),
+    }
+}
+
+/// What Little's law says of the capacity level, by the rule that judges
+/// the answer's validity ([`LITTLE_TOLERANCE`]); with the think time the
+/// users took when the level measured it, else with the planned one (under
+/// --throughput, whose waits for a slot are not think time).
+fn little_says(little: &LittlesLaw, levels: &[&Level]) -> String {
+    let tolerance = LITTLE_TOLERANCE * 100.0;
+    let measured = levels
+        .iter()
+        .any(|l| l.users == little.users && l.think_s.is_some());
+    match (measured, little.miss() > LITTLE_TOLERANCE) {
+        (true, true) => format!(" More than {tolerance:.0}% apart: the level was not steady (its window did not see the users in their cycle), or users waited somewhere not measured (a connection queue)."),
+        (true, false) => format!(" They agree within {tolerance:.0}%: the level was steady."),
+        (false, true) => format!(" More than {tolerance:.0}% apart, with the planned think time (the level did not measure the think its users took): users waited somewhere not measured (a --throughput cap's slot, a connection queue), so this is no check of the level."),
+        (false, false) => format!(" They agree within {tolerance:.0}%, with the planned think time."),
+    }
+}
+
 /// "aimed ladder; each level: 1–3 s warm-up (until steady) + 3–8 s measured
 /// (until its verdict settles)", or the plain search's fixed timing.
 fn level_timing(setup: &headroom_bundle::capacity::CapacitySetup) -> String {
@@ -370,5 +402,87 @@ fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -
             "{ladder} ladder; each level: {} s warm-up + {} s measured",
             setup.warmup_s, setup.measured_s
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_analysis::capacity::Target;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    /// A level of `users` at 1 s mean response, `rps`, with the think its
+    /// users took when `think_s` is given.
+    fn level(users: u32, rps: f64, think_s: Option<f64>) -> Level {
+        serde_json::from_value(serde_json::json!({
+            "users": users, "good": true, "apdex": 1.0, "apdex_rating": "Excellent",
+            "samples": 500, "error_rate": 0.0, "mean_ms": 1000.0, "p50_ms": 1000.0,
+            "p90_ms": 1000.0, "p95_ms": 1000.0, "rps": rps, "measured_s": 60.0,
+            "resources": [], "generator_limited": false, "bundle": "level",
+            "think_s": think_s, "min_samples": 100
+        }))
+        .unwrap()
+    }
+
+    fn page(level: Level) -> (CapacityResult, String) {
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let result = CapacityResult::new(
+            target,
+            vec![level],
+            Some(100),
+            true,
+            Duration::from_secs(9),
+            false,
+            PathBuf::new(),
+        );
+        let html = render_capacity_report(&result);
+        (result, html)
+    }
+
+    /// The page judged Little's law at 10% while the answer's validity
+    /// uses 20%: a valid search 15% apart read "Valid: ... Little's law
+    /// finds the users in their steady cycle" and "More than 10% apart:
+    /// ... the level was not steady" on one page. And under --throughput
+    /// (no think measured) it blamed the level for the cap's waits.
+    /// A scenario whose if: step (20 s think) was never taken: the header
+    /// said "think time: 7.333 s mean per request of a steady iteration"
+    /// while its users took 1.000 s (Little's law's line below): the page
+    /// says both.
+    #[test]
+    fn the_header_says_the_think_the_users_took() {
+        let mut result = page(level(100, 8.5, Some(1.0))).0;
+        result.setup.think = "7.333 s planned per request".into();
+        let html = render_capacity_report(&result);
+        assert!(
+            html.contains("think time: 7.333 s planned per request; the users at the capacity took 1.000 s per request"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn littles_law_is_said_by_the_rule_that_judges_the_answer() {
+        // 100 users, 10 s cycle: 8.5 req/s is 85 users busy, 15% apart.
+        let (result, html) = page(level(100, 8.5, Some(9.0)));
+        assert!(result.valid, "{:?}", result.invalid);
+        assert!(html.contains("They agree within 20%"), "{html}");
+        assert!(!html.contains("not steady"), "{html}");
+        // 7 req/s: 70 users busy, 30% apart: not valid, and said so.
+        let (result, html) = page(level(100, 7.0, Some(9.0)));
+        assert!(!result.valid);
+        assert!(html.contains("More than 20% apart: the level was not steady"));
+        // Without the think measured (a throughput cap), no verdict on the level.
+        let (result, html) = page(level(100, 7.0, None));
+        assert!(result.valid, "{:?}", result.invalid);
+        assert!(
+            html.contains("with the planned think time")
+                && html.contains("--throughput")
+                && !html.contains("the level was not steady"),
+            "{html}"
+        );
     }
 }

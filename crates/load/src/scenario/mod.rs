@@ -98,6 +98,46 @@ impl Scenario {
             Duration::ZERO
         }
     }
+
+    /// The think time a user's first iteration adds to a steady one: that
+    /// of its `once` steps (a login and its think), loops counted as often
+    /// as they repeat, conditional steps as taken. A user is in its steady
+    /// cycle only after it.
+    pub fn first_iteration_think(&self, default: Think) -> Duration {
+        fn all(s: &Scenario, nodes: &[Node], default: Think, times: f64) -> f64 {
+            nodes
+                .iter()
+                .map(|node| match node {
+                    Node::Request { step, .. } => {
+                        let think = s.requests[*step].think.unwrap_or(default);
+                        times * think.mean().as_secs_f64()
+                    }
+                    Node::Loop {
+                        count, children, ..
+                    } => all(s, children, default, times * f64::from(*count)),
+                    Node::Group { children, .. } | Node::Block { children, .. } => {
+                        all(s, children, default, times)
+                    }
+                })
+                .sum()
+        }
+        fn once(s: &Scenario, nodes: &[Node], default: Think, times: f64) -> f64 {
+            nodes
+                .iter()
+                .map(|node| match node {
+                    n if n.flags().once => all(s, std::slice::from_ref(n), default, times),
+                    Node::Request { .. } => 0.0,
+                    Node::Loop {
+                        count, children, ..
+                    } => once(s, children, default, times * f64::from(*count)),
+                    Node::Group { children, .. } | Node::Block { children, .. } => {
+                        once(s, children, default, times)
+                    }
+                })
+                .sum()
+        }
+        Duration::from_secs_f64(once(self, &self.flow, default, 1.0).clamp(0.0, 1e9))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! that a later step extracts (from the previous iteration).
 
 use super::extract::{Check, CheckKind, ExtractKind, Extractor, Field, Pattern, Pick};
-use super::template::{RenderContext, Template, VarTable};
+use super::template::{RenderContext, Template, VarId, VarTable};
 use super::{
     Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, Phase, ProfileSpec,
     RequestStep, Scenario, StageKind,
@@ -155,6 +155,42 @@ fn valid_name(name: &str) -> bool {
 }
 
 impl Parser {
+    /// Computed `variables:` are rendered in the file's order each
+    /// iteration: one that uses itself would grow every iteration, and one
+    /// that uses a computed variable below it would get that variable's
+    /// previous iteration (empty in the first).
+    fn computed_in_order(&self, computed: &[(VarId, Template)], nodes: &[&Yaml]) -> Res<()> {
+        for (i, ((id, template), node)) in computed.iter().zip(nodes).enumerate() {
+            let name = |v: VarId| self.vars.names()[v].clone();
+            if template.vars().any(|v| v == *id) {
+                return Err(self.doc.at(
+                    node.span(),
+                    format!(
+                        "a variable's value: '{}' uses itself, so it would grow every iteration: give it a value without ${{{}}}",
+                        name(*id),
+                        name(*id)
+                    ),
+                ));
+            }
+            if let Some((later, _)) = computed[i + 1..]
+                .iter()
+                .find(|(later, _)| template.vars().any(|v| v == *later))
+            {
+                return Err(self.doc.at(
+                    node.span(),
+                    format!(
+                        "a variable's value: '{}' uses '{}', which is computed below it (variables are rendered in the file's order each iteration, so it would get the previous iteration's, empty in the first): move '{}' above '{}'",
+                        name(*id),
+                        name(*later),
+                        name(*later),
+                        name(*id)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn template(&self, node: &Yaml, what: &str) -> Res<Template> {
         let s = self.doc.scalar(node, what)?;
         Template::compile(s.as_str(), &self.vars)
@@ -287,13 +323,18 @@ impl Parser {
         // `${...}` is rendered each iteration.
         let mut values = Vec::new();
         let mut computed = Vec::new();
+        let mut nodes = Vec::new();
         for (id, value) in initial_values {
             let template = self.template(value, "a variable's value")?;
             match template.literal_text() {
                 Some(text) => values.push((id, text)),
-                None => computed.push((id, template)),
+                None => {
+                    computed.push((id, template));
+                    nodes.push(value);
+                }
             }
         }
+        self.computed_in_order(&computed, &nodes)?;
         let mut headers = Vec::new();
         let mut timeout = Duration::from_secs(30);
         let mut keep_alive = true;
@@ -1431,6 +1472,41 @@ mod tests {
 
     const BASE: &str = "defaults:\n  base_url: http://127.0.0.1:8080\n";
 
+    /// A computed variable that uses itself grew every iteration ("x",
+    /// "xx", ...), and one that uses a computed variable below it sent
+    /// that variable's previous iteration ("-y", "1-y" in iteration 2):
+    /// both are refused at the value; one that uses a variable above it
+    /// (or a constant one below it) is accepted.
+    #[test]
+    fn computed_variables_use_only_those_above_them() {
+        let steps = "steps:\n  - label: r\n    path: /${a}\n";
+        let refused = [
+            ("variables:\n  a: \"${a}x\"\n", 2, 6, "'a' uses itself"),
+            (
+                "variables:\n  a: \"${b}-y\"\n  b: \"${__iteration}\"\n",
+                2,
+                6,
+                "'a' uses 'b', which is computed below it",
+            ),
+        ];
+        for (vars, line, column, words) in refused {
+            let err = check(&format!("{BASE}{vars}{steps}"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!("journey.yaml:{}:{column}:", line + 2))
+                    && err.contains(words),
+                "{vars}: {err}"
+            );
+        }
+        for vars in [
+            "variables:\n  b: \"${__iteration}\"\n  a: \"${b}-y\"\n",
+            "variables:\n  a: \"${b}-y\"\n  b: constant\n",
+        ] {
+            check(&format!("{BASE}{vars}{steps}")).unwrap_or_else(|e| panic!("{vars}: {e}"));
+        }
+    }
+
     #[test]
     fn malformed_files_name_the_line_and_a_fix() {
         // (file, line, column, words the message must contain)
@@ -1550,5 +1626,10 @@ mod tests {
         );
         let zero = crate::profile::Think::None;
         assert_eq!(scenario.think_per_request(zero), Duration::from_secs(5));
+        // The first iteration adds its once login's 60 s.
+        assert_eq!(
+            scenario.first_iteration_think(scenario.think),
+            Duration::from_secs(60)
+        );
     }
 }

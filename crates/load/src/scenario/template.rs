@@ -152,6 +152,14 @@ impl Template {
         matches!(self.segments.first(), Some(Segment::Var(_)))
     }
 
+    /// The variables the template uses.
+    pub fn vars(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Var(id) => Some(*id),
+            _ => None,
+        })
+    }
+
     /// The literal parts, for checks made once when the scenario is read.
     pub fn literals(&self) -> impl Iterator<Item = &str> {
         self.segments.iter().filter_map(|s| match s {
