@@ -39,6 +39,8 @@ pub struct LevelFigures {
     /// The busiest monitored resource's utilization, 0..1 (CPU, a core,
     /// disk), when monitored.
     pub utilization: Option<f64>,
+    /// The think its users took per request, when it was measured.
+    pub think: Option<Duration>,
 }
 
 /// Throughput that grows by less than this share of the users' growth has
@@ -132,7 +134,19 @@ impl Search {
             .max()
             .unwrap_or_default();
         let response = aim.apdex_t.max(met_response);
-        Some(users_for(ceiling, response, aim.think))
+        Some(users_for(ceiling, response, self.think(&aim)))
+    }
+
+    /// The think time per request the aims use: what the levels' users
+    /// took (their mean), once measured, else the planned one (a scenario's
+    /// `if:` steps may be taken far less often than planned).
+    fn think(&self, aim: &Aim) -> Duration {
+        let taken: Vec<Duration> = self.figures.iter().filter_map(|(_, f)| f.think).collect();
+        if taken.is_empty() {
+            aim.think
+        } else {
+            taken.iter().sum::<Duration>() / taken.len() as u32
+        }
     }
 
     /// The next level of the aimed climb above `last` (all met so far).
@@ -180,12 +194,13 @@ impl Search {
         }
         let inside = |x: &f64| *x >= f64::from(good) + 0.5 && *x < f64::from(bad) - 0.5;
         let ceiling = self.ceiling();
-        let at_t = ceiling.map(|c| users_for(c, aim.apdex_t, aim.think));
+        let think = self.think(&aim);
+        let at_t = ceiling.map(|c| users_for(c, aim.apdex_t, think));
         let by_response = match (ceiling, self.response(good), self.response(bad)) {
             (Some(ceiling), Some(r_good), Some(r_bad)) if r_bad > r_good => {
                 let share = (a_good - aim.target_apdex) / (a_good - a_bad);
                 let response = r_good + share * (r_bad - r_good);
-                Some(ceiling * (response + aim.think.as_secs_f64()))
+                Some(ceiling * (response + think.as_secs_f64()))
             }
             _ => None,
         };
@@ -874,6 +889,7 @@ mod tests {
             mean_response: Duration::from_secs_f64(response),
             apdex: Some(apdex),
             utilization: None,
+            think: None,
         };
         (apdex >= 0.85, figures)
     }
@@ -925,6 +941,7 @@ mod tests {
             mean_response: Duration::from_millis(100),
             apdex: Some(1.0),
             utilization,
+            think: None,
         };
         s.record_figures(10, true, at(9.0, Some(0.1)));
         assert_eq!(s.ceiling(), None, "10% busy says little");
@@ -936,6 +953,37 @@ mod tests {
         s.record_figures(40, true, at(24.0, Some(0.6)));
         // 24 req/s for twice the users: flat; the ceiling is what was seen.
         assert_eq!(s.ceiling(), Some(24.0));
+    }
+
+    /// A scenario whose `if:` steps think 30 s but are seldom taken plans
+    /// 7 s per request while its users take 1 s: once a level has measured
+    /// that, the aims use it (at the ceiling of 40 req/s and T: 46 users,
+    /// not 286).
+    #[test]
+    fn the_aims_use_the_think_the_users_took() {
+        let planned = Aim {
+            think: Duration::from_secs(7),
+            ..AIM
+        };
+        let mut s = Search::new(LADDER).aimed(planned);
+        let at = |rps: f64, utilization: f64| LevelFigures {
+            rps,
+            mean_response: Duration::from_millis(100),
+            apdex: Some(1.0),
+            utilization: Some(utilization),
+            think: None,
+        };
+        s.record_figures(10, true, at(9.0, 0.1));
+        s.record_figures(20, true, at(18.0, 0.45));
+        assert!((s.knee_estimate().unwrap() - 286.0).abs() < 1e-9);
+        let mut s = Search::new(LADDER).aimed(planned);
+        let taken = |f: LevelFigures| LevelFigures {
+            think: Some(Duration::from_secs(1)),
+            ..f
+        };
+        s.record_figures(10, true, taken(at(9.0, 0.1)));
+        s.record_figures(20, true, taken(at(18.0, 0.45)));
+        assert!((s.knee_estimate().unwrap() - 46.0).abs() < 1e-9);
     }
 
     #[test]
@@ -976,6 +1024,7 @@ mod tests {
             mean_response: Duration::from_millis(ms),
             apdex: Some(apdex),
             utilization: None,
+            think: None,
         };
         let ladder = Ladder {
             resolution: 20,
