@@ -887,8 +887,8 @@ fn link_capacity(text: &str) -> Result<f64, String> {
         .trim()
         .parse::<f64>()
         .ok()
-        .filter(|v| *v > 0.0)
         .map(|v| v * factor)
+        .filter(|v| v.is_finite() && *v > 0.0)
         .ok_or_else(|| format!("'{text}' is not a link capacity: write e.g. 57Mbit or 1Gbit"))
 }
 

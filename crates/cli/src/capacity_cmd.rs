@@ -924,9 +924,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
                     mean_response: Duration::from_secs_f64(level.mean_ms.unwrap_or(0.0) / 1000.0),
                     apdex: level.apdex,
                     utilization: utilization(&level),
-                    think: level
-                        .think_s
-                        .map(headroom_units::quantity::saturating_secs),
+                    think: level.think_s.map(headroom_units::quantity::saturating_secs),
                 };
                 let good = level.good;
                 levels.borrow_mut().push(level);

@@ -14,7 +14,7 @@ fn stderr(output: &std::process::Output) -> String {
 
 #[test]
 fn flags_out_of_range_say_why() {
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["load", "http://127.0.0.1:1/", "-c", "99999999999999999999"],
             "is too large",
@@ -40,6 +40,14 @@ fn flags_out_of_range_say_why() {
         (
             &["load", "http://127.0.0.1:1/", "--rate", "1e309/s"],
             "not a finite rate",
+        ),
+        (
+            &["bench", "network", "--link-capacity", "1e400Mbit"],
+            "is not a link capacity",
+        ),
+        (
+            &["bench", "network", "--link-capacity", "1e307Gbit"],
+            "is not a link capacity",
         ),
     ];
     for (args, message) in cases {

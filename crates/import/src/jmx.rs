@@ -988,8 +988,13 @@ pub fn convert_for(
             main.name
         ));
     }
-    let _ = writeln!(y, "steps:");
-    y.push_str(&steps);
+    if steps.is_empty() {
+        // An empty list: the scenario's check then says "steps is empty".
+        let _ = writeln!(y, "steps: []");
+    } else {
+        let _ = writeln!(y, "steps:");
+        y.push_str(&steps);
+    }
     Converted {
         yaml: y,
         converted: ctx.done,
@@ -2359,6 +2364,11 @@ mod tests {
                 c.converted
             );
         }
+        // A plan of empty controllers only: an empty list of steps (which
+        // the scenario check names), not a `steps:` with nothing under it.
+        let body = "<GenericController testname=\"empty\"/><hashTree/>";
+        let c = convert(&parse(&plan_of(body)).unwrap(), "t", &BTreeMap::new());
+        assert!(c.yaml.ends_with("steps: []\n"), "{}", c.yaml);
     }
 
     #[test]
