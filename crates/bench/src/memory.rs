@@ -28,14 +28,48 @@ pub const KERNELS: [(&str, &str, f64); 4] = [
     ("triad", "Triad", 3.0),
 ];
 
-/// The largest cache of CPU 0, in bytes, from /sys.
+/// The last-level caches of every CPU, in bytes, from /sys: their sum,
+/// each shared cache counted once (STREAM sizes its arrays against all the
+/// last-level caches a run uses: a two-CCX processor has two).
 pub fn last_level_cache() -> Option<u64> {
-    let dir = std::fs::read_dir(CACHE_DIR).ok()?;
-    dir.flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
-        .filter_map(|e| std::fs::read_to_string(e.path().join("size")).ok())
-        .filter_map(|s| parse_cache_size(s.trim()))
-        .max()
+    let mut caches = Vec::new();
+    for cpu in std::fs::read_dir(CPU_DIR).ok()?.flatten() {
+        let name = cpu.file_name().to_string_lossy().into_owned();
+        if !name
+            .strip_prefix("cpu")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        let Ok(indexes) = std::fs::read_dir(cpu.path().join("cache")) else {
+            continue;
+        };
+        for index in indexes.flatten() {
+            let read = |file: &str| std::fs::read_to_string(index.path().join(file)).ok();
+            if read("type").is_some_and(|t| t.trim() == "Instruction") {
+                continue;
+            }
+            let level = read("level").and_then(|l| l.trim().parse::<u32>().ok());
+            let size = read("size").and_then(|s| parse_cache_size(s.trim()));
+            if let (Some(level), Some(size)) = (level, size) {
+                let shared = read("shared_cpu_list").unwrap_or_else(|| name.clone());
+                caches.push((level, shared.trim().to_string(), size));
+            }
+        }
+    }
+    sum_of_last_level(&caches)
+}
+
+/// The sum of the highest-level caches among `(level, shared CPU list,
+/// bytes)`, a cache shared by several CPUs counted once.
+pub fn sum_of_last_level(caches: &[(u32, String, u64)]) -> Option<u64> {
+    let top = caches.iter().map(|c| c.0).max()?;
+    let distinct: std::collections::BTreeMap<&str, u64> = caches
+        .iter()
+        .filter(|c| c.0 == top)
+        .map(|c| (c.1.as_str(), c.2))
+        .collect();
+    Some(distinct.values().sum())
 }
 
 /// "32K", "1024K", "16M" → bytes.
@@ -66,7 +100,7 @@ pub fn outside_stream_rule(elements: usize, cache: Option<u64>) -> Option<String
     let array = elements as f64 * 8.0;
     match cache {
         Some(cache) if array < 4.0 * cache as f64 => Some(format!(
-            "each array is {:.1} MiB, less than 4× the last-level cache of {:.0} MiB read from \
+            "each array is {:.1} MiB, less than 4× the last-level caches' {:.0} MiB read from \
              {CACHE_DIR}: it measured the cache, not the memory. Give --elements {} or more, or \
              leave --elements out for STREAM's rule",
             mib(array),
@@ -83,8 +117,9 @@ pub fn outside_stream_rule(elements: usize, cache: Option<u64>) -> Option<String
     }
 }
 
-/// Where the cache sizes are read.
-const CACHE_DIR: &str = "/sys/devices/system/cpu/cpu0/cache";
+/// Where the cache sizes are read (each CPU's `cache/index*`).
+const CPU_DIR: &str = "/sys/devices/system/cpu";
+const CACHE_DIR: &str = "/sys/devices/system/cpu/cpu*/cache";
 
 /// [`outside_stream_rule`] for a memory result's settings (`elements`, and
 /// `last_level_cache` as "N KiB" or "unknown"); `None` when the settings
@@ -297,12 +332,31 @@ mod tests {
         assert_eq!(stream_elements(None), 10_000_000);
     }
 
+    /// Two CCXs of 32 MiB, each shared by 8 CPUs (and their L1/L2 caches
+    /// per core): 64 MiB, not CPU 0's 32 MiB.
+    #[test]
+    fn the_last_level_caches_are_summed_each_once() {
+        let mut caches = Vec::new();
+        for cpu in 0..16u32 {
+            caches.push((1, cpu.to_string(), 32 << 10));
+            caches.push((2, cpu.to_string(), 512 << 10));
+            let ccx = if cpu < 8 { "0-7" } else { "8-15" };
+            caches.push((3, ccx.to_string(), 32 << 20));
+        }
+        assert_eq!(sum_of_last_level(&caches), Some(64 << 20));
+        assert_eq!(sum_of_last_level(&[]), None);
+        // This machine: at least CPU 0's largest cache.
+        if let Some(sum) = last_level_cache() {
+            assert!(sum >= 1 << 20, "{sum}");
+        }
+    }
+
     #[test]
     fn arrays_below_four_times_the_cache_are_outside_the_rule() {
         // The user's case: 2 M elements (15.3 MiB) against a 32 MiB cache.
         let why = outside_stream_rule(2_000_000, Some(32 << 20)).unwrap();
         assert!(
-            why.contains("15.3 MiB, less than 4× the last-level cache of 32 MiB")
+            why.contains("15.3 MiB, less than 4× the last-level caches' 32 MiB")
                 && why.contains("--elements 16777216 or more"),
             "{why}"
         );

@@ -379,7 +379,7 @@ mod tests {
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert!(
             lines[0].starts_with("STREAM Copy, 1 thread: not compared with published figures")
-                && lines[0].contains("less than 4× the last-level cache of 32 MiB")
+                && lines[0].contains("less than 4× the last-level caches' 32 MiB")
                 && lines[0].contains("--elements 16777216 or more")
                 && !lines[0].contains("Raspberry"),
             "{lines:?}"
