@@ -87,8 +87,11 @@ pub fn read(path: &Path) -> Result<JtlFile, BundleError> {
     if trimmed.is_empty() {
         return Err(invalid(path, "the file is empty: no sample to read"));
     }
+    let mut warnings: Vec<String> = warning.into_iter().collect();
     let (format, samples) = if trimmed.starts_with('<') {
-        (JtlFormat::Xml, read_xml(path, trimmed)?)
+        let (samples, torn) = read_xml(path, trimmed)?;
+        warnings.extend(torn);
+        (JtlFormat::Xml, samples)
     } else {
         (JtlFormat::Csv, read_csv(path, trimmed)?)
     };
@@ -98,7 +101,7 @@ pub fn read(path: &Path) -> Result<JtlFile, BundleError> {
     Ok(JtlFile {
         format,
         samples,
-        warnings: warning.into_iter().collect(),
+        warnings,
     })
 }
 
@@ -334,8 +337,10 @@ fn parse_timestamp(text: &str) -> Option<i64> {
 }
 
 /// The XML format: each `httpSample` or `sample` element's attributes; an
-/// element with samples inside it is a transaction controller's parent.
-fn read_xml(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
+/// element with samples inside it is a transaction controller's parent. A
+/// last line cut short (JMeter stopped while writing) is left out, and the
+/// warning returned says so; damage before it is an error naming its line.
+fn read_xml(path: &Path, text: &str) -> Result<(Vec<JtlSample>, Option<String>), BundleError> {
     use quick_xml::events::Event;
     let mut reader = quick_xml::Reader::from_str(text);
     let mut samples: Vec<JtlSample> = Vec::new();
@@ -351,9 +356,29 @@ fn read_xml(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
             .count();
         counted_to = counted_to.max(position);
         let line = || line_at;
-        let event = reader
-            .read_event()
-            .map_err(|e| invalid(path, format!("line {}: not well-formed XML ({e})", line())))?;
+        let event = match reader.read_event() {
+            Ok(event) => event,
+            // Cut short: the error is in the last line, which stops
+            // inside a tag or its text (a whole line ends with '>').
+            Err(_)
+                if seen_root
+                    && !text[position..].trim_end().contains('\n')
+                    && !text.trim_end().ends_with('>') =>
+            {
+                let torn = format!(
+                    "line {}: the last line is incomplete (a run stopped while writing): read the {} samples before it",
+                    line(),
+                    samples.len()
+                );
+                return Ok((samples, Some(torn)));
+            }
+            Err(e) => {
+                return Err(invalid(
+                    path,
+                    format!("line {}: not well-formed XML ({e})", line()),
+                ))
+            }
+        };
         let (element, opens) = match &event {
             Event::Start(e) => (Some(e), true),
             Event::Empty(e) => (Some(e), false),
@@ -412,7 +437,7 @@ fn read_xml(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
             "no <testResults> element: not a JMeter XML JTL",
         ));
     }
-    Ok(samples)
+    Ok((samples, None))
 }
 
 fn xml_sample(
@@ -532,6 +557,33 @@ mod tests {
         assert_eq!(read.samples.len(), 1);
         assert_eq!(read.samples[0].label, "Café");
         assert!(read.warnings.is_empty(), "{:?}", read.warnings);
+    }
+
+    /// An XML JTL cut in its last line (JMeter stopped while writing) is
+    /// read up to it, and said; cut earlier, it is an error naming the line.
+    #[test]
+    fn a_torn_xml_jtl_is_read_up_to_its_last_line() {
+        let head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testResults version=\"1.2\">\n\
+            <httpSample t=\"10\" lt=\"5\" ts=\"1700000000000\" s=\"true\" lb=\"a\" rc=\"200\" by=\"5\"/>\n\
+            <httpSample t=\"20\" lt=\"5\" ts=\"1700000000100\" s=\"true\" lb=\"a\" rc=\"200\" by=\"5\"/>\n";
+        let torn = file(
+            "torn.xml.jtl",
+            &format!("{head}<httpSample t=\"30\" lt=\"5\" ts=\"17"),
+        );
+        let read = read(&torn).unwrap();
+        assert_eq!(read.samples.len(), 2);
+        assert_eq!(read.warnings.len(), 1, "{:?}", read.warnings);
+        assert!(
+            read.warnings[0].starts_with("line 5: the last line is incomplete"),
+            "{:?}",
+            read.warnings
+        );
+        let damaged = file(
+            "damaged.xml.jtl",
+            &format!("{head}<httpSample t=\"30\" lt=\"5\n<httpSample/>\n</testResults>\n"),
+        );
+        let e = super::read(&damaged).unwrap_err().to_string();
+        assert!(e.contains("not well-formed XML"), "{e}");
     }
 
     #[test]
