@@ -4,51 +4,16 @@
 //! never touched.
 #![allow(dead_code)]
 
-use super::{free_port, wait_for_port};
+use super::free_port;
+use super::php_site::{serve, App, PhpSite};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// A server with worker processes: stopped with SIGTERM, so its master
-/// stops its workers (a SIGKILL would leave them running), then killed if
-/// it is still there after 5 s.
-pub struct Daemon(pub Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        // SAFETY: signals a child process this value owns.
-        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use std::process::{Command, Stdio};
 
 pub struct DokuWiki {
     pub port: u16,
     /// The wiki's data directory (pages/, attic/, ...).
     pub data: PathBuf,
-    // Stopped when the test ends (nginx first).
-    _nginx: Daemon,
-    _fpm: Daemon,
-}
-
-pub fn php_fpm() -> PathBuf {
-    let found = std::fs::read_dir("/usr/sbin").ok().and_then(|dir| {
-        dir.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("php-fpm"))
-        })
-    });
-    found.unwrap_or_else(|| {
-        panic!("php-fpm is not installed: run scripts/services (scripts/test does)")
-    })
+    _site: PhpSite,
 }
 
 fn copy(from: &str, to: &Path) {
@@ -107,63 +72,19 @@ pub fn start(dir: &Path, accounts: &[(String, String)]) -> DokuWiki {
         users.push_str(&format!("{user}:{hash}:{user}:{user}@localhost:user\n"));
     }
     std::fs::write(conf.join("users.auth.php"), users).unwrap();
-    let socket = dir.join("php.sock");
-    std::fs::write(
-        dir.join("fpm.conf"),
-        format!(
-            "[global]\npid = {d}/php-fpm.pid\nerror_log = {d}/php-fpm.log\ndaemonize = no\n\
-             [www]\nuser = root\ngroup = root\nlisten = {s}\npm = static\npm.max_children = 4\n",
-            d = dir.display(),
-            s = socket.display()
-        ),
-    )
-    .unwrap();
-    let fpm = Command::new(php_fpm())
-        .args(["-F", "-R", "-y"])
-        .arg(dir.join("fpm.conf"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("php-fpm starts");
-    let fpm = Daemon(fpm);
-    for _ in 0..100 {
-        if socket.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/nginx-error.log;\n\
-             events {{ worker_connections 256; }}\n\
-             http {{\n  include /etc/nginx/mime.types;\n  access_log off;\n\
-             client_body_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n\
-             server {{\n    listen 127.0.0.1:{port};\n    root {app};\n    index doku.php;\n\
-             location ~ ^/(data|conf|bin|inc|vendor)/ {{ deny all; }}\n\
-             location ~ \\.php$ {{\n      include /etc/nginx/fastcgi_params;\n\
-             fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n\
-             fastcgi_pass unix:{s};\n    }}\n  }}\n}}\n",
-            d = dir.display(),
-            app = app.display(),
-            s = socket.display()
-        ),
-    )
-    .unwrap();
-    let mut nginx = Command::new("/usr/sbin/nginx")
-        .arg("-c")
-        .arg(dir.join("nginx.conf"))
-        .args(["-g", "daemon off;"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nginx starts");
-    wait_for_port(port, &mut nginx, "nginx");
+    let site = serve(
+        dir,
+        port,
+        &App {
+            root: &app,
+            index: "doku.php",
+            deny: "data|conf|bin|inc|vendor",
+            fpm_pool: "",
+        },
+    );
     DokuWiki {
         port,
         data,
-        _nginx: Daemon(nginx),
-        _fpm: fpm,
+        _site: site,
     }
 }

@@ -8,6 +8,7 @@
 pub mod browser;
 pub mod dokuwiki;
 pub mod mediawiki;
+pub mod php_site;
 pub mod raw;
 pub mod site;
 #[allow(unused_imports)]

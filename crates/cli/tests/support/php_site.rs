@@ -1,0 +1,124 @@
+//! A PHP application from Debian's packages (DokuWiki, MediaWiki) served by
+//! php-fpm and nginx on a port of 127.0.0.1, their configuration, sockets
+//! and logs in a directory of the test's, so the system's servers are never
+//! touched.
+#![allow(dead_code)]
+
+use super::wait_for_port;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server with worker processes: stopped with SIGTERM, so its master
+/// stops its workers (a SIGKILL would leave them running), then killed if
+/// it is still there after 5 s.
+pub struct Daemon(pub Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // SAFETY: signals a child process this value owns.
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn php_fpm() -> PathBuf {
+    let found = std::fs::read_dir("/usr/sbin").ok().and_then(|dir| {
+        dir.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("php-fpm"))
+        })
+    });
+    found.unwrap_or_else(|| {
+        panic!("php-fpm is not installed: run scripts/services (scripts/test does)")
+    })
+}
+
+/// What to serve: the application's `root` and `index` page, the top
+/// folders nginx refuses (`deny`, e.g. "data|conf"), and extra lines for
+/// php-fpm's pool (e.g. `env[...]`).
+pub struct App<'a> {
+    pub root: &'a Path,
+    pub index: &'a str,
+    pub deny: &'a str,
+    pub fpm_pool: &'a str,
+}
+
+/// The running servers, stopped when the test ends (nginx first).
+pub struct PhpSite {
+    _nginx: Daemon,
+    _fpm: Daemon,
+}
+
+/// Serves `app` on `port` of 127.0.0.1 with 4 php-fpm workers.
+pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    let socket = dir.join("php.sock");
+    std::fs::write(
+        dir.join("fpm.conf"),
+        format!(
+            "[global]\npid = {d}/php-fpm.pid\nerror_log = {d}/php-fpm.log\ndaemonize = no\n\
+             [www]\nuser = root\ngroup = root\nlisten = {s}\npm = static\npm.max_children = 4\n{pool}",
+            d = dir.display(),
+            s = socket.display(),
+            pool = app.fpm_pool
+        ),
+    )
+    .unwrap();
+    let fpm = Daemon(
+        Command::new(php_fpm())
+            .args(["-F", "-R", "-y"])
+            .arg(dir.join("fpm.conf"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("php-fpm starts"),
+    );
+    for _ in 0..100 {
+        if socket.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::write(
+        dir.join("nginx.conf"),
+        format!(
+            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/nginx-error.log;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n  include /etc/nginx/mime.types;\n  access_log off;\n\
+             client_body_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n\
+             server {{\n    listen 127.0.0.1:{port};\n    root {root};\n    index {index};\n\
+             location ~ ^/({deny})/ {{ deny all; }}\n\
+             location ~ \\.php$ {{\n      include /etc/nginx/fastcgi_params;\n\
+             fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n\
+             fastcgi_pass unix:{s};\n    }}\n  }}\n}}\n",
+            d = dir.display(),
+            root = app.root.display(),
+            index = app.index,
+            deny = app.deny,
+            s = socket.display()
+        ),
+    )
+    .unwrap();
+    let mut nginx = Command::new("/usr/sbin/nginx")
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .args(["-g", "daemon off;"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nginx starts");
+    wait_for_port(port, &mut nginx, "nginx");
+    PhpSite {
+        _nginx: Daemon(nginx),
+        _fpm: fpm,
+    }
+}
