@@ -188,6 +188,10 @@ fn an_interrupted_capacity_search_claims_nothing() {
         "2s",
         "--warmup",
         "1s",
+        // 2 users make some 16 requests a second: the first level needs
+        // fewer than the default 100 to end before the interrupt.
+        "--min-samples",
+        "20",
         "--out",
         out.to_str().unwrap(),
     ]);
