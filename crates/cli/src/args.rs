@@ -492,6 +492,18 @@ fn duration(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// A duration in whole seconds: `6`, `6s`, `2m`.
+fn whole_seconds(text: &str) -> Result<u32, String> {
+    if let Ok(seconds) = text.trim().parse::<u32>() {
+        return Ok(seconds);
+    }
+    let d = duration(text)?;
+    if d.subsec_nanos() != 0 {
+        return Err(format!("'{text}' is not a whole number of seconds"));
+    }
+    u32::try_from(d.as_secs()).map_err(|_| format!("'{text}' is too long"))
+}
+
 fn positive_duration(text: &str) -> Result<Duration, String> {
     let d = duration(text)?;
     if d.is_zero() {
@@ -1228,8 +1240,9 @@ pub struct TestbedPlanArgs {
     #[arg(long)]
     pub loops: Option<u32>,
 
-    /// Ramp-up in seconds (default: Moodle's: XS 1, S 6, M 40, L 100).
-    #[arg(long)]
+    /// Ramp-up, e.g. 6s or 2m (plain numbers are seconds; default: Moodle's: XS 1 s, S 6 s,
+    /// M 40 s, L 100 s).
+    #[arg(long, value_parser = whole_seconds)]
     pub ramp_up: Option<u32>,
 }
 

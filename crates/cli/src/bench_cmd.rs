@@ -50,8 +50,9 @@ pub fn run(args: BenchArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     }
-    if args.agent_token.is_some() && args.agent.is_none() && chosen.contains(&"network") {
-        eprintln!("headroom: --agent-token without --agent: the network benchmark measures loopback, and the token is not used");
+    if args.agent_token.is_some() && args.agent.is_none() {
+        eprintln!("headroom: --agent-token without --agent: the network benchmark would measure loopback and not use it; give --agent http://HOST:PORT of the agent whose token it is, or leave --agent-token out");
+        return ExitCode::from(EXIT_USAGE);
     }
     if let Err(e) = check_out(&out) {
         eprintln!("headroom: {e}");

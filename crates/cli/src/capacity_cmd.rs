@@ -42,6 +42,24 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
+    let ignored: Vec<&str> = [
+        (load.method != "GET", "-X"),
+        (!load.headers.is_empty(), "-H"),
+        (load.body.is_some(), "--body"),
+        (load.body_file.is_some(), "--body-file"),
+        (load.label.is_some(), "--label"),
+        (load.no_keepalive, "--no-keepalive"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if args.scenario.is_some() && !ignored.is_empty() {
+        eprintln!(
+            "headroom: {} shape the URL's one request, which --scenario replaces: the journey's steps give their own method, headers, body and label (and keep_alive: false), so set them in the scenario, or leave --scenario out",
+            ignored.join(", ")
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     if load.shard.shard.is_some() || load.shard.start_at.is_some() || load.shard.start_in.is_some()
     {
         eprintln!(
@@ -59,6 +77,12 @@ pub fn run(args: CapacityArgs) -> ExitCode {
         eprintln!(
             "headroom: capacity keeps no raw samples (--jtl): each level's bundle has its intervals and histograms; run `headroom load --jtl` at the users you want samples of"
         );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    if let Err(e) =
+        crate::execute::check_agent_token(&load.common.monitor, load.common.agent_token.as_deref())
+    {
+        eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
     if let Err(e) = crate::execute::check_junit_path(&load.common) {

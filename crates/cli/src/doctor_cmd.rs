@@ -5,6 +5,10 @@ use crate::execute::examine_host;
 use std::process::ExitCode;
 
 pub fn run(args: DoctorArgs) -> ExitCode {
+    if let Err(e) = crate::execute::check_agent_token(&args.monitor, args.agent_token.as_deref()) {
+        eprintln!("headroom: {e}");
+        return ExitCode::from(crate::execute::EXIT_USAGE);
+    }
     let same_host = args.target.as_ref().is_some_and(|t| {
         use std::net::ToSocketAddrs;
         (t.host.as_str(), t.port)

@@ -57,6 +57,10 @@ pub fn execute(
         Ok(rt) => rt,
         Err(code) => return code,
     };
+    if let Err(e) = check_agent_token(&common.monitor, common.agent_token.as_deref()) {
+        eprintln!("headroom: {e}");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let result = runtime.block_on(async {
         let mut prepared = prepare.await?;
         prepared.setup.metrics = live_metrics(common)?;
@@ -98,6 +102,20 @@ pub fn cannot_run(common: &CommonArgs, error: &anyhow::Error) -> ExitCode {
         }
     }
     ExitCode::from(EXIT_CANNOT_RUN)
+}
+
+/// A token given for agents when none is monitored would be ignored.
+pub fn check_agent_token(
+    monitor: &[crate::args::Monitor],
+    token: Option<&str>,
+) -> Result<(), &'static str> {
+    let agents = monitor
+        .iter()
+        .any(|m| matches!(m, crate::args::Monitor::Agent(_)));
+    if token.is_some() && !agents {
+        return Err("--agent-token without an agent: give --monitor http://HOST:PORT of the agent whose token it is, or leave --agent-token out");
+    }
+    Ok(())
 }
 
 /// Checks before a long run that the `--junit` file can be written, so the

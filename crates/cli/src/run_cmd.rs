@@ -55,6 +55,11 @@ fn profile(args: &RunArgs, scenario: &Scenario) -> anyhow::Result<(Profile, Opti
             None,
         ));
     }
+    if args.max_vus.is_some() {
+        anyhow::bail!(
+            "--max-vus bounds the open model's users (arrivals at --rate, or a scenario's rate: or stages: of rates); this run is closed (a fixed number of users), so it would not be used: leave it out, or give --rate"
+        );
+    }
     let users = args.users.or(spec.users).unwrap_or(1);
     let ramp_up = args.ramp_up.or(spec.ramp_up).unwrap_or_default();
     let iterations = args.iterations.or(if args.duration.is_some() {

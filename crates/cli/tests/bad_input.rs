@@ -409,3 +409,120 @@ fn empty_and_deeply_nested_jmeter_controllers() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Flags a command would accept and then not use are refused, naming what
+/// to do instead: the URL's request flags beside a capacity --scenario,
+/// --max-vus in a closed run, an agent token without an agent; and the
+/// testbed plan's ramp-up takes a duration like every other.
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    let dir = temp_dir("ignored-flags");
+    std::fs::create_dir_all(&dir).unwrap();
+    let journey = dir.join("journey.yaml");
+    std::fs::write(
+        &journey,
+        "defaults:\n  base_url: http://127.0.0.1:1\nsteps:\n  - label: home\n    path: /\n",
+    )
+    .unwrap();
+    let journey = journey.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "capacity",
+                "http://127.0.0.1:1/",
+                "--scenario",
+                journey,
+                "-X",
+                "POST",
+                "--no-keepalive",
+            ],
+            "-X, --no-keepalive shape the URL's one request, which --scenario replaces",
+        ),
+        (
+            &[
+                "capacity",
+                "http://127.0.0.1:1/",
+                "--scenario",
+                journey,
+                "-H",
+                "A: b",
+                "--label",
+                "x",
+            ],
+            "-H, --label shape the URL's one request",
+        ),
+        (
+            &["run", journey, "-c", "2", "--max-vus", "5"],
+            "--max-vus bounds the open model's users",
+        ),
+        (
+            &[
+                "load",
+                "http://127.0.0.1:1/",
+                "-n",
+                "1",
+                "--agent-token",
+                "x",
+            ],
+            "--agent-token without an agent",
+        ),
+        (
+            &[
+                "load",
+                "http://127.0.0.1:1/",
+                "-n",
+                "1",
+                "--monitor",
+                "local",
+                "--agent-token",
+                "x",
+            ],
+            "--agent-token without an agent",
+        ),
+        (
+            &["capacity", "http://127.0.0.1:1/", "--agent-token", "x"],
+            "--agent-token without an agent",
+        ),
+        (
+            &["doctor", "--agent-token", "x"],
+            "--agent-token without an agent",
+        ),
+        (
+            &["bench", "cpu", "--agent-token", "x"],
+            "--agent-token without --agent",
+        ),
+        (
+            &["testbed", "plan", "--ramp-up", "6.5s"],
+            "'6.5s' is not a whole number of seconds",
+        ),
+    ];
+    for (args, message) in cases {
+        let output = run(args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(message),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    // A duration is a ramp-up: the plan goes on to open its database.
+    let output = run(&[
+        "testbed",
+        "plan",
+        "--db",
+        "sqlite:/nonexistent/x.db",
+        "--ramp-up",
+        "2m",
+    ]);
+    assert!(!stderr(&output).contains("ramp-up"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot open the database"),
+        "{}",
+        stderr(&output)
+    );
+}
