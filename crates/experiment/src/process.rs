@@ -113,7 +113,8 @@ fn die_with_runner(command: &mut Command, signal: libc::c_int) {
                 return Err(std::io::Error::last_os_error());
             }
             if libc::getppid() != runner {
-                return Err(std::io::Error::other("the runner ended"));
+                // The runner ended (no allocation between fork and exec).
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
             }
             Ok(())
         });
