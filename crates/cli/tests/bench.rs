@@ -404,9 +404,19 @@ fn mbw_memcpy_best() -> f64 {
 fn stream_copy_is_mbws_memcpy_within_10_percent() {
     let _guard = serial();
     let dir = temp_dir("bench-memory");
+    // The storage test before it may leave dirty pages the kernel writes
+    // back while memory is measured.
+    let _ = Command::new("sync").status();
     let mut attempt = 0;
-    agrees(3, || {
+    // A clean-clone suite saw headroom's copy at 0.829, 0.878 and 0.899 of
+    // mbw's on three attempts in a row (some 20 s), then 0.931 and 1.029
+    // alone a minute later: a later attempt waits 10 s for such a dip to
+    // pass, and there are five. An error of headroom's still fails them all.
+    agrees(5, || {
         attempt += 1;
+        if attempt > 1 {
+            std::thread::sleep(std::time::Duration::from_secs(10));
+        }
         let (mut ours, mut theirs) = (vec![], vec![]);
         for round in 0..3 {
             let out = dir.join(format!("a{attempt}r{round}"));
