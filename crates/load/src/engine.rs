@@ -770,10 +770,7 @@ async fn url_iteration(
     .await;
     let pause = worker.plan.think.pick(rng);
     if !pause.is_zero() {
-        worker
-            .recorder
-            .borrow_mut()
-            .record_think(request.label, pause);
+        worker.record_think(request.label, pause);
         tokio::time::sleep(pause).await;
     }
     false

@@ -73,71 +73,70 @@ impl Scenario {
     /// (to size a capacity level to its users' cycle); a run measures the
     /// think its users really took.
     pub fn think_per_request(&self, default: Think) -> Duration {
-        fn walk(s: &Scenario, nodes: &[Node], default: Think, times: f64, acc: &mut (f64, f64)) {
-            for node in nodes.iter().filter(|n| !n.flags().once) {
-                match node {
-                    Node::Request { step, .. } => {
-                        let think = s.requests[*step].think.unwrap_or(default);
-                        acc.0 += times;
-                        acc.1 += times * think.mean().as_secs_f64();
-                    }
-                    Node::Loop {
-                        count, children, ..
-                    } => walk(s, children, default, times * f64::from(*count), acc),
-                    Node::Group { children, .. } | Node::Block { children, .. } => {
-                        walk(s, children, default, times, acc)
-                    }
-                }
-            }
-        }
-        let mut acc = (0.0, 0.0);
-        walk(self, &self.flow, default, 1.0, &mut acc);
-        if acc.0 > 0.0 {
-            Duration::from_secs_f64(acc.1 / acc.0)
+        let sums = self.think_sums(default);
+        if sums.steady_requests > 0.0 {
+            Duration::from_secs_f64(sums.steady_think / sums.steady_requests)
         } else {
             Duration::ZERO
         }
     }
 
     /// The think time a user's first iteration adds to a steady one: that
-    /// of its `once` steps (a login and its think), loops counted as often
-    /// as they repeat, conditional steps as taken. A user is in its steady
-    /// cycle only after it.
+    /// of its `once` steps (a login and its think), counted as above. A user
+    /// is in its steady cycle only after it.
     pub fn first_iteration_think(&self, default: Think) -> Duration {
-        fn all(s: &Scenario, nodes: &[Node], default: Think, times: f64) -> f64 {
-            nodes
-                .iter()
-                .map(|node| match node {
-                    Node::Request { step, .. } => {
-                        let think = s.requests[*step].think.unwrap_or(default);
-                        times * think.mean().as_secs_f64()
-                    }
-                    Node::Loop {
-                        count, children, ..
-                    } => all(s, children, default, times * f64::from(*count)),
-                    Node::Group { children, .. } | Node::Block { children, .. } => {
-                        all(s, children, default, times)
-                    }
-                })
-                .sum()
-        }
-        fn once(s: &Scenario, nodes: &[Node], default: Think, times: f64) -> f64 {
-            nodes
-                .iter()
-                .map(|node| match node {
-                    n if n.flags().once => all(s, std::slice::from_ref(n), default, times),
-                    Node::Request { .. } => 0.0,
-                    Node::Loop {
-                        count, children, ..
-                    } => once(s, children, default, times * f64::from(*count)),
-                    Node::Group { children, .. } | Node::Block { children, .. } => {
-                        once(s, children, default, times)
-                    }
-                })
-                .sum()
-        }
-        Duration::from_secs_f64(once(self, &self.flow, default, 1.0).clamp(0.0, 1e9))
+        Duration::from_secs_f64(self.think_sums(default).once_think.clamp(0.0, 1e9))
     }
+
+    /// One walk of the flow for both estimates above.
+    fn think_sums(&self, default: Think) -> ThinkSums {
+        fn walk(
+            s: &Scenario,
+            nodes: &[Node],
+            default: Think,
+            times: f64,
+            once: bool,
+            sums: &mut ThinkSums,
+        ) {
+            for node in nodes {
+                let once = once || node.flags().once;
+                match node {
+                    Node::Request { step, .. } => {
+                        let think = times
+                            * s.requests[*step]
+                                .think
+                                .unwrap_or(default)
+                                .mean()
+                                .as_secs_f64();
+                        if once {
+                            sums.once_think += think;
+                        } else {
+                            sums.steady_requests += times;
+                            sums.steady_think += think;
+                        }
+                    }
+                    Node::Loop {
+                        count, children, ..
+                    } => walk(s, children, default, times * f64::from(*count), once, sums),
+                    Node::Group { children, .. } | Node::Block { children, .. } => {
+                        walk(s, children, default, times, once, sums)
+                    }
+                }
+            }
+        }
+        let mut sums = ThinkSums::default();
+        walk(self, &self.flow, default, 1.0, false, &mut sums);
+        sums
+    }
+}
+
+/// A flow's planned think: its steady requests and their think, and the
+/// think of its `once` steps (s).
+#[derive(Default)]
+struct ThinkSums {
+    steady_requests: f64,
+    steady_think: f64,
+    once_think: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
