@@ -144,6 +144,12 @@ async fn start_testbed(quiet: bool) -> Result<Testbed, String> {
     })
 }
 
+/// What one of the demo's users is, printed under its answer: the figure
+/// counts request loops, not people reading pages.
+pub const DEMO_USER: &str = "A demo user runs Moodle's 14-step journey in a loop with no time to read \
+between pages: it asks for far more than a student, who reads for tens of seconds between clicks \
+(give your users their think time: see \"Users who think\" in docs/capacity.md).";
+
 /// Starts the testbed, searches its capacity (local monitoring), writes
 /// the HTML report, prints its path and the verdict, stops the testbed.
 async fn capacity_demo(args: DemoArgs) -> ExitCode {
@@ -227,6 +233,7 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
         );
     } else {
         println!("\nheadroom demo: {}", result.verdict);
+        println!("{DEMO_USER}");
         println!("Report: {}", report.display());
     }
     searched.code

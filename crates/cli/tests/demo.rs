@@ -19,13 +19,28 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
     let before = testbeds();
     let out = temp_dir("demo");
     let started = std::time::Instant::now();
-    let output = run(&["demo", "-d", "3s", "--json", "--out", out.to_str().unwrap()]);
+    let output = run(&["demo", "-d", "3s", "--out", out.to_str().unwrap()]);
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let json = stdout_json(&output);
+    // The answer says what one of its users is: a request loop, not a
+    // person reading pages.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answer = stdout
+        .lines()
+        .position(|l| l.starts_with("headroom demo: "))
+        .unwrap_or_else(|| panic!("no answer line in {stdout}"));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[answer + 1].starts_with("A demo user runs Moodle's 14-step journey in a loop with no time to read"),
+        "{stdout}"
+    );
+    assert!(lines[answer + 2].starts_with("Report: "), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap())
+            .unwrap();
     let users = json["capacity"]["users"].as_u64().expect("a capacity");
     assert!(users >= 10, "{users}");
     // The testbed's knee lies inside the demo's levels: a search that ends
