@@ -146,7 +146,8 @@ async fn start_testbed(quiet: bool) -> Result<Testbed, String> {
 
 /// What one of the demo's users is, printed under its answer: the figure
 /// counts request loops, not people reading pages.
-pub const DEMO_USER: &str = "A demo user runs Moodle's 14-step journey in a loop with no time to read \
+pub const DEMO_USER: &str =
+    "A demo user runs Moodle's 14-step journey in a loop with no time to read \
 between pages: it asks for far more than a student, who reads for tens of seconds between clicks \
 (give your users their think time: see \"Users who think\" in docs/capacity.md).";
 
