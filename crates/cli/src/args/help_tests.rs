@@ -1,0 +1,154 @@
+//! Every command's help ends with examples that work when pasted: each is
+//! parsed as the shell would split it, and clap must not re-wrap them.
+
+use super::Cli;
+use clap::{CommandFactory, Parser};
+
+/// Every command of the tree (clap's own `help` left out), with its path.
+fn commands() -> Vec<(String, clap::Command)> {
+    fn walk(path: String, cmd: &clap::Command, out: &mut Vec<(String, clap::Command)>) {
+        out.push((path.clone(), cmd.clone()));
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            walk(format!("{path} {}", sub.get_name()), sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk("headroom".into(), &Cli::command(), &mut out);
+    out
+}
+
+/// The lines after the last "Examples:" line, which must end the help.
+fn examples_block(help: &str) -> Option<Vec<String>> {
+    let lines: Vec<&str> = help.trim_end().lines().collect();
+    let at = lines.iter().rposition(|l| l.trim_end() == "Examples:")?;
+    Some(lines[at + 1..].iter().map(|l| l.to_string()).collect())
+}
+
+/// The commands of a block: `#` lines left out, `\` lines joined.
+fn example_commands(block: &[String]) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut pending = String::new();
+    for line in block {
+        let text = line.trim();
+        if pending.is_empty() && text.starts_with('#') {
+            continue;
+        }
+        match text.strip_suffix('\\') {
+            Some(head) => {
+                pending.push_str(head);
+                pending.push(' ');
+            }
+            None => {
+                pending.push_str(text);
+                commands.push(std::mem::take(&mut pending));
+            }
+        }
+    }
+    assert!(pending.is_empty(), "a `\\` line ends the block: {pending}");
+    commands
+}
+
+/// Words as a POSIX shell splits them (quotes, backslashes), cut at the
+/// first unquoted operator (`|`, `>`, `<`, `;`, `&&`).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if let Some(w) = word.take() {
+                    words.push(w);
+                }
+            }
+            '|' | '>' | '<' | ';' | '&' if word.is_none() => return words,
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    w.push(q);
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' if matches!(chars.peek(), Some('"' | '\\' | '$' | '`')) => {
+                            w.extend(chars.next());
+                        }
+                        _ => w.push(q),
+                    }
+                }
+            }
+            '\\' => word.get_or_insert_with(String::new).extend(chars.next()),
+            _ => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
+#[test]
+fn shell_words_split_as_a_shell_does() {
+    assert_eq!(
+        shell_words(r#"headroom load 'a b' "c \"d\"" e\ f --x=1 > out.json"#),
+        ["headroom", "load", "a b", "c \"d\"", "e f", "--x=1"]
+    );
+    assert_eq!(shell_words("a | b"), ["a"]);
+    assert_eq!(
+        example_commands(&[
+            "  # what".into(),
+            "  headroom a \\".into(),
+            "      --b c".into(),
+            "  headroom d".into()
+        ]),
+        ["headroom a  --b c", "headroom d"]
+    );
+}
+
+#[test]
+fn every_command_ends_with_examples_that_parse() {
+    for (path, cmd) in commands() {
+        let raw = cmd
+            .get_after_long_help()
+            .or_else(|| cmd.get_after_help())
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        let written = examples_block(&raw)
+            .unwrap_or_else(|| panic!("`{path} --help` has no Examples: block"));
+        for width in [80, 100, 200] {
+            let help = cmd.clone().term_width(width).render_long_help().to_string();
+            let shown = examples_block(&help)
+                .unwrap_or_else(|| panic!("`{path} --help` does not end with its examples"));
+            assert_eq!(
+                shown, written,
+                "`{path} --help` at {width} columns: the examples are re-wrapped or not last"
+            );
+        }
+        for line in &written {
+            assert!(
+                line.starts_with("  ") && line.chars().count() <= 80,
+                "`{path} --help`: an example line is not indented or longer than 80: {line:?}"
+            );
+        }
+        let examples = example_commands(&written);
+        assert!(
+            (1..=4).contains(&examples.len()),
+            "`{path} --help` has {} examples",
+            examples.len()
+        );
+        for example in examples {
+            let words = shell_words(&example);
+            let start = words
+                .iter()
+                .position(|w| w == "headroom")
+                .unwrap_or_else(|| panic!("`{path} --help`: not a headroom command: {example}"));
+            if let Err(e) = Cli::try_parse_from(&words[start..]) {
+                panic!("`{path} --help`: the example `{example}` is refused:\n{e}");
+            }
+        }
+    }
+}
