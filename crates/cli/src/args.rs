@@ -881,6 +881,7 @@ pub enum ScenarioCommand {
     /// Check a scenario file without sending a request.
     #[command(after_help = examples::SCENARIO_CHECK)]
     Check {
+        /// The scenario file (YAML) or JMeter test plan (.jmx).
         file: PathBuf,
         /// Base URL, as `run --target` would use.
         #[arg(long, value_parser = target)]
@@ -1045,9 +1046,13 @@ pub struct DemoArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
+    /// Print only the capacity search's result on stdout, as one JSON document (the
+    /// capacity bundle's capacity.json); no progress, no table, no verdict line.
     #[arg(long)]
     pub json: bool,
 
+    /// Print no progress and no table: only the verdict line and the report's path
+    /// (errors still go to stderr).
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -1176,6 +1181,7 @@ pub struct TestbedInfoArgs {
     #[arg(long, default_value_t = db_url_default())]
     pub db: String,
 
+    /// Print the dataset's size and row counts as JSON.
     #[arg(long)]
     pub json: bool,
 }

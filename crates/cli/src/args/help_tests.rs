@@ -152,3 +152,18 @@ fn every_command_ends_with_examples_that_parse() {
         }
     }
 }
+
+#[test]
+fn every_flag_says_what_it_does() {
+    for (path, cmd) in commands() {
+        for arg in cmd.get_arguments() {
+            let help = arg.get_long_help().or_else(|| arg.get_help());
+            let said = help.map(|h| h.to_string()).unwrap_or_default();
+            assert!(
+                arg.is_hide_set() || !said.trim().is_empty(),
+                "`{path} --help`: {} is not described",
+                arg.get_id()
+            );
+        }
+    }
+}
