@@ -66,11 +66,13 @@ pub enum Command {
         mut_arg("junit", |a| a.help("Write the search as JUnit XML (a test case for the search and one per --fail-if criterion) to FILE, for CI"))
     )]
     Capacity(Box<CapacityArgs>),
-    /// Write a self-contained HTML report (tables and charts) of one or more run bundles.
+    /// Write a self-contained HTML report (tables and charts) of runs and JMeter results (JTL),
+    /// or of one capacity search, experiment or bench.
     #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
-    /// Compare runs with a baseline: Apdex, response times, errors, throughput and resources
-    /// per label, with the significance of each change and the environment differences.
+    /// Compare runs (bundles or JMeter JTL files) with a baseline: Apdex, response times,
+    /// errors, throughput and resources per label, with the significance of each change and
+    /// the environment differences; or bench bundles, figure by figure.
     #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
     /// Merge the bundles of a run split with --shard into one: exact percentiles and Apdex,
@@ -369,8 +371,9 @@ pub struct CapacityArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Run bundles (directories written by load or run).
-    #[arg(required = true, value_name = "BUNDLE")]
+    /// Run bundles (written by load, run, merge, or a capacity level) and JTL files, one or
+    /// several; or one capacity search's, experiment's or bench's directory.
+    #[arg(required = true, value_name = "BUNDLE|JTL")]
     pub bundles: Vec<PathBuf>,
 
     /// The HTML file to write (default: report.html in the bundle, or in the
@@ -381,8 +384,9 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Run bundles (directories written by load or run), two or more.
-    #[arg(required = true, num_args = 2.., value_name = "BUNDLE")]
+    /// Two or more run bundles (written by load, run, merge, or a capacity level) or JTL
+    /// files, in any mix; or two or more bench bundles.
+    #[arg(required = true, num_args = 2.., value_name = "BUNDLE|JTL")]
     pub bundles: Vec<PathBuf>,
 
     /// The run the others are compared with (a bundle given, or its letter); default the first.

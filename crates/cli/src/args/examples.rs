@@ -133,6 +133,12 @@ Examples:
   headroom capacity http://127.0.0.1:8080/ --ladder plain --full-levels";
 
 pub const REPORT: &str = "\
+Inputs: run bundles (the --out of load, run and merge, a capacity search's
+level-NNNN bundles) and JMeter results files (JTL, CSV or XML: imported into
+a bundle beside the file, results.jtl into results-jtl-bundle/), one or
+several in one page. A capacity search's directory, an experiment's directory
+(its --out) or a bench bundle is reported alone, with its own page.
+
 Examples:
   headroom report runs/before
   headroom report runs/before runs/after -o before-after.html
@@ -142,9 +148,15 @@ Examples:
   headroom report runs/study";
 
 pub const COMPARE: &str = "\
-Runs are named A, B, C... in the order given. Exit code 1 when a run is
-significantly worse than the baseline by more than --threshold on Apdex,
-mean, p90, p95, errors or throughput, for any label (for CI).
+Inputs: two or more run bundles (the --out of load, run and merge, a capacity
+search's level-NNNN bundles) or JMeter results files (JTL, CSV or XML:
+imported into a bundle beside the file), in any mix; or two or more bench
+bundles (compared figure by figure, as text or --json). A capacity search's
+directory is not one run: name its level bundles; nor is an experiment's: name
+its runs' bundles (cells/<cell>/r<N>). Runs are named A, B, C...
+in the order given. Exit code 1 when a run is significantly worse than the
+baseline by more than --threshold on Apdex, mean, p90, p95, errors or
+throughput, for any label (for CI).
 
 Examples:
   # the first run is the baseline

@@ -167,3 +167,38 @@ fn every_flag_says_what_it_does() {
         }
     }
 }
+
+/// `report` and `compare` take more than run bundles (report_cmd.rs and
+/// compare_cmd.rs): their help names each kind of input.
+#[test]
+fn report_and_compare_help_name_every_input_they_take() {
+    let help = |name: &str| {
+        let sub = Cli::command().find_subcommand(name).unwrap().clone();
+        let text = sub.term_width(80).render_long_help().to_string();
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let report = help("report");
+    for input in [
+        "run bundles (the --out of load, run and merge, a capacity search's level-NNNN",
+        "JMeter results files (JTL, CSV or XML",
+        "results.jtl into results-jtl-bundle/",
+        "A capacity search's directory, an experiment's directory (its --out) or a \
+         bench bundle is reported alone",
+    ] {
+        assert!(report.contains(input), "report --help: {input}:\n{report}");
+    }
+    let compare = help("compare");
+    for input in [
+        "two or more run bundles (the --out of load, run and merge, a capacity search's \
+         level-NNNN",
+        "JMeter results files (JTL, CSV or XML",
+        "or two or more bench bundles",
+        "A capacity search's directory is not one run",
+        "nor is an experiment's",
+    ] {
+        assert!(
+            compare.contains(input),
+            "compare --help: {input}:\n{compare}"
+        );
+    }
+}
