@@ -63,6 +63,7 @@ pub enum Command {
         mut_arg("start_in", |a| a.hide(true)),
         mut_arg("barrier", |a| a.hide(true)),
         mut_arg("fail_if", |a| a.help("Exit 1 when the search's answer meets this, e.g. 'users<40', 'rps<25', 'apdex<0.85', 'p95>2s' (figures at the capacity; repeatable)")),
+        mut_arg("json", |a| a.help("Print capacity.json (the search: setup, answer, bottleneck, every level) as one JSON document on stdout (shape: docs/json.md#capacity-and-demo)")),
         mut_arg("junit", |a| a.help("Write the search as JUnit XML (a test case for the search and one per --fail-if criterion) to FILE, for CI"))
     )]
     Capacity(Box<CapacityArgs>),
@@ -106,7 +107,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
-    /// Print the bundle's JSON instead of the table.
+    /// Print the bundle's JSON instead of the table (shape: docs/json.md#bench).
     #[arg(long)]
     pub json: bool,
 
@@ -397,7 +398,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "5%", value_parser = threshold)]
     pub threshold: f64,
 
-    /// Print the comparison as JSON.
+    /// Print the comparison as JSON (shape: docs/json.md#compare).
     #[arg(long)]
     pub json: bool,
 
@@ -686,7 +687,7 @@ pub struct MergeArgs {
     #[arg(long, value_parser = duration, default_value = "1s")]
     pub tolerance: Duration,
 
-    /// Print the merged summary as one JSON document on stdout.
+    /// Print the merged summary as one JSON document on stdout (shape: docs/json.md#merge).
     #[arg(long)]
     pub json: bool,
 }
@@ -731,7 +732,7 @@ pub struct CommonArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Print the summary as one JSON document on stdout (shape: docs/json.md).
+    /// Print the summary as one JSON document on stdout (shape: docs/json.md#load-and-run).
     #[arg(long)]
     pub json: bool,
 
@@ -1034,7 +1035,7 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub agent_token: Option<String>,
 
-    /// Print the fingerprint and findings as JSON.
+    /// Print the fingerprint and findings as JSON (shape: docs/json.md#doctor).
     #[arg(long)]
     pub json: bool,
 }
@@ -1051,7 +1052,8 @@ pub struct DemoArgs {
     pub out: Option<PathBuf>,
 
     /// Print only the capacity search's result on stdout, as one JSON document (the
-    /// capacity bundle's capacity.json); no progress, no table, no verdict line.
+    /// capacity bundle's capacity.json; shape: docs/json.md#capacity-and-demo); no progress,
+    /// no table, no verdict line.
     #[arg(long)]
     pub json: bool,
 
@@ -1112,7 +1114,7 @@ pub struct TestbedInitArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Print what was created as JSON.
+    /// Print what was created as JSON (shape: docs/json.md#testbed-init-and-info).
     #[arg(long)]
     pub json: bool,
 }
@@ -1185,7 +1187,8 @@ pub struct TestbedInfoArgs {
     #[arg(long, default_value_t = db_url_default())]
     pub db: String,
 
-    /// Print the dataset's size and row counts as JSON.
+    /// Print the dataset's size and row counts as JSON (shape:
+    /// docs/json.md#testbed-init-and-info).
     #[arg(long)]
     pub json: bool,
 }

@@ -202,3 +202,48 @@ fn report_and_compare_help_name_every_input_they_take() {
         );
     }
 }
+
+/// GitHub's anchor of a Markdown heading.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Each `--json` points to the section of docs/json.md on its command.
+#[test]
+fn every_json_flag_points_to_its_section_of_docs_json() {
+    let doc = include_str!("../../../../docs/json.md");
+    let headings: Vec<&str> = doc.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    let mut seen = 0;
+    for (path, cmd) in commands() {
+        let Some(json) = cmd.get_arguments().find(|a| a.get_id() == "json") else {
+            continue;
+        };
+        seen += 1;
+        let help = json.get_help().map(|h| h.to_string()).unwrap_or_default();
+        let (_, after) = help
+            .split_once("docs/json.md#")
+            .unwrap_or_else(|| panic!("`{path} --json` points to no section: {help}"));
+        let target: String = after
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '-')
+            .collect();
+        let heading = headings
+            .iter()
+            .find(|h| anchor(h) == target)
+            .unwrap_or_else(|| panic!("`{path} --json`: docs/json.md has no #{target}"));
+        for word in path.split(' ').skip(1) {
+            assert!(
+                heading.split(' ').any(|w| w == word),
+                "`{path} --json` points to \"{heading}\""
+            );
+        }
+    }
+    // load, run, capacity, doctor, demo, compare, merge, testbed init and info, bench.
+    assert_eq!(seen, 10);
+}
