@@ -58,6 +58,9 @@ pub fn preflight(authority: &str, token: Option<&str>) -> Result<(), BenchError>
         Ok((status, _)) => Err(refused(format!(
             "the agent at {authority} answered {status} to /bench/hello: is it a headroom agent?"
         ))),
+        Err(e) if agent::not_an_agent(&e).is_some() => Err(refused(format!(
+            "{e}; for the network benchmark, start it with --bench-endpoints"
+        ))),
         Err(e) => Err(refused(format!(
             "no agent answers at {authority} ({e}): start `headroom agent --bench-endpoints` there, \
              or check the address"

@@ -9,12 +9,16 @@ use headroom_units::quantity::{parse_duration, parse_rate, Rate};
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod examples;
+#[cfg(test)]
+mod help_tests;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "headroom",
     version,
     about = "How many users does this server really serve, what limits it, and can the number be trusted?",
-    after_help = "Exit codes: 0 success, 1 a --fail-if criterion failed, 2 usage error, 3 the run could not start, 130 the run was interrupted (Ctrl-C or SIGTERM; the bundle is kept)."
+    after_help = examples::HEADROOM
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -24,24 +28,27 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Put load on one URL and report response times, errors, throughput and Apdex.
-    #[command(after_help = LOAD_EXAMPLES)]
+    #[command(after_help = examples::LOAD)]
     Load(Box<LoadArgs>),
     /// Run a scenario file: multi-step user journeys with sessions, data, extraction and checks.
-    #[command(after_help = RUN_EXAMPLES)]
+    #[command(after_help = examples::RUN)]
     Run(Box<RunArgs>),
     /// Check or start scenario files.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = examples::SCENARIO)]
     Scenario(ScenarioCommand),
     /// Check this machine for noise before a run (governor, throttling, swap, load, VM, ...).
+    #[command(after_help = examples::DOCTOR)]
     Doctor(DoctorArgs),
     /// Serve this machine's resources to `--monitor http://HOST:9464` (run it on the server under test).
+    #[command(after_help = examples::AGENT)]
     Agent(AgentArgs),
     /// Everything on this machine: the testbed, a short capacity search against it, the report.
+    #[command(after_help = examples::DEMO)]
     Demo(DemoArgs),
     /// How many users does the server sustain at a target Apdex, and what limits it? Raises the
     /// load level by level, then bisects.
     #[command(
-        after_help = CAPACITY_EXAMPLES,
+        after_help = examples::CAPACITY,
         // Each level sets these itself: they are refused, so not listed.
         mut_arg("users", |a| a.hide(true)),
         mut_arg("duration", |a| a.hide(true)),
@@ -56,49 +63,35 @@ pub enum Command {
         mut_arg("start_in", |a| a.hide(true)),
         mut_arg("barrier", |a| a.hide(true)),
         mut_arg("fail_if", |a| a.help("Exit 1 when the search's answer meets this, e.g. 'users<40', 'rps<25', 'apdex<0.85', 'p95>2s' (figures at the capacity; repeatable)")),
+        mut_arg("json", |a| a.help("Print capacity.json (the search: setup, answer, bottleneck, every level) as one JSON document on stdout (shape: docs/json.md#capacity-and-demo)")),
         mut_arg("junit", |a| a.help("Write the search as JUnit XML (a test case for the search and one per --fail-if criterion) to FILE, for CI"))
     )]
     Capacity(Box<CapacityArgs>),
-    /// Write a self-contained HTML report (tables and charts) of one or more run bundles.
+    /// Write a self-contained HTML report (tables and charts) of runs and JMeter results (JTL),
+    /// or of one capacity search, experiment or bench.
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
-    /// Compare runs with a baseline: Apdex, response times, errors, throughput and resources
-    /// per label, with the significance of each change and the environment differences.
-    #[command(after_help = COMPARE_EXAMPLES)]
+    /// Compare runs (bundles or JMeter JTL files) with a baseline: Apdex, response times,
+    /// errors, throughput and resources per label, with the significance of each change and
+    /// the environment differences; or bench bundles, figure by figure.
+    #[command(after_help = examples::COMPARE)]
     Compare(CompareArgs),
     /// Merge the bundles of a run split with --shard into one: exact percentiles and Apdex,
     /// seconds aligned on the wall clock, partial when a shard is missing, late or starved.
-    #[command(after_help = MERGE_EXAMPLES)]
+    #[command(after_help = examples::MERGE)]
     Merge(MergeArgs),
     /// The reference LMS site: create a dataset, serve it, write its journey, run a cluster.
-    #[command(subcommand, after_help = TESTBED_EXAMPLES)]
+    #[command(subcommand, after_help = examples::TESTBED)]
     Testbed(TestbedCommand),
     /// Run a study from an experiment file: factors × levels → cells, each repeated, with
     /// hooks, services, faults and confidence intervals; resumable.
-    #[command(after_help = EXPERIMENT_EXAMPLES)]
+    #[command(after_help = examples::EXPERIMENT)]
     Experiment(ExperimentArgs),
     /// What this machine can do: CPU, memory, storage score, network, heat and the web stack,
     /// each by a published method, with where the host stands among known machines.
-    #[command(after_help = BENCH_EXAMPLES)]
+    #[command(after_help = examples::BENCH)]
     Bench(Box<BenchArgs>),
 }
-
-const BENCH_EXAMPLES: &str = "\
-Examples:
-  headroom bench                          every benchmark (a few minutes): table, bundle, report
-  headroom bench cpu memory               some of them
-  headroom bench storage --path /mnt/ssd  the device under a path (SD card vs SSD)
-  headroom bench network --agent http://pi.local:9464 --agent-token s3cret --link-capacity 1Gbit
-  headroom bench thermal                  stressberry's protocol: idle 150 s, load 300 s, idle 150 s
-  headroom bench stack --db postgres://u:p@localhost/moodle --target http://localhost/login/
-  headroom report runs/<bench>/ ; headroom compare sd/ ssd/
-
-Benchmarks: cpu (sysbench's prime method, gzip), memory (STREAM), storage
-(the PiBenchmarks score, commit latency), network (TCP both ways, round trip
-against payload; the server runs `headroom agent --bench-endpoints`), thermal
-(stressberry), stack (Moodle's system benchmark in spirit). With every
-benchmark, thermal runs shortened (idle 20 s, load 60 s, idle 20 s). Each
-repeats --repetitions times (3): mean, 95% interval, CoV. The bundle is
---out (default runs/<UTC time>-bench/bench.json).";
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -114,7 +107,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
-    /// Print the bundle's JSON instead of the table.
+    /// Print the bundle's JSON instead of the table (shape: docs/json.md#bench).
     #[arg(long)]
     pub json: bool,
 
@@ -199,17 +192,6 @@ pub struct BenchArgs {
     pub target: Option<String>,
 }
 
-const EXPERIMENT_EXAMPLES: &str = "\
-Examples:
-  headroom experiment study.yaml                  run the whole study (again: continue it)
-  headroom experiment study.yaml --dry-run        the plan: cells, commands, order, time
-  headroom experiment ab.yaml --fail-if 'regression>5%'
-                                                  exit 1 when a level is really worse than
-                                                  its baseline by more than 5%
-
-The file's format is in docs/experiments.md. Results go to --out (default
-runs/<file name>/): runs.csv, cells.csv, experiment.json and one bundle per run.";
-
 #[derive(Args, Debug)]
 pub struct ExperimentArgs {
     /// The experiment file (YAML).
@@ -269,17 +251,6 @@ fn regression(text: &str) -> Result<Regression, String> {
     })
 }
 
-const COMPARE_EXAMPLES: &str = "\
-Examples:
-  headroom compare runs/before runs/after                    the first run is the baseline
-  headroom compare sd/ ssd/ overclock/ --baseline sd/ --threshold 10%
-  headroom compare runs/before runs/after --json             for scripts
-  headroom compare runs/before runs/after -o compare.html     and as a page with charts
-
-Runs are named A, B, C... in the order given. Exit code 1 when a run is
-significantly worse than the baseline by more than --threshold on Apdex,
-mean, p90, p95, errors or throughput, for any label (for CI).";
-
 fn threshold(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
     let value = headroom_units::quantity::parse_percent(trimmed)
@@ -291,23 +262,6 @@ fn threshold(text: &str) -> Result<f64, String> {
     }
     Ok(value)
 }
-
-const CAPACITY_EXAMPLES: &str = "\
-Examples:
-  headroom capacity http://127.0.0.1:8080/ --think 1s --apdex-target 0.85
-  headroom capacity http://pi.local --scenario journey.yaml --monitor http://pi.local:9464 \\
-      --apdex-target 0.70 --max-error 1% --start 10 --step 10 --max 500 --step-duration 60s --warmup 15s
-  headroom capacity http://127.0.0.1:8080/ --ladder plain --full-levels    the plain search
-
-Each level runs warm-up + measurement with that many closed-model users (load's
-flags such as --think, --throughput, -H apply to every level). The warm-up ends
-when the level is steady, the measurement when the verdict is settled (a 99%
-interval wholly above or below the target) or at --step-duration. The aimed
-ladder doubles until it knows the throughput ceiling, aims at Little's law's knee,
-then cuts between the last met and first broken level down to --resolution users;
-the plain ladder climbs by --step until two levels in a row break, then bisects.
-Every level is an ordinary bundle inside the capacity bundle (--out), with
-capacity.json beside them.";
 
 fn fraction(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
@@ -418,8 +372,9 @@ pub struct CapacityArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Run bundles (directories written by load or run).
-    #[arg(required = true, value_name = "BUNDLE")]
+    /// Run bundles (written by load, run, merge, or a capacity level) and JTL files, one or
+    /// several; or one capacity search's, experiment's or bench's directory.
+    #[arg(required = true, value_name = "BUNDLE|JTL")]
     pub bundles: Vec<PathBuf>,
 
     /// The HTML file to write (default: report.html in the bundle, or in the
@@ -430,8 +385,9 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Run bundles (directories written by load or run), two or more.
-    #[arg(required = true, num_args = 2.., value_name = "BUNDLE")]
+    /// Two or more run bundles (written by load, run, merge, or a capacity level) or JTL
+    /// files, in any mix; or two or more bench bundles.
+    #[arg(required = true, num_args = 2.., value_name = "BUNDLE|JTL")]
     pub bundles: Vec<PathBuf>,
 
     /// The run the others are compared with (a bundle given, or its letter); default the first.
@@ -442,7 +398,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "5%", value_parser = threshold)]
     pub threshold: f64,
 
-    /// Print the comparison as JSON.
+    /// Print the comparison as JSON (shape: docs/json.md#compare).
     #[arg(long)]
     pub json: bool,
 
@@ -450,43 +406,6 @@ pub struct CompareArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
-
-const MERGE_EXAMPLES: &str = "\
-Examples:
-  headroom run journey.yaml -c 3000 -d 10m --shard 2/8 --start-at 2026-12-01T10:00:00Z --out runs/big/shard-2
-  srun -n 8 headroom run journey.yaml -c 3000 -d 10m --shard auto --start-at \"$START\" --out 'runs/big/shard-{index}'
-  headroom merge runs/big/shard-* --out runs/big/merged
-  headroom report runs/big/merged";
-
-const TESTBED_EXAMPLES: &str = "\
-Examples:
-  headroom testbed init --size s --db sqlite:lms.db
-  headroom testbed serve --db sqlite:lms.db --listen 127.0.0.1:8080
-  headroom testbed serve --db postgres://lms:pw@127.0.0.1/lms --sessions redis://127.0.0.1 --cache memcached://127.0.0.1:11211
-  headroom testbed plan --db sqlite:lms.db > journey.yaml && headroom run journey.yaml
-  headroom testbed cluster --nodes 4 --db postgres://lms:pw@127.0.0.1/lms";
-
-const LOAD_EXAMPLES: &str = "\
-Examples:
-  headroom load http://127.0.0.1:8080/page -c 50 -d 30s      50 closed-loop users for 30 s
-  headroom load URL -c 10 --think 0..10s -d 1m                siege -d: random think time per user
-  headroom load URL -n 10000 -c 100                           ab: a fixed number of requests
-  headroom load URL --rate 500/s -d 30s --max-vus 1000        open model: constant arrival rate
-  headroom load URL -c 100 --ramp-up 40s -d 2m                users start evenly over 40 s
-  headroom load URL -c 30 --throughput 180/min -d 5m          one throughput cap shared by all users
-  headroom load URL -d 1m --fail-if 'p95>2s' --fail-if 'errors>1%' --json
-
-Durations: 500ms, 10s, 2m, 1h30m. Rates: 500/s, 180/min. The duration (-d)
-includes the ramp-up, as in a JMeter thread group. Without -d and -n a run lasts 10 s.";
-
-const RUN_EXAMPLES: &str = "\
-Examples:
-  headroom run journey.yaml                        the profile from the file
-  headroom run journey.yaml --target http://pi.local -c 40 --ramp-up 40s -d 5m --throughput 180/min
-  headroom run journey.yaml --rate 2/s -d 5m       open model: 2 journeys start per second
-  headroom run journey.yaml -c 5 --iterations 1    each of 5 users runs the journey once
-
-Command-line flags replace the file's profile fields. Same outputs as load.";
 
 fn duration(text: &str) -> Result<Duration, String> {
     parse_duration(text).map_err(|e| e.to_string())
@@ -768,7 +687,7 @@ pub struct MergeArgs {
     #[arg(long, value_parser = duration, default_value = "1s")]
     pub tolerance: Duration,
 
-    /// Print the merged summary as one JSON document on stdout.
+    /// Print the merged summary as one JSON document on stdout (shape: docs/json.md#merge).
     #[arg(long)]
     pub json: bool,
 }
@@ -813,7 +732,7 @@ pub struct CommonArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Print the summary as one JSON document on stdout (shape: docs/json.md).
+    /// Print the summary as one JSON document on stdout (shape: docs/json.md#load-and-run).
     #[arg(long)]
     pub json: bool,
 
@@ -965,7 +884,9 @@ pub struct RunArgs {
 #[derive(Subcommand, Debug)]
 pub enum ScenarioCommand {
     /// Check a scenario file without sending a request.
+    #[command(after_help = examples::SCENARIO_CHECK)]
     Check {
+        /// The scenario file (YAML) or JMeter test plan (.jmx).
         file: PathBuf,
         /// Base URL, as `run --target` would use.
         #[arg(long, value_parser = target)]
@@ -975,14 +896,18 @@ pub enum ScenarioCommand {
         jmeter_property: Vec<String>,
     },
     /// Print a commented example scenario to start from.
+    #[command(after_help = examples::SCENARIO_INIT)]
     Init,
     /// One user, one iteration, every request and response printed; stops at the first
     /// failed step and saves its response (exit 1).
+    #[command(after_help = examples::SCENARIO_TRY)]
     Try(TryArgs),
     /// Convert a JMeter test plan (.jmx) into a scenario, saying what was converted and what not.
+    #[command(after_help = examples::SCENARIO_FROM_JMX)]
     FromJmx(FromJmxArgs),
     /// Convert a browser's recording (HAR) into a journey: page requests as steps, the
     /// server's tokens correlated, the typed account as data columns.
+    #[command(after_help = examples::SCENARIO_FROM_HAR)]
     FromHar(FromHarArgs),
 }
 
@@ -1110,7 +1035,7 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub agent_token: Option<String>,
 
-    /// Print the fingerprint and findings as JSON.
+    /// Print the fingerprint and findings as JSON (shape: docs/json.md#doctor).
     #[arg(long)]
     pub json: bool,
 }
@@ -1126,9 +1051,14 @@ pub struct DemoArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 
+    /// Print only the capacity search's result on stdout, as one JSON document (the
+    /// capacity bundle's capacity.json; shape: docs/json.md#capacity-and-demo); no progress,
+    /// no table, no verdict line.
     #[arg(long)]
     pub json: bool,
 
+    /// Print no progress and no table: only the verdict line and the report's path
+    /// (errors still go to stderr).
     #[arg(short, long)]
     pub quiet: bool,
 
@@ -1141,14 +1071,19 @@ pub struct DemoArgs {
 #[derive(Subcommand, Debug)]
 pub enum TestbedCommand {
     /// Create the schema and a deterministic dataset (course, users, activities, files, forum).
+    #[command(after_help = examples::TESTBED_INIT)]
     Init(TestbedInitArgs),
     /// Serve the site.
+    #[command(after_help = examples::TESTBED_SERVE)]
     Serve(TestbedServeArgs),
     /// Print the journey for this dataset (Moodle's 14-step plan with its ids) as a scenario file.
+    #[command(after_help = examples::TESTBED_PLAN)]
     Plan(TestbedPlanArgs),
     /// Show what the database holds (dataset size and row counts).
+    #[command(after_help = examples::TESTBED_INFO)]
     Info(TestbedInfoArgs),
     /// Run N instances of the site behind nginx as load balancer.
+    #[command(after_help = examples::TESTBED_CLUSTER)]
     Cluster(TestbedClusterArgs),
 }
 
@@ -1179,7 +1114,7 @@ pub struct TestbedInitArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Print what was created as JSON.
+    /// Print what was created as JSON (shape: docs/json.md#testbed-init-and-info).
     #[arg(long)]
     pub json: bool,
 }
@@ -1252,6 +1187,8 @@ pub struct TestbedInfoArgs {
     #[arg(long, default_value_t = db_url_default())]
     pub db: String,
 
+    /// Print the dataset's size and row counts as JSON (shape:
+    /// docs/json.md#testbed-init-and-info).
     #[arg(long)]
     pub json: bool,
 }

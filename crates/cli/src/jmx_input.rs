@@ -94,20 +94,25 @@ pub fn scenario(
 pub fn check(path: &Path, yaml: &str, target: Option<&Target>) -> Result<Scenario, String> {
     // Parsed as if it stood beside the plan: relative CSV paths resolve there.
     let as_yaml = path.with_extension("jmx.yaml");
-    parse_str(yaml, &as_yaml, target).map_err(|e| converted_error(path, &e))
+    parse_str(yaml, &as_yaml, target).map_err(|e| converted_error(path, yaml, &e))
 }
 
-/// An error in the scenario converted from `plan`: said of the plan, with
-/// the line of the converted text (no file of that name exists).
-fn converted_error(plan: &Path, e: &headroom_load::scenario::ScenarioError) -> String {
+/// An error in the scenario converted from `plan`: said of the plan and,
+/// when known, of its element, with the line of the converted text (no
+/// file of that name exists).
+fn converted_error(plan: &Path, yaml: &str, e: &headroom_load::scenario::ScenarioError) -> String {
     let plan = plan.display();
     let place = if e.line == 0 {
         String::new()
     } else {
         format!(" (line {}, column {} of it)", e.line, e.column)
     };
+    let element = match headroom_import::jmx::source_of(yaml, e.line) {
+        Some(element) => format!("{element}: "),
+        None => String::new(),
+    };
     format!(
-        "{plan}: the scenario converted from this plan{place}: {}\n(`headroom scenario from-jmx {plan}` prints it)",
+        "{plan}: {element}{}\n(in the scenario converted from this plan{place}; `headroom scenario from-jmx {plan}` prints it)",
         e.message
     )
 }

@@ -26,11 +26,9 @@ fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
     if let Err(e) = crate::jmx_input::refuse_if_strict(&args.file, &converted, args.strict) {
         return fail(e);
     }
-    if let Err(e) = crate::jmx_input::check(&args.file, &converted.yaml, None) {
-        return fail(format!(
-            "the converted scenario does not pass scenario check: {e}"
-        ));
-    }
+    // Written even when it does not pass the check, so that the line the
+    // error names can be read.
+    let checked = crate::jmx_input::check(&args.file, &converted.yaml, None);
     match &args.out {
         Some(out) => {
             if let Err(e) = std::fs::write(out, &converted.yaml) {
@@ -45,7 +43,12 @@ fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
     for line in &converted.not_converted {
         eprintln!("  not converted: {line}");
     }
-    ExitCode::SUCCESS
+    match checked {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => fail(format!(
+            "the converted scenario does not pass scenario check: {e}"
+        )),
+    }
 }
 
 pub fn run(command: ScenarioCommand) -> ExitCode {

@@ -431,3 +431,52 @@ fn a_silent_agent_is_a_timeout_at_the_start() {
         "{stderr}"
     );
 }
+
+/// `--monitor` pointed at a web server that answers at once and keeps the
+/// connection open: said at once to be no agent (what it answered, and what
+/// to do), not a timeout after 2 s.
+#[test]
+fn a_web_server_is_not_taken_for_an_agent() {
+    let _light = light();
+    let web = RawServer::start(|mut conn: RawConn| {
+        while let Some(request) = conn.next_request(Duration::from_secs(5)) {
+            let (status, body) = if request.target == "/" {
+                ("200 OK", "<html><body>It works!</body></html>")
+            } else {
+                ("404 Not Found", "<html><body>Not Found</body></html>")
+            };
+            conn.respond(
+                status,
+                &[("Content-Type", "text/html; charset=utf-8")],
+                body.as_bytes(),
+            );
+        }
+    });
+    let server = TestServer::start(|_| Reply::default());
+    for args in [vec!["load", &server.url("/"), "-n", "5"], vec!["doctor"]] {
+        let started = std::time::Instant::now();
+        let output = headroom()
+            .args(&args)
+            .args(["--monitor", &format!("http://{}", web.addr)])
+            .output()
+            .unwrap();
+        let took = started.elapsed();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_ne!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "{} is not a headroom agent: it answered HTTP 404 Not Found \
+                 (text/html; charset=utf-8) in ",
+                web.addr
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("Start `headroom agent` on that server and give its address"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("no complete answer"), "{stderr}");
+        assert!(took < Duration::from_millis(1500), "{args:?} took {took:?}");
+        eprintln!("{args:?} in {took:?}: {stderr}");
+    }
+}

@@ -389,7 +389,7 @@ fn empty_and_deeply_nested_jmeter_controllers() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let said = stderr(&out);
     assert!(
-        said.contains("nothing.jmx: the scenario converted from this plan"),
+        said.contains("nothing.jmx: ") && said.contains("in the scenario converted from this plan"),
         "{said}"
     );
     assert!(

@@ -444,3 +444,85 @@ fn a_plans_timeouts_and_keep_alive_are_honoured() {
         "{stderr}"
     );
 }
+
+/// scenarios/moodle-testplan.jmx as shipped, run from another directory
+/// against `headroom testbed serve` (size S, the default seed): its users
+/// CSV is found beside the plan, every account logs in, no error. Only the
+/// port (free, not 8080) and a higher throughput cap (the plan's 120/min
+/// would take a minute) are given.
+#[test]
+fn the_shipped_moodle_plan_runs_against_the_testbed_as_it_is() {
+    let _light = support::light();
+    let (dir, db) = support::site::sqlite_dataset("jmx-as-shipped", "s");
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    // The shipped accounts are the testbed's (seed 1): the first 100 rows.
+    let shipped = std::fs::read_to_string(scenarios.join("moodle-testplan-users.csv")).unwrap();
+    let made = std::fs::read_to_string(dir.join("files/users.csv")).unwrap();
+    assert_eq!(shipped.lines().count(), 100);
+    assert!(
+        made.starts_with(&shipped),
+        "the testbed's users.csv changed"
+    );
+
+    let site = support::site::serve(&db, &[]);
+    let before = support::site::stats(site.port);
+    let plan = scenarios.join("moodle-testplan.jmx");
+    let bundle = dir.join("bundle");
+    let out = support::headroom()
+        .current_dir(&dir)
+        .args(["run", plan.to_str().unwrap(), "--strict", "--json", "--out"])
+        .arg(&bundle)
+        .arg(format!("-Jport={}", site.port))
+        .arg("-Jthroughput=6000")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let after = support::site::stats(site.port);
+    // The warm-up's front page, then 5 users × 2 loops × 12 requests.
+    assert_eq!(json["total"]["count"], 121, "{}", json["total"]);
+    assert_eq!(json["total"]["errors"], 0, "{}", json["total"]);
+    assert_eq!(
+        json["checks"]["Logged in"]["failures"], 0,
+        "{}",
+        json["checks"]
+    );
+    let logins = after["logins"].as_u64().unwrap() - before["logins"].as_u64().unwrap();
+    assert_eq!(logins, 10);
+    eprintln!("elapsed {} s", json["elapsed_s"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A plan whose CSV cannot be read: the error names the plan given (not a
+/// converted file) and its element, and from-jmx prints the scenario the
+/// error's line is in.
+#[test]
+fn a_plans_missing_data_file_is_said_of_the_plan_and_its_element() {
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/moodle-testplan.jmx");
+    let plan = plan.to_str().unwrap();
+    let out = run(&["run", plan, "-Jusersfile=no-such-users.csv", "-d", "1s"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "{plan}: CSVDataSet 'Users', filename ${{__P(usersfile,moodle-testplan-users.csv)}}: \
+             cannot read the data file"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("scenarios/no-such-users.csv"), "{said}");
+    assert!(!said.contains(".jmx.yaml"), "{said}");
+    let out = run(&[
+        "scenario",
+        "from-jmx",
+        plan,
+        "-Jusersfile=no-such-users.csv",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let yaml = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        yaml.contains("  file: \"no-such-users.csv\""),
+        "{}",
+        text(&out)
+    );
+}

@@ -1090,3 +1090,109 @@ fn doctor_and_the_fingerprint_in_every_manifest() {
         .iter()
         .any(|f| f["check"] == "same_host"));
 }
+
+/// A TLS failure is said in words, with what to do: against real servers
+/// presenting certificates made here, one CA trusted (SSL_CERT_FILE).
+#[test]
+fn tls_failures_say_what_happened_and_what_to_do() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let _light = light();
+    let dir = temp_dir("tls-words");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key_der = |key: &KeyPair| PrivateKeyDer::Pkcs8(key.serialize_der().into());
+
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "headroom test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let ca_der: CertificateDer<'static> = ca.der().clone();
+    let ca_key_der = key_der(&ca_key);
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf = |names: &[&str], expired: bool| {
+        let key = KeyPair::generate().unwrap();
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = CertificateParams::new(names).unwrap();
+        if expired {
+            params.not_before = rcgen::date_time_ymd(2019, 1, 1);
+            params.not_after = rcgen::date_time_ymd(2020, 1, 1);
+        }
+        let cert = params.signed_by(&key, &issuer).unwrap();
+        (vec![cert.der().clone()], key_der(&key))
+    };
+    let self_signed = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+
+    let cases = [
+        (
+            "self-signed",
+            (
+                vec![self_signed.cert.der().clone()],
+                key_der(&self_signed.signing_key),
+            ),
+            "the server's certificate is not signed by an authority this machine trusts",
+        ),
+        (
+            "expired",
+            leaf(&["localhost"], true),
+            "the server's certificate expired on 2020-01-01",
+        ),
+        (
+            "another name",
+            leaf(&["elsewhere.example"], false),
+            "the server's certificate is for elsewhere.example, not for \"localhost\"",
+        ),
+        (
+            "the CA itself",
+            (vec![ca_der], ca_key_der),
+            "the server's certificate is a CA certificate (one that signs other certificates) \
+             used as the server's own certificate",
+        ),
+    ];
+    for (what, (chain, key), expected) in cases {
+        let server = TlsServer::serving(chain, key);
+        let out = headroom()
+            .env("SSL_CERT_FILE", &ca_file)
+            .args(["load", &server.url("/"), "-n", "1", "--out"])
+            .arg(dir.join(what.replace(' ', "-")))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{what}: {}", text(&out));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(expected), "{what}: {said}");
+        assert!(
+            said.contains("--insecure to skip the verification"),
+            "{what}: {said}"
+        );
+        for debug in [
+            "Other(",
+            "Error(",
+            "Custom {",
+            "Context {",
+            "NotValid",
+            "Unknown",
+        ] {
+            assert!(!said.contains(debug), "{what}: a Rust value: {said}");
+        }
+        eprintln!("{what}: {said}");
+    }
+    // A certificate signed by the trusted CA, for the name: accepted.
+    let (chain, key) = leaf(&["localhost"], false);
+    let server = TlsServer::serving(chain, key);
+    let out = headroom()
+        .env("SSL_CERT_FILE", &ca_file)
+        .args(["load", &server.url("/"), "-n", "1", "--out"])
+        .arg(dir.join("good"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -388,7 +388,11 @@ fn http_answers(url: &str) -> bool {
     } else {
         format!("{authority}:80")
     };
-    headroom_monitor::agent::get(&authority, path, None).is_ok_and(|(status, _)| status < 500)
+    // A service is not an agent: its answer (HTML, say) counts by its status.
+    match headroom_monitor::agent::get(&authority, path, None) {
+        Ok((status, _)) => status < 500,
+        Err(e) => headroom_monitor::agent::not_an_agent(&e).is_some_and(|n| n.status < 500),
+    }
 }
 
 /// Runs `program argv` to its end with its output in `log`; forwards an
@@ -442,6 +446,31 @@ fn wait_forwarding_interrupts(child: &mut Child) -> std::io::Result<std::process
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A service answering HTML on a kept-alive connection is ready (its
+    /// status counts), not an agent's timeout.
+    #[test]
+    fn a_web_page_answers_a_ready_check() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(1) {
+                let mut stream = stream.unwrap();
+                let mut buf = [0u8; 1024];
+                let _ = stream.read(&mut buf);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 4\r\n\r\nhi!\n"
+                );
+                // Kept open, as a web server keeps it.
+                std::thread::sleep(std::time::Duration::from_secs(3));
+            }
+        });
+        let started = std::time::Instant::now();
+        assert!(http_answers(&format!("http://127.0.0.1:{port}/")));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
 
     fn temp(name: &str) -> PathBuf {
         let dir =

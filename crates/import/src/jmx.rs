@@ -292,6 +292,29 @@ pub fn parse(text: &str) -> Result<Node, ImportError> {
     Ok(plan)
 }
 
+/// The prefix of the comment line that names the plan's element a
+/// top-level key of the converted scenario came from.
+pub const SOURCE_COMMENT: &str = "# from the plan's ";
+
+/// `# from the plan's CSVDataSet 'Users', ...`, on one line.
+fn source_comment(element: &str) -> String {
+    let one_line: String = element
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("{SOURCE_COMMENT}{one_line}\n")
+}
+
+/// The plan's element the top-level key around `line` (from 1) of the
+/// converted scenario came from, when a comment above the key names it.
+pub fn source_of(yaml: &str, line: usize) -> Option<&str> {
+    let lines: Vec<&str> = yaml.lines().take(line).collect();
+    let key = lines
+        .iter()
+        .rposition(|l| !l.is_empty() && !l.starts_with([' ', '#', '-', '\t']))?;
+    lines.get(key.checked_sub(1)?)?.strip_prefix(SOURCE_COMMENT)
+}
+
 /// What the conversion made, and what it could not.
 #[derive(Debug, Default)]
 pub struct Converted {
@@ -823,8 +846,12 @@ pub fn convert_for(
                 };
                 let recycle = n.text("recycle") != "false";
                 let columns: Vec<String> = names.split(',').map(|c| c.trim().to_string()).collect();
+                // The element named above the key, so that an error in the
+                // block (a file that cannot be read) can name it.
+                let raw = n.text("filename");
                 data = Some(format!(
-                    "data:\n  file: {}\n  columns: [{}]\n  header: {}\n  share: {}\n  on_end: {}\n",
+                    "{}data:\n  file: {}\n  columns: [{}]\n  header: {}\n  share: {}\n  on_end: {}\n",
+                    source_comment(&format!("{at}, filename {raw}")),
                     q(&file),
                     columns.join(", "),
                     n.flag("ignoreFirstLine"),

@@ -76,11 +76,10 @@ pub enum PreflightError {
         authority: String,
         source: io::Error,
     },
-    #[error("TLS handshake with {authority} failed: {source}. For a self-signed certificate, add --insecure")]
-    Tls {
-        authority: String,
-        source: io::Error,
-    },
+    // Not `source`: the error is said here in words, and a chain printer
+    // would add rustls's text after them.
+    #[error("TLS handshake with {authority} failed: {}", crate::tls_failure::describe_io(.cause))]
+    Tls { authority: String, cause: io::Error },
     #[error("{authority} answered in plain HTTP, not TLS: use http:// instead of https://")]
     PlainHttp { authority: String },
     #[error("'{host}' is not a valid TLS server name")]
@@ -171,7 +170,10 @@ impl Connector {
                     if speaks_plain_http(&source) || answers_plain_http(self.address, wait).await {
                         return Err(PreflightError::PlainHttp { authority });
                     }
-                    return Err(PreflightError::Tls { authority, source });
+                    return Err(PreflightError::Tls {
+                        authority,
+                        cause: source,
+                    });
                 }
                 Ok(Ok(_)) => {}
             }

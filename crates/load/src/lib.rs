@@ -21,4 +21,5 @@ pub mod scenario;
 pub mod shard;
 pub mod stages;
 pub mod target;
+pub mod tls_failure;
 pub mod yaml;

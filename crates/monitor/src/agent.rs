@@ -341,6 +341,7 @@ pub fn get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16,
         stream,
         "GET {path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n"
     )?;
+    let sent = std::time::Instant::now();
     let mut raw = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
     loop {
@@ -358,6 +359,26 @@ pub fn get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16,
                         io::ErrorKind::InvalidData,
                         format!("answer larger than {} MiB", AGENT_MAX_BYTES >> 20),
                     ));
+                }
+                // Another server (one that keeps the connection open, as
+                // web servers do) is said at once, not after the deadline.
+                if let Some(head) = AnswerHead::parse(&raw) {
+                    if !head.is_agents() {
+                        return Err(io::Error::other(NotAnAgent {
+                            authority: authority.to_string(),
+                            status: head.status,
+                            reason: head.reason,
+                            content_type: head.content_type.unwrap_or_default(),
+                            after: sent.elapsed(),
+                        }));
+                    }
+                    if head
+                        .content_length
+                        .is_some_and(|len| raw.len() >= head.len + len)
+                    {
+                        raw.truncate(head.len + head.content_length.unwrap_or(0));
+                        break;
+                    }
                 }
             }
             Err(e)
@@ -387,9 +408,96 @@ pub fn get(authority: &str, path: &str, token: Option<&str>) -> io::Result<(u16,
     }
 }
 
+/// The head of an answer, once all of it has arrived.
+struct AnswerHead {
+    status: u16,
+    reason: String,
+    content_type: Option<String>,
+    content_length: Option<usize>,
+    len: usize,
+}
+
+impl AnswerHead {
+    fn parse(raw: &[u8]) -> Option<AnswerHead> {
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut response = httparse::Response::new(&mut headers);
+        let len = match response.parse(raw) {
+            Ok(httparse::Status::Complete(len)) => len,
+            _ => return None,
+        };
+        let header = |name: &str| {
+            response
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| String::from_utf8_lossy(h.value).trim().to_string())
+        };
+        Some(AnswerHead {
+            status: response.code.unwrap_or(0),
+            reason: response.reason.unwrap_or("").to_string(),
+            content_type: header("content-type"),
+            content_length: header("content-length").and_then(|v| v.parse().ok()),
+            len,
+        })
+    }
+
+    /// An agent answers JSON, or the Prometheus text format on /metrics;
+    /// an answer without a content type is judged by its body.
+    fn is_agents(&self) -> bool {
+        match &self.content_type {
+            None => true,
+            Some(t) => {
+                let t = t.to_ascii_lowercase();
+                t.starts_with("application/json")
+                    || t == crate::exposition::CONTENT_TYPE.to_ascii_lowercase()
+            }
+        }
+    }
+}
+
+/// A server answered at the agent's address, but not as an agent does: a
+/// web server (or another service) is listening there.
+#[derive(Debug)]
+pub struct NotAnAgent {
+    pub authority: String,
+    pub status: u16,
+    pub reason: String,
+    pub content_type: String,
+    pub after: Duration,
+}
+
+impl std::fmt::Display for NotAnAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.content_type.is_empty() {
+            "no content type".to_string()
+        } else {
+            self.content_type.clone()
+        };
+        write!(
+            f,
+            "{} is not a headroom agent: it answered HTTP {}{}{} ({what}) in {} ms, where an \
+             agent answers JSON. Start `headroom agent` on that server and give its address \
+             (http://HOST:9464 unless its --listen says otherwise)",
+            self.authority,
+            self.status,
+            if self.reason.is_empty() { "" } else { " " },
+            self.reason,
+            self.after.as_millis()
+        )
+    }
+}
+
+impl std::error::Error for NotAnAgent {}
+
+/// The [`NotAnAgent`] an error of [`get`] holds, if any.
+pub fn not_an_agent(error: &io::Error) -> Option<&NotAnAgent> {
+    error.get_ref()?.downcast_ref::<NotAnAgent>()
+}
+
 /// An agent's fingerprint, or why it could not be had.
 pub fn fetch_fingerprint(authority: &str, token: Option<&str>) -> Result<Fingerprint, String> {
     match get(authority, "/fingerprint", token) {
+        Err(e) if not_an_agent(&e).is_some() => Err(e.to_string()),
         Ok((200, body)) => serde_json::from_slice(&body).map_err(|e| format!("the agent at {authority} sent no fingerprint: {e}")),
         Ok((401, _)) => Err(format!("the agent at {authority} refused the token: pass its --token with --agent-token")),
         Ok((status, _)) => Err(format!("the agent at {authority} answered {status}")),

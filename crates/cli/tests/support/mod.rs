@@ -131,13 +131,22 @@ impl TlsServer {
     pub fn start() -> TlsServer {
         let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
+        TlsServer::serving(vec![cert.cert.der().clone()], key)
+    }
+
+    /// A server presenting this certificate chain.
+    #[allow(dead_code)]
+    pub fn serving(
+        chain: Vec<rustls::pki_types::CertificateDer<'static>>,
+        key: rustls::pki_types::PrivateKeyDer<'static>,
+    ) -> TlsServer {
         let config = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
         .with_safe_default_protocol_versions()
         .unwrap()
         .with_no_client_auth()
-        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .with_single_cert(chain, key)
         .unwrap();
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
         let runtime = tokio::runtime::Builder::new_multi_thread()
