@@ -219,6 +219,7 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
                 .then(|| vec![(label.clone(), args.url.url.clone())]),
             group_labels: Vec::new(),
             check_names: Vec::new(),
+            check_labels: Vec::new(),
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),

@@ -188,6 +188,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         .map(|l| l.kind == LabelKind::Group)
         .collect();
     let check_names = scenario.checks.clone();
+    let check_labels = scenario.check_labels();
     let timeout = scenario.timeout;
     let journey = JourneyPlan::new(scenario, connectors, iterations, think);
     let mut prepared = Prepared {
@@ -207,6 +208,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             label_urls,
             group_labels,
             check_names,
+            check_labels,
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),

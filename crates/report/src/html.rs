@@ -48,6 +48,7 @@ figcaption{font-size:.82em;color:#555;padding:2px 6px}
 .Excellent{background:#c8e6c9}.Good{background:#dcedc8}.Fair{background:#fff9c4}.Poor{background:#ffe0b2}.Unacceptable{background:#ffcdd2}
 .findings li{margin:3px 0}.status-complete{color:#1b5e20}.status-interrupted,.status-aborted,.status-running,.status-died{color:#b71c1c}
 nav a{margin-right:12px}
+td.text{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:10em}td.never{text-align:center;color:#666}
 ";
 
 fn ms(value: Option<f64>) -> String {
@@ -146,6 +147,7 @@ fn run_section(html: &mut String, run: &RunData) {
     verdict(html, run);
     statistics(html, run);
     jmeter_dashboard(html, run);
+    checks(html, run);
     errors(html, run);
     kept_failures(html, run);
     charts(html, run);
@@ -226,6 +228,54 @@ fn statistics(html: &mut String, run: &RunData) {
         );
     }
     html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Percentiles over every sample (HdrHistogram); JMeter's dashboard uses a 20,000-sample window.</p>\n");
+}
+
+/// The scenario's checks: where each is evaluated, how often it passed
+/// and failed; a check no user reached says "never ran".
+fn checks(html: &mut String, run: &RunData) {
+    let checks = &run.summary.checks;
+    if checks.is_empty() {
+        return;
+    }
+    let failed = checks.values().filter(|c| c.failures > 0).count();
+    let never = checks.values().filter(|c| c.never_ran()).count();
+    let _ = write!(
+        html,
+        "<h3>Checks</h3><p class=\"meta\">{}: {failed} failed at least once, {never} never ran.</p>\
+         <div class=\"scroll\"><table class=\"checks\"><tr><th>Check</th><th>Steps (labels)</th>\
+         <th>Passed</th><th>Failed</th><th>Failed %</th></tr>\n",
+        headroom_units::quantity::count(checks.len(), "check", "checks")
+    );
+    // Failing checks first (most failures first), then the rest by name.
+    let mut rows: Vec<(&String, &headroom_bundle::summary::CheckFigures)> = checks.iter().collect();
+    rows.sort_by(|a, b| b.1.failures.cmp(&a.1.failures).then(a.0.cmp(b.0)));
+    for (name, c) in rows {
+        let steps = if c.labels.is_empty() {
+            "—".to_string()
+        } else {
+            escape(&c.labels.join(", "))
+        };
+        let figures = match c.failure_pct() {
+            None => "<td colspan=\"3\" class=\"never\">never ran</td>".to_string(),
+            Some(pct) => format!(
+                "<td>{}</td><td{}>{}</td><td>{}</td>",
+                c.passes,
+                if c.failures > 0 {
+                    " class=\"Unacceptable\""
+                } else {
+                    ""
+                },
+                c.failures,
+                crate::checks::percent(pct).trim_end_matches('%'),
+            ),
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td class=\"text\">{}</td><td class=\"text\">{steps}</td>{figures}</tr>",
+            escape(name)
+        );
+    }
+    html.push_str("</table></div>\n");
 }
 
 /// The errors: by kind (with the HTTP status for status errors) and the

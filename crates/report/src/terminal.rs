@@ -172,13 +172,31 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
             .keys()
             .map(|k| k.chars().count())
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            // A long name (a whole sentence to find) does not push every
+            // other line's figures off the screen.
+            .min(40);
         for (name, c) in &s.checks {
-            let mark = if c.failures == 0 { "ok  " } else { "FAIL" };
+            let mark = if c.never_ran() {
+                "--  "
+            } else if c.failures == 0 {
+                "ok  "
+            } else {
+                "FAIL"
+            };
+            let steps = if c.labels.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "  ({} {})",
+                    headroom_units::quantity::noun(c.labels.len(), "step", "steps"),
+                    c.labels.join(", ")
+                )
+            };
             let _ = writeln!(
                 out,
-                "    {mark} {name:<width$}  {} passed, {} failed",
-                c.passes, c.failures
+                "    {mark} {name:<width$}  {}{steps}",
+                crate::checks::outcome(c)
             );
         }
     }
