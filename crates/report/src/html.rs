@@ -287,16 +287,10 @@ fn errors(html: &mut String, run: &RunData) {
     }
     let mut rows = error_rows(total);
     // Which checks failed: the scenario's checks, over the whole run.
-    let failing: Vec<String> = run
-        .summary
-        .checks
-        .iter()
-        .filter(|(_, c)| c.failures > 0)
-        .map(|(name, c)| format!("{name} ({} failed)", c.failures))
-        .collect();
+    let failing = crate::checks::failed_anywhere(&run.summary.checks);
     for row in rows.iter_mut().filter(|r| r.kind == "check") {
         if !failing.is_empty() {
-            row.reason = failing.join("; ");
+            row.reason = failing.clone();
         }
     }
     html.push_str(
@@ -337,7 +331,12 @@ fn errors(html: &mut String, run: &RunData) {
         for i in 0..3 {
             match top.get(i) {
                 Some(row) => {
-                    let what = format!("{} {}", row.kind, row.status);
+                    let kind = if row.kind == "check" {
+                        crate::checks::label_check_errors(&run.summary.checks, &label)
+                    } else {
+                        row.kind.clone()
+                    };
+                    let what = format!("{kind} {}", row.status);
                     let _ = write!(cells, "<td>{} ({})</td>", escape(what.trim()), row.count);
                 }
                 None => cells.push_str("<td></td>"),

@@ -93,6 +93,10 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
             .iter()
             .map(|(k, n)| match t.error_details.get(k) {
                 Some(why) => format!("{k} {n} ({why})"),
+                // Which checks failed, by name.
+                None if k == "check" && s.checks.values().any(|c| c.failures > 0) => {
+                    format!("{k} {n} ({})", crate::checks::failed_anywhere(&s.checks))
+                }
                 None => format!("{k} {n}"),
             })
             .collect();

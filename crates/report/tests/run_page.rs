@@ -88,3 +88,35 @@ fn the_terminal_says_which_checks_never_ran() {
         "{text}"
     );
 }
+
+#[test]
+fn top_errors_per_label_name_the_check_that_failed() {
+    let html = render_report(&[school()]);
+    let top = section(&html, "<h3>Top errors per label</h3>");
+    assert!(
+        top.contains(
+            "check: the course page welcomes its students with the full course description \
+             and the teacher&#39;s name (72)"
+        ),
+        "{top}"
+    );
+    assert!(
+        top.contains("check: matches /Timetable for grade 7, week 48:"),
+        "{top}"
+    );
+    assert!(!top.contains(">check (72)"), "{top}");
+    // The terminal's errors by kind name the checks too.
+    let text = terminal(&school());
+    let errors = text
+        .lines()
+        .find(|l| l.contains("Errors by kind:"))
+        .expect("errors by kind");
+    assert!(
+        errors.contains(
+            "check 144 (matches /Timetable for grade 7, week 48: (Monday|Tuesday|Wednesday|Thursday|Friday) \
+             lessons with rooms, teachers and substitutions/ (72 failed); the course page welcomes its \
+             students with the full course description and the teacher's name (72 failed))"
+        ),
+        "{errors}"
+    );
+}
