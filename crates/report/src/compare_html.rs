@@ -28,11 +28,11 @@ pub fn render_compare_html(c: &Comparison) -> String {
         c.confidence * 100.0,
         c.threshold_pct
     );
-    html.push_str("<div class=\"scroll\"><table><tr><th>Run</th><th>Bundle</th><th>Started</th><th>Status</th><th>Target</th></tr>");
+    html.push_str("<div class=\"scroll\"><table><tr><th>Run</th><th class=\"text\">Bundle</th><th>Started</th><th>Status</th><th class=\"text\">Target</th></tr>");
     for run in &c.runs {
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td></tr>",
             escape(&run.name),
             escape(&run.bundle),
             escape(&run.started_at),
@@ -203,7 +203,7 @@ fn differences_table(html: &mut String, c: &Comparison, diffs: &[EnvironmentDiff
         for v in &diff.values {
             let _ = write!(
                 html,
-                "<td>{}</td>",
+                "<td class=\"text\">{}</td>",
                 escape(v.as_deref().unwrap_or("(none)"))
             );
         }

@@ -48,7 +48,7 @@ figcaption{font-size:.82em;color:#555;padding:2px 6px}
 .Excellent{background:#c8e6c9}.Good{background:#dcedc8}.Fair{background:#fff9c4}.Poor{background:#ffe0b2}.Unacceptable{background:#ffcdd2}
 .findings li{margin:3px 0}.status-complete{color:#1b5e20}.status-interrupted,.status-aborted,.status-running,.status-died{color:#b71c1c}
 nav a{margin-right:12px}
-td.text{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:10em}td.never{text-align:center;color:#666}
+td.text,th.text{text-align:left}td.text{white-space:normal;overflow-wrap:anywhere;min-width:12em}td.never{text-align:center;color:#666}
 ";
 
 fn ms(value: Option<f64>) -> String {
@@ -242,7 +242,7 @@ fn checks(html: &mut String, run: &RunData) {
     let _ = write!(
         html,
         "<h3>Checks</h3><p class=\"meta\">{}: {failed} failed at least once, {never} never ran.</p>\
-         <div class=\"scroll\"><table class=\"checks\"><tr><th>Check</th><th>Steps (labels)</th>\
+         <div class=\"scroll\"><table class=\"checks\"><tr><th class=\"text\">Check</th><th class=\"text\">Steps (labels)</th>\
          <th>Passed</th><th>Failed</th><th>Failed %</th></tr>\n",
         headroom_units::quantity::count(checks.len(), "check", "checks")
     );
@@ -295,12 +295,12 @@ fn errors(html: &mut String, run: &RunData) {
     }
     html.push_str(
         "<h3>Errors</h3><div class=\"scroll\"><table class=\"errors\"><tr><th>Kind</th><th>Status</th>\
-         <th>Errors</th><th>% of errors</th><th>% of samples</th><th>First reason</th></tr>\n",
+         <th>Errors</th><th>% of errors</th><th>% of samples</th><th class=\"text\">First reason</th></tr>\n",
     );
     for row in &rows {
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td></tr>",
             escape(&row.kind),
             escape(&row.status),
             row.count,
@@ -323,7 +323,7 @@ fn errors(html: &mut String, run: &RunData) {
     labels.sort_by_key(|l| std::cmp::Reverse(l.1.errors));
     html.push_str(
         "<h3>Top errors per label</h3><div class=\"scroll\"><table class=\"errors\"><tr><th>Label</th>\
-         <th>Samples</th><th>Errors</th><th>Errors %</th><th>#1 error</th><th>#2 error</th><th>#3 error</th></tr>\n",
+         <th>Samples</th><th>Errors</th><th>Errors %</th><th class=\"text\">#1 error</th><th class=\"text\">#2 error</th><th class=\"text\">#3 error</th></tr>\n",
     );
     for (label, f) in labels {
         let top = error_rows(f);
@@ -337,7 +337,12 @@ fn errors(html: &mut String, run: &RunData) {
                         row.kind.clone()
                     };
                     let what = format!("{kind} {}", row.status);
-                    let _ = write!(cells, "<td>{} ({})</td>", escape(what.trim()), row.count);
+                    let _ = write!(
+                        cells,
+                        "<td class=\"text\">{} ({})</td>",
+                        escape(what.trim()),
+                        row.count
+                    );
                 }
                 None => cells.push_str("<td></td>"),
             }
@@ -376,8 +381,8 @@ fn kept_failures(html: &mut String, run: &RunData) {
          order they happened: the request as sent, the response's head (#) and its body, as the server \
          answered. The earliest is often the cause of the others.</p>\
          <div class=\"scroll\"><table class=\"errors\"><tr><th>Label</th>\
-         <th style=\"text-align:left\">First failure</th><th>Status</th><th>At</th>\
-         <th style=\"text-align:left\">Kept</th></tr>",
+         <th class=\"text\">First failure</th><th>Status</th><th>At</th>\
+         <th class=\"text\">Kept</th></tr>",
         per_label.map_or("few".to_string(), |n| n.to_string())
     );
     // One row per label, labels in the order of their first failure.
@@ -415,8 +420,8 @@ fn kept_failures(html: &mut String, run: &RunData) {
             .collect();
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td style=\"text-align:left\">{}</td><td>{}</td><td>{:.1} s</td>\
-             <td style=\"text-align:left\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{:.1} s</td>\
+             <td class=\"text\">{}</td></tr>",
             escape(label),
             escape(&why),
             if first.status > 0 {
@@ -949,7 +954,7 @@ pub(crate) fn fingerprint_table(
     for (k, v) in fields {
         let _ = write!(
             html,
-            "<tr><td title=\"{}\">{}</td><td style=\"text-align:left\">{}</td></tr>",
+            "<tr><td title=\"{}\">{}</td><td class=\"text\">{}</td></tr>",
             escape(&k),
             escape(&field_name(&k)),
             escape(&v)

@@ -120,3 +120,35 @@ fn top_errors_per_label_name_the_check_that_failed() {
         "{errors}"
     );
 }
+
+/// Long reasons (a check's whole sentence, a long URL) wrap inside their
+/// cell instead of running one line past the page's edge: every cell that
+/// holds a reason is a text cell, and text cells wrap.
+#[test]
+fn long_error_reasons_wrap() {
+    let html = render_report(&[school()]);
+    let style = &html[html.find("<style>").unwrap()..html.find("</style>").unwrap()];
+    let rule = style
+        .split('}')
+        .find(|r| r.starts_with("td.text{"))
+        .unwrap_or_else(|| panic!("no td.text rule in {style}"));
+    assert!(
+        rule.contains("white-space:normal") && rule.contains("overflow-wrap:anywhere"),
+        "{rule}"
+    );
+    let errors = section(&html, "<h3>Errors</h3>");
+    assert!(
+        errors.contains(
+            "<td class=\"text\">matches /Timetable for grade 7, week 48: (Monday|Tuesday|Wednesday|Thursday|Friday) \
+             lessons with rooms, teachers and substitutions/ (72 failed); the course page"
+        ),
+        "{errors}"
+    );
+    let top = section(&html, "<h3>Top errors per label</h3>");
+    assert!(
+        top.contains("<td class=\"text\">check: the course page welcomes"),
+        "{top}"
+    );
+    let kept = section(&html, "<h3>Failed exchanges kept</h3>");
+    assert!(kept.contains("<td class=\"text\">check failed: "), "{kept}");
+}
