@@ -244,3 +244,85 @@ fn unreadable_bundles_are_clear_errors() {
     let output = run(&["report"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Measures a page's layout in Chromium at `width` px: a copy of the page
+/// with a script that lists each table wider than its box (and whether
+/// that box scrolls) and anything that makes the page itself scroll
+/// sideways. The report itself stays script-free; only the copy measures.
+fn layout_at(page: &std::path::Path, dir: &std::path::Path, width: u32) -> (String, String) {
+    const MEASURE: &str = "<script>(function(){\
+        var vw=document.documentElement.clientWidth,cut=[],wide=[];\
+        if(document.documentElement.scrollWidth>vw){cut.push('page '+document.documentElement.scrollWidth+'>'+vw)}\
+        document.querySelectorAll('table').forEach(function(t,i){\
+          var b=t.parentElement,o=getComputedStyle(b).overflowX;\
+          var name=(b.previousElementSibling&&b.previousElementSibling.textContent||'').slice(0,40);\
+          if(t.scrollWidth>b.clientWidth+1){\
+            if(o==='auto'||o==='scroll'){wide.push(name+' '+t.scrollWidth+'>'+b.clientWidth)}\
+            else{cut.push(name+' cut '+t.scrollWidth+'>'+b.clientWidth)}}\
+          if(b.getBoundingClientRect().right>vw+1){cut.push(name+' box past the edge')}});\
+        document.body.setAttribute('data-cut',cut.join('; '));\
+        document.body.setAttribute('data-wide',wide.join('; '));})()</script>";
+    let html = std::fs::read_to_string(page).unwrap();
+    let copy = dir.join(format!("measure-{width}.html"));
+    std::fs::write(&copy, html.replace("</body>", &format!("{MEASURE}</body>"))).unwrap();
+    let (dom, stderr) = headless(
+        &copy,
+        &dir.join("chromium-profile"),
+        &[&format!("--window-size={width},2000"), "--dump-dom"],
+    );
+    let attribute = |name: &str| -> String {
+        let start = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("no {name} in the measured page: {stderr}"))
+            + name.len()
+            + 2;
+        dom[start..][..dom[start..].find('"').unwrap()].to_string()
+    };
+    (attribute("data-cut"), attribute("data-wide"))
+}
+
+/// Tables never run past the page's edge: at 1366 px every table of the
+/// run report (five labels, long check names and reasons) and of the
+/// compare page fits its box; at 390 px a wider table scrolls inside its
+/// own box and the page itself never scrolls sideways.
+#[test]
+fn tables_fit_or_scroll_in_their_box_at_1366_and_390_px() {
+    let _light = support::light();
+    let dir = temp_dir("report-layout");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/data/school");
+    let bundle = dir.join("school");
+    std::fs::create_dir_all(bundle.join("failures")).unwrap();
+    for file in ["manifest.json", "intervals.csv", "failures/index.jsonl"] {
+        std::fs::copy(fixture.join(file), bundle.join(file)).unwrap();
+    }
+    let report = dir.join("report.html");
+    let output = run(&[
+        "report",
+        bundle.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    let compare = dir.join("compare.html");
+    let output = run(&[
+        "compare",
+        bundle.to_str().unwrap(),
+        bundle.to_str().unwrap(),
+        "-o",
+        compare.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    for page in [&report, &compare] {
+        let (cut, wide) = layout_at(page, &dir, 1366);
+        assert_eq!(
+            (cut.as_str(), wide.as_str()),
+            ("", ""),
+            "{} at 1366 px",
+            page.display()
+        );
+        let (cut, _) = layout_at(page, &dir, 390);
+        assert_eq!(cut, "", "{} at 390 px", page.display());
+    }
+}

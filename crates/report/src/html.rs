@@ -35,11 +35,12 @@ pub fn escape(text: &str) -> String {
 
 pub(crate) const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1b1b1b;background:#f6f7f9}
-main{max-width:1100px;margin:0 auto;padding:0 12px 40px}
+main{max-width:1340px;margin:0 auto;padding:0 12px 40px}
 h1{font-size:1.5em;margin:16px 0 4px}h2{font-size:1.25em;margin:28px 0 6px}h3{font-size:1.05em;margin:22px 0 6px}
-.meta{color:#555;font-size:.92em;margin:4px 0 10px}.meta span{margin-right:14px;display:inline-block}
+h1,h2,h3,p,li,nav{overflow-wrap:anywhere}
+.meta{color:#555;font-size:.92em;margin:4px 0 10px}.meta span{margin-right:14px;display:inline-block;max-width:100%}
 .verdict{font-size:1.08em;background:#fff;border-left:6px solid #0072b2;padding:10px 12px;margin:10px 0}
-.scroll{overflow-x:auto;background:#fff;border:1px solid #ddd}
+.scroll{overflow-x:auto;max-width:100%;border:1px solid #ddd;background:linear-gradient(to right,#fff 30%,#fff0) left/40px 100% no-repeat local,linear-gradient(to left,#fff 30%,#fff0) right/40px 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0003,#0000) left/14px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0003,#0000) right/14px 100% no-repeat scroll #fff}
 table{border-collapse:collapse;font-size:.88em;width:100%}th,td{padding:4px 8px;text-align:right;white-space:nowrap;border-bottom:1px solid #eee}
 th{background:#eef1f5;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:12px}
