@@ -112,8 +112,8 @@ fn import(path: &Path, out: &Path) -> Result<(), String> {
         eprintln!("headroom: warning: {}: {warning}", path.display());
     }
     eprintln!(
-        "headroom: imported {} JMeter samples ({} JTL) from {} into {}",
-        imported.samples,
+        "headroom: imported {} ({} JTL) from {} into {}",
+        headroom_units::quantity::count(imported.samples, "JMeter sample", "JMeter samples"),
         imported.format.name(),
         path.display(),
         out.display()

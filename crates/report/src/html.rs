@@ -10,6 +10,7 @@ use headroom_bundle::intervals::IntervalRow;
 use headroom_bundle::resources::ResourceRow;
 use headroom_bundle::sample::ErrorKind;
 use headroom_bundle::TOTAL_LABEL;
+use headroom_units::quantity::count;
 use plotters::style::RGBColor;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,8 +142,11 @@ fn run_section(html: &mut String, run: &RunData) {
             html,
             "<p class=\"meta\">A capacity level: the figures cover its measurement, seconds {} to {}; \
              the first {} s were its warm-up (shaded grey on the charts over time). The whole run \
-             held {} samples.</p>",
-            m.from_s, m.until_s, m.from_s, m.whole_run.total.count
+             held {}.</p>",
+            m.from_s,
+            m.until_s,
+            m.from_s,
+            count(m.whole_run.total.count as usize, "sample", "samples")
         );
     }
     verdict(html, run);
@@ -245,7 +249,7 @@ fn checks(html: &mut String, run: &RunData) {
         "<h3>Checks</h3><p class=\"meta\">{}: {failed} failed at least once, {never} never ran.</p>\
          <div class=\"scroll\"><table class=\"checks\"><tr><th class=\"text\">Check</th><th class=\"text\">Steps (labels)</th>\
          <th>Passed</th><th>Failed</th><th>Failed %</th></tr>\n",
-        headroom_units::quantity::count(checks.len(), "check", "checks")
+        count(checks.len(), "check", "checks")
     );
     // Failing checks first (most failures first), then the rest by name.
     let mut rows: Vec<(&String, &headroom_bundle::summary::CheckFigures)> = checks.iter().collect();
@@ -378,13 +382,17 @@ fn kept_failures(html: &mut String, run: &RunData) {
     let per_label = run.manifest.save_failures;
     let _ = writeln!(
         html,
-        "<h3>Failed exchanges kept</h3><p class=\"meta\">The first {} failures of each label, in the \
+        "<h3>Failed exchanges kept</h3><p class=\"meta\">The first {} of each label, in the \
          order they happened: the request as sent, the response's head (#) and its body, as the server \
          answered. The earliest is often the cause of the others.</p>\
          <div class=\"scroll\"><table class=\"errors\"><tr><th>Label</th>\
          <th class=\"text\">First failure</th><th>Status</th><th>At</th>\
          <th class=\"text\">Kept</th></tr>",
-        per_label.map_or("few".to_string(), |n| n.to_string())
+        per_label.map_or("few failures".to_string(), |n| count(
+            n as usize,
+            "failure",
+            "failures"
+        ))
     );
     // One row per label, labels in the order of their first failure.
     let mut labels: Vec<&str> = Vec::new();
@@ -969,8 +977,8 @@ fn merged_shards(html: &mut String, merged: &headroom_bundle::manifest::MergeRec
     let shards: Vec<String> = merged.shards.iter().map(|s| s.describe()).collect();
     let _ = writeln!(
         html,
-        "<p>Merged from {} shards ({}).</p>",
-        merged.shards.len(),
+        "<p>Merged from {} ({}).</p>",
+        count(merged.shards.len(), "shard", "shards"),
         escape(&shards.join("; "))
     );
     if !merged.partial.is_empty() {

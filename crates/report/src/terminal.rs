@@ -49,7 +49,18 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         100.0 * (t.count - t.errors) as f64 / t.count as f64
     };
     let rows: [(&str, String); 12] = [
-        ("Transactions", format!("{} hits", thousands(t.count))),
+        (
+            "Transactions",
+            format!(
+                "{} {}",
+                thousands(t.count),
+                headroom_units::quantity::noun(
+                    usize::try_from(t.count).unwrap_or(2),
+                    "hit",
+                    "hits"
+                )
+            ),
+        ),
         ("Availability", format!("{availability:.2} %")),
         (
             "Elapsed time",
@@ -106,9 +117,13 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     if t.resent > 0 {
         let _ = writeln!(
             out,
-            "  Resent: {} requests went again on a new connection: the server closed kept-alive \
+            "  Resent: {} again on a new connection: the server closed kept-alive \
              connections before answering them (as browsers do, they are not failures)",
-            t.resent
+            headroom_units::quantity::count(
+                usize::try_from(t.resent).unwrap_or(usize::MAX),
+                "request went",
+                "requests went"
+            )
         );
     }
 
