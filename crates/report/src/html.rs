@@ -244,11 +244,11 @@ fn checks(html: &mut String, run: &RunData) {
     }
     let failed = checks.values().filter(|c| c.failures > 0).count();
     let never = checks.values().filter(|c| c.never_ran()).count();
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<h3>Checks</h3><p class=\"meta\">{}: {failed} failed at least once, {never} never ran.</p>\
          <div class=\"scroll\"><table class=\"checks\"><tr><th class=\"text\">Check</th><th class=\"text\">Steps (labels)</th>\
-         <th>Passed</th><th>Failed</th><th>Failed %</th></tr>\n",
+         <th>Passed</th><th>Failed</th><th>Failed %</th></tr>",
         count(checks.len(), "check", "checks")
     );
     // Failing checks first (most failures first), then the rest by name.
