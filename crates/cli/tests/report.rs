@@ -246,13 +246,17 @@ fn unreadable_bundles_are_clear_errors() {
     assert_eq!(output.status.code(), Some(2));
 }
 
-/// Texts of the page's charts that overlap, as Chromium lays them out at
-/// `width` px (from a copy of the page with a measuring script).
+/// Texts of the page's charts that overlap, or that stand past the
+/// chart's edge (cut), as Chromium lays them out at `width` px (from a
+/// copy of the page with a measuring script).
 fn overlapping_chart_texts(page: &std::path::Path, dir: &std::path::Path, width: u32) -> String {
     const MEASURE: &str = "<script>(function(){var found=[];\
         document.querySelectorAll('svg').forEach(function(svg){\
-          var boxes=[];svg.querySelectorAll('text').forEach(function(t){\
-            if(t.textContent.trim()){boxes.push([t.textContent.trim(),t.getBoundingClientRect()])}});\
+          var boxes=[],edge=svg.getBoundingClientRect();svg.querySelectorAll('text').forEach(function(t){\
+            var r=t.getBoundingClientRect();\
+            if(t.textContent.trim()){boxes.push([t.textContent.trim(),r]);\
+              if(r.left<edge.left-1||r.right>edge.right+1||r.top<edge.top-1||r.bottom>edge.bottom+1){\
+                found.push(t.textContent.trim()+' cut at the edge')}}});\
           for(var i=0;i<boxes.length;i++){for(var j=i+1;j<boxes.length;j++){\
             var a=boxes[i][1],b=boxes[j][1];\
             if(a.left<b.right-1&&b.left<a.right-1&&a.top<b.bottom-1&&b.top<a.bottom-1){\
@@ -274,7 +278,8 @@ fn overlapping_chart_texts(page: &std::path::Path, dir: &std::path::Path, width:
 }
 
 /// No chart's axis title overlaps its tick labels, nor any text another,
-/// on the run report and the compare page.
+/// and none is cut at the chart's edge, on the run report and the compare
+/// page.
 #[test]
 fn chart_texts_never_overlap() {
     let _light = support::light();

@@ -74,6 +74,9 @@ const CHAR_WIDTH: f64 = 9.0;
 /// Room for an axis title beside or under the tick labels (its line of
 /// text and a gap), so the two never overlap.
 const TITLE_ROOM: u32 = 24;
+/// Room right of the plot for the half of the last x tick label that
+/// stands beyond it ("99.9", "1,000").
+const RIGHT_MARGIN: u32 = 28;
 /// Space between the axis and its tick labels (plotters' tick and gap).
 const TICK_ROOM: u32 = 14;
 
@@ -306,6 +309,7 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
         let (x_max, y_max) = (x_ticks.top, y_ticks.top);
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
+            .margin_right(RIGHT_MARGIN)
             .x_label_area_size(X_AREA)
             .y_label_area_size(y_ticks.y_area())
             .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
@@ -383,6 +387,7 @@ pub fn spectrum_chart(title: &str, points: &[(f64, f64)]) -> String {
         let y_max = y_ticks.top;
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
+            .margin_right(RIGHT_MARGIN)
             .x_label_area_size(X_AREA)
             .y_label_area_size(y_ticks.y_area())
             .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
@@ -454,6 +459,7 @@ pub fn bar_chart(
         let x_max = x_ticks.top;
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
+            .margin_right(RIGHT_MARGIN)
             .x_label_area_size(X_AREA)
             .y_label_area_size(170)
             // A segmented range holds its end too: rows segments are 0..rows - 1.
@@ -730,6 +736,7 @@ pub fn interval_bars(
         let n = groups.len().max(1);
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
+            .margin_right(RIGHT_MARGIN)
             .x_label_area_size(X_AREA)
             .y_label_area_size(y_ticks.y_area())
             .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;

@@ -959,7 +959,9 @@ pub(crate) fn fingerprint_table(
     }
     let mut fields = Vec::new();
     flatten("", fingerprint, &mut fields);
-    html.push_str("<div class=\"scroll\"><table><tr><th>Field</th><th>Value</th></tr>");
+    html.push_str(
+        "<div class=\"scroll\"><table><tr><th>Field</th><th class=\"text\">Value</th></tr>",
+    );
     for (k, v) in fields {
         let _ = write!(
             html,
