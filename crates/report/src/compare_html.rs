@@ -10,7 +10,10 @@ use crate::html::{escape, STYLE};
 use headroom_bundle::TOTAL_LABEL;
 use std::fmt::Write;
 
-const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#777}";
+/// The colours of changes; in the sentence that explains them, the
+/// coloured words stay in the text's flow (no gap before their comma).
+const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#777}\
+    .meta span.better,.meta span.worse,.meta span.ns{margin-right:0;display:inline}";
 
 pub fn render_compare_html(c: &Comparison) -> String {
     let mut html = String::new();
