@@ -133,16 +133,25 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     ];
     let mut table: Vec<[String; 11]> = Vec::new();
     let row = |label: &str, f: &LabelFigures| -> [String; 11] {
+        // A label without samples (a step no user reached) has no times:
+        // "-", not "0µs".
+        let time = |v: f64| {
+            if f.count == 0 {
+                "-".to_string()
+            } else {
+                ms(v).to_string()
+            }
+        };
         [
             label.to_string(),
             thousands(f.count),
             format!("{} ({:.1}%)", f.errors, f.error_rate * 100.0),
-            ms(f.mean_ms).to_string(),
-            ms(f.p50_ms).to_string(),
-            ms(f.p90_ms).to_string(),
-            ms(f.p95_ms).to_string(),
-            ms(f.p99_ms).to_string(),
-            ms(f.max_ms).to_string(),
+            time(f.mean_ms),
+            time(f.p50_ms),
+            time(f.p90_ms),
+            time(f.p95_ms),
+            time(f.p99_ms),
+            time(f.max_ms),
             format!("{:.1}", f.rps),
             apdex_text(f),
         ]

@@ -87,6 +87,9 @@ fn the_terminal_says_which_checks_never_ran() {
         line("FAIL the course page welcomes").contains("0 passed, 72 failed (100.0%)"),
         "{text}"
     );
+    // Its step's label ran no sample: no times, not "0µs".
+    let label = line("  05 admin only ");
+    assert!(!label.contains("0µs") && label.contains(" - "), "{label}");
 }
 
 #[test]
