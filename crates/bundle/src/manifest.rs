@@ -7,6 +7,7 @@ use crate::{
     invalid, io_error, read_error, BundleError, INTERVALS, LATENCY, MANIFEST, SAMPLES,
     SCHEMA_VERSION,
 };
+use headroom_units::quantity::count;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io;
@@ -353,10 +354,14 @@ impl ProfileRecord {
     pub fn describe(&self) -> String {
         let mut text = match self.model.as_str() {
             "closed" => {
-                let mut t = format!("closed model: {} users", self.users.unwrap_or(0));
+                let users = self.users.unwrap_or(0) as usize;
+                let mut t = format!("closed model: {}", count(users, "user", "users"));
                 match (self.duration_s, self.requests) {
                     (Some(d), _) => t.push_str(&format!(" for {} s", seconds(d))),
-                    (None, Some(n)) => t.push_str(&format!(" until {n} requests")),
+                    (None, Some(n)) => t.push_str(&format!(
+                        " until {}",
+                        count(n as usize, "request", "requests")
+                    )),
                     (None, None) => {}
                 }
                 if let Some(r) = self.ramp_up_s.filter(|r| *r > 0.0) {
@@ -365,15 +370,15 @@ impl ProfileRecord {
                 t
             }
             "open" => format!(
-                "open model: {} req/s for {} s, up to {} users",
+                "open model: {} req/s for {} s, up to {}",
                 seconds(self.rate_per_s.unwrap_or(0.0)),
                 seconds(self.duration_s.unwrap_or(0.0)),
-                self.max_vus.unwrap_or(0)
+                count(self.max_vus.unwrap_or(0) as usize, "user", "users")
             ),
             "ramping_users" => "users ramping in stages".into(),
             "ramping_rate" => format!(
-                "arrival rate ramping in stages, up to {} users",
-                self.max_vus.unwrap_or(0)
+                "arrival rate ramping in stages, up to {}",
+                count(self.max_vus.unwrap_or(0) as usize, "user", "users")
             ),
             "" => "not recorded".into(),
             other => other.replace('_', " "),
@@ -395,7 +400,14 @@ impl ProfileRecord {
             text.push_str(&format!(", think time {}", self.think.describe()));
         }
         if let Some(n) = self.iterations_per_vu {
-            text.push_str(&format!(", {n} iterations per user"));
+            text.push_str(&format!(
+                ", {} per user",
+                count(
+                    usize::try_from(n).unwrap_or(usize::MAX),
+                    "iteration",
+                    "iterations"
+                )
+            ));
         }
         if let Some(cap) = self.throughput_cap_per_s {
             text.push_str(&format!(", capped at {} req/s", seconds(cap)));
@@ -482,4 +494,36 @@ pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), BundleError
         return Err(io_err(e));
     }
     fs::rename(&tmp, dir.join(MANIFEST)).map_err(io_err)
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use super::*;
+
+    /// One user, one request, one iteration: singular, not "1 users".
+    #[test]
+    fn a_profile_of_one_says_it_in_the_singular() {
+        let one = ProfileRecord {
+            model: "closed".into(),
+            users: Some(1),
+            requests: Some(1),
+            iterations_per_vu: Some(1),
+            ..ProfileRecord::default()
+        };
+        assert_eq!(
+            one.describe(),
+            "closed model: 1 user until 1 request, 1 iteration per user"
+        );
+        let many = ProfileRecord {
+            model: "closed".into(),
+            users: Some(1200),
+            duration_s: Some(30.0),
+            iterations_per_vu: Some(2),
+            ..ProfileRecord::default()
+        };
+        assert_eq!(
+            many.describe(),
+            "closed model: 1,200 users for 30 s, 2 iterations per user"
+        );
+    }
 }

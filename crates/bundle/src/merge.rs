@@ -880,7 +880,12 @@ fn combine_shard_figures(summary: &mut RunSummary, shards: &[ShardBundle]) {
                 .or_insert(crate::summary::CheckFigures {
                     passes: 0,
                     failures: 0,
+                    labels: Vec::new(),
                 });
+            // Every shard ran the same scenario: the same steps check it.
+            if sum.labels.is_empty() {
+                sum.labels = check.labels.clone();
+            }
             sum.passes = sum.passes.saturating_add(check.passes);
             sum.failures = sum.failures.saturating_add(check.failures);
         }

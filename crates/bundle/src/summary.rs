@@ -210,10 +210,28 @@ pub struct RunSummary {
 }
 
 /// How often a scenario check passed and failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckFigures {
     pub passes: u64,
     pub failures: u64,
+    /// The labels of the steps that evaluate the check, in the order of
+    /// the steps (absent in bundles written before headroom kept them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+}
+
+impl CheckFigures {
+    /// No step evaluated the check: its users never reached it (a step
+    /// behind an `if:` or `once:`, or a run that ended first).
+    pub fn never_ran(&self) -> bool {
+        self.passes == 0 && self.failures == 0
+    }
+
+    /// Its failures as a % of its evaluations (`None` when it never ran).
+    pub fn failure_pct(&self) -> Option<f64> {
+        let runs = self.passes.saturating_add(self.failures);
+        (runs > 0).then(|| self.failures as f64 * 100.0 / runs as f64)
+    }
 }
 
 impl RunSummary {

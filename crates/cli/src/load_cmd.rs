@@ -10,6 +10,7 @@ use headroom_load::engine::{EnginePlan, PreparedRequest, Workload};
 use headroom_load::profile::{Profile, Think};
 use headroom_load::run::{default_bundle_dir, RunSetup};
 use headroom_load::target::RequestSpec;
+use headroom_units::quantity::count;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -91,12 +92,12 @@ pub fn describe_profile(
             duration,
             requests,
         } => {
-            let mut text = format!("{users} users");
+            let mut text = count(*users as usize, "user", "users");
             if !ramp_up.is_zero() {
                 text += &format!(", ramp-up {}s", ramp_up.as_secs_f64());
             }
             if let Some(n) = requests {
-                text += &format!(", {n} requests");
+                text += &format!(", {}", count(*n as usize, "request", "requests"));
             }
             if let Some(d) = duration {
                 text += &format!(", {}s", d.as_secs_f64());
@@ -120,15 +121,15 @@ pub fn describe_profile(
             )
         }
         Profile::RampingUsers { stages } => format!(
-            "{} stages over {}s, up to {} users{}",
-            stages.0.len(),
+            "{} over {}s, up to {}{}",
+            count(stages.0.len(), "stage", "stages"),
             stages.total().as_secs_f64(),
-            profile.population(),
+            count(profile.population() as usize, "user", "users"),
             cap.map(|c| format!(", capped at {c}")).unwrap_or_default()
         ),
         Profile::RampingRate { stages, max_vus } => format!(
-            "open model in {} stages over {}s, up to {}/s (up to {max_vus} VUs)",
-            stages.0.len(),
+            "open model in {} over {}s, up to {}/s (up to {max_vus} VUs)",
+            count(stages.0.len(), "stage", "stages"),
             stages.total().as_secs_f64(),
             stages.peak()
         ),
@@ -219,6 +220,7 @@ pub(crate) async fn prepare(args: LoadArgs) -> Result<Prepared, Failure> {
                 .then(|| vec![(label.clone(), args.url.url.clone())]),
             group_labels: Vec::new(),
             check_names: Vec::new(),
+            check_labels: Vec::new(),
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),

@@ -12,6 +12,7 @@ use headroom_load::profile::Profile;
 use headroom_load::run::{default_bundle_dir, RunSetup};
 use headroom_load::scenario::runner::JourneyPlan;
 use headroom_load::scenario::{LabelKind, Scenario, StageKind};
+use headroom_units::quantity::count;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -155,23 +156,26 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         default_bundle_dir(&PathBuf::from("runs"), &stem)
     });
     let description = format!(
-        "headroom: {} ({} steps) against {target} — {}{}",
+        "headroom: {} ({}) against {target} — {}{}",
         args.file.display(),
-        scenario.requests.len(),
+        count(scenario.requests.len(), "step", "steps"),
         describe_profile(&profile, &think, throughput),
         iterations
-            .map(|n| format!(", {n} iterations per user"))
+            .map(|n| format!(
+                ", {} per user",
+                count(n as usize, "iteration", "iterations")
+            ))
             .unwrap_or_default(),
     );
     let description = match &scenario.before {
         Some(b) => format!(
-            "{description}; before them, {}{} user(s) × {} iteration(s)",
+            "{description}; before them, {}{} × {}",
             b.name
                 .as_ref()
                 .map(|n| format!("'{n}': "))
                 .unwrap_or_default(),
-            b.users,
-            b.iterations,
+            count(b.users as usize, "user", "users"),
+            count(b.iterations as usize, "iteration", "iterations"),
         ),
         None => description,
     };
@@ -188,6 +192,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
         .map(|l| l.kind == LabelKind::Group)
         .collect();
     let check_names = scenario.checks.clone();
+    let check_labels = scenario.check_labels();
     let timeout = scenario.timeout;
     let journey = JourneyPlan::new(scenario, connectors, iterations, think);
     let mut prepared = Prepared {
@@ -207,6 +212,7 @@ pub(crate) async fn prepare(args: RunArgs) -> Result<Prepared, Failure> {
             label_urls,
             group_labels,
             check_names,
+            check_labels,
             monitor: monitor_config(common),
             monitor_processes: common.process.clone(),
             faults: common.fault.clone(),

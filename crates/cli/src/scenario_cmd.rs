@@ -3,6 +3,7 @@
 use crate::args::ScenarioCommand;
 use crate::execute::EXIT_USAGE;
 use headroom_load::scenario::LabelKind;
+use headroom_units::quantity::count;
 use std::process::ExitCode;
 
 /// A commented example, valid as it is against a site on 127.0.0.1:8080.
@@ -81,14 +82,20 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
                         .filter(|l| l.kind == LabelKind::Group)
                         .count();
                     println!(
-                    "{}: OK: {requests} request steps, {groups} groups, {} labels, {} checks, {} variables",
-                    file.display(),
-                    s.labels.len(),
-                    s.checks.len(),
-                    s.vars.len()
-                );
+                        "{}: OK: {}, {}, {}, {}, {}",
+                        file.display(),
+                        count(requests, "request step", "request steps"),
+                        count(groups, "group", "groups"),
+                        count(s.labels.len(), "label", "labels"),
+                        count(s.checks.len(), "check", "checks"),
+                        count(s.vars.len(), "variable", "variables")
+                    );
                     if let Some(data) = &s.data {
-                        println!("  data: {} ({} rows)", data.file.display(), data.rows.len());
+                        println!(
+                            "  data: {} ({})",
+                            data.file.display(),
+                            count(data.rows.len(), "row", "rows")
+                        );
                     }
                     for origin in &s.origins {
                         println!("  target: {}", origin.url);

@@ -511,3 +511,100 @@ fn a_fleet_of_benches_names_the_odd_host() {
         assert!(spread["range_pct"].as_f64().unwrap() > 15.0, "{figure}");
     }
 }
+
+/// A JMeter results file of `seconds` seconds, one sample of each of two
+/// labels every 100 ms, `ms` long (the page's every tenth fails with 500).
+fn jtl(path: &Path, seconds: u64, ms: u64) {
+    let mut text = String::from(
+        "timeStamp,elapsed,label,responseCode,responseMessage,threadName,success,bytes,sentBytes,allThreads,URL,Latency,Connect\n",
+    );
+    for i in 0..seconds * 10 {
+        let at = 1_700_000_000_000 + i * 100;
+        for (label, extra) in [("page", 0), ("api", 7)] {
+            let failed = label == "page" && i % 10 == 9;
+            let (code, ok) = if failed {
+                ("500", "false")
+            } else {
+                ("200", "true")
+            };
+            let _ = std::fmt::Write::write_fmt(
+                &mut text,
+                format_args!(
+                    "{at},{},{label},{code},OK,Group 1-1,{ok},1200,150,1,http://127.0.0.1/{label},{},0\n",
+                    ms + extra + i % 5,
+                    ms / 2
+                ),
+            );
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// `report results.jtl` writes report.html into the imported bundle; a
+/// compare of that JTL afterwards reuses the import and leaves the
+/// report (before, each command imported the JTL again into a new
+/// directory and the report was gone). A JTL that changed is imported
+/// again, its figures replaced, the report still kept.
+#[test]
+fn compare_keeps_what_report_wrote_into_a_jtls_bundle() {
+    let dir = temp_dir("compare-jtl-keeps");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("results.jtl"), dir.join("other.jtl"));
+    jtl(&a, 10, 40);
+    jtl(&b, 10, 40);
+    let report = run(&["report", a.to_str().unwrap()]);
+    assert!(report.status.success(), "{}", text(&report));
+    let bundle = dir.join("results-jtl-bundle");
+    let page = bundle.join("report.html");
+    let written = std::fs::read_to_string(&page).unwrap();
+    let imported = std::fs::metadata(bundle.join("manifest.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+
+    let compare = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(compare.status.success(), "{}", text(&compare));
+    assert_eq!(
+        std::fs::read_to_string(&page).ok().as_deref(),
+        Some(written.as_str()),
+        "report.html kept"
+    );
+    // The import was reused, not made again.
+    assert_eq!(
+        std::fs::metadata(bundle.join("manifest.json"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        imported
+    );
+    assert!(
+        !String::from_utf8_lossy(&compare.stderr).contains("results-jtl-bundle"),
+        "{}",
+        text(&compare)
+    );
+    // With another bundle too.
+    let other = dir.join("other-jtl-bundle");
+    let compare = run(&["compare", bundle.to_str().unwrap(), other.to_str().unwrap()]);
+    assert!(compare.status.success(), "{}", text(&compare));
+    assert!(page.exists());
+
+    // The JTL grows (JMeter ran on): imported again, the report kept.
+    std::thread::sleep(Duration::from_millis(20));
+    jtl(&a, 20, 40);
+    let compare = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(compare.status.success(), "{}", text(&compare));
+    assert!(page.exists(), "report.html kept after a new import");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        m["summary"]["total"]["count"], 400,
+        "the new import's figures"
+    );
+    assert!(!dir.join("results-jtl-bundle.importing").exists());
+}

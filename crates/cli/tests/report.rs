@@ -4,6 +4,7 @@
 
 mod support;
 
+use headroom_report::charts::{line_chart, spectrum_chart, LineChart, Series};
 use std::time::Duration;
 use support::browser::{headless, open_in_chromium, self_contained};
 use support::{run, serial, temp_dir, Reply, TestServer};
@@ -243,4 +244,193 @@ fn unreadable_bundles_are_clear_errors() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("truncated"));
     let output = run(&["report"]);
     assert_eq!(output.status.code(), Some(2));
+}
+
+/// Texts of the page's charts that overlap, or that stand past the
+/// chart's edge (cut), as Chromium lays them out at `width` px (from a
+/// copy of the page with a measuring script).
+fn overlapping_chart_texts(page: &std::path::Path, dir: &std::path::Path, width: u32) -> String {
+    const MEASURE: &str = "<script>(function(){var found=[];\
+        document.querySelectorAll('svg').forEach(function(svg){\
+          var boxes=[],edge=svg.getBoundingClientRect();svg.querySelectorAll('text').forEach(function(t){\
+            var r=t.getBoundingClientRect();\
+            if(t.textContent.trim()){boxes.push([t.textContent.trim(),r]);\
+              if(r.left<edge.left-1||r.right>edge.right+1||r.top<edge.top-1||r.bottom>edge.bottom+1){\
+                found.push(t.textContent.trim()+' cut at the edge')}}});\
+          for(var i=0;i<boxes.length;i++){for(var j=i+1;j<boxes.length;j++){\
+            var a=boxes[i][1],b=boxes[j][1];\
+            if(a.left<b.right-1&&b.left<a.right-1&&a.top<b.bottom-1&&b.top<a.bottom-1){\
+              found.push(boxes[0][0]+': '+boxes[i][0]+' / '+boxes[j][0])}}}});\
+        document.body.setAttribute('data-overlaps',found.join('; '));})()</script>";
+    let html = std::fs::read_to_string(page).unwrap();
+    let copy = dir.join(format!("overlaps-{width}.html"));
+    std::fs::write(&copy, html.replace("</body>", &format!("{MEASURE}</body>"))).unwrap();
+    let (dom, stderr) = headless(
+        &copy,
+        &dir.join("chromium-profile"),
+        &[&format!("--window-size={width},2000"), "--dump-dom"],
+    );
+    let start = dom
+        .find("data-overlaps=\"")
+        .unwrap_or_else(|| panic!("not measured: {stderr}"))
+        + 15;
+    dom[start..][..dom[start..].find('"').unwrap()].to_string()
+}
+
+/// No chart's axis title overlaps its tick labels, nor any text another,
+/// and none is cut at the chart's edge, on the run report and the compare
+/// page.
+#[test]
+fn chart_texts_never_overlap() {
+    let _light = support::light();
+    let dir = temp_dir("report-chart-texts");
+    let bundle = school_bundle(&dir);
+    let report = dir.join("report.html");
+    let output = run(&[
+        "report",
+        bundle.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    let compare = dir.join("compare.html");
+    let output = run(&[
+        "compare",
+        bundle.to_str().unwrap(),
+        bundle.to_str().unwrap(),
+        "-o",
+        compare.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    // Charts of wide figures: ticks of 5 to 7 characters ("1,400" ms,
+    // "120,000" requests) beside their axis titles.
+    let rising = |top: f64| Series {
+        name: "p95".into(),
+        points: (0..60)
+            .map(|s| (s as f64 + 0.5, top * s as f64 / 59.0))
+            .collect(),
+    };
+    let chart = |y_label, top| {
+        line_chart(&LineChart {
+            title: "Wide figures",
+            x_label: "seconds",
+            y_label,
+            x_max: 60.0,
+            y_max: None,
+            series: vec![rising(top)],
+            spans: vec![],
+            bands: vec![],
+        })
+    };
+    let charts = dir.join("charts.html");
+    std::fs::write(
+        &charts,
+        format!(
+            "<!DOCTYPE html><html><body style=\"width:1300px\">{}{}{}{}</body></html>",
+            chart("ms", 1234.5),
+            chart("virtual users", 100.0),
+            chart("requests", 110_000.0),
+            spectrum_chart(
+                "Spectrum",
+                &[(0.5, 900.0), (0.9, 1200.0), (0.99, 1400.0), (0.999, 1500.0)]
+            ),
+        ),
+    )
+    .unwrap();
+    for page in [&report, &compare, &charts] {
+        assert_eq!(
+            overlapping_chart_texts(page, &dir, 1366),
+            "",
+            "{}",
+            page.display()
+        );
+    }
+}
+
+/// A copy of the report crate's fixture bundle (a run against the testbed
+/// with five labels, failing checks and long reasons) in `dir`.
+fn school_bundle(dir: &std::path::Path) -> std::path::PathBuf {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../report/tests/data/school");
+    let bundle = dir.join("school");
+    std::fs::create_dir_all(bundle.join("failures")).unwrap();
+    for file in ["manifest.json", "intervals.csv", "failures/index.jsonl"] {
+        std::fs::copy(fixture.join(file), bundle.join(file)).unwrap();
+    }
+    bundle
+}
+
+/// Measures a page's layout in Chromium at `width` px: a copy of the page
+/// with a script that lists each table wider than its box (and whether
+/// that box scrolls) and anything that makes the page itself scroll
+/// sideways. The report itself stays script-free; only the copy measures.
+fn layout_at(page: &std::path::Path, dir: &std::path::Path, width: u32) -> (String, String) {
+    const MEASURE: &str = "<script>(function(){\
+        var vw=document.documentElement.clientWidth,cut=[],wide=[];\
+        if(document.documentElement.scrollWidth>vw){cut.push('page '+document.documentElement.scrollWidth+'>'+vw)}\
+        document.querySelectorAll('table').forEach(function(t,i){\
+          var b=t.parentElement,o=getComputedStyle(b).overflowX;\
+          var name=(b.previousElementSibling&&b.previousElementSibling.textContent||'').slice(0,40);\
+          if(t.scrollWidth>b.clientWidth+1){\
+            if(o==='auto'||o==='scroll'){wide.push(name+' '+t.scrollWidth+'>'+b.clientWidth)}\
+            else{cut.push(name+' cut '+t.scrollWidth+'>'+b.clientWidth)}}\
+          if(b.getBoundingClientRect().right>vw+1){cut.push(name+' box past the edge')}});\
+        document.body.setAttribute('data-cut',cut.join('; '));\
+        document.body.setAttribute('data-wide',wide.join('; '));})()</script>";
+    let html = std::fs::read_to_string(page).unwrap();
+    let copy = dir.join(format!("measure-{width}.html"));
+    std::fs::write(&copy, html.replace("</body>", &format!("{MEASURE}</body>"))).unwrap();
+    let (dom, stderr) = headless(
+        &copy,
+        &dir.join("chromium-profile"),
+        &[&format!("--window-size={width},2000"), "--dump-dom"],
+    );
+    let attribute = |name: &str| -> String {
+        let start = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("no {name} in the measured page: {stderr}"))
+            + name.len()
+            + 2;
+        dom[start..][..dom[start..].find('"').unwrap()].to_string()
+    };
+    (attribute("data-cut"), attribute("data-wide"))
+}
+
+/// Tables never run past the page's edge: at 1366 px every table of the
+/// run report (five labels, long check names and reasons) and of the
+/// compare page fits its box; at 390 px a wider table scrolls inside its
+/// own box and the page itself never scrolls sideways.
+#[test]
+fn tables_fit_or_scroll_in_their_box_at_1366_and_390_px() {
+    let _light = support::light();
+    let dir = temp_dir("report-layout");
+    let bundle = school_bundle(&dir);
+    let report = dir.join("report.html");
+    let output = run(&[
+        "report",
+        bundle.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    let compare = dir.join("compare.html");
+    let output = run(&[
+        "compare",
+        bundle.to_str().unwrap(),
+        bundle.to_str().unwrap(),
+        "-o",
+        compare.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    for page in [&report, &compare] {
+        let (cut, wide) = layout_at(page, &dir, 1366);
+        assert_eq!(
+            (cut.as_str(), wide.as_str()),
+            ("", ""),
+            "{} at 1366 px",
+            page.display()
+        );
+        let (cut, _) = layout_at(page, &dir, 390);
+        assert_eq!(cut, "", "{} at 390 px", page.display());
+    }
 }

@@ -625,7 +625,7 @@ fn init_output_checks_and_errors_are_located() {
         "{}",
         String::from_utf8_lossy(&check.stderr)
     );
-    assert!(String::from_utf8_lossy(&check.stdout).contains("OK: 4 request steps, 1 groups"));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("OK: 4 request steps, 1 group, "));
     for shipped in ["scenarios/moodle.yaml", "scenarios/browse.yaml"] {
         let ok = run(&["scenario", "check", repo_file(shipped).to_str().unwrap()]);
         assert!(

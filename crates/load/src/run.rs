@@ -90,6 +90,8 @@ pub struct RunSetup {
     pub group_labels: Vec<bool>,
     /// Names of the scenario's checks, for per-check counts.
     pub check_names: Vec<String>,
+    /// Per check: the labels of the steps that evaluate it (empty: not known).
+    pub check_labels: Vec<Vec<String>>,
     /// Hosts whose resources go into `resources.csv` (`--monitor`).
     pub monitor: Vec<MonitorSource>,
     /// Process names with columns of their own in `resources.csv`.
@@ -173,6 +175,7 @@ pub async fn run(
         (live, run, setup.manifest.target.clone())
     });
     collector.check_names = setup.check_names.clone();
+    collector.check_labels = setup.check_labels.clone();
     collector.check_counts = vec![[0, 0]; setup.check_names.len()];
     let status = collector
         .collect(
@@ -222,6 +225,7 @@ struct Collector {
     /// Per label: a group, whose samples stay out of the total.
     group_labels: Vec<bool>,
     check_names: Vec<String>,
+    check_labels: Vec<Vec<String>>,
     /// Per check: [passes, failures] over the run.
     check_counts: Vec<[u64; 2]>,
     worker_busy: Vec<f64>,
@@ -260,6 +264,7 @@ impl Collector {
             cumulative_total: Tally::default(),
             group_labels: Vec::new(),
             check_names: Vec::new(),
+            check_labels: Vec::new(),
             check_counts: Vec::new(),
             worker_busy: Vec::new(),
             worker_wait: Vec::new(),
@@ -559,12 +564,14 @@ impl Collector {
                 .check_names
                 .iter()
                 .zip(&self.check_counts)
-                .map(|(name, [passes, failures])| {
+                .enumerate()
+                .map(|(i, (name, [passes, failures]))| {
                     (
                         name.clone(),
                         CheckFigures {
                             passes: *passes,
                             failures: *failures,
+                            labels: self.check_labels.get(i).cloned().unwrap_or_default(),
                         },
                     )
                 })

@@ -68,6 +68,130 @@ const HEIGHT: u32 = 300;
 /// Axis labels and descriptions, readable when the chart is shown at
 /// half a phone's width.
 const LABEL_FONT: u32 = 14;
+/// The widest a character of a tick label is drawn at [`LABEL_FONT`]
+/// (a digit of DejaVu Sans, the usual sans-serif, is 0.64 em).
+const CHAR_WIDTH: f64 = 9.0;
+/// Room for an axis title beside or under the tick labels (its line of
+/// text and a gap), so the two never overlap.
+const TITLE_ROOM: u32 = 24;
+/// Room right of the plot for the half of the last x tick label that
+/// stands beyond it ("99.9", "1,000").
+const RIGHT_MARGIN: u32 = 28;
+/// Space between the axis and its tick labels (plotters' tick and gap).
+const TICK_ROOM: u32 = 14;
+
+/// Words that name a count of things: an axis in them ("users",
+/// "virtual users", "nodes") counts whole things and has whole ticks.
+/// A rate ("requests/s", "per second") is not a count.
+const COUNT_WORDS: &[&str] = &[
+    "users",
+    "user",
+    "vus",
+    "nodes",
+    "node",
+    "requests",
+    "errors",
+    "samples",
+    "workers",
+    "threads",
+    "connections",
+    "levels",
+    "runs",
+    "hosts",
+    "processes",
+    "repetitions",
+];
+
+/// True when `label` names a count of things (see [`COUNT_WORDS`]).
+pub fn counts_things(label: &str) -> bool {
+    let label = label.to_lowercase();
+    !label.contains('/')
+        && !label.contains(" per ")
+        && !label.starts_with("per ")
+        && label
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| COUNT_WORDS.contains(&w))
+}
+
+/// The ticks of an axis from 0 to at least `max`: a step of 1, 2 or 5
+/// times a power of ten giving about `target` steps (whole, at least 1, on
+/// an axis that counts things), the axis' end rounded up to a step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ticks {
+    pub step: f64,
+    /// The axis' end: a whole number of steps.
+    pub top: f64,
+    /// Tick labels including 0 and `top`.
+    pub labels: usize,
+    /// Digits after the decimal point that the step needs.
+    pub decimals: usize,
+    pub whole: bool,
+}
+
+impl Ticks {
+    pub fn new(max: f64, target: usize, whole: bool) -> Ticks {
+        let max = if max.is_finite() && max > 0.0 {
+            max
+        } else {
+            1.0
+        };
+        let rough = max / target.max(1) as f64;
+        let magnitude = 10f64.powf(rough.log10().floor());
+        let mut step = [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * magnitude)
+            .find(|s| *s >= rough * (1.0 - 1e-9))
+            .unwrap_or(10.0 * magnitude);
+        if whole {
+            step = step.max(1.0);
+        }
+        let steps = (max / step - 1e-9).ceil().max(1.0);
+        let decimals = if step >= 1.0 {
+            0
+        } else {
+            (-step.log10() - 1e-9).ceil() as usize
+        };
+        Ticks {
+            step,
+            top: steps * step,
+            labels: steps as usize + 1,
+            decimals,
+            whole,
+        }
+    }
+
+    /// A tick's label: as many decimals as the step needs, none on a count
+    /// axis (where a value between whole ones gets no label at all).
+    pub fn label(&self, v: f64) -> String {
+        if self.whole && (v - v.round()).abs() > 1e-6 {
+            return String::new();
+        }
+        if self.decimals == 0 {
+            headroom_units::quantity::group_thousands(v.round() as i64)
+        } else {
+            format!("{v:.*}", self.decimals)
+        }
+    }
+
+    /// The widest of its labels, in pixels.
+    fn widest(&self) -> u32 {
+        (0..self.labels)
+            .map(|i| self.label(i as f64 * self.step).chars().count())
+            .max()
+            .unwrap_or(1) as u32
+            * CHAR_WIDTH as u32
+    }
+
+    /// The width of a y axis' label area: its widest tick label, the
+    /// tick, and the title's room beyond them.
+    fn y_area(&self) -> u32 {
+        self.widest() + TICK_ROOM + TITLE_ROOM
+    }
+}
+
+/// The height of an x axis' label area: a line of tick labels, the tick,
+/// and the title's room below them.
+const X_AREA: u32 = LABEL_FONT + TICK_ROOM + TITLE_ROOM;
 
 fn failed(title: &str, error: impl std::fmt::Debug) -> String {
     format!("<p class=\"chart-error\">The chart '{title}' could not be drawn: {error:?}</p>")
@@ -176,12 +300,18 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             .map(|(i, s)| (s.name.as_str(), PALETTE[i % PALETTE.len()], Mark::Line))
             .collect();
         let (root, plot) = framed(&mut svg, HEIGHT - 30, chart.title, &entries)?;
-        let y_max = y_top(&chart.series, chart.y_max);
-        let x_max = chart.x_max.max(1.0);
+        let y_ticks = Ticks::new(
+            y_top(&chart.series, chart.y_max),
+            8,
+            counts_things(chart.y_label),
+        );
+        let x_ticks = Ticks::new(chart.x_max.max(1.0), 10, counts_things(chart.x_label));
+        let (x_max, y_max) = (x_ticks.top, y_ticks.top);
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(56)
+            .margin_right(RIGHT_MARGIN)
+            .x_label_area_size(X_AREA)
+            .y_label_area_size(y_ticks.y_area())
             .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
         for band in &chart.bands {
             ctx.draw_series(std::iter::once(Rectangle::new(
@@ -201,6 +331,10 @@ pub fn line_chart(chart: &LineChart<'_>) -> String {
             .axis_desc_style(("sans-serif", LABEL_FONT))
             .x_desc(chart.x_label)
             .y_desc(chart.y_label)
+            .x_labels(x_ticks.labels)
+            .y_labels(y_ticks.labels)
+            .x_label_formatter(&|v| x_ticks.label(*v))
+            .y_label_formatter(&|v| y_ticks.label(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         for (i, series) in chart.series.iter().enumerate() {
@@ -245,17 +379,25 @@ pub fn spectrum_chart(title: &str, points: &[(f64, f64)]) -> String {
     let mut svg = String::new();
     let drawn = (|| -> Result<(), Box<dyn std::error::Error + '_>> {
         let (root, plot) = framed(&mut svg, HEIGHT - 30, title, &[])?;
-        let y_max = mapped.iter().map(|p| p.1).fold(0.0f64, f64::max).max(0.001) * 1.1;
+        let y_ticks = Ticks::new(
+            mapped.iter().map(|p| p.1).fold(0.0f64, f64::max).max(0.001) * 1.1,
+            8,
+            false,
+        );
+        let y_max = y_ticks.top;
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(56)
+            .margin_right(RIGHT_MARGIN)
+            .x_label_area_size(X_AREA)
+            .y_label_area_size(y_ticks.y_area())
             .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
         ctx.configure_mesh()
             .label_style(("sans-serif", LABEL_FONT))
             .axis_desc_style(("sans-serif", LABEL_FONT))
-            .x_desc("percentile")
+            .x_desc("percentile (%)")
             .y_desc("ms")
+            .y_labels(y_ticks.labels)
+            .y_label_formatter(&|v| y_ticks.label(*v))
             .x_labels(x_max as usize + 1)
             .x_label_formatter(&|x| {
                 let q = 100.0 * (1.0 - 10f64.powf(-x));
@@ -301,17 +443,24 @@ pub fn bar_chart(
             entries.push((lower.0, lower_color, Mark::Box));
         }
         let (root, plot) = framed(&mut svg, height - 30, title, &entries)?;
-        let x_max = upper
-            .1
-            .iter()
-            .chain(lower.1)
-            .copied()
-            .fold(0.0f64, f64::max)
-            .max(0.001)
-            * 1.15;
+        let x_ticks = Ticks::new(
+            upper
+                .1
+                .iter()
+                .chain(lower.1)
+                .copied()
+                .filter(|v| v.is_finite())
+                .fold(0.0f64, f64::max)
+                .max(0.001)
+                * 1.15,
+            8,
+            counts_things(unit),
+        );
+        let x_max = x_ticks.top;
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
-            .x_label_area_size(36)
+            .margin_right(RIGHT_MARGIN)
+            .x_label_area_size(X_AREA)
             .y_label_area_size(170)
             // A segmented range holds its end too: rows segments are 0..rows - 1.
             .build_cartesian_2d(0f64..x_max, (0..rows - 1).into_segmented())?;
@@ -319,6 +468,8 @@ pub fn bar_chart(
             .label_style(("sans-serif", LABEL_FONT))
             .axis_desc_style(("sans-serif", LABEL_FONT))
             .x_desc(unit)
+            .x_labels(x_ticks.labels)
+            .x_label_formatter(&|v| x_ticks.label(*v))
             .y_labels(rows)
             .y_label_formatter(&|v| match v {
                 SegmentValue::CenterOf(i) => {
@@ -395,9 +546,9 @@ mod tests {
             spans: vec![],
             bands: vec![],
         });
-        // The plot (its top axis label "100.0" and below) starts under the
+        // The plot (its top axis label "120" and below) starts under the
         // strip that holds the title and the legend.
-        let top_of_plot = text_y(&svg, "100.0");
+        let top_of_plot = text_y(&svg, "120");
         for label in ["p50", "p95"] {
             assert!(
                 text_y(&svg, label) < top_of_plot - 10.0,
@@ -412,6 +563,99 @@ mod tests {
             Some(("mean", &[2.0])),
         );
         assert!(text_y(&bars, "mean") < 50.0 && text_y(&bars, "p95") < 50.0);
+    }
+
+    /// The texts of an SVG's <text> elements.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let body = &t[t.find('>')? + 1..t.find("</text>")?];
+                Some(body.trim().to_string())
+            })
+            .collect()
+    }
+
+    /// A count axis ("virtual users", "nodes", "requests") has whole
+    /// ticks without decimals, never 0.2 of a node; other axes get the
+    /// decimals their step needs and no more (ms: 0, 20, 40, not 20.0).
+    #[test]
+    fn count_axes_have_whole_ticks() {
+        let users = line_chart(&LineChart {
+            title: "Active users",
+            x_label: "seconds",
+            y_label: "virtual users",
+            x_max: 8.0,
+            y_max: None,
+            series: vec![Series {
+                name: "users".into(),
+                points: vec![(0.5, 4.0), (7.5, 4.0)],
+            }],
+            spans: vec![],
+            bands: vec![],
+        });
+        let labels = texts(&users);
+        for tick in ["0", "1", "2", "3", "4", "5", "8"] {
+            assert!(
+                labels.iter().any(|l| l == tick),
+                "no tick {tick}: {labels:?}"
+            );
+        }
+        assert!(
+            !labels.iter().any(|l| l.contains('.')),
+            "decimals on a count axis: {labels:?}"
+        );
+        // Three nodes on x: 0, 1, 2, 3 and nothing between.
+        let nodes = line_chart(&LineChart {
+            title: "By nodes",
+            x_label: "nodes",
+            y_label: "ms",
+            x_max: 3.0,
+            y_max: None,
+            series: vec![Series {
+                name: "p95".into(),
+                points: vec![(1.0, 12.5), (2.0, 30.0), (3.0, 61.0)],
+            }],
+            spans: vec![],
+            bands: vec![],
+        });
+        let labels = texts(&nodes);
+        assert!(
+            !labels.iter().any(|l| l.contains('.')),
+            "decimals on a count axis or ms: {labels:?}"
+        );
+        assert!(labels.iter().any(|l| l == "70"), "{labels:?}");
+        let bars = bar_chart(
+            "Requests per label",
+            "requests",
+            &["a".into(), "b".into()],
+            ("requests", &[3.0, 1.0]),
+            None,
+        );
+        assert!(
+            !texts(&bars).iter().any(|l| l.contains('.')),
+            "{:?}",
+            texts(&bars)
+        );
+        // A fraction where it means something: Apdex in tenths.
+        assert_eq!(Ticks::new(1.0, 8, false).label(0.4), "0.4");
+        assert_eq!(Ticks::new(0.3, 8, true).top, 1.0);
+        assert_eq!(Ticks::new(12_000.0, 8, false).label(12_000.0), "12,000");
+        assert!(counts_things("virtual users") && counts_things("nodes"));
+        assert!(!counts_things("requests/s") && !counts_things("per second"));
+    }
+
+    /// The y axis' label area holds its widest tick label and its title
+    /// beside it: wider ticks, a wider area.
+    #[test]
+    fn axis_titles_get_room_beside_the_widest_tick() {
+        let narrow = Ticks::new(5.0, 8, false);
+        let wide = Ticks::new(120_000.0, 8, false);
+        assert_eq!(narrow.widest(), 9);
+        assert_eq!(wide.label(120_000.0), "120,000");
+        assert_eq!(wide.widest(), 7 * 9);
+        assert_eq!(wide.y_area() - narrow.y_area(), 6 * 9);
+        assert!(narrow.y_area() >= narrow.widest() + TICK_ROOM + LABEL_FONT);
     }
 
     #[test]
@@ -483,17 +727,25 @@ pub fn interval_bars(
             .map(|b| b.ci95.map_or(b.mean, |c| c.1.max(b.mean)))
             .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max);
-        let y_max = if highest > 0.0 { highest * 1.1 } else { 1.0 };
+        let y_ticks = Ticks::new(
+            if highest > 0.0 { highest * 1.1 } else { 1.0 },
+            8,
+            counts_things(unit),
+        );
+        let y_max = y_ticks.top;
         let n = groups.len().max(1);
         let mut ctx = ChartBuilder::on(&plot)
             .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(56)
+            .margin_right(RIGHT_MARGIN)
+            .x_label_area_size(X_AREA)
+            .y_label_area_size(y_ticks.y_area())
             .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;
         ctx.configure_mesh()
             .label_style(("sans-serif", LABEL_FONT))
             .axis_desc_style(("sans-serif", LABEL_FONT))
             .y_desc(unit)
+            .y_labels(y_ticks.labels)
+            .y_label_formatter(&|v| y_ticks.label(*v))
             .x_labels(n * 2 + 1)
             .x_label_formatter(&|x| {
                 // Labels at the middle of each group.

@@ -545,8 +545,8 @@ pub fn render_compare(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Comparing {} runs with {} as the baseline; * = significant ({:.0}% bootstrap interval of the per-second medians excludes 0), n.s. = not significant, n.t. = not tested (a run has fewer than 3 measured seconds)",
-        c.runs.len(),
+        "Comparing {} with {} as the baseline; * = significant ({:.0}% bootstrap interval of the per-second medians excludes 0), n.s. = not significant, n.t. = not tested (a run has fewer than 3 measured seconds)",
+        headroom_units::quantity::count(c.runs.len(), "run", "runs"),
         c.baseline,
         c.confidence * 100.0
     );

@@ -10,7 +10,10 @@ use crate::html::{escape, STYLE};
 use headroom_bundle::TOTAL_LABEL;
 use std::fmt::Write;
 
-const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#777}";
+/// The colours of changes; in the sentence that explains them, the
+/// coloured words stay in the text's flow (no gap before their comma).
+const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#777}\
+    .meta span.better,.meta span.worse,.meta span.ns{margin-right:0;display:inline}";
 
 pub fn render_compare_html(c: &Comparison) -> String {
     let mut html = String::new();
@@ -28,11 +31,11 @@ pub fn render_compare_html(c: &Comparison) -> String {
         c.confidence * 100.0,
         c.threshold_pct
     );
-    html.push_str("<div class=\"scroll\"><table><tr><th>Run</th><th>Bundle</th><th>Started</th><th>Status</th><th>Target</th></tr>");
+    html.push_str("<div class=\"scroll\"><table><tr><th>Run</th><th class=\"text\">Bundle</th><th>Started</th><th>Status</th><th class=\"text\">Target</th></tr>");
     for run in &c.runs {
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td></tr>",
             escape(&run.name),
             escape(&run.bundle),
             escape(&run.started_at),
@@ -203,7 +206,7 @@ fn differences_table(html: &mut String, c: &Comparison, diffs: &[EnvironmentDiff
         for v in &diff.values {
             let _ = write!(
                 html,
-                "<td>{}</td>",
+                "<td class=\"text\">{}</td>",
                 escape(v.as_deref().unwrap_or("(none)"))
             );
         }

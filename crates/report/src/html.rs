@@ -10,6 +10,7 @@ use headroom_bundle::intervals::IntervalRow;
 use headroom_bundle::resources::ResourceRow;
 use headroom_bundle::sample::ErrorKind;
 use headroom_bundle::TOTAL_LABEL;
+use headroom_units::quantity::count;
 use plotters::style::RGBColor;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,11 +36,12 @@ pub fn escape(text: &str) -> String {
 
 pub(crate) const STYLE: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1b1b1b;background:#f6f7f9}
-main{max-width:1100px;margin:0 auto;padding:0 12px 40px}
+main{max-width:1340px;margin:0 auto;padding:0 12px 40px}
 h1{font-size:1.5em;margin:16px 0 4px}h2{font-size:1.25em;margin:28px 0 6px}h3{font-size:1.05em;margin:22px 0 6px}
-.meta{color:#555;font-size:.92em;margin:4px 0 10px}.meta span{margin-right:14px;display:inline-block}
+h1,h2,h3,p,li,nav{overflow-wrap:anywhere}
+.meta{color:#555;font-size:.92em;margin:4px 0 10px}.meta span{margin-right:14px;display:inline-block;max-width:100%}
 .verdict{font-size:1.08em;background:#fff;border-left:6px solid #0072b2;padding:10px 12px;margin:10px 0}
-.scroll{overflow-x:auto;background:#fff;border:1px solid #ddd}
+.scroll{overflow-x:auto;max-width:100%;border:1px solid #ddd;background:linear-gradient(to right,#fff 30%,#fff0) left/40px 100% no-repeat local,linear-gradient(to left,#fff 30%,#fff0) right/40px 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0003,#0000) left/14px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0003,#0000) right/14px 100% no-repeat scroll #fff}
 table{border-collapse:collapse;font-size:.88em;width:100%}th,td{padding:4px 8px;text-align:right;white-space:nowrap;border-bottom:1px solid #eee}
 th{background:#eef1f5;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:12px}
@@ -48,6 +50,7 @@ figcaption{font-size:.82em;color:#555;padding:2px 6px}
 .Excellent{background:#c8e6c9}.Good{background:#dcedc8}.Fair{background:#fff9c4}.Poor{background:#ffe0b2}.Unacceptable{background:#ffcdd2}
 .findings li{margin:3px 0}.status-complete{color:#1b5e20}.status-interrupted,.status-aborted,.status-running,.status-died{color:#b71c1c}
 nav a{margin-right:12px}
+td.text,th.text{text-align:left}td.text{white-space:normal;overflow-wrap:anywhere;min-width:12em}td.never{text-align:center;color:#666}
 ";
 
 fn ms(value: Option<f64>) -> String {
@@ -139,13 +142,17 @@ fn run_section(html: &mut String, run: &RunData) {
             html,
             "<p class=\"meta\">A capacity level: the figures cover its measurement, seconds {} to {}; \
              the first {} s were its warm-up (shaded grey on the charts over time). The whole run \
-             held {} samples.</p>",
-            m.from_s, m.until_s, m.from_s, m.whole_run.total.count
+             held {}.</p>",
+            m.from_s,
+            m.until_s,
+            m.from_s,
+            count(m.whole_run.total.count as usize, "sample", "samples")
         );
     }
     verdict(html, run);
     statistics(html, run);
     jmeter_dashboard(html, run);
+    checks(html, run);
     errors(html, run);
     kept_failures(html, run);
     charts(html, run);
@@ -228,6 +235,54 @@ fn statistics(html: &mut String, run: &RunData) {
     html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Percentiles over every sample (HdrHistogram); JMeter's dashboard uses a 20,000-sample window.</p>\n");
 }
 
+/// The scenario's checks: where each is evaluated, how often it passed
+/// and failed; a check no user reached says "never ran".
+fn checks(html: &mut String, run: &RunData) {
+    let checks = &run.summary.checks;
+    if checks.is_empty() {
+        return;
+    }
+    let failed = checks.values().filter(|c| c.failures > 0).count();
+    let never = checks.values().filter(|c| c.never_ran()).count();
+    let _ = writeln!(
+        html,
+        "<h3>Checks</h3><p class=\"meta\">{}: {failed} failed at least once, {never} never ran.</p>\
+         <div class=\"scroll\"><table class=\"checks\"><tr><th class=\"text\">Check</th><th class=\"text\">Steps (labels)</th>\
+         <th>Passed</th><th>Failed</th><th>Failed %</th></tr>",
+        count(checks.len(), "check", "checks")
+    );
+    // Failing checks first (most failures first), then the rest by name.
+    let mut rows: Vec<(&String, &headroom_bundle::summary::CheckFigures)> = checks.iter().collect();
+    rows.sort_by(|a, b| b.1.failures.cmp(&a.1.failures).then(a.0.cmp(b.0)));
+    for (name, c) in rows {
+        let steps = if c.labels.is_empty() {
+            "—".to_string()
+        } else {
+            escape(&c.labels.join(", "))
+        };
+        let figures = match c.failure_pct() {
+            None => "<td colspan=\"3\" class=\"never\">never ran</td>".to_string(),
+            Some(pct) => format!(
+                "<td>{}</td><td{}>{}</td><td>{}</td>",
+                c.passes,
+                if c.failures > 0 {
+                    " class=\"Unacceptable\""
+                } else {
+                    ""
+                },
+                c.failures,
+                crate::checks::percent(pct).trim_end_matches('%'),
+            ),
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td class=\"text\">{}</td><td class=\"text\">{steps}</td>{figures}</tr>",
+            escape(name)
+        );
+    }
+    html.push_str("</table></div>\n");
+}
+
 /// The errors: by kind (with the HTTP status for status errors) and the
 /// first reason seen, then the labels that failed most.
 fn errors(html: &mut String, run: &RunData) {
@@ -237,26 +292,20 @@ fn errors(html: &mut String, run: &RunData) {
     }
     let mut rows = error_rows(total);
     // Which checks failed: the scenario's checks, over the whole run.
-    let failing: Vec<String> = run
-        .summary
-        .checks
-        .iter()
-        .filter(|(_, c)| c.failures > 0)
-        .map(|(name, c)| format!("{name} ({} failed)", c.failures))
-        .collect();
+    let failing = crate::checks::failed_anywhere(&run.summary.checks);
     for row in rows.iter_mut().filter(|r| r.kind == "check") {
         if !failing.is_empty() {
-            row.reason = failing.join("; ");
+            row.reason = failing.clone();
         }
     }
     html.push_str(
         "<h3>Errors</h3><div class=\"scroll\"><table class=\"errors\"><tr><th>Kind</th><th>Status</th>\
-         <th>Errors</th><th>% of errors</th><th>% of samples</th><th>First reason</th></tr>\n",
+         <th>Errors</th><th>% of errors</th><th>% of samples</th><th class=\"text\">First reason</th></tr>\n",
     );
     for row in &rows {
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"text\">{}</td></tr>",
             escape(&row.kind),
             escape(&row.status),
             row.count,
@@ -279,7 +328,7 @@ fn errors(html: &mut String, run: &RunData) {
     labels.sort_by_key(|l| std::cmp::Reverse(l.1.errors));
     html.push_str(
         "<h3>Top errors per label</h3><div class=\"scroll\"><table class=\"errors\"><tr><th>Label</th>\
-         <th>Samples</th><th>Errors</th><th>Errors %</th><th>#1 error</th><th>#2 error</th><th>#3 error</th></tr>\n",
+         <th>Samples</th><th>Errors</th><th>Errors %</th><th class=\"text\">#1 error</th><th class=\"text\">#2 error</th><th class=\"text\">#3 error</th></tr>\n",
     );
     for (label, f) in labels {
         let top = error_rows(f);
@@ -287,8 +336,18 @@ fn errors(html: &mut String, run: &RunData) {
         for i in 0..3 {
             match top.get(i) {
                 Some(row) => {
-                    let what = format!("{} {}", row.kind, row.status);
-                    let _ = write!(cells, "<td>{} ({})</td>", escape(what.trim()), row.count);
+                    let kind = if row.kind == "check" {
+                        crate::checks::label_check_errors(&run.summary.checks, &label)
+                    } else {
+                        row.kind.clone()
+                    };
+                    let what = format!("{kind} {}", row.status);
+                    let _ = write!(
+                        cells,
+                        "<td class=\"text\">{} ({})</td>",
+                        escape(what.trim()),
+                        row.count
+                    );
                 }
                 None => cells.push_str("<td></td>"),
             }
@@ -323,13 +382,17 @@ fn kept_failures(html: &mut String, run: &RunData) {
     let per_label = run.manifest.save_failures;
     let _ = writeln!(
         html,
-        "<h3>Failed exchanges kept</h3><p class=\"meta\">The first {} failures of each label, in the \
+        "<h3>Failed exchanges kept</h3><p class=\"meta\">The first {} of each label, in the \
          order they happened: the request as sent, the response's head (#) and its body, as the server \
          answered. The earliest is often the cause of the others.</p>\
          <div class=\"scroll\"><table class=\"errors\"><tr><th>Label</th>\
-         <th style=\"text-align:left\">First failure</th><th>Status</th><th>At</th>\
-         <th style=\"text-align:left\">Kept</th></tr>",
-        per_label.map_or("few".to_string(), |n| n.to_string())
+         <th class=\"text\">First failure</th><th>Status</th><th>At</th>\
+         <th class=\"text\">Kept</th></tr>",
+        per_label.map_or("few failures".to_string(), |n| count(
+            n as usize,
+            "failure",
+            "failures"
+        ))
     );
     // One row per label, labels in the order of their first failure.
     let mut labels: Vec<&str> = Vec::new();
@@ -366,8 +429,8 @@ fn kept_failures(html: &mut String, run: &RunData) {
             .collect();
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td style=\"text-align:left\">{}</td><td>{}</td><td>{:.1} s</td>\
-             <td style=\"text-align:left\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{:.1} s</td>\
+             <td class=\"text\">{}</td></tr>",
             escape(label),
             escape(&why),
             if first.status > 0 {
@@ -896,11 +959,13 @@ pub(crate) fn fingerprint_table(
     }
     let mut fields = Vec::new();
     flatten("", fingerprint, &mut fields);
-    html.push_str("<div class=\"scroll\"><table><tr><th>Field</th><th>Value</th></tr>");
+    html.push_str(
+        "<div class=\"scroll\"><table><tr><th>Field</th><th class=\"text\">Value</th></tr>",
+    );
     for (k, v) in fields {
         let _ = write!(
             html,
-            "<tr><td title=\"{}\">{}</td><td style=\"text-align:left\">{}</td></tr>",
+            "<tr><td title=\"{}\">{}</td><td class=\"text\">{}</td></tr>",
             escape(&k),
             escape(&field_name(&k)),
             escape(&v)
@@ -914,8 +979,8 @@ fn merged_shards(html: &mut String, merged: &headroom_bundle::manifest::MergeRec
     let shards: Vec<String> = merged.shards.iter().map(|s| s.describe()).collect();
     let _ = writeln!(
         html,
-        "<p>Merged from {} shards ({}).</p>",
-        merged.shards.len(),
+        "<p>Merged from {} ({}).</p>",
+        count(merged.shards.len(), "shard", "shards"),
         escape(&shards.join("; "))
     );
     if !merged.partial.is_empty() {

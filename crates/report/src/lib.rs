@@ -8,6 +8,7 @@ pub mod bench_html;
 pub mod capacity;
 pub mod capacity_html;
 pub mod charts;
+pub mod checks;
 pub mod compare;
 pub mod compare_html;
 pub mod experiment_html;

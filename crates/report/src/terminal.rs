@@ -49,7 +49,18 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         100.0 * (t.count - t.errors) as f64 / t.count as f64
     };
     let rows: [(&str, String); 12] = [
-        ("Transactions", format!("{} hits", thousands(t.count))),
+        (
+            "Transactions",
+            format!(
+                "{} {}",
+                thousands(t.count),
+                headroom_units::quantity::noun(
+                    usize::try_from(t.count).unwrap_or(2),
+                    "hit",
+                    "hits"
+                )
+            ),
+        ),
         ("Availability", format!("{availability:.2} %")),
         (
             "Elapsed time",
@@ -93,6 +104,10 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
             .iter()
             .map(|(k, n)| match t.error_details.get(k) {
                 Some(why) => format!("{k} {n} ({why})"),
+                // Which checks failed, by name.
+                None if k == "check" && s.checks.values().any(|c| c.failures > 0) => {
+                    format!("{k} {n} ({})", crate::checks::failed_anywhere(&s.checks))
+                }
                 None => format!("{k} {n}"),
             })
             .collect();
@@ -102,9 +117,13 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     if t.resent > 0 {
         let _ = writeln!(
             out,
-            "  Resent: {} requests went again on a new connection: the server closed kept-alive \
+            "  Resent: {} again on a new connection: the server closed kept-alive \
              connections before answering them (as browsers do, they are not failures)",
-            t.resent
+            headroom_units::quantity::count(
+                usize::try_from(t.resent).unwrap_or(usize::MAX),
+                "request went",
+                "requests went"
+            )
         );
     }
 
@@ -114,16 +133,25 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     ];
     let mut table: Vec<[String; 11]> = Vec::new();
     let row = |label: &str, f: &LabelFigures| -> [String; 11] {
+        // A label without samples (a step no user reached) has no times:
+        // "-", not "0µs".
+        let time = |v: f64| {
+            if f.count == 0 {
+                "-".to_string()
+            } else {
+                ms(v).to_string()
+            }
+        };
         [
             label.to_string(),
             thousands(f.count),
             format!("{} ({:.1}%)", f.errors, f.error_rate * 100.0),
-            ms(f.mean_ms).to_string(),
-            ms(f.p50_ms).to_string(),
-            ms(f.p90_ms).to_string(),
-            ms(f.p95_ms).to_string(),
-            ms(f.p99_ms).to_string(),
-            ms(f.max_ms).to_string(),
+            time(f.mean_ms),
+            time(f.p50_ms),
+            time(f.p90_ms),
+            time(f.p95_ms),
+            time(f.p99_ms),
+            time(f.max_ms),
             format!("{:.1}", f.rps),
             apdex_text(f),
         ]
@@ -172,13 +200,31 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
             .keys()
             .map(|k| k.chars().count())
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            // A long name (a whole sentence to find) does not push every
+            // other line's figures off the screen.
+            .min(40);
         for (name, c) in &s.checks {
-            let mark = if c.failures == 0 { "ok  " } else { "FAIL" };
+            let mark = if c.never_ran() {
+                "--  "
+            } else if c.failures == 0 {
+                "ok  "
+            } else {
+                "FAIL"
+            };
+            let steps = if c.labels.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "  ({} {})",
+                    headroom_units::quantity::noun(c.labels.len(), "step", "steps"),
+                    c.labels.join(", ")
+                )
+            };
             let _ = writeln!(
                 out,
-                "    {mark} {name:<width$}  {} passed, {} failed",
-                c.passes, c.failures
+                "    {mark} {name:<width$}  {}{steps}",
+                crate::checks::outcome(c)
             );
         }
     }

@@ -15,7 +15,6 @@ fn err(message: String) -> QuantityError {
     QuantityError { message }
 }
 
-/// "1 level", "3 levels": a count and its noun, singular or plural.
 /// 1234567 → "1,234,567" (and -1234 → "-1,234").
 pub fn group_thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
@@ -48,8 +47,36 @@ pub fn figure(v: f64) -> String {
     }
 }
 
+/// "1 level", "3 levels": a count and its noun, singular or plural
+/// (the count grouped by thousands: "1,200 requests").
 pub fn count(n: usize, singular: &str, plural: &str) -> String {
-    format!("{n} {}", if n == 1 { singular } else { plural })
+    format!(
+        "{} {}",
+        group_thousands(i64::try_from(n).unwrap_or(i64::MAX)),
+        noun(n, singular, plural)
+    )
+}
+
+/// The noun alone for a count: `noun(1, "group", "groups")` is "group",
+/// `noun(0, ..)` and `noun(2, ..)` are "groups" (for sentences that print
+/// the figure elsewhere, e.g. in a table cell or a bold span).
+pub fn noun<'a>(n: usize, singular: &'a str, plural: &'a str) -> &'a str {
+    if n == 1 {
+        singular
+    } else {
+        plural
+    }
+}
+
+/// A range of whole figures with its unit: "1–3 s", and "1 s" when both
+/// ends are the same (never "1–1 s").
+pub fn span(low: f64, high: f64, unit: &str) -> String {
+    let (low, high) = (format!("{low:.0}"), format!("{high:.0}"));
+    if low == high {
+        format!("{low} {unit}")
+    } else {
+        format!("{low}–{high} {unit}")
+    }
 }
 
 /// Seconds as a `Duration`, never panicking: negative and NaN give zero,
@@ -227,6 +254,18 @@ fn trim_float(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_say_their_noun_in_the_right_number() {
+        assert_eq!(count(1, "group", "groups"), "1 group");
+        assert_eq!(count(0, "group", "groups"), "0 groups");
+        assert_eq!(count(2, "comparison", "comparisons"), "2 comparisons");
+        assert_eq!(count(1200, "request", "requests"), "1,200 requests");
+        assert_eq!(noun(1, "run", "runs"), "run");
+        assert_eq!(noun(3, "run", "runs"), "runs");
+        assert_eq!(span(1.0, 1.2, "s"), "1 s");
+        assert_eq!(span(1.0, 3.0, "s"), "1–3 s");
+    }
 
     #[test]
     fn durations() {

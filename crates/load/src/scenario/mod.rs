@@ -66,6 +66,31 @@ pub struct Phase {
 }
 
 impl Scenario {
+    /// Per check (in the order of [`Scenario::checks`]): the labels of the
+    /// steps that evaluate it, in the order of the steps, each once; a
+    /// check several steps share names them all.
+    pub fn check_labels(&self) -> Vec<Vec<String>> {
+        let mut labels: Vec<Vec<String>> = vec![Vec::new(); self.checks.len()];
+        for step in &self.requests {
+            let Some(label) = self.labels.get(usize::from(step.label)) else {
+                continue;
+            };
+            let ids = step
+                .checks
+                .iter()
+                .map(|c| c.id)
+                .chain(step.extract.iter().filter_map(|e| e.check));
+            for id in ids {
+                if let Some(names) = labels.get_mut(usize::from(id)) {
+                    if !names.contains(&label.name) {
+                        names.push(label.name.clone());
+                    }
+                }
+            }
+        }
+        labels
+    }
+
     /// The mean think time per request of a user's steady iteration,
     /// `default` standing for steps without their own: steps in loops count
     /// as often as they repeat, `once` steps (a user's first iteration only)

@@ -1592,6 +1592,28 @@ mod tests {
         }
     }
 
+    /// Each check knows the steps that evaluate it (a name two steps
+    /// share is one check with both labels), so reports can say where a
+    /// check failed.
+    #[test]
+    fn checks_know_the_labels_of_their_steps() {
+        let s = check(&format!(
+            "{BASE}steps:\n  - label: home\n    path: /\n    check:\n      - status: 200\n  - label: login\n    path: /login\n    check:\n      - status: 200\n      - contains: Welcome\n    extract:\n      - name: t\n        regex: 't=(\\w+)'\n        required: true\n"
+        ))
+        .unwrap();
+        let named: Vec<(String, Vec<String>)> =
+            s.checks.iter().cloned().zip(s.check_labels()).collect();
+        let names = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            named,
+            vec![
+                ("status 200".to_string(), names(&["home", "login"])),
+                ("extract t".to_string(), names(&["login"])),
+                ("contains \"Welcome\"".to_string(), names(&["login"])),
+            ]
+        );
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
 
