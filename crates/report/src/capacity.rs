@@ -11,11 +11,24 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             result.bundle.display()
         );
     }
-    let mut out = String::from(
-        "\n  users   Apdex          errors      p50      p90      p95    req/s   server CPU   target   ran (warm-up + measured)\n",
-    );
     let mut levels: Vec<&Level> = result.levels.iter().collect();
     levels.sort_by_key(|l| l.users);
+    let header: Vec<String> = [
+        "users",
+        "Apdex",
+        "errors",
+        "p50",
+        "p90",
+        "p95",
+        "req/s",
+        "server CPU",
+        "target",
+        "ran (warm-up + measured)",
+    ]
+    .iter()
+    .map(|h| h.to_string())
+    .collect();
+    let mut rows = vec![header];
     for l in levels {
         let cpu = l
             .resources
@@ -24,28 +37,36 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             .collect::<Vec<_>>()
             .join("/");
         let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}ms"));
-        out.push_str(&format!(
-            "  {:>5}   {:<14} {:>5.2}%  {:>7}  {:>7}  {:>7}  {:>7.1}   {:>10}   {:<6}   {}{}\n",
-            l.users,
-            l.apdex.map_or("-".into(), |a| format!(
-                "{a:.3} {}",
-                l.apdex_rating.as_deref().unwrap_or("")
-            )),
-            l.error_rate * 100.0,
+        rows.push(vec![
+            l.users.to_string(),
+            l.apdex.map_or("-".into(), |a| {
+                format!("{a:.3} {}", l.apdex_rating.as_deref().unwrap_or(""))
+            }),
+            format!("{:.2}%", l.error_rate * 100.0),
             ms(l.p50_ms),
             ms(l.p90_ms),
             ms(l.p95_ms),
-            l.rps,
+            format!("{:.1}", l.rps),
             if cpu.is_empty() { "-".into() } else { cpu },
-            if l.good { "met" } else { "broken" },
-            ran(l),
-            if l.generator_limited {
-                " (generator limited)"
-            } else {
-                ""
-            }
-        ));
+            if l.good { "met" } else { "broken" }.into(),
+            format!(
+                "{}{}",
+                ran(l),
+                if l.generator_limited {
+                    " (generator limited)"
+                } else {
+                    ""
+                }
+            ),
+        ]);
     }
+    // Text columns (the Apdex with its rating word, the target, how it
+    // ran) are left-aligned, figures right-aligned.
+    let left = [
+        false, true, false, false, false, false, false, false, true, true,
+    ];
+    let mut out = String::from("\n");
+    out.push_str(&padded(&rows, &left));
     out.push_str(&format!("\n  Capacity: {}\n", result.verdict()));
     for line in uncertainty(result) {
         out.push_str(&format!("  {line}\n"));
@@ -63,6 +84,41 @@ pub fn render_capacity(result: &CapacityResult) -> String {
         }
     }
     out.push_str(&format!("  Bundle: {}\n", result.bundle.display()));
+    out
+}
+
+/// The rows as columns, each as wide as its widest cell counted in
+/// characters (not bytes: "±", "…"), two spaces apart; `left[i]` says
+/// which columns are left-aligned. Every line starts with two spaces, and
+/// a left-aligned last column is not padded.
+pub fn padded(rows: &[Vec<String>], left: &[bool]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            let pad = widths[i].saturating_sub(cell.chars().count());
+            line.push_str("  ");
+            if left.get(i).copied().unwrap_or(false) {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
     out
 }
 
@@ -255,5 +311,63 @@ mod tests {
         // Every level settled: no "others".
         let line = levels_line(vec![level(20, 6.0, true)]);
         assert!(line.ends_with("near the target)"), "{line}");
+    }
+
+    /// The rating words differ in width (Excellent, Good, Fair, Poor,
+    /// Unacceptable): rows other than Excellent's were one column out of
+    /// line with the header. Every column ends at the same character in
+    /// every row.
+    #[test]
+    fn every_rating_lines_up_with_the_header() {
+        let levels: Vec<Level> = [
+            (10, 0.98, "Excellent"),
+            (20, 0.90, "Good"),
+            (30, 0.75, "Fair"),
+            (40, 0.60, "Poor"),
+            (50, 0.30, "Unacceptable"),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, (users, apdex, rating))| {
+            let mut l = level(*users, 10.0, false);
+            l.apdex = Some(*apdex);
+            l.apdex_rating = Some(rating.to_string());
+            l.error_rate = i as f64 * 0.011;
+            l.p50_ms = Some(100.0 + i as f64);
+            l
+        })
+        .collect();
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let result = CapacityResult::new(
+            target,
+            levels,
+            Some(30),
+            false,
+            Duration::from_secs(1),
+            false,
+            PathBuf::new(),
+        );
+        let text = render_capacity(&result);
+        let lines: Vec<&str> = text.lines().collect();
+        let header = lines.iter().position(|l| l.contains("errors")).unwrap();
+        let end_of = |line: &str, word: &str| {
+            let at = line
+                .find(word)
+                .unwrap_or_else(|| panic!("{word} in {line}"));
+            line[..at].chars().count() + word.chars().count()
+        };
+        let errors_end = end_of(lines[header], "errors");
+        let p50_end = end_of(lines[header], "p50");
+        for i in 0..5 {
+            let row = lines[header + 1 + i];
+            let errors = format!("{:.2}%", i as f64 * 1.1);
+            let p50 = format!("{}ms", 100 + i);
+            assert_eq!(end_of(row, &errors), errors_end, "errors in\n{text}");
+            assert_eq!(end_of(row, &p50), p50_end, "p50 in\n{text}");
+        }
     }
 }
