@@ -249,6 +249,10 @@ pub struct CapacitySetup {
     /// What the search lengthened to fit its users' think time, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lengthened: Option<String>,
+    /// The server's processes watched on the monitored hosts (`--process`):
+    /// their CPU is the server's, the host's is the whole machine's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<String>,
 }
 
 /// Levels that ran their full duration although their verdict settled

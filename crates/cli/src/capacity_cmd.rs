@@ -773,8 +773,12 @@ fn level_line(level: &Level) -> String {
         level
             .resources
             .iter()
-            .filter_map(|h| h.cpu_avg.map(|c| format!(", {} CPU {c:.0}%", h.host)))
-            .collect::<String>(),
+            .filter_map(|h| h
+                .cpu_avg
+                .map(|c| format!(", {} machine CPU {c:.0}%", h.host)))
+            .collect::<String>()
+            + &headroom_report::capacity::server_cpu(level)
+                .map_or(String::new(), |cpu| format!(", server CPU {cpu}")),
         if level.generator_limited {
             ", generator limited"
         } else {
@@ -865,6 +869,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         measured_s: timing.measure_max.as_secs_f64(),
         min_samples: timing.min_samples,
         lengthened: lengthened.clone(),
+        processes: common.process.clone(),
         ladder: args.ladder.clone(),
         early_stop: timing.early_stop,
         min_measured_s: timing.measure_min.as_secs_f64(),

@@ -21,21 +21,21 @@ pub fn render_capacity(result: &CapacityResult) -> String {
         "p90",
         "p95",
         "req/s",
-        "server CPU",
-        "target",
-        "ran (warm-up + measured)",
+        "machine CPU",
     ]
     .iter()
     .map(|h| h.to_string())
     .collect();
+    let processes = watched_processes(result);
+    let mut header = header;
+    if !processes.is_empty() {
+        header.push(server_cpu_title(&processes));
+    }
+    header.push("target".into());
+    header.push("ran (warm-up + measured)".into());
     let mut rows = vec![header];
     for l in levels {
-        let cpu = l
-            .resources
-            .iter()
-            .filter_map(|h| h.cpu_avg.map(|c| format!("{c:.0}%")))
-            .collect::<Vec<_>>()
-            .join("/");
+        let cpu = machine_cpu(l);
         let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}ms"));
         rows.push(vec![
             l.users.to_string(),
@@ -48,6 +48,12 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             ms(l.p95_ms),
             format!("{:.1}", l.rps),
             if cpu.is_empty() { "-".into() } else { cpu },
+        ]);
+        let row = rows.last_mut().expect("pushed");
+        if !processes.is_empty() {
+            row.push(server_cpu(l).unwrap_or_else(|| "-".into()));
+        }
+        row.extend([
             if l.good { "met" } else { "broken" }.into(),
             format!(
                 "{}{}",
@@ -85,6 +91,56 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     out.push_str(&format!("  Bundle: {}\n", result.bundle.display()));
     out
+}
+
+/// The whole machine's CPU of each monitored host over the level, "53%"
+/// or "53%/18%": every process on it, the generator's too when it runs
+/// there; empty when nothing was monitored.
+pub fn machine_cpu(level: &Level) -> String {
+    level
+        .resources
+        .iter()
+        .filter_map(|h| h.cpu_avg.map(|c| format!("{c:.0}%")))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The server processes the search watched (`--process`), else those the
+/// levels' figures name (a capacity.json from before the setup said so).
+pub fn watched_processes(result: &CapacityResult) -> Vec<String> {
+    if !result.setup.processes.is_empty() {
+        return result.setup.processes.clone();
+    }
+    let mut names: Vec<String> = Vec::new();
+    for (name, _) in result
+        .levels
+        .iter()
+        .flat_map(|l| &l.resources)
+        .flat_map(|h| &h.processes)
+    {
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+    }
+    names
+}
+
+/// "server CPU (php-fpm, nginx)".
+pub fn server_cpu_title(processes: &[String]) -> String {
+    format!("server CPU ({})", processes.join(", "))
+}
+
+/// The watched processes' CPU of each host that has them, summed, in %
+/// of the whole host (the scale of the machine's CPU): "41%", or
+/// "41%/12%" for two hosts; `None` when no host had a watched process.
+pub fn server_cpu(level: &Level) -> Option<String> {
+    let hosts: Vec<String> = level
+        .resources
+        .iter()
+        .filter(|h| !h.processes.is_empty())
+        .map(|h| format!("{:.0}%", h.processes.iter().map(|p| p.1).sum::<f64>()))
+        .collect();
+    (!hosts.is_empty()).then(|| hosts.join("/"))
 }
 
 /// The rows as columns, each as wide as its widest cell counted in
@@ -369,5 +425,54 @@ mod tests {
             assert_eq!(end_of(row, &errors), errors_end, "errors in\n{text}");
             assert_eq!(end_of(row, &p50), p50_end, "p50 in\n{text}");
         }
+    }
+
+    /// The "server CPU" column was the whole machine's CPU (the generator
+    /// and other tenants included). It is named so, and with --process the
+    /// named processes' CPU has its own column, in % of the same host.
+    #[test]
+    fn the_machine_cpu_and_the_server_processes_cpu_are_apart() {
+        let mut l = level(10, 10.0, false);
+        l.resources = vec![serde_json::from_value(serde_json::json!({
+            "host": "local", "cpu_avg": 53.0, "cpu_peak": 60.0, "memory_avg": 40.0,
+            "disk_avg": 1.0, "net_link_avg": null, "temperature_max": null,
+            "throttled_seconds": 0, "busiest_core": null,
+            "processes": [["php-fpm", 30.4], ["nginx", 4.2]]
+        }))
+        .unwrap()];
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut result = CapacityResult::new(
+            target,
+            vec![l],
+            Some(10),
+            true,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        result.setup.processes = vec!["php-fpm".into(), "nginx".into()];
+        let text = render_capacity(&result);
+        let header = text.lines().find(|l| l.contains("users")).unwrap();
+        assert!(
+            header.contains("machine CPU") && header.contains("server CPU (php-fpm, nginx)"),
+            "{text}"
+        );
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("10 "))
+            .unwrap();
+        assert!(row.contains(" 53% ") && row.contains(" 35% "), "{text}");
+        // Without --process: only the machine's, named so.
+        result.setup.processes.clear();
+        result.levels[0].resources[0].processes.clear();
+        let text = render_capacity(&result);
+        assert!(
+            text.contains("machine CPU") && !text.contains("server CPU"),
+            "{text}"
+        );
     }
 }

@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-/// One level's resource averages on a host: users, CPU, memory, disk.
-type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>);
+/// One level's resource averages on a host: users, the machine's CPU,
+/// memory, disk, and the watched server processes' CPU (% of the host).
+type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>, Option<f64>);
 
 /// The median of `values` (the lower middle one of an even count).
 fn median(mut values: Vec<f64>) -> f64 {
@@ -255,6 +256,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         );
     }
     // Resources against users, per host.
+    let processes = crate::capacity::watched_processes(result);
+    let server_title = crate::capacity::server_cpu_title(&processes);
     let mut hosts: BTreeMap<String, Vec<HostPoint>> = BTreeMap::new();
     for level in &levels {
         for host in &level.resources {
@@ -263,6 +266,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 host.cpu_avg,
                 host.memory_avg,
                 host.disk_avg,
+                (!host.processes.is_empty()).then(|| host.processes.iter().map(|p| p.1).sum()),
             ));
         }
     }
@@ -290,11 +294,15 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             y_label: "%",
             x_max,
             y_max: Some(100.0),
-            series: vec![
-                series("CPU %", |r| r.1),
-                series("memory %", |r| r.2),
-                series("disk %util", |r| r.3),
-            ],
+            series: {
+                let mut lines = vec![series("machine CPU %", |r| r.1)];
+                if rows.iter().any(|r| r.4.is_some()) {
+                    lines.push(series(&format!("{server_title} %"), |r| r.4));
+                }
+                lines.push(series("memory %", |r| r.2));
+                lines.push(series("disk %util", |r| r.3));
+                lines
+            },
             spans: knee_span(()),
             bands: vec![],
         };
@@ -304,13 +312,30 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             line_chart(&chart)
         );
     }
-    html.push_str("</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors %</th><th>Mean</th><th>p50</th><th>p90</th><th>p95</th><th>Requests/s</th><th>Target</th><th>Ran (warm-up + measured)</th><th>Bundle</th></tr>\n");
+    let _ = write!(
+        html,
+        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>Requests/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th>Target</th><th>Ran (warm-up + measured)</th><th>Bundle</th></tr>\n",
+        if processes.is_empty() {
+            String::new()
+        } else {
+            format!("<th>{} (% of the host)</th>", escape(&server_title))
+        }
+    );
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     for level in &levels {
         let rating = level.apdex_rating.as_deref().unwrap_or("");
+        let machine = crate::capacity::machine_cpu(level);
+        let server = if processes.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "<td>{}</td>",
+                crate::capacity::server_cpu(level).unwrap_or_else(|| "-".into())
+            )
+        };
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}{}</td><td title=\"{}\">{}</td><td>{}{}</td></tr>",
+            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td>{server}<td>{}{}</td><td title=\"{}\">{}</td><td>{}{}</td></tr>",
             level.users,
             level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
             level.error_rate * 100.0,
@@ -319,6 +344,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             ms(level.p90_ms),
             ms(level.p95_ms),
             level.rps,
+            if machine.is_empty() { "-".to_string() } else { machine },
             if level.good { "met" } else { "broken" },
             if level.generator_limited { " (generator limited)" } else { "" },
             escape(&level.ended),
@@ -327,7 +353,18 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             failures_kept(level, &result.bundle),
         );
     }
-    html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Each level is an ordinary bundle (linked): <code>headroom report</code> and <code>headroom compare</code> read them, and give the figures of its measurement after the warm-up, as in this table.</p>\n</main></body></html>\n");
+    let _ = write!(
+        html,
+        "</table></div>\n<p class=\"meta\">Machine CPU is the whole host's, every process on it (the load generator's too when it runs there){}. Each level is an ordinary bundle (linked): <code>headroom report</code> and <code>headroom compare</code> read them, and give the figures of its measurement after the warm-up, as in this table.</p>\n</main></body></html>\n",
+        if processes.is_empty() {
+            "; <code>--process NAME</code> with <code>--monitor</code> adds the server's own processes' CPU".to_string()
+        } else {
+            format!(
+                "; {} is theirs alone, in % of the same host",
+                escape(&server_title)
+            )
+        }
+    );
     html
 }
 
@@ -484,5 +521,29 @@ mod tests {
                 && !html.contains("the level was not steady"),
             "{html}"
         );
+    }
+
+    /// The levels table names the machine's CPU and, with --process, the
+    /// server processes' own CPU beside it.
+    #[test]
+    fn the_levels_table_has_the_machine_and_the_server_cpu() {
+        let mut l = level(100, 8.5, Some(9.0));
+        l.resources = vec![serde_json::from_value(serde_json::json!({
+            "host": "local", "cpu_avg": 53.0, "cpu_peak": 60.0, "memory_avg": 40.0,
+            "disk_avg": 1.0, "net_link_avg": null, "temperature_max": null,
+            "throttled_seconds": 0, "busiest_core": null,
+            "processes": [["php-fpm", 30.4], ["nginx", 4.2]]
+        }))
+        .unwrap()];
+        let mut result = page(l).0;
+        result.setup.processes = vec!["php-fpm".into(), "nginx".into()];
+        let html = render_capacity_report(&result);
+        assert!(
+            html.contains(
+                "Machine CPU (%)</th><th>server CPU (php-fpm, nginx) (% of the host)</th>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<td>53%</td><td>35%</td>"), "{html}");
     }
 }
