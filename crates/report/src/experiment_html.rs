@@ -367,8 +367,8 @@ fn comparisons(html: &mut String, results: &Results) {
         return;
     }
     html.push_str(
-        "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held; Welch's t, 95% interval of the change.</p>\
-         <div class=\"scroll\"><table><tr><th>figure</th><th>level</th><th>baseline</th><th>others</th><th>change</th><th>95% interval</th><th>verdict</th></tr>",
+        "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held. A change in % is of the baseline's mean, its 95% interval Fieller's (the ratio of the two means, the baseline's spread included); errors and CPU change in percentage points (pp), their interval Welch's. An interval that includes no change is noise.</p>\
+         <div class=\"scroll\"><table><tr><th>figure</th><th>level</th><th>baseline</th><th>others</th><th>change (95% interval)</th><th>verdict</th></tr>",
     );
     for c in &results.comparisons {
         let class = match (c.real, c.worse) {
@@ -376,31 +376,24 @@ fn comparisons(html: &mut String, results: &Results) {
             (true, false) => "better",
             _ => "ns",
         };
-        let (change, interval) = match c.difference {
-            Some(d) => (
-                d.change_pct
-                    .map(|p| format!("{p:+.1}%"))
-                    .unwrap_or_else(|| format!("{:+.3}", d.change)),
-                format!(
-                    "{:+.prec$} to {:+.prec$}",
-                    c.figure.shown(d.ci95.0),
-                    c.figure.shown(d.ci95.1),
-                    prec = c.figure.decimals().max(1)
-                ),
-            ),
-            None => ("—".into(), "—".into()),
-        };
+        let change = c
+            .shown
+            .map_or_else(|| "—".to_string(), |s| s.text(c.figure));
+        // The verdict begins with the change already in its own column.
+        let verdict = c
+            .verdict
+            .strip_prefix(&format!("{change}, "))
+            .unwrap_or(&c.verdict);
         let _ = write!(
             html,
-            "<tr class=\"{class}\"><td>{}</td><td>{}={}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(c.figure.name()),
+            "<tr class=\"{class}\"><td>{}</td><td>{}={}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(c.figure.title()),
             escape(&c.factor),
             escape(&c.level),
             escape(&c.baseline),
             escape(&c.held),
             escape(&change),
-            escape(&interval),
-            escape(&c.verdict)
+            escape(verdict)
         );
     }
     html.push_str("</table></div>\n");
@@ -555,4 +548,64 @@ fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
         let _ = write!(html, "<td>{}</td></tr>", escape(&row.quiet));
     }
     html.push_str("</table></div>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_analysis::experiment::difference;
+    use headroom_experiment::results::{Comparison, ShownChange};
+
+    /// The table put "+20.3%" beside "+25.6 to +30.3" (the absolute
+    /// difference, no unit); the change and its interval share one unit
+    /// now, and the interval holds the change.
+    #[test]
+    fn the_comparison_table_says_the_interval_in_the_changes_unit() {
+        let (a, b) = (
+            [100.0, 104.0, 98.0, 101.0, 103.0],
+            [110.0, 112.0, 107.0, 115.0, 109.0],
+        );
+        let d = difference(&a, &b);
+        let (e_a, e_b) = ([0.010, 0.012, 0.011], [0.02, 0.022, 0.025]);
+        let comparison = |figure: Figure, base: &[f64], other: &[f64]| {
+            let d = difference(base, other);
+            let shown = ShownChange::of(figure, base, other, d.as_ref());
+            Comparison {
+                factor: "delay".into(),
+                level: "120".into(),
+                baseline: "100".into(),
+                held: String::new(),
+                figure,
+                cell: 1,
+                baseline_cell: 0,
+                difference: d,
+                change_pct: d.and_then(|d| d.change_pct),
+                verdict: format!("{}, worse", shown.unwrap().text(figure)),
+                shown,
+                real: true,
+                worse: true,
+            }
+        };
+        assert!(d.is_some());
+        let results = Results {
+            cells: Vec::new(),
+            main_effects: Vec::new(),
+            comparisons: vec![
+                comparison(Figure::Mean, &a, &b),
+                comparison(Figure::Errors, &e_a, &e_b),
+            ],
+            usual_environment: String::new(),
+            failed: Vec::new(),
+        };
+        let mut html = String::new();
+        comparisons(&mut html, &results);
+        assert!(
+            html.contains("<td>mean (ms)</td><td>delay=120</td><td>100</td><td></td><td>+9.3% (95%: +5.2% to +13.5%)</td><td>worse</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>errors (%)</td><td>delay=120</td><td>100</td><td></td><td>+1.1 pp (95%: +0.6 pp to +1.7 pp)</td><td>worse</td>"),
+            "{html}"
+        );
+    }
 }
