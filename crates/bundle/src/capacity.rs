@@ -71,6 +71,10 @@ pub struct Level {
     /// answer it decides is not valid.
     #[serde(default)]
     pub thin: bool,
+    /// Why the search chose this many users ("×2: doubling ...", "halfway
+    /// between 40 met and 80 broken").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 /// A level's verdict as it settled during the level.
@@ -175,6 +179,7 @@ impl Level {
             think_s: None,
             min_samples: 0,
             thin: false,
+            why: String::new(),
         })
     }
 
@@ -232,6 +237,13 @@ pub struct CapacitySetup {
     /// `aimed` or `plain`.
     #[serde(default)]
     pub ladder: String,
+    /// The plain ladder's step (the aimed ladder's smallest), users.
+    #[serde(default)]
+    pub step: u32,
+    /// The bisection ends when the last met and first broken levels are
+    /// this close, users.
+    #[serde(default)]
+    pub resolution: u32,
     /// Levels stop when their verdict settles (after `min_measured_s`).
     #[serde(default)]
     pub early_stop: bool,
@@ -686,6 +698,7 @@ mod tests {
             think_s: None,
             min_samples: 0,
             thin: false,
+            why: String::new(),
         }
     }
 

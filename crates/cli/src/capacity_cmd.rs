@@ -871,6 +871,8 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         lengthened: lengthened.clone(),
         processes: common.process.clone(),
         ladder: args.ladder.clone(),
+        step: ladder.step,
+        resolution: ladder.resolution,
         early_stop: timing.early_stop,
         min_measured_s: timing.measure_min.as_secs_f64(),
         near_min_measured_s: timing.measure_near.as_secs_f64(),
@@ -962,7 +964,10 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         })
         .await?;
     let was_interrupted = !completed;
-    let levels = levels.into_inner();
+    let mut levels = levels.into_inner();
+    for (level, why) in levels.iter_mut().zip(search.reasons()) {
+        level.why = why.clone();
+    }
     let mut result = CapacityResult::new(
         target,
         levels,

@@ -33,6 +33,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     header.push("target".into());
     header.push("ran (warm-up + measured)".into());
+    header.push("why this many users".into());
     let mut rows = vec![header];
     for l in levels {
         let cpu = machine_cpu(l);
@@ -64,6 +65,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
                     ""
                 }
             ),
+            l.why.clone(),
         ]);
     }
     // Text columns (the Apdex with its rating word, the target, how it
@@ -141,6 +143,31 @@ pub fn server_cpu(level: &Level) -> Option<String> {
         .map(|h| format!("{:.0}%", h.processes.iter().map(|p| p.1).sum::<f64>()))
         .collect();
     (!hosts.is_empty()).then(|| hosts.join("/"))
+}
+
+/// How the search chose its levels, in one line (the rule in
+/// headroom_analysis::capacity::Search): why the steps are ×2, ×1.25 or
+/// halves.
+pub fn ladder_note(setup: &headroom_bundle::capacity::CapacitySetup) -> Option<String> {
+    let resolution = if setup.resolution > 0 {
+        format!("--resolution {} users", setup.resolution)
+    } else {
+        "--resolution".to_string()
+    };
+    let step = if setup.step > 0 {
+        format!("+{} users", setup.step)
+    } else {
+        "--step".to_string()
+    };
+    match setup.ladder.as_str() {
+        "aimed" => Some(format!(
+            "Ladder: aimed: from --start the users double (at least {step}) until the throughput stops growing or a resource nears 100%, then aim just past the knee Little's law gives, ×1.25 a level once a level met at or past it; from the first broken level, cuts between the last met and it (where the Apdex should cross the target, else halfway) down to {resolution}; each level's why says which rule chose it"
+        )),
+        "plain" => Some(format!(
+            "Ladder: plain: {step} a level (--step) until two levels in a row break or --max, then halving the gap between the last met and the first broken level down to {resolution}"
+        )),
+        _ => None,
+    }
 }
 
 /// The rows as columns, each as wide as its widest cell counted in
@@ -231,7 +258,7 @@ fn the_others(result: &CapacityResult) -> String {
 /// of users it lies in, levels whose verdicts contradict, how many stopped
 /// early, and (with --full-levels) how often an early verdict held.
 pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
-    let mut lines = Vec::new();
+    let mut lines: Vec<String> = ladder_note(&result.setup).into_iter().collect();
     if let (Some([low, high]), Some(users)) = (result.range, result.capacity.users) {
         lines.push(if result.capacity.at_least {
             format!("Range: at least {users} users (the target held at --max)")
@@ -474,5 +501,53 @@ mod tests {
             text.contains("machine CPU") && !text.contains("server CPU"),
             "{text}"
         );
+    }
+
+    /// The levels grew ×1.25 a step where the docs said ×2, and nothing
+    /// said why: each level says why, and a line says the ladder's rule.
+    #[test]
+    fn each_level_says_why_and_the_ladder_says_its_rule() {
+        let mut a = level(10, 10.0, false);
+        a.why = "--start".into();
+        let mut b = level(13, 10.0, false);
+        b.why =
+            "×1.25: met at or past the knee Little's law puts at 9, so the break is near".into();
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut result = CapacityResult::new(
+            target,
+            vec![a, b],
+            Some(13),
+            false,
+            Duration::from_secs(1),
+            false,
+            PathBuf::new(),
+        );
+        result.setup.ladder = "aimed".into();
+        result.setup.step = 10;
+        result.setup.resolution = 2;
+        let text = render_capacity(&result);
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("13 "))
+            .unwrap();
+        assert!(
+            row.ends_with(
+                "×1.25: met at or past the knee Little's law puts at 9, so the break is near"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("why this many users"), "{text}");
+        assert!(
+            text.contains("Ladder: aimed: from --start the users double (at least +10 users)")
+                && text.contains("×1.25 a level once a level met at or past it")
+                && text.contains("down to --resolution 2 users"),
+            "{text}"
+        );
+        result.setup.ladder = "plain".into();
+        assert!(render_capacity(&result).contains("Ladder: plain: +10 users a level (--step) until two levels in a row break or --max, then halving the gap"));
     }
 }

@@ -314,7 +314,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     }
     let _ = write!(
         html,
-        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>Requests/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th>Target</th><th>Ran (warm-up + measured)</th><th>Bundle</th></tr>\n",
+        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>Requests/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th>Target</th><th>Ran (warm-up + measured)</th><th>Why this many users</th><th>Bundle</th></tr>\n",
         if processes.is_empty() {
             String::new()
         } else {
@@ -335,7 +335,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         };
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td>{server}<td>{}{}</td><td title=\"{}\">{}</td><td>{}{}</td></tr>",
+            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td>{server}<td>{}{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}{}</td></tr>",
             level.users,
             level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
             level.error_rate * 100.0,
@@ -349,6 +349,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             if level.generator_limited { " (generator limited)" } else { "" },
             escape(&level.ended),
             escape(&crate::capacity::ran(level)),
+            escape(&level.why),
             bundle_link(level, &result.bundle),
             failures_kept(level, &result.bundle),
         );
