@@ -70,9 +70,16 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     // Text columns (the Apdex with its rating word, the target, how it
     // ran) are left-aligned, figures right-aligned.
-    let left = [
-        false, true, false, false, false, false, false, false, true, true,
+    let text_columns = [
+        "Apdex",
+        "target",
+        "ran (warm-up + measured)",
+        "why this many users",
     ];
+    let left: Vec<bool> = rows[0]
+        .iter()
+        .map(|h| text_columns.contains(&h.as_str()))
+        .collect();
     let mut out = String::from("\n");
     out.push_str(&padded(&rows, &left));
     out.push_str(&format!("\n  Capacity: {}\n", result.verdict()));
@@ -493,6 +500,18 @@ mod tests {
             .find(|l| l.trim_start().starts_with("10 "))
             .unwrap();
         assert!(row.contains(" 53% ") && row.contains(" 35% "), "{text}");
+        // Both right-aligned under their headers.
+        let end_of = |line: &str, word: &str| {
+            let at = line.find(word).unwrap();
+            line[..at].chars().count() + word.chars().count()
+        };
+        assert_eq!(end_of(row, "53%"), end_of(header, "machine CPU"), "{text}");
+        assert_eq!(
+            end_of(row, "35%"),
+            end_of(header, "server CPU (php-fpm, nginx)"),
+            "{text}"
+        );
+        assert_eq!(end_of(row, "met"), end_of(header, "target") - 3, "{text}");
         // Without --process: only the machine's, named so.
         result.setup.processes.clear();
         result.levels[0].resources[0].processes.clear();
