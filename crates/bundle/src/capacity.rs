@@ -563,12 +563,13 @@ impl CapacityResult {
         }
         let mut text = match self.capacity.users {
             Some(users) => format!(
-                "{}{users} users{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
+                "{}{}{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
                 if self.capacity.at_least {
                     "at least "
                 } else {
                     ""
                 },
+                headroom_units::quantity::count(users as usize, "user", "users"),
                 self.confirmation
                     .as_ref()
                     .map_or(String::new(), |c| if c.low == c.high {

@@ -1,6 +1,7 @@
 //! The terminal summary of a capacity search.
 
 use headroom_bundle::capacity::{CapacityResult, Level};
+use headroom_units::quantity::count;
 
 /// The terminal summary of a search.
 pub fn render_capacity(result: &CapacityResult) -> String {
@@ -157,12 +158,15 @@ pub fn server_cpu(level: &Level) -> Option<String> {
 /// halves.
 pub fn ladder_note(setup: &headroom_bundle::capacity::CapacitySetup) -> Option<String> {
     let resolution = if setup.resolution > 0 {
-        format!("--resolution {} users", setup.resolution)
+        format!(
+            "--resolution {}",
+            count(setup.resolution as usize, "user", "users")
+        )
     } else {
         "--resolution".to_string()
     };
     let step = if setup.step > 0 {
-        format!("+{} users", setup.step)
+        format!("+{}", count(setup.step as usize, "user", "users"))
     } else {
         "--step".to_string()
     };
@@ -222,43 +226,81 @@ pub fn ran(level: &Level) -> String {
     )
 }
 
+/// "1 s" or "1–3 s": a span of seconds, one figure when its ends are one.
+pub fn seconds_span(low: f64, high: f64) -> String {
+    if format!("{low:.0}") == format!("{high:.0}") {
+        format!("{high:.0} s")
+    } else {
+        format!("{low:.0}–{high:.0} s")
+    }
+}
+
+/// "its" for one, "their" for more.
+fn its(n: usize) -> &'static str {
+    if n == 1 {
+        "its"
+    } else {
+        "their"
+    }
+}
+
 /// How the levels that did not stop early ended: their full
-/// --step-duration, or measured on past it for their --min-samples
-/// requests (up to 4 times it).
-fn the_others(result: &CapacityResult) -> String {
+/// --step-duration, measured on past it for their --min-samples requests
+/// (up to 4 times it), or ended before it (a run cut short). Each said
+/// only of the levels it is true of.
+fn the_others(result: &CapacityResult, early: usize) -> String {
     let full_s = result.setup.measured_s;
     let others: Vec<&Level> = result.levels.iter().filter(|l| !l.stopped_early).collect();
-    let (past, full): (Vec<&Level>, Vec<&Level>) =
-        others.iter().partition(|l| l.measured_s > full_s + 0.5);
+    let past: Vec<&Level> = others
+        .iter()
+        .copied()
+        .filter(|l| l.measured_s > full_s + 0.5)
+        .collect();
+    let short: Vec<&Level> = others
+        .iter()
+        .copied()
+        .filter(|l| l.measured_s < full_s - 0.5)
+        .collect();
+    let full = others.len() - past.len() - short.len();
     let mut said = Vec::new();
     if !past.is_empty() {
         let longest = past.iter().map(|l| l.measured_s).fold(0.0, f64::max);
         said.push(format!(
-            "{} measured on past {full_s:.0} s (up to {longest:.0} s) for their {} requests",
+            "{} measured on past {full_s:.0} s (up to {longest:.0} s) for {} {} requests",
             past.len(),
+            its(past.len()),
             result.setup.min_samples
         ));
     }
-    if !full.is_empty() {
+    if !short.is_empty() {
+        let measured: Vec<String> = short
+            .iter()
+            .map(|l| {
+                format!(
+                    "{:.0} s at {}",
+                    l.measured_s,
+                    count(l.users as usize, "user", "users")
+                )
+            })
+            .collect();
         said.push(format!(
-            "{} ran {} full {full_s:.0} s",
-            if past.is_empty() {
-                "the others".to_string()
-            } else {
-                format!("{}", full.len())
-            },
-            if full.len() == 1 && !past.is_empty() {
-                "its"
-            } else {
-                "their"
-            }
+            "{} ended before {} full {full_s:.0} s ({} measured)",
+            short.len(),
+            its(short.len()),
+            measured.join(", ")
         ));
     }
-    if said.is_empty() {
-        String::new()
-    } else {
-        format!("; {}", said.join("; "))
+    if full > 0 {
+        let who = match (past.is_empty() && short.is_empty(), early, full) {
+            (true, 0, 1) => "the level".to_string(),
+            (true, 0, n) => format!("all {n}"),
+            (true, _, 1) => "the other".to_string(),
+            (true, _, _) => "the others".to_string(),
+            (false, _, n) => n.to_string(),
+        };
+        said.push(format!("{who} ran {} full {full_s:.0} s", its(full)));
     }
+    said.join("; ")
 }
 
 /// What the answer's uncertainty is, and how the levels ended: the range
@@ -267,17 +309,18 @@ fn the_others(result: &CapacityResult) -> String {
 pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
     let mut lines: Vec<String> = ladder_note(&result.setup).into_iter().collect();
     if let (Some([low, high]), Some(users)) = (result.range, result.capacity.users) {
+        let users = count(users as usize, "user", "users");
         lines.push(if result.capacity.at_least {
-            format!("Range: at least {users} users (the target held at --max)")
+            format!("Range: at least {users} (the target held at --max)")
         } else if low == high {
-            format!("Range: {users} users exactly (the next level up broke the target)")
+            format!("Range: {users} exactly (the next level up broke the target)")
         } else {
             format!(
                 "Range: {low}–{high} users ({}; a finer --resolution or --confirm narrows it)",
                 match &result.confirmation {
                     Some(c) => format!(
-                        "the repetitions and the levels either side, {} runs each",
-                        c.repetitions
+                        "the repetitions and the levels either side, {} each",
+                        count(c.repetitions as usize, "run", "runs")
                     ),
                     None => "between the last level met and the first broken above it".into(),
                 }
@@ -294,35 +337,66 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
         });
     if let Some((users, apdex, [low, high])) = at_capacity {
         lines.push(format!(
-            "Apdex at {users} users: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)"
+            "Apdex at {}: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)",
+            count(users as usize, "user", "users")
         ));
     }
     for [broken, met] in &result.inversions {
         lines.push(format!(
-            "Noisy: broken at {broken} users but met at {met}: the server's verdicts contradict each other; repeat the levels near the answer (--confirm 3)"
+            "Noisy: broken at {} but met at {met}: the server's verdicts contradict each other; repeat the levels near the answer (--confirm 3)",
+            count(*broken as usize, "user", "users")
         ));
     }
     let early = result.levels.iter().filter(|l| l.stopped_early).count();
     if result.setup.early_stop {
-        lines.push(format!(
-            "Levels: {early} of {} stopped when their verdict settled (at least {:.0} s measured, {} s near the target){}",
-            result.levels.len(),
-            result.setup.min_measured_s,
-            result.setup.near_min_measured_s.max(result.setup.min_measured_s),
-            the_others(result)
-        ));
+        let setup = &result.setup;
+        let near = setup.near_min_measured_s.max(setup.min_measured_s);
+        let rule = if format!("{near:.0}") == format!("{:.0}", setup.min_measured_s) {
+            format!("after at least {:.0} s measured", setup.min_measured_s)
+        } else {
+            format!(
+                "after at least {:.0} s measured, {near:.0} s near the target",
+                setup.min_measured_s
+            )
+        };
+        let total = result.levels.len();
+        let head = if early == 0 {
+            format!("Levels: none stopped early (a verdict may settle {rule})")
+        } else {
+            format!(
+                "Levels: {early} of {total} stopped when {} verdict settled ({rule})",
+                its(early)
+            )
+        };
+        let others = the_others(result, early);
+        lines.push(if others.is_empty() {
+            head
+        } else {
+            format!("{head}; {others}")
+        });
     }
     let thin: Vec<String> = result
         .levels
         .iter()
         .filter(|l| l.thin)
-        .map(|l| format!("{} users ({} requests)", l.users, l.samples))
+        .map(|l| {
+            format!(
+                "{} ({})",
+                count(l.users as usize, "user", "users"),
+                count(l.samples as usize, "request", "requests")
+            )
+        })
         .collect();
     if !thin.is_empty() {
         lines.push(format!(
-            "Thin: {} measured fewer requests than a verdict needs ({}, --min-samples): their verdicts are shown, not trusted",
+            "Thin: {} measured fewer requests than a verdict needs ({}, --min-samples): {} shown, not trusted",
             thin.join(", "),
-            result.setup.min_samples
+            result.setup.min_samples,
+            if thin.len() == 1 {
+                "its verdict is"
+            } else {
+                "their verdicts are"
+            }
         ));
     }
     if let Some(a) = result
@@ -331,8 +405,9 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
         .filter(|_| !result.setup.early_stop)
     {
         lines.push(format!(
-            "Early verdicts: the full duration confirmed {} of the {} verdicts that settled early",
-            a.agreed, a.settled
+            "Early verdicts: the full duration confirmed {} of the {} that settled early",
+            a.agreed,
+            count(a.settled as usize, "verdict", "verdicts")
         ));
     }
     lines
@@ -393,14 +468,48 @@ mod tests {
         );
         let line = levels_line(vec![level(10, 40.0, false), level(20, 10.0, false)]);
         assert!(
-            line.ends_with("; 1 measured on past 10 s (up to 40 s) for their 100 requests; 1 ran its full 10 s"),
+            line.ends_with(
+                "; 1 measured on past 10 s (up to 40 s) for its 100 requests; 1 ran its full 10 s"
+            ),
             "{line}"
         );
         let line = levels_line(vec![level(10, 10.0, false), level(20, 6.0, true)]);
-        assert!(line.ends_with("; the others ran their full 10 s"), "{line}");
+        assert!(line.ends_with("; the other ran its full 10 s"), "{line}");
         // Every level settled: no "others".
         let line = levels_line(vec![level(20, 6.0, true)]);
-        assert!(line.ends_with("near the target)"), "{line}");
+        assert_eq!(
+            line,
+            "Levels: 1 of 1 stopped when its verdict settled (after at least 5 s measured)"
+        );
+    }
+
+    /// "Levels: 5 of 9 stopped when their verdict settled ...; the others
+    /// ran their full 20 s" was said when the others had not: each part is
+    /// said only of the levels it is true of, in the right number.
+    #[test]
+    fn the_levels_line_says_only_what_happened() {
+        // None settled.
+        let line = levels_line(vec![level(10, 10.0, false), level(20, 10.0, false)]);
+        assert_eq!(
+            line,
+            "Levels: none stopped early (a verdict may settle after at least 5 s measured); all 2 ran their full 10 s"
+        );
+        // Levels cut short are not said to have run their full duration.
+        let line = levels_line(vec![
+            level(10, 6.0, true),
+            level(20, 4.0, false),
+            level(40, 3.0, false),
+        ]);
+        assert_eq!(
+            line,
+            "Levels: 1 of 3 stopped when its verdict settled (after at least 5 s measured); 2 ended before their full 10 s (4 s at 20 users, 3 s at 40 users measured)"
+        );
+        assert!(
+            !line.contains("full 10 s;") && !line.contains("ran"),
+            "{line}"
+        );
+        assert_eq!(seconds_span(1.0, 1.0), "1 s");
+        assert_eq!(seconds_span(1.0, 3.0), "1–3 s");
     }
 
     /// The rating words differ in width (Excellent, Good, Fair, Poor,

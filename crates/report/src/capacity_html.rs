@@ -77,13 +77,16 @@ fn failures_kept(level: &Level, base: &Path) -> String {
                 .all(|c| matches!(c, std::path::Component::Normal(_))) =>
         {
             format!(
-                " · <a href=\"{}/{}\">{} failures kept</a>",
+                " · <a href=\"{}/{}\">{} kept</a>",
                 escape(&relative.display().to_string()),
                 escape(&first.exchange),
-                entries.len()
+                headroom_units::quantity::count(entries.len(), "failure", "failures")
             )
         }
-        _ => format!(" · {} failures kept", entries.len()),
+        _ => format!(
+            " · {} kept",
+            headroom_units::quantity::count(entries.len(), "failure", "failures")
+        ),
     }
 }
 
@@ -427,17 +430,20 @@ fn level_timing(setup: &headroom_bundle::capacity::CapacitySetup) -> String {
 
 fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -> String {
     if setup.early_stop {
+        let near = setup.near_min_measured_s.max(setup.min_measured_s);
         format!(
-            "{ladder} ladder; each level: {}–{} s warm-up (until steady) + {}–{} s measured (until its verdict settles; near the target at least {} s)",
-            setup.warmup_min_s,
-            setup.warmup_s,
-            setup.min_measured_s,
-            setup.measured_s,
-            setup.near_min_measured_s.max(setup.min_measured_s)
+            "{ladder} ladder; each level: {} warm-up (until steady) + {} measured (until its verdict settles{})",
+            crate::capacity::seconds_span(setup.warmup_min_s, setup.warmup_s),
+            crate::capacity::seconds_span(setup.min_measured_s, setup.measured_s),
+            if format!("{near:.0}") == format!("{:.0}", setup.min_measured_s) {
+                String::new()
+            } else {
+                format!("; near the target at least {near:.0} s")
+            }
         )
     } else {
         format!(
-            "{ladder} ladder; each level: {} s warm-up + {} s measured",
+            "{ladder} ladder; each level: {:.0} s warm-up + {:.0} s measured",
             setup.warmup_s, setup.measured_s
         )
     }
@@ -546,5 +552,28 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<td>53%</td><td>35%</td>"), "{html}");
+    }
+
+    /// "1–1 s warm-up" was said of a warm-up of 1 s.
+    #[test]
+    fn the_level_timing_says_one_figure_for_equal_ends() {
+        let mut result = page(level(100, 8.5, Some(9.0))).0;
+        result.setup.early_stop = true;
+        result.setup.ladder = "aimed".into();
+        (result.setup.warmup_min_s, result.setup.warmup_s) = (1.0, 1.0);
+        (result.setup.min_measured_s, result.setup.measured_s) = (5.0, 5.0);
+        result.setup.near_min_measured_s = 5.0;
+        let html = render_capacity_report(&result);
+        assert!(
+            html.contains("aimed ladder; each level: 1 s warm-up (until steady) + 5 s measured (until its verdict settles)"),
+            "{html}"
+        );
+        (result.setup.warmup_s, result.setup.measured_s) = (3.0, 20.0);
+        result.setup.near_min_measured_s = 10.0;
+        let html = render_capacity_report(&result);
+        assert!(
+            html.contains("each level: 1–3 s warm-up (until steady) + 5–20 s measured (until its verdict settles; near the target at least 10 s)"),
+            "{html}"
+        );
     }
 }
