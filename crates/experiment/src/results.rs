@@ -410,9 +410,9 @@ fn lower_bounds(
         (n > 0).then(|| {
             let low = cell.values[k].iter().copied().fold(f64::INFINITY, f64::min);
             format!(
-                "{} reached the search's max in {n} of {} repetitions (at least {:.*} {})",
+                "{} reached the search's max in {n} of {} (at least {:.*} {})",
                 cell.label,
-                cell.values[k].len(),
+                headroom_units::quantity::count(cell.values[k].len(), "repetition", "repetitions"),
                 figure.decimals(),
                 figure.shown(low),
                 figure.name()

@@ -25,7 +25,7 @@ pub fn cov(s: &Summary) -> String {
 fn host_line(b: &BenchBundle) -> String {
     let f = &b.fingerprint;
     format!(
-        "{} ({}, {} cores, {} MB, {})",
+        "{} ({}, {}, {} MB, {})",
         if f.hostname.is_empty() {
             "this host"
         } else {
@@ -36,7 +36,7 @@ fn host_line(b: &BenchBundle) -> String {
         } else {
             &f.cpu_model
         },
-        f.cores,
+        headroom_units::quantity::count(f.cores, "core", "cores"),
         f.memory_mb,
         f.kernel
     )
@@ -281,6 +281,12 @@ mod tests {
             &bundle(vec![1000.0, 1010.0, 990.0], "10000"),
             &["x stands".into()],
         );
+        // The bundle's host has 4 cores; one core is "1 core".
+        assert!(text.contains("pi (CPU unknown, 4 cores, "), "{text}");
+        let mut one = bundle(vec![1.0], "1");
+        one.fingerprint.cores = 1;
+        let single = render_text(&one, &[]);
+        assert!(single.contains("pi (CPU unknown, 1 core, "), "{single}");
         assert!(text.contains("sysbench prime, 1 thread"), "{text}");
         assert!(
             text.contains("1,000") && text.contains("±24.8") && text.contains("1.0%"),

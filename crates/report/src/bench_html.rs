@@ -44,12 +44,12 @@ pub fn render_bench_report(
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>headroom bench: {host}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
          <h1>headroom bench</h1><h2>{host}</h2><div class=\"meta\"><span class=\"status-{status}\">status: {status}</span>\
-         <span>started {started}</span><span>{cpu}, {cores} cores, {memory} MB</span><span>{benchmarks}</span></div>\n",
+         <span>started {started}</span><span>{cpu}, {cores}, {memory} MB</span><span>{benchmarks}</span></div>\n",
         host = escape(host),
         status = escape(&b.status),
         started = escape(&b.started),
         cpu = escape(&b.fingerprint.cpu_model),
-        cores = b.fingerprint.cores,
+        cores = headroom_units::quantity::count(b.fingerprint.cores, "core", "cores"),
         memory = b.fingerprint.memory_mb,
         benchmarks = escape(
             &b.results

@@ -10,6 +10,7 @@ use headroom_experiment::figure::Figure;
 use headroom_experiment::file::Experiment;
 use headroom_experiment::results::{CellResult, Results};
 use headroom_experiment::store::RunRow;
+use headroom_units::quantity::count;
 use plotters::style::RGBColor;
 use std::fmt::Write;
 
@@ -76,16 +77,17 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>headroom experiment: {name}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
          <h1>headroom experiment</h1><h2>{name}</h2><div class=\"meta\"><span class=\"status-{status}\">status: {status}</span>\
-         <span>{finished} runs of {planned}</span><span>{cells} cells</span><span>order: {order}</span>\
+         <span>{finished} of {planned}</span><span>{cells}</span><span>order: {order}</span>\
          <span>figures{label}: {figures}</span></div>\n",
         name = escape(&experiment.name),
         status = escape(page.status),
+        finished = count(finished, "run", "runs"),
         planned = if page.runs_planned.0 == page.runs_planned.1 {
             page.runs_planned.1.to_string()
         } else {
             format!("{}–{}", page.runs_planned.0, page.runs_planned.1)
         },
-        cells = results.cells.len(),
+        cells = count(results.cells.len(), "cell", "cells"),
         order = match experiment.order {
             headroom_experiment::file::Order::Interleaved =>
                 format!("interleaved (seed {})", experiment.seed),
@@ -106,8 +108,9 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
     if page.status != "complete" {
         let _ = write!(
             html,
-            "<p class=\"verdict\">The study is {}: {finished} runs are shown; run the same <code>headroom experiment</code> command to continue it.</p>",
-            escape(page.status)
+            "<p class=\"verdict\">The study is {}: {} shown; run the same <code>headroom experiment</code> command to continue it.</p>",
+            escape(page.status),
+            count(finished, "run is", "runs are")
         );
     }
     html.push_str("<ul class=\"meta\">");
@@ -175,15 +178,19 @@ fn findings(html: &mut String, results: &Results) {
         );
     }
     if noise > 0 {
-        let _ = write!(
+        let _ =
+            write!(
             html,
-            "<li class=\"ns\">{noise} other comparisons are not distinguishable from noise: their 95% intervals include no change (listed below).</li>"
+            "<li class=\"ns\">{} not distinguishable from noise: {} no change (listed below).</li>",
+            count(noise, "other comparison is", "other comparisons are"),
+            if noise == 1 { "its 95% interval includes" } else { "their 95% intervals include" }
         );
     }
     if untested > 0 {
         let _ = write!(
             html,
-            "<li class=\"ns\">{untested} comparisons are no difference (the same value in every repetition) or could not be tested (fewer than 2 repetitions).</li>"
+            "<li class=\"ns\">{} no difference (the same value in every repetition) or could not be tested (fewer than 2 repetitions).</li>",
+            count(untested, "comparison is", "comparisons are")
         );
     }
     html.push_str("</ul>\n");
@@ -271,10 +278,10 @@ fn figure_section(
         .filter(|c| c.at_least[k] > 0)
         .map(|c| {
             format!(
-                "{} ({} of {} repetitions)",
+                "{} ({} of {})",
                 escape(&c.label),
                 c.at_least[k],
-                c.values[k].len()
+                count(c.values[k].len(), "repetition", "repetitions")
             )
         })
         .collect();
@@ -607,5 +614,46 @@ mod tests {
             html.contains("<td>errors (%)</td><td>delay=120</td><td>100</td><td></td><td>+1.1 pp (95%: +0.6 pp to +1.7 pp)</td><td>worse</td>"),
             "{html}"
         );
+    }
+
+    /// "1 comparisons are ...": counts agree with their nouns.
+    #[test]
+    fn one_comparison_is_said_as_one() {
+        let (a, b) = ([100.0, 130.0, 80.0], [105.0, 90.0, 140.0]);
+        let d = difference(&a, &b);
+        let shown = ShownChange::of(Figure::Mean, &a, &b, d.as_ref());
+        let noise = Comparison {
+            factor: "delay".into(),
+            level: "120".into(),
+            baseline: "100".into(),
+            held: String::new(),
+            figure: Figure::Mean,
+            cell: 1,
+            baseline_cell: 0,
+            difference: d,
+            change_pct: None,
+            verdict: String::new(),
+            shown,
+            real: false,
+            worse: false,
+        };
+        let untested = Comparison {
+            difference: None,
+            ..noise.clone()
+        };
+        let results = Results {
+            cells: Vec::new(),
+            main_effects: Vec::new(),
+            comparisons: vec![noise, untested],
+            usual_environment: String::new(),
+            failed: Vec::new(),
+        };
+        let mut html = String::new();
+        findings(&mut html, &results);
+        assert!(
+            html.contains("1 other comparison is not distinguishable from noise: its 95% interval includes no change"),
+            "{html}"
+        );
+        assert!(html.contains("1 comparison is no difference"), "{html}");
     }
 }
