@@ -724,7 +724,7 @@ impl Bottleneck {
                 }
             ),
             "cpu" if !self.processes.is_empty() => format!(
-                "{} CPU {:.0}% ({}) at {} users",
+                "{} machine CPU {:.0}% ({} of it) at {} users",
                 self.host,
                 self.figure,
                 self.processes
@@ -738,7 +738,7 @@ impl Bottleneck {
                 "{} {} {:.0}% at {} users",
                 self.host,
                 match resource {
-                    "cpu" => "CPU",
+                    "cpu" => "machine CPU",
                     "disk" => "disk %util",
                     "network" => "network link",
                     other => other,
@@ -889,7 +889,7 @@ mod tests {
         let b = bottleneck(90, &[f]).unwrap();
         assert_eq!(
             b.describe(),
-            "db CPU 94% (php-fpm 80%, mariadbd 7%) at 90 users"
+            "db machine CPU 94% (php-fpm 80%, mariadbd 7% of it) at 90 users"
         );
     }
 

@@ -556,7 +556,7 @@ impl CapacityResult {
         self
     }
 
-    /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; CPU 96% at 50 users".
+    /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi machine CPU 96% at 50 users".
     pub fn verdict(&self) -> String {
         if self.status == "interrupted" {
             return format!("no answer: {}", self.limit_note);
@@ -707,7 +707,7 @@ mod tests {
     fn the_most_saturated_resource_is_the_bottleneck() {
         let b = bottleneck_of(&level(50, 96.0, 20.0, 0)).unwrap();
         assert_eq!((b.resource.as_str(), b.figure, b.users), ("cpu", 96.0, 50));
-        assert_eq!(b.describe(), "pi CPU 96% at 50 users");
+        assert_eq!(b.describe(), "pi machine CPU 96% at 50 users");
         assert_eq!(
             bottleneck_of(&level(50, 92.0, 99.0, 0)).unwrap().resource,
             "disk"
@@ -794,7 +794,7 @@ mod tests {
         );
         assert_eq!(
             r.verdict(),
-            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi CPU 96% at 50 users"
+            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi machine CPU 96% at 50 users"
         );
         let calm = level(50, 30.0, 10.0, 0);
         let r = CapacityResult::new(
