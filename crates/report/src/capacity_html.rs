@@ -10,6 +10,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
+/// `.wrap`: a cell of words (how a level ran, why it was chosen) wraps
+/// instead of pushing the levels table past the page's edge.
+const EXTRA_STYLE: &str =
+    "table.levels th{white-space:normal}table.levels td,table.levels th{padding:4px 6px}td.wrap,th.wrap{white-space:normal;text-align:left;min-width:5em}td.why{min-width:10em}";
+
 /// One level's resource averages on a host: users, the machine's CPU,
 /// memory, disk, and the watched server processes' CPU (% of the host).
 type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>, Option<f64>);
@@ -106,7 +111,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>headroom capacity: {}</title><style>{STYLE}</style></head><body><main>\n\
+         <title>headroom capacity: {}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
          <h1>headroom capacity</h1><h2>{}</h2><div class=\"meta\">{}<span>started: {}</span>\
          <span>Apdex T {} ms, F {} ms</span><span>think time: {}</span>\
          <span>target: Apdex ≥ {:.2}, errors ≤ {:.1}%{}</span>\
@@ -317,7 +322,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     }
     let _ = write!(
         html,
-        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>Requests/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th>Target</th><th>Ran (warm-up + measured)</th><th>Why this many users</th><th>Bundle</th></tr>\n",
+        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table class=\"levels\"><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>req/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th class=\"wrap\">Target</th><th class=\"wrap\">Ran (warm-up + measured)</th><th class=\"wrap\">Why this many users</th><th class=\"wrap\">Bundle</th></tr>\n",
         if processes.is_empty() {
             String::new()
         } else {
@@ -338,7 +343,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         };
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td>{server}<td>{}{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}{}</td></tr>",
+            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td>{server}<td class=\"wrap\">{}{}</td><td title=\"{}\" class=\"wrap\">{}</td><td class=\"wrap why\">{}</td><td class=\"wrap\">{}{}</td></tr>",
             level.users,
             level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
             level.error_rate * 100.0,
@@ -573,6 +578,30 @@ mod tests {
         let html = render_capacity_report(&result);
         assert!(
             html.contains("each level: 1–3 s warm-up (until steady) + 5–20 s measured (until its verdict settles; near the target at least 10 s)"),
+            "{html}"
+        );
+    }
+
+    /// The levels table said "Mean", "p95" and "Errors %" with the unit in
+    /// a note below; each header says its unit, and the cells of words
+    /// wrap so that the table fits the page.
+    #[test]
+    fn every_levels_column_says_its_unit() {
+        let html = page(level(100, 8.5, Some(9.0))).1;
+        for header in [
+            "<th>Errors (%)</th>",
+            "<th>Mean (ms)</th>",
+            "<th>p50 (ms)</th>",
+            "<th>p90 (ms)</th>",
+            "<th>p95 (ms)</th>",
+            "<th>req/s</th>",
+            "Machine CPU (%)</th>",
+        ] {
+            assert!(html.contains(header), "{header}: {html}");
+        }
+        assert!(html.contains("<td class=\"wrap why\">"), "{html}");
+        assert!(
+            html.contains("td.wrap,th.wrap{white-space:normal"),
             "{html}"
         );
     }

@@ -14,8 +14,11 @@ use headroom_units::quantity::count;
 use plotters::style::RGBColor;
 use std::fmt::Write;
 
+/// `.wrap`: a cell of words (a change with its interval, a verdict) wraps
+/// on a narrow screen instead of pushing the table past its edge.
 const EXTRA_STYLE: &str =
-    ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#666}.odd{background:#fff3e0}";
+    ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#666}.odd{background:#fff3e0}\
+     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:9em}";
 
 /// One run's seconds around its fault, for the fault timeline.
 pub struct FaultTimeline {
@@ -251,12 +254,21 @@ fn figure_section(
         })
         .collect();
     // The table: first factor down, the rest across.
-    html.push_str("<div class=\"scroll\"><table><tr><th></th>");
+    // Each cell is "mean ±half its 95% interval", in the figure's unit.
+    let _ = write!(
+        html,
+        "<div class=\"scroll\"><table><tr><th>{}</th>",
+        escape(first.map_or("", |f| f.name.as_str()))
+    );
     for key in &keys {
         let _ = write!(
             html,
             "<th>{}</th>",
-            escape(if key.is_empty() { figure.name() } else { key })
+            escape(&if key.is_empty() {
+                format!("{}, mean ±95%", figure.title())
+            } else {
+                format!("{key}: {}, mean ±95%", figure.title())
+            })
         );
     }
     html.push_str("</tr>");
@@ -375,7 +387,7 @@ fn comparisons(html: &mut String, results: &Results) {
     }
     html.push_str(
         "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held. A change in % is of the baseline's mean, its 95% interval Fieller's (the ratio of the two means, the baseline's spread included); errors and CPU change in percentage points (pp), their interval Welch's. An interval that includes no change is noise.</p>\
-         <div class=\"scroll\"><table><tr><th>figure</th><th>level</th><th>baseline</th><th>others</th><th>change (95% interval)</th><th>verdict</th></tr>",
+         <div class=\"scroll\"><table><tr><th>figure</th><th>level</th><th>baseline</th><th>others</th><th class=\"wrap\">change (95% interval)</th><th class=\"wrap\">verdict</th></tr>",
     );
     for c in &results.comparisons {
         let class = match (c.real, c.worse) {
@@ -393,7 +405,7 @@ fn comparisons(html: &mut String, results: &Results) {
             .unwrap_or(&c.verdict);
         let _ = write!(
             html,
-            "<tr class=\"{class}\"><td>{}</td><td>{}={}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{class}\"><td>{}</td><td>{}={}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
             escape(c.figure.title()),
             escape(&c.factor),
             escape(&c.level),
@@ -515,7 +527,7 @@ fn failed_runs(html: &mut String, results: &Results) {
 fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
     html.push_str("<h2>Runs</h2><div class=\"scroll\"><table><tr><th>#</th><th>cell</th><th>repetition</th><th>started</th><th>took</th>");
     for f in &experiment.figures {
-        let _ = write!(html, "<th>{}</th>", escape(f.name()));
+        let _ = write!(html, "<th>{}</th>", escape(f.title()));
     }
     html.push_str("<th>quiet</th></tr>");
     for (i, row) in rows.iter().enumerate() {
@@ -607,11 +619,11 @@ mod tests {
         let mut html = String::new();
         comparisons(&mut html, &results);
         assert!(
-            html.contains("<td>mean (ms)</td><td>delay=120</td><td>100</td><td></td><td>+9.3% (95%: +5.2% to +13.5%)</td><td>worse</td>"),
+            html.contains("<td>mean (ms)</td><td>delay=120</td><td>100</td><td></td><td class=\"wrap\">+9.3% (95%: +5.2% to +13.5%)</td><td class=\"wrap\">worse</td>"),
             "{html}"
         );
         assert!(
-            html.contains("<td>errors (%)</td><td>delay=120</td><td>100</td><td></td><td>+1.1 pp (95%: +0.6 pp to +1.7 pp)</td><td>worse</td>"),
+            html.contains("<td>errors (%)</td><td>delay=120</td><td>100</td><td></td><td class=\"wrap\">+1.1 pp (95%: +0.6 pp to +1.7 pp)</td><td class=\"wrap\">worse</td>"),
             "{html}"
         );
     }
@@ -655,5 +667,55 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("1 comparison is no difference"), "{html}");
+    }
+
+    /// Every figure on the page says its unit: the cell tables' and the
+    /// runs table's headers named the figure ("mean", "errors") without
+    /// it.
+    #[test]
+    fn every_figure_says_its_unit() {
+        let experiment = headroom_experiment::file::parse_str(
+            "name: t\nfactors:\n  delay: [100, 120]\nworkload:\n  url: http://127.0.0.1:1/\n  users: 1\n  duration: 2s\nrepetitions: 2\nmeasure: [mean, errors]\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap();
+        let rows: Vec<RunRow> = [(0, 100.0), (1, 120.0), (0, 102.0), (1, 125.0)]
+            .iter()
+            .enumerate()
+            .map(|(i, (cell, mean))| RunRow {
+                cell: *cell,
+                label: format!("delay={}", [100, 120][*cell]),
+                repetition: i as u32 / 2 + 1,
+                round: 1,
+                bundle: "r".into(),
+                started_at: String::new(),
+                took_s: 2.0,
+                exit_code: 0,
+                quiet: String::new(),
+                environment: String::new(),
+                values: vec![Some(*mean), Some(0.0)],
+                at_least: vec![false, false],
+                failure: None,
+            })
+            .collect();
+        let results = headroom_experiment::results::analyse(&experiment, &rows);
+        let html = render_experiment_report(&StudyPage {
+            experiment: &experiment,
+            results: &results,
+            rows: &rows,
+            status: "complete",
+            runs_planned: (4, 4),
+            timelines: Vec::new(),
+        });
+        assert!(
+            html.contains("<th>delay</th><th>mean (ms), mean ±95%</th>")
+                && html.contains("<th>errors (%), mean ±95%</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<th>mean (ms)</th><th>errors (%)</th><th>quiet</th>"),
+            "{html}"
+        );
+        assert!(html.contains("<td>2 s</td>"), "{html}");
     }
 }
