@@ -13,8 +13,11 @@ use headroom_bundle::bench::{BenchBundle, BenchResult};
 use std::fmt::Write;
 
 /// A lone chart keeps half the width instead of stretching over the page.
+/// `.wrap`: a cell of words (a method, a source) wraps instead of pushing
+/// the table past the page's edge.
 const EXTRA_STYLE: &str =
-    ".charts{grid-template-columns:repeat(auto-fill,minmax(min(100%,480px),1fr))}";
+    ".charts{grid-template-columns:repeat(auto-fill,minmax(min(100%,480px),1fr))}\
+     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:8em}";
 
 /// A published figure, with the host's own where it measured the same.
 pub struct ReferenceRow {
@@ -81,13 +84,13 @@ pub fn render_bench_report(
         html.push_str(
             "<h2>Published figures</h2><p class=\"meta\">A comparison holds only when the methods match; \
              the host's figure is shown where it was measured the same way.</p>\
-             <div class=\"scroll\"><table><tr><th>Machine</th><th>Figure</th><th>Published</th><th>This host</th>\
-             <th>Unit</th><th style=\"text-align:left\">Method</th><th style=\"text-align:left\">Source</th></tr>",
+             <div class=\"scroll\"><table><tr><th class=\"wrap\">Machine</th><th class=\"wrap\">Figure</th><th>Published</th><th>This host</th>\
+             <th class=\"wrap\">Unit</th><th class=\"wrap\">Method</th><th class=\"wrap\">Source</th></tr>",
         );
         for r in references {
             let _ = write!(
                 html,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td><td style=\"text-align:left\">{}</td></tr>",
+                "<tr><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
                 escape(&r.machine),
                 escape(&r.what),
                 figure(r.value),
@@ -123,7 +126,7 @@ fn section(html: &mut String, r: &BenchResult) {
     );
     html.push_str(
         "<div class=\"scroll\"><table><tr><th>Figure</th><th>Mean</th><th>95% ±</th><th>CoV</th><th>n</th>\
-         <th>Unit</th><th style=\"text-align:left\">Each repetition</th></tr>",
+         <th>Unit</th><th class=\"wrap\">Each repetition</th></tr>",
     );
     for m in &r.measures {
         let Some(s) = Summary::of(&m.values) else {
@@ -131,7 +134,7 @@ fn section(html: &mut String, r: &BenchResult) {
         };
         let _ = write!(
             html,
-            "<tr><td>{}{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
+            "<tr><td>{}{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td></tr>",
             escape(&m.name),
             if m.higher_is_better { "" } else { " <span class=\"meta\">(lower is better)</span>" },
             figure(s.mean),
@@ -288,5 +291,16 @@ mod tests {
         assert!(html.contains("<svg") && html.contains("temperature"));
         assert!(html.contains("1,478") && html.contains("2,000"));
         assert!(html.contains("no sensor") && html.contains("stress_s: 300"));
+        // The published figures' method and source wrap: at 1366 px they
+        // were past the page's edge.
+        assert!(
+            html.contains("<td class=\"wrap\">sysbench</td><td class=\"wrap\">leoncode</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("td.wrap,th.wrap{white-space:normal"),
+            "{html}"
+        );
+        assert!(html.contains("<span>, 4 cores, 0 MB</span>"), "{html}");
     }
 }
