@@ -18,7 +18,8 @@ use std::fmt::Write;
 /// on a narrow screen instead of pushing the table past its edge.
 const EXTRA_STYLE: &str =
     ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#666}.odd{background:#fff3e0}\
-     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:9em}";
+     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:7em}\
+     @media (max-width:600px){td.wrap,th.wrap{min-width:4em}}";
 
 /// One run's seconds around its fault, for the fault timeline.
 pub struct FaultTimeline {
@@ -387,7 +388,7 @@ fn comparisons(html: &mut String, results: &Results) {
     }
     html.push_str(
         "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held. A change in % is of the baseline's mean, its 95% interval Fieller's (the ratio of the two means, the baseline's spread included); errors and CPU change in percentage points (pp), their interval Welch's. An interval that includes no change is noise.</p>\
-         <div class=\"scroll\"><table><tr><th>figure</th><th>level</th><th>baseline</th><th>others</th><th class=\"wrap\">change (95% interval)</th><th class=\"wrap\">verdict</th></tr>",
+         <div class=\"scroll\"><table><tr><th class=\"wrap\">figure</th><th class=\"wrap\">level against baseline (others held)</th><th class=\"wrap\">change (95% interval)</th><th class=\"wrap\">verdict</th></tr>",
     );
     for c in &results.comparisons {
         let class = match (c.real, c.worse) {
@@ -405,12 +406,16 @@ fn comparisons(html: &mut String, results: &Results) {
             .unwrap_or(&c.verdict);
         let _ = write!(
             html,
-            "<tr class=\"{class}\"><td>{}</td><td>{}={}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
+            "<tr class=\"{class}\"><td class=\"wrap\">{}</td><td class=\"wrap\">{}={} vs {}{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
             escape(c.figure.title()),
             escape(&c.factor),
             escape(&c.level),
             escape(&c.baseline),
-            escape(&c.held),
+            if c.held.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", escape(&c.held))
+            },
             escape(&change),
             escape(verdict)
         );
@@ -619,11 +624,11 @@ mod tests {
         let mut html = String::new();
         comparisons(&mut html, &results);
         assert!(
-            html.contains("<td>mean (ms)</td><td>delay=120</td><td>100</td><td></td><td class=\"wrap\">+9.3% (95%: +5.2% to +13.5%)</td><td class=\"wrap\">worse</td>"),
+            html.contains("<td class=\"wrap\">mean (ms)</td><td class=\"wrap\">delay=120 vs 100</td><td class=\"wrap\">+9.3% (95%: +5.2% to +13.5%)</td><td class=\"wrap\">worse</td>"),
             "{html}"
         );
         assert!(
-            html.contains("<td>errors (%)</td><td>delay=120</td><td>100</td><td></td><td class=\"wrap\">+1.1 pp (95%: +0.6 pp to +1.7 pp)</td><td class=\"wrap\">worse</td>"),
+            html.contains("<td class=\"wrap\">errors (%)</td><td class=\"wrap\">delay=120 vs 100</td><td class=\"wrap\">+1.1 pp (95%: +0.6 pp to +1.7 pp)</td><td class=\"wrap\">worse</td>"),
             "{html}"
         );
     }
