@@ -638,10 +638,11 @@ mod tests {
             rate(false_alarms)
         );
         eprintln!(
-            "false alarms {:.4}, +20% found {:.4}, interval holds +20% {:.4}",
+            "false alarms {:.4}, +20% found {:.4}, interval holds +20% {:.4}, relative interval holds +20% {:.4}",
             rate(false_alarms),
             rate(found),
-            rate(covered)
+            rate(covered),
+            rate(relative_covered)
         );
         // +20% against 8% noise with 4 + 4 runs: Welch's test's power is
         // about 0.8 (the designed-difference integration test runs this).
