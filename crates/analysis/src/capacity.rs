@@ -158,8 +158,10 @@ impl Search {
         let step = self.ladder.step;
         let lowest = last.saturating_add(step);
         let doubled = last.saturating_mul(2).max(lowest);
-        let doubling = if doubled == lowest && lowest > last.saturating_mul(2) {
-            format!("+{step} (--step)")
+        // Doubling adds less than --step below it: the step is the least.
+        let by_step = lowest > last.saturating_mul(2);
+        let doubling = if by_step {
+            format!("+{step} (--step, more than doubling)")
         } else {
             "×2".to_string()
         };
@@ -169,7 +171,11 @@ impl Search {
                 let aim = (knee * 1.1).ceil() as u32;
                 let next = aim.clamp(lowest, doubled);
                 let why = if aim > doubled {
-                    format!("{doubling}: at most doubling toward the knee Little's law puts at {knee:.0}")
+                    if by_step {
+                        format!("{doubling} toward the knee Little's law puts at {knee:.0}")
+                    } else {
+                        format!("×2: at most doubling toward the knee Little's law puts at {knee:.0}")
+                    }
                 } else if aim < lowest {
                     format!("+{step} (--step): just past the knee Little's law puts at {knee:.0}")
                 } else {
@@ -195,7 +201,7 @@ impl Search {
             }
             _ => (
                 doubled,
-                format!("{doubling}: doubling until the throughput stops growing or a resource nears 100%"),
+                format!("{doubling}: climbing until the throughput stops growing or a resource nears 100%"),
             ),
         };
         if next > self.ladder.max {
@@ -1186,7 +1192,7 @@ mod tests {
         eprintln!("{said:#?}");
         assert_eq!(said[0], "10: --start");
         assert!(
-            said[1].starts_with("20: ×2: doubling until the throughput stops growing"),
+            said[1].starts_with("20: ×2: climbing until the throughput stops growing"),
             "{said:?}"
         );
         assert!(said.iter().any(|w| w.contains("Little's law")), "{said:?}");
@@ -1213,6 +1219,22 @@ mod tests {
         assert_eq!(
             why,
             "×1.25: met at or past the knee Little's law puts at 23, so the break is near"
+        );
+        // A --step larger than the level: it says so.
+        let mut s = Search::new(Ladder {
+            start: 10,
+            step: 30,
+            max: 1000,
+            resolution: 6,
+        })
+        .aimed(AIM);
+        s.record_figures(10, true, at(9.0));
+        assert_eq!(
+            s.next_and_why().unwrap(),
+            (
+                40,
+                "+30 (--step, more than doubling): climbing until the throughput stops growing or a resource nears 100%".to_string()
+            )
         );
         // With --confirm, the repetitions say so.
         let mut s = Search::new(ladder).confirming(2);

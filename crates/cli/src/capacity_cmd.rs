@@ -909,7 +909,10 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
                     seconds_span(timing.warmup_min.as_secs_f64(), timing.warmup_max.as_secs_f64()),
                     seconds_span(timing.measure_min.as_secs_f64(), timing.measure_max.as_secs_f64()),
                     if timing.measure_near > timing.measure_min {
-                        format!("; near the target at least {:.0} s", timing.measure_near.as_secs_f64())
+                        format!(
+                            "; near the target at least {} s",
+                            headroom_report::capacity::seconds(timing.measure_near.as_secs_f64())
+                        )
                     } else {
                         String::new()
                     }

@@ -226,12 +226,21 @@ pub fn ran(level: &Level) -> String {
     )
 }
 
-/// "1 s" or "1–3 s": a span of seconds, one figure when its ends are one.
-pub fn seconds_span(low: f64, high: f64) -> String {
-    if format!("{low:.0}") == format!("{high:.0}") {
-        format!("{high:.0} s")
+/// Seconds as a person reads them: "2", "2.5".
+pub fn seconds(value: f64) -> String {
+    if (value - value.round()).abs() < 0.05 {
+        format!("{value:.0}")
     } else {
-        format!("{low:.0}–{high:.0} s")
+        format!("{value:.1}")
+    }
+}
+
+/// "1 s" or "1–2.5 s": a span of seconds, one figure when its ends are one.
+pub fn seconds_span(low: f64, high: f64) -> String {
+    if seconds(low) == seconds(high) {
+        format!("{} s", seconds(high))
+    } else {
+        format!("{}–{} s", seconds(low), seconds(high))
     }
 }
 
@@ -351,12 +360,16 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
     if result.setup.early_stop {
         let setup = &result.setup;
         let near = setup.near_min_measured_s.max(setup.min_measured_s);
-        let rule = if format!("{near:.0}") == format!("{:.0}", setup.min_measured_s) {
-            format!("after at least {:.0} s measured", setup.min_measured_s)
+        let rule = if seconds(near) == seconds(setup.min_measured_s) {
+            format!(
+                "after at least {} s measured",
+                seconds(setup.min_measured_s)
+            )
         } else {
             format!(
-                "after at least {:.0} s measured, {near:.0} s near the target",
-                setup.min_measured_s
+                "after at least {} s measured, {} s near the target",
+                seconds(setup.min_measured_s),
+                seconds(near)
             )
         };
         let total = result.levels.len();
@@ -510,6 +523,7 @@ mod tests {
         );
         assert_eq!(seconds_span(1.0, 1.0), "1 s");
         assert_eq!(seconds_span(1.0, 3.0), "1–3 s");
+        assert_eq!(seconds_span(2.0, 2.5), "2–2.5 s");
     }
 
     /// The rating words differ in width (Excellent, Good, Fair, Poor,

@@ -440,10 +440,13 @@ fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -
             "{ladder} ladder; each level: {} warm-up (until steady) + {} measured (until its verdict settles{})",
             crate::capacity::seconds_span(setup.warmup_min_s, setup.warmup_s),
             crate::capacity::seconds_span(setup.min_measured_s, setup.measured_s),
-            if format!("{near:.0}") == format!("{:.0}", setup.min_measured_s) {
+            if crate::capacity::seconds(near) == crate::capacity::seconds(setup.min_measured_s) {
                 String::new()
             } else {
-                format!("; near the target at least {near:.0} s")
+                format!(
+                    "; near the target at least {} s",
+                    crate::capacity::seconds(near)
+                )
             }
         )
     } else {
