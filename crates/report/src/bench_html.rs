@@ -125,8 +125,8 @@ fn section(html: &mut String, r: &BenchResult) {
         method = escape(&r.method)
     );
     html.push_str(
-        "<div class=\"scroll\"><table><tr><th>Figure</th><th>Mean</th><th>95% ±</th><th>CoV</th><th>n</th>\
-         <th>Unit</th><th class=\"wrap\">Each repetition</th></tr>",
+        "<div class=\"scroll\"><table><tr><th class=\"wrap\">Figure</th><th>Mean</th><th>95% ±</th><th>CoV</th><th>n</th>\
+         <th class=\"wrap\">Each repetition</th></tr>",
     );
     for m in &r.measures {
         let Some(s) = Summary::of(&m.values) else {
@@ -134,15 +134,17 @@ fn section(html: &mut String, r: &BenchResult) {
         };
         let _ = write!(
             html,
-            "<tr><td>{}{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td></tr>",
+            // Each figure with its unit, where it is read (the table
+            // scrolls on a phone: a unit column at its end went unseen).
+            "<tr><td class=\"wrap\">{}{}</td><td><b>{}</b> {unit}</td><td>{} {unit}</td><td>{}</td><td>{}</td><td class=\"wrap\">{} {unit}</td></tr>",
             escape(&m.name),
             if m.higher_is_better { "" } else { " <span class=\"meta\">(lower is better)</span>" },
             figure(s.mean),
             half_interval(&s),
             cov(&s),
             s.n,
-            escape(&m.unit),
-            m.values.iter().map(|v| figure(*v)).collect::<Vec<_>>().join(" · ")
+            m.values.iter().map(|v| figure(*v)).collect::<Vec<_>>().join(" · "),
+            unit = escape(&m.unit)
         );
     }
     html.push_str("</table></div>\n<div class=\"charts\">");
@@ -302,5 +304,11 @@ mod tests {
             "{html}"
         );
         assert!(html.contains("<span>, 4 cores, 0 MB</span>"), "{html}");
+        // The mean, its interval and the repetitions say their unit.
+        assert!(
+            html.contains("<td><b>105.0</b> events/s</td><td>±63.53 events/s</td>"),
+            "{html}"
+        );
+        assert!(html.contains("100.0 · 110.0 events/s"), "{html}");
     }
 }
