@@ -17,7 +17,7 @@ use std::fmt::Write;
 /// the table past the page's edge.
 const EXTRA_STYLE: &str =
     ".charts{grid-template-columns:repeat(auto-fill,minmax(min(100%,480px),1fr))}\
-     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:8em}";
+     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:8em}.verdict{overflow-wrap:anywhere}";
 
 /// A published figure, with the host's own where it measured the same.
 pub struct ReferenceRow {
