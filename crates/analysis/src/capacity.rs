@@ -68,6 +68,8 @@ pub struct Search {
     figures: Vec<(u32, LevelFigures)>,
     /// The verdicts of the bisection's cuts, in order.
     cuts: Vec<bool>,
+    /// Why each level run so far was chosen, in the order run.
+    reasons: Vec<String>,
 }
 
 impl Search {
@@ -86,6 +88,7 @@ impl Search {
             aim: None,
             figures: Vec::new(),
             cuts: Vec::new(),
+            reasons: Vec::new(),
         }
     }
 
@@ -149,23 +152,63 @@ impl Search {
         }
     }
 
-    /// The next level of the aimed climb above `last` (all met so far).
-    fn aimed_climb(&self, last: u32) -> u32 {
-        let lowest = last.saturating_add(self.ladder.step);
+    /// The next level of the aimed climb above `last` (all met so far),
+    /// and why.
+    fn aimed_climb(&self, last: u32) -> (u32, String) {
+        let step = self.ladder.step;
+        let lowest = last.saturating_add(step);
         let doubled = last.saturating_mul(2).max(lowest);
-        let next = match self.knee_estimate() {
+        // Doubling adds less than --step below it: the step is the least.
+        let by_step = lowest > last.saturating_mul(2);
+        let doubling = if by_step {
+            format!("+{step} (--step, more than doubling)")
+        } else {
+            "×2".to_string()
+        };
+        let (next, why) = match self.knee_estimate() {
             // Aim just past the estimate, so that it brackets the answer.
             Some(knee) if knee.is_finite() && knee > f64::from(last) * 1.1 => {
-                ((knee * 1.1).ceil() as u32).clamp(lowest, doubled)
+                let aim = (knee * 1.1).ceil() as u32;
+                let next = aim.clamp(lowest, doubled);
+                let why = if aim > doubled {
+                    if by_step {
+                        format!("{doubling} toward the knee Little's law puts at {knee:.0}")
+                    } else {
+                        format!("×2: at most doubling toward the knee Little's law puts at {knee:.0}")
+                    }
+                } else if aim < lowest {
+                    format!("+{step} (--step): just past the knee Little's law puts at {knee:.0}")
+                } else {
+                    format!("just past the knee Little's law puts at {knee:.0} (×1.1)")
+                };
+                (next, why)
             }
             // Met at (or beyond) the estimate: the response time grows
             // here, and the break is near.
             Some(knee) if knee.is_finite() => {
-                ((f64::from(last) * 1.25).ceil() as u32).clamp(lowest, doubled)
+                let quarter = (f64::from(last) * 1.25).ceil() as u32;
+                (
+                    quarter.clamp(lowest, doubled),
+                    format!(
+                        "{}: met at or past the knee Little's law puts at {knee:.0}, so the break is near",
+                        if quarter < lowest {
+                            format!("+{step} (--step)")
+                        } else {
+                            "×1.25".to_string()
+                        }
+                    ),
+                )
             }
-            _ => doubled,
+            _ => (
+                doubled,
+                format!("{doubling}: climbing until the throughput stops growing or a resource nears 100%"),
+            ),
         };
-        next.min(self.ladder.max)
+        if next > self.ladder.max {
+            (self.ladder.max, "--max".to_string())
+        } else {
+            (next, why)
+        }
     }
 
     /// Where to cut the bracket (good, bad): where the target is expected
@@ -178,18 +221,24 @@ impl Search {
     /// that all met (or all broke) are followed by the middle, so that a
     /// biased aim cannot creep; so is a bracket the Apdex says nothing of
     /// (errors or the p95 broke the level).
-    fn aimed_cut(&self, good: u32, bad: u32) -> u32 {
+    fn aimed_cut(&self, good: u32, bad: u32) -> (u32, String) {
         let middle = good + (bad - good) / 2;
+        let halfway = |why: &str| {
+            (
+                middle,
+                format!("halfway between {good} met and {bad} broken{why}"),
+            )
+        };
         let (Some(aim), Some(a_good), Some(a_bad)) = (self.aim, self.apdex(good), self.apdex(bad))
         else {
-            return middle;
+            return halfway("");
         };
         if good == 0 || a_bad >= aim.target_apdex || a_good < aim.target_apdex {
-            return middle;
+            return halfway(" (the Apdex does not cross the target between them)");
         }
         if let [.., a, b, c] = self.cuts.as_slice() {
             if a == b && b == c {
-                return middle;
+                return halfway(" (three cuts in a row on one side)");
             }
         }
         let inside = |x: &f64| *x >= f64::from(good) + 0.5 && *x < f64::from(bad) - 0.5;
@@ -210,14 +259,25 @@ impl Search {
         let span = bad - good;
         let margin = self.ladder.resolution;
         if 2 * margin >= span {
-            return middle;
+            return halfway("");
         }
-        at_t.filter(inside)
-            .or(by_response.filter(inside))
-            .or_else(|| crossing(good, a_good, bad, a_bad, aim.target_apdex))
-            .map_or(middle, |x| {
-                (x.round() as u32).clamp(good + margin, bad - margin)
-            })
+        let aimed = at_t
+            .filter(inside)
+            .map(|x| (x, "Little's law's knee at the Apdex T"))
+            .or(by_response
+                .filter(inside)
+                .map(|x| (x, "Little's law where the response time crosses the target")))
+            .or_else(|| {
+                crossing(good, a_good, bad, a_bad, aim.target_apdex)
+                    .map(|x| (x, "where the Apdex line crosses the target"))
+            });
+        match aimed {
+            Some((x, how)) => {
+                let cut = (x.round() as u32).clamp(good + margin, bad - margin);
+                (cut, format!("between {good} met and {bad} broken: {how}"))
+            }
+            None => halfway(""),
+        }
     }
 
     /// The mean of `pick` over a level's measurements that have it.
@@ -296,6 +356,12 @@ impl Search {
 
     /// The next level to run, or `None` when the search is over.
     pub fn next(&self) -> Option<u32> {
+        self.next_and_why().map(|(users, _)| users)
+    }
+
+    /// The next level to run and why it was chosen ("×2", "halfway between
+    /// 40 met and 80 broken", ...), or `None` when the search is over.
+    pub fn next_and_why(&self) -> Option<(u32, String)> {
         match self.phase {
             Phase::Done => {
                 let good = self.highest_good();
@@ -303,18 +369,48 @@ impl Search {
                 good.into_iter()
                     .chain(bad)
                     .find(|&users| self.measurements(users).1 < self.confirm)
+                    .map(|users| {
+                        let n = self.measurements(users).1 + 1;
+                        (
+                            users,
+                            format!(
+                                "measurement {n} of {} (--confirm) of the {} level",
+                                self.confirm,
+                                if Some(users) == good {
+                                    "last met"
+                                } else {
+                                    "first broken"
+                                }
+                            ),
+                        )
+                    })
             }
             Phase::Bisecting { good, bad } => Some(if self.aim.is_some() {
                 self.aimed_cut(good, bad)
             } else {
-                good + (bad - good) / 2
+                (
+                    good + (bad - good) / 2,
+                    format!("halfway between {good} met and {bad} broken"),
+                )
             }),
             Phase::Climbing => Some(match self.tried().last() {
-                None => self.ladder.start,
+                None => (self.ladder.start, "--start".to_string()),
                 Some(&users) if self.aim.is_some() => self.aimed_climb(users),
-                Some(&users) => (users + self.ladder.step).min(self.ladder.max),
+                Some(&users) if users + self.ladder.step > self.ladder.max => {
+                    (self.ladder.max, "--max".to_string())
+                }
+                Some(&users) => (
+                    users + self.ladder.step,
+                    format!("+{} (--step)", self.ladder.step),
+                ),
             }),
         }
+    }
+
+    /// Why each level run so far was chosen, in the order run (as
+    /// [`Search::drive`] ran them).
+    pub fn reasons(&self) -> &[String] {
+        &self.reasons
     }
 
     fn highest_good(&self) -> Option<u32> {
@@ -402,9 +498,12 @@ impl Search {
         F: FnMut(u32, u32) -> Fut,
         Fut: std::future::Future<Output = Result<Option<(bool, LevelFigures)>, E>>,
     {
-        while let Some(users) = self.next() {
+        while let Some((users, why)) = self.next_and_why() {
             match measure(users, self.remaining_estimate()).await? {
-                Some((good, figures)) => self.record_figures(users, good, figures),
+                Some((good, figures)) => {
+                    self.reasons.push(why);
+                    self.record_figures(users, good, figures)
+                }
                 None => return Ok(false),
             }
         }
@@ -631,7 +730,7 @@ impl Bottleneck {
                 }
             ),
             "cpu" if !self.processes.is_empty() => format!(
-                "{} CPU {:.0}% ({}) at {} users",
+                "{} machine CPU {:.0}% ({} of it) at {} users",
                 self.host,
                 self.figure,
                 self.processes
@@ -645,7 +744,7 @@ impl Bottleneck {
                 "{} {} {:.0}% at {} users",
                 self.host,
                 match resource {
-                    "cpu" => "CPU",
+                    "cpu" => "machine CPU",
                     "disk" => "disk %util",
                     "network" => "network link",
                     other => other,
@@ -796,7 +895,7 @@ mod tests {
         let b = bottleneck(90, &[f]).unwrap();
         assert_eq!(
             b.describe(),
-            "db CPU 94% (php-fpm 80%, mariadbd 7%) at 90 users"
+            "db machine CPU 94% (php-fpm 80%, mariadbd 7% of it) at 90 users"
         );
     }
 
@@ -1052,5 +1151,101 @@ mod tests {
         assert_eq!(rps_for(40.0, half, think), 20.0);
         assert_eq!(users_for(20.0, half, think), 40.0);
         assert_eq!(rps_for(1.0, Duration::ZERO, Duration::ZERO), 0.0);
+    }
+
+    /// Levels grew ×1.25 a step where the docs said ×2, and nothing said
+    /// why: every level carries the rule that chose it.
+    #[test]
+    fn every_level_says_why_it_was_chosen() {
+        let ladder = Ladder {
+            start: 10,
+            step: 10,
+            max: 100,
+            resolution: 2,
+        };
+        let mut s = Search::new(ladder);
+        let mut said = Vec::new();
+        while let Some((users, why)) = s.next_and_why() {
+            said.push(format!("{users}: {why}"));
+            s.record(users, users <= 34);
+        }
+        assert_eq!(
+            said[..6],
+            [
+                "10: --start",
+                "20: +10 (--step)",
+                "30: +10 (--step)",
+                "40: +10 (--step)",
+                "50: +10 (--step)",
+                "35: halfway between 30 met and 40 broken",
+            ],
+            "{said:?}"
+        );
+        // The aimed ladder: doubling, then Little's law, then cuts.
+        let mut s = Search::new(LADDER).aimed(AIM);
+        let mut said = Vec::new();
+        while let Some((users, why)) = s.next_and_why() {
+            said.push(format!("{users}: {why}"));
+            let (good, figures) = closed_system(users, 90.0);
+            s.record_figures(users, good, figures);
+        }
+        eprintln!("{said:#?}");
+        assert_eq!(said[0], "10: --start");
+        assert!(
+            said[1].starts_with("20: ×2: climbing until the throughput stops growing"),
+            "{said:?}"
+        );
+        assert!(said.iter().any(|w| w.contains("Little's law")), "{said:?}");
+        assert!(
+            said.iter()
+                .any(|w| w.contains(" met and ") && w.contains(" broken")),
+            "{said:?}"
+        );
+        // Met at the knee estimate: ×1.25 steps, and why.
+        let mut s = Search::new(LADDER).aimed(AIM);
+        let at = |rps: f64| LevelFigures {
+            rps,
+            mean_response: Duration::from_millis(100),
+            apdex: Some(1.0),
+            utilization: None,
+            think: None,
+        };
+        s.record_figures(10, true, at(9.0));
+        s.record_figures(20, true, at(18.0));
+        s.record_figures(40, true, at(20.0));
+        // Flat at 20 req/s: the knee at 20 × 1.15 s = 23 users, met at 40.
+        let (users, why) = s.next_and_why().unwrap();
+        assert_eq!(users, 50);
+        assert_eq!(
+            why,
+            "×1.25: met at or past the knee Little's law puts at 23, so the break is near"
+        );
+        // A --step larger than the level: it says so.
+        let mut s = Search::new(Ladder {
+            start: 10,
+            step: 30,
+            max: 1000,
+            resolution: 6,
+        })
+        .aimed(AIM);
+        s.record_figures(10, true, at(9.0));
+        assert_eq!(
+            s.next_and_why().unwrap(),
+            (
+                40,
+                "+30 (--step, more than doubling): climbing until the throughput stops growing or a resource nears 100%".to_string()
+            )
+        );
+        // With --confirm, the repetitions say so.
+        let mut s = Search::new(ladder).confirming(2);
+        let mut said = Vec::new();
+        while let Some((users, why)) = s.next_and_why() {
+            said.push(format!("{users}: {why}"));
+            s.record(users, users <= 34);
+        }
+        assert!(
+            said.contains(&"33: measurement 2 of 2 (--confirm) of the last met level".to_string()),
+            "{said:?}"
+        );
     }
 }

@@ -213,6 +213,13 @@ pub struct Difference {
     /// The change in % of `a`'s mean (`None` when that mean is 0).
     pub change_pct: Option<f64>,
     pub ci95: (f64, f64),
+    /// The 95% interval of the change as a share of `a`'s mean (0.05 for
+    /// +5%): Fieller's interval of the ratio of the two means, minus 1.
+    /// It accounts for the baseline mean's own uncertainty (the Welch
+    /// interval divided by `a`'s mean would not) and uses the same t as
+    /// `ci95`, so it holds 0 exactly when `ci95` does. `None` when `a`'s
+    /// mean is not clearly away from 0 (then the interval is unbounded).
+    pub relative_ci95: Option<(f64, f64)>,
     pub df: f64,
     /// The interval excludes 0: the difference is not noise.
     pub significant: bool,
@@ -231,15 +238,32 @@ pub fn difference(a: &[f64], b: &[f64]) -> Option<Difference> {
     }
     let df = se2 * se2 / (va * va / (sa.n as f64 - 1.0) + vb * vb / (sb.n as f64 - 1.0));
     let change = sb.mean - sa.mean;
-    let half = t95(df) * se2.sqrt();
+    let t = t95(df);
+    let half = t * se2.sqrt();
     let ci95 = (change - half, change + half);
     Some(Difference {
         change,
         change_pct: (sa.mean.abs() > f64::EPSILON).then(|| change / sa.mean * 100.0),
         ci95,
+        relative_ci95: fieller(sa.mean, va, sb.mean, vb, t)
+            .map(|(low, high)| (low - 1.0, high - 1.0)),
         df,
         significant: ci95.0 > 0.0 || ci95.1 < 0.0,
     })
+}
+
+/// Fieller's interval of the ratio μb / μa of two independent means
+/// (means `ma`, `mb`, their squared standard errors `va`, `vb`): the
+/// ratios ρ with (mb − ρ·ma)² ≤ t²·(vb + ρ²·va). Bounded only when `ma` is
+/// clearly away from 0 (ma² > t²·va); `None` otherwise.
+fn fieller(ma: f64, va: f64, mb: f64, vb: f64, t: f64) -> Option<(f64, f64)> {
+    let q = ma * ma - t * t * va;
+    if q <= 0.0 || !t.is_finite() {
+        return None;
+    }
+    // (ma·mb)² − q·(mb² − t²·vb) = t²·(va·mb² + vb·q) ≥ 0.
+    let root = (t * t * (va * mb * mb + vb * q)).sqrt();
+    Some(((ma * mb - root) / q, (ma * mb + root) / q))
 }
 
 /// A cell's figure across its repetitions.
@@ -485,6 +509,20 @@ mod tests {
         assert!((d.ci95.0 - 5.365481831112397).abs() < 1e-9, "{d:?}");
         assert!((d.ci95.1 - 13.434518168887585).abs() < 1e-9, "{d:?}");
         assert!(d.significant);
+        // Fieller's interval of the ratio (t(7.5643) = 2.329330150857689):
+        // +5.22% to +13.49% around +9.29% (the Welch interval over the
+        // baseline's mean, 101.2, would say +5.30% to +13.28%).
+        let (low, high) = d.relative_ci95.unwrap();
+        assert!((low - 0.05221501721404609).abs() < 1e-9, "{d:?}");
+        assert!((high - 0.13487664279856193).abs() < 1e-9, "{d:?}");
+        assert!(low < d.change_pct.unwrap() / 100.0 && d.change_pct.unwrap() / 100.0 < high);
+        // A baseline whose mean is not clearly away from 0: unbounded.
+        assert_eq!(
+            difference(&[-1.0, 1.0, 0.5], &[5.0, 6.0, 7.0])
+                .unwrap()
+                .relative_ci95,
+            None
+        );
         // Noise: CI -49.28595033389013 .. 65.95261700055681, not significant.
         let d = difference(&[100.0, 130.0, 80.0], &[105.0, 90.0, 140.0]).unwrap();
         assert!((d.ci95.0 + 49.28595033389013).abs() < 1e-9, "{d:?}");
@@ -568,7 +606,7 @@ mod tests {
         // 4 repetitions per cell, run-to-run noise 8% of the mean (as the
         // designed-difference test's server gives), 4,000 seeds.
         let seeds = 4000;
-        let (mut false_alarms, mut found, mut covered) = (0, 0, 0);
+        let (mut false_alarms, mut found, mut covered, mut relative_covered) = (0, 0, 0, 0);
         for seed in 0..seeds {
             let mut rng = headroom_units::rng::Rng::new(seed, 7);
             let a = normal_runs(&mut rng, 4, 100.0, 8.0);
@@ -584,6 +622,13 @@ mod tests {
             if d.ci95.0 <= 20.0 && 20.0 <= d.ci95.1 {
                 covered += 1;
             }
+            // The true ratio is 1.2: +20% of the baseline.
+            let (low, high) = d.relative_ci95.unwrap();
+            if low <= 0.2 && 0.2 <= high {
+                relative_covered += 1;
+            }
+            // It holds 0 exactly when the difference's interval does.
+            assert_eq!(d.significant, low > 0.0 || high < 0.0, "{d:?}");
         }
         let rate = |n: u64| n as f64 / seeds as f64;
         // Welch's interval at 95%: 5% false alarms (binomial sd 0.34%).
@@ -593,10 +638,11 @@ mod tests {
             rate(false_alarms)
         );
         eprintln!(
-            "false alarms {:.4}, +20% found {:.4}, interval holds +20% {:.4}",
+            "false alarms {:.4}, +20% found {:.4}, interval holds +20% {:.4}, relative interval holds +20% {:.4}",
             rate(false_alarms),
             rate(found),
-            rate(covered)
+            rate(covered),
+            rate(relative_covered)
         );
         // +20% against 8% noise with 4 + 4 runs: Welch's test's power is
         // about 0.8 (the designed-difference integration test runs this).
@@ -605,6 +651,12 @@ mod tests {
             (0.93..0.97).contains(&rate(covered)),
             "covered {}",
             rate(covered)
+        );
+        // Fieller's interval holds the true relative change as often.
+        assert!(
+            (0.93..0.97).contains(&rate(relative_covered)),
+            "relative interval covered {}",
+            rate(relative_covered)
         );
     }
 }

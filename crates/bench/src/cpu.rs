@@ -134,7 +134,10 @@ pub fn run(o: &CpuOptions, stop: &AtomicBool) -> Result<BenchResult, BenchError>
     let mut prime_1 = measure("prime_1t", "sysbench prime, 1 thread", "events/s", true);
     let mut prime_n = measure(
         "prime_all",
-        format!("sysbench prime, {threads} threads"),
+        format!(
+            "sysbench prime, {}",
+            headroom_units::quantity::count(threads, "thread", "threads")
+        ),
         "events/s",
         true,
     );
@@ -146,7 +149,10 @@ pub fn run(o: &CpuOptions, stop: &AtomicBool) -> Result<BenchResult, BenchError>
     );
     let mut gzip_n = measure(
         "gzip_all",
-        format!("gzip -6 of a 64 KiB page, {threads} threads"),
+        format!(
+            "gzip -6 of a 64 KiB page, {}",
+            headroom_units::quantity::count(threads, "thread", "threads")
+        ),
         "MB/s",
         true,
     );

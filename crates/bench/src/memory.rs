@@ -257,7 +257,10 @@ pub fn run(o: &MemoryOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
     let mut measures = Vec::new();
     for (t, label) in [
         (1, "1 thread".to_string()),
-        (threads, format!("{threads} threads")),
+        (
+            threads,
+            headroom_units::quantity::count(threads, "thread", "threads"),
+        ),
     ] {
         for (key, name, _) in KERNELS {
             let suffix = if t == 1 { "1t" } else { "all" };

@@ -71,6 +71,10 @@ pub struct Level {
     /// answer it decides is not valid.
     #[serde(default)]
     pub thin: bool,
+    /// Why the search chose this many users ("×2: doubling ...", "halfway
+    /// between 40 met and 80 broken").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 /// A level's verdict as it settled during the level.
@@ -175,6 +179,7 @@ impl Level {
             think_s: None,
             min_samples: 0,
             thin: false,
+            why: String::new(),
         })
     }
 
@@ -232,6 +237,13 @@ pub struct CapacitySetup {
     /// `aimed` or `plain`.
     #[serde(default)]
     pub ladder: String,
+    /// The plain ladder's step (the aimed ladder's smallest), users.
+    #[serde(default)]
+    pub step: u32,
+    /// The bisection ends when the last met and first broken levels are
+    /// this close, users.
+    #[serde(default)]
+    pub resolution: u32,
     /// Levels stop when their verdict settles (after `min_measured_s`).
     #[serde(default)]
     pub early_stop: bool,
@@ -249,6 +261,10 @@ pub struct CapacitySetup {
     /// What the search lengthened to fit its users' think time, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lengthened: Option<String>,
+    /// The server's processes watched on the monitored hosts (`--process`):
+    /// their CPU is the server's, the host's is the whole machine's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<String>,
 }
 
 /// Levels that ran their full duration although their verdict settled
@@ -540,19 +556,20 @@ impl CapacityResult {
         self
     }
 
-    /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; CPU 96% at 50 users".
+    /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi machine CPU 96% at 50 users".
     pub fn verdict(&self) -> String {
         if self.status == "interrupted" {
             return format!("no answer: {}", self.limit_note);
         }
         let mut text = match self.capacity.users {
             Some(users) => format!(
-                "{}{users} users{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
+                "{}{}{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
                 if self.capacity.at_least {
                     "at least "
                 } else {
                     ""
                 },
+                headroom_units::quantity::count(users as usize, "user", "users"),
                 self.confirmation
                     .as_ref()
                     .map_or(String::new(), |c| if c.low == c.high {
@@ -682,6 +699,7 @@ mod tests {
             think_s: None,
             min_samples: 0,
             thin: false,
+            why: String::new(),
         }
     }
 
@@ -689,7 +707,7 @@ mod tests {
     fn the_most_saturated_resource_is_the_bottleneck() {
         let b = bottleneck_of(&level(50, 96.0, 20.0, 0)).unwrap();
         assert_eq!((b.resource.as_str(), b.figure, b.users), ("cpu", 96.0, 50));
-        assert_eq!(b.describe(), "pi CPU 96% at 50 users");
+        assert_eq!(b.describe(), "pi machine CPU 96% at 50 users");
         assert_eq!(
             bottleneck_of(&level(50, 92.0, 99.0, 0)).unwrap().resource,
             "disk"
@@ -776,7 +794,7 @@ mod tests {
         );
         assert_eq!(
             r.verdict(),
-            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi CPU 96% at 50 users"
+            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi machine CPU 96% at 50 users"
         );
         let calm = level(50, 30.0, 10.0, 0);
         let r = CapacityResult::new(

@@ -310,7 +310,7 @@ pub struct CapacityArgs {
     #[arg(long, default_value_t = 10, value_parser = at_least_one)]
     pub start: u32,
 
-    /// Users added per level.
+    /// Users added per level by the plain ladder; the aimed ladder's smallest step.
     #[arg(long, default_value_t = 10, value_parser = at_least_one)]
     pub step: u32,
 
@@ -318,7 +318,8 @@ pub struct CapacityArgs {
     #[arg(long, default_value_t = 500, value_parser = at_least_one)]
     pub max: u32,
 
-    /// Bisection stops this close to the answer (default: a fifth of --step).
+    /// The cuts between the last met and the first broken level stop when they are this close,
+    /// in users (default: a fifth of --step).
     #[arg(long, value_parser = at_least_one)]
     pub resolution: Option<u32>,
 
@@ -350,8 +351,11 @@ pub struct CapacityArgs {
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub warmup_min: Option<Duration>,
 
-    /// How levels are placed: `aimed` (doubling, then Little's law at the throughput ceiling,
-    /// then where the Apdex crosses the target) or `plain` (--start, then --step at a time).
+    /// How levels are placed: `aimed` (from --start the users double until the throughput stops
+    /// growing or a resource nears 100%, then aim just past Little's law's knee, ×1.25 a level
+    /// once a level met at or past it; after the first broken level, cuts where the Apdex should
+    /// cross the target, down to --resolution) or `plain` (--start, then --step at a time until
+    /// two levels in a row break, then halving down to --resolution). Each level says why.
     #[arg(long, default_value = "aimed", value_parser = ["aimed", "plain"])]
     pub ladder: String,
 

@@ -17,7 +17,7 @@ use headroom_bundle::warnings::RunWarning;
 use headroom_load::engine::Workload;
 use headroom_load::live_metrics::LiveMetrics;
 use headroom_load::run::{default_bundle_dir, run as run_plan, Progress};
-use headroom_report::capacity::render_capacity;
+use headroom_report::capacity::{render_capacity, seconds_span};
 use headroom_report::junit::junit_capacity;
 use headroom_report::live_line;
 use std::cell::RefCell;
@@ -391,7 +391,8 @@ impl LevelWatch<'_> {
         let (requests, _) = self.measured();
         let samples = if requests < self.timing.min_samples {
             format!(
-                "; thin: {requests} requests measured, fewer than --min-samples {}",
+                "; thin: {} measured, fewer than --min-samples {}",
+                headroom_units::quantity::count(requests as usize, "request", "requests"),
                 self.timing.min_samples
             )
         } else if measured > self.timing.measure_max {
@@ -773,8 +774,12 @@ fn level_line(level: &Level) -> String {
         level
             .resources
             .iter()
-            .filter_map(|h| h.cpu_avg.map(|c| format!(", {} CPU {c:.0}%", h.host)))
-            .collect::<String>(),
+            .filter_map(|h| h
+                .cpu_avg
+                .map(|c| format!(", {} machine CPU {c:.0}%", h.host)))
+            .collect::<String>()
+            + &headroom_report::capacity::server_cpu(level)
+                .map_or(String::new(), |cpu| format!(", server CPU {cpu}")),
         if level.generator_limited {
             ", generator limited"
         } else {
@@ -865,7 +870,10 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         measured_s: timing.measure_max.as_secs_f64(),
         min_samples: timing.min_samples,
         lengthened: lengthened.clone(),
+        processes: common.process.clone(),
         ladder: args.ladder.clone(),
+        step: ladder.step,
+        resolution: ladder.resolution,
         early_stop: timing.early_stop,
         min_measured_s: timing.measure_min.as_secs_f64(),
         near_min_measured_s: timing.measure_near.as_secs_f64(),
@@ -874,7 +882,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     let monitored = !common.monitor.is_empty();
     if !quiet {
         eprintln!(
-            "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; {} levels from {} up to {} users (steps of at least {}); {}",
+            "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; {} ladder from {} up to {} ({}); {}",
             args.load.url,
             target.apdex,
             target.max_error * 100.0,
@@ -883,16 +891,31 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
                 .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
             args.ladder,
             ladder.start,
-            ladder.max,
-            ladder.step,
+            headroom_units::quantity::count(ladder.max as usize, "user", "users"),
+            if args.ladder == "aimed" {
+                format!(
+                    "steps of at least {}",
+                    headroom_units::quantity::count(ladder.step as usize, "user", "users")
+                )
+            } else {
+                format!(
+                    "steps of {}",
+                    headroom_units::quantity::count(ladder.step as usize, "user", "users")
+                )
+            },
             if timing.early_stop {
                 format!(
-                    "each level warms up {:.0}–{:.0} s (until steady) and measures {:.0}–{:.0} s (until its verdict settles; near the target at least {} s)",
-                    timing.warmup_min.as_secs_f64(),
-                    timing.warmup_max.as_secs_f64(),
-                    timing.measure_min.as_secs_f64(),
-                    timing.measure_max.as_secs_f64(),
-                    timing.measure_near.as_secs_f64()
+                    "each level warms up {} (until steady) and measures {} (until its verdict settles{})",
+                    seconds_span(timing.warmup_min.as_secs_f64(), timing.warmup_max.as_secs_f64()),
+                    seconds_span(timing.measure_min.as_secs_f64(), timing.measure_max.as_secs_f64()),
+                    if timing.measure_near > timing.measure_min {
+                        format!(
+                            "; near the target at least {} s",
+                            headroom_report::capacity::seconds(timing.measure_near.as_secs_f64())
+                        )
+                    } else {
+                        String::new()
+                    }
                 )
             } else {
                 format!(
@@ -957,7 +980,10 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         })
         .await?;
     let was_interrupted = !completed;
-    let levels = levels.into_inner();
+    let mut levels = levels.into_inner();
+    for (level, why) in levels.iter_mut().zip(search.reasons()) {
+        level.why = why.clone();
+    }
     let mut result = CapacityResult::new(
         target,
         levels,

@@ -97,13 +97,13 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
     if !args.quiet {
         let (min, max, _) = estimate(&experiment);
         eprintln!(
-            "headroom: experiment '{}': {} cells, {} runs{} → {}",
+            "headroom: experiment '{}': {}, {}{} → {}",
             experiment.name,
-            plan.cells.len(),
+            headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
             if min == max {
-                max.to_string()
+                headroom_units::quantity::count(max, "run", "runs")
             } else {
-                format!("{min}–{max}")
+                format!("{min}–{max} runs")
             },
             if prepared.resumed {
                 " (continuing: finished runs are kept)"

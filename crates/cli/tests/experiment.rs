@@ -109,14 +109,11 @@ fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it()
         .unwrap();
     assert_eq!(mean["significant"], true, "{mean}");
     assert_eq!(mean["worse"], true, "{mean}");
-    let base_mean = result["cells"][0]["figures"]["mean"]["mean"]
-        .as_f64()
-        .unwrap();
-    let ci = mean["ci95"].as_array().unwrap();
-    let (low, high) = (
-        ci[0].as_f64().unwrap() / base_mean * 100.0,
-        ci[1].as_f64().unwrap() / base_mean * 100.0,
-    );
+    // The relative change's own interval (Fieller's, in % of the baseline).
+    let ci = mean["change_pct_ci95"].as_array().unwrap();
+    let (low, high) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+    let change = mean["change_pct"].as_f64().unwrap();
+    assert!(low < change && change < high, "{mean}");
     assert!(
         low < 20.0 && 20.0 < high,
         "CI {low:.1}%..{high:.1}% misses +20%: {mean}"
@@ -149,7 +146,10 @@ fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it()
         stdout.contains("mean (ms) — mean ±95% interval"),
         "{stdout}"
     );
-    assert!(stdout.contains("worse (95% CI"), "{stdout}");
+    assert!(
+        stdout.contains("% (95%: +") && stdout.contains("%), worse"),
+        "{stdout}"
+    );
 
     // Run again: nothing is left to run, the result is the same.
     let again = experiment(&[file_s, "--out", out_s, "--quiet"]);

@@ -123,6 +123,42 @@ impl Figure {
         }
     }
 
+    /// A share (errors of the requests, CPU of the host): its changes are
+    /// said in percentage points, not in % of itself.
+    pub fn is_share(self) -> bool {
+        matches!(self, Figure::Errors | Figure::Cpu)
+    }
+
+    /// The unit of a shown value ("ms", "req/s"; "" for the Apdex, "%"
+    /// for shares).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Figure::Apdex => "",
+            Figure::Min
+            | Figure::Mean
+            | Figure::P50
+            | Figure::P90
+            | Figure::P95
+            | Figure::P99
+            | Figure::Max => "ms",
+            Figure::Errors | Figure::Cpu => "%",
+            Figure::Throughput => "req/s",
+            Figure::Users | Figure::UsersLost => "users",
+            Figure::FaultErrors => "errors",
+            Figure::Recovery => "s",
+        }
+    }
+
+    /// The unit of a stored value (runs.csv, experiment.json): errors as a
+    /// share of 1, the rest as shown.
+    pub fn stored_unit(self) -> &'static str {
+        match self {
+            Figure::Errors => "share of requests (0-1)",
+            Figure::Apdex => "Apdex (0-1)",
+            other => other.unit(),
+        }
+    }
+
     /// True when a larger value is better (Apdex, throughput, capacity).
     pub fn higher_is_better(self) -> bool {
         matches!(self, Figure::Apdex | Figure::Throughput | Figure::Users)

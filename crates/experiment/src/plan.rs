@@ -294,7 +294,7 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
             )
         },
         if min_runs == max_runs {
-            format!("{max_runs} runs")
+            headroom_units::quantity::count(max_runs, "run", "runs")
         } else {
             format!("{min_runs}–{max_runs} runs")
         }

@@ -43,6 +43,10 @@ pub struct Comparison {
     /// The change of the means in % of the baseline's (`None` when the
     /// baseline's mean is 0 or a side has no value).
     pub change_pct: Option<f64>,
+    /// The change as said: in % of the baseline, in percentage points
+    /// (a share: errors, CPU) or in the figure's unit, with its 95%
+    /// interval in the same unit (`None` when no change is said).
+    pub shown: Option<ShownChange>,
     /// What the comparison says, in words.
     pub verdict: String,
     /// The change is real (its interval excludes 0, or the two cells
@@ -58,6 +62,117 @@ pub struct MainEffect {
     pub factor: String,
     pub figure: Figure,
     pub levels: Vec<(String, f64)>,
+}
+
+/// The unit a comparison's change is said in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeUnit {
+    /// % of the baseline's mean; the interval is Fieller's (the ratio of
+    /// the two means), so it accounts for the baseline's own spread.
+    Percent,
+    /// Percentage points: a share (errors, CPU) changes in its own unit,
+    /// and the interval is Welch's, in points.
+    Points,
+    /// The figure's own unit (ms, req/s, users): the baseline's mean is
+    /// too close to 0 for a share of it to mean anything.
+    Figure,
+}
+
+/// A change and its 95% interval, both in `unit`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShownChange {
+    pub unit: ChangeUnit,
+    pub value: f64,
+    /// `None` when there is no interval (a side did not vary, or has one
+    /// repetition).
+    pub ci95: Option<(f64, f64)>,
+}
+
+impl ShownChange {
+    /// The change in the unit the figure's comparison is said in; `None`
+    /// without a change to say (a side without values, or lower bounds).
+    pub fn of(figure: Figure, base: &[f64], other: &[f64], d: Option<&Difference>) -> Option<Self> {
+        let (a, b) = (Summary::of(base)?.mean, Summary::of(other)?.mean);
+        if figure.is_share() {
+            return Some(ShownChange {
+                unit: ChangeUnit::Points,
+                value: figure.shown(b - a),
+                ci95: d.map(|d| (figure.shown(d.ci95.0), figure.shown(d.ci95.1))),
+            });
+        }
+        match d {
+            Some(d) => match d.relative_ci95 {
+                Some((low, high)) => Some(ShownChange {
+                    unit: ChangeUnit::Percent,
+                    value: (b - a) / a * 100.0,
+                    ci95: Some((low * 100.0, high * 100.0)),
+                }),
+                None => Some(ShownChange {
+                    unit: ChangeUnit::Figure,
+                    value: b - a,
+                    ci95: Some(d.ci95),
+                }),
+            },
+            None if a.abs() > f64::EPSILON => Some(ShownChange {
+                unit: ChangeUnit::Percent,
+                value: (b - a) / a * 100.0,
+                ci95: None,
+            }),
+            None => Some(ShownChange {
+                unit: ChangeUnit::Figure,
+                value: b - a,
+                ci95: None,
+            }),
+        }
+    }
+
+    /// One value in the unit: "+20.3%", "−1.2 pp", "+5.0 ms".
+    pub fn value_text(&self, figure: Figure, value: f64) -> String {
+        match self.unit {
+            ChangeUnit::Percent => format!("{}%", signed(value, 1)),
+            ChangeUnit::Points => format!("{} pp", signed(value, 1)),
+            ChangeUnit::Figure => {
+                let unit = figure.unit();
+                let number = signed(value, figure.decimals().max(1));
+                if unit.is_empty() {
+                    number
+                } else {
+                    format!("{number} {unit}")
+                }
+            }
+        }
+    }
+
+    /// The interval alone: "95%: +18.1% to +22.6%".
+    pub fn interval_text(&self, figure: Figure) -> Option<String> {
+        self.ci95.map(|(low, high)| {
+            format!(
+                "95%: {} to {}",
+                self.value_text(figure, low),
+                self.value_text(figure, high)
+            )
+        })
+    }
+
+    /// "+20.3% (95%: +18.1% to +22.6%)", or the change alone without an
+    /// interval.
+    pub fn text(&self, figure: Figure) -> String {
+        let value = self.value_text(figure, self.value);
+        match self.interval_text(figure) {
+            Some(interval) => format!("{value} ({interval})"),
+            None => value,
+        }
+    }
+
+    /// The JSON name of the unit: `pct` (of the baseline), `pp`, or the
+    /// figure's own.
+    pub fn unit_name(&self) -> &'static str {
+        match self.unit {
+            ChangeUnit::Percent => "percent of the baseline",
+            ChangeUnit::Points => "percentage points",
+            ChangeUnit::Figure => "the figure's unit",
+        }
+    }
 }
 
 impl Comparison {
@@ -218,11 +333,22 @@ pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
                     (cells[found.cell].at_least[k], &cells[found.cell]),
                 );
                 let censored = lower_bounds(bounds.0, bounds.1, *figure, k);
+                let shown = if censored.is_some() {
+                    None
+                } else {
+                    ShownChange::of(
+                        *figure,
+                        &runs[found.baseline_cell],
+                        &runs[found.cell],
+                        found.difference.as_ref(),
+                    )
+                };
                 let (verdict, real, worse) = match &censored {
                     Some(why) => (why.clone(), false, false),
                     None => verdict(
                         *figure,
                         found.difference.as_ref(),
+                        shown.as_ref(),
                         &runs[found.baseline_cell],
                         &runs[found.cell],
                     ),
@@ -244,6 +370,7 @@ pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
                     _ => None,
                 };
                 comparisons.push(Comparison {
+                    shown,
                     change_pct,
                     factor: factor.name.clone(),
                     level,
@@ -283,9 +410,9 @@ fn lower_bounds(
         (n > 0).then(|| {
             let low = cell.values[k].iter().copied().fold(f64::INFINITY, f64::min);
             format!(
-                "{} reached the search's max in {n} of {} repetitions (at least {:.*} {})",
+                "{} reached the search's max in {n} of {} (at least {:.*} {})",
                 cell.label,
-                cell.values[k].len(),
+                headroom_units::quantity::count(cell.values[k].len(), "repetition", "repetitions"),
                 figure.decimals(),
                 figure.shown(low),
                 figure.name()
@@ -301,10 +428,15 @@ fn lower_bounds(
     })
 }
 
-fn signed(value: f64) -> String {
-    let text = format!("{value:+.1}");
-    if text == "+0.0" || text == "-0.0" {
-        "0.0".into()
+/// "+1.2", "−3.4" (a true minus), "0.0".
+fn signed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:+.decimals$}");
+    if text
+        .trim_start_matches(['+', '-'])
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        text.trim_start_matches(['+', '-']).to_string()
     } else {
         text.replace('-', "−")
     }
@@ -315,6 +447,7 @@ fn signed(value: f64) -> String {
 fn verdict(
     figure: Figure,
     d: Option<&Difference>,
+    shown: Option<&ShownChange>,
     base: &[f64],
     other: &[f64],
 ) -> (String, bool, bool) {
@@ -340,47 +473,25 @@ fn verdict(
         let better = (other_mean > base_mean) == figure.higher_is_better();
         return (
             format!(
-                "{} in every repetition (no variation to test)",
+                "{}{} in every repetition (no variation to test)",
+                shown.map_or(String::new(), |s| format!("{}, ", s.text(figure))),
                 if better { "better" } else { "worse" }
             ),
             true,
             !better,
         );
     };
-    // Errors change by percentage points (a share of requests), not in % of a share.
-    let interval = if figure == Figure::Errors {
-        format!(
-            "95% CI {} to {} points",
-            signed(figure.shown(d.ci95.0)),
-            signed(figure.shown(d.ci95.1))
-        )
-    } else if base_mean.abs() > f64::EPSILON {
-        format!(
-            "95% CI {}% to {}%",
-            signed(d.ci95.0 / base_mean * 100.0),
-            signed(d.ci95.1 / base_mean * 100.0)
-        )
-    } else {
-        format!("95% CI {} to {}", signed(d.ci95.0), signed(d.ci95.1))
-    };
-    let change = match (figure, d.change_pct) {
-        (Figure::Errors, _) => format!("{} points", signed(figure.shown(d.change))),
-        (_, Some(p)) => format!("{}%", signed(p)),
-        (_, None) => signed(d.change),
-    };
+    let change = shown.map_or_else(|| signed(d.change, 1), |s| s.text(figure));
     if !d.significant {
         return (
-            format!("{change}, not distinguishable from noise ({interval} includes 0)"),
+            format!("{change}, not distinguishable from noise (the interval includes no change)"),
             false,
             false,
         );
     }
     let better = (d.change > 0.0) == figure.higher_is_better();
     (
-        format!(
-            "{change}, {} ({interval})",
-            if better { "better" } else { "worse" }
-        ),
+        format!("{change}, {}", if better { "better" } else { "worse" }),
         true,
         !better,
     )
@@ -509,7 +620,10 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
         );
     }
     if !results.comparisons.is_empty() {
-        let _ = writeln!(text, "\nagainst the baseline (Welch's t, 95%):");
+        let _ = writeln!(
+            text,
+            "\nagainst the baseline (95% intervals: a change in % of the baseline by Fieller's interval of the ratio of the means, in percentage points (pp) for errors and CPU by Welch's):"
+        );
         for c in &results.comparisons {
             let _ = writeln!(text, "  {}", c.describe());
         }
@@ -659,9 +773,15 @@ pub fn result_json(
         "comparisons": results.comparisons.iter().map(|c| json!({
             "factor": c.factor, "level": c.level, "baseline": c.baseline, "held": c.held,
             "figure": c.figure.name(),
-            "change": c.difference.map(|d| d.change),
+            "difference": c.difference.map(|d| d.change),
+            "difference_ci95": c.difference.map(|d| [d.ci95.0, d.ci95.1]),
+            "difference_unit": c.figure.stored_unit(),
             "change_pct": c.change_pct,
-            "ci95": c.difference.map(|d| [d.ci95.0, d.ci95.1]),
+            "change_pct_ci95": c.shown.filter(|s| s.unit == ChangeUnit::Percent).and_then(|s| s.ci95).map(|(l, h)| [l, h]),
+            "change_pp": c.shown.filter(|s| s.unit == ChangeUnit::Points).map(|s| s.value),
+            "change_pp_ci95": c.shown.filter(|s| s.unit == ChangeUnit::Points).and_then(|s| s.ci95).map(|(l, h)| [l, h]),
+            "change_said_in": c.shown.map(|s| s.unit_name()),
+            "change_shown": c.shown.map(|s| s.text(c.figure)),
             "df": c.difference.map(|d| d.df),
             "significant": c.difference.map(|d| d.significant),
             "real": c.real,
@@ -687,4 +807,95 @@ pub fn regressions(
         // any threshold.
         .filter(|c| c.change_pct.is_none_or(|p| p.abs() > threshold_pct))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    fn study() -> Experiment {
+        crate::file::parse_str(
+            "name: t\nfactors:\n  delay: [100, 120]\nworkload:\n  url: http://127.0.0.1:1/\n  users: 1\n  duration: 2s\nrepetitions: 5\nmeasure: [mean, errors]\n",
+            Path::new("t.yaml"),
+        )
+        .unwrap()
+    }
+
+    fn rows(values: &[(usize, f64, f64)]) -> Vec<RunRow> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, (cell, mean, errors))| RunRow {
+                cell: *cell,
+                label: format!("delay={}", [100, 120][*cell]),
+                repetition: i as u32 + 1,
+                round: 1,
+                bundle: PathBuf::from("r"),
+                started_at: String::new(),
+                took_s: 2.0,
+                exit_code: 0,
+                quiet: String::new(),
+                environment: String::new(),
+                values: vec![Some(*mean), Some(*errors)],
+                at_least: vec![false, false],
+                failure: None,
+            })
+            .collect()
+    }
+
+    /// The study's comparison said "+20.3%" beside an interval of the
+    /// absolute difference without a unit ("+25.6 to +30.3"), and errors'
+    /// change as a % of a share where the text said points. A relative
+    /// change has Fieller's relative interval, which holds it; errors
+    /// change in percentage points with their interval in points; the
+    /// JSON names each field's unit.
+    #[test]
+    fn each_change_has_its_interval_in_its_own_unit() {
+        let experiment = study();
+        let base = [100.0, 104.0, 98.0, 101.0, 103.0];
+        let other = [110.0, 112.0, 107.0, 115.0, 109.0];
+        let (e_base, e_other) = (
+            [0.010, 0.012, 0.011, 0.009, 0.013],
+            [0.02, 0.022, 0.025, 0.021, 0.027],
+        );
+        let mut values = Vec::new();
+        for i in 0..5 {
+            values.push((0, base[i], e_base[i]));
+            values.push((1, other[i], e_other[i]));
+        }
+        let results = analyse(&experiment, &rows(&values));
+        let mean = &results.comparisons[0];
+        let shown = mean.shown.unwrap();
+        assert_eq!(shown.unit, ChangeUnit::Percent);
+        let (low, high) = shown.ci95.unwrap();
+        assert!(low < shown.value && shown.value < high, "{shown:?}");
+        assert_eq!(shown.text(Figure::Mean), "+9.3% (95%: +5.2% to +13.5%)");
+        assert_eq!(mean.verdict, "+9.3% (95%: +5.2% to +13.5%), worse");
+        let errors = &results.comparisons[1];
+        let shown = errors.shown.unwrap();
+        assert_eq!(shown.unit, ChangeUnit::Points);
+        assert_eq!(
+            shown.text(Figure::Errors),
+            "+1.2 pp (95%: +0.8 pp to +1.6 pp)"
+        );
+        let json = result_json(&experiment, &results, "complete", (10, 10));
+        let c = &json["comparisons"][0];
+        let ci = c["change_pct_ci95"].as_array().unwrap();
+        assert!(
+            (ci[0].as_f64().unwrap() - 5.221501721404609).abs() < 1e-6,
+            "{c}"
+        );
+        assert_eq!(c["difference_unit"], "ms");
+        assert_eq!(c["change_said_in"], "percent of the baseline");
+        let e = &json["comparisons"][1];
+        assert!((e["change_pp"].as_f64().unwrap() - 1.2).abs() < 1e-9, "{e}");
+        assert_eq!(e["change_pp_ci95"].as_array().unwrap().len(), 2, "{e}");
+        assert_eq!(e["change_pct_ci95"], serde_json::Value::Null, "{e}");
+        let text = render_text(&experiment, &results);
+        assert!(
+            text.contains("+9.3% (95%: +5.2% to +13.5%), worse"),
+            "{text}"
+        );
+    }
 }

@@ -25,7 +25,7 @@ pub fn cov(s: &Summary) -> String {
 fn host_line(b: &BenchBundle) -> String {
     let f = &b.fingerprint;
     format!(
-        "{} ({}, {} cores, {} MB, {})",
+        "{} ({}, {}, {} MB, {})",
         if f.hostname.is_empty() {
             "this host"
         } else {
@@ -36,7 +36,7 @@ fn host_line(b: &BenchBundle) -> String {
         } else {
             &f.cpu_model
         },
-        f.cores,
+        headroom_units::quantity::count(f.cores, "core", "cores"),
         f.memory_mb,
         f.kernel
     )
@@ -113,7 +113,8 @@ pub struct Change {
     pub measure: Measure,
     pub a: Summary,
     pub b: Summary,
-    /// % change of B against A and its 95% interval (Welch).
+    /// % change of B against A and its 95% interval (Fieller's interval of
+    /// the ratio of the means, with Welch's degrees of freedom).
     pub change_pct: Option<f64>,
     pub ci_pct: Option<(f64, f64)>,
     /// "better", "worse", "noise" or "one repetition".
@@ -135,9 +136,13 @@ pub fn changes(a: &BenchBundle, b: &BenchBundle) -> Vec<Change> {
                 continue;
             };
             let d = difference(&ma.values, &mb.values);
-            let pct = |x: f64| (sa.mean.abs() > f64::EPSILON).then(|| x / sa.mean * 100.0);
-            let change_pct = pct(sb.mean - sa.mean);
-            let ci_pct = d.and_then(|d| Some((pct(d.ci95.0)?, pct(d.ci95.1)?)));
+            let change_pct =
+                (sa.mean.abs() > f64::EPSILON).then(|| (sb.mean - sa.mean) / sa.mean * 100.0);
+            // Fieller's interval of the ratio of the means: the baseline's
+            // own spread counts too.
+            let ci_pct = d
+                .and_then(|d| d.relative_ci95)
+                .map(|(low, high)| (low * 100.0, high * 100.0));
             let verdict = match d {
                 None => "one repetition",
                 Some(d) if !d.significant => "noise",
@@ -276,6 +281,12 @@ mod tests {
             &bundle(vec![1000.0, 1010.0, 990.0], "10000"),
             &["x stands".into()],
         );
+        // The bundle's host has 4 cores; one core is "1 core".
+        assert!(text.contains("pi (CPU unknown, 4 cores, "), "{text}");
+        let mut one = bundle(vec![1.0], "1");
+        one.fingerprint.cores = 1;
+        let single = render_text(&one, &[]);
+        assert!(single.contains("pi (CPU unknown, 1 core, "), "{single}");
         assert!(text.contains("sysbench prime, 1 thread"), "{text}");
         assert!(
             text.contains("1,000") && text.contains("±24.8") && text.contains("1.0%"),
@@ -297,6 +308,9 @@ mod tests {
         assert_eq!(changes(&a, &same)[0].verdict, "noise");
         let c = &changes(&a, &faster)[0];
         assert!((c.change_pct.unwrap() - 100.0).abs() < 1e-9);
+        // Its interval is in % too, and holds the change.
+        let (low, high) = c.ci_pct.unwrap();
+        assert!(low < 100.0 && 100.0 < high, "{c:?}");
         let other = bundle(vec![500.0, 505.0], "20000");
         let text = render_compare(&a, &other, ("a/", "b/"));
         assert!(text.contains("cpu max_prime: 10000 vs 20000"), "{text}");

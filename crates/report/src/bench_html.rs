@@ -13,8 +13,11 @@ use headroom_bundle::bench::{BenchBundle, BenchResult};
 use std::fmt::Write;
 
 /// A lone chart keeps half the width instead of stretching over the page.
+/// `.wrap`: a cell of words (a method, a source) wraps instead of pushing
+/// the table past the page's edge.
 const EXTRA_STYLE: &str =
-    ".charts{grid-template-columns:repeat(auto-fill,minmax(min(100%,480px),1fr))}";
+    ".charts{grid-template-columns:repeat(auto-fill,minmax(min(100%,480px),1fr))}\
+     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:8em}.verdict{overflow-wrap:anywhere}";
 
 /// A published figure, with the host's own where it measured the same.
 pub struct ReferenceRow {
@@ -44,12 +47,12 @@ pub fn render_bench_report(
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>headroom bench: {host}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
          <h1>headroom bench</h1><h2>{host}</h2><div class=\"meta\"><span class=\"status-{status}\">status: {status}</span>\
-         <span>started {started}</span><span>{cpu}, {cores} cores, {memory} MB</span><span>{benchmarks}</span></div>\n",
+         <span>started {started}</span><span>{cpu}, {cores}, {memory} MB</span><span>{benchmarks}</span></div>\n",
         host = escape(host),
         status = escape(&b.status),
         started = escape(&b.started),
         cpu = escape(&b.fingerprint.cpu_model),
-        cores = b.fingerprint.cores,
+        cores = headroom_units::quantity::count(b.fingerprint.cores, "core", "cores"),
         memory = b.fingerprint.memory_mb,
         benchmarks = escape(
             &b.results
@@ -81,13 +84,13 @@ pub fn render_bench_report(
         html.push_str(
             "<h2>Published figures</h2><p class=\"meta\">A comparison holds only when the methods match; \
              the host's figure is shown where it was measured the same way.</p>\
-             <div class=\"scroll\"><table><tr><th>Machine</th><th>Figure</th><th>Published</th><th>This host</th>\
-             <th>Unit</th><th style=\"text-align:left\">Method</th><th style=\"text-align:left\">Source</th></tr>",
+             <div class=\"scroll\"><table><tr><th class=\"wrap\">Machine</th><th class=\"wrap\">Figure</th><th>Published</th><th>This host</th>\
+             <th class=\"wrap\">Unit</th><th class=\"wrap\">Method</th><th class=\"wrap\">Source</th></tr>",
         );
         for r in references {
             let _ = write!(
                 html,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td><td style=\"text-align:left\">{}</td></tr>",
+                "<tr><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
                 escape(&r.machine),
                 escape(&r.what),
                 figure(r.value),
@@ -122,8 +125,8 @@ fn section(html: &mut String, r: &BenchResult) {
         method = escape(&r.method)
     );
     html.push_str(
-        "<div class=\"scroll\"><table><tr><th>Figure</th><th>Mean</th><th>95% ±</th><th>CoV</th><th>n</th>\
-         <th>Unit</th><th style=\"text-align:left\">Each repetition</th></tr>",
+        "<div class=\"scroll\"><table><tr><th class=\"wrap\">Figure</th><th>Mean</th><th>95% ±</th><th>CoV</th><th>n</th>\
+         <th class=\"wrap\">Each repetition</th></tr>",
     );
     for m in &r.measures {
         let Some(s) = Summary::of(&m.values) else {
@@ -131,15 +134,17 @@ fn section(html: &mut String, r: &BenchResult) {
         };
         let _ = write!(
             html,
-            "<tr><td>{}{}</td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td style=\"text-align:left\">{}</td></tr>",
+            // Each figure with its unit, where it is read (the table
+            // scrolls on a phone: a unit column at its end went unseen).
+            "<tr><td class=\"wrap\">{}{}</td><td><b>{}</b> {unit}</td><td>{} {unit}</td><td>{}</td><td>{}</td><td class=\"wrap\">{} {unit}</td></tr>",
             escape(&m.name),
             if m.higher_is_better { "" } else { " <span class=\"meta\">(lower is better)</span>" },
             figure(s.mean),
             half_interval(&s),
             cov(&s),
             s.n,
-            escape(&m.unit),
-            m.values.iter().map(|v| figure(*v)).collect::<Vec<_>>().join(" · ")
+            m.values.iter().map(|v| figure(*v)).collect::<Vec<_>>().join(" · "),
+            unit = escape(&m.unit)
         );
     }
     html.push_str("</table></div>\n<div class=\"charts\">");
@@ -288,5 +293,22 @@ mod tests {
         assert!(html.contains("<svg") && html.contains("temperature"));
         assert!(html.contains("1,478") && html.contains("2,000"));
         assert!(html.contains("no sensor") && html.contains("stress_s: 300"));
+        // The published figures' method and source wrap: at 1366 px they
+        // were past the page's edge.
+        assert!(
+            html.contains("<td class=\"wrap\">sysbench</td><td class=\"wrap\">leoncode</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("td.wrap,th.wrap{white-space:normal"),
+            "{html}"
+        );
+        assert!(html.contains("<span>, 4 cores, 0 MB</span>"), "{html}");
+        // The mean, its interval and the repetitions say their unit.
+        assert!(
+            html.contains("<td><b>105.0</b> events/s</td><td>±63.53 events/s</td>"),
+            "{html}"
+        );
+        assert!(html.contains("100.0 · 110.0 events/s"), "{html}");
     }
 }

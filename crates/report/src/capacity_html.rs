@@ -10,8 +10,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-/// One level's resource averages on a host: users, CPU, memory, disk.
-type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>);
+/// `.wrap`: a cell of words (how a level ran, why it was chosen) wraps
+/// instead of pushing the levels table past the page's edge.
+const EXTRA_STYLE: &str =
+    "table.levels th{white-space:normal}table.levels td,table.levels th{padding:4px 6px}td.wrap,th.wrap{white-space:normal;text-align:left;min-width:5em}td.why{min-width:10em}";
+
+/// One level's resource averages on a host: users, the machine's CPU,
+/// memory, disk, and the watched server processes' CPU (% of the host).
+type HostPoint = (f64, Option<f64>, Option<f64>, Option<f64>, Option<f64>);
 
 /// The median of `values` (the lower middle one of an even count).
 fn median(mut values: Vec<f64>) -> f64 {
@@ -76,13 +82,16 @@ fn failures_kept(level: &Level, base: &Path) -> String {
                 .all(|c| matches!(c, std::path::Component::Normal(_))) =>
         {
             format!(
-                " · <a href=\"{}/{}\">{} failures kept</a>",
+                " · <a href=\"{}/{}\">{} kept</a>",
                 escape(&relative.display().to_string()),
                 escape(&first.exchange),
-                entries.len()
+                headroom_units::quantity::count(entries.len(), "failure", "failures")
             )
         }
-        _ => format!(" · {} failures kept", entries.len()),
+        _ => format!(
+            " · {} kept",
+            headroom_units::quantity::count(entries.len(), "failure", "failures")
+        ),
     }
 }
 
@@ -102,7 +111,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>headroom capacity: {}</title><style>{STYLE}</style></head><body><main>\n\
+         <title>headroom capacity: {}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
          <h1>headroom capacity</h1><h2>{}</h2><div class=\"meta\">{}<span>started: {}</span>\
          <span>Apdex T {} ms, F {} ms</span><span>think time: {}</span>\
          <span>target: Apdex ≥ {:.2}, errors ≤ {:.1}%{}</span>\
@@ -255,6 +264,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         );
     }
     // Resources against users, per host.
+    let processes = crate::capacity::watched_processes(result);
+    let server_title = crate::capacity::server_cpu_title(&processes);
     let mut hosts: BTreeMap<String, Vec<HostPoint>> = BTreeMap::new();
     for level in &levels {
         for host in &level.resources {
@@ -263,6 +274,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 host.cpu_avg,
                 host.memory_avg,
                 host.disk_avg,
+                (!host.processes.is_empty()).then(|| host.processes.iter().map(|p| p.1).sum()),
             ));
         }
     }
@@ -290,11 +302,15 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             y_label: "%",
             x_max,
             y_max: Some(100.0),
-            series: vec![
-                series("CPU %", |r| r.1),
-                series("memory %", |r| r.2),
-                series("disk %util", |r| r.3),
-            ],
+            series: {
+                let mut lines = vec![series("machine CPU %", |r| r.1)];
+                if rows.iter().any(|r| r.4.is_some()) {
+                    lines.push(series(&format!("{server_title} %"), |r| r.4));
+                }
+                lines.push(series("memory %", |r| r.2));
+                lines.push(series("disk %util", |r| r.3));
+                lines
+            },
             spans: knee_span(()),
             bands: vec![],
         };
@@ -304,13 +320,30 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             line_chart(&chart)
         );
     }
-    html.push_str("</div>\n<h2>Levels</h2><div class=\"scroll\"><table><tr><th>Users</th><th>Apdex</th><th>Errors %</th><th>Mean</th><th>p50</th><th>p90</th><th>p95</th><th>Requests/s</th><th>Target</th><th>Ran (warm-up + measured)</th><th>Bundle</th></tr>\n");
+    let _ = write!(
+        html,
+        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table class=\"levels\"><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>req/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th class=\"wrap\">Target</th><th class=\"wrap\">Ran (warm-up + measured)</th><th class=\"wrap\">Why this many users</th><th class=\"wrap\">Bundle</th></tr>\n",
+        if processes.is_empty() {
+            String::new()
+        } else {
+            format!("<th>{} (% of the host)</th>", escape(&server_title))
+        }
+    );
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     for level in &levels {
         let rating = level.apdex_rating.as_deref().unwrap_or("");
+        let machine = crate::capacity::machine_cpu(level);
+        let server = if processes.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "<td>{}</td>",
+                crate::capacity::server_cpu(level).unwrap_or_else(|| "-".into())
+            )
+        };
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}{}</td><td title=\"{}\">{}</td><td>{}{}</td></tr>",
+            "<tr><td>{}</td><td class=\"{rating}\">{} {rating}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td>{server}<td class=\"wrap\">{}{}</td><td title=\"{}\" class=\"wrap\">{}</td><td class=\"wrap why\">{}</td><td class=\"wrap\">{}{}</td></tr>",
             level.users,
             level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
             level.error_rate * 100.0,
@@ -319,15 +352,28 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             ms(level.p90_ms),
             ms(level.p95_ms),
             level.rps,
+            if machine.is_empty() { "-".to_string() } else { machine },
             if level.good { "met" } else { "broken" },
             if level.generator_limited { " (generator limited)" } else { "" },
             escape(&level.ended),
             escape(&crate::capacity::ran(level)),
+            escape(&level.why),
             bundle_link(level, &result.bundle),
             failures_kept(level, &result.bundle),
         );
     }
-    html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Each level is an ordinary bundle (linked): <code>headroom report</code> and <code>headroom compare</code> read them, and give the figures of its measurement after the warm-up, as in this table.</p>\n</main></body></html>\n");
+    let _ = write!(
+        html,
+        "</table></div>\n<p class=\"meta\">Machine CPU is the whole host's, every process on it (the load generator's too when it runs there){}. Each level is an ordinary bundle (linked): <code>headroom report</code> and <code>headroom compare</code> read them, and give the figures of its measurement after the warm-up, as in this table.</p>\n</main></body></html>\n",
+        if processes.is_empty() {
+            "; <code>--process NAME</code> with <code>--monitor</code> adds the server's own processes' CPU".to_string()
+        } else {
+            format!(
+                "; {} is theirs alone, in % of the same host",
+                escape(&server_title)
+            )
+        }
+    );
     html
 }
 
@@ -389,17 +435,23 @@ fn level_timing(setup: &headroom_bundle::capacity::CapacitySetup) -> String {
 
 fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -> String {
     if setup.early_stop {
+        let near = setup.near_min_measured_s.max(setup.min_measured_s);
         format!(
-            "{ladder} ladder; each level: {}–{} s warm-up (until steady) + {}–{} s measured (until its verdict settles; near the target at least {} s)",
-            setup.warmup_min_s,
-            setup.warmup_s,
-            setup.min_measured_s,
-            setup.measured_s,
-            setup.near_min_measured_s.max(setup.min_measured_s)
+            "{ladder} ladder; each level: {} warm-up (until steady) + {} measured (until its verdict settles{})",
+            crate::capacity::seconds_span(setup.warmup_min_s, setup.warmup_s),
+            crate::capacity::seconds_span(setup.min_measured_s, setup.measured_s),
+            if crate::capacity::seconds(near) == crate::capacity::seconds(setup.min_measured_s) {
+                String::new()
+            } else {
+                format!(
+                    "; near the target at least {} s",
+                    crate::capacity::seconds(near)
+                )
+            }
         )
     } else {
         format!(
-            "{ladder} ladder; each level: {} s warm-up + {} s measured",
+            "{ladder} ladder; each level: {:.0} s warm-up + {:.0} s measured",
             setup.warmup_s, setup.measured_s
         )
     }
@@ -482,6 +534,77 @@ mod tests {
             html.contains("with the planned think time")
                 && html.contains("--throughput")
                 && !html.contains("the level was not steady"),
+            "{html}"
+        );
+    }
+
+    /// The levels table names the machine's CPU and, with --process, the
+    /// server processes' own CPU beside it.
+    #[test]
+    fn the_levels_table_has_the_machine_and_the_server_cpu() {
+        let mut l = level(100, 8.5, Some(9.0));
+        l.resources = vec![serde_json::from_value(serde_json::json!({
+            "host": "local", "cpu_avg": 53.0, "cpu_peak": 60.0, "memory_avg": 40.0,
+            "disk_avg": 1.0, "net_link_avg": null, "temperature_max": null,
+            "throttled_seconds": 0, "busiest_core": null,
+            "processes": [["php-fpm", 30.4], ["nginx", 4.2]]
+        }))
+        .unwrap()];
+        let mut result = page(l).0;
+        result.setup.processes = vec!["php-fpm".into(), "nginx".into()];
+        let html = render_capacity_report(&result);
+        assert!(
+            html.contains(
+                "Machine CPU (%)</th><th>server CPU (php-fpm, nginx) (% of the host)</th>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains("<td>53%</td><td>35%</td>"), "{html}");
+    }
+
+    /// "1–1 s warm-up" was said of a warm-up of 1 s.
+    #[test]
+    fn the_level_timing_says_one_figure_for_equal_ends() {
+        let mut result = page(level(100, 8.5, Some(9.0))).0;
+        result.setup.early_stop = true;
+        result.setup.ladder = "aimed".into();
+        (result.setup.warmup_min_s, result.setup.warmup_s) = (1.0, 1.0);
+        (result.setup.min_measured_s, result.setup.measured_s) = (5.0, 5.0);
+        result.setup.near_min_measured_s = 5.0;
+        let html = render_capacity_report(&result);
+        assert!(
+            html.contains("aimed ladder; each level: 1 s warm-up (until steady) + 5 s measured (until its verdict settles)"),
+            "{html}"
+        );
+        (result.setup.warmup_s, result.setup.measured_s) = (3.0, 20.0);
+        result.setup.near_min_measured_s = 10.0;
+        let html = render_capacity_report(&result);
+        assert!(
+            html.contains("each level: 1–3 s warm-up (until steady) + 5–20 s measured (until its verdict settles; near the target at least 10 s)"),
+            "{html}"
+        );
+    }
+
+    /// The levels table said "Mean", "p95" and "Errors %" with the unit in
+    /// a note below; each header says its unit, and the cells of words
+    /// wrap so that the table fits the page.
+    #[test]
+    fn every_levels_column_says_its_unit() {
+        let html = page(level(100, 8.5, Some(9.0))).1;
+        for header in [
+            "<th>Errors (%)</th>",
+            "<th>Mean (ms)</th>",
+            "<th>p50 (ms)</th>",
+            "<th>p90 (ms)</th>",
+            "<th>p95 (ms)</th>",
+            "<th>req/s</th>",
+            "Machine CPU (%)</th>",
+        ] {
+            assert!(html.contains(header), "{header}: {html}");
+        }
+        assert!(html.contains("<td class=\"wrap why\">"), "{html}");
+        assert!(
+            html.contains("td.wrap,th.wrap{white-space:normal"),
             "{html}"
         );
     }

@@ -10,11 +10,16 @@ use headroom_experiment::figure::Figure;
 use headroom_experiment::file::Experiment;
 use headroom_experiment::results::{CellResult, Results};
 use headroom_experiment::store::RunRow;
+use headroom_units::quantity::count;
 use plotters::style::RGBColor;
 use std::fmt::Write;
 
+/// `.wrap`: a cell of words (a change with its interval, a verdict) wraps
+/// on a narrow screen instead of pushing the table past its edge.
 const EXTRA_STYLE: &str =
-    ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#666}.odd{background:#fff3e0}";
+    ".better{background:#c8e6c9}.worse{background:#ffcdd2}.ns{color:#666}.odd{background:#fff3e0}\
+     td.wrap,th.wrap{white-space:normal;text-align:left;min-width:7em}\
+     @media (max-width:600px){td.wrap,th.wrap{min-width:4em}}";
 
 /// One run's seconds around its fault, for the fault timeline.
 pub struct FaultTimeline {
@@ -76,16 +81,17 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>headroom experiment: {name}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
          <h1>headroom experiment</h1><h2>{name}</h2><div class=\"meta\"><span class=\"status-{status}\">status: {status}</span>\
-         <span>{finished} runs of {planned}</span><span>{cells} cells</span><span>order: {order}</span>\
+         <span>{finished} of {planned}</span><span>{cells}</span><span>order: {order}</span>\
          <span>figures{label}: {figures}</span></div>\n",
         name = escape(&experiment.name),
         status = escape(page.status),
+        finished = count(finished, "run", "runs"),
         planned = if page.runs_planned.0 == page.runs_planned.1 {
             page.runs_planned.1.to_string()
         } else {
             format!("{}–{}", page.runs_planned.0, page.runs_planned.1)
         },
-        cells = results.cells.len(),
+        cells = count(results.cells.len(), "cell", "cells"),
         order = match experiment.order {
             headroom_experiment::file::Order::Interleaved =>
                 format!("interleaved (seed {})", experiment.seed),
@@ -106,8 +112,9 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
     if page.status != "complete" {
         let _ = write!(
             html,
-            "<p class=\"verdict\">The study is {}: {finished} runs are shown; run the same <code>headroom experiment</code> command to continue it.</p>",
-            escape(page.status)
+            "<p class=\"verdict\">The study is {}: {} shown; run the same <code>headroom experiment</code> command to continue it.</p>",
+            escape(page.status),
+            count(finished, "run is", "runs are")
         );
     }
     html.push_str("<ul class=\"meta\">");
@@ -175,15 +182,19 @@ fn findings(html: &mut String, results: &Results) {
         );
     }
     if noise > 0 {
-        let _ = write!(
+        let _ =
+            write!(
             html,
-            "<li class=\"ns\">{noise} other comparisons are not distinguishable from noise: their 95% intervals include no change (listed below).</li>"
+            "<li class=\"ns\">{} not distinguishable from noise: {} no change (listed below).</li>",
+            count(noise, "other comparison is", "other comparisons are"),
+            if noise == 1 { "its 95% interval includes" } else { "their 95% intervals include" }
         );
     }
     if untested > 0 {
         let _ = write!(
             html,
-            "<li class=\"ns\">{untested} comparisons are no difference (the same value in every repetition) or could not be tested (fewer than 2 repetitions).</li>"
+            "<li class=\"ns\">{} no difference (the same value in every repetition) or could not be tested (fewer than 2 repetitions).</li>",
+            count(untested, "comparison is", "comparisons are")
         );
     }
     html.push_str("</ul>\n");
@@ -244,12 +255,21 @@ fn figure_section(
         })
         .collect();
     // The table: first factor down, the rest across.
-    html.push_str("<div class=\"scroll\"><table><tr><th></th>");
+    // Each cell is "mean ±half its 95% interval", in the figure's unit.
+    let _ = write!(
+        html,
+        "<div class=\"scroll\"><table><tr><th>{}</th>",
+        escape(first.map_or("", |f| f.name.as_str()))
+    );
     for key in &keys {
         let _ = write!(
             html,
             "<th>{}</th>",
-            escape(if key.is_empty() { figure.name() } else { key })
+            escape(&if key.is_empty() {
+                format!("{}, mean ±95%", figure.title())
+            } else {
+                format!("{key}: {}, mean ±95%", figure.title())
+            })
         );
     }
     html.push_str("</tr>");
@@ -271,10 +291,10 @@ fn figure_section(
         .filter(|c| c.at_least[k] > 0)
         .map(|c| {
             format!(
-                "{} ({} of {} repetitions)",
+                "{} ({} of {})",
                 escape(&c.label),
                 c.at_least[k],
-                c.values[k].len()
+                count(c.values[k].len(), "repetition", "repetitions")
             )
         })
         .collect();
@@ -367,8 +387,8 @@ fn comparisons(html: &mut String, results: &Results) {
         return;
     }
     html.push_str(
-        "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held; Welch's t, 95% interval of the change.</p>\
-         <div class=\"scroll\"><table><tr><th>figure</th><th>level</th><th>baseline</th><th>others</th><th>change</th><th>95% interval</th><th>verdict</th></tr>",
+        "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held. A change in % is of the baseline's mean, its 95% interval Fieller's (the ratio of the two means, the baseline's spread included); errors and CPU change in percentage points (pp), their interval Welch's. An interval that includes no change is noise.</p>\
+         <div class=\"scroll\"><table><tr><th class=\"wrap\">figure</th><th class=\"wrap\">level against baseline (others held)</th><th class=\"wrap\">change (95% interval)</th><th class=\"wrap\">verdict</th></tr>",
     );
     for c in &results.comparisons {
         let class = match (c.real, c.worse) {
@@ -376,31 +396,28 @@ fn comparisons(html: &mut String, results: &Results) {
             (true, false) => "better",
             _ => "ns",
         };
-        let (change, interval) = match c.difference {
-            Some(d) => (
-                d.change_pct
-                    .map(|p| format!("{p:+.1}%"))
-                    .unwrap_or_else(|| format!("{:+.3}", d.change)),
-                format!(
-                    "{:+.prec$} to {:+.prec$}",
-                    c.figure.shown(d.ci95.0),
-                    c.figure.shown(d.ci95.1),
-                    prec = c.figure.decimals().max(1)
-                ),
-            ),
-            None => ("—".into(), "—".into()),
-        };
+        let change = c
+            .shown
+            .map_or_else(|| "—".to_string(), |s| s.text(c.figure));
+        // The verdict begins with the change already in its own column.
+        let verdict = c
+            .verdict
+            .strip_prefix(&format!("{change}, "))
+            .unwrap_or(&c.verdict);
         let _ = write!(
             html,
-            "<tr class=\"{class}\"><td>{}</td><td>{}={}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(c.figure.name()),
+            "<tr class=\"{class}\"><td class=\"wrap\">{}</td><td class=\"wrap\">{}={} vs {}{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
+            escape(c.figure.title()),
             escape(&c.factor),
             escape(&c.level),
             escape(&c.baseline),
-            escape(&c.held),
+            if c.held.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", escape(&c.held))
+            },
             escape(&change),
-            escape(&interval),
-            escape(&c.verdict)
+            escape(verdict)
         );
     }
     html.push_str("</table></div>\n");
@@ -515,7 +532,7 @@ fn failed_runs(html: &mut String, results: &Results) {
 fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
     html.push_str("<h2>Runs</h2><div class=\"scroll\"><table><tr><th>#</th><th>cell</th><th>repetition</th><th>started</th><th>took</th>");
     for f in &experiment.figures {
-        let _ = write!(html, "<th>{}</th>", escape(f.name()));
+        let _ = write!(html, "<th>{}</th>", escape(f.title()));
     }
     html.push_str("<th>quiet</th></tr>");
     for (i, row) in rows.iter().enumerate() {
@@ -555,4 +572,155 @@ fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
         let _ = write!(html, "<td>{}</td></tr>", escape(&row.quiet));
     }
     html.push_str("</table></div>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_analysis::experiment::difference;
+    use headroom_experiment::results::{Comparison, ShownChange};
+
+    /// The table put "+20.3%" beside "+25.6 to +30.3" (the absolute
+    /// difference, no unit); the change and its interval share one unit
+    /// now, and the interval holds the change.
+    #[test]
+    fn the_comparison_table_says_the_interval_in_the_changes_unit() {
+        let (a, b) = (
+            [100.0, 104.0, 98.0, 101.0, 103.0],
+            [110.0, 112.0, 107.0, 115.0, 109.0],
+        );
+        let d = difference(&a, &b);
+        let (e_a, e_b) = ([0.010, 0.012, 0.011], [0.02, 0.022, 0.025]);
+        let comparison = |figure: Figure, base: &[f64], other: &[f64]| {
+            let d = difference(base, other);
+            let shown = ShownChange::of(figure, base, other, d.as_ref());
+            Comparison {
+                factor: "delay".into(),
+                level: "120".into(),
+                baseline: "100".into(),
+                held: String::new(),
+                figure,
+                cell: 1,
+                baseline_cell: 0,
+                difference: d,
+                change_pct: d.and_then(|d| d.change_pct),
+                verdict: format!("{}, worse", shown.unwrap().text(figure)),
+                shown,
+                real: true,
+                worse: true,
+            }
+        };
+        assert!(d.is_some());
+        let results = Results {
+            cells: Vec::new(),
+            main_effects: Vec::new(),
+            comparisons: vec![
+                comparison(Figure::Mean, &a, &b),
+                comparison(Figure::Errors, &e_a, &e_b),
+            ],
+            usual_environment: String::new(),
+            failed: Vec::new(),
+        };
+        let mut html = String::new();
+        comparisons(&mut html, &results);
+        assert!(
+            html.contains("<td class=\"wrap\">mean (ms)</td><td class=\"wrap\">delay=120 vs 100</td><td class=\"wrap\">+9.3% (95%: +5.2% to +13.5%)</td><td class=\"wrap\">worse</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td class=\"wrap\">errors (%)</td><td class=\"wrap\">delay=120 vs 100</td><td class=\"wrap\">+1.1 pp (95%: +0.6 pp to +1.7 pp)</td><td class=\"wrap\">worse</td>"),
+            "{html}"
+        );
+    }
+
+    /// "1 comparisons are ...": counts agree with their nouns.
+    #[test]
+    fn one_comparison_is_said_as_one() {
+        let (a, b) = ([100.0, 130.0, 80.0], [105.0, 90.0, 140.0]);
+        let d = difference(&a, &b);
+        let shown = ShownChange::of(Figure::Mean, &a, &b, d.as_ref());
+        let noise = Comparison {
+            factor: "delay".into(),
+            level: "120".into(),
+            baseline: "100".into(),
+            held: String::new(),
+            figure: Figure::Mean,
+            cell: 1,
+            baseline_cell: 0,
+            difference: d,
+            change_pct: None,
+            verdict: String::new(),
+            shown,
+            real: false,
+            worse: false,
+        };
+        let untested = Comparison {
+            difference: None,
+            ..noise.clone()
+        };
+        let results = Results {
+            cells: Vec::new(),
+            main_effects: Vec::new(),
+            comparisons: vec![noise, untested],
+            usual_environment: String::new(),
+            failed: Vec::new(),
+        };
+        let mut html = String::new();
+        findings(&mut html, &results);
+        assert!(
+            html.contains("1 other comparison is not distinguishable from noise: its 95% interval includes no change"),
+            "{html}"
+        );
+        assert!(html.contains("1 comparison is no difference"), "{html}");
+    }
+
+    /// Every figure on the page says its unit: the cell tables' and the
+    /// runs table's headers named the figure ("mean", "errors") without
+    /// it.
+    #[test]
+    fn every_figure_says_its_unit() {
+        let experiment = headroom_experiment::file::parse_str(
+            "name: t\nfactors:\n  delay: [100, 120]\nworkload:\n  url: http://127.0.0.1:1/\n  users: 1\n  duration: 2s\nrepetitions: 2\nmeasure: [mean, errors]\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap();
+        let rows: Vec<RunRow> = [(0, 100.0), (1, 120.0), (0, 102.0), (1, 125.0)]
+            .iter()
+            .enumerate()
+            .map(|(i, (cell, mean))| RunRow {
+                cell: *cell,
+                label: format!("delay={}", [100, 120][*cell]),
+                repetition: i as u32 / 2 + 1,
+                round: 1,
+                bundle: "r".into(),
+                started_at: String::new(),
+                took_s: 2.0,
+                exit_code: 0,
+                quiet: String::new(),
+                environment: String::new(),
+                values: vec![Some(*mean), Some(0.0)],
+                at_least: vec![false, false],
+                failure: None,
+            })
+            .collect();
+        let results = headroom_experiment::results::analyse(&experiment, &rows);
+        let html = render_experiment_report(&StudyPage {
+            experiment: &experiment,
+            results: &results,
+            rows: &rows,
+            status: "complete",
+            runs_planned: (4, 4),
+            timelines: Vec::new(),
+        });
+        assert!(
+            html.contains("<th>delay</th><th>mean (ms), mean ±95%</th>")
+                && html.contains("<th>errors (%), mean ±95%</th>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<th>mean (ms)</th><th>errors (%)</th><th>quiet</th>"),
+            "{html}"
+        );
+        assert!(html.contains("<td>2 s</td>"), "{html}");
+    }
 }
