@@ -375,6 +375,10 @@ fn layout_at(page: &std::path::Path, dir: &std::path::Path, width: u32) -> (Stri
             if(o==='auto'||o==='scroll'){wide.push(name+' '+t.scrollWidth+'>'+b.clientWidth)}\
             else{cut.push(name+' cut '+t.scrollWidth+'>'+b.clientWidth)}}\
           if(b.getBoundingClientRect().right>vw+1){cut.push(name+' box past the edge')}});\
+        document.querySelectorAll('figure svg').forEach(function(s){\
+          var drawn=s.viewBox.baseVal.width,shown=s.getBoundingClientRect().width;\
+          var title=(s.textContent||'').trim().slice(0,30);\
+          if(drawn>0&&shown>drawn*1.25){cut.push('chart '+title+' blown up '+(shown/drawn).toFixed(2)+'x')}});\
         document.body.setAttribute('data-cut',cut.join('; '));\
         document.body.setAttribute('data-wide',wide.join('; '));})()</script>";
     let html = std::fs::read_to_string(page).unwrap();
@@ -399,7 +403,9 @@ fn layout_at(page: &std::path::Path, dir: &std::path::Path, width: u32) -> (Stri
 /// Tables never run past the page's edge: at 1366 px every table of the
 /// run report (five labels, long check names and reasons) and of the
 /// compare page fits its box; at 390 px a wider table scrolls inside its
-/// own box and the page itself never scrolls sideways.
+/// own box and the page itself never scrolls sideways. No chart is shown
+/// much larger than it was drawn (a chart alone in its row took the
+/// page's width, its text twice the size of the others').
 #[test]
 fn tables_fit_or_scroll_in_their_box_at_1366_and_390_px() {
     let _light = support::light();
@@ -422,7 +428,28 @@ fn tables_fit_or_scroll_in_their_box_at_1366_and_390_px() {
         compare.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", support::text(&output));
-    for page in [&report, &compare] {
+    // The same run with its per-second rows of the whole run only: the
+    // per-label bar chart stands alone in its row.
+    let lone = dir.join("lone");
+    std::fs::create_dir_all(&lone).unwrap();
+    std::fs::copy(bundle.join("manifest.json"), lone.join("manifest.json")).unwrap();
+    let intervals = std::fs::read_to_string(bundle.join("intervals.csv")).unwrap();
+    let totals: Vec<&str> = intervals
+        .lines()
+        .enumerate()
+        .filter(|(n, line)| *n == 0 || line.split(',').nth(3) == Some("TOTAL"))
+        .map(|(_, line)| line)
+        .collect();
+    std::fs::write(lone.join("intervals.csv"), totals.join("\n") + "\n").unwrap();
+    let lone_report = dir.join("lone.html");
+    let output = run(&[
+        "report",
+        lone.to_str().unwrap(),
+        "-o",
+        lone_report.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    for page in [&report, &compare, &lone_report] {
         let (cut, wide) = layout_at(page, &dir, 1366);
         assert_eq!(
             (cut.as_str(), wide.as_str()),

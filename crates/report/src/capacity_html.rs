@@ -326,7 +326,10 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         if processes.is_empty() {
             String::new()
         } else {
-            format!("<th>{} (% of the host)</th>", escape(&server_title))
+            format!(
+                "<th>{} (% of the host)</th>",
+                escape(&server_title.replacen("server", "Server", 1))
+            )
         }
     );
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
@@ -555,7 +558,7 @@ mod tests {
         let html = render_capacity_report(&result);
         assert!(
             html.contains(
-                "Machine CPU (%)</th><th>server CPU (php-fpm, nginx) (% of the host)</th>"
+                "Machine CPU (%)</th><th>Server CPU (php-fpm, nginx) (% of the host)</th>"
             ),
             "{html}"
         );

@@ -44,7 +44,7 @@ h1,h2,h3,p,li,nav{overflow-wrap:anywhere}
 .scroll{overflow-x:auto;max-width:100%;border:1px solid #ddd;background:linear-gradient(to right,#fff 30%,#fff0) left/40px 100% no-repeat local,linear-gradient(to left,#fff 30%,#fff0) right/40px 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0003,#0000) left/14px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0003,#0000) right/14px 100% no-repeat scroll #fff}
 table{border-collapse:collapse;font-size:.88em;width:100%}th,td{padding:4px 8px;text-align:right;white-space:nowrap;border-bottom:1px solid #eee}
 th{background:#eef1f5;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:12px}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,480px),1fr));gap:12px}
 figure{margin:0;background:#fff;border:1px solid #ddd;padding:4px}figure svg{width:100%;height:auto;display:block}
 figcaption{font-size:.82em;color:#555;padding:2px 6px}
 .Excellent{background:#c8e6c9}.Good{background:#dcedc8}.Fair{background:#fff9c4}.Poor{background:#ffe0b2}.Unacceptable{background:#ffcdd2}
@@ -762,7 +762,8 @@ fn charts(html: &mut String, run: &RunData) {
                     .map(|rows| series(l, rows, |r| Some(r.p95_ms)))
             })
             .collect();
-        if lines.len() <= PALETTE.len() {
+        // An empty chart says nothing; more lines than colours, too much.
+        if !lines.is_empty() && lines.len() <= PALETTE.len() {
             figure(
                 html,
                 &line_chart(&chart("p95 per label over time", "ms", None, lines, vec![])),
