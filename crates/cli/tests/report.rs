@@ -284,24 +284,7 @@ fn overlapping_chart_texts(page: &std::path::Path, dir: &std::path::Path, width:
 fn chart_texts_never_overlap() {
     let _light = support::light();
     let dir = temp_dir("report-chart-texts");
-    let bundle = school_bundle(&dir);
-    let report = dir.join("report.html");
-    let output = run(&[
-        "report",
-        bundle.to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", support::text(&output));
-    let compare = dir.join("compare.html");
-    let output = run(&[
-        "compare",
-        bundle.to_str().unwrap(),
-        bundle.to_str().unwrap(),
-        "-o",
-        compare.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", support::text(&output));
+    let (_, report, compare) = school_pages(&dir);
     // Charts of wide figures: ticks of 5 to 7 characters ("1,400" ms,
     // "120,000" requests) beside their axis titles.
     let rising = |top: f64| Series {
@@ -360,6 +343,32 @@ fn school_bundle(dir: &std::path::Path) -> std::path::PathBuf {
     bundle
 }
 
+/// The school bundle in `dir`, its run report and its compare page (the
+/// bundle against itself).
+fn school_pages(
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let bundle = school_bundle(dir);
+    let report = dir.join("report.html");
+    let output = run(&[
+        "report",
+        bundle.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    let compare = dir.join("compare.html");
+    let output = run(&[
+        "compare",
+        bundle.to_str().unwrap(),
+        bundle.to_str().unwrap(),
+        "-o",
+        compare.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", support::text(&output));
+    (bundle, report, compare)
+}
+
 /// Measures a page's layout in Chromium at `width` px: a copy of the page
 /// with a script that lists each table wider than its box (and whether
 /// that box scrolls) and anything that makes the page itself scroll
@@ -410,24 +419,7 @@ fn layout_at(page: &std::path::Path, dir: &std::path::Path, width: u32) -> (Stri
 fn tables_fit_or_scroll_in_their_box_at_1366_and_390_px() {
     let _light = support::light();
     let dir = temp_dir("report-layout");
-    let bundle = school_bundle(&dir);
-    let report = dir.join("report.html");
-    let output = run(&[
-        "report",
-        bundle.to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", support::text(&output));
-    let compare = dir.join("compare.html");
-    let output = run(&[
-        "compare",
-        bundle.to_str().unwrap(),
-        bundle.to_str().unwrap(),
-        "-o",
-        compare.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", support::text(&output));
+    let (bundle, report, compare) = school_pages(&dir);
     // The same run with its per-second rows of the whole run only: the
     // per-label bar chart stands alone in its row.
     let lone = dir.join("lone");
