@@ -622,7 +622,7 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
     if !results.comparisons.is_empty() {
         let _ = writeln!(
             text,
-            "\nagainst the baseline (95% intervals: a change in % of the baseline by Fieller's interval of the ratio of the means, in percentage points (pp) for errors and CPU by Welch's):"
+            "\nagainst the baseline (95% intervals: a change in % of the baseline by Fieller's interval of the ratio of the means, in percentage points (pp) for errors and CPU by Welch's, and in the figure's own unit by Welch's where the baseline's mean is too uncertain for a ratio (its own interval reaches 0)):"
         );
         for c in &results.comparisons {
             let _ = writeln!(text, "  {}", c.describe());
