@@ -265,10 +265,10 @@ fn figure_section(
         let _ = write!(
             html,
             "<th>{}</th>",
-            escape(&if key.is_empty() {
-                format!("{}, mean ±95%", figure.title())
-            } else {
-                format!("{key}: {}, mean ±95%", figure.title())
+            escape(&match (key.is_empty(), figure.unit()) {
+                (true, _) => format!("{}, mean ±95%", figure.title()),
+                (false, "") => format!("{key} (mean ±95%)"),
+                (false, unit) => format!("{key} ({unit}, mean ±95%)"),
             })
         );
     }
@@ -677,6 +677,47 @@ mod tests {
     /// Every figure on the page says its unit: the cell tables' and the
     /// runs table's headers named the figure ("mean", "errors") without
     /// it.
+    #[test]
+    fn a_second_factors_columns_say_their_level_and_unit_once() {
+        let experiment = headroom_experiment::file::parse_str(
+            "name: t\nfactors:\n  delay: [100, 120]\n  users: [1, 2]\nworkload:\n  url: http://127.0.0.1:1/\n  users: ${users}\n  duration: 2s\nrepetitions: 2\nmeasure: [mean]\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap();
+        let rows: Vec<RunRow> = (0..8)
+            .map(|i| RunRow {
+                cell: i % 4,
+                label: format!("cell {}", i % 4),
+                repetition: i as u32 / 4 + 1,
+                round: 1,
+                bundle: "r".into(),
+                started_at: String::new(),
+                took_s: 2.0,
+                exit_code: 0,
+                quiet: String::new(),
+                environment: String::new(),
+                values: vec![Some(100.0 + i as f64)],
+                at_least: vec![false],
+                failure: None,
+            })
+            .collect();
+        let results = headroom_experiment::results::analyse(&experiment, &rows);
+        let html = render_experiment_report(&StudyPage {
+            experiment: &experiment,
+            results: &results,
+            rows: &rows,
+            status: "complete",
+            runs_planned: (8, 8),
+            timelines: Vec::new(),
+        });
+        // The heading above the table names the figure; the columns say
+        // the level and the unit, not the figure's name again.
+        assert!(
+            html.contains("<th>users=1 (ms, mean ±95%)</th><th>users=2 (ms, mean ±95%)</th>"),
+            "{html}"
+        );
+    }
+
     #[test]
     fn every_figure_says_its_unit() {
         let experiment = headroom_experiment::file::parse_str(
