@@ -19,6 +19,7 @@ pub mod recorder;
 pub mod run;
 pub mod scenario;
 pub mod shard;
+pub mod spec;
 pub mod stages;
 pub mod target;
 pub mod tls_failure;

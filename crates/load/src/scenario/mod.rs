@@ -4,6 +4,7 @@
 //! [`extract`] are its parts.
 
 pub mod cookies;
+pub mod jmx;
 pub mod extract;
 pub mod observe;
 pub mod parse;
