@@ -19,7 +19,7 @@ mod run_cmd;
 mod scenario_cmd;
 mod scenario_har;
 mod scenario_try;
-mod shard;
+mod settings;
 mod signals;
 mod testbed_cmd;
 

@@ -4,7 +4,9 @@
 //! interval pieces → [`run`]'s collector → a bundle on disk (written by
 //! `headroom_bundle`) and its `RunSummary`.
 
+pub mod assemble;
 pub mod client;
+pub mod clock;
 pub mod conn;
 pub mod content_encoding;
 pub mod engine;
@@ -21,6 +23,7 @@ pub mod scenario;
 pub mod shard;
 pub mod spec;
 pub mod stages;
+pub mod start;
 pub mod target;
 pub mod tls_failure;
 pub mod yaml;

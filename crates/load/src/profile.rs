@@ -63,22 +63,42 @@ impl Profile {
 pub enum Think {
     None,
     Constant {
-        #[serde(rename = "time_s", serialize_with = "secs", deserialize_with = "de_secs")]
+        #[serde(
+            rename = "time_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         time: Duration,
     },
     /// Normally distributed around `mean` (JMeter's Gaussian Random Timer),
     /// never below zero.
     Gaussian {
-        #[serde(rename = "mean_s", serialize_with = "secs", deserialize_with = "de_secs")]
+        #[serde(
+            rename = "mean_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         mean: Duration,
-        #[serde(rename = "deviation_s", serialize_with = "secs", deserialize_with = "de_secs")]
+        #[serde(
+            rename = "deviation_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         deviation: Duration,
     },
     /// Uniformly random in `min..=max` (siege's `-d`).
     Uniform {
-        #[serde(rename = "min_s", serialize_with = "secs", deserialize_with = "de_secs")]
+        #[serde(
+            rename = "min_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         min: Duration,
-        #[serde(rename = "max_s", serialize_with = "secs", deserialize_with = "de_secs")]
+        #[serde(
+            rename = "max_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         max: Duration,
     },
 }

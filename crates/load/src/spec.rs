@@ -117,10 +117,6 @@ pub struct ScenarioSource {
     /// With a `.jmx` plan: refuse to run what was not converted.
     #[serde(default)]
     pub strict: bool,
-    /// Leave the scenario's `before:` phase out (a capacity level has
-    /// its own warm-up).
-    #[serde(default)]
-    pub skip_before: bool,
 }
 
 /// The profile's settings; what is not given comes from the scenario file
@@ -264,7 +260,9 @@ pub enum ShardChoice {
     Given(Shard),
     /// From the scheduler's environment (Slurm, a Kubernetes Indexed Job
     /// with `shards`, or `HEADROOM_SHARD`), read when the run is assembled.
-    Auto { shards: Option<u32> },
+    Auto {
+        shards: Option<u32>,
+    },
 }
 
 /// When the load starts: now, at a moment, or a delay after the first
@@ -469,6 +467,9 @@ mod tests {
             r#"{"workload": {"source": "url", "url": "x", "timeout": "soon"}, "apdex": {"satisfied": "1s", "tolerated": {"times_t": 4.0}}}"#,
         )
         .unwrap_err();
-        assert!(bad.to_string().contains("'soon' is not a duration"), "{bad}");
+        assert!(
+            bad.to_string().contains("'soon' is not a duration"),
+            "{bad}"
+        );
     }
 }

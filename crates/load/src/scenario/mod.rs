@@ -4,8 +4,8 @@
 //! [`extract`] are its parts.
 
 pub mod cookies;
-pub mod jmx;
 pub mod extract;
+pub mod jmx;
 pub mod observe;
 pub mod parse;
 pub mod runner;
