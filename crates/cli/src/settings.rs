@@ -180,3 +180,114 @@ pub fn redacted_command_line() -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+    use std::time::Duration;
+
+    fn spec(argv: &[&str]) -> Result<RunSpec, Failure> {
+        let argv = std::iter::once("headroom").chain(argv.iter().copied());
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Load(args) => load_spec(&args),
+            Command::Run(args) => run_spec(&args),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn load_flags_become_a_url_spec() {
+        let spec = spec(&[
+            "load",
+            "http://127.0.0.1:9/x",
+            "-c",
+            "20",
+            "-d",
+            "1m",
+            "--ramp-up",
+            "5s",
+            "-X",
+            "POST",
+            "--body",
+            "a=1",
+            "--label",
+            "home",
+            "--apdex-f",
+            "4T",
+            "--seed",
+            "9",
+            "--monitor",
+            "local",
+            "--process",
+            "nginx",
+            "--fault",
+            "30s=true",
+            "--out",
+            "b",
+            "--shard",
+            "1/4",
+            "--start-at",
+            "2026-12-01T10:00:00Z",
+        ])
+        .ok()
+        .unwrap();
+        let WorkloadSource::Url(request) = &spec.workload else {
+            panic!("{spec:?}")
+        };
+        assert_eq!(
+            (request.method.as_str(), request.label.as_deref()),
+            ("POST", Some("home"))
+        );
+        assert_eq!(request.body, Some(Body::Text("a=1".into())));
+        assert_eq!(request.timeout, Duration::from_secs(30));
+        assert_eq!(spec.profile.users, Some(20));
+        assert_eq!(spec.profile.duration, Some(Duration::from_secs(60)));
+        assert_eq!(spec.profile.ramp_up, Some(Duration::from_secs(5)));
+        // --max-vus has a default, which only an open run uses.
+        assert_eq!(spec.profile.max_vus, None);
+        assert_eq!(spec.apdex.tolerated, ToleratedSpec::TimesT(4.0));
+        assert_eq!(spec.seed, 9);
+        assert_eq!(spec.monitors.sources, vec![Monitored::Local]);
+        assert_eq!(spec.monitors.processes, vec!["nginx".to_string()]);
+        assert_eq!(spec.faults[0].at, Duration::from_secs(30));
+        assert_eq!(spec.outputs.bundle_dir, Some("b".into()));
+        assert_eq!(
+            spec.shard,
+            Some(ShardChoice::Given(Shard::new(1, 4).unwrap()))
+        );
+        assert!(spec.start.at.is_some());
+    }
+
+    #[test]
+    fn run_flags_become_a_scenario_spec() {
+        let spec = spec(&[
+            "run",
+            "plan.jmx",
+            "-Jhost=pi",
+            "--iterations",
+            "3",
+            "--shard",
+            "auto",
+            "--shards",
+            "8",
+        ])
+        .ok()
+        .unwrap();
+        let WorkloadSource::Scenario(source) = &spec.workload else {
+            panic!("{spec:?}")
+        };
+        assert_eq!(
+            source.jmeter_properties.get("host").map(String::as_str),
+            Some("pi")
+        );
+        assert_eq!(spec.profile.iterations, Some(3));
+        assert_eq!(spec.shard, Some(ShardChoice::Auto { shards: Some(8) }));
+        let Err(Failure::Usage(e)) = super::tests::spec(&["run", "f.yaml", "--shard", "5/4"])
+        else {
+            panic!("--shard 5/4 was accepted")
+        };
+        assert!(e.to_string().starts_with("--shard "), "{e}");
+    }
+}
