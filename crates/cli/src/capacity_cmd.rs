@@ -2,7 +2,7 @@
 //! its own bundle) as the search decides, measures each after its warm-up,
 //! and names the capacity and what limits it.
 
-use crate::args::{CapacityArgs, LoadArgs, RunArgs};
+use crate::args::CapacityArgs;
 use crate::execute::{Failure, Prepared, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::signals::interrupt_on_signal;
 use headroom_analysis::capacity::{Aim, Ladder, LevelFigures, Search, Target};
@@ -408,44 +408,26 @@ impl LevelWatch<'_> {
     }
 }
 
-/// The level's run: the load (or scenario) arguments with this level's
-/// users, duration, ramp-up and bundle.
+/// The level's run: the search's run spec (URL or scenario) with this
+/// level's users, duration, ramp-up and bundle.
 async fn prepare_level(
     args: &CapacityArgs,
     timing: Timing,
     users: u32,
     dir: &Path,
 ) -> Result<Prepared, Failure> {
-    let mut load: LoadArgs = args.load.clone();
-    load.users = Some(users);
-    load.duration = Some(timing.warmup_max.saturating_add(timing.measure_cap));
-    load.ramp_up = Some(timing.warmup_min);
-    load.common.out = Some(dir.to_path_buf());
-    load.common.quiet = true;
-    load.common.json = false;
-    load.common.junit = None;
-    load.common.fail_if.clear();
-    match &args.scenario {
-        None => crate::load_cmd::prepare(load).await,
-        Some(file) => crate::run_cmd::prepare(RunArgs {
-            file: file.clone(),
-            jmeter_property: Vec::new(),
-            strict: false,
-            target: Some(load.url.clone()),
-            users: load.users,
-            duration: load.duration,
-            iterations: None,
-            rate: None,
-            max_vus: None,
-            ramp_up: load.ramp_up,
-            think: load.think,
-            throughput: load.throughput,
-            shard: crate::args::ShardArgs::default(),
-            common: load.common,
-        })
+    let spec = crate::settings::level_spec(&args.load, args.scenario.as_deref())?
+        .with_users(users)
+        .with_duration(timing.warmup_max.saturating_add(timing.measure_cap))
+        .with_ramp_up(timing.warmup_min)
+        .with_bundle_dir(dir.to_path_buf());
+    let prepared = headroom_load::assemble::assemble(&spec)
         .await
-        .map(without_before),
-    }
+        .map_err(Failure::assembly)?;
+    Ok(match &args.scenario {
+        None => prepared,
+        Some(_) => without_before(prepared),
+    })
 }
 
 /// A level measures its own users after its own warm-up: a scenario's

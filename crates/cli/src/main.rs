@@ -10,7 +10,7 @@ mod demo;
 mod doctor_cmd;
 mod execute;
 mod experiment_cmd;
-mod jmx_input;
+use headroom_load::scenario::jmx as jmx_input;
 mod jtl_input;
 mod load_cmd;
 mod merge_cmd;
@@ -19,7 +19,7 @@ mod run_cmd;
 mod scenario_cmd;
 mod scenario_har;
 mod scenario_try;
-mod shard;
+mod settings;
 mod signals;
 mod testbed_cmd;
 

@@ -4,7 +4,9 @@
 //! interval pieces → [`run`]'s collector → a bundle on disk (written by
 //! `headroom_bundle`) and its `RunSummary`.
 
+pub mod assemble;
 pub mod client;
+pub mod clock;
 pub mod conn;
 pub mod content_encoding;
 pub mod engine;
@@ -19,7 +21,9 @@ pub mod recorder;
 pub mod run;
 pub mod scenario;
 pub mod shard;
+pub mod spec;
 pub mod stages;
+pub mod start;
 pub mod target;
 pub mod tls_failure;
 pub mod yaml;

@@ -249,30 +249,6 @@ fn sample_local(
     totals.summary("local".into())
 }
 
-fn local_epoch_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis() as u64
-}
-
-/// Agent clock minus ours, from the exchange with the shortest round trip
-/// of three; or why the agent gave none (then it is not asked again).
-fn clock_offset(authority: &str, token: Option<&str>) -> Result<f64, String> {
-    let mut best: Option<(u64, f64)> = None;
-    for _ in 0..3 {
-        let sent = local_epoch_ms();
-        let reply = read_samples(authority, "/samples?since=18446744073709551615", token)?;
-        let received = local_epoch_ms();
-        let offset = reply.now_ms as f64 - (sent + received) as f64 / 2.0;
-        let rtt = received.saturating_sub(sent);
-        if best.is_none_or(|(shortest, _)| rtt < shortest) {
-            best = Some((rtt, offset));
-        }
-    }
-    Ok(best.map_or(0.0, |(_, offset)| offset))
-}
-
 fn pull_agent(
     authority: &str,
     token: Option<&str>,
@@ -282,8 +258,8 @@ fn pull_agent(
     epoch_ms: u64,
 ) -> HostSummary {
     let mut totals = Totals::default();
-    let (offset, mut problem) = match clock_offset(authority, token) {
-        Ok(offset) => (Some(offset), None),
+    let (offset, mut problem) = match crate::clock::agent_reading(authority, token) {
+        Ok(reading) => (Some(reading.offset_ms()), None),
         Err(why) => (None, Some(why)),
     };
     let mut host = authority.to_string();
@@ -331,7 +307,11 @@ fn pull_agent(
 
 /// One `/samples` answer, or why it cannot be used: no answer, an HTTP
 /// error, an empty or unreadable body, or figures no host can have.
-fn read_samples(authority: &str, path: &str, token: Option<&str>) -> Result<SamplesReply, String> {
+pub(crate) fn read_samples(
+    authority: &str,
+    path: &str,
+    token: Option<&str>,
+) -> Result<SamplesReply, String> {
     let body = match get(authority, path, token) {
         Ok((200, body)) if body.is_empty() => return Err("it sent an empty answer".into()),
         Ok((200, body)) => body,

@@ -2,7 +2,7 @@
 
 use crate::stages::Stages;
 use headroom_units::quantity::Rate;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Closed model: a fixed population of users, each sending its next request
@@ -58,27 +58,47 @@ impl Profile {
 }
 
 /// Think time a user waits after each response (closed model only).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Think {
     None,
     Constant {
-        #[serde(rename = "time_s", serialize_with = "secs")]
+        #[serde(
+            rename = "time_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         time: Duration,
     },
     /// Normally distributed around `mean` (JMeter's Gaussian Random Timer),
     /// never below zero.
     Gaussian {
-        #[serde(rename = "mean_s", serialize_with = "secs")]
+        #[serde(
+            rename = "mean_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         mean: Duration,
-        #[serde(rename = "deviation_s", serialize_with = "secs")]
+        #[serde(
+            rename = "deviation_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         deviation: Duration,
     },
     /// Uniformly random in `min..=max` (siege's `-d`).
     Uniform {
-        #[serde(rename = "min_s", serialize_with = "secs")]
+        #[serde(
+            rename = "min_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         min: Duration,
-        #[serde(rename = "max_s", serialize_with = "secs")]
+        #[serde(
+            rename = "max_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
         max: Duration,
     },
 }
@@ -161,6 +181,12 @@ impl Think {
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+fn de_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let seconds = f64::deserialize(d)?;
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| serde::de::Error::custom(format!("{seconds} is not a time in seconds")))
 }
 
 fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {

@@ -5,6 +5,7 @@
 
 pub mod cookies;
 pub mod extract;
+pub mod jmx;
 pub mod observe;
 pub mod parse;
 pub mod runner;

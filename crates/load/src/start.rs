@@ -1,39 +1,36 @@
-//! `--shard`, `--start-at` and `--start-in`: which part of a split run this
-//! generator runs, where its bundle goes, when it starts, and how far its
-//! clock is from the other shards'.
+//! The sharded start: which part of a split run this generator runs
+//! (`--shard`), where its bundle goes, when it starts (`--start-at`, or
+//! `--start-in` after a barrier file) and how far its clock is from the
+//! other shards' (measured by [`crate::clock`] and recorded in the manifest).
 
-use crate::args::ShardArgs;
-use crate::execute::{Failure, Prepared};
-use headroom_bundle::manifest::{ClockRecord, ShardRecord};
-use headroom_load::engine::Workload;
-use headroom_load::shard::Shard;
-use headroom_load::target::Target;
+use crate::assemble::{AssembledRun, AssemblyError};
+use crate::shard::Shard;
+use crate::spec::{ShardChoice, StartSpec};
+use headroom_bundle::manifest::ShardRecord;
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 /// A barrier's start further in the past than `--start-in` (and this) is
 /// an earlier run's.
 const STALE_BARRIER: Duration = Duration::from_secs(1);
-/// The Date header is watched this long for its second to change.
-const DATE_WATCH: Duration = Duration::from_millis(1200);
 
-fn usage(text: String) -> Failure {
-    Failure::Usage(anyhow::anyhow!(text))
+fn usage(text: String) -> AssemblyError {
+    AssemblyError::Usage(text)
 }
 
-/// The shard this generator runs, from `--shard` (and the scheduler's
-/// environment with `auto`); `None` for an unsplit run.
-pub fn resolve(args: &ShardArgs) -> Result<Option<Shard>, Failure> {
-    let Some(spec) = &args.shard else {
-        return Ok(None);
-    };
-    let shard = if spec == "auto" {
-        from_environment(args.shards, |name| std::env::var(name).ok())
-    } else {
-        Shard::parse(spec).map_err(|e| format!("--shard {e}"))
+/// The shard this generator runs (with `auto`, from the scheduler's
+/// environment); `None` for an unsplit run.
+pub fn resolve(choice: Option<ShardChoice>) -> Result<Option<Shard>, AssemblyError> {
+    match choice {
+        None => Ok(None),
+        Some(ShardChoice::Given(shard)) => Ok(Some(shard)),
+        Some(ShardChoice::Auto { shards }) => {
+            from_environment(shards, |name| std::env::var(name).ok())
+                .map(Some)
+                .map_err(usage)
+        }
     }
-    .map_err(usage)?;
-    Ok(Some(shard))
 }
 
 /// `--shard auto`: Slurm's task number, a Kubernetes Indexed Job's
@@ -72,7 +69,11 @@ fn from_environment(
 }
 
 /// The bundle directory: `{index}` replaced; an unsplit run may not have it.
-pub fn bundle_dir(dir: &Path, shard: Option<Shard>, out_given: bool) -> Result<PathBuf, Failure> {
+pub fn bundle_dir(
+    dir: &Path,
+    shard: Option<Shard>,
+    out_given: bool,
+) -> Result<PathBuf, AssemblyError> {
     let text = dir.to_string_lossy();
     match shard {
         Some(shard) if text.contains("{index}") => {
@@ -93,13 +94,13 @@ pub fn bundle_dir(dir: &Path, shard: Option<Shard>, out_given: bool) -> Result<P
 /// manifest records it, and only shard 0 samples the agents. `population`
 /// is the run's users (or most VUs): each shard needs at least one.
 pub fn apply(
-    prepared: &mut Prepared,
+    prepared: &mut AssembledRun,
     shard: Option<Shard>,
-    args: &ShardArgs,
+    start_spec: &StartSpec,
     out_given: bool,
-) -> Result<(), Failure> {
+) -> Result<(), AssemblyError> {
     prepared.setup.bundle_dir = bundle_dir(&prepared.setup.bundle_dir, shard, out_given)?;
-    prepared.start_at = start(args)?;
+    prepared.start_at = start(start_spec)?;
     let Some(shard) = shard else {
         if prepared.start_at.is_some() {
             prepared.setup.manifest.shard = Some(ShardRecord {
@@ -119,7 +120,7 @@ pub fn apply(
             shard.count
         )));
     }
-    if let headroom_load::profile::Profile::Closed {
+    if let crate::profile::Profile::Closed {
         requests: Some(requests),
         ..
     } = prepared.plan.profile
@@ -140,12 +141,10 @@ pub fn apply(
         clock: None,
     });
     if shard.index != 0 {
-        prepared.setup.monitor.retain(|source| {
-            !matches!(
-                source,
-                headroom_load::monitoring::MonitorSource::Agent { .. }
-            )
-        });
+        prepared
+            .setup
+            .monitor
+            .retain(|source| !matches!(source, crate::monitoring::MonitorSource::Agent { .. }));
     }
     prepared.description = format!("{} [shard {shard}]", prepared.description);
     Ok(())
@@ -155,28 +154,28 @@ fn rfc3339(time: SystemTime) -> String {
     humantime::format_rfc3339_millis(time).to_string()
 }
 
-/// When the load starts: `--start-at`, or `--start-in` after the barrier.
-fn start(args: &ShardArgs) -> Result<Option<SystemTime>, Failure> {
-    if let Some(at) = args.start_at {
+/// When the load starts: at its moment, or a delay after the barrier.
+fn start(spec: &StartSpec) -> Result<Option<SystemTime>, AssemblyError> {
+    if let Some(at) = spec.at {
         return Ok(Some(at));
     }
-    match (args.start_in, &args.barrier) {
-        (Some(delay), Some(path)) => barrier(path, delay).map(Some),
-        _ => Ok(None),
+    match &spec.after_barrier {
+        Some(b) => barrier(&b.path, b.delay).map(Some),
+        None => Ok(None),
     }
 }
 
 /// The first shard to arrive writes its time plus `delay` into the barrier
 /// file (atomically: a hard link of a complete file, which fails when the
 /// barrier exists); the others read it.
-fn barrier(path: &Path, delay: Duration) -> Result<SystemTime, Failure> {
+fn barrier(path: &Path, delay: Duration) -> Result<SystemTime, AssemblyError> {
     let path = if path.is_dir() {
         path.join("headroom-start")
     } else {
         path.to_path_buf()
     };
     let cannot = |e: std::io::Error| {
-        Failure::CannotRun(anyhow::anyhow!(
+        AssemblyError::CannotRun(format!(
             "cannot use the barrier {}: {e}. It must be on storage every shard can write (its directory must exist)",
             path.display()
         ))
@@ -220,18 +219,19 @@ fn barrier(path: &Path, delay: Duration) -> Result<SystemTime, Failure> {
 
 /// Before a planned start: measures this clock against the shards' common
 /// reference (the first agent, else the target's Date header), records
-/// it, then waits for the start. False when interrupted meanwhile.
+/// it, then waits for the start. False when `interrupt` came first.
 pub async fn wait_for_start(
-    prepared: &mut Prepared,
+    prepared: &mut AssembledRun,
     agent_token: Option<&str>,
     quiet: bool,
+    interrupt: impl Future<Output = ()>,
 ) -> bool {
     let Some(at) = prepared.start_at else {
         return true;
     };
     let clock = match prepared.setup.manifest.monitored_hosts.first() {
-        Some(host) => agent_offset(&host.agent, agent_token).await,
-        None => date_offset(prepared).await,
+        Some(host) => crate::clock::agent_record(&host.agent, agent_token).await,
+        None => crate::clock::date_record(prepared).await,
     };
     if let (Some(record), Some(clock)) = (prepared.setup.manifest.shard.as_mut(), clock) {
         record.clock = Some(clock);
@@ -246,9 +246,8 @@ pub async fn wait_for_start(
                     wait.as_secs_f64()
                 );
             }
-            let interrupt = crate::signals::interrupt_on_signal();
             tokio::select! {
-                _ = tokio::time::sleep(wait.saturating_sub(headroom_load::run::STARTUP_LEAD)) => true,
+                _ = tokio::time::sleep(wait.saturating_sub(crate::run::STARTUP_LEAD)) => true,
                 _ = interrupt => {
                     eprintln!("headroom: stopped before the planned start; nothing was sent");
                     false
@@ -265,139 +264,6 @@ pub async fn wait_for_start(
             true
         }
     }
-}
-
-/// The agent's clock: the reply with the shortest round trip of five.
-async fn agent_offset(authority: &str, token: Option<&str>) -> Option<ClockRecord> {
-    let authority = authority.to_string();
-    let token = token.map(str::to_string);
-    tokio::task::spawn_blocking(move || {
-        let mut best: Option<(f64, f64)> = None;
-        for _ in 0..5 {
-            let t0 = epoch_ms(SystemTime::now());
-            let (status, body) = headroom_monitor::agent::get(
-                &authority,
-                &format!("/samples?since={}", u64::MAX),
-                token.as_deref(),
-            )
-            .ok()?;
-            let t1 = epoch_ms(SystemTime::now());
-            if status != 200 {
-                return None;
-            }
-            let reply: serde_json::Value = serde_json::from_slice(&body).ok()?;
-            let agent = reply.get("now_ms")?.as_f64()?;
-            let rtt = t1 - t0;
-            if best.is_none_or(|(r, _)| rtt < r) {
-                best = Some((rtt, agent - (t0 + t1) / 2.0));
-            }
-        }
-        let (rtt, offset) = best?;
-        Some(ClockRecord {
-            reference: format!("agent {authority}"),
-            offset_ms: (offset * 10.0).round() / 10.0,
-            uncertainty_ms: ((rtt / 2.0 + 0.5) * 10.0).round() / 10.0,
-        })
-    })
-    .await
-    .ok()
-    .flatten()
-}
-
-fn epoch_ms(time: SystemTime) -> f64 {
-    time.duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-        * 1000.0
-}
-
-/// The target's clock from its Date header, whose second is watched until
-/// it changes: the change happened between the two requests around it.
-async fn date_offset(prepared: &Prepared) -> Option<ClockRecord> {
-    let connector = match &prepared.plan.workload {
-        Workload::Url { connector, .. } => connector.clone(),
-        Workload::Journey(journey) => journey.connectors.first()?.clone(),
-    };
-    let target = Target::parse(&prepared.target).ok()?;
-    let request = format!(
-        "HEAD {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: headroom/{}\r\n\r\n",
-        target.path_and_query,
-        target.authority(),
-        env!("CARGO_PKG_VERSION")
-    );
-    let mut client = headroom_load::client::HttpClient::new(connector, Duration::from_secs(2));
-    let mut head = Vec::new();
-    let mut previous: Option<(f64, u64)> = None;
-    let watch_until = std::time::Instant::now() + DATE_WATCH;
-    while std::time::Instant::now() < watch_until {
-        head.clear();
-        let sent = SystemTime::now();
-        let exchange = client
-            .send(
-                headroom_load::client::Outgoing {
-                    bytes: request.as_bytes(),
-                    is_head: true,
-                    keep_alive: true,
-                },
-                std::time::Instant::now(),
-                &mut |_, _| {},
-                Some(&mut head),
-            )
-            .await;
-        let received = epoch_ms(SystemTime::now());
-        if exchange.error.is_some() {
-            return None;
-        }
-        let date = date_header(&head)?;
-        if let Some((before, second)) = previous {
-            if date > second {
-                let offset = date as f64 * 1000.0 - (before + received) / 2.0;
-                return Some(ClockRecord {
-                    reference: format!("Date header of {}", prepared.target),
-                    offset_ms: (offset * 10.0).round() / 10.0,
-                    uncertainty_ms: (((received - before) / 2.0) * 10.0).round() / 10.0,
-                });
-            }
-        }
-        previous = Some((epoch_ms(sent), date));
-        tokio::time::sleep(Duration::from_millis(15)).await;
-    }
-    None
-}
-
-/// The Date header's time, epoch seconds ("Sun, 06 Nov 1994 08:49:37 GMT").
-fn date_header(head: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(head).ok()?;
-    let value = text.lines().find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.trim()
-            .eq_ignore_ascii_case("date")
-            .then(|| value.trim())
-    })?;
-    http_date(value)
-}
-
-fn http_date(value: &str) -> Option<u64> {
-    let parts: Vec<&str> = value.split_whitespace().collect();
-    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
-    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
-    let mut hms = time.split(':').map(|p| p.parse::<i64>().ok());
-    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
-    // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    u64::try_from(days * 86_400 + h * 3600 + m * 60 + s).ok()
 }
 
 #[cfg(test)]
@@ -439,17 +305,6 @@ mod tests {
         assert!(from_environment(None, bad)
             .unwrap_err()
             .contains("SLURM_PROCID='x'"));
-    }
-
-    #[test]
-    fn http_dates_are_read() {
-        assert_eq!(http_date("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784111777));
-        assert_eq!(http_date("Mon, 23 Nov 2026 10:00:00 GMT"), Some(1795428000));
-        assert_eq!(http_date("yesterday"), None);
-        assert_eq!(
-            date_header(b"HTTP/1.1 200 OK\r\ndate: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n"),
-            Some(784111777)
-        );
     }
 
     #[test]

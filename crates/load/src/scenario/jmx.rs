@@ -4,8 +4,8 @@
 //! are found where JMeter finds them; what was not converted is said on
 //! stderr before anything runs.
 
-use headroom_load::scenario::{parse_file, parse_str, Scenario};
-use headroom_load::target::Target;
+use crate::scenario::{parse_file, parse_str, Scenario};
+use crate::target::Target;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -100,7 +100,7 @@ pub fn check(path: &Path, yaml: &str, target: Option<&Target>) -> Result<Scenari
 /// An error in the scenario converted from `plan`: said of the plan and,
 /// when known, of its element, with the line of the converted text (no
 /// file of that name exists).
-fn converted_error(plan: &Path, yaml: &str, e: &headroom_load::scenario::ScenarioError) -> String {
+fn converted_error(plan: &Path, yaml: &str, e: &crate::scenario::ScenarioError) -> String {
     let plan = plan.display();
     let place = if e.line == 0 {
         String::new()

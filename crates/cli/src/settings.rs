@@ -1,0 +1,293 @@
+//! Flags → run specs: the one place where `load`'s, `run`'s and a capacity
+//! level's command lines become a [`RunSpec`] (the role of ripgrep's
+//! `hiargs.rs`). What the spec does not hold stays with the command:
+//! `--quiet`, `--json`, `--junit`, `--fail-if`, `--metrics-*` (terminal,
+//! CI and process matters).
+
+use crate::args::{CommonArgs, LoadArgs, Monitor, RunArgs, ShardArgs, Tolerated};
+use crate::execute::Failure;
+use headroom_load::shard::Shard;
+use headroom_load::spec::{
+    ApdexSpec, Barrier, Body, FaultSpec, MonitorSpec, Monitored, OutputSpec, ProfileSpec, RunSpec,
+    ScenarioSource, ShardChoice, StartSpec, ToleratedSpec, UrlRequest, WorkloadSource,
+};
+use std::path::Path;
+
+fn usage(text: String) -> Failure {
+    Failure::Usage(anyhow::anyhow!(text))
+}
+
+/// `headroom load URL ...`
+pub fn load_spec(args: &LoadArgs) -> Result<RunSpec, Failure> {
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(Body::Text(text.clone())),
+        (None, Some(path)) => Some(Body::File(path.clone())),
+        (None, None) => None,
+    };
+    let mut spec = RunSpec::new(WorkloadSource::Url(UrlRequest {
+        url: args.url.url.clone(),
+        method: args.method.clone(),
+        headers: args.headers.clone(),
+        body,
+        label: args.label.clone(),
+        keep_alive: !args.no_keepalive,
+        timeout: args.timeout,
+    }));
+    spec.profile = ProfileSpec {
+        users: args.users,
+        ramp_up: args.ramp_up,
+        duration: args.duration,
+        requests: args.requests,
+        iterations: None,
+        rate: args.rate,
+        max_vus: args.rate.map(|_| args.max_vus),
+    };
+    spec.think = args.think;
+    spec.throughput = args.throughput;
+    common(&mut spec, &args.common);
+    shard(&mut spec, &args.shard)?;
+    Ok(spec)
+}
+
+/// `headroom run FILE ...`
+pub fn run_spec(args: &RunArgs) -> Result<RunSpec, Failure> {
+    let jmeter_properties =
+        headroom_load::scenario::jmx::properties(&args.jmeter_property).map_err(usage)?;
+    let mut spec = RunSpec::new(WorkloadSource::Scenario(ScenarioSource {
+        file: args.file.clone(),
+        target: args.target.as_ref().map(|t| t.url.clone()),
+        jmeter_properties,
+        strict: args.strict,
+    }));
+    spec.profile = ProfileSpec {
+        users: args.users,
+        ramp_up: args.ramp_up,
+        duration: args.duration,
+        requests: None,
+        iterations: args.iterations,
+        rate: args.rate,
+        max_vus: args.max_vus,
+    };
+    spec.think = args.think;
+    spec.throughput = args.throughput;
+    common(&mut spec, &args.common);
+    shard(&mut spec, &args.shard)?;
+    Ok(spec)
+}
+
+/// A capacity search's run before its level's users, duration and bundle:
+/// `load`'s flags, on the URL or on the `--scenario` file (whose profile
+/// the level replaces; `-J`, `--strict` and sharding do not apply).
+pub fn level_spec(load: &LoadArgs, scenario: Option<&Path>) -> Result<RunSpec, Failure> {
+    let Some(file) = scenario else {
+        return load_spec(load);
+    };
+    let mut spec = RunSpec::new(WorkloadSource::Scenario(ScenarioSource {
+        file: file.to_path_buf(),
+        target: Some(load.url.url.clone()),
+        jmeter_properties: Default::default(),
+        strict: false,
+    }));
+    spec.think = load.think;
+    spec.throughput = load.throughput;
+    common(&mut spec, &load.common);
+    Ok(spec)
+}
+
+/// Apdex T and F as given.
+pub fn apdex_spec(common: &CommonArgs) -> ApdexSpec {
+    ApdexSpec {
+        satisfied: common.apdex_t,
+        tolerated: match common.apdex_f {
+            Tolerated::Time(d) => ToleratedSpec::Time(d),
+            Tolerated::TimesT(k) => ToleratedSpec::TimesT(k),
+        },
+    }
+}
+
+/// The flags every load-generating command shares.
+fn common(spec: &mut RunSpec, common: &CommonArgs) {
+    spec.threads = common.threads;
+    spec.apdex = apdex_spec(common);
+    spec.seed = common.seed;
+    spec.insecure = common.insecure;
+    spec.monitors = MonitorSpec {
+        sources: common
+            .monitor
+            .iter()
+            .map(|m| match m {
+                Monitor::Local => Monitored::Local,
+                Monitor::Agent(authority) => Monitored::Agent(authority.clone()),
+            })
+            .collect(),
+        agent_token: common.agent_token.clone(),
+        processes: common.process.clone(),
+        link_capacity_mbit: common.link_capacity,
+    };
+    spec.faults = common.fault.iter().map(FaultSpec::from).collect();
+    spec.outputs = OutputSpec {
+        bundle_dir: common.out.clone(),
+        jtl: common.jtl,
+        save_failures: common.save_failures,
+        command_line: redacted_command_line(),
+    };
+}
+
+/// `--shard`, `--shards`, `--start-at`, `--start-in` and `--barrier`.
+fn shard(spec: &mut RunSpec, args: &ShardArgs) -> Result<(), Failure> {
+    spec.shard = match args.shard.as_deref() {
+        None => None,
+        Some("auto") => Some(ShardChoice::Auto {
+            shards: args.shards,
+        }),
+        Some(text) => Some(ShardChoice::Given(
+            Shard::parse(text).map_err(|e| usage(format!("--shard {e}")))?,
+        )),
+    };
+    spec.start = StartSpec {
+        at: args.start_at,
+        after_barrier: match (args.start_in, &args.barrier) {
+            (Some(delay), Some(path)) => Some(Barrier {
+                delay,
+                path: path.clone(),
+            }),
+            _ => None,
+        },
+    };
+    Ok(())
+}
+
+/// The command line as the manifest keeps it: without the password of a
+/// URL, the value of an Authorization or Cookie header, or a token.
+pub fn redacted_command_line() -> Vec<String> {
+    let mut secret_next = false;
+    std::env::args_os()
+        .map(|arg| {
+            let arg = arg.to_string_lossy();
+            let lower = arg.to_ascii_lowercase();
+            let shown = if secret_next {
+                "***".to_string()
+            } else if let Some(flag) = ["--agent-token=", "--token="]
+                .iter()
+                .find(|flag| lower.starts_with(**flag))
+            {
+                format!("{flag}***")
+            } else {
+                headroom_load::target::redact_secrets(&arg)
+            };
+            secret_next = matches!(lower.as_str(), "--agent-token" | "--token");
+            shown
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::{Cli, Command};
+    use clap::Parser;
+    use std::time::Duration;
+
+    fn spec(argv: &[&str]) -> Result<RunSpec, Failure> {
+        let argv = std::iter::once("headroom").chain(argv.iter().copied());
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Load(args) => load_spec(&args),
+            Command::Run(args) => run_spec(&args),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn load_flags_become_a_url_spec() {
+        let spec = spec(&[
+            "load",
+            "http://127.0.0.1:9/x",
+            "-c",
+            "20",
+            "-d",
+            "1m",
+            "--ramp-up",
+            "5s",
+            "-X",
+            "POST",
+            "--body",
+            "a=1",
+            "--label",
+            "home",
+            "--apdex-f",
+            "4T",
+            "--seed",
+            "9",
+            "--monitor",
+            "local",
+            "--process",
+            "nginx",
+            "--fault",
+            "30s=true",
+            "--out",
+            "b",
+            "--shard",
+            "1/4",
+            "--start-at",
+            "2026-12-01T10:00:00Z",
+        ])
+        .ok()
+        .unwrap();
+        let WorkloadSource::Url(request) = &spec.workload else {
+            panic!("{spec:?}")
+        };
+        assert_eq!(
+            (request.method.as_str(), request.label.as_deref()),
+            ("POST", Some("home"))
+        );
+        assert_eq!(request.body, Some(Body::Text("a=1".into())));
+        assert_eq!(request.timeout, Duration::from_secs(30));
+        assert_eq!(spec.profile.users, Some(20));
+        assert_eq!(spec.profile.duration, Some(Duration::from_secs(60)));
+        assert_eq!(spec.profile.ramp_up, Some(Duration::from_secs(5)));
+        // --max-vus has a default, which only an open run uses.
+        assert_eq!(spec.profile.max_vus, None);
+        assert_eq!(spec.apdex.tolerated, ToleratedSpec::TimesT(4.0));
+        assert_eq!(spec.seed, 9);
+        assert_eq!(spec.monitors.sources, vec![Monitored::Local]);
+        assert_eq!(spec.monitors.processes, vec!["nginx".to_string()]);
+        assert_eq!(spec.faults[0].at, Duration::from_secs(30));
+        assert_eq!(spec.outputs.bundle_dir, Some("b".into()));
+        assert_eq!(
+            spec.shard,
+            Some(ShardChoice::Given(Shard::new(1, 4).unwrap()))
+        );
+        assert!(spec.start.at.is_some());
+    }
+
+    #[test]
+    fn run_flags_become_a_scenario_spec() {
+        let spec = spec(&[
+            "run",
+            "plan.jmx",
+            "-Jhost=pi",
+            "--iterations",
+            "3",
+            "--shard",
+            "auto",
+            "--shards",
+            "8",
+        ])
+        .ok()
+        .unwrap();
+        let WorkloadSource::Scenario(source) = &spec.workload else {
+            panic!("{spec:?}")
+        };
+        assert_eq!(
+            source.jmeter_properties.get("host").map(String::as_str),
+            Some("pi")
+        );
+        assert_eq!(spec.profile.iterations, Some(3));
+        assert_eq!(spec.shard, Some(ShardChoice::Auto { shards: Some(8) }));
+        let Err(Failure::Usage(e)) = super::tests::spec(&["run", "f.yaml", "--shard", "5/4"])
+        else {
+            panic!("--shard 5/4 was accepted")
+        };
+        assert!(e.to_string().starts_with("--shard "), "{e}");
+    }
+}

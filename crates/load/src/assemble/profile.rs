@@ -1,0 +1,170 @@
+//! The run's profile from the spec (over a scenario file's own), and how it
+//! is said in the line before the run.
+
+use crate::profile::{Profile, Think};
+use crate::scenario::{Scenario, StageKind};
+use crate::spec::ProfileSpec;
+use headroom_units::quantity::{count, Rate};
+use std::time::Duration;
+
+/// A run's length when nothing else says.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// Most VUs of the open model when neither the file nor the spec says.
+const DEFAULT_MAX_VUS: u32 = 1000;
+/// Users of a URL's closed run when the spec does not say.
+const DEFAULT_URL_USERS: u32 = 10;
+
+/// A URL's profile: open with a rate, else closed.
+pub(super) fn url_profile(spec: &ProfileSpec) -> Result<Profile, String> {
+    Ok(match spec.rate {
+        Some(rate) => Profile::Open {
+            rate,
+            max_vus: spec.max_vus.unwrap_or(DEFAULT_MAX_VUS),
+            duration: spec.duration.unwrap_or(DEFAULT_DURATION),
+        },
+        None => {
+            let duration = match (spec.duration, spec.requests) {
+                (Some(d), _) => Some(d),
+                (None, Some(_)) => None,
+                (None, None) => Some(DEFAULT_DURATION),
+            };
+            let ramp_up = spec.ramp_up.unwrap_or_default();
+            check_ramp_up(ramp_up, duration)?;
+            Profile::Closed {
+                users: spec.users.unwrap_or(DEFAULT_URL_USERS),
+                ramp_up,
+                duration,
+                requests: spec.requests,
+            }
+        }
+    })
+}
+
+/// A scenario's profile: the file's, with the spec's settings on top; and
+/// the iterations per user of a closed run.
+pub(super) fn scenario_profile(
+    spec: &ProfileSpec,
+    scenario: &Scenario,
+) -> Result<(Profile, Option<u64>), String> {
+    let file = &scenario.profile;
+    let closed_given = spec.users.is_some() || spec.iterations.is_some();
+    let profile_given =
+        closed_given || spec.rate.is_some() || spec.duration.is_some() || spec.ramp_up.is_some();
+    if let (Some((stages, kind)), false) = (&file.stages, profile_given) {
+        let profile = match kind {
+            StageKind::Users => Profile::RampingUsers {
+                stages: stages.clone(),
+            },
+            StageKind::Rate => Profile::RampingRate {
+                stages: stages.clone(),
+                max_vus: spec.max_vus.or(file.max_vus).unwrap_or(DEFAULT_MAX_VUS),
+            },
+        };
+        return Ok((profile, None));
+    }
+    let rate = spec.rate.or(if closed_given { None } else { file.rate });
+    if let Some(rate) = rate {
+        let max_vus = spec.max_vus.or(file.max_vus).unwrap_or(DEFAULT_MAX_VUS);
+        let duration = spec.duration.or(file.duration).unwrap_or(DEFAULT_DURATION);
+        return Ok((
+            Profile::Open {
+                rate,
+                max_vus,
+                duration,
+            },
+            None,
+        ));
+    }
+    if spec.max_vus.is_some() {
+        return Err("--max-vus bounds the open model's users (arrivals at --rate, or a scenario's rate: or stages: of rates); this run is closed (a fixed number of users), so it would not be used: leave it out, or give --rate".into());
+    }
+    let users = spec.users.or(file.users).unwrap_or(1);
+    let ramp_up = spec.ramp_up.or(file.ramp_up).unwrap_or_default();
+    let iterations = spec.iterations.or(if spec.duration.is_some() {
+        None
+    } else {
+        file.iterations
+    });
+    let duration = spec.duration.or(file.duration).or(if iterations.is_some() {
+        None
+    } else {
+        Some(DEFAULT_DURATION)
+    });
+    check_ramp_up(ramp_up, duration)?;
+    Ok((
+        Profile::Closed {
+            users,
+            ramp_up,
+            duration,
+            requests: None,
+        },
+        iterations,
+    ))
+}
+
+/// A ramp-up longer than the run would leave users that never start.
+pub fn check_ramp_up(ramp_up: Duration, duration: Option<Duration>) -> Result<(), String> {
+    if let Some(d) = duration {
+        if ramp_up > d {
+            return Err(format!(
+                "--ramp-up ({} s) is longer than the run (-d {} s): some users would never start. The duration includes the ramp-up",
+                ramp_up.as_secs_f64(),
+                d.as_secs_f64()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// "20 users, ramp-up 2s, 10s, ..." for the line printed before a run.
+pub fn describe_profile(profile: &Profile, think: &Think, cap: Option<Rate>) -> String {
+    match profile {
+        Profile::Closed {
+            users,
+            ramp_up,
+            duration,
+            requests,
+        } => {
+            let mut text = count(*users as usize, "user", "users");
+            if !ramp_up.is_zero() {
+                text += &format!(", ramp-up {}s", ramp_up.as_secs_f64());
+            }
+            if let Some(n) = requests {
+                text += &format!(", {}", count(*n as usize, "request", "requests"));
+            }
+            if let Some(d) = duration {
+                text += &format!(", {}s", d.as_secs_f64());
+            }
+            if let Some(cap) = cap {
+                text += &format!(", capped at {cap}");
+            }
+            if *think != Think::None {
+                text += &format!(", think time {:.2}s on average", think.mean().as_secs_f64());
+            }
+            text
+        }
+        Profile::Open {
+            rate,
+            max_vus,
+            duration,
+        } => {
+            format!(
+                "open model: {rate} for {}s (up to {max_vus} VUs)",
+                duration.as_secs_f64()
+            )
+        }
+        Profile::RampingUsers { stages } => format!(
+            "{} over {}s, up to {}{}",
+            count(stages.0.len(), "stage", "stages"),
+            stages.total().as_secs_f64(),
+            count(profile.population() as usize, "user", "users"),
+            cap.map(|c| format!(", capped at {c}")).unwrap_or_default()
+        ),
+        Profile::RampingRate { stages, max_vus } => format!(
+            "open model in {} over {}s, up to {}/s (up to {max_vus} VUs)",
+            count(stages.0.len(), "stage", "stages"),
+            stages.total().as_secs_f64(),
+            stages.peak()
+        ),
+    }
+}

@@ -1,0 +1,191 @@
+//! A scenario file's run: its journeys over one connector per origin, its
+//! profile with the spec's settings on top.
+
+use super::manifest::{manifest, profile_record, ManifestParts};
+use super::profile::{describe_profile, scenario_profile};
+use super::{
+    apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
+};
+use crate::engine::{EnginePlan, Workload};
+use crate::profile::{Profile, Think};
+use crate::run::default_bundle_dir;
+use crate::scenario::runner::JourneyPlan;
+use crate::scenario::{LabelKind, Scenario};
+use crate::shard::Shard;
+use crate::spec::{RunSpec, ScenarioSource};
+use crate::target::Target;
+use headroom_units::quantity::{count, Rate};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn usage(text: String) -> AssemblyError {
+    AssemblyError::Usage(text)
+}
+
+/// The scenario as the source names it, this shard's data rows only.
+fn read(source: &ScenarioSource, shard: Option<Shard>) -> Result<Scenario, AssemblyError> {
+    let target = source
+        .target
+        .as_deref()
+        .map(Target::parse)
+        .transpose()
+        .map_err(|e| usage(e.to_string()))?;
+    let mut scenario = crate::scenario::jmx::scenario(
+        &source.file,
+        target.as_ref(),
+        &source.jmeter_properties,
+        source.strict,
+    )
+    .map_err(usage)?;
+    if let (Some(shard), Some(data)) = (shard, scenario.data.as_mut()) {
+        data.keep_shard_rows(shard).map_err(usage)?;
+    }
+    Ok(scenario)
+}
+
+/// The manifest's `scenario` section of a scenario run.
+fn scenario_record(file: &Path, scenario: &Scenario) -> serde_json::Value {
+    serde_json::json!({
+        "mode": "scenario",
+        "file": file.display().to_string(),
+        "name": scenario.name,
+        "steps": scenario.requests.len(),
+        "checks": scenario.checks,
+        "variables": scenario.vars.names(),
+        "data": scenario.data.as_ref().map(|d| serde_json::json!({
+            "file": d.file.display().to_string(), "rows": d.rows.len(), "shared": d.shared, "recycle": d.recycle,
+        })),
+        "before": scenario.before.as_ref().map(|b| serde_json::json!({
+            "name": b.name, "users": b.users, "iterations": b.iterations,
+        })),
+        "text": crate::target::redact_secrets(
+            &std::fs::read_to_string(file).unwrap_or_default()
+        ),
+    })
+}
+
+/// The line said before the run.
+fn description(
+    file: &Path,
+    scenario: &Scenario,
+    target: &str,
+    (profile, iterations): (&Profile, Option<u64>),
+    think: &Think,
+    throughput: Option<Rate>,
+) -> String {
+    let description = format!(
+        "headroom: {} ({}) against {target} — {}{}",
+        file.display(),
+        count(scenario.requests.len(), "step", "steps"),
+        describe_profile(profile, think, throughput),
+        iterations
+            .map(|n| format!(
+                ", {} per user",
+                count(n as usize, "iteration", "iterations")
+            ))
+            .unwrap_or_default(),
+    );
+    match &scenario.before {
+        Some(b) => format!(
+            "{description}; before them, {}{} × {}",
+            b.name
+                .as_ref()
+                .map(|n| format!("'{n}': "))
+                .unwrap_or_default(),
+            count(b.users as usize, "user", "users"),
+            count(b.iterations as usize, "iteration", "iterations"),
+        ),
+        None => description,
+    }
+}
+
+pub(super) async fn assemble(
+    spec: &RunSpec,
+    source: &ScenarioSource,
+    shard: Option<Shard>,
+) -> Result<AssembledRun, AssemblyError> {
+    let scenario = read(source, shard)?;
+    let (profile, iterations) = scenario_profile(&spec.profile, &scenario).map_err(usage)?;
+    let apdex = apdex(&spec.apdex)?;
+    let population = u64::from(profile.population());
+    let population = shard.map_or(population, |s| s.share(population));
+    ensure_file_limit(population * scenario.origins.len() as u64 + 64)?;
+    let mut connectors = Vec::new();
+    for origin in &scenario.origins {
+        connectors.push(Arc::new(connect_checked(origin, spec.insecure).await?));
+    }
+    let throughput = spec.throughput.or(scenario.profile.throughput);
+    let think = spec.think.unwrap_or(scenario.think);
+    let threads = threads(spec);
+    let labels: Vec<String> = scenario.labels.iter().map(|l| l.name.clone()).collect();
+    let target = scenario
+        .origins
+        .first()
+        .map(|o| o.url.clone())
+        .unwrap_or_default();
+    let mut profile_json = profile_record(&profile, think, throughput);
+    profile_json.iterations_per_vu = iterations;
+    let manifest = manifest(
+        spec,
+        &apdex,
+        ManifestParts {
+            same_host: connectors.iter().any(|c| c.address.ip().is_loopback()),
+            kind: "run",
+            target: target.clone(),
+            scenario: scenario_record(&source.file, &scenario),
+            profile: profile_json,
+            labels,
+            timeout: scenario.timeout,
+        },
+        threads,
+    )?;
+    let bundle_dir = spec.outputs.bundle_dir.clone().unwrap_or_else(|| {
+        let stem = source
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default();
+        default_bundle_dir(&PathBuf::from("runs"), &stem)
+    });
+    let description = description(
+        &source.file,
+        &scenario,
+        &target,
+        (&profile, iterations),
+        &think,
+        throughput,
+    );
+    let mut setup = setup(spec, manifest, bundle_dir);
+    setup.label_urls = spec.outputs.jtl.then(|| {
+        scenario
+            .labels
+            .iter()
+            .map(|l| (l.name.clone(), l.url.clone()))
+            .collect()
+    });
+    setup.group_labels = scenario
+        .labels
+        .iter()
+        .map(|l| l.kind == LabelKind::Group)
+        .collect();
+    setup.check_names = scenario.checks.clone();
+    setup.check_labels = scenario.check_labels();
+    let timeout = scenario.timeout;
+    let journey = JourneyPlan::new(scenario, connectors, iterations, think);
+    Ok(AssembledRun {
+        plan: EnginePlan::new(
+            Workload::Journey(Arc::new(journey)),
+            profile,
+            think,
+            throughput,
+            timeout,
+            threads,
+            apdex,
+            spec.seed,
+        ),
+        setup,
+        target,
+        description,
+        start_at: None,
+    })
+}

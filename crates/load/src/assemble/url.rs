@@ -1,0 +1,127 @@
+//! One URL's run: the request built once, the closed or open profile.
+
+use super::manifest::{manifest, profile_record, ManifestParts};
+use super::profile::{describe_profile, url_profile};
+use super::{
+    apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
+};
+use crate::engine::{EnginePlan, PreparedRequest, Workload};
+use crate::profile::Think;
+use crate::run::default_bundle_dir;
+use crate::shard::Shard;
+use crate::spec::{Body, RunSpec, UrlRequest};
+use crate::target::{RequestSpec, Target};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn request(url: &UrlRequest) -> Result<RequestSpec, AssemblyError> {
+    let body = match &url.body {
+        Some(Body::Text(text)) => text.clone().into_bytes(),
+        Some(Body::File(path)) => std::fs::read(path).map_err(|e| {
+            AssemblyError::Usage(format!("cannot read --body-file {}: {e}", path.display()))
+        })?,
+        None => Vec::new(),
+    };
+    let request = RequestSpec {
+        method: url.method.clone(),
+        headers: url.headers.clone(),
+        body,
+        keep_alive: url.keep_alive,
+    };
+    request
+        .validate()
+        .map_err(|e| AssemblyError::Usage(super::describe(&e)))?;
+    Ok(request)
+}
+
+/// The manifest's `scenario` section of a URL run.
+fn scenario_record(request: &RequestSpec, target: &Target, label: &str) -> serde_json::Value {
+    serde_json::json!({
+        "mode": "url",
+        "method": request.method,
+        "url": target.url,
+        "label": label,
+        // Credentials stay out of the bundle.
+        "headers": request
+            .headers
+            .iter()
+            .map(|(n, v)| crate::target::redact_secrets(&format!("{n}: {v}")))
+            .collect::<Vec<_>>(),
+        "body_bytes": request.body.len(),
+        "keep_alive": request.keep_alive,
+    })
+}
+
+pub(super) async fn assemble(
+    spec: &RunSpec,
+    url: &UrlRequest,
+    shard: Option<Shard>,
+) -> Result<AssembledRun, AssemblyError> {
+    let target = Target::parse(&url.url).map_err(|e| AssemblyError::Usage(e.to_string()))?;
+    let request = request(url)?;
+    let profile = url_profile(&spec.profile).map_err(AssemblyError::Usage)?;
+    let apdex = apdex(&spec.apdex)?;
+    let think = spec.think.unwrap_or(Think::None);
+    let label = url
+        .label
+        .clone()
+        .unwrap_or_else(|| target.path_and_query.clone());
+    let population = u64::from(profile.population());
+    let population = shard.map_or(population, |s| s.share(population));
+    ensure_file_limit(population + 64)?;
+    let connector = connect_checked(&target, spec.insecure).await?;
+    let threads = threads(spec);
+    let manifest = manifest(
+        spec,
+        &apdex,
+        ManifestParts {
+            same_host: connector.address.ip().is_loopback(),
+            kind: "load",
+            target: target.url.clone(),
+            scenario: scenario_record(&request, &target, &label),
+            profile: profile_record(&profile, think, spec.throughput),
+            labels: vec![label.clone()],
+            timeout: url.timeout,
+        },
+        threads,
+    )?;
+    let bundle_dir = spec.outputs.bundle_dir.clone().unwrap_or_else(|| {
+        default_bundle_dir(
+            &PathBuf::from("runs"),
+            &format!("{}{}", target.host, target.path_and_query),
+        )
+    });
+    let prepared_request = Arc::new(PreparedRequest {
+        label: 0,
+        bytes: request.serialize(&target, &target.path_and_query),
+        is_head: request.method.eq_ignore_ascii_case("HEAD"),
+        keep_alive: request.keep_alive,
+    });
+    let description = format!(
+        "headroom: {} {} — {}",
+        request.method,
+        target,
+        describe_profile(&profile, &think, spec.throughput)
+    );
+    let mut setup = setup(spec, manifest, bundle_dir);
+    setup.label_urls = spec.outputs.jtl.then(|| vec![(label, target.url.clone())]);
+    Ok(AssembledRun {
+        plan: EnginePlan::new(
+            Workload::Url {
+                connector: Arc::new(connector),
+                request: prepared_request,
+            },
+            profile,
+            think,
+            spec.throughput,
+            url.timeout,
+            threads,
+            apdex,
+            spec.seed,
+        ),
+        setup,
+        target: target.url.clone(),
+        description,
+        start_at: None,
+    })
+}
