@@ -5,9 +5,40 @@
 //! what to buy).
 
 use crate::reference::{stand, REFERENCES};
+use headroom_analysis::capacity::Bottleneck;
 use headroom_bundle::bench::{self as bundle, BenchBundle};
 use headroom_units::quantity::figure;
 use std::path::{Path, PathBuf};
+
+/// What a capacity search shows beside its bottleneck: the latest bench
+/// of the bottleneck's host under `runs` (`local`: this machine), its
+/// figures for the saturated resource (throttling and temperature are the
+/// CPU's), the first line naming the bundle; empty without one.
+pub fn of_bottleneck(runs: &Path, bottleneck: &Bottleneck) -> Vec<String> {
+    let host = if bottleneck.host == "local" {
+        headroom_monitor::Fingerprint::local(env!("CARGO_PKG_VERSION")).hostname
+    } else {
+        bottleneck.host.clone()
+    };
+    let resource = match bottleneck.resource.as_str() {
+        "throttling" | "temperature" => "cpu",
+        other => other,
+    };
+    let Some((path, bench)) = latest(runs, &host) else {
+        return Vec::new();
+    };
+    let lines = headlines(&bench, Some(resource));
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "the latest bench of {host} ({}, {})",
+        path.display(),
+        bench.started
+    )];
+    out.extend(lines);
+    out
+}
 
 /// The newest complete bench bundle of `hostname` directly under `runs`.
 pub fn latest(runs: &Path, hostname: &str) -> Option<(PathBuf, BenchBundle)> {

@@ -264,34 +264,6 @@ fn search_dir(args: &CapacityArgs) -> Result<PathBuf, Failure> {
     Ok(base)
 }
 
-/// The latest `headroom bench` of the bottleneck's host under runs/, its
-/// figures for the saturated resource.
-fn host_bench(bottleneck: &Bottleneck) -> Vec<String> {
-    let host = if bottleneck.host == "local" {
-        headroom_monitor::Fingerprint::local(env!("CARGO_PKG_VERSION")).hostname
-    } else {
-        bottleneck.host.clone()
-    };
-    let resource = match bottleneck.resource.as_str() {
-        "throttling" | "temperature" => "cpu",
-        other => other,
-    };
-    let Some((path, bench)) = headroom_bench::latest::latest(Path::new("runs"), &host) else {
-        return Vec::new();
-    };
-    let lines = headroom_bench::latest::headlines(&bench, Some(resource));
-    if lines.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![format!(
-        "the latest bench of {host} ({}, {})",
-        path.display(),
-        bench.started
-    )];
-    out.extend(lines);
-    out
-}
-
 /// Each level of the search run from the flags, on the terminal.
 struct FlagLevels<'a> {
     args: &'a CapacityArgs,
@@ -343,7 +315,7 @@ impl LevelRunner for FlagLevels<'_> {
     }
 
     fn host_bench(&self, bottleneck: &Bottleneck) -> Vec<String> {
-        host_bench(bottleneck)
+        headroom_bench::latest::of_bottleneck(Path::new("runs"), bottleneck)
     }
 }
 
