@@ -150,6 +150,25 @@ mod tests {
         assert_eq!(lines[1], "commit p99 12.50 ms");
         assert!(headlines(&b, Some("cpu")).is_empty());
         assert!(latest(&runs, "nobody").is_none());
+        // A capacity search's bottleneck on pi's disk: the bench's bundle,
+        // then its disk figures; on its CPU (no CPU figures), nothing.
+        let mut disk = Bottleneck {
+            resource: "disk".into(),
+            host: "pi".into(),
+            figure: 97.0,
+            users: 50,
+            core: None,
+            processes: Vec::new(),
+        };
+        let said = of_bottleneck(&runs, &disk);
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(
+            said[0].starts_with("the latest bench of pi (") && said[0].contains("b-bench"),
+            "{said:?}"
+        );
+        assert_eq!(said[1..], lines[..]);
+        disk.resource = "throttling".into();
+        assert!(of_bottleneck(&runs, &disk).is_empty());
         let _ = std::fs::remove_dir_all(&runs);
     }
 }
