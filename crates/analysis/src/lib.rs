@@ -13,7 +13,6 @@ pub mod experiment;
 pub mod fault;
 pub mod jmeter;
 pub mod latency;
-pub mod sequential;
 pub mod summary;
 
 pub use apdex::{ApdexCounts, ApdexThresholds, Rating};

@@ -5,9 +5,40 @@
 //! what to buy).
 
 use crate::reference::{stand, REFERENCES};
+use headroom_analysis::capacity::Bottleneck;
 use headroom_bundle::bench::{self as bundle, BenchBundle};
 use headroom_units::quantity::figure;
 use std::path::{Path, PathBuf};
+
+/// What a capacity search shows beside its bottleneck: the latest bench
+/// of the bottleneck's host under `runs` (`local`: this machine), its
+/// figures for the saturated resource (throttling and temperature are the
+/// CPU's), the first line naming the bundle; empty without one.
+pub fn of_bottleneck(runs: &Path, bottleneck: &Bottleneck) -> Vec<String> {
+    let host = if bottleneck.host == "local" {
+        headroom_monitor::Fingerprint::local(env!("CARGO_PKG_VERSION")).hostname
+    } else {
+        bottleneck.host.clone()
+    };
+    let resource = match bottleneck.resource.as_str() {
+        "throttling" | "temperature" => "cpu",
+        other => other,
+    };
+    let Some((path, bench)) = latest(runs, &host) else {
+        return Vec::new();
+    };
+    let lines = headlines(&bench, Some(resource));
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "the latest bench of {host} ({}, {})",
+        path.display(),
+        bench.started
+    )];
+    out.extend(lines);
+    out
+}
 
 /// The newest complete bench bundle of `hostname` directly under `runs`.
 pub fn latest(runs: &Path, hostname: &str) -> Option<(PathBuf, BenchBundle)> {
@@ -119,6 +150,25 @@ mod tests {
         assert_eq!(lines[1], "commit p99 12.50 ms");
         assert!(headlines(&b, Some("cpu")).is_empty());
         assert!(latest(&runs, "nobody").is_none());
+        // A capacity search's bottleneck on pi's disk: the bench's bundle,
+        // then its disk figures; on its CPU (no CPU figures), nothing.
+        let mut disk = Bottleneck {
+            resource: "disk".into(),
+            host: "pi".into(),
+            figure: 97.0,
+            users: 50,
+            core: None,
+            processes: Vec::new(),
+        };
+        let said = of_bottleneck(&runs, &disk);
+        assert_eq!(said.len(), 3, "{said:?}");
+        assert!(
+            said[0].starts_with("the latest bench of pi (") && said[0].contains("b-bench"),
+            "{said:?}"
+        );
+        assert_eq!(said[1..], lines[..]);
+        disk.resource = "throttling".into();
+        assert!(of_bottleneck(&runs, &disk).is_empty());
         let _ = std::fs::remove_dir_all(&runs);
     }
 }

@@ -153,8 +153,85 @@ pub fn server_cpu(level: &Level) -> Option<String> {
     (!hosts.is_empty()).then(|| hosts.join("/"))
 }
 
+/// The line that opens a search: its URL, target, ladder and how each
+/// level warms up and measures (`start` and `max`: the ladder's ends).
+pub fn search_heading(
+    setup: &headroom_bundle::capacity::CapacitySetup,
+    target: &headroom_analysis::capacity::Target,
+    start: u32,
+    max: u32,
+) -> String {
+    format!(
+        "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; {} ladder from {} up to {} ({}); {}",
+        setup.url,
+        target.apdex,
+        target.max_error * 100.0,
+        target
+            .p95_max
+            .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
+        setup.ladder,
+        start,
+        count(max as usize, "user", "users"),
+        if setup.ladder == "aimed" {
+            format!(
+                "steps of at least {}",
+                count(setup.step as usize, "user", "users")
+            )
+        } else {
+            format!("steps of {}", count(setup.step as usize, "user", "users"))
+        },
+        if setup.early_stop {
+            format!(
+                "each level warms up {} (until steady) and measures {} (until its verdict settles{})",
+                seconds_span(setup.warmup_min_s, setup.warmup_s),
+                seconds_span(setup.min_measured_s, setup.measured_s),
+                if setup.near_min_measured_s > setup.min_measured_s {
+                    format!(
+                        "; near the target at least {} s",
+                        seconds(setup.near_min_measured_s)
+                    )
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            format!(
+                "each level {:.0} s warm-up + {:.0} s measured",
+                setup.warmup_s, setup.measured_s
+            )
+        }
+    )
+}
+
+/// The line printed after each level.
+pub fn level_line(level: &Level) -> String {
+    format!(
+        "  {:>5} users: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} req/s{}{} → {}",
+        level.users,
+        level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+        level.apdex_rating.as_deref().unwrap_or(""),
+        level.error_rate * 100.0,
+        level.p95_ms.map_or("-".into(), |p| format!("{p:.0} ms")),
+        level.rps,
+        level
+            .resources
+            .iter()
+            .filter_map(|h| h
+                .cpu_avg
+                .map(|c| format!(", {} machine CPU {c:.0}%", h.host)))
+            .collect::<String>()
+            + &server_cpu(level).map_or(String::new(), |cpu| format!(", server CPU {cpu}")),
+        if level.generator_limited {
+            ", generator limited"
+        } else {
+            ""
+        },
+        if level.good { "met" } else { "broken" },
+    ) + &format!(" ({})", level.ended)
+}
+
 /// How the search chose its levels, in one line (the rule in
-/// headroom_analysis::capacity::Search): why the steps are ×2, ×1.25 or
+/// headroom_capacity::ladder::Search): why the steps are ×2, ×1.25 or
 /// halves.
 pub fn ladder_note(setup: &headroom_bundle::capacity::CapacitySetup) -> Option<String> {
     let resolution = if setup.resolution > 0 {
@@ -450,7 +527,7 @@ mod tests {
             max_error: 0.01,
             p95_max: None,
         };
-        let mut result = CapacityResult::new(
+        let mut result = headroom_capacity::answer::answer(
             target,
             levels,
             None,
@@ -555,7 +632,7 @@ mod tests {
             max_error: 0.01,
             p95_max: None,
         };
-        let result = CapacityResult::new(
+        let result = headroom_capacity::answer::answer(
             target,
             levels,
             Some(30),
@@ -602,7 +679,7 @@ mod tests {
             max_error: 0.01,
             p95_max: None,
         };
-        let mut result = CapacityResult::new(
+        let mut result = headroom_capacity::answer::answer(
             target,
             vec![l],
             Some(10),
@@ -659,7 +736,7 @@ mod tests {
             max_error: 0.01,
             p95_max: None,
         };
-        let mut result = CapacityResult::new(
+        let mut result = headroom_capacity::answer::answer(
             target,
             vec![a, b],
             Some(13),

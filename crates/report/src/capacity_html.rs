@@ -486,7 +486,7 @@ mod tests {
             max_error: 0.01,
             p95_max: None,
         };
-        let result = CapacityResult::new(
+        let result = headroom_capacity::answer::answer(
             target,
             vec![level],
             Some(100),

@@ -4,7 +4,7 @@
 //! interval wholly on one side of its bound), so that the level can stop
 //! before its full duration.
 
-use crate::capacity::Target;
+use headroom_analysis::capacity::Target;
 
 /// One second of a level, all labels but groups.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -1,0 +1,468 @@
+//! The search's answer from its levels ([`answer`]): the capacity's
+//! figures (a repeated level speaks through its median repetition), the
+//! knee and what saturated there, whether the answer is valid (the
+//! generator was the limit, a deciding level was thin, Little's law says
+//! the capacity level was not steady), the range the repetitions support,
+//! and `--fail-if` judged on it ([`judge`]). capacity.json's types and
+//! their words are the bundle crate's.
+
+use crate::ladder::repetition_capacity;
+use crate::level::little;
+use headroom_analysis::capacity::{bottleneck, Target};
+use headroom_analysis::{Criterion, Metric, Verdict};
+use headroom_bundle::capacity::{
+    Agreement, CapacityAnswer, CapacityResult, CapacitySetup, Confirmation, CriterionOutcome,
+    Level, LittlesLaw, LITTLE_TOLERANCE,
+};
+use headroom_bundle::SCHEMA_VERSION;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The answer of a search whose levels are `levels` (in the order run)
+/// and whose ladder found `capacity`; `at_least` when the target held at
+/// `--max`, `think` the planned think per request, `monitored` whether
+/// server resources were watched.
+pub fn answer(
+    target: Target,
+    levels: Vec<Level>,
+    capacity: Option<u32>,
+    at_least: bool,
+    think: Duration,
+    monitored: bool,
+    bundle: PathBuf,
+) -> CapacityResult {
+    let best = capacity.and_then(|c| median_at(&levels, c));
+    let knee = levels
+        .iter()
+        .filter(|l| !l.good && capacity.is_none_or(|c| l.users > c))
+        .min_by_key(|l| l.users);
+    let bottleneck = knee.and_then(|k| bottleneck(k.users, &k.resources));
+    let little = best.and_then(|l| little(l, think));
+    let invalid = invalid(best, knee, little.as_ref());
+    let generator_limited = best.into_iter().chain(knee).any(|l| l.generator_limited);
+    let limit_note = if generator_limited {
+        "the load generator itself was the limit (its CPU was saturated or starved): the result is not the server's; run headroom on another machine or give it more CPU".into()
+    } else if knee.is_none() {
+        "the target held at every level tried: raise --max".into()
+    } else if bottleneck.is_some() {
+        String::new()
+    } else if let Some(missing) = knee.filter(|k| !k.missing.is_empty()) {
+        format!(
+            "no data from {} at the knee: those resources are unknown, not idle, so the limit cannot be named",
+            missing.missing.join(", ")
+        )
+    } else if monitored {
+        "nothing monitored saturates at the knee: the limit is elsewhere (a worker pool such as php-fpm's pm.max_children, locks, a connection pool, or a resource not monitored)".into()
+    } else {
+        "no server resources were monitored (--monitor): the limit cannot be named".into()
+    };
+    let confirmation = capacity.and_then(|c| confirmation(&levels, c, knee, target.apdex));
+    let range = capacity.map(|c| {
+        let high = knee.map_or(c, |k| k.users.saturating_sub(1).max(c));
+        match &confirmation {
+            Some(conf) => [conf.low.min(c), conf.high.max(high)],
+            None => [c, high],
+        }
+    });
+    let mut result = CapacityResult {
+        schema_version: SCHEMA_VERSION,
+        setup: CapacitySetup::default(),
+        status: "complete".into(),
+        target,
+        capacity: CapacityAnswer {
+            users: capacity,
+            apdex: best.and_then(|l| l.apdex),
+            apdex_rating: best.and_then(|l| l.apdex_rating.clone()),
+            rps: best.map(|l| l.rps),
+            p95_ms: best.and_then(|l| l.p95_ms),
+            at_least,
+        },
+        knee_users: knee.map(|l| l.users),
+        bottleneck,
+        limit_note,
+        valid: invalid.is_empty(),
+        invalid,
+        think_s: think.as_secs_f64(),
+        little,
+        confirmation,
+        criteria: Vec::new(),
+        range,
+        inversions: Vec::new(),
+        agreement: agreement(&levels),
+        verdict: String::new(),
+        host_bench: Vec::new(),
+        levels,
+        bundle,
+    };
+    result.verdict = result.verdict();
+    result
+}
+
+/// A level measured several times (--confirm) speaks through its median
+/// repetition (by Apdex): one consistent set of figures.
+fn median_at(levels: &[Level], users: u32) -> Option<&Level> {
+    let mut runs: Vec<&Level> = levels.iter().filter(|l| l.users == users).collect();
+    runs.sort_by(|a, b| a.apdex.unwrap_or(0.0).total_cmp(&b.apdex.unwrap_or(0.0)));
+    runs.get(runs.len().saturating_sub(1) / 2).copied()
+}
+
+/// Why the answer decided by `best` (the capacity) and `knee` is not
+/// valid, a sentence each; empty when it is.
+fn invalid(best: Option<&Level>, knee: Option<&Level>, little: Option<&LittlesLaw>) -> Vec<String> {
+    let deciding: Vec<&Level> = best.into_iter().chain(knee).collect();
+    let mut invalid = Vec::new();
+    if deciding.iter().any(|l| l.generator_limited) {
+        invalid.push("the load generator was the limit at a deciding level: the figures are not the server's".to_string());
+    }
+    for thin in deciding.iter().filter(|l| l.thin) {
+        invalid.push(format!(
+            "the level of {} users decided the answer on {} requests, fewer than the {} a verdict needs (--min-samples): lengthen --step-duration, or lower --min-samples knowingly",
+            thin.users, thin.samples, thin.min_samples
+        ));
+    }
+    // Only where the think the users took was measured (a throughput
+    // cap's waits for a slot are not, and older searches have none).
+    let measured_think = best.is_some_and(|l| l.think_s.is_some());
+    if let Some(l) = little.filter(|l| measured_think && l.miss() > LITTLE_TOLERANCE) {
+        invalid.push(format!(
+            "Little's law at the capacity accounts for {:.0} users busy of {}: the measured window did not see the users in their steady cycle (they started or clicked in step, or waited somewhere not measured); lengthen --warmup and --step-duration to several think times",
+            l.users_busy, l.users
+        ));
+    }
+    invalid
+}
+
+/// With `--confirm`: the capacities the repetitions of the deciding
+/// levels (the capacity `c` and the `knee`) support; `None` when `c` ran
+/// once.
+fn confirmation(
+    levels: &[Level],
+    c: u32,
+    knee: Option<&Level>,
+    target_apdex: f64,
+) -> Option<Confirmation> {
+    let at_c: Vec<&Level> = levels.iter().filter(|l| l.users == c).collect();
+    if at_c.len() < 2 {
+        return None;
+    }
+    let estimates: Vec<u32> = match knee.map(|l| l.users) {
+        Some(k) => {
+            let at_k: Vec<&Level> = levels.iter().filter(|l| l.users == k).collect();
+            at_c.iter()
+                .zip(&at_k)
+                .map(|(lc, lk)| {
+                    repetition_capacity(
+                        c,
+                        k,
+                        (lc.good, lk.good),
+                        (lc.apdex, lk.apdex),
+                        target_apdex,
+                    )
+                })
+                .collect()
+        }
+        // No broken level above: each repetition says c or less.
+        None => at_c
+            .iter()
+            .map(|l| if l.good { c } else { c.saturating_sub(1) })
+            .collect(),
+    };
+    Some(Confirmation {
+        repetitions: at_c.len() as u32,
+        low: estimates.iter().copied().min().unwrap_or(c).min(c),
+        high: estimates.iter().copied().max().unwrap_or(c).max(c),
+    })
+}
+
+/// With --full-levels: the levels whose verdict settled early, and how
+/// many of those the full duration confirmed.
+fn agreement(levels: &[Level]) -> Option<Agreement> {
+    let ran_on: Vec<&Level> = levels
+        .iter()
+        .filter(|l| l.settled.is_some() && !l.stopped_early)
+        .collect();
+    (!ran_on.is_empty()).then(|| Agreement {
+        settled: ran_on.len() as u32,
+        agreed: ran_on
+            .iter()
+            .filter(|l| l.settled.as_ref().is_some_and(|s| s.met == l.good))
+            .count() as u32,
+    })
+}
+
+/// The search was stopped before it could decide: no capacity, no
+/// bottleneck and not valid; the levels measured stay.
+pub fn interrupted(mut result: CapacityResult) -> CapacityResult {
+    result.status = "interrupted".into();
+    result.capacity = CapacityAnswer {
+        users: None,
+        apdex: None,
+        apdex_rating: None,
+        rps: None,
+        p95_ms: None,
+        at_least: false,
+    };
+    result.knee_users = None;
+    result.bottleneck = None;
+    result.little = None;
+    result.confirmation = None;
+    result.range = None;
+    result.valid = false;
+    result.limit_note = format!(
+        "the search was interrupted after {}, before it could decide: no capacity is claimed",
+        headroom_units::quantity::count(result.levels.len(), "level", "levels")
+    );
+    result.verdict = result.verdict();
+    result
+}
+
+/// `--fail-if` on the search's answer: the users, and the Apdex, request
+/// rate and p95 at the capacity.
+pub fn judge(criteria: &[Criterion], result: &CapacityResult) -> Vec<Verdict> {
+    let answer = &result.capacity;
+    criteria
+        .iter()
+        .map(|c| {
+            let measured = match c.metric {
+                Metric::Users => answer.users.map(f64::from),
+                Metric::Apdex => answer.apdex,
+                Metric::Rps => answer.rps,
+                Metric::P95 => answer.p95_ms.map(|ms| ms / 1000.0),
+                _ => None,
+            };
+            let mut verdict = c.evaluate_measured(measured, "capacity");
+            if answer.at_least && c.metric == Metric::Users {
+                // Only a lower bound: the target held up to --max.
+                verdict.message.push_str(
+                    " — at least: the target held up to --max, so the capacity may be higher; raise --max to tell",
+                );
+            }
+            verdict
+        })
+        .collect()
+}
+
+/// The criteria's outcomes as capacity.json keeps them.
+pub fn outcomes(verdicts: &[Verdict]) -> Vec<CriterionOutcome> {
+    verdicts
+        .iter()
+        .map(|v| CriterionOutcome {
+            expression: v.criterion.expression.clone(),
+            measured: v.measured,
+            failed: v.failed,
+            message: v.message.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_analysis::capacity::{Bottleneck, HostFigures};
+    use headroom_bundle::capacity::{read, write};
+    use headroom_bundle::CAPACITY;
+    use std::fs;
+
+    fn bottleneck_of(level: &Level) -> Option<Bottleneck> {
+        bottleneck(level.users, &level.resources)
+    }
+
+    fn level(users: u32, cpu: f64, disk: f64, throttled: u64) -> Level {
+        Level {
+            users,
+            good: false,
+            apdex: Some(0.5),
+            apdex_rating: Some("Poor".into()),
+            samples: 10,
+            error_rate: 0.0,
+            mean_ms: Some(10.0),
+            p50_ms: None,
+            p90_ms: None,
+            p95_ms: None,
+            rps: 1.0,
+            measured_s: 1.0,
+            resources: vec![HostFigures {
+                host: "pi".into(),
+                cpu_avg: Some(cpu),
+                cpu_peak: Some(cpu),
+                memory_avg: Some(40.0),
+                disk_avg: Some(disk),
+                net_link_avg: None,
+                temperature_max: Some(60.0),
+                throttled_seconds: throttled,
+                busiest_core: None,
+                processes: Vec::new(),
+            }],
+            missing: Vec::new(),
+            generator_limited: false,
+            bundle: PathBuf::new(),
+            warmup_s: 1.0,
+            settled: None,
+            stopped_early: false,
+            apdex_interval: None,
+            ended: String::new(),
+            think_s: None,
+            min_samples: 0,
+            thin: false,
+            why: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_most_saturated_resource_is_the_bottleneck() {
+        let b = bottleneck_of(&level(50, 96.0, 20.0, 0)).unwrap();
+        assert_eq!((b.resource.as_str(), b.figure, b.users), ("cpu", 96.0, 50));
+        assert_eq!(b.describe(), "pi machine CPU 96% at 50 users");
+        assert_eq!(
+            bottleneck_of(&level(50, 92.0, 99.0, 0)).unwrap().resource,
+            "disk"
+        );
+        assert_eq!(bottleneck_of(&level(50, 50.0, 20.0, 0)), None);
+        assert_eq!(
+            bottleneck_of(&level(50, 50.0, 20.0, 3)).unwrap().resource,
+            "throttling"
+        );
+    }
+
+    /// A capacity level measured while its users were all thinking (400
+    /// users, 1.2 req/s, 30 s think: Little's law finds 37 of them) and a
+    /// knee judged on 40 requests: the answer is said, and is not valid.
+    #[test]
+    fn a_level_out_of_its_steady_cycle_or_thin_is_not_valid() {
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut silent = level(400, 5.0, 1.0, 0);
+        silent.good = true;
+        silent.apdex = Some(1.0);
+        silent.rps = 1.2;
+        silent.think_s = Some(30.0);
+        silent.samples = 150;
+        silent.min_samples = 100;
+        let search = |levels: Vec<Level>, capacity| {
+            answer(
+                target,
+                levels,
+                Some(capacity),
+                false,
+                Duration::from_secs(30),
+                true,
+                PathBuf::new(),
+            )
+        };
+        let r = search(vec![silent.clone()], 400);
+        assert!(!r.valid);
+        assert!(r.invalid[0].contains("Little's law"), "{:?}", r.invalid);
+        assert!(r.verdict.ends_with("[INVALID]"), "{}", r.verdict);
+        // In its cycle: 400 users at 13 req/s with 30 s think.
+        let mut steady = silent.clone();
+        steady.rps = 13.0;
+        let mut knee = level(500, 5.0, 1.0, 0);
+        knee.samples = 40;
+        knee.min_samples = 100;
+        let r = search(vec![steady.clone(), knee.clone()], 400);
+        assert!(r.valid, "{:?}", r.invalid);
+        knee.thin = true;
+        let r = search(vec![steady.clone(), knee], 400);
+        assert!(!r.valid);
+        assert_eq!(r.invalid.len(), 1, "{:?}", r.invalid);
+        assert!(r.invalid[0].contains("500 users decided the answer on 40 requests"));
+        // Without a measured think (a throughput cap's slots), no check.
+        let mut paced = silent;
+        paced.think_s = None;
+        assert!(search(vec![paced], 400).valid);
+    }
+
+    #[test]
+    fn verdicts_name_the_limit_or_say_why_not() {
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut good = level(40, 60.0, 10.0, 0);
+        good.good = true;
+        good.apdex = Some(0.74);
+        good.apdex_rating = Some("Fair".into());
+        good.rps = 25.3;
+        let knee = level(50, 96.0, 10.0, 0);
+        let r = answer(
+            target,
+            vec![good.clone(), knee],
+            Some(40),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        assert_eq!(
+            r.verdict(),
+            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi machine CPU 96% at 50 users"
+        );
+        let calm = level(50, 30.0, 10.0, 0);
+        let r = answer(
+            target,
+            vec![good.clone(), calm.clone()],
+            Some(40),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        assert!(
+            r.verdict().contains("the limit is elsewhere"),
+            "{}",
+            r.verdict()
+        );
+        // A host that sent nothing at the knee is unknown, not idle.
+        let mut blind = calm.clone();
+        blind.resources.clear();
+        blind.missing = vec!["pi (connection refused: the agent is not running)".into()];
+        let r = answer(
+            target,
+            vec![good.clone(), blind],
+            Some(40),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        assert!(
+            r.verdict().contains("no data from pi (connection refused")
+                && !r.verdict().contains("elsewhere"),
+            "{}",
+            r.verdict()
+        );
+        let mut starved = calm;
+        starved.generator_limited = true;
+        let r = answer(
+            target,
+            vec![good, starved],
+            Some(40),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        assert!(!r.valid && r.verdict().ends_with("[INVALID]"));
+        // capacity.json reads back as it was written.
+        let dir = std::env::temp_dir().join(format!("headroom-capacity-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        write(&dir, &r).unwrap();
+        let back = read(&dir).unwrap();
+        assert_eq!(
+            serde_json::to_value(&back).unwrap(),
+            serde_json::to_value(&r).unwrap()
+        );
+        fs::write(dir.join(CAPACITY), "{\"schema_version\": 1, \"lev").unwrap();
+        assert!(read(&dir).unwrap_err().to_string().contains("truncated"));
+        let stopped = interrupted(r);
+        assert_eq!(stopped.status, "interrupted");
+        assert_eq!((stopped.capacity.users, stopped.valid), (None, false));
+        assert!(stopped
+            .verdict
+            .starts_with("no answer: the search was interrupted after 2 levels"));
+    }
+}

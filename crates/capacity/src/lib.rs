@@ -1,0 +1,33 @@
+//! The capacity search, whole: which levels to run, how long each warms up
+//! and measures, when a level is measured enough, and the answer.
+//!
+//! Where each job lives:
+//! - [`search`]: the driver. [`search::Plan`] turns the search's
+//!   [`search::Settings`] into level timings and capacity.json's setup;
+//!   [`search::Plan::run`] climbs the ladder, running each level through
+//!   the caller's [`search::LevelRunner`] (the CLI assembles the run), and
+//!   returns the answer.
+//! - [`ladder`]: the next level and why (plain and aimed ladders,
+//!   bisection, `--confirm`), and Little's law both ways.
+//! - [`timing`]: a level's warm-up and measurement times, raised to fit
+//!   the users' think time.
+//! - [`watch`]: one level second by second: the end of its warm-up and of
+//!   its measurement; [`sequential`] holds the statistics of each look
+//!   (steady, settled, near the target).
+//! - [`level`]: a level's figures read back from its bundle.
+//! - [`answer`]: the answer from the levels: capacity, knee, bottleneck,
+//!   validity, `--confirm`'s range, `--fail-if`.
+//! - [`think`]: the think per request a search plans with, and its words.
+//!
+//! capacity.json's types and their reading and writing are
+//! `headroom_bundle::capacity`'s; the words, tables and page are
+//! `headroom_report`'s; the flags and the terminal are the CLI's.
+
+pub mod answer;
+pub mod ladder;
+pub mod level;
+pub mod search;
+pub mod sequential;
+pub mod think;
+pub mod timing;
+pub mod watch;

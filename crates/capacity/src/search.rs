@@ -1,0 +1,303 @@
+//! The search's driver: a [`Plan`] made from the search's [`Settings`]
+//! (its level timing and capacity.json's setup), and [`Plan::run`], which
+//! climbs the [`crate::ladder`], runs each level as an ordinary run with
+//! its own bundle, follows it second by second ([`crate::watch`]), reads
+//! its figures back ([`crate::level`]) and returns the answer
+//! ([`crate::answer`]). How a level's run is assembled is the caller's
+//! ([`LevelRunner`]): the library knows users and durations, not flags.
+
+use crate::answer::{answer, interrupted};
+use crate::ladder::{Aim, Ladder, Search};
+use crate::level::{ladder_figures, measure_level};
+use crate::think::PlannedThink;
+use crate::timing::{LevelTimes, Timing};
+use crate::watch::LevelWatch;
+use headroom_analysis::apdex::ApdexThresholds;
+use headroom_analysis::capacity::{Bottleneck, Target};
+use headroom_bundle::capacity::{keep_measurement, CapacityResult, CapacitySetup, Level};
+use headroom_bundle::summary::RunStatus;
+use headroom_bundle::warnings::RunWarning;
+use headroom_load::engine::EnginePlan;
+use headroom_load::run::{run as run_plan, Progress, RunError, RunSetup};
+use std::cell::RefCell;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use tokio::sync::watch;
+
+/// What a search is asked: plain data, whatever the flags were.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The system under test, as capacity.json names it.
+    pub url: String,
+    /// The scenario file, when the users run one.
+    pub scenario: Option<String>,
+    pub target: Target,
+    pub ladder: Ladder,
+    /// The aimed ladder (else the plain one).
+    pub aimed: bool,
+    /// `--confirm`: how often the deciding levels are measured.
+    pub confirm: u32,
+    pub times: LevelTimes,
+    pub think: PlannedThink,
+    pub apdex: ApdexThresholds,
+    /// The users are paced by a throughput cap: they also wait for their
+    /// slot, which is not think, so Little's law is not checked.
+    pub throughput_capped: bool,
+    /// Server resources are monitored (the limit can be named).
+    pub monitored: bool,
+    /// The server's processes watched on the monitored hosts.
+    pub processes: Vec<String>,
+    /// The search's directory: a bundle per level, and capacity.json.
+    pub base: PathBuf,
+}
+
+/// Where a level is in the search, for a live line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelAt {
+    /// 1 for the first level run.
+    pub index: usize,
+    pub users: u32,
+    /// The search's remaining time, estimated (s).
+    pub eta_s: f64,
+}
+
+/// Why a search stopped with no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum CapacityError {
+    /// A level's run could not run.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A level's bundle could not be written or read back.
+    #[error("{0}")]
+    Level(String),
+}
+
+/// How a level's run is made and watched: the caller's (the CLI turns
+/// its flags into a run of `users` for the level's timing).
+pub trait LevelRunner {
+    type Error: From<CapacityError>;
+
+    /// Prepares the run of one level: `users` for `timing`'s warm-up and
+    /// measurement (at most `timing.warmup_max + timing.measure_cap`),
+    /// starting over `timing.warmup_min`, its bundle in `dir`.
+    fn prepare(
+        &self,
+        users: u32,
+        timing: Timing,
+        dir: &Path,
+    ) -> impl Future<Output = Result<(EnginePlan, RunSetup), Self::Error>>;
+
+    /// Each second of a level's run.
+    fn second(&self, _at: LevelAt, _progress: &Progress) {}
+
+    /// A level's run ended (measured or not).
+    fn ran(&self) {}
+
+    /// A level was measured.
+    fn measured(&self, _level: &Level) {}
+
+    /// What is known of the bottleneck's host beyond the search (its
+    /// latest benchmark), lines for capacity.json's `host_bench`.
+    fn host_bench(&self, _bottleneck: &Bottleneck) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A search ready to run: its settings, its levels' timing and
+/// capacity.json's setup.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub settings: Settings,
+    pub timing: Timing,
+    /// What the timing lengthened to fit the think time, and why.
+    pub lengthened: Option<String>,
+    pub setup: CapacitySetup,
+}
+
+impl Plan {
+    pub fn new(settings: Settings) -> Plan {
+        let think = &settings.think;
+        let (timing, lengthened) = Timing::of(&settings.times, think.mean, think.first);
+        let setup = CapacitySetup {
+            url: settings.url.clone(),
+            scenario: settings.scenario.clone(),
+            started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+            apdex_t_ms: settings.apdex.satisfied.as_secs_f64() * 1000.0,
+            apdex_f_ms: settings.apdex.tolerated.as_secs_f64() * 1000.0,
+            think: think.text.clone(),
+            warmup_s: timing.warmup_max.as_secs_f64(),
+            measured_s: timing.measure_max.as_secs_f64(),
+            min_samples: timing.min_samples,
+            lengthened: lengthened.clone(),
+            processes: settings.processes.clone(),
+            ladder: if settings.aimed { "aimed" } else { "plain" }.into(),
+            step: settings.ladder.step,
+            resolution: settings.ladder.resolution,
+            early_stop: timing.early_stop,
+            min_measured_s: timing.measure_min.as_secs_f64(),
+            near_min_measured_s: timing.measure_near.as_secs_f64(),
+            warmup_min_s: timing.warmup_min.as_secs_f64(),
+        };
+        Plan {
+            settings,
+            timing,
+            lengthened,
+            setup,
+        }
+    }
+
+    /// Runs the search until the ladder decides or `stop` turns true
+    /// (then the answer says interrupted, with the levels measured).
+    pub async fn run<R: LevelRunner>(
+        &self,
+        runner: &R,
+        stop: &watch::Receiver<bool>,
+    ) -> Result<CapacityResult, R::Error> {
+        let settings = &self.settings;
+        let mut search = Search::new(settings.ladder).confirming(settings.confirm);
+        if settings.aimed {
+            search = search.aimed(Aim {
+                think: settings.think.mean,
+                apdex_t: settings.apdex.satisfied,
+                target_apdex: settings.target.apdex,
+            });
+        }
+        let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
+        let completed = search
+            .drive(|users, remaining| {
+                let levels = &levels;
+                async move {
+                    let index = levels.borrow().len() + 1;
+                    let Some(level) = self.level(runner, stop, users, index, remaining).await?
+                    else {
+                        return Ok::<_, R::Error>(None);
+                    };
+                    let (good, figures) = (level.good, ladder_figures(&level));
+                    levels.borrow_mut().push(level);
+                    Ok::<_, R::Error>(Some((good, figures)))
+                }
+            })
+            .await?;
+        let mut levels = levels.into_inner();
+        for (level, why) in levels.iter_mut().zip(search.reasons()) {
+            level.why = why.clone();
+        }
+        let mut result = answer(
+            settings.target,
+            levels,
+            search.capacity(),
+            search.reached_max(),
+            settings.think.mean,
+            settings.monitored,
+            settings.base.clone(),
+        );
+        result.setup = self.setup.clone();
+        result.inversions = search
+            .inversions()
+            .into_iter()
+            .map(|(a, b)| [a, b])
+            .collect();
+        result.host_bench = result
+            .bottleneck
+            .as_ref()
+            .map_or(Vec::new(), |b| runner.host_bench(b));
+        Ok(if completed {
+            result
+        } else {
+            interrupted(result)
+        })
+    }
+
+    /// Runs one level as an ordinary run with its own bundle and measures
+    /// it after its warm-up; `None` when the user interrupted it.
+    async fn level<R: LevelRunner>(
+        &self,
+        runner: &R,
+        stop: &watch::Receiver<bool>,
+        users: u32,
+        index: usize,
+        remaining: u32,
+    ) -> Result<Option<Level>, R::Error> {
+        let timing = self.timing;
+        let base = &self.settings.base;
+        let dir = base.join(format!("level-{users:04}"));
+        let dir = if dir.exists() {
+            base.join(format!("level-{users:04}-{index}"))
+        } else {
+            dir
+        };
+        let (plan, mut setup) = runner.prepare(users, timing, &dir).await?;
+        let (end_tx, end_rx) = watch::channel(false);
+        setup.end_early = Some(end_rx);
+        let watch_level = RefCell::new(LevelWatch::new(timing, self.settings.target));
+        let at = LevelAt {
+            index,
+            users,
+            eta_s: f64::from(remaining) * timing.planned().as_secs_f64(),
+        };
+        let on_progress = |p: &Progress| {
+            if watch_level.borrow_mut().second(p) {
+                let _ = end_tx.send(true);
+            }
+            runner.second(at, p);
+        };
+        let mut stop = stop.clone();
+        let outcome = run_plan(
+            plan,
+            setup,
+            async move {
+                let _ = stop.wait_for(|v| *v).await;
+            },
+            on_progress,
+        )
+        .await
+        .map_err(CapacityError::Run)?;
+        runner.ran();
+        let watched = watch_level.into_inner();
+        let window = watched.window();
+        if outcome.status == RunStatus::Interrupted {
+            // Its bundle still says which seconds were warm-up (an error
+            // here only leaves the whole run in its summary).
+            let _ = keep_measurement(&outcome.bundle, window);
+            return Ok(None);
+        }
+        if let Some(error) = &outcome.bundle_error {
+            return Err(CapacityError::Level(error.to_string()).into());
+        }
+        let generator_limited = outcome.warnings.iter().any(|w| {
+            matches!(
+                w,
+                RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
+            )
+        });
+        let mut level = measure_level(
+            users,
+            &outcome.bundle,
+            window,
+            &self.settings.target,
+            generator_limited,
+        )
+        .map_err(|e| CapacityError::Level(e.to_string()))?;
+        self.watched(&mut level, &watched);
+        runner.measured(&level);
+        Ok(Some(level))
+    }
+
+    /// What the level's watch saw: how it ended, its requests against
+    /// `--min-samples`, the think its users took, its Apdex interval.
+    fn watched(&self, level: &mut Level, watched: &LevelWatch) {
+        let timing = self.timing;
+        // With early stop a level ends when its verdict settles.
+        level.stopped_early = timing.early_stop && watched.settled().is_some();
+        level.ended = watched.ended(level.stopped_early);
+        let (requests, think) = watched.measured();
+        level.min_samples = timing.min_samples;
+        level.thin = requests < timing.min_samples;
+        // Under a throughput cap users also wait for their slot, which is
+        // not think: Little's law cannot be checked then.
+        level.think_s =
+            (requests > 0 && !self.settings.throughput_capped).then(|| think / requests as f64);
+        level.apdex_interval = watched.apdex_interval();
+        level.settled = watched.settled().cloned();
+    }
+}

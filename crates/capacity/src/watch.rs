@@ -1,0 +1,379 @@
+//! A level followed second by second ([`LevelWatch`]): when its warm-up
+//! ends (steady, or at the longest warm-up), when it is measured enough
+//! (its verdict settled with early stop, its full duration with its
+//! `--min-samples`, or the cap), and how the level table says it ended.
+//! The statistics of one look are [`crate::sequential`]'s.
+
+use crate::sequential::{self, Second};
+use crate::timing::Timing;
+use headroom_analysis::capacity::Target;
+use headroom_bundle::capacity::SettledVerdict;
+use headroom_load::run::Progress;
+use std::ops::Range;
+use std::time::Duration;
+
+/// A level followed second by second: its warm-up ends when it is steady
+/// (or at the longest warm-up), its measurement when the verdict settles
+/// (with early stop) or at its full duration.
+#[derive(Debug, Clone)]
+pub struct LevelWatch {
+    timing: Timing,
+    target: Target,
+    /// Every second so far (warm-up included).
+    seconds: Vec<Second>,
+    /// The think time (s) users took after each second's requests.
+    think_s: Vec<f64>,
+    /// The first measured second, once the warm-up ended.
+    from: Option<u64>,
+    settled: Option<SettledVerdict>,
+    /// The measurement window's end (seconds since the run's start), once
+    /// the level has what it needs.
+    until: Option<u64>,
+}
+
+impl LevelWatch {
+    pub fn new(timing: Timing, target: Target) -> LevelWatch {
+        LevelWatch {
+            timing,
+            target,
+            seconds: Vec::new(),
+            think_s: Vec::new(),
+            // Without a warm-up, the measurement starts with the run.
+            from: timing.warmup_max.is_zero().then_some(0),
+            settled: None,
+            until: None,
+        }
+    }
+
+    /// Takes one second of the run; returns true when the level should end.
+    pub fn second(&mut self, p: &Progress) -> bool {
+        let interval = &p.interval;
+        let count = interval.counts.count;
+        let over_p95 = self.target.p95_max.map_or(0, |bound| {
+            let micros = bound.as_micros().min(u128::from(u64::MAX)) as u64;
+            count.saturating_sub(interval.response.count_between(0, micros))
+        });
+        let apdex = &interval.counts.apdex;
+        let second = Second {
+            length_s: p.length.as_secs_f64(),
+            requests: count,
+            errors: interval.counts.errors,
+            apdex_points: apdex.satisfied as f64 + apdex.tolerating as f64 / 2.0,
+            over_p95,
+            mean_s: if count > 0 {
+                interval.response.mean() / 1e6
+            } else {
+                0.0
+            },
+        };
+        let think_s = interval.counts.think_micros as f64 / 1e6;
+        self.take(p.index, p.length, second, think_s)
+    }
+
+    /// Takes the run's second `index` (`length` long), its figures and the
+    /// think its users took after its requests (s); returns true when the
+    /// level should end.
+    pub fn take(&mut self, index: u64, length: Duration, second: Second, think_s: f64) -> bool {
+        if self.until.is_some() {
+            return true;
+        }
+        // Seconds are kept at their index (the run's second).
+        self.seconds
+            .resize(self.seconds.len().max(index as usize), Second::default());
+        self.seconds.truncate(index as usize);
+        self.think_s.resize(index as usize, 0.0);
+        self.think_s.push(think_s);
+        self.seconds.push(second);
+        // A partial second (the run's last) is not measured.
+        if length < Duration::from_millis(999) {
+            return false;
+        }
+        let ended = index + 1;
+        let Some(from) = self.from else {
+            let steady = Duration::from_secs(ended) >= self.timing.steady_from
+                && sequential::steady(&self.seconds);
+            if steady || Duration::from_secs(ended) >= self.timing.warmup_max {
+                self.from = Some(ended);
+            }
+            return false;
+        };
+        let measured = Duration::from_secs(ended - from);
+        let seconds = &self.seconds[from as usize..];
+        let needed = if sequential::near(&self.target, seconds) {
+            self.timing.measure_near
+        } else {
+            self.timing.measure_min
+        };
+        let enough = seconds.iter().map(|s| s.requests).sum::<u64>() >= self.timing.min_samples;
+        if self.settled.is_none() && measured >= needed && enough {
+            if let Some(settled) = sequential::settle(&self.target, seconds) {
+                self.settled = Some(SettledVerdict {
+                    at_s: measured.as_secs_f64(),
+                    met: settled.met,
+                    why: settled.why,
+                });
+                if self.timing.early_stop {
+                    self.until = Some(ended);
+                    return true;
+                }
+            }
+        }
+        if (measured >= self.timing.measure_max && enough) || measured >= self.timing.measure_cap {
+            self.until = Some(ended);
+            return true;
+        }
+        false
+    }
+
+    /// The verdict as it settled during the level, if it did.
+    pub fn settled(&self) -> Option<&SettledVerdict> {
+        self.settled.as_ref()
+    }
+
+    /// The requests measured, and the think time their users took after
+    /// them (s).
+    pub fn measured(&self) -> (u64, f64) {
+        let window = self.window();
+        let (from, until) = (
+            window.start.as_secs() as usize,
+            window.end.as_secs() as usize,
+        );
+        let requests = self
+            .seconds
+            .iter()
+            .take(until)
+            .skip(from)
+            .map(|s| s.requests)
+            .sum();
+        let think = self.think_s.iter().take(until).skip(from).sum();
+        (requests, think)
+    }
+
+    /// The measured window: from the warm-up's end to where the level
+    /// ended (or the planned end).
+    pub fn window(&self) -> Range<Duration> {
+        let from = self
+            .from
+            .map_or(self.timing.warmup_max, Duration::from_secs);
+        let until = self
+            .until
+            .map_or(from + self.timing.measure_max, Duration::from_secs);
+        from..until
+    }
+
+    /// The Apdex's 99% interval over the measured seconds.
+    pub fn apdex_interval(&self) -> Option<[f64; 2]> {
+        let (from, until) = (self.window().start.as_secs(), self.window().end.as_secs());
+        let seconds: Vec<(f64, f64)> = self
+            .seconds
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (from..until).contains(&(*i as u64)))
+            .map(|(_, s)| (s.requests as f64, s.apdex_points))
+            .collect();
+        sequential::share(&seconds, true).map(|i| [i.low, i.high])
+    }
+
+    /// How the level ended, as the level table says it.
+    pub fn ended(&self, stopped_early: bool) -> String {
+        let warmup = match self.from {
+            Some(from) if Duration::from_secs(from) < self.timing.warmup_max => {
+                format!("steady after {from} s")
+            }
+            _ => format!("warm-up {:.0} s", self.timing.warmup_max.as_secs_f64()),
+        };
+        let measured = self.window().end.saturating_sub(self.window().start);
+        let how = match &self.settled {
+            Some(s) if stopped_early => format!(
+                "{} after {:.0} s: {}",
+                if s.met { "met" } else { "broken" },
+                s.at_s,
+                s.why
+            ),
+            Some(s) => format!(
+                "full {:.0} s (settled {} at {:.0} s)",
+                measured.as_secs_f64(),
+                if s.met { "met" } else { "broken" },
+                s.at_s
+            ),
+            None => format!(
+                "full {:.0} s: the interval straddled the target",
+                measured.as_secs_f64()
+            ),
+        };
+        let (requests, _) = self.measured();
+        let samples = if requests < self.timing.min_samples {
+            format!(
+                "; thin: {} measured, fewer than --min-samples {}",
+                headroom_units::quantity::count(requests as usize, "request", "requests"),
+                self.timing.min_samples
+            )
+        } else if measured > self.timing.measure_max {
+            format!(
+                "; measured past {:.0} s for its {} requests",
+                self.timing.measure_max.as_secs_f64(),
+                self.timing.min_samples
+            )
+        } else {
+            String::new()
+        };
+        format!("{warmup}; {how}{samples}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TARGET: Target = Target {
+        apdex: 0.7,
+        max_error: 0.01,
+        p95_max: None,
+    };
+
+    /// Users start over 2 s and may be steady from 3 s; the warm-up ends
+    /// at 15 s at the latest; a level measures 5 to 10 s (8 near the
+    /// target), 40 s at most without its samples.
+    fn timing(min_samples: u64, early_stop: bool) -> Timing {
+        let s = Duration::from_secs;
+        Timing {
+            warmup_min: s(2),
+            steady_from: s(3),
+            warmup_max: s(15),
+            measure_max: s(10),
+            measure_min: s(5),
+            measure_near: s(8),
+            measure_cap: s(40),
+            min_samples,
+            early_stop,
+        }
+    }
+
+    /// A second of `requests`, `satisfied` of them within T, 10 ms each.
+    fn second(requests: u64, satisfied: u64) -> Second {
+        Second {
+            length_s: 1.0,
+            requests,
+            errors: 0,
+            apdex_points: satisfied as f64,
+            over_p95: 0,
+            mean_s: 0.010,
+        }
+    }
+
+    /// Feeds `seconds` from the run's first; returns the index of the
+    /// second after which the level ended, if it did.
+    fn feed(watch: &mut LevelWatch, seconds: impl IntoIterator<Item = Second>) -> Option<u64> {
+        for (i, s) in seconds.into_iter().enumerate() {
+            if watch.take(i as u64, Duration::from_secs(1), s, 0.5) {
+                return Some(i as u64);
+            }
+        }
+        None
+    }
+
+    /// 100 req/s, every one satisfied: steady after 6 s (two windows of
+    /// three alike seconds), then met and settled after the 5 s a verdict
+    /// needs at least: the level stops early at 11 s.
+    #[test]
+    fn a_steady_level_ends_its_warm_up_and_stops_when_its_verdict_settles() {
+        let mut w = LevelWatch::new(timing(100, true), TARGET);
+        assert_eq!(
+            feed(&mut w, std::iter::repeat_n(second(100, 100), 60)),
+            Some(10)
+        );
+        assert_eq!(w.window(), Duration::from_secs(6)..Duration::from_secs(11));
+        assert!(w.settled().is_some_and(|s| s.met && s.at_s == 5.0));
+        assert_eq!(w.measured(), (500, 2.5));
+        let ended = w.ended(true);
+        assert!(
+            ended.starts_with("steady after 6 s; met after 5 s: "),
+            "{ended}"
+        );
+        let interval = w.apdex_interval().unwrap();
+        assert!(interval[0] > 0.9 && interval[1] <= 1.0, "{interval:?}");
+        // Taken after its end, a second changes nothing.
+        assert!(w.take(11, Duration::from_secs(1), second(1, 0), 0.0));
+        assert_eq!(w.measured().0, 500);
+    }
+
+    /// Throughput swinging 50/150 a second is never steady: the warm-up
+    /// runs to its longest, 15 s.
+    #[test]
+    fn an_unsteady_level_warms_up_to_the_longest_warm_up() {
+        let mut w = LevelWatch::new(timing(100, true), TARGET);
+        let swinging = (0..60).map(|i| second(if i % 2 == 0 { 50 } else { 150 }, 0));
+        let end = feed(&mut w, swinging).expect("the level ended");
+        assert_eq!(w.window().start, Duration::from_secs(15));
+        assert_eq!(end, 19, "broken and settled after 5 measured seconds");
+        assert!(w.ended(true).starts_with("warm-up 15 s; broken after 5 s"));
+    }
+
+    /// A verdict rests on --min-samples requests: at 100 req/s and 1,500
+    /// needed, a clear level settles only after 15 s, not 5; with
+    /// --full-levels it measures past its 10 s to have them.
+    #[test]
+    fn a_level_measures_on_until_it_has_its_samples() {
+        let mut w = LevelWatch::new(timing(1500, true), TARGET);
+        assert_eq!(
+            feed(&mut w, std::iter::repeat_n(second(100, 100), 60)),
+            Some(20)
+        );
+        assert!(w.settled().is_some_and(|s| s.at_s == 15.0));
+        let mut full = LevelWatch::new(timing(1500, false), TARGET);
+        assert_eq!(
+            feed(&mut full, std::iter::repeat_n(second(100, 100), 60)),
+            Some(20)
+        );
+        assert_eq!(
+            full.window(),
+            Duration::from_secs(6)..Duration::from_secs(21)
+        );
+        assert_eq!(
+            full.ended(false),
+            "steady after 6 s; full 15 s (settled met at 15 s); measured past 10 s for its 1500 requests"
+        );
+    }
+
+    /// A level that never has its samples stops at the cap (4 × its
+    /// measurement) and says it is thin.
+    #[test]
+    fn a_level_without_its_samples_stops_at_the_cap_and_is_thin() {
+        let mut w = LevelWatch::new(timing(100_000, true), TARGET);
+        assert_eq!(
+            feed(&mut w, std::iter::repeat_n(second(100, 100), 100)),
+            Some(45)
+        );
+        assert_eq!(w.window(), Duration::from_secs(6)..Duration::from_secs(46));
+        assert!(w.settled().is_none());
+        let ended = w.ended(false);
+        assert!(
+            ended.ends_with("; thin: 4,000 requests measured, fewer than --min-samples 100000"),
+            "{ended}"
+        );
+    }
+
+    /// Near the target (Apdex 0.75 of 0.70) a level measures at least the
+    /// near time, 8 s, before its verdict may settle; far from it, 5 s.
+    #[test]
+    fn near_the_target_a_level_measures_longer_before_settling() {
+        let mut near = LevelWatch::new(timing(100, true), TARGET);
+        let end = feed(&mut near, std::iter::repeat_n(second(1000, 750), 60));
+        assert_eq!((end, near.settled().map(|s| s.at_s)), (Some(13), Some(8.0)));
+        let mut far = LevelWatch::new(timing(100, true), TARGET);
+        feed(&mut far, std::iter::repeat_n(second(1000, 1000), 60));
+        assert_eq!(far.settled().map(|s| s.at_s), Some(5.0));
+    }
+
+    /// The run's last, partial second is kept but not judged; a run
+    /// without a warm-up measures from its start.
+    #[test]
+    fn partial_seconds_and_no_warm_up() {
+        let mut t = timing(100, true);
+        t.warmup_max = Duration::ZERO;
+        let mut w = LevelWatch::new(t, TARGET);
+        assert_eq!(w.window().start, Duration::ZERO);
+        assert!(!w.take(0, Duration::from_millis(400), second(40, 40), 0.0));
+        assert_eq!(w.measured().0, 40);
+    }
+}
