@@ -1,7 +1,7 @@
 //! The terminal summary of a capacity search.
 
 use headroom_bundle::capacity::{CapacityResult, Level};
-use headroom_units::quantity::count;
+use headroom_units::quantity::{count, span};
 
 /// The terminal summary of a search.
 pub fn render_capacity(result: &CapacityResult) -> String {
@@ -183,8 +183,8 @@ pub fn search_heading(
         if setup.early_stop {
             format!(
                 "each level warms up {} (until steady) and measures {} (until its verdict settles{})",
-                seconds_span(setup.warmup_min_s, setup.warmup_s),
-                seconds_span(setup.min_measured_s, setup.measured_s),
+                span(setup.warmup_min_s, setup.warmup_s, "s"),
+                span(setup.min_measured_s, setup.measured_s, "s"),
                 if setup.near_min_measured_s > setup.min_measured_s {
                     format!(
                         "; near the target at least {} s",
@@ -309,15 +309,6 @@ pub fn seconds(value: f64) -> String {
         format!("{value:.0}")
     } else {
         format!("{value:.1}")
-    }
-}
-
-/// "1 s" or "1–2.5 s": a span of seconds, one figure when its ends are one.
-pub fn seconds_span(low: f64, high: f64) -> String {
-    if seconds(low) == seconds(high) {
-        format!("{} s", seconds(high))
-    } else {
-        format!("{}–{} s", seconds(low), seconds(high))
     }
 }
 
@@ -598,9 +589,9 @@ mod tests {
             !line.contains("full 10 s;") && !line.contains("ran"),
             "{line}"
         );
-        assert_eq!(seconds_span(1.0, 1.0), "1 s");
-        assert_eq!(seconds_span(1.0, 3.0), "1–3 s");
-        assert_eq!(seconds_span(2.0, 2.5), "2–2.5 s");
+        assert_eq!(span(1.0, 1.0, "s"), "1 s");
+        assert_eq!(span(1.0, 3.0, "s"), "1–3 s");
+        assert_eq!(span(2.0, 2.5, "s"), "2–2.5 s");
     }
 
     /// The rating words differ in width (Excellent, Good, Fair, Poor,

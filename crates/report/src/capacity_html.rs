@@ -441,8 +441,8 @@ fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -
         let near = setup.near_min_measured_s.max(setup.min_measured_s);
         format!(
             "{ladder} ladder; each level: {} warm-up (until steady) + {} measured (until its verdict settles{})",
-            crate::capacity::seconds_span(setup.warmup_min_s, setup.warmup_s),
-            crate::capacity::seconds_span(setup.min_measured_s, setup.measured_s),
+            headroom_units::quantity::span(setup.warmup_min_s, setup.warmup_s, "s"),
+            headroom_units::quantity::span(setup.min_measured_s, setup.measured_s, "s"),
             if crate::capacity::seconds(near) == crate::capacity::seconds(setup.min_measured_s) {
                 String::new()
             } else {

@@ -68,10 +68,18 @@ pub fn noun<'a>(n: usize, singular: &'a str, plural: &'a str) -> &'a str {
     }
 }
 
-/// A range of whole figures with its unit: "1–3 s", and "1 s" when both
+/// A range with its unit: "1–3 s", "2–2.5 s", and "1 s" when both
 /// ends are the same (never "1–1 s").
 pub fn span(low: f64, high: f64, unit: &str) -> String {
-    let (low, high) = (format!("{low:.0}"), format!("{high:.0}"));
+    // Whole figures, or one decimal where a figure has one ("2–2.5 s").
+    let figure = |v: f64| {
+        if (v - v.round()).abs() < 0.05 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    let (low, high) = (figure(low), figure(high));
     if low == high {
         format!("{low} {unit}")
     } else {
@@ -263,7 +271,8 @@ mod tests {
         assert_eq!(count(1200, "request", "requests"), "1,200 requests");
         assert_eq!(noun(1, "run", "runs"), "run");
         assert_eq!(noun(3, "run", "runs"), "runs");
-        assert_eq!(span(1.0, 1.2, "s"), "1 s");
+        assert_eq!(span(1.0, 1.02, "s"), "1 s");
+        assert_eq!(span(2.0, 2.5, "s"), "2–2.5 s");
         assert_eq!(span(1.0, 3.0, "s"), "1–3 s");
     }
 
