@@ -3,15 +3,15 @@
 //! of all the samples together, and a missing, killed or late shard makes
 //! the merge partial, named.
 
-mod support;
+use crate::support;
 
+use crate::support::*;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
-use support::*;
 
 /// An RFC 3339 time `from_now` ahead.
 fn start_in(from_now: Duration) -> String {

@@ -1,12 +1,10 @@
 //! `headroom compare` on synthetic bundles with known differences, on two
 //! real runs of the same thing, and on bundles it must refuse.
 
-mod support;
-
+use crate::support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
-use support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
 
 /// A deterministic noise source for the synthetic bundles.
 struct Noise(u64);

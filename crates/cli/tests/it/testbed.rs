@@ -3,15 +3,15 @@
 //! ports). The generated journey must pass every check on each database
 //! and session store.
 
-mod support;
+use crate::support;
 
+use crate::support::site::{init, serve, sqlite_dataset, Process};
+use crate::support::{free_port, headroom, run, serial, stdout_json, temp_dir, wait_for_port};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use support::site::{init, serve, sqlite_dataset, Process};
-use support::{free_port, headroom, run, serial, stdout_json, temp_dir, wait_for_port};
 
 fn postgres_url() -> String {
     std::env::var("HEADROOM_TEST_POSTGRES")

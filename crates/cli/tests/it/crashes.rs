@@ -1,11 +1,9 @@
 //! Runs that die or are stopped: what their bundles keep, and what
 //! `report`, `compare` and `capacity` make of them.
 
-mod support;
-
+use crate::support::*;
 use std::process::{Child, Stdio};
 use std::time::Duration;
-use support::*;
 
 fn spawn(args: &[&str]) -> Child {
     headroom()

@@ -4,12 +4,10 @@
 //! CPU benchmark. Then the container image built FROM scratch around one of
 //! them, and the systemd unit in deploy/.
 
-mod support;
-
+use crate::support::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::*;
 
 const TARGETS: [(&str, &str); 2] = [
     ("aarch64-unknown-linux-musl", "qemu-aarch64-static"),

@@ -6,12 +6,12 @@
 //! ten users against the testbed), and the shipped DokuWiki journey
 //! against Debian's DokuWiki on nginx + php-fpm.
 
-mod support;
+use crate::support;
 
+use crate::support::site::{serve, sqlite_dataset};
+use crate::support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
 use std::path::Path;
 use std::process::Command;
-use support::site::{serve, sqlite_dataset};
-use support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
 
 #[test]
 fn scenario_try_shows_every_exchange_and_stops_at_the_first_failure() {
@@ -277,7 +277,7 @@ fn a_journey_recorded_in_chromium_runs_for_ten_users_with_its_tokens_correlated(
     let first = std::fs::read_to_string(&accounts).unwrap();
     let (user, password) = first.lines().next().unwrap().split_once(',').unwrap();
     let har = dir.join("recording.har");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/record_har.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/record_har.py");
     let recorded = Command::new("python3")
         .arg(&script)
         .args([&base, user, password, har.to_str().unwrap()])

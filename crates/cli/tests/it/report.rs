@@ -2,12 +2,12 @@
 //! Chromium (Debian's package, installed by scripts/services) opens with
 //! every chart and without console errors.
 
-mod support;
+use crate::support;
 
+use crate::support::browser::{headless, open_in_chromium, self_contained};
+use crate::support::{run, serial, temp_dir, Reply, TestServer};
 use headroom_report::charts::{line_chart, spectrum_chart, LineChart, Series};
 use std::time::Duration;
-use support::browser::{headless, open_in_chromium, self_contained};
-use support::{run, serial, temp_dir, Reply, TestServer};
 
 #[test]
 fn the_report_opens_in_chromium_with_every_chart() {

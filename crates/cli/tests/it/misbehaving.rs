@@ -2,12 +2,10 @@
 //! figures headroom must still get right: a failure is counted only when
 //! the server caused it, and named by kind.
 
-mod support;
-
+use crate::support::*;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
-use support::*;
 
 fn write_scenario(name: &str, text: &str) -> PathBuf {
     let dir = temp_dir(&format!("{name}-scenario"));

@@ -3,12 +3,10 @@
 //! HTTP API then answers with the run's own figures, and `promtool check
 //! metrics` accepts both pages.
 
-mod support;
-
+use crate::support::*;
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::*;
 
 /// The body of a GET.
 fn get(port: u16, path: &str, token: Option<&str>) -> String {

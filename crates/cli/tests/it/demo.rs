@@ -1,9 +1,7 @@
 //! `headroom demo`, the README's first command, runs end to end: the
 //! testbed, a capacity search against it and the report with the curve.
 
-mod support;
-
-use support::*;
+use crate::support::*;
 
 #[test]
 fn demo_searches_the_testbeds_capacity_and_writes_the_report() {

@@ -6,11 +6,11 @@
 //! input refused with nothing partial reported as a result. Reduced
 //! versions of bench/host (which runs the full-sized comparison).
 
-mod support;
+use crate::support;
 
+use crate::support::{headroom, serial, temp_dir, text, Reply, TestServer};
 use std::path::Path;
 use std::process::{Command, Output};
-use support::{headroom, serial, temp_dir, text, Reply, TestServer};
 
 fn bench(args: &[&str]) -> Output {
     bench_limited(args, None)

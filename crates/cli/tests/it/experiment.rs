@@ -3,13 +3,13 @@
 //! repetitions stop when the figure is steady, faults land on time, a
 //! killed study continues, and bad input is named before anything runs.
 
-mod support;
+use crate::support;
 
+use crate::support::{headroom, serial, temp_dir, text, Reply, TestServer};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
-use support::{headroom, serial, temp_dir, text, Reply, TestServer};
 
 /// A delay of `ms` ± `jitter`% from the query, varying request by request
 /// (a fixed hash of the request's number, so runs differ but the test repeats).

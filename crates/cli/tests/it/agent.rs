@@ -1,10 +1,8 @@
 //! `headroom agent` and `--monitor http://...`: token rules, and an agent
 //! that dies mid-run leaving a recorded gap and a complete bundle.
 
-mod support;
-
+use crate::support::*;
 use std::time::Duration;
-use support::*;
 
 fn start_agent(port: u16, token: &str) -> std::process::Child {
     let child = headroom()

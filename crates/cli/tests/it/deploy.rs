@@ -3,13 +3,11 @@
 //! playbook over local-connection hosts, and the Kubernetes manifests
 //! checked against the API's schemas (no cluster here).
 
-mod support;
-
+use crate::support::site::{journey, serve, sqlite_dataset};
+use crate::support::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::site::{journey, serve, sqlite_dataset};
-use support::*;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -5,11 +5,11 @@
 //! neither in the scenario nor on the terminal, and a long recording
 //! imports in time and memory that grow with its length, not its square.
 
-mod support;
+use crate::support;
 
+use crate::support::{run, temp_dir, text};
 use serde_json::{json, Value};
 use std::path::Path;
-use support::{run, temp_dir, text};
 
 /// A HAR entry: `post` is (mimeType, text); `body` the response's HTML,
 /// JSON or script; `cookie` a Set-Cookie header.

@@ -1,13 +1,13 @@
 //! `headroom capacity` against a server whose capacity is known from the
 //! queueing model, and with a generator starved on purpose.
 
-mod support;
+use crate::support;
 
-use std::time::Duration;
-use support::{
+use crate::support::{
     free_port, headroom, light, run_starved, serial, stdout_json, temp_dir, wait_for_port, Reply,
     TestServer,
 };
+use std::time::Duration;
 
 /// A server with `workers` workers: each request holds one for `hold`;
 /// requests beyond the pool wait (php-fpm's pm.max_children).

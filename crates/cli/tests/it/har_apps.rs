@@ -7,14 +7,14 @@
 //! and change logs. Not by headroom's status codes: a wiki answers 200 to an
 //! edit it refused.
 
-mod support;
+use crate::support;
 
+use crate::support::{run, serial, stdout_json, temp_dir, text};
 use std::path::Path;
 use std::process::Command;
-use support::{run, serial, stdout_json, temp_dir, text};
 
 fn record(app: &str, base: &str, account: &(String, String), page: &str, said: &str, har: &Path) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/record_wiki.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/record_wiki.py");
     let recorded = Command::new("python3")
         .arg(&script)
         .args([app, base, &account.0, &account.1, page, said])

@@ -4,12 +4,12 @@
 //! and headroom's import of the same files gives the dashboard's counts,
 //! errors, Apdex and percentiles.
 
-mod support;
+use crate::support;
 
+use crate::support::{run, serial, temp_dir, text, Reply, TestServer};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use support::{run, serial, temp_dir, text, Reply, TestServer};
 
 /// JMeter's home, assembled (once, then cached) by scripts/jmeter.
 fn jmeter_home() -> PathBuf {

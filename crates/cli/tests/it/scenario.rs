@@ -1,12 +1,10 @@
 //! `headroom run` end to end: scenario journeys against sites started here.
 
-mod support;
-
+use crate::support::*;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use support::*;
 
 fn repo_file(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

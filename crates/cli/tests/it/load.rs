@@ -1,10 +1,8 @@
 //! `headroom load` end to end: the real binary against servers started here
 //! on 127.0.0.1, with figures checked against values computed by hand.
 
-mod support;
-
+use crate::support::*;
 use std::time::{Duration, Instant};
-use support::*;
 
 /// 90% of requests take 100 ms and every 10th takes 2 s. With -n 100 the
 /// server sees exactly 10 slow requests, so by hand: Apdex (T 0.5 s,

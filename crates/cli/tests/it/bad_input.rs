@@ -1,12 +1,10 @@
 //! Bad input gets a clear message and exit 2 (usage) or 3 (cannot run),
 //! never a panic (exit 101) or a wait.
 
-mod support;
-
+use crate::support::*;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
-use support::*;
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).to_string()

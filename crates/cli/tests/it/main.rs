@@ -1,0 +1,28 @@
+//! The integration tests: one binary (linked once, not once per feature),
+//! a module per feature. Each runs the headroom binary against servers it
+//! starts on 127.0.0.1. `cargo test -p headroom --test it capacity::` runs
+//! one feature's tests.
+
+mod support;
+
+mod agent;
+mod bad_input;
+mod bench;
+mod capacity;
+mod compare;
+mod crashes;
+mod demo;
+mod deploy;
+mod experiment;
+mod har_apps;
+mod har_import;
+mod jmeter;
+mod journeys;
+mod load;
+mod misbehaving;
+mod prometheus;
+mod release;
+mod report;
+mod scenario;
+mod shard;
+mod testbed;
