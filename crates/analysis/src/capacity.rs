@@ -118,10 +118,51 @@ pub struct Bottleneck {
     /// For `cpu`: the watched processes that used it (share of the host, busiest first).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<(String, f64)>,
+    /// For the host's `cpu` with processes watched (`--process`): the %
+    /// of the host they used together, all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_pct: Option<f64>,
 }
 
+/// The share of a saturated machine's CPU below which the watched server
+/// processes are not what saturated it: other work on the machine (the
+/// load generator, other programs) took most of it.
+pub const SERVER_SHARE_OF_CPU: f64 = 0.5;
+
 impl Bottleneck {
+    /// Whether the machine's CPU saturated while the watched server
+    /// processes used less than half of it: then it is not the server's
+    /// own limit.
+    pub fn crowded_out(&self) -> bool {
+        self.resource == "cpu"
+            && self.core.is_none()
+            && self
+                .server_pct
+                .is_some_and(|server| server < self.figure * SERVER_SHARE_OF_CPU)
+    }
+
     pub fn describe(&self) -> String {
+        if self.crowded_out() {
+            return format!(
+                "{} machine CPU {:.0}% at {} users, of which the watched server processes used only {:.0}%{}: other work on the machine (the load generator, other programs) took the rest, so this is not the server's own limit",
+                self.host,
+                self.figure,
+                self.users,
+                self.server_pct.unwrap_or(0.0),
+                if self.processes.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        self.processes
+                            .iter()
+                            .map(|(name, pct)| format!("{name} {pct:.0}%"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            );
+        }
         match self.resource.as_str() {
             "throttling" => format!(
                 "{} throttled {} s at {} users",
@@ -222,6 +263,8 @@ pub fn bottleneck(users: u32, resources: &[HostFigures]) -> Option<Bottleneck> {
                             } else {
                                 Vec::new()
                             },
+                            server_pct: (resource == "cpu" && !host.processes.is_empty())
+                                .then(|| host.processes.iter().map(|(_, pct)| pct).sum()),
                         },
                     ));
                 }

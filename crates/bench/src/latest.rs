@@ -159,6 +159,7 @@ mod tests {
             users: 50,
             core: None,
             processes: Vec::new(),
+            server_pct: None,
         };
         let said = of_bottleneck(&runs, &disk);
         assert_eq!(said.len(), 3, "{said:?}");

@@ -38,7 +38,14 @@ pub fn answer(
         .min_by_key(|l| l.users);
     let bottleneck = knee.and_then(|k| bottleneck(k.users, &k.resources));
     let little = best.and_then(|l| little(l, think));
-    let invalid = invalid(best, knee, little.as_ref());
+    let mut invalid = invalid(best, knee, little.as_ref());
+    if let Some(b) = bottleneck.as_ref().filter(|b| b.crowded_out()) {
+        invalid.push(format!(
+            "the machine's CPU was saturated at the knee ({:.0}%) while the watched server processes (--process) used {:.0}% of the host: other work on the machine (the load generator, other programs) limited the levels, not the server; run the load generator on another machine, or stop the other work, and search again",
+            b.figure,
+            b.server_pct.unwrap_or(0.0)
+        ));
+    }
     let generator_limited = best.into_iter().chain(knee).any(|l| l.generator_limited);
     let limit_note = if generator_limited {
         "the load generator itself was the limit (its CPU was saturated or starved): the result is not the server's; run headroom on another machine or give it more CPU".into()
@@ -373,6 +380,63 @@ mod tests {
         let mut paced = silent;
         paced.think_s = None;
         assert!(search(vec![paced], 400).valid);
+    }
+
+    /// The newcomer's search: the machine's CPU full (compilers beside it)
+    /// while the wiki's php-fpm and nginx used 22% of the host. Not the
+    /// server's limit, and not a valid answer; with the server using most
+    /// of the CPU, the CPU is its limit.
+    #[test]
+    fn a_cpu_full_of_other_work_is_not_the_servers_limit() {
+        let target = Target {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut good = level(1221, 100.0, 10.0, 0);
+        good.good = true;
+        good.apdex = Some(1.0);
+        let mut knee = level(1223, 100.0, 10.0, 0);
+        knee.resources[0].processes = vec![("php-fpm8.2".into(), 20.0), ("nginx".into(), 2.0)];
+        let r = answer(
+            target,
+            vec![good.clone(), knee.clone()],
+            Some(1221),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        let b = r.bottleneck.as_ref().unwrap();
+        assert!(b.crowded_out());
+        assert_eq!(
+            b.describe(),
+            "pi machine CPU 100% at 1223 users, of which the watched server processes used only 22% (php-fpm8.2 20%, nginx 2%): other work on the machine (the load generator, other programs) took the rest, so this is not the server's own limit"
+        );
+        assert!(!r.valid);
+        assert!(
+            r.invalid
+                .iter()
+                .any(|why| why.contains("used 22% of the host")),
+            "{:?}",
+            r.invalid
+        );
+        // A server process using 80 of the 100%: the CPU is its limit.
+        knee.resources[0].processes = vec![("php-fpm8.2".into(), 80.0)];
+        let r = answer(
+            target,
+            vec![good, knee],
+            Some(1221),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        assert!(r.valid, "{:?}", r.invalid);
+        assert_eq!(
+            r.bottleneck.unwrap().describe(),
+            "pi machine CPU 100% (php-fpm8.2 80% of it) at 1223 users"
+        );
     }
 
     #[test]
