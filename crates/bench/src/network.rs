@@ -7,7 +7,7 @@
 //! process on 127.0.0.1 answers: the figure is then this machine's network
 //! stack, not a link.
 
-use crate::{check, measure, quantile, settings, BenchError, BenchResult, Series};
+use crate::{check, measure, quantile, settings, BenchError, BenchResult, Measure, Series};
 use headroom_monitor::agent::{self, Agent, AgentConfig};
 use headroom_monitor::sampler::link_share;
 use std::io::{Read, Write};
@@ -289,70 +289,15 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         .and_then(|mut a| a.next())
         .ok_or_else(|| refused(format!("{authority} resolves to no address")))?;
     let token = token.as_deref();
-    let lost = |what: &str| {
-        let authority = authority.clone();
-        let what = what.to_string();
-        move |e: std::io::Error| {
-            match e.kind() {
-            std::io::ErrorKind::Interrupted if stop.load(std::sync::atomic::Ordering::Relaxed) => {
-                BenchError::Interrupted
-            }
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => refused(format!(
-                "the {what} test with the agent at {authority} got no answer within {} s: the agent \
-                 stalled or the network dropped the connection; nothing of this benchmark is reported",
-                TIMEOUT.as_secs()
-            )),
-            _ => refused(format!(
-                "the {what} test with the agent at {authority} failed ({e}): nothing of this benchmark \
-                 is reported"
-            )),
-        }
-        }
-    };
-    let mut up = measure(
-        "upload",
-        "TCP throughput, this machine → agent",
-        "Mbit/s",
-        true,
-    );
-    let mut down = measure(
-        "download",
-        "TCP throughput, agent → this machine",
-        "Mbit/s",
-        true,
-    );
-    let up_pct = measure("upload_pct", "upload, % of the link", "%", true);
-    let down_pct = measure("download_pct", "download, % of the link", "%", true);
-    let mut rtt: Vec<_> = o
-        .payloads
-        .iter()
-        .map(|p| {
-            measure(
-                &format!("rtt_{p}"),
-                format!("round trip, {p} B payload, median"),
-                "ms",
-                false,
-            )
-        })
-        .collect();
-    let mut rtt99: Vec<_> = o
-        .payloads
-        .iter()
-        .map(|p| {
-            measure(
-                &format!("rtt_{p}_p99"),
-                format!("round trip, {p} B payload, p99"),
-                "ms",
-                false,
-            )
-        })
-        .collect();
+    let lost = |what: &str| lost_connection(&authority, what, stop);
+    let mut m = NetworkMeasures::new(o);
     for _ in 0..o.repetitions {
         check(stop)?;
-        up.values
+        m.up.values
             .push(upload(address, &authority, token, o.seconds, stop).map_err(lost("upload"))?);
         check(stop)?;
-        down.values
+        m.down
+            .values
             .push(download(address, &authority, token, o.seconds, stop).map_err(lost("download"))?);
         check(stop)?;
         let trips = echo(
@@ -365,22 +310,144 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         )
         .map_err(lost("round-trip"))?;
         for (i, times) in trips.iter().enumerate() {
-            rtt[i].values.push(quantile(times, 0.5));
-            rtt99[i].values.push(quantile(times, 0.99));
+            m.rtt[i].values.push(quantile(times, 0.5));
+            m.rtt99[i].values.push(quantile(times, 0.99));
         }
     }
+    let curve = rtt_curve(o, &m.rtt);
+    let (notes, shares) = link_shares(o, &m);
+    let NetworkMeasures {
+        up,
+        down,
+        rtt,
+        rtt99,
+        ..
+    } = m;
+    let mut measures = vec![up, down];
+    measures.extend(shares);
+    measures.extend(rtt);
+    measures.extend(rtt99);
+    Ok(BenchResult {
+        benchmark: "network".into(),
+        method: format!(
+            "one TCP connection each way for {} s (payload bytes over the receiver's first-to-last-byte \
+             time, Mbit/s), then {} round trips per payload size on one connection with Nagle off \
+             (after 10 unmeasured), median and p99",
+            o.seconds, o.round_trips
+        ),
+        settings: network_settings(o),
+        measures,
+        series: vec![curve],
+        notes,
+    })
+}
+
+/// The error for a test whose connection to the agent failed: stopped,
+/// timed out, or broken.
+fn lost_connection<'s>(
+    authority: &str,
+    what: &str,
+    stop: &'s AtomicBool,
+) -> impl FnOnce(std::io::Error) -> BenchError + 's {
+    let authority = authority.to_string();
+    let what = what.to_string();
+    move |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::Interrupted if stop.load(std::sync::atomic::Ordering::Relaxed) => {
+            BenchError::Interrupted
+        }
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => refused(format!(
+            "the {what} test with the agent at {authority} got no answer within {} s: the agent \
+         stalled or the network dropped the connection; nothing of this benchmark is reported",
+            TIMEOUT.as_secs()
+        )),
+        _ => refused(format!(
+        "the {what} test with the agent at {authority} failed ({e}): nothing of this benchmark \
+         is reported"
+    )),
+    }
+}
+
+/// The benchmark's figures, filled repetition by repetition (the link
+/// shares after).
+struct NetworkMeasures {
+    up: Measure,
+    down: Measure,
+    up_pct: Measure,
+    down_pct: Measure,
+    rtt: Vec<Measure>,
+    rtt99: Vec<Measure>,
+}
+
+impl NetworkMeasures {
+    fn new(o: &NetworkOptions) -> NetworkMeasures {
+        let up = measure(
+            "upload",
+            "TCP throughput, this machine → agent",
+            "Mbit/s",
+            true,
+        );
+        let down = measure(
+            "download",
+            "TCP throughput, agent → this machine",
+            "Mbit/s",
+            true,
+        );
+        let up_pct = measure("upload_pct", "upload, % of the link", "%", true);
+        let down_pct = measure("download_pct", "download, % of the link", "%", true);
+        let rtt: Vec<_> = o
+            .payloads
+            .iter()
+            .map(|p| {
+                measure(
+                    &format!("rtt_{p}"),
+                    format!("round trip, {p} B payload, median"),
+                    "ms",
+                    false,
+                )
+            })
+            .collect();
+        let rtt99: Vec<_> = o
+            .payloads
+            .iter()
+            .map(|p| {
+                measure(
+                    &format!("rtt_{p}_p99"),
+                    format!("round trip, {p} B payload, p99"),
+                    "ms",
+                    false,
+                )
+            })
+            .collect();
+        NetworkMeasures {
+            up,
+            down,
+            up_pct,
+            down_pct,
+            rtt,
+            rtt99,
+        }
+    }
+}
+
+/// The median round trip by payload size, averaged over the repetitions.
+fn rtt_curve(o: &NetworkOptions, rtt: &[Measure]) -> Series {
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let curve = Series {
+    Series {
         name: "round trip, median".into(),
         x_label: "payload (bytes)".into(),
         y_label: "ms".into(),
         points: o
             .payloads
             .iter()
-            .zip(&rtt)
+            .zip(rtt)
             .map(|(p, m)| (*p as f64, mean(&m.values)))
             .collect(),
-    };
+    }
+}
+
+/// Throughputs as shares of the link, where its capacity is given and
+/// believable; the notes on what is not computed, and why.
+fn link_shares(o: &NetworkOptions, m: &NetworkMeasures) -> (Vec<String>, Vec<Measure>) {
     let mut notes = Vec::new();
     if o.agent.is_none() {
         notes.push(
@@ -396,8 +463,8 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
     if let Some(link) = o.link_mbit {
         let mut above = Vec::new();
         for (measured, mut pct, direction) in [
-            (&up, up_pct, "this machine → agent"),
-            (&down, down_pct, "agent → this machine"),
+            (&m.up, m.up_pct.clone(), "this machine → agent"),
+            (&m.down, m.down_pct.clone(), "agent → this machine"),
         ] {
             match share_of_link(&measured.values, link) {
                 Ok(values) => {
@@ -411,33 +478,33 @@ pub fn run(o: &NetworkOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             notes.push(above_link(&above, link, o.agent.is_none()));
         }
     }
-    let mut measures = vec![up, down];
-    measures.extend(shares);
-    measures.extend(rtt);
-    measures.extend(rtt99);
-    Ok(BenchResult {
-        benchmark: "network".into(),
-        method: format!(
-            "one TCP connection each way for {} s (payload bytes over the receiver's first-to-last-byte \
-             time, Mbit/s), then {} round trips per payload size on one connection with Nagle off \
-             (after 10 unmeasured), median and p99",
-            o.seconds, o.round_trips
+    (notes, shares)
+}
+
+fn network_settings(o: &NetworkOptions) -> std::collections::BTreeMap<String, String> {
+    settings([
+        (
+            "agent",
+            o.agent
+                .clone()
+                .unwrap_or_else(|| "loopback (in process)".into()),
         ),
-        settings: settings([
-            ("agent", o.agent.clone().unwrap_or_else(|| "loopback (in process)".into())),
-            ("seconds", o.seconds.to_string()),
-            (
-                "payloads",
-                o.payloads.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(","),
-            ),
-            ("round_trips", o.round_trips.to_string()),
-            ("link_mbit", o.link_mbit.map_or("unknown".into(), |l| l.to_string())),
-            ("repetitions", o.repetitions.to_string()),
-        ]),
-        measures,
-        series: vec![curve],
-        notes,
-    })
+        ("seconds", o.seconds.to_string()),
+        (
+            "payloads",
+            o.payloads
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        ("round_trips", o.round_trips.to_string()),
+        (
+            "link_mbit",
+            o.link_mbit.map_or("unknown".into(), |l| l.to_string()),
+        ),
+        ("repetitions", o.repetitions.to_string()),
+    ])
 }
 
 /// Each throughput (Mbit/s) as a % of a `link` of that many Mbit/s; the

@@ -12,7 +12,7 @@
 //! + iozone write + read + random read × 4 + random write × 10) / 100).
 
 use crate::aio::{self, AlignedBuf, Direction, Engine, BLOCK};
-use crate::{check, io_error, measure, quantile, settings, BenchError, BenchResult};
+use crate::{check, io_error, measure, quantile, settings, BenchError, BenchResult, Measure};
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -261,15 +261,62 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
     check_path(&o.path, dd_bytes.max(file_bytes) + (64 << 20))?;
     let dir = o.path.canonicalize().unwrap_or_else(|_| o.path.clone());
     let mut scratch = Scratch { files: Vec::new() };
-    let dd_file = scratch.file(&dir, "dd");
-    let fio_file = scratch.file(&dir, "fio");
-    let iozone_file = scratch.file(&dir, "iozone");
-    let commit_file = scratch.file(&dir, "commit");
+    let files = TestFiles {
+        dd: scratch.file(&dir, "dd"),
+        fio: scratch.file(&dir, "fio"),
+        iozone: scratch.file(&dir, "iozone"),
+        commit: scratch.file(&dir, "commit"),
+    };
     let blocks = file_bytes / BLOCK as u64;
-    let random = aio::shuffled(blocks, 0x5eed);
-    let in_order: Vec<u64> = (0..blocks).collect();
+    let orders = Orders {
+        random: aio::shuffled(blocks, 0x5eed),
+        in_order: (0..blocks).collect(),
+    };
+    let mut m = storage_measures();
+    let mut engine = Engine::NativeAio;
+    for _ in 0..o.repetitions {
+        let values;
+        (engine, values) = repetition(o, &files, file_bytes, &orders, stop)?;
+        for (measure, value) in m.iter_mut().zip(values) {
+            measure.values.push(value);
+        }
+    }
+    drop(scratch);
+    let device = headroom_monitor::fingerprint::storage_at(&dir);
+    let notes = storage_notes(o, engine);
+    Ok(BenchResult {
+        benchmark: "storage".into(),
+        method: format!(
+            "PiBenchmarks' storage tests and score: dd {} × 4 KiB with fsync; 4 KiB random read and write \
+             of a {} MiB file, direct I/O, {} in flight; iozone-like 4 KiB write, read, random read and \
+             random write of a {} MiB file, direct I/O, one at a time, fsync timed; and {} commits \
+             (4 KiB write + fdatasync)",
+            o.dd_blocks, o.file_mib, o.depth, o.file_mib, o.commits
+        ),
+        settings: storage_settings(o, &dir, engine, device),
+        measures: m.to_vec(),
+        series: Vec::new(),
+        notes,
+    })
+}
 
-    let mut m = [
+/// The files the tests write, one per test, in the directory measured.
+struct TestFiles {
+    dd: PathBuf,
+    fio: PathBuf,
+    iozone: PathBuf,
+    commit: PathBuf,
+}
+
+/// The order blocks are read and written in: shuffled, and in order.
+struct Orders {
+    random: Vec<u64>,
+    in_order: Vec<u64>,
+}
+
+/// The figures, in the order [`repetition`] returns them.
+fn storage_measures() -> [Measure; 11] {
+    [
         measure("dd_write", "dd write (4 KiB blocks, fsync)", "MB/s", true),
         measure("fio_randread", "fio 4 KiB random read, QD 64", "IOPS", true),
         measure(
@@ -306,56 +353,42 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             "commits/s",
             true,
         ),
-    ];
-    let mut engine = Engine::NativeAio;
-    for _ in 0..o.repetitions {
-        check(stop)?;
-        let dd_mb_s = dd(&dd_file, o.dd_blocks)?;
-        check(stop)?;
-        lay_out(&fio_file, file_bytes)?;
-        let fio = open_direct(&fio_file, false)?;
-        let mut iops = [0.0; 2];
-        for (slot, direction) in [Direction::Read, Direction::Write].into_iter().enumerate() {
-            check(stop)?;
-            let took;
-            (engine, took) = aio::random_io(fio.as_raw_fd(), &random, direction, o.depth)
-                .map_err(io_error(format!("random I/O on {}", fio_file.display())))?;
-            iops[slot] = blocks as f64 / took.as_secs_f64();
-        }
-        drop(fio);
-        let _ = std::fs::remove_file(&fio_file);
-        check(stop)?;
-        let iozone = open_direct(&iozone_file, true)?;
-        let io = |order: &[u64], direction| {
-            sequential_or_random(&iozone, order, direction).map_err(io_error(format!(
-                "iozone-like test on {}",
-                iozone_file.display()
-            )))
-        };
-        let iozone_write_kb_s = io(&in_order, Direction::Write)?;
-        check(stop)?;
-        let iozone_read_kb_s = io(&in_order, Direction::Read)?;
-        check(stop)?;
-        let iozone_random_read_kb_s = io(&random, Direction::Read)?;
-        check(stop)?;
-        let iozone_random_write_kb_s = io(&random, Direction::Write)?;
-        drop(iozone);
-        let _ = std::fs::remove_file(&iozone_file);
-        check(stop)?;
-        let mut latencies = commits(&commit_file, o.commits.max(1))?;
-        let _ = std::fs::remove_file(&commit_file);
-        let total_s: f64 = latencies.iter().sum::<f64>() / 1000.0;
-        latencies.sort_by(f64::total_cmp);
-        let inputs = ScoreInputs {
-            dd_mb_s,
-            fio_read_iops: iops[0],
-            fio_write_iops: iops[1],
-            iozone_write_kb_s,
-            iozone_read_kb_s,
-            iozone_random_read_kb_s,
-            iozone_random_write_kb_s,
-        };
-        for (measure, value) in m.iter_mut().zip([
+    ]
+}
+
+/// Every test once: the figures in [`storage_measures`]' order, and the
+/// engine random I/O used.
+fn repetition(
+    o: &StorageOptions,
+    files: &TestFiles,
+    file_bytes: u64,
+    orders: &Orders,
+    stop: &AtomicBool,
+) -> Result<(Engine, [f64; 11]), BenchError> {
+    check(stop)?;
+    let dd_mb_s = dd(&files.dd, o.dd_blocks)?;
+    check(stop)?;
+    let (engine, iops) = random_iops(o, &files.fio, file_bytes, &orders.random, stop)?;
+    check(stop)?;
+    let [iozone_write_kb_s, iozone_read_kb_s, iozone_random_read_kb_s, iozone_random_write_kb_s] =
+        iozone_like(&files.iozone, orders, stop)?;
+    check(stop)?;
+    let mut latencies = commits(&files.commit, o.commits.max(1))?;
+    let _ = std::fs::remove_file(&files.commit);
+    let total_s: f64 = latencies.iter().sum::<f64>() / 1000.0;
+    latencies.sort_by(f64::total_cmp);
+    let inputs = ScoreInputs {
+        dd_mb_s,
+        fio_read_iops: iops[0],
+        fio_write_iops: iops[1],
+        iozone_write_kb_s,
+        iozone_read_kb_s,
+        iozone_random_read_kb_s,
+        iozone_random_write_kb_s,
+    };
+    Ok((
+        engine,
+        [
             dd_mb_s,
             iops[0],
             iops[1],
@@ -367,12 +400,58 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             quantile(&latencies, 0.5),
             quantile(&latencies, 0.99),
             latencies.len() as f64 / total_s,
-        ]) {
-            measure.values.push(value);
-        }
+        ],
+    ))
+}
+
+/// fio-like 4 KiB random read, then write, of a laid-out file with
+/// `o.depth` requests in flight: IOPS of each, and the engine used.
+fn random_iops(
+    o: &StorageOptions,
+    path: &Path,
+    file_bytes: u64,
+    random: &[u64],
+    stop: &AtomicBool,
+) -> Result<(Engine, [f64; 2]), BenchError> {
+    let blocks = file_bytes / BLOCK as u64;
+    lay_out(path, file_bytes)?;
+    let fio = open_direct(path, false)?;
+    let mut engine = Engine::NativeAio;
+    let mut iops = [0.0; 2];
+    for (slot, direction) in [Direction::Read, Direction::Write].into_iter().enumerate() {
+        check(stop)?;
+        let took;
+        (engine, took) = aio::random_io(fio.as_raw_fd(), random, direction, o.depth)
+            .map_err(io_error(format!("random I/O on {}", path.display())))?;
+        iops[slot] = blocks as f64 / took.as_secs_f64();
     }
-    drop(scratch);
-    let device = headroom_monitor::fingerprint::storage_at(&dir);
+    drop(fio);
+    let _ = std::fs::remove_file(path);
+    Ok((engine, iops))
+}
+
+/// iozone-like 4 KiB write, read, random read and random write, one at a
+/// time, in KB/s.
+fn iozone_like(path: &Path, orders: &Orders, stop: &AtomicBool) -> Result<[f64; 4], BenchError> {
+    let iozone = open_direct(path, true)?;
+    let io = |order: &[u64], direction| {
+        sequential_or_random(&iozone, order, direction)
+            .map_err(io_error(format!("iozone-like test on {}", path.display())))
+    };
+    let write = io(&orders.in_order, Direction::Write)?;
+    check(stop)?;
+    let read = io(&orders.in_order, Direction::Read)?;
+    check(stop)?;
+    let random_read = io(&orders.random, Direction::Read)?;
+    check(stop)?;
+    let random_write = io(&orders.random, Direction::Write)?;
+    drop(iozone);
+    let _ = std::fs::remove_file(path);
+    Ok([write, read, random_read, random_write])
+}
+
+/// How the tests differ from PiBenchmarks' and what the engine was.
+fn storage_notes(o: &StorageOptions, engine: Engine) -> Vec<String> {
     let mut notes = vec![
         "dd writes through the page cache and its time includes the final fsync, as PiBenchmarks' dd \
          does; every other test uses direct I/O (O_DIRECT), so the page cache does not flatter them"
@@ -387,6 +466,23 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             o.depth
         ));
     }
+    if o.dd_blocks != 130 * 1024 || o.file_mib != 80 || o.depth != 64 {
+        notes.push(
+            "the sizes or queue depth differ from PiBenchmarks' (130k blocks, 80 MiB, depth 64): \
+             compare this score with published ones only roughly"
+                .into(),
+        );
+    }
+    notes
+}
+
+/// The settings measured with, and the device under the path.
+fn storage_settings(
+    o: &StorageOptions,
+    dir: &Path,
+    engine: Engine,
+    device: Option<headroom_monitor::fingerprint::Storage>,
+) -> std::collections::BTreeMap<String, String> {
     let mut s = settings([
         ("path", dir.display().to_string()),
         ("dd_blocks", o.dd_blocks.to_string()),
@@ -413,27 +509,7 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
             s.insert("rotational".into(), r.to_string());
         }
     }
-    if o.dd_blocks != 130 * 1024 || o.file_mib != 80 || o.depth != 64 {
-        notes.push(
-            "the sizes or queue depth differ from PiBenchmarks' (130k blocks, 80 MiB, depth 64): \
-             compare this score with published ones only roughly"
-                .into(),
-        );
-    }
-    Ok(BenchResult {
-        benchmark: "storage".into(),
-        method: format!(
-            "PiBenchmarks' storage tests and score: dd {} × 4 KiB with fsync; 4 KiB random read and write \
-             of a {} MiB file, direct I/O, {} in flight; iozone-like 4 KiB write, read, random read and \
-             random write of a {} MiB file, direct I/O, one at a time, fsync timed; and {} commits \
-             (4 KiB write + fdatasync)",
-            o.dd_blocks, o.file_mib, o.depth, o.file_mib, o.commits
-        ),
-        settings: s,
-        measures: m.to_vec(),
-        series: Vec::new(),
-        notes,
-    })
+    s
 }
 
 #[cfg(test)]

@@ -80,27 +80,103 @@ pub fn import(
         samples,
         warnings: read_warnings,
     } = jtl_read::read(jtl)?;
-    let mut labels: Vec<String> = Vec::new();
-    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut transaction: Vec<bool> = Vec::new();
-    for s in &samples {
-        let i = *index.entry(&s.label).or_insert_with(|| {
-            labels.push(s.label.clone());
-            transaction.push(false);
-            labels.len() - 1
-        });
-        transaction[i] |= s.transaction;
+    let labels = Labels::of(jtl, &samples)?;
+    let (first_ms, last_end_ms) = span(jtl, &samples)?;
+    let wall_start = UNIX_EPOCH + Duration::from_millis(first_ms.max(0) as u64);
+    // Times become instants after one base: only differences matter.
+    let base = Instant::now();
+    let converted = convert(&samples, &labels, first_ms, base);
+    let elapsed = Duration::from_millis((last_end_ms - first_ms).max(1) as u64);
+    let peak_threads = converted.iter().map(|(_, n, _)| *n).max().unwrap_or(0);
+    let mut manifest = import_manifest(
+        jtl,
+        format,
+        &samples,
+        &labels,
+        apdex,
+        command_line,
+        peak_threads,
+        wall_start,
+    );
+    manifest.scenario["jmeter_dashboard"] = jmeter_dashboard(&samples, &labels.names, apdex);
+    let mut writer = BundleWriter::create(out, &manifest, wall_start)?;
+    let (cumulative, cumulative_total) = write_seconds(
+        &mut writer,
+        &converted,
+        labels.names.len(),
+        base,
+        elapsed,
+        apdex,
+    )?;
+    manifest.summary = Some(summary(
+        &labels.names,
+        &cumulative,
+        &cumulative_total,
+        elapsed,
+        apdex,
+        peak_threads,
+    ));
+    manifest.status = RunStatus::Complete;
+    manifest.ended_at = Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
+    manifest.elapsed_s = Some(elapsed.as_secs_f64());
+    writer.finish(&manifest)?;
+    let mut warnings = read_warnings;
+    if samples.iter().all(|s| s.response_message.is_empty()) {
+        warnings.push(
+            "the file has no response messages: a transaction controller's parent sample cannot be told from a sampler's, so every sample counts in the total".to_string(),
+        );
     }
-    if labels.len() > u16::MAX as usize {
-        return Err(invalid(
-            jtl,
-            format!(
-                "{} labels; headroom keeps at most {}",
-                labels.len(),
-                u16::MAX
-            ),
-        ));
+    Ok(Imported {
+        manifest,
+        format,
+        samples: samples.len(),
+        warnings,
+    })
+}
+
+/// The file's labels in order of first appearance, and which of them
+/// name a transaction controller's parent samples.
+struct Labels<'s> {
+    names: Vec<String>,
+    index: BTreeMap<&'s str, usize>,
+    transaction: Vec<bool>,
+}
+
+impl<'s> Labels<'s> {
+    /// At most `u16::MAX` labels, as the engine keeps.
+    fn of(jtl: &Path, samples: &'s [JtlSample]) -> Result<Labels<'s>, BundleError> {
+        let mut names: Vec<String> = Vec::new();
+        let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut transaction: Vec<bool> = Vec::new();
+        for s in samples {
+            let i = *index.entry(&s.label).or_insert_with(|| {
+                names.push(s.label.clone());
+                transaction.push(false);
+                names.len() - 1
+            });
+            transaction[i] |= s.transaction;
+        }
+        if names.len() > u16::MAX as usize {
+            return Err(invalid(
+                jtl,
+                format!(
+                    "{} labels; headroom keeps at most {}",
+                    names.len(),
+                    u16::MAX
+                ),
+            ));
+        }
+        Ok(Labels {
+            names,
+            index,
+            transaction,
+        })
     }
+}
+
+/// The first sample's start and the last one's end (Unix milliseconds),
+/// at most a week apart.
+fn span(jtl: &Path, samples: &[JtlSample]) -> Result<(i64, i64), BundleError> {
     // Times are checked by the reader (1990-2200, a day at most each).
     let first_ms = samples.iter().map(|s| s.timestamp_ms).min().unwrap_or(0);
     let last_end_ms = samples
@@ -124,16 +200,24 @@ pub fn import(
             ),
         ));
     }
-    let wall_start = UNIX_EPOCH + Duration::from_millis(first_ms.max(0) as u64);
-    // Times become instants after one base: only differences matter.
-    let base = Instant::now();
+    Ok((first_ms, last_end_ms))
+}
+
+/// Each JMeter sample as the engine's sample, with its active threads and
+/// whether it is a transaction's; sorted by end.
+fn convert(
+    samples: &[JtlSample],
+    labels: &Labels,
+    first_ms: i64,
+    base: Instant,
+) -> Vec<(Sample, u32, bool)> {
     let mut converted: Vec<(Sample, u32, bool)> = samples
         .iter()
         .map(|s| {
             let start = base + Duration::from_millis((s.timestamp_ms - first_ms) as u64);
             let status = s.response_code.trim().parse::<u16>().unwrap_or(0);
             let sample = Sample {
-                label: index[s.label.as_str()] as u16,
+                label: labels.index[s.label.as_str()] as u16,
                 vu: thread_number(&s.thread_name),
                 intended_start: start,
                 actual_start: start,
@@ -152,11 +236,25 @@ pub fn import(
         })
         .collect();
     converted.sort_by_key(|(s, _, _)| s.end);
-    let elapsed = Duration::from_millis((last_end_ms - first_ms).max(1) as u64);
+    converted
+}
+
+/// The manifest of an imported run, still running: what the file says
+/// and what it cannot say.
+#[allow(clippy::too_many_arguments)]
+fn import_manifest(
+    jtl: &Path,
+    format: JtlFormat,
+    samples: &[JtlSample],
+    labels: &Labels,
+    apdex: &ApdexThresholds,
+    command_line: Vec<String>,
+    peak_threads: u32,
+    wall_start: std::time::SystemTime,
+) -> Manifest {
     let (t, f) = RunSummary::thresholds(apdex);
     let source = jtl.display().to_string();
-    let peak_threads = converted.iter().map(|(_, n, _)| *n).max().unwrap_or(0);
-    let mut manifest = Manifest {
+    Manifest {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "headroom".into(),
@@ -164,14 +262,14 @@ pub fn import(
         },
         command_line,
         kind: "import".into(),
-        target: most_common_host(&samples).unwrap_or_else(|| "(JMeter results)".into()),
+        target: most_common_host(samples).unwrap_or_else(|| "(JMeter results)".into()),
         scenario: serde_json::json!({
             "mode": "jtl",
             "name": jtl.file_name().map(|n| n.to_string_lossy().to_string()),
             "file": source,
             "format": format.name(),
             "samples": samples.len(),
-            "transactions": labels.iter().zip(&transaction).filter(|(_, t)| **t).map(|(l, _)| l.clone()).collect::<Vec<_>>(),
+            "transactions": labels.names.iter().zip(&labels.transaction).filter(|(_, t)| **t).map(|(l, _)| l.clone()).collect::<Vec<_>>(),
             "unknown": ["the load profile (threads, ramp-up, think times)", "the generator's and the server's environment", "Apdex thresholds JMeter used (headroom's are applied)", "response bodies and check names"],
         }),
         profile: ProfileRecord {
@@ -184,7 +282,7 @@ pub fn import(
         timeout_ms: 0.0,
         threads: 0,
         seed: 0,
-        labels: labels.clone(),
+        labels: labels.names.clone(),
         started_at: humantime::format_rfc3339_millis(wall_start).to_string(),
         ended_at: None,
         elapsed_s: None,
@@ -205,15 +303,26 @@ pub fn import(
         shard: None,
         merged: None,
         files: Files::new(false),
-    };
-    manifest.scenario["jmeter_dashboard"] = jmeter_dashboard(&samples, &labels, apdex);
-    let mut writer = BundleWriter::create(out, &manifest, wall_start)?;
-    let mut cumulative: Vec<Tally> = labels.iter().map(|_| Tally::default()).collect();
+    }
+}
+
+/// Folds the sorted samples into one interval per second (by the time
+/// each ended) and writes them; returns the tallies of the whole run, per
+/// label and in total.
+fn write_seconds(
+    writer: &mut BundleWriter,
+    converted: &[(Sample, u32, bool)],
+    label_count: usize,
+    base: Instant,
+    elapsed: Duration,
+    apdex: &ApdexThresholds,
+) -> Result<(Vec<Tally>, Tally), BundleError> {
+    let mut cumulative: Vec<Tally> = (0..label_count).map(|_| Tally::default()).collect();
     let mut cumulative_total = Tally::default();
     let mut i = 0;
     let last_second = elapsed.as_secs();
     for second in 0..=last_second {
-        let mut tallies: Vec<Option<Tally>> = labels.iter().map(|_| None).collect();
+        let mut tallies: Vec<Option<Tally>> = (0..label_count).map(|_| None).collect();
         let mut total = Tally::default();
         let mut active = 0;
         while i < converted.len()
@@ -257,14 +366,27 @@ pub fn import(
             loop_lag: Duration::ZERO,
         })?;
     }
-    let (total, total_summary) = LabelFigures::of(&cumulative_total, elapsed);
+    Ok((cumulative, cumulative_total))
+}
+
+/// The imported run's summary from its whole-run tallies.
+fn summary(
+    labels: &[String],
+    cumulative: &[Tally],
+    cumulative_total: &Tally,
+    elapsed: Duration,
+    apdex: &ApdexThresholds,
+    peak_threads: u32,
+) -> RunSummary {
+    let (t, f) = RunSummary::thresholds(apdex);
+    let (total, total_summary) = LabelFigures::of(cumulative_total, elapsed);
     let label_figures = labels
         .iter()
-        .zip(&cumulative)
+        .zip(cumulative)
         .map(|(name, tally)| (name.clone(), LabelFigures::of(tally, elapsed).0))
         .collect();
     let response_sum = total_summary.latency.mean.as_secs_f64() * total_summary.count as f64;
-    manifest.summary = Some(RunSummary {
+    RunSummary {
         elapsed_s: elapsed.as_secs_f64(),
         apdex_t_ms: t,
         apdex_f_ms: f,
@@ -275,23 +397,7 @@ pub fn import(
         throughput_mb_s: total_summary.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
         checks: BTreeMap::new(),
         resources: Vec::new(),
-    });
-    manifest.status = RunStatus::Complete;
-    manifest.ended_at = Some(humantime::format_rfc3339_millis(wall_start + elapsed).to_string());
-    manifest.elapsed_s = Some(elapsed.as_secs_f64());
-    writer.finish(&manifest)?;
-    let mut warnings = read_warnings;
-    if samples.iter().all(|s| s.response_message.is_empty()) {
-        warnings.push(
-            "the file has no response messages: a transaction controller's parent sample cannot be told from a sampler's, so every sample counts in the total".to_string(),
-        );
     }
-    Ok(Imported {
-        manifest,
-        format,
-        samples: samples.len(),
-        warnings,
-    })
 }
 
 /// What JMeter's dashboard shows for each label and the total, computed

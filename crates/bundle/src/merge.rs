@@ -92,86 +92,11 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     shards.sort_by_key(|s| s.record.index);
     let count = shards[0].record.count;
     check_consistent(&shards)?;
-    let missing: Vec<u32> = (0..count)
-        .filter(|index| !shards.iter().any(|s| s.record.index == *index))
-        .collect();
-    match missing.as_slice() {
-        [] => {}
-        [index] => partial.push(format!(
-            "shard {index}/{count} is missing: its share of the load is not in the figures"
-        )),
-        many => {
-            let shown: Vec<String> = many.iter().take(10).map(u32::to_string).collect();
-            partial.push(format!(
-                "{} of {count} shards are missing ({}{}): their share of the load is not in the figures",
-                many.len(),
-                shown.join(", "),
-                if many.len() > 10 { ", ..." } else { "" }
-            ));
-        }
-    }
+    note_missing(&shards, count, &mut partial);
     let reference = align(&mut shards, request.tolerance, &mut partial);
-    for shard in &shards {
-        let name = format!(
-            "shard {}/{count} ({})",
-            shard.record.index,
-            shard.dir.display()
-        );
-        match shard.manifest.status {
-            RunStatus::Complete => {}
-            RunStatus::Running | RunStatus::Died => partial.push(format!(
-                "{name} did not finish (killed or crashed): the seconds it wrote are included, \
-                 the rest of its share is missing"
-            )),
-            other => partial.push(format!(
-                "{name} ended {}: its share is cut short",
-                other.name()
-            )),
-        }
-        for warning in &shard.manifest.warnings {
-            let kind = warning.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-            if STARVED_KINDS.contains(&kind) {
-                let message = warning
-                    .get("message")
-                    .and_then(|m| m.as_str())
-                    .unwrap_or(kind);
-                partial.push(format!("{name}: its generator was starved: {message}"));
-            }
-        }
-    }
-
+    note_unfinished(&shards, count, &mut partial);
     let labels = shards[0].manifest.labels.clone();
-    let mut label_index: HashMap<String, usize> = HashMap::new();
-    label_index.insert(TOTAL_LABEL.to_string(), 0);
-    for (i, label) in labels.iter().enumerate() {
-        label_index.insert(label.clone(), i + 1);
-    }
-    let mut tag_index: HashMap<String, usize> = HashMap::new();
-    for (i, label) in labels.iter().enumerate() {
-        tag_index.insert(tag_of(label), i + 1);
-    }
-    let mut cells: BTreeMap<(u64, usize), Cell> = BTreeMap::new();
-    let mut generators: BTreeMap<u64, SecondGenerator> = BTreeMap::new();
-    for shard in shards.iter_mut() {
-        let counted = add_intervals(shard, &label_index, &mut cells, &mut generators)?;
-        let (timed, torn) = add_histograms(shard, &tag_index, labels.len() + 1, &mut cells)?;
-        shard.counted = counted[0];
-        if let Some(warning) = &torn {
-            partial.push(format!(
-                "shard {}/{count} ({}): {warning}; the response times after it are missing",
-                shard.record.index,
-                shard.dir.display()
-            ));
-        }
-        check_counts(
-            shard,
-            &labels,
-            &counted,
-            &timed,
-            torn.is_some(),
-            &mut partial,
-        )?;
-    }
+    let (cells, generators) = fold_shards(&mut shards, &labels, count, &mut partial)?;
 
     let merged_start_ms = reference.floor();
     let wall_start = UNIX_EPOCH
@@ -212,27 +137,7 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
         concatenate_samples(request.out, &shards)?;
         manifest.files.samples = Some(SAMPLES.into());
     }
-    let mut warnings = Vec::new();
-    for shard in &shards {
-        for warning in &shard.manifest.warnings {
-            let mut warning = warning.clone();
-            if let Some(object) = warning.as_object_mut() {
-                object.insert("shard".into(), shard.record.index.into());
-                if let Some(message) = object.get("message").and_then(|m| m.as_str()) {
-                    let message = format!("shard {}: {message}", shard.record.index);
-                    object.insert("message".into(), message.into());
-                }
-            }
-            warnings.push(warning);
-        }
-    }
-    for reason in &partial {
-        warnings.push(serde_json::json!({
-            "kind": "partial_merge",
-            "message": format!("partial: {reason}"),
-        }));
-    }
-    manifest.warnings = warnings;
+    manifest.warnings = merged_warnings(&shards, &partial);
     let mut summary = crate::recovery::recover_summary(request.out, &manifest)?;
     combine_shard_figures(&mut summary, &shards);
     manifest.elapsed_s = Some(summary.elapsed_s);
@@ -248,6 +153,123 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     });
     write_manifest(request.out, &manifest)?;
     Ok(manifest)
+}
+
+/// Says which shards of `count` are missing.
+fn note_missing(shards: &[ShardBundle], count: u32, partial: &mut Vec<String>) {
+    let missing: Vec<u32> = (0..count)
+        .filter(|index| !shards.iter().any(|s| s.record.index == *index))
+        .collect();
+    match missing.as_slice() {
+        [] => {}
+        [index] => partial.push(format!(
+            "shard {index}/{count} is missing: its share of the load is not in the figures"
+        )),
+        many => {
+            let shown: Vec<String> = many.iter().take(10).map(u32::to_string).collect();
+            partial.push(format!(
+                "{} of {count} shards are missing ({}{}): their share of the load is not in the figures",
+                many.len(),
+                shown.join(", "),
+                if many.len() > 10 { ", ..." } else { "" }
+            ));
+        }
+    }
+}
+
+/// Says which shards did not finish, and which ones' generators starved.
+fn note_unfinished(shards: &[ShardBundle], count: u32, partial: &mut Vec<String>) {
+    for shard in shards {
+        let name = format!(
+            "shard {}/{count} ({})",
+            shard.record.index,
+            shard.dir.display()
+        );
+        match shard.manifest.status {
+            RunStatus::Complete => {}
+            RunStatus::Running | RunStatus::Died => partial.push(format!(
+                "{name} did not finish (killed or crashed): the seconds it wrote are included, \
+                 the rest of its share is missing"
+            )),
+            other => partial.push(format!(
+                "{name} ended {}: its share is cut short",
+                other.name()
+            )),
+        }
+        for warning in &shard.manifest.warnings {
+            let kind = warning.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+            if STARVED_KINDS.contains(&kind) {
+                let message = warning
+                    .get("message")
+                    .and_then(|m| m.as_str())
+                    .unwrap_or(kind);
+                partial.push(format!("{name}: its generator was starved: {message}"));
+            }
+        }
+    }
+}
+
+/// Adds every shard's seconds and histograms into one set of cells (a
+/// second and a label each) and the generators' figures per second,
+/// checking each shard's counts.
+#[allow(clippy::type_complexity)]
+fn fold_shards(
+    shards: &mut [ShardBundle],
+    labels: &[String],
+    count: u32,
+    partial: &mut Vec<String>,
+) -> Result<(BTreeMap<(u64, usize), Cell>, BTreeMap<u64, SecondGenerator>), BundleError> {
+    let mut label_index: HashMap<String, usize> = HashMap::new();
+    label_index.insert(TOTAL_LABEL.to_string(), 0);
+    for (i, label) in labels.iter().enumerate() {
+        label_index.insert(label.clone(), i + 1);
+    }
+    let mut tag_index: HashMap<String, usize> = HashMap::new();
+    for (i, label) in labels.iter().enumerate() {
+        tag_index.insert(tag_of(label), i + 1);
+    }
+    let mut cells: BTreeMap<(u64, usize), Cell> = BTreeMap::new();
+    let mut generators: BTreeMap<u64, SecondGenerator> = BTreeMap::new();
+    for shard in shards.iter_mut() {
+        let counted = add_intervals(shard, &label_index, &mut cells, &mut generators)?;
+        let (timed, torn) = add_histograms(shard, &tag_index, labels.len() + 1, &mut cells)?;
+        shard.counted = counted[0];
+        if let Some(warning) = &torn {
+            partial.push(format!(
+                "shard {}/{count} ({}): {warning}; the response times after it are missing",
+                shard.record.index,
+                shard.dir.display()
+            ));
+        }
+        check_counts(shard, labels, &counted, &timed, torn.is_some(), partial)?;
+    }
+    Ok((cells, generators))
+}
+
+/// The shards' warnings, each saying its shard, then what the merge
+/// misses.
+fn merged_warnings(shards: &[ShardBundle], partial: &[String]) -> Vec<serde_json::Value> {
+    let mut warnings = Vec::new();
+    for shard in shards {
+        for warning in &shard.manifest.warnings {
+            let mut warning = warning.clone();
+            if let Some(object) = warning.as_object_mut() {
+                object.insert("shard".into(), shard.record.index.into());
+                if let Some(message) = object.get("message").and_then(|m| m.as_str()) {
+                    let message = format!("shard {}: {message}", shard.record.index);
+                    object.insert("message".into(), message.into());
+                }
+            }
+            warnings.push(warning);
+        }
+    }
+    for reason in partial {
+        warnings.push(serde_json::json!({
+            "kind": "partial_merge",
+            "message": format!("partial: {reason}"),
+        }));
+    }
+    warnings
 }
 
 fn read_shards(

@@ -3,7 +3,7 @@
 //! text is already template text (a recorded `${` became `$${` when it
 //! was read, correlated values are `${var}`), and is written as it is.
 
-use crate::correlate::{Body, Correlation, Extract};
+use crate::correlate::{Body, Correlation, Extract, Request};
 use crate::har::{form_encode, LeftOut, Step};
 use std::fmt::Write as _;
 
@@ -115,6 +115,43 @@ fn common_suffix(titles: Vec<&str>) -> String {
 
 pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
     let mut y = String::new();
+    header_comments(&mut y, steps, c, meta);
+    top_level(&mut y, meta);
+    let labels = labels(steps);
+    // Each step's extractors, grouped once (not searched for each step).
+    let mut extracts_of: Vec<Vec<&crate::correlate::Variable>> = vec![Vec::new(); steps.len()];
+    for v in &c.variables {
+        extracts_of[v.source].push(v);
+    }
+    for (s, step) in steps.iter().enumerate() {
+        let r = &c.requests[s];
+        let _ = writeln!(y, "  - label: {}", q(&labels[s]));
+        if r.method != "GET" {
+            let _ = writeln!(y, "    method: {}", r.method);
+        }
+        path_and_query(&mut y, r);
+        headers_and_body(&mut y, r);
+        if step.unfollowed_redirect {
+            let _ = writeln!(y, "    follow_redirects: false");
+        }
+        let extracts = &extracts_of[s];
+        if !extracts.is_empty() {
+            extract_lines(&mut y, extracts);
+        }
+        // The pause the user took before the next step.
+        if let Some(next) = steps.get(s + 1) {
+            let gap = next.first().started - step.last().ended();
+            if gap >= 0.1 {
+                let _ = writeln!(y, "    think: {:.1}s", (gap * 10.0).round() / 10.0);
+            }
+        }
+    }
+    y
+}
+
+/// Where the scenario came from, what was left out, correlated and kept
+/// secret, as comments.
+fn header_comments(y: &mut String, steps: &[Step], c: &Correlation, meta: &Meta<'_>) {
     let left = meta.left_out;
     let _ = writeln!(
         y,
@@ -157,6 +194,11 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
             secrets.join(", ")
         );
     }
+}
+
+/// The scenario's name, defaults, data file, cookies and profile, up to
+/// its steps.
+fn top_level(y: &mut String, meta: &Meta<'_>) {
     let _ = writeln!(y, "name: {}", q(meta.name));
     let _ = writeln!(
         y,
@@ -175,123 +217,105 @@ pub fn scenario(steps: &[Step], c: &Correlation, meta: &Meta<'_>) -> String {
     let _ = writeln!(y, "cookies: clear_each_iteration");
     let _ = writeln!(y, "profile:\n  users: 1\n  iterations: 1");
     let _ = writeln!(y, "steps:");
-    let labels = labels(steps);
-    // Each step's extractors, grouped once (not searched for each step).
-    let mut extracts_of: Vec<Vec<&crate::correlate::Variable>> = vec![Vec::new(); steps.len()];
-    for v in &c.variables {
-        extracts_of[v.source].push(v);
+}
+
+/// The step's path, and its query as a mapping unless a name repeats.
+fn path_and_query(y: &mut String, r: &Request) {
+    let mut names: Vec<&str> = r.query.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    let repeated = names.windows(2).any(|w| w[0] == w[1]);
+    if repeated {
+        // A name given twice (a[]=1&a[]=2) cannot be a YAML mapping.
+        let query: Vec<String> = r
+            .query
+            .iter()
+            .map(|(n, v)| {
+                format!(
+                    "{}={}",
+                    form_encode(&n.replace("$${", "${")),
+                    encode_unless_template(v)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            y,
+            "    path: {}",
+            q(&format!("{}?{}", r.path, query.join("&")))
+        );
+    } else {
+        let _ = writeln!(y, "    path: {}", q(&r.path));
     }
-    for (s, step) in steps.iter().enumerate() {
-        let r = &c.requests[s];
-        let _ = writeln!(y, "  - label: {}", q(&labels[s]));
-        if r.method != "GET" {
-            let _ = writeln!(y, "    method: {}", r.method);
+    if !r.query.is_empty() && !repeated {
+        let _ = writeln!(y, "    query:");
+        for (name, v) in &r.query {
+            let _ = writeln!(y, "      {}: {}", q(name), q(v));
         }
-        let mut names: Vec<&str> = r.query.iter().map(|(n, _)| n.as_str()).collect();
-        names.sort_unstable();
-        let repeated = names.windows(2).any(|w| w[0] == w[1]);
-        if repeated {
-            // A name given twice (a[]=1&a[]=2) cannot be a YAML mapping.
-            let query: Vec<String> = r
-                .query
-                .iter()
-                .map(|(n, v)| {
-                    format!(
-                        "{}={}",
-                        form_encode(&n.replace("$${", "${")),
-                        encode_unless_template(v)
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                y,
-                "    path: {}",
-                q(&format!("{}?{}", r.path, query.join("&")))
-            );
-        } else {
-            let _ = writeln!(y, "    path: {}", q(&r.path));
+    }
+}
+
+/// The step's headers (its content type among them) and body.
+fn headers_and_body(y: &mut String, r: &Request) {
+    let content_type = match &r.body {
+        Body::Raw { content_type, .. } | Body::Multipart { content_type, .. } => Some(content_type),
+        _ => None,
+    };
+    if !r.headers.is_empty() || content_type.is_some() {
+        let _ = writeln!(y, "    headers:");
+        for (name, v) in &r.headers {
+            let _ = writeln!(y, "      {}: {}", q(name), q(v));
         }
-        if !r.query.is_empty() && !repeated {
-            let _ = writeln!(y, "    query:");
-            for (name, v) in &r.query {
+        if let Some(content_type) = content_type {
+            let _ = writeln!(y, "      \"Content-Type\": {}", q(content_type));
+        }
+    }
+    match &r.body {
+        Body::None => {}
+        Body::Form(pairs) => {
+            let _ = writeln!(y, "    form:");
+            for (name, v) in pairs {
                 let _ = writeln!(y, "      {}: {}", q(name), q(v));
             }
         }
-        let content_type = match &r.body {
-            Body::Raw { content_type, .. } | Body::Multipart { content_type, .. } => {
-                Some(content_type)
-            }
-            _ => None,
-        };
-        if !r.headers.is_empty() || content_type.is_some() {
-            let _ = writeln!(y, "    headers:");
-            for (name, v) in &r.headers {
-                let _ = writeln!(y, "      {}: {}", q(name), q(v));
-            }
-            if let Some(content_type) = content_type {
-                let _ = writeln!(y, "      \"Content-Type\": {}", q(content_type));
-            }
+        Body::Json(json) => {
+            let _ = writeln!(y, "    json: {}", json_text(json));
         }
-        match &r.body {
-            Body::None => {}
-            Body::Form(pairs) => {
-                let _ = writeln!(y, "    form:");
-                for (name, v) in pairs {
-                    let _ = writeln!(y, "      {}: {}", q(name), q(v));
-                }
-            }
-            Body::Json(json) => {
-                let _ = writeln!(y, "    json: {}", json_text(json));
-            }
-            Body::Raw { text, .. } => {
-                let _ = writeln!(y, "    body: {}", q(text));
-            }
-            Body::Multipart { body, .. } => {
-                let _ = writeln!(y, "    body: {}", q(&body.render()));
-            }
+        Body::Raw { text, .. } => {
+            let _ = writeln!(y, "    body: {}", q(text));
         }
-        if step.unfollowed_redirect {
-            let _ = writeln!(y, "    follow_redirects: false");
-        }
-        let extracts = &extracts_of[s];
-        if !extracts.is_empty() {
-            let _ = writeln!(y, "    extract:");
-            for v in extracts {
-                let _ = writeln!(y, "      - name: {}", v.name);
-                match &v.extract {
-                    Extract::Css {
-                        selector,
-                        attribute,
-                        nth,
-                    } => {
-                        let _ =
-                            writeln!(y, "        css: {}", q(&format!("{selector}@{attribute}")));
-                        if *nth > 1 {
-                            let _ = writeln!(y, "        match: {nth}");
-                        }
-                    }
-                    Extract::Json(pointer) => {
-                        let _ = writeln!(y, "        json: {}", q(pointer));
-                    }
-                    Extract::Regex(pattern) => {
-                        let _ = writeln!(y, "        regex: {}", q(pattern));
-                    }
-                    Extract::Cookie(name) => {
-                        let _ = writeln!(y, "        cookie: {}", q(name));
-                    }
-                }
-                let _ = writeln!(y, "        required: true");
-            }
-        }
-        // The pause the user took before the next step.
-        if let Some(next) = steps.get(s + 1) {
-            let gap = next.first().started - step.last().ended();
-            if gap >= 0.1 {
-                let _ = writeln!(y, "    think: {:.1}s", (gap * 10.0).round() / 10.0);
-            }
+        Body::Multipart { body, .. } => {
+            let _ = writeln!(y, "    body: {}", q(&body.render()));
         }
     }
-    y
+}
+
+/// The step's extractors, each required.
+fn extract_lines(y: &mut String, extracts: &[&crate::correlate::Variable]) {
+    let _ = writeln!(y, "    extract:");
+    for v in extracts {
+        let _ = writeln!(y, "      - name: {}", v.name);
+        match &v.extract {
+            Extract::Css {
+                selector,
+                attribute,
+                nth,
+            } => {
+                let _ = writeln!(y, "        css: {}", q(&format!("{selector}@{attribute}")));
+                if *nth > 1 {
+                    let _ = writeln!(y, "        match: {nth}");
+                }
+            }
+            Extract::Json(pointer) => {
+                let _ = writeln!(y, "        json: {}", q(pointer));
+            }
+            Extract::Regex(pattern) => {
+                let _ = writeln!(y, "        regex: {}", q(pattern));
+            }
+            Extract::Cookie(name) => {
+                let _ = writeln!(y, "        cookie: {}", q(name));
+            }
+        }
+        let _ = writeln!(y, "        required: true");
+    }
 }
 
 /// Names for a comment line, each once: the first 20, then how many more.

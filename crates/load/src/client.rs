@@ -3,7 +3,7 @@
 //! allocates nothing and takes no lock.
 
 use crate::conn::{Conn, Connector};
-use crate::http1::{parse_head, BodyReader, ProtocolError};
+use crate::http1::{parse_head, BodyReader, ProtocolError, ResponseHead};
 use headroom_bundle::sample::ErrorKind;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -153,146 +153,200 @@ async fn exchange_once(
     // its method, as browsers do; the resend is counted (`resent`), so a
     // server that drops requests stays visible.
     let mut may_retry = true;
-    'attempt: loop {
-        if let Some(conn) = io.conn.as_mut() {
-            // Leftover bytes or a closed peer: this connection is done.
-            if io.filled > 0 || unusable(conn, &mut io.buf) {
-                io.conn = None;
-            }
-        }
-        let reused = io.conn.is_some();
-        if !reused {
-            let began = std::time::Instant::now();
-            io.conn = Some(connector.connect().await?);
-            io.filled = 0;
-            exchange.connect += began.elapsed();
-        }
+    loop {
+        let reused = ready_connection(connector, io, exchange).await?;
         let retry = reused && may_retry;
-        let Some(conn) = io.conn.as_mut() else {
+        let Io { conn, buf, filled } = io;
+        let Some(open) = conn.as_mut() else {
             return Err(ErrorKind::Other);
         };
-        let written = async {
-            conn.write_all(request.bytes).await?;
-            if matches!(conn, Conn::Tls(_)) {
-                conn.flush().await?;
-            }
-            Ok::<(), std::io::Error>(())
-        }
-        .await;
-        if let Err(e) = written {
-            io.conn = None;
-            if retry {
-                may_retry = false;
-                exchange.resent = true;
-                continue 'attempt;
-            }
-            if !may_retry {
-                exchange.detail = Some(CLOSED_UNDER_REQUEST);
+        if let Err(e) = write_request(open, request.bytes).await {
+            *conn = None;
+            if send_again(retry, &mut may_retry, exchange) {
+                continue;
             }
             return Err(crate::conn::error_kind_of_io(&e));
         }
         exchange.bytes_sent = request.bytes.len() as u64;
-
-        // The head.
-        let head = loop {
-            if io.filled > 0 {
-                if let Some(head) = parse_head(&io.buf[..io.filled], request.is_head)
-                    .map_err(|e| protocol(exchange, e))?
-                {
-                    if (100..200).contains(&head.status) && head.status != 101 {
-                        // An interim response (100 Continue, 103 Early Hints): skip it.
-                        io.buf.copy_within(head.head_len..io.filled, 0);
-                        io.filled -= head.head_len;
-                        continue;
-                    }
-                    break head;
+        let head = match read_head(open, buf, filled, request.is_head, exchange).await {
+            Ok(head) => head,
+            Err(HeadError::Unreadable(kind)) => return Err(kind),
+            Err(HeadError::Lost(kind)) => {
+                *conn = None;
+                if exchange.bytes_received == 0 && send_again(retry, &mut may_retry, exchange) {
+                    continue;
                 }
-            }
-            if io.filled == io.buf.len() {
-                if io.buf.len() >= MAX_HEAD {
-                    return Err(protocol(exchange, ProtocolError::HeadTooLarge));
-                }
-                let grown = io.buf.len() * 2;
-                io.buf.resize(grown, 0);
-            }
-            match conn.read(&mut io.buf[io.filled..]).await {
-                Ok(0) => {
-                    io.conn = None;
-                    if retry && exchange.bytes_received == 0 {
-                        may_retry = false;
-                        exchange.resent = true;
-                        continue 'attempt;
-                    }
-                    if !may_retry && exchange.bytes_received == 0 {
-                        exchange.detail = Some(CLOSED_UNDER_REQUEST);
-                    }
-                    return Err(ErrorKind::Reset);
-                }
-                Ok(n) => {
-                    if exchange.first_byte.is_none() {
-                        exchange.first_byte = Some(std::time::Instant::now());
-                    }
-                    exchange.bytes_received += n as u64;
-                    io.filled += n;
-                }
-                Err(e) => {
-                    io.conn = None;
-                    if retry && exchange.bytes_received == 0 {
-                        may_retry = false;
-                        exchange.resent = true;
-                        continue 'attempt;
-                    }
-                    if !may_retry && exchange.bytes_received == 0 {
-                        exchange.detail = Some(CLOSED_UNDER_REQUEST);
-                    }
-                    return Err(crate::conn::error_kind_of_io(&e));
-                }
+                return Err(kind);
             }
         };
         exchange.status = head.status;
         if let Some(copy) = head_copy.as_deref_mut() {
             copy.clear();
-            copy.extend_from_slice(&io.buf[..head.head_len]);
+            copy.extend_from_slice(&buf[..head.head_len]);
         }
-
-        // The body: first what came with the head, then further reads.
-        let status = head.status;
-        let body = &mut |chunk: &[u8]| body(status, chunk);
-        let mut reader = BodyReader::new(head.framing);
-        let (used, mut done) = reader
-            .feed(&io.buf[head.head_len..io.filled], body)
-            .map_err(|e| protocol(exchange, e))?;
-        let mut consumed_to = head.head_len + used;
-        let mut end = io.filled;
-        while !done {
-            match conn.read(&mut io.buf[..]).await {
-                Ok(0) => {
-                    io.conn = None;
-                    io.filled = 0;
-                    return reader.at_close().map_err(|e| {
-                        exchange.detail = Some(e.reason());
-                        ErrorKind::Reset
-                    });
-                }
-                Ok(n) => {
-                    exchange.bytes_received += n as u64;
-                    let (used, complete) = reader
-                        .feed(&io.buf[..n], body)
-                        .map_err(|e| protocol(exchange, e))?;
-                    consumed_to = used;
-                    end = n;
-                    done = complete;
-                }
-                Err(e) => return Err(crate::conn::error_kind_of_io(&e)),
-            }
-        }
-        // Keep whatever followed the response (normally nothing).
-        io.buf.copy_within(consumed_to..end, 0);
-        io.filled = end - consumed_to;
-        if !head.keep_alive || !request.keep_alive {
-            io.conn = None;
-            io.filled = 0;
+        let ended = read_body(open, buf, filled, &head, exchange, body).await;
+        if ended? == BodyEnd::Closed || !head.keep_alive || !request.keep_alive {
+            *conn = None;
+            *filled = 0;
         }
         return Ok(());
     }
+}
+
+/// Drops a kept-alive connection that can no longer carry a request
+/// (leftover bytes or a closed peer) and connects when none is left.
+/// Returns whether the request goes on a reused connection.
+async fn ready_connection(
+    connector: &Connector,
+    io: &mut Io,
+    exchange: &mut Exchange,
+) -> Result<bool, ErrorKind> {
+    if let Some(conn) = io.conn.as_mut() {
+        if io.filled > 0 || unusable(conn, &mut io.buf) {
+            io.conn = None;
+        }
+    }
+    let reused = io.conn.is_some();
+    if !reused {
+        let began = std::time::Instant::now();
+        io.conn = Some(connector.connect().await?);
+        io.filled = 0;
+        exchange.connect += began.elapsed();
+    }
+    Ok(reused)
+}
+
+/// After the connection was lost before any of the response came back:
+/// whether the request goes again (once, on a new connection). A second
+/// loss in a row is said in `detail`.
+#[inline]
+fn send_again(retry: bool, may_retry: &mut bool, exchange: &mut Exchange) -> bool {
+    if retry {
+        *may_retry = false;
+        exchange.resent = true;
+        return true;
+    }
+    if !*may_retry {
+        exchange.detail = Some(CLOSED_UNDER_REQUEST);
+    }
+    false
+}
+
+async fn write_request(conn: &mut Conn, bytes: &[u8]) -> std::io::Result<()> {
+    conn.write_all(bytes).await?;
+    if matches!(conn, Conn::Tls(_)) {
+        conn.flush().await?;
+    }
+    Ok(())
+}
+
+/// Why no response head was read.
+enum HeadError {
+    /// The connection closed or failed (the request may go again when
+    /// nothing of the response came back).
+    Lost(ErrorKind),
+    /// What came back is not a response head the client reads.
+    Unreadable(ErrorKind),
+}
+
+/// Reads until a final response head is in `buf[..filled]`, skipping
+/// interim ones (100 Continue, 103 Early Hints); grows `buf` for a large
+/// head up to [`MAX_HEAD`].
+async fn read_head(
+    conn: &mut Conn,
+    buf: &mut Vec<u8>,
+    filled: &mut usize,
+    request_was_head: bool,
+    exchange: &mut Exchange,
+) -> Result<ResponseHead, HeadError> {
+    let unreadable = |exchange: &mut Exchange, e| HeadError::Unreadable(protocol(exchange, e));
+    loop {
+        if *filled > 0 {
+            if let Some(head) = parse_head(&buf[..*filled], request_was_head)
+                .map_err(|e| unreadable(exchange, e))?
+            {
+                if (100..200).contains(&head.status) && head.status != 101 {
+                    buf.copy_within(head.head_len..*filled, 0);
+                    *filled -= head.head_len;
+                    continue;
+                }
+                return Ok(head);
+            }
+        }
+        if *filled == buf.len() {
+            if buf.len() >= MAX_HEAD {
+                return Err(unreadable(exchange, ProtocolError::HeadTooLarge));
+            }
+            let grown = buf.len() * 2;
+            buf.resize(grown, 0);
+        }
+        match conn.read(&mut buf[*filled..]).await {
+            Ok(0) => return Err(HeadError::Lost(ErrorKind::Reset)),
+            Ok(n) => {
+                if exchange.first_byte.is_none() {
+                    exchange.first_byte = Some(std::time::Instant::now());
+                }
+                exchange.bytes_received += n as u64;
+                *filled += n;
+            }
+            Err(e) => return Err(HeadError::Lost(crate::conn::error_kind_of_io(&e))),
+        }
+    }
+}
+
+/// How a response body ended.
+#[derive(PartialEq)]
+enum BodyEnd {
+    /// At its framing's end; bytes after it stay in the buffer.
+    Framed,
+    /// The server closed the connection (a body delimited by the close).
+    Closed,
+}
+
+/// Passes the body's payload to `body`: first what came with the head,
+/// then further reads. Whatever followed the response (normally nothing)
+/// stays at the start of `buf`.
+async fn read_body(
+    conn: &mut Conn,
+    buf: &mut [u8],
+    filled: &mut usize,
+    head: &ResponseHead,
+    exchange: &mut Exchange,
+    body: &mut impl FnMut(u16, &[u8]),
+) -> Result<BodyEnd, ErrorKind> {
+    let status = head.status;
+    let body = &mut |chunk: &[u8]| body(status, chunk);
+    let mut reader = BodyReader::new(head.framing);
+    let (used, mut done) = reader
+        .feed(&buf[head.head_len..*filled], body)
+        .map_err(|e| protocol(exchange, e))?;
+    let mut consumed_to = head.head_len + used;
+    let mut end = *filled;
+    while !done {
+        match conn.read(&mut buf[..]).await {
+            Ok(0) => {
+                *filled = 0;
+                return match reader.at_close() {
+                    Ok(()) => Ok(BodyEnd::Closed),
+                    Err(e) => {
+                        exchange.detail = Some(e.reason());
+                        Err(ErrorKind::Reset)
+                    }
+                };
+            }
+            Ok(n) => {
+                exchange.bytes_received += n as u64;
+                let (used, complete) = reader
+                    .feed(&buf[..n], body)
+                    .map_err(|e| protocol(exchange, e))?;
+                consumed_to = used;
+                end = n;
+                done = complete;
+            }
+            Err(e) => return Err(crate::conn::error_kind_of_io(&e)),
+        }
+    }
+    buf.copy_within(consumed_to..end, 0);
+    *filled = end - consumed_to;
+    Ok(BodyEnd::Framed)
 }

@@ -4,6 +4,8 @@
 
 use crate::agent::TimedSample;
 use crate::exposition::Exposition;
+use crate::fingerprint::Throttling;
+use crate::sampler::Resources;
 
 /// The page for `host` and its latest sample (none yet: only the info).
 pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String {
@@ -28,6 +30,20 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
         "When the latest one-second sample ended (Unix time).",
         latest.time_ms as f64 / 1000.0,
     );
+    cpu(&mut e, r);
+    memory(&mut e, r);
+    disks(&mut e, r);
+    networks(&mut e, r);
+    sensors(&mut e, r);
+    processes(&mut e, r);
+    if let Some(t) = &r.throttling {
+        throttling(&mut e, t);
+    }
+    e.finish()
+}
+
+/// Busy shares: all cores, by mode, each core; the load averages.
+fn cpu(e: &mut Exposition, r: &Resources) {
     e.single(
         "headroom_cpu_busy_ratio",
         "gauge",
@@ -69,6 +85,10 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
             r.load[i],
         );
     }
+}
+
+/// Memory and swap in use.
+fn memory(e: &mut Exposition, r: &Resources) {
     e.single(
         "headroom_memory_used_ratio",
         "gauge",
@@ -82,6 +102,10 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
         // The sample's figure is /proc/meminfo's KiB divided by 1000.
         r.swap_used_mb * 1000.0 * 1024.0,
     );
+}
+
+/// Each disk device's busy share, throughput and operations.
+fn disks(e: &mut Exposition, r: &Resources) {
     let disks: Vec<(&str, &crate::sampler::DiskFigures)> =
         r.disks.iter().map(|d| (d.name.as_str(), d)).collect();
     for (name, help, value) in [
@@ -111,6 +135,10 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
             e.sample(name, &[("device", device)], value(d));
         }
     }
+}
+
+/// Each network device's throughput both ways and its link's use.
+fn networks(e: &mut Exposition, r: &Resources) {
     e.family(
         "headroom_network_receive_bytes_per_second",
         "gauge",
@@ -149,6 +177,10 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
             );
         }
     }
+}
+
+/// Temperatures and core frequencies.
+fn sensors(e: &mut Exposition, r: &Resources) {
     e.family(
         "headroom_temperature_celsius",
         "gauge",
@@ -174,6 +206,10 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
             mhz * 1e6,
         );
     }
+}
+
+/// The named processes' CPU and memory.
+fn processes(e: &mut Exposition, r: &Resources) {
     e.family(
         "headroom_process_cpu_ratio",
         "gauge",
@@ -198,40 +234,41 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
             p.rss_mb * 1e6,
         );
     }
-    if let Some(t) = &r.throttling {
-        e.family(
+}
+
+/// Raspberry Pi throttling flags.
+fn throttling(e: &mut Exposition, t: &Throttling) {
+    e.family(
+        "headroom_throttling",
+        "gauge",
+        "Raspberry Pi throttling flags (vcgencmd get_throttled): 1 when set.",
+    );
+    for (flag, when, set) in [
+        ("under_voltage", "now", t.under_voltage_now),
+        ("frequency_capped", "now", t.frequency_capped_now),
+        ("throttled", "now", t.throttled_now),
+        (
+            "soft_temperature_limit",
+            "now",
+            t.soft_temperature_limit_now,
+        ),
+        ("under_voltage", "since_boot", t.under_voltage_since_boot),
+        (
+            "frequency_capped",
+            "since_boot",
+            t.frequency_capped_since_boot,
+        ),
+        ("throttled", "since_boot", t.throttled_since_boot),
+        (
+            "soft_temperature_limit",
+            "since_boot",
+            t.soft_temperature_limit_since_boot,
+        ),
+    ] {
+        e.sample(
             "headroom_throttling",
-            "gauge",
-            "Raspberry Pi throttling flags (vcgencmd get_throttled): 1 when set.",
+            &[("flag", flag), ("when", when)],
+            f64::from(u8::from(set)),
         );
-        for (flag, when, set) in [
-            ("under_voltage", "now", t.under_voltage_now),
-            ("frequency_capped", "now", t.frequency_capped_now),
-            ("throttled", "now", t.throttled_now),
-            (
-                "soft_temperature_limit",
-                "now",
-                t.soft_temperature_limit_now,
-            ),
-            ("under_voltage", "since_boot", t.under_voltage_since_boot),
-            (
-                "frequency_capped",
-                "since_boot",
-                t.frequency_capped_since_boot,
-            ),
-            ("throttled", "since_boot", t.throttled_since_boot),
-            (
-                "soft_temperature_limit",
-                "since_boot",
-                t.soft_temperature_limit_since_boot,
-            ),
-        ] {
-            e.sample(
-                "headroom_throttling",
-                &[("flag", flag), ("when", when)],
-                f64::from(u8::from(set)),
-            );
-        }
     }
-    e.finish()
 }

@@ -4,7 +4,8 @@
 
 use crate::charts::bar_chart;
 use crate::compare::{
-    no_regression, number, signed_pct, Comparison, EnvironmentDifference, Metric,
+    no_regression, number, signed_pct, Comparison, EnvironmentDifference, Metric, MetricTable,
+    ResourceFigures,
 };
 use crate::html::{escape, STYLE};
 use headroom_bundle::TOTAL_LABEL;
@@ -17,6 +18,22 @@ const EXTRA_STYLE: &str = ".better{background:#c8e6c9}.worse{background:#ffcdd2}
 
 pub fn render_compare_html(c: &Comparison) -> String {
     let mut html = String::new();
+    page_head(&mut html, c);
+    regressions(&mut html, c);
+    totals(&mut html, c);
+    for table in &c.metrics {
+        metric_table(&mut html, c, table);
+    }
+    for host in &c.resources {
+        resource_table(&mut html, c, host);
+    }
+    differences(&mut html, c);
+    html.push_str("\n</main></body></html>\n");
+    html
+}
+
+/// The page's head, what its colours mean, and the runs compared.
+fn page_head(html: &mut String, c: &Comparison) {
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -44,7 +61,10 @@ pub fn render_compare_html(c: &Comparison) -> String {
         );
     }
     html.push_str("</table></div>\n");
+}
 
+/// The verdict: the significant regressions, or that there are none.
+fn regressions(html: &mut String, c: &Comparison) {
     if c.regressions.is_empty() {
         let _ = writeln!(
             html,
@@ -67,7 +87,10 @@ pub fn render_compare_html(c: &Comparison) -> String {
         }
         html.push_str("</ul></div>\n");
     }
+}
 
+/// Bar charts of the runs' totals: Apdex, response time, throughput.
+fn totals(html: &mut String, c: &Comparison) {
     let names: Vec<String> = c.runs.iter().map(|r| r.name.clone()).collect();
     let total = |metric: Metric| -> Vec<f64> {
         c.metrics
@@ -111,69 +134,76 @@ pub fn render_compare_html(c: &Comparison) -> String {
         let _ = write!(html, "<figure>{svg}</figure>");
     }
     html.push_str("</div>\n");
+}
 
-    for table in &c.metrics {
-        let _ = write!(
-            html,
-            "<h3>{}</h3><div class=\"scroll\"><table><tr><th>Run</th>",
-            escape(table.metric.title())
-        );
-        for label in &table.labels {
-            let _ = write!(html, "<th>{}</th>", escape(label));
-        }
-        html.push_str("</tr>");
-        for (run, row) in c.runs.iter().zip(&table.rows) {
-            let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
-            for cell in row {
-                let value = number(table.metric, cell.value);
-                let (class, change) = match (cell.change_pct, cell.significant) {
-                    (Some(change), Some(true)) => {
-                        let better = (change > 0.0) == table.metric.higher_is_better();
-                        (
-                            if better { "better" } else { "worse" },
-                            format!(" {}", signed_pct(change)),
-                        )
-                    }
-                    (Some(change), Some(false)) => ("ns", format!(" {} n.s.", signed_pct(change))),
-                    (Some(change), None) => ("ns", format!(" {} n.t.", signed_pct(change))),
-                    (None, _) => ("", String::new()),
-                };
-                let _ = write!(html, "<td class=\"{class}\">{value}{change}</td>");
-            }
-            html.push_str("</tr>");
-        }
-        html.push_str("</table></div>\n");
+/// One figure's table: a row per run, a column per label, each change
+/// coloured by its significance.
+fn metric_table(html: &mut String, c: &Comparison, table: &MetricTable) {
+    let _ = write!(
+        html,
+        "<h3>{}</h3><div class=\"scroll\"><table><tr><th>Run</th>",
+        escape(table.metric.title())
+    );
+    for label in &table.labels {
+        let _ = write!(html, "<th>{}</th>", escape(label));
     }
-
-    for host in &c.resources {
-        let _ = write!(
-            html,
-            "<h3>Resources of {} (average / peak)</h3><div class=\"scroll\"><table><tr><th>Run</th>",
-            escape(&host.host)
-        );
-        if let Some(first) = host.rows.first() {
-            for figure in first {
-                let _ = write!(html, "<th>{}</th>", escape(&figure.name));
-            }
-        }
-        html.push_str("</tr>");
-        for (run, row) in c.runs.iter().zip(&host.rows) {
-            let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
-            for figure in row {
-                let mut text = match (figure.average, figure.peak) {
-                    (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
-                    _ => "-".into(),
-                };
-                if let Some(change) = figure.change_pct {
-                    text.push_str(&format!(" ({change:+.0}%)"));
+    html.push_str("</tr>");
+    for (run, row) in c.runs.iter().zip(&table.rows) {
+        let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
+        for cell in row {
+            let value = number(table.metric, cell.value);
+            let (class, change) = match (cell.change_pct, cell.significant) {
+                (Some(change), Some(true)) => {
+                    let better = (change > 0.0) == table.metric.higher_is_better();
+                    (
+                        if better { "better" } else { "worse" },
+                        format!(" {}", signed_pct(change)),
+                    )
                 }
-                let _ = write!(html, "<td>{text}</td>");
-            }
-            html.push_str("</tr>");
+                (Some(change), Some(false)) => ("ns", format!(" {} n.s.", signed_pct(change))),
+                (Some(change), None) => ("ns", format!(" {} n.t.", signed_pct(change))),
+                (None, _) => ("", String::new()),
+            };
+            let _ = write!(html, "<td class=\"{class}\">{value}{change}</td>");
         }
-        html.push_str("</table></div>\n");
+        html.push_str("</tr>");
     }
+    html.push_str("</table></div>\n");
+}
 
+/// One monitored host's resources: average / peak per run.
+fn resource_table(html: &mut String, c: &Comparison, host: &ResourceFigures) {
+    let _ = write!(
+        html,
+        "<h3>Resources of {} (average / peak)</h3><div class=\"scroll\"><table><tr><th>Run</th>",
+        escape(&host.host)
+    );
+    if let Some(first) = host.rows.first() {
+        for figure in first {
+            let _ = write!(html, "<th>{}</th>", escape(&figure.name));
+        }
+    }
+    html.push_str("</tr>");
+    for (run, row) in c.runs.iter().zip(&host.rows) {
+        let _ = write!(html, "<tr><td>{}</td>", escape(&run.name));
+        for figure in row {
+            let mut text = match (figure.average, figure.peak) {
+                (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
+                _ => "-".into(),
+            };
+            if let Some(change) = figure.change_pct {
+                text.push_str(&format!(" ({change:+.0}%)"));
+            }
+            let _ = write!(html, "<td>{text}</td>");
+        }
+        html.push_str("</tr>");
+    }
+    html.push_str("</table></div>\n");
+}
+
+/// What the runs measured differently (setup) and where they ran
+/// (environment).
+fn differences(html: &mut String, c: &Comparison) {
     if !c.setup.is_empty() || !c.apdex_comparable {
         html.push_str("<h2>Setup differences</h2><p>These runs measured different things.");
         if !c.apdex_comparable {
@@ -182,16 +212,14 @@ pub fn render_compare_html(c: &Comparison) -> String {
             );
         }
         html.push_str("</p>");
-        differences_table(&mut html, c, &c.setup);
+        differences_table(html, c, &c.setup);
     }
     html.push_str("<h2>Environment</h2>");
     if c.environment.is_empty() {
         html.push_str("<p>No fingerprint field differs between the runs.</p>");
     } else {
-        differences_table(&mut html, c, &c.environment);
+        differences_table(html, c, &c.environment);
     }
-    html.push_str("\n</main></body></html>\n");
-    html
 }
 
 /// A table of differing fields: one row per field, one column per run.

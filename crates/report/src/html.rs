@@ -2,9 +2,10 @@
 //! CSS and SVG charts, no script, no network), readable on a phone.
 
 use crate::charts::{
-    apdex_bands, bar_chart, line_chart, spectrum_chart, LineChart, Series, Span, PALETTE,
+    apdex_bands, bar_chart, line_chart, spectrum_chart, Band, LineChart, Series, Span, PALETTE,
 };
 use crate::run_data::{flatten, RunData, MIN_INTERVAL_S};
+use hdrhistogram::Histogram;
 use headroom_analysis::apdex::Rating;
 use headroom_bundle::intervals::IntervalRow;
 use headroom_bundle::resources::ResourceRow;
@@ -596,10 +597,51 @@ fn charts(html: &mut String, run: &RunData) {
         .elapsed_s()
         .max(total.last().map_or(1.0, |r| r.second as f64 + 1.0));
     html.push_str("<h3>Over time</h3>");
-    // A capacity level's warm-up, shaded: its seconds are not in the
-    // figures; and each event (a fault), a red mark at its moment.
-    let warmup = || -> Vec<Span> {
-        let mut spans: Vec<Span> = run
+    if !run.events.is_empty() {
+        event_list(html, run);
+    }
+    html.push_str("<div class=\"charts\">\n");
+    let timeline = Timeline { run, x_max };
+    total_charts(html, &timeline, &total);
+    if let Some(histogram) = &run.latency {
+        spectrum(html, histogram);
+    }
+    html.push_str("</div>\n");
+    resources(html, run, x_max);
+    label_charts(html, &timeline);
+}
+
+/// The run's events (faults), listed as they are marked on the charts.
+fn event_list(html: &mut String, run: &RunData) {
+    html.push_str("<p class=\"meta\">Events, marked red on the charts:</p><ul class=\"findings\">");
+    for e in &run.events {
+        let _ = write!(
+            html,
+            "<li>at {:.3} s: {} <code>{}</code>: {}</li>",
+            e.offset_s,
+            escape(&e.kind),
+            escape(&e.command),
+            escape(&match e.exit_code {
+                Some(code) => format!("exit code {code} after {:.2} s", e.took_s),
+                None => format!("did not end: {}", e.output.lines().last().unwrap_or("")),
+            })
+        );
+    }
+    html.push_str("</ul>");
+}
+
+/// The charts over the run's time: their x axis and marks.
+struct Timeline<'r> {
+    run: &'r RunData,
+    x_max: f64,
+}
+
+impl Timeline<'_> {
+    /// A capacity level's warm-up, shaded: its seconds are not in the
+    /// figures; and each event (a fault), a red mark at its moment.
+    fn marks(&self) -> Vec<Span> {
+        let mut spans: Vec<Span> = self
+            .run
             .manifest
             .measurement
             .as_ref()
@@ -610,48 +652,43 @@ fn charts(html: &mut String, run: &RunData) {
             })
             .into_iter()
             .collect();
-        spans.extend(run.events.iter().map(|e| Span {
+        spans.extend(self.run.events.iter().map(|e| Span {
             from: e.offset_s,
-            to: e.offset_s + x_max / 150.0,
+            to: e.offset_s + self.x_max / 150.0,
             color: RGBColor(213, 0, 0),
         }));
         spans
-    };
-    if !run.events.is_empty() {
-        html.push_str(
-            "<p class=\"meta\">Events, marked red on the charts:</p><ul class=\"findings\">",
-        );
-        for e in &run.events {
-            let _ = write!(
-                html,
-                "<li>at {:.3} s: {} <code>{}</code>: {}</li>",
-                e.offset_s,
-                escape(&e.kind),
-                escape(&e.command),
-                escape(&match e.exit_code {
-                    Some(code) => format!("exit code {code} after {:.2} s", e.took_s),
-                    None => format!("did not end: {}", e.output.lines().last().unwrap_or("")),
-                })
-            );
-        }
-        html.push_str("</ul>");
     }
-    html.push_str("<div class=\"charts\">\n");
-    let chart = |title, y_label, y_max, series, bands| LineChart {
-        title,
-        x_label: "seconds",
-        y_label,
-        x_max,
-        y_max,
-        series,
-        spans: warmup(),
-        bands,
-    };
+
+    fn chart<'a>(
+        &self,
+        title: &'a str,
+        y_label: &'a str,
+        y_max: Option<f64>,
+        series: Vec<Series>,
+        bands: Vec<Band>,
+    ) -> LineChart<'a> {
+        LineChart {
+            title,
+            x_label: "seconds",
+            y_label,
+            x_max: self.x_max,
+            y_max,
+            series,
+            spans: self.marks(),
+            bands,
+        }
+    }
+}
+
+/// All labels together, per second: percentiles, throughput and errors,
+/// active users, Apdex.
+fn total_charts(html: &mut String, timeline: &Timeline<'_>, total: &[&IntervalRow]) {
     // Seconds without samples have no response times or Apdex.
     let answered: Vec<&IntervalRow> = total.iter().copied().filter(|r| r.count > 0).collect();
     figure(
         html,
-        &line_chart(&chart(
+        &line_chart(&timeline.chart(
             "Response time percentiles",
             "ms",
             None,
@@ -667,15 +704,13 @@ fn charts(html: &mut String, run: &RunData) {
     );
     figure(
         html,
-        &line_chart(&chart(
+        &line_chart(&timeline.chart(
             "Throughput and errors",
             "per second",
             None,
             vec![
-                series("requests/s", &total, |r| {
-                    Some(r.count as f64 / r.interval_s)
-                }),
-                series("errors/s", &total, |r| Some(r.errors as f64 / r.interval_s)),
+                series("requests/s", total, |r| Some(r.count as f64 / r.interval_s)),
+                series("errors/s", total, |r| Some(r.errors as f64 / r.interval_s)),
             ],
             vec![],
         )),
@@ -683,11 +718,11 @@ fn charts(html: &mut String, run: &RunData) {
     );
     figure(
         html,
-        &line_chart(&chart(
+        &line_chart(&timeline.chart(
             "Active users",
             "virtual users",
             None,
-            vec![series("users", &total, |r| Some(r.active_vus as f64))],
+            vec![series("users", total, |r| Some(r.active_vus as f64))],
             vec![],
         )),
         "Virtual users running in each second.",
@@ -695,7 +730,7 @@ fn charts(html: &mut String, run: &RunData) {
     let bands = apdex_bands();
     figure(
         html,
-        &line_chart(&chart(
+        &line_chart(&timeline.chart(
             "Apdex",
             "Apdex",
             Some(1.0),
@@ -704,25 +739,30 @@ fn charts(html: &mut String, run: &RunData) {
         )),
         "Per second; bands: Excellent ≥ 0.94, Good ≥ 0.85, Fair ≥ 0.70, Poor ≥ 0.50, Unacceptable.",
     );
-    if let Some(histogram) = &run.latency {
-        if !histogram.is_empty() {
-            let mut points = Vec::new();
-            let mut q = 0.0;
-            while q < 1.0 - 1.0 / histogram.len() as f64 && points.len() < 400 {
-                points.push((q, histogram.value_at_quantile(q) as f64 / 1000.0));
-                // Ten steps per decade of 1 − q.
-                q = 1.0 - (1.0 - q) * 10f64.powf(-0.1);
-            }
-            points.push((q.min(0.999_999), histogram.max() as f64 / 1000.0));
-            figure(
-                html,
-                &spectrum_chart("Latency percentile spectrum", &points),
-                "Response time at each percentile of the whole run (from latency.hlog).",
-            );
+}
+
+/// The latency percentile spectrum of the whole run.
+fn spectrum(html: &mut String, histogram: &Histogram<u64>) {
+    if !histogram.is_empty() {
+        let mut points = Vec::new();
+        let mut q = 0.0;
+        while q < 1.0 - 1.0 / histogram.len() as f64 && points.len() < 400 {
+            points.push((q, histogram.value_at_quantile(q) as f64 / 1000.0));
+            // Ten steps per decade of 1 − q.
+            q = 1.0 - (1.0 - q) * 10f64.powf(-0.1);
         }
+        points.push((q.min(0.999_999), histogram.max() as f64 / 1000.0));
+        figure(
+            html,
+            &spectrum_chart("Latency percentile spectrum", &points),
+            "Response time at each percentile of the whole run (from latency.hlog).",
+        );
     }
-    html.push_str("</div>\n");
-    resources(html, run, x_max);
+}
+
+/// Per label: response times over the whole run, and p95 over time.
+fn label_charts(html: &mut String, timeline: &Timeline<'_>) {
+    let run = timeline.run;
     let labels: Vec<String> = run
         .labels()
         .into_iter()
@@ -766,14 +806,13 @@ fn charts(html: &mut String, run: &RunData) {
         if !lines.is_empty() && lines.len() <= PALETTE.len() {
             figure(
                 html,
-                &line_chart(&chart("p95 per label over time", "ms", None, lines, vec![])),
+                &line_chart(&timeline.chart("p95 per label over time", "ms", None, lines, vec![])),
                 "95th percentile of each label per second.",
             );
         }
         html.push_str("</div>\n");
     }
 }
-
 /// The resource chart's caption: the shadings it has, and only those.
 fn resource_caption(throttled_seconds: usize, gap_seconds: f64) -> String {
     let mut caption = String::from("Same time axis as the response times.");

@@ -3,7 +3,7 @@
 //! `--fail-if` verdicts.
 
 use crate::json::ReportInput;
-use headroom_bundle::summary::{LabelFigures, RunStatus};
+use headroom_bundle::summary::{LabelFigures, RunStatus, RunSummary};
 use headroom_units::quantity::{Bytes, Readable};
 use std::fmt::Write;
 
@@ -33,8 +33,21 @@ fn thousands(n: u64) -> String {
 
 pub fn render_summary(input: &ReportInput<'_>) -> String {
     let s = input.summary;
-    let t = &s.total;
     let mut out = String::new();
+    siege_block(&mut out, input);
+    verdict_lines(&mut out, s);
+    label_table(&mut out, input);
+    if !s.checks.is_empty() {
+        check_lines(&mut out, s);
+    }
+    closing_lines(&mut out, input);
+    out
+}
+
+/// The target, the run's status, and siege's figures.
+fn siege_block(out: &mut String, input: &ReportInput<'_>) {
+    let s = input.summary;
+    let t = &s.total;
     let status = match input.status {
         RunStatus::Complete => String::new(),
         RunStatus::Interrupted => " (interrupted: figures cover the run until the stop)".into(),
@@ -82,6 +95,11 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     for (name, value) in rows {
         let _ = writeln!(out, "  {:<26}{value}", format!("{name}:"));
     }
+}
+
+/// Apdex, the monitored hosts, errors by kind and resent requests.
+fn verdict_lines(out: &mut String, s: &RunSummary) {
+    let t = &s.total;
     let _ = writeln!(
         out,
         "\n  Apdex (T = {}, F = {}): {}",
@@ -126,8 +144,13 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
             )
         );
     }
+}
 
-    // Per-label table.
+/// The per-label table in the scenario's order, with a TOTAL row when
+/// there is more than one label.
+fn label_table(out: &mut String, input: &ReportInput<'_>) {
+    let s = input.summary;
+    let t = &s.total;
     let header = [
         "label", "count", "errors", "mean", "p50", "p90", "p95", "p99", "max", "req/s", "Apdex",
     ];
@@ -192,42 +215,47 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     for r in &table {
         line(r);
     }
+}
 
-    if !s.checks.is_empty() {
-        out.push_str("\n  Checks:\n");
-        let width = s
-            .checks
-            .keys()
-            .map(|k| k.chars().count())
-            .max()
-            .unwrap_or(0)
-            // A long name (a whole sentence to find) does not push every
-            // other line's figures off the screen.
-            .min(40);
-        for (name, c) in &s.checks {
-            let mark = if c.never_ran() {
-                "--  "
-            } else if c.failures == 0 {
-                "ok  "
-            } else {
-                "FAIL"
-            };
-            let steps = if c.labels.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "  ({} {})",
-                    headroom_units::quantity::noun(c.labels.len(), "step", "steps"),
-                    c.labels.join(", ")
-                )
-            };
-            let _ = writeln!(
-                out,
-                "    {mark} {name:<width$}  {}{steps}",
-                crate::checks::outcome(c)
-            );
-        }
+/// Each check's outcome and the steps it ran in.
+fn check_lines(out: &mut String, s: &RunSummary) {
+    out.push_str("\n  Checks:\n");
+    let width = s
+        .checks
+        .keys()
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(0)
+        // A long name (a whole sentence to find) does not push every
+        // other line's figures off the screen.
+        .min(40);
+    for (name, c) in &s.checks {
+        let mark = if c.never_ran() {
+            "--  "
+        } else if c.failures == 0 {
+            "ok  "
+        } else {
+            "FAIL"
+        };
+        let steps = if c.labels.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "  ({} {})",
+                headroom_units::quantity::noun(c.labels.len(), "step", "steps"),
+                c.labels.join(", ")
+            )
+        };
+        let _ = writeln!(
+            out,
+            "    {mark} {name:<width$}  {}{steps}",
+            crate::checks::outcome(c)
+        );
     }
+}
+
+/// Warnings, `--fail-if` verdicts and where the bundle is.
+fn closing_lines(out: &mut String, input: &ReportInput<'_>) {
     if !input.warnings.is_empty() {
         out.push('\n');
         for w in input.warnings {
@@ -241,7 +269,6 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
         }
     }
     let _ = writeln!(out, "\n  Bundle: {}", input.bundle.display());
-    out
 }
 
 /// One line per monitored host: averages and peaks of what limits servers.

@@ -321,14 +321,44 @@ async fn write_modules(
     rng: &mut Rng,
     data_dir: &Path,
 ) -> Result<u64, Error> {
-    let mut modules = Vec::new();
-    let section = |rng: &mut Rng| 1 + rng.below(u64::from(dataset.sections)) as i64;
-    let mut cmid = 0;
-    let mut next_cm = || {
-        cmid += 1;
-        cmid
+    let mut modules = Modules {
+        list: Vec::new(),
+        last_cmid: 0,
+        sections: dataset.sections,
     };
+    write_assignments(tx, dataset, rng, &mut modules).await?;
+    write_pages(tx, dataset, rng, &mut modules).await?;
+    let file_rows = write_resources(tx, dataset, rng, &mut modules).await?;
+    write_course_forum(tx, rng, &mut modules).await?;
+    write_course_modules(tx, &modules.list).await?;
+    write_files(tx, &file_rows, rng, data_dir).await
+}
 
+/// The course's modules as they are made, and the next module id.
+struct Modules {
+    list: Vec<Module>,
+    last_cmid: i64,
+    sections: u32,
+}
+
+impl Modules {
+    fn next_cm(&mut self) -> i64 {
+        self.last_cmid += 1;
+        self.last_cmid
+    }
+
+    /// A section other than the course's top one (0).
+    fn random_section(&self, rng: &mut Rng) -> i64 {
+        1 + rng.below(u64::from(self.sections)) as i64
+    }
+}
+
+async fn write_assignments(
+    tx: &mut Transaction<'static, Any>,
+    dataset: &Dataset,
+    rng: &mut Rng,
+    modules: &mut Modules,
+) -> Result<(), Error> {
     let mut assigns = Batch::new(tx, "tb_assignments", "id, course, name, intro, duedate");
     for i in 1..=i64::from(dataset.assignments) {
         let name = format!("Assignment {i}");
@@ -343,16 +373,25 @@ async fn write_modules(
                 Value::Int(due),
             ])
             .await?;
-        modules.push(Module {
-            cmid: next_cm(),
-            section: section(rng),
+        let cmid = modules.next_cm();
+        modules.list.push(Module {
+            cmid,
+            section: modules.random_section(rng),
             kind: "assign",
             instance: i,
             name,
         });
     }
     assigns.flush().await?;
+    Ok(())
+}
 
+async fn write_pages(
+    tx: &mut Transaction<'static, Any>,
+    dataset: &Dataset,
+    rng: &mut Rng,
+    modules: &mut Modules,
+) -> Result<(), Error> {
     let mut pages = Batch::new(tx, "tb_pages", "id, course, name, intro, content");
     for i in 1..=i64::from(dataset.pages) {
         let name = format!("Page {i}: {}", rng.sentence(3));
@@ -367,21 +406,31 @@ async fn write_modules(
                 Value::Text(&content),
             ])
             .await?;
-        modules.push(Module {
-            cmid: next_cm(),
-            section: section(rng),
+        let cmid = modules.next_cm();
+        modules.list.push(Module {
+            cmid,
+            section: modules.random_section(rng),
             kind: "page",
             instance: i,
             name,
         });
     }
     pages.flush().await?;
+    Ok(())
+}
 
-    // One resource with all the small files (section 0), then one resource
-    // per big file, as Moodle's generator does.
+/// One resource with all the small files (section 0), then one resource
+/// per big file, as Moodle's generator does. Returns the files to write:
+/// module id, file name, size.
+async fn write_resources(
+    tx: &mut Transaction<'static, Any>,
+    dataset: &Dataset,
+    rng: &mut Rng,
+    modules: &mut Modules,
+) -> Result<Vec<(i64, String, u64)>, Error> {
     let mut resources = Batch::new(tx, "tb_resources", "id, course, name, intro");
     let mut file_rows = Vec::new();
-    let small_cm = next_cm();
+    let small_cm = modules.next_cm();
     resources
         .push(&[
             Value::Int(1),
@@ -390,7 +439,7 @@ async fn write_modules(
             Value::Text(""),
         ])
         .await?;
-    modules.push(Module {
+    modules.list.push(Module {
         cmid: small_cm,
         section: 0,
         kind: "resource",
@@ -405,7 +454,7 @@ async fn write_modules(
         ));
     }
     for i in 0..dataset.big_files {
-        let cm = next_cm();
+        let cm = modules.next_cm();
         let instance = 2 + i64::from(i);
         let name = format!("Big file {i}");
         resources
@@ -416,9 +465,9 @@ async fn write_modules(
                 Value::Text(""),
             ])
             .await?;
-        modules.push(Module {
+        modules.list.push(Module {
             cmid: cm,
-            section: section(rng),
+            section: modules.random_section(rng),
             kind: "resource",
             instance,
             name,
@@ -426,7 +475,14 @@ async fn write_modules(
         file_rows.push((cm, format!("bigfile{i}.dat"), dataset.big_file_bytes));
     }
     resources.flush().await?;
+    Ok(file_rows)
+}
 
+async fn write_course_forum(
+    tx: &mut Transaction<'static, Any>,
+    rng: &mut Rng,
+    modules: &mut Modules,
+) -> Result<(), Error> {
     let mut forums = Batch::new(tx, "tb_forums", "id, course, name, intro");
     let intro = rng.paragraphs(40);
     forums
@@ -438,20 +494,27 @@ async fn write_modules(
         ])
         .await?;
     forums.flush().await?;
-    modules.push(Module {
-        cmid: next_cm(),
+    let cmid = modules.next_cm();
+    modules.list.push(Module {
+        cmid,
         section: 0,
         kind: "forum",
         instance: 1,
         name: "Forum".into(),
     });
+    Ok(())
+}
 
+async fn write_course_modules(
+    tx: &mut Transaction<'static, Any>,
+    modules: &[Module],
+) -> Result<(), Error> {
     let mut cms = Batch::new(
         tx,
         "tb_course_modules",
         "id, course, section, module, instance, name",
     );
-    for m in &modules {
+    for m in modules {
         cms.push(&[
             Value::Int(m.cmid),
             Value::Int(COURSE),
@@ -463,7 +526,17 @@ async fn write_modules(
         .await?;
     }
     cms.flush().await?;
+    Ok(())
+}
 
+/// Writes each file's random bytes under `data_dir` and its row; returns
+/// the bytes written.
+async fn write_files(
+    tx: &mut Transaction<'static, Any>,
+    file_rows: &[(i64, String, u64)],
+    rng: &mut Rng,
+    data_dir: &Path,
+) -> Result<u64, Error> {
     let mut total = 0;
     let mut files = Batch::new(tx, "tb_files", "id, cmid, filename, filesize, path");
     for (id, (cm, name, bytes)) in file_rows.iter().enumerate() {

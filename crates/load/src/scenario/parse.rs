@@ -23,6 +23,22 @@ pub type ScenarioError = LocatedError;
 
 type Res<T> = Result<T, ScenarioError>;
 
+/// Whether a step reads its response's body: an extractor or a check
+/// that looks into it.
+fn needs_body(extract: &[Extractor], checks: &[Check]) -> bool {
+    extract.iter().any(|e: &Extractor| {
+        matches!(
+            e.kind,
+            ExtractKind::Regex { .. } | ExtractKind::Css { .. } | ExtractKind::JsonPointer(_)
+        )
+    }) || checks.iter().any(|c: &Check| {
+        matches!(
+            c.kind,
+            CheckKind::Contains(_) | CheckKind::NotContains(_) | CheckKind::Matches(_)
+        )
+    })
+}
+
 /// Reads and checks a scenario file. `target` replaces the file's base URL
 /// (`--target`).
 pub fn parse_file(path: &Path, target: Option<&Target>) -> Res<Scenario> {
@@ -134,6 +150,17 @@ const CHECK_KEYS: &[&str] = &[
     "in",
 ];
 const IF_KEYS: &[&str] = &["var", "set", "equals", "matches"];
+
+/// `defaults:` as a scenario applies them.
+struct Defaults {
+    headers: Vec<(String, Template)>,
+    timeout: Duration,
+    keep_alive: bool,
+    new_connections_each_iteration: bool,
+    follow_redirects: bool,
+    /// The base URL's path, without a trailing `/`.
+    base_path: String,
+}
 
 struct Parser {
     doc: Doc,
@@ -292,18 +319,7 @@ impl Parser {
         })?;
 
         // Pass 1: every variable name.
-        let mut initial_values: Vec<(usize, &Yaml)> = Vec::new();
-        if let Some(node) = top.get_node("variables") {
-            let map = self.doc.mapping(node, "variables")?;
-            for (key, value) in map.iter() {
-                if !valid_name(key.as_str()) {
-                    return Err(self.doc.at(key.span(), format!("'{}' is not a valid variable name: use letters, digits and _, not starting with a digit or __", key.as_str())));
-                }
-                self.doc.scalar(value, "a variable's value")?;
-                let id = self.vars.declare(key.as_str());
-                initial_values.push((id, value));
-            }
-        }
+        let initial_values = self.declare_variables(top)?;
         let data = match top.get_node("data") {
             Some(node) => Some(self.data(node)?),
             None => None,
@@ -321,56 +337,15 @@ impl Parser {
         // Pass 2: everything else, the variables' values first. A value is a
         // template: constant text is the variable's initial value; one with
         // `${...}` is rendered each iteration.
-        let mut values = Vec::new();
-        let mut computed = Vec::new();
-        let mut nodes = Vec::new();
-        for (id, value) in initial_values {
-            let template = self.template(value, "a variable's value")?;
-            match template.literal_text() {
-                Some(text) => values.push((id, text)),
-                None => {
-                    computed.push((id, template));
-                    nodes.push(value);
-                }
-            }
-        }
-        self.computed_in_order(&computed, &nodes)?;
-        let mut headers = Vec::new();
-        let mut timeout = Duration::from_secs(30);
-        let mut keep_alive = true;
-        let mut new_connections_each_iteration = false;
-        let mut follow_redirects = true;
-        let mut base_path = String::new();
-        if let Some(node) = top.get_node("defaults") {
-            let map = self.doc.mapping(node, "defaults")?;
-            self.doc.keys(map, DEFAULT_KEYS, "defaults")?;
-            if let Some(base) = map.get_node("base_url") {
-                let s = self.doc.scalar(base, "base_url")?;
-                let parsed =
-                    Target::parse(s.as_str()).map_err(|e| self.doc.at(s.span(), e.to_string()))?;
-                base_path = parsed.path_and_query.trim_end_matches('/').to_string();
-                self.origins.push(parsed);
-                self.has_base = true;
-            }
-            if let Some(h) = map.get_node("headers") {
-                headers = self.headers(h)?;
-            }
-            if let Some(t) = map.get_node("timeout") {
-                timeout = self.doc.duration(t, "timeout")?;
-            }
-            if let Some(k) = map.get_node("keep_alive") {
-                let s = self.doc.scalar(k, "keep_alive")?;
-                match s.as_str().trim() {
-                    "true" | "yes" | "on" => {}
-                    "false" | "no" | "off" => keep_alive = false,
-                    "iteration" => new_connections_each_iteration = true,
-                    other => return Err(self.doc.at(s.span(), format!("keep_alive must be true (connections kept), false (one per request) or iteration (new ones each iteration, as JMeter), not '{other}'"))),
-                }
-            }
-            if let Some(f) = map.get_node("follow_redirects") {
-                follow_redirects = self.doc.boolean(f, "follow_redirects")?;
-            }
-        }
+        let (values, computed) = self.variable_values(initial_values)?;
+        let Defaults {
+            headers,
+            timeout,
+            keep_alive,
+            new_connections_each_iteration,
+            follow_redirects,
+            mut base_path,
+        } = self.defaults(top)?;
         if let Some(target) = target {
             base_path = target.path_and_query.trim_end_matches('/').to_string();
             if self.has_base {
@@ -384,41 +359,12 @@ impl Parser {
             Some(node) => self.think(node, "think")?,
             None => Think::None,
         };
-        let clear_cookies_each_iteration = match top.get_node("cookies") {
-            Some(node) => {
-                let s = self.doc.scalar(node, "cookies")?;
-                match s.as_str() {
-                    "keep" => false,
-                    "clear_each_iteration" => true,
-                    other => {
-                        return Err(self.doc.at(
-                            s.span(),
-                            format!("cookies must be keep or clear_each_iteration, not '{other}'"),
-                        ))
-                    }
-                }
-            }
-            None => false,
-        };
+        let clear_cookies_each_iteration = self.cookies(top)?;
         let profile = match top.get_node("profile") {
             Some(node) => self.profile(node)?,
             None => ProfileSpec::default(),
         };
-        let steps = steps_node.as_sequence().ok_or_else(|| {
-            self.doc.at(
-                steps_node.span(),
-                format!(
-                    "steps must be a list (- items), found {}",
-                    kind_of(steps_node)
-                ),
-            )
-        })?;
-        if steps.is_empty() {
-            return Err(self.doc.at(
-                steps_node.span(),
-                "steps is empty: add at least one request",
-            ));
-        }
+        self.check_steps(steps_node)?;
         let before = match before_node {
             Some(node) => Some(self.before(node, &profile, follow_redirects)?),
             None => None,
@@ -450,6 +396,134 @@ impl Parser {
             profile,
             before,
         })
+    }
+
+    /// Pass 1 of `variables:`: each name declared; its value node, for
+    /// pass 2.
+    fn declare_variables<'y>(&mut self, top: &'y MarkedMappingNode) -> Res<Vec<(VarId, &'y Yaml)>> {
+        let mut initial_values: Vec<(VarId, &Yaml)> = Vec::new();
+        if let Some(node) = top.get_node("variables") {
+            let map = self.doc.mapping(node, "variables")?;
+            for (key, value) in map.iter() {
+                if !valid_name(key.as_str()) {
+                    return Err(self.doc.at(key.span(), format!("'{}' is not a valid variable name: use letters, digits and _, not starting with a digit or __", key.as_str())));
+                }
+                self.doc.scalar(value, "a variable's value")?;
+                let id = self.vars.declare(key.as_str());
+                initial_values.push((id, value));
+            }
+        }
+        Ok(initial_values)
+    }
+
+    /// Pass 2 of `variables:`. A value is a template: constant text is the
+    /// variable's initial value; one with `${...}` is rendered each
+    /// iteration (in an order where each reads only earlier ones).
+    #[allow(clippy::type_complexity)]
+    fn variable_values(
+        &self,
+        initial_values: Vec<(VarId, &Yaml)>,
+    ) -> Res<(Vec<(VarId, String)>, Vec<(VarId, Template)>)> {
+        let mut values = Vec::new();
+        let mut computed = Vec::new();
+        let mut nodes = Vec::new();
+        for (id, value) in initial_values {
+            let template = self.template(value, "a variable's value")?;
+            match template.literal_text() {
+                Some(text) => values.push((id, text)),
+                None => {
+                    computed.push((id, template));
+                    nodes.push(value);
+                }
+            }
+        }
+        self.computed_in_order(&computed, &nodes)?;
+        Ok((values, computed))
+    }
+
+    /// `defaults:`: the base URL (its origin becomes the first), headers,
+    /// timeout, connection reuse and redirects.
+    fn defaults(&mut self, top: &MarkedMappingNode) -> Res<Defaults> {
+        let mut d = Defaults {
+            headers: Vec::new(),
+            timeout: Duration::from_secs(30),
+            keep_alive: true,
+            new_connections_each_iteration: false,
+            follow_redirects: true,
+            base_path: String::new(),
+        };
+        let Some(node) = top.get_node("defaults") else {
+            return Ok(d);
+        };
+        let map = self.doc.mapping(node, "defaults")?;
+        self.doc.keys(map, DEFAULT_KEYS, "defaults")?;
+        if let Some(base) = map.get_node("base_url") {
+            let s = self.doc.scalar(base, "base_url")?;
+            let parsed =
+                Target::parse(s.as_str()).map_err(|e| self.doc.at(s.span(), e.to_string()))?;
+            d.base_path = parsed.path_and_query.trim_end_matches('/').to_string();
+            self.origins.push(parsed);
+            self.has_base = true;
+        }
+        if let Some(h) = map.get_node("headers") {
+            d.headers = self.headers(h)?;
+        }
+        if let Some(t) = map.get_node("timeout") {
+            d.timeout = self.doc.duration(t, "timeout")?;
+        }
+        if let Some(k) = map.get_node("keep_alive") {
+            let s = self.doc.scalar(k, "keep_alive")?;
+            match s.as_str().trim() {
+                "true" | "yes" | "on" => {}
+                "false" | "no" | "off" => d.keep_alive = false,
+                "iteration" => d.new_connections_each_iteration = true,
+                other => return Err(self.doc.at(s.span(), format!("keep_alive must be true (connections kept), false (one per request) or iteration (new ones each iteration, as JMeter), not '{other}'"))),
+            }
+        }
+        if let Some(f) = map.get_node("follow_redirects") {
+            d.follow_redirects = self.doc.boolean(f, "follow_redirects")?;
+        }
+        Ok(d)
+    }
+
+    /// `cookies:` keep (the default) or clear_each_iteration.
+    fn cookies(&self, top: &MarkedMappingNode) -> Res<bool> {
+        Ok(match top.get_node("cookies") {
+            Some(node) => {
+                let s = self.doc.scalar(node, "cookies")?;
+                match s.as_str() {
+                    "keep" => false,
+                    "clear_each_iteration" => true,
+                    other => {
+                        return Err(self.doc.at(
+                            s.span(),
+                            format!("cookies must be keep or clear_each_iteration, not '{other}'"),
+                        ))
+                    }
+                }
+            }
+            None => false,
+        })
+    }
+
+    /// `steps:` is a list of at least one item.
+    fn check_steps(&self, steps_node: &Yaml) -> Res<()> {
+        let steps = steps_node.as_sequence().ok_or_else(|| {
+            self.doc.at(
+                steps_node.span(),
+                format!(
+                    "steps must be a list (- items), found {}",
+                    kind_of(steps_node)
+                ),
+            )
+        })?;
+        if steps.is_empty() {
+            return Err(self.doc.at(
+                steps_node.span(),
+                "steps is empty: add at least one request",
+            ));
+        }
+        Ok(())
     }
 
     /// `before:` users, iterations and steps (keys already checked).
@@ -947,7 +1021,57 @@ impl Parser {
             )
         })?;
         let label_scalar = self.doc.scalar(label_node, "label")?;
-        let method = match map.get_node("method") {
+        let method = self.method(map)?;
+        let (origin, path, url_text) = self.destination(map)?;
+        let label = self.label(
+            label_scalar.as_str(),
+            LabelKind::Request,
+            url_text,
+            label_scalar.span(),
+        )?;
+        let query = self.query(map)?;
+        let headers = match map.get_node("headers") {
+            Some(h) => self.headers(h)?,
+            None => Vec::new(),
+        };
+        let body = self.request_body(map)?;
+        let extract = self.extractors(map)?;
+        let checks = self.checks(map)?;
+        let think = match map.get_node("think") {
+            Some(t) => Some(self.think(t, "think")?),
+            None => None,
+        };
+        let follow_redirects = match map.get_node("follow_redirects") {
+            Some(f) => self.doc.boolean(f, "follow_redirects")?,
+            None => follow_redirects,
+        };
+        // A step's own keep_alive can only close its connection (JMeter's
+        // per-sampler "Use KeepAlive" unticked).
+        let close_connection = match map.get_node("keep_alive") {
+            Some(k) => !self.doc.boolean(k, "keep_alive")?,
+            None => false,
+        };
+        let needs_body = needs_body(&extract, &checks);
+        Ok(RequestStep {
+            label,
+            method,
+            origin,
+            path,
+            query,
+            headers,
+            body,
+            extract,
+            checks,
+            think,
+            follow_redirects,
+            close_connection,
+            needs_body,
+        })
+    }
+
+    /// `method:`, upper case; GET without one.
+    fn method(&self, map: &MarkedMappingNode) -> Res<String> {
+        Ok(match map.get_node("method") {
             Some(m) => {
                 let s = self.doc.scalar(m, "method")?;
                 let upper = s.as_str().to_ascii_uppercase();
@@ -963,87 +1087,96 @@ impl Parser {
                 upper
             }
             None => "GET".to_string(),
-        };
-        let (origin, path, url_text) = match (map.get_node("path"), map.get_node("url")) {
-            (Some(_), Some(u)) => {
-                return Err(self.doc.at(u.span(), "give either path: or url:, not both"))
-            }
-            (None, None) => {
-                return Err(self.doc.at(
-                    self.doc.map_at(map),
-                    "a request step needs path: (relative to the base URL) or url: (a full URL)",
-                ))
-            }
-            (Some(p), None) => {
-                let s = self.doc.scalar(p, "path")?;
-                if !s.as_str().starts_with('/') && !s.as_str().starts_with("${") {
-                    return Err(self.doc.at(
-                        s.span(),
-                        format!("path '{}' must start with '/'", s.as_str()),
-                    ));
-                }
-                if !self.has_base {
-                    return Err(self.doc.at(
-                        s.span(),
-                        "a path needs a base URL: set defaults: base_url: http://host, pass --target, or use url: with a full URL",
-                    ));
-                }
-                (
-                    0,
-                    self.one_line_template(p, "path")?,
-                    format!(
-                        "{}{}",
-                        self.origins[0].url.trim_end_matches('/'),
-                        s.as_str()
-                    ),
-                )
-            }
-            (None, Some(u)) => {
-                let s = self.doc.scalar(u, "url")?;
-                let text = s.as_str();
-                let after_scheme = text.find("://").map(|i| i + 3).ok_or_else(|| {
-                    self.doc.at(s.span(), format!("url '{text}' must be a full URL such as http://host/path (or use path:)"))
-                })?;
-                let path_at = text[after_scheme..]
-                    .find('/')
-                    .map_or(text.len(), |i| after_scheme + i);
-                let origin_text = &text[..path_at];
-                if origin_text.contains("${") {
-                    return Err(self.doc.at(s.span(), "the scheme, host and port of url: cannot contain variables (only its path and query can)"));
-                }
-                let target =
-                    Target::parse(origin_text).map_err(|e| self.doc.at(s.span(), e.to_string()))?;
-                let origin = match self.origins.iter().position(|o| {
-                    o.scheme == target.scheme && o.host == target.host && o.port == target.port
-                }) {
-                    Some(i) => i,
-                    None => {
-                        self.origins.push(target);
-                        self.origins.len() - 1
-                    }
-                };
-                let rest = if path_at == text.len() {
-                    "/"
-                } else {
-                    &text[path_at..]
-                };
-                if rest.contains(['\r', '\n', '\0']) {
-                    return Err(self.doc.at(
-                        s.span(),
-                        "url contains a line break or NUL, which would split the request: remove it",
-                    ));
-                }
-                let path = Template::compile(rest, &self.vars)
-                    .map_err(|e| self.doc.at(s.span(), format!("url: {}", e.message)))?;
-                (origin, path, text.to_string())
+        })
+    }
+
+    /// Where a step's request goes: its origin, its path (a template) and
+    /// the URL as written, from `path:` or `url:`.
+    fn destination(&mut self, map: &MarkedMappingNode) -> Res<(usize, Template, String)> {
+        match (map.get_node("path"), map.get_node("url")) {
+            (Some(_), Some(u)) => Err(self.doc.at(u.span(), "give either path: or url:, not both")),
+            (None, None) => Err(self.doc.at(
+                self.doc.map_at(map),
+                "a request step needs path: (relative to the base URL) or url: (a full URL)",
+            )),
+            (Some(p), None) => self.path_destination(p),
+            (None, Some(u)) => self.url_destination(u),
+        }
+    }
+
+    /// `path:`, relative to the base URL.
+    fn path_destination(&self, p: &Yaml) -> Res<(usize, Template, String)> {
+        let s = self.doc.scalar(p, "path")?;
+        if !s.as_str().starts_with('/') && !s.as_str().starts_with("${") {
+            return Err(self.doc.at(
+                s.span(),
+                format!("path '{}' must start with '/'", s.as_str()),
+            ));
+        }
+        if !self.has_base {
+            return Err(self.doc.at(
+                s.span(),
+                "a path needs a base URL: set defaults: base_url: http://host, pass --target, or use url: with a full URL",
+            ));
+        }
+        Ok((
+            0,
+            self.one_line_template(p, "path")?,
+            format!(
+                "{}{}",
+                self.origins[0].url.trim_end_matches('/'),
+                s.as_str()
+            ),
+        ))
+    }
+
+    /// `url:`, a full URL: its origin is added to the scenario's unless
+    /// it is there already.
+    fn url_destination(&mut self, u: &Yaml) -> Res<(usize, Template, String)> {
+        let s = self.doc.scalar(u, "url")?;
+        let text = s.as_str();
+        let after_scheme = text.find("://").map(|i| i + 3).ok_or_else(|| {
+            self.doc.at(
+                s.span(),
+                format!("url '{text}' must be a full URL such as http://host/path (or use path:)"),
+            )
+        })?;
+        let path_at = text[after_scheme..]
+            .find('/')
+            .map_or(text.len(), |i| after_scheme + i);
+        let origin_text = &text[..path_at];
+        if origin_text.contains("${") {
+            return Err(self.doc.at(s.span(), "the scheme, host and port of url: cannot contain variables (only its path and query can)"));
+        }
+        let target =
+            Target::parse(origin_text).map_err(|e| self.doc.at(s.span(), e.to_string()))?;
+        let origin = match self.origins.iter().position(|o| {
+            o.scheme == target.scheme && o.host == target.host && o.port == target.port
+        }) {
+            Some(i) => i,
+            None => {
+                self.origins.push(target);
+                self.origins.len() - 1
             }
         };
-        let label = self.label(
-            label_scalar.as_str(),
-            LabelKind::Request,
-            url_text,
-            label_scalar.span(),
-        )?;
+        let rest = if path_at == text.len() {
+            "/"
+        } else {
+            &text[path_at..]
+        };
+        if rest.contains(['\r', '\n', '\0']) {
+            return Err(self.doc.at(
+                s.span(),
+                "url contains a line break or NUL, which would split the request: remove it",
+            ));
+        }
+        let path = Template::compile(rest, &self.vars)
+            .map_err(|e| self.doc.at(s.span(), format!("url: {}", e.message)))?;
+        Ok((origin, path, text.to_string()))
+    }
+
+    /// `query:`, a mapping of templates.
+    fn query(&self, map: &MarkedMappingNode) -> Res<Vec<(Template, Template)>> {
         let mut query = Vec::new();
         if let Some(q) = map.get_node("query") {
             let m = self.doc.mapping(q, "query")?;
@@ -1053,10 +1186,11 @@ impl Parser {
                 query.push((name, self.template(value, "a query value")?));
             }
         }
-        let headers = match map.get_node("headers") {
-            Some(h) => self.headers(h)?,
-            None => Vec::new(),
-        };
+        Ok(query)
+    }
+
+    /// One of `form:`, `body:` or `json:`, or none.
+    fn request_body(&self, map: &MarkedMappingNode) -> Res<Body> {
         let bodies: Vec<&str> = ["form", "body", "json"]
             .into_iter()
             .filter(|k| map.get_node(k).is_some())
@@ -1070,7 +1204,7 @@ impl Parser {
                 ),
             ));
         }
-        let body = if let Some(f) = map.get_node("form") {
+        Ok(if let Some(f) = map.get_node("form") {
             let m = self.doc.mapping(f, "form")?;
             let mut fields = Vec::new();
             for (key, value) in m.iter() {
@@ -1089,7 +1223,10 @@ impl Parser {
             )
         } else {
             Body::None
-        };
+        })
+    }
+
+    fn extractors(&mut self, map: &MarkedMappingNode) -> Res<Vec<Extractor>> {
         let mut extract = Vec::new();
         if let Some(e) = map.get_node("extract") {
             let list = e.as_sequence().ok_or_else(|| {
@@ -1100,6 +1237,10 @@ impl Parser {
                 extract.push(self.extractor(entry)?);
             }
         }
+        Ok(extract)
+    }
+
+    fn checks(&mut self, map: &MarkedMappingNode) -> Res<Vec<Check>> {
         let mut checks = Vec::new();
         if let Some(c) = map.get_node("check") {
             let list = c.as_sequence().ok_or_else(|| {
@@ -1112,46 +1253,7 @@ impl Parser {
                 checks.push(self.check(entry)?);
             }
         }
-        let think = match map.get_node("think") {
-            Some(t) => Some(self.think(t, "think")?),
-            None => None,
-        };
-        let follow_redirects = match map.get_node("follow_redirects") {
-            Some(f) => self.doc.boolean(f, "follow_redirects")?,
-            None => follow_redirects,
-        };
-        // A step's own keep_alive can only close its connection (JMeter's
-        // per-sampler "Use KeepAlive" unticked).
-        let close_connection = match map.get_node("keep_alive") {
-            Some(k) => !self.doc.boolean(k, "keep_alive")?,
-            None => false,
-        };
-        let needs_body = extract.iter().any(|e: &Extractor| {
-            matches!(
-                e.kind,
-                ExtractKind::Regex { .. } | ExtractKind::Css { .. } | ExtractKind::JsonPointer(_)
-            )
-        }) || checks.iter().any(|c: &Check| {
-            matches!(
-                c.kind,
-                CheckKind::Contains(_) | CheckKind::NotContains(_) | CheckKind::Matches(_)
-            )
-        });
-        Ok(RequestStep {
-            label,
-            method,
-            origin,
-            path,
-            query,
-            headers,
-            body,
-            extract,
-            checks,
-            think,
-            follow_redirects,
-            close_connection,
-            needs_body,
-        })
+        Ok(checks)
     }
 
     fn check_id(&mut self, name: &str) -> u16 {

@@ -8,7 +8,7 @@ use super::extract::Response;
 use super::observe::{Extracted, HopRecord, Observe, StepView};
 use super::template::{form_encode, json_escape, plain, url_encode_invalid, RenderContext};
 use super::{Body, Condition, DataSpec, Node, NodeFlags, RequestStep, Scenario};
-use crate::client::{HttpClient, Outgoing};
+use crate::client::{Exchange, HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::http1::{with_response, STACK_HEADERS};
 use crate::target::{Scheme, Target, USER_AGENT};
@@ -692,187 +692,243 @@ impl Journey {
             path,
             method_get: false,
         };
-        let mut total_connect = Duration::ZERO;
-        let mut first_byte = None;
-        let (mut received, mut sent) = (0u64, 0u64);
-        let mut status: u16 = 0;
-        let mut error = None;
         self.body.clear();
         self.body_truncated = false;
-        let mut redirects = 0;
-        let mut detail = None;
-        let mut resent = false;
-        loop {
-            if let Err(why) = link {
-                error = Some(ErrorKind::Request);
-                detail = Some(why);
-                break;
+        let mut outcome = Outcome::default();
+        match link {
+            Ok(_) => {
+                self.follow_hops(&plan, step, observe, &mut hop, &mut outcome)
+                    .await
             }
-            let origin = &plan.scenario.origins[hop.origin];
-            if let Err(why) = self.build_request(step, origin, &hop.path, hop.method_get) {
-                status = 0;
-                error = Some(ErrorKind::Request);
-                detail = Some(why);
-                break;
-            }
-            let client = self.clients[hop.origin].get_or_insert_with(|| {
-                HttpClient::new(plan.connectors[hop.origin].clone(), plan.scenario.timeout)
-            });
-            let method = if hop.method_get {
-                "GET"
-            } else {
-                step.method.as_str()
-            };
-            let outgoing = Outgoing {
-                bytes: &self.request,
-                is_head: method == "HEAD",
-                keep_alive: plan.scenario.keep_alive && !step.close_connection,
-            };
-            let body = &mut self.body;
-            let keep_body = step.needs_body;
-            // Beyond what the step reads, an observed body is kept up to its limit.
-            let limit = match observe {
-                Observe::Nothing => 0,
-                Observe::Failures => BODY_LIMIT,
-                Observe::Everything => usize::MAX,
-            };
-            let truncated = &mut self.body_truncated;
-            self.head.clear();
-            let sent_at = Instant::now();
-            let result = client
-                .send(
-                    outgoing,
-                    sent_at,
-                    &mut |_, chunk| {
-                        if keep_body {
-                            body.extend_from_slice(chunk)
-                        } else if limit > 0 {
-                            let room = limit.saturating_sub(body.len()).min(chunk.len());
-                            *truncated |= room < chunk.len();
-                            body.extend_from_slice(&chunk[..room]);
-                        }
-                    },
-                    Some(&mut self.head),
-                )
-                .await;
-            if observe == Observe::Everything {
-                self.hops.push(HopRecord {
-                    url: format!("{}{}", Origin(origin), hop.path),
-                    request: self.request.clone(),
-                    // A head that came before the exchange failed is shown.
-                    status: if self.head.is_empty() {
-                        0
-                    } else {
-                        result.status
-                    },
-                    head: self.head.clone(),
-                    elapsed: sent_at.elapsed(),
-                });
-            }
-            total_connect += result.connect;
-            first_byte = first_byte.or(result.first_byte);
-            received += result.bytes_received;
-            sent += result.bytes_sent;
-            status = result.status;
-            resent |= result.resent;
-            if result.error.is_some() {
-                error = result.error;
-                detail = result.detail;
-                break;
-            }
-            // Headers: cookies, then a redirect.
-            let mut location: Option<String> = None;
-            {
-                let jar = &mut self.jar;
-                let hop_path = &hop.path;
-                let _ = with_response(&self.head, |response, _| {
-                    for h in response.headers.iter() {
-                        if h.name.eq_ignore_ascii_case("set-cookie") {
-                            if let Ok(value) = std::str::from_utf8(h.value) {
-                                jar.store(value, &origin.host, hop_path, SystemTime::now());
-                            }
-                        } else if h.name.eq_ignore_ascii_case("location") {
-                            location = std::str::from_utf8(h.value).ok().map(str::to_string);
-                        }
-                    }
-                });
-            }
-            let redirect = step.follow_redirects && matches!(status, 301 | 302 | 303 | 307 | 308);
-            match (redirect, location) {
-                (true, Some(_)) if redirects == MAX_REDIRECTS => {
-                    error = Some(ErrorKind::Redirects);
-                    detail = Some(TOO_MANY_REDIRECTS);
-                    break;
-                }
-                (true, Some(location)) => {
-                    redirects += 1;
-                    match resolve(
-                        &plan.scenario.origins,
-                        origin,
-                        hop.origin,
-                        &hop.path,
-                        &location,
-                    ) {
-                        Some((origin, path)) => {
-                            hop = Hop {
-                                origin,
-                                path,
-                                method_get: hop.method_get || matches!(status, 301..=303),
-                            };
-                            self.body.clear();
-                            self.body_truncated = false;
-                        }
-                        // A host the scenario does not name: the step ends with the 3xx.
-                        None => break,
-                    }
-                }
-                _ => break,
+            Err(why) => {
+                outcome.error = Some(ErrorKind::Request);
+                outcome.detail = Some(why);
             }
         }
         let end = Instant::now();
-        let mut failed_check = None;
-        if error.is_none() {
-            error = status_error(status);
-        }
-        if error.is_none() || matches!(error, Some(ErrorKind::Http4xx | ErrorKind::Http5xx)) {
-            let elapsed = end - intended_start;
-            let head = std::mem::take(&mut self.head);
-            let read = with_response(&head, |parsed, _| {
-                let mut stack = [("", ""); STACK_HEADERS];
-                let mut heap = Vec::new();
-                let pairs = header_pairs(parsed.headers, &mut stack, &mut heap);
-                self.read_response(host, observe, step, status, (&head, pairs), elapsed, error)
-            });
-            self.head = head;
-            // The client parsed this head already, so it reads again.
-            if let Ok(Some((read_error, read_detail, check))) = read {
-                error = read_error;
-                detail = read_detail.or(detail);
-                failed_check = check;
-            }
-        }
+        let failed_check = self.judge(host, observe, step, end - intended_start, &mut outcome);
         let sample = Sample {
             label: step.label,
             vu: self.vu,
             intended_start,
             actual_start: started,
-            connect: total_connect,
-            first_byte,
+            connect: outcome.connect,
+            first_byte: outcome.first_byte,
             end,
-            status,
-            bytes_received: received,
-            bytes_sent: sent,
-            error,
+            status: outcome.status,
+            bytes_received: outcome.received,
+            bytes_sent: outcome.sent,
+            error: outcome.error,
             failed_check,
-            detail,
-            resent,
+            detail: outcome.detail,
+            resent: outcome.resent,
         };
         host.record(&sample);
-        if observe == Observe::Everything || (observe == Observe::Failures && error.is_some()) {
+        if observe == Observe::Everything
+            || (observe == Observe::Failures && sample.error.is_some())
+        {
             self.show(host, step, &sample);
         }
         hop.path.clear();
         self.path = hop.path;
+        self.account_and_think(host, step, &plan, &sample).await;
+    }
+
+    /// Sends the step's request and follows its redirects (when the step
+    /// does), hop by hop, adding each exchange to `outcome`. Ends with the
+    /// last hop's response head in `self.head` and its body in `self.body`.
+    async fn follow_hops(
+        &mut self,
+        plan: &JourneyPlan,
+        step: &RequestStep,
+        observe: Observe,
+        hop: &mut Hop,
+        outcome: &mut Outcome,
+    ) {
+        let mut redirects = 0;
+        loop {
+            let origin = &plan.scenario.origins[hop.origin];
+            if let Err(why) = self.build_request(step, origin, &hop.path, hop.method_get) {
+                outcome.status = 0;
+                outcome.error = Some(ErrorKind::Request);
+                outcome.detail = Some(why);
+                return;
+            }
+            let result = self.send_hop(plan, step, observe, hop).await;
+            outcome.add(&result);
+            if result.error.is_some() {
+                outcome.error = result.error;
+                outcome.detail = result.detail;
+                return;
+            }
+            let location = self.store_cookies(origin, &hop.path);
+            let redirect =
+                step.follow_redirects && matches!(outcome.status, 301 | 302 | 303 | 307 | 308);
+            let Some(location) = location.filter(|_| redirect) else {
+                return;
+            };
+            if redirects == MAX_REDIRECTS {
+                outcome.error = Some(ErrorKind::Redirects);
+                outcome.detail = Some(TOO_MANY_REDIRECTS);
+                return;
+            }
+            redirects += 1;
+            match resolve(
+                &plan.scenario.origins,
+                origin,
+                hop.origin,
+                &hop.path,
+                &location,
+            ) {
+                Some((origin, path)) => {
+                    *hop = Hop {
+                        origin,
+                        path,
+                        method_get: hop.method_get || matches!(outcome.status, 301..=303),
+                    };
+                    self.body.clear();
+                    self.body_truncated = false;
+                }
+                // A host the scenario does not name: the step ends with the 3xx.
+                None => return,
+            }
+        }
+    }
+
+    /// Sends the request built in `self.request` on the hop's origin's
+    /// client; keeps the head in `self.head` and as much of the body in
+    /// `self.body` as the step reads or the host observes.
+    async fn send_hop(
+        &mut self,
+        plan: &JourneyPlan,
+        step: &RequestStep,
+        observe: Observe,
+        hop: &Hop,
+    ) -> Exchange {
+        let origin = &plan.scenario.origins[hop.origin];
+        let client = self.clients[hop.origin].get_or_insert_with(|| {
+            HttpClient::new(plan.connectors[hop.origin].clone(), plan.scenario.timeout)
+        });
+        let method = if hop.method_get {
+            "GET"
+        } else {
+            step.method.as_str()
+        };
+        let outgoing = Outgoing {
+            bytes: &self.request,
+            is_head: method == "HEAD",
+            keep_alive: plan.scenario.keep_alive && !step.close_connection,
+        };
+        let body = &mut self.body;
+        let keep_body = step.needs_body;
+        // Beyond what the step reads, an observed body is kept up to its limit.
+        let limit = match observe {
+            Observe::Nothing => 0,
+            Observe::Failures => BODY_LIMIT,
+            Observe::Everything => usize::MAX,
+        };
+        let truncated = &mut self.body_truncated;
+        self.head.clear();
+        let sent_at = Instant::now();
+        let result = client
+            .send(
+                outgoing,
+                sent_at,
+                &mut |_, chunk| {
+                    if keep_body {
+                        body.extend_from_slice(chunk)
+                    } else if limit > 0 {
+                        let room = limit.saturating_sub(body.len()).min(chunk.len());
+                        *truncated |= room < chunk.len();
+                        body.extend_from_slice(&chunk[..room]);
+                    }
+                },
+                Some(&mut self.head),
+            )
+            .await;
+        if observe == Observe::Everything {
+            self.hops.push(HopRecord {
+                url: format!("{}{}", Origin(origin), hop.path),
+                request: self.request.clone(),
+                // A head that came before the exchange failed is shown.
+                status: if self.head.is_empty() {
+                    0
+                } else {
+                    result.status
+                },
+                head: self.head.clone(),
+                elapsed: sent_at.elapsed(),
+            });
+        }
+        result
+    }
+
+    /// Stores the cookies the head in `self.head` sets and returns its
+    /// `Location`, if any.
+    #[inline]
+    fn store_cookies(&mut self, origin: &Target, hop_path: &str) -> Option<String> {
+        let mut location: Option<String> = None;
+        let jar = &mut self.jar;
+        let _ = with_response(&self.head, |response, _| {
+            for h in response.headers.iter() {
+                if h.name.eq_ignore_ascii_case("set-cookie") {
+                    if let Ok(value) = std::str::from_utf8(h.value) {
+                        jar.store(value, &origin.host, hop_path, SystemTime::now());
+                    }
+                } else if h.name.eq_ignore_ascii_case("location") {
+                    location = std::str::from_utf8(h.value).ok().map(str::to_string);
+                }
+            }
+        });
+        location
+    }
+
+    /// The step's verdict on its last response: an error from its status,
+    /// then (for a response that came, errors 4xx/5xx included) the body
+    /// read, checks and extractions. Returns the first failed check.
+    fn judge(
+        &mut self,
+        host: &impl JourneyHost,
+        observe: Observe,
+        step: &RequestStep,
+        elapsed: Duration,
+        outcome: &mut Outcome,
+    ) -> Option<u16> {
+        if outcome.error.is_none() {
+            outcome.error = status_error(outcome.status);
+        }
+        if !(outcome.error.is_none()
+            || matches!(outcome.error, Some(ErrorKind::Http4xx | ErrorKind::Http5xx)))
+        {
+            return None;
+        }
+        let (status, error) = (outcome.status, outcome.error);
+        let head = std::mem::take(&mut self.head);
+        let read = with_response(&head, |parsed, _| {
+            let mut stack = [("", ""); STACK_HEADERS];
+            let mut heap = Vec::new();
+            let pairs = header_pairs(parsed.headers, &mut stack, &mut heap);
+            self.read_response(host, observe, step, status, (&head, pairs), elapsed, error)
+        });
+        self.head = head;
+        // The client parsed this head already, so it reads again.
+        let Ok(Some((read_error, read_detail, check))) = read else {
+            return None;
+        };
+        outcome.error = read_error;
+        outcome.detail = read_detail.or(outcome.detail);
+        check
+    }
+
+    /// Adds the finished step to its enclosing groups, then thinks: the
+    /// step's think time, or the scenario's.
+    async fn account_and_think(
+        &mut self,
+        host: &impl JourneyHost,
+        step: &RequestStep,
+        plan: &JourneyPlan,
+        sample: &Sample,
+    ) {
         let think = if host.skips_think() {
             Duration::ZERO
         } else {
@@ -880,9 +936,9 @@ impl Journey {
         };
         for group in &mut self.groups {
             group.elapsed += sample.response_time();
-            group.failed |= error.is_some();
-            group.bytes_received += received;
-            group.bytes_sent += sent;
+            group.failed |= sample.error.is_some();
+            group.bytes_received += sample.bytes_received;
+            group.bytes_sent += sample.bytes_sent;
         }
         if !think.is_zero() {
             host.record_think(step.label, think);
@@ -891,6 +947,34 @@ impl Journey {
                 group.elapsed += think;
             }
         }
+    }
+}
+
+/// What a step's exchanges (its request and the redirects it followed)
+/// add up to.
+#[derive(Default)]
+struct Outcome {
+    connect: Duration,
+    first_byte: Option<Instant>,
+    received: u64,
+    sent: u64,
+    status: u16,
+    error: Option<ErrorKind>,
+    detail: Option<&'static str>,
+    resent: bool,
+}
+
+impl Outcome {
+    /// Adds one hop's exchange: its times and bytes; its status replaces
+    /// the previous hop's.
+    #[inline]
+    fn add(&mut self, exchange: &Exchange) {
+        self.connect += exchange.connect;
+        self.first_byte = self.first_byte.or(exchange.first_byte);
+        self.received += exchange.bytes_received;
+        self.sent += exchange.bytes_sent;
+        self.status = exchange.status;
+        self.resent |= exchange.resent;
     }
 }
 
