@@ -22,6 +22,9 @@ pub struct Target {
     /// `Basic ...` from the URL's `user:password@`, sent as the
     /// Authorization header (as curl and k6 do).
     pub authorization: Option<String>,
+    /// The URL exactly as given, password included: what a run spec
+    /// carries to be parsed again. Never printed nor written to a bundle.
+    pub given: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -104,6 +107,7 @@ impl Target {
             path_and_query,
             url: shown.to_string(),
             authorization,
+            given: text.to_string(),
         })
     }
 
