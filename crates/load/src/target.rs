@@ -10,7 +10,7 @@ pub enum Scheme {
 }
 
 /// A parsed target URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Target {
     pub scheme: Scheme,
     pub host: String,
@@ -37,6 +37,17 @@ pub enum TargetError {
     Method(String),
     #[error("invalid header '{header}': {reason}; write it as 'Name: value'")]
     Header { header: String, reason: String },
+}
+
+/// Without the URL as given nor the Authorization value: a password
+/// printed by `{:?}` is a password leaked.
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Target")
+            .field("url", &self.url)
+            .field("authorization", &self.authorization.as_ref().map(|_| "***"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Target {

@@ -1,7 +1,7 @@
 //! The terminal summary of a capacity search.
 
 use headroom_bundle::capacity::{CapacityResult, Level};
-use headroom_units::quantity::{count, span};
+use headroom_units::quantity::{count, round_figure as seconds, span};
 
 /// The terminal summary of a search.
 pub fn render_capacity(result: &CapacityResult) -> String {
@@ -301,15 +301,6 @@ pub fn ran(level: &Level) -> String {
         level.measured_s,
         if level.stopped_early { ", settled" } else { "" }
     )
-}
-
-/// Seconds as a person reads them: "2", "2.5".
-pub fn seconds(value: f64) -> String {
-    if (value - value.round()).abs() < 0.05 {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.1}")
-    }
 }
 
 /// "its" for one, "their" for more.

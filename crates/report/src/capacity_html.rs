@@ -443,12 +443,12 @@ fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -
             "{ladder} ladder; each level: {} warm-up (until steady) + {} measured (until its verdict settles{})",
             headroom_units::quantity::span(setup.warmup_min_s, setup.warmup_s, "s"),
             headroom_units::quantity::span(setup.min_measured_s, setup.measured_s, "s"),
-            if crate::capacity::seconds(near) == crate::capacity::seconds(setup.min_measured_s) {
+            if headroom_units::quantity::round_figure(near) == headroom_units::quantity::round_figure(setup.min_measured_s) {
                 String::new()
             } else {
                 format!(
                     "; near the target at least {} s",
-                    crate::capacity::seconds(near)
+                    headroom_units::quantity::round_figure(near)
                 )
             }
         )

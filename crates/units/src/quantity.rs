@@ -68,18 +68,20 @@ pub fn noun<'a>(n: usize, singular: &'a str, plural: &'a str) -> &'a str {
     }
 }
 
+/// A duration's figure as a person reads it: whole ("2"), or with the one
+/// decimal it has ("2.5").
+pub fn round_figure(value: f64) -> String {
+    if (value - value.round()).abs() < 0.05 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    }
+}
+
 /// A range with its unit: "1–3 s", "2–2.5 s", and "1 s" when both
 /// ends are the same (never "1–1 s").
 pub fn span(low: f64, high: f64, unit: &str) -> String {
-    // Whole figures, or one decimal where a figure has one ("2–2.5 s").
-    let figure = |v: f64| {
-        if (v - v.round()).abs() < 0.05 {
-            format!("{v:.0}")
-        } else {
-            format!("{v:.1}")
-        }
-    };
-    let (low, high) = (figure(low), figure(high));
+    let (low, high) = (round_figure(low), round_figure(high));
     if low == high {
         format!("{low} {unit}")
     } else {
