@@ -15,6 +15,7 @@ pub mod fault;
 pub mod http1;
 pub mod live_metrics;
 pub mod monitoring;
+pub mod page_load;
 pub mod precise_timer;
 pub mod profile;
 pub mod recorder;

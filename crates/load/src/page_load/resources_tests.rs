@@ -1,0 +1,213 @@
+use super::*;
+
+fn page() -> Url {
+    Url::parse("http://lms.example:8080/course/view.php?id=2").unwrap()
+}
+
+fn urls(found: &Found) -> Vec<(String, ResourceKind)> {
+    found
+        .resources
+        .iter()
+        .map(|r| (r.url.as_str().to_string(), r.kind))
+        .collect()
+}
+
+#[test]
+fn a_pages_style_sheets_scripts_images_and_icons_in_document_order() {
+    let html = r#"<!doctype html><html><head>
+        <link rel="stylesheet" href="/theme/styles.php/boost/1700000000/all">
+        <link rel="alternate stylesheet" href="/alt.css">
+        <link rel="stylesheet" href="/off.css" disabled>
+        <link rel="shortcut icon" href="/theme/image.php/boost/theme/1/favicon">
+        <link rel="preload" href="/fonts/a.woff2" as="font" crossorigin>
+        <link rel="preload" href="/no-as.bin">
+        <link rel="canonical" href="/course/view.php?id=2">
+        <script src="/lib/javascript.php/1700000000/lib/requirejs.js"></script>
+        <script type="module" src="mod.js"></script>
+        <script nomodule src="legacy.js"></script>
+        <script type="text/template" src="/tpl.html"></script>
+        <script>var x = '<img src="/in-a-script.png">';</script>
+        </head><body>
+        <!-- <img src="/in-a-comment.png"> -->
+        <img src="pix/a.png" alt="">
+        <img src="pix/a.png" alt="twice">
+        <img src="data:image/png;base64,AAAA">
+        <input type="image" src="/go.png"><input type="text" src="/not.png">
+        <video poster="/poster.jpg"><source src="/v.webm"><source src="/v.mp4"></video>
+        <a href="/other-page.php">a link is not fetched</a>
+        </body></html>"#;
+    let found = in_html(html, &page(), &Hosts::default());
+    let base = "http://lms.example:8080";
+    assert_eq!(
+        urls(&found),
+        vec![
+            (
+                format!("{base}/theme/styles.php/boost/1700000000/all"),
+                ResourceKind::Stylesheet
+            ),
+            (
+                format!("{base}/theme/image.php/boost/theme/1/favicon"),
+                ResourceKind::Icon
+            ),
+            (format!("{base}/fonts/a.woff2"), ResourceKind::Font),
+            (
+                format!("{base}/lib/javascript.php/1700000000/lib/requirejs.js"),
+                ResourceKind::Script
+            ),
+            (format!("{base}/course/mod.js"), ResourceKind::Script),
+            (format!("{base}/course/pix/a.png"), ResourceKind::Image),
+            (format!("{base}/go.png"), ResourceKind::Image),
+            (format!("{base}/poster.jpg"), ResourceKind::Image),
+            (format!("{base}/v.webm"), ResourceKind::Media),
+        ]
+    );
+    assert!(found.other_hosts.is_empty());
+}
+
+#[test]
+fn the_base_element_and_fragments() {
+    let html = r#"<html><head><base href="https://lms.example:8080/static/">
+        <link rel=stylesheet href="a.css#x"></head>
+        <body><img src="a.css"></body></html>"#;
+    let page = Url::parse("https://lms.example:8080/index.php").unwrap();
+    let found = in_html(html, &page, &Hosts::default());
+    assert_eq!(
+        urls(&found),
+        vec![(
+            "https://lms.example:8080/static/a.css".to_string(),
+            ResourceKind::Stylesheet
+        )]
+    );
+}
+
+#[test]
+fn other_hosts_are_left_out_unless_named() {
+    let html = r#"<link rel=stylesheet href="https://cdn.example/x.css">
+        <script src="//fonts.example:8443/f.js"></script>
+        <img src="http://lms.example:9090/other-port.png">"#;
+    let found = in_html(html, &page(), &Hosts::default());
+    assert!(found.resources.is_empty());
+    assert_eq!(found.other_hosts.len(), 3);
+    let named = Hosts::new(["CDN.example".to_string(), "fonts.example:8443".to_string()]);
+    let found = in_html(html, &page(), &named);
+    assert_eq!(
+        urls(&found),
+        vec![
+            (
+                "https://cdn.example/x.css".to_string(),
+                ResourceKind::Stylesheet
+            ),
+            (
+                "http://fonts.example:8443/f.js".to_string(),
+                ResourceKind::Script
+            ),
+        ]
+    );
+    assert_eq!(
+        found.other_hosts,
+        vec![Url::parse("http://lms.example:9090/other-port.png").unwrap()]
+    );
+}
+
+#[test]
+fn srcset_takes_the_one_pixel_candidate() {
+    assert_eq!(
+        image_source(Some("b.png 2x, a.png 1x"), Some("c.png")).as_deref(),
+        Some("a.png")
+    );
+    // No 1x: src stands for it.
+    assert_eq!(
+        image_source(Some("b.png 2x, d.png 3x"), Some("c.png")).as_deref(),
+        Some("c.png")
+    );
+    // No src: the smallest density of at least one pixel.
+    assert_eq!(
+        image_source(Some("d.png 3x, b.png 1.5x"), None).as_deref(),
+        Some("b.png")
+    );
+    // Width descriptors depend on the layout: src.
+    assert_eq!(
+        image_source(Some("s.png 480w, l.png 960w"), Some("c.png")).as_deref(),
+        Some("c.png")
+    );
+    assert_eq!(image_source(None, Some("  ")), None);
+    assert_eq!(image_source(Some("a.png"), None).as_deref(), Some("a.png"));
+}
+
+#[test]
+fn css_imports_fonts_and_images() {
+    let css = r#"
+        /* url(/commented.png) */
+        @import url("base.css") screen;
+        @IMPORT 'print.css' print;
+        @font-face { font-family: "Mysrc"; src: local("X"),
+            url(/fonts/f.eot?#iefix) format("embedded-opentype"),
+            url('/fonts/f.woff2') format('woff2'), url(/fonts/f.woff) format("woff"); }
+        @font-face { font-family: Plain; src: url(plain.ttf); }
+        .hero { background: #fff url( "../pix/hero.jpg" ) no-repeat; }
+        .dot { background-image: url(data:image/png;base64,AAAA); }
+        .again { background: url(../pix/hero.jpg); }
+    "#;
+    let sheet = Url::parse("http://lms.example:8080/theme/css/all.css").unwrap();
+    let found = in_css(css, &sheet, &page(), &Hosts::default());
+    let base = "http://lms.example:8080";
+    assert_eq!(
+        urls(&found),
+        vec![
+            (
+                format!("{base}/theme/css/base.css"),
+                ResourceKind::Stylesheet
+            ),
+            (
+                format!("{base}/theme/css/print.css"),
+                ResourceKind::Stylesheet
+            ),
+            (format!("{base}/fonts/f.woff2"), ResourceKind::Font),
+            (format!("{base}/theme/css/plain.ttf"), ResourceKind::Font),
+            (format!("{base}/theme/pix/hero.jpg"), ResourceKind::Image),
+        ]
+    );
+}
+
+#[test]
+fn style_elements_and_attributes_are_read_as_css() {
+    let html = r#"<style>@import "/a.css"; body { background: url(/bg.png) }</style>
+        <div style="background-image:url('/inline.png')"></div>"#;
+    let found = in_html(html, &page(), &Hosts::default());
+    let names: Vec<String> = found
+        .resources
+        .iter()
+        .map(|r| r.url.path().to_string())
+        .collect();
+    assert_eq!(names, ["/a.css", "/bg.png", "/inline.png"]);
+}
+
+#[test]
+fn malformed_html_and_css_give_what_can_be_read() {
+    let html = "<link rel=stylesheet href=/a.css><img src=/b.png <script src=/c.js>\u{0}<<<>>>";
+    let found = in_html(html, &page(), &Hosts::default());
+    assert!(found.resources.iter().any(|r| r.url.path() == "/a.css"));
+    for css in [
+        "@import",
+        "@import url(",
+        "url(",
+        "@font-face { src: url(",
+        "/* never closed",
+        "@font-face",
+        "}}}{{{ url() url('') ",
+        "é url(/é.png) ü",
+    ] {
+        let found = in_css(css, &page(), &page(), &Hosts::default());
+        assert!(found.resources.len() <= 1, "{css}: {found:?}");
+    }
+}
+
+#[test]
+fn thousands_of_resources_are_each_read_once() {
+    let mut html = String::from("<html><body>");
+    for i in 0..5000 {
+        html.push_str(&format!("<img src=\"/pix/{}.png\">", i % 2500));
+    }
+    let found = in_html(&html, &page(), &Hosts::default());
+    assert_eq!(found.resources.len(), 2500);
+}
