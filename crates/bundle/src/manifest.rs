@@ -309,6 +309,13 @@ pub enum ThinkRecord {
         min_s: f64,
         max_s: f64,
     },
+    Exponential {
+        mean_s: f64,
+    },
+    LogNormal {
+        mean_s: f64,
+        deviation_s: f64,
+    },
 }
 
 impl ThinkRecord {
@@ -317,12 +324,15 @@ impl ThinkRecord {
         match *self {
             ThinkRecord::None => 0.0,
             ThinkRecord::Constant { time_s } => time_s,
-            ThinkRecord::Gaussian { mean_s, .. } => mean_s,
+            ThinkRecord::Gaussian { mean_s, .. }
+            | ThinkRecord::Exponential { mean_s }
+            | ThinkRecord::LogNormal { mean_s, .. } => mean_s,
             ThinkRecord::Uniform { min_s, max_s } => (min_s + max_s) / 2.0,
         }
     }
 
-    /// "1 s", "1–3 s (uniform)", "2 s ± 0.5 s (Gaussian)", or "none".
+    /// "1 s", "1–3 s (uniform)", "2 s ± 0.5 s (Gaussian)", "30 s on
+    /// average (exponential)", "30 s ± 20 s (log-normal)", or "none".
     pub fn describe(&self) -> String {
         match *self {
             ThinkRecord::None => "none".into(),
@@ -338,6 +348,17 @@ impl ThinkRecord {
             ThinkRecord::Uniform { min_s, max_s } => {
                 format!("{}–{} s (uniform)", seconds(min_s), seconds(max_s))
             }
+            ThinkRecord::Exponential { mean_s } => {
+                format!("{} s on average (exponential)", seconds(mean_s))
+            }
+            ThinkRecord::LogNormal {
+                mean_s,
+                deviation_s,
+            } => format!(
+                "{} s ± {} s (log-normal)",
+                seconds(mean_s),
+                seconds(deviation_s)
+            ),
         }
     }
 }

@@ -564,7 +564,8 @@ pub struct LoadArgs {
     #[arg(long, value_parser = duration, conflicts_with = "rate")]
     pub ramp_up: Option<Duration>,
 
-    /// Think time after each response: constant (2s) or uniformly random (0..10s, siege's -d).
+    /// Think time after each response: constant (2s), uniformly random (0..10s, siege's -d),
+    /// or drawn from exp:MEAN, lognormal:MEAN,SD or normal:MEAN,SD (e.g. lognormal:30s,20s).
     #[arg(long, value_parser = think, conflicts_with = "rate")]
     pub think: Option<Think>,
 
@@ -870,7 +871,8 @@ pub struct RunArgs {
     #[arg(long, value_parser = duration, conflicts_with = "rate")]
     pub ramp_up: Option<Duration>,
 
-    /// Think time after every step without its own (replaces the file's think:).
+    /// Think time after every step without its own (replaces the file's think:): 2s, 0..10s,
+    /// exp:30s, lognormal:30s,20s or normal:30s,10s.
     #[arg(long, value_parser = think)]
     pub think: Option<Think>,
 

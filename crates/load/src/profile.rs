@@ -86,6 +86,33 @@ pub enum Think {
         )]
         deviation: Duration,
     },
+    /// Exponentially distributed with this mean: memoryless, the gaps
+    /// between a Poisson process's events (`exp:30s`).
+    Exponential {
+        #[serde(
+            rename = "mean_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
+        mean: Duration,
+    },
+    /// Log-normal with this mean and standard deviation: most users read
+    /// for a little less than the mean, a few for much longer, never below
+    /// zero (`lognormal:30s,20s`).
+    LogNormal {
+        #[serde(
+            rename = "mean_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
+        mean: Duration,
+        #[serde(
+            rename = "deviation_s",
+            serialize_with = "secs",
+            deserialize_with = "de_secs"
+        )]
+        deviation: Duration,
+    },
     /// Uniformly random in `min..=max` (siege's `-d`).
     Uniform {
         #[serde(
@@ -104,9 +131,15 @@ pub enum Think {
 }
 
 impl Think {
-    /// Parses `2s` (constant) or `0..10s` / `500ms..2s` (uniform).
+    /// Parses `2s` (constant), `0..10s` / `500ms..2s` (uniform), or a
+    /// distribution by name: `exp:30s` (exponential with that mean),
+    /// `normal:30s,10s` (mean, standard deviation; never below zero),
+    /// `lognormal:30s,20s` (mean, standard deviation).
     pub fn parse(text: &str) -> Result<Think, String> {
         use headroom_units::quantity::parse_duration;
+        if let Some((name, arguments)) = text.split_once(':') {
+            return Think::distribution(name.trim(), arguments, text);
+        }
         match text.split_once("..") {
             Some((low, high)) => {
                 let high = parse_duration(high).map_err(|e| e.to_string())?;
@@ -149,12 +182,52 @@ impl Think {
         }
     }
 
+    /// `exp:30s`, `normal:30s,10s`, `lognormal:30s,20s` (after the name).
+    fn distribution(name: &str, arguments: &str, text: &str) -> Result<Think, String> {
+        use headroom_units::quantity::parse_duration;
+        let values: Vec<Duration> = arguments
+            .split(',')
+            .map(|a| parse_duration(a.trim()).map_err(|e| format!("think time '{text}': {e}")))
+            .collect::<Result<_, _>>()?;
+        let name = name.to_ascii_lowercase();
+        let (mean, deviation) = match (name.as_str(), values.as_slice()) {
+            ("exp" | "exponential", [mean]) => (*mean, None),
+            ("normal" | "gaussian" | "lognormal", [mean, deviation]) => (*mean, Some(*deviation)),
+            ("exp" | "exponential", _) => {
+                return Err(format!(
+                    "think time '{text}': an exponential think time takes its mean only, e.g. exp:30s"
+                ))
+            }
+            ("normal" | "gaussian" | "lognormal", _) => {
+                return Err(format!(
+                    "think time '{text}': {name} takes a mean and a standard deviation, e.g. {name}:30s,10s"
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "think time '{text}': no distribution called '{name}'; use exp:MEAN, normal:MEAN,SD or lognormal:MEAN,SD"
+                ))
+            }
+        };
+        if mean.is_zero() {
+            return Ok(Think::None);
+        }
+        Ok(match (name.as_str(), deviation) {
+            (_, None) => Think::Exponential { mean },
+            (_, Some(d)) if d.is_zero() => Think::Constant { time: mean },
+            ("lognormal", Some(deviation)) => Think::LogNormal { mean, deviation },
+            (_, Some(deviation)) => Think::Gaussian { mean, deviation },
+        })
+    }
+
     pub fn mean(&self) -> Duration {
         match *self {
             Think::None => Duration::ZERO,
             Think::Constant { time } => time,
             Think::Uniform { min, max } => (min + max) / 2,
-            Think::Gaussian { mean, .. } => mean,
+            Think::Gaussian { mean, .. }
+            | Think::Exponential { mean }
+            | Think::LogNormal { mean, .. } => mean,
         }
     }
 
@@ -166,17 +239,39 @@ impl Think {
             Think::Uniform { min, max } => {
                 Duration::from_micros(rng.between(min.as_micros() as u64, max.as_micros() as u64))
             }
-            Think::Gaussian { mean, deviation } => {
-                // Box-Muller transform of two uniform draws.
-                let u1 = rng.next_f64().max(f64::MIN_POSITIVE);
-                let u2 = rng.next_f64();
-                let normal = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-                Duration::from_secs_f64(
-                    (mean.as_secs_f64() + normal * deviation.as_secs_f64()).max(0.0),
-                )
+            Think::Gaussian { mean, deviation } => Duration::from_secs_f64(
+                (mean.as_secs_f64() + standard_normal(rng) * deviation.as_secs_f64()).max(0.0),
+            ),
+            Think::Exponential { mean } => {
+                // Inverse transform; 1 - u is in (0, 1].
+                let u = 1.0 - rng.next_f64();
+                let times = (-u.ln()).min(MOST_TIMES_THE_MEAN);
+                headroom_units::quantity::saturating_secs(times * mean.as_secs_f64())
+            }
+            Think::LogNormal { mean, deviation } => {
+                // The normal's parameters that give this mean and deviation.
+                let m = mean.as_secs_f64();
+                let cv = deviation.as_secs_f64() / m;
+                let sigma2 = (1.0 + cv * cv).ln();
+                let mu = m.ln() - sigma2 / 2.0;
+                let x = (mu + sigma2.sqrt() * standard_normal(rng)).exp();
+                headroom_units::quantity::saturating_secs(x.min(MOST_TIMES_THE_MEAN * m))
             }
         }
     }
+}
+
+/// A think time drawn from a long-tailed distribution is at most this many
+/// times its mean, so that an absurd deviation cannot park a user for the
+/// rest of the run (an exponential draw never comes near it: its chance is
+/// e^-100).
+const MOST_TIMES_THE_MEAN: f64 = 100.0;
+
+/// A standard normal draw: the Box-Muller transform of two uniform draws.
+fn standard_normal(rng: &mut headroom_units::rng::Rng) -> f64 {
+    let u1 = rng.next_f64().max(f64::MIN_POSITIVE);
+    let u2 = rng.next_f64();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -250,6 +345,126 @@ mod tests {
             (draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64).sqrt();
         assert!((mean - 2.0).abs() < 0.02, "{mean}");
         assert!((sd - 0.5).abs() < 0.02, "{sd}");
+    }
+
+    fn moments(think: Think, n: usize) -> (f64, f64, Vec<f64>) {
+        let mut rng = headroom_units::rng::Rng::new(7, 11);
+        let mut draws: Vec<f64> = (0..n).map(|_| think.pick(&mut rng).as_secs_f64()).collect();
+        let mean = draws.iter().sum::<f64>() / n as f64;
+        let sd = (draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        draws.sort_by(f64::total_cmp);
+        (mean, sd, draws)
+    }
+
+    #[test]
+    fn named_distributions_parse() {
+        let s = Duration::from_secs;
+        assert_eq!(
+            Think::parse("exp:30s").unwrap(),
+            Think::Exponential { mean: s(30) }
+        );
+        assert_eq!(
+            Think::parse("Exponential: 2m").unwrap(),
+            Think::Exponential { mean: s(120) }
+        );
+        assert_eq!(
+            Think::parse("lognormal:30s, 20s").unwrap(),
+            Think::LogNormal {
+                mean: s(30),
+                deviation: s(20)
+            }
+        );
+        assert_eq!(
+            Think::parse("normal:30s,10s").unwrap(),
+            Think::Gaussian {
+                mean: s(30),
+                deviation: s(10)
+            }
+        );
+        assert_eq!(
+            Think::parse("lognormal:30s,0s").unwrap(),
+            Think::Constant { time: s(30) }
+        );
+        assert_eq!(Think::parse("exp:0s").unwrap(), Think::None);
+        for (bad, says) in [
+            ("exp:30s,5s", "its mean only"),
+            ("lognormal:30s", "a mean and a standard deviation"),
+            ("poisson:3s", "no distribution called 'poisson'"),
+            ("exp:soon", "think time 'exp:soon'"),
+        ] {
+            let e = Think::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn exponential_think_times_have_their_mean_and_deviation() {
+        // An exponential's deviation equals its mean; its median is ln 2 of it.
+        let (mean, sd, sorted) = moments(
+            Think::Exponential {
+                mean: Duration::from_secs(30),
+            },
+            200_000,
+        );
+        assert!((mean - 30.0).abs() < 0.3, "{mean}");
+        assert!((sd - 30.0).abs() < 0.5, "{sd}");
+        let median = sorted[sorted.len() / 2];
+        assert!(
+            (median - 30.0 * std::f64::consts::LN_2).abs() < 0.3,
+            "{median}"
+        );
+    }
+
+    #[test]
+    fn lognormal_think_times_have_their_mean_and_deviation() {
+        // Mean 30 s, deviation 20 s: sigma² = ln(1 + (2/3)²), median
+        // 30 / sqrt(1 + 4/9) = 24.96 s.
+        let (mean, sd, sorted) = moments(
+            Think::LogNormal {
+                mean: Duration::from_secs(30),
+                deviation: Duration::from_secs(20),
+            },
+            200_000,
+        );
+        assert!((mean - 30.0).abs() < 0.3, "{mean}");
+        assert!((sd - 20.0).abs() < 0.6, "{sd}");
+        let median = sorted[sorted.len() / 2];
+        assert!((median - 24.96).abs() < 0.3, "{median}");
+        assert!(sorted[0] > 0.0);
+    }
+
+    #[test]
+    fn an_absurd_deviation_cannot_park_a_user() {
+        let (_, _, sorted) = moments(
+            Think::LogNormal {
+                mean: Duration::from_secs(1),
+                deviation: Duration::from_secs(1_000_000),
+            },
+            50_000,
+        );
+        assert!(*sorted.last().unwrap() <= 100.0, "{:?}", sorted.last());
+    }
+
+    #[test]
+    fn the_manifest_records_every_kind() {
+        for text in [
+            "2s",
+            "1s..3s",
+            "normal:2s,1s",
+            "exp:30s",
+            "lognormal:30s,20s",
+        ] {
+            let think = Think::parse(text).unwrap();
+            let json = serde_json::to_value(think).unwrap();
+            let record: headroom_bundle::manifest::ThinkRecord =
+                serde_json::from_value(json.clone()).unwrap();
+            assert!(
+                (record.mean_s() - think.mean().as_secs_f64()).abs() < 1e-9,
+                "{text}"
+            );
+            let back: Think = serde_json::from_value(json).unwrap();
+            assert_eq!(back, think);
+        }
     }
 
     proptest::proptest! {

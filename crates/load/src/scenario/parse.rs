@@ -301,7 +301,7 @@ impl Parser {
                 Think::parse(s.as_str()).map_err(|e| {
                     self.doc.at(
                         s.span(),
-                        format!("{what}: {e}; write 2s, 1s..3s, or mean: and deviation:"),
+                        format!("{what}: {e}; write 2s, 1s..3s, exp:30s, lognormal:30s,20s, normal:30s,10s, or mean: and deviation:"),
                     )
                 })
             }
@@ -1668,6 +1668,26 @@ mod tests {
                 "names the file: {rendered}"
             );
         }
+    }
+
+    #[test]
+    fn think_times_from_named_distributions() {
+        let steps = "steps:\n  - label: r\n    path: /\n";
+        let s = check(&format!("{BASE}think: lognormal:30s,20s\n{steps}")).unwrap();
+        assert_eq!(
+            s.think,
+            Think::LogNormal {
+                mean: Duration::from_secs(30),
+                deviation: Duration::from_secs(20)
+            }
+        );
+        let err = check(&format!("{BASE}think: lognormal:30s\n{steps}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("journey.yaml:3:8:") && err.contains("a mean and a standard deviation"),
+            "{err}"
+        );
     }
 
     #[test]
