@@ -4,6 +4,7 @@
 //! the user's choice, a deterministic dataset generator, the generator of
 //! the matching journey, and a cluster of instances behind nginx.
 
+pub mod assets;
 pub mod cluster;
 pub mod db;
 pub mod demo_site;

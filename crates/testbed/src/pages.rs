@@ -118,6 +118,22 @@ pub fn router(site: Arc<Site>) -> Router {
             "/pluginfile.php/{cmid}/mod_resource/content/{revision}/{filename}",
             get(file),
         )
+        .route(
+            "/theme/styles.php/{theme}/{rev}/{sheet}",
+            get(crate::assets::styles_php),
+        )
+        .route(
+            "/lib/javascript.php/{rev}/{*file}",
+            get(crate::assets::javascript_php),
+        )
+        .route(
+            "/theme/font.php/{theme}/{component}/{rev}/{font}",
+            get(crate::assets::font_php),
+        )
+        .route(
+            "/theme/image.php/{theme}/{component}/{rev}/{image}",
+            get(crate::assets::image_php),
+        )
         .route("/_testbed/stats", get(stats))
         .layer(middleware::from_fn_with_state(site.clone(), worker_pool))
         .with_state(site)

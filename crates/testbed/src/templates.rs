@@ -32,6 +32,17 @@ const FILES: [(&str, &str); 13] = [
 impl Templates {
     pub fn new() -> Templates {
         let mut env = Environment::new();
+        // The theme's files, at their revisioned paths.
+        let asset: std::collections::BTreeMap<&str, String> = [
+            ("styles", crate::assets::Asset::Styles),
+            ("polyfill", crate::assets::Asset::Polyfill),
+            ("requirejs", crate::assets::Asset::RequireJs),
+            ("favicon", crate::assets::Asset::Favicon),
+        ]
+        .into_iter()
+        .map(|(name, a)| (name, a.path()))
+        .collect();
+        env.add_global("asset", minijinja::Value::from_serialize(&asset));
         for (name, source) in FILES {
             env.add_template(name, source)
                 .unwrap_or_else(|e| panic!("built-in template {name} does not parse: {e}"));

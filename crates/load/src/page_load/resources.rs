@@ -5,8 +5,7 @@
 //! tests compare with):
 //! - `<link rel=stylesheet>` (not `alternate stylesheet`, not `disabled`),
 //!   `<link rel=preload|modulepreload>`, `<link rel=icon>` (and `shortcut
-//!   icon`, `apple-touch-icon`): Chromium fetches a page's icon only in a
-//!   window with a tab strip, not headless.
+//!   icon`, `apple-touch-icon`; headless Chromium fetches the icon too).
 //! - `<script src>` of a JavaScript type (none, `module`, a JavaScript MIME
 //!   type); not `nomodule` (a browser with modules skips it).
 //! - `<img>`: the `srcset` candidate for one device pixel (`1x`, else the
