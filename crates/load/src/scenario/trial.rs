@@ -302,3 +302,147 @@ fn save(
     std::fs::write(&body, &failure.body).map_err(|e| format!("{}: {e}", body.display()))?;
     Ok((exchange, Some(body)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read};
+    use std::net::TcpListener;
+
+    /// Answers every request `200 ok`, except paths with `missing`: 404.
+    fn server() -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut writer = stream;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let mut length = 0;
+                        loop {
+                            let mut header = String::new();
+                            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if let Some(v) =
+                                header.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                length = v.trim().parse().unwrap_or(0);
+                            }
+                            if header == "\r\n" {
+                                break;
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        let _ = reader.read_exact(&mut body);
+                        let status = if line.contains("missing") {
+                            "404 Not Found"
+                        } else {
+                            "200 OK"
+                        };
+                        let reply = format!("HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok");
+                        if writer.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    fn trial(name: &str, steps: &str) -> (TrialOutcome, String, PathBuf) {
+        let port = server();
+        let dir =
+            std::env::temp_dir().join(format!("headroom-trial-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("users.csv"), "ann\nbob\n").unwrap();
+        let file = dir.join("journey.yaml");
+        std::fs::write(
+            &file,
+            format!(
+                "defaults:\n  base_url: http://127.0.0.1:{port}\ndata:\n  file: users.csv\n  columns: [user]\n\
+                 before:\n  name: Warm-up\n  steps:\n    - label: warm\n      path: /warm\n{steps}"
+            ),
+        )
+        .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut out = Vec::new();
+        let outcome = runtime.block_on(async {
+            let scenario = super::super::parse_file(&file, None).unwrap();
+            let mut connectors = Vec::new();
+            for origin in &scenario.origins {
+                connectors.push(Arc::new(
+                    crate::assemble::connect_checked(origin, false)
+                        .await
+                        .unwrap(),
+                ));
+            }
+            let options = TrialOptions {
+                verbose: false,
+                think: false,
+                save_dir: dir.join("saved"),
+            };
+            run(plan(scenario, connectors), options, &mut out).await
+        });
+        (outcome, String::from_utf8(out).unwrap(), dir)
+    }
+
+    #[test]
+    fn the_before_steps_run_first_and_the_journey_reads_the_second_row() {
+        let (outcome, out, _) = trial(
+            "pass",
+            "steps:\n  - label: home\n    path: /home?u=${user}\n",
+        );
+        assert!(
+            matches!(outcome, TrialOutcome::Passed { requests: 2, .. }),
+            "{outcome:?}\n{out}"
+        );
+        assert!(out.contains("data: row 2 of "), "{out}");
+        assert!(out.contains("(user=bob)"), "{out}");
+        let before = out
+            .find("before: Warm-up (its steps once, ahead of the journey)")
+            .unwrap();
+        let journey = out.find("journey:").unwrap();
+        assert!(before < journey, "{out}");
+        assert!(out.contains("\n[1] warm\n  GET http://127.0.0.1:"), "{out}");
+        assert!(out.contains("/home?u=bob\n  <- 200 OK in "), "{out}");
+        assert!(out.contains("  = 200 in "), "{out}");
+    }
+
+    #[test]
+    fn a_failed_step_stops_the_user_and_its_exchange_is_saved() {
+        let (outcome, out, dir) = trial(
+            "fail",
+            "steps:\n  - label: gone\n    path: /missing\n  - label: after\n    path: /after\n",
+        );
+        let TrialOutcome::Failed { label, why, saved } = outcome else {
+            panic!("{outcome:?}\n{out}");
+        };
+        assert_eq!(label, "step 2 (gone)");
+        assert_eq!(why, "HTTP 4xx");
+        let (exchange, body) = saved.unwrap();
+        assert!(
+            exchange.starts_with(dir.join("saved")),
+            "{}",
+            exchange.display()
+        );
+        assert!(std::fs::read_to_string(&exchange)
+            .unwrap()
+            .contains("GET /missing"));
+        assert_eq!(std::fs::read(body.unwrap()).unwrap(), b"ok");
+        assert!(
+            !out.contains("after"),
+            "the user stops at the failure: {out}"
+        );
+    }
+}
