@@ -12,6 +12,7 @@
 //!
 //! [`reference`] holds published figures and says where a host stands;
 //! [`latest`] finds a host's latest bench for doctor and capacity reports.
+//! [`suite`] drives a bench run: the chosen benchmarks into the bundle.
 //! Each benchmark returns a [`BenchResult`] (the bench bundle's type) with
 //! one value per repetition of every figure.
 
@@ -23,6 +24,7 @@ pub mod network;
 pub mod reference;
 pub mod stack;
 pub mod storage;
+pub mod suite;
 pub mod thermal;
 
 pub use headroom_bundle::bench::{BenchResult, Measure, Series};

@@ -5,7 +5,7 @@
 //! result says what the machine sustains, not only what it bursts to.
 
 use crate::cpu::prime_event;
-use crate::{measure, settings, BenchError, BenchResult, Series};
+use crate::{measure, settings, BenchError, BenchResult, Measure, Series};
 use headroom_monitor::{Sampler, SamplerConfig};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -211,34 +211,88 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 
 /// The figures and curves of a finished protocol.
 pub fn summarise(o: &ThermalOptions, points: &[Point], settled: bool) -> BenchResult {
-    let stress: Vec<&Point> = points.iter().filter(|p| p.phase == Phase::Stress).collect();
-    let start = stress.first().map_or(0.0, |p| p.t);
-    let end = stress.last().map_or(0.0, |p| p.t);
-    let span = (o.stress / 3.0).max(o.interval);
-    let burst = mean(
-        stress
+    let f = Figures::of(o, points);
+    let notes = notes(o, &f, settled);
+    let measures = measures(&f);
+    let series = curves(points);
+    BenchResult {
+        benchmark: "thermal".into(),
+        method: format!(
+            "stressberry's protocol: wait for a stable temperature (1 °C over 30 s, at most {:.0} s), \
+             idle {:.0} s, sysbench prime events on {} threads for {:.0} s, idle {:.0} s; every {} s the \
+             hottest sensor, the mean clock, throttling and events/s. Burst: the first 10 s of load; \
+             sustained: the last 60 s (a third of the load when shorter). Runs once",
+            o.settle, o.idle_before, o.threads, o.stress, o.idle_after, o.interval
+        ),
+        settings: settings([
+            ("idle_before_s", o.idle_before.to_string()),
+            ("stress_s", o.stress.to_string()),
+            ("idle_after_s", o.idle_after.to_string()),
+            ("interval_s", o.interval.to_string()),
+            ("threads", o.threads.to_string()),
+            ("max_prime", o.max_prime.to_string()),
+        ]),
+        measures,
+        series,
+        notes,
+    }
+}
+
+/// What the points say: throughput at the start and end of the load,
+/// temperatures, the clock under load and the time to throttle.
+struct Figures {
+    burst: Option<f64>,
+    sustained: Option<f64>,
+    idle_temp: Option<f64>,
+    max_temp: Option<f64>,
+    stress_mhz: Option<f64>,
+    throttle: Option<f64>,
+}
+
+impl Figures {
+    fn of(o: &ThermalOptions, points: &[Point]) -> Figures {
+        let stress: Vec<&Point> = points.iter().filter(|p| p.phase == Phase::Stress).collect();
+        let start = stress.first().map_or(0.0, |p| p.t);
+        let end = stress.last().map_or(0.0, |p| p.t);
+        let span = (o.stress / 3.0).max(o.interval);
+        let burst = mean(
+            stress
+                .iter()
+                .filter(|p| p.t - start < span.min(10.0).max(o.interval))
+                .map(|p| p.events_per_s),
+        );
+        let sustained = mean(
+            stress
+                .iter()
+                .filter(|p| end - p.t < span.min(60.0))
+                .map(|p| p.events_per_s),
+        );
+        let idle_temp = mean(
+            points
+                .iter()
+                .filter(|p| p.phase == Phase::Idle)
+                .filter_map(|p| p.temperature_c),
+        );
+        let max_temp = points
             .iter()
-            .filter(|p| p.t - start < span.min(10.0).max(o.interval))
-            .map(|p| p.events_per_s),
-    );
-    let sustained = mean(
-        stress
-            .iter()
-            .filter(|p| end - p.t < span.min(60.0))
-            .map(|p| p.events_per_s),
-    );
-    let idle_temp = mean(
-        points
-            .iter()
-            .filter(|p| p.phase == Phase::Idle)
-            .filter_map(|p| p.temperature_c),
-    );
-    let max_temp = points
-        .iter()
-        .filter_map(|p| p.temperature_c)
-        .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))));
-    let stress_mhz = mean(stress.iter().filter_map(|p| p.mhz));
-    let throttle = time_to_throttle(points);
+            .filter_map(|p| p.temperature_c)
+            .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))));
+        let stress_mhz = mean(stress.iter().filter_map(|p| p.mhz));
+        let throttle = time_to_throttle(points);
+        Figures {
+            burst,
+            sustained,
+            idle_temp,
+            max_temp,
+            stress_mhz,
+            throttle,
+        }
+    }
+}
+
+fn measures(f: &Figures) -> Vec<Measure> {
+    let (burst, sustained, idle_temp, max_temp) = (f.burst, f.sustained, f.idle_temp, f.max_temp);
+    let (stress_mhz, throttle) = (f.stress_mhz, f.throttle);
     let one = |key: &str, name: &str, unit: &str, higher: bool, value: Option<f64>| {
         value.map(|v| {
             let mut m = measure(key, name, unit, higher);
@@ -246,7 +300,7 @@ pub fn summarise(o: &ThermalOptions, points: &[Point], settled: bool) -> BenchRe
             m
         })
     };
-    let measures: Vec<_> = [
+    [
         one(
             "burst",
             "throughput, first seconds of the load",
@@ -291,7 +345,11 @@ pub fn summarise(o: &ThermalOptions, points: &[Point], settled: bool) -> BenchRe
     ]
     .into_iter()
     .flatten()
-    .collect();
+    .collect()
+}
+
+/// Temperature, clock and (under load) throughput over time.
+fn curves(points: &[Point]) -> Vec<Series> {
     let curve = |name: &str, unit: &str, f: &dyn Fn(&Point) -> Option<f64>| Series {
         name: name.into(),
         x_label: "s".into(),
@@ -310,15 +368,19 @@ pub fn summarise(o: &ThermalOptions, points: &[Point], settled: bool) -> BenchRe
         }),
     ];
     series.retain(|s| !s.points.is_empty());
+    series
+}
+
+fn notes(o: &ThermalOptions, f: &Figures, settled: bool) -> Vec<String> {
     let mut notes = Vec::new();
-    if max_temp.is_none() {
+    if f.max_temp.is_none() {
         notes.push(
             "this machine reports no temperature (no sensor under /sys/class/thermal or hwmon): the \
              clock and the throughput are still recorded"
                 .into(),
         );
     }
-    if throttle.is_none() {
+    if f.throttle.is_none() {
         notes.push(format!(
             "no throttling seen in {:.0} s of load (no throttling flag, clock within 10% of its peak)",
             o.stress
@@ -337,27 +399,7 @@ pub fn summarise(o: &ThermalOptions, points: &[Point], settled: bool) -> BenchRe
             o.idle_before, o.stress, o.idle_after
         ));
     }
-    BenchResult {
-        benchmark: "thermal".into(),
-        method: format!(
-            "stressberry's protocol: wait for a stable temperature (1 °C over 30 s, at most {:.0} s), \
-             idle {:.0} s, sysbench prime events on {} threads for {:.0} s, idle {:.0} s; every {} s the \
-             hottest sensor, the mean clock, throttling and events/s. Burst: the first 10 s of load; \
-             sustained: the last 60 s (a third of the load when shorter). Runs once",
-            o.settle, o.idle_before, o.threads, o.stress, o.idle_after, o.interval
-        ),
-        settings: settings([
-            ("idle_before_s", o.idle_before.to_string()),
-            ("stress_s", o.stress.to_string()),
-            ("idle_after_s", o.idle_after.to_string()),
-            ("interval_s", o.interval.to_string()),
-            ("threads", o.threads.to_string()),
-            ("max_prime", o.max_prime.to_string()),
-        ]),
-        measures,
-        series,
-        notes,
-    }
+    notes
 }
 
 #[cfg(test)]

@@ -4,8 +4,15 @@
 
 use crate::args::{BenchArgs, Monitor};
 use crate::execute::{examine_host, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
-use headroom_bench::{cores, BenchError, BenchResult, BENCHMARKS};
-use headroom_bundle::bench::{self as bundle, BenchBundle, BenchFailure};
+use headroom_bench::cpu::CpuOptions;
+use headroom_bench::memory::MemoryOptions;
+use headroom_bench::network::NetworkOptions;
+use headroom_bench::stack::StackOptions;
+use headroom_bench::storage::StorageOptions;
+use headroom_bench::suite::{Progress, Suite};
+use headroom_bench::thermal::ThermalOptions;
+use headroom_bench::{cores, BENCHMARKS};
+use headroom_bundle::bench::{self as bundle, BenchBundle};
 use headroom_report::bench_html::{render_bench_report, ReferenceRow};
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,33 +35,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
         .out
         .clone()
         .unwrap_or_else(|| headroom_load::run::default_bundle_dir(Path::new("runs"), "bench"));
-    if chosen.contains(&"stack") {
-        if let Some(t) = args.target.as_deref().filter(|t| !t.starts_with("http://")) {
-            eprintln!("headroom: --target {t}: the stack benchmark loads pages over plain HTTP; give an http:// URL");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    }
-    if let Some(db) = args.db.as_deref().filter(|_| chosen.contains(&"stack")) {
-        let lower = db.to_ascii_lowercase();
-        let known = [
-            "sqlite:",
-            "postgres://",
-            "postgresql://",
-            "mysql://",
-            "mariadb://",
-        ];
-        if !known.iter().any(|k| lower.starts_with(k)) || lower == "sqlite:" {
-            eprintln!(
-                "headroom: --db {db}: write sqlite:FILE, postgres://USER:PASS@HOST/DB or mysql://USER:PASS@HOST/DB"
-            );
-            return ExitCode::from(EXIT_USAGE);
-        }
-    }
-    if args.agent_token.is_some() && args.agent.is_none() {
-        eprintln!("headroom: --agent-token without --agent: the network benchmark would measure loopback and not use it; give --agent http://HOST:PORT of the agent whose token it is, or leave --agent-token out");
-        return ExitCode::from(EXIT_USAGE);
-    }
-    if let Err(e) = check_out(&out) {
+    if let Err(e) = check_flags(&args, &chosen).and_then(|()| check_out(&out)) {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
@@ -64,16 +45,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
             eprintln!("headroom: doctor: {}", f.message);
         }
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let signal = crate::signals::interrupt_on_signal();
-    {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            if signal.blocking_recv().is_ok() {
-                stop.store(true, Ordering::Relaxed);
-            }
-        });
-    }
+    let stop = stop_on_signal();
     let mut b = BenchBundle {
         schema_version: headroom_bundle::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -92,68 +64,83 @@ pub fn run(args: BenchArgs) -> ExitCode {
         eprintln!("headroom: {e}: choose another --out");
         return ExitCode::from(EXIT_USAGE);
     }
-    let unsaved = AtomicBool::new(false);
-    let save = |b: &BenchBundle| {
+    let mut unsaved = false;
+    let mut save = |b: &BenchBundle| {
         if let Err(e) = bundle::write(&out, b) {
             eprintln!("headroom: {e}");
-            unsaved.store(true, Ordering::Relaxed);
+            unsaved = true;
         }
     };
-    for name in &chosen {
-        if !args.json {
-            eprintln!(
-                "headroom bench: {name} ({}) ...",
-                estimate(name, &args, all)
-            );
+    suite(&args, all).run(&chosen, &mut b, &stop, &mut |progress| match progress {
+        Progress::Starting { name, estimate } if !args.json => {
+            eprintln!("headroom bench: {name} ({estimate}) ...")
         }
-        match run_one(name, &args, all, &stop) {
-            Ok(mut result) => {
-                headroom_bench::note_noise(&mut result);
-                b.results.push(result)
-            }
-            Err(BenchError::Interrupted) => {
-                b.status = "interrupted".into();
-                break;
-            }
-            // A failure while stopping (a read cut by the signal) is the stop.
-            Err(_) if stop.load(Ordering::Relaxed) => {
-                b.status = "interrupted".into();
-                break;
-            }
-            Err(e) => {
-                eprintln!("headroom: {name}: {e}");
-                b.failures.push(BenchFailure {
-                    benchmark: name.to_string(),
-                    error: e.to_string(),
-                });
-            }
-        }
-        save(&b);
-    }
-    if b.status == "running" {
-        b.status = if b.results.is_empty() {
-            "failed"
-        } else {
-            "complete"
-        }
-        .into();
-    }
+        Progress::Starting { .. } => {}
+        Progress::Failed { name, error } => eprintln!("headroom: {name}: {error}"),
+        Progress::Updated(b) => save(b),
+    });
     b.ended = Some(now());
     save(&b);
-    let position = headroom_bench::reference::position(&b);
+    finish(&args, &b, &out, unsaved)
+}
+
+/// The flags the chosen benchmarks cannot use as given.
+fn check_flags(args: &BenchArgs, chosen: &[&str]) -> Result<(), String> {
+    if chosen.contains(&"stack") {
+        if let Some(t) = args.target.as_deref().filter(|t| !t.starts_with("http://")) {
+            return Err(format!("--target {t}: the stack benchmark loads pages over plain HTTP; give an http:// URL"));
+        }
+    }
+    if let Some(db) = args.db.as_deref().filter(|_| chosen.contains(&"stack")) {
+        let lower = db.to_ascii_lowercase();
+        let known = [
+            "sqlite:",
+            "postgres://",
+            "postgresql://",
+            "mysql://",
+            "mariadb://",
+        ];
+        if !known.iter().any(|k| lower.starts_with(k)) || lower == "sqlite:" {
+            return Err(format!(
+                "--db {db}: write sqlite:FILE, postgres://USER:PASS@HOST/DB or mysql://USER:PASS@HOST/DB"
+            ));
+        }
+    }
+    if args.agent_token.is_some() && args.agent.is_none() {
+        return Err("--agent-token without --agent: the network benchmark would measure loopback and not use it; give --agent http://HOST:PORT of the agent whose token it is, or leave --agent-token out".into());
+    }
+    Ok(())
+}
+
+/// Set once SIGINT or SIGTERM arrives.
+fn stop_on_signal() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let signal = crate::signals::interrupt_on_signal();
+    let set = stop.clone();
+    std::thread::spawn(move || {
+        if signal.blocking_recv().is_ok() {
+            set.store(true, Ordering::Relaxed);
+        }
+    });
+    stop
+}
+
+/// Writes the HTML report, prints the table (or the JSON) and where the
+/// files are, and picks the exit code.
+fn finish(args: &BenchArgs, b: &BenchBundle, out: &Path, mut unsaved: bool) -> ExitCode {
+    let position = headroom_bench::reference::position(b);
     let report = out.join("report.html");
     if let Err(e) = std::fs::write(
         &report,
-        render_bench_report(&b, &position, &reference_rows(&b)),
+        render_bench_report(b, &position, &reference_rows(b)),
     ) {
         eprintln!("headroom: cannot write {}: {e}", report.display());
-        unsaved.store(true, Ordering::Relaxed);
+        unsaved = true;
     }
-    let unsaved = unsaved.load(Ordering::Relaxed);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&b).unwrap_or_default());
+        println!("{}", serde_json::to_string_pretty(b).unwrap_or_default());
     } else {
-        print!("{}", headroom_report::bench::render_text(&b, &position));
+        print!("{}", headroom_report::bench::render_text(b, &position));
         if !unsaved {
             println!(
                 "\nbundle: {}  report: {}",
@@ -239,101 +226,58 @@ fn thermal_times(args: &BenchArgs, all: bool) -> (f64, f64, f64, f64) {
     )
 }
 
-fn estimate(name: &str, args: &BenchArgs, all: bool) -> String {
-    let r = f64::from(args.repetitions);
-    let seconds = match name {
-        "cpu" => 4.0 * args.cpu_time.as_secs_f64() * r,
-        "memory" => 10.0 * r,
-        "network" => (2.0 * args.net_time.as_secs_f64() + 2.0) * r,
-        "thermal" => {
-            let (idle, stress, cool, _) = thermal_times(args, all);
-            idle + stress + cool
-        }
-        _ => return "its time depends on the device".into(),
-    };
-    if seconds < 120.0 {
-        format!("about {seconds:.0} s")
-    } else {
-        format!("about {:.0} min", seconds / 60.0)
-    }
-}
-
-fn run_one(
-    name: &str,
-    args: &BenchArgs,
-    all: bool,
-    stop: &AtomicBool,
-) -> Result<BenchResult, BenchError> {
+/// Every benchmark's options from the flags.
+fn suite(args: &BenchArgs, all: bool) -> Suite {
     let repetitions = args.repetitions;
-    match name {
-        "cpu" => headroom_bench::cpu::run(
-            &headroom_bench::cpu::CpuOptions {
-                max_prime: args.max_prime,
-                seconds: args.cpu_time.as_secs_f64(),
-                threads: threads(args),
-                repetitions,
-            },
-            stop,
-        ),
-        "memory" => headroom_bench::memory::run(
-            &headroom_bench::memory::MemoryOptions {
-                elements: args.elements.map(|e| e as usize),
-                iterations: 10,
-                threads: threads(args),
-                repetitions,
-            },
-            stop,
-        ),
-        "storage" => headroom_bench::storage::run(
-            &headroom_bench::storage::StorageOptions {
-                path: args.path.clone(),
-                dd_blocks: args.dd_blocks,
-                file_mib: args.file_size,
-                commits: args.commits,
-                depth: args.queue_depth as usize,
-                repetitions,
-            },
-            stop,
-        ),
-        "network" => headroom_bench::network::run(
-            &headroom_bench::network::NetworkOptions {
-                agent: args.agent.as_ref().and_then(|m| match m {
-                    Monitor::Agent(authority) => Some(authority.clone()),
-                    Monitor::Local => None,
-                }),
-                token: args.agent_token.clone(),
-                seconds: args.net_time.as_secs_f64(),
-                payloads: headroom_bench::network::PAYLOADS.to_vec(),
-                round_trips: args.round_trips as usize,
-                link_mbit: args.link_capacity,
-                repetitions,
-            },
-            stop,
-        ),
-        "thermal" => {
-            let (idle, stress, cool, settle) = thermal_times(args, all);
-            headroom_bench::thermal::run(
-                &headroom_bench::thermal::ThermalOptions {
-                    settle,
-                    idle_before: idle,
-                    stress,
-                    idle_after: cool,
-                    interval: 2.0,
-                    threads: threads(args),
-                    max_prime: args.max_prime,
-                },
-                stop,
-            )
-        }
-        _ => headroom_bench::stack::run(
-            &headroom_bench::stack::StackOptions {
-                db: args.db.clone(),
-                target: args.target.clone(),
-                dir: args.path.clone(),
-                repetitions,
-            },
-            stop,
-        ),
+    let (idle, stress, cool, settle) = thermal_times(args, all);
+    Suite {
+        cpu: CpuOptions {
+            max_prime: args.max_prime,
+            seconds: args.cpu_time.as_secs_f64(),
+            threads: threads(args),
+            repetitions,
+        },
+        memory: MemoryOptions {
+            elements: args.elements.map(|e| e as usize),
+            iterations: 10,
+            threads: threads(args),
+            repetitions,
+        },
+        storage: StorageOptions {
+            path: args.path.clone(),
+            dd_blocks: args.dd_blocks,
+            file_mib: args.file_size,
+            commits: args.commits,
+            depth: args.queue_depth as usize,
+            repetitions,
+        },
+        network: NetworkOptions {
+            agent: args.agent.as_ref().and_then(|m| match m {
+                Monitor::Agent(authority) => Some(authority.clone()),
+                Monitor::Local => None,
+            }),
+            token: args.agent_token.clone(),
+            seconds: args.net_time.as_secs_f64(),
+            payloads: headroom_bench::network::PAYLOADS.to_vec(),
+            round_trips: args.round_trips as usize,
+            link_mbit: args.link_capacity,
+            repetitions,
+        },
+        thermal: ThermalOptions {
+            settle,
+            idle_before: idle,
+            stress,
+            idle_after: cool,
+            interval: 2.0,
+            threads: threads(args),
+            max_prime: args.max_prime,
+        },
+        stack: StackOptions {
+            db: args.db.clone(),
+            target: args.target.clone(),
+            dir: args.path.clone(),
+            repetitions,
+        },
     }
 }
 

@@ -7,8 +7,9 @@
 
 use crate::args::{Cli, Command, DemoArgs};
 use crate::execute::EXIT_CANNOT_RUN;
+use headroom_testbed::background::BackgroundTestbed;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(args: DemoArgs) -> ExitCode {
@@ -22,126 +23,19 @@ pub fn run(args: DemoArgs) -> ExitCode {
     runtime.block_on(capacity_demo(args))
 }
 
-/// The testbed in a temporary directory, served on 127.0.0.1 by its own
-/// runtime on a background thread until `stop` is dropped.
-struct Testbed {
-    url: String,
-    plan: PathBuf,
-    dir: PathBuf,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Testbed {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-async fn start_testbed(quiet: bool) -> Result<Testbed, String> {
-    use headroom_testbed::db::{Create, Database, Durability};
-    use headroom_testbed::generate::{self, InitOptions};
-    use headroom_testbed::site::{Site, SiteConfig};
-    use headroom_testbed::store::{CacheSpec, SessionSpec};
+/// The testbed (size S on SQLite in a temporary directory) served on
+/// 127.0.0.1 until the returned value is dropped.
+async fn start_testbed(quiet: bool) -> Result<BackgroundTestbed, String> {
     let dir = std::env::temp_dir().join(format!("headroom-demo-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let db_url = format!("sqlite:{}", dir.join("lms.db").display());
-    let db = Database::connect(&db_url, Create::IfMissing, Durability::Full, 2)
-        .await
-        .map_err(|e| e.to_string())?;
-    let options = InitOptions {
-        size: headroom_testbed::Size::S,
-        seed: 1,
-        data_dir: dir.join("files"),
-        force: true,
-    };
-    generate::init(&db, &options)
-        .await
-        .map_err(|e| e.to_string())?;
-    let meta = generate::meta(&db).await.map_err(|e| e.to_string())?;
-    let ids = headroom_testbed::plan::ids(&db)
-        .await
-        .map_err(|e| e.to_string())?;
-    db.close().await;
-    let config = SiteConfig {
-        db_url,
-        sessions: SessionSpec::Db,
-        cache: CacheSpec::Local,
-        workers: None,
-        node: "demo".into(),
-        db_connections: 10,
-    };
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<std::net::SocketAddr, String>>();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
-        .name("headroom-demo-testbed".into())
-        .spawn(move || {
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                let site = match Site::open(&config).await {
-                    Ok(site) => site,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                let listener = match headroom_testbed::server::bind("127.0.0.1:0").await {
-                    Ok(l) => l,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                let _ = ready_tx.send(listener.local_addr().map_err(|e| e.to_string()));
-                let _ = headroom_testbed::server::serve(site.clone(), listener, async move {
-                    let _ = stop_rx.await;
-                })
-                .await;
-                site.db.close().await;
-            });
-        })
-        .map_err(|e| e.to_string())?;
-    let address = ready_rx
-        .recv()
-        .map_err(|_| "the testbed thread ended before it listened".to_string())??;
-    let url = format!("http://{address}");
-    let plan = dir.join("journey.yaml");
-    let options = headroom_testbed::plan::PlanOptions {
-        base_url: url.clone(),
-        users: None,
-        loops: None,
-        ramp_up_s: None,
-    };
-    std::fs::write(&plan, headroom_testbed::plan::render(&meta, &ids, &options))
-        .map_err(|e| format!("{}: {e}", plan.display()))?;
+    let testbed = headroom_testbed::background::start(dir).await?;
     if !quiet {
         eprintln!(
-            "headroom demo: the testbed (size S: 100 users, 10 sections, 50 pages, a forum) on SQLite at {url}/, \
-             with Moodle's 14-step journey"
+            "headroom demo: the testbed (size S: 100 users, 10 sections, 50 pages, a forum) on SQLite at {}/, \
+             with Moodle's 14-step journey",
+            testbed.url
         );
     }
-    Ok(Testbed {
-        url,
-        plan,
-        dir,
-        stop: Some(stop_tx),
-        thread: Some(thread),
-    })
+    Ok(testbed)
 }
 
 /// What one of the demo's users is, printed under its answer: the figure

@@ -5,14 +5,19 @@
 //! browser sent back (where [`held`] indexes what each response holds, and
 //! [`multipart`] reads multipart bodies) and the values the user typed,
 //! its secrets among them, and [`emit`] writes
-//! the scenario's YAML. [`jmx`] converts a JMeter test plan.
+//! the scenario's YAML. [`recording`] runs that pipeline on a HAR file
+//! (with [`accounts`] for the data file of the typed account) and
+//! [`har_summary`] words what it did. [`jmx`] converts a JMeter test plan.
 
+pub mod accounts;
 pub mod correlate;
 pub mod emit;
 pub mod har;
+pub mod har_summary;
 pub mod held;
 pub mod jmx;
 pub mod multipart;
+pub mod recording;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {

@@ -104,9 +104,25 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         .map(|l| f64::from(l.users))
         .fold(1.0f64, f64::max)
         * 1.05;
-    let target = result.target.apdex;
-    let setup = &result.setup;
     let mut html = String::new();
+    head(&mut html, result, &levels);
+    findings(&mut html, result, &levels);
+    if levels.is_empty() {
+        html.push_str("<h2>Levels</h2><p>No level was measured.</p>\n</main></body></html>\n");
+        return html;
+    }
+    html.push_str("<h2>Capacity curve</h2><div class=\"charts\">\n");
+    curve_charts(&mut html, result, &levels, x_max);
+    let processes = crate::capacity::watched_processes(result);
+    let server_title = crate::capacity::server_cpu_title(&processes);
+    resource_charts(&mut html, result, &levels, x_max, &server_title);
+    levels_table(&mut html, result, &levels, &processes, &server_title);
+    html
+}
+
+/// The page's head, the search's setup and the verdict.
+fn head(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
+    let setup = &result.setup;
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -125,8 +141,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         escape(&setup.started_at),
         setup.apdex_t_ms,
         setup.apdex_f_ms,
-        escape(&think_said(result, &levels)),
-        target,
+        escape(&think_said(result, levels)),
+        result.target.apdex,
         result.target.max_error * 100.0,
         result
             .target
@@ -135,6 +151,11 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         escape(&level_timing(setup)),
         escape(&result.verdict)
     );
+}
+
+/// Whether the figures are the server's, Little's law, the host beside
+/// the bottleneck, the knee and how sure the answer is.
+fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
     let interrupted = result.status == "interrupted";
     let _ = write!(html, "<ul class=\"findings\">");
     if interrupted {
@@ -158,7 +179,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             html,
             "<li><b>Little's law</b> at the capacity: {}.{}</li>",
             escape(&little.describe()),
-            little_says(little, &levels)
+            little_says(little, levels)
         );
     }
     if let Some((first, rest)) = result.host_bench.split_first() {
@@ -184,28 +205,30 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         let _ = write!(html, "<li><b>{}</b>: {}</li>", escape(head), escape(rest));
     }
     html.push_str("</ul>\n");
-    // The knee: from the capacity to the first broken level.
-    let knee_span = |_: ()| -> Vec<Span> {
-        match (result.capacity.users, result.knee_users) {
-            (Some(c), Some(k)) => vec![Span {
-                from: f64::from(c),
-                to: f64::from(k),
-                color: RGBColor(213, 0, 0),
-            }],
-            (None, Some(k)) => vec![Span {
-                from: (f64::from(k) - 0.5).max(0.0),
-                to: f64::from(k) + 0.5,
-                color: RGBColor(213, 0, 0),
-            }],
-            _ => vec![],
-        }
-    };
-    if levels.is_empty() {
-        html.push_str("<h2>Levels</h2><p>No level was measured.</p>\n</main></body></html>\n");
-        return html;
+}
+
+/// The knee, shaded on the curves: from the capacity to the first broken
+/// level.
+fn knee_spans(result: &CapacityResult) -> Vec<Span> {
+    match (result.capacity.users, result.knee_users) {
+        (Some(c), Some(k)) => vec![Span {
+            from: f64::from(c),
+            to: f64::from(k),
+            color: RGBColor(213, 0, 0),
+        }],
+        (None, Some(k)) => vec![Span {
+            from: (f64::from(k) - 0.5).max(0.0),
+            to: f64::from(k) + 0.5,
+            color: RGBColor(213, 0, 0),
+        }],
+        _ => vec![],
     }
+}
+
+/// Apdex, response times and throughput against users.
+fn curve_charts(html: &mut String, result: &CapacityResult, levels: &[&Level], x_max: f64) {
+    let target = result.target.apdex;
     let bands = apdex_bands();
-    html.push_str("<h2>Capacity curve</h2><div class=\"charts\">\n");
     let target_line = Series {
         name: "target".into(),
         points: vec![(0.0, target), (x_max, target)],
@@ -218,8 +241,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 y_label: "Apdex",
                 x_max,
                 y_max: Some(1.0),
-                series: vec![curve("Apdex", &levels, |l| l.apdex), target_line],
-                spans: knee_span(()),
+                series: vec![curve("Apdex", levels, |l| l.apdex), target_line],
+                spans: knee_spans(result),
                 bands,
             },
             "Each level's measured Apdex (the median of its repetitions) over the rating bands, and the target; shaded red: from the capacity to the knee.",
@@ -232,11 +255,11 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 x_max,
                 y_max: None,
                 series: vec![
-                    curve("mean", &levels, |l| l.mean_ms),
-                    curve("p90", &levels, |l| l.p90_ms),
-                    curve("p95", &levels, |l| l.p95_ms),
+                    curve("mean", levels, |l| l.mean_ms),
+                    curve("p90", levels, |l| l.p90_ms),
+                    curve("p95", levels, |l| l.p95_ms),
                 ],
-                spans: knee_span(()),
+                spans: knee_spans(result),
                 bands: vec![],
             },
             "Mean and percentiles of each level's measurement.",
@@ -248,8 +271,8 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 y_label: "requests/s",
                 x_max,
                 y_max: None,
-                series: vec![curve("requests/s", &levels, |l| Some(l.rps))],
-                spans: knee_span(()),
+                series: vec![curve("requests/s", levels, |l| Some(l.rps))],
+                spans: knee_spans(result),
                 bands: vec![],
             },
             "It flattens where the server saturates (Little's law: X = N / (R + Z)).",
@@ -263,11 +286,18 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             escape(caption)
         );
     }
-    // Resources against users, per host.
-    let processes = crate::capacity::watched_processes(result);
-    let server_title = crate::capacity::server_cpu_title(&processes);
+}
+
+/// Resources against users, per host.
+fn resource_charts(
+    html: &mut String,
+    result: &CapacityResult,
+    levels: &[&Level],
+    x_max: f64,
+    server_title: &str,
+) {
     let mut hosts: BTreeMap<String, Vec<HostPoint>> = BTreeMap::new();
-    for level in &levels {
+    for level in levels {
         for host in &level.resources {
             hosts.entry(host.host.clone()).or_default().push((
                 f64::from(level.users),
@@ -311,7 +341,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
                 lines.push(series("disk %util", |r| r.3));
                 lines
             },
-            spans: knee_span(()),
+            spans: knee_spans(result),
             bands: vec![],
         };
         let _ = writeln!(
@@ -320,6 +350,16 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
             line_chart(&chart)
         );
     }
+}
+
+/// The per-level table and the note under it.
+fn levels_table(
+    html: &mut String,
+    result: &CapacityResult,
+    levels: &[&Level],
+    processes: &[String],
+    server_title: &str,
+) {
     let _ = write!(
         html,
         "</div>\n<h2>Levels</h2><div class=\"scroll\"><table class=\"levels\"><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>req/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th class=\"wrap\">Target</th><th class=\"wrap\">Ran (warm-up + measured)</th><th class=\"wrap\">Why this many users</th><th class=\"wrap\">Bundle</th></tr>\n",
@@ -333,7 +373,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         }
     );
     let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
-    for level in &levels {
+    for level in levels {
         let rating = level.apdex_rating.as_deref().unwrap_or("");
         let machine = crate::capacity::machine_cpu(level);
         let server = if processes.is_empty() {
@@ -373,11 +413,10 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
         } else {
             format!(
                 "; {} is theirs alone, in % of the same host",
-                escape(&server_title)
+                escape(server_title)
             )
         }
     );
-    html
 }
 
 /// The search's think time as planned and, when the capacity level

@@ -4,6 +4,7 @@
 //! Renderers take plain data and return text; printing is the caller's job.
 
 pub mod bench;
+pub mod bench_compare;
 pub mod bench_html;
 pub mod capacity;
 pub mod capacity_html;
@@ -11,6 +12,7 @@ pub mod charts;
 pub mod checks;
 pub mod compare;
 pub mod compare_html;
+pub mod compare_labels;
 pub mod experiment_html;
 pub mod fleet;
 pub mod html;

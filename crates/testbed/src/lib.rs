@@ -3,8 +3,10 @@
 //! SQLite, PostgreSQL or MariaDB, with its sessions and cache in a store of
 //! the user's choice, a deterministic dataset generator, the generator of
 //! the matching journey, and a cluster of instances behind nginx.
+//! [`background`] serves a throwaway one for `headroom demo`.
 
 pub mod assets;
+pub mod background;
 pub mod cluster;
 pub mod db;
 pub mod demo_site;

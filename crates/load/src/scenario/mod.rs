@@ -1,7 +1,8 @@
 //! Scenario files: multi-step user journeys (YAML). [`parse`] turns a file
 //! into a checked [`Scenario`] (every error names file:line:column);
 //! [`runner`] executes it for one VU; [`template`], [`cookies`] and
-//! [`extract`] are its parts.
+//! [`extract`] are its parts. [`trial`] runs one user's one iteration
+//! with every exchange shown ([`trial_view`]): `scenario try`.
 
 pub mod cookies;
 pub mod extract;
@@ -10,6 +11,8 @@ pub mod observe;
 pub mod parse;
 pub mod runner;
 pub mod template;
+pub mod trial;
+pub mod trial_view;
 
 use crate::profile::Think;
 use crate::target::Target;

@@ -23,6 +23,9 @@ pub type ScenarioError = LocatedError;
 
 type Res<T> = Result<T, ScenarioError>;
 
+/// A data file read through the size limit.
+type DataReader = csv::Reader<std::io::Take<std::fs::File>>;
+
 /// Whether a step reads its response's body: an extractor or a check
 /// that looks into it.
 fn needs_body(extract: &[Extractor], checks: &[Check]) -> bool {
@@ -635,6 +638,33 @@ impl Parser {
             Some(h) => self.doc.boolean(h, "header")?,
             None => false,
         };
+        let (shared, recycle) = self.data_cursor(map)?;
+        let at = file_scalar.span();
+        // Through a limit, so a device or an endless pipe cannot fill memory.
+        let opened = std::fs::File::open(&file).map_err(|e| {
+            self.doc.at(
+                at,
+                format!("cannot read the data file {}: {e}", file.display()),
+            )
+        })?;
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(header)
+            .flexible(true)
+            .from_reader(std::io::Read::take(opened, MAX_DATA_BYTES + 1));
+        let names = self.data_names(map, header, &mut reader, at, &file)?;
+        let columns = self.data_columns(&names)?;
+        let rows = self.data_rows(&mut reader, columns.len(), at, &file)?;
+        Ok(DataSpec {
+            file,
+            columns,
+            rows,
+            shared,
+            recycle,
+        })
+    }
+
+    /// `share:` (all: one cursor for every VU) and `on_end:` (recycle).
+    fn data_cursor(&self, map: &MarkedMappingNode) -> Res<(bool, bool)> {
         let shared = match map.get_node("share") {
             Some(s) => match self.doc.scalar(s, "share")?.as_str() {
                 "all" => true,
@@ -656,17 +686,18 @@ impl Parser {
             },
             None => true,
         };
-        // Through a limit, so a device or an endless pipe cannot fill memory.
-        let opened = std::fs::File::open(&file).map_err(|e| {
-            self.doc.at(
-                file_scalar.span(),
-                format!("cannot read the data file {}: {e}", file.display()),
-            )
-        })?;
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(header)
-            .flexible(true)
-            .from_reader(std::io::Read::take(opened, MAX_DATA_BYTES + 1));
+        Ok((shared, recycle))
+    }
+
+    /// The columns' names: `columns:`, or the file's header row.
+    fn data_names(
+        &self,
+        map: &MarkedMappingNode,
+        header: bool,
+        reader: &mut DataReader,
+        at: &Span,
+        file: &Path,
+    ) -> Res<Vec<(String, Span)>> {
         let mut names: Vec<(String, Span)> = Vec::new();
         if let Some(columns) = map.get_node("columns") {
             let list = columns.as_sequence().ok_or_else(|| {
@@ -682,17 +713,19 @@ impl Parser {
         } else if header {
             let head = reader.headers().map_err(|e| {
                 self.doc.at(
-                    file_scalar.span(),
+                    at,
                     format!("cannot read the header row of {}: {e}", file.display()),
                 )
             })?;
-            names = head
-                .iter()
-                .map(|h| (h.trim().to_string(), *file_scalar.span()))
-                .collect();
+            names = head.iter().map(|h| (h.trim().to_string(), *at)).collect();
         } else {
             return Err(self.doc.at(self.doc.map_at(map), "data needs columns: [name, ...] (or header: true when the file's first row names them)"));
         }
+        Ok(names)
+    }
+
+    /// Each column's variable, declared.
+    fn data_columns(&mut self, names: &[(String, Span)]) -> Res<Vec<VarId>> {
         let mut columns = Vec::new();
         for (i, (name, span)) in names.iter().enumerate() {
             if names[..i].iter().any(|(earlier, _)| earlier == name) {
@@ -709,35 +742,37 @@ impl Parser {
             }
             columns.push(self.vars.declare(name));
         }
+        Ok(columns)
+    }
+
+    /// The rows, each cut to the named columns; the file's size limited.
+    fn data_rows(
+        &self,
+        reader: &mut DataReader,
+        columns: usize,
+        at: &Span,
+        file: &Path,
+    ) -> Res<Vec<Vec<String>>> {
         let mut rows = Vec::new();
         for (i, record) in reader.records().enumerate() {
-            let record = record.map_err(|e| {
-                self.doc
-                    .at(file_scalar.span(), format!("{}: {e}", file.display()))
-            })?;
-            if record.len() < columns.len() {
+            let record = record.map_err(|e| self.doc.at(at, format!("{}: {e}", file.display())))?;
+            if record.len() < columns {
                 let line = record.position().map_or(i as u64 + 1, |p| p.line());
                 return Err(self.doc.at(
-                    file_scalar.span(),
+                    at,
                     format!(
                         "{}:{line} has {} fields but {} columns are named",
                         file.display(),
                         record.len(),
-                        columns.len()
+                        columns
                     ),
                 ));
             }
-            rows.push(
-                record
-                    .iter()
-                    .take(columns.len())
-                    .map(str::to_string)
-                    .collect(),
-            );
+            rows.push(record.iter().take(columns).map(str::to_string).collect());
         }
         if reader.position().byte() > MAX_DATA_BYTES {
             return Err(self.doc.at(
-                file_scalar.span(),
+                at,
                 format!(
                     "the data file {} is larger than {} MB, the most headroom reads: use fewer rows (each VU needs only a few)",
                     file.display(),
@@ -746,18 +781,11 @@ impl Parser {
             ));
         }
         if rows.is_empty() {
-            return Err(self.doc.at(
-                file_scalar.span(),
-                format!("the data file {} has no rows", file.display()),
-            ));
+            return Err(self
+                .doc
+                .at(at, format!("the data file {} has no rows", file.display())));
         }
-        Ok(DataSpec {
-            file,
-            columns,
-            rows,
-            shared,
-            recycle,
-        })
+        Ok(rows)
     }
 
     fn profile(&self, node: &Yaml) -> Res<ProfileSpec> {
