@@ -1,9 +1,11 @@
-//! The plan of an experiment: each cell with its commands rendered, the
-//! order of the runs, each run's command line, and the estimate of how
-//! long the study takes. `--dry-run` prints it.
+//! The plan of an experiment: each cell with its commands rendered and
+//! its run spec, the order of the runs, each run's command line, and the
+//! estimate of how long the study takes. `--dry-run` prints it.
 
+use crate::cell_run::{fault_arg, BuildRun, CellRun};
 use crate::file::{Experiment, Order, Ready, WorkloadCommand, OUT};
 use headroom_analysis::experiment::{interleaved_order, sequential_order, Cell};
+use headroom_load::spec::FaultSpec;
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -19,8 +21,11 @@ pub struct PlannedCell {
     pub dir_name: String,
     /// `store=db users=30`.
     pub label: String,
-    /// The run's command line without --out, --seed and --quiet.
+    /// The run's command line without --out, --seed and --quiet: what
+    /// the plan shows and keeps, and what the CLI builds the run from.
     pub argv: Vec<String>,
+    /// How its runs start (the CLI built it from `argv`).
+    pub run: CellRun,
     /// The scenario file the runs load, when the workload has one.
     pub scenario: Option<String>,
     pub setup: Option<String>,
@@ -28,8 +33,8 @@ pub struct PlannedCell {
     pub before_each: Option<String>,
     pub after_each: Option<String>,
     pub services: Vec<PlannedService>,
-    /// `AT=COMMAND`, as `--fault` takes them.
-    pub faults: Vec<String>,
+    /// Commands run at moments of each run.
+    pub faults: Vec<FaultSpec>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,8 +96,10 @@ pub fn cell_label(cell: &Cell) -> String {
 }
 
 /// The plan for a study written to `out` (made absolute, as `${out}` in
-/// commands that may run anywhere).
-pub fn plan(experiment: &Experiment, out: &Path) -> Plan {
+/// commands that may run anywhere), each cell's run built by `build` from
+/// its command line. The error names the cell whose command line is wrong
+/// and says why, before anything runs.
+pub fn plan(experiment: &Experiment, out: &Path, build: BuildRun) -> Result<Plan, String> {
     let out = absolute(out);
     let cells = experiment
         .cells
@@ -105,9 +112,18 @@ pub fn plan(experiment: &Experiment, out: &Path) -> Plan {
             planned.dir_name = dir_name(i, cell);
             planned.cell = cell.clone();
             planned.label = cell_label(cell);
-            planned
+            planned.run = build(&planned.argv).map_err(|e| {
+                format!(
+                    "{}: the workload of cell {} gives `headroom {}`, which is wrong: {}",
+                    experiment.file.display(),
+                    planned.label,
+                    shell_words(&planned.argv),
+                    e.trim()
+                )
+            })?;
+            Ok(planned)
         })
-        .collect::<Vec<_>>();
+        .collect::<Result<Vec<_>, String>>()?;
     let prepare = experiment
         .prepare
         .as_ref()
@@ -117,11 +133,11 @@ pub fn plan(experiment: &Experiment, out: &Path) -> Plan {
         Order::Interleaved => interleaved_order(cells.len(), rounds, experiment.seed),
         Order::Sequential => sequential_order(cells.len(), rounds),
     };
-    Plan {
+    Ok(Plan {
         cells,
         order,
         prepare,
-    }
+    })
 }
 
 /// `path` from the current directory, without resolving links.
@@ -183,6 +199,7 @@ fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCe
         dir_name: dir_name(index, cell),
         label: cell_label(cell),
         argv,
+        run: CellRun::CommandLine,
         scenario,
         setup: hooks.setup.as_ref().map(|t| t.render(cell)),
         teardown: hooks.teardown.as_ref().map(|t| t.render(cell)),
@@ -204,7 +221,10 @@ fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCe
         faults: experiment
             .faults
             .iter()
-            .map(|f| format!("{}ms={}", f.at.as_millis(), f.command.render(cell)))
+            .map(|f| FaultSpec {
+                at: f.at,
+                command: f.command.render(cell),
+            })
             .collect(),
     }
 }
@@ -218,11 +238,16 @@ impl PlannedCell {
         argv.push("--seed".into());
         argv.push(seed.to_string());
         argv.push("--quiet".into());
-        for fault in &self.faults {
+        for fault in self.fault_args() {
             argv.push("--fault".into());
-            argv.push(fault.clone());
+            argv.push(fault);
         }
         argv
+    }
+
+    /// `AT=COMMAND`, as `--fault` takes them.
+    pub fn fault_args(&self) -> Vec<String> {
+        self.faults.iter().map(fault_arg).collect()
     }
 }
 

@@ -1,10 +1,11 @@
 //! Running a plan: for each (round, cell) in order, whether the cell still
 //! needs a repetition; entering a cell (setup, services ready) and leaving
 //! it (services stopped, teardown); before/after hooks, the quiet wait and
-//! the run itself, as a `headroom` child process writing an ordinary
-//! bundle. Each finished run is appended to `runs.csv` at once, so an
+//! the run itself, as a `headroom run --spec` child process writing an
+//! ordinary bundle. Each finished run is appended to `runs.csv` at once, so an
 //! interrupted or killed study continues where it stopped.
 
+use crate::cell_run::{run_spec, spec_args, write_spec, CellRun, RunSettings};
 use crate::figure::Figure;
 use crate::file::{Experiment, WorkloadCommand};
 use crate::leftovers::Record;
@@ -213,7 +214,7 @@ fn plan_json(
             "setup": c.setup, "teardown": c.teardown,
             "before_each": c.before_each, "after_each": c.after_each,
             "services": c.services.iter().map(|s| serde_json::json!({"name": s.name, "command": s.command})).collect::<Vec<_>>(),
-            "faults": c.faults,
+            "faults": c.fault_args(),
         })).collect::<Vec<_>>(),
         "order": plan.order.iter().map(|(r, c)| [*r + 1, *c as u32 + 1]).collect::<Vec<_>>(),
         "measured_by": compared,
@@ -302,7 +303,7 @@ fn stop_left_behind(out: &Path) {
 fn measured_by(experiment: &Experiment, plan: &Plan) -> serde_json::Value {
     serde_json::json!({
         "cells": plan.cells.iter().map(|c| c.label.clone()).collect::<Vec<_>>(),
-        "commands": plan.cells.iter().map(|c| serde_json::json!({"run": c.argv, "faults": c.faults})).collect::<Vec<_>>(),
+        "commands": plan.cells.iter().map(|c| serde_json::json!({"run": c.argv, "faults": c.fault_args()})).collect::<Vec<_>>(),
         "figures": experiment.figures.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "label": experiment.label,
     })
@@ -704,8 +705,10 @@ impl Runner<'_> {
         if interrupted() {
             return Err(Ending::Interrupted);
         }
-        let argv = planned.run_argv(&run_dir, self.experiment.seed + u64::from(round));
-        let command = crate::plan::shell_words(&argv);
+        let seed = self.experiment.seed + u64::from(round);
+        // Messages show the run as the equivalent command line.
+        let command = crate::plan::shell_words(&planned.run_argv(&run_dir, seed));
+        let argv = child_args(planned, &run_dir, seed).map_err(Ending::Failed)?;
         let began = Instant::now();
         let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let planned_length = self.experiment.workload.planned;
@@ -876,6 +879,24 @@ impl Runner<'_> {
         self.timed_runs += 1;
         self.timed_total += took;
         Ok(())
+    }
+}
+
+/// The arguments of the child making one run of `planned` into `run_dir`:
+/// `run --spec` on the run's spec, written there, or a capacity search's
+/// command line.
+fn child_args(planned: &PlannedCell, run_dir: &Path, seed: u64) -> Result<Vec<String>, String> {
+    match &planned.run {
+        CellRun::Spec { spec, reporting } => {
+            let run = RunSettings {
+                dir: run_dir,
+                seed,
+                faults: &planned.faults,
+            };
+            let file = write_spec(run_dir, &run_spec(spec, &run))?;
+            Ok(spec_args(&file, reporting))
+        }
+        CellRun::CommandLine => Ok(planned.run_argv(run_dir, seed)),
     }
 }
 
