@@ -29,15 +29,7 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stem = args
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "experiment".into());
-        PathBuf::from("runs").join(stem)
-    });
-    let out = headroom_experiment::plan::absolute(&out);
+    let out = out_dir(&args);
     let plan = match plan(&experiment, &out, &cell_run) {
         Ok(plan) => plan,
         Err(e) => {
@@ -105,26 +97,44 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     if !args.quiet {
-        let (min, max, _) = estimate(&experiment);
-        eprintln!(
-            "headroom: experiment '{}': {}, {}{} → {}",
-            experiment.name,
-            headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
-            if min == max {
-                headroom_units::quantity::count(max, "run", "runs")
-            } else {
-                format!("{min}–{max} runs")
-            },
-            if prepared.resumed {
-                " (continuing: finished runs are kept)"
-            } else {
-                ""
-            },
-            out.display()
-        );
+        eprintln!("{}", banner(&experiment, &plan, prepared.resumed, &out));
     }
     let (rows, ending) = run_study(&experiment, &plan, &options);
     finish(&args, &experiment, &plan, &out, &rows, ending)
+}
+
+/// `--out`, or runs/<the file's name>, made absolute.
+fn out_dir(args: &ExperimentArgs) -> PathBuf {
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = args
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "experiment".into());
+        PathBuf::from("runs").join(stem)
+    });
+    headroom_experiment::plan::absolute(&out)
+}
+
+/// `headroom: experiment 'x': 2 cells, 6 runs → DIR`, as the study starts.
+fn banner(experiment: &Experiment, plan: &Plan, resumed: bool, out: &Path) -> String {
+    let (min, max, _) = estimate(experiment);
+    format!(
+        "headroom: experiment '{}': {}, {}{} → {}",
+        experiment.name,
+        headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
+        if min == max {
+            headroom_units::quantity::count(max, "run", "runs")
+        } else {
+            format!("{min}–{max} runs")
+        },
+        if resumed {
+            " (continuing: finished runs are kept)"
+        } else {
+            ""
+        },
+        out.display()
+    )
 }
 
 /// How a cell's runs start, from its command line: the binary's own

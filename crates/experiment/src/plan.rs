@@ -300,8 +300,31 @@ fn indented(command: &str) -> String {
 /// What `--dry-run` prints: the cells, the order, each command, the estimate.
 pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path) -> String {
     let mut text = String::new();
+    study_text(&mut text, experiment, plan, out);
+    estimate_text(&mut text, experiment);
+    if let Some(prepare) = &plan.prepare {
+        let _ = writeln!(text, "\nprepare (once): {}", indented(prepare));
+    }
+    let _ = writeln!(text, "\ncells:");
+    for (i, cell) in plan.cells.iter().enumerate() {
+        let run_dir = out.join("cells").join(&cell.dir_name).join("rN");
+        let run = cell.run_argv(&run_dir, experiment.seed);
+        cell_text(
+            &mut text,
+            i,
+            cell,
+            &format!("{program} {}", shell_words(&run)),
+        );
+    }
+    order_text(&mut text, experiment, plan);
+    text
+}
+
+/// `experiment 'x': 4 cells × 3 repetitions → 12 runs`, the order, the
+/// figures and the output directory.
+fn study_text(text: &mut String, experiment: &Experiment, plan: &Plan, out: &Path) {
     let rule = &experiment.repetitions;
-    let (min_runs, max_runs, per_run) = estimate(experiment);
+    let (min_runs, max_runs, _) = estimate(experiment);
     let _ = writeln!(
         text,
         "experiment '{}': {} × {} → {}",
@@ -350,79 +373,79 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
             "services, setup and teardown: around every run (services_per: run)"
         );
     }
-    match per_run {
-        Some(each) => {
-            let low = each * min_runs as u32;
-            let high = each * max_runs as u32;
-            let _ = writeln!(
-                text,
-                "estimated time: {}{} ({} per run{})",
-                hours(low),
-                if low == high {
-                    String::new()
-                } else {
-                    format!(" to {}", hours(high))
-                },
-                hours(each),
-                if experiment.quiet.is_some()
-                    || experiment.hooks.before_each.is_some()
-                    || !experiment.services.is_empty()
-                {
-                    ", plus hooks, services and quiet waits"
-                } else {
-                    ""
-                }
-            );
-        }
-        None => {
-            let _ = writeln!(
-                text,
-                "estimated time: unknown (the runs' length depends on {})",
-                match experiment.workload.command {
-                    WorkloadCommand::Capacity => "the capacity search's answer",
-                    _ => "a factor, or a number of requests or iterations",
-                }
-            );
-        }
-    }
-    if let Some(prepare) = &plan.prepare {
-        let _ = writeln!(text, "\nprepare (once): {}", indented(prepare));
-    }
-    let _ = writeln!(text, "\ncells:");
-    for (i, cell) in plan.cells.iter().enumerate() {
-        let _ = writeln!(text, "  {:>3}. {}  [{}]", i + 1, cell.label, cell.dir_name);
-        let show = |text: &mut String, what: &str, command: &Option<String>| {
-            if let Some(c) = command {
-                let _ = writeln!(text, "       {what}: {}", indented(c));
+}
+
+/// `estimated time: 3m00s to 5m00s (15s per run)`, or why it is unknown.
+fn estimate_text(text: &mut String, experiment: &Experiment) {
+    let (min_runs, max_runs, per_run) = estimate(experiment);
+    let Some(each) = per_run else {
+        let _ = writeln!(
+            text,
+            "estimated time: unknown (the runs' length depends on {})",
+            match experiment.workload.command {
+                WorkloadCommand::Capacity => "the capacity search's answer",
+                _ => "a factor, or a number of requests or iterations",
             }
-        };
-        show(&mut text, "setup", &cell.setup);
-        for s in &cell.services {
-            let ready = match &s.ready {
-                Some(PlannedReady::Tcp(a)) => {
-                    format!(" (ready: tcp {a}, within {})", hours(s.timeout))
-                }
-                Some(PlannedReady::Http(u)) => {
-                    format!(" (ready: http {u}, within {})", hours(s.timeout))
-                }
-                None => String::new(),
-            };
-            let _ = writeln!(
-                text,
-                "       service {}: {}{ready}",
-                s.name,
-                indented(&s.command)
-            );
-        }
-        show(&mut text, "before each", &cell.before_each);
-        let run = cell.run_argv(
-            &out.join("cells").join(&cell.dir_name).join("rN"),
-            experiment.seed,
         );
-        let _ = writeln!(text, "       run: {program} {}", shell_words(&run));
-        show(&mut text, "after each", &cell.after_each);
-        show(&mut text, "teardown", &cell.teardown);
+        return;
+    };
+    let low = each * min_runs as u32;
+    let high = each * max_runs as u32;
+    let _ = writeln!(
+        text,
+        "estimated time: {}{} ({} per run{})",
+        hours(low),
+        if low == high {
+            String::new()
+        } else {
+            format!(" to {}", hours(high))
+        },
+        hours(each),
+        if experiment.quiet.is_some()
+            || experiment.hooks.before_each.is_some()
+            || !experiment.services.is_empty()
+        {
+            ", plus hooks, services and quiet waits"
+        } else {
+            ""
+        }
+    );
+}
+
+/// One cell: its hooks, services and the run's command line.
+fn cell_text(text: &mut String, i: usize, cell: &PlannedCell, run: &str) {
+    let _ = writeln!(text, "  {:>3}. {}  [{}]", i + 1, cell.label, cell.dir_name);
+    let show = |text: &mut String, what: &str, command: &Option<String>| {
+        if let Some(c) = command {
+            let _ = writeln!(text, "       {what}: {}", indented(c));
+        }
+    };
+    show(text, "setup", &cell.setup);
+    for s in &cell.services {
+        let ready = match &s.ready {
+            Some(PlannedReady::Tcp(a)) => {
+                format!(" (ready: tcp {a}, within {})", hours(s.timeout))
+            }
+            Some(PlannedReady::Http(u)) => {
+                format!(" (ready: http {u}, within {})", hours(s.timeout))
+            }
+            None => String::new(),
+        };
+        let _ = writeln!(
+            text,
+            "       service {}: {}{ready}",
+            s.name,
+            indented(&s.command)
+        );
     }
+    show(text, "before each", &cell.before_each);
+    let _ = writeln!(text, "       run: {run}");
+    show(text, "after each", &cell.after_each);
+    show(text, "teardown", &cell.teardown);
+}
+
+/// The runs' order as round.cell, twelve a line.
+fn order_text(text: &mut String, experiment: &Experiment, plan: &Plan) {
     let _ = writeln!(text, "\nrun order (round.cell):");
     let mut line = String::from(" ");
     for (n, (round, cell)) in plan.order.iter().enumerate() {
@@ -433,6 +456,7 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
         let _ = write!(line, " {}.{}", round + 1, cell + 1);
     }
     let _ = writeln!(text, "{line}");
+    let rule = &experiment.repetitions;
     if rule.min != rule.max {
         let _ = writeln!(
             text,
@@ -440,7 +464,6 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
             rule.min
         );
     }
-    text
 }
 
 #[cfg(test)]
