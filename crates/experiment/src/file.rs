@@ -62,13 +62,16 @@ pub struct Workload {
     /// The scenario file or URL.
     pub subject: Template,
     /// (flag, value) pairs, e.g. ("--users", "${users}").
-    pub flags: Vec<(String, Template)>,
+    pub flags: Flags,
     /// More command-line arguments, as written.
     pub extra: Vec<Template>,
     /// The planned length of one run (ramp-up + duration), when the
     /// duration is given and depends on no factor.
     pub planned: Option<Duration>,
 }
+
+/// (flag, value) pairs, e.g. ("--users", "${users}").
+pub type Flags = Vec<(String, Template)>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadCommand {
@@ -727,6 +730,34 @@ impl Reader<'_> {
                 "a capacity search of a scenario needs target: URL (the scenario's base URL)",
             ));
         }
+        let (mut flags, planned) = self.profile_flags(map, command)?;
+        if let Some(node) = capacity {
+            let cap = doc.mapping(node, "workload.capacity")?;
+            doc.keys(cap, CAPACITY_KEYS, "workload.capacity")?;
+            for (key, value) in cap.iter() {
+                let t = self.template(value, &format!("workload.capacity.{}", key.as_str()))?;
+                flags.push((format!("--{}", key.as_str().replace('_', "-")), t));
+            }
+        }
+        let extra = self.extra_args(map)?;
+        Ok(Workload {
+            command,
+            subject,
+            flags,
+            extra,
+            planned,
+        })
+    }
+
+    /// The profile keys as flags (`ramp_up` → `--ramp-up`), each refused
+    /// where the command takes no such flag; with the planned length of a
+    /// run when its duration depends on no factor.
+    fn profile_flags(
+        &self,
+        map: &MarkedMappingNode,
+        command: WorkloadCommand,
+    ) -> Res<(Flags, Option<Duration>)> {
+        let doc = self.doc;
         let mut flags = Vec::new();
         let mut planned = Duration::ZERO;
         let mut has_duration = false;
@@ -767,14 +798,13 @@ impl Reader<'_> {
             }
             flags.push((format!("--{}", key.replace('_', "-")), t));
         }
-        if let Some(node) = capacity {
-            let cap = doc.mapping(node, "workload.capacity")?;
-            doc.keys(cap, CAPACITY_KEYS, "workload.capacity")?;
-            for (key, value) in cap.iter() {
-                let t = self.template(value, &format!("workload.capacity.{}", key.as_str()))?;
-                flags.push((format!("--{}", key.as_str().replace('_', "-")), t));
-            }
-        }
+        Ok((flags, has_duration.then_some(planned)))
+    }
+
+    /// `workload.flags`: more arguments, as written; the runner's own are
+    /// refused.
+    fn extra_args(&self, map: &MarkedMappingNode) -> Res<Vec<Template>> {
+        let doc = self.doc;
         let mut extra = Vec::new();
         if let Some(node) = map.get_node("flags") {
             let list = node.as_sequence().ok_or_else(|| {
@@ -797,13 +827,7 @@ impl Reader<'_> {
                 extra.push(t);
             }
         }
-        Ok(Workload {
-            command,
-            subject,
-            flags,
-            extra,
-            planned: has_duration.then_some(planned),
-        })
+        Ok(extra)
     }
 
     fn services(&self, node: &Yaml) -> Res<Vec<Service>> {
