@@ -828,11 +828,51 @@ fn link_capacity(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{text}' is not a link capacity: write e.g. 57Mbit or 1Gbit"))
 }
 
+/// The flags of `run` that a run spec holds, refused beside `--spec`.
+const SPEC_HOLDS: [&str; 29] = [
+    "file",
+    "jmeter_property",
+    "strict",
+    "target",
+    "users",
+    "duration",
+    "iterations",
+    "rate",
+    "max_vus",
+    "ramp_up",
+    "think",
+    "throughput",
+    "shard",
+    "shards",
+    "start_at",
+    "start_in",
+    "barrier",
+    "insecure",
+    "apdex_t",
+    "apdex_f",
+    "jtl",
+    "save_failures",
+    "threads",
+    "seed",
+    "monitor",
+    "agent_token",
+    "process",
+    "link_capacity",
+    "fault",
+];
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// The scenario file (YAML; `headroom scenario init` writes an example), or a JMeter
     /// test plan (.jmx), converted as `headroom scenario from-jmx` does.
-    pub file: PathBuf,
+    #[arg(required_unless_present = "spec")]
+    pub file: Option<PathBuf>,
+
+    /// Run exactly this run spec (JSON, as an experiment writes in each run's spec.json);
+    /// only --out (the bundle elsewhere) and the flags about reporting (--quiet, --json,
+    /// --junit, --fail-if, --metrics-*) may go with it.
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = SPEC_HOLDS)]
+    pub spec: Option<PathBuf>,
 
     /// A JMeter property for a .jmx plan's ${__P(name)} and ${__property(name)}, e.g.
     /// -Jhost=pi.local (repeatable).

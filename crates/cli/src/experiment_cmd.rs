@@ -2,9 +2,13 @@
 //! the plan (`--dry-run`) or runs what is left of the study, then writes
 //! and prints its result; `--fail-if 'regression>5%'` for CI.
 
-use crate::args::{Cli, ExperimentArgs};
-use crate::execute::{EXIT_CANNOT_RUN, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::args::{Cli, Command, ExperimentArgs};
+use crate::execute::{
+    Failure, EXIT_CANNOT_RUN, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE,
+};
+use crate::settings;
 use clap::Parser;
+use headroom_experiment::cell_run::CellRun;
 use headroom_experiment::file::{parse_file, Experiment};
 use headroom_experiment::plan::{describe, estimate, plan, Plan};
 use headroom_experiment::results::{analyse, cells_csv, regressions, render_text, result_json};
@@ -25,19 +29,17 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stem = args
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "experiment".into());
-        PathBuf::from("runs").join(stem)
-    });
-    let out = headroom_experiment::plan::absolute(&out);
-    let plan = plan(&experiment, &out);
+    let out = out_dir(&args);
+    let plan = match plan(&experiment, &out, &cell_run) {
+        Ok(plan) => plan,
+        Err(e) => {
+            eprintln!("headroom: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     // A scenario the prepare command writes is checked after it ran.
     let written_later = plan.prepare.is_some();
-    if let Err(e) = check_cells(&experiment, &plan, written_later, check_run_args) {
+    if let Err(e) = check_cells(&experiment, &plan, written_later) {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
@@ -84,7 +86,7 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
         });
     }
     if written_later {
-        if let Err(e) = check_cells(&experiment, &plan, false, check_run_args) {
+        if let Err(e) = check_cells(&experiment, &plan, false) {
             eprintln!("headroom: {e}");
             return ExitCode::from(EXIT_USAGE);
         }
@@ -95,33 +97,55 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     if !args.quiet {
-        let (min, max, _) = estimate(&experiment);
-        eprintln!(
-            "headroom: experiment '{}': {}, {}{} → {}",
-            experiment.name,
-            headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
-            if min == max {
-                headroom_units::quantity::count(max, "run", "runs")
-            } else {
-                format!("{min}–{max} runs")
-            },
-            if prepared.resumed {
-                " (continuing: finished runs are kept)"
-            } else {
-                ""
-            },
-            out.display()
-        );
+        eprintln!("{}", banner(&experiment, &plan, prepared.resumed, &out));
     }
     let (rows, ending) = run_study(&experiment, &plan, &options);
     finish(&args, &experiment, &plan, &out, &rows, ending)
 }
 
-/// The binary's own parser on a cell's run command line.
-fn check_run_args(argv: &[String]) -> Result<(), String> {
+/// `--out`, or runs/<the file's name>, made absolute.
+fn out_dir(args: &ExperimentArgs) -> PathBuf {
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = args
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "experiment".into());
+        PathBuf::from("runs").join(stem)
+    });
+    headroom_experiment::plan::absolute(&out)
+}
+
+/// `headroom: experiment 'x': 2 cells, 6 runs → DIR`, as the study starts.
+fn banner(experiment: &Experiment, plan: &Plan, resumed: bool, out: &Path) -> String {
+    let (min, max, _) = estimate(experiment);
+    format!(
+        "headroom: experiment '{}': {}, {}{} → {}",
+        experiment.name,
+        headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
+        if min == max {
+            headroom_units::quantity::count(max, "run", "runs")
+        } else {
+            format!("{min}–{max} runs")
+        },
+        if resumed {
+            " (continuing: finished runs are kept)"
+        } else {
+            ""
+        },
+        out.display()
+    )
+}
+
+/// How a cell's runs start, from its command line: the binary's own
+/// parser, then flags → spec ([`crate::settings`]). The spec keeps the
+/// command line for the runs' manifests; the flags about reporting go
+/// beside it. A capacity search has no spec yet and runs from its command
+/// line.
+fn cell_run(argv: &[String]) -> Result<CellRun, String> {
     let mut full = vec!["headroom".to_string()];
     full.extend_from_slice(argv);
-    Cli::try_parse_from(full).map(|_| ()).map_err(|e| {
+    let cli = Cli::try_parse_from(&full).map_err(|e| {
         // clap's message without its "Usage:" and help lines.
         e.to_string()
             .lines()
@@ -132,7 +156,46 @@ fn check_run_args(argv: &[String]) -> Result<(), String> {
             .join(" ")
             .trim_start_matches("error: ")
             .to_string()
+    })?;
+    let spec = match cli.command {
+        Command::Run(args) => settings::run_spec(&args),
+        Command::Load(args) => settings::load_spec(&args),
+        Command::Capacity(_) => return Ok(CellRun::CommandLine),
+        _ => return Err("an experiment's runs are run, load or capacity commands".into()),
+    };
+    let mut spec = spec.map_err(|e| match e {
+        Failure::Usage(e) | Failure::CannotRun(e) => crate::execute::describe(&e),
+    })?;
+    spec.outputs.command_line = settings::redact_command_line(full);
+    Ok(CellRun::Spec {
+        spec: Box::new(spec),
+        reporting: reporting_flags(argv),
     })
+}
+
+/// The flags of a command line about how a run is reported, not what it
+/// runs, with their values: they go beside `run --spec`.
+fn reporting_flags(argv: &[String]) -> Vec<String> {
+    const REPORTING: [&str; 5] = [
+        "--fail-if",
+        "--junit",
+        "--metrics-listen",
+        "--metrics-token",
+        "--metrics-linger",
+    ];
+    let mut flags = Vec::new();
+    let mut args = argv.iter();
+    while let Some(arg) = args.next() {
+        let name = arg.split('=').next().unwrap_or_default();
+        if !REPORTING.contains(&name) {
+            continue;
+        }
+        flags.push(arg.clone());
+        if !arg.contains('=') {
+            flags.extend(args.next().cloned());
+        }
+    }
+    flags
 }
 
 fn check_regression_figure(args: &ExperimentArgs, experiment: &Experiment) -> Result<(), String> {
@@ -269,4 +332,127 @@ fn finish(
         }
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_experiment::cell_run::{run_spec, write_spec, RunSettings};
+    use headroom_load::spec::RunSpec;
+
+    fn planned(yaml: &str) -> Plan {
+        let experiment = headroom_experiment::file::parse_str(yaml, Path::new("/studies/t.yaml"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        plan(&experiment, Path::new("/studies/out"), &cell_run).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The spec the CLI builds from the command line the plan shows for a
+    /// run, as `headroom run ...` or `headroom load ...` would.
+    fn spec_of_command_line(argv: &[String]) -> RunSpec {
+        let full = std::iter::once("headroom".to_string()).chain(argv.iter().cloned());
+        let spec = match Cli::try_parse_from(full)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .command
+        {
+            Command::Run(args) => settings::run_spec(&args),
+            Command::Load(args) => settings::load_spec(&args),
+            _ => panic!("{argv:?}"),
+        };
+        spec.unwrap_or_else(|e| match e {
+            Failure::Usage(e) | Failure::CannotRun(e) => panic!("{e}"),
+        })
+    }
+
+    /// Each run's spec.json, read back as `run --spec` reads it, is the
+    /// spec of the command line `experiment --dry-run` shows for the run.
+    #[test]
+    fn a_planned_runs_spec_is_its_command_lines_spec() {
+        let plan = planned(
+            "name: t\nfactors:\n  users: [2, 5]\nworkload:\n  scenario: /studies/journey.yaml\n  users: ${users}\n  ramp_up: 1s\n  duration: 10s\n  think: 0s..20ms\n  flags: [--monitor, local, --apdex-t, 300ms, --fail-if, 'p95<1s', -Jhost=pi]\nfaults:\n  - {at: 4s, command: echo down}\nrepetitions: 2\n",
+        );
+        let dir = std::env::temp_dir().join(format!("headroom-cell-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for cell in &plan.cells {
+            let CellRun::Spec { spec, reporting } = &cell.run else {
+                panic!("{:?}", cell.run)
+            };
+            assert_eq!(reporting, &["--fail-if".to_string(), "p95<1s".to_string()]);
+            let run = run_spec(
+                spec,
+                &RunSettings {
+                    dir: &dir,
+                    seed: 3,
+                    faults: &cell.faults,
+                },
+            );
+            let written = write_spec(&dir, &run).unwrap();
+            let back = settings::spec_file(&written).unwrap();
+            assert_eq!(back, run);
+            let mut expected = spec_of_command_line(&cell.run_argv(&dir, 3));
+            expected.outputs.command_line = back.outputs.command_line.clone();
+            assert_eq!(back, expected);
+            assert_eq!(
+                back.outputs.command_line,
+                std::iter::once("headroom".to_string())
+                    .chain(cell.run_argv(&dir, 3))
+                    .collect::<Vec<_>>()
+            );
+        }
+        assert_eq!(
+            plan.cells
+                .iter()
+                .map(|c| match &c.run {
+                    CellRun::Spec { spec, .. } => spec.profile.users,
+                    CellRun::CommandLine => None,
+                })
+                .collect::<Vec<_>>(),
+            vec![Some(2), Some(5)]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_wrong_level_names_its_cell() {
+        let experiment = headroom_experiment::file::parse_str(
+            "name: t\nfactors:\n  users: [2, lots]\nworkload:\n  url: http://127.0.0.1:9/\n  users: ${users}\n  duration: 1s\n",
+            Path::new("bad-users.yaml"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let e = plan(&experiment, Path::new("/studies/out"), &cell_run).unwrap_err();
+        assert_eq!(
+            e,
+            "bad-users.yaml: the workload of cell users=lots gives `headroom load --users lots --duration 1s http://127.0.0.1:9/`, which is wrong: invalid value 'lots' for '--users <USERS>': 'lots' is not a whole number For more information, try '--help'."
+        );
+    }
+
+    /// A capacity search has no spec yet: its runs keep their command line.
+    #[test]
+    fn a_capacity_cell_runs_from_its_command_line() {
+        let plan = planned(
+            "name: t\nworkload:\n  url: http://127.0.0.1:9/\n  capacity: {start: 2, step: 2, max: 4, step_duration: 2s}\n",
+        );
+        assert_eq!(plan.cells[0].run, CellRun::CommandLine);
+    }
+
+    #[test]
+    fn reporting_flags_go_beside_the_spec() {
+        let argv: Vec<String> = [
+            "run",
+            "a.yaml",
+            "--users",
+            "3",
+            "--junit=j.xml",
+            "--metrics-listen",
+            "127.0.0.1:9",
+            "--seed",
+            "2",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            reporting_flags(&argv),
+            vec!["--junit=j.xml", "--metrics-listen", "127.0.0.1:9"]
+        );
+    }
 }

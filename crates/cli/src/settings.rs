@@ -53,8 +53,11 @@ pub fn load_spec(args: &LoadArgs) -> Result<RunSpec, Failure> {
 pub fn run_spec(args: &RunArgs) -> Result<RunSpec, Failure> {
     let jmeter_properties =
         headroom_load::scenario::jmx::properties(&args.jmeter_property).map_err(usage)?;
+    let file = args.file.clone().ok_or_else(|| {
+        usage("give the scenario FILE to run (headroom scenario init writes an example)".into())
+    })?;
     let mut spec = RunSpec::new(WorkloadSource::Scenario(ScenarioSource {
-        file: args.file.clone(),
+        file,
         target: args.target.as_ref().map(|t| t.given.clone()),
         jmeter_properties,
         strict: args.strict,
@@ -157,13 +160,54 @@ fn shard(spec: &mut RunSpec, args: &ShardArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The command line as the manifest keeps it: without the password of a
-/// URL, the value of an Authorization or Cookie header, or a token.
+/// `run --spec FILE`: the run spec a file holds (JSON, as an experiment
+/// writes in each run's `spec.json`); the error says what is wrong.
+pub fn spec_file(path: &Path) -> Result<RunSpec, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read the run spec {}: {e}; give the spec.json of a run's directory",
+            path.display()
+        )
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{} is not a run spec: {e}; it holds JSON as a run's spec.json does, with workload and apdex",
+            path.display()
+        )
+    })
+}
+
+/// The flags `execute` reads of what a spec holds (the monitored agents
+/// and their token, for the start and its checks), set from `spec`.
+pub fn spec_monitors(spec: &RunSpec, common: &mut CommonArgs) {
+    common.monitor = spec
+        .monitors
+        .sources
+        .iter()
+        .map(|m| match m {
+            Monitored::Local => Monitor::Local,
+            Monitored::Agent(authority) => Monitor::Agent(authority.clone()),
+        })
+        .collect();
+    common.agent_token = spec.monitors.agent_token.clone();
+}
+
+/// This program's command line as the manifest keeps it (see
+/// [`redact_command_line`]).
 pub fn redacted_command_line() -> Vec<String> {
+    redact_command_line(
+        std::env::args_os()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect(),
+    )
+}
+
+/// A command line as the manifest keeps it: without the password of a
+/// URL, the value of an Authorization or Cookie header, or a token.
+pub fn redact_command_line(args: Vec<String>) -> Vec<String> {
     let mut secret_next = false;
-    std::env::args_os()
+    args.into_iter()
         .map(|arg| {
-            let arg = arg.to_string_lossy();
             let lower = arg.to_ascii_lowercase();
             let shown = if secret_next {
                 "***".to_string()
@@ -318,5 +362,32 @@ mod tests {
             panic!("--shard 5/4 was accepted")
         };
         assert!(e.to_string().starts_with("--shard "), "{e}");
+    }
+
+    /// `run --spec` says which file it could not use and why.
+    #[test]
+    fn a_bad_spec_file_is_named_with_what_is_wrong() {
+        let dir = std::env::temp_dir().join(format!("headroom-spec-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.json");
+        let e = spec_file(&missing).unwrap_err();
+        assert!(
+            e.starts_with(&format!("cannot read the run spec {}: ", missing.display())),
+            "{e}"
+        );
+        let path = dir.join("spec.json");
+        std::fs::write(&path, "{\"workload\": {\"source\": \"url\", \"url\": \"http://127.0.0.1/\"}, \"apdex\": {\"satisfied\": \"soon\", \"tolerated\": {\"times_t\": 4.0}}}").unwrap();
+        let e = spec_file(&path).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "{} is not a run spec: 'soon' is not a duration",
+                path.display()
+            )),
+            "{e}"
+        );
+        let spec = spec_of_run("http://127.0.0.1:9/");
+        std::fs::write(&path, serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(spec_file(&path).ok(), Some(spec));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

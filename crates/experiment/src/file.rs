@@ -62,13 +62,16 @@ pub struct Workload {
     /// The scenario file or URL.
     pub subject: Template,
     /// (flag, value) pairs, e.g. ("--users", "${users}").
-    pub flags: Vec<(String, Template)>,
+    pub flags: Flags,
     /// More command-line arguments, as written.
     pub extra: Vec<Template>,
     /// The planned length of one run (ramp-up + duration), when the
     /// duration is given and depends on no factor.
     pub planned: Option<Duration>,
 }
+
+/// (flag, value) pairs, e.g. ("--users", "${users}").
+pub type Flags = Vec<(String, Template)>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadCommand {
@@ -163,6 +166,13 @@ pub struct FaultSpec {
     /// The scenario check that fails for a user whose session the fault
     /// lost (e.g. "logged in"): such users are counted.
     pub lost_check: Option<String>,
+}
+
+/// The factors, their cells and the baseline, as the file gives them.
+struct Design {
+    factors: Vec<Factor>,
+    cells: Vec<Cell>,
+    baseline: Vec<(String, String)>,
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -317,31 +327,11 @@ impl Reader<'_> {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "experiment".into()),
         };
-        let factors = match map.get_node("factors") {
-            Some(node) => self.factors(node)?,
-            None => Vec::new(),
-        };
-        self.factor_names = factors.iter().map(|f| f.name.clone()).collect();
-        self.factor_names.push(OUT.to_string());
-        // The product's size first: a study of millions of cells is
-        // refused before any is built.
-        let product = factors
-            .iter()
-            .fold(1usize, |n, f| n.saturating_mul(f.levels.len()));
-        if map.get_node("cells").is_none() && product > MAX_RUNS {
-            return Err(doc.at(
-                map.get_node("factors").map_or(doc.map_at(map), |n| n.span()),
-                format!(
-                    "the factors make {} cells, more than the {MAX_RUNS} runs headroom plans: use fewer levels, or list the cells wanted under cells:",
-                    if product == usize::MAX { "billions of".to_string() } else { product.to_string() }
-                ),
-            ));
-        }
-        let cells = match map.get_node("cells") {
-            Some(node) => self.cells(node, &factors)?,
-            None => headroom_analysis::experiment::cells(&factors),
-        };
-        let baseline = self.baseline(map.get_node("baseline"), &factors)?;
+        let Design {
+            factors,
+            cells,
+            baseline,
+        } = self.design(map)?;
         let Some(workload_node) = map.get_node("workload") else {
             return Err(doc.at(
                 doc.map_at(map),
@@ -349,62 +339,29 @@ impl Reader<'_> {
             ));
         };
         let workload = self.workload(workload_node)?;
-        let hook_timeout = match map.get_node("hook_timeout") {
-            Some(node) => self.fixed_duration(node, "hook_timeout", true)?,
-            None => Duration::from_secs(600),
-        };
-        let hook = |key: &str| -> Res<Option<Template>> {
-            map.get_node(key)
-                .map(|node| self.command(node, key))
-                .transpose()
-        };
-        let prepare = hook("prepare")?;
-        let hooks = Hooks {
-            setup: hook("setup")?,
-            teardown: hook("teardown")?,
-            before_each: hook("before_each")?,
-            after_each: hook("after_each")?,
-            timeout: hook_timeout,
-        };
+        let (prepare, hooks) = self.hooks(map)?;
         let services = match map.get_node("services") {
             Some(node) => self.services(node)?,
             None => Vec::new(),
         };
-        let fresh_each_run = match map.get_node("services_per") {
-            None => false,
-            Some(node) => {
-                let s = doc.scalar(node, "services_per")?;
-                match s.as_str().trim() {
-                    "run" => true,
-                    "cell" => false,
-                    other => {
-                        return Err(doc.at(
-                            s.span(),
-                            format!("services_per must be run or cell, not '{other}'"),
-                        ))
-                    }
-                }
-            }
-        };
+        let fresh_each_run = self.one_of(
+            map,
+            "services_per",
+            &[("run", true), ("cell", false)],
+            false,
+        )?;
         let (figures, label) = self.measure(map.get_node("measure"), workload.command)?;
         let (repetitions, repetitions_on) =
             self.repetitions(map.get_node("repetitions"), &figures)?;
-        let order = match map.get_node("order") {
-            None => Order::Interleaved,
-            Some(node) => {
-                let s = doc.scalar(node, "order")?;
-                match s.as_str().trim() {
-                    "interleaved" => Order::Interleaved,
-                    "sequential" => Order::Sequential,
-                    other => {
-                        return Err(doc.at(
-                            s.span(),
-                            format!("order must be interleaved or sequential, not '{other}'"),
-                        ))
-                    }
-                }
-            }
-        };
+        let order = self.one_of(
+            map,
+            "order",
+            &[
+                ("interleaved", Order::Interleaved),
+                ("sequential", Order::Sequential),
+            ],
+            Order::Interleaved,
+        )?;
         let seed = match map.get_node("seed") {
             Some(node) => doc.whole(node, "seed", 0)?,
             None => 1,
@@ -417,33 +374,7 @@ impl Reader<'_> {
             Some(node) => self.faults(node, &workload)?,
             None => Vec::new(),
         };
-        if figures.contains(&Figure::Cpu)
-            && !workload
-                .extra
-                .iter()
-                .any(|t| t.source.starts_with("--monitor"))
-        {
-            return Err(doc.at(
-                map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
-                "cpu is the monitored host's CPU: add workload.flags: [--monitor, local] (or an agent's URL)",
-            ));
-        }
-        if !faults.is_empty()
-            && workload.planned.is_none()
-            && !workload.flags.iter().any(|(flag, _)| flag == "--duration")
-        {
-            return Err(doc.at(
-                map.get_node("faults").map_or(doc.map_at(map), |n| n.span()),
-                "faults need runs of a known length: give the workload a duration:",
-            ));
-        }
-        let mut figures = figures;
-        if !faults.is_empty() {
-            figures.extend([Figure::FaultErrors, Figure::Recovery]);
-            if faults[0].lost_check.is_some() {
-                figures.push(Figure::UsersLost);
-            }
-        }
+        let figures = self.all_figures(map, figures, &workload, &faults)?;
         let runs = cells.len() * repetitions.max as usize;
         if runs > MAX_RUNS {
             return Err(doc.at(
@@ -476,6 +407,128 @@ impl Reader<'_> {
             figures,
             label,
         })
+    }
+
+    /// The factors, the cells they make (or the file lists) and the
+    /// baseline; the factors' names become the names `${…}` may use.
+    fn design(&mut self, map: &MarkedMappingNode) -> Res<Design> {
+        let doc = self.doc;
+        let factors = match map.get_node("factors") {
+            Some(node) => self.factors(node)?,
+            None => Vec::new(),
+        };
+        self.factor_names = factors.iter().map(|f| f.name.clone()).collect();
+        self.factor_names.push(OUT.to_string());
+        // The product's size first: a study of millions of cells is
+        // refused before any is built.
+        let product = factors
+            .iter()
+            .fold(1usize, |n, f| n.saturating_mul(f.levels.len()));
+        if map.get_node("cells").is_none() && product > MAX_RUNS {
+            return Err(doc.at(
+                map.get_node("factors").map_or(doc.map_at(map), |n| n.span()),
+                format!(
+                    "the factors make {} cells, more than the {MAX_RUNS} runs headroom plans: use fewer levels, or list the cells wanted under cells:",
+                    if product == usize::MAX { "billions of".to_string() } else { product.to_string() }
+                ),
+            ));
+        }
+        let cells = match map.get_node("cells") {
+            Some(node) => self.cells(node, &factors)?,
+            None => headroom_analysis::experiment::cells(&factors),
+        };
+        let baseline = self.baseline(map.get_node("baseline"), &factors)?;
+        Ok(Design {
+            factors,
+            cells,
+            baseline,
+        })
+    }
+
+    /// `prepare`, and the hooks around cells and runs with their timeout.
+    fn hooks(&self, map: &MarkedMappingNode) -> Res<(Option<Template>, Hooks)> {
+        let hook_timeout = match map.get_node("hook_timeout") {
+            Some(node) => self.fixed_duration(node, "hook_timeout", true)?,
+            None => Duration::from_secs(600),
+        };
+        let hook = |key: &str| -> Res<Option<Template>> {
+            map.get_node(key)
+                .map(|node| self.command(node, key))
+                .transpose()
+        };
+        let prepare = hook("prepare")?;
+        let hooks = Hooks {
+            setup: hook("setup")?,
+            teardown: hook("teardown")?,
+            before_each: hook("before_each")?,
+            after_each: hook("after_each")?,
+            timeout: hook_timeout,
+        };
+        Ok((prepare, hooks))
+    }
+
+    /// The value of `key`, one of two words (`default` without the key).
+    fn one_of<T: Copy>(
+        &self,
+        map: &MarkedMappingNode,
+        key: &str,
+        choices: &[(&str, T); 2],
+        default: T,
+    ) -> Res<T> {
+        let Some(node) = map.get_node(key) else {
+            return Ok(default);
+        };
+        let s = self.doc.scalar(node, key)?;
+        let word = s.as_str().trim();
+        match choices.iter().find(|(name, _)| *name == word) {
+            Some((_, value)) => Ok(*value),
+            None => Err(self.doc.at(
+                s.span(),
+                format!(
+                    "{key} must be {} or {}, not '{word}'",
+                    choices[0].0, choices[1].0
+                ),
+            )),
+        }
+    }
+
+    /// The figures measured, with the faults' own; cpu needs a monitor and
+    /// faults a run of known length.
+    fn all_figures(
+        &self,
+        map: &MarkedMappingNode,
+        mut figures: Vec<Figure>,
+        workload: &Workload,
+        faults: &[FaultSpec],
+    ) -> Res<Vec<Figure>> {
+        let doc = self.doc;
+        if figures.contains(&Figure::Cpu)
+            && !workload
+                .extra
+                .iter()
+                .any(|t| t.source.starts_with("--monitor"))
+        {
+            return Err(doc.at(
+                map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
+                "cpu is the monitored host's CPU: add workload.flags: [--monitor, local] (or an agent's URL)",
+            ));
+        }
+        if !faults.is_empty()
+            && workload.planned.is_none()
+            && !workload.flags.iter().any(|(flag, _)| flag == "--duration")
+        {
+            return Err(doc.at(
+                map.get_node("faults").map_or(doc.map_at(map), |n| n.span()),
+                "faults need runs of a known length: give the workload a duration:",
+            ));
+        }
+        if !faults.is_empty() {
+            figures.extend([Figure::FaultErrors, Figure::Recovery]);
+            if faults[0].lost_check.is_some() {
+                figures.push(Figure::UsersLost);
+            }
+        }
+        Ok(figures)
     }
 
     fn factors(&self, node: &Yaml) -> Res<Vec<Factor>> {
@@ -677,6 +730,34 @@ impl Reader<'_> {
                 "a capacity search of a scenario needs target: URL (the scenario's base URL)",
             ));
         }
+        let (mut flags, planned) = self.profile_flags(map, command)?;
+        if let Some(node) = capacity {
+            let cap = doc.mapping(node, "workload.capacity")?;
+            doc.keys(cap, CAPACITY_KEYS, "workload.capacity")?;
+            for (key, value) in cap.iter() {
+                let t = self.template(value, &format!("workload.capacity.{}", key.as_str()))?;
+                flags.push((format!("--{}", key.as_str().replace('_', "-")), t));
+            }
+        }
+        let extra = self.extra_args(map)?;
+        Ok(Workload {
+            command,
+            subject,
+            flags,
+            extra,
+            planned,
+        })
+    }
+
+    /// The profile keys as flags (`ramp_up` → `--ramp-up`), each refused
+    /// where the command takes no such flag; with the planned length of a
+    /// run when its duration depends on no factor.
+    fn profile_flags(
+        &self,
+        map: &MarkedMappingNode,
+        command: WorkloadCommand,
+    ) -> Res<(Flags, Option<Duration>)> {
+        let doc = self.doc;
         let mut flags = Vec::new();
         let mut planned = Duration::ZERO;
         let mut has_duration = false;
@@ -717,14 +798,13 @@ impl Reader<'_> {
             }
             flags.push((format!("--{}", key.replace('_', "-")), t));
         }
-        if let Some(node) = capacity {
-            let cap = doc.mapping(node, "workload.capacity")?;
-            doc.keys(cap, CAPACITY_KEYS, "workload.capacity")?;
-            for (key, value) in cap.iter() {
-                let t = self.template(value, &format!("workload.capacity.{}", key.as_str()))?;
-                flags.push((format!("--{}", key.as_str().replace('_', "-")), t));
-            }
-        }
+        Ok((flags, has_duration.then_some(planned)))
+    }
+
+    /// `workload.flags`: more arguments, as written; the runner's own are
+    /// refused.
+    fn extra_args(&self, map: &MarkedMappingNode) -> Res<Vec<Template>> {
+        let doc = self.doc;
         let mut extra = Vec::new();
         if let Some(node) = map.get_node("flags") {
             let list = node.as_sequence().ok_or_else(|| {
@@ -747,13 +827,7 @@ impl Reader<'_> {
                 extra.push(t);
             }
         }
-        Ok(Workload {
-            command,
-            subject,
-            flags,
-            extra,
-            planned: has_duration.then_some(planned),
-        })
+        Ok(extra)
     }
 
     fn services(&self, node: &Yaml) -> Res<Vec<Service>> {

@@ -3,11 +3,13 @@
 //! compared with confidence intervals.
 //!
 //! [`file`] reads the experiment file, [`plan`] renders each cell's
-//! commands and the run order, [`runner`] runs them (each run a `headroom`
-//! child writing an ordinary bundle), [`store`] keeps the study on disk and
+//! commands and the run order, [`cell_run`] holds each cell's run spec,
+//! [`runner`] runs them (each run a `headroom run --spec` child writing an
+//! ordinary bundle), [`store`] keeps the study on disk and
 //! [`results`] computes and renders the comparisons (statistics from
 //! `headroom_analysis::experiment`).
 
+pub mod cell_run;
 pub mod fault_figures;
 pub mod figure;
 pub mod file;
@@ -21,39 +23,28 @@ pub mod serving;
 pub mod store;
 pub mod template;
 
+use cell_run::CellRun;
 use file::Experiment;
-use plan::{shell_words, Plan};
+use plan::Plan;
 
-/// Checks every cell's run before anything runs: its command line (with
-/// `parse_args`, the binary's own parser) and its scenario file, so a
-/// mistake in one cell's levels is found before the first run, not hours in.
-/// With `written_later`, a scenario file that does not exist yet is not an
-/// error (the `prepare` command writes it).
+/// Checks every cell's run before anything runs (its command line was
+/// built into a run when the plan was made): that no fault comes after the
+/// run ends, and its scenario file, so a mistake in one cell's levels is
+/// found before the first run, not hours in. With `written_later`, a
+/// scenario file that does not exist yet is not an error (the `prepare`
+/// command writes it).
 pub fn check_cells(
     experiment: &Experiment,
     plan: &Plan,
     written_later: bool,
-    parse_args: impl Fn(&[String]) -> Result<(), String>,
 ) -> Result<(), String> {
     let mut scenarios_checked: Vec<String> = Vec::new();
     for cell in &plan.cells {
-        let argv = cell.run_argv(std::path::Path::new("/nonexistent/headroom-check"), 1);
-        if let Err(e) = parse_args(&argv) {
-            return Err(format!(
-                "{}: the workload of cell {} gives `headroom {}`, which is wrong: {}",
-                experiment.file.display(),
-                cell.label,
-                shell_words(&cell.argv),
-                e.trim()
-            ));
-        }
         // A fault after the end of this cell's runs would never happen.
-        let duration = cell
-            .argv
-            .iter()
-            .position(|a| a == "--duration")
-            .and_then(|i| cell.argv.get(i + 1))
-            .and_then(|d| headroom_units::quantity::parse_duration(d).ok());
+        let duration = match &cell.run {
+            CellRun::Spec { spec, .. } => spec.profile.duration,
+            CellRun::CommandLine => None,
+        };
         let ramp_up = experiment.workload.ramp_up_fixed();
         let late = duration.and_then(|d| {
             experiment

@@ -1,9 +1,11 @@
-//! The plan of an experiment: each cell with its commands rendered, the
-//! order of the runs, each run's command line, and the estimate of how
-//! long the study takes. `--dry-run` prints it.
+//! The plan of an experiment: each cell with its commands rendered and
+//! its run spec, the order of the runs, each run's command line, and the
+//! estimate of how long the study takes. `--dry-run` prints it.
 
+use crate::cell_run::{fault_arg, BuildRun, CellRun};
 use crate::file::{Experiment, Order, Ready, WorkloadCommand, OUT};
 use headroom_analysis::experiment::{interleaved_order, sequential_order, Cell};
+use headroom_load::spec::FaultSpec;
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -19,8 +21,11 @@ pub struct PlannedCell {
     pub dir_name: String,
     /// `store=db users=30`.
     pub label: String,
-    /// The run's command line without --out, --seed and --quiet.
+    /// The run's command line without --out, --seed and --quiet: what
+    /// the plan shows and keeps, and what the CLI builds the run from.
     pub argv: Vec<String>,
+    /// How its runs start (the CLI built it from `argv`).
+    pub run: CellRun,
     /// The scenario file the runs load, when the workload has one.
     pub scenario: Option<String>,
     pub setup: Option<String>,
@@ -28,8 +33,8 @@ pub struct PlannedCell {
     pub before_each: Option<String>,
     pub after_each: Option<String>,
     pub services: Vec<PlannedService>,
-    /// `AT=COMMAND`, as `--fault` takes them.
-    pub faults: Vec<String>,
+    /// Commands run at moments of each run.
+    pub faults: Vec<FaultSpec>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,8 +96,10 @@ pub fn cell_label(cell: &Cell) -> String {
 }
 
 /// The plan for a study written to `out` (made absolute, as `${out}` in
-/// commands that may run anywhere).
-pub fn plan(experiment: &Experiment, out: &Path) -> Plan {
+/// commands that may run anywhere), each cell's run built by `build` from
+/// its command line. The error names the cell whose command line is wrong
+/// and says why, before anything runs.
+pub fn plan(experiment: &Experiment, out: &Path, build: BuildRun) -> Result<Plan, String> {
     let out = absolute(out);
     let cells = experiment
         .cells
@@ -105,9 +112,18 @@ pub fn plan(experiment: &Experiment, out: &Path) -> Plan {
             planned.dir_name = dir_name(i, cell);
             planned.cell = cell.clone();
             planned.label = cell_label(cell);
-            planned
+            planned.run = build(&planned.argv).map_err(|e| {
+                format!(
+                    "{}: the workload of cell {} gives `headroom {}`, which is wrong: {}",
+                    experiment.file.display(),
+                    planned.label,
+                    shell_words(&planned.argv),
+                    e.trim()
+                )
+            })?;
+            Ok(planned)
         })
-        .collect::<Vec<_>>();
+        .collect::<Result<Vec<_>, String>>()?;
     let prepare = experiment
         .prepare
         .as_ref()
@@ -117,11 +133,11 @@ pub fn plan(experiment: &Experiment, out: &Path) -> Plan {
         Order::Interleaved => interleaved_order(cells.len(), rounds, experiment.seed),
         Order::Sequential => sequential_order(cells.len(), rounds),
     };
-    Plan {
+    Ok(Plan {
         cells,
         order,
         prepare,
-    }
+    })
 }
 
 /// `path` from the current directory, without resolving links.
@@ -183,6 +199,7 @@ fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCe
         dir_name: dir_name(index, cell),
         label: cell_label(cell),
         argv,
+        run: CellRun::CommandLine,
         scenario,
         setup: hooks.setup.as_ref().map(|t| t.render(cell)),
         teardown: hooks.teardown.as_ref().map(|t| t.render(cell)),
@@ -204,7 +221,10 @@ fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCe
         faults: experiment
             .faults
             .iter()
-            .map(|f| format!("{}ms={}", f.at.as_millis(), f.command.render(cell)))
+            .map(|f| FaultSpec {
+                at: f.at,
+                command: f.command.render(cell),
+            })
             .collect(),
     }
 }
@@ -218,11 +238,16 @@ impl PlannedCell {
         argv.push("--seed".into());
         argv.push(seed.to_string());
         argv.push("--quiet".into());
-        for fault in &self.faults {
+        for fault in self.fault_args() {
             argv.push("--fault".into());
-            argv.push(fault.clone());
+            argv.push(fault);
         }
         argv
+    }
+
+    /// `AT=COMMAND`, as `--fault` takes them.
+    pub fn fault_args(&self) -> Vec<String> {
+        self.faults.iter().map(fault_arg).collect()
     }
 }
 
@@ -275,8 +300,31 @@ fn indented(command: &str) -> String {
 /// What `--dry-run` prints: the cells, the order, each command, the estimate.
 pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path) -> String {
     let mut text = String::new();
+    study_text(&mut text, experiment, plan, out);
+    estimate_text(&mut text, experiment);
+    if let Some(prepare) = &plan.prepare {
+        let _ = writeln!(text, "\nprepare (once): {}", indented(prepare));
+    }
+    let _ = writeln!(text, "\ncells:");
+    for (i, cell) in plan.cells.iter().enumerate() {
+        let run_dir = out.join("cells").join(&cell.dir_name).join("rN");
+        let run = cell.run_argv(&run_dir, experiment.seed);
+        cell_text(
+            &mut text,
+            i,
+            cell,
+            &format!("{program} {}", shell_words(&run)),
+        );
+    }
+    order_text(&mut text, experiment, plan);
+    text
+}
+
+/// `experiment 'x': 4 cells × 3 repetitions → 12 runs`, the order, the
+/// figures and the output directory.
+fn study_text(text: &mut String, experiment: &Experiment, plan: &Plan, out: &Path) {
     let rule = &experiment.repetitions;
-    let (min_runs, max_runs, per_run) = estimate(experiment);
+    let (min_runs, max_runs, _) = estimate(experiment);
     let _ = writeln!(
         text,
         "experiment '{}': {} × {} → {}",
@@ -325,79 +373,79 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
             "services, setup and teardown: around every run (services_per: run)"
         );
     }
-    match per_run {
-        Some(each) => {
-            let low = each * min_runs as u32;
-            let high = each * max_runs as u32;
-            let _ = writeln!(
-                text,
-                "estimated time: {}{} ({} per run{})",
-                hours(low),
-                if low == high {
-                    String::new()
-                } else {
-                    format!(" to {}", hours(high))
-                },
-                hours(each),
-                if experiment.quiet.is_some()
-                    || experiment.hooks.before_each.is_some()
-                    || !experiment.services.is_empty()
-                {
-                    ", plus hooks, services and quiet waits"
-                } else {
-                    ""
-                }
-            );
-        }
-        None => {
-            let _ = writeln!(
-                text,
-                "estimated time: unknown (the runs' length depends on {})",
-                match experiment.workload.command {
-                    WorkloadCommand::Capacity => "the capacity search's answer",
-                    _ => "a factor, or a number of requests or iterations",
-                }
-            );
-        }
-    }
-    if let Some(prepare) = &plan.prepare {
-        let _ = writeln!(text, "\nprepare (once): {}", indented(prepare));
-    }
-    let _ = writeln!(text, "\ncells:");
-    for (i, cell) in plan.cells.iter().enumerate() {
-        let _ = writeln!(text, "  {:>3}. {}  [{}]", i + 1, cell.label, cell.dir_name);
-        let show = |text: &mut String, what: &str, command: &Option<String>| {
-            if let Some(c) = command {
-                let _ = writeln!(text, "       {what}: {}", indented(c));
+}
+
+/// `estimated time: 3m00s to 5m00s (15s per run)`, or why it is unknown.
+fn estimate_text(text: &mut String, experiment: &Experiment) {
+    let (min_runs, max_runs, per_run) = estimate(experiment);
+    let Some(each) = per_run else {
+        let _ = writeln!(
+            text,
+            "estimated time: unknown (the runs' length depends on {})",
+            match experiment.workload.command {
+                WorkloadCommand::Capacity => "the capacity search's answer",
+                _ => "a factor, or a number of requests or iterations",
             }
-        };
-        show(&mut text, "setup", &cell.setup);
-        for s in &cell.services {
-            let ready = match &s.ready {
-                Some(PlannedReady::Tcp(a)) => {
-                    format!(" (ready: tcp {a}, within {})", hours(s.timeout))
-                }
-                Some(PlannedReady::Http(u)) => {
-                    format!(" (ready: http {u}, within {})", hours(s.timeout))
-                }
-                None => String::new(),
-            };
-            let _ = writeln!(
-                text,
-                "       service {}: {}{ready}",
-                s.name,
-                indented(&s.command)
-            );
-        }
-        show(&mut text, "before each", &cell.before_each);
-        let run = cell.run_argv(
-            &out.join("cells").join(&cell.dir_name).join("rN"),
-            experiment.seed,
         );
-        let _ = writeln!(text, "       run: {program} {}", shell_words(&run));
-        show(&mut text, "after each", &cell.after_each);
-        show(&mut text, "teardown", &cell.teardown);
+        return;
+    };
+    let low = each * min_runs as u32;
+    let high = each * max_runs as u32;
+    let _ = writeln!(
+        text,
+        "estimated time: {}{} ({} per run{})",
+        hours(low),
+        if low == high {
+            String::new()
+        } else {
+            format!(" to {}", hours(high))
+        },
+        hours(each),
+        if experiment.quiet.is_some()
+            || experiment.hooks.before_each.is_some()
+            || !experiment.services.is_empty()
+        {
+            ", plus hooks, services and quiet waits"
+        } else {
+            ""
+        }
+    );
+}
+
+/// One cell: its hooks, services and the run's command line.
+fn cell_text(text: &mut String, i: usize, cell: &PlannedCell, run: &str) {
+    let _ = writeln!(text, "  {:>3}. {}  [{}]", i + 1, cell.label, cell.dir_name);
+    let show = |text: &mut String, what: &str, command: &Option<String>| {
+        if let Some(c) = command {
+            let _ = writeln!(text, "       {what}: {}", indented(c));
+        }
+    };
+    show(text, "setup", &cell.setup);
+    for s in &cell.services {
+        let ready = match &s.ready {
+            Some(PlannedReady::Tcp(a)) => {
+                format!(" (ready: tcp {a}, within {})", hours(s.timeout))
+            }
+            Some(PlannedReady::Http(u)) => {
+                format!(" (ready: http {u}, within {})", hours(s.timeout))
+            }
+            None => String::new(),
+        };
+        let _ = writeln!(
+            text,
+            "       service {}: {}{ready}",
+            s.name,
+            indented(&s.command)
+        );
     }
+    show(text, "before each", &cell.before_each);
+    let _ = writeln!(text, "       run: {run}");
+    show(text, "after each", &cell.after_each);
+    show(text, "teardown", &cell.teardown);
+}
+
+/// The runs' order as round.cell, twelve a line.
+fn order_text(text: &mut String, experiment: &Experiment, plan: &Plan) {
     let _ = writeln!(text, "\nrun order (round.cell):");
     let mut line = String::from(" ");
     for (n, (round, cell)) in plan.order.iter().enumerate() {
@@ -408,6 +456,7 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
         let _ = write!(line, " {}.{}", round + 1, cell + 1);
     }
     let _ = writeln!(text, "{line}");
+    let rule = &experiment.repetitions;
     if rule.min != rule.max {
         let _ = writeln!(
             text,
@@ -415,7 +464,6 @@ pub fn describe(experiment: &Experiment, plan: &Plan, program: &str, out: &Path)
             rule.min
         );
     }
-    text
 }
 
 #[cfg(test)]

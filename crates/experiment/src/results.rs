@@ -7,7 +7,9 @@ use crate::figure::Figure;
 use crate::file::Experiment;
 use crate::plan::cell_label;
 use crate::store::RunRow;
-use headroom_analysis::experiment::{against_baseline, main_effect, Cell, Difference, Summary};
+use headroom_analysis::experiment::{
+    against_baseline, main_effect, AgainstBaseline, Cell, Difference, Summary,
+};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -223,7 +225,6 @@ fn environment_pairs(text: &str) -> BTreeMap<&str, &str> {
 }
 
 pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
-    let figures = &experiment.figures;
     let failed = all_rows
         .iter()
         .filter_map(|r| {
@@ -236,154 +237,35 @@ pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
         })
         .collect();
     let rows: Vec<RunRow> = all_rows.iter().filter(|r| !r.failed()).cloned().collect();
-    let rows = rows.as_slice();
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for row in rows {
-        *counts.entry(row.environment.as_str()).or_default() += 1;
-    }
-    let usual = counts
-        .iter()
-        .max_by_key(|(_, n)| **n)
-        .map(|(env, _)| env.to_string())
-        .unwrap_or_default();
-    let usual_pairs = environment_pairs(&usual);
+    let usual = usual_environment(&rows);
     let cells: Vec<CellResult> = experiment
         .cells
         .iter()
         .enumerate()
-        .map(|(i, cell)| {
-            let mut mine: Vec<&RunRow> = rows.iter().filter(|r| r.cell == i).collect();
-            mine.sort_by_key(|r| r.repetition);
-            let values: Vec<Vec<f64>> = (0..figures.len())
-                .map(|k| mine.iter().filter_map(|r| r.values[k]).collect())
-                .collect();
-            let at_least: Vec<usize> = (0..figures.len())
-                .map(|k| {
-                    mine.iter()
-                        .filter(|r| {
-                            r.values[k].is_some() && r.at_least.get(k).copied().unwrap_or(false)
-                        })
-                        .count()
-                })
-                .collect();
-            let odd_environment = mine
-                .iter()
-                .filter(|r| r.environment != usual)
-                .map(|r| {
-                    let theirs = environment_pairs(&r.environment);
-                    let differs: Vec<String> = usual_pairs
-                        .iter()
-                        .filter(|(k, v)| theirs.get(*k) != Some(v))
-                        .map(|(k, v)| {
-                            format!("{k} {} (others {v})", theirs.get(k).unwrap_or(&"unknown"))
-                        })
-                        .collect();
-                    (r.repetition, differs.join(", "))
-                })
-                .collect();
-            CellResult {
-                cell: cell.clone(),
-                label: cell_label(cell),
-                runs: mine.len(),
-                summaries: values.iter().map(|v| Summary::of(v)).collect(),
-                values,
-                at_least,
-                odd_environment,
-            }
-        })
+        .map(|(i, cell)| cell_result(experiment, &rows, &usual, i, cell))
         .collect();
     let mut main_effects = Vec::new();
     let mut comparisons = Vec::new();
     for factor in experiment.factors.iter().filter(|f| f.levels.len() > 1) {
         let baseline = experiment.baseline_of(factor);
-        for (k, figure) in figures.iter().enumerate() {
-            let means: Vec<Option<f64>> = cells
-                .iter()
-                .map(|c| c.summaries[k].as_ref().map(|s| s.mean))
-                .collect();
-            // A mean over lower bounds is not an effect.
-            let bounded = cells.iter().any(|c| c.at_least[k] > 0);
-            main_effects.push(MainEffect {
-                factor: factor.name.clone(),
-                figure: *figure,
-                levels: if bounded {
-                    Vec::new()
-                } else {
-                    main_effect(&factor.name, &experiment.cells, &means)
-                },
-            });
+        for (k, figure) in experiment.figures.iter().enumerate() {
+            main_effects.push(main_effect_of(experiment, &cells, &factor.name, k));
             let runs: Vec<Vec<f64>> = cells.iter().map(|c| c.values[k].clone()).collect();
             for found in against_baseline(&factor.name, &baseline, &experiment.cells, &runs) {
-                let cell = &experiment.cells[found.cell];
-                let level = cell
-                    .iter()
-                    .find(|(f, _)| *f == factor.name)
-                    .map(|(_, l)| l.clone())
-                    .unwrap_or_default();
-                let held: Vec<String> = cell
-                    .iter()
-                    .filter(|(f, _)| *f != factor.name)
-                    .map(|(f, l)| format!("{f}={l}"))
-                    .collect();
-                let bounds = (
-                    (
-                        cells[found.baseline_cell].at_least[k],
-                        &cells[found.baseline_cell],
-                    ),
-                    (cells[found.cell].at_least[k], &cells[found.cell]),
-                );
-                let censored = lower_bounds(bounds.0, bounds.1, *figure, k);
-                let shown = if censored.is_some() {
-                    None
-                } else {
-                    ShownChange::of(
-                        *figure,
-                        &runs[found.baseline_cell],
-                        &runs[found.cell],
-                        found.difference.as_ref(),
-                    )
+                let side = |cell: usize| (cells[cell].at_least[k], &cells[cell]);
+                let sides = Sides {
+                    baseline: &runs[found.baseline_cell],
+                    other: &runs[found.cell],
+                    censored: lower_bounds(side(found.baseline_cell), side(found.cell), *figure, k),
                 };
-                let (verdict, real, worse) = match &censored {
-                    Some(why) => (why.clone(), false, false),
-                    None => verdict(
-                        *figure,
-                        found.difference.as_ref(),
-                        shown.as_ref(),
-                        &runs[found.baseline_cell],
-                        &runs[found.cell],
-                    ),
-                };
-                // A lower bound's mean is not the cell's mean: no change.
-                let found_difference = if censored.is_some() {
-                    None
-                } else {
-                    found.difference
-                };
-                let means = (
-                    Summary::of(&runs[found.baseline_cell]).map(|s| s.mean),
-                    Summary::of(&runs[found.cell]).map(|s| s.mean),
-                );
-                let change_pct = match means {
-                    (Some(a), Some(b)) if a.abs() > f64::EPSILON && censored.is_none() => {
-                        Some((b - a) / a * 100.0)
-                    }
-                    _ => None,
-                };
-                comparisons.push(Comparison {
-                    shown,
-                    change_pct,
-                    factor: factor.name.clone(),
-                    level,
-                    baseline: baseline.clone(),
-                    held: held.join(" "),
-                    figure: *figure,
-                    cell: found.cell,
-                    baseline_cell: found.baseline_cell,
-                    difference: found_difference,
-                    verdict,
-                    real,
-                    worse,
-                });
+                comparisons.push(comparison(
+                    experiment,
+                    &factor.name,
+                    &baseline,
+                    *figure,
+                    found,
+                    &sides,
+                ));
             }
         }
     }
@@ -393,6 +275,166 @@ pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
         comparisons,
         usual_environment: usual,
         failed,
+    }
+}
+
+/// The environment most runs had.
+fn usual_environment(rows: &[RunRow]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for row in rows {
+        *counts.entry(row.environment.as_str()).or_default() += 1;
+    }
+    counts
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map(|(env, _)| env.to_string())
+        .unwrap_or_default()
+}
+
+/// Cell `i`'s figures over its repetitions, and its runs whose
+/// environment differs from the `usual` one, with how.
+fn cell_result(
+    experiment: &Experiment,
+    rows: &[RunRow],
+    usual: &str,
+    i: usize,
+    cell: &Cell,
+) -> CellResult {
+    let figures = experiment.figures.len();
+    let mut mine: Vec<&RunRow> = rows.iter().filter(|r| r.cell == i).collect();
+    mine.sort_by_key(|r| r.repetition);
+    let values: Vec<Vec<f64>> = (0..figures)
+        .map(|k| mine.iter().filter_map(|r| r.values[k]).collect())
+        .collect();
+    let at_least: Vec<usize> = (0..figures)
+        .map(|k| {
+            mine.iter()
+                .filter(|r| r.values[k].is_some() && r.at_least.get(k).copied().unwrap_or(false))
+                .count()
+        })
+        .collect();
+    let usual_pairs = environment_pairs(usual);
+    let odd_environment = mine
+        .iter()
+        .filter(|r| r.environment != usual)
+        .map(|r| {
+            let theirs = environment_pairs(&r.environment);
+            let differs: Vec<String> = usual_pairs
+                .iter()
+                .filter(|(k, v)| theirs.get(*k) != Some(v))
+                .map(|(k, v)| format!("{k} {} (others {v})", theirs.get(k).unwrap_or(&"unknown")))
+                .collect();
+            (r.repetition, differs.join(", "))
+        })
+        .collect();
+    CellResult {
+        cell: cell.clone(),
+        label: cell_label(cell),
+        runs: mine.len(),
+        summaries: values.iter().map(|v| Summary::of(v)).collect(),
+        values,
+        at_least,
+        odd_environment,
+    }
+}
+
+/// `factor`'s main effect on figure `k` (none over lower bounds: a mean
+/// over them is not an effect).
+fn main_effect_of(
+    experiment: &Experiment,
+    cells: &[CellResult],
+    factor: &str,
+    k: usize,
+) -> MainEffect {
+    let means: Vec<Option<f64>> = cells
+        .iter()
+        .map(|c| c.summaries[k].as_ref().map(|s| s.mean))
+        .collect();
+    let bounded = cells.iter().any(|c| c.at_least[k] > 0);
+    MainEffect {
+        factor: factor.to_string(),
+        figure: experiment.figures[k],
+        levels: if bounded {
+            Vec::new()
+        } else {
+            main_effect(factor, &experiment.cells, &means)
+        },
+    }
+}
+
+/// The two sides of a comparison: the baseline cell's and the other
+/// cell's values, and why they are not compared when either holds lower
+/// bounds.
+struct Sides<'a> {
+    baseline: &'a [f64],
+    other: &'a [f64],
+    censored: Option<String>,
+}
+
+/// A level against its factor's baseline on one figure.
+fn comparison(
+    experiment: &Experiment,
+    factor: &str,
+    baseline: &str,
+    figure: Figure,
+    found: AgainstBaseline,
+    sides: &Sides,
+) -> Comparison {
+    let cell = &experiment.cells[found.cell];
+    let level = cell
+        .iter()
+        .find(|(f, _)| f == factor)
+        .map(|(_, l)| l.clone())
+        .unwrap_or_default();
+    let held: Vec<String> = cell
+        .iter()
+        .filter(|(f, _)| f != factor)
+        .map(|(f, l)| format!("{f}={l}"))
+        .collect();
+    let censored = sides.censored.is_some();
+    let shown = if censored {
+        None
+    } else {
+        ShownChange::of(
+            figure,
+            sides.baseline,
+            sides.other,
+            found.difference.as_ref(),
+        )
+    };
+    let (verdict, real, worse) = match &sides.censored {
+        Some(why) => (why.clone(), false, false),
+        None => verdict(
+            figure,
+            found.difference.as_ref(),
+            shown.as_ref(),
+            sides.baseline,
+            sides.other,
+        ),
+    };
+    let means = (
+        Summary::of(sides.baseline).map(|s| s.mean),
+        Summary::of(sides.other).map(|s| s.mean),
+    );
+    let change_pct = match means {
+        (Some(a), Some(b)) if a.abs() > f64::EPSILON && !censored => Some((b - a) / a * 100.0),
+        _ => None,
+    };
+    Comparison {
+        shown,
+        change_pct,
+        factor: factor.to_string(),
+        level,
+        baseline: baseline.to_string(),
+        held: held.join(" "),
+        figure,
+        cell: found.cell,
+        baseline_cell: found.baseline_cell,
+        // A lower bound's mean is not the cell's mean: no change.
+        difference: if censored { None } else { found.difference },
+        verdict,
+        real,
+        worse,
     }
 }
 
@@ -523,95 +565,112 @@ fn shown_cell(figure: Figure, cell: &CellResult, k: usize) -> String {
 /// "mean ±half-width of its 95% interval".
 pub fn render_text(experiment: &Experiment, results: &Results) -> String {
     let mut text = String::new();
-    let down = experiment.factors.first();
-    let across = experiment.factors.get(1);
     for (k, figure) in experiment.figures.iter().enumerate() {
-        let _ = writeln!(
-            text,
-            "\n{}{} — mean ±95% interval over repetitions",
-            figure.title(),
-            experiment
-                .label
-                .as_ref()
-                .map(|l| format!(" of '{l}'"))
-                .unwrap_or_default()
-        );
-        let (Some(down), Some(across)) = (down, across) else {
-            for c in &results.cells {
-                let _ = writeln!(
-                    text,
-                    "  {:<32} {:>18}  n={}",
-                    c.label,
-                    shown_cell(*figure, c, k),
-                    c.runs
-                );
-            }
-            continue;
-        };
-        // Tables for each combination of the other factors' levels.
-        let mut rest: Vec<String> = Vec::new();
+        figure_tables(&mut text, experiment, results, *figure, k);
+    }
+    main_effects_text(&mut text, experiment, results);
+    comparisons_text(&mut text, experiment, results);
+    notes_text(&mut text, results);
+    text
+}
+
+/// One figure's tables: the first factor down and the second across, one
+/// table per combination of the other factors' levels (a list of the
+/// cells with fewer than two factors).
+fn figure_tables(
+    text: &mut String,
+    experiment: &Experiment,
+    results: &Results,
+    figure: Figure,
+    k: usize,
+) {
+    let _ = writeln!(
+        text,
+        "\n{}{} — mean ±95% interval over repetitions",
+        figure.title(),
+        experiment
+            .label
+            .as_ref()
+            .map(|l| format!(" of '{l}'"))
+            .unwrap_or_default()
+    );
+    let (Some(down), Some(across)) = (experiment.factors.first(), experiment.factors.get(1)) else {
         for c in &results.cells {
-            let key: Vec<String> = c
-                .cell
-                .iter()
-                .skip(2)
-                .map(|(f, l)| format!("{f}={l}"))
-                .collect();
-            let key = key.join(" ");
-            if !rest.contains(&key) {
-                rest.push(key);
-            }
-        }
-        for key in rest {
-            if !key.is_empty() {
-                let _ = writeln!(text, "  {key}:");
-            }
-            let _ = write!(
+            let _ = writeln!(
                 text,
-                "  {:<20}",
-                format!("{} \\ {}", down.name, across.name)
+                "  {:<32} {:>18}  n={}",
+                c.label,
+                shown_cell(figure, c, k),
+                c.runs
             );
-            for level in &across.levels {
-                let _ = write!(text, " {:>18}", format!("{}={level}", across.name));
+        }
+        return;
+    };
+    // The other factors' levels of a cell, as `users=30 think=1s`.
+    let rest_of = |cell: &Cell| -> String {
+        cell.iter()
+            .skip(2)
+            .map(|(f, l)| format!("{f}={l}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut rest: Vec<String> = Vec::new();
+    for c in &results.cells {
+        let key = rest_of(&c.cell);
+        if !rest.contains(&key) {
+            rest.push(key);
+        }
+    }
+    for key in rest {
+        if !key.is_empty() {
+            let _ = writeln!(text, "  {key}:");
+        }
+        let _ = write!(
+            text,
+            "  {:<20}",
+            format!("{} \\ {}", down.name, across.name)
+        );
+        for level in &across.levels {
+            let _ = write!(text, " {:>18}", format!("{}={level}", across.name));
+        }
+        let _ = writeln!(text);
+        for row in &down.levels {
+            let _ = write!(text, "  {:<20}", format!("{}={row}", down.name));
+            for col in &across.levels {
+                let found = results.cells.iter().find(|c| {
+                    c.cell.first().is_some_and(|(_, l)| l == row)
+                        && c.cell.get(1).is_some_and(|(_, l)| l == col)
+                        && rest_of(&c.cell) == key
+                });
+                let value = found
+                    .map(|c| shown_cell(figure, c, k))
+                    .unwrap_or_else(|| "not run".into());
+                let _ = write!(text, " {value:>18}");
             }
             let _ = writeln!(text);
-            for row in &down.levels {
-                let _ = write!(text, "  {:<20}", format!("{}={row}", down.name));
-                for col in &across.levels {
-                    let found = results.cells.iter().find(|c| {
-                        c.cell.first().is_some_and(|(_, l)| l == row)
-                            && c.cell.get(1).is_some_and(|(_, l)| l == col)
-                            && c.cell
-                                .iter()
-                                .skip(2)
-                                .map(|(f, l)| format!("{f}={l}"))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                                == key
-                    });
-                    let value = found
-                        .map(|c| shown_cell(*figure, c, k))
-                        .unwrap_or_else(|| "not run".into());
-                    let _ = write!(text, " {value:>18}");
-                }
-                let _ = writeln!(text);
-            }
         }
     }
-    if experiment.factors.len() > 1 && !results.main_effects.is_empty() {
-        let _ = writeln!(
-            text,
-            "\nmain effects (each level's mean over the cells at it):"
-        );
-        for e in results.main_effects.iter().filter(|e| !e.levels.is_empty()) {
-            let levels: Vec<String> = e
-                .levels
-                .iter()
-                .map(|(l, m)| format!("{}={l}: {:.1}", e.factor, e.figure.shown(*m)))
-                .collect();
-            let _ = writeln!(text, "  {:<12} {}", e.figure.name(), levels.join(", "));
-        }
+}
+
+fn main_effects_text(text: &mut String, experiment: &Experiment, results: &Results) {
+    if experiment.factors.len() < 2 || results.main_effects.is_empty() {
+        return;
     }
+    let _ = writeln!(
+        text,
+        "\nmain effects (each level's mean over the cells at it):"
+    );
+    for e in results.main_effects.iter().filter(|e| !e.levels.is_empty()) {
+        let levels: Vec<String> = e
+            .levels
+            .iter()
+            .map(|(l, m)| format!("{}={l}: {:.1}", e.factor, e.figure.shown(*m)))
+            .collect();
+        let _ = writeln!(text, "  {:<12} {}", e.figure.name(), levels.join(", "));
+    }
+}
+
+fn comparisons_text(text: &mut String, experiment: &Experiment, results: &Results) {
     let comparable = experiment.factors.iter().any(|f| f.levels.len() > 1);
     if comparable && results.comparisons.is_empty() {
         let _ = writeln!(
@@ -628,6 +687,10 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
             let _ = writeln!(text, "  {}", c.describe());
         }
     }
+}
+
+/// Lower bounds, failed runs and runs in an odd environment.
+fn notes_text(text: &mut String, results: &Results) {
     if results
         .cells
         .iter()
@@ -672,7 +735,6 @@ pub fn render_text(experiment: &Experiment, results: &Results) -> String {
             let _ = writeln!(text, "{line}");
         }
     }
-    text
 }
 
 /// `cells.csv`: one row per cell; per figure its mean, 95% interval, CoV,

@@ -1,10 +1,11 @@
 //! Running a plan: for each (round, cell) in order, whether the cell still
 //! needs a repetition; entering a cell (setup, services ready) and leaving
 //! it (services stopped, teardown); before/after hooks, the quiet wait and
-//! the run itself, as a `headroom` child process writing an ordinary
-//! bundle. Each finished run is appended to `runs.csv` at once, so an
+//! the run itself, as a `headroom run --spec` child process writing an
+//! ordinary bundle. Each finished run is appended to `runs.csv` at once, so an
 //! interrupted or killed study continues where it stopped.
 
+use crate::cell_run::{run_spec, spec_args, write_spec, CellRun, RunSettings};
 use crate::figure::Figure;
 use crate::file::{Experiment, WorkloadCommand};
 use crate::leftovers::Record;
@@ -213,7 +214,7 @@ fn plan_json(
             "setup": c.setup, "teardown": c.teardown,
             "before_each": c.before_each, "after_each": c.after_each,
             "services": c.services.iter().map(|s| serde_json::json!({"name": s.name, "command": s.command})).collect::<Vec<_>>(),
-            "faults": c.faults,
+            "faults": c.fault_args(),
         })).collect::<Vec<_>>(),
         "order": plan.order.iter().map(|(r, c)| [*r + 1, *c as u32 + 1]).collect::<Vec<_>>(),
         "measured_by": compared,
@@ -302,7 +303,7 @@ fn stop_left_behind(out: &Path) {
 fn measured_by(experiment: &Experiment, plan: &Plan) -> serde_json::Value {
     serde_json::json!({
         "cells": plan.cells.iter().map(|c| c.label.clone()).collect::<Vec<_>>(),
-        "commands": plan.cells.iter().map(|c| serde_json::json!({"run": c.argv, "faults": c.faults})).collect::<Vec<_>>(),
+        "commands": plan.cells.iter().map(|c| serde_json::json!({"run": c.argv, "faults": c.fault_args()})).collect::<Vec<_>>(),
         "figures": experiment.figures.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "label": experiment.label,
     })
@@ -617,14 +618,74 @@ impl Runner<'_> {
 
     /// One run of `cell` for `round`: hooks, quiet wait, the run, its row.
     fn one(&mut self, position: usize, round: u32, cell: usize) -> Result<(), Ending> {
-        let planned = &self.plan.cells[cell];
+        let plan = self.plan;
+        let planned = &plan.cells[cell];
         let repetition = self.done(cell).len() as u32 + 1;
         let run_name = format!("r{repetition}");
-        let run_dir = self.cell_dir(cell).join(&run_name);
-        let relative = PathBuf::from(CELLS_DIR)
-            .join(&planned.dir_name)
-            .join(&run_name);
-        // A run that did not finish before is set aside, not mixed in.
+        let dir = self.fresh_run_dir(cell, &run_name, repetition)?;
+        self.check_services(planned, repetition)?;
+        let at = Repetition {
+            env: self.env(planned, Some(&dir), Some(repetition)),
+            head: format!(
+                "[{}/{}] {} repetition {repetition}",
+                position + 1,
+                self.plan.order.len(),
+                planned.label
+            ),
+            relative: PathBuf::from(CELLS_DIR)
+                .join(&planned.dir_name)
+                .join(&run_name),
+            planned,
+            repetition,
+            dir,
+        };
+        if let Some(before) = &planned.before_each {
+            self.each_hook(&at, "before_each", before)?;
+        }
+        let quiet_note = match &self.experiment.quiet {
+            Some(q) => {
+                self.status(&format!("{}: waiting for a quiet machine", at.head));
+                quiet::wait(q, interrupted).describe()
+            }
+            None => String::new(),
+        };
+        if interrupted() {
+            return Err(Ending::Interrupted);
+        }
+        let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        let (code, took) = self.the_run(&at, position, self.experiment.seed + u64::from(round))?;
+        let measured = measure(self.experiment, &at.dir).map_err(|e| {
+            Ending::Failed(format!(
+                "the run of cell {} (repetition {repetition}) wrote no usable result: {e}",
+                planned.label
+            ))
+        })?;
+        if let Some(after) = &planned.after_each {
+            self.each_hook(&at, "after_each", after)?;
+        }
+        let bundle = self.bundle_of(&at, measured.failure.is_some())?;
+        let row = RunRow {
+            cell,
+            label: planned.label.clone(),
+            repetition,
+            round: round + 1,
+            bundle,
+            started_at,
+            took_s: took.as_secs_f64(),
+            exit_code: code.unwrap_or(-1),
+            quiet: quiet_note,
+            environment: measured.environment,
+            values: measured.values,
+            at_least: measured.at_least,
+            failure: measured.failure,
+        };
+        self.record(&at, row, measured.error_rate, took)
+    }
+
+    /// The run's directory, empty: a run that did not finish before is
+    /// set aside, not mixed in.
+    fn fresh_run_dir(&self, cell: usize, name: &str, repetition: u32) -> Result<PathBuf, Ending> {
+        let run_dir = self.cell_dir(cell).join(name);
         if run_dir.exists() {
             if self.options.live {
                 eprint!("\r\x1b[2K");
@@ -632,7 +693,7 @@ impl Runner<'_> {
             match set_aside(&run_dir, "unfinished") {
                 Ok(aside) => eprintln!(
                     "headroom: {} repetition {repetition} did not finish before: its partial bundle is set aside as {} and the repetition is run again",
-                    planned.label,
+                    self.plan.cells[cell].label,
                     self.cell_dir(cell).join(aside).display()
                 ),
                 Err(e) => {
@@ -643,96 +704,83 @@ impl Runner<'_> {
                 }
             }
         }
-        if let Err(e) = std::fs::create_dir_all(&run_dir) {
-            return Err(Ending::Failed(format!(
-                "cannot create {}: {e}",
-                run_dir.display()
-            )));
-        }
-        if let Some(visit) = &mut self.visit {
-            for service in &mut visit.services {
-                if let Some(how) = service.ended() {
-                    return Err(Ending::Failed(
-                        ProcessError {
-                            what: format!(
-                                "service '{}' of cell {} ended ({how}) before repetition {repetition}",
-                                service.name, planned.label
-                            ),
-                            log: service.log.clone(),
-                        }
-                        .to_string(),
-                    ));
-                }
+        std::fs::create_dir_all(&run_dir)
+            .map_err(|e| Ending::Failed(format!("cannot create {}: {e}", run_dir.display())))?;
+        Ok(run_dir)
+    }
+
+    /// A service of the cell that ended between runs stops the study.
+    fn check_services(&mut self, planned: &PlannedCell, repetition: u32) -> Result<(), Ending> {
+        let Some(visit) = &mut self.visit else {
+            return Ok(());
+        };
+        for service in &mut visit.services {
+            if let Some(how) = service.ended() {
+                return Err(Ending::Failed(
+                    ProcessError {
+                        what: format!(
+                            "service '{}' of cell {} ended ({how}) before repetition {repetition}",
+                            service.name, planned.label
+                        ),
+                        log: service.log.clone(),
+                    }
+                    .to_string(),
+                ));
             }
         }
-        let env = self.env(planned, Some(&run_dir), Some(repetition));
-        let head = format!(
-            "[{}/{}] {} repetition {repetition}",
-            position + 1,
-            self.plan.order.len(),
-            planned.label
-        );
-        let failed = |e: ProcessError| {
+        Ok(())
+    }
+
+    /// `before_each` or `after_each` (`which`) of the repetition.
+    fn each_hook(&self, at: &Repetition, which: &str, command: &str) -> Result<(), Ending> {
+        self.status(&format!("{}: {which}", at.head));
+        run_hook(
+            &format!(
+                "{which} of cell {} (repetition {})",
+                at.planned.label, at.repetition
+            ),
+            command,
+            &at.dir.join(format!("{which}.log")),
+            &at.env,
+            self.experiment.hooks.timeout,
+            &self.children,
+        )
+        .map_err(|e| {
             if interrupted() {
                 Ending::Interrupted
             } else {
                 Ending::Failed(e.to_string())
             }
-        };
-        if let Some(before) = &planned.before_each {
-            self.status(&format!("{head}: before_each"));
-            run_hook(
-                &format!(
-                    "before_each of cell {} (repetition {repetition})",
-                    planned.label
-                ),
-                before,
-                &run_dir.join("before_each.log"),
-                &env,
-                self.experiment.hooks.timeout,
-                &self.children,
-            )
-            .map_err(failed)?;
-        }
-        let quiet_note = match &self.experiment.quiet {
-            Some(q) => {
-                self.status(&format!("{head}: waiting for a quiet machine"));
-                quiet::wait(q, interrupted).describe()
-            }
-            None => String::new(),
-        };
-        if interrupted() {
-            return Err(Ending::Interrupted);
-        }
-        let argv = planned.run_argv(&run_dir, self.experiment.seed + u64::from(round));
-        let command = crate::plan::shell_words(&argv);
+        })
+    }
+
+    /// The run itself, a child process, with the live line ticking while
+    /// it runs; its exit code (0, or 1 when the user's own --fail-if held)
+    /// and how long it took.
+    fn the_run(
+        &self,
+        at: &Repetition,
+        position: usize,
+        seed: u64,
+    ) -> Result<(Option<i32>, Duration), Ending> {
+        // Messages show the run as the equivalent command line.
+        let command = crate::plan::shell_words(&at.planned.run_argv(&at.dir, seed));
+        let argv = child_args(at.planned, &at.dir, seed).map_err(Ending::Failed)?;
         let began = Instant::now();
-        let started_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-        let planned_length = self.experiment.workload.planned;
-        let log = run_dir.join("run.log");
+        let log = at.dir.join("run.log");
         // The child runs on its own thread so the live line can tick.
         let program = self.options.program.clone();
-        let child_env = env.clone();
+        let child_env = at.env.clone();
         let child_log = log.clone();
         let record = self.children.clone();
-        let what = relative.display().to_string();
+        let what = at.relative.display().to_string();
         // This thread spawns the child and lives until it ends, as
         // PR_SET_PDEATHSIG needs (it follows the spawning thread).
         let child = std::thread::spawn(move || {
             run_child(&program, &argv, &child_log, &child_env, &record, &what)
         });
         while !child.is_finished() {
-            let elapsed = began.elapsed();
-            let run_eta = planned_length
-                .map(|p| {
-                    format!(
-                        ", run {}s of {}s",
-                        elapsed.as_secs(),
-                        p.as_secs().max(elapsed.as_secs())
-                    )
-                })
-                .unwrap_or_else(|| format!(", run {}s", elapsed.as_secs()));
-            self.status(&format!("{head}{run_eta}; {}", self.eta(position)));
+            self.tick(at, position, began.elapsed());
             std::thread::sleep(Duration::from_millis(200));
         }
         let status = match child.join() {
@@ -753,8 +801,9 @@ impl Runner<'_> {
         // 0: done; 1: the user's own --fail-if held (the run is still measured).
         if !matches!(code, Some(0 | 1)) {
             return Err(Ending::Failed(format!(
-                "the run of cell {} (repetition {repetition}) failed ({}): `{} {}`; its output:\n{}",
-                planned.label,
+                "the run of cell {} (repetition {}) failed ({}): `{} {}`; its output:\n{}",
+                at.planned.label,
+                at.repetition,
                 match code {
                     Some(130) => "stopped by a signal from outside the study, exit code 130".into(),
                     _ => crate::process::describe_status(status),
@@ -764,69 +813,56 @@ impl Runner<'_> {
                 tail(&log).trim_end()
             )));
         }
-        let Measured {
-            values,
-            at_least,
-            environment,
-            error_rate,
-            failure,
-        } = match measure(self.experiment, &run_dir) {
-            Ok(measured) => measured,
-            Err(e) => {
-                return Err(Ending::Failed(format!(
-                    "the run of cell {} (repetition {repetition}) wrote no usable result: {e}",
-                    planned.label
-                )))
-            }
-        };
-        if let Some(after) = &planned.after_each {
-            self.status(&format!("{head}: after_each"));
-            run_hook(
-                &format!(
-                    "after_each of cell {} (repetition {repetition})",
-                    planned.label
-                ),
-                after,
-                &run_dir.join("after_each.log"),
-                &env,
-                self.experiment.hooks.timeout,
-                &self.children,
-            )
-            .map_err(failed)?;
+        Ok((code, took))
+    }
+
+    /// The live line while a run runs.
+    fn tick(&self, at: &Repetition, position: usize, elapsed: Duration) {
+        let run_eta = self
+            .experiment
+            .workload
+            .planned
+            .map(|p| {
+                format!(
+                    ", run {}s of {}s",
+                    elapsed.as_secs(),
+                    p.as_secs().max(elapsed.as_secs())
+                )
+            })
+            .unwrap_or_else(|| format!(", run {}s", elapsed.as_secs()));
+        self.status(&format!("{}{run_eta}; {}", at.head, self.eta(position)));
+    }
+
+    /// The run's bundle, relative to the study: a run whose target was not
+    /// serving is set aside, named, and does not count; its repetition is
+    /// run again when the study is.
+    fn bundle_of(&self, at: &Repetition, failed: bool) -> Result<PathBuf, Ending> {
+        if !failed {
+            return Ok(at.relative.clone());
         }
-        // A run whose target was not serving is set aside, named, and
-        // does not count: its repetition is run again when the study is.
-        let bundle = match &failure {
-            None => relative,
-            Some(_) => match set_aside(&run_dir, "failed") {
-                Ok(aside) => relative.with_file_name(aside),
-                Err(e) => {
-                    return Err(Ending::Failed(format!(
-                        "cannot set aside the failed run {}: {e}",
-                        run_dir.display()
-                    )))
-                }
-            },
-        };
-        let row = RunRow {
-            cell,
-            label: planned.label.clone(),
-            repetition,
-            round: round + 1,
-            bundle,
-            started_at,
-            took_s: took.as_secs_f64(),
-            exit_code: code.unwrap_or(-1),
-            quiet: quiet_note,
-            environment,
-            values,
-            at_least,
-            failure,
-        };
+        match set_aside(&at.dir, "failed") {
+            Ok(aside) => Ok(at.relative.with_file_name(aside)),
+            Err(e) => Err(Ending::Failed(format!(
+                "cannot set aside the failed run {}: {e}",
+                at.dir.display()
+            ))),
+        }
+    }
+
+    /// Appends the run's row to `runs.csv` and says what it measured (or
+    /// why it failed).
+    fn record(
+        &mut self,
+        at: &Repetition,
+        row: RunRow,
+        error_rate: Option<f64>,
+        took: Duration,
+    ) -> Result<(), Ending> {
+        let (label, repetition) = (&at.planned.label, at.repetition);
         if let Err(e) = store::append_run(
             &self.options.out,
             &row,
-            &planned.cell,
+            &at.planned.cell,
             &self.experiment.figures,
         ) {
             return Err(Ending::Failed(format!(
@@ -839,43 +875,81 @@ impl Runner<'_> {
                 eprint!("\r\x1b[2K");
             }
             eprintln!(
-                "headroom: the run of cell {} (repetition {repetition}) failed: {why}. It is kept out of the statistics (its bundle: {})",
-                planned.label,
+                "headroom: the run of cell {label} (repetition {repetition}) failed: {why}. It is kept out of the statistics (its bundle: {})",
                 self.options.out.join(&row.bundle).display()
             );
             self.failed_now
-                .push(format!("{} repetition {repetition}: {why}", planned.label));
+                .push(format!("{label} repetition {repetition}: {why}"));
             self.rows.push(row);
             return Ok(());
         }
         if self.options.verbose {
-            let shown: Vec<String> = self
-                .experiment
-                .figures
-                .iter()
-                .zip(&row.values)
-                .map(|(f, v)| match v {
-                    Some(v) => format!("{} {:.*}", f.name(), f.decimals(), f.shown(*v)),
-                    None => format!("{} —", f.name()),
-                })
-                .collect();
-            if self.options.live {
-                eprint!("\r\x1b[2K");
-            }
-            eprintln!("{head}: {} ({:.1}s)", shown.join(", "), took.as_secs_f64());
+            self.say_figures(at, &row, took);
         }
         if let Some(rate) = error_rate.filter(|r| *r > 0.5) {
             eprintln!(
-                "headroom: warning: {:.1}% of the requests of {} repetition {repetition} failed, though the target answered: the run counts like any other (see {})",
+                "headroom: warning: {:.1}% of the requests of {label} repetition {repetition} failed, though the target answered: the run counts like any other (see {})",
                 rate * 100.0,
-                planned.label,
-                run_dir.join("run.log").display()
+                at.dir.join("run.log").display()
             );
         }
         self.rows.push(row);
         self.timed_runs += 1;
         self.timed_total += took;
         Ok(())
+    }
+
+    /// `[3/12] store=db repetition 2: mean 12.3, errors 0.0 (8.1s)`.
+    fn say_figures(&self, at: &Repetition, row: &RunRow, took: Duration) {
+        let shown: Vec<String> = self
+            .experiment
+            .figures
+            .iter()
+            .zip(&row.values)
+            .map(|(f, v)| match v {
+                Some(v) => format!("{} {:.*}", f.name(), f.decimals(), f.shown(*v)),
+                None => format!("{} —", f.name()),
+            })
+            .collect();
+        if self.options.live {
+            eprint!("\r\x1b[2K");
+        }
+        eprintln!(
+            "{}: {} ({:.1}s)",
+            at.head,
+            shown.join(", "),
+            took.as_secs_f64()
+        );
+    }
+}
+
+/// One repetition of a cell while it runs.
+struct Repetition<'p> {
+    planned: &'p PlannedCell,
+    repetition: u32,
+    /// Its directory, and the same under the study's.
+    dir: PathBuf,
+    relative: PathBuf,
+    env: Vec<(String, String)>,
+    /// `[3/12] store=db repetition 2`, the live line's start.
+    head: String,
+}
+
+/// The arguments of the child making one run of `planned` into `run_dir`:
+/// `run --spec` on the run's spec, written there, or a capacity search's
+/// command line.
+fn child_args(planned: &PlannedCell, run_dir: &Path, seed: u64) -> Result<Vec<String>, String> {
+    match &planned.run {
+        CellRun::Spec { spec, reporting } => {
+            let run = RunSettings {
+                dir: run_dir,
+                seed,
+                faults: &planned.faults,
+            };
+            let file = write_spec(run_dir, &run_spec(spec, &run))?;
+            Ok(spec_args(&file, reporting))
+        }
+        CellRun::CommandLine => Ok(planned.run_argv(run_dir, seed)),
     }
 }
 

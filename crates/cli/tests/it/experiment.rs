@@ -1026,3 +1026,114 @@ fn a_resume_refuses_an_edited_seed_or_plan_and_keeps_plan_json() {
     assert_eq!(std::fs::read(out.join("plan.json")).unwrap(), plan);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Each run of a study is `headroom run --spec` on the spec.json in its
+/// directory (so the run can be repeated from there), its manifest keeps
+/// the equivalent command line, and a bad spec file is named with what is
+/// wrong with it.
+#[test]
+fn each_run_runs_the_spec_in_its_directory_and_a_bad_spec_is_named() {
+    let _guard = support::light();
+    let server = TestServer::start(|_| Reply::default());
+    let dir = temp_dir("experiment-spec");
+    let file = write(
+        &dir,
+        "spec.yaml",
+        &format!(
+            "factors:\n  users: [2]\nworkload:\n  url: {}\n  users: ${{users}}\n  duration: 1s\nrepetitions: 1\nseed: 7\n",
+            server.url("/")
+        ),
+    );
+    let out = dir.join("out");
+    let o = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let run = out.join("cells/c1-users-2/r1");
+    let spec = json(&run.join("spec.json"));
+    assert_eq!(spec["profile"]["users"], 2, "{spec}");
+    assert_eq!(spec["seed"], 7, "{spec}");
+    assert_eq!(
+        spec["outputs"]["bundle_dir"],
+        run.to_str().unwrap(),
+        "{spec}"
+    );
+    let manifest = support::manifest(&run);
+    let line: Vec<&str> = manifest["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        line[1..],
+        [
+            "load",
+            "--users",
+            "2",
+            "--duration",
+            "1s",
+            &server.url("/"),
+            "--out",
+            run.to_str().unwrap(),
+            "--seed",
+            "7",
+            "--quiet"
+        ]
+    );
+
+    // The same run again from its directory, its bundle elsewhere.
+    let again = dir.join("again");
+    let o = headroom()
+        .args(["run", "--spec"])
+        .arg(run.join("spec.json"))
+        .arg("--out")
+        .arg(&again)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        support::manifest(&again)["summary"]["total"]["count"]
+            .as_u64()
+            .map(|n| n > 0),
+        Some(true)
+    );
+
+    let missing = dir.join("missing.json");
+    let o = headroom()
+        .args(["run", "--spec", missing.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains(&format!(
+            "headroom: cannot read the run spec {}: No such file",
+            missing.display()
+        )),
+        "{t}"
+    );
+    let bad = write(&dir, "bad.json", "{\"workload\": {\"source\": \"url\"}}");
+    let o = headroom()
+        .args(["run", "--spec", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains(&format!(
+            "headroom: {} is not a run spec: missing field `url`",
+            bad.display()
+        )),
+        "{t}"
+    );
+    let o = headroom()
+        .args(["run", "--spec", bad.to_str().unwrap(), "--users", "3"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("'--spec <FILE>' cannot be used with '--users <USERS>'"),
+        "{t}"
+    );
+}

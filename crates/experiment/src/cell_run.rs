@@ -1,0 +1,148 @@
+//! What each run of a cell runs: the cell's run spec, built by the CLI
+//! from the cell's command line (its own parser and flags → spec), made
+//! into one run's spec (bundle directory, seed, faults), written as
+//! `spec.json` in the run's directory and run as `headroom run --spec
+//! FILE`, each run in its own process.
+//!
+//! A capacity search has no spec type yet: its cells still run from
+//! their command line.
+
+use crate::plan::absolute;
+use headroom_load::spec::{Body, FaultSpec, RunSpec, WorkloadSource};
+use std::path::{Path, PathBuf};
+
+/// The file in a run's directory holding the spec it ran.
+pub const SPEC_FILE: &str = "spec.json";
+
+/// How a cell's runs are started.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CellRun {
+    /// `headroom run --spec FILE`.
+    Spec {
+        /// The cell's spec, before each run's bundle directory, seed and
+        /// faults.
+        spec: Box<RunSpec>,
+        /// Flags of the cell about the run's reporting, not its workload
+        /// (`--fail-if`, `--junit`, `--metrics-*`), given beside the spec.
+        reporting: Vec<String>,
+    },
+    /// `headroom capacity ...`: the cell's command line.
+    CommandLine,
+}
+
+/// Turns a cell's command line (after the program's name, without the
+/// runner's flags) into how its runs are started; the error says what is
+/// wrong with the command line.
+pub type BuildRun<'a> = &'a dyn Fn(&[String]) -> Result<CellRun, String>;
+
+/// One run of a cell: its directory, seed and faults.
+pub struct RunSettings<'a> {
+    pub dir: &'a Path,
+    pub seed: u64,
+    pub faults: &'a [FaultSpec],
+}
+
+/// The spec of one run of a cell whose cell spec is `spec`. Its manifest
+/// keeps the equivalent command line: the cell's, as the CLI gave it,
+/// with the run's `--out`, `--seed`, `--quiet` and `--fault`s.
+pub fn run_spec(spec: &RunSpec, run: &RunSettings) -> RunSpec {
+    let mut spec = spec.clone().with_bundle_dir(run.dir.to_path_buf());
+    // The spec in the run's directory runs from anywhere.
+    match &mut spec.workload {
+        WorkloadSource::Scenario(source) => source.file = absolute(&source.file),
+        WorkloadSource::Url(request) => {
+            if let Some(Body::File(file)) = &mut request.body {
+                *file = absolute(file);
+            }
+        }
+    }
+    spec.seed = run.seed;
+    spec.faults = run.faults.to_vec();
+    let line = &mut spec.outputs.command_line;
+    line.extend([
+        "--out".to_string(),
+        run.dir.display().to_string(),
+        "--seed".to_string(),
+        run.seed.to_string(),
+        "--quiet".to_string(),
+    ]);
+    for fault in run.faults {
+        line.push("--fault".into());
+        line.push(headroom_load::target::redact_secrets(&fault_arg(fault)));
+    }
+    spec
+}
+
+/// Writes `spec` as the run directory's `spec.json`; returns its path.
+pub fn write_spec(dir: &Path, spec: &RunSpec) -> Result<PathBuf, String> {
+    let path = dir.join(SPEC_FILE);
+    let json = serde_json::to_string_pretty(spec)
+        .map_err(|e| format!("cannot write the run spec {}: {e}", path.display()))?;
+    std::fs::write(&path, json + "\n")
+        .map_err(|e| format!("cannot write the run spec {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The child's arguments for a spec written at `spec_file`.
+pub fn spec_args(spec_file: &Path, reporting: &[String]) -> Vec<String> {
+    let mut argv = vec![
+        "run".to_string(),
+        "--spec".to_string(),
+        spec_file.display().to_string(),
+        "--quiet".to_string(),
+    ];
+    argv.extend(reporting.iter().cloned());
+    argv
+}
+
+/// `--fault`'s text for a fault: `3000ms=COMMAND`.
+pub fn fault_arg(fault: &FaultSpec) -> String {
+    format!("{}ms={}", fault.at.as_millis(), fault.command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_load::spec::UrlRequest;
+    use std::time::Duration;
+
+    #[test]
+    fn a_run_spec_sets_the_runs_own_settings() {
+        let cell = RunSpec::new(WorkloadSource::Url(UrlRequest {
+            url: "http://127.0.0.1:9/".into(),
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: None,
+            label: None,
+            keep_alive: true,
+            timeout: Duration::from_secs(30),
+        }))
+        .with_users(3);
+        let mut cell = cell;
+        cell.outputs.command_line = vec!["headroom".into(), "load".into()];
+        let faults = [FaultSpec {
+            at: Duration::from_millis(1500),
+            command: "true".into(),
+        }];
+        let run = run_spec(
+            &cell,
+            &RunSettings {
+                dir: Path::new("/s/cells/c1/r2"),
+                seed: 8,
+                faults: &faults,
+            },
+        );
+        assert_eq!(
+            run.outputs.bundle_dir,
+            Some(PathBuf::from("/s/cells/c1/r2"))
+        );
+        assert_eq!(run.seed, 8);
+        assert_eq!(run.faults, faults);
+        assert_eq!(run.profile, cell.profile);
+        assert_eq!(
+            run.outputs.command_line.join(" "),
+            "headroom load --out /s/cells/c1/r2 --seed 8 --quiet --fault 1500ms=true"
+        );
+        assert_eq!(fault_arg(&faults[0]), "1500ms=true");
+    }
+}
