@@ -12,7 +12,7 @@ use crate::summary::{LabelFigures, RunStatus, RunSummary};
 use crate::tally::Tally;
 use crate::writer::{BundleWriter, MergedInterval};
 use crate::{invalid, BundleError, SCHEMA_VERSION};
-use headroom_analysis::apdex::ApdexThresholds;
+use headroom_analysis::apdex::{ApdexCounts, ApdexThresholds};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -412,17 +412,11 @@ fn jmeter_dashboard(
     // JMeter's Apdex: a failed sample is frustrated; its overall figure
     // counts transaction controllers too (unlike its statistics' Total).
     let apdex_of = |of: &dyn Fn(&JtlSample) -> bool| {
-        let (mut n, mut score) = (0usize, 0.0f64);
+        let mut counts = ApdexCounts::default();
         for s in samples.iter().filter(|s| of(s)) {
-            n += 1;
-            let elapsed = Duration::from_millis(s.elapsed_ms);
-            if s.success && elapsed <= apdex.satisfied {
-                score += 1.0;
-            } else if s.success && elapsed <= apdex.tolerated {
-                score += 0.5;
-            }
+            counts.add_zone(apdex.zone(Duration::from_millis(s.elapsed_ms), !s.success));
         }
-        (n > 0).then(|| score / n as f64)
+        counts.score()
     };
     use headroom_analysis::jmeter::{dashboard_percentiles, STATISTIC_WINDOW};
     let figures = |of: &dyn Fn(&JtlSample) -> bool| {
@@ -537,6 +531,54 @@ mod tests {
             import(&jtl, &out, &apdex, Vec::new()).is_err(),
             "an existing bundle is kept"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Samples exactly at T and at F = 4T, one past each and a failed fast
+    /// one: JMeter's dashboard figure and headroom's summary both follow
+    /// the one Apdex rule (at T satisfied, at F tolerating, a failure
+    /// frustrated): (1 + 2 × ½) / 5 = 0.4.
+    #[test]
+    fn apdex_at_t_and_at_4t_follows_the_one_rule() {
+        let dir = std::env::temp_dir().join(format!("headroom-jtl-apdex-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let jtl = dir.join("r.jtl");
+        std::fs::write(
+            &jtl,
+            "timeStamp,elapsed,label,responseCode,success\n\
+             1700000000000,500,home,200,true\n\
+             1700000000100,501,home,200,true\n\
+             1700000000200,2000,home,200,true\n\
+             1700000000300,2001,home,200,true\n\
+             1700000000400,100,home,500,false\n",
+        )
+        .unwrap();
+        let apdex = ApdexThresholds::standard(Duration::from_millis(500));
+        let out = dir.join("bundle");
+        let imported = import(&jtl, &out, &apdex, Vec::new()).unwrap();
+        let mut rule = ApdexCounts::default();
+        for (ms, failed) in [
+            (500, false),
+            (501, false),
+            (2000, false),
+            (2001, false),
+            (100, true),
+        ] {
+            rule.add_zone(apdex.zone(Duration::from_millis(ms), failed));
+        }
+        assert_eq!(
+            (rule.satisfied, rule.tolerating, rule.frustrated),
+            (1, 2, 2)
+        );
+        assert_eq!(rule.score(), Some(0.4));
+        let summary = imported.manifest.summary.as_ref().unwrap();
+        assert_eq!(summary.labels["home"].apdex, rule.score());
+        assert_eq!(summary.total.apdex, rule.score());
+        let dashboard = &imported.manifest.scenario["jmeter_dashboard"];
+        assert_eq!(dashboard["overall_apdex"], 0.4);
+        assert_eq!(dashboard["labels"]["home"]["apdex"], 0.4);
+        assert_eq!(dashboard["labels"]["Total"]["apdex"], 0.4);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -13,7 +13,7 @@ pub struct Second {
     pub length_s: f64,
     pub requests: u64,
     pub errors: u64,
-    /// Satisfied + tolerating / 2: the Apdex's numerator.
+    /// Satisfied + tolerating / 2: the Apdex's numerator ([`headroom_analysis::apdex::ApdexCounts::points`]).
     pub apdex_points: f64,
     /// Requests slower than the p95 bound of the target (0 without one).
     pub over_p95: u64,
@@ -232,6 +232,7 @@ pub fn near(target: &Target, seconds: &[Second]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use headroom_analysis::apdex::ApdexCounts;
     use std::time::Duration;
 
     fn second(requests: u64, satisfied: u64, errors: u64) -> Second {
@@ -239,7 +240,12 @@ mod tests {
             length_s: 1.0,
             requests,
             errors,
-            apdex_points: satisfied as f64 + (requests - satisfied) as f64 / 2.0,
+            apdex_points: ApdexCounts {
+                satisfied,
+                tolerating: requests - satisfied,
+                frustrated: 0,
+            }
+            .points(),
             over_p95: 0,
             mean_s: 0.1,
         }

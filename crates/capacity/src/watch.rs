@@ -53,12 +53,11 @@ impl LevelWatch {
             let micros = bound.as_micros().min(u128::from(u64::MAX)) as u64;
             count.saturating_sub(interval.response.count_between(0, micros))
         });
-        let apdex = &interval.counts.apdex;
         let second = Second {
             length_s: p.length.as_secs_f64(),
             requests: count,
             errors: interval.counts.errors,
-            apdex_points: apdex.satisfied as f64 + apdex.tolerating as f64 / 2.0,
+            apdex_points: interval.counts.apdex.points(),
             over_p95,
             mean_s: if count > 0 {
                 interval.response.mean() / 1e6
