@@ -8,6 +8,7 @@
 use crate::jtl_read::{self, JtlFormat, JtlSample};
 use crate::manifest::{ClientHost, Files, Manifest, ProfileRecord, Tool};
 use crate::sample::{status_error, ErrorKind, Sample};
+use crate::scenario_record::{DashboardFigures, JmeterDashboard, JtlRecord, ScenarioRecord};
 use crate::summary::{LabelFigures, RunStatus, RunSummary};
 use crate::tally::Tally;
 use crate::writer::{BundleWriter, MergedInterval};
@@ -98,7 +99,6 @@ pub fn import(
         peak_threads,
         wall_start,
     );
-    manifest.scenario["jmeter_dashboard"] = jmeter_dashboard(&samples, &labels.names, apdex);
     let mut writer = BundleWriter::create(out, &manifest, wall_start)?;
     let (cumulative, cumulative_total) = write_seconds(
         &mut writer,
@@ -263,15 +263,28 @@ fn import_manifest(
         command_line,
         kind: "import".into(),
         target: most_common_host(samples).unwrap_or_else(|| "(JMeter results)".into()),
-        scenario: serde_json::json!({
-            "mode": "jtl",
-            "name": jtl.file_name().map(|n| n.to_string_lossy().to_string()),
-            "file": source,
-            "format": format.name(),
-            "samples": samples.len(),
-            "transactions": labels.names.iter().zip(&labels.transaction).filter(|(_, t)| **t).map(|(l, _)| l.clone()).collect::<Vec<_>>(),
-            "unknown": ["the load profile (threads, ramp-up, think times)", "the generator's and the server's environment", "Apdex thresholds JMeter used (headroom's are applied)", "response bodies and check names"],
-        }),
+        scenario: Some(ScenarioRecord::Jtl(JtlRecord {
+            file: source,
+            format: format.name().into(),
+            jmeter_dashboard: Some(jmeter_dashboard(samples, &labels.names, apdex)),
+            name: jtl.file_name().map(|n| n.to_string_lossy().to_string()),
+            samples: samples.len(),
+            transactions: labels
+                .names
+                .iter()
+                .zip(&labels.transaction)
+                .filter(|(_, t)| **t)
+                .map(|(l, _)| l.clone())
+                .collect(),
+            unknown: [
+                "the load profile (threads, ramp-up, think times)",
+                "the generator's and the server's environment",
+                "Apdex thresholds JMeter used (headroom's are applied)",
+                "response bodies and check names",
+            ]
+            .map(String::from)
+            .to_vec(),
+        })),
         profile: ProfileRecord {
             model: "imported from JMeter".into(),
             users: (peak_threads > 0).then_some(peak_threads),
@@ -408,7 +421,7 @@ fn jmeter_dashboard(
     samples: &[JtlSample],
     labels: &[String],
     apdex: &ApdexThresholds,
-) -> serde_json::Value {
+) -> JmeterDashboard {
     // JMeter's Apdex: a failed sample is frustrated; its overall figure
     // counts transaction controllers too (unlike its statistics' Total).
     let apdex_of = |of: &dyn Fn(&JtlSample) -> bool| {
@@ -428,27 +441,27 @@ fn jmeter_dashboard(
         let p = dashboard_percentiles(&values, STATISTIC_WINDOW);
         // The mean over every sample (JMeter's is not windowed).
         let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
-        serde_json::json!({
-            "sample_count": values.len(),
-            "apdex": apdex_of(of),
-            "mean_ms": mean,
-            "error_count": samples.iter().filter(|s| of(s) && !s.success).count(),
-            "median_ms": p.map(|p| p[0]),
-            "p90_ms": p.map(|p| p[1]),
-            "p95_ms": p.map(|p| p[2]),
-            "p99_ms": p.map(|p| p[3]),
-        })
+        DashboardFigures {
+            apdex: apdex_of(of),
+            error_count: samples.iter().filter(|s| of(s) && !s.success).count(),
+            mean_ms: mean,
+            median_ms: p.map(|p| p[0]),
+            p90_ms: p.map(|p| p[1]),
+            p95_ms: p.map(|p| p[2]),
+            p99_ms: p.map(|p| p[3]),
+            sample_count: values.len(),
+        }
     };
-    let mut map = serde_json::Map::new();
+    let mut by_label = BTreeMap::new();
     for label in labels {
-        map.insert(label.clone(), figures(&|s: &JtlSample| &s.label == label));
+        by_label.insert(label.clone(), figures(&|s: &JtlSample| &s.label == label));
     }
-    map.insert("Total".into(), figures(&|s: &JtlSample| !s.transaction));
-    serde_json::json!({
-        "overall_apdex": apdex_of(&|_: &JtlSample| true),
-        "estimator": "Apache Commons Math Percentile (LEGACY), the last 20000 samples per label, as JMeter's dashboard (jmeter.reportgenerator.statistic_window)",
-        "labels": map,
-    })
+    by_label.insert("Total".into(), figures(&|s: &JtlSample| !s.transaction));
+    JmeterDashboard {
+        estimator: "Apache Commons Math Percentile (LEGACY), the last 20000 samples per label, as JMeter's dashboard (jmeter.reportgenerator.statistic_window)".into(),
+        labels: by_label,
+        overall_apdex: apdex_of(&|_: &JtlSample| true),
+    }
 }
 
 /// The scheme and host most samples went to, from their URLs.
@@ -471,6 +484,16 @@ fn most_common_host(samples: &[JtlSample]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dashboard(manifest: &Manifest) -> &JmeterDashboard {
+        match &manifest.scenario {
+            Some(ScenarioRecord::Jtl(JtlRecord {
+                jmeter_dashboard: Some(d),
+                ..
+            })) => d,
+            other => panic!("no JMeter dashboard: {other:?}"),
+        }
+    }
 
     #[test]
     fn a_jtl_becomes_a_bundle_with_jmeters_figures() {
@@ -518,13 +541,14 @@ mod tests {
         assert_eq!(imported.manifest.kind, "import");
         assert_eq!(s.peak_vus, 2);
         assert!((s.elapsed_s - 3.3).abs() < 1e-9);
-        let dashboard = &imported.manifest.scenario["jmeter_dashboard"]["labels"];
-        assert_eq!(dashboard["Total"]["sample_count"], 5);
+        let dashboard = &dashboard(&imported.manifest).labels;
+        assert_eq!(dashboard["Total"].sample_count, 5);
         assert_eq!(
-            dashboard["home"]["p90_ms"], 3300.0,
+            dashboard["home"].p90_ms,
+            Some(3300.0),
             "the label's transaction sample too"
         );
-        assert_eq!(dashboard["journey"]["sample_count"], 1);
+        assert_eq!(dashboard["journey"].sample_count, 1);
         let read = crate::manifest::read_manifest(&out).unwrap();
         assert_eq!(read.status, RunStatus::Complete);
         assert!(
@@ -575,10 +599,10 @@ mod tests {
         let summary = imported.manifest.summary.as_ref().unwrap();
         assert_eq!(summary.labels["home"].apdex, rule.score());
         assert_eq!(summary.total.apdex, rule.score());
-        let dashboard = &imported.manifest.scenario["jmeter_dashboard"];
-        assert_eq!(dashboard["overall_apdex"], 0.4);
-        assert_eq!(dashboard["labels"]["home"]["apdex"], 0.4);
-        assert_eq!(dashboard["labels"]["Total"]["apdex"], 0.4);
+        let dashboard = dashboard(&imported.manifest);
+        assert_eq!(dashboard.overall_apdex, Some(0.4));
+        assert_eq!(dashboard.labels["home"].apdex, Some(0.4));
+        assert_eq!(dashboard.labels["Total"].apdex, Some(0.4));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

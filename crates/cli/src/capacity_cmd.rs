@@ -10,6 +10,7 @@ use crate::signals::interrupt_on_signal;
 use headroom_analysis::capacity::{Bottleneck, Target};
 use headroom_analysis::Metric;
 use headroom_bundle::capacity::{CapacityResult, Level};
+use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_capacity::answer::{judge, outcomes};
 use headroom_capacity::ladder::Ladder;
 use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, Plan, Settings};
@@ -159,7 +160,10 @@ fn without_before(mut prepared: Prepared) -> Prepared {
         if let Some(journey) = Arc::get_mut(journey) {
             if let Some(phase) = journey.scenario.before.take() {
                 journey.before = None;
-                prepared.setup.manifest.scenario["before"] = serde_json::Value::Null;
+                if let Some(ScenarioRecord::Scenario(file)) = &mut prepared.setup.manifest.scenario
+                {
+                    file.before = None;
+                }
                 SAID.call_once(|| {
                     eprintln!(
                         "headroom: the scenario's before: users ({}) are not run by capacity: each level has its own warm-up (--warmup)",

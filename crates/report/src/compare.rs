@@ -9,6 +9,7 @@ pub use crate::run_data::RunData;
 use headroom_analysis::bootstrap::{median_difference, Interval};
 use headroom_bundle::intervals::IntervalRow;
 use headroom_bundle::resources::ResourceRow;
+use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_bundle::summary::LabelFigures;
 use serde::Serialize;
 use serde_json::Value;
@@ -201,7 +202,11 @@ fn setup(runs: &[RunData]) -> Vec<EnvironmentDifference> {
             ];
             // What was sent, field by field (method, URL, headers, body,
             // keep-alive; or the scenario's name, file and steps).
-            flatten("scenario", &m.scenario, &mut fields);
+            let scenario = m
+                .scenario
+                .as_ref()
+                .map_or(Value::Null, ScenarioRecord::to_json);
+            flatten("scenario", &scenario, &mut fields);
             // A scenario file's text differs as a whole: say so in a line.
             for (name, value) in fields.iter_mut().filter(|(n, _)| n == "scenario.text") {
                 *name = "scenario file text".into();
