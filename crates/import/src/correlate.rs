@@ -17,6 +17,7 @@
 
 use crate::har::{form_pairs, Step};
 use crate::held::{self, Held, Index};
+pub use crate::held::{token_like, Extract};
 use crate::multipart::{self, Multipart};
 use std::collections::{HashMap, HashSet};
 
@@ -64,20 +65,6 @@ pub enum Body {
         content_type: String,
         text: String,
     },
-}
-
-/// How a variable is read from a response.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Extract {
-    /// A CSS selector and the attribute, the n-th match (1-based).
-    Css {
-        selector: String,
-        attribute: String,
-        nth: usize,
-    },
-    Json(String),
-    Regex(String),
-    Cookie(String),
 }
 
 #[derive(Debug, Clone)]
@@ -220,17 +207,6 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
             }
         })
         .collect()
-}
-
-/// A value worth tracing when it is not a named input: long enough, no
-/// spaces, and looking generated (letters and digits, or long).
-pub fn token_like(value: &str) -> bool {
-    if value.chars().any(char::is_whitespace) {
-        return false;
-    }
-    let letters = value.chars().any(|c| c.is_ascii_alphabetic());
-    let digits = value.chars().any(|c| c.is_ascii_digit());
-    (value.len() >= 6 && letters && digits) || value.len() >= 16
 }
 
 /// A field whose value is a password.
