@@ -13,7 +13,7 @@ use headroom_bundle::capacity::{CapacityResult, Level};
 use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_capacity::answer::{judge, outcomes};
 use headroom_capacity::ladder::Ladder;
-use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, Plan, Settings};
+use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, SearchPlan, Settings};
 use headroom_capacity::think::PlannedThink;
 use headroom_capacity::timing::{LevelTimes, Timing};
 use headroom_load::engine::{EnginePlan, Workload};
@@ -391,7 +391,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     let quiet = common.quiet || common.json;
     let live = !quiet && std::io::stderr().is_terminal();
     let base = search_dir(&args)?;
-    let plan = Plan::new(settings(&args, base.clone())?);
+    let plan = SearchPlan::new(settings(&args, base.clone())?);
     if !quiet {
         eprintln!(
             "{}",
