@@ -9,7 +9,7 @@ use crate::engine::{EnginePlan, PreparedRequest, Workload};
 use crate::profile::Think;
 use crate::run::default_bundle_dir;
 use crate::shard::Shard;
-use crate::spec::{Body, RunSpec, UrlRequest};
+use crate::spec::{BodySpec, RunSpec, UrlRequest};
 use crate::target::{RequestSpec, Target};
 use headroom_bundle::scenario_record::{ScenarioRecord, UrlRecord};
 use std::path::PathBuf;
@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 fn request(url: &UrlRequest) -> Result<RequestSpec, AssemblyError> {
     let body = match &url.body {
-        Some(Body::Text(text)) => text.clone().into_bytes(),
-        Some(Body::File(path)) => std::fs::read(path).map_err(|e| {
+        Some(BodySpec::Text(text)) => text.clone().into_bytes(),
+        Some(BodySpec::File(path)) => std::fs::read(path).map_err(|e| {
             AssemblyError::Usage(format!("cannot read --body-file {}: {e}", path.display()))
         })?,
         None => Vec::new(),
