@@ -4,7 +4,7 @@
 //! factor per configuration (000's Fig. 4), the fault timelines, the
 //! environment differences and every run with a link to its bundle.
 
-use crate::charts::{interval_bars, line_chart, IntervalBar, LineChart, Series, Span};
+use crate::charts::{interval_bars, line_chart, ChartSeries, IntervalBar, LineChart, Span};
 use crate::html::{escape, STYLE};
 use headroom_experiment::figure::Figure;
 use headroom_experiment::file::Experiment;
@@ -333,7 +333,7 @@ fn against_numeric(
         if faults.contains(figure) {
             continue;
         }
-        let mut lines: Vec<Series> = Vec::new();
+        let mut lines: Vec<ChartSeries> = Vec::new();
         for c in &results.cells {
             let others: String = c
                 .cell
@@ -354,7 +354,7 @@ fn against_numeric(
             };
             match lines.iter_mut().find(|s| s.name == name) {
                 Some(s) => s.points.push((x, figure.shown(summary.mean))),
-                None => lines.push(Series {
+                None => lines.push(ChartSeries {
                     name,
                     points: vec![(x, figure.shown(summary.mean))],
                 }),
@@ -442,11 +442,11 @@ fn timelines(html: &mut String, timelines: &[FaultTimeline]) {
             x_max,
             y_max: None,
             series: vec![
-                Series {
+                ChartSeries {
                     name: "errors per second".into(),
                     points: t.seconds.iter().map(|s| (s.0 as f64, s.1 as f64)).collect(),
                 },
-                Series {
+                ChartSeries {
                     name: "p95 (ms)".into(),
                     points: t
                         .seconds

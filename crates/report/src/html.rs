@@ -2,7 +2,7 @@
 //! CSS and SVG charts, no script, no network), readable on a phone.
 
 use crate::charts::{
-    apdex_bands, bar_chart, line_chart, spectrum_chart, Band, LineChart, Series, Span, PALETTE,
+    apdex_bands, bar_chart, line_chart, spectrum_chart, Band, ChartSeries, LineChart, Span, PALETTE,
 };
 use crate::run_data::{flatten, RunData, MIN_INTERVAL_S};
 use hdrhistogram::Histogram;
@@ -576,8 +576,8 @@ fn series(
     name: &str,
     rows: &[&IntervalRow],
     value: impl Fn(&IntervalRow) -> Option<f64>,
-) -> Series {
-    Series {
+) -> ChartSeries {
+    ChartSeries {
         name: name.into(),
         points: rows
             .iter()
@@ -664,7 +664,7 @@ impl Timeline<'_> {
         title: &'a str,
         y_label: &'a str,
         y_max: Option<f64>,
-        series: Vec<Series>,
+        series: Vec<ChartSeries>,
         bands: Vec<Band>,
     ) -> LineChart<'a> {
         LineChart {
@@ -793,7 +793,7 @@ fn label_charts(html: &mut String, timeline: &Timeline<'_>) {
                 by_label.entry(row.label.as_str()).or_default().push(row);
             }
         }
-        let lines: Vec<Series> = labels
+        let lines: Vec<ChartSeries> = labels
             .iter()
             .filter_map(|l| {
                 by_label
@@ -855,7 +855,7 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
     let hosts: BTreeSet<&str> = rows.iter().map(|r| r.host.as_str()).collect();
     for host in hosts {
         let rows: Vec<&ResourceRow> = rows.iter().filter(|r| r.host == host).collect();
-        let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| Series {
+        let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| ChartSeries {
             name: name.into(),
             points: rows
                 .iter()
@@ -880,7 +880,7 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
             "<h3>Resources of {}</h3><div class=\"charts\">",
             escape(host)
         );
-        let usage: Vec<Series> = vec![
+        let usage: Vec<ChartSeries> = vec![
             line("CPU %", |r| r.cpu_pct),
             line("memory %", |r| r.memory_used_pct),
             line("disk %util", |r| r.disk_util_pct),

@@ -524,13 +524,10 @@ fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
 /// Names that still stand for two things (issue 30 gives each its own
 /// word, a crate at a time); each rename takes its name off.
 const STILL_SHARED: &[&str] = &[
-    "Cell",
     "Comparison",
     "FaultSpec",
-    "Metric",
     "Prepared",
     "Regression",
-    "Series",
     "Target",
     "Template",
     "Workload",
