@@ -13,7 +13,7 @@ use crate::think::PlannedThink;
 use crate::timing::{LevelTimes, Timing};
 use crate::watch::LevelWatch;
 use headroom_analysis::apdex::ApdexThresholds;
-use headroom_analysis::capacity::{Bottleneck, Target};
+use headroom_analysis::capacity::{ApdexGoal, Bottleneck};
 use headroom_bundle::capacity::{keep_measurement, CapacityResult, CapacitySetup, Level};
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
@@ -31,7 +31,7 @@ pub struct Settings {
     pub url: String,
     /// The scenario file, when the users run one.
     pub scenario: Option<String>,
-    pub target: Target,
+    pub target: ApdexGoal,
     pub ladder: Ladder,
     /// The aimed ladder (else the plain one).
     pub aimed: bool,

@@ -4,7 +4,7 @@
 //! interval wholly on one side of its bound), so that the level can stop
 //! before its full duration.
 
-use headroom_analysis::capacity::Target;
+use headroom_analysis::capacity::ApdexGoal;
 
 /// One second of a level, all labels but groups.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -90,7 +90,7 @@ pub struct Settled {
 /// figure's interval lies wholly on the wrong side of its bound, met when
 /// every figure's lies wholly on the right side; `None` while any
 /// straddles (the level runs on).
-pub fn settle(target: &Target, seconds: &[LevelSecond]) -> Option<Settled> {
+pub fn settle(target: &ApdexGoal, seconds: &[LevelSecond]) -> Option<Settled> {
     let pairs = |f: fn(&LevelSecond) -> f64| -> Vec<(f64, f64)> {
         seconds.iter().map(|s| (s.requests as f64, f(s))).collect()
     };
@@ -217,7 +217,7 @@ pub const NEAR_APDEX: f64 = 0.10;
 /// 480 users, 5-second Apdex figures of 0.60 to 0.80 within one level),
 /// so an interval over a few seconds is too narrow there, and such a level
 /// measures longer before its verdict may settle.
-pub fn near(target: &Target, seconds: &[LevelSecond]) -> bool {
+pub fn near(target: &ApdexGoal, seconds: &[LevelSecond]) -> bool {
     let requests: f64 = seconds.iter().map(|s| s.requests as f64).sum();
     if requests <= 0.0 {
         return true;
@@ -252,7 +252,7 @@ mod tests {
         }
     }
 
-    const TARGET: Target = Target {
+    const TARGET: ApdexGoal = ApdexGoal {
         apdex: 0.85,
         max_error: 0.01,
         p95_max: None,
@@ -286,7 +286,7 @@ mod tests {
     fn few_requests_do_not_settle_a_near_target() {
         // 5 requests a second, all satisfied, against 0.97: the binomial
         // floor keeps it open until enough requests came.
-        let strict = Target {
+        let strict = ApdexGoal {
             apdex: 0.97,
             ..TARGET
         };
@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn the_p95_bound_counts_slow_requests() {
-        let target = Target {
+        let target = ApdexGoal {
             p95_max: Some(Duration::from_millis(200)),
             ..TARGET
         };
@@ -406,7 +406,7 @@ mod tests {
         assert!(near(&TARGET, &one_and_half));
         assert!(!near(&TARGET, &seconds(100, 5)));
         // The p95 bound: 6% of requests over it is near 5%.
-        let target = Target {
+        let target = ApdexGoal {
             p95_max: Some(Duration::from_millis(200)),
             ..TARGET
         };

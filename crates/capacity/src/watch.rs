@@ -6,7 +6,7 @@
 
 use crate::sequential::{self, LevelSecond};
 use crate::timing::Timing;
-use headroom_analysis::capacity::Target;
+use headroom_analysis::capacity::ApdexGoal;
 use headroom_bundle::capacity::SettledVerdict;
 use headroom_load::run::Progress;
 use std::ops::Range;
@@ -18,7 +18,7 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct LevelWatch {
     timing: Timing,
-    target: Target,
+    target: ApdexGoal,
     /// Every second so far (warm-up included).
     seconds: Vec<LevelSecond>,
     /// The think time (s) users took after each second's requests.
@@ -32,7 +32,7 @@ pub struct LevelWatch {
 }
 
 impl LevelWatch {
-    pub fn new(timing: Timing, target: Target) -> LevelWatch {
+    pub fn new(timing: Timing, target: ApdexGoal) -> LevelWatch {
         LevelWatch {
             timing,
             target,
@@ -232,7 +232,7 @@ impl LevelWatch {
 mod tests {
     use super::*;
 
-    const TARGET: Target = Target {
+    const TARGET: ApdexGoal = ApdexGoal {
         apdex: 0.7,
         max_error: 0.01,
         p95_max: None,

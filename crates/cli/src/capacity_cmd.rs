@@ -7,7 +7,7 @@
 use crate::args::CapacityArgs;
 use crate::execute::{Failure, Prepared, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::signals::interrupt_on_signal;
-use headroom_analysis::capacity::{Bottleneck, Target};
+use headroom_analysis::capacity::{ApdexGoal, Bottleneck};
 use headroom_analysis::Metric;
 use headroom_bundle::capacity::{CapacityResult, Level};
 use headroom_bundle::scenario_record::ScenarioRecord;
@@ -196,7 +196,7 @@ fn settings(args: &CapacityArgs, base: PathBuf) -> Result<Settings, Failure> {
     Ok(Settings {
         url: args.load.url.to_string(),
         scenario: args.scenario.as_ref().map(|f| f.display().to_string()),
-        target: Target {
+        target: ApdexGoal {
             apdex: args.apdex_target,
             max_error: args.max_error,
             p95_max: args.p95_max,

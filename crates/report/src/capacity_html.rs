@@ -463,7 +463,7 @@ fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_analysis::capacity::Target;
+    use headroom_analysis::capacity::ApdexGoal;
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -481,7 +481,7 @@ mod tests {
     }
 
     fn page(level: Level) -> (CapacityResult, String) {
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,

@@ -528,7 +528,6 @@ const STILL_SHARED: &[&str] = &[
     "FaultSpec",
     "Prepared",
     "Regression",
-    "Target",
     "Template",
     "Workload",
 ];
