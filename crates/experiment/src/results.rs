@@ -30,7 +30,7 @@ pub struct CellResult {
 
 /// A level against its factor's baseline, the other factors held.
 #[derive(Debug, Clone)]
-pub struct Comparison {
+pub struct LevelComparison {
     pub factor: String,
     pub level: String,
     pub baseline: String,
@@ -175,7 +175,7 @@ impl ShownChange {
     }
 }
 
-impl Comparison {
+impl LevelComparison {
     /// `mean  delay=120 vs 100 (users=30): +19.8%, worse (95% CI …)`.
     pub fn describe(&self) -> String {
         format!(
@@ -198,7 +198,7 @@ impl Comparison {
 pub struct Results {
     pub cells: Vec<CellResult>,
     pub main_effects: Vec<MainEffect>,
-    pub comparisons: Vec<Comparison>,
+    pub comparisons: Vec<LevelComparison>,
     /// The environment most runs had.
     pub usual_environment: String,
     /// The runs that failed (their target was not serving): kept out of
@@ -369,7 +369,7 @@ pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
                     }
                     _ => None,
                 };
-                comparisons.push(Comparison {
+                comparisons.push(LevelComparison {
                     shown,
                     change_pct,
                     factor: factor.name.clone(),
@@ -797,7 +797,7 @@ pub fn regressions(
     results: &Results,
     threshold_pct: f64,
     only: Option<Figure>,
-) -> Vec<&Comparison> {
+) -> Vec<&LevelComparison> {
     results
         .comparisons
         .iter()

@@ -578,7 +578,7 @@ fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
 mod tests {
     use super::*;
     use headroom_analysis::experiment::difference;
-    use headroom_experiment::results::{Comparison, ShownChange};
+    use headroom_experiment::results::{LevelComparison, ShownChange};
 
     /// The table put "+20.3%" beside "+25.6 to +30.3" (the absolute
     /// difference, no unit); the change and its interval share one unit
@@ -594,7 +594,7 @@ mod tests {
         let comparison = |figure: Figure, base: &[f64], other: &[f64]| {
             let d = difference(base, other);
             let shown = ShownChange::of(figure, base, other, d.as_ref());
-            Comparison {
+            LevelComparison {
                 factor: "delay".into(),
                 level: "120".into(),
                 baseline: "100".into(),
@@ -639,7 +639,7 @@ mod tests {
         let (a, b) = ([100.0, 130.0, 80.0], [105.0, 90.0, 140.0]);
         let d = difference(&a, &b);
         let shown = ShownChange::of(Figure::Mean, &a, &b, d.as_ref());
-        let noise = Comparison {
+        let noise = LevelComparison {
             factor: "delay".into(),
             level: "120".into(),
             baseline: "100".into(),
@@ -654,7 +654,7 @@ mod tests {
             real: false,
             worse: false,
         };
-        let untested = Comparison {
+        let untested = LevelComparison {
             difference: None,
             ..noise.clone()
         };
