@@ -521,10 +521,6 @@ fn workspace_dependencies() -> BTreeMap<String, BTreeSet<String>> {
 
 // --- the workspace ---------------------------------------------------------
 
-/// Names that still stand for two things (issue 30 gives each its own
-/// word, a crate at a time); each rename takes its name off.
-const STILL_SHARED: &[&str] = &["Prepared", "Regression"];
-
 #[test]
 fn no_two_public_types_share_a_name() {
     let mut files = BTreeMap::new();
@@ -533,16 +529,7 @@ fn no_two_public_types_share_a_name() {
             files.insert(format!("crates/{name}/src/{file}"), text);
         }
     }
-    let mut shared = shared_type_names(&files);
-    let renamed: Vec<&&str> = STILL_SHARED
-        .iter()
-        .filter(|n| !shared.contains_key(**n))
-        .collect();
-    assert!(
-        renamed.is_empty(),
-        "no longer shared: take {renamed:?} off STILL_SHARED"
-    );
-    shared.retain(|name, _| !STILL_SHARED.contains(&name.as_str()));
+    let shared = shared_type_names(&files);
     let lines: Vec<String> = shared
         .iter()
         .map(|(name, files)| format!("{name}: {}", files.join(", ")))
