@@ -85,13 +85,19 @@ impl ApdexCounts {
         self.satisfied + self.tolerating + self.frustrated
     }
 
+    /// The Apdex's numerator: satisfied + tolerating / 2 (a satisfied
+    /// sample scores 1, a tolerating one ½, a frustrated one 0).
+    pub fn points(&self) -> f64 {
+        self.satisfied as f64 + self.tolerating as f64 / 2.0
+    }
+
     /// The Apdex score in 0..=1, or `None` when there are no samples.
     pub fn score(&self) -> Option<f64> {
         let total = self.total();
         if total == 0 {
             return None;
         }
-        Some((self.satisfied as f64 + self.tolerating as f64 / 2.0) / total as f64)
+        Some(self.points() / total as f64)
     }
 }
 

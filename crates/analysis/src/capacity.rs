@@ -1,4 +1,4 @@
-//! A capacity level's figures judged: what a level must meet ([`Target`]),
+//! A capacity level's figures judged: what a level must meet ([`ApdexGoal`]),
 //! a monitored host's figures over a level ([`host_figures`]), and the rule
 //! that names what saturated ([`bottleneck`]). Plain data and pure rules:
 //! capacity.json holds these types; the search itself (which levels to run,
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// What a level must meet.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct Target {
+pub struct ApdexGoal {
     pub apdex: f64,
     /// Largest error share, 0..1.
     pub max_error: f64,
@@ -222,7 +222,7 @@ impl Bottleneck {
 /// errors at most the share allowed, p95 within its bound, and at least one
 /// sample.
 pub fn meets(
-    target: &Target,
+    target: &ApdexGoal,
     apdex: Option<f64>,
     error_rate: f64,
     p95: Option<Duration>,

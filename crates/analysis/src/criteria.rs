@@ -95,7 +95,7 @@ impl Metric {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Comparison {
+pub enum Operator {
     #[serde(rename = "<")]
     Less,
     #[serde(rename = "<=")]
@@ -106,22 +106,22 @@ pub enum Comparison {
     GreaterOrEqual,
 }
 
-impl Comparison {
+impl Operator {
     fn holds(self, left: f64, right: f64) -> bool {
         match self {
-            Comparison::Less => left < right,
-            Comparison::LessOrEqual => left <= right,
-            Comparison::Greater => left > right,
-            Comparison::GreaterOrEqual => left >= right,
+            Operator::Less => left < right,
+            Operator::LessOrEqual => left <= right,
+            Operator::Greater => left > right,
+            Operator::GreaterOrEqual => left >= right,
         }
     }
 
     fn symbol(self) -> &'static str {
         match self {
-            Comparison::Less => "<",
-            Comparison::LessOrEqual => "<=",
-            Comparison::Greater => ">",
-            Comparison::GreaterOrEqual => ">=",
+            Operator::Less => "<",
+            Operator::LessOrEqual => "<=",
+            Operator::Greater => ">",
+            Operator::GreaterOrEqual => ">=",
         }
     }
 }
@@ -134,7 +134,7 @@ pub struct Criterion {
     pub metric: Metric,
     /// `None` for the run's total.
     pub label: Option<String>,
-    pub comparison: Comparison,
+    pub comparison: Operator,
     /// Threshold in the metric's unit (seconds, fraction, number).
     pub threshold: f64,
 }
@@ -170,13 +170,13 @@ impl Criterion {
         })?;
         let (left, right) = text.split_at(op_at);
         let (comparison, value_text) = if let Some(v) = right.strip_prefix("<=") {
-            (Comparison::LessOrEqual, v)
+            (Operator::LessOrEqual, v)
         } else if let Some(v) = right.strip_prefix(">=") {
-            (Comparison::GreaterOrEqual, v)
+            (Operator::GreaterOrEqual, v)
         } else if let Some(v) = right.strip_prefix('<') {
-            (Comparison::Less, v)
+            (Operator::Less, v)
         } else {
-            (Comparison::Greater, &right[1..])
+            (Operator::Greater, &right[1..])
         };
         let value_text = value_text.trim();
         let left = left.trim();

@@ -16,6 +16,6 @@ pub mod latency;
 pub mod summary;
 
 pub use apdex::{ApdexCounts, ApdexThresholds, Rating};
-pub use criteria::{Comparison, Criterion, CriterionError, Metric, Verdict};
+pub use criteria::{Criterion, CriterionError, Metric, Operator, Verdict};
 pub use latency::{new_histogram, LatencyStats, HISTOGRAM_MAX_MICROS};
 pub use summary::LabelSummary;

@@ -100,7 +100,7 @@ pub enum Direction {
 
 /// How the requests were kept in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
+pub enum AioEngine {
     NativeAio,
     Threads,
 }
@@ -114,16 +114,16 @@ pub fn random_io(
     blocks: &[u64],
     direction: Direction,
     depth: usize,
-) -> io::Result<(Engine, Duration)> {
+) -> io::Result<(AioEngine, Duration)> {
     match native(fd, blocks, direction, depth) {
-        Ok(took) => Ok((Engine::NativeAio, took)),
+        Ok(took) => Ok((AioEngine::NativeAio, took)),
         Err(e)
             if matches!(
                 e.raw_os_error(),
                 Some(libc::ENOSYS | libc::EAGAIN | libc::EPERM)
             ) =>
         {
-            threads(fd, blocks, direction, depth).map(|took| (Engine::Threads, took))
+            threads(fd, blocks, direction, depth).map(|took| (AioEngine::Threads, took))
         }
         Err(e) => Err(e),
     }
@@ -358,7 +358,11 @@ mod tests {
         let fd = file.as_raw_fd();
         let blocks = shuffled(256, 3);
         let (engine, _) = random_io(fd, &blocks, Direction::Write, 64).unwrap();
-        assert_eq!(engine, Engine::NativeAio, "this kernel offers native AIO");
+        assert_eq!(
+            engine,
+            AioEngine::NativeAio,
+            "this kernel offers native AIO"
+        );
         let written = std::fs::read(&path).unwrap();
         assert!(
             written.chunks(BLOCK).all(|b| b.iter().any(|x| *x != 0)),

@@ -11,7 +11,7 @@
 //! Score = floor((dd MB/s × 1024 + fio read IOPS × 4 + fio write IOPS × 10
 //! + iozone write + read + random read × 4 + random write × 10) / 100).
 
-use crate::aio::{self, AlignedBuf, Direction, Engine, BLOCK};
+use crate::aio::{self, AioEngine, AlignedBuf, Direction, BLOCK};
 use crate::{check, io_error, measure, quantile, settings, BenchError, BenchResult, Measure};
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -273,7 +273,7 @@ pub fn run(o: &StorageOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         in_order: (0..blocks).collect(),
     };
     let mut m = storage_measures();
-    let mut engine = Engine::NativeAio;
+    let mut engine = AioEngine::NativeAio;
     for _ in 0..o.repetitions {
         let values;
         (engine, values) = repetition(o, &files, file_bytes, &orders, stop)?;
@@ -364,7 +364,7 @@ fn repetition(
     file_bytes: u64,
     orders: &Orders,
     stop: &AtomicBool,
-) -> Result<(Engine, [f64; 11]), BenchError> {
+) -> Result<(AioEngine, [f64; 11]), BenchError> {
     check(stop)?;
     let dd_mb_s = dd(&files.dd, o.dd_blocks)?;
     check(stop)?;
@@ -412,11 +412,11 @@ fn random_iops(
     file_bytes: u64,
     random: &[u64],
     stop: &AtomicBool,
-) -> Result<(Engine, [f64; 2]), BenchError> {
+) -> Result<(AioEngine, [f64; 2]), BenchError> {
     let blocks = file_bytes / BLOCK as u64;
     lay_out(path, file_bytes)?;
     let fio = open_direct(path, false)?;
-    let mut engine = Engine::NativeAio;
+    let mut engine = AioEngine::NativeAio;
     let mut iops = [0.0; 2];
     for (slot, direction) in [Direction::Read, Direction::Write].into_iter().enumerate() {
         check(stop)?;
@@ -451,7 +451,7 @@ fn iozone_like(path: &Path, orders: &Orders, stop: &AtomicBool) -> Result<[f64; 
 }
 
 /// How the tests differ from PiBenchmarks' and what the engine was.
-fn storage_notes(o: &StorageOptions, engine: Engine) -> Vec<String> {
+fn storage_notes(o: &StorageOptions, engine: AioEngine) -> Vec<String> {
     let mut notes = vec![
         "dd writes through the page cache and its time includes the final fsync, as PiBenchmarks' dd \
          does; every other test uses direct I/O (O_DIRECT), so the page cache does not flatter them"
@@ -460,7 +460,7 @@ fn storage_notes(o: &StorageOptions, engine: Engine) -> Vec<String> {
          uses the true MB/s, so for devices faster than 1 GB/s it is higher than the script's"
             .to_string(),
     ];
-    if engine == Engine::Threads {
+    if engine == AioEngine::Threads {
         notes.push(format!(
             "the kernel refused native asynchronous I/O here: {} threads kept the requests in flight",
             o.depth
@@ -480,7 +480,7 @@ fn storage_notes(o: &StorageOptions, engine: Engine) -> Vec<String> {
 fn storage_settings(
     o: &StorageOptions,
     dir: &Path,
-    engine: Engine,
+    engine: AioEngine,
     device: Option<headroom_monitor::fingerprint::Storage>,
 ) -> std::collections::BTreeMap<String, String> {
     let mut s = settings([
@@ -492,8 +492,8 @@ fn storage_settings(
         (
             "random_engine",
             match engine {
-                Engine::NativeAio => "native AIO".into(),
-                Engine::Threads => "threads".into(),
+                AioEngine::NativeAio => "native AIO".into(),
+                AioEngine::Threads => "threads".into(),
             },
         ),
         ("repetitions", o.repetitions.to_string()),

@@ -42,7 +42,7 @@ impl ThermalOptions {
 pub struct Point {
     /// Seconds since the idle phase began (negative while settling).
     pub t: f64,
-    pub phase: Phase,
+    pub phase: ThermalPhase,
     pub temperature_c: Option<f64>,
     pub mhz: Option<f64>,
     pub throttled: bool,
@@ -51,7 +51,7 @@ pub struct Point {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub enum ThermalPhase {
     Settle,
     Idle,
     Stress,
@@ -74,7 +74,10 @@ pub fn stable(temperatures: &[f64], window: usize) -> bool {
 /// Seconds from the stress's start to the first throttled sample (a flag,
 /// or the clock 10% below its stress peak twice in a row).
 pub fn time_to_throttle(points: &[Point]) -> Option<f64> {
-    let stress: Vec<&Point> = points.iter().filter(|p| p.phase == Phase::Stress).collect();
+    let stress: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.phase == ThermalPhase::Stress)
+        .collect();
     let start = stress.first()?.t;
     let mut peak = 0.0f64;
     let mut low_before = false;
@@ -122,7 +125,7 @@ pub fn run(o: &ThermalOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         let outcome = (|| {
             let began = Instant::now();
             let mut phase_start = began;
-            let mut phase = Phase::Settle;
+            let mut phase = ThermalPhase::Settle;
             let mut temperatures = Vec::new();
             let mut last_events = 0u64;
             let mut last_at = Instant::now();
@@ -158,21 +161,27 @@ pub fn run(o: &ThermalOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
                     temperature_c: temperature,
                     mhz,
                     throttled,
-                    events_per_s: if phase == Phase::Stress { rate } else { 0.0 },
+                    events_per_s: if phase == ThermalPhase::Stress {
+                        rate
+                    } else {
+                        0.0
+                    },
                 });
                 let next = match phase {
-                    Phase::Settle => {
+                    ThermalPhase::Settle => {
                         let done = temperature.is_none()
                             || stable(&temperatures, window)
                             || in_phase >= o.settle;
                         if done {
                             settled = Some(temperature.is_none() || stable(&temperatures, window));
                         }
-                        done.then_some(Phase::Idle)
+                        done.then_some(ThermalPhase::Idle)
                     }
-                    Phase::Idle => (in_phase >= o.idle_before).then_some(Phase::Stress),
-                    Phase::Stress => (in_phase >= o.stress).then_some(Phase::Cool),
-                    Phase::Cool => {
+                    ThermalPhase::Idle => {
+                        (in_phase >= o.idle_before).then_some(ThermalPhase::Stress)
+                    }
+                    ThermalPhase::Stress => (in_phase >= o.stress).then_some(ThermalPhase::Cool),
+                    ThermalPhase::Cool => {
                         if in_phase >= o.idle_after {
                             return Ok(());
                         }
@@ -180,7 +189,7 @@ pub fn run(o: &ThermalOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
                     }
                 };
                 if let Some(next) = next {
-                    stressing.store(next == Phase::Stress, Ordering::Relaxed);
+                    stressing.store(next == ThermalPhase::Stress, Ordering::Relaxed);
                     phase = next;
                     phase_start = now;
                     let events: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
@@ -196,7 +205,7 @@ pub fn run(o: &ThermalOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
     // Time 0 is the start of the idle phase.
     let origin = points
         .iter()
-        .find(|p| p.phase != Phase::Settle)
+        .find(|p| p.phase != ThermalPhase::Settle)
         .map_or(0.0, |p| p.t - o.interval);
     for p in &mut points {
         p.t -= origin;
@@ -251,7 +260,7 @@ struct Figures {
 
 impl Figures {
     fn of(o: &ThermalOptions, points: &[Point]) -> Figures {
-        let stress: Vec<&Point> = points.iter().filter(|p| p.phase == Phase::Stress).collect();
+        let stress: Vec<&Point> = points.iter().filter(|p| p.phase == ThermalPhase::Stress).collect();
         let start = stress.first().map_or(0.0, |p| p.t);
         let end = stress.last().map_or(0.0, |p| p.t);
         let span = (o.stress / 3.0).max(o.interval);
@@ -270,7 +279,7 @@ impl Figures {
         let idle_temp = mean(
             points
                 .iter()
-                .filter(|p| p.phase == Phase::Idle)
+                .filter(|p| p.phase == ThermalPhase::Idle)
                 .filter_map(|p| p.temperature_c),
         );
         let max_temp = points
@@ -356,7 +365,7 @@ fn curves(points: &[Point]) -> Vec<Series> {
         y_label: unit.into(),
         points: points
             .iter()
-            .filter(|p| p.phase != Phase::Settle)
+            .filter(|p| p.phase != ThermalPhase::Settle)
             .filter_map(|p| f(p).map(|v| (p.t, v)))
             .collect(),
     };
@@ -364,7 +373,7 @@ fn curves(points: &[Point]) -> Vec<Series> {
         curve("temperature", "°C", &|p| p.temperature_c),
         curve("clock", "MHz", &|p| p.mhz),
         curve("throughput", "events/s", &|p| {
-            (p.phase == Phase::Stress).then_some(p.events_per_s)
+            (p.phase == ThermalPhase::Stress).then_some(p.events_per_s)
         }),
     ];
     series.retain(|s| !s.points.is_empty());
@@ -406,7 +415,7 @@ fn notes(o: &ThermalOptions, f: &Figures, settled: bool) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn point(t: f64, phase: Phase, temp: f64, mhz: f64, rate: f64) -> Point {
+    fn point(t: f64, phase: ThermalPhase, temp: f64, mhz: f64, rate: f64) -> Point {
         Point {
             t,
             phase,
@@ -422,11 +431,11 @@ mod tests {
         assert!(stable(&[50.0, 50.4, 50.9], 3));
         assert!(!stable(&[50.0, 51.2, 50.9], 3));
         assert!(!stable(&[50.0], 3));
-        let mut points = vec![point(2.0, Phase::Idle, 45.0, 600.0, 0.0)];
+        let mut points = vec![point(2.0, ThermalPhase::Idle, 45.0, 600.0, 0.0)];
         for (i, mhz) in [1500.0, 1500.0, 1400.0, 1300.0, 1300.0].iter().enumerate() {
             points.push(point(
                 4.0 + 2.0 * i as f64,
-                Phase::Stress,
+                ThermalPhase::Stress,
                 60.0,
                 *mhz,
                 100.0,
@@ -447,15 +456,21 @@ mod tests {
             ..ThermalOptions::stressberry(4)
         };
         let mut points = vec![
-            point(2.0, Phase::Idle, 40.0, 600.0, 0.0),
-            point(4.0, Phase::Idle, 40.0, 600.0, 0.0),
+            point(2.0, ThermalPhase::Idle, 40.0, 600.0, 0.0),
+            point(4.0, ThermalPhase::Idle, 40.0, 600.0, 0.0),
         ];
         for i in 0..15 {
             let t = 6.0 + 2.0 * i as f64;
             let rate = if i < 5 { 1000.0 } else { 800.0 };
-            points.push(point(t, Phase::Stress, 50.0 + i as f64, 1500.0, rate));
+            points.push(point(
+                t,
+                ThermalPhase::Stress,
+                50.0 + i as f64,
+                1500.0,
+                rate,
+            ));
         }
-        points.push(point(36.0, Phase::Cool, 55.0, 600.0, 0.0));
+        points.push(point(36.0, ThermalPhase::Cool, 55.0, 600.0, 0.0));
         let r = summarise(&o, &points, true);
         let get = |k: &str| r.measures.iter().find(|m| m.key == k).map(|m| m.values[0]);
         assert_eq!(get("burst"), Some(1000.0));

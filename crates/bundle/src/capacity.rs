@@ -8,7 +8,7 @@ use crate::manifest::{read_manifest, write_manifest, Measurement};
 use crate::recovery::{recover_summary, summary_of_window};
 use crate::summary::RunSummary;
 use crate::{invalid, read_versioned_json, BundleError, CAPACITY};
-use headroom_analysis::capacity::{Bottleneck, HostFigures, Target};
+use headroom_analysis::capacity::{ApdexGoal, Bottleneck, HostFigures};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::ops::Range;
@@ -210,7 +210,7 @@ pub struct CapacityResult {
     /// `complete`, or `interrupted` (Ctrl-C, SIGTERM): then there is no
     /// capacity claim, only the levels measured.
     pub status: String,
-    pub target: Target,
+    pub target: ApdexGoal,
     pub capacity: CapacityAnswer,
     /// The first level above the capacity that broke the target.
     pub knee_users: Option<u32>,

@@ -8,11 +8,12 @@
 use crate::jtl_read::{self, JtlFormat, JtlSample};
 use crate::manifest::{ClientHost, Files, Manifest, ProfileRecord, Tool};
 use crate::sample::{status_error, ErrorKind, Sample};
+use crate::scenario_record::{DashboardFigures, JmeterDashboard, JtlRecord, ScenarioRecord};
 use crate::summary::{LabelFigures, RunStatus, RunSummary};
 use crate::tally::Tally;
 use crate::writer::{BundleWriter, MergedInterval};
 use crate::{invalid, BundleError, SCHEMA_VERSION};
-use headroom_analysis::apdex::ApdexThresholds;
+use headroom_analysis::apdex::{ApdexCounts, ApdexThresholds};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant, UNIX_EPOCH};
@@ -98,7 +99,6 @@ pub fn import(
         peak_threads,
         wall_start,
     );
-    manifest.scenario["jmeter_dashboard"] = jmeter_dashboard(&samples, &labels.names, apdex);
     let mut writer = BundleWriter::create(out, &manifest, wall_start)?;
     let (cumulative, cumulative_total) = write_seconds(
         &mut writer,
@@ -263,15 +263,28 @@ fn import_manifest(
         command_line,
         kind: "import".into(),
         target: most_common_host(samples).unwrap_or_else(|| "(JMeter results)".into()),
-        scenario: serde_json::json!({
-            "mode": "jtl",
-            "name": jtl.file_name().map(|n| n.to_string_lossy().to_string()),
-            "file": source,
-            "format": format.name(),
-            "samples": samples.len(),
-            "transactions": labels.names.iter().zip(&labels.transaction).filter(|(_, t)| **t).map(|(l, _)| l.clone()).collect::<Vec<_>>(),
-            "unknown": ["the load profile (threads, ramp-up, think times)", "the generator's and the server's environment", "Apdex thresholds JMeter used (headroom's are applied)", "response bodies and check names"],
-        }),
+        scenario: Some(ScenarioRecord::Jtl(JtlRecord {
+            file: source,
+            format: format.name().into(),
+            jmeter_dashboard: Some(jmeter_dashboard(samples, &labels.names, apdex)),
+            name: jtl.file_name().map(|n| n.to_string_lossy().to_string()),
+            samples: samples.len(),
+            transactions: labels
+                .names
+                .iter()
+                .zip(&labels.transaction)
+                .filter(|(_, t)| **t)
+                .map(|(l, _)| l.clone())
+                .collect(),
+            unknown: [
+                "the load profile (threads, ramp-up, think times)",
+                "the generator's and the server's environment",
+                "Apdex thresholds JMeter used (headroom's are applied)",
+                "response bodies and check names",
+            ]
+            .map(String::from)
+            .to_vec(),
+        })),
         profile: ProfileRecord {
             model: "imported from JMeter".into(),
             users: (peak_threads > 0).then_some(peak_threads),
@@ -408,21 +421,15 @@ fn jmeter_dashboard(
     samples: &[JtlSample],
     labels: &[String],
     apdex: &ApdexThresholds,
-) -> serde_json::Value {
+) -> JmeterDashboard {
     // JMeter's Apdex: a failed sample is frustrated; its overall figure
     // counts transaction controllers too (unlike its statistics' Total).
     let apdex_of = |of: &dyn Fn(&JtlSample) -> bool| {
-        let (mut n, mut score) = (0usize, 0.0f64);
+        let mut counts = ApdexCounts::default();
         for s in samples.iter().filter(|s| of(s)) {
-            n += 1;
-            let elapsed = Duration::from_millis(s.elapsed_ms);
-            if s.success && elapsed <= apdex.satisfied {
-                score += 1.0;
-            } else if s.success && elapsed <= apdex.tolerated {
-                score += 0.5;
-            }
+            counts.add_zone(apdex.zone(Duration::from_millis(s.elapsed_ms), !s.success));
         }
-        (n > 0).then(|| score / n as f64)
+        counts.score()
     };
     use headroom_analysis::jmeter::{dashboard_percentiles, STATISTIC_WINDOW};
     let figures = |of: &dyn Fn(&JtlSample) -> bool| {
@@ -434,27 +441,27 @@ fn jmeter_dashboard(
         let p = dashboard_percentiles(&values, STATISTIC_WINDOW);
         // The mean over every sample (JMeter's is not windowed).
         let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
-        serde_json::json!({
-            "sample_count": values.len(),
-            "apdex": apdex_of(of),
-            "mean_ms": mean,
-            "error_count": samples.iter().filter(|s| of(s) && !s.success).count(),
-            "median_ms": p.map(|p| p[0]),
-            "p90_ms": p.map(|p| p[1]),
-            "p95_ms": p.map(|p| p[2]),
-            "p99_ms": p.map(|p| p[3]),
-        })
+        DashboardFigures {
+            apdex: apdex_of(of),
+            error_count: samples.iter().filter(|s| of(s) && !s.success).count(),
+            mean_ms: mean,
+            median_ms: p.map(|p| p[0]),
+            p90_ms: p.map(|p| p[1]),
+            p95_ms: p.map(|p| p[2]),
+            p99_ms: p.map(|p| p[3]),
+            sample_count: values.len(),
+        }
     };
-    let mut map = serde_json::Map::new();
+    let mut by_label = BTreeMap::new();
     for label in labels {
-        map.insert(label.clone(), figures(&|s: &JtlSample| &s.label == label));
+        by_label.insert(label.clone(), figures(&|s: &JtlSample| &s.label == label));
     }
-    map.insert("Total".into(), figures(&|s: &JtlSample| !s.transaction));
-    serde_json::json!({
-        "overall_apdex": apdex_of(&|_: &JtlSample| true),
-        "estimator": "Apache Commons Math Percentile (LEGACY), the last 20000 samples per label, as JMeter's dashboard (jmeter.reportgenerator.statistic_window)",
-        "labels": map,
-    })
+    by_label.insert("Total".into(), figures(&|s: &JtlSample| !s.transaction));
+    JmeterDashboard {
+        estimator: "Apache Commons Math Percentile (LEGACY), the last 20000 samples per label, as JMeter's dashboard (jmeter.reportgenerator.statistic_window)".into(),
+        labels: by_label,
+        overall_apdex: apdex_of(&|_: &JtlSample| true),
+    }
 }
 
 /// The scheme and host most samples went to, from their URLs.
@@ -477,6 +484,16 @@ fn most_common_host(samples: &[JtlSample]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dashboard(manifest: &Manifest) -> &JmeterDashboard {
+        match &manifest.scenario {
+            Some(ScenarioRecord::Jtl(JtlRecord {
+                jmeter_dashboard: Some(d),
+                ..
+            })) => d,
+            other => panic!("no JMeter dashboard: {other:?}"),
+        }
+    }
 
     #[test]
     fn a_jtl_becomes_a_bundle_with_jmeters_figures() {
@@ -524,19 +541,68 @@ mod tests {
         assert_eq!(imported.manifest.kind, "import");
         assert_eq!(s.peak_vus, 2);
         assert!((s.elapsed_s - 3.3).abs() < 1e-9);
-        let dashboard = &imported.manifest.scenario["jmeter_dashboard"]["labels"];
-        assert_eq!(dashboard["Total"]["sample_count"], 5);
+        let dashboard = &dashboard(&imported.manifest).labels;
+        assert_eq!(dashboard["Total"].sample_count, 5);
         assert_eq!(
-            dashboard["home"]["p90_ms"], 3300.0,
+            dashboard["home"].p90_ms,
+            Some(3300.0),
             "the label's transaction sample too"
         );
-        assert_eq!(dashboard["journey"]["sample_count"], 1);
+        assert_eq!(dashboard["journey"].sample_count, 1);
         let read = crate::manifest::read_manifest(&out).unwrap();
         assert_eq!(read.status, RunStatus::Complete);
         assert!(
             import(&jtl, &out, &apdex, Vec::new()).is_err(),
             "an existing bundle is kept"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Samples exactly at T and at F = 4T, one past each and a failed fast
+    /// one: JMeter's dashboard figure and headroom's summary both follow
+    /// the one Apdex rule (at T satisfied, at F tolerating, a failure
+    /// frustrated): (1 + 2 × ½) / 5 = 0.4.
+    #[test]
+    fn apdex_at_t_and_at_4t_follows_the_one_rule() {
+        let dir = std::env::temp_dir().join(format!("headroom-jtl-apdex-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let jtl = dir.join("r.jtl");
+        std::fs::write(
+            &jtl,
+            "timeStamp,elapsed,label,responseCode,success\n\
+             1700000000000,500,home,200,true\n\
+             1700000000100,501,home,200,true\n\
+             1700000000200,2000,home,200,true\n\
+             1700000000300,2001,home,200,true\n\
+             1700000000400,100,home,500,false\n",
+        )
+        .unwrap();
+        let apdex = ApdexThresholds::standard(Duration::from_millis(500));
+        let out = dir.join("bundle");
+        let imported = import(&jtl, &out, &apdex, Vec::new()).unwrap();
+        let mut rule = ApdexCounts::default();
+        for (ms, failed) in [
+            (500, false),
+            (501, false),
+            (2000, false),
+            (2001, false),
+            (100, true),
+        ] {
+            rule.add_zone(apdex.zone(Duration::from_millis(ms), failed));
+        }
+        assert_eq!(
+            (rule.satisfied, rule.tolerating, rule.frustrated),
+            (1, 2, 2)
+        );
+        assert_eq!(rule.score(), Some(0.4));
+        let summary = imported.manifest.summary.as_ref().unwrap();
+        assert_eq!(summary.labels["home"].apdex, rule.score());
+        assert_eq!(summary.total.apdex, rule.score());
+        let dashboard = dashboard(&imported.manifest);
+        assert_eq!(dashboard.overall_apdex, Some(0.4));
+        assert_eq!(dashboard.labels["home"].apdex, Some(0.4));
+        assert_eq!(dashboard.labels["Total"].apdex, Some(0.4));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

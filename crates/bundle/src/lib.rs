@@ -2,7 +2,7 @@
 //!
 //! | file | written by | what it holds |
 //! |---|---|---|
-//! | [`MANIFEST`] | [`manifest`] | what ran, where, how, and the summary |
+//! | [`MANIFEST`] | [`manifest`] (what was sent: [`scenario_record`]) | what ran, where, how, and the summary |
 //! | [`INTERVALS`] | [`writer`] (columns in [`intervals`]) | per second and label: counts, errors by kind, percentiles, Apdex counts |
 //! | [`LATENCY`] | [`hlog`] | per second: HdrHistograms of response times (total and per label) |
 //! | [`SAMPLES`] | [`jtl`] | one JMeter CSV line per request (with `--samples`) |
@@ -37,6 +37,7 @@ pub mod reader;
 pub mod recovery;
 pub mod resources;
 pub mod sample;
+pub mod scenario_record;
 pub mod summary;
 pub mod tally;
 pub mod warnings;

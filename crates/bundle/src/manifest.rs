@@ -2,6 +2,7 @@
 //! which machines, and (once the run ends) its summary. It is written at the
 //! start with status `running` and replaced atomically at the end.
 
+use crate::scenario_record::ScenarioRecord;
 use crate::summary::{RunStatus, RunSummary};
 use crate::{
     invalid, io_error, read_error, BundleError, INTERVALS, LATENCY, MANIFEST, SAMPLES,
@@ -52,8 +53,10 @@ pub struct Manifest {
     pub command_line: Vec<String>,
     pub kind: String,
     pub target: String,
-    /// What was sent: for URL mode, method, URL, headers and label.
-    pub scenario: serde_json::Value,
+    /// What was sent: a URL's request, a journey file or imported JMeter
+    /// results (none in a manifest that has no such section).
+    #[serde(deserialize_with = "crate::scenario_record::optional")]
+    pub scenario: Option<ScenarioRecord>,
     /// How load was scheduled (model, users or rate, durations, think time, cap).
     pub profile: ProfileRecord,
     pub apdex_t_ms: f64,

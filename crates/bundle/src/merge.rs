@@ -21,6 +21,7 @@ use crate::manifest::{
     read_manifest, write_manifest, Files, Manifest, MergeRecord, MergedShard, ShardRecord,
 };
 use crate::reader::{open_csv, visit_hlog, whole_records};
+use crate::scenario_record::ScenarioRecord;
 use crate::summary::{LabelFigures, RunStatus, RunSummary};
 use crate::tally::Counts;
 use crate::{
@@ -386,9 +387,13 @@ fn check_consistent(shards: &[ShardBundle]) -> Result<(), BundleError> {
             let mut scenario = m.scenario.clone();
             // Each shard records its own share of a data file's rows, and
             // the file's path on its own host.
-            if let Some(object) = scenario.as_object_mut() {
-                object.remove("data");
-                object.remove("file");
+            match &mut scenario {
+                Some(ScenarioRecord::Scenario(s)) => {
+                    s.data = None;
+                    s.file.clear();
+                }
+                Some(ScenarioRecord::Jtl(j)) => j.file.clear(),
+                Some(ScenarioRecord::Url(_)) | None => {}
             }
             (scenario, m.target.clone(), m.timeout_ms.to_bits())
         };

@@ -194,7 +194,7 @@ mod tests {
             command_line: vec!["headroom".into()],
             kind: "load".into(),
             target: "http://127.0.0.1/".into(),
-            scenario: serde_json::json!({}),
+            scenario: None,
             profile: crate::manifest::ProfileRecord::default(),
             apdex_t_ms: 500.0,
             apdex_f_ms: 1500.0,

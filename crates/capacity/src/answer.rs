@@ -8,7 +8,7 @@
 
 use crate::ladder::repetition_capacity;
 use crate::level::little;
-use headroom_analysis::capacity::{bottleneck, Target};
+use headroom_analysis::capacity::{bottleneck, ApdexGoal};
 use headroom_analysis::{Criterion, Metric, Verdict};
 use headroom_bundle::capacity::{
     Agreement, CapacityAnswer, CapacityResult, CapacitySetup, Confirmation, CriterionOutcome,
@@ -23,7 +23,7 @@ use std::time::Duration;
 /// `--max`, `think` the planned think per request, `monitored` whether
 /// server resources were watched.
 pub fn answer(
-    target: Target,
+    target: ApdexGoal,
     levels: Vec<Level>,
     capacity: Option<u32>,
     at_least: bool,
@@ -336,7 +336,7 @@ mod tests {
     /// knee judged on 40 requests: the answer is said, and is not valid.
     #[test]
     fn a_level_out_of_its_steady_cycle_or_thin_is_not_valid() {
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,
@@ -388,7 +388,7 @@ mod tests {
     /// of the CPU, the CPU is its limit.
     #[test]
     fn a_cpu_full_of_other_work_is_not_the_servers_limit() {
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,
@@ -441,7 +441,7 @@ mod tests {
 
     #[test]
     fn verdicts_name_the_limit_or_say_why_not() {
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,

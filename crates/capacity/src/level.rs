@@ -5,7 +5,7 @@
 
 use crate::ladder::{users_for, LevelFigures};
 use headroom_analysis::apdex::Rating;
-use headroom_analysis::capacity::{host_figures, meets, HostSecond, Target};
+use headroom_analysis::capacity::{host_figures, meets, ApdexGoal, HostSecond};
 use headroom_bundle::capacity::{keep_measurement, Level, LittlesLaw};
 use headroom_bundle::resources::{read_core_loads, read_resources, ResourceRow};
 use headroom_bundle::BundleError;
@@ -21,7 +21,7 @@ pub fn measure_level(
     users: u32,
     dir: &Path,
     window: Range<Duration>,
-    target: &Target,
+    target: &ApdexGoal,
     generator_limited: bool,
 ) -> Result<Level, BundleError> {
     let inside =

@@ -2,9 +2,9 @@
 //! and measures, when a level is measured enough, and the answer.
 //!
 //! Where each job lives:
-//! - [`search`]: the driver. [`search::Plan`] turns the search's
+//! - [`search`]: the driver. [`search::SearchPlan`] turns the search's
 //!   [`search::Settings`] into level timings and capacity.json's setup;
-//!   [`search::Plan::run`] climbs the ladder, running each level through
+//!   [`search::SearchPlan::run`] climbs the ladder, running each level through
 //!   the caller's [`search::LevelRunner`] (the CLI assembles the run), and
 //!   returns the answer.
 //! - [`ladder`]: the next level and why (plain and aimed ladders,

@@ -1,5 +1,5 @@
-//! The search's driver: a [`Plan`] made from the search's [`Settings`]
-//! (its level timing and capacity.json's setup), and [`Plan::run`], which
+//! The search's driver: a [`SearchPlan`] made from the search's [`Settings`]
+//! (its level timing and capacity.json's setup), and [`SearchPlan::run`], which
 //! climbs the [`crate::ladder`], runs each level as an ordinary run with
 //! its own bundle, follows it second by second ([`crate::watch`]), reads
 //! its figures back ([`crate::level`]) and returns the answer
@@ -13,7 +13,7 @@ use crate::think::PlannedThink;
 use crate::timing::{LevelTimes, Timing};
 use crate::watch::LevelWatch;
 use headroom_analysis::apdex::ApdexThresholds;
-use headroom_analysis::capacity::{Bottleneck, Target};
+use headroom_analysis::capacity::{ApdexGoal, Bottleneck};
 use headroom_bundle::capacity::{keep_measurement, CapacityResult, CapacitySetup, Level};
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
@@ -31,7 +31,7 @@ pub struct Settings {
     pub url: String,
     /// The scenario file, when the users run one.
     pub scenario: Option<String>,
-    pub target: Target,
+    pub target: ApdexGoal,
     pub ladder: Ladder,
     /// The aimed ladder (else the plain one).
     pub aimed: bool,
@@ -106,7 +106,7 @@ pub trait LevelRunner {
 /// A search ready to run: its settings, its levels' timing and
 /// capacity.json's setup.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct SearchPlan {
     pub settings: Settings,
     pub timing: Timing,
     /// What the timing lengthened to fit the think time, and why.
@@ -114,8 +114,8 @@ pub struct Plan {
     pub setup: CapacitySetup,
 }
 
-impl Plan {
-    pub fn new(settings: Settings) -> Plan {
+impl SearchPlan {
+    pub fn new(settings: Settings) -> SearchPlan {
         let think = &settings.think;
         let (timing, lengthened) = Timing::of(&settings.times, think.mean, think.first);
         let setup = CapacitySetup {
@@ -138,7 +138,7 @@ impl Plan {
             near_min_measured_s: timing.measure_near.as_secs_f64(),
             warmup_min_s: timing.warmup_min.as_secs_f64(),
         };
-        Plan {
+        SearchPlan {
             settings,
             timing,
             lengthened,

@@ -4,16 +4,16 @@
 //! interval wholly on one side of its bound), so that the level can stop
 //! before its full duration.
 
-use headroom_analysis::capacity::Target;
+use headroom_analysis::capacity::ApdexGoal;
 
 /// One second of a level, all labels but groups.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Second {
+pub struct LevelSecond {
     /// The second's length (the last one of a run may be shorter).
     pub length_s: f64,
     pub requests: u64,
     pub errors: u64,
-    /// Satisfied + tolerating / 2: the Apdex's numerator.
+    /// Satisfied + tolerating / 2: the Apdex's numerator ([`headroom_analysis::apdex::ApdexCounts::points`]).
     pub apdex_points: f64,
     /// Requests slower than the p95 bound of the target (0 without one).
     pub over_p95: u64,
@@ -27,7 +27,7 @@ pub const Z: f64 = 2.576;
 
 /// A figure over the seconds so far with its confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Interval {
+pub struct Estimate {
     pub estimate: f64,
     pub low: f64,
     pub high: f64,
@@ -53,7 +53,7 @@ fn t99(df: usize) -> f64 {
 /// cluster of requests: the ratio estimator's variance). With `floor`, never
 /// narrower than a binomial share of the same requests (Agresti–Coull):
 /// 20 requests all satisfied have not shown an Apdex of 1.
-pub fn share(seconds: &[(f64, f64)], floor: bool) -> Option<Interval> {
+pub fn share(seconds: &[(f64, f64)], floor: bool) -> Option<Estimate> {
     let m = seconds.len();
     let n: f64 = seconds.iter().map(|s| s.0).sum();
     if m < 2 || n <= 0.0 {
@@ -71,7 +71,7 @@ pub fn share(seconds: &[(f64, f64)], floor: bool) -> Option<Interval> {
         0.0
     };
     let half = (t99(m - 1) * cluster).max(binomial);
-    Some(Interval {
+    Some(Estimate {
         estimate: r,
         low: (r - half).max(0.0),
         high: (r + half).min(1.0),
@@ -90,8 +90,8 @@ pub struct Settled {
 /// figure's interval lies wholly on the wrong side of its bound, met when
 /// every figure's lies wholly on the right side; `None` while any
 /// straddles (the level runs on).
-pub fn settle(target: &Target, seconds: &[Second]) -> Option<Settled> {
-    let pairs = |f: fn(&Second) -> f64| -> Vec<(f64, f64)> {
+pub fn settle(target: &ApdexGoal, seconds: &[LevelSecond]) -> Option<Settled> {
+    let pairs = |f: fn(&LevelSecond) -> f64| -> Vec<(f64, f64)> {
         seconds.iter().map(|s| (s.requests as f64, f(s))).collect()
     };
     let apdex = share(&pairs(|s| s.apdex_points), true)?;
@@ -101,7 +101,7 @@ pub fn settle(target: &Target, seconds: &[Second]) -> Option<Settled> {
     let mut figures = vec![
         (
             // Apdex: higher is better.
-            Interval {
+            Estimate {
                 estimate: -apdex.estimate,
                 low: -apdex.high,
                 high: -apdex.low,
@@ -177,7 +177,7 @@ pub const STEADY_SECONDS: usize = 3;
 /// bands widen when few requests make a second noisy (3/√requests).
 /// Measured on the testbed: a closed-model level's response time climbs
 /// for 15–20 s after its users have started, by less than 15% a second.
-pub fn steady(seconds: &[Second]) -> bool {
+pub fn steady(seconds: &[LevelSecond]) -> bool {
     if seconds.len() < 2 * STEADY_SECONDS {
         return false;
     }
@@ -193,9 +193,10 @@ pub fn steady(seconds: &[Second]) -> bool {
         let m = mean(values);
         m > 0.0 && values.iter().all(|v| (v - m).abs() <= band * m)
     };
-    let throughput =
-        |w: &[Second]| -> Vec<f64> { w.iter().map(|s| s.requests as f64 / s.length_s).collect() };
-    let response = |w: &[Second]| -> Vec<f64> { w.iter().map(|s| s.mean_s).collect() };
+    let throughput = |w: &[LevelSecond]| -> Vec<f64> {
+        w.iter().map(|s| s.requests as f64 / s.length_s).collect()
+    };
+    let response = |w: &[LevelSecond]| -> Vec<f64> { w.iter().map(|s| s.mean_s).collect() };
     // Window means are steadier than seconds: the noise of three seconds.
     let drift = noise / (STEADY_SECONDS as f64).sqrt();
     let unchanged = |a: &[f64], b: &[f64]| (mean(a) - mean(b)).abs() <= drift.max(0.10) * mean(b);
@@ -216,12 +217,12 @@ pub const NEAR_APDEX: f64 = 0.10;
 /// 480 users, 5-second Apdex figures of 0.60 to 0.80 within one level),
 /// so an interval over a few seconds is too narrow there, and such a level
 /// measures longer before its verdict may settle.
-pub fn near(target: &Target, seconds: &[Second]) -> bool {
+pub fn near(target: &ApdexGoal, seconds: &[LevelSecond]) -> bool {
     let requests: f64 = seconds.iter().map(|s| s.requests as f64).sum();
     if requests <= 0.0 {
         return true;
     }
-    let sum = |f: fn(&Second) -> f64| seconds.iter().map(f).sum::<f64>() / requests;
+    let sum = |f: fn(&LevelSecond) -> f64| seconds.iter().map(f).sum::<f64>() / requests;
     let apdex = sum(|s| s.apdex_points);
     let close = |share: f64, bound: f64| bound > 0.0 && share > bound / 2.0 && share < bound * 2.0;
     (apdex - target.apdex).abs() < NEAR_APDEX
@@ -232,20 +233,26 @@ pub fn near(target: &Target, seconds: &[Second]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use headroom_analysis::apdex::ApdexCounts;
     use std::time::Duration;
 
-    fn second(requests: u64, satisfied: u64, errors: u64) -> Second {
-        Second {
+    fn second(requests: u64, satisfied: u64, errors: u64) -> LevelSecond {
+        LevelSecond {
             length_s: 1.0,
             requests,
             errors,
-            apdex_points: satisfied as f64 + (requests - satisfied) as f64 / 2.0,
+            apdex_points: ApdexCounts {
+                satisfied,
+                tolerating: requests - satisfied,
+                frustrated: 0,
+            }
+            .points(),
             over_p95: 0,
             mean_s: 0.1,
         }
     }
 
-    const TARGET: Target = Target {
+    const TARGET: ApdexGoal = ApdexGoal {
         apdex: 0.85,
         max_error: 0.01,
         p95_max: None,
@@ -254,21 +261,21 @@ mod tests {
     #[test]
     fn a_clear_level_settles_and_a_close_one_runs_on() {
         // Every request satisfied, 100 a second: met after 2 seconds.
-        let clear: Vec<Second> = (0..2).map(|_| second(100, 100, 0)).collect();
+        let clear: Vec<LevelSecond> = (0..2).map(|_| second(100, 100, 0)).collect();
         let settled = settle(&TARGET, &clear).unwrap();
         assert!(settled.met, "{settled:?}");
         assert!(settled.why.contains("Apdex 1.000"), "{}", settled.why);
         // Half the requests tolerated (Apdex 0.75): broken.
-        let slow: Vec<Second> = (0..3).map(|_| second(100, 50, 0)).collect();
+        let slow: Vec<LevelSecond> = (0..3).map(|_| second(100, 50, 0)).collect();
         assert!(!settle(&TARGET, &slow).unwrap().met);
         // Apdex 0.85 exactly, seconds scattered: it straddles.
-        let close: Vec<Second> = [80, 60, 70, 70, 60, 80]
+        let close: Vec<LevelSecond> = [80, 60, 70, 70, 60, 80]
             .iter()
             .map(|&s| second(100, s, 0))
             .collect();
         assert_eq!(settle(&TARGET, &close), None);
         // Errors: 5% is beyond 1%, whatever the Apdex.
-        let failing: Vec<Second> = (0..4).map(|_| second(100, 100, 5)).collect();
+        let failing: Vec<LevelSecond> = (0..4).map(|_| second(100, 100, 5)).collect();
         let settled = settle(&TARGET, &failing).unwrap();
         assert!(!settled.met && settled.why.starts_with("errors 5.0%"));
         // One second is not an interval.
@@ -279,19 +286,19 @@ mod tests {
     fn few_requests_do_not_settle_a_near_target() {
         // 5 requests a second, all satisfied, against 0.97: the binomial
         // floor keeps it open until enough requests came.
-        let strict = Target {
+        let strict = ApdexGoal {
             apdex: 0.97,
             ..TARGET
         };
-        let few: Vec<Second> = (0..4).map(|_| second(5, 5, 0)).collect();
+        let few: Vec<LevelSecond> = (0..4).map(|_| second(5, 5, 0)).collect();
         assert_eq!(settle(&strict, &few), None);
-        let many: Vec<Second> = (0..40).map(|_| second(5, 5, 0)).collect();
+        let many: Vec<LevelSecond> = (0..40).map(|_| second(5, 5, 0)).collect();
         assert!(settle(&strict, &many).unwrap().met);
     }
 
     #[test]
     fn the_p95_bound_counts_slow_requests() {
-        let target = Target {
+        let target = ApdexGoal {
             p95_max: Some(Duration::from_millis(200)),
             ..TARGET
         };
@@ -300,7 +307,7 @@ mod tests {
         let settled = settle(&target, &[slow; 3]).unwrap();
         assert!(!settled.met);
         assert!(settled.why.contains("over 200 ms 20.0%"), "{}", settled.why);
-        let fast: Vec<Second> = (0..3).map(|_| second(200, 200, 0)).collect();
+        let fast: Vec<LevelSecond> = (0..3).map(|_| second(200, 200, 0)).collect();
         assert!(settle(&target, &fast).unwrap().met);
     }
 
@@ -317,7 +324,7 @@ mod tests {
 
     #[test]
     fn steady_after_the_ramp() {
-        let at = |requests: u64, mean_s: f64| Second {
+        let at = |requests: u64, mean_s: f64| LevelSecond {
             mean_s,
             ..second(requests, requests, 0)
         };
@@ -382,7 +389,7 @@ mod tests {
 
     #[test]
     fn near_the_knee_by_any_figure() {
-        let seconds = |satisfied: u64, errors: u64| -> Vec<Second> {
+        let seconds = |satisfied: u64, errors: u64| -> Vec<LevelSecond> {
             (0..5).map(|_| second(100, satisfied, errors)).collect()
         };
         // Apdex 0.975 against 0.85: far; 0.80 and 0.90: near.
@@ -399,7 +406,7 @@ mod tests {
         assert!(near(&TARGET, &one_and_half));
         assert!(!near(&TARGET, &seconds(100, 5)));
         // The p95 bound: 6% of requests over it is near 5%.
-        let target = Target {
+        let target = ApdexGoal {
             p95_max: Some(Duration::from_millis(200)),
             ..TARGET
         };
@@ -413,6 +420,6 @@ mod tests {
             "without a p95 bound it does not count"
         );
         // No requests yet: nothing is known, so near.
-        assert!(near(&TARGET, &[Second::default()]));
+        assert!(near(&TARGET, &[LevelSecond::default()]));
     }
 }

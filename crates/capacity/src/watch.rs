@@ -4,9 +4,9 @@
 //! `--min-samples`, or the cap), and how the level table says it ended.
 //! The statistics of one look are [`crate::sequential`]'s.
 
-use crate::sequential::{self, Second};
+use crate::sequential::{self, LevelSecond};
 use crate::timing::Timing;
-use headroom_analysis::capacity::Target;
+use headroom_analysis::capacity::ApdexGoal;
 use headroom_bundle::capacity::SettledVerdict;
 use headroom_load::run::Progress;
 use std::ops::Range;
@@ -18,9 +18,9 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct LevelWatch {
     timing: Timing,
-    target: Target,
+    target: ApdexGoal,
     /// Every second so far (warm-up included).
-    seconds: Vec<Second>,
+    seconds: Vec<LevelSecond>,
     /// The think time (s) users took after each second's requests.
     think_s: Vec<f64>,
     /// The first measured second, once the warm-up ended.
@@ -32,7 +32,7 @@ pub struct LevelWatch {
 }
 
 impl LevelWatch {
-    pub fn new(timing: Timing, target: Target) -> LevelWatch {
+    pub fn new(timing: Timing, target: ApdexGoal) -> LevelWatch {
         LevelWatch {
             timing,
             target,
@@ -53,12 +53,11 @@ impl LevelWatch {
             let micros = bound.as_micros().min(u128::from(u64::MAX)) as u64;
             count.saturating_sub(interval.response.count_between(0, micros))
         });
-        let apdex = &interval.counts.apdex;
-        let second = Second {
+        let second = LevelSecond {
             length_s: p.length.as_secs_f64(),
             requests: count,
             errors: interval.counts.errors,
-            apdex_points: apdex.satisfied as f64 + apdex.tolerating as f64 / 2.0,
+            apdex_points: interval.counts.apdex.points(),
             over_p95,
             mean_s: if count > 0 {
                 interval.response.mean() / 1e6
@@ -73,13 +72,21 @@ impl LevelWatch {
     /// Takes the run's second `index` (`length` long), its figures and the
     /// think its users took after its requests (s); returns true when the
     /// level should end.
-    pub fn take(&mut self, index: u64, length: Duration, second: Second, think_s: f64) -> bool {
+    pub fn take(
+        &mut self,
+        index: u64,
+        length: Duration,
+        second: LevelSecond,
+        think_s: f64,
+    ) -> bool {
         if self.until.is_some() {
             return true;
         }
         // Seconds are kept at their index (the run's second).
-        self.seconds
-            .resize(self.seconds.len().max(index as usize), Second::default());
+        self.seconds.resize(
+            self.seconds.len().max(index as usize),
+            LevelSecond::default(),
+        );
         self.seconds.truncate(index as usize);
         self.think_s.resize(index as usize, 0.0);
         self.think_s.push(think_s);
@@ -225,7 +232,7 @@ impl LevelWatch {
 mod tests {
     use super::*;
 
-    const TARGET: Target = Target {
+    const TARGET: ApdexGoal = ApdexGoal {
         apdex: 0.7,
         max_error: 0.01,
         p95_max: None,
@@ -250,8 +257,8 @@ mod tests {
     }
 
     /// A second of `requests`, `satisfied` of them within T, 10 ms each.
-    fn second(requests: u64, satisfied: u64) -> Second {
-        Second {
+    fn second(requests: u64, satisfied: u64) -> LevelSecond {
+        LevelSecond {
             length_s: 1.0,
             requests,
             errors: 0,
@@ -263,7 +270,7 @@ mod tests {
 
     /// Feeds `seconds` from the run's first; returns the index of the
     /// second after which the level ended, if it did.
-    fn feed(watch: &mut LevelWatch, seconds: impl IntoIterator<Item = Second>) -> Option<u64> {
+    fn feed(watch: &mut LevelWatch, seconds: impl IntoIterator<Item = LevelSecond>) -> Option<u64> {
         for (i, s) in seconds.into_iter().enumerate() {
             if watch.take(i as u64, Duration::from_secs(1), s, 0.5) {
                 return Some(i as u64);

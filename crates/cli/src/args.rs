@@ -208,7 +208,7 @@ pub struct ExperimentArgs {
     /// Exit 1 when a level is significantly worse than its factor's baseline by more than
     /// this, e.g. 'regression>5%' (any figure) or 'regression(p95)>5%'.
     #[arg(long = "fail-if", value_parser = regression)]
-    pub fail_if: Option<Regression>,
+    pub fail_if: Option<RegressionLimit>,
 
     /// Print no progress and no tables (errors still go to stderr).
     #[arg(short, long)]
@@ -217,12 +217,12 @@ pub struct ExperimentArgs {
 
 /// `regression>5%` or `regression(p95)>5%`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Regression {
+pub struct RegressionLimit {
     pub figure: Option<headroom_experiment::figure::Figure>,
     pub threshold_pct: f64,
 }
 
-fn regression(text: &str) -> Result<Regression, String> {
+fn regression(text: &str) -> Result<RegressionLimit, String> {
     let usage = || {
         format!(
             "'{text}': write regression>5% or regression(p95)>5% (a percentage of the baseline)"
@@ -245,7 +245,7 @@ fn regression(text: &str) -> Result<Regression, String> {
         None => (None, rest),
     };
     let value = rest.trim().strip_prefix('>').ok_or_else(usage)?;
-    Ok(Regression {
+    Ok(RegressionLimit {
         figure,
         threshold_pct: threshold(value.trim())?,
     })

@@ -7,12 +7,13 @@
 use crate::args::CapacityArgs;
 use crate::execute::{Failure, Prepared, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::signals::interrupt_on_signal;
-use headroom_analysis::capacity::{Bottleneck, Target};
+use headroom_analysis::capacity::{ApdexGoal, Bottleneck};
 use headroom_analysis::Metric;
 use headroom_bundle::capacity::{CapacityResult, Level};
+use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_capacity::answer::{judge, outcomes};
 use headroom_capacity::ladder::Ladder;
-use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, Plan, Settings};
+use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, SearchPlan, Settings};
 use headroom_capacity::think::PlannedThink;
 use headroom_capacity::timing::{LevelTimes, Timing};
 use headroom_load::engine::{EnginePlan, Workload};
@@ -159,7 +160,10 @@ fn without_before(mut prepared: Prepared) -> Prepared {
         if let Some(journey) = Arc::get_mut(journey) {
             if let Some(phase) = journey.scenario.before.take() {
                 journey.before = None;
-                prepared.setup.manifest.scenario["before"] = serde_json::Value::Null;
+                if let Some(ScenarioRecord::Scenario(file)) = &mut prepared.setup.manifest.scenario
+                {
+                    file.before = None;
+                }
                 SAID.call_once(|| {
                     eprintln!(
                         "headroom: the scenario's before: users ({}) are not run by capacity: each level has its own warm-up (--warmup)",
@@ -192,7 +196,7 @@ fn settings(args: &CapacityArgs, base: PathBuf) -> Result<Settings, Failure> {
     Ok(Settings {
         url: args.load.url.to_string(),
         scenario: args.scenario.as_ref().map(|f| f.display().to_string()),
-        target: Target {
+        target: ApdexGoal {
             apdex: args.apdex_target,
             max_error: args.max_error,
             p95_max: args.p95_max,
@@ -387,7 +391,7 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
     let quiet = common.quiet || common.json;
     let live = !quiet && std::io::stderr().is_terminal();
     let base = search_dir(&args)?;
-    let plan = Plan::new(settings(&args, base.clone())?);
+    let plan = SearchPlan::new(settings(&args, base.clone())?);
     if !quiet {
         eprintln!(
             "{}",

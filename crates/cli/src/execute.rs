@@ -43,7 +43,7 @@ impl Failure {
 }
 
 /// A run ready to start (assembled by `headroom_load::assemble`).
-pub type Prepared = AssembledRun;
+pub(crate) type Prepared = AssembledRun;
 
 /// Runs `prepare` (which may fail as usage or cannot-run), then the run.
 pub fn execute(

@@ -6,6 +6,7 @@
 //! report.html of `headroom report`) stay.
 
 use headroom_analysis::apdex::ApdexThresholds;
+use headroom_bundle::scenario_record::ScenarioRecord;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -27,12 +28,10 @@ pub fn resolve(path: &Path) -> Result<PathBuf, String> {
         // The same file however it is named (./results.jtl, an absolute path).
         let canonical = |p: &Path| std::fs::canonicalize(p).ok();
         let ours = headroom_bundle::manifest::read_manifest(&out).is_ok_and(|m| {
-            m.kind == "import"
-                && m.scenario
-                    .get("file")
-                    .and_then(|f| f.as_str())
-                    .and_then(|f| canonical(Path::new(f)))
-                    == canonical(path)
+            let Some(ScenarioRecord::Jtl(jtl)) = &m.scenario else {
+                return false;
+            };
+            m.kind == "import" && canonical(Path::new(&jtl.file)) == canonical(path)
         });
         if !ours {
             return Err(format!(

@@ -8,8 +8,8 @@ use crate::args::{CommonArgs, LoadArgs, Monitor, RunArgs, ShardArgs, Tolerated};
 use crate::execute::Failure;
 use headroom_load::shard::Shard;
 use headroom_load::spec::{
-    ApdexSpec, Barrier, Body, FaultSpec, MonitorSpec, Monitored, OutputSpec, ProfileSpec, RunSpec,
-    ScenarioSource, ShardChoice, StartSpec, ToleratedSpec, UrlRequest, WorkloadSource,
+    ApdexSpec, Barrier, BodySpec, FaultSpec, MonitorSpec, Monitored, OutputSpec, ProfileSpec,
+    RunSpec, ScenarioSource, ShardChoice, StartSpec, ToleratedSpec, UrlRequest, WorkloadSource,
 };
 use std::path::Path;
 
@@ -20,8 +20,8 @@ fn usage(text: String) -> Failure {
 /// `headroom load URL ...`
 pub fn load_spec(args: &LoadArgs) -> Result<RunSpec, Failure> {
     let body = match (&args.body, &args.body_file) {
-        (Some(text), _) => Some(Body::Text(text.clone())),
-        (None, Some(path)) => Some(Body::File(path.clone())),
+        (Some(text), _) => Some(BodySpec::Text(text.clone())),
+        (None, Some(path)) => Some(BodySpec::File(path.clone())),
         (None, None) => None,
     };
     let mut spec = RunSpec::new(WorkloadSource::Url(UrlRequest {
@@ -313,7 +313,7 @@ mod tests {
             (request.method.as_str(), request.label.as_deref()),
             ("POST", Some("home"))
         );
-        assert_eq!(request.body, Some(Body::Text("a=1".into())));
+        assert_eq!(request.body, Some(BodySpec::Text("a=1".into())));
         assert_eq!(request.timeout, Duration::from_secs(30));
         assert_eq!(spec.profile.users, Some(20));
         assert_eq!(spec.profile.duration, Some(Duration::from_secs(60)));

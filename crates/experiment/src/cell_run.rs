@@ -8,7 +8,7 @@
 //! their command line.
 
 use crate::plan::absolute;
-use headroom_load::spec::{Body, FaultSpec, RunSpec, WorkloadSource};
+use headroom_load::spec::{BodySpec, FaultSpec, RunSpec, WorkloadSource};
 use std::path::{Path, PathBuf};
 
 /// The file in a run's directory holding the spec it ran.
@@ -51,7 +51,7 @@ pub fn run_spec(spec: &RunSpec, run: &RunSettings) -> RunSpec {
     match &mut spec.workload {
         WorkloadSource::Scenario(source) => source.file = absolute(&source.file),
         WorkloadSource::Url(request) => {
-            if let Some(Body::File(file)) = &mut request.body {
+            if let Some(BodySpec::File(file)) = &mut request.body {
                 *file = absolute(file);
             }
         }

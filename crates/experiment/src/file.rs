@@ -3,7 +3,7 @@
 //! and the figures compared. Every error names file:line:column.
 
 use crate::figure::{Figure, DEFAULT_FIGURES};
-use crate::template::Template;
+use crate::template::FactorTemplate;
 use headroom_analysis::experiment::{Cell, Factor, RepetitionRule};
 use headroom_load::yaml::{read_text, Doc, LocatedError};
 use marked_yaml::types::MarkedMappingNode;
@@ -32,10 +32,10 @@ pub struct Experiment {
     pub cells: Vec<Cell>,
     /// Per factor, the level others are compared with (default: its first).
     pub baseline: Vec<(String, String)>,
-    pub workload: Workload,
+    pub workload: StudyWorkload,
     /// Run once before anything else (and before the cells' runs are
     /// checked): make a dataset, write a journey into `${out}`.
-    pub prepare: Option<Template>,
+    pub prepare: Option<FactorTemplate>,
     pub hooks: Hooks,
     pub services: Vec<Service>,
     /// Services, setup and teardown around every run instead of every
@@ -48,7 +48,7 @@ pub struct Experiment {
     pub order: Order,
     pub seed: u64,
     pub quiet: Option<Quiet>,
-    pub faults: Vec<FaultSpec>,
+    pub faults: Vec<StudyFault>,
     pub figures: Vec<Figure>,
     /// Compare this label's figures instead of the total.
     pub label: Option<String>,
@@ -57,21 +57,21 @@ pub struct Experiment {
 /// What each run runs: `headroom run` (a scenario), `headroom load` (a
 /// URL) or `headroom capacity`, with flags made from the file's keys.
 #[derive(Debug, Clone)]
-pub struct Workload {
+pub struct StudyWorkload {
     pub command: WorkloadCommand,
     /// The scenario file or URL.
-    pub subject: Template,
+    pub subject: FactorTemplate,
     /// (flag, value) pairs, e.g. ("--users", "${users}").
     pub flags: Flags,
     /// More command-line arguments, as written.
-    pub extra: Vec<Template>,
+    pub extra: Vec<FactorTemplate>,
     /// The planned length of one run (ramp-up + duration), when the
     /// duration is given and depends on no factor.
     pub planned: Option<Duration>,
 }
 
 /// (flag, value) pairs, e.g. ("--users", "${users}").
-pub type Flags = Vec<(String, Template)>;
+pub type Flags = Vec<(String, FactorTemplate)>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadCommand {
@@ -92,7 +92,7 @@ impl Experiment {
     }
 }
 
-impl Workload {
+impl StudyWorkload {
     /// The ramp-up when it is the same for every cell (zero otherwise).
     pub fn ramp_up_fixed(&self) -> Duration {
         self.flags
@@ -116,11 +116,11 @@ impl WorkloadCommand {
 #[derive(Debug, Clone, Default)]
 pub struct Hooks {
     /// Before a cell's runs (when the runner comes to the cell).
-    pub setup: Option<Template>,
+    pub setup: Option<FactorTemplate>,
     /// After them (when the runner leaves the cell).
-    pub teardown: Option<Template>,
-    pub before_each: Option<Template>,
-    pub after_each: Option<Template>,
+    pub teardown: Option<FactorTemplate>,
+    pub before_each: Option<FactorTemplate>,
+    pub after_each: Option<FactorTemplate>,
     /// Most time a hook may take.
     pub timeout: Duration,
 }
@@ -129,7 +129,7 @@ pub struct Hooks {
 #[derive(Debug, Clone)]
 pub struct Service {
     pub name: String,
-    pub command: Template,
+    pub command: FactorTemplate,
     pub ready: Option<Ready>,
     pub timeout: Duration,
 }
@@ -137,9 +137,9 @@ pub struct Service {
 #[derive(Debug, Clone)]
 pub enum Ready {
     /// host:port accepts TCP connections.
-    Tcp(Template),
+    Tcp(FactorTemplate),
     /// The URL answers with a status below 500.
-    Http(Template),
+    Http(FactorTemplate),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,9 +160,9 @@ pub struct Quiet {
 }
 
 #[derive(Debug, Clone)]
-pub struct FaultSpec {
+pub struct StudyFault {
     pub at: Duration,
-    pub command: Template,
+    pub command: FactorTemplate,
     /// The scenario check that fails for a user whose session the fault
     /// lost (e.g. "logged in"): such users are counted.
     pub lost_check: Option<String>,
@@ -198,7 +198,7 @@ const TOP_KEYS: &[&str] = &[
     "measure",
 ];
 const SUBJECT_KEYS: &[&str] = &["scenario", "url"];
-/// Workload keys that become `--key` flags of the run (`ramp_up` → `--ramp-up`).
+/// StudyWorkload keys that become `--key` flags of the run (`ramp_up` → `--ramp-up`).
 const PROFILE_KEYS: &[&str] = &[
     "users",
     "duration",
@@ -284,9 +284,9 @@ struct Reader<'d> {
 }
 
 impl Reader<'_> {
-    fn template(&self, node: &Yaml, what: &str) -> Res<Template> {
+    fn template(&self, node: &Yaml, what: &str) -> Res<FactorTemplate> {
         let s = self.doc.scalar(node, what)?;
-        Template::parse(s.as_str(), &self.factor_names)
+        FactorTemplate::parse(s.as_str(), &self.factor_names)
             .map_err(|e| self.doc.at(s.span(), format!("{what}: {e}")))
     }
 
@@ -309,7 +309,7 @@ impl Reader<'_> {
         Ok(d)
     }
 
-    fn command(&self, node: &Yaml, what: &str) -> Res<Template> {
+    fn command(&self, node: &Yaml, what: &str) -> Res<FactorTemplate> {
         let t = self.template(node, what)?;
         if t.source.trim().is_empty() {
             return Err(self.doc.at(node.span(), format!("{what} is empty")));
@@ -446,12 +446,12 @@ impl Reader<'_> {
     }
 
     /// `prepare`, and the hooks around cells and runs with their timeout.
-    fn hooks(&self, map: &MarkedMappingNode) -> Res<(Option<Template>, Hooks)> {
+    fn hooks(&self, map: &MarkedMappingNode) -> Res<(Option<FactorTemplate>, Hooks)> {
         let hook_timeout = match map.get_node("hook_timeout") {
             Some(node) => self.fixed_duration(node, "hook_timeout", true)?,
             None => Duration::from_secs(600),
         };
-        let hook = |key: &str| -> Res<Option<Template>> {
+        let hook = |key: &str| -> Res<Option<FactorTemplate>> {
             map.get_node(key)
                 .map(|node| self.command(node, key))
                 .transpose()
@@ -498,8 +498,8 @@ impl Reader<'_> {
         &self,
         map: &MarkedMappingNode,
         mut figures: Vec<Figure>,
-        workload: &Workload,
-        faults: &[FaultSpec],
+        workload: &StudyWorkload,
+        faults: &[StudyFault],
     ) -> Res<Vec<Figure>> {
         let doc = self.doc;
         if figures.contains(&Figure::Cpu)
@@ -693,7 +693,7 @@ impl Reader<'_> {
         Ok(baseline)
     }
 
-    fn workload(&self, node: &Yaml) -> Res<Workload> {
+    fn workload(&self, node: &Yaml) -> Res<StudyWorkload> {
         let doc = self.doc;
         let map = doc.mapping(node, "workload")?;
         let mut allowed: Vec<&str> = SUBJECT_KEYS.to_vec();
@@ -740,7 +740,7 @@ impl Reader<'_> {
             }
         }
         let extra = self.extra_args(map)?;
-        Ok(Workload {
+        Ok(StudyWorkload {
             command,
             subject,
             flags,
@@ -803,7 +803,7 @@ impl Reader<'_> {
 
     /// `workload.flags`: more arguments, as written; the runner's own are
     /// refused.
-    fn extra_args(&self, map: &MarkedMappingNode) -> Res<Vec<Template>> {
+    fn extra_args(&self, map: &MarkedMappingNode) -> Res<Vec<FactorTemplate>> {
         let doc = self.doc;
         let mut extra = Vec::new();
         if let Some(node) = map.get_node("flags") {
@@ -1129,7 +1129,7 @@ impl Reader<'_> {
         })
     }
 
-    fn faults(&self, node: &Yaml, workload: &Workload) -> Res<Vec<FaultSpec>> {
+    fn faults(&self, node: &Yaml, workload: &StudyWorkload) -> Res<Vec<StudyFault>> {
         let doc = self.doc;
         if workload.command == WorkloadCommand::Capacity {
             return Err(doc.at(
@@ -1178,7 +1178,7 @@ impl Reader<'_> {
                     Some(doc.text(node, "a fault's lost_check")?)
                 }
             };
-            faults.push(FaultSpec {
+            faults.push(StudyFault {
                 at: at_value,
                 command: self.command(command, "a fault's command")?,
                 lost_check,

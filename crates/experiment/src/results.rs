@@ -32,7 +32,7 @@ pub struct CellResult {
 
 /// A level against its factor's baseline, the other factors held.
 #[derive(Debug, Clone)]
-pub struct Comparison {
+pub struct LevelComparison {
     pub factor: String,
     pub level: String,
     pub baseline: String,
@@ -177,7 +177,7 @@ impl ShownChange {
     }
 }
 
-impl Comparison {
+impl LevelComparison {
     /// `mean  delay=120 vs 100 (users=30): +19.8%, worse (95% CI …)`.
     pub fn describe(&self) -> String {
         format!(
@@ -200,7 +200,7 @@ impl Comparison {
 pub struct Results {
     pub cells: Vec<CellResult>,
     pub main_effects: Vec<MainEffect>,
-    pub comparisons: Vec<Comparison>,
+    pub comparisons: Vec<LevelComparison>,
     /// The environment most runs had.
     pub usual_environment: String,
     /// The runs that failed (their target was not serving): kept out of
@@ -379,7 +379,7 @@ fn comparison(
     figure: Figure,
     found: AgainstBaseline,
     sides: &Sides,
-) -> Comparison {
+) -> LevelComparison {
     let cell = &experiment.cells[found.cell];
     let level = cell
         .iter()
@@ -420,7 +420,7 @@ fn comparison(
         (Some(a), Some(b)) if a.abs() > f64::EPSILON && !censored => Some((b - a) / a * 100.0),
         _ => None,
     };
-    Comparison {
+    LevelComparison {
         shown,
         change_pct,
         factor: factor.to_string(),
@@ -859,7 +859,7 @@ pub fn regressions(
     results: &Results,
     threshold_pct: f64,
     only: Option<Figure>,
-) -> Vec<&Comparison> {
+) -> Vec<&LevelComparison> {
     results
         .comparisons
         .iter()

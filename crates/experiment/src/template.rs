@@ -13,16 +13,16 @@ enum Piece {
 
 /// A text with `${factor}` references, checked against the factors.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template {
+pub struct FactorTemplate {
     pieces: Vec<Piece>,
     /// The text as written.
     pub source: String,
 }
 
-impl Template {
+impl FactorTemplate {
     /// Checks every `${name}` against `factors`; the error says which name
     /// is unknown and what the factors are.
-    pub fn parse(text: &str, factors: &[String]) -> Result<Template, String> {
+    pub fn parse(text: &str, factors: &[String]) -> Result<FactorTemplate, String> {
         let mut pieces = Vec::new();
         let mut literal = String::new();
         let mut rest = text;
@@ -64,7 +64,7 @@ impl Template {
         if !literal.is_empty() {
             pieces.push(Piece::Text(literal));
         }
-        Ok(Template {
+        Ok(FactorTemplate {
             pieces,
             source: text.to_string(),
         })
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn factors_are_replaced_and_shell_dollars_kept() {
-        let t = Template::parse(
+        let t = FactorTemplate::parse(
             "serve --sessions ${store} -c ${ users } $HOME $$ $${x} $1",
             &factors(),
         )
@@ -116,15 +116,17 @@ mod tests {
             "serve --sessions redis -c 30 $HOME $$ ${x} $1"
         );
         assert!(t.uses_factors());
-        assert!(!Template::parse("plain", &factors()).unwrap().uses_factors());
+        assert!(!FactorTemplate::parse("plain", &factors())
+            .unwrap()
+            .uses_factors());
     }
 
     #[test]
     fn unknown_factors_and_open_braces_are_named() {
-        let e = Template::parse("x ${stroe} y", &factors()).unwrap_err();
+        let e = FactorTemplate::parse("x ${stroe} y", &factors()).unwrap_err();
         assert!(e.contains("unknown factor 'stroe'"), "{e}");
         assert!(e.contains("store, users"), "{e}");
-        let e = Template::parse("x ${store", &factors()).unwrap_err();
+        let e = FactorTemplate::parse("x ${store", &factors()).unwrap_err();
         assert!(e.contains("closing"), "{e}");
     }
 }

@@ -17,6 +17,7 @@
 
 use crate::har::{form_pairs, Step};
 use crate::held::{self, Held, Index};
+pub use crate::held::{token_like, Extract};
 use crate::multipart::{self, Multipart};
 use std::collections::{HashMap, HashSet};
 
@@ -38,19 +39,19 @@ pub enum Place {
 
 /// A step's request, its values made templates as correlation proceeds.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub struct RecordedRequest {
     pub method: String,
     /// The path as recorded, without the query.
     pub path: String,
     /// Decoded query pairs.
     pub query: Vec<(String, String)>,
-    pub body: Body,
+    pub body: RecordedBody,
     /// Headers worth sending (X-*, Authorization); browsers' own are left out.
     pub headers: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
-pub enum Body {
+pub enum RecordedBody {
     None,
     Form(Vec<(String, String)>),
     /// multipart/form-data: sent as the recorded body, its parts' values
@@ -64,20 +65,6 @@ pub enum Body {
         content_type: String,
         text: String,
     },
-}
-
-/// How a variable is read from a response.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Extract {
-    /// A CSS selector and the attribute, the n-th match (1-based).
-    Css {
-        selector: String,
-        attribute: String,
-        nth: usize,
-    },
-    Json(String),
-    Regex(String),
-    Cookie(String),
 }
 
 #[derive(Debug, Clone)]
@@ -110,7 +97,7 @@ pub struct DataColumn {
 
 #[derive(Debug, Default)]
 pub struct Correlation {
-    pub requests: Vec<Request>,
+    pub requests: Vec<RecordedRequest>,
     pub variables: Vec<Variable>,
     pub data: Vec<DataColumn>,
     /// Token-like values sent as recorded: (step, where, value, why).
@@ -152,30 +139,30 @@ fn literal_pairs(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn body_of(mime: &str, text: &str) -> Body {
+fn body_of(mime: &str, text: &str) -> RecordedBody {
     let pairs = form_pairs(text);
     let mut names: Vec<&str> = pairs.iter().map(|(n, _)| n.as_str()).collect();
     names.sort_unstable();
     let unique = names.windows(2).all(|w| w[0] != w[1]);
     if mime.starts_with("application/x-www-form-urlencoded") && unique {
-        return Body::Form(literal_pairs(pairs));
+        return RecordedBody::Form(literal_pairs(pairs));
     }
     if let Some(mut body) = multipart::parse(mime, text) {
         for p in &mut body.parts {
             p.head = literal(&p.head);
             p.value = literal(&p.value);
         }
-        return Body::Multipart {
+        return RecordedBody::Multipart {
             content_type: mime.to_string(),
             body,
         };
     }
     if mime.contains("json") {
         if let Ok(v) = serde_json::from_str(text) {
-            return Body::Json(literal_json(&v));
+            return RecordedBody::Json(literal_json(&v));
         }
     }
-    Body::Raw {
+    RecordedBody::Raw {
         content_type: mime.to_string(),
         text: literal(text),
     }
@@ -183,7 +170,7 @@ fn body_of(mime: &str, text: &str) -> Body {
 
 /// The request of each step, as recorded, its text already template text
 /// (see [`literal`]).
-pub fn requests(steps: &[Step]) -> Vec<Request> {
+pub fn requests(steps: &[Step]) -> Vec<RecordedRequest> {
     steps
         .iter()
         .map(|step| {
@@ -191,8 +178,8 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
             let query = literal_pairs(e.url.query().map(form_pairs).unwrap_or_default());
             let content_type = e.request_header("content-type").unwrap_or("");
             let body = match &e.post {
-                None => Body::None,
-                Some((mime, text)) if text.is_empty() && mime.is_empty() => Body::None,
+                None => RecordedBody::None,
+                Some((mime, text)) if text.is_empty() && mime.is_empty() => RecordedBody::None,
                 Some((mime, text)) => {
                     // The header has the boundary when the HAR's mimeType lacks it.
                     let mime = if mime.is_empty()
@@ -205,7 +192,7 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
                     body_of(mime, text)
                 }
             };
-            Request {
+            RecordedRequest {
                 method: e.method.clone(),
                 // A recorded `${` stays literal; correlation adds `${var}`s.
                 path: literal(e.url.path()),
@@ -220,17 +207,6 @@ pub fn requests(steps: &[Step]) -> Vec<Request> {
             }
         })
         .collect()
-}
-
-/// A value worth tracing when it is not a named input: long enough, no
-/// spaces, and looking generated (letters and digits, or long).
-pub fn token_like(value: &str) -> bool {
-    if value.chars().any(char::is_whitespace) {
-        return false;
-    }
-    let letters = value.chars().any(|c| c.is_ascii_alphabetic());
-    let digits = value.chars().any(|c| c.is_ascii_digit());
-    (value.len() >= 6 && letters && digits) || value.len() >= 16
 }
 
 /// A field whose value is a password.
@@ -351,16 +327,16 @@ fn login_fields_by_name(sent: &[(String, String)]) -> Option<(Option<String>, St
 }
 
 /// The (field, value) pairs a request's body sends, for finding a login.
-fn body_fields(r: &Request) -> Vec<(String, String)> {
+fn body_fields(r: &RecordedRequest) -> Vec<(String, String)> {
     match &r.body {
-        Body::Form(pairs) => pairs.clone(),
-        Body::Multipart { body, .. } => body
+        RecordedBody::Form(pairs) => pairs.clone(),
+        RecordedBody::Multipart { body, .. } => body
             .parts
             .iter()
             .filter(|p| !p.file)
             .filter_map(|p| Some((p.name.clone()?, p.value.clone())))
             .collect(),
-        Body::Json(json) => {
+        RecordedBody::Json(json) => {
             let mut leaves = Vec::new();
             held::json_leaves(json, String::new(), &mut leaves);
             leaves
@@ -368,7 +344,7 @@ fn body_fields(r: &Request) -> Vec<(String, String)> {
                 .map(|(p, v)| (p.rsplit('/').next().unwrap_or("").to_string(), v))
                 .collect()
         }
-        Body::None | Body::Raw { .. } => Vec::new(),
+        RecordedBody::None | RecordedBody::Raw { .. } => Vec::new(),
     }
 }
 
@@ -479,12 +455,12 @@ fn share_names(c: &mut Correlation, bases: &[String]) {
             rename(v);
         }
         match &mut r.body {
-            Body::None | Body::Raw { .. } => {}
-            Body::Form(pairs) => pairs.iter_mut().for_each(|(_, v)| rename(v)),
-            Body::Multipart { body, .. } => {
+            RecordedBody::None | RecordedBody::Raw { .. } => {}
+            RecordedBody::Form(pairs) => pairs.iter_mut().for_each(|(_, v)| rename(v)),
+            RecordedBody::Multipart { body, .. } => {
                 body.parts.iter_mut().for_each(|p| rename(&mut p.value))
             }
-            Body::Json(json) => hide_json(json, &rename),
+            RecordedBody::Json(json) => hide_json(json, &rename),
         }
     }
 }
@@ -557,7 +533,7 @@ impl Pass<'_> {
     }
 
     fn step(&mut self, s: usize) {
-        if let Body::Raw { content_type, .. } = &self.c.requests[s].body {
+        if let RecordedBody::Raw { content_type, .. } = &self.c.requests[s].body {
             // A form whose fields repeat a name cannot be a YAML mapping: it
             // goes as a recorded body, and says so (without its text, which
             // may hold a secret).
@@ -773,11 +749,13 @@ fn hide_secrets(c: &mut Correlation) {
             hide(v);
         }
         match &mut r.body {
-            Body::None => {}
-            Body::Form(pairs) => pairs.iter_mut().for_each(|(_, v)| hide(v)),
-            Body::Multipart { body, .. } => body.parts.iter_mut().for_each(|p| hide(&mut p.value)),
-            Body::Json(json) => hide_json(json, &hide),
-            Body::Raw { text, .. } => hide(text),
+            RecordedBody::None => {}
+            RecordedBody::Form(pairs) => pairs.iter_mut().for_each(|(_, v)| hide(v)),
+            RecordedBody::Multipart { body, .. } => {
+                body.parts.iter_mut().for_each(|p| hide(&mut p.value))
+            }
+            RecordedBody::Json(json) => hide_json(json, &hide),
+            RecordedBody::Raw { text, .. } => hide(text),
         }
     }
     for (_, _, value, _) in &mut c.not_correlated {
@@ -829,31 +807,31 @@ fn describe_place(place: &Place) -> String {
 }
 
 /// The values a request sends, in order: query, form or JSON, headers.
-fn sent_values(r: &Request) -> Vec<(Place, String)> {
+fn sent_values(r: &RecordedRequest) -> Vec<(Place, String)> {
     let mut out: Vec<(Place, String)> = r
         .query
         .iter()
         .map(|(n, v)| (Place::Query(n.clone()), v.clone()))
         .collect();
     match &r.body {
-        Body::Form(pairs) => out.extend(
+        RecordedBody::Form(pairs) => out.extend(
             pairs
                 .iter()
                 .map(|(n, v)| (Place::Form(n.clone()), v.clone())),
         ),
-        Body::Multipart { body, .. } => out.extend(
+        RecordedBody::Multipart { body, .. } => out.extend(
             body.parts
                 .iter()
                 .enumerate()
                 .filter(|(_, p)| !p.file)
                 .filter_map(|(i, p)| Some((Place::Part(i, p.name.clone()?), p.value.clone()))),
         ),
-        Body::Json(json) => {
+        RecordedBody::Json(json) => {
             let mut leaves = Vec::new();
             held::json_leaves(json, String::new(), &mut leaves);
             out.extend(leaves.into_iter().map(|(p, v)| (Place::Json(p), v)));
         }
-        Body::None | Body::Raw { .. } => {}
+        RecordedBody::None | RecordedBody::Raw { .. } => {}
     }
     for (name, value) in &r.headers {
         if name.eq_ignore_ascii_case("authorization") {
@@ -872,7 +850,7 @@ fn sent_values(r: &Request) -> Vec<(Place, String)> {
 }
 
 /// Puts `template` where `place` was.
-fn set(r: &mut Request, place: &Place, template: &str) {
+fn set(r: &mut RecordedRequest, place: &Place, template: &str) {
     match place {
         Place::Query(name) => {
             if let Some(pair) = r
@@ -884,21 +862,21 @@ fn set(r: &mut Request, place: &Place, template: &str) {
             }
         }
         Place::Form(name) => {
-            if let Body::Form(pairs) = &mut r.body {
+            if let RecordedBody::Form(pairs) = &mut r.body {
                 if let Some(pair) = pairs.iter_mut().find(|(n, _)| n == name) {
                     pair.1 = template.to_string();
                 }
             }
         }
         Place::Part(i, _) => {
-            if let Body::Multipart { body, .. } = &mut r.body {
+            if let RecordedBody::Multipart { body, .. } = &mut r.body {
                 if let Some(part) = body.parts.get_mut(*i) {
                     part.value = template.to_string();
                 }
             }
         }
         Place::Json(pointer) => {
-            if let Body::Json(json) = &mut r.body {
+            if let RecordedBody::Json(json) = &mut r.body {
                 if let Some(v) = json.pointer_mut(pointer) {
                     *v = serde_json::Value::String(template.to_string());
                 }

@@ -3,7 +3,7 @@
 //! text is already template text (a recorded `${` became `$${` when it
 //! was read, correlated values are `${var}`), and is written as it is.
 
-use crate::correlate::{Body, Correlation, Extract, Request};
+use crate::correlate::{Correlation, Extract, RecordedBody, RecordedRequest};
 use crate::har::{form_encode, LeftOut, Step};
 use std::fmt::Write as _;
 
@@ -220,7 +220,7 @@ fn top_level(y: &mut String, meta: &Meta<'_>) {
 }
 
 /// The step's path, and its query as a mapping unless a name repeats.
-fn path_and_query(y: &mut String, r: &Request) {
+fn path_and_query(y: &mut String, r: &RecordedRequest) {
     let mut names: Vec<&str> = r.query.iter().map(|(n, _)| n.as_str()).collect();
     names.sort_unstable();
     let repeated = names.windows(2).any(|w| w[0] == w[1]);
@@ -254,9 +254,11 @@ fn path_and_query(y: &mut String, r: &Request) {
 }
 
 /// The step's headers (its content type among them) and body.
-fn headers_and_body(y: &mut String, r: &Request) {
+fn headers_and_body(y: &mut String, r: &RecordedRequest) {
     let content_type = match &r.body {
-        Body::Raw { content_type, .. } | Body::Multipart { content_type, .. } => Some(content_type),
+        RecordedBody::Raw { content_type, .. } | RecordedBody::Multipart { content_type, .. } => {
+            Some(content_type)
+        }
         _ => None,
     };
     if !r.headers.is_empty() || content_type.is_some() {
@@ -269,20 +271,20 @@ fn headers_and_body(y: &mut String, r: &Request) {
         }
     }
     match &r.body {
-        Body::None => {}
-        Body::Form(pairs) => {
+        RecordedBody::None => {}
+        RecordedBody::Form(pairs) => {
             let _ = writeln!(y, "    form:");
             for (name, v) in pairs {
                 let _ = writeln!(y, "      {}: {}", q(name), q(v));
             }
         }
-        Body::Json(json) => {
+        RecordedBody::Json(json) => {
             let _ = writeln!(y, "    json: {}", json_text(json));
         }
-        Body::Raw { text, .. } => {
+        RecordedBody::Raw { text, .. } => {
             let _ = writeln!(y, "    body: {}", q(text));
         }
-        Body::Multipart { body, .. } => {
+        RecordedBody::Multipart { body, .. } => {
             let _ = writeln!(y, "    body: {}", q(&body.render()));
         }
     }

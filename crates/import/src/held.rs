@@ -10,12 +10,36 @@
 //! own context (an input's name, a meta tag, a JSON key, a cookie, the key
 //! or parameter name before it in the text) is preferred over free text.
 
-use crate::correlate::{token_like, Extract};
 use crate::har::Step;
 use regex::Regex;
 use scraper::{Html, Selector};
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
+
+/// How a variable is read from a response.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Extract {
+    /// A CSS selector and the attribute, the n-th match (1-based).
+    Css {
+        selector: String,
+        attribute: String,
+        nth: usize,
+    },
+    Json(String),
+    Regex(String),
+    Cookie(String),
+}
+
+/// A value worth tracing when it is not a named input: long enough, no
+/// spaces, and looking generated (letters and digits, or long).
+pub fn token_like(value: &str) -> bool {
+    if value.chars().any(char::is_whitespace) {
+        return false;
+    }
+    let letters = value.chars().any(|c| c.is_ascii_alphabetic());
+    let digits = value.chars().any(|c| c.is_ascii_digit());
+    (value.len() >= 6 && letters && digits) || value.len() >= 16
+}
 
 /// One step's response, as far as correlation reads it.
 #[derive(Debug, Default)]

@@ -35,15 +35,15 @@ impl Prop {
 
 /// A test element and the elements under it.
 #[derive(Debug, Clone, Default)]
-pub struct Node {
+pub struct JmxElement {
     /// The XML tag (`HTTPSamplerProxy`, `ThreadGroup`, ...).
     pub tag: String,
     pub name: String,
     pub props: Vec<(String, Prop)>,
-    pub children: Vec<Node>,
+    pub children: Vec<JmxElement>,
 }
 
-impl Node {
+impl JmxElement {
     fn prop(&self, name: &str) -> Option<&Prop> {
         self.props.iter().find(|(n, _)| n == name).map(|(_, p)| p)
     }
@@ -243,7 +243,7 @@ fn prop_of(x: &Xml) -> (String, Prop) {
 }
 
 /// Pairs each element of a `hashTree` with the `hashTree` after it.
-fn nodes(tree: &Xml) -> Result<Vec<Node>, ImportError> {
+fn nodes(tree: &Xml) -> Result<Vec<JmxElement>, ImportError> {
     let mut out = Vec::new();
     let mut items = tree.children.iter().peekable();
     while let Some(x) = items.next() {
@@ -260,7 +260,7 @@ fn nodes(tree: &Xml) -> Result<Vec<Node>, ImportError> {
         if x.attr("enabled") == Some("false") {
             continue;
         }
-        out.push(Node {
+        out.push(JmxElement {
             tag: x.tag.clone(),
             name: x.attr("testname").unwrap_or(&x.tag).to_string(),
             props: props_of(x),
@@ -271,7 +271,7 @@ fn nodes(tree: &Xml) -> Result<Vec<Node>, ImportError> {
 }
 
 /// The plan's elements: the TestPlan node with everything under it.
-pub fn parse(text: &str) -> Result<Node, ImportError> {
+pub fn parse(text: &str) -> Result<JmxElement, ImportError> {
     let root = read_xml(text)?;
     if root.tag != "jmeterTestPlan" {
         return Err(ImportError::Invalid(format!(
@@ -703,14 +703,14 @@ impl Defaults {
 }
 
 /// Converts a parsed plan; `properties` are the `-J` values.
-pub fn convert(plan: &Node, name: &str, properties: &BTreeMap<String, String>) -> Converted {
+pub fn convert(plan: &JmxElement, name: &str, properties: &BTreeMap<String, String>) -> Converted {
     convert_for(plan, name, properties, false)
 }
 
 /// As [`convert`]; with `on_target`, every sampler goes to the base URL
 /// the user gives (`--target`), whatever host the plan names.
 pub fn convert_for(
-    plan: &Node,
+    plan: &JmxElement,
     name: &str,
     properties: &BTreeMap<String, String>,
     on_target: bool,
@@ -729,7 +729,7 @@ pub fn convert_for(
         let v = ctx.text(&v, "Test Plan variables");
         ctx.variables.insert(n, v);
     }
-    let groups: Vec<&Node> = plan
+    let groups: Vec<&JmxElement> = plan
         .children
         .iter()
         .filter(|n| {
@@ -798,7 +798,7 @@ pub fn convert_for(
     let mut clear_cookies = false;
     let mut data: Option<String> = None;
     let mut throughput: Option<String> = None;
-    let scopes: Vec<&Node> = plan.children.iter().chain(main.children.iter()).collect();
+    let scopes: Vec<&JmxElement> = plan.children.iter().chain(main.children.iter()).collect();
     for n in &scopes {
         let at = format!("{} '{}'", n.tag, n.name);
         match n.tag.as_str() {
@@ -1063,7 +1063,7 @@ fn connection_defaults(ctx: &mut Ctx, per_iteration: bool) -> String {
 
 /// The group run ahead of the main one, as `before:` (its users, each
 /// running its steps as many times as it loops).
-fn before_group(g: &Node, users: u64, ctx: &mut Ctx, defaults: &Defaults, y: &mut String) {
+fn before_group(g: &JmxElement, users: u64, ctx: &mut Ctx, defaults: &Defaults, y: &mut String) {
     let at = format!("thread group '{}'", g.name);
     let mut iterations = 1;
     let loops = match g.prop("ThreadGroup.main_controller") {
@@ -1087,7 +1087,7 @@ fn before_group(g: &Node, users: u64, ctx: &mut Ctx, defaults: &Defaults, y: &mu
         ));
     }
     // Its own configuration would apply to it alone: said, not merged.
-    let (config, steps): (Vec<&Node>, Vec<&Node>) = g.children.iter().partition(|n| {
+    let (config, steps): (Vec<&JmxElement>, Vec<&JmxElement>) = g.children.iter().partition(|n| {
         matches!(
             n.tag.as_str(),
             "ConfigTestElement" | "HeaderManager" | "CookieManager" | "CSVDataSet" | "Arguments"
@@ -1099,7 +1099,7 @@ fn before_group(g: &Node, users: u64, ctx: &mut Ctx, defaults: &Defaults, y: &mu
             n.tag, n.name
         ));
     }
-    let steps: Vec<Node> = steps.into_iter().cloned().collect();
+    let steps: Vec<JmxElement> = steps.into_iter().cloned().collect();
     let mut out = String::new();
     emit_steps(&steps, ctx, defaults, 2, &mut out, &g.name);
     if out.is_empty() {
@@ -1127,7 +1127,7 @@ fn is_sampler_or_controller(tag: &str) -> bool {
         || matches!(tag, "HTTPSampler" | "TestAction")
 }
 
-fn header_list(n: &Node, ctx: &mut Ctx, at: &str) -> Vec<(String, String)> {
+fn header_list(n: &JmxElement, ctx: &mut Ctx, at: &str) -> Vec<(String, String)> {
     let Some(Prop::Collection(items)) = n.prop("HeaderManager.headers") else {
         return Vec::new();
     };
@@ -1137,7 +1137,7 @@ fn header_list(n: &Node, ctx: &mut Ctx, at: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn timer(n: &Node, ctx: &mut Ctx, at: &str) -> Option<Timer> {
+fn timer(n: &JmxElement, ctx: &mut Ctx, at: &str) -> Option<Timer> {
     let ms = |k: &str, c: &mut Ctx| c.text(&n.text(k), at).trim().parse::<f64>().ok();
     let delay = ms("ConstantTimer.delay", ctx);
     let t = match n.tag.as_str() {
@@ -1173,7 +1173,7 @@ fn indent(depth: usize) -> String {
 
 /// Samplers and controllers under `nodes` as steps at `depth`.
 fn emit_steps(
-    nodes: &[Node],
+    nodes: &[JmxElement],
     ctx: &mut Ctx,
     defaults: &Defaults,
     depth: usize,
@@ -1275,7 +1275,7 @@ fn emit_steps(
 }
 
 /// Whether a sampler sends files (`HTTPsampler.Files` with an entry).
-fn has_files(n: &Node) -> bool {
+fn has_files(n: &JmxElement) -> bool {
     match n.prop("HTTPsampler.Files") {
         Some(Prop::Element(inner)) => inner
             .iter()
@@ -1306,7 +1306,7 @@ fn simple_condition(text: &str) -> Option<(String, String)> {
 /// One that holds no step headroom runs contributes nothing (JMeter runs
 /// nothing for it either): false, and nothing is written.
 fn block(
-    n: &Node,
+    n: &JmxElement,
     ctx: &mut Ctx,
     defaults: &Defaults,
     depth: usize,
@@ -1328,7 +1328,14 @@ fn block(
     true
 }
 
-fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut String, at: &str) {
+fn sampler(
+    n: &JmxElement,
+    ctx: &mut Ctx,
+    defaults: &Defaults,
+    depth: usize,
+    out: &mut String,
+    at: &str,
+) {
     let pad = indent(depth);
     let t = |k: &str, c: &mut Ctx| c.text(&n.text(k), at);
     let method = t("HTTPSampler.method", ctx).to_ascii_uppercase();
@@ -1545,7 +1552,7 @@ fn sampler(n: &Node, ctx: &mut Ctx, defaults: &Defaults, depth: usize, out: &mut
 /// kept for [`connection_defaults`], embedded resources said (not
 /// converted); false when its keep-alive is off (the step then closes its
 /// connection).
-fn connection(n: &Node, ctx: &mut Ctx, defaults: &Defaults, at: &str) -> bool {
+fn connection(n: &JmxElement, ctx: &mut Ctx, defaults: &Defaults, at: &str) -> bool {
     // JMeter: empty (or 0) is no timeout; a sampler's own beats the defaults'.
     let mut ms = |key: &str, fallback: &str| -> Option<u64> {
         let own = ctx.resolved(&n.text(key), at);
@@ -1616,7 +1623,7 @@ fn pick(number: &str, refname: &str, ctx: &mut Ctx, at: &str) -> String {
 
 /// A JSON Extractor: its names and paths, `;`-separated, each a `json:`
 /// extractor when the path is a plain one.
-fn json_extractors(c: &Node, ctx: &mut Ctx, pad: &str, extracts: &mut String, at: &str) {
+fn json_extractors(c: &JmxElement, ctx: &mut Ctx, pad: &str, extracts: &mut String, at: &str) {
     let list =
         |k: &str| -> Vec<String> { c.text(k).split(';').map(|n| n.trim().to_string()).collect() };
     let (names, paths) = (
@@ -1700,7 +1707,7 @@ fn json_pointer(path: &str) -> Option<String> {
 /// A Response Assertion: its test-type bitmask (MATCH 1, CONTAINS 2 — a
 /// regex search, NOT 4, EQUALS 8, SUBSTRING 16, OR 32) on the body, the
 /// headers, the reason phrase or the response code.
-fn assertion(c: &Node, ctx: &mut Ctx, pad: &str, checks: &mut String, at: &str) {
+fn assertion(c: &JmxElement, ctx: &mut Ctx, pad: &str, checks: &mut String, at: &str) {
     let kind = c
         .text("Assertion.test_type")
         .trim()

@@ -76,7 +76,7 @@ pub struct UrlRequest {
     #[serde(default)]
     pub headers: Vec<(String, String)>,
     #[serde(default)]
-    pub body: Option<Body>,
+    pub body: Option<BodySpec>,
     /// Label of the samples (default: the URL's path).
     #[serde(default)]
     pub label: Option<String>,
@@ -100,7 +100,7 @@ fn thirty_seconds() -> Duration {
 /// A request body: its text, or a file read when the run is assembled.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Body {
+pub enum BodySpec {
     Text(String),
     File(PathBuf),
 }
@@ -421,7 +421,7 @@ mod tests {
             url: "http://127.0.0.1:8080/".into(),
             method: "POST".into(),
             headers: vec![("Accept".into(), "text/html".into())],
-            body: Some(Body::Text("x=1".into())),
+            body: Some(BodySpec::Text("x=1".into())),
             label: Some("home".into()),
             keep_alive: false,
             timeout: Duration::from_millis(2500),

@@ -6,7 +6,7 @@
 //! doctor's findings.
 
 use crate::bench::{cov, figure, half_interval};
-use crate::charts::{interval_bars, line_chart, IntervalBar, LineChart, Series};
+use crate::charts::{interval_bars, line_chart, ChartSeries, IntervalBar, LineChart};
 use crate::html::{escape, fingerprint_table, to_value, STYLE};
 use headroom_analysis::experiment::Summary;
 use headroom_bundle::bench::{BenchBundle, BenchResult};
@@ -202,7 +202,7 @@ fn section(html: &mut String, r: &BenchResult) {
             y_label: &s.y_label,
             x_max,
             y_max: None,
-            series: vec![Series {
+            series: vec![ChartSeries {
                 name: s.name.clone(),
                 points: s.points.clone(),
             }],

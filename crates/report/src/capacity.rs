@@ -157,7 +157,7 @@ pub fn server_cpu(level: &Level) -> Option<String> {
 /// level warms up and measures (`start` and `max`: the ladder's ends).
 pub fn search_heading(
     setup: &headroom_bundle::capacity::CapacitySetup,
-    target: &headroom_analysis::capacity::Target,
+    target: &headroom_analysis::capacity::ApdexGoal,
     start: u32,
     max: u32,
 ) -> String {
@@ -488,7 +488,7 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_analysis::capacity::Target;
+    use headroom_analysis::capacity::ApdexGoal;
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -504,7 +504,7 @@ mod tests {
     }
 
     fn levels_line(levels: Vec<Level>) -> String {
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,
@@ -609,7 +609,7 @@ mod tests {
             l
         })
         .collect();
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,
@@ -656,7 +656,7 @@ mod tests {
             "processes": [["php-fpm", 30.4], ["nginx", 4.2]]
         }))
         .unwrap()];
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,
@@ -713,7 +713,7 @@ mod tests {
         let mut b = level(13, 10.0, false);
         b.why =
             "×1.25: met at or past the knee Little's law puts at 9, so the break is near".into();
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,

@@ -2,7 +2,7 @@
 //! (Apdex over the rating bands, response times, throughput and resources
 //! against users) and the per-level table.
 
-use crate::charts::{apdex_bands, line_chart, LineChart, Series, Span};
+use crate::charts::{apdex_bands, line_chart, ChartSeries, LineChart, Span};
 use crate::html::{escape, STYLE};
 use headroom_bundle::capacity::{CapacityResult, Level, LittlesLaw, LITTLE_TOLERANCE};
 use plotters::style::RGBColor;
@@ -27,14 +27,14 @@ fn median(mut values: Vec<f64>) -> f64 {
 
 /// One point per user count: a level measured several times (`--confirm`)
 /// is drawn at the median of its measurements.
-fn curve(name: &str, levels: &[&Level], value: fn(&Level) -> Option<f64>) -> Series {
+fn curve(name: &str, levels: &[&Level], value: fn(&Level) -> Option<f64>) -> ChartSeries {
     let mut by_users: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for level in levels {
         if let Some(v) = value(level) {
             by_users.entry(level.users).or_default().push(v);
         }
     }
-    Series {
+    ChartSeries {
         name: name.into(),
         points: by_users
             .into_iter()
@@ -229,7 +229,7 @@ fn knee_spans(result: &CapacityResult) -> Vec<Span> {
 fn curve_charts(html: &mut String, result: &CapacityResult, levels: &[&Level], x_max: f64) {
     let target = result.target.apdex;
     let bands = apdex_bands();
-    let target_line = Series {
+    let target_line = ChartSeries {
         name: "target".into(),
         points: vec![(0.0, target), (x_max, target)],
     };
@@ -317,7 +317,7 @@ fn resource_charts(
                     by_users.entry(row.0 as u64).or_default().push(v);
                 }
             }
-            Series {
+            ChartSeries {
                 name: name.into(),
                 points: by_users
                     .into_iter()
@@ -502,7 +502,7 @@ fn level_times(setup: &headroom_bundle::capacity::CapacitySetup, ladder: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_analysis::capacity::Target;
+    use headroom_analysis::capacity::ApdexGoal;
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -520,7 +520,7 @@ mod tests {
     }
 
     fn page(level: Level) -> (CapacityResult, String) {
-        let target = Target {
+        let target = ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
             p95_max: None,

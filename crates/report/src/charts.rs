@@ -17,7 +17,7 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(0, 0, 0),
 ];
 
-pub struct Series {
+pub struct ChartSeries {
     pub name: String,
     pub points: Vec<(f64, f64)>,
 }
@@ -58,7 +58,7 @@ pub struct LineChart<'a> {
     pub x_max: f64,
     /// None: from the data (with 10% headroom).
     pub y_max: Option<f64>,
-    pub series: Vec<Series>,
+    pub series: Vec<ChartSeries>,
     pub spans: Vec<Span>,
     pub bands: Vec<Band>,
 }
@@ -274,7 +274,7 @@ fn framed<'a>(
     Ok((root, plot))
 }
 
-fn y_top(series: &[Series], fixed: Option<f64>) -> f64 {
+fn y_top(series: &[ChartSeries], fixed: Option<f64>) -> f64 {
     fixed.unwrap_or_else(|| {
         let top = series
             .iter()
@@ -532,7 +532,7 @@ mod tests {
 
     #[test]
     fn legends_stand_above_the_plot() {
-        let series = |name: &str| Series {
+        let series = |name: &str| ChartSeries {
             name: name.into(),
             points: vec![(0.0, 1.0), (10.0, 100.0)],
         };
@@ -587,7 +587,7 @@ mod tests {
             y_label: "virtual users",
             x_max: 8.0,
             y_max: None,
-            series: vec![Series {
+            series: vec![ChartSeries {
                 name: "users".into(),
                 points: vec![(0.5, 4.0), (7.5, 4.0)],
             }],
@@ -612,7 +612,7 @@ mod tests {
             y_label: "ms",
             x_max: 3.0,
             y_max: None,
-            series: vec![Series {
+            series: vec![ChartSeries {
                 name: "p95".into(),
                 points: vec![(1.0, 12.5), (2.0, 30.0), (3.0, 61.0)],
             }],
@@ -666,7 +666,7 @@ mod tests {
             y_label: "ms",
             x_max: 10.0,
             y_max: None,
-            series: vec![Series {
+            series: vec![ChartSeries {
                 name: "p50".into(),
                 points: vec![(0.0, 1.0), (1.0, 2.0)],
             }],

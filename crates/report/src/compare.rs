@@ -9,6 +9,7 @@ pub use crate::run_data::RunData;
 use headroom_analysis::bootstrap::{median_difference, Interval};
 use headroom_bundle::intervals::IntervalRow;
 use headroom_bundle::resources::ResourceRow;
+use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_bundle::summary::LabelFigures;
 use serde::Serialize;
 use serde_json::Value;
@@ -20,7 +21,7 @@ pub const CONFIDENCE: f64 = 0.95;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Metric {
+pub enum ComparedMetric {
     Apdex,
     Mean,
     P90,
@@ -29,55 +30,55 @@ pub enum Metric {
     Throughput,
 }
 
-impl Metric {
-    pub const ALL: [Metric; 6] = [
-        Metric::Apdex,
-        Metric::Mean,
-        Metric::P90,
-        Metric::P95,
-        Metric::Errors,
-        Metric::Throughput,
+impl ComparedMetric {
+    pub const ALL: [ComparedMetric; 6] = [
+        ComparedMetric::Apdex,
+        ComparedMetric::Mean,
+        ComparedMetric::P90,
+        ComparedMetric::P95,
+        ComparedMetric::Errors,
+        ComparedMetric::Throughput,
     ];
 
     pub fn title(self) -> &'static str {
         match self {
-            Metric::Apdex => "Apdex",
-            Metric::Mean => "Mean response time (ms)",
-            Metric::P90 => "90th percentile (ms)",
-            Metric::P95 => "95th percentile (ms)",
-            Metric::Errors => "Errors (%)",
-            Metric::Throughput => "Throughput (req/s)",
+            ComparedMetric::Apdex => "Apdex",
+            ComparedMetric::Mean => "Mean response time (ms)",
+            ComparedMetric::P90 => "90th percentile (ms)",
+            ComparedMetric::P95 => "95th percentile (ms)",
+            ComparedMetric::Errors => "Errors (%)",
+            ComparedMetric::Throughput => "Throughput (req/s)",
         }
     }
 
     pub fn short(self) -> &'static str {
         match self {
-            Metric::Apdex => "apdex",
-            Metric::Mean => "mean",
-            Metric::P90 => "p90",
-            Metric::P95 => "p95",
-            Metric::Errors => "errors",
-            Metric::Throughput => "throughput",
+            ComparedMetric::Apdex => "apdex",
+            ComparedMetric::Mean => "mean",
+            ComparedMetric::P90 => "p90",
+            ComparedMetric::P95 => "p95",
+            ComparedMetric::Errors => "errors",
+            ComparedMetric::Throughput => "throughput",
         }
     }
 
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Apdex | Metric::Throughput)
+        matches!(self, ComparedMetric::Apdex | ComparedMetric::Throughput)
     }
 
     /// The run's figure, from the manifest's summary (exact, whole run).
     fn value(self, figures: &LabelFigures) -> Option<f64> {
         // Without a sample there is no response time and no error rate (not 0).
-        if figures.count == 0 && self != Metric::Throughput {
+        if figures.count == 0 && self != ComparedMetric::Throughput {
             return None;
         }
         match self {
-            Metric::Apdex => figures.apdex,
-            Metric::Mean => Some(figures.mean_ms),
-            Metric::P90 => Some(figures.p90_ms),
-            Metric::P95 => Some(figures.p95_ms),
-            Metric::Errors => Some(figures.error_rate * 100.0),
-            Metric::Throughput => Some(figures.rps),
+            ComparedMetric::Apdex => figures.apdex,
+            ComparedMetric::Mean => Some(figures.mean_ms),
+            ComparedMetric::P90 => Some(figures.p90_ms),
+            ComparedMetric::P95 => Some(figures.p95_ms),
+            ComparedMetric::Errors => Some(figures.error_rate * 100.0),
+            ComparedMetric::Throughput => Some(figures.rps),
         }
     }
 
@@ -85,12 +86,12 @@ impl Metric {
     fn per_interval(self, rows: &[&IntervalRow]) -> Vec<f64> {
         rows.iter()
             .filter_map(|r| match self {
-                Metric::Apdex => r.apdex_counts().score(),
-                Metric::Mean => Some(r.mean_ms),
-                Metric::P90 => Some(r.p90_ms),
-                Metric::P95 => Some(r.p95_ms),
-                Metric::Errors => Some(r.errors as f64 * 100.0 / r.count as f64),
-                Metric::Throughput => Some(r.count as f64 / r.interval_s),
+                ComparedMetric::Apdex => r.apdex_counts().score(),
+                ComparedMetric::Mean => Some(r.mean_ms),
+                ComparedMetric::P90 => Some(r.p90_ms),
+                ComparedMetric::P95 => Some(r.p95_ms),
+                ComparedMetric::Errors => Some(r.errors as f64 * 100.0 / r.count as f64),
+                ComparedMetric::Throughput => Some(r.count as f64 / r.interval_s),
             })
             .collect()
     }
@@ -98,7 +99,7 @@ impl Metric {
 
 /// One run's figure for one label, against the baseline.
 #[derive(Debug, Clone, Serialize)]
-pub struct Cell {
+pub struct ComparedFigure {
     pub value: Option<f64>,
     /// Change against the baseline's figure, in %.
     pub change_pct: Option<f64>,
@@ -110,16 +111,16 @@ pub struct Cell {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricTable {
-    pub metric: Metric,
+    pub metric: ComparedMetric,
     pub labels: Vec<String>,
     /// One row per run (the baseline's cells have no change).
-    pub rows: Vec<Vec<Cell>>,
+    pub rows: Vec<Vec<ComparedFigure>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Regression {
     pub run: String,
-    pub metric: Metric,
+    pub metric: ComparedMetric,
     pub label: String,
     pub change_pct: f64,
     pub interval_pct: (f64, f64),
@@ -201,7 +202,11 @@ fn setup(runs: &[RunData]) -> Vec<EnvironmentDifference> {
             ];
             // What was sent, field by field (method, URL, headers, body,
             // keep-alive; or the scenario's name, file and steps).
-            flatten("scenario", &m.scenario, &mut fields);
+            let scenario = m
+                .scenario
+                .as_ref()
+                .map_or(Value::Null, ScenarioRecord::to_json);
+            flatten("scenario", &scenario, &mut fields);
             // A scenario file's text differs as a whole: say so in a line.
             for (name, value) in fields.iter_mut().filter(|(n, _)| n == "scenario.text") {
                 *name = "scenario file text".into();
@@ -259,16 +264,16 @@ fn pct(change: f64, base: f64) -> Option<f64> {
 }
 
 fn cell(
-    metric: Metric,
+    metric: ComparedMetric,
     base: &RunData,
     run: &RunData,
     label: &str,
     is_base: bool,
     seed: u64,
-) -> Cell {
+) -> ComparedFigure {
     let value = run.figures(label).and_then(|f| metric.value(f));
     if is_base {
-        return Cell {
+        return ComparedFigure {
             value,
             change_pct: None,
             interval_pct: None,
@@ -291,7 +296,7 @@ fn cell(
         },
         _ => None,
     };
-    Cell {
+    ComparedFigure {
         value,
         change_pct,
         interval_pct,
@@ -443,10 +448,10 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
     }
     let mut regressions = Vec::new();
     let comparable = apdex_comparable(runs);
-    let metrics: Vec<MetricTable> = Metric::ALL
+    let metrics: Vec<MetricTable> = ComparedMetric::ALL
         .iter()
         .map(|&metric| {
-            let rows: Vec<Vec<Cell>> = runs
+            let rows: Vec<Vec<ComparedFigure>> = runs
                 .iter()
                 .enumerate()
                 .map(|(i, run)| {
@@ -455,7 +460,8 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
                         .enumerate()
                         .map(|(j, label)| {
                             let seed = (i * 1000 + j) as u64;
-                            let alone = i == baseline || (metric == Metric::Apdex && !comparable);
+                            let alone =
+                                i == baseline || (metric == ComparedMetric::Apdex && !comparable);
                             cell(metric, base, run, label, alone, seed)
                         })
                         .collect()
@@ -521,11 +527,11 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
 }
 
 /// A figure as the tables print it.
-pub fn number(metric: Metric, v: Option<f64>) -> String {
+pub fn number(metric: ComparedMetric, v: Option<f64>) -> String {
     match (metric, v) {
         (_, None) => "-".into(),
-        (Metric::Apdex, Some(v)) => format!("{v:.3}"),
-        (Metric::Errors, Some(v)) => format!("{v:.2}"),
+        (ComparedMetric::Apdex, Some(v)) => format!("{v:.3}"),
+        (ComparedMetric::Errors, Some(v)) => format!("{v:.2}"),
         (_, Some(v)) if v >= 100.0 => format!("{v:.0}"),
         (_, Some(v)) => format!("{v:.1}"),
     }

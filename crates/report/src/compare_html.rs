@@ -4,8 +4,8 @@
 
 use crate::charts::bar_chart;
 use crate::compare::{
-    no_regression, number, signed_pct, Comparison, EnvironmentDifference, Metric, MetricTable,
-    ResourceFigures,
+    no_regression, number, signed_pct, ComparedMetric, Comparison, EnvironmentDifference,
+    MetricTable, ResourceFigures,
 };
 use crate::html::{escape, STYLE};
 use headroom_bundle::TOTAL_LABEL;
@@ -92,7 +92,7 @@ fn regressions(html: &mut String, c: &Comparison) {
 /// Bar charts of the runs' totals: Apdex, response time, throughput.
 fn totals(html: &mut String, c: &Comparison) {
     let names: Vec<String> = c.runs.iter().map(|r| r.name.clone()).collect();
-    let total = |metric: Metric| -> Vec<f64> {
+    let total = |metric: ComparedMetric| -> Vec<f64> {
         c.metrics
             .iter()
             .find(|t| t.metric == metric)
@@ -108,10 +108,10 @@ fn totals(html: &mut String, c: &Comparison) {
             .unwrap_or_default()
     };
     let (apdex, p95, mean, rps) = (
-        total(Metric::Apdex),
-        total(Metric::P95),
-        total(Metric::Mean),
-        total(Metric::Throughput),
+        total(ComparedMetric::Apdex),
+        total(ComparedMetric::P95),
+        total(ComparedMetric::Mean),
+        total(ComparedMetric::Throughput),
     );
     html.push_str("<h2>Totals</h2><div class=\"charts\">");
     for svg in [

@@ -4,7 +4,7 @@
 //! factor per configuration (000's Fig. 4), the fault timelines, the
 //! environment differences and every run with a link to its bundle.
 
-use crate::charts::{interval_bars, line_chart, IntervalBar, LineChart, Series, Span};
+use crate::charts::{interval_bars, line_chart, ChartSeries, IntervalBar, LineChart, Span};
 use crate::html::{escape, STYLE};
 use headroom_experiment::figure::Figure;
 use headroom_experiment::file::Experiment;
@@ -333,7 +333,7 @@ fn against_numeric(
         if faults.contains(figure) {
             continue;
         }
-        let mut lines: Vec<Series> = Vec::new();
+        let mut lines: Vec<ChartSeries> = Vec::new();
         for c in &results.cells {
             let others: String = c
                 .cell
@@ -354,7 +354,7 @@ fn against_numeric(
             };
             match lines.iter_mut().find(|s| s.name == name) {
                 Some(s) => s.points.push((x, figure.shown(summary.mean))),
-                None => lines.push(Series {
+                None => lines.push(ChartSeries {
                     name,
                     points: vec![(x, figure.shown(summary.mean))],
                 }),
@@ -442,11 +442,11 @@ fn timelines(html: &mut String, timelines: &[FaultTimeline]) {
             x_max,
             y_max: None,
             series: vec![
-                Series {
+                ChartSeries {
                     name: "errors per second".into(),
                     points: t.seconds.iter().map(|s| (s.0 as f64, s.1 as f64)).collect(),
                 },
-                Series {
+                ChartSeries {
                     name: "p95 (ms)".into(),
                     points: t
                         .seconds
@@ -578,7 +578,7 @@ fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
 mod tests {
     use super::*;
     use headroom_analysis::experiment::difference;
-    use headroom_experiment::results::{Comparison, ShownChange};
+    use headroom_experiment::results::{LevelComparison, ShownChange};
 
     /// The table put "+20.3%" beside "+25.6 to +30.3" (the absolute
     /// difference, no unit); the change and its interval share one unit
@@ -594,7 +594,7 @@ mod tests {
         let comparison = |figure: Figure, base: &[f64], other: &[f64]| {
             let d = difference(base, other);
             let shown = ShownChange::of(figure, base, other, d.as_ref());
-            Comparison {
+            LevelComparison {
                 factor: "delay".into(),
                 level: "120".into(),
                 baseline: "100".into(),
@@ -639,7 +639,7 @@ mod tests {
         let (a, b) = ([100.0, 130.0, 80.0], [105.0, 90.0, 140.0]);
         let d = difference(&a, &b);
         let shown = ShownChange::of(Figure::Mean, &a, &b, d.as_ref());
-        let noise = Comparison {
+        let noise = LevelComparison {
             factor: "delay".into(),
             level: "120".into(),
             baseline: "100".into(),
@@ -654,7 +654,7 @@ mod tests {
             real: false,
             worse: false,
         };
-        let untested = Comparison {
+        let untested = LevelComparison {
             difference: None,
             ..noise.clone()
         };

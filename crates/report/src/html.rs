@@ -2,7 +2,7 @@
 //! CSS and SVG charts, no script, no network), readable on a phone.
 
 use crate::charts::{
-    apdex_bands, bar_chart, line_chart, spectrum_chart, Band, LineChart, Series, Span, PALETTE,
+    apdex_bands, bar_chart, line_chart, spectrum_chart, Band, ChartSeries, LineChart, Span, PALETTE,
 };
 use crate::run_data::{flatten, RunData, MIN_INTERVAL_S};
 use hdrhistogram::Histogram;
@@ -10,6 +10,7 @@ use headroom_analysis::apdex::Rating;
 use headroom_bundle::intervals::IntervalRow;
 use headroom_bundle::resources::ResourceRow;
 use headroom_bundle::sample::ErrorKind;
+use headroom_bundle::scenario_record::{JtlRecord, ScenarioFileRecord, ScenarioRecord};
 use headroom_bundle::TOTAL_LABEL;
 use headroom_units::quantity::count;
 use plotters::style::RGBColor;
@@ -100,15 +101,13 @@ pub fn render_report(runs: &[RunData]) -> String {
 fn run_section(html: &mut String, run: &RunData) {
     let m = &run.manifest;
     let status = m.status.name();
-    let scenario = m
-        .scenario
-        .get("name")
-        .and_then(Value::as_str)
-        .map(String::from)
-        .unwrap_or_else(|| {
-            let field = |k: &str| m.scenario.get(k).and_then(Value::as_str).unwrap_or("");
-            format!("{} {}", field("method"), field("url"))
-        });
+    // A journey's or a results file's name; a URL run's method and URL.
+    let scenario = match &m.scenario {
+        Some(ScenarioRecord::Url(url)) => format!("{} {}", url.method, url.url),
+        Some(ScenarioRecord::Scenario(ScenarioFileRecord { name, .. }))
+        | Some(ScenarioRecord::Jtl(JtlRecord { name, .. })) => name.clone().unwrap_or_default(),
+        None => String::new(),
+    };
     let _ = writeln!(
         html,
         "<h2>{}</h2><div class=\"meta\"><span>scenario: {}</span><span>profile: {}</span>\
@@ -451,13 +450,14 @@ fn kept_failures(html: &mut String, run: &RunData) {
 /// samples, its overall Apdex with transaction controllers), beside
 /// headroom's exact ones above.
 fn jmeter_dashboard(html: &mut String, run: &RunData) {
-    let Some(d) = run.manifest.scenario.get("jmeter_dashboard") else {
+    let Some(ScenarioRecord::Jtl(JtlRecord {
+        jmeter_dashboard: Some(d),
+        ..
+    })) = &run.manifest.scenario
+    else {
         return;
     };
-    let Some(labels) = d.get("labels").and_then(Value::as_object) else {
-        return;
-    };
-    let number = |v: &Value, key: &str| v.get(key).and_then(Value::as_f64);
+    let labels = &d.labels;
     let cell = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{x:.1}"));
     let _ = writeln!(
         html,
@@ -467,8 +467,7 @@ fn jmeter_dashboard(html: &mut String, run: &RunData) {
          which its Total leaves out). The table above has headroom's exact percentiles.</p>\
          <div class=\"scroll\"><table class=\"stats\"><tr><th>Label</th><th>Samples</th><th>Errors</th>\
          <th>Apdex</th><th>Mean</th><th>Median</th><th>90th pct</th><th>95th pct</th><th>99th pct</th></tr>",
-        d.get("overall_apdex")
-            .and_then(Value::as_f64)
+        d.overall_apdex
             .map_or("—".to_string(), |a| format!("{a:.3}"))
     );
     let mut names: Vec<&str> = labels
@@ -484,14 +483,14 @@ fn jmeter_dashboard(html: &mut String, run: &RunData) {
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(name),
-            number(v, "sample_count").unwrap_or(0.0),
-            number(v, "error_count").unwrap_or(0.0),
-            number(v, "apdex").map_or("—".to_string(), |a| format!("{a:.3}")),
-            cell(number(v, "mean_ms")),
-            cell(number(v, "median_ms")),
-            cell(number(v, "p90_ms")),
-            cell(number(v, "p95_ms")),
-            cell(number(v, "p99_ms")),
+            v.sample_count,
+            v.error_count,
+            v.apdex.map_or("—".to_string(), |a| format!("{a:.3}")),
+            cell(v.mean_ms),
+            cell(v.median_ms),
+            cell(v.p90_ms),
+            cell(v.p95_ms),
+            cell(v.p99_ms),
         );
     }
     html.push_str("</table></div>\n");
@@ -577,8 +576,8 @@ fn series(
     name: &str,
     rows: &[&IntervalRow],
     value: impl Fn(&IntervalRow) -> Option<f64>,
-) -> Series {
-    Series {
+) -> ChartSeries {
+    ChartSeries {
         name: name.into(),
         points: rows
             .iter()
@@ -665,7 +664,7 @@ impl Timeline<'_> {
         title: &'a str,
         y_label: &'a str,
         y_max: Option<f64>,
-        series: Vec<Series>,
+        series: Vec<ChartSeries>,
         bands: Vec<Band>,
     ) -> LineChart<'a> {
         LineChart {
@@ -794,7 +793,7 @@ fn label_charts(html: &mut String, timeline: &Timeline<'_>) {
                 by_label.entry(row.label.as_str()).or_default().push(row);
             }
         }
-        let lines: Vec<Series> = labels
+        let lines: Vec<ChartSeries> = labels
             .iter()
             .filter_map(|l| {
                 by_label
@@ -856,7 +855,7 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
     let hosts: BTreeSet<&str> = rows.iter().map(|r| r.host.as_str()).collect();
     for host in hosts {
         let rows: Vec<&ResourceRow> = rows.iter().filter(|r| r.host == host).collect();
-        let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| Series {
+        let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| ChartSeries {
             name: name.into(),
             points: rows
                 .iter()
@@ -881,7 +880,7 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
             "<h3>Resources of {}</h3><div class=\"charts\">",
             escape(host)
         );
-        let usage: Vec<Series> = vec![
+        let usage: Vec<ChartSeries> = vec![
             line("CPU %", |r| r.cpu_pct),
             line("memory %", |r| r.memory_used_pct),
             line("disk %util", |r| r.disk_util_pct),

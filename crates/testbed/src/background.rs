@@ -5,7 +5,7 @@
 //! removes the directory.
 
 use crate::db::{Create, Database, Durability};
-use crate::generate::{self, InitOptions, Meta};
+use crate::generate::{self, InitOptions, DatasetMeta};
 use crate::plan::{PlanIds, PlanOptions};
 use crate::site::{Site, SiteConfig};
 use crate::store::{CacheSpec, SessionSpec};
@@ -73,7 +73,7 @@ pub async fn start(dir: PathBuf) -> Result<BackgroundTestbed, String> {
 }
 
 /// The size S dataset in a new SQLite database; what its journey needs.
-async fn create_dataset(db_url: &str, dir: &Path) -> Result<(Meta, PlanIds), String> {
+async fn create_dataset(db_url: &str, dir: &Path) -> Result<(DatasetMeta, PlanIds), String> {
     let db = Database::connect(db_url, Create::IfMissing, Durability::Full, 2)
         .await
         .map_err(|e| e.to_string())?;

@@ -37,12 +37,12 @@ pub struct InitReport {
     pub users_csv: PathBuf,
     pub file_bytes: u64,
     pub seconds: f64,
-    pub counts: Counts,
+    pub counts: DatasetCounts,
 }
 
 /// What the database holds now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Counts {
+pub struct DatasetCounts {
     pub users: i64,
     pub enrolled: i64,
     pub sections: i64,
@@ -58,7 +58,7 @@ pub struct Counts {
 
 /// The dataset's description, stored in `tb_meta`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Meta {
+pub struct DatasetMeta {
     pub size: Size,
     pub seed: u64,
     pub data_dir: PathBuf,
@@ -646,8 +646,8 @@ async fn count(db: &Database, sql: &str) -> Result<i64, sqlx::Error> {
 }
 
 /// Counts what the database holds, for `testbed info` and the tests.
-pub async fn counts(db: &Database) -> Result<Counts, sqlx::Error> {
-    Ok(Counts {
+pub async fn counts(db: &Database) -> Result<DatasetCounts, sqlx::Error> {
+    Ok(DatasetCounts {
         users: count(db, "SELECT COUNT(*) AS n FROM tb_users").await?,
         enrolled: count(
             db,
@@ -680,7 +680,7 @@ pub async fn counts(db: &Database) -> Result<Counts, sqlx::Error> {
 
 /// Reads the dataset's description; a database without one is an error
 /// that says how to make one.
-pub async fn meta(db: &Database) -> Result<Meta, Error> {
+pub async fn meta(db: &Database) -> Result<DatasetMeta, Error> {
     let rows = sqlx::query("SELECT name, value FROM tb_meta")
         .fetch_all(db.pool())
         .await
@@ -700,7 +700,7 @@ pub async fn meta(db: &Database) -> Result<Meta, Error> {
             schema::SCHEMA,
         ));
     }
-    Ok(Meta {
+    Ok(DatasetMeta {
         size: get("size")?.parse().map_err(Error::Invalid)?,
         seed: get("seed")?.parse().unwrap_or(0),
         data_dir: PathBuf::from(get("data_dir")?),

@@ -5,7 +5,7 @@
 use crate::db::{query, timed, Access, Bind, RowExt};
 use crate::generate::SITE_COURSE;
 use crate::session::{random_id, random_token, SessionData};
-use crate::site::{Ctx, Failure, Outcome, Site};
+use crate::site::{Ctx, Outcome, PageFailure, Site};
 use crate::store::now_s;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::HeaderMap;
@@ -26,7 +26,7 @@ type Params = HashMap<String, String>;
 /// One row of the standard log, as Moodle writes for every view and action.
 const LOG_INSERT: &str =
     "INSERT INTO tb_logs (userid, courseid, action, objectid, timecreated) VALUES (?, ?, ?, ?, ?)";
-type PageResult = Result<Outcome, Failure>;
+type PageResult = Result<Outcome, PageFailure>;
 
 /// Reads at most one row.
 async fn read_row(
@@ -34,7 +34,7 @@ async fn read_row(
     ctx: &mut Ctx,
     sql: &str,
     binds: &[Bind<'_>],
-) -> Result<Option<AnyRow>, Failure> {
+) -> Result<Option<AnyRow>, PageFailure> {
     let sql = site.db.sql(sql);
     let call = query(&sql, binds).fetch_optional(site.db.pool());
     Ok(timed(&mut ctx.perf, Access::Read, call).await?)
@@ -47,9 +47,9 @@ async fn read_record(
     sql: &str,
     binds: &[Bind<'_>],
     table: &str,
-) -> Result<AnyRow, Failure> {
+) -> Result<AnyRow, PageFailure> {
     read_row(site, ctx, sql, binds).await?.ok_or_else(|| {
-        Failure::NotFound(format!("Can't find data record in database table {table}."))
+        PageFailure::NotFound(format!("Can't find data record in database table {table}."))
     })
 }
 
@@ -58,13 +58,18 @@ async fn read_rows(
     ctx: &mut Ctx,
     sql: &str,
     binds: &[Bind<'_>],
-) -> Result<Vec<AnyRow>, Failure> {
+) -> Result<Vec<AnyRow>, PageFailure> {
     let sql = site.db.sql(sql);
     let call = query(&sql, binds).fetch_all(site.db.pool());
     Ok(timed(&mut ctx.perf, Access::Read, call).await?)
 }
 
-async fn write(site: &Site, ctx: &mut Ctx, sql: &str, binds: &[Bind<'_>]) -> Result<(), Failure> {
+async fn write(
+    site: &Site,
+    ctx: &mut Ctx,
+    sql: &str,
+    binds: &[Bind<'_>],
+) -> Result<(), PageFailure> {
     let sql = site.db.sql(sql);
     let call = query(&sql, binds).execute(site.db.pool());
     timed(&mut ctx.perf, Access::Write, call).await?;
@@ -169,13 +174,13 @@ async fn stats(State(site): State<Arc<Site>>) -> Response {
     Json(site.stats()).into_response()
 }
 
-fn param(params: &Params, name: &str) -> Result<i64, Failure> {
-    let text = params
-        .get(name)
-        .ok_or_else(|| Failure::BadRequest(format!("A required parameter ({name}) was missing")))?;
+fn param(params: &Params, name: &str) -> Result<i64, PageFailure> {
+    let text = params.get(name).ok_or_else(|| {
+        PageFailure::BadRequest(format!("A required parameter ({name}) was missing"))
+    })?;
     text.trim()
         .parse()
-        .map_err(|_| Failure::BadRequest(format!("Invalid parameter value detected ({name})")))
+        .map_err(|_| PageFailure::BadRequest(format!("Invalid parameter value detected ({name})")))
 }
 
 fn date(epoch: i64) -> String {
@@ -183,18 +188,18 @@ fn date(epoch: i64) -> String {
     httpdate::fmt_http_date(time)
 }
 
-fn login_required(ctx: &Ctx) -> Result<i64, Failure> {
+fn login_required(ctx: &Ctx) -> Result<i64, PageFailure> {
     if ctx.session.data.logged_in() {
         Ok(ctx.session.data.userid)
     } else {
-        Err(Failure::NotLoggedIn)
+        Err(PageFailure::NotLoggedIn)
     }
 }
 
-fn check_sesskey(ctx: &Ctx, given: Option<&String>) -> Result<(), Failure> {
+fn check_sesskey(ctx: &Ctx, given: Option<&String>) -> Result<(), PageFailure> {
     match given {
         Some(key) if !key.is_empty() && *key == ctx.session.data.sesskey => Ok(()),
-        _ => Err(Failure::Forbidden(
+        _ => Err(PageFailure::Forbidden(
             "Incorrect sesskey submitted, form not accepted!".into(),
         )),
     }
@@ -206,7 +211,7 @@ async fn log(
     course: i64,
     action: &str,
     objectid: i64,
-) -> Result<(), Failure> {
+) -> Result<(), PageFailure> {
     let userid = ctx.session.data.userid;
     write(
         site,
@@ -223,12 +228,12 @@ async fn log(
     .await
 }
 
-async fn require_enrolled(site: &Site, ctx: &mut Ctx, course: i64) -> Result<(), Failure> {
+async fn require_enrolled(site: &Site, ctx: &mut Ctx, course: i64) -> Result<(), PageFailure> {
     let userid = login_required(ctx)?;
     let sql = "SELECT id FROM tb_enrolments WHERE course = ? AND userid = ?";
     match read_row(site, ctx, sql, &[Int(course), Int(userid)]).await? {
         Some(_) => Ok(()),
-        None => Err(Failure::Forbidden(
+        None => Err(PageFailure::Forbidden(
             "You cannot enrol yourself in this course".into(),
         )),
     }
@@ -246,7 +251,7 @@ async fn course_module(
     ctx: &mut Ctx,
     cmid: i64,
     kind: &str,
-) -> Result<CourseModule, Failure> {
+) -> Result<CourseModule, PageFailure> {
     login_required(ctx)?;
     let sql = "SELECT course, module, instance, name FROM tb_course_modules WHERE id = ?";
     let cm = match read_row(site, ctx, sql, &[Int(cmid)]).await? {
@@ -256,7 +261,7 @@ async fn course_module(
             name: row.text("name"),
         },
         _ => {
-            return Err(Failure::NotFound(format!(
+            return Err(PageFailure::NotFound(format!(
                 "Invalid course module ID: no {kind} with id {cmid}"
             )))
         }
@@ -392,7 +397,7 @@ async fn logout_page(site: &Site, ctx: &mut Ctx, params: &Params) -> PageResult 
 }
 
 /// The course's sections and activities (Moodle's "modinfo"), cached.
-async fn modinfo(site: &Site, ctx: &mut Ctx, course: i64) -> Result<Value, Failure> {
+async fn modinfo(site: &Site, ctx: &mut Ctx, course: i64) -> Result<Value, PageFailure> {
     let key = format!("modinfo_{course}");
     if let Some(text) = site.cache_get(ctx, &key).await {
         if let Ok(value) = serde_json::from_str(&text) {
@@ -512,7 +517,7 @@ async fn file_download(site: &Site, ctx: &mut Ctx, cmid: i64, filename: &str) ->
     let row = read_row(site, ctx, sql, &[Int(cmid), Text(filename)])
         .await?
         .ok_or_else(|| {
-            Failure::NotFound(format!(
+            PageFailure::NotFound(format!(
                 "Sorry, the requested file could not be found: {filename}"
             ))
         })?;
@@ -565,7 +570,11 @@ struct Place {
 }
 
 /// The discussion's place; the user must be enrolled in its course.
-async fn discussion_place(site: &Site, ctx: &mut Ctx, discussion: i64) -> Result<Place, Failure> {
+async fn discussion_place(
+    site: &Site,
+    ctx: &mut Ctx,
+    discussion: i64,
+) -> Result<Place, PageFailure> {
     login_required(ctx)?;
     let sql = "SELECT d.course, d.forum, d.name, cm.id AS cmid FROM tb_forum_discussions d \
                JOIN tb_course_modules cm ON cm.instance = d.forum AND cm.module = 'forum' \
@@ -643,7 +652,7 @@ struct Parent {
     message: String,
 }
 
-async fn parent_post(site: &Site, ctx: &mut Ctx, post: i64) -> Result<Parent, Failure> {
+async fn parent_post(site: &Site, ctx: &mut Ctx, post: i64) -> Result<Parent, PageFailure> {
     let sql = "SELECT discussion, subject, message FROM tb_forum_posts WHERE id = ?";
     let row = read_record(site, ctx, sql, &[Int(post)], "forum_posts").await?;
     Ok(Parent {
@@ -700,13 +709,13 @@ async fn reply_post(site: &Site, ctx: &mut Ctx, form: &Params) -> PageResult {
     let userid = login_required(ctx)?;
     check_sesskey(ctx, form.get("sesskey"))?;
     if param(form, "userid")? != userid {
-        return Err(Failure::Forbidden(
+        return Err(PageFailure::Forbidden(
             "The user id of the form is not the logged-in user's".into(),
         ));
     }
     let itemid = param(form, "message[itemid]")?;
     if !ctx.session.data.take_draft(itemid) {
-        return Err(Failure::BadRequest(
+        return Err(PageFailure::BadRequest(
             "Invalid draft item id: open the reply form again".into(),
         ));
     }
@@ -718,7 +727,7 @@ async fn reply_post(site: &Site, ctx: &mut Ctx, form: &Params) -> PageResult {
     let subject = form.get("subject").map(|s| s.trim()).unwrap_or("");
     let message = form.get("message[text]").map(|s| s.trim()).unwrap_or("");
     if subject.is_empty() || message.is_empty() {
-        return Err(Failure::BadRequest(
+        return Err(PageFailure::BadRequest(
             "Subject and message are required".into(),
         ));
     }
@@ -848,8 +857,8 @@ mod tests {
         p.insert("id".into(), " 7 ".into());
         p.insert("x".into(), "seven".into());
         assert_eq!(param(&p, "id").ok(), Some(7));
-        assert!(matches!(param(&p, "x"), Err(Failure::BadRequest(m)) if m.contains("(x)")));
-        assert!(matches!(param(&p, "d"), Err(Failure::BadRequest(m)) if m.contains("missing")));
+        assert!(matches!(param(&p, "x"), Err(PageFailure::BadRequest(m)) if m.contains("(x)")));
+        assert!(matches!(param(&p, "d"), Err(PageFailure::BadRequest(m)) if m.contains("missing")));
         assert_eq!(html_escape("<b>&\""), "&lt;b&gt;&amp;&quot;");
         assert_eq!(date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
     }

@@ -3,7 +3,7 @@
 //! its users CSV referenced by absolute path so it runs from anywhere.
 
 use crate::db::{Database, RowExt};
-use crate::generate::{Meta, COURSE};
+use crate::generate::{DatasetMeta, COURSE};
 use crate::Error;
 use std::fmt::Write;
 
@@ -75,7 +75,7 @@ fn quoted(text: &str) -> String {
 }
 
 /// The scenario file.
-pub fn render(meta: &Meta, ids: &PlanIds, options: &PlanOptions) -> String {
+pub fn render(meta: &DatasetMeta, ids: &PlanIds, options: &PlanOptions) -> String {
     let defaults = meta.size.plan_defaults();
     let users = options.users.unwrap_or(defaults.users);
     let loops = options.loops.unwrap_or(defaults.loops);

@@ -3,7 +3,7 @@
 //! Moodle's performance figures, and the answer.
 
 use crate::db::{Create, Database, Durability, Perf};
-use crate::generate::{self, Meta};
+use crate::generate::{self, DatasetMeta};
 use crate::session::{Session, SessionError, COOKIE, LOCK_TIMEOUT};
 use crate::store::{CacheSpec, CacheStore, SessionSpec, SessionStore};
 use crate::templates::Templates;
@@ -35,7 +35,7 @@ pub struct Site {
     pub db: Database,
     pub sessions: SessionStore,
     pub cache: CacheStore,
-    pub meta: Meta,
+    pub meta: DatasetMeta,
     pub node: String,
     pub workers: Option<(u32, Semaphore)>,
     pub served: AtomicU64,
@@ -117,7 +117,7 @@ pub enum Outcome {
 
 /// Why a page could not be served.
 #[derive(Debug)]
-pub enum Failure {
+pub enum PageFailure {
     BadRequest(String),
     NotLoggedIn,
     Forbidden(String),
@@ -126,21 +126,21 @@ pub enum Failure {
     Session(SessionError),
 }
 
-impl From<sqlx::Error> for Failure {
+impl From<sqlx::Error> for PageFailure {
     fn from(e: sqlx::Error) -> Self {
-        Failure::Db(e)
+        PageFailure::Db(e)
     }
 }
 
-impl From<SessionError> for Failure {
+impl From<SessionError> for PageFailure {
     fn from(e: SessionError) -> Self {
-        Failure::Session(e)
+        PageFailure::Session(e)
     }
 }
 
-impl From<crate::store::StoreError> for Failure {
+impl From<crate::store::StoreError> for PageFailure {
     fn from(e: crate::store::StoreError) -> Self {
-        Failure::Session(SessionError::Store(e))
+        PageFailure::Session(SessionError::Store(e))
     }
 }
 
@@ -197,7 +197,7 @@ impl Site {
     }
 
     /// Starts a request: reads and locks the visitor's session.
-    pub async fn begin(&self, headers: &HeaderMap) -> Result<Ctx, Failure> {
+    pub async fn begin(&self, headers: &HeaderMap) -> Result<Ctx, PageFailure> {
         let started = Instant::now();
         let cookie = session_cookie(headers);
         let session = Session::start(&self.sessions, cookie.as_deref(), LOCK_TIMEOUT).await?;
@@ -213,10 +213,10 @@ impl Site {
 
     /// Ends a request whose handler ran: writes and unlocks the session and
     /// renders the answer with the footer.
-    pub async fn respond(&self, mut ctx: Ctx, outcome: Result<Outcome, Failure>) -> Response {
+    pub async fn respond(&self, mut ctx: Ctx, outcome: Result<Outcome, PageFailure>) -> Response {
         let saved = ctx.session.finish(&self.sessions).await;
         let outcome = match (outcome, saved) {
-            (Ok(_), Err(e)) => Err(Failure::Session(SessionError::Store(e))),
+            (Ok(_), Err(e)) => Err(PageFailure::Session(SessionError::Store(e))),
             (outcome, _) => outcome,
         };
         let mut response = match outcome {
@@ -233,7 +233,7 @@ impl Site {
                 r
             }
             Ok(Outcome::File { path, name }) => file_response(&path, &name).await,
-            Err(Failure::NotLoggedIn) => {
+            Err(PageFailure::NotLoggedIn) => {
                 let mut r = StatusCode::SEE_OTHER.into_response();
                 r.headers_mut().insert(
                     header::LOCATION,
@@ -262,7 +262,7 @@ impl Site {
     }
 
     /// A request that failed before its handler ran (no session).
-    pub fn reject(&self, failure: Failure) -> Response {
+    pub fn reject(&self, failure: PageFailure) -> Response {
         let response = self.error_page(failure, None);
         self.stamp(response)
     }
@@ -277,17 +277,17 @@ impl Site {
         response
     }
 
-    fn error_page(&self, failure: Failure, ctx: Option<&Ctx>) -> Response {
+    fn error_page(&self, failure: PageFailure, ctx: Option<&Ctx>) -> Response {
         let (status, message) = match failure {
-            Failure::BadRequest(m) => (StatusCode::BAD_REQUEST, m),
-            Failure::NotLoggedIn => (StatusCode::UNAUTHORIZED, "You are not logged in".into()),
-            Failure::Forbidden(m) => (StatusCode::FORBIDDEN, m),
-            Failure::NotFound(m) => (StatusCode::NOT_FOUND, m),
-            Failure::Db(e) => (
+            PageFailure::BadRequest(m) => (StatusCode::BAD_REQUEST, m),
+            PageFailure::NotLoggedIn => (StatusCode::UNAUTHORIZED, "You are not logged in".into()),
+            PageFailure::Forbidden(m) => (StatusCode::FORBIDDEN, m),
+            PageFailure::NotFound(m) => (StatusCode::NOT_FOUND, m),
+            PageFailure::Db(e) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 format!("Error reading from database: {e}"),
             ),
-            Failure::Session(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+            PageFailure::Session(e) => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
         };
         self.render(
             status,

@@ -25,4 +25,5 @@ mod release;
 mod report;
 mod scenario;
 mod shard;
+mod structure;
 mod testbed;

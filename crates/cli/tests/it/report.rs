@@ -6,7 +6,7 @@ use crate::support;
 
 use crate::support::browser::{headless, open_in_chromium, self_contained};
 use crate::support::{run, serial, temp_dir, Reply, TestServer};
-use headroom_report::charts::{line_chart, spectrum_chart, LineChart, Series};
+use headroom_report::charts::{line_chart, spectrum_chart, ChartSeries, LineChart};
 use std::time::Duration;
 
 #[test]
@@ -287,7 +287,7 @@ fn chart_texts_never_overlap() {
     let (_, report, compare) = school_pages(&dir);
     // Charts of wide figures: ticks of 5 to 7 characters ("1,400" ms,
     // "120,000" requests) beside their axis titles.
-    let rising = |top: f64| Series {
+    let rising = |top: f64| ChartSeries {
         name: "p95".into(),
         points: (0..60)
             .map(|s| (s as f64 + 0.5, top * s as f64 / 59.0))

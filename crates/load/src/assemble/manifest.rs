@@ -6,6 +6,7 @@ use crate::profile::{Profile, Think};
 use crate::spec::{Monitored, RunSpec};
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_bundle::manifest::{ClientHost, Files, Manifest, MonitoredHost, ProfileRecord, Tool};
+use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_bundle::summary::{RunStatus, RunSummary};
 use headroom_bundle::SCHEMA_VERSION;
 use headroom_monitor::Fingerprint;
@@ -18,7 +19,7 @@ pub struct ManifestParts {
     pub same_host: bool,
     pub kind: &'static str,
     pub target: String,
-    pub scenario: serde_json::Value,
+    pub scenario: ScenarioRecord,
     pub profile: ProfileRecord,
     pub labels: Vec<String>,
     pub timeout: Duration,
@@ -94,7 +95,7 @@ pub(super) fn manifest(
         command_line: spec.outputs.command_line.clone(),
         kind: parts.kind.into(),
         target: parts.target,
-        scenario: parts.scenario,
+        scenario: Some(parts.scenario),
         profile: parts.profile,
         apdex_t_ms: t,
         apdex_f_ms: f,

@@ -14,6 +14,9 @@ use crate::scenario::{LabelKind, Scenario};
 use crate::shard::Shard;
 use crate::spec::{RunSpec, ScenarioSource};
 use crate::target::Target;
+use headroom_bundle::scenario_record::{
+    BeforeRecord, DataRecord, ScenarioFileRecord, ScenarioRecord,
+};
 use headroom_units::quantity::{count, Rate};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,23 +47,25 @@ fn read(source: &ScenarioSource, shard: Option<Shard>) -> Result<Scenario, Assem
 }
 
 /// The manifest's `scenario` section of a scenario run.
-fn scenario_record(file: &Path, scenario: &Scenario) -> serde_json::Value {
-    serde_json::json!({
-        "mode": "scenario",
-        "file": file.display().to_string(),
-        "name": scenario.name,
-        "steps": scenario.requests.len(),
-        "checks": scenario.checks,
-        "variables": scenario.vars.names(),
-        "data": scenario.data.as_ref().map(|d| serde_json::json!({
-            "file": d.file.display().to_string(), "rows": d.rows.len(), "shared": d.shared, "recycle": d.recycle,
-        })),
-        "before": scenario.before.as_ref().map(|b| serde_json::json!({
-            "name": b.name, "users": b.users, "iterations": b.iterations,
-        })),
-        "text": crate::target::redact_secrets(
-            &std::fs::read_to_string(file).unwrap_or_default()
-        ),
+fn scenario_record(file: &Path, scenario: &Scenario) -> ScenarioRecord {
+    ScenarioRecord::Scenario(ScenarioFileRecord {
+        before: scenario.before.as_ref().map(|b| BeforeRecord {
+            iterations: b.iterations,
+            name: b.name.clone(),
+            users: b.users,
+        }),
+        checks: scenario.checks.clone(),
+        data: scenario.data.as_ref().map(|d| DataRecord {
+            file: d.file.display().to_string(),
+            recycle: d.recycle,
+            rows: d.rows.len(),
+            shared: d.shared,
+        }),
+        file: file.display().to_string(),
+        name: scenario.name.clone(),
+        steps: scenario.requests.len(),
+        text: crate::target::redact_secrets(&std::fs::read_to_string(file).unwrap_or_default()),
+        variables: scenario.vars.names().to_vec(),
     })
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::profile::Profile;
 use crate::spec::{ProfileSpec, ScenarioSource, UrlRequest};
+use headroom_bundle::scenario_record::ScenarioRecord;
 use std::net::TcpListener;
 use std::path::PathBuf;
 
@@ -57,8 +58,10 @@ fn a_url_spec_becomes_a_closed_run_with_its_manifest() {
     let manifest = &run.setup.manifest;
     assert_eq!(manifest.kind, "load");
     assert_eq!(manifest.labels, vec!["/home?x=1".to_string()]);
-    assert_eq!(manifest.scenario["mode"], "url");
-    assert_eq!(manifest.scenario["headers"][0], "Authorization: ***");
+    let Some(ScenarioRecord::Url(url)) = &manifest.scenario else {
+        panic!("{:?}", manifest.scenario)
+    };
+    assert_eq!(url.headers[0], "Authorization: ***");
     assert_eq!(manifest.timeout_ms, 3000.0);
     assert_eq!((manifest.seed, manifest.threads), (7, 2));
     assert_eq!((manifest.apdex_t_ms, manifest.apdex_f_ms), (500.0, 1500.0));
@@ -162,8 +165,10 @@ fn a_scenario_spec_takes_the_files_profile_under_the_specs() {
     );
     let manifest = &run.setup.manifest;
     assert_eq!(manifest.kind, "run");
-    assert_eq!(manifest.scenario["mode"], "scenario");
-    assert_eq!(manifest.scenario["steps"], 2);
+    let Some(ScenarioRecord::Scenario(file)) = &manifest.scenario else {
+        panic!("{:?}", manifest.scenario)
+    };
+    assert_eq!(file.steps, 2);
     assert!(
         manifest.labels.contains(&"second".to_string()),
         "{:?}",

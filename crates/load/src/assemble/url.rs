@@ -9,15 +9,16 @@ use crate::engine::{EnginePlan, PreparedRequest, Workload};
 use crate::profile::Think;
 use crate::run::default_bundle_dir;
 use crate::shard::Shard;
-use crate::spec::{Body, RunSpec, UrlRequest};
+use crate::spec::{BodySpec, RunSpec, UrlRequest};
 use crate::target::{RequestSpec, Target};
+use headroom_bundle::scenario_record::{ScenarioRecord, UrlRecord};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 fn request(url: &UrlRequest) -> Result<RequestSpec, AssemblyError> {
     let body = match &url.body {
-        Some(Body::Text(text)) => text.clone().into_bytes(),
-        Some(Body::File(path)) => std::fs::read(path).map_err(|e| {
+        Some(BodySpec::Text(text)) => text.clone().into_bytes(),
+        Some(BodySpec::File(path)) => std::fs::read(path).map_err(|e| {
             AssemblyError::Usage(format!("cannot read --body-file {}: {e}", path.display()))
         })?,
         None => Vec::new(),
@@ -35,20 +36,19 @@ fn request(url: &UrlRequest) -> Result<RequestSpec, AssemblyError> {
 }
 
 /// The manifest's `scenario` section of a URL run.
-fn scenario_record(request: &RequestSpec, target: &Target, label: &str) -> serde_json::Value {
-    serde_json::json!({
-        "mode": "url",
-        "method": request.method,
-        "url": target.url,
-        "label": label,
+fn scenario_record(request: &RequestSpec, target: &Target, label: &str) -> ScenarioRecord {
+    ScenarioRecord::Url(UrlRecord {
+        body_bytes: request.body.len(),
         // Credentials stay out of the bundle.
-        "headers": request
+        headers: request
             .headers
             .iter()
             .map(|(n, v)| crate::target::redact_secrets(&format!("{n}: {v}")))
-            .collect::<Vec<_>>(),
-        "body_bytes": request.body.len(),
-        "keep_alive": request.keep_alive,
+            .collect(),
+        keep_alive: request.keep_alive,
+        label: label.to_string(),
+        method: request.method.clone(),
+        url: target.url.clone(),
     })
 }
 

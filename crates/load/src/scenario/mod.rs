@@ -53,7 +53,7 @@ pub struct Scenario {
     pub checks: Vec<String>,
     pub requests: Vec<RequestStep>,
     pub flow: Vec<Node>,
-    pub profile: ProfileSpec,
+    pub profile: ScenarioProfile,
     /// Users that run their own steps to the end before the profile's
     /// users start (JMeter's serialized thread groups, e.g. a warm-up).
     pub before: Option<Phase>,
@@ -306,7 +306,7 @@ pub enum Node {
 
 /// The profile a file asks for; command-line flags override its fields.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProfileSpec {
+pub struct ScenarioProfile {
     pub open: bool,
     pub users: Option<u32>,
     pub ramp_up: Option<Duration>,

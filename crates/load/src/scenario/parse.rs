@@ -7,8 +7,8 @@
 use super::extract::{Check, CheckKind, ExtractKind, Extractor, Field, Pattern, Pick};
 use super::template::{RenderContext, Template, VarId, VarTable};
 use super::{
-    Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, Phase, ProfileSpec,
-    RequestStep, Scenario, StageKind,
+    Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, Phase, RequestStep, Scenario,
+    ScenarioProfile, StageKind,
 };
 use crate::profile::Think;
 use crate::target::Target;
@@ -365,7 +365,7 @@ impl Parser {
         let clear_cookies_each_iteration = self.cookies(top)?;
         let profile = match top.get_node("profile") {
             Some(node) => self.profile(node)?,
-            None => ProfileSpec::default(),
+            None => ScenarioProfile::default(),
         };
         self.check_steps(steps_node)?;
         let before = match before_node {
@@ -530,7 +530,12 @@ impl Parser {
     }
 
     /// `before:` users, iterations and steps (keys already checked).
-    fn before(&mut self, node: &Yaml, profile: &ProfileSpec, follow_redirects: bool) -> Res<Phase> {
+    fn before(
+        &mut self,
+        node: &Yaml,
+        profile: &ScenarioProfile,
+        follow_redirects: bool,
+    ) -> Res<Phase> {
         let map = self.doc.mapping(node, "before")?;
         if profile.open || matches!(profile.stages, Some((_, StageKind::Rate))) {
             return Err(self.doc.at(
@@ -788,10 +793,10 @@ impl Parser {
         Ok(rows)
     }
 
-    fn profile(&self, node: &Yaml) -> Res<ProfileSpec> {
+    fn profile(&self, node: &Yaml) -> Res<ScenarioProfile> {
         let map = self.doc.mapping(node, "profile")?;
         self.doc.keys(map, PROFILE_KEYS, "profile")?;
-        let mut p = ProfileSpec::default();
+        let mut p = ScenarioProfile::default();
         if let Some(m) = map.get_node("model") {
             let s = self.doc.scalar(m, "model")?;
             p.open = match s.as_str() {
