@@ -1,8 +1,8 @@
 //! The bench run's driver: the chosen benchmarks one after the other, each
 //! with its options ([`Suite`]), every result (with its noise noted) or
 //! failure added to the bench bundle as it comes, until the end or a stop.
-//! The caller writes the bundle after each ([`Progress::Updated`]) and
-//! says what runs ([`Progress::Starting`]) and what failed.
+//! The caller writes the bundle after each ([`BenchProgress::Updated`]) and
+//! says what runs ([`BenchProgress::Starting`]) and what failed.
 
 use crate::cpu::CpuOptions;
 use crate::memory::MemoryOptions;
@@ -26,7 +26,7 @@ pub struct Suite {
 }
 
 /// What the driver tells its caller as it goes.
-pub enum Progress<'a> {
+pub enum BenchProgress<'a> {
     /// A benchmark starts; about how long it takes.
     Starting { name: &'a str, estimate: String },
     /// A benchmark failed (the failure is in the bundle).
@@ -74,10 +74,10 @@ impl Suite {
         chosen: &[&str],
         bundle: &mut BenchBundle,
         stop: &AtomicBool,
-        progress: &mut dyn FnMut(Progress<'_>),
+        progress: &mut dyn FnMut(BenchProgress<'_>),
     ) {
         for name in chosen {
-            progress(Progress::Starting {
+            progress(BenchProgress::Starting {
                 name,
                 estimate: self.estimate(name),
             });
@@ -96,7 +96,7 @@ impl Suite {
                     break;
                 }
                 Err(error) => {
-                    progress(Progress::Failed {
+                    progress(BenchProgress::Failed {
                         name,
                         error: &error,
                     });
@@ -106,7 +106,7 @@ impl Suite {
                     });
                 }
             }
-            progress(Progress::Updated(bundle));
+            progress(BenchProgress::Updated(bundle));
         }
         if bundle.status == "running" {
             bundle.status = if bundle.results.is_empty() {
@@ -204,9 +204,9 @@ mod tests {
         let mut b = bundle();
         let mut said = Vec::new();
         suite().run(&["cpu", "memory"], &mut b, &stop, &mut |p| match p {
-            Progress::Starting { name, .. } => said.push(format!("starting {name}")),
-            Progress::Failed { name, .. } => said.push(format!("failed {name}")),
-            Progress::Updated(_) => said.push("updated".into()),
+            BenchProgress::Starting { name, .. } => said.push(format!("starting {name}")),
+            BenchProgress::Failed { name, .. } => said.push(format!("failed {name}")),
+            BenchProgress::Updated(_) => said.push("updated".into()),
         });
         assert_eq!(b.status, "interrupted");
         assert!(b.results.is_empty() && b.failures.is_empty());

@@ -260,7 +260,10 @@ struct Figures {
 
 impl Figures {
     fn of(o: &ThermalOptions, points: &[Point]) -> Figures {
-        let stress: Vec<&Point> = points.iter().filter(|p| p.phase == ThermalPhase::Stress).collect();
+        let stress: Vec<&Point> = points
+            .iter()
+            .filter(|p| p.phase == ThermalPhase::Stress)
+            .collect();
         let start = stress.first().map_or(0.0, |p| p.t);
         let end = stress.last().map_or(0.0, |p| p.t);
         let span = (o.stress / 3.0).max(o.interval);

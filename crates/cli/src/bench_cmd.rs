@@ -9,7 +9,7 @@ use headroom_bench::memory::MemoryOptions;
 use headroom_bench::network::NetworkOptions;
 use headroom_bench::stack::StackOptions;
 use headroom_bench::storage::StorageOptions;
-use headroom_bench::suite::{Progress, Suite};
+use headroom_bench::suite::{BenchProgress, Suite};
 use headroom_bench::thermal::ThermalOptions;
 use headroom_bench::{cores, BENCHMARKS};
 use headroom_bundle::bench::{self as bundle, BenchBundle};
@@ -72,12 +72,12 @@ pub fn run(args: BenchArgs) -> ExitCode {
         }
     };
     suite(&args, all).run(&chosen, &mut b, &stop, &mut |progress| match progress {
-        Progress::Starting { name, estimate } if !args.json => {
+        BenchProgress::Starting { name, estimate } if !args.json => {
             eprintln!("headroom bench: {name} ({estimate}) ...")
         }
-        Progress::Starting { .. } => {}
-        Progress::Failed { name, error } => eprintln!("headroom: {name}: {error}"),
-        Progress::Updated(b) => save(b),
+        BenchProgress::Starting { .. } => {}
+        BenchProgress::Failed { name, error } => eprintln!("headroom: {name}: {error}"),
+        BenchProgress::Updated(b) => save(b),
     });
     b.ended = Some(now());
     save(&b);

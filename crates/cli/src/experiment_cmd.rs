@@ -113,7 +113,7 @@ fn out_dir(args: &ExperimentArgs) -> PathBuf {
             .unwrap_or_else(|| "experiment".into());
         PathBuf::from("runs").join(stem)
     });
-    headroom_experiment::plan::absolute(&out)
+    headroom_experiment::cell_run::absolute(&out)
 }
 
 /// `headroom: experiment 'x': 2 cells, 6 runs → DIR`, as the study starts.

@@ -7,7 +7,6 @@
 //! A capacity search has no spec type yet: its cells still run from
 //! their command line.
 
-use crate::plan::absolute;
 use headroom_load::spec::{BodySpec, FaultSpec, RunSpec, WorkloadSource};
 use std::path::{Path, PathBuf};
 
@@ -98,6 +97,17 @@ pub fn spec_args(spec_file: &Path, reporting: &[String]) -> Vec<String> {
 /// `--fault`'s text for a fault: `3000ms=COMMAND`.
 pub fn fault_arg(fault: &FaultSpec) -> String {
     format!("{}ms={}", fault.at.as_millis(), fault.command)
+}
+
+/// `path` from the current directory, without resolving links.
+pub fn absolute(path: &Path) -> std::path::PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! its run spec, the order of the runs, each run's command line, and the
 //! estimate of how long the study takes. `--dry-run` prints it.
 
-use crate::cell_run::{fault_arg, BuildRun, CellRun};
+use crate::cell_run::{absolute, fault_arg, BuildRun, CellRun};
 use crate::file::{Experiment, Order, Ready, WorkloadCommand, OUT};
 use headroom_analysis::experiment::{interleaved_order, sequential_order, Cell};
 use headroom_load::spec::FaultSpec;
@@ -138,17 +138,6 @@ pub fn plan(experiment: &Experiment, out: &Path, build: BuildRun) -> Result<Plan
         order,
         prepare,
     })
-}
-
-/// `path` from the current directory, without resolving links.
-pub fn absolute(path: &Path) -> std::path::PathBuf {
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(path))
-            .unwrap_or_else(|_| path.to_path_buf())
-    }
 }
 
 fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCell {

@@ -979,7 +979,9 @@ fn set_aside(dir: &Path, why: &str) -> std::io::Result<String> {
 pub fn base_env(options: &Options) -> Vec<(String, String)> {
     let mut env = vec![(
         "HEADROOM_EXPERIMENT_DIR".to_string(),
-        crate::plan::absolute(&options.out).display().to_string(),
+        crate::cell_run::absolute(&options.out)
+            .display()
+            .to_string(),
     )];
     if let Some(dir) = options.program.parent() {
         let path = std::env::var("PATH").unwrap_or_default();

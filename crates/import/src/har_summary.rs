@@ -4,7 +4,7 @@
 //! sent as recorded. [`lines`] returns the text; the caller prints it.
 
 use crate::correlate::{DataColumn, Extract};
-use crate::recording::Imported;
+use crate::recording::ImportedRecording;
 use std::path::Path;
 
 /// A long recording's thousands of values: the first ones, then a count.
@@ -12,7 +12,7 @@ const LISTED: usize = 40;
 
 /// The summary's lines; `written_csv` is the account file written beside
 /// the scenario, if one was.
-pub fn lines(imported: &Imported, written_csv: Option<&Path>) -> Vec<String> {
+pub fn lines(imported: &ImportedRecording, written_csv: Option<&Path>) -> Vec<String> {
     let mut out = vec![format!(
         "headroom: {} steps from {} requests in {} (site {}){}",
         imported.steps.len(),
@@ -32,7 +32,7 @@ pub fn lines(imported: &Imported, written_csv: Option<&Path>) -> Vec<String> {
     out
 }
 
-fn left_out(imported: &Imported, out: &mut Vec<String>) {
+fn left_out(imported: &ImportedRecording, out: &mut Vec<String>) {
     let left = &imported.left;
     if left.static_files > 0 {
         out.push(format!(
@@ -59,7 +59,7 @@ fn left_out(imported: &Imported, out: &mut Vec<String>) {
     }
 }
 
-fn correlated(imported: &Imported, out: &mut Vec<String>) {
+fn correlated(imported: &ImportedRecording, out: &mut Vec<String>) {
     let variables = &imported.correlation.variables;
     if variables.len() > LISTED {
         out.push(format!(
@@ -85,7 +85,7 @@ fn correlated(imported: &Imported, out: &mut Vec<String>) {
 }
 
 /// The account's columns and the secrets, by name.
-fn typed(imported: &Imported, written_csv: Option<&Path>, out: &mut Vec<String>) {
+fn typed(imported: &ImportedRecording, written_csv: Option<&Path>, out: &mut Vec<String>) {
     let data = imported.data.as_ref();
     let (account, secrets): (Vec<&DataColumn>, Vec<&DataColumn>) = imported
         .correlation
@@ -128,7 +128,7 @@ fn typed(imported: &Imported, written_csv: Option<&Path>, out: &mut Vec<String>)
     }
 }
 
-fn not_correlated(imported: &Imported, out: &mut Vec<String>) {
+fn not_correlated(imported: &ImportedRecording, out: &mut Vec<String>) {
     let values = &imported.correlation.not_correlated;
     if values.len() > LISTED {
         out.push(format!(

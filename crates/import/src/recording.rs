@@ -38,7 +38,7 @@ pub struct AccountFile {
 }
 
 /// A recording turned into a scenario, with what the summary tells.
-pub struct Imported {
+pub struct ImportedRecording {
     pub yaml: String,
     /// The path the scenario is checked as (its directory is where
     /// relative data paths start).
@@ -62,7 +62,7 @@ pub struct Imported {
 pub fn import(
     request: &ImportOptions<'_>,
     warn: &mut dyn FnMut(String),
-) -> Result<Imported, String> {
+) -> Result<ImportedRecording, String> {
     let har_path = request.har;
     refuse_overwriting(request)?;
     if let Some(base) = request.base_url {
@@ -115,7 +115,7 @@ pub fn import(
         Some(out) => out.to_path_buf(),
         None => scenario_dir.join(format!("{stem}.yaml")),
     };
-    Ok(Imported {
+    Ok(ImportedRecording {
         yaml,
         check_path,
         account_file,

@@ -5,7 +5,7 @@
 //! removes the directory.
 
 use crate::db::{Create, Database, Durability};
-use crate::generate::{self, InitOptions, DatasetMeta};
+use crate::generate::{self, DatasetMeta, InitOptions};
 use crate::plan::{PlanIds, PlanOptions};
 use crate::site::{Site, SiteConfig};
 use crate::store::{CacheSpec, SessionSpec};
