@@ -163,11 +163,7 @@ pub(super) async fn assemble(
             .map(|l| (l.name.clone(), l.url.clone()))
             .collect()
     });
-    setup.outside_total = scenario
-        .labels
-        .iter()
-        .map(|l| !l.kind.in_total())
-        .collect();
+    setup.outside_total = scenario.labels.iter().map(|l| !l.kind.in_total()).collect();
     setup.check_names = scenario.checks.clone();
     setup.check_labels = scenario.check_labels();
     let timeout = scenario.timeout;

@@ -12,9 +12,11 @@ use super::runner::{HostHeader, JourneyHost, JourneyPlan};
 use crate::client::{HttpClient, Outgoing};
 use crate::http1::with_response;
 use crate::page_load::cache::{Cache, Headers, Lookup};
-use crate::page_load::resources::{self, Found, Resource, ResourceKind};
+use crate::page_load::css::SheetRules;
+use crate::page_load::resources::{self, Found, PageStyle, Resource, ResourceKind};
 use crate::target::{Scheme, Target, USER_AGENT};
 use headroom_bundle::sample::{status_error, Sample};
+use scraper::Html;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant, SystemTime};
@@ -31,9 +33,10 @@ pub const MOST_RESOURCES: usize = 2_000;
 /// slots (slot 0 shares the journey's own).
 pub struct PageState {
     pub cache: Cache,
-    /// The resources a style sheet named, by the hash of its URL: a fresh
-    /// or revalidated style sheet is not read again, its list is.
-    sheet_refs: HashMap<String, Vec<Resource>>,
+    /// What each style sheet in the cache names, by its URL: a fresh or
+    /// revalidated style sheet is not read again, its rules are applied to
+    /// the new page.
+    sheet_rules: HashMap<String, SheetRules>,
     /// Per slot, per origin: the connection, made when first needed.
     slots: Vec<Vec<Option<HttpClient>>>,
     /// The user's clock for the cache: when the user started.
@@ -44,7 +47,7 @@ impl PageState {
     pub fn new(origins: usize) -> PageState {
         PageState {
             cache: Cache::new(),
-            sheet_refs: HashMap::new(),
+            sheet_rules: HashMap::new(),
             slots: (0..SLOTS)
                 .map(|_| (0..origins).map(|_| None).collect())
                 .collect(),
@@ -84,9 +87,15 @@ struct Shared<'a, H> {
     page: &'a Page<'a>,
     /// The scenario's `defaults: headers:`, rendered once for the page.
     headers: &'a str,
+    /// The page, parsed: style sheets' rules are matched against it.
+    document: Html,
+    style: RefCell<PageStyle>,
+    /// The images and fonts the page's style shows were queued (once all
+    /// its sheets were in).
+    style_done: Cell<bool>,
     jar: RefCell<&'a mut CookieJar>,
     cache: RefCell<&'a mut Cache>,
-    sheet_refs: RefCell<&'a mut HashMap<String, Vec<Resource>>>,
+    sheet_rules: RefCell<&'a mut HashMap<String, SheetRules>>,
     queue: RefCell<VecDeque<Resource>>,
     seen: RefCell<HashSet<String>>,
     in_flight: Cell<u32>,
@@ -106,12 +115,19 @@ pub async fn load(
     main: &mut [Option<HttpClient>],
     jar: &mut CookieJar,
 ) -> PageOutcome {
-    let found = resources::in_html(page.html, &page.url, &plan.scenario.resource_hosts);
+    let document = Html::parse_document(page.html);
+    let mut style = PageStyle::default();
+    let found = resources::in_document(
+        &document,
+        &page.url,
+        &plan.scenario.resource_hosts,
+        &mut style,
+    );
     let mut seen = HashSet::new();
     seen.insert(page.url.as_str().to_string());
     let PageState {
         cache,
-        sheet_refs,
+        sheet_rules,
         slots,
         started,
     } = state;
@@ -120,9 +136,12 @@ pub async fn load(
         host,
         page,
         headers,
+        document,
+        style: RefCell::new(style),
+        style_done: Cell::new(false),
         jar: RefCell::new(jar),
         cache: RefCell::new(cache),
-        sheet_refs: RefCell::new(sheet_refs),
+        sheet_rules: RefCell::new(sheet_rules),
         queue: RefCell::new(VecDeque::new()),
         seen: RefCell::new(seen),
         in_flight: Cell::new(0),
@@ -186,10 +205,19 @@ impl<H: JourneyHost> Shared<'_, H> {
         loop {
             let next = self.queue.borrow_mut().pop_front();
             let Some(resource) = next else {
-                if self.in_flight.get() == 0 {
+                if self.in_flight.get() > 0 {
+                    self.wake.notified().await;
+                } else if !self.style_done.replace(true) {
+                    // Every style sheet is in: the page's style is known.
+                    let shown = self.style.borrow().finish(
+                        &self.document,
+                        &self.page.url,
+                        &self.plan.scenario.resource_hosts,
+                    );
+                    self.enqueue(shown);
+                } else {
                     return;
                 }
-                self.wake.notified().await;
                 continue;
             };
             self.in_flight.set(self.in_flight.get() + 1);
@@ -203,7 +231,10 @@ impl<H: JourneyHost> Shared<'_, H> {
     /// The origin of the scenario a resource's URL is on.
     fn origin_of(&self, url: &Url) -> Option<usize> {
         let https = url.scheme() == "https";
-        let host = url.host_str()?.trim_start_matches('[').trim_end_matches(']');
+        let host = url
+            .host_str()?
+            .trim_start_matches('[')
+            .trim_end_matches(']');
         let port = url.port_or_known_default()?;
         self.plan.scenario.origins.iter().position(|o| {
             (o.scheme == Scheme::Https) == https
@@ -240,7 +271,13 @@ impl<H: JourneyHost> Shared<'_, H> {
             Lookup::Fetch => (None, None),
         };
         let target = &self.plan.scenario.origins[origin];
-        self.build(request, target, &resource.url, etag.as_deref(), modified.as_deref());
+        self.build(
+            request,
+            target,
+            &resource.url,
+            etag.as_deref(),
+            modified.as_deref(),
+        );
         let client = clients[origin].get_or_insert_with(|| {
             HttpClient::new(
                 self.plan.connectors[origin].clone(),
@@ -304,14 +341,16 @@ impl<H: JourneyHost> Shared<'_, H> {
     fn keep(&self, resource: &Resource, status: u16, head: &[u8], body: &[u8], now: Duration) {
         let url = resource.url.as_str();
         let target_host = resource.url.host_str().unwrap_or_default().to_string();
-        let mut sheet: Option<Found> = None;
+        let mut sheet: Option<SheetRules> = None;
         let _ = with_response(head, |parsed, _| {
             let pairs = parsed
                 .headers
                 .iter()
                 .filter_map(|h| Some((h.name, std::str::from_utf8(h.value).ok()?)));
             let cache_headers = Headers::from_pairs(pairs.clone());
-            self.cache.borrow_mut().store(url, status, &cache_headers, now);
+            self.cache
+                .borrow_mut()
+                .store(url, status, &cache_headers, now);
             let mut jar = self.jar.borrow_mut();
             for (name, value) in pairs.clone() {
                 if name.eq_ignore_ascii_case("set-cookie") {
@@ -326,41 +365,43 @@ impl<H: JourneyHost> Shared<'_, H> {
                     Ok(false) => String::from_utf8_lossy(body).into_owned(),
                     Err(_) => String::new(),
                 };
-                sheet = Some(resources::in_css(
-                    &css,
-                    &resource.url,
-                    &self.page.url,
-                    &self.plan.scenario.resource_hosts,
-                ));
+                sheet = Some(SheetRules::parse(&css, &resource.url));
             }
         });
         match sheet {
-            Some(found) => {
-                self.sheet_refs
-                    .borrow_mut()
-                    .insert(url.to_string(), found.resources.clone());
-                self.enqueue(found);
+            Some(rules) => {
+                self.apply(&resource.url, &rules);
+                self.sheet_rules.borrow_mut().insert(url.to_string(), rules);
             }
             None if status == 304 => self.named_by_kept_sheet(resource),
             None => {}
         }
     }
 
-    /// A style sheet the cache answered for: what it named last time.
+    /// A style sheet of this page is in: its rules join the page's style,
+    /// its imports are fetched.
+    fn apply(&self, url: &Url, rules: &SheetRules) {
+        let imports = self.style.borrow_mut().add_sheet(
+            Some(url),
+            rules.clone(),
+            &self.page.url,
+            &self.plan.scenario.resource_hosts,
+        );
+        self.enqueue(imports);
+    }
+
+    /// A style sheet the cache answered for: its rules as read last time.
     fn named_by_kept_sheet(&self, resource: &Resource) {
         if resource.kind != ResourceKind::Stylesheet {
             return;
         }
-        let refs = self
-            .sheet_refs
+        let rules = self
+            .sheet_rules
             .borrow()
             .get(resource.url.as_str())
             .cloned();
-        if let Some(resources) = refs {
-            self.enqueue(Found {
-                resources,
-                other_hosts: Vec::new(),
-            });
+        if let Some(rules) = rules {
+            self.apply(&resource.url, &rules);
         }
     }
 
@@ -381,9 +422,11 @@ impl<H: JourneyHost> Shared<'_, H> {
             None => url.path().to_string(),
         };
         let given = |name: &str| {
-            self.headers
-                .lines()
-                .any(|l| l.split(':').next().is_some_and(|n| n.eq_ignore_ascii_case(name)))
+            self.headers.lines().any(|l| {
+                l.split(':')
+                    .next()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            })
         };
         let _ = write!(out, "GET {path} HTTP/1.1\r\n");
         if !given("host") {

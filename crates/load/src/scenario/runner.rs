@@ -6,8 +6,8 @@
 use super::cookies::CookieJar;
 use super::extract::Response;
 use super::observe::{Extracted, HopRecord, Observe, StepView};
-use super::template::{form_encode, json_escape, plain, url_encode_invalid, RenderContext};
 use super::page::{self, Page, PageState};
+use super::template::{form_encode, json_escape, plain, url_encode_invalid, RenderContext};
 use super::{Body, Condition, DataSpec, Node, NodeFlags, PageLoad, RequestStep, Scenario};
 use crate::client::{Exchange, HttpClient, Outgoing};
 use crate::conn::Connector;
