@@ -264,3 +264,80 @@ fn the_testbeds_pages_cost_the_server_what_they_cost_in_chromium() {
     drop(site);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn bad_pages_end_with_recorded_failures_not_a_hang() {
+    use crate::support::raw::RawServer;
+    use std::time::{Duration, Instant};
+    // A host named for resources that accepts and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_addr = silent.local_addr().unwrap();
+    let _keep = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in silent.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let page = format!(
+        "<html><head><link rel=stylesheet href=/loop1.css><<<broken <p =>\
+         <script src=http://{silent_addr}/never.js></script></head><body>\
+         <img src=/missing.png></body></html>"
+    );
+    let many: String = (0..3000).map(|i| format!("<img src=/i/{i}.png>")).collect();
+    let server = RawServer::start(move |mut conn| {
+        while let Some(request) = conn.next_request(Duration::from_secs(5)) {
+            let target = request.target.as_str();
+            match target {
+                "/page" => conn.respond("200 OK", &[("Content-Type", "text/html")], page.as_bytes()),
+                "/many" => conn.respond("200 OK", &[], many.as_bytes()),
+                "/loop1.css" => conn.respond("302 Found", &[("Location", "/loop2.css")], b""),
+                "/loop2.css" => conn.respond("302 Found", &[("Location", "/loop1.css")], b""),
+                "/missing.png" => conn.respond("404 Not Found", &[], b"no"),
+                _ => conn.respond("200 OK", &[("Content-Type", "image/png")], b"png"),
+            }
+        }
+    });
+    let dir = temp_dir("page-loads-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let journey = dir.join("bad.yaml");
+    std::fs::write(
+        &journey,
+        format!(
+            "defaults:\n  base_url: {}\n  page_loads: true\n  timeout: 1s\n  resource_hosts: [http://{silent_addr}]\nsteps:\n  - label: bad page\n    path: /page\n  - label: many\n    path: /many\n",
+            server.url("")
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = run(&[
+        "run",
+        journey.to_str().unwrap(),
+        "-c",
+        "1",
+        "--iterations",
+        "1",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("bundle").to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let resources = &summary["labels"]["bad page (resources)"];
+    // The style sheet and where it redirected (the loop ends at a URL
+    // fetched before), the silent host's script (timed out after 1 s), the
+    // missing image (404).
+    assert_eq!(resources["count"], 4, "{summary}");
+    assert_eq!(resources["errors"], 2, "{summary}");
+    assert_eq!(resources["errors_by_kind"]["timeout"], 1, "{summary}");
+    assert_eq!(resources["status_codes"]["3xx"], 2, "{summary}");
+    let asked: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(asked.iter().filter(|t| t.starts_with("/loop")).count(), 2, "{asked:?}");
+    // 3,000 images: the first 2,000.
+    assert_eq!(summary["labels"]["many (resources)"]["count"], 2000, "{summary}");
+    // The page itself came: its own sample is not a failure.
+    assert_eq!(summary["labels"]["bad page"]["errors"], 0, "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

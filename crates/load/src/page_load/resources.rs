@@ -302,6 +302,14 @@ fn element_images<'r>(
         .collect()
 }
 
+/// Where a resource redirected to, as a resource of its kind (or another
+/// host's, left out unless named).
+pub fn redirected(url: Url, kind: ResourceKind, page: &Url, hosts: &Hosts) -> Found {
+    let mut collector = Collector::new(page, hosts);
+    collector.add_url(url, kind);
+    collector.found
+}
+
 /// The resources a browser fetches for the page at `page` from its HTML
 /// (its `<style>` elements and `style` attributes included).
 pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageStyle) -> Found {

@@ -342,6 +342,7 @@ impl<H: JourneyHost> Shared<'_, H> {
         let url = resource.url.as_str();
         let target_host = resource.url.host_str().unwrap_or_default().to_string();
         let mut sheet: Option<SheetRules> = None;
+        let mut location: Option<String> = None;
         let _ = with_response(head, |parsed, _| {
             let pairs = parsed
                 .headers
@@ -355,6 +356,8 @@ impl<H: JourneyHost> Shared<'_, H> {
             for (name, value) in pairs.clone() {
                 if name.eq_ignore_ascii_case("set-cookie") {
                     jar.store(value, &target_host, resource.url.path(), SystemTime::now());
+                } else if name.eq_ignore_ascii_case("location") {
+                    location = Some(value.to_string());
                 }
             }
             if resource.kind == ResourceKind::Stylesheet && (200..300).contains(&status) {
@@ -368,6 +371,15 @@ impl<H: JourneyHost> Shared<'_, H> {
                 sheet = Some(SheetRules::parse(&css, &resource.url));
             }
         });
+        // A redirected resource: the browser fetches where it points, as a
+        // resource of the same kind (a loop ends at a URL seen before).
+        if let (true, Some(location)) = (matches!(status, 301 | 302 | 303 | 307 | 308), location) {
+            if let Some(url) = crate::page_load::css::join(&resource.url, &location) {
+                let found = resources::redirected(url, resource.kind, &self.page.url, &self.plan.scenario.resource_hosts);
+                self.enqueue(found);
+            }
+            return;
+        }
         match sheet {
             Some(rules) => {
                 self.apply(&resource.url, &rules);
