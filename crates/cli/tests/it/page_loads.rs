@@ -288,7 +288,9 @@ fn bad_pages_end_with_recorded_failures_not_a_hang() {
         while let Some(request) = conn.next_request(Duration::from_secs(5)) {
             let target = request.target.as_str();
             match target {
-                "/page" => conn.respond("200 OK", &[("Content-Type", "text/html")], page.as_bytes()),
+                "/page" => {
+                    conn.respond("200 OK", &[("Content-Type", "text/html")], page.as_bytes())
+                }
                 "/many" => conn.respond("200 OK", &[], many.as_bytes()),
                 "/loop1.css" => conn.respond("302 Found", &[("Location", "/loop2.css")], b""),
                 "/loop2.css" => conn.respond("302 Found", &[("Location", "/loop1.css")], b""),
@@ -322,8 +324,8 @@ fn bad_pages_end_with_recorded_failures_not_a_hang() {
         dir.join("bundle").to_str().unwrap(),
     ]);
     let took = started.elapsed();
-    let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{}", text(&out)));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
     assert!(took < Duration::from_secs(30), "took {took:?}");
     let resources = &summary["labels"]["bad page (resources)"];
     // The style sheet and where it redirected (the loop ends at a URL
@@ -334,9 +336,16 @@ fn bad_pages_end_with_recorded_failures_not_a_hang() {
     assert_eq!(resources["errors_by_kind"]["timeout"], 1, "{summary}");
     assert_eq!(resources["status_codes"]["3xx"], 2, "{summary}");
     let asked: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
-    assert_eq!(asked.iter().filter(|t| t.starts_with("/loop")).count(), 2, "{asked:?}");
+    assert_eq!(
+        asked.iter().filter(|t| t.starts_with("/loop")).count(),
+        2,
+        "{asked:?}"
+    );
     // 3,000 images: the first 2,000.
-    assert_eq!(summary["labels"]["many (resources)"]["count"], 2000, "{summary}");
+    assert_eq!(
+        summary["labels"]["many (resources)"]["count"], 2000,
+        "{summary}"
+    );
     // The page itself came: its own sample is not a failure.
     assert_eq!(summary["labels"]["bad page"]["errors"], 0, "{summary}");
     std::fs::remove_dir_all(&dir).unwrap();

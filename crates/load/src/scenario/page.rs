@@ -375,7 +375,12 @@ impl<H: JourneyHost> Shared<'_, H> {
         // resource of the same kind (a loop ends at a URL seen before).
         if let (true, Some(location)) = (matches!(status, 301 | 302 | 303 | 307 | 308), location) {
             if let Some(url) = crate::page_load::css::join(&resource.url, &location) {
-                let found = resources::redirected(url, resource.kind, &self.page.url, &self.plan.scenario.resource_hosts);
+                let found = resources::redirected(
+                    url,
+                    resource.kind,
+                    &self.page.url,
+                    &self.plan.scenario.resource_hosts,
+                );
                 self.enqueue(found);
             }
             return;

@@ -226,6 +226,8 @@ pub struct Journey {
     body_decoded: bool,
     /// The browser's cache and connections, made at the first page load.
     page_state: Option<PageState>,
+    /// The current step's page load, for the host that observes it.
+    last_page: Option<page::PageOutcome>,
 }
 
 /// A redirect's next hop.
@@ -262,6 +264,7 @@ impl Journey {
             in_before: false,
             body_decoded: false,
             page_state: None,
+            last_page: None,
             plan,
         }
     }
@@ -801,6 +804,7 @@ impl Journey {
             )
             .await;
             self.page_state = Some(state);
+            self.last_page = Some(outcome);
             if let Some(end) = outcome.end {
                 sample.end = sample.end.max(end);
             }
@@ -1133,6 +1137,7 @@ impl Journey {
             body_encoding: encoding.as_deref(),
             hops: &self.hops,
             extracted: &self.extracted,
+            page: self.last_page.take(),
         });
         self.head = head;
     }
