@@ -87,7 +87,7 @@ pub struct RunSetup {
     pub label_urls: Option<Vec<(String, String)>>,
     /// Per label: true for a group (its samples are not requests and stay
     /// out of the total). Empty means no groups.
-    pub group_labels: Vec<bool>,
+    pub outside_total: Vec<bool>,
     /// Names of the scenario's checks, for per-check counts.
     pub check_names: Vec<String>,
     /// Per check: the labels of the steps that evaluate it (empty: not known).
@@ -169,7 +169,7 @@ pub async fn run(
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
-    collector.group_labels = setup.group_labels.clone();
+    collector.outside_total = setup.outside_total.clone();
     collector.metrics = setup.metrics.clone().map(|live| {
         let run = setup.bundle_dir.display().to_string();
         (live, run, setup.manifest.target.clone())
@@ -223,7 +223,7 @@ struct Collector {
     cumulative: Vec<Tally>,
     cumulative_total: Tally,
     /// Per label: a group, whose samples stay out of the total.
-    group_labels: Vec<bool>,
+    outside_total: Vec<bool>,
     check_names: Vec<String>,
     check_labels: Vec<Vec<String>>,
     /// Per check: [passes, failures] over the run.
@@ -262,7 +262,7 @@ impl Collector {
             done: vec![None; workers],
             next_index: 0,
             cumulative_total: Tally::default(),
-            group_labels: Vec::new(),
+            outside_total: Vec::new(),
             check_names: Vec::new(),
             check_labels: Vec::new(),
             check_counts: Vec::new(),
@@ -453,7 +453,7 @@ impl Collector {
                 .zip(&self.cumulative)
                 .enumerate()
                 .map(|(i, (name, tally))| {
-                    let group = self.group_labels.get(i).copied().unwrap_or(false);
+                    let group = self.outside_total.get(i).copied().unwrap_or(false);
                     (name.as_str(), group, tally)
                 })
                 .collect(),
@@ -492,7 +492,7 @@ impl Collector {
             loop_lag = loop_lag.max(piece.loop_lag);
             for (label, (slot, tally)) in tallies.iter_mut().zip(piece.tallies).enumerate() {
                 if let Some(tally) = tally {
-                    if !self.group_labels.get(label).copied().unwrap_or(false) {
+                    if !self.outside_total.get(label).copied().unwrap_or(false) {
                         total.add(&tally);
                     }
                     match slot {

@@ -307,6 +307,39 @@ impl RequestSpec {
     }
 }
 
+/// An origin as the start of a URL: scheme, host and port.
+pub struct OriginUrl<'a>(pub &'a Target);
+
+impl std::fmt::Display for OriginUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = if self.0.scheme == Scheme::Https {
+            "https"
+        } else {
+            "http"
+        };
+        write!(f, "{scheme}://{}", HostHeader(self.0))
+    }
+}
+
+/// Formats a target's Host header value without allocating.
+pub struct HostHeader<'a>(pub &'a Target);
+
+impl std::fmt::Display for HostHeader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = self.0;
+        let default_port = if t.scheme == Scheme::Https { 443 } else { 80 };
+        if t.host.contains(':') {
+            write!(f, "[{}]", t.host)?;
+        } else {
+            f.write_str(&t.host)?;
+        }
+        if t.port != default_port {
+            write!(f, ":{}", t.port)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -153,7 +153,7 @@ fn setup(
         manifest,
         bundle_dir,
         label_urls: None,
-        group_labels: Vec::new(),
+        outside_total: Vec::new(),
         check_names: Vec::new(),
         check_labels: Vec::new(),
         monitor: monitor_sources(spec),

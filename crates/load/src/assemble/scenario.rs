@@ -10,7 +10,7 @@ use crate::engine::{EnginePlan, Workload};
 use crate::profile::{Profile, Think};
 use crate::run::default_bundle_dir;
 use crate::scenario::runner::JourneyPlan;
-use crate::scenario::{LabelKind, Scenario};
+use crate::scenario::Scenario;
 use crate::shard::Shard;
 use crate::spec::{RunSpec, ScenarioSource};
 use crate::target::Target;
@@ -168,11 +168,7 @@ pub(super) async fn assemble(
             .map(|l| (l.name.clone(), l.url.clone()))
             .collect()
     });
-    setup.group_labels = scenario
-        .labels
-        .iter()
-        .map(|l| l.kind == LabelKind::Group)
-        .collect();
+    setup.outside_total = scenario.labels.iter().map(|l| !l.kind.in_total()).collect();
     setup.check_names = scenario.checks.clone();
     setup.check_labels = scenario.check_labels();
     let timeout = scenario.timeout;

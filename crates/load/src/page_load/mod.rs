@@ -1,6 +1,8 @@
 //! Page loads: a step fetched as a browser does. [`resources`] reads which
-//! resources a page and its style sheets name; [`cache`] is a user's
-//! browser cache that decides which of them are asked for again.
+//! resources a page and its style sheets name ([`css`] reads a style
+//! sheet); [`cache`] is a user's browser cache that decides which of them
+//! are asked for again. The journey runner's `scenario::page` fetches them.
 
 pub mod cache;
+pub mod css;
 pub mod resources;

@@ -1,33 +1,38 @@
 //! Which resources a browser fetches for a page: read from its HTML, and
-//! from its style sheets' `@import` and `url()`.
+//! from its style sheets (`@import`, and the images and fonts of the rules
+//! the page's elements match).
 //!
 //! What is fetched, and where it differs from Chromium (the browser the
 //! tests compare with):
 //! - `<link rel=stylesheet>` (not `alternate stylesheet`, not `disabled`),
 //!   `<link rel=preload|modulepreload>`, `<link rel=icon>` (and `shortcut
-//!   icon`, `apple-touch-icon`; headless Chromium fetches the icon too).
+//!   icon`; headless Chromium fetches it too, not `apple-touch-icon`).
 //! - `<script src>` of a JavaScript type (none, `module`, a JavaScript MIME
 //!   type); not `nomodule` (a browser with modules skips it).
 //! - `<img>`: the `srcset` candidate for one device pixel (`1x`, else the
 //!   smallest density, else `src`); width descriptors (`480w`) take `src`.
-//!   `loading=lazy` images are fetched (Chromium fetches them when they come
-//!   within about 1,250 px of the window, which most pages' images are).
-//!   In a `<picture>`, the `<img>`'s own choice (its `<source>`s are not
-//!   read).
+//!   Not `loading=lazy` images: Chromium fetches them when the user scrolls
+//!   within about 1,250 px of them, and headroom's users do not scroll (on
+//!   a short page a browser fetches them at once). In a `<picture>`, the
+//!   `<img>`'s own choice (its `<source>`s are not read).
 //! - `<input type=image src>`, `<video poster>`, `<audio|video src>`
 //!   (their `<source src>`: the first one), `<embed src>`, `<object data>`.
-//! - CSS (`<style>`, `style=""`, and each fetched style sheet): `@import`
-//!   as a style sheet; `url()` in `@font-face`'s `src` as a font, the first
+//! - CSS (`<style>`, `style=""`, and each fetched style sheet, read by
+//!   [`super::css`]): `@import` as a style sheet; the images (`url()`) of
+//!   the rules an element of the page matches, as a browser computes the
+//!   page's style (not those of `:hover`, `:focus` and other later states,
+//!   nor of `@media` queries that do not apply to a screen 1,280 px wide);
+//!   a font for each family such a rule uses first, its first `@font-face`
 //!   of a format Chromium reads (woff2, woff, truetype, opentype, none
-//!   given); every other `url()` as an image. Chromium fetches a rule's
-//!   image or font only when an element on the page uses it; JMeter's
-//!   "Retrieve All Embedded Resources" fetches them all, as headroom does.
+//!   given), once the page's style sheets are in. A browser loads a face
+//!   per weight and style the text uses; headroom loads the first.
 //! - Not fetched: `data:` and other non-http(s) URLs, the page itself, a
 //!   URL twice in one page (the browser's memory cache), frames (their own
 //!   page loads), and hosts other than the page's unless they are named.
 
+use super::css::{self, SheetRules, StyleRule};
 use scraper::{Html, Selector};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use url::Url;
 
 /// What a resource is to the browser (its priority and the report's group).
@@ -111,19 +116,30 @@ struct Collector<'a> {
     found: Found,
 }
 
-impl Collector<'_> {
+impl<'a> Collector<'a> {
+    fn new(page: &'a Url, hosts: &'a Hosts) -> Collector<'a> {
+        Collector {
+            page,
+            hosts,
+            seen: HashSet::new(),
+            found: Found::default(),
+        }
+    }
+
     fn add(&mut self, base: &Url, reference: &str, kind: ResourceKind) {
-        let reference = reference.trim();
-        if reference.is_empty() || reference.starts_with('#') {
-            return;
+        if let Some(url) = css::join(base, reference) {
+            self.add_url(url, kind);
         }
-        let Ok(mut url) = base.join(reference) else {
-            return;
-        };
-        if !matches!(url.scheme(), "http" | "https") {
-            return;
+    }
+
+    fn extend(&mut self, found: Found) {
+        for resource in found.resources {
+            self.add_url(resource.url, resource.kind);
         }
-        url.set_fragment(None);
+        self.found.other_hosts.extend(found.other_hosts);
+    }
+
+    fn add_url(&mut self, url: Url, kind: ResourceKind) {
         if url == *self.page || !self.seen.insert(url.as_str().to_string()) {
             return;
         }
@@ -135,16 +151,170 @@ impl Collector<'_> {
     }
 }
 
-/// The resources a browser fetches for the HTML page at `page`.
-pub fn in_html(html: &str, page: &Url, hosts: &Hosts) -> Found {
-    let document = Html::parse_document(html);
-    let base = base_url(&document, page);
-    let mut collector = Collector {
-        page,
-        hosts,
-        seen: HashSet::new(),
-        found: Found::default(),
-    };
+/// The page's style as its sheets arrive; once all are in,
+/// [`PageStyle::finish`] computes which images and fonts the page shows,
+/// as a browser does after its style sheets loaded.
+#[derive(Debug, Clone, Default)]
+pub struct PageStyle {
+    /// The sheets by their place in the cascade: document order, and an
+    /// imported sheet just before the rules of the sheet importing it.
+    sheets: Vec<(Vec<u32>, SheetRules)>,
+    /// The place of each linked or imported sheet, by its URL.
+    places: HashMap<String, Vec<u32>>,
+    next_place: u32,
+    /// Families named in `style` attributes.
+    inline_families: HashSet<String>,
+}
+
+impl PageStyle {
+    /// A `<link rel=stylesheet>`'s place, in document order.
+    fn reserve(&mut self, url: &Url) {
+        let place = vec![self.next_place];
+        self.next_place += 1;
+        self.places.entry(url.as_str().to_string()).or_insert(place);
+    }
+
+    /// A sheet arrived (or came from the cache): its rules take its place;
+    /// returns the sheets it imports, to fetch.
+    pub fn add_sheet(
+        &mut self,
+        url: Option<&Url>,
+        rules: SheetRules,
+        page: &Url,
+        hosts: &Hosts,
+    ) -> Found {
+        let place = url
+            .and_then(|u| self.places.get(u.as_str()).cloned())
+            .unwrap_or_else(|| {
+                self.next_place += 1;
+                vec![self.next_place - 1]
+            });
+        let mut collector = Collector::new(page, hosts);
+        for (j, import) in rules.imports.iter().enumerate() {
+            let mut at = place.clone();
+            at.push(j as u32);
+            self.places.entry(import.as_str().to_string()).or_insert(at);
+            collector.add_url(import.clone(), ResourceKind::Stylesheet);
+        }
+        let mut own = place;
+        own.push(u32::MAX);
+        self.sheets.push((own, rules));
+        collector.found
+    }
+
+    /// The images and fonts the page shows: for each element (and its
+    /// `::before`/`::after`), the image of the declaration that wins the
+    /// cascade (`!important`, then specificity, then order) for each
+    /// property; for each family a matched rule uses first, its first face.
+    pub fn finish(&self, document: &Html, page: &Url, hosts: &Hosts) -> Found {
+        let mut sheets: Vec<&(Vec<u32>, SheetRules)> = self.sheets.iter().collect();
+        sheets.sort_by(|a, b| a.0.cmp(&b.0));
+        let compiled = compile(&sheets);
+        let mut collector = Collector::new(page, hosts);
+        let mut families = self.inline_families.clone();
+        for element in document
+            .root_element()
+            .descendants()
+            .filter_map(scraper::ElementRef::wrap)
+        {
+            for url in element_images(&element, &compiled, &mut families) {
+                collector.add_url(url.clone(), ResourceKind::Image);
+            }
+        }
+        let mut loaded: HashSet<&str> = HashSet::new();
+        for (_, rules) in &sheets {
+            for (family, url) in &rules.faces {
+                if families.contains(family) && loaded.insert(family) {
+                    collector.add_url(url.clone(), ResourceKind::Font);
+                }
+            }
+        }
+        collector.found
+    }
+}
+
+/// One selector of a sheet's rule, compiled, with where the rule stands
+/// (its sheet's place and its index in it).
+struct Compiled<'r> {
+    selector: Selector,
+    text: &'r css::SelectorText,
+    order: (usize, usize),
+    rule: &'r StyleRule,
+}
+
+/// A declaration's rank in the cascade: `!important`, specificity, order.
+type Rank = (bool, u32, (usize, usize));
+
+fn compile<'r>(sheets: &[&'r (Vec<u32>, SheetRules)]) -> Vec<Compiled<'r>> {
+    let mut compiled = Vec::new();
+    for (sheet, (_, rules)) in sheets.iter().enumerate() {
+        for (index, rule) in rules.rules.iter().enumerate() {
+            for text in rule.selectors.iter().filter(|s| !s.later_state) {
+                if let Ok(selector) = Selector::parse(&text.element) {
+                    compiled.push(Compiled {
+                        selector,
+                        text,
+                        order: (sheet, index),
+                        rule,
+                    });
+                }
+            }
+        }
+    }
+    compiled
+}
+
+/// The images `element` shows (its own, its pseudo-elements' with content);
+/// the families of the rules it matches go into `families`.
+fn element_images<'r>(
+    element: &scraper::ElementRef,
+    compiled: &'r [Compiled<'r>],
+    families: &mut HashSet<String>,
+) -> Vec<&'r Url> {
+    let mut winners: HashMap<(Option<&str>, css::ImageProperty), (Rank, &css::ImageDeclaration)> =
+        HashMap::new();
+    let mut content: HashSet<Option<&str>> = HashSet::new();
+    for c in compiled.iter().filter(|c| c.selector.matches(element)) {
+        let pseudo = c.text.pseudo.as_deref();
+        if c.rule.sets_content {
+            content.insert(pseudo);
+        }
+        if let Some(family) = &c.rule.family {
+            families.insert(family.clone());
+        }
+        for declaration in &c.rule.images {
+            let rank = (declaration.important, c.text.specificity, c.order);
+            let slot = winners
+                .entry((pseudo, declaration.property))
+                .or_insert((rank, declaration));
+            if rank >= slot.0 {
+                *slot = (rank, declaration);
+            }
+        }
+    }
+    let mut shown: Vec<_> = winners.into_iter().collect();
+    shown.sort_by(|a, b| a.0.cmp(&b.0));
+    shown
+        .into_iter()
+        // A pseudo-element without content has no box to show it.
+        .filter(|((pseudo, _), _)| pseudo.is_none() || content.contains(pseudo))
+        .flat_map(|(_, (_, declaration))| declaration.images.iter())
+        .collect()
+}
+
+/// Where a resource redirected to, as a resource of its kind (or another
+/// host's, left out unless named).
+pub fn redirected(url: Url, kind: ResourceKind, page: &Url, hosts: &Hosts) -> Found {
+    let mut collector = Collector::new(page, hosts);
+    collector.add_url(url, kind);
+    collector.found
+}
+
+/// The resources a browser fetches for the page at `page` from its HTML
+/// (its `<style>` elements and `style` attributes included).
+pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageStyle) -> Found {
+    let base = base_url(document, page);
+    let mut collector = Collector::new(page, hosts);
     let any = Selector::parse(
         "link[href], script[src], img, input[src], video, audio, embed[src], object[data], \
          style, [style]",
@@ -156,6 +326,9 @@ pub fn in_html(html: &str, page: &Url, hosts: &Hosts) -> Found {
         match tag {
             "link" => {
                 if let (Some(kind), Some(href)) = (link_kind(&element), attr("href")) {
+                    if let (ResourceKind::Stylesheet, Some(url)) = (kind, css::join(&base, href)) {
+                        style.reserve(&url);
+                    }
                     collector.add(&base, href, kind);
                 }
             }
@@ -164,7 +337,8 @@ pub fn in_html(html: &str, page: &Url, hosts: &Hosts) -> Found {
                     collector.add(&base, src, ResourceKind::Script);
                 }
             }
-            "img" => {
+            // A lazy image waits until the user scrolls near it.
+            "img" if !attr("loading").is_some_and(|l| l.eq_ignore_ascii_case("lazy")) => {
                 if let Some(chosen) = image_source(attr("srcset"), attr("src")) {
                     collector.add(&base, &chosen, ResourceKind::Image);
                 }
@@ -189,29 +363,31 @@ pub fn in_html(html: &str, page: &Url, hosts: &Hosts) -> Found {
             }
             "embed" => collector.add(&base, attr("src").unwrap_or(""), ResourceKind::Other),
             "object" => collector.add(&base, attr("data").unwrap_or(""), ResourceKind::Other),
-            "style" => {
-                let css: String = element.text().collect();
-                css_into(&css, &base, &mut collector);
+            "style" if css::media_applies(attr("media").unwrap_or("")) => {
+                let text: String = element.text().collect();
+                let rules = SheetRules::parse(&text, &base);
+                collector.extend(style.add_sheet(None, rules, page, hosts));
             }
             _ => {}
         }
         if let Some(inline) = attr("style") {
-            css_into(inline, &base, &mut collector);
+            let mut rule = StyleRule {
+                selectors: Vec::new(),
+                images: Vec::new(),
+                family: None,
+                sets_content: false,
+            };
+            css::read_declarations(&mut rule, inline, &base);
+            for declaration in rule.images {
+                for url in declaration.images {
+                    collector.add_url(url, ResourceKind::Image);
+                }
+            }
+            if let Some(family) = rule.family {
+                style.inline_families.insert(family);
+            }
         }
     }
-    collector.found
-}
-
-/// The resources a style sheet at `sheet` names (`@import`, fonts, images),
-/// for the page at `page`.
-pub fn in_css(css: &str, sheet: &Url, page: &Url, hosts: &Hosts) -> Found {
-    let mut collector = Collector {
-        page,
-        hosts,
-        seen: HashSet::new(),
-        found: Found::default(),
-    };
-    css_into(css, sheet, &mut collector);
     collector.found
 }
 
@@ -233,7 +409,8 @@ fn link_kind(element: &scraper::ElementRef) -> Option<ResourceKind> {
         let off = has("alternate") || element.value().attr("disabled").is_some();
         return (!off).then_some(ResourceKind::Stylesheet);
     }
-    if has("icon") || has("apple-touch-icon") {
+    // Not `apple-touch-icon`: a desktop browser leaves it to iOS.
+    if has("icon") {
         return Some(ResourceKind::Icon);
     }
     if has("modulepreload") {
@@ -246,8 +423,8 @@ fn link_kind(element: &scraper::ElementRef) -> Option<ResourceKind> {
             Some(a) if a == "image" => ResourceKind::Image,
             Some(a) if a == "font" => ResourceKind::Font,
             Some(a) if a == "audio" || a == "video" || a == "track" => ResourceKind::Media,
-            // `as` missing or unknown: a browser does not fetch it.
             Some(a) if a == "fetch" => ResourceKind::Other,
+            // `as` missing or unknown: a browser does not fetch it.
             _ => return None,
         };
         return Some(kind);
@@ -299,16 +476,12 @@ fn image_source(srcset: Option<&str>, src: Option<&str>) -> Option<String> {
         };
         let better = match best {
             None => true,
-            Some((b, _)) => {
-                let now_ok = density >= 1.0;
-                let best_ok = b >= 1.0;
-                match (now_ok, best_ok) {
-                    (true, true) => density < b,
-                    (true, false) => true,
-                    (false, true) => false,
-                    (false, false) => density > b,
-                }
-            }
+            Some((b, _)) => match (density >= 1.0, b >= 1.0) {
+                (true, true) => density < b,
+                (true, false) => true,
+                (false, true) => false,
+                (false, false) => density > b,
+            },
         };
         if better {
             best = Some((density, url));
@@ -320,155 +493,6 @@ fn image_source(srcset: Option<&str>, src: Option<&str>) -> Option<String> {
         (Some((_, url)), _) => Some(url.to_string()),
         (None, src) => src.map(str::to_string),
     }
-}
-
-/// The URLs a piece of CSS references, in order.
-fn css_into(css: &str, base: &Url, collector: &mut Collector) {
-    let css = strip_comments(css);
-    let mut rest = css.as_str();
-    while !rest.is_empty() {
-        let at_import = find_ci(rest, "@import");
-        let at_font = find_ci(rest, "@font-face");
-        let at_url = find_ci(rest, "url(");
-        let next = [at_import, at_font, at_url].into_iter().flatten().min();
-        let Some(start) = next else { break };
-        if Some(start) == at_import {
-            let after = &rest[start + "@import".len()..];
-            let end = after.find(';').unwrap_or(after.len());
-            if let Some(reference) = first_reference(&after[..end]) {
-                collector.add(base, &reference, ResourceKind::Stylesheet);
-            }
-            rest = &after[end..];
-        } else if Some(start) == at_font {
-            let after = &rest[start..];
-            let end = after.find('}').map(|e| e + 1).unwrap_or(after.len());
-            if let Some(reference) = font_source(&after[..end]) {
-                collector.add(base, &reference, ResourceKind::Font);
-            }
-            rest = &after[end..];
-        } else {
-            let after = &rest[start + "url(".len()..];
-            let end = after.find(')').unwrap_or(after.len());
-            collector.add(base, &unquote(&after[..end]), ResourceKind::Image);
-            rest = &after[end..];
-        }
-    }
-}
-
-/// The first source of an `@font-face` rule in a format a browser reads.
-fn font_source(rule: &str) -> Option<String> {
-    let value = descriptor(rule, "src")?;
-    let end = value.find([';', '}']).unwrap_or(value.len());
-    for candidate in split_top_level(&value[..end]) {
-        let Some(at) = find_ci(candidate, "url(") else {
-            continue; // local(...)
-        };
-        let inner = &candidate[at + 4..];
-        let close = inner.find(')').unwrap_or(inner.len());
-        let url = unquote(&inner[..close]);
-        let readable = match find_ci(candidate, "format(") {
-            None => true,
-            Some(f) => {
-                let format = candidate[f + 7..].to_ascii_lowercase();
-                ["woff2", "woff", "truetype", "opentype"]
-                    .iter()
-                    .any(|known| {
-                        format
-                            .trim_start()
-                            .trim_start_matches(['"', '\''])
-                            .starts_with(known)
-                    })
-            }
-        };
-        if readable {
-            return Some(url);
-        }
-    }
-    None
-}
-
-/// What follows `name:` in a rule's block (`name` a whole word, not part of
-/// another or of a quoted family name).
-fn descriptor<'a>(rule: &'a str, name: &str) -> Option<&'a str> {
-    let mut from = 0;
-    while let Some(at) = find_ci(&rule[from..], name).map(|a| a + from) {
-        let before = rule[..at].trim_end().chars().last();
-        let after = rule[at + name.len()..].trim_start();
-        if matches!(before, Some('{') | Some(';')) {
-            if let Some(value) = after.strip_prefix(':') {
-                return Some(value);
-            }
-        }
-        from = at + name.len();
-    }
-    None
-}
-
-/// `a, b(c, d), e` → `a`, `b(c, d)`, `e`.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-/// `url("a.css") screen` or `"a.css"` → `a.css`.
-fn first_reference(text: &str) -> Option<String> {
-    let text = text.trim_start();
-    if let Some(at) = find_ci(text, "url(").filter(|&at| at == 0) {
-        let inner = &text[at + 4..];
-        let close = inner.find(')').unwrap_or(inner.len());
-        return Some(unquote(&inner[..close]));
-    }
-    let quote = text.chars().next().filter(|c| *c == '"' || *c == '\'')?;
-    let inner = &text[1..];
-    let close = inner.find(quote)?;
-    Some(inner[..close].to_string())
-}
-
-fn unquote(text: &str) -> String {
-    let text = text.trim();
-    let text = text
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .or_else(|| text.strip_prefix('\'').and_then(|t| t.strip_suffix('\'')))
-        .unwrap_or(text);
-    text.trim().to_string()
-}
-
-fn strip_comments(css: &str) -> String {
-    let mut out = String::with_capacity(css.len());
-    let mut rest = css;
-    while let Some(open) = rest.find("/*") {
-        out.push_str(&rest[..open]);
-        match rest[open + 2..].find("*/") {
-            Some(close) => rest = &rest[open + 2 + close + 2..],
-            None => return out,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Byte offset of `needle` (ASCII) in `haystack`, ignoring ASCII case.
-fn find_ci(haystack: &str, needle: &str) -> Option<usize> {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-    if n.len() > h.len() {
-        return None;
-    }
-    (0..=h.len() - n.len()).find(|&i| h[i..i + n.len()].eq_ignore_ascii_case(n))
 }
 
 #[cfg(test)]

@@ -4,6 +4,28 @@ fn page() -> Url {
     Url::parse("http://lms.example:8080/course/view.php?id=2").unwrap()
 }
 
+fn in_html(html: &str, page: &Url, hosts: &Hosts) -> Found {
+    let document = Html::parse_document(html);
+    let mut style = PageStyle::default();
+    let mut found = in_document(&document, page, hosts, &mut style);
+    let shown = style.finish(&document, page, hosts);
+    found.resources.extend(shown.resources);
+    found
+}
+
+/// A style sheet applied to a page where its selectors find elements.
+fn in_css(css: &str, sheet: &Url, page: &Url, hosts: &Hosts) -> Found {
+    let rules = SheetRules::parse(css, sheet);
+    let html = "<html><body class=hero><p class='dot again box'>text</p></body></html>";
+    let document = Html::parse_document(html);
+    let mut style = PageStyle::default();
+    let mut found = style.add_sheet(Some(sheet), rules, page, hosts);
+    found
+        .resources
+        .extend(style.finish(&document, page, hosts).resources);
+    found
+}
+
 fn urls(found: &Found) -> Vec<(String, ResourceKind)> {
     found
         .resources
@@ -31,6 +53,7 @@ fn a_pages_style_sheets_scripts_images_and_icons_in_document_order() {
         <!-- <img src="/in-a-comment.png"> -->
         <img src="pix/a.png" alt="">
         <img src="pix/a.png" alt="twice">
+        <img src="/far-below.png" loading="lazy" alt="">
         <img src="data:image/png;base64,AAAA">
         <input type="image" src="/go.png"><input type="text" src="/not.png">
         <video poster="/poster.jpg"><source src="/v.webm"><source src="/v.mp4"></video>
@@ -144,9 +167,17 @@ fn css_imports_fonts_and_images() {
             url(/fonts/f.eot?#iefix) format("embedded-opentype"),
             url('/fonts/f.woff2') format('woff2'), url(/fonts/f.woff) format("woff"); }
         @font-face { font-family: Plain; src: url(plain.ttf); }
-        .hero { background: #fff url( "../pix/hero.jpg" ) no-repeat; }
-        .dot { background-image: url(data:image/png;base64,AAAA); }
+        @font-face { font-family: Unused; src: url(unused.ttf); }
+        .hero { background: #fff url( "../pix/hero.jpg" ) no-repeat; font-family: Mysrc, serif }
+        .dot { background-image: url(data:image/png;base64,AAAA); font: bold 12px/1.5 "Plain", serif }
         .again { background: url(../pix/hero.jpg); }
+        .nowhere { background: url(/unused.png) }
+        .hero:hover, a:focus { background: url(/hover.png) }
+        .dot::before { content: url(/before.png) }
+        @media print { .hero { background: url(/print.png) } }
+        @media screen and (max-width: 600px) { .hero { background: url(/phone.png) } }
+        @media (min-width: 1000px) { .hero { background: url(/wide.png) } }
+        p { cursor: url(/cursor.png), auto }
     "#;
     let sheet = Url::parse("http://lms.example:8080/theme/css/all.css").unwrap();
     let found = in_css(css, &sheet, &page(), &Hosts::default());
@@ -162,9 +193,13 @@ fn css_imports_fonts_and_images() {
                 format!("{base}/theme/css/print.css"),
                 ResourceKind::Stylesheet
             ),
+            // The body (.hero): the wide screen's rule comes later and wins;
+            // the paragraph (.again), its ::before.
+            (format!("{base}/wide.png"), ResourceKind::Image),
+            (format!("{base}/theme/pix/hero.jpg"), ResourceKind::Image),
+            (format!("{base}/before.png"), ResourceKind::Image),
             (format!("{base}/fonts/f.woff2"), ResourceKind::Font),
             (format!("{base}/theme/css/plain.ttf"), ResourceKind::Font),
-            (format!("{base}/theme/pix/hero.jpg"), ResourceKind::Image),
         ]
     );
 }
@@ -179,7 +214,7 @@ fn style_elements_and_attributes_are_read_as_css() {
         .iter()
         .map(|r| r.url.path().to_string())
         .collect();
-    assert_eq!(names, ["/a.css", "/bg.png", "/inline.png"]);
+    assert_eq!(names, ["/a.css", "/inline.png", "/bg.png"]);
 }
 
 #[test]
@@ -210,4 +245,61 @@ fn thousands_of_resources_are_each_read_once() {
     }
     let found = in_html(&html, &page(), &Hosts::default());
     assert_eq!(found.resources.len(), 2500);
+}
+
+#[test]
+fn the_cascade_decides_which_image_an_element_shows() {
+    // DokuWiki's file links: a general icon, then one per file type.
+    let css = "a.mediafile { background: url(/file.svg) no-repeat }\n\
+               a.mf_php { background-image: url(/php.svg) }\n\
+               #main a.special { background: url(/id.svg) }\n\
+               a.special { background: url(/loses.svg) !important }\n\
+               a.plain { background: url(/plain.svg) } a.plain { background: none }\n\
+               li::before { background: url(/nobox.png) }\n\
+               li.x::after { content: ''; background: url(/box.png) }\n\
+               .hidden-state:hover { background: url(/hover.png) }";
+    let html = "<div id=main><a class='mediafile mf_php'>f</a><a class=special>s</a>\
+                <a class=plain>p</a><ul><li class=x>i</li></ul></div>";
+    let page = page();
+    let sheet = page.join("/all.css").unwrap();
+    let document = Html::parse_document(html);
+    let mut style = PageStyle::default();
+    style.add_sheet(
+        Some(&sheet),
+        SheetRules::parse(css, &sheet),
+        &page,
+        &Hosts::default(),
+    );
+    let shown = style.finish(&document, &page, &Hosts::default());
+    let paths: Vec<&str> = shown.resources.iter().map(|r| r.url.path()).collect();
+    assert_eq!(paths, ["/php.svg", "/loses.svg", "/box.png"]);
+}
+
+#[test]
+fn a_later_sheet_overrides_an_earlier_one_by_document_order() {
+    let page = page();
+    let first = page.join("/first.css").unwrap();
+    let second = page.join("/second.css").unwrap();
+    let html = "<link rel=stylesheet href=/first.css><link rel=stylesheet href=/second.css>\
+                <p class=x>t</p>";
+    let document = Html::parse_document(html);
+    let mut style = PageStyle::default();
+    in_document(&document, &page, &Hosts::default(), &mut style);
+    // The second sheet arrives first: its place is still after the first.
+    let hosts = Hosts::default();
+    style.add_sheet(
+        Some(&second),
+        SheetRules::parse(".x { background: url(/2.png) }", &second),
+        &page,
+        &hosts,
+    );
+    style.add_sheet(
+        Some(&first),
+        SheetRules::parse(".x { background: url(/1.png) }", &first),
+        &page,
+        &hosts,
+    );
+    let shown = style.finish(&document, &page, &hosts);
+    let paths: Vec<&str> = shown.resources.iter().map(|r| r.url.path()).collect();
+    assert_eq!(paths, ["/2.png"]);
 }

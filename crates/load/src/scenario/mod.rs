@@ -8,6 +8,7 @@ pub mod cookies;
 pub mod extract;
 pub mod jmx;
 pub mod observe;
+pub mod page;
 pub mod parse;
 pub mod runner;
 pub mod template;
@@ -57,6 +58,9 @@ pub struct Scenario {
     /// Users that run their own steps to the end before the profile's
     /// users start (JMeter's serialized thread groups, e.g. a warm-up).
     pub before: Option<Phase>,
+    /// Hosts besides a page's own whose resources a page load fetches
+    /// (`defaults: resource_hosts:`); each is also one of `origins`.
+    pub resource_hosts: crate::page_load::resources::Hosts,
 }
 
 /// `before:`: a fixed number of users, each running its steps a fixed
@@ -172,6 +176,28 @@ struct ThinkSums {
 pub enum LabelKind {
     Request,
     Group,
+    /// A page load: its document and resources, until the last arrived.
+    Page,
+    /// A page load's own requests (`L (html)`, `L (resources)`): counted as
+    /// requests, but the page's time is the one judged.
+    PageRequests,
+}
+
+impl LabelKind {
+    /// Whether the label's samples go into the run's total (its throughput,
+    /// response times and Apdex): requests and pages do; groups and the
+    /// requests a page is made of do not (the page stands for them).
+    pub fn in_total(&self) -> bool {
+        matches!(self, LabelKind::Request | LabelKind::Page)
+    }
+}
+
+/// A step loaded as a browser loads a page: the labels its document and
+/// its resources are recorded under (the step's own label is the page's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageLoad {
+    pub html: u16,
+    pub resources: u16,
 }
 
 #[derive(Debug, Clone)]
@@ -248,8 +274,12 @@ pub struct RequestStep {
     pub follow_redirects: bool,
     /// `keep_alive: false` on the step: its connection closes after it.
     pub close_connection: bool,
-    /// Keep the response body (extraction or checks read it).
+    /// Keep the response body (extraction or checks read it, or a page
+    /// load finds its resources in it).
     pub needs_body: bool,
+    /// Loaded as a browser does (`page_load: true`, or `defaults:
+    /// page_loads: true`).
+    pub page: Option<PageLoad>,
 }
 
 /// A condition on a variable (`if:`).

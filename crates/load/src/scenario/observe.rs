@@ -58,4 +58,6 @@ pub struct StepView<'a> {
     /// `Everything` only: each hop, and each extractor's outcome.
     pub hops: &'a [HopRecord],
     pub extracted: &'a [Extracted],
+    /// A page load's resources (the sample is then the page's).
+    pub page: Option<super::page::PageOutcome>,
 }

@@ -7,8 +7,8 @@
 use super::extract::{Check, CheckKind, ExtractKind, Extractor, Field, Pattern, Pick};
 use super::template::{RenderContext, Template, VarId, VarTable};
 use super::{
-    Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, Phase, RequestStep, Scenario,
-    ScenarioProfile, StageKind,
+    Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, PageLoad, Phase, RequestStep,
+    Scenario, ScenarioProfile, StageKind,
 };
 use crate::profile::Think;
 use crate::target::Target;
@@ -77,6 +77,8 @@ pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenar
         requests: Vec::new(),
         origins: Vec::new(),
         has_base: false,
+        page_loads: false,
+        resource_hosts: Vec::new(),
     };
     let root = parser.doc.parse(
         text,
@@ -104,6 +106,8 @@ const DEFAULT_KEYS: &[&str] = &[
     "timeout",
     "follow_redirects",
     "keep_alive",
+    "page_loads",
+    "resource_hosts",
 ];
 const DATA_KEYS: &[&str] = &["file", "columns", "header", "share", "on_end"];
 const PROFILE_KEYS: &[&str] = &[
@@ -133,6 +137,7 @@ const REQUEST_KEYS: &[&str] = &[
     "think",
     "follow_redirects",
     "keep_alive",
+    "page_load",
     "once",
     "if",
 ];
@@ -175,6 +180,9 @@ struct Parser {
     requests: Vec<RequestStep>,
     origins: Vec<Target>,
     has_base: bool,
+    /// `defaults: page_loads:`, for steps without their own `page_load:`.
+    page_loads: bool,
+    resource_hosts: Vec<String>,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -398,6 +406,7 @@ impl Parser {
             flow,
             profile,
             before,
+            resource_hosts: crate::page_load::resources::Hosts::new(self.resource_hosts),
         })
     }
 
@@ -486,7 +495,36 @@ impl Parser {
         if let Some(f) = map.get_node("follow_redirects") {
             d.follow_redirects = self.doc.boolean(f, "follow_redirects")?;
         }
+        if let Some(p) = map.get_node("page_loads") {
+            self.page_loads = self.doc.boolean(p, "page_loads")?;
+        }
+        if let Some(hosts) = map.get_node("resource_hosts") {
+            self.resource_hosts(hosts)?;
+        }
         Ok(d)
+    }
+
+    /// `resource_hosts:`: URLs of other hosts a page's resources may come
+    /// from (a CDN, a theme server); each becomes an origin of its own.
+    fn resource_hosts(&mut self, node: &Yaml) -> Res<()> {
+        let Yaml::Sequence(items) = node else {
+            return Err(self.doc.at(
+                node.span(),
+                "resource_hosts is a list of URLs, e.g. [https://cdn.example.org]",
+            ));
+        };
+        for item in items.iter() {
+            let s = self.doc.scalar(item, "a resource host")?;
+            let target = Target::parse(s.as_str()).map_err(|e| {
+                self.doc.at(
+                    s.span(),
+                    format!("a resource host: {e}; write its URL, e.g. https://cdn.example.org"),
+                )
+            })?;
+            self.resource_hosts.push(target.authority());
+            self.origins.push(target);
+        }
+        Ok(())
     }
 
     /// `cookies:` keep (the default) or clear_each_iteration.
@@ -902,9 +940,17 @@ impl Parser {
         }
         if let Some(i) = self.labels.iter().position(|l| l.name == name) {
             if self.labels[i].kind != kind {
+                let what = |k: &LabelKind| match k {
+                    LabelKind::Group => (0, "a group"),
+                    LabelKind::Request => (1, "a request"),
+                    LabelKind::Page => (2, "a page load"),
+                    LabelKind::PageRequests => (3, "a page load's own requests"),
+                };
+                let (a, b) = (what(&self.labels[i].kind), what(&kind));
+                let (first, second) = if a.0 < b.0 { (a.1, b.1) } else { (b.1, a.1) };
                 return Err(self.doc.at(
                     span,
-                    format!("'{name}' names both a group and a request: use different labels"),
+                    format!("'{name}' names both {first} and {second}: use different labels"),
                 ));
             }
             return Ok(i as u16);
@@ -1056,10 +1102,19 @@ impl Parser {
         let label_scalar = self.doc.scalar(label_node, "label")?;
         let method = self.method(map)?;
         let (origin, path, url_text) = self.destination(map)?;
+        let page_load = match map.get_node("page_load") {
+            Some(p) => self.doc.boolean(p, "page_load")?,
+            None => self.page_loads,
+        };
+        let kind = if page_load {
+            LabelKind::Page
+        } else {
+            LabelKind::Request
+        };
         let label = self.label(
             label_scalar.as_str(),
-            LabelKind::Request,
-            url_text,
+            kind,
+            url_text.clone(),
             label_scalar.span(),
         )?;
         let query = self.query(map)?;
@@ -1084,7 +1139,19 @@ impl Parser {
             Some(k) => !self.doc.boolean(k, "keep_alive")?,
             None => false,
         };
-        let needs_body = needs_body(&extract, &checks);
+        let page = if page_load {
+            let name = label_scalar.as_str();
+            let span = label_scalar.span();
+            let html = format!("{name} (html)");
+            let resources = format!("{name} (resources)");
+            Some(PageLoad {
+                html: self.label(&html, LabelKind::PageRequests, url_text.clone(), span)?,
+                resources: self.label(&resources, LabelKind::PageRequests, url_text, span)?,
+            })
+        } else {
+            None
+        };
+        let needs_body = page.is_some() || needs_body(&extract, &checks);
         Ok(RequestStep {
             label,
             method,
@@ -1099,6 +1166,7 @@ impl Parser {
             follow_redirects,
             close_connection,
             needs_body,
+            page,
         })
     }
 

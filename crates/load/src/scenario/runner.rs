@@ -6,12 +6,13 @@
 use super::cookies::CookieJar;
 use super::extract::Response;
 use super::observe::{Extracted, HopRecord, Observe, StepView};
+use super::page::{self, Page, PageState};
 use super::template::{form_encode, json_escape, plain, url_encode_invalid, RenderContext};
-use super::{Body, Condition, DataSpec, Node, NodeFlags, RequestStep, Scenario};
+use super::{Body, Condition, DataSpec, Node, NodeFlags, PageLoad, RequestStep, Scenario};
 use crate::client::{Exchange, HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::http1::{with_response, STACK_HEADERS};
-use crate::target::{Scheme, Target, USER_AGENT};
+use crate::target::{HostHeader, OriginUrl, Scheme, Target, USER_AGENT};
 use headroom_bundle::failures::BODY_LIMIT;
 use headroom_bundle::sample::{status_error, ErrorKind, Sample};
 use headroom_units::rng::Rng;
@@ -221,6 +222,12 @@ pub struct Journey {
     extracted: Vec<Extracted>,
     /// Runs the `before:` program instead of the main one.
     in_before: bool,
+    /// The last response's body was decoded into `decoded`.
+    body_decoded: bool,
+    /// The browser's cache and connections, made at the first page load.
+    page_state: Option<PageState>,
+    /// The current step's page load, for the host that observes it.
+    last_page: Option<page::PageOutcome>,
 }
 
 /// A redirect's next hop.
@@ -255,6 +262,9 @@ impl Journey {
             hops: Vec::new(),
             extracted: Vec::new(),
             in_before: false,
+            body_decoded: false,
+            page_state: None,
+            last_page: None,
             plan,
         }
     }
@@ -601,9 +611,13 @@ impl Journey {
         elapsed: Duration,
         mut error: Option<ErrorKind>,
     ) -> (Option<ErrorKind>, Option<&'static str>, Option<u16>) {
+        self.body_decoded = false;
         let body: &[u8] = if step.needs_body {
             match crate::content_encoding::decode(headers, &self.body, &mut self.decoded) {
-                Ok(true) => &self.decoded,
+                Ok(true) => {
+                    self.body_decoded = true;
+                    &self.decoded
+                }
                 Ok(false) => &self.body,
                 Err(why) => return (Some(ErrorKind::Protocol), Some(why), None),
             }
@@ -708,7 +722,7 @@ impl Journey {
         let end = Instant::now();
         let failed_check = self.judge(host, observe, step, end - intended_start, &mut outcome);
         let sample = Sample {
-            label: step.label,
+            label: step.page.map_or(step.label, |page| page.html),
             vu: self.vu,
             intended_start,
             actual_start: started,
@@ -724,6 +738,13 @@ impl Journey {
             resent: outcome.resent,
         };
         host.record(&sample);
+        let sample = match step.page {
+            Some(page) => {
+                self.load_page(host, &plan, (step.label, page), &hop, sample)
+                    .await
+            }
+            None => sample,
+        };
         if observe == Observe::Everything
             || (observe == Observe::Failures && sample.error.is_some())
         {
@@ -732,6 +753,108 @@ impl Journey {
         hop.path.clear();
         self.path = hop.path;
         self.account_and_think(host, step, &plan, &sample).await;
+    }
+
+    /// A page load after its document came: the resources the HTML names,
+    /// fetched through the user's cache; records and returns the page's
+    /// sample (the document's status, error and check; its time until the
+    /// last resource ended; the bytes of all).
+    async fn load_page(
+        &mut self,
+        host: &impl JourneyHost,
+        plan: &JourneyPlan,
+        (label, page): (u16, PageLoad),
+        hop: &Hop,
+        document: Sample,
+    ) -> Sample {
+        let mut sample = Sample { label, ..document };
+        let came = matches!(document.error, None | Some(ErrorKind::Check))
+            && (200..300).contains(&document.status);
+        let url = url::Url::parse(&format!(
+            "{}{}",
+            OriginUrl(&plan.scenario.origins[hop.origin]),
+            hop.path
+        ));
+        if let (true, Ok(url)) = (came && self.is_html(), url) {
+            let body = if self.body_decoded {
+                &self.decoded
+            } else {
+                &self.body
+            };
+            let html = String::from_utf8_lossy(body).into_owned();
+            let headers = self.rendered_headers(plan);
+            let mut state = self
+                .page_state
+                .take()
+                .unwrap_or_else(|| PageState::new(plan.scenario.origins.len()));
+            let page = Page {
+                url,
+                html: &html,
+                label: page.resources,
+                vu: self.vu,
+            };
+            let record = |sample: &Sample| host.record(sample);
+            let ctx = page::Context {
+                scenario: &plan.scenario,
+                connectors: &plan.connectors,
+                record: &record,
+            };
+            let outcome = page::load(
+                &ctx,
+                &page,
+                &headers,
+                &mut state,
+                &mut self.clients,
+                &mut self.jar,
+            )
+            .await;
+            self.page_state = Some(state);
+            self.last_page = Some(outcome);
+            if let Some(end) = outcome.end {
+                sample.end = sample.end.max(end);
+            }
+            sample.bytes_received += outcome.bytes_received;
+            sample.bytes_sent += outcome.bytes_sent;
+        }
+        host.record(&sample);
+        sample
+    }
+
+    /// Whether the last response is HTML (or says nothing of its type).
+    fn is_html(&self) -> bool {
+        with_response(&self.head, |parsed, _| {
+            parsed
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("content-type"))
+                .is_none_or(|h| {
+                    let value = String::from_utf8_lossy(h.value).to_ascii_lowercase();
+                    value.contains("html")
+                })
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(false)
+    }
+
+    /// The scenario's `defaults: headers:` as a resource request sends
+    /// them, rendered once for the page.
+    fn rendered_headers(&mut self, plan: &JourneyPlan) -> String {
+        let mut out = String::new();
+        let mut ctx = RenderContext {
+            vars: &self.vars,
+            vu: self.vu,
+            iteration: self.iteration,
+            rng: &mut self.rng,
+        };
+        for (name, value) in &plan.scenario.headers {
+            let mut text = String::new();
+            value.render_into(&mut text, &mut ctx, plain);
+            if !text.contains(['\r', '\n', '\0']) {
+                out.push_str(&format!("{name}: {text}\r\n"));
+            }
+        }
+        out
     }
 
     /// Sends the step's request and follows its redirects (when the step
@@ -848,7 +971,7 @@ impl Journey {
             .await;
         if observe == Observe::Everything {
             self.hops.push(HopRecord {
-                url: format!("{}{}", Origin(origin), hop.path),
+                url: format!("{}{}", OriginUrl(origin), hop.path),
                 request: self.request.clone(),
                 // A head that came before the exchange failed is shown.
                 status: if self.head.is_empty() {
@@ -1019,22 +1142,9 @@ impl Journey {
             body_encoding: encoding.as_deref(),
             hops: &self.hops,
             extracted: &self.extracted,
+            page: self.last_page.take(),
         });
         self.head = head;
-    }
-}
-
-/// An origin as the start of a URL: scheme, host and port.
-struct Origin<'a>(&'a Target);
-
-impl std::fmt::Display for Origin<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let scheme = if self.0.scheme == Scheme::Https {
-            "https"
-        } else {
-            "http"
-        };
-        write!(f, "{scheme}://{}", HostHeader(self.0))
     }
 }
 
@@ -1168,25 +1278,6 @@ fn has_http_scheme(url: &str) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
     };
     starts("http://") || starts("https://")
-}
-
-/// Formats a target's Host header value without allocating.
-struct HostHeader<'a>(&'a Target);
-
-impl std::fmt::Display for HostHeader<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let t = self.0;
-        let default_port = if t.scheme == Scheme::Https { 443 } else { 80 };
-        if t.host.contains(':') {
-            write!(f, "[{}]", t.host)?;
-        } else {
-            f.write_str(&t.host)?;
-        }
-        if t.port != default_port {
-            write!(f, ":{}", t.port)?;
-        }
-        Ok(())
-    }
 }
 
 fn row_at(data: &DataSpec, n: usize) -> Option<&Vec<String>> {

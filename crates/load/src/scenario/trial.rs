@@ -249,6 +249,23 @@ impl<W: Write> JourneyHost for TrialHost<W> {
             millis(sample.response_time()),
             bytes(sample.bytes_received)
         ));
+        if let Some(page) = view.page {
+            self.line(format_args!(
+                "  page: {} ({} from the cache{}); the last ended {} after the request",
+                headroom_units::quantity::count(
+                    page.requests as usize,
+                    "resource request",
+                    "resource requests"
+                ),
+                page.from_cache,
+                if page.left_out > 0 {
+                    format!(", {} left out: other hosts or beyond 2,000", page.left_out)
+                } else {
+                    String::new()
+                },
+                millis(sample.response_time()),
+            ));
+        }
         self.say_extracted_and_checks(view);
         self.fail(view, label);
         if !self.options.think {

@@ -93,7 +93,9 @@ pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
         format!(
             "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/nginx-error.log;\n\
              events {{ worker_connections 256; }}\n\
-             http {{\n  include /etc/nginx/mime.types;\n  access_log off;\n\
+             http {{\n  include /etc/nginx/mime.types;\n\
+             log_format pages '$request_uri $status \"$http_user_agent\"';\n\
+             access_log {d}/access.log pages;\n\
              client_body_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n\
              server {{\n    listen 127.0.0.1:{port};\n    root {root};\n    index {index};\n\
              location ~ ^/({deny})/ {{ deny all; }}\n\

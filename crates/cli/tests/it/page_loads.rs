@@ -1,0 +1,352 @@
+//! Page loads against real Chromium: the resources headroom fetches for a
+//! first and a repeat visit, and how (200 or 304), are the ones the browser
+//! fetches, on a static site with three kinds of caching (nginx), on
+//! DokuWiki (Debian's package) and on the testbed.
+
+use crate::support::site::{serve, sqlite_dataset, stats};
+use crate::support::{dokuwiki, free_port, run, serial, temp_dir, text, wait_for_port};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// Visits `paths` one after another in one headless Chromium.
+fn chromium_visits(base: &str, paths: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/page_visits.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(base)
+        .args(paths)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "Chromium (Playwright for Python, installed by scripts/test): {}",
+        text(&out)
+    );
+}
+
+/// One user of headroom visiting `paths` once, each a page load.
+fn headroom_visits(dir: &Path, base: &str, paths: &[&str]) -> serde_json::Value {
+    let mut yaml = format!("defaults:\n  base_url: {base}\n  page_loads: true\nsteps:\n");
+    for (i, path) in paths.iter().enumerate() {
+        yaml.push_str(&format!(
+            "  - label: visit {}\n    path: \"{path}\"\n",
+            i + 1
+        ));
+    }
+    let journey = dir.join("visits.yaml");
+    std::fs::write(&journey, yaml).unwrap();
+    let out = run(&[
+        "run",
+        journey.to_str().unwrap(),
+        "-c",
+        "1",
+        "--iterations",
+        "1",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("bundle").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The access log's requests of one client (its User-Agent holding
+/// `agent`), split into visits: each starts at the request for its page.
+/// Per visit: its resources' (URI, status), sorted.
+fn visits(log: &str, agent: &str, paths: &[&str]) -> Vec<Vec<(String, String)>> {
+    let mut out: Vec<Vec<(String, String)>> = Vec::new();
+    for line in log.lines().filter(|l| l.contains(agent)) {
+        let mut parts = line.split(' ');
+        let (uri, status) = (parts.next().unwrap(), parts.next().unwrap());
+        // DokuWiki's task runner image carries the time: one name for it.
+        let uri = match uri.split_once("taskrunner.php") {
+            Some((path, _)) => format!("{path}taskrunner.php"),
+            None => uri.to_string(),
+        };
+        let uri = uri.as_str();
+        if out.len() < paths.len() && uri == paths[out.len()] {
+            out.push(Vec::new());
+            continue;
+        }
+        if let Some(visit) = out.last_mut() {
+            visit.push((uri.to_string(), status.to_string()));
+        }
+    }
+    for visit in &mut out {
+        visit.sort();
+    }
+    out
+}
+
+struct Nginx(Child);
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A static site: two pages naming the same files, cached for an hour
+/// (`/s/`), never without asking (`/nc/`, no-cache), or by the heuristic
+/// (`/old/`: modified ten days ago, so fresh for a day; `/new/`: modified
+/// in the future, so always asked again).
+fn static_site(dir: &Path) -> (Nginx, u16) {
+    let www = dir.join("www");
+    for sub in ["s", "nc", "old", "new"] {
+        std::fs::create_dir_all(www.join(sub)).unwrap();
+    }
+    let page = |title: &str| {
+        format!(
+            "<!doctype html><html><head><title>{title}</title>\
+             <link rel=\"icon\" href=\"/s/icon.ico\">\
+             <link rel=\"stylesheet\" href=\"/s/style.css\">\
+             <script src=\"/nc/app.js\"></script></head>\
+             <body><h1>{title}</h1><img src=\"/old/logo.png\" alt=\"\">\
+             <img src=\"/new/photo.png\" alt=\"\"><div class=\"box\">x</div></body></html>"
+        )
+    };
+    std::fs::write(www.join("a.html"), page("A")).unwrap();
+    std::fs::write(www.join("b.html"), page("B")).unwrap();
+    std::fs::write(
+        www.join("s/style.css"),
+        "body{margin:0}.box{width:9px;height:9px;background:url(/s/dot.png)}\n",
+    )
+    .unwrap();
+    std::fs::write(www.join("nc/app.js"), "document.title += '.';\n").unwrap();
+    let png = support_png();
+    for file in ["s/dot.png", "s/icon.ico", "old/logo.png", "new/photo.png"] {
+        std::fs::write(www.join(file), &png).unwrap();
+    }
+    let touch = |file: &str, when: &str| {
+        let status = Command::new("touch")
+            .args(["-d", when])
+            .arg(www.join(file))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    touch("old/logo.png", "10 days ago");
+    touch("new/photo.png", "1 day");
+    let port = free_port();
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    std::fs::write(
+        dir.join("nginx.conf"),
+        format!(
+            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n  include /etc/nginx/mime.types;\n  client_body_temp_path {d}/tmp;\n\
+             log_format pages '$request_uri $status \"$http_user_agent\"';\n\
+             access_log {d}/access.log pages;\n\
+             server {{\n    listen 127.0.0.1:{port};\n    root {www};\n\
+             location /s/ {{ add_header Cache-Control \"max-age=3600\"; }}\n\
+             location /nc/ {{ add_header Cache-Control \"no-cache\"; }}\n  }}\n}}\n",
+            d = dir.display(),
+            www = www.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new("/usr/sbin/nginx")
+        .arg("-c")
+        .arg(dir.join("nginx.conf"))
+        .args(["-g", "daemon off;"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nginx starts (scripts/services installs it)");
+    wait_for_port(port, &mut child, "nginx");
+    (Nginx(child), port)
+}
+
+/// A 1×1 PNG.
+fn support_png() -> Vec<u8> {
+    const PNG: &str = "89504e470d0a1a0a0000000d4948445200000001000000010806000000\
+                       1f15c4890000000d49444154789c6360f8cfc0f01f0005000201e2a2\
+                       b3c60000000049454e44ae426082";
+    (0..PNG.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&PNG[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_static_sites_first_and_repeat_visits_fetch_what_chromium_fetches() {
+    let _serial = serial();
+    let dir = temp_dir("page-loads-static");
+    let (_nginx, port) = static_site(&dir);
+    let base = format!("http://127.0.0.1:{port}");
+    let paths = ["/a.html", "/b.html"];
+    chromium_visits(&base, &paths);
+    headroom_visits(&dir, &base, &paths);
+    let log = std::fs::read_to_string(dir.join("access.log")).unwrap();
+    let chromium = visits(&log, "HeadlessChrome", &paths);
+    let headroom = visits(&log, "headroom/", &paths);
+    let pair = |uri: &str, status: &str| (uri.to_string(), status.to_string());
+    // What the browser did, written out: the first visit fetches all six;
+    // the second asks again for the no-cache script and the file modified
+    // "in the future" (304 both), and takes the rest from its cache.
+    assert_eq!(
+        chromium,
+        vec![
+            vec![
+                pair("/nc/app.js", "200"),
+                pair("/new/photo.png", "200"),
+                pair("/old/logo.png", "200"),
+                pair("/s/dot.png", "200"),
+                pair("/s/icon.ico", "200"),
+                pair("/s/style.css", "200"),
+            ],
+            vec![pair("/nc/app.js", "304"), pair("/new/photo.png", "304")],
+        ],
+        "{log}"
+    );
+    assert_eq!(headroom, chromium, "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn dokuwikis_pages_load_as_in_chromium() {
+    let _serial = serial();
+    let dir = temp_dir("page-loads-dokuwiki");
+    let wiki = dokuwiki::start(&dir.join("wiki"), &[]);
+    let base = format!("http://127.0.0.1:{}", wiki.port);
+    let paths = ["/doku.php?id=start", "/doku.php?id=wiki:syntax"];
+    chromium_visits(&base, &paths);
+    headroom_visits(&dir, &base, &paths);
+    let log = std::fs::read_to_string(dir.join("wiki/access.log")).unwrap();
+    let chromium = visits(&log, "HeadlessChrome", &paths);
+    let headroom = visits(&log, "headroom/", &paths);
+    assert_eq!(chromium.len(), 2, "{log}");
+    assert!(
+        chromium[0].len() >= 4,
+        "DokuWiki's first page names its CSS, JS and images: {log}"
+    );
+    assert_eq!(headroom, chromium, "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_testbeds_pages_cost_the_server_what_they_cost_in_chromium() {
+    let _serial = serial();
+    let (dir, db) = sqlite_dataset("page-loads", "s");
+    let site = serve(&db, &[]);
+    let base = format!("http://127.0.0.1:{}", site.port);
+    let served = || stats(site.port)["served"].as_u64().unwrap();
+    // A new browser each time: the front page alone, then the front page
+    // and the login page (its cache carries over between the two).
+    let before = served();
+    chromium_visits(&base, &["/"]);
+    let first = served() - before;
+    let before = served();
+    chromium_visits(&base, &["/", "/login/index.php"]);
+    let both = served() - before;
+    assert_eq!((first, both - first), (7, 1), "Chromium: 7 then 1");
+
+    let before = served();
+    let summary = headroom_visits(&dir, &base, &["/", "/login/index.php"]);
+    assert_eq!(served() - before, 8, "{summary}");
+    let count = |name: &str| {
+        summary["labels"][name]["count"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no label {name}: {summary}"))
+    };
+    assert_eq!(count("visit 1 (resources)"), 6);
+    assert_eq!(count("visit 2 (resources)"), 0);
+    assert_eq!(count("visit 1"), 1);
+    // The run's total counts pages, with the bytes of everything.
+    assert_eq!(summary["total"]["count"], 2, "{summary}");
+    let page_bytes = summary["total"]["bytes_received"].as_u64().unwrap_or(0);
+    assert!(
+        page_bytes > 400_000,
+        "the theme's 400 KB are in the pages' bytes: {summary}"
+    );
+    drop(site);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_pages_end_with_recorded_failures_not_a_hang() {
+    use crate::support::raw::RawServer;
+    use std::time::{Duration, Instant};
+    // A host named for resources that accepts and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_addr = silent.local_addr().unwrap();
+    let _keep = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in silent.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let page = format!(
+        "<html><head><link rel=stylesheet href=/loop1.css><<<broken <p =>\
+         <script src=http://{silent_addr}/never.js></script></head><body>\
+         <img src=/missing.png></body></html>"
+    );
+    let many: String = (0..3000).map(|i| format!("<img src=/i/{i}.png>")).collect();
+    let server = RawServer::start(move |mut conn| {
+        while let Some(request) = conn.next_request(Duration::from_secs(5)) {
+            let target = request.target.as_str();
+            match target {
+                "/page" => {
+                    conn.respond("200 OK", &[("Content-Type", "text/html")], page.as_bytes())
+                }
+                "/many" => conn.respond("200 OK", &[], many.as_bytes()),
+                "/loop1.css" => conn.respond("302 Found", &[("Location", "/loop2.css")], b""),
+                "/loop2.css" => conn.respond("302 Found", &[("Location", "/loop1.css")], b""),
+                "/missing.png" => conn.respond("404 Not Found", &[], b"no"),
+                _ => conn.respond("200 OK", &[("Content-Type", "image/png")], b"png"),
+            }
+        }
+    });
+    let dir = temp_dir("page-loads-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let journey = dir.join("bad.yaml");
+    std::fs::write(
+        &journey,
+        format!(
+            "defaults:\n  base_url: {}\n  page_loads: true\n  timeout: 1s\n  resource_hosts: [http://{silent_addr}]\nsteps:\n  - label: bad page\n    path: /page\n  - label: many\n    path: /many\n",
+            server.url("")
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = run(&[
+        "run",
+        journey.to_str().unwrap(),
+        "-c",
+        "1",
+        "--iterations",
+        "1",
+        "--json",
+        "--quiet",
+        "--out",
+        dir.join("bundle").to_str().unwrap(),
+    ]);
+    let took = started.elapsed();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let resources = &summary["labels"]["bad page (resources)"];
+    // The style sheet and where it redirected (the loop ends at a URL
+    // fetched before), the silent host's script (timed out after 1 s), the
+    // missing image (404).
+    assert_eq!(resources["count"], 4, "{summary}");
+    assert_eq!(resources["errors"], 2, "{summary}");
+    assert_eq!(resources["errors_by_kind"]["timeout"], 1, "{summary}");
+    assert_eq!(resources["status_codes"]["3xx"], 2, "{summary}");
+    let asked: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(
+        asked.iter().filter(|t| t.starts_with("/loop")).count(),
+        2,
+        "{asked:?}"
+    );
+    // 3,000 images: the first 2,000.
+    assert_eq!(
+        summary["labels"]["many (resources)"]["count"], 2000,
+        "{summary}"
+    );
+    // The page itself came: its own sample is not a failure.
+    assert_eq!(summary["labels"]["bad page"]["errors"], 0, "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,494 @@
+//! A page load's resources, fetched as a browser fetches them: up to
+//! [`SLOTS`] connections per host for one user, through the user's cache,
+//! style sheets read for their own `@import`, fonts and images as they
+//! arrive. Each request is one sample under the step's resources label;
+//! the page's time runs until the last of them ended.
+//!
+//! A page load allocates (it reads HTML and CSS); the URL mode and plain
+//! journey steps do not go through here.
+
+use super::cookies::CookieJar;
+use super::Scenario;
+use crate::client::{HttpClient, Outgoing};
+use crate::conn::Connector;
+use crate::http1::with_response;
+use crate::page_load::cache::{Cache, Headers, Lookup};
+use crate::page_load::css::SheetRules;
+use crate::page_load::resources::{self, Found, PageStyle, Resource, ResourceKind};
+use crate::target::{HostHeader, Scheme, Target, USER_AGENT};
+use headroom_bundle::sample::{status_error, Sample};
+use scraper::Html;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use url::Url;
+
+/// Connections a browser opens to one host for one page (HTTP/1.1).
+pub const SLOTS: usize = 6;
+/// Most resources one page load fetches; beyond, they are counted as
+/// left out (a page of thousands of images does not stall a user).
+pub const MOST_RESOURCES: usize = 2_000;
+
+/// What a user keeps between page loads: the browser's cache, the
+/// resources each cached style sheet names, and the connections of its
+/// slots (slot 0 shares the journey's own).
+pub struct PageState {
+    pub cache: Cache,
+    /// What each style sheet in the cache names, by its URL: a fresh or
+    /// revalidated style sheet is not read again, its rules are applied to
+    /// the new page.
+    sheet_rules: HashMap<String, SheetRules>,
+    /// Per slot, per origin: the connection, made when first needed.
+    slots: Vec<Vec<Option<HttpClient>>>,
+    /// The user's clock for the cache: when the user started.
+    started: Instant,
+}
+
+impl PageState {
+    pub fn new(origins: usize) -> PageState {
+        PageState {
+            cache: Cache::new(),
+            sheet_rules: HashMap::new(),
+            slots: (0..SLOTS)
+                .map(|_| (0..origins).map(|_| None).collect())
+                .collect(),
+            started: Instant::now(),
+        }
+    }
+}
+
+/// What a page's resources added up to.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PageOutcome {
+    /// When the last resource ended (`None`: nothing was requested).
+    pub end: Option<Instant>,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub requests: u32,
+    /// Taken from the cache without a request.
+    pub from_cache: u32,
+    /// Resources on hosts neither the page's nor named, and beyond
+    /// [`MOST_RESOURCES`].
+    pub left_out: u32,
+}
+
+/// The page the runner hands over: where it came from and what it said.
+pub struct Page<'a> {
+    pub url: Url,
+    pub html: &'a str,
+    /// The label each resource's sample is recorded under.
+    pub label: u16,
+    pub vu: u32,
+}
+
+/// What a page load needs of the journey: its scenario (hosts, headers,
+/// timeout, keep-alive), a connector per origin, and where samples go.
+pub struct Context<'a> {
+    pub scenario: &'a Scenario,
+    pub connectors: &'a [Arc<Connector>],
+    pub record: &'a dyn Fn(&Sample),
+}
+
+/// Everything the slots share while one page loads.
+struct Shared<'a> {
+    ctx: &'a Context<'a>,
+    page: &'a Page<'a>,
+    /// The scenario's `defaults: headers:`, rendered once for the page.
+    headers: &'a str,
+    /// The page, parsed: style sheets' rules are matched against it.
+    document: Html,
+    style: RefCell<PageStyle>,
+    /// The images and fonts the page's style shows were queued (once all
+    /// its sheets were in).
+    style_done: Cell<bool>,
+    jar: RefCell<&'a mut CookieJar>,
+    cache: RefCell<&'a mut Cache>,
+    sheet_rules: RefCell<&'a mut HashMap<String, SheetRules>>,
+    queue: RefCell<VecDeque<Resource>>,
+    seen: RefCell<HashSet<String>>,
+    in_flight: Cell<u32>,
+    wake: tokio::sync::Notify,
+    outcome: RefCell<PageOutcome>,
+    clock: Instant,
+}
+
+/// Fetches the resources of `page` (found in its HTML) for one user.
+/// `main` holds the journey's own connection per origin; slot 0 uses it.
+pub async fn load(
+    ctx: &Context<'_>,
+    page: &Page<'_>,
+    headers: &str,
+    state: &mut PageState,
+    main: &mut [Option<HttpClient>],
+    jar: &mut CookieJar,
+) -> PageOutcome {
+    let document = Html::parse_document(page.html);
+    let mut style = PageStyle::default();
+    let found = resources::in_document(
+        &document,
+        &page.url,
+        &ctx.scenario.resource_hosts,
+        &mut style,
+    );
+    let mut seen = HashSet::new();
+    seen.insert(page.url.as_str().to_string());
+    let PageState {
+        cache,
+        sheet_rules,
+        slots,
+        started,
+    } = state;
+    let shared = Shared {
+        ctx,
+        page,
+        headers,
+        document,
+        style: RefCell::new(style),
+        style_done: Cell::new(false),
+        jar: RefCell::new(jar),
+        cache: RefCell::new(cache),
+        sheet_rules: RefCell::new(sheet_rules),
+        queue: RefCell::new(VecDeque::new()),
+        seen: RefCell::new(seen),
+        in_flight: Cell::new(0),
+        wake: tokio::sync::Notify::new(),
+        outcome: RefCell::new(PageOutcome::default()),
+        clock: *started,
+    };
+    shared.enqueue(found);
+    // Slot 0 takes the journey's connections for the time of the page.
+    for (own, main) in slots[0].iter_mut().zip(main.iter_mut()) {
+        *own = main.take();
+    }
+    {
+        let mut lanes = slots.iter_mut();
+        let mut lane = || lanes.next().expect("SLOTS lanes");
+        let (a, b, c, d, e, f) = (lane(), lane(), lane(), lane(), lane(), lane());
+        tokio::join!(
+            shared.slot(a),
+            shared.slot(b),
+            shared.slot(c),
+            shared.slot(d),
+            shared.slot(e),
+            shared.slot(f)
+        );
+    }
+    for (own, main) in slots[0].iter_mut().zip(main.iter_mut()) {
+        *main = own.take();
+    }
+    shared.outcome.into_inner()
+}
+
+impl Shared<'_> {
+    /// Adds what a page or a style sheet named: each URL once per page, at
+    /// most [`MOST_RESOURCES`].
+    fn enqueue(&self, found: Found) {
+        let mut outcome = self.outcome.borrow_mut();
+        outcome.left_out += found.other_hosts.len() as u32;
+        let mut seen = self.seen.borrow_mut();
+        let mut queue = self.queue.borrow_mut();
+        for resource in found.resources {
+            if !seen.insert(resource.url.as_str().to_string()) {
+                continue;
+            }
+            if seen.len() > MOST_RESOURCES + 1 {
+                outcome.left_out += 1;
+                continue;
+            }
+            queue.push_back(resource);
+        }
+        drop((queue, seen, outcome));
+        self.wake.notify_waiters();
+    }
+
+    /// One connection's worth of the page: takes the next resource until
+    /// none is left and none is in flight (a style sheet in flight may
+    /// name more).
+    async fn slot(&self, clients: &mut [Option<HttpClient>]) {
+        let mut request = Vec::new();
+        let mut head = Vec::new();
+        let mut body = Vec::new();
+        loop {
+            let next = self.queue.borrow_mut().pop_front();
+            let Some(resource) = next else {
+                if self.in_flight.get() > 0 {
+                    self.wake.notified().await;
+                } else if !self.style_done.replace(true) {
+                    // Every style sheet is in: the page's style is known.
+                    let shown = self.style.borrow().finish(
+                        &self.document,
+                        &self.page.url,
+                        &self.ctx.scenario.resource_hosts,
+                    );
+                    self.enqueue(shown);
+                } else {
+                    return;
+                }
+                continue;
+            };
+            self.in_flight.set(self.in_flight.get() + 1);
+            self.fetch(&resource, clients, (&mut request, &mut head, &mut body))
+                .await;
+            self.in_flight.set(self.in_flight.get() - 1);
+            self.wake.notify_waiters();
+        }
+    }
+
+    /// The origin of the scenario a resource's URL is on.
+    fn origin_of(&self, url: &Url) -> Option<usize> {
+        let https = url.scheme() == "https";
+        let host = url
+            .host_str()?
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let port = url.port_or_known_default()?;
+        self.ctx.scenario.origins.iter().position(|o| {
+            (o.scheme == Scheme::Https) == https
+                && o.host.eq_ignore_ascii_case(host)
+                && o.port == port
+        })
+    }
+
+    async fn fetch(
+        &self,
+        resource: &Resource,
+        clients: &mut [Option<HttpClient>],
+        (request, head, body): (&mut Vec<u8>, &mut Vec<u8>, &mut Vec<u8>),
+    ) {
+        let Some(origin) = self.origin_of(&resource.url) else {
+            self.outcome.borrow_mut().left_out += 1;
+            return;
+        };
+        let now = self.clock.elapsed();
+        let url = resource.url.as_str();
+        let (etag, modified) = match self.cache.borrow().lookup(url, now) {
+            Lookup::Fresh => {
+                self.outcome.borrow_mut().from_cache += 1;
+                self.named_by_kept_sheet(resource);
+                return;
+            }
+            Lookup::Revalidate {
+                if_none_match,
+                if_modified_since,
+            } => (
+                if_none_match.map(str::to_string),
+                if_modified_since.map(str::to_string),
+            ),
+            Lookup::Fetch => (None, None),
+        };
+        let target = &self.ctx.scenario.origins[origin];
+        self.build(
+            request,
+            target,
+            &resource.url,
+            etag.as_deref(),
+            modified.as_deref(),
+        );
+        let client = clients[origin].get_or_insert_with(|| {
+            HttpClient::new(
+                self.ctx.connectors[origin].clone(),
+                self.ctx.scenario.timeout,
+            )
+        });
+        let outgoing = Outgoing {
+            bytes: request,
+            is_head: false,
+            keep_alive: self.ctx.scenario.keep_alive,
+        };
+        let keep = resource.kind == ResourceKind::Stylesheet;
+        body.clear();
+        head.clear();
+        let started = Instant::now();
+        let exchange = client
+            .send(
+                outgoing,
+                started,
+                &mut |_, chunk| {
+                    if keep && body.len() < MOST_SHEET_BYTES {
+                        body.extend_from_slice(chunk)
+                    }
+                },
+                Some(head),
+            )
+            .await;
+        let end = Instant::now();
+        let error = exchange.error.or_else(|| status_error(exchange.status));
+        (self.ctx.record)(&Sample {
+            label: self.page.label,
+            vu: self.page.vu,
+            intended_start: started,
+            actual_start: started,
+            connect: exchange.connect,
+            first_byte: exchange.first_byte,
+            end,
+            status: exchange.status,
+            bytes_received: exchange.bytes_received,
+            bytes_sent: exchange.bytes_sent,
+            error,
+            failed_check: None,
+            detail: exchange.detail,
+            resent: exchange.resent,
+        });
+        {
+            let mut outcome = self.outcome.borrow_mut();
+            outcome.end = Some(outcome.end.map_or(end, |e| e.max(end)));
+            outcome.bytes_received += exchange.bytes_received;
+            outcome.bytes_sent += exchange.bytes_sent;
+            outcome.requests += 1;
+        }
+        if exchange.error.is_some() {
+            return;
+        }
+        self.keep(resource, exchange.status, head, body, self.clock.elapsed());
+    }
+
+    /// Stores the response in the cache and the jar; a style sheet's body
+    /// (200) or kept list (304) names more resources.
+    fn keep(&self, resource: &Resource, status: u16, head: &[u8], body: &[u8], now: Duration) {
+        let url = resource.url.as_str();
+        let target_host = resource.url.host_str().unwrap_or_default().to_string();
+        let mut sheet: Option<SheetRules> = None;
+        let mut location: Option<String> = None;
+        let _ = with_response(head, |parsed, _| {
+            let pairs = parsed
+                .headers
+                .iter()
+                .filter_map(|h| Some((h.name, std::str::from_utf8(h.value).ok()?)));
+            let cache_headers = Headers::from_pairs(pairs.clone());
+            self.cache
+                .borrow_mut()
+                .store(url, status, &cache_headers, now);
+            let mut jar = self.jar.borrow_mut();
+            for (name, value) in pairs.clone() {
+                if name.eq_ignore_ascii_case("set-cookie") {
+                    jar.store(value, &target_host, resource.url.path(), SystemTime::now());
+                } else if name.eq_ignore_ascii_case("location") {
+                    location = Some(value.to_string());
+                }
+            }
+            if resource.kind == ResourceKind::Stylesheet && (200..300).contains(&status) {
+                let headers: Vec<(&str, &str)> = pairs.collect();
+                let mut decoded = Vec::new();
+                let css = match crate::content_encoding::decode(&headers, body, &mut decoded) {
+                    Ok(true) => String::from_utf8_lossy(&decoded).into_owned(),
+                    Ok(false) => String::from_utf8_lossy(body).into_owned(),
+                    Err(_) => String::new(),
+                };
+                sheet = Some(SheetRules::parse(&css, &resource.url));
+            }
+        });
+        // A redirected resource: the browser fetches where it points, as a
+        // resource of the same kind (a loop ends at a URL seen before).
+        if let (true, Some(location)) = (matches!(status, 301 | 302 | 303 | 307 | 308), location) {
+            if let Some(url) = crate::page_load::css::join(&resource.url, &location) {
+                let found = resources::redirected(
+                    url,
+                    resource.kind,
+                    &self.page.url,
+                    &self.ctx.scenario.resource_hosts,
+                );
+                self.enqueue(found);
+            }
+            return;
+        }
+        match sheet {
+            Some(rules) => {
+                self.apply(&resource.url, &rules);
+                self.sheet_rules.borrow_mut().insert(url.to_string(), rules);
+            }
+            None if status == 304 => self.named_by_kept_sheet(resource),
+            None => {}
+        }
+    }
+
+    /// A style sheet of this page is in: its rules join the page's style,
+    /// its imports are fetched.
+    fn apply(&self, url: &Url, rules: &SheetRules) {
+        let imports = self.style.borrow_mut().add_sheet(
+            Some(url),
+            rules.clone(),
+            &self.page.url,
+            &self.ctx.scenario.resource_hosts,
+        );
+        self.enqueue(imports);
+    }
+
+    /// A style sheet the cache answered for: its rules as read last time.
+    fn named_by_kept_sheet(&self, resource: &Resource) {
+        if resource.kind != ResourceKind::Stylesheet {
+            return;
+        }
+        let rules = self
+            .sheet_rules
+            .borrow()
+            .get(resource.url.as_str())
+            .cloned();
+        if let Some(rules) = rules {
+            self.apply(&resource.url, &rules);
+        }
+    }
+
+    /// A browser's GET for a resource: the scenario's headers, the user's
+    /// cookies for it, and the cache's validators.
+    fn build(
+        &self,
+        out: &mut Vec<u8>,
+        target: &Target,
+        url: &Url,
+        etag: Option<&str>,
+        modified: Option<&str>,
+    ) {
+        use std::io::Write as _;
+        out.clear();
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        };
+        let given = |name: &str| {
+            self.headers.lines().any(|l| {
+                l.split(':')
+                    .next()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            })
+        };
+        let _ = write!(out, "GET {path} HTTP/1.1\r\n");
+        if !given("host") {
+            let _ = write!(out, "Host: {}\r\n", HostHeader(target));
+        }
+        if !given("user-agent") {
+            let _ = write!(out, "User-Agent: {USER_AGENT}\r\n");
+        }
+        if !given("accept") {
+            out.extend_from_slice(b"Accept: */*\r\n");
+        }
+        out.extend_from_slice(self.headers.as_bytes());
+        if let (Some(credentials), false) = (&target.authorization, given("authorization")) {
+            let _ = write!(out, "Authorization: {credentials}\r\n");
+        }
+        let mut cookies = String::new();
+        if self.jar.borrow().header_value(
+            &target.host,
+            &path,
+            target.scheme == Scheme::Https,
+            SystemTime::now(),
+            &mut cookies,
+        ) {
+            let _ = write!(out, "Cookie: {cookies}\r\n");
+        }
+        if let Some(etag) = etag {
+            let _ = write!(out, "If-None-Match: {etag}\r\n");
+        }
+        if let Some(modified) = modified {
+            let _ = write!(out, "If-Modified-Since: {modified}\r\n");
+        }
+        if !self.ctx.scenario.keep_alive {
+            out.extend_from_slice(b"Connection: close\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Most of a style sheet read for its references (a browser reads it all;
+/// a style sheet of megabytes names its fonts and images near the top).
+const MOST_SHEET_BYTES: usize = 4 << 20;
