@@ -3,6 +3,10 @@
 //! runtimes) → [`sample::Sample`]s → per-thread [`recorder`] → per-second
 //! interval pieces → [`run`]'s collector → a bundle on disk (written by
 //! `headroom_bundle`) and its `RunSummary`.
+//!
+//! A run is described by a [`spec::RunSpec`] and assembled by [`assemble`];
+//! a journey's steps run in [`scenario::runner`], and a step loaded as a
+//! browser loads it fetches its resources through [`page_load`].
 
 pub mod assemble;
 pub mod client;
