@@ -22,6 +22,7 @@ use headroom_load::run::{run as run_plan, Progress, RunError, RunSetup};
 use std::cell::RefCell;
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use tokio::sync::watch;
 
 /// What a search is asked: plain data, whatever the flags were.
@@ -57,8 +58,8 @@ pub struct LevelAt {
     /// 1 for the first level run.
     pub index: usize,
     pub users: u32,
-    /// The search's remaining time, estimated (s).
-    pub eta_s: f64,
+    /// The search's remaining time, estimated.
+    pub eta: Duration,
 }
 
 /// Why a search stopped with no answer.
@@ -233,7 +234,7 @@ impl SearchPlan {
         let at = LevelAt {
             index,
             users,
-            eta_s: f64::from(remaining) * timing.planned().as_secs_f64(),
+            eta: timing.planned() * remaining,
         };
         let on_progress = |p: &Progress| {
             if watch_level.borrow_mut().second(p) {
@@ -295,8 +296,9 @@ impl SearchPlan {
         level.thin = requests < timing.min_samples;
         // Under a throughput cap users also wait for their slot, which is
         // not think: Little's law cannot be checked then.
-        level.think_s =
-            (requests > 0 && !self.settings.throughput_capped).then(|| think / requests as f64);
+        // capacity.json keeps seconds.
+        level.think_s = (requests > 0 && !self.settings.throughput_capped)
+            .then(|| think.as_secs_f64() / requests as f64);
         level.apdex_interval = watched.apdex_interval();
         level.settled = watched.settled().cloned();
     }

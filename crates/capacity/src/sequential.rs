@@ -5,20 +5,21 @@
 //! before its full duration.
 
 use headroom_analysis::capacity::ApdexGoal;
+use std::time::Duration;
 
 /// One second of a level, all labels but groups.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LevelSecond {
     /// The second's length (the last one of a run may be shorter).
-    pub length_s: f64,
+    pub length: Duration,
     pub requests: u64,
     pub errors: u64,
     /// Satisfied + tolerating / 2: the Apdex's numerator ([`headroom_analysis::apdex::ApdexCounts::points`]).
     pub apdex_points: f64,
     /// Requests slower than the p95 bound of the target (0 without one).
     pub over_p95: u64,
-    /// Mean response time of the second's requests, seconds.
-    pub mean_s: f64,
+    /// Mean response time of the second's requests.
+    pub mean_response: Duration,
 }
 
 /// The level's seconds looked at every second: an interval this wide
@@ -182,7 +183,10 @@ pub fn steady(seconds: &[LevelSecond]) -> bool {
         return false;
     }
     let windows = &seconds[seconds.len() - 2 * STEADY_SECONDS..];
-    if windows.iter().any(|s| s.requests == 0 || s.length_s < 0.5) {
+    if windows
+        .iter()
+        .any(|s| s.requests == 0 || s.length < Duration::from_millis(500))
+    {
         return false;
     }
     let (before, last) = windows.split_at(STEADY_SECONDS);
@@ -194,9 +198,13 @@ pub fn steady(seconds: &[LevelSecond]) -> bool {
         m > 0.0 && values.iter().all(|v| (v - m).abs() <= band * m)
     };
     let throughput = |w: &[LevelSecond]| -> Vec<f64> {
-        w.iter().map(|s| s.requests as f64 / s.length_s).collect()
+        w.iter()
+            .map(|s| s.requests as f64 / s.length.as_secs_f64())
+            .collect()
     };
-    let response = |w: &[LevelSecond]| -> Vec<f64> { w.iter().map(|s| s.mean_s).collect() };
+    let response = |w: &[LevelSecond]| -> Vec<f64> {
+        w.iter().map(|s| s.mean_response.as_secs_f64()).collect()
+    };
     // Window means are steadier than seconds: the noise of three seconds.
     let drift = noise / (STEADY_SECONDS as f64).sqrt();
     let unchanged = |a: &[f64], b: &[f64]| (mean(a) - mean(b)).abs() <= drift.max(0.10) * mean(b);
@@ -238,7 +246,7 @@ mod tests {
 
     fn second(requests: u64, satisfied: u64, errors: u64) -> LevelSecond {
         LevelSecond {
-            length_s: 1.0,
+            length: Duration::from_secs(1),
             requests,
             errors,
             apdex_points: ApdexCounts {
@@ -248,7 +256,7 @@ mod tests {
             }
             .points(),
             over_p95: 0,
-            mean_s: 0.1,
+            mean_response: Duration::from_millis(100),
         }
     }
 
@@ -325,7 +333,7 @@ mod tests {
     #[test]
     fn steady_after_the_ramp() {
         let at = |requests: u64, mean_s: f64| LevelSecond {
-            mean_s,
+            mean_response: Duration::from_secs_f64(mean_s),
             ..second(requests, requests, 0)
         };
         // Climbing throughput: not steady; then six steady seconds.

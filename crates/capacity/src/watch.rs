@@ -21,8 +21,8 @@ pub struct LevelWatch {
     target: ApdexGoal,
     /// Every second so far (warm-up included).
     seconds: Vec<LevelSecond>,
-    /// The think time (s) users took after each second's requests.
-    think_s: Vec<f64>,
+    /// The think time users took after each second's requests.
+    think: Vec<Duration>,
     /// The first measured second, once the warm-up ended.
     from: Option<u64>,
     settled: Option<SettledVerdict>,
@@ -37,7 +37,7 @@ impl LevelWatch {
             timing,
             target,
             seconds: Vec::new(),
-            think_s: Vec::new(),
+            think: Vec::new(),
             // Without a warm-up, the measurement starts with the run.
             from: timing.warmup_max.is_zero().then_some(0),
             settled: None,
@@ -54,31 +54,25 @@ impl LevelWatch {
             count.saturating_sub(interval.response.count_between(0, micros))
         });
         let second = LevelSecond {
-            length_s: p.length.as_secs_f64(),
+            length: p.length,
             requests: count,
             errors: interval.counts.errors,
             apdex_points: interval.counts.apdex.points(),
             over_p95,
-            mean_s: if count > 0 {
-                interval.response.mean() / 1e6
+            // The histogram holds microseconds.
+            mean_response: if count > 0 {
+                Duration::from_secs_f64(interval.response.mean() / 1e6)
             } else {
-                0.0
+                Duration::ZERO
             },
         };
-        let think_s = interval.counts.think_micros as f64 / 1e6;
-        self.take(p.index, p.length, second, think_s)
+        let think = Duration::from_micros(interval.counts.think_micros);
+        self.take(p.index, second, think)
     }
 
-    /// Takes the run's second `index` (`length` long), its figures and the
-    /// think its users took after its requests (s); returns true when the
-    /// level should end.
-    pub fn take(
-        &mut self,
-        index: u64,
-        length: Duration,
-        second: LevelSecond,
-        think_s: f64,
-    ) -> bool {
+    /// Takes the run's second `index`, its figures and the think its users
+    /// took after its requests; returns true when the level should end.
+    pub fn take(&mut self, index: u64, second: LevelSecond, think: Duration) -> bool {
         if self.until.is_some() {
             return true;
         }
@@ -88,11 +82,11 @@ impl LevelWatch {
             LevelSecond::default(),
         );
         self.seconds.truncate(index as usize);
-        self.think_s.resize(index as usize, 0.0);
-        self.think_s.push(think_s);
+        self.think.resize(index as usize, Duration::ZERO);
+        self.think.push(think);
         self.seconds.push(second);
         // A partial second (the run's last) is not measured.
-        if length < Duration::from_millis(999) {
+        if second.length < Duration::from_millis(999) {
             return false;
         }
         let ended = index + 1;
@@ -138,8 +132,8 @@ impl LevelWatch {
     }
 
     /// The requests measured, and the think time their users took after
-    /// them (s).
-    pub fn measured(&self) -> (u64, f64) {
+    /// them.
+    pub fn measured(&self) -> (u64, Duration) {
         let window = self.window();
         let (from, until) = (
             window.start.as_secs() as usize,
@@ -152,7 +146,7 @@ impl LevelWatch {
             .skip(from)
             .map(|s| s.requests)
             .sum();
-        let think = self.think_s.iter().take(until).skip(from).sum();
+        let think = self.think.iter().take(until).skip(from).sum();
         (requests, think)
     }
 
@@ -259,12 +253,12 @@ mod tests {
     /// A second of `requests`, `satisfied` of them within T, 10 ms each.
     fn second(requests: u64, satisfied: u64) -> LevelSecond {
         LevelSecond {
-            length_s: 1.0,
+            length: Duration::from_secs(1),
             requests,
             errors: 0,
             apdex_points: satisfied as f64,
             over_p95: 0,
-            mean_s: 0.010,
+            mean_response: Duration::from_millis(10),
         }
     }
 
@@ -272,7 +266,7 @@ mod tests {
     /// second after which the level ended, if it did.
     fn feed(watch: &mut LevelWatch, seconds: impl IntoIterator<Item = LevelSecond>) -> Option<u64> {
         for (i, s) in seconds.into_iter().enumerate() {
-            if watch.take(i as u64, Duration::from_secs(1), s, 0.5) {
+            if watch.take(i as u64, s, Duration::from_millis(500)) {
                 return Some(i as u64);
             }
         }
@@ -291,7 +285,7 @@ mod tests {
         );
         assert_eq!(w.window(), Duration::from_secs(6)..Duration::from_secs(11));
         assert!(w.settled().is_some_and(|s| s.met && s.at_s == 5.0));
-        assert_eq!(w.measured(), (500, 2.5));
+        assert_eq!(w.measured(), (500, Duration::from_millis(2500)));
         let ended = w.ended(true);
         assert!(
             ended.starts_with("steady after 6 s; met after 5 s: "),
@@ -300,7 +294,7 @@ mod tests {
         let interval = w.apdex_interval().unwrap();
         assert!(interval[0] > 0.9 && interval[1] <= 1.0, "{interval:?}");
         // Taken after its end, a second changes nothing.
-        assert!(w.take(11, Duration::from_secs(1), second(1, 0), 0.0));
+        assert!(w.take(11, second(1, 0), Duration::ZERO));
         assert_eq!(w.measured().0, 500);
     }
 
@@ -380,7 +374,14 @@ mod tests {
         t.warmup_max = Duration::ZERO;
         let mut w = LevelWatch::new(t, TARGET);
         assert_eq!(w.window().start, Duration::ZERO);
-        assert!(!w.take(0, Duration::from_millis(400), second(40, 40), 0.0));
+        assert!(!w.take(
+            0,
+            LevelSecond {
+                length: Duration::from_millis(400),
+                ..second(40, 40)
+            },
+            Duration::ZERO
+        ));
         assert_eq!(w.measured().0, 40);
     }
 }

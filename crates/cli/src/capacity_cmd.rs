@@ -281,7 +281,7 @@ impl LevelRunner for FlagLevels<'_> {
                 "\r\x1b[2Klevel {} ({} users, search ETA ~{:.0} s): {}",
                 at.index,
                 at.users,
-                at.eta_s,
+                at.eta.as_secs_f64(),
                 live_line(p)
             );
             let _ = err.flush();

@@ -243,33 +243,34 @@ fn short_unit(unit: &str) -> &str {
     }
 }
 
+/// A bench bundle of one CPU figure, for the tests of this crate.
+#[cfg(test)]
+pub(crate) fn test_bundle(host: &str, values: Vec<f64>, prime: &str) -> BenchBundle {
+    let mut b: BenchBundle = serde_json::from_value(serde_json::json!({
+        "schema_version": 1, "tool_version": "x", "command_line": [], "started": "", "ended": null,
+        "status": "complete", "fingerprint": {"hostname": host, "cores": 4}, "findings": [], "results": []
+    }))
+    .unwrap();
+    b.results.push(BenchResult {
+        benchmark: "cpu".into(),
+        method: "m".into(),
+        settings: std::collections::BTreeMap::from([("max_prime".to_string(), prime.to_string())]),
+        measures: vec![Measure {
+            key: "prime_1t".into(),
+            name: "sysbench prime, 1 thread".into(),
+            unit: "events/s".into(),
+            higher_is_better: true,
+            values,
+        }],
+        series: Vec::new(),
+        notes: vec!["a note".into()],
+    });
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
-    fn bundle(values: Vec<f64>, prime: &str) -> BenchBundle {
-        let mut b: BenchBundle = serde_json::from_value(serde_json::json!({
-            "schema_version": 1, "tool_version": "x", "command_line": [], "started": "", "ended": null,
-            "status": "complete", "fingerprint": {"hostname": "pi", "cores": 4}, "findings": [], "results": []
-        }))
-        .unwrap();
-        b.results.push(BenchResult {
-            benchmark: "cpu".into(),
-            method: "m".into(),
-            settings: BTreeMap::from([("max_prime".to_string(), prime.to_string())]),
-            measures: vec![Measure {
-                key: "prime_1t".into(),
-                name: "sysbench prime, 1 thread".into(),
-                unit: "events/s".into(),
-                higher_is_better: true,
-                values,
-            }],
-            series: Vec::new(),
-            notes: vec!["a note".into()],
-        });
-        b
-    }
 
     #[test]
     fn figures_read_at_a_glance() {
@@ -278,12 +279,12 @@ mod tests {
         assert_eq!(figure(1.2345), "1.23");
         assert_eq!(figure(0.012345), "0.0123");
         let text = render_text(
-            &bundle(vec![1000.0, 1010.0, 990.0], "10000"),
+            &test_bundle("pi", vec![1000.0, 1010.0, 990.0], "10000"),
             &["x stands".into()],
         );
         // The bundle's host has 4 cores; one core is "1 core".
         assert!(text.contains("pi (CPU unknown, 4 cores, "), "{text}");
-        let mut one = bundle(vec![1.0], "1");
+        let mut one = test_bundle("pi", vec![1.0], "1");
         one.fingerprint.cores = 1;
         let single = render_text(&one, &[]);
         assert!(single.contains("pi (CPU unknown, 1 core, "), "{single}");
@@ -300,9 +301,9 @@ mod tests {
 
     #[test]
     fn a_comparison_says_better_worse_or_noise_and_flags_other_settings() {
-        let a = bundle(vec![1000.0, 1010.0, 990.0], "10000");
-        let faster = bundle(vec![2000.0, 2020.0, 1980.0], "10000");
-        let same = bundle(vec![1005.0, 995.0, 1012.0], "10000");
+        let a = test_bundle("pi", vec![1000.0, 1010.0, 990.0], "10000");
+        let faster = test_bundle("pi", vec![2000.0, 2020.0, 1980.0], "10000");
+        let same = test_bundle("pi", vec![1005.0, 995.0, 1012.0], "10000");
         assert_eq!(changes(&a, &faster)[0].verdict, "better");
         assert_eq!(changes(&faster, &a)[0].verdict, "worse");
         assert_eq!(changes(&a, &same)[0].verdict, "noise");
@@ -311,11 +312,15 @@ mod tests {
         // Its interval is in % too, and holds the change.
         let (low, high) = c.ci_pct.unwrap();
         assert!(low < 100.0 && 100.0 < high, "{c:?}");
-        let other = bundle(vec![500.0, 505.0], "20000");
+        let other = test_bundle("pi", vec![500.0, 505.0], "20000");
         let text = render_compare(&a, &other, ("a/", "b/"));
         assert!(text.contains("cpu max_prime: 10000 vs 20000"), "{text}");
         assert_eq!(
-            changes(&bundle(vec![1.0], "1"), &bundle(vec![2.0], "1"))[0].verdict,
+            changes(
+                &test_bundle("pi", vec![1.0], "1"),
+                &test_bundle("pi", vec![2.0], "1")
+            )[0]
+            .verdict,
             "one repetition"
         );
     }

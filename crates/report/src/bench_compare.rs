@@ -79,31 +79,7 @@ pub fn compare_benches(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_bundle::bench::{BenchResult, Measure};
-    use std::collections::BTreeMap;
-
-    fn bundle(host: &str, values: Vec<f64>, prime: &str) -> BenchBundle {
-        let mut b: BenchBundle = serde_json::from_value(json!({
-            "schema_version": 1, "tool_version": "x", "command_line": [], "started": "", "ended": null,
-            "status": "complete", "fingerprint": {"hostname": host, "cores": 4}, "findings": [], "results": []
-        }))
-        .unwrap();
-        b.results.push(BenchResult {
-            benchmark: "cpu".into(),
-            method: "m".into(),
-            settings: BTreeMap::from([("max_prime".to_string(), prime.to_string())]),
-            measures: vec![Measure {
-                key: "prime_1t".into(),
-                name: "sysbench prime, 1 thread".into(),
-                unit: "events/s".into(),
-                higher_is_better: true,
-                values,
-            }],
-            series: Vec::new(),
-            notes: Vec::new(),
-        });
-        b
-    }
+    use crate::bench::test_bundle as bundle;
 
     fn names(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("{i}")).collect()

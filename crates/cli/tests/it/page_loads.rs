@@ -3,10 +3,11 @@
 //! fetches, on a static site with three kinds of caching (nginx), on
 //! DokuWiki (Debian's package) and on the testbed.
 
+use crate::support::php_site::{nginx, Daemon};
 use crate::support::site::{serve, sqlite_dataset, stats};
-use crate::support::{dokuwiki, free_port, run, serial, temp_dir, text, wait_for_port};
+use crate::support::{dokuwiki, free_port, run, serial, temp_dir, text};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 /// Visits `paths` one after another in one headless Chromium.
 fn chromium_visits(base: &str, paths: &[&str]) {
@@ -35,6 +36,11 @@ fn headroom_visits(dir: &Path, base: &str, paths: &[&str]) -> serde_json::Value 
     }
     let journey = dir.join("visits.yaml");
     std::fs::write(&journey, yaml).unwrap();
+    one_user_once(dir, &journey)
+}
+
+/// Runs `journey` for one user, once; its summary.
+fn one_user_once(dir: &Path, journey: &Path) -> serde_json::Value {
     let out = run(&[
         "run",
         journey.to_str().unwrap(),
@@ -47,8 +53,7 @@ fn headroom_visits(dir: &Path, base: &str, paths: &[&str]) -> serde_json::Value 
         "--out",
         dir.join("bundle").to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)))
 }
 
 /// The access log's requests of one client (its User-Agent holding
@@ -79,20 +84,11 @@ fn visits(log: &str, agent: &str, paths: &[&str]) -> Vec<Vec<(String, String)>> 
     out
 }
 
-struct Nginx(Child);
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A static site: two pages naming the same files, cached for an hour
 /// (`/s/`), never without asking (`/nc/`, no-cache), or by the heuristic
 /// (`/old/`: modified ten days ago, so fresh for a day; `/new/`: modified
 /// in the future, so always asked again).
-fn static_site(dir: &Path) -> (Nginx, u16) {
+fn static_site(dir: &Path) -> (Daemon, u16) {
     let www = dir.join("www");
     for sub in ["s", "nc", "old", "new"] {
         std::fs::create_dir_all(www.join(sub)).unwrap();
@@ -147,16 +143,7 @@ fn static_site(dir: &Path) -> (Nginx, u16) {
         ),
     )
     .unwrap();
-    let mut child = Command::new("/usr/sbin/nginx")
-        .arg("-c")
-        .arg(dir.join("nginx.conf"))
-        .args(["-g", "daemon off;"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nginx starts (scripts/services installs it)");
-    wait_for_port(port, &mut child, "nginx");
-    (Nginx(child), port)
+    (nginx(&dir.join("nginx.conf"), port), port)
 }
 
 /// A 1×1 PNG.
@@ -311,21 +298,8 @@ fn bad_pages_end_with_recorded_failures_not_a_hang() {
     )
     .unwrap();
     let started = Instant::now();
-    let out = run(&[
-        "run",
-        journey.to_str().unwrap(),
-        "-c",
-        "1",
-        "--iterations",
-        "1",
-        "--json",
-        "--quiet",
-        "--out",
-        dir.join("bundle").to_str().unwrap(),
-    ]);
+    let summary = one_user_once(&dir, &journey);
     let took = started.elapsed();
-    let summary: serde_json::Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
     assert!(took < Duration::from_secs(30), "took {took:?}");
     let resources = &summary["labels"]["bad page (resources)"];
     // The style sheet and where it redirected (the loop ends at a URL

@@ -186,67 +186,59 @@ fn items(text: &str) -> Vec<Item<'_>> {
     out
 }
 
+/// The bytes of `text` from `from` that are not inside a string, with
+/// their offsets (a string's quotes and escapes are skipped whole).
+fn outside_strings(text: &str, from: usize) -> impl Iterator<Item = (usize, u8)> + '_ {
+    let bytes = text.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut escaped = false;
+    (from..bytes.len()).filter_map(move |i| {
+        let b = bytes[i];
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if b == b'\\' => escaped = true,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'"' || b == b'\'' => quote = Some(b),
+            None => return Some((i, b)),
+        }
+        None
+    })
+}
+
 /// The first of `stops` at or after `from` outside strings and brackets
 /// (the text's length when none).
 fn scan_to(text: &str, from: usize, stops: &[u8]) -> usize {
-    let bytes = text.as_bytes();
     let mut depth = 0i32;
-    let mut quote: Option<u8> = None;
-    let mut i = from;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match quote {
-            Some(q) => {
-                if b == b'\\' {
-                    i += 1;
-                } else if b == q {
-                    quote = None;
-                }
-            }
-            None if depth <= 0 && stops.contains(&b) => return i,
-            None => match b {
-                b'"' | b'\'' => quote = Some(b),
-                b'(' | b'[' => depth += 1,
-                b')' | b']' => depth -= 1,
-                _ => {}
-            },
+    for (i, b) in outside_strings(text, from) {
+        if depth <= 0 && stops.contains(&b) {
+            return i;
         }
-        i += 1;
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            _ => {}
+        }
     }
-    bytes.len()
+    text.len()
 }
 
 /// The index of the `}` closing the `{` at `open` (the length when none).
 fn matching_brace(text: &str, open: usize) -> usize {
-    let bytes = text.as_bytes();
     let mut depth = 0i32;
-    let mut quote: Option<u8> = None;
-    let mut i = open;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match quote {
-            Some(q) => {
-                if b == b'\\' {
-                    i += 1;
-                } else if b == q {
-                    quote = None;
+    for (i, b) in outside_strings(text, open) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
                 }
             }
-            None => match b {
-                b'"' | b'\'' => quote = Some(b),
-                b'{' => depth += 1,
-                b'}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return i;
-                    }
-                }
-                _ => {}
-            },
+            _ => {}
         }
-        i += 1;
     }
-    bytes.len()
+    text.len()
 }
 
 /// `property: value` pairs of a declaration block (property lower case).

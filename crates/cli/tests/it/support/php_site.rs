@@ -110,17 +110,22 @@ pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
         ),
     )
     .unwrap();
+    PhpSite {
+        _nginx: nginx(&dir.join("nginx.conf"), port),
+        _fpm: fpm,
+    }
+}
+
+/// nginx in the foreground with `conf`, once it listens on `port`.
+pub fn nginx(conf: &Path, port: u16) -> Daemon {
     let mut nginx = Command::new("/usr/sbin/nginx")
         .arg("-c")
-        .arg(dir.join("nginx.conf"))
+        .arg(conf)
         .args(["-g", "daemon off;"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("nginx starts");
+        .expect("nginx starts (scripts/services installs it)");
     wait_for_port(port, &mut nginx, "nginx");
-    PhpSite {
-        _nginx: Daemon(nginx),
-        _fpm: fpm,
-    }
+    Daemon(nginx)
 }
