@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// JMeter's home, assembled (once, then cached) by scripts/jmeter.
-fn jmeter_home() -> PathBuf {
+pub(crate) fn jmeter_home() -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/jmeter");
     let out = Command::new(script).output().expect("scripts/jmeter runs");
     assert!(out.status.success(), "scripts/jmeter: {}", text(&out));
@@ -20,7 +20,7 @@ fn jmeter_home() -> PathBuf {
     PathBuf::from(stdout.lines().last().expect("the home's path").trim())
 }
 
-fn jmeter(home: &Path, args: &[&str]) {
+pub(crate) fn jmeter(home: &Path, args: &[&str]) {
     let out = Command::new(home.join("bin/jmeter"))
         .args(args)
         .output()

@@ -324,3 +324,89 @@ fn bad_pages_end_with_recorded_failures_not_a_hang() {
     assert_eq!(summary["labels"]["bad page"]["errors"], 0, "{summary}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// JMeter's HTTP Request with "Retrieve All Embedded Resources" (6
+/// parallel downloads) and an HTTP Cache Manager, visiting `paths` once.
+fn jmeter_plan(port: u16, paths: &[&str]) -> String {
+    let samplers: String = paths
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            format!(
+                r#"<HTTPSamplerProxy guiclass="HttpTestSampleGui" testclass="HTTPSamplerProxy" testname="visit {n}">
+  <stringProp name="HTTPSampler.domain">127.0.0.1</stringProp>
+  <stringProp name="HTTPSampler.port">{port}</stringProp>
+  <stringProp name="HTTPSampler.protocol">http</stringProp>
+  <stringProp name="HTTPSampler.path">{path}</stringProp>
+  <stringProp name="HTTPSampler.method">GET</stringProp>
+  <boolProp name="HTTPSampler.image_parser">true</boolProp>
+  <boolProp name="HTTPSampler.concurrentDwn">true</boolProp>
+  <stringProp name="HTTPSampler.concurrentPool">6</stringProp>
+</HTTPSamplerProxy>
+<hashTree/>
+"#,
+                n = i + 1
+            )
+        })
+        .collect();
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<jmeterTestPlan version="1.2" properties="5.0" jmeter="5.6.3"><hashTree>
+<TestPlan guiclass="TestPlanGui" testclass="TestPlan" testname="page loads"/><hashTree>
+<ThreadGroup guiclass="ThreadGroupGui" testclass="ThreadGroup" testname="users">
+  <intProp name="ThreadGroup.num_threads">1</intProp>
+  <intProp name="ThreadGroup.ramp_time">0</intProp>
+  <elementProp name="ThreadGroup.main_controller" elementType="LoopController" guiclass="LoopControlPanel" testclass="LoopController">
+    <boolProp name="LoopController.continue_forever">false</boolProp>
+    <stringProp name="LoopController.loops">1</stringProp>
+  </elementProp>
+</ThreadGroup><hashTree>
+<CookieManager guiclass="CookiePanel" testclass="CookieManager" testname="cookies"/><hashTree/>
+<CacheManager guiclass="CacheManagerGui" testclass="CacheManager" testname="cache">
+  <boolProp name="clearEachIteration">false</boolProp>
+  <boolProp name="useExpires">true</boolProp>
+</CacheManager><hashTree/>
+{samplers}</hashTree></hashTree></hashTree></jmeterTestPlan>
+"#
+    )
+}
+
+#[test]
+fn beside_jmeter_the_testbeds_pages_add_what_its_style_sheet_names() {
+    let _serial = serial();
+    let home = crate::jmeter::jmeter_home();
+    let (dir, db) = sqlite_dataset("page-loads-jmeter", "s");
+    let site = serve(&db, &[]);
+    let base = format!("http://127.0.0.1:{}", site.port);
+    let served = || stats(site.port)["served"].as_u64().unwrap();
+    let paths = ["/", "/login/index.php"];
+    let plan = dir.join("pages.jmx");
+    std::fs::write(&plan, jmeter_plan(site.port, &paths)).unwrap();
+    let before = served();
+    crate::jmeter::jmeter(
+        &home,
+        &[
+            "-n",
+            "-t",
+            plan.to_str().unwrap(),
+            "-l",
+            dir.join("pages.jtl").to_str().unwrap(),
+            "-j",
+            dir.join("jmeter.log").to_str().unwrap(),
+        ],
+    );
+    let by_jmeter = served() - before;
+    let jtl = std::fs::read_to_string(dir.join("pages.jtl")).unwrap();
+    // JMeter: the front page's icon, style sheet and two scripts, then
+    // nothing from its cache; it does not read the style sheet for the
+    // logo and the font it names (Chromium and headroom do: 7 and 1).
+    assert_eq!(by_jmeter, 2 + 4, "{jtl}");
+    for resource in ["favicon", "styles.php", "polyfill.min.js", "require.min.js"] {
+        assert!(jtl.contains(resource), "{resource}: {jtl}");
+    }
+    let before = served();
+    headroom_visits(&dir, &base, &paths);
+    assert_eq!(served() - before, 2 + 6);
+    drop(site);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
