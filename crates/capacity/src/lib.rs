@@ -2,6 +2,9 @@
 //! and measures, when a level is measured enough, and the answer.
 //!
 //! Where each job lives:
+//! - [`spec`]: a search as data ([`spec::CapacitySpec`]): each level's run
+//!   spec and the search's settings as given; what the search derives from
+//!   it (the target, the think it plans with) and each level's run.
 //! - [`search`]: the driver. [`search::SearchPlan`] turns the search's
 //!   [`search::Settings`] into level timings and capacity.json's setup;
 //!   [`search::SearchPlan::run`] climbs the ladder, running each level through
@@ -28,6 +31,7 @@ pub mod ladder;
 pub mod level;
 pub mod search;
 pub mod sequential;
+pub mod spec;
 pub mod think;
 pub mod timing;
 pub mod watch;

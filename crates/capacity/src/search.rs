@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// What a search is asked: plain data, whatever the flags were.
+/// What a search is asked, resolved: plain data made from its
+/// [`crate::spec::CapacitySpec`] (the target named, the think planned).
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// The system under test, as capacity.json names it.

@@ -370,9 +370,69 @@ pub struct CapacityArgs {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
     pub confirm: u32,
 
+    /// Run exactly this capacity spec (JSON, as an experiment writes in each run's spec.json);
+    /// only --out (the search elsewhere) and the flags about reporting (--quiet, --json,
+    /// --junit, --fail-if, --metrics-*) may go with it.
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = CAPACITY_SPEC_HOLDS)]
+    pub spec: Option<PathBuf>,
+
     #[command(flatten)]
     pub load: LoadArgs,
 }
+
+/// The flags of `capacity` that a capacity spec holds, refused beside
+/// `--spec` (the URL too, which is then not required).
+const CAPACITY_SPEC_HOLDS: [&str; 49] = [
+    "scenario",
+    "apdex_target",
+    "max_error",
+    "p95_max",
+    "start",
+    "step",
+    "max",
+    "resolution",
+    "step_duration",
+    "min_step_duration",
+    "min_samples",
+    "warmup",
+    "warmup_min",
+    "ladder",
+    "full_levels",
+    "confirm",
+    "url",
+    "users",
+    "duration",
+    "requests",
+    "rate",
+    "max_vus",
+    "ramp_up",
+    "think",
+    "throughput",
+    "method",
+    "headers",
+    "body",
+    "body_file",
+    "timeout",
+    "no_keepalive",
+    "label",
+    "shard",
+    "shards",
+    "start_at",
+    "start_in",
+    "barrier",
+    "insecure",
+    "apdex_t",
+    "apdex_f",
+    "jtl",
+    "save_failures",
+    "threads",
+    "seed",
+    "monitor",
+    "agent_token",
+    "process",
+    "link_capacity",
+    "fault",
+];
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -537,8 +597,8 @@ fn request_count(text: &str) -> Result<u64, String> {
 #[derive(Args, Debug, Clone)]
 pub struct LoadArgs {
     /// The URL to load, e.g. http://127.0.0.1:8080/page
-    #[arg(value_parser = target)]
-    pub url: Target,
+    #[arg(value_parser = target, required = true)]
+    pub url: Option<Target>,
 
     /// Virtual users (closed model): each has its own keep-alive connection.
     #[arg(short = 'c', long = "users", visible_alias = "concurrency", value_parser = at_least_one, conflicts_with = "rate")]

@@ -1,21 +1,22 @@
-//! `headroom capacity`: the flags turned into the search's settings
-//! ([`settings`]) and each level's run ([`prepare_level`]), the terminal
-//! (the live line, a line per level, the answer), `--fail-if`, `--junit`
-//! and the exit code. The search itself, from the ladder to the answer, is
-//! the `headroom-capacity` crate's.
+//! `headroom capacity`: the search's spec (made from the flags by
+//! [`crate::settings::capacity_spec`], or read from a `--spec` file), each
+//! level's run ([`prepare_level`]), the terminal (the live line, a line per
+//! level, the answer), `--fail-if`, `--junit` and the exit code. Both ways
+//! run the spec ([`search_spec`]). The search itself, from the ladder to
+//! the answer, is the `headroom-capacity` crate's.
 
-use crate::args::CapacityArgs;
+use crate::args::{CapacityArgs, CommonArgs};
 use crate::execute::{Failure, Prepared, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::signals::interrupt_on_signal;
-use headroom_analysis::capacity::{ApdexGoal, Bottleneck};
+use headroom_analysis::capacity::Bottleneck;
 use headroom_analysis::Metric;
 use headroom_bundle::capacity::{CapacityResult, Level};
 use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_capacity::answer::{judge, outcomes};
-use headroom_capacity::ladder::Ladder;
-use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, SearchPlan, Settings};
-use headroom_capacity::think::PlannedThink;
-use headroom_capacity::timing::{LevelTimes, Timing};
+use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, SearchPlan};
+use headroom_capacity::spec::CapacitySpec;
+use headroom_capacity::timing::Timing;
+use headroom_experiment::cell_run::SPEC_FILE;
 use headroom_load::engine::{EnginePlan, Workload};
 use headroom_load::live_metrics::LiveMetrics;
 use headroom_load::run::{default_bundle_dir, Progress, RunSetup};
@@ -30,27 +31,57 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 pub fn run(args: CapacityArgs) -> ExitCode {
-    if let Err(e) = check_flags(&args) {
-        eprintln!("headroom: {e}");
-        return ExitCode::from(EXIT_USAGE);
-    }
+    let given = args.load.common.clone();
+    let (spec, common) = match asked(args) {
+        Ok(asked) => asked,
+        Err(e) => return failed(&given, e),
+    };
     let runtime = match crate::execute::current_thread_runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
-    let common = args.load.common.clone();
-    match runtime.block_on(search(args)) {
+    match runtime.block_on(search_spec(&spec, &common)) {
         Ok(searched) => searched.code,
-        Err(Failure::Usage(e)) => {
-            eprintln!("headroom: {}", crate::execute::describe(&e));
-            ExitCode::from(EXIT_USAGE)
-        }
-        Err(Failure::CannotRun(e)) => crate::execute::cannot_run(&common, &e),
+        Err(e) => failed(&common, e),
     }
 }
 
+/// The message and exit code of a search that could not run.
+fn failed(common: &CommonArgs, failure: Failure) -> ExitCode {
+    match failure {
+        Failure::Usage(e) => {
+            eprintln!("headroom: {}", crate::execute::describe(&e));
+            ExitCode::from(EXIT_USAGE)
+        }
+        Failure::CannotRun(e) => crate::execute::cannot_run(common, &e),
+    }
+}
+
+fn usage(text: String) -> Failure {
+    Failure::Usage(anyhow::anyhow!(text))
+}
+
+/// The search a command line asks for, and the flags beside it: the
+/// `--spec` file's (its directory `--out` when given), or the spec the
+/// flags make once they are checked.
+fn asked(args: CapacityArgs) -> Result<(CapacitySpec, CommonArgs), Failure> {
+    let mut common = args.load.common.clone();
+    let Some(path) = &args.spec else {
+        check_flags(&args).map_err(usage)?;
+        return Ok((crate::settings::capacity_spec(&args)?, common));
+    };
+    let mut spec = crate::settings::capacity_spec_file(path).map_err(usage)?;
+    // The same search again, elsewhere.
+    if let Some(out) = &common.out {
+        spec.dir = Some(out.clone());
+    }
+    crate::settings::spec_monitors(&spec.level, &mut common);
+    check_common_flags(&common).map_err(usage)?;
+    Ok((spec, common))
+}
+
 /// The flags a search cannot take, and the reason (said as given).
-fn check_flags(args: &CapacityArgs) -> Result<(), String> {
+pub(crate) fn check_flags(args: &CapacityArgs) -> Result<(), String> {
     let load = &args.load;
     if load.users.is_some()
         || load.duration.is_some()
@@ -100,15 +131,29 @@ fn check_flags(args: &CapacityArgs) -> Result<(), String> {
                 .into(),
         );
     }
+    check_common_flags(&load.common)?;
+    if args.start > args.max {
+        return Err(format!(
+            "--start ({}) is above --max ({})",
+            args.start, args.max
+        ));
+    }
+    Ok(())
+}
+
+/// What a search checks of the flags that go beside a spec too (and of
+/// the agents a spec monitors): the agents' token, `--junit`'s path,
+/// `--fail-if`'s figures.
+fn check_common_flags(common: &CommonArgs) -> Result<(), String> {
     if let Err(e) =
-        crate::execute::check_agent_token(&load.common.monitor, load.common.agent_token.as_deref())
+        crate::execute::check_agent_token(&common.monitor, common.agent_token.as_deref())
     {
         return Err(e.to_string());
     }
-    if let Err(e) = crate::execute::check_junit_path(&load.common) {
+    if let Err(e) = crate::execute::check_junit_path(common) {
         return Err(e.to_string());
     }
-    if let Some(bad) = load.common.fail_if.iter().find(|c| {
+    if let Some(bad) = common.fail_if.iter().find(|c| {
         c.label.is_some()
             || !matches!(
                 c.metric,
@@ -120,32 +165,22 @@ fn check_flags(args: &CapacityArgs) -> Result<(), String> {
             bad.expression
         ));
     }
-    if args.start > args.max {
-        return Err(format!(
-            "--start ({}) is above --max ({})",
-            args.start, args.max
-        ));
-    }
     Ok(())
 }
 
-/// The level's run: the search's run spec (URL or scenario) with this
+/// The level's run: the search's level spec (URL or scenario) with this
 /// level's users, duration, ramp-up and bundle.
 async fn prepare_level(
-    args: &CapacityArgs,
+    spec: &CapacitySpec,
     timing: Timing,
     users: u32,
     dir: &Path,
 ) -> Result<Prepared, Failure> {
-    let spec = crate::settings::level_spec(&args.load, args.scenario.as_deref())?
-        .with_users(users)
-        .with_duration(timing.warmup_max.saturating_add(timing.measure_cap))
-        .with_ramp_up(timing.warmup_min)
-        .with_bundle_dir(dir.to_path_buf());
-    let prepared = headroom_load::assemble::assemble(&spec)
+    let run = spec.level_run(users, timing, dir);
+    let prepared = headroom_load::assemble::assemble(&run)
         .await
         .map_err(Failure::assembly)?;
-    Ok(match &args.scenario {
+    Ok(match spec.scenario() {
         None => prepared,
         Some(_) => without_before(prepared),
     })
@@ -176,70 +211,25 @@ fn without_before(mut prepared: Prepared) -> Prepared {
     prepared
 }
 
-/// The mean think time per request (for Little's law) and how to say it:
-/// `--think` when given, else the scenario's own (per step, or its default).
-fn think(args: &CapacityArgs) -> Result<PlannedThink, Failure> {
-    let Some(file) = &args.scenario else {
-        return Ok(PlannedThink::of_flag(args.load.think));
+/// The search's directory: the spec's (`--out`), else a new one under
+/// runs/. An existing directory is taken only when it holds nothing but
+/// logs and a spec.json (an experiment's run directory, with its hooks'
+/// output and the spec it runs).
+fn search_dir(spec: &CapacitySpec) -> Result<PathBuf, Failure> {
+    let base = match &spec.dir {
+        Some(dir) => dir.clone(),
+        None => {
+            let target = spec.target().map_err(Failure::assembly)?;
+            default_bundle_dir(Path::new("runs"), &format!("capacity-{}", target.host))
+        }
     };
-    let scenario =
-        crate::jmx_input::scenario(file, Some(&args.load.url), &Default::default(), false)
-            .map_err(|e| Failure::Usage(anyhow::anyhow!(e)))?;
-    Ok(PlannedThink::of_scenario(&scenario, args.load.think))
-}
-
-/// The search's settings from its flags; its levels and capacity.json go
-/// into `base`.
-fn settings(args: &CapacityArgs, base: PathBuf) -> Result<Settings, Failure> {
-    let common = &args.load.common;
-    let think = think(args)?;
-    Ok(Settings {
-        url: args.load.url.to_string(),
-        scenario: args.scenario.as_ref().map(|f| f.display().to_string()),
-        target: ApdexGoal {
-            apdex: args.apdex_target,
-            max_error: args.max_error,
-            p95_max: args.p95_max,
-        },
-        ladder: Ladder {
-            start: args.start,
-            step: args.step,
-            max: args.max,
-            resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
-        },
-        aimed: args.ladder == "aimed",
-        confirm: args.confirm,
-        times: LevelTimes {
-            warmup: args.warmup,
-            warmup_min: args.warmup_min,
-            step_duration: args.step_duration,
-            min_step_duration: args.min_step_duration,
-            full_levels: args.full_levels,
-            min_samples: args.min_samples,
-        },
-        think,
-        apdex: crate::execute::apdex(common)?,
-        throughput_capped: args.load.throughput.is_some(),
-        monitored: !common.monitor.is_empty(),
-        processes: common.process.clone(),
-        base,
-    })
-}
-
-/// The search's directory: `--out`, else a new one under runs/. An
-/// existing directory is taken only when it holds nothing but logs (an
-/// experiment's run directory, with its hooks' output).
-fn search_dir(args: &CapacityArgs) -> Result<PathBuf, Failure> {
-    let base = args.load.common.out.clone().unwrap_or_else(|| {
-        default_bundle_dir(
-            Path::new("runs"),
-            &format!("capacity-{}", args.load.url.host),
-        )
-    });
     let only_logs = std::fs::read_dir(&base).is_ok_and(|entries| {
-        entries
-            .flatten()
-            .all(|e| e.path().extension().is_some_and(|x| x == "log") && e.path().is_file())
+        entries.flatten().all(|e| {
+            let path = e.path();
+            path.is_file()
+                && (path.extension().is_some_and(|x| x == "log")
+                    || path.file_name().is_some_and(|n| n == SPEC_FILE))
+        })
     });
     if base.exists() && !only_logs {
         return Err(Failure::Usage(anyhow::anyhow!(
@@ -250,16 +240,16 @@ fn search_dir(args: &CapacityArgs) -> Result<PathBuf, Failure> {
     Ok(base)
 }
 
-/// Each level of the search run from the flags, on the terminal.
-struct FlagLevels<'a> {
-    args: &'a CapacityArgs,
+/// Each level of the search run from its spec, on the terminal.
+struct SpecLevels<'a> {
+    spec: &'a CapacitySpec,
     /// `--metrics-listen`: every level publishes there in turn.
     metrics: Option<Arc<LiveMetrics>>,
     live: bool,
     quiet: bool,
 }
 
-impl LevelRunner for FlagLevels<'_> {
+impl LevelRunner for SpecLevels<'_> {
     type Error = Failure;
 
     async fn prepare(
@@ -268,7 +258,7 @@ impl LevelRunner for FlagLevels<'_> {
         timing: Timing,
         dir: &Path,
     ) -> Result<(EnginePlan, RunSetup), Failure> {
-        let mut prepared = prepare_level(self.args, timing, users, dir).await?;
+        let mut prepared = prepare_level(self.spec, timing, users, dir).await?;
         prepared.setup.metrics = self.metrics.clone();
         Ok((prepared.plan, prepared.setup))
     }
@@ -317,7 +307,7 @@ impl From<CapacityError> for Failure {
 /// Writes capacity.json, prints the answer, judges `--fail-if`, writes
 /// `--junit`; returns the exit code.
 fn conclude(
-    common: &crate::args::CommonArgs,
+    common: &CommonArgs,
     result: &mut CapacityResult,
     base: &Path,
     started: Instant,
@@ -385,17 +375,28 @@ pub(crate) struct Searched {
     pub result: CapacityResult,
 }
 
-/// Runs the search; prints progress and the summary unless quiet.
+/// Runs the search its flags ask for (the demo's).
 pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
-    let common = &args.load.common;
+    let spec = crate::settings::capacity_spec(&args)?;
+    search_spec(&spec, &args.load.common).await
+}
+
+/// Runs the search `spec` describes, reported as `common` says; prints
+/// progress and the summary unless quiet.
+pub(crate) async fn search_spec(
+    spec: &CapacitySpec,
+    common: &CommonArgs,
+) -> Result<Searched, Failure> {
     let quiet = common.quiet || common.json;
     let live = !quiet && std::io::stderr().is_terminal();
-    let base = search_dir(&args)?;
-    let plan = SearchPlan::new(settings(&args, base.clone())?);
+    let base = search_dir(spec)?;
+    let settings = spec.settings(base.clone()).map_err(Failure::assembly)?;
+    let plan = SearchPlan::new(settings);
+    let ladder = spec.ladder;
     if !quiet {
         eprintln!(
             "{}",
-            search_heading(&plan.setup, &plan.settings.target, args.start, args.max)
+            search_heading(&plan.setup, &plan.settings.target, ladder.start, ladder.max)
         );
     }
     if let Some(note) = plan.lengthened.as_ref().filter(|_| !quiet) {
@@ -409,8 +410,8 @@ pub(crate) async fn search(args: CapacityArgs) -> Result<Searched, Failure> {
         let _ = stop_tx.send(true);
     });
     let started = Instant::now();
-    let levels = FlagLevels {
-        args: &args,
+    let levels = SpecLevels {
+        spec,
         metrics,
         live,
         quiet,

@@ -3,7 +3,6 @@
 
 use crate::args::CommonArgs;
 use crate::signals::interrupt_on_signal;
-use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::Verdict;
 use headroom_bundle::summary::RunStatus;
 use headroom_load::assemble::{AssembledRun, AssemblyError};
@@ -173,11 +172,6 @@ pub async fn connect_checked(target: &Target, insecure: bool) -> Result<Connecto
     headroom_load::assemble::connect_checked(target, insecure)
         .await
         .map_err(Failure::assembly)
-}
-
-/// Apdex T and F from the flags; F below T is a usage error.
-pub fn apdex(common: &CommonArgs) -> Result<ApdexThresholds, Failure> {
-    headroom_load::assemble::apdex(&crate::settings::apdex_spec(common)).map_err(Failure::assembly)
 }
 
 /// A `--fail-if` criterion on a label the run does not have would only

@@ -138,10 +138,10 @@ fn banner(experiment: &Experiment, plan: &Plan, resumed: bool, out: &Path) -> St
 }
 
 /// How a cell's runs start, from its command line: the binary's own
-/// parser, then flags → spec ([`crate::settings`]). The spec keeps the
-/// command line for the runs' manifests; the flags about reporting go
-/// beside it. A capacity search has no spec yet and runs from its command
-/// line.
+/// parser, then flags → spec ([`crate::settings`]): a run spec, or a
+/// capacity spec for a search (whose flags are checked as `headroom
+/// capacity` checks them). The spec keeps the command line for the runs'
+/// manifests; the flags about reporting go beside it.
 fn cell_run(argv: &[String]) -> Result<CellRun, String> {
     let mut full = vec!["headroom".to_string()];
     full.extend_from_slice(argv);
@@ -157,15 +157,24 @@ fn cell_run(argv: &[String]) -> Result<CellRun, String> {
             .trim_start_matches("error: ")
             .to_string()
     })?;
+    let described = |e: Failure| match e {
+        Failure::Usage(e) | Failure::CannotRun(e) => crate::execute::describe(&e),
+    };
     let spec = match cli.command {
         Command::Run(args) => settings::run_spec(&args),
         Command::Load(args) => settings::load_spec(&args),
-        Command::Capacity(_) => return Ok(CellRun::CommandLine),
+        Command::Capacity(args) => {
+            crate::capacity_cmd::check_flags(&args)?;
+            let mut spec = settings::capacity_spec(&args).map_err(described)?;
+            spec.level.outputs.command_line = settings::redact_command_line(full);
+            return Ok(CellRun::Capacity {
+                spec: Box::new(spec),
+                reporting: reporting_flags(argv),
+            });
+        }
         _ => return Err("an experiment's runs are run, load or capacity commands".into()),
     };
-    let mut spec = spec.map_err(|e| match e {
-        Failure::Usage(e) | Failure::CannotRun(e) => crate::execute::describe(&e),
-    })?;
+    let mut spec = spec.map_err(described)?;
     spec.outputs.command_line = settings::redact_command_line(full);
     Ok(CellRun::Spec {
         spec: Box::new(spec),
@@ -337,8 +346,8 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_experiment::cell_run::{run_spec, write_spec, RunSettings};
-    use headroom_load::spec::RunSpec;
+    use headroom_experiment::cell_run::{capacity_run_spec, run_spec, write_spec, RunSettings};
+    use headroom_load::spec::{RunSpec, WorkloadSource};
 
     fn planned(yaml: &str) -> Plan {
         let experiment = headroom_experiment::file::parse_str(yaml, Path::new("/studies/t.yaml"))
@@ -403,7 +412,7 @@ mod tests {
                 .iter()
                 .map(|c| match &c.run {
                     CellRun::Spec { spec, .. } => spec.profile.users,
-                    CellRun::CommandLine => None,
+                    CellRun::Capacity { .. } => None,
                 })
                 .collect::<Vec<_>>(),
             vec![Some(2), Some(5)]
@@ -425,13 +434,90 @@ mod tests {
         );
     }
 
-    /// A capacity search has no spec yet: its runs keep their command line.
+    /// Each capacity run's spec.json, read back as `capacity --spec` reads
+    /// it, is the search the command line `experiment --dry-run` shows for
+    /// the run asks for: the same level run and the same search settings,
+    /// in the run's directory.
     #[test]
-    fn a_capacity_cell_runs_from_its_command_line() {
+    fn a_planned_capacity_cells_spec_is_its_command_lines_spec() {
         let plan = planned(
-            "name: t\nworkload:\n  url: http://127.0.0.1:9/\n  capacity: {start: 2, step: 2, max: 4, step_duration: 2s}\n",
+            "name: t\nfactors:\n  max: [4, 8]\nworkload:\n  scenario: /studies/journey.yaml\n  target: http://127.0.0.1:9/\n  think: 200ms\n  apdex_t: 300ms\n  capacity: {start: 2, step: 2, max: '${max}', step_duration: 2s, warmup: 0s, apdex_target: 0.9, confirm: 2}\n  flags: [--monitor, local, --fail-if, 'users<3']\nrepetitions: 2\n",
         );
-        assert_eq!(plan.cells[0].run, CellRun::CommandLine);
+        let dir = std::env::temp_dir().join(format!(
+            "headroom-capacity-cell-spec-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        for cell in &plan.cells {
+            let CellRun::Capacity { spec, reporting } = &cell.run else {
+                panic!("{:?}", cell.run)
+            };
+            assert_eq!(reporting, &["--fail-if".to_string(), "users<3".to_string()]);
+            let run = capacity_run_spec(
+                spec,
+                &RunSettings {
+                    dir: &dir,
+                    seed: 5,
+                    faults: &cell.faults,
+                },
+            );
+            let written = write_spec(&dir, &run).unwrap();
+            let back = settings::capacity_spec_file(&written).unwrap();
+            assert_eq!(back, run);
+            let argv = cell.run_argv(&dir, 5);
+            let full = std::iter::once("headroom".to_string()).chain(argv.iter().cloned());
+            let Command::Capacity(args) = Cli::try_parse_from(full)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .command
+            else {
+                panic!("{argv:?}")
+            };
+            let mut expected = settings::capacity_spec(&args).unwrap_or_else(|e| match e {
+                Failure::Usage(e) | Failure::CannotRun(e) => panic!("{e}"),
+            });
+            expected.level.outputs.command_line = back.level.outputs.command_line.clone();
+            assert_eq!(back, expected);
+            assert_eq!(back.dir.as_deref(), Some(dir.as_path()));
+            assert_eq!(back.level.seed, 5);
+            assert_eq!(
+                back.level.outputs.command_line,
+                std::iter::once("headroom".to_string())
+                    .chain(argv)
+                    .collect::<Vec<_>>()
+            );
+            let WorkloadSource::Scenario(source) = &back.level.workload else {
+                panic!("{back:?}")
+            };
+            assert_eq!(source.target.as_deref(), Some("http://127.0.0.1:9/"));
+        }
+        assert_eq!(
+            plan.cells
+                .iter()
+                .map(|c| match &c.run {
+                    CellRun::Capacity { spec, .. } => (spec.ladder.max, spec.confirm),
+                    CellRun::Spec { .. } => (0, 0),
+                })
+                .collect::<Vec<_>>(),
+            vec![(4, 2), (8, 2)]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A capacity cell's flags are checked as `headroom capacity` checks
+    /// them, before anything runs.
+    #[test]
+    fn a_capacity_cells_wrong_flag_is_found_in_the_plan() {
+        let experiment = headroom_experiment::file::parse_str(
+            "name: t\nworkload:\n  url: http://127.0.0.1:9/\n  capacity: {start: 8, max: 4}\n",
+            Path::new("cap.yaml"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let e = plan(&experiment, Path::new("/studies/out"), &cell_run).unwrap_err();
+        assert!(
+            e.starts_with("cap.yaml: the workload of cell (one cell) gives `headroom capacity ")
+                && e.ends_with("which is wrong: --start (8) is above --max (4)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,11 +1,15 @@
-//! Flags → run specs: the one place where `load`'s, `run`'s and a capacity
-//! level's command lines become a [`RunSpec`] (the role of ripgrep's
-//! `hiargs.rs`). What the spec does not hold stays with the command:
-//! `--quiet`, `--json`, `--junit`, `--fail-if`, `--metrics-*` (terminal,
-//! CI and process matters).
+//! Flags → specs: the one place where `load`'s and `run`'s command lines
+//! become a [`RunSpec`], and `capacity`'s a [`CapacitySpec`] (the role of
+//! ripgrep's `hiargs.rs`). What a spec does not hold stays with the
+//! command: `--quiet`, `--json`, `--junit`, `--fail-if`, `--metrics-*`
+//! (terminal, CI and process matters).
 
-use crate::args::{CommonArgs, LoadArgs, Monitor, RunArgs, ShardArgs, Tolerated};
+use crate::args::{CapacityArgs, CommonArgs, LoadArgs, Monitor, RunArgs, ShardArgs, Tolerated};
 use crate::execute::Failure;
+use headroom_analysis::capacity::ApdexGoal;
+use headroom_capacity::ladder::Ladder;
+use headroom_capacity::spec::CapacitySpec;
+use headroom_capacity::timing::LevelTimes;
 use headroom_load::shard::Shard;
 use headroom_load::spec::{
     ApdexSpec, Barrier, BodySpec, FaultSpec, MonitorSpec, Monitored, OutputSpec, ProfileSpec,
@@ -19,13 +23,14 @@ fn usage(text: String) -> Failure {
 
 /// `headroom load URL ...`
 pub fn load_spec(args: &LoadArgs) -> Result<RunSpec, Failure> {
+    let url = given_url(args)?;
     let body = match (&args.body, &args.body_file) {
         (Some(text), _) => Some(BodySpec::Text(text.clone())),
         (None, Some(path)) => Some(BodySpec::File(path.clone())),
         (None, None) => None,
     };
     let mut spec = RunSpec::new(WorkloadSource::Url(UrlRequest {
-        url: args.url.given.clone(),
+        url,
         method: args.method.clone(),
         headers: args.headers.clone(),
         body,
@@ -78,16 +83,58 @@ pub fn run_spec(args: &RunArgs) -> Result<RunSpec, Failure> {
     Ok(spec)
 }
 
+/// The URL as given (`load` and `capacity` require it unless `capacity
+/// --spec` is given).
+fn given_url(args: &LoadArgs) -> Result<String, Failure> {
+    args.url
+        .as_ref()
+        .map(|url| url.given.clone())
+        .ok_or_else(|| usage("give the URL to load, e.g. http://127.0.0.1:8080/page".into()))
+}
+
+/// `headroom capacity ...`: the search its flags ask for. Each level runs
+/// `load`'s flags on the URL, or the `--scenario` file on it; `--out` is
+/// the search's directory.
+pub fn capacity_spec(args: &CapacityArgs) -> Result<CapacitySpec, Failure> {
+    let mut level = level_spec(&args.load, args.scenario.as_deref())?;
+    let dir = level.outputs.bundle_dir.take();
+    Ok(CapacitySpec {
+        level,
+        goal: ApdexGoal {
+            apdex: args.apdex_target,
+            max_error: args.max_error,
+            p95_max: args.p95_max,
+        },
+        ladder: Ladder {
+            start: args.start,
+            step: args.step,
+            max: args.max,
+            resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
+        },
+        aimed: args.ladder == "aimed",
+        confirm: args.confirm,
+        times: LevelTimes {
+            warmup: args.warmup,
+            warmup_min: args.warmup_min,
+            step_duration: args.step_duration,
+            min_step_duration: args.min_step_duration,
+            full_levels: args.full_levels,
+            min_samples: args.min_samples,
+        },
+        dir,
+    })
+}
+
 /// A capacity search's run before its level's users, duration and bundle:
 /// `load`'s flags, on the URL or on the `--scenario` file (whose profile
 /// the level replaces; `-J`, `--strict` and sharding do not apply).
-pub fn level_spec(load: &LoadArgs, scenario: Option<&Path>) -> Result<RunSpec, Failure> {
+fn level_spec(load: &LoadArgs, scenario: Option<&Path>) -> Result<RunSpec, Failure> {
     let Some(file) = scenario else {
         return load_spec(load);
     };
     let mut spec = RunSpec::new(WorkloadSource::Scenario(ScenarioSource {
         file: file.to_path_buf(),
-        target: Some(load.url.given.clone()),
+        target: Some(given_url(load)?),
         jmeter_properties: Default::default(),
         strict: false,
     }));
@@ -175,6 +222,27 @@ pub fn spec_file(path: &Path) -> Result<RunSpec, String> {
             path.display()
         )
     })
+}
+
+/// `capacity --spec FILE`: the capacity spec a file holds (JSON, as an
+/// experiment writes in each run's `spec.json`), checked; the error says
+/// which file and what is wrong.
+pub fn capacity_spec_file(path: &Path) -> Result<CapacitySpec, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "cannot read the capacity spec {}: {e}; give the spec.json of a capacity run's directory",
+            path.display()
+        )
+    })?;
+    let spec: CapacitySpec = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{} is not a capacity spec: {e}; it holds JSON as a capacity run's spec.json does, with level, goal, ladder, aimed and times",
+            path.display()
+        )
+    })?;
+    spec.check()
+        .map_err(|e| format!("the capacity spec {}: {e}", path.display()))?;
+    Ok(spec)
 }
 
 /// The flags `execute` reads of what a spec holds (the monitored agents
@@ -388,6 +456,93 @@ mod tests {
         let spec = spec_of_run("http://127.0.0.1:9/");
         std::fs::write(&path, serde_json::to_string(&spec).unwrap()).unwrap();
         assert_eq!(spec_file(&path).ok(), Some(spec));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn capacity_spec_of(argv: &[&str]) -> CapacitySpec {
+        let argv = ["headroom", "capacity"]
+            .into_iter()
+            .chain(argv.iter().copied());
+        let Command::Capacity(args) = Cli::try_parse_from(argv).unwrap().command else {
+            unreachable!()
+        };
+        capacity_spec(&args).ok().unwrap()
+    }
+
+    /// `capacity`'s flags become a search: the level's run without users
+    /// or duration, `--out` the search's directory, the resolution a
+    /// fifth of the step when not given.
+    #[test]
+    fn capacity_flags_become_a_capacity_spec() {
+        let spec = capacity_spec_of(&[
+            "http://127.0.0.1:9/x",
+            "--step",
+            "20",
+            "--ladder",
+            "plain",
+            "--p95-max",
+            "2s",
+            "--think",
+            "1s",
+            "--out",
+            "search",
+        ]);
+        assert_eq!(spec.level.profile, ProfileSpec::default());
+        assert_eq!(spec.level.outputs.bundle_dir, None);
+        assert_eq!(spec.dir, Some("search".into()));
+        assert_eq!((spec.ladder.start, spec.ladder.step), (10, 20));
+        assert_eq!((spec.ladder.max, spec.ladder.resolution), (500, 4));
+        assert!(!spec.aimed);
+        assert_eq!(spec.goal.p95_max, Some(std::time::Duration::from_secs(2)));
+        assert_eq!(spec.times.step_duration, std::time::Duration::from_secs(60));
+        let scenario = capacity_spec_of(&["--scenario", "j.yaml", "http://127.0.0.1:9/"]);
+        let WorkloadSource::Scenario(source) = &scenario.level.workload else {
+            panic!("{scenario:?}")
+        };
+        assert_eq!(source.target.as_deref(), Some("http://127.0.0.1:9/"));
+    }
+
+    /// `capacity --spec` says which file it could not use and why: not
+    /// there, not a capacity spec, or a field out of range.
+    #[test]
+    fn a_bad_capacity_spec_file_is_named_with_what_is_wrong() {
+        let dir =
+            std::env::temp_dir().join(format!("headroom-capacity-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.json");
+        let e = capacity_spec_file(&missing).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "cannot read the capacity spec {}: ",
+                missing.display()
+            )),
+            "{e}"
+        );
+        let path = dir.join("spec.json");
+        // A run's spec is not a search's.
+        let run = spec_of_run("http://127.0.0.1:9/");
+        std::fs::write(&path, serde_json::to_string(&run).unwrap()).unwrap();
+        let e = capacity_spec_file(&path).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "{} is not a capacity spec: unknown field `workload`, expected one of `level`",
+                path.display()
+            )),
+            "{e}"
+        );
+        let mut spec = capacity_spec_of(&["http://127.0.0.1:9/"]);
+        spec.ladder.step = 0;
+        std::fs::write(&path, serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(
+            capacity_spec_file(&path).unwrap_err(),
+            format!(
+                "the capacity spec {}: ladder.step is 0: it must be at least 1",
+                path.display()
+            )
+        );
+        spec.ladder.step = 10;
+        std::fs::write(&path, serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(capacity_spec_file(&path).ok(), Some(spec));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -5,7 +5,7 @@
 //! [`file`] reads the experiment file, [`plan`] renders each cell's
 //! commands and the run order, [`cell_run`] holds each cell's run spec,
 //! [`runner`] runs them (each run a `headroom run --spec` child writing an
-//! ordinary bundle), [`store`] keeps the study on disk and
+//! ordinary bundle, or `headroom capacity --spec` for a search), [`store`] keeps the study on disk and
 //! [`results`] computes and renders the comparisons (statistics from
 //! `headroom_analysis::experiment`).
 
@@ -43,7 +43,7 @@ pub fn check_cells(
         // A fault after the end of this cell's runs would never happen.
         let duration = match &cell.run {
             CellRun::Spec { spec, .. } => spec.profile.duration,
-            CellRun::CommandLine => None,
+            CellRun::Capacity { .. } => None,
         };
         let ramp_up = experiment.workload.ramp_up_fixed();
         let late = duration.and_then(|d| {

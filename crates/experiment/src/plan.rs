@@ -108,19 +108,21 @@ pub fn plan(experiment: &Experiment, out: &Path, build: BuildRun) -> Result<Plan
         .map(|(i, cell)| {
             let mut values = cell.clone();
             values.push((OUT.to_string(), out.display().to_string()));
-            let mut planned = planned_cell(experiment, i, &values);
+            let label = cell_label(cell);
+            let run = |argv: &[String]| {
+                build(argv).map_err(|e| {
+                    format!(
+                        "{}: the workload of cell {label} gives `headroom {}`, which is wrong: {}",
+                        experiment.file.display(),
+                        shell_words(argv),
+                        e.trim()
+                    )
+                })
+            };
+            let mut planned = planned_cell(experiment, i, &values, run)?;
             planned.dir_name = dir_name(i, cell);
             planned.cell = cell.clone();
-            planned.label = cell_label(cell);
-            planned.run = build(&planned.argv).map_err(|e| {
-                format!(
-                    "{}: the workload of cell {} gives `headroom {}`, which is wrong: {}",
-                    experiment.file.display(),
-                    planned.label,
-                    shell_words(&planned.argv),
-                    e.trim()
-                )
-            })?;
+            planned.label = label;
             Ok(planned)
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -140,7 +142,14 @@ pub fn plan(experiment: &Experiment, out: &Path, build: BuildRun) -> Result<Plan
     })
 }
 
-fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCell {
+/// The cell with its commands rendered from `cell`'s values, its run
+/// built by `run` from its command line.
+fn planned_cell(
+    experiment: &Experiment,
+    index: usize,
+    cell: &Cell,
+    run: impl FnOnce(&[String]) -> Result<CellRun, String>,
+) -> Result<PlannedCell, String> {
     let w = &experiment.workload;
     let mut subject = w.subject.render(cell);
     let is_file = w.command == WorkloadCommand::Run
@@ -183,12 +192,13 @@ fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCe
         argv.push("--jtl".into());
     }
     let hooks = &experiment.hooks;
-    PlannedCell {
+    let run = run(&argv)?;
+    Ok(PlannedCell {
         cell: cell.clone(),
         dir_name: dir_name(index, cell),
         label: cell_label(cell),
         argv,
-        run: CellRun::CommandLine,
+        run,
         scenario,
         setup: hooks.setup.as_ref().map(|t| t.render(cell)),
         teardown: hooks.teardown.as_ref().map(|t| t.render(cell)),
@@ -215,7 +225,7 @@ fn planned_cell(experiment: &Experiment, index: usize, cell: &Cell) -> PlannedCe
                 command: f.command.render(cell),
             })
             .collect(),
-    }
+    })
 }
 
 impl PlannedCell {

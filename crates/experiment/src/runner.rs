@@ -2,10 +2,10 @@
 //! needs a repetition; entering a cell (setup, services ready) and leaving
 //! it (services stopped, teardown); before/after hooks, the quiet wait and
 //! the run itself, as a `headroom run --spec` child process writing an
-//! ordinary bundle. Each finished run is appended to `runs.csv` at once, so an
+//! ordinary bundle (`capacity --spec` for a search). Each finished run is appended to `runs.csv` at once, so an
 //! interrupted or killed study continues where it stopped.
 
-use crate::cell_run::{run_spec, spec_args, write_spec, CellRun, RunSettings};
+use crate::cell_run::RunSettings;
 use crate::figure::Figure;
 use crate::file::{Experiment, WorkloadCommand};
 use crate::leftovers::Record;
@@ -936,21 +936,14 @@ struct Repetition<'p> {
 }
 
 /// The arguments of the child making one run of `planned` into `run_dir`:
-/// `run --spec` on the run's spec, written there, or a capacity search's
-/// command line.
+/// `run --spec` on the run's spec, or `capacity --spec` on the run's
+/// capacity spec, written there.
 fn child_args(planned: &PlannedCell, run_dir: &Path, seed: u64) -> Result<Vec<String>, String> {
-    match &planned.run {
-        CellRun::Spec { spec, reporting } => {
-            let run = RunSettings {
-                dir: run_dir,
-                seed,
-                faults: &planned.faults,
-            };
-            let file = write_spec(run_dir, &run_spec(spec, &run))?;
-            Ok(spec_args(&file, reporting))
-        }
-        CellRun::CommandLine => Ok(planned.run_argv(run_dir, seed)),
-    }
+    planned.run.child_args(&RunSettings {
+        dir: run_dir,
+        seed,
+        faults: &planned.faults,
+    })
 }
 
 /// Renames `dir` (`r2`) to `r2.<why>` (`r2.<why>-2`, ... when taken);

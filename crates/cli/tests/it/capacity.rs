@@ -373,6 +373,78 @@ fn capacity_refuses_flags_it_sets_itself() {
     );
 }
 
+/// `capacity --spec FILE` (what an experiment's capacity runs are) runs
+/// the search a file holds, without a URL; the flags the spec holds are
+/// refused beside it, `--out` and `--json` are not; a bad file is named
+/// with what is wrong.
+#[test]
+fn a_capacity_spec_file_runs_its_search_alone() {
+    let server = TestServer::start(|_| Reply::default());
+    let dir = temp_dir("capacity-spec");
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("spec.json");
+    std::fs::write(
+        &spec,
+        format!(
+            r#"{{"level": {{"workload": {{"source": "url", "url": "{}"}}, "apdex": {{"satisfied": "300ms", "tolerated": {{"time": "1200ms"}}}}}},
+ "goal": {{"apdex": 0.9, "max_error": 0.01}},
+ "ladder": {{"start": 1, "step": 1, "max": 1, "resolution": 1}},
+ "aimed": false,
+ "times": {{"warmup": "0s", "step_duration": "1s", "min_samples": 1}}}}"#,
+            server.url("/")
+        ),
+    )
+    .unwrap();
+    let spec_arg = spec.to_str().unwrap();
+    for beside in [
+        &["--start", "2"][..],
+        &["http://127.0.0.1:1/"],
+        &["--seed", "3"],
+    ] {
+        let output = headroom()
+            .args(["capacity", "--spec", spec_arg])
+            .args(beside)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{beside:?}: {stderr}");
+        assert!(
+            stderr.contains("cannot be used with"),
+            "{beside:?}: {stderr}"
+        );
+    }
+    let out = dir.join("again");
+    let output = headroom()
+        .args(["capacity", "--spec", spec_arg, "--out"])
+        .arg(&out)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = stdout_json(&output);
+    assert_eq!(json["levels"][0]["users"], 1, "{json}");
+    assert_eq!(json["setup"]["url"], server.url("/"), "{json}");
+    assert!(out.join("capacity.json").exists());
+    assert!(out.join("level-0001").join("manifest.json").exists());
+    std::fs::write(&spec, "{\"level\": 3}").unwrap();
+    let output = headroom()
+        .args(["capacity", "--spec", spec_arg])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("headroom: {spec_arg} is not a capacity spec: ")),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The testbed pinned to core 1 and headroom (one worker thread) to core
 /// 0: the server runs out of its core, and the answer names the CPU (that
 /// core) as the bottleneck, the run being valid.
