@@ -277,15 +277,9 @@ mod tests {
     use headroom_load::spec::{ScenarioSource, UrlRequest};
 
     fn url_spec() -> CapacitySpec {
-        let mut level = RunSpec::new(WorkloadSource::Url(UrlRequest {
-            url: "http://ann:s3cret@127.0.0.1:9/page".into(),
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: None,
-            label: None,
-            keep_alive: true,
-            timeout: Duration::from_secs(30),
-        }));
+        let mut level = RunSpec::new(WorkloadSource::Url(UrlRequest::get(
+            "http://ann:s3cret@127.0.0.1:9/page",
+        )));
         level.throughput = Some(headroom_units::quantity::Rate { per_second: 5.0 });
         level.monitors.sources = vec![headroom_load::spec::Monitored::Local];
         level.monitors.processes = vec!["nginx".into()];

@@ -3,9 +3,13 @@
 
 use clap::{Args, Parser, Subcommand};
 use headroom_analysis::Criterion;
+use headroom_experiment::regression::RegressionLimit;
 use headroom_load::profile::Think;
+use headroom_load::start::parse_start_time;
 use headroom_load::target::{parse_header, Target};
-use headroom_units::quantity::{parse_duration, parse_rate, Rate};
+use headroom_units::quantity::{
+    parse_duration, parse_link_mbit, parse_rate, parse_threshold_pct, Rate,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -156,7 +160,7 @@ pub struct BenchArgs {
     pub agent_token: Option<String>,
 
     /// The link's capacity for "% of link", e.g. 100Mbit, 1Gbit.
-    #[arg(long, value_parser = link_capacity, help_heading = "network")]
+    #[arg(long, value_parser = parse_link_mbit, help_heading = "network")]
     pub link_capacity: Option<f64>,
 
     /// Seconds each direction is measured (iperf3: 10).
@@ -207,60 +211,12 @@ pub struct ExperimentArgs {
 
     /// Exit 1 when a level is significantly worse than its factor's baseline by more than
     /// this, e.g. 'regression>5%' (any figure) or 'regression(p95)>5%'.
-    #[arg(long = "fail-if", value_parser = regression)]
+    #[arg(long = "fail-if", value_parser = RegressionLimit::parse)]
     pub fail_if: Option<RegressionLimit>,
 
     /// Print no progress and no tables (errors still go to stderr).
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-/// `regression>5%` or `regression(p95)>5%`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RegressionLimit {
-    pub figure: Option<headroom_experiment::figure::Figure>,
-    pub threshold_pct: f64,
-}
-
-fn regression(text: &str) -> Result<RegressionLimit, String> {
-    let usage = || {
-        format!(
-            "'{text}': write regression>5% or regression(p95)>5% (a percentage of the baseline)"
-        )
-    };
-    let t = text.trim();
-    let rest = t.strip_prefix("regression").ok_or_else(usage)?;
-    let (figure, rest) = match rest.strip_prefix('(') {
-        Some(inner) => {
-            let (name, after) = inner.split_once(')').ok_or_else(usage)?;
-            let figure = headroom_experiment::figure::Figure::parse(name).ok_or_else(|| {
-                let names: Vec<&str> = headroom_experiment::figure::ALL
-                    .iter()
-                    .map(|f| f.name())
-                    .collect();
-                format!("'{text}': '{name}' is not a figure ({})", names.join(", "))
-            })?;
-            (Some(figure), after)
-        }
-        None => (None, rest),
-    };
-    let value = rest.trim().strip_prefix('>').ok_or_else(usage)?;
-    Ok(RegressionLimit {
-        figure,
-        threshold_pct: threshold(value.trim())?,
-    })
-}
-
-fn threshold(text: &str) -> Result<f64, String> {
-    let trimmed = text.trim();
-    let value = headroom_units::quantity::parse_percent(trimmed)
-        .map(|fraction| fraction * 100.0)
-        .or_else(|| trimmed.parse::<f64>().ok())
-        .ok_or_else(|| format!("'{text}' is not a percentage such as 5%"))?;
-    if !(0.0..=1000.0).contains(&value) {
-        return Err(format!("'{text}' must be between 0% and 1000%"));
-    }
-    Ok(value)
 }
 
 fn fraction(text: &str) -> Result<f64, String> {
@@ -373,7 +329,7 @@ pub struct CapacityArgs {
     /// Run exactly this capacity spec (JSON, as an experiment writes in each run's spec.json);
     /// only --out (the search elsewhere) and the flags about reporting (--quiet, --json,
     /// --junit, --fail-if, --metrics-*) may go with it.
-    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = CAPACITY_SPEC_HOLDS)]
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = CAPACITY_SPEC_HOLDS, conflicts_with_all = COMMON_SPEC_HOLDS)]
     pub spec: Option<PathBuf>,
 
     #[command(flatten)]
@@ -382,7 +338,7 @@ pub struct CapacityArgs {
 
 /// The flags of `capacity` that a capacity spec holds, refused beside
 /// `--spec` (the URL too, which is then not required).
-const CAPACITY_SPEC_HOLDS: [&str; 49] = [
+const CAPACITY_SPEC_HOLDS: [&str; 25] = [
     "scenario",
     "apdex_target",
     "max_error",
@@ -400,14 +356,7 @@ const CAPACITY_SPEC_HOLDS: [&str; 49] = [
     "full_levels",
     "confirm",
     "url",
-    "users",
-    "duration",
     "requests",
-    "rate",
-    "max_vus",
-    "ramp_up",
-    "think",
-    "throughput",
     "method",
     "headers",
     "body",
@@ -415,23 +364,6 @@ const CAPACITY_SPEC_HOLDS: [&str; 49] = [
     "timeout",
     "no_keepalive",
     "label",
-    "shard",
-    "shards",
-    "start_at",
-    "start_in",
-    "barrier",
-    "insecure",
-    "apdex_t",
-    "apdex_f",
-    "jtl",
-    "save_failures",
-    "threads",
-    "seed",
-    "monitor",
-    "agent_token",
-    "process",
-    "link_capacity",
-    "fault",
 ];
 
 #[derive(Args, Debug)]
@@ -459,7 +391,7 @@ pub struct CompareArgs {
     pub baseline: Option<String>,
 
     /// Smallest significant change for the worse that counts as a regression (exit code 1).
-    #[arg(long, default_value = "5%", value_parser = threshold)]
+    #[arg(long, default_value = "5%", value_parser = parse_threshold_pct)]
     pub threshold: f64,
 
     /// Print the comparison as JSON (shape: docs/json.md#compare).
@@ -683,7 +615,7 @@ pub struct ShardArgs {
 
     /// Start the load at this moment, RFC 3339 (e.g. 2026-12-01T10:00:00Z), so that shards
     /// on several machines start together.
-    #[arg(long, value_name = "TIME", value_parser = start_time, conflicts_with = "start_in", help_heading = "Sharded runs")]
+    #[arg(long, value_name = "TIME", value_parser = parse_start_time, conflicts_with = "start_in", help_heading = "Sharded runs")]
     pub start_at: Option<std::time::SystemTime>,
 
     /// Start this long after the first shard reached --barrier, e.g. 30s.
@@ -699,41 +631,6 @@ pub struct ShardArgs {
         help_heading = "Sharded runs"
     )]
     pub barrier: Option<PathBuf>,
-}
-
-/// An RFC 3339 time: `Z` (either case) or an offset such as `+01:00`.
-fn start_time(text: &str) -> Result<std::time::SystemTime, String> {
-    let bad = || {
-        format!(
-            "'{text}' is not a time: write it in RFC 3339 with its zone, e.g. \
-             2026-12-01T10:00:00Z (UTC) or 2026-12-01T11:00:00+01:00"
-        )
-    };
-    let upper = text.trim().to_ascii_uppercase();
-    let (local, offset_s) = if let Some(base) = upper.strip_suffix('Z') {
-        (base.to_string(), 0i64)
-    } else {
-        let at = upper.len().checked_sub(6).ok_or_else(bad)?;
-        let (base, zone) = upper.split_at(at);
-        let sign = match zone.as_bytes()[0] {
-            b'+' => 1,
-            b'-' => -1,
-            _ => return Err(bad()),
-        };
-        let (h, m) = zone[1..].split_once(':').ok_or_else(bad)?;
-        let (h, m): (i64, i64) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
-        if h > 23 || m > 59 {
-            return Err(bad());
-        }
-        (base.to_string(), sign * (h * 3600 + m * 60))
-    };
-    let utc = humantime::parse_rfc3339_weak(&local).map_err(|_| bad())?;
-    let shift = Duration::from_secs(offset_s.unsigned_abs());
-    Ok(if offset_s >= 0 {
-        utc - shift
-    } else {
-        utc + shift
-    })
 }
 
 /// `headroom merge`: the shards of one split run as one bundle.
@@ -824,7 +721,7 @@ pub struct CommonArgs {
 
     /// With --monitor: link capacity for network %, when the interface does not report one
     /// (Wi-Fi), e.g. 57Mbit (as measured with iperf3).
-    #[arg(long, value_parser = link_capacity, requires = "monitor")]
+    #[arg(long, value_parser = parse_link_mbit, requires = "monitor")]
     pub link_capacity: Option<f64>,
 
     /// Run a shell command at a moment of the run, recorded as an event in events.csv
@@ -868,35 +765,13 @@ fn monitor(text: &str) -> Result<Monitor, String> {
     Ok(Monitor::Agent(target.authority()))
 }
 
-/// `57Mbit`, `1Gbit`, `100` (Mbit/s).
-fn link_capacity(text: &str) -> Result<f64, String> {
-    let t = text.trim().to_ascii_lowercase();
-    let t = t.trim_end_matches("/s").trim_end_matches("ps");
-    let (number, factor) = if let Some(n) = t.strip_suffix("gbit") {
-        (n, 1000.0)
-    } else if let Some(n) = t.strip_suffix("mbit") {
-        (n, 1.0)
-    } else {
-        (t, 1.0)
-    };
-    number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .map(|v| v * factor)
-        .filter(|v| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| format!("'{text}' is not a link capacity: write e.g. 57Mbit or 1Gbit"))
-}
-
 /// The flags of `run` that a run spec holds, refused beside `--spec`.
-const SPEC_HOLDS: [&str; 29] = [
-    "file",
-    "jmeter_property",
-    "strict",
-    "target",
+const SPEC_HOLDS: [&str; 5] = ["file", "jmeter_property", "strict", "target", "iterations"];
+
+/// The flags both specs hold (run's and capacity's), refused beside `--spec`.
+const COMMON_SPEC_HOLDS: [&str; 24] = [
     "users",
     "duration",
-    "iterations",
     "rate",
     "max_vus",
     "ramp_up",
@@ -931,7 +806,7 @@ pub struct RunArgs {
     /// Run exactly this run spec (JSON, as an experiment writes in each run's spec.json);
     /// only --out (the bundle elsewhere) and the flags about reporting (--quiet, --json,
     /// --junit, --fail-if, --metrics-*) may go with it.
-    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = SPEC_HOLDS)]
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = SPEC_HOLDS, conflicts_with_all = COMMON_SPEC_HOLDS)]
     pub spec: Option<PathBuf>,
 
     /// A JMeter property for a .jmx plan's ${__P(name)} and ${__property(name)}, e.g.
@@ -1108,7 +983,7 @@ pub struct AgentArgs {
     pub process: Vec<String>,
 
     /// Link capacity for network %, e.g. 57Mbit.
-    #[arg(long, value_parser = link_capacity)]
+    #[arg(long, value_parser = parse_link_mbit)]
     pub link_capacity: Option<f64>,
 
     /// Where the host's /proc is (a container sees the host's when it is mounted there,
@@ -1323,29 +1198,4 @@ pub struct TestbedClusterArgs {
     /// Where the nginx configuration, its logs and temporary files are written.
     #[arg(long, default_value = "headroom-cluster")]
     pub dir: PathBuf,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn start_times_take_any_rfc3339_zone() {
-        let utc = start_time("2026-12-01T10:00:00Z").unwrap();
-        assert_eq!(start_time("2026-12-01t10:00:00z").unwrap(), utc);
-        assert_eq!(start_time("2026-12-01T11:00:00+01:00").unwrap(), utc);
-        assert_eq!(start_time("2026-12-01T05:30:00-04:30").unwrap(), utc);
-        assert_eq!(
-            start_time("2026-12-01T10:00:00.250Z").unwrap(),
-            utc + Duration::from_millis(250)
-        );
-        for bad in [
-            "2026-12-01T10:00:00",
-            "tomorrow",
-            "2026-12-01T10:00:00+25:00",
-            "",
-        ] {
-            assert!(start_time(bad).unwrap_err().contains("RFC 3339"), "{bad}");
-        }
-    }
 }

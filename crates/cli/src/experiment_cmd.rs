@@ -11,7 +11,7 @@ use clap::Parser;
 use headroom_experiment::cell_run::CellRun;
 use headroom_experiment::file::{parse_file, Experiment};
 use headroom_experiment::plan::{describe, estimate, plan, Plan};
-use headroom_experiment::results::{analyse, cells_csv, regressions, render_text, result_json};
+use headroom_experiment::results::{analyse, regressions, render_text, write_results};
 use headroom_experiment::runner::{
     check_inputs, prepare, prepare_output, run as run_study, Ending, Options, OutputError,
 };
@@ -43,7 +43,10 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
-    if let Err(e) = check_regression_figure(&args, &experiment) {
+    if let Err(e) = args
+        .fail_if
+        .map_or(Ok(()), |limit| limit.check(&experiment))
+    {
         eprintln!("headroom: {e}");
         return ExitCode::from(EXIT_USAGE);
     }
@@ -207,43 +210,6 @@ fn reporting_flags(argv: &[String]) -> Vec<String> {
     flags
 }
 
-fn check_regression_figure(args: &ExperimentArgs, experiment: &Experiment) -> Result<(), String> {
-    let Some(regression) = args.fail_if else {
-        return Ok(());
-    };
-    if experiment.factors.iter().all(|f| f.levels.len() < 2) {
-        return Err(
-            "--fail-if regression needs a factor with two levels or more (a baseline and a level to compare with it)".into(),
-        );
-    }
-    let comparable = experiment.factors.iter().any(|factor| {
-        let baseline = experiment.baseline_of(factor);
-        let empty = vec![Vec::new(); experiment.cells.len()];
-        !headroom_analysis::experiment::against_baseline(
-            &factor.name,
-            &baseline,
-            &experiment.cells,
-            &empty,
-        )
-        .is_empty()
-    });
-    if !comparable {
-        return Err(
-            "--fail-if regression needs a cell that differs from a baseline cell in one factor only; the file's cells: have none".into(),
-        );
-    }
-    if let Some(figure) = regression.figure {
-        if !experiment.figures.contains(&figure) {
-            return Err(format!(
-                "--fail-if regression({}): the experiment does not measure {}; add it to measure:",
-                figure.name(),
-                figure.name()
-            ));
-        }
-    }
-    Ok(())
-}
-
 fn finish(
     args: &ExperimentArgs,
     experiment: &Experiment,
@@ -266,20 +232,7 @@ fn finish(
         Ending::Interrupted => "interrupted",
         Ending::Failed(_) | Ending::Unreadable(_) | Ending::RunsFailed(_) => "failed",
     };
-    let (min, max, _) = estimate(experiment);
-    let json = result_json(experiment, &results, status, (min, max));
-    let written = store::write_atomic(
-        &out.join(store::CELLS),
-        cells_csv(experiment, &results).as_bytes(),
-    )
-    .and_then(|_| {
-        store::write_atomic(
-            &out.join(store::RESULT),
-            serde_json::to_string_pretty(&json)
-                .unwrap_or_default()
-                .as_bytes(),
-        )
-    });
+    let written = write_results(out, experiment, &results, status);
     if let Err(e) = written {
         eprintln!(
             "headroom: cannot write the study's result in {}: {e}",

@@ -155,16 +155,8 @@ mod tests {
 
     #[test]
     fn a_run_spec_sets_the_runs_own_settings() {
-        let cell = RunSpec::new(WorkloadSource::Url(UrlRequest {
-            url: "http://127.0.0.1:9/".into(),
-            method: "GET".into(),
-            headers: Vec::new(),
-            body: None,
-            label: None,
-            keep_alive: true,
-            timeout: Duration::from_secs(30),
-        }))
-        .with_users(3);
+        let cell =
+            RunSpec::new(WorkloadSource::Url(UrlRequest::get("http://127.0.0.1:9/"))).with_users(3);
         let mut cell = cell;
         cell.outputs.command_line = vec!["headroom".into(), "load".into()];
         let faults = [FaultSpec {

@@ -17,6 +17,7 @@ pub mod leftovers;
 pub mod plan;
 pub mod process;
 pub mod quiet;
+pub mod regression;
 pub mod results;
 pub mod runner;
 pub mod serving;

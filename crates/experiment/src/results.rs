@@ -6,13 +6,14 @@
 use crate::figure::Figure;
 use crate::file::Experiment;
 use crate::plan::cell_label;
-use crate::store::RunRow;
+use crate::store::{self, RunRow};
 use headroom_analysis::experiment::{
     against_baseline, main_effect, AgainstBaseline, Cell, Difference, Summary,
 };
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 #[derive(Debug, Clone)]
 pub struct CellResult {
@@ -851,6 +852,28 @@ pub fn result_json(
             "verdict": c.verdict,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// Writes the study's results: [`store::CELLS`] and [`store::RESULT`]
+/// (with `status`: complete, interrupted or failed).
+pub fn write_results(
+    out: &Path,
+    experiment: &Experiment,
+    results: &Results,
+    status: &str,
+) -> std::io::Result<()> {
+    let (min, max, _) = crate::plan::estimate(experiment);
+    let json = result_json(experiment, results, status, (min, max));
+    store::write_atomic(
+        &out.join(store::CELLS),
+        cells_csv(experiment, results).as_bytes(),
+    )?;
+    store::write_atomic(
+        &out.join(store::RESULT),
+        serde_json::to_string_pretty(&json)
+            .unwrap_or_default()
+            .as_bytes(),
+    )
 }
 
 /// The comparisons that are real changes for the worse by more than

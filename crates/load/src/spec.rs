@@ -87,6 +87,21 @@ pub struct UrlRequest {
     pub timeout: Duration,
 }
 
+impl UrlRequest {
+    /// A GET of `url` with load's defaults: keep-alive, 30 s timeout.
+    pub fn get(url: &str) -> UrlRequest {
+        UrlRequest {
+            url: url.into(),
+            method: get(),
+            headers: Vec::new(),
+            body: None,
+            label: None,
+            keep_alive: yes(),
+            timeout: thirty_seconds(),
+        }
+    }
+}
+
 fn get() -> String {
     "GET".into()
 }

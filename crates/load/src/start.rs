@@ -266,9 +266,67 @@ pub async fn wait_for_start(
     }
 }
 
+/// An RFC 3339 time: `Z` (either case) or an offset such as `+01:00`.
+pub fn parse_start_time(text: &str) -> Result<SystemTime, String> {
+    let bad = || {
+        format!(
+            "'{text}' is not a time: write it in RFC 3339 with its zone, e.g. \
+             2026-12-01T10:00:00Z (UTC) or 2026-12-01T11:00:00+01:00"
+        )
+    };
+    let upper = text.trim().to_ascii_uppercase();
+    let (local, offset_s) = if let Some(base) = upper.strip_suffix('Z') {
+        (base.to_string(), 0i64)
+    } else {
+        let at = upper.len().checked_sub(6).ok_or_else(bad)?;
+        let (base, zone) = upper.split_at(at);
+        let sign = match zone.as_bytes()[0] {
+            b'+' => 1,
+            b'-' => -1,
+            _ => return Err(bad()),
+        };
+        let (h, m) = zone[1..].split_once(':').ok_or_else(bad)?;
+        let (h, m): (i64, i64) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+        if h > 23 || m > 59 {
+            return Err(bad());
+        }
+        (base.to_string(), sign * (h * 3600 + m * 60))
+    };
+    let utc = humantime::parse_rfc3339_weak(&local).map_err(|_| bad())?;
+    let shift = Duration::from_secs(offset_s.unsigned_abs());
+    Ok(if offset_s >= 0 {
+        utc - shift
+    } else {
+        utc + shift
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn start_times_take_any_rfc3339_zone() {
+        let utc = parse_start_time("2026-12-01T10:00:00Z").unwrap();
+        assert_eq!(parse_start_time("2026-12-01t10:00:00z").unwrap(), utc);
+        assert_eq!(parse_start_time("2026-12-01T11:00:00+01:00").unwrap(), utc);
+        assert_eq!(parse_start_time("2026-12-01T05:30:00-04:30").unwrap(), utc);
+        assert_eq!(
+            parse_start_time("2026-12-01T10:00:00.250Z").unwrap(),
+            utc + Duration::from_millis(250)
+        );
+        for bad in [
+            "2026-12-01T10:00:00",
+            "tomorrow",
+            "2026-12-01T10:00:00+25:00",
+            "",
+        ] {
+            assert!(
+                parse_start_time(bad).unwrap_err().contains("RFC 3339"),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn scheduler_environments_give_the_shard() {

@@ -212,6 +212,39 @@ pub fn parse_percent(input: &str) -> Option<f64> {
     number.parse::<f64>().ok().map(|v| v / 100.0)
 }
 
+/// A threshold in percent: `5%` or `5` (5.0), from 0% to 1000%.
+pub fn parse_threshold_pct(text: &str) -> Result<f64, String> {
+    let trimmed = text.trim();
+    let value = parse_percent(trimmed)
+        .map(|fraction| fraction * 100.0)
+        .or_else(|| trimmed.parse::<f64>().ok())
+        .ok_or_else(|| format!("'{text}' is not a percentage such as 5%"))?;
+    if !(0.0..=1000.0).contains(&value) {
+        return Err(format!("'{text}' must be between 0% and 1000%"));
+    }
+    Ok(value)
+}
+
+/// A link's capacity in Mbit/s: `57Mbit`, `1Gbit`, `100` (Mbit/s).
+pub fn parse_link_mbit(text: &str) -> Result<f64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let t = t.trim_end_matches("/s").trim_end_matches("ps");
+    let (number, factor) = if let Some(n) = t.strip_suffix("gbit") {
+        (n, 1000.0)
+    } else if let Some(n) = t.strip_suffix("mbit") {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    number
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .map(|v| v * factor)
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("'{text}' is not a link capacity: write e.g. 57Mbit or 1Gbit"))
+}
+
 /// A duration in readable units: `850µs`, `12.3ms`, `1.25s`, `2m05s`.
 pub struct Readable(pub Duration);
 
@@ -264,6 +297,15 @@ fn trim_float(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_capacities_read_in_mbit() {
+        assert_eq!(parse_link_mbit("57Mbit"), Ok(57.0));
+        assert_eq!(parse_link_mbit("1Gbit/s"), Ok(1000.0));
+        assert_eq!(parse_link_mbit(" 100 "), Ok(100.0));
+        assert!(parse_link_mbit("0").unwrap_err().contains("57Mbit"));
+        assert!(parse_link_mbit("fast").is_err());
+    }
 
     #[test]
     fn counts_say_their_noun_in_the_right_number() {

@@ -17,13 +17,9 @@ fn listener() -> (TcpListener, String) {
 
 fn url_spec(url: &str) -> RunSpec {
     RunSpec::new(WorkloadSource::Url(UrlRequest {
-        url: url.into(),
-        method: "GET".into(),
         headers: vec![("Authorization".into(), "Bearer secret".into())],
-        body: None,
-        label: None,
-        keep_alive: true,
         timeout: Duration::from_secs(3),
+        ..UrlRequest::get(url)
     }))
 }
 
