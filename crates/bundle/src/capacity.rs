@@ -144,6 +144,36 @@ pub struct CapacitySetup {
     /// their CPU is the server's, the host's is the whole machine's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub processes: Vec<String>,
+    /// What one user is, in words ("runs the journey 'Student' (14
+    /// requests) in a loop, reading 30 s between requests on average; ...").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub user: String,
+    /// What the answer calls the users, plural ("students"); `None`: users.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users_are: Option<String>,
+}
+
+impl CapacitySetup {
+    /// What one user and many are called: ("user", "users") unless
+    /// `--users-are` named them ("students" → "student").
+    pub fn nouns(&self) -> (String, String) {
+        let Some(many) = self
+            .users_are
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        else {
+            return ("user".into(), "users".into());
+        };
+        let one = if let Some(stem) = many.strip_suffix("ies") {
+            format!("{stem}y")
+        } else if let Some(stem) = many.strip_suffix("people") {
+            format!("{stem}person")
+        } else {
+            many.strip_suffix('s').unwrap_or(many).to_string()
+        };
+        (one, many.to_string())
+    }
 }
 
 /// Levels that ran their full duration although their verdict settled
@@ -192,6 +222,25 @@ impl LittlesLaw {
             return 0.0;
         }
         (self.users_busy - f64::from(self.users)).abs() / f64::from(self.users)
+    }
+
+    /// The users the same throughput and response time would hold with
+    /// another think time: `rps × (response + think)`. A model: it takes
+    /// the server's throughput at the capacity to hold whatever the users'
+    /// think.
+    pub fn users_at_think(&self, think: Duration) -> f64 {
+        self.rps * (self.mean_response_s + think.as_secs_f64())
+    }
+
+    /// The model's users at people's think times (5 s, 10 s, 30 s, 60 s),
+    /// leaving out the one the users had.
+    pub fn other_think_times(&self) -> Vec<(Duration, f64)> {
+        [5, 10, 30, 60]
+            .into_iter()
+            .map(Duration::from_secs)
+            .filter(|z| (z.as_secs_f64() - self.think_s).abs() > 0.5)
+            .map(|z| (z, self.users_at_think(z)))
+            .collect()
     }
 
     pub fn describe(&self) -> String {
@@ -263,6 +312,7 @@ impl CapacityResult {
         if self.status == "interrupted" {
             return format!("no answer: {}", self.limit_note);
         }
+        let (one, many) = self.setup.nouns();
         let mut text = match self.capacity.users {
             Some(users) => format!(
                 "{}{}{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
@@ -271,7 +321,7 @@ impl CapacityResult {
                 } else {
                     ""
                 },
-                headroom_units::quantity::count(users as usize, "user", "users"),
+                headroom_units::quantity::count(users as usize, &one, &many),
                 self.confirmation
                     .as_ref()
                     .map_or(String::new(), |c| if c.low == c.high {
@@ -291,8 +341,8 @@ impl CapacityResult {
                 "fewer than {}: not even the lowest level met Apdex ≥ {:.2}",
                 headroom_units::quantity::count(
                     self.levels.iter().map(|l| l.users).min().unwrap_or(1) as usize,
-                    "user",
-                    "users"
+                    &one,
+                    &many
                 ),
                 self.target.apdex
             ),

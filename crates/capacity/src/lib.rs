@@ -21,6 +21,7 @@
 //! - [`answer`]: the answer from the levels: capacity, knee, bottleneck,
 //!   validity, `--confirm`'s range, `--fail-if`.
 //! - [`think`]: the think per request a search plans with, and its words.
+//! - [`who`]: what one of the search's users is, in words for the answer.
 //!
 //! capacity.json's types and their reading and writing are
 //! `headroom_bundle::capacity`'s; the words, tables and page are
@@ -35,3 +36,4 @@ pub mod spec;
 pub mod think;
 pub mod timing;
 pub mod watch;
+pub mod who;

@@ -51,6 +51,10 @@ pub struct Settings {
     pub processes: Vec<String>,
     /// The search's directory: a bundle per level, and capacity.json.
     pub base: PathBuf,
+    /// What one user is, in words ([`crate::who`]).
+    pub user: String,
+    /// What the answer calls the users, plural (`None`: users).
+    pub users_are: Option<String>,
 }
 
 /// Where a level is in the search, for a live line.
@@ -132,6 +136,8 @@ impl SearchPlan {
             min_samples: timing.min_samples,
             lengthened: lengthened.clone(),
             processes: settings.processes.clone(),
+            user: settings.user.clone(),
+            users_are: settings.users_are.clone(),
             ladder: if settings.aimed { "aimed" } else { "plain" }.into(),
             step: settings.ladder.step,
             resolution: settings.ladder.resolution,
@@ -194,6 +200,8 @@ impl SearchPlan {
             settings.base.clone(),
         );
         result.setup = self.setup.clone();
+        // The verdict names the users as the setup calls them.
+        result.verdict = result.verdict();
         result.inversions = search
             .inversions()
             .into_iter()

@@ -51,6 +51,9 @@ pub struct CapacitySpec {
     /// `None`: a new one under runs/.
     #[serde(default)]
     pub dir: Option<PathBuf>,
+    /// What the answer calls the users, plural (`--users-are students`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users_are: Option<String>,
 }
 
 fn once() -> u32 {
@@ -122,8 +125,18 @@ impl CapacitySpec {
     /// a URL, else the scenario's own (per step, or its default) with the
     /// level's think for the steps without their own.
     pub fn planned_think(&self, target: &Target) -> Result<PlannedThink, AssemblyError> {
-        let WorkloadSource::Scenario(source) = &self.level.workload else {
-            return Ok(PlannedThink::of_flag(self.level.think));
+        Ok(self.users(target)?.0)
+    }
+
+    /// The think the search plans with, and what one user is in words.
+    fn users(&self, target: &Target) -> Result<(PlannedThink, String), AssemblyError> {
+        let source = match &self.level.workload {
+            WorkloadSource::Url(request) => {
+                let think = PlannedThink::of_flag(self.level.think);
+                let user = crate::who::of_url(&request.method, &target.url, &think);
+                return Ok((think, user));
+            }
+            WorkloadSource::Scenario(source) => source,
         };
         let scenario = headroom_load::scenario::jmx::scenario(
             &source.file,
@@ -132,14 +145,16 @@ impl CapacitySpec {
             source.strict,
         )
         .map_err(AssemblyError::Usage)?;
-        Ok(PlannedThink::of_scenario(&scenario, self.level.think))
+        let think = PlannedThink::of_scenario(&scenario, self.level.think);
+        let user = crate::who::of_scenario(&scenario, &source.file, &think);
+        Ok((think, user))
     }
 
     /// The search's settings, its levels and capacity.json going into
     /// `base`.
     pub fn settings(&self, base: PathBuf) -> Result<Settings, AssemblyError> {
         let target = self.target()?;
-        let think = self.planned_think(&target)?;
+        let (think, user) = self.users(&target)?;
         let level = &self.level;
         Ok(Settings {
             url: target.url,
@@ -155,6 +170,8 @@ impl CapacitySpec {
             monitored: !level.monitors.sources.is_empty(),
             processes: level.monitors.processes.clone(),
             base,
+            user,
+            users_are: self.users_are.clone(),
         })
     }
 
@@ -307,6 +324,7 @@ mod tests {
                 min_samples: 100,
             },
             dir: Some("runs/search".into()),
+            users_are: Some("students".into()),
         }
     }
 

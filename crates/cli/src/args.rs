@@ -326,6 +326,10 @@ pub struct CapacityArgs {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
     pub confirm: u32,
 
+    /// What the answer calls the users, plural, e.g. students (the answer says what one does).
+    #[arg(long, value_name = "NOUN", value_parser = noun)]
+    pub users_are: Option<String>,
+
     /// Run exactly this capacity spec (JSON, as an experiment writes in each run's spec.json);
     /// only --out (the search elsewhere) and the flags about reporting (--quiet, --json,
     /// --junit, --fail-if, --metrics-*) may go with it.
@@ -338,7 +342,8 @@ pub struct CapacityArgs {
 
 /// The flags of `capacity` that a capacity spec holds, refused beside
 /// `--spec` (the URL too, which is then not required).
-const CAPACITY_SPEC_HOLDS: [&str; 25] = [
+const CAPACITY_SPEC_HOLDS: [&str; 26] = [
+    "users_are",
     "scenario",
     "apdex_target",
     "max_error",
@@ -436,6 +441,18 @@ fn think(text: &str) -> Result<Think, String> {
 }
 
 /// A label names figures in every report: not empty, and not TOTAL.
+/// A plural noun for the users: letters, spaces and hyphens.
+fn noun(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    if t.is_empty() || t.len() > 40 || !t.chars().all(|c| c.is_alphabetic() || c == ' ' || c == '-')
+    {
+        return Err(format!(
+            "'{text}': write a plural noun such as students or visitors"
+        ));
+    }
+    Ok(t.to_string())
+}
+
 fn label(text: &str) -> Result<String, String> {
     match text.trim() {
         "" => Err("is empty: an empty label names nothing in the reports".into()),

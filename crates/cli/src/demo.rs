@@ -38,12 +38,33 @@ async fn start_testbed(quiet: bool) -> Result<BackgroundTestbed, String> {
     Ok(testbed)
 }
 
-/// What one of the demo's users is, printed under its answer: the figure
-/// counts request loops, not people reading pages.
-pub const DEMO_USER: &str =
-    "A demo user runs Moodle's 14-step journey in a loop with no time to read \
-between pages: it asks for far more than a student, who reads for tens of seconds between clicks \
-(give your users their think time: see \"Users who think\" in docs/capacity.md).";
+/// A student's think time: tens of seconds reading a page.
+const STUDENT_THINK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The demo's answer in students, as a model: its users do not read
+/// between pages (so that the search takes seconds), students read about
+/// 30 s; Little's law with the capacity's throughput and response time
+/// says how many such students the same server holds.
+pub fn in_students(result: &headroom_bundle::capacity::CapacityResult) -> String {
+    let Some(little) = result
+        .little
+        .as_ref()
+        .filter(|_| result.capacity.users.is_some())
+    else {
+        return "In students: no capacity was found, so none can be modelled.".into();
+    };
+    let students = little.users_at_think(STUDENT_THINK).floor() as usize;
+    format!(
+        "In students (a model): a student reads a page for about {} s before the next click, so the same {:.0} requests a second at {:.2} s each serve about {} at once (Little's law: {:.0} × ({:.2} + {})); `headroom capacity --think 30s --users-are students` measures it (docs/capacity.md, \"Users who think\").",
+        STUDENT_THINK.as_secs(),
+        little.rps,
+        little.mean_response_s,
+        headroom_units::quantity::count(students, "student", "students"),
+        little.rps,
+        little.mean_response_s,
+        STUDENT_THINK.as_secs(),
+    )
+}
 
 /// Starts the testbed, searches its capacity (local monitoring), writes
 /// the HTML report, prints its path and the verdict, stops the testbed.
@@ -87,6 +108,8 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
         "1s",
         "--min-step-duration",
         "2s",
+        "--users-are",
+        "demo users",
         "--out",
         &out.display().to_string(),
     ]
@@ -128,7 +151,10 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
         );
     } else {
         println!("\nheadroom demo: {}", result.verdict);
-        println!("{DEMO_USER}");
+        if let Some(line) = headroom_report::capacity::one_user(result) {
+            println!("{line}");
+        }
+        println!("{}", in_students(result));
         println!("Report: {}", report.display());
     }
     searched.code

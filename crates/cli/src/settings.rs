@@ -122,6 +122,7 @@ pub fn capacity_spec(args: &CapacityArgs) -> Result<CapacitySpec, Failure> {
             min_samples: args.min_samples,
         },
         dir,
+        users_are: args.users_are.clone(),
     })
 }
 

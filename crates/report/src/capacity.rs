@@ -84,11 +84,17 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     let mut out = String::from("\n");
     out.push_str(&padded(&rows, &left));
     out.push_str(&format!("\n  Capacity: {}\n", result.verdict()));
+    if let Some(line) = one_user(result) {
+        out.push_str(&format!("  {line}\n"));
+    }
     for line in uncertainty(result) {
         out.push_str(&format!("  {line}\n"));
     }
     if let Some(little) = &result.little {
         out.push_str(&format!("  Little's law: {}\n", little.describe()));
+    }
+    if let Some(line) = other_think_times(result) {
+        out.push_str(&format!("  {line}\n"));
     }
     for why in &result.invalid {
         out.push_str(&format!("  Not valid: {why}\n"));
@@ -101,6 +107,53 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     out.push_str(&format!("  Bundle: {}\n", result.bundle.display()));
     out
+}
+
+/// "A student: runs the journey ...": what one user is, when the search
+/// said it.
+pub fn one_user(result: &CapacityResult) -> Option<String> {
+    if result.setup.user.is_empty() {
+        return None;
+    }
+    let (one, _) = result.setup.nouns();
+    let vowel = one
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiou".contains(c.to_ascii_lowercase()));
+    let article = if vowel { "An" } else { "A" };
+    Some(format!("{article} {one}: {}", result.setup.user))
+}
+
+/// The capacity's users at people's think times, as a model from Little's
+/// law: the same throughput and response time, another think. `None`
+/// without an answer, or when a throughput cap paced the users.
+pub fn other_think_times(result: &CapacityResult) -> Option<String> {
+    let little = result.little.as_ref()?;
+    result.capacity.users?;
+    if result.capacity.at_least || little.rps <= 0.0 {
+        return None;
+    }
+    let (_, many) = result.setup.nouns();
+    let rows: Vec<String> = little
+        .other_think_times()
+        .into_iter()
+        .map(|(think, users)| {
+            format!(
+                "{} s → {}",
+                think.as_secs(),
+                count(users.floor() as usize, &many, &many)
+            )
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Reading longer between requests (a model: {:.1} req/s at {:.3} s mean response, the capacity's, held whatever the think; a search with that think measures it): {}",
+        little.rps,
+        little.mean_response_s,
+        rows.join(", ")
+    ))
 }
 
 /// The whole machine's CPU of each monitored host over the level, "53%"
@@ -375,16 +428,17 @@ fn the_others(result: &CapacityResult, early: usize) -> String {
 /// of users it lies in, levels whose verdicts contradict, how many stopped
 /// early, and (with --full-levels) how often an early verdict held.
 pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
+    let (one, many) = result.setup.nouns();
     let mut lines: Vec<String> = ladder_note(&result.setup).into_iter().collect();
     if let (Some([low, high]), Some(users)) = (result.range, result.capacity.users) {
-        let users = count(users as usize, "user", "users");
+        let users = count(users as usize, &one, &many);
         lines.push(if result.capacity.at_least {
             format!("Range: at least {users} (the target held at --max)")
         } else if low == high {
             format!("Range: {users} exactly (the next level up broke the target)")
         } else {
             format!(
-                "Range: {low}–{high} users ({}; a finer --resolution or --confirm narrows it)",
+                "Range: {low}–{high} {many} ({}; a finer --resolution or --confirm narrows it)",
                 match &result.confirmation {
                     Some(c) => format!(
                         "the repetitions and the levels either side, {} each",
@@ -406,13 +460,13 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
     if let Some((users, apdex, [low, high])) = at_capacity {
         lines.push(format!(
             "Apdex at {}: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)",
-            count(users as usize, "user", "users")
+            count(users as usize, &one, &many)
         ));
     }
     for [broken, met] in &result.inversions {
         lines.push(format!(
             "Noisy: broken at {} but met at {met}: the server's verdicts contradict each other; repeat the levels near the answer (--confirm 3)",
-            count(*broken as usize, "user", "users")
+            count(*broken as usize, &one, &many)
         ));
     }
     let early = result.levels.iter().filter(|l| l.stopped_early).count();
@@ -526,6 +580,46 @@ mod tests {
             .into_iter()
             .find(|l| l.starts_with("Levels:"))
             .unwrap()
+    }
+
+    /// The answer says what a user is, under its noun, and the users the
+    /// same throughput holds at people's think times: 2 req/s at 20 ms
+    /// with 5 s think is 10 users; at 30 s, 2 × 30.02 = 60.
+    #[test]
+    fn the_answer_names_its_users_and_models_other_think_times() {
+        let target = ApdexGoal {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut result = headroom_capacity::answer::answer(
+            target,
+            vec![level(10, 40.0, false), level(20, 40.0, false)],
+            Some(20),
+            false,
+            Duration::from_secs(5),
+            false,
+            PathBuf::new(),
+        );
+        assert_eq!(one_user(&result), None);
+        result.setup.user = "reads the course page".into();
+        result.setup.users_are = Some("students".into());
+        assert_eq!(
+            one_user(&result).unwrap(),
+            "A student: reads the course page"
+        );
+        assert!(
+            result.verdict().starts_with("20 students at Apdex"),
+            "{}",
+            result.verdict()
+        );
+        let line = other_think_times(&result).unwrap();
+        assert!(
+            line.ends_with(": 10 s → 20 students, 30 s → 60 students, 60 s → 120 students"),
+            "{line}"
+        );
+        result.setup.users_are = Some("everyday activities".into());
+        assert_eq!(result.setup.nouns().0, "everyday activity");
     }
 
     /// Two levels of 2 req/s measured 40 s each for their 100 requests

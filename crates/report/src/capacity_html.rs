@@ -174,6 +174,10 @@ fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
     } else {
         html.push_str("<li><b>Valid:</b> the load generator kept up at the deciding levels, each verdict rests on enough requests, and Little's law finds the users in their steady cycle, so the figures are the server's.</li>");
     }
+    if let Some(line) = crate::capacity::one_user(result) {
+        let (who, what) = line.split_once(": ").unwrap_or(("A user", &line));
+        let _ = write!(html, "<li><b>{}:</b> {}.</li>", escape(who), escape(what));
+    }
     if let Some(little) = &result.little {
         let _ = write!(
             html,
@@ -181,6 +185,10 @@ fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
             escape(&little.describe()),
             little_says(little, levels)
         );
+    }
+    if let Some(line) = crate::capacity::other_think_times(result) {
+        let (head, rest) = line.split_once(" (").unwrap_or((&line, ""));
+        let _ = write!(html, "<li><b>{}</b> ({}.</li>", escape(head), escape(rest));
     }
     if let Some((first, rest)) = result.host_bench.split_first() {
         let _ = write!(

@@ -32,12 +32,22 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
         .unwrap_or_else(|| panic!("no answer line in {stdout}"));
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(
-        lines[answer + 1].starts_with(
-            "A demo user runs Moodle's 14-step journey in a loop with no time to read"
-        ),
+        lines[answer].starts_with("headroom demo: ")
+            && lines[answer].contains(" demo users at Apdex"),
         "{stdout}"
     );
-    assert!(lines[answer + 2].starts_with("Report: "), "{stdout}");
+    assert!(
+        lines[answer + 1].starts_with("A demo user: runs the journey '")
+            && lines[answer + 1].contains("in a loop, with no time to read between requests"),
+        "{stdout}"
+    );
+    // The answer in students is a model from Little's law, said as one.
+    assert!(
+        lines[answer + 2]
+            .starts_with("In students (a model): a student reads a page for about 30 s"),
+        "{stdout}"
+    );
+    assert!(lines[answer + 3].starts_with("Report: "), "{stdout}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap()).unwrap();
     let users = json["capacity"]["users"].as_u64().expect("a capacity");

@@ -1,0 +1,146 @@
+//! Who the search's users are, in words for the answer: what one user
+//! runs, how long it reads between requests, and whether it loads pages
+//! as a browser does. The figure "N users" means nothing without it: a
+//! loop that never reads asks a server for hundreds of times what a
+//! student does.
+
+use crate::think::PlannedThink;
+use headroom_load::scenario::{Node, Scenario};
+use headroom_units::quantity::{count, round_figure};
+use std::path::Path;
+use std::time::Duration;
+
+/// One user of a URL search: `METHOD path` again and again.
+pub fn of_url(method: &str, url: &str, think: &PlannedThink) -> String {
+    let path = url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|at| &rest[at..]))
+        .unwrap_or("/");
+    format!(
+        "sends {method} {path} again and again, {}; one request, not a page with its style sheets, scripts and images",
+        reading(think.mean, "requests")
+    )
+}
+
+/// One user of a scenario search: its journey, its think and its pages.
+pub fn of_scenario(scenario: &Scenario, file: &Path, think: &PlannedThink) -> String {
+    let name = scenario.name.clone().unwrap_or_else(|| {
+        file.file_stem()
+            .map_or("journey".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let requests = scenario.requests.len();
+    let once = once_requests(&scenario.flow, false);
+    let pages = scenario
+        .requests
+        .iter()
+        .filter(|r| r.page.is_some())
+        .count();
+    let first = if once > 0 {
+        format!(
+            "; {} only on its first round, as a login",
+            count(once, "request", "requests")
+        )
+    } else {
+        String::new()
+    };
+    let browser = match pages {
+        0 => "its pages requested alone, without their style sheets, scripts and images (no page_loads)".to_string(),
+        p if p == requests => "each page loaded as a browser loads it (style sheets, scripts, images and fonts, 6 connections a host, its own cache)".to_string(),
+        p => format!(
+            "{} of them loaded as a browser loads a page (with its style sheets, scripts, images, its own cache)",
+            p
+        ),
+    };
+    format!(
+        "runs the journey '{name}' ({}{first}) in a loop, {}; {browser}",
+        count(requests, "request", "requests"),
+        reading(think.mean, "requests")
+    )
+}
+
+fn reading(mean: Duration, between: &str) -> String {
+    if mean.is_zero() {
+        format!("with no time to read between {between}")
+    } else {
+        format!(
+            "reading {} s between {between} on average",
+            round_figure(mean.as_secs_f64())
+        )
+    }
+}
+
+/// Requests a user makes only in its first round (`once:`), counted once
+/// however often a loop around them repeats.
+fn once_requests(nodes: &[Node], once: bool) -> usize {
+    nodes
+        .iter()
+        .map(|node| {
+            let once = once || node.flags().once;
+            match node {
+                Node::Request { .. } => usize::from(once),
+                Node::Loop { children, .. }
+                | Node::Group { children, .. }
+                | Node::Block { children, .. } => once_requests(children, once),
+            }
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_load::profile::Think;
+    use headroom_load::scenario::parse_str;
+    use headroom_load::target::Target;
+
+    fn planned(seconds: u64) -> PlannedThink {
+        PlannedThink::of_flag(Some(Think::Constant {
+            time: Duration::from_secs(seconds),
+        }))
+    }
+
+    #[test]
+    fn a_url_user_is_one_request_and_its_think() {
+        assert_eq!(
+            of_url("GET", "http://127.0.0.1:8080/course/view.php?id=3", &planned(0)),
+            "sends GET /course/view.php?id=3 again and again, with no time to read between requests; one request, not a page with its style sheets, scripts and images"
+        );
+        assert!(of_url("POST", "http://h", &planned(30))
+            .starts_with("sends POST / again and again, reading 30 s between requests on average"));
+    }
+
+    #[test]
+    fn a_journey_user_says_its_login_and_its_pages() {
+        let yaml = "name: Student\ndefaults:\n  page_loads: true\nsteps:\n  - label: login\n    path: /login\n    once: true\n  - label: course\n    path: /course\n  - label: forum\n    path: /forum\n    think: 20s\n";
+        let target = Target::parse("http://127.0.0.1:1/").unwrap();
+        let scenario = parse_str(yaml, Path::new("s.yaml"), Some(&target)).unwrap();
+        let think = PlannedThink::of_scenario(
+            &scenario,
+            Some(Think::Constant {
+                time: Duration::from_secs(10),
+            }),
+        );
+        assert_eq!(
+            of_scenario(&scenario, Path::new("s.yaml"), &think),
+            "runs the journey 'Student' (3 requests; 1 request only on its first round, as a login) in a loop, reading 15 s between requests on average; each page loaded as a browser loads it (style sheets, scripts, images and fonts, 6 connections a host, its own cache)"
+        );
+        let plain = parse_str(
+            "steps:\n  - label: home\n    path: /\n",
+            Path::new("plain.yaml"),
+            Some(&target),
+        )
+        .unwrap();
+        let text = of_scenario(
+            &plain,
+            Path::new("dir/plain.yaml"),
+            &PlannedThink::of_flag(None),
+        );
+        assert!(
+            text.starts_with(
+                "runs the journey 'plain' (1 request) in a loop, with no time to read"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("(no page_loads)"), "{text}");
+    }
+}
