@@ -842,7 +842,10 @@ async fn open_mix_user(worker: &Rc<Worker>, mix: &MixPlan, vu: u32) {
         let entry = &mix.journeys[index];
         let journey = journeys[index]
             .get_or_insert_with(|| Journey::new(entry.plan.clone(), vu, worker.plan.seed));
-        if !journey.iterate(&Offset::new(&**worker, entry), Some(due)).await {
+        if !journey
+            .iterate(&Offset::new(&**worker, entry), Some(due))
+            .await
+        {
             break;
         }
     }

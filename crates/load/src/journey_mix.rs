@@ -35,7 +35,11 @@ pub fn exact_split(weights: &[f64], total: u64) -> Vec<u64> {
         let (ra, rb) = (quotas[a] - quotas[a].floor(), quotas[b] - quotas[b].floor());
         rb.total_cmp(&ra)
     });
-    for &i in order.iter().cycle().take(total.saturating_sub(given) as usize) {
+    for &i in order
+        .iter()
+        .cycle()
+        .take(total.saturating_sub(given) as usize)
+    {
         counts[i] += 1;
     }
     counts
@@ -222,7 +226,12 @@ mod tests {
     /// journey within one user of its share.
     #[test]
     fn every_prefix_of_the_users_is_mixed_within_one_user() {
-        for counts in [vec![900u64, 90, 10], vec![27, 3, 0], vec![5, 5], vec![1, 2, 3, 4]] {
+        for counts in [
+            vec![900u64, 90, 10],
+            vec![27, 3, 0],
+            vec![5, 5],
+            vec![1, 2, 3, 4],
+        ] {
             let total: u64 = counts.iter().sum();
             let order = interleave(&counts);
             let mut seen = vec![0u64; counts.len()];

@@ -105,7 +105,7 @@ fn mix_line(mix: &headroom_bundle::scenario_record::MixRecord) -> String {
         .journeys
         .iter()
         .map(|j| match (j.users, j.arrival_share) {
-            (Some(users), _) => format!("{} {users} users", j.name),
+            (Some(users), _) => format!("{} {}", j.name, count(users as usize, "user", "users")),
             (None, Some(share)) => format!("{} {:.0}% of arrivals", j.name, share * 100.0),
             (None, None) => j.name.clone(),
         })

@@ -72,7 +72,9 @@ pub fn split_line(mix: &Mix, users: Option<&[u64]>) -> String {
         .iter()
         .enumerate()
         .map(|(i, j)| match users {
-            Some(users) if i == 0 => format!("{} {}", j.name, count(users[0] as usize, "user", "users")),
+            Some(users) if i == 0 => {
+                format!("{} {}", j.name, count(users[0] as usize, "user", "users"))
+            }
             Some(users) => format!("{} {}", j.name, users[i]),
             None => format!("{} {}%", j.name, percent(j.weight / sum)),
         })
@@ -96,10 +98,7 @@ fn percent(share: f64) -> String {
 }
 
 /// One connector per distinct origin of all the journeys.
-async fn connectors(
-    mix: &Mix,
-    insecure: bool,
-) -> Result<Vec<Vec<Arc<Connector>>>, AssemblyError> {
+async fn connectors(mix: &Mix, insecure: bool) -> Result<Vec<Vec<Arc<Connector>>>, AssemblyError> {
     let mut known: Vec<(String, Arc<Connector>)> = Vec::new();
     let mut all = Vec::new();
     for journey in &mix.journeys {

@@ -70,7 +70,7 @@ impl Mix {
 /// What a scenario file holds: one journey, or a mix of them.
 #[derive(Debug, Clone)]
 pub enum Workfile {
-    Scenario(Scenario),
+    Scenario(Box<Scenario>),
     Mix(Mix),
 }
 
@@ -103,7 +103,7 @@ pub fn read(path: &Path, target: Option<&Target>) -> Res<Workfile> {
     if is_mix_text(&text) {
         parse_mix(&text, path, target).map(Workfile::Mix)
     } else {
-        super::parse_str(&text, path, target).map(Workfile::Scenario)
+        super::parse_str(&text, path, target).map(|s| Workfile::Scenario(Box::new(s)))
     }
 }
 
@@ -128,10 +128,15 @@ pub fn parse_mix(text: &str, path: &Path, target: Option<&Target>) -> Res<Mix> {
     let mut default_base = None;
     if let Some(node) = top.get_node("defaults") {
         let map = doc.mapping(node, "the mix's defaults")?;
-        doc.keys(map, MIX_DEFAULT_KEYS, "the mix's defaults (each journey has its own)")?;
+        doc.keys(
+            map,
+            MIX_DEFAULT_KEYS,
+            "the mix's defaults (each journey has its own)",
+        )?;
         if let Some(base) = map.get_node("base_url") {
             let s = doc.scalar(base, "base_url")?;
-            default_base = Some(Target::parse(s.as_str()).map_err(|e| doc.at(s.span(), e.to_string()))?);
+            default_base =
+                Some(Target::parse(s.as_str()).map_err(|e| doc.at(s.span(), e.to_string()))?);
         }
     }
     let profile = match top.get_node("profile") {
@@ -141,12 +146,15 @@ pub fn parse_mix(text: &str, path: &Path, target: Option<&Target>) -> Res<Mix> {
     let list_node = top
         .get_node("mix")
         .ok_or_else(|| doc.at(doc.map_at(top), "a mix needs mix: (its journeys)"))?;
-    let list = list_node.as_sequence().filter(|l| !l.is_empty()).ok_or_else(|| {
-        doc.at(
-            list_node.span(),
-            "mix: must list the journeys, each as {scenario: reader.yaml, weight: 90}",
-        )
-    })?;
+    let list = list_node
+        .as_sequence()
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| {
+            doc.at(
+                list_node.span(),
+                "mix: must list the journeys, each as {scenario: reader.yaml, weight: 90}",
+            )
+        })?;
     let dir = path.parent().unwrap_or(Path::new(""));
     let base = target.or(default_base.as_ref());
     let mut journeys: Vec<MixJourney> = Vec::new();
@@ -329,8 +337,14 @@ mod tests {
         assert_eq!(names, ["reader", "post"]);
         assert_eq!(mix.weights_text(), "90/9.5");
         // The reader keeps its own base URL; the poster takes the mix's.
-        assert_eq!(mix.journeys[0].scenario.origins[0].url, "http://127.0.0.1:9/");
-        assert_eq!(mix.journeys[1].scenario.origins[0].url, "http://127.0.0.1:8/");
+        assert_eq!(
+            mix.journeys[0].scenario.origins[0].url,
+            "http://127.0.0.1:9/"
+        );
+        assert_eq!(
+            mix.journeys[1].scenario.origins[0].url,
+            "http://127.0.0.1:8/"
+        );
         assert!(mix.unused_profiles_note().is_none());
     }
 
@@ -344,19 +358,30 @@ mod tests {
         ] {
             let mix = format!("mix:\n  - {{scenario: reader.yaml, weight: 1}}\n  - {{scenario: poster.yaml, weight: {weight}}}\n");
             let e = error_of(&mix, &[("reader.yaml", READER), ("poster.yaml", POSTER)]);
-            assert!(e.contains("mix.yaml:3:") && e.contains("weight must be a number above 0") && e.contains(said), "{e}");
+            assert!(
+                e.contains("mix.yaml:3:")
+                    && e.contains("weight must be a number above 0")
+                    && e.contains(said),
+                "{e}"
+            );
         }
         let e = error_of(
             "mix:\n  - {scenario: reader.yaml}\n",
             &[("reader.yaml", READER)],
         );
-        assert!(e.contains("mix.yaml:2:") && e.contains("needs weight:"), "{e}");
+        assert!(
+            e.contains("mix.yaml:2:") && e.contains("needs weight:"),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_mix_without_journeys_or_beside_steps_is_refused() {
         let e = error_of("mix: []\n", &[]);
-        assert!(e.contains("mix.yaml:1:") && e.contains("must list the journeys"), "{e}");
+        assert!(
+            e.contains("mix.yaml:1:") && e.contains("must list the journeys"),
+            "{e}"
+        );
         let e = error_of("steps: []\nmix: []\n", &[]);
         assert!(e.contains("mix.yaml:1:1") && e.contains("not both"), "{e}");
     }
@@ -364,7 +389,10 @@ mod tests {
     #[test]
     fn a_missing_unparseable_or_nested_journey_is_named() {
         let e = error_of("mix:\n  - {scenario: gone.yaml, weight: 1}\n", &[]);
-        assert!(e.contains("mix.yaml:2:") && e.contains("gone.yaml") && e.contains("cannot read"), "{e}");
+        assert!(
+            e.contains("mix.yaml:2:") && e.contains("gone.yaml") && e.contains("cannot read"),
+            "{e}"
+        );
         let e = error_of(
             "mix:\n  - {scenario: bad.yaml, weight: 1}\n",
             &[("bad.yaml", "steps:\n  - {label: x, path: /, colour: red}\n")],
@@ -372,9 +400,18 @@ mod tests {
         assert!(e.contains("bad.yaml:2:") && e.contains("colour"), "{e}");
         let e = error_of(
             "mix:\n  - {scenario: inner.yaml, weight: 1}\n",
-            &[("inner.yaml", "mix:\n  - {scenario: reader.yaml, weight: 1}\n"), ("reader.yaml", READER)],
+            &[
+                (
+                    "inner.yaml",
+                    "mix:\n  - {scenario: reader.yaml, weight: 1}\n",
+                ),
+                ("reader.yaml", READER),
+            ],
         );
-        assert!(e.contains("mix.yaml:2:") && e.contains("is itself a mix"), "{e}");
+        assert!(
+            e.contains("mix.yaml:2:") && e.contains("is itself a mix"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -383,7 +420,10 @@ mod tests {
             "defaults: {base_url: http://127.0.0.1:8}\nmix:\n  - {scenario: reader.yaml, weight: 1}\n  - {scenario: poster.yaml, weight: 1, name: reader}\n",
             &[("reader.yaml", READER), ("poster.yaml", POSTER)],
         );
-        assert!(e.contains("mix.yaml:4:") && e.contains("two journeys are named 'reader'"), "{e}");
+        assert!(
+            e.contains("mix.yaml:4:") && e.contains("two journeys are named 'reader'"),
+            "{e}"
+        );
         let e = error_of(
             "mix:\n  - {scenario: warm.yaml, weight: 1}\n",
             &[(
@@ -391,7 +431,10 @@ mod tests {
                 "defaults: {base_url: http://127.0.0.1:9}\nbefore: {name: warm-up, users: 1, steps: [{label: w, path: /}]}\nsteps:\n  - {label: x, path: /}\n",
             )],
         );
-        assert!(e.contains("mix.yaml:2:") && e.contains("warm.yaml has before: ('warm-up')"), "{e}");
+        assert!(
+            e.contains("mix.yaml:2:") && e.contains("warm.yaml has before: ('warm-up')"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -404,7 +447,10 @@ mod tests {
             panic!("not a mix")
         };
         let note = mix.unused_profiles_note().unwrap();
-        assert!(note.contains("reader.yaml") && note.contains("not used"), "{note}");
+        assert!(
+            note.contains("reader.yaml") && note.contains("not used"),
+            "{note}"
+        );
     }
 
     #[test]
