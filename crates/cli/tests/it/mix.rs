@@ -170,6 +170,7 @@ fn ten_thousand_arrivals_draw_their_journeys_by_weight() {
     let m = manifest(&out);
     let counts = firsts(&m);
     let arrivals: u64 = counts.iter().sum();
+    println!("arrivals per journey (90/9/1): {counts:?} of {arrivals}");
     assert!(
         (9_900..=10_000).contains(&arrivals),
         "{arrivals} arrivals of 10,000: {counts:?}"
