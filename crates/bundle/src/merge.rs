@@ -392,6 +392,14 @@ fn check_consistent(shards: &[ShardBundle]) -> Result<(), BundleError> {
                     s.data = None;
                     s.file.clear();
                 }
+                Some(ScenarioRecord::Mix(mix)) => {
+                    mix.file.clear();
+                    for journey in &mut mix.journeys {
+                        journey.scenario.data = None;
+                        journey.scenario.file.clear();
+                        journey.file.clear();
+                    }
+                }
                 Some(ScenarioRecord::Jtl(j)) => j.file.clear(),
                 Some(ScenarioRecord::Url(_)) | None => {}
             }

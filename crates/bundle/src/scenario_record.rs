@@ -1,6 +1,7 @@
 //! The manifest's `scenario` section: what was sent. Its `mode` says which
 //! kind of run wrote it: `url` (one request, `headroom load`), `scenario`
-//! (a journey file, `headroom run`) or `jtl` (JMeter results imported).
+//! (a journey file, `headroom run`), `mix` (several journey files with
+//! weights, `headroom run`) or `jtl` (JMeter results imported).
 //!
 //! On disk it is the object it always was: the record's fields and `mode`,
 //! keys in alphabetical order, nested objects too (so manifests written
@@ -20,6 +21,8 @@ pub enum ScenarioRecord {
     Url(UrlRecord),
     /// `mode: scenario`: a journey file's steps.
     Scenario(ScenarioFileRecord),
+    /// `mode: mix`: several journey files, each with a weight.
+    Mix(MixRecord),
     /// `mode: jtl`: JMeter's results, imported.
     Jtl(JtlRecord),
 }
@@ -50,6 +53,32 @@ pub struct ScenarioFileRecord {
     pub steps: usize,
     pub text: String,
     pub variables: Vec<String>,
+}
+
+/// A mix of journeys as it ran: the mix file and each journey with its
+/// weight and what it was given.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MixRecord {
+    pub file: String,
+    pub journeys: Vec<JourneyRecord>,
+    pub name: Option<String>,
+    pub text: String,
+}
+
+/// One journey of a mix: its name (the prefix of its labels), file and
+/// weight; the users it was given (closed model: the exact split of the
+/// whole run's users, the same in every shard) or the probability each
+/// arrival runs it (open model).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JourneyRecord {
+    pub arrival_share: Option<f64>,
+    pub file: String,
+    pub name: String,
+    pub scenario: ScenarioFileRecord,
+    pub users: Option<u64>,
+    pub weight: f64,
 }
 
 /// The scenario's data file (`data:`): this generator's rows of it.
@@ -121,6 +150,7 @@ impl ScenarioRecord {
         match self {
             ScenarioRecord::Url(_) => "url",
             ScenarioRecord::Scenario(_) => "scenario",
+            ScenarioRecord::Mix(_) => "mix",
             ScenarioRecord::Jtl(_) => "jtl",
         }
     }
@@ -136,6 +166,7 @@ impl Serialize for ScenarioRecord {
         let fields = match self {
             ScenarioRecord::Url(r) => serde_json::to_value(r),
             ScenarioRecord::Scenario(r) => serde_json::to_value(r),
+            ScenarioRecord::Mix(r) => serde_json::to_value(r),
             ScenarioRecord::Jtl(r) => serde_json::to_value(r),
         }
         .map_err(S::Error::custom)?;
@@ -158,15 +189,16 @@ impl<'de> Deserialize<'de> for ScenarioRecord {
         let record = match mode.as_str() {
             "url" => serde_json::from_value(value).map(ScenarioRecord::Url),
             "scenario" => serde_json::from_value(value).map(ScenarioRecord::Scenario),
+            "mix" => serde_json::from_value(value).map(ScenarioRecord::Mix),
             "jtl" => serde_json::from_value(value).map(ScenarioRecord::Jtl),
             "" => {
                 return Err(D::Error::custom(
-                    "the scenario section has no mode (url, scenario or jtl)",
+                    "the scenario section has no mode (url, scenario, mix or jtl)",
                 ))
             }
             other => {
                 return Err(D::Error::custom(format!(
-                    "the scenario section's mode {other:?} is none of url, scenario or jtl \
+                    "the scenario section's mode {other:?} is none of url, scenario, mix or jtl \
                      (was the bundle written by a newer headroom?)"
                 )))
             }
@@ -265,11 +297,11 @@ mod tests {
 
     #[test]
     fn a_section_without_a_known_mode_is_refused_by_name() {
-        let e = serde_json::from_str::<ScenarioRecord>(r#"{"mode": "mix", "journeys": 2}"#)
+        let e = serde_json::from_str::<ScenarioRecord>(r#"{"mode": "replay", "journeys": 2}"#)
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("\"mix\"") && e.contains("url, scenario or jtl"),
+            e.contains("\"replay\"") && e.contains("url, scenario, mix or jtl"),
             "{e}"
         );
         let e = serde_json::from_str::<ScenarioRecord>(r#"{"url": "x"}"#)

@@ -2,7 +2,8 @@
 
 use crate::args::ScenarioCommand;
 use crate::execute::EXIT_USAGE;
-use headroom_load::scenario::LabelKind;
+use headroom_load::scenario::{mix, LabelKind, Scenario};
+use headroom_load::target::Target;
 use headroom_units::quantity::count;
 use std::process::ExitCode;
 
@@ -52,6 +53,65 @@ fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
     }
 }
 
+/// `scenario check` of a checked scenario: what it holds.
+fn say_checked(file: &std::path::Path, s: &Scenario, indent: &str) {
+    let requests = s.requests.len();
+    let groups = s
+        .labels
+        .iter()
+        .filter(|l| l.kind == LabelKind::Group)
+        .count();
+    println!(
+        "{indent}{}: OK: {}, {}, {}, {}, {}",
+        file.display(),
+        count(requests, "request step", "request steps"),
+        count(groups, "group", "groups"),
+        count(s.labels.len(), "label", "labels"),
+        count(s.checks.len(), "check", "checks"),
+        count(s.vars.len(), "variable", "variables")
+    );
+    if let Some(data) = &s.data {
+        println!(
+            "{indent}  data: {} ({})",
+            data.file.display(),
+            count(data.rows.len(), "row", "rows")
+        );
+    }
+    for origin in &s.origins {
+        println!("{indent}  target: {}", origin.url);
+    }
+}
+
+/// `scenario check` of a mix: the mix and every journey it names.
+fn check_mix(file: &std::path::Path, target: Option<&Target>) -> ExitCode {
+    match mix::read(file, target) {
+        Ok(mix::Workfile::Mix(mix)) => {
+            println!(
+                "{}: OK: a mix of {} (weights {})",
+                file.display(),
+                count(mix.journeys.len(), "journey", "journeys"),
+                mix.weights_text()
+            );
+            for journey in &mix.journeys {
+                println!("  journey {} (weight {}):", journey.name, journey.weight);
+                say_checked(&journey.file, &journey.scenario, "    ");
+            }
+            if let Some(note) = mix.unused_profiles_note() {
+                println!("  {note}");
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(mix::Workfile::Scenario(s)) => {
+            say_checked(file, &s, "");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("headroom: {e}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
 pub fn run(command: ScenarioCommand) -> ExitCode {
     match command {
         ScenarioCommand::Try(args) => crate::scenario_try::run(args),
@@ -73,33 +133,12 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
+            if headroom_load::scenario::mix::is_mix_file(&file) {
+                return check_mix(&file, target.as_ref());
+            }
             match crate::jmx_input::scenario(&file, target.as_ref(), &properties, false) {
                 Ok(s) => {
-                    let requests = s.requests.len();
-                    let groups = s
-                        .labels
-                        .iter()
-                        .filter(|l| l.kind == LabelKind::Group)
-                        .count();
-                    println!(
-                        "{}: OK: {}, {}, {}, {}, {}",
-                        file.display(),
-                        count(requests, "request step", "request steps"),
-                        count(groups, "group", "groups"),
-                        count(s.labels.len(), "label", "labels"),
-                        count(s.checks.len(), "check", "checks"),
-                        count(s.vars.len(), "variable", "variables")
-                    );
-                    if let Some(data) = &s.data {
-                        println!(
-                            "  data: {} ({})",
-                            data.file.display(),
-                            count(data.rows.len(), "row", "rows")
-                        );
-                    }
-                    for origin in &s.origins {
-                        println!("  target: {}", origin.url);
-                    }
+                    say_checked(&file, &s, "");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -26,6 +26,9 @@ pub fn run(args: TryArgs) -> ExitCode {
 }
 
 async fn try_file(args: TryArgs) -> ExitCode {
+    if headroom_load::scenario::mix::is_mix_file(&args.file) {
+        return try_mix(&args).await;
+    }
     let scenario = match crate::jmx_input::properties(&args.jmeter_property)
         .and_then(|p| crate::jmx_input::scenario(&args.file, args.target.as_ref(), &p, false))
     {
@@ -35,6 +38,50 @@ async fn try_file(args: TryArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    try_scenario(&args, &args.file, scenario).await
+}
+
+/// A mix: each journey tried in turn (one user, one iteration each); it
+/// fails when one of them does.
+async fn try_mix(args: &TryArgs) -> ExitCode {
+    use headroom_load::scenario::mix::{read, Workfile};
+    let mix = match read(&args.file, args.target.as_ref()) {
+        Ok(Workfile::Mix(mix)) => mix,
+        Ok(Workfile::Scenario(_)) => return ExitCode::from(EXIT_USAGE),
+        Err(e) => {
+            eprintln!("headroom: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    println!(
+        "headroom: {} is a mix of {} journeys: each is tried once\n",
+        args.file.display(),
+        mix.journeys.len()
+    );
+    let mut failed = Vec::new();
+    for journey in mix.journeys {
+        println!("== journey {} ({})", journey.name, journey.file.display());
+        let code = try_scenario(args, &journey.file, journey.scenario).await;
+        if code != ExitCode::SUCCESS {
+            failed.push(journey.name);
+        }
+        println!();
+    }
+    if failed.is_empty() {
+        println!("OK: every journey of the mix passed.");
+        ExitCode::SUCCESS
+    } else {
+        println!("FAILED: {}", failed.join(", "));
+        ExitCode::FAILURE
+    }
+}
+
+/// Tries one journey: one user, one iteration.
+async fn try_scenario(
+    args: &TryArgs,
+    file: &std::path::Path,
+    scenario: headroom_load::scenario::Scenario,
+) -> ExitCode {
     let mut connectors = Vec::new();
     for origin in &scenario.origins {
         match connect_checked(origin, args.insecure).await {
@@ -56,7 +103,7 @@ async fn try_file(args: TryArgs) -> ExitCode {
         .unwrap_or_default();
     println!(
         "headroom: trying {} against {target}: 1 user, 1 iteration{}",
-        args.file.display(),
+        file.display(),
         if args.think {
             ""
         } else {
@@ -72,15 +119,15 @@ async fn try_file(args: TryArgs) -> ExitCode {
     };
     let plan = trial::plan(scenario, connectors);
     let outcome = trial::run(plan, options, std::io::stdout()).await;
-    say_outcome(&args, outcome)
+    say_outcome(file, outcome)
 }
 
-fn say_outcome(args: &TryArgs, outcome: TrialOutcome) -> ExitCode {
+fn say_outcome(file: &std::path::Path, outcome: TrialOutcome) -> ExitCode {
     match outcome {
         TrialOutcome::NoStepRan => {
             eprintln!(
                 "headroom: no step ran: the data file has no rows for the first user (see data: in {})",
-                args.file.display()
+                file.display()
             );
             ExitCode::FAILURE
         }

@@ -111,6 +111,7 @@ pub async fn date_record(run: &AssembledRun) -> Option<ClockRecord> {
     let connector = match &run.plan.workload {
         Workload::Url { connector, .. } => connector.clone(),
         Workload::Journey(journey) => journey.connectors.first()?.clone(),
+        Workload::Mix(mix) => mix.journeys.first()?.plan.connectors.first()?.clone(),
     };
     let target = Target::parse(&run.target).ok()?;
     let request = format!(

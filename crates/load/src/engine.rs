@@ -14,6 +14,7 @@
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::failures::{Capture, FailureKeeper};
+use crate::journey_mix::{MixPlan, Offset};
 use crate::precise_timer::PreciseTimer;
 use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
@@ -68,6 +69,8 @@ pub enum Workload {
     },
     /// A scenario: each iteration runs the whole journey.
     Journey(Arc<JourneyPlan>),
+    /// A mix of journeys: each user (or arrival) runs one of them.
+    Mix(Arc<MixPlan>),
 }
 
 /// Everything the engine needs to run.
@@ -140,7 +143,7 @@ impl EnginePlan {
     fn before_users(&self) -> u32 {
         match &self.workload {
             Workload::Journey(journey) => journey.before.as_ref().map_or(0, |b| b.users),
-            Workload::Url { .. } => 0,
+            Workload::Url { .. } | Workload::Mix(_) => 0,
         }
     }
 
@@ -266,9 +269,15 @@ impl Arrivals {
     }
 
     fn claim(&self) -> Option<Instant> {
-        let due = self.peek()?;
-        self.next.set(self.next.get() + 1);
-        Some(due)
+        self.claim_numbered().map(|(_, due)| due)
+    }
+
+    /// As [`Arrivals::claim`], with the arrival's number in the unsplit run.
+    fn claim_numbered(&self) -> Option<(u64, Instant)> {
+        let k = self.next.get();
+        let due = self.due(k)?;
+        self.next.set(k + 1);
+        Some((self.shard.global(k * self.workers + self.worker), due))
     }
 }
 
@@ -717,17 +726,23 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<
     let plan = worker.plan.clone();
     let mut journey = match &plan.workload {
         Workload::Journey(journey) => Some(Journey::new(journey.clone(), vu, plan.seed)),
+        Workload::Mix(mix) => Some(Journey::new(mix.for_user(vu).plan.clone(), vu, plan.seed)),
         Workload::Url { .. } => None,
     };
     let mut client = match &plan.workload {
         Workload::Url { connector, .. } => Some(HttpClient::new(connector.clone(), plan.timeout)),
-        Workload::Journey(_) => None,
+        Workload::Journey(_) | Workload::Mix(_) => None,
     };
     let mut rng = Rng::new(plan.seed, vu as u64);
     for (start, end) in windows {
         tokio::time::sleep_until(start.into()).await;
         let _active = ActiveGuard::new(&worker);
         let in_window = || end.is_none_or(|end| Instant::now() < end) && !worker.past_cutoff();
+        if let (Some(journey), Workload::Mix(mix)) = (&mut journey, &plan.workload) {
+            let host = Offset::new(&*worker, mix.for_user(vu));
+            while in_window() && journey.iterate(&host, None).await {}
+            continue;
+        }
         if let Some(journey) = &mut journey {
             while in_window() && journey.iterate(&*worker, None).await {}
             continue;
@@ -793,6 +808,7 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
             }
             return;
         }
+        Workload::Mix(mix) => return open_mix_user(&worker, mix, vu).await,
     };
     let mut client = HttpClient::new(connector, plan.timeout);
     let mut kept = KeptResponse::default();
@@ -810,6 +826,28 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
             &mut kept,
         )
         .await;
+    }
+}
+
+/// An open-model VU of a mix: each arrival it claims runs the journey
+/// drawn for the arrival's number. It keeps one user state per journey
+/// it has run (made at its first arrival of that journey).
+async fn open_mix_user(worker: &Rc<Worker>, mix: &MixPlan, vu: u32) {
+    let mut journeys: Vec<Option<Journey>> = mix.journeys.iter().map(|_| None).collect();
+    while let Some((n, due)) = worker.arrivals.as_ref().and_then(Arrivals::claim_numbered) {
+        if due > Instant::now() {
+            worker.wait_for_schedule(due).await;
+        }
+        let index = mix.arrival_journey(n);
+        let entry = &mix.journeys[index];
+        let journey = journeys[index]
+            .get_or_insert_with(|| Journey::new(entry.plan.clone(), vu, worker.plan.seed));
+        if !journey
+            .iterate(&Offset::new(&**worker, entry), Some(due))
+            .await
+        {
+            break;
+        }
     }
 }
 

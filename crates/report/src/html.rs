@@ -98,6 +98,22 @@ pub fn render_report(runs: &[RunData]) -> String {
     html
 }
 
+/// A mix as the run's heading names it: its name and each journey's
+/// weight and users (or share of arrivals).
+fn mix_line(mix: &headroom_bundle::scenario_record::MixRecord) -> String {
+    let journeys: Vec<String> = mix
+        .journeys
+        .iter()
+        .map(|j| match (j.users, j.arrival_share) {
+            (Some(users), _) => format!("{} {}", j.name, count(users as usize, "user", "users")),
+            (None, Some(share)) => format!("{} {:.0}% of arrivals", j.name, share * 100.0),
+            (None, None) => j.name.clone(),
+        })
+        .collect();
+    let name = mix.name.clone().unwrap_or_else(|| "mix".into());
+    format!("{name} (mix: {})", journeys.join(", "))
+}
+
 fn run_section(html: &mut String, run: &RunData) {
     let m = &run.manifest;
     let status = m.status.name();
@@ -106,6 +122,7 @@ fn run_section(html: &mut String, run: &RunData) {
         Some(ScenarioRecord::Url(url)) => format!("{} {}", url.method, url.url),
         Some(ScenarioRecord::Scenario(ScenarioFileRecord { name, .. }))
         | Some(ScenarioRecord::Jtl(JtlRecord { name, .. })) => name.clone().unwrap_or_default(),
+        Some(ScenarioRecord::Mix(mix)) => mix_line(mix),
         None => String::new(),
     };
     let _ = writeln!(

@@ -20,6 +20,7 @@ mod jmeter;
 mod journeys;
 mod load;
 mod misbehaving;
+mod mix;
 mod page_loads;
 mod prometheus;
 mod release;

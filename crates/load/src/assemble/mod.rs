@@ -6,11 +6,13 @@
 //! ([`AssemblyError::CannotRun`]).
 
 mod manifest;
+mod mix;
 mod profile;
 mod scenario;
 mod url;
 
 pub use manifest::{examine_host, profile_record, ManifestParts};
+pub use mix::split_line;
 pub use profile::{check_ramp_up, describe_profile, DEFAULT_DURATION};
 
 use crate::conn::Connector;
@@ -76,6 +78,9 @@ pub async fn assemble(spec: &RunSpec) -> Result<AssembledRun, AssemblyError> {
     let shard = crate::start::resolve(spec.shard)?;
     let mut run = match &spec.workload {
         WorkloadSource::Url(request) => url::assemble(spec, request, shard).await?,
+        WorkloadSource::Scenario(source) if crate::scenario::mix::is_mix_file(&source.file) => {
+            mix::assemble(spec, source, shard).await?
+        }
         WorkloadSource::Scenario(source) => scenario::assemble(spec, source, shard).await?,
     };
     let out_given = spec.outputs.bundle_dir.is_some();

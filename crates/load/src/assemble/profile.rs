@@ -2,7 +2,7 @@
 //! is said in the line before the run.
 
 use crate::profile::{Profile, Think};
-use crate::scenario::{Scenario, StageKind};
+use crate::scenario::{ScenarioProfile, StageKind};
 use crate::spec::ProfileSpec;
 use headroom_units::quantity::{count, Rate};
 use std::time::Duration;
@@ -44,9 +44,8 @@ pub(super) fn url_profile(spec: &ProfileSpec) -> Result<Profile, String> {
 /// the iterations per user of a closed run.
 pub(super) fn scenario_profile(
     spec: &ProfileSpec,
-    scenario: &Scenario,
+    file: &ScenarioProfile,
 ) -> Result<(Profile, Option<u64>), String> {
-    let file = &scenario.profile;
     let closed_given = spec.users.is_some() || spec.iterations.is_some();
     let profile_given =
         closed_given || spec.rate.is_some() || spec.duration.is_some() || spec.ramp_up.is_some();

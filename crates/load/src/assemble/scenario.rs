@@ -48,7 +48,12 @@ fn read(source: &ScenarioSource, shard: Option<Shard>) -> Result<Scenario, Assem
 
 /// The manifest's `scenario` section of a scenario run.
 fn scenario_record(file: &Path, scenario: &Scenario) -> ScenarioRecord {
-    ScenarioRecord::Scenario(ScenarioFileRecord {
+    ScenarioRecord::Scenario(file_record(file, scenario))
+}
+
+/// A journey file as the manifest records it.
+pub(super) fn file_record(file: &Path, scenario: &Scenario) -> ScenarioFileRecord {
+    ScenarioFileRecord {
         before: scenario.before.as_ref().map(|b| BeforeRecord {
             iterations: b.iterations,
             name: b.name.clone(),
@@ -66,7 +71,7 @@ fn scenario_record(file: &Path, scenario: &Scenario) -> ScenarioRecord {
         steps: scenario.requests.len(),
         text: crate::target::redact_secrets(&std::fs::read_to_string(file).unwrap_or_default()),
         variables: scenario.vars.names().to_vec(),
-    })
+    }
 }
 
 /// The line said before the run.
@@ -110,7 +115,8 @@ pub(super) async fn assemble(
     shard: Option<Shard>,
 ) -> Result<AssembledRun, AssemblyError> {
     let scenario = read(source, shard)?;
-    let (profile, iterations) = scenario_profile(&spec.profile, &scenario).map_err(usage)?;
+    let (profile, iterations) =
+        scenario_profile(&spec.profile, &scenario.profile).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let population = shard.map_or(population, |s| s.share(population));

@@ -2,11 +2,13 @@
 //! into a checked [`Scenario`] (every error names file:line:column);
 //! [`runner`] executes it for one VU; [`template`], [`cookies`] and
 //! [`extract`] are its parts. [`trial`] runs one user's one iteration
-//! with every exchange shown ([`trial_view`]): `scenario try`.
+//! with every exchange shown ([`trial_view`]): `scenario try`. [`mix`]
+//! reads a mix of journey files with weights.
 
 pub mod cookies;
 pub mod extract;
 pub mod jmx;
+pub mod mix;
 pub mod observe;
 pub mod page;
 pub mod parse;

@@ -65,6 +65,17 @@ pub const MAX_DATA_BYTES: u64 = 100_000_000;
 
 /// Checks scenario text; `path` names it in messages and anchors relative data files.
 pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenario> {
+    parse_journey(text, path, target, None)
+}
+
+/// As [`parse_str`]; `default_base` is the base URL of a file without its
+/// own (a mix's `defaults: base_url:`), where `target` replaces every one.
+pub(super) fn parse_journey(
+    text: &str,
+    path: &Path,
+    target: Option<&Target>,
+    default_base: Option<&Target>,
+) -> Res<Scenario> {
     let parser = Parser {
         doc: Doc {
             file: path.to_path_buf(),
@@ -79,12 +90,34 @@ pub fn parse_str(text: &str, path: &Path, target: Option<&Target>) -> Res<Scenar
         has_base: false,
         page_loads: false,
         resource_hosts: Vec::new(),
+        default_base: default_base.cloned(),
     };
     let root = parser.doc.parse(
         text,
         "the file must be a mapping of keys such as steps: and defaults:",
     )?;
     parser.scenario(&root, target)
+}
+
+/// A `profile:` mapping of the file at `path` (a mix's).
+pub(super) fn parse_profile(path: &Path, node: &Yaml) -> Res<ScenarioProfile> {
+    let parser = Parser {
+        doc: Doc {
+            file: path.to_path_buf(),
+        },
+        file: path.to_path_buf(),
+        dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        vars: VarTable::default(),
+        labels: Vec::new(),
+        checks: Vec::new(),
+        requests: Vec::new(),
+        origins: Vec::new(),
+        has_base: false,
+        page_loads: false,
+        resource_hosts: Vec::new(),
+        default_base: None,
+    };
+    parser.profile(node)
 }
 
 const TOP_KEYS: &[&str] = &[
@@ -183,6 +216,8 @@ struct Parser {
     /// `defaults: page_loads:`, for steps without their own `page_load:`.
     page_loads: bool,
     resource_hosts: Vec<String>,
+    /// The base URL when the file has none (a mix's, for its journeys).
+    default_base: Option<Target>,
 }
 
 fn valid_name(name: &str) -> bool {
@@ -321,6 +356,13 @@ impl Parser {
 
     fn scenario(mut self, root: &Yaml, target: Option<&Target>) -> Res<Scenario> {
         let top = self.doc.mapping(root, "the scenario")?;
+        if let Some((key, _)) = top.iter().find(|(k, _)| k.as_str() == "mix") {
+            return Err(self.doc.at(
+                key.span(),
+                "this file is a mix of journeys (mix:), and a single scenario is needed here: \
+                 name one of its journey files instead",
+            ));
+        }
         self.doc.keys(top, TOP_KEYS, "the scenario")?;
         let steps_node = top.get_node("steps").ok_or_else(|| {
             self.doc.at(
@@ -357,6 +399,8 @@ impl Parser {
             follow_redirects,
             mut base_path,
         } = self.defaults(top)?;
+        let default_base = self.default_base.take();
+        let target = target.or(default_base.as_ref().filter(|_| !self.has_base));
         if let Some(target) = target {
             base_path = target.path_and_query.trim_end_matches('/').to_string();
             if self.has_base {
