@@ -138,6 +138,15 @@ impl CapacitySpec {
             }
             WorkloadSource::Scenario(source) => source,
         };
+        if headroom_load::scenario::mix::is_mix_file(&source.file) {
+            let mix = headroom_load::scenario::mix::read(&source.file, Some(target))
+                .map_err(|e| AssemblyError::Usage(e.to_string()))?;
+            if let headroom_load::scenario::mix::Workfile::Mix(mix) = mix {
+                let think = PlannedThink::of_mix(&mix, self.level.think);
+                let user = crate::who::of_mix(&mix, &think);
+                return Ok((think, user));
+            }
+        }
         let scenario = headroom_load::scenario::jmx::scenario(
             &source.file,
             Some(target),

@@ -6,6 +6,7 @@
 
 use headroom_bundle::manifest::ThinkRecord;
 use headroom_load::profile::Think;
+use headroom_load::scenario::mix::Mix;
 use headroom_load::scenario::{Node, Scenario};
 use std::time::Duration;
 
@@ -67,6 +68,42 @@ impl PlannedThink {
     }
 }
 
+impl PlannedThink {
+    /// A mix's users: each journey's steady cycle weighted by its share
+    /// of the users, so the mean think per request is the whole mix's.
+    pub fn of_mix(mix: &Mix, think: Option<Think>) -> PlannedThink {
+        let total: f64 = mix.journeys.iter().map(|j| j.weight).sum();
+        let (mut requests, mut thinking) = (0.0, 0.0);
+        let mut first = Duration::ZERO;
+        for journey in &mix.journeys {
+            let default = think.unwrap_or(journey.scenario.think);
+            let (r, t) = journey.scenario.steady_cycle(default);
+            let share = journey.weight / total;
+            requests += share * r;
+            thinking += share * t.as_secs_f64();
+            first = first.max(journey.scenario.first_iteration_think(default));
+        }
+        let mean = if requests > 0.0 {
+            Duration::from_secs_f64(thinking / requests)
+        } else {
+            Duration::ZERO
+        };
+        PlannedThink {
+            mean,
+            first,
+            text: format!(
+                "{:.3} s planned per request of a steady iteration, from the mix's journeys weighted by their shares{} (each level measures the think its users took)",
+                mean.as_secs_f64(),
+                if think.is_some() {
+                    " and --think for steps without their own"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
 /// Whether a step (or block) runs only `if:` its condition holds.
 fn has_conditions(nodes: &[Node]) -> bool {
     nodes.iter().any(|n| {
@@ -105,5 +142,39 @@ mod tests {
         // Without a scenario, the flag's think (or none).
         assert_eq!(PlannedThink::of_flag(None).text, "none");
         assert_eq!(PlannedThink::of_flag(Some(think)).mean, Duration::ZERO);
+    }
+
+    /// A 1:1 mix of a 1-request journey thinking 4 s and a 3-request one
+    /// thinking 1 s: a user's cycle is on average 0.5 × (1 request, 4 s) +
+    /// 0.5 × (3 requests, 3 s) = 2 requests and 3.5 s, so 1.75 s a request
+    /// (not 2.5 s, the mean of the two journeys' means).
+    #[test]
+    fn a_mix_plans_its_users_think_per_request() {
+        let dir = std::env::temp_dir().join(format!("headroom-mix-think-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("a.yaml"),
+            "think: 4s\nsteps:\n  - label: a\n    path: /a\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("b.yaml"),
+            "think: 1s\nsteps:\n  - label: b\n    path: /b\n  - label: c\n    path: /c\n  - label: d\n    path: /d\n",
+        )
+        .unwrap();
+        let text = "mix:\n  - {scenario: a.yaml, weight: 1}\n  - {scenario: b.yaml, weight: 1}\n";
+        let target = Target::parse("http://127.0.0.1:1/").unwrap();
+        let mix = headroom_load::scenario::mix::parse_mix(text, &dir.join("m.yaml"), Some(&target))
+            .unwrap();
+        let planned = PlannedThink::of_mix(&mix, None);
+        assert_eq!(planned.mean, Duration::from_millis(1750));
+        let user = crate::who::of_mix(&mix, &planned);
+        assert!(
+            user.contains(
+                "'a' 50% (1 request), 'b' 50% (3 requests); reading 1.8 s between requests"
+            ),
+            "{user}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -5,6 +5,7 @@
 //! student does.
 
 use crate::think::PlannedThink;
+use headroom_load::scenario::mix::Mix;
 use headroom_load::scenario::{Node, Scenario};
 use headroom_units::quantity::{count, round_figure};
 use std::path::Path;
@@ -54,6 +55,43 @@ pub fn of_scenario(scenario: &Scenario, file: &Path, think: &PlannedThink) -> St
     format!(
         "runs the journey '{name}' ({}{first}) in a loop, {}; {browser}",
         count(requests, "request", "requests"),
+        reading(think.mean, "requests")
+    )
+}
+
+/// One user of a mix: one of its journeys, by their shares.
+pub fn of_mix(mix: &Mix, think: &PlannedThink) -> String {
+    let total: f64 = mix.journeys.iter().map(|j| j.weight).sum();
+    let shares: Vec<String> = mix
+        .journeys
+        .iter()
+        .map(|j| {
+            format!(
+                "'{}' {}% ({})",
+                j.name,
+                round_figure(100.0 * j.weight / total),
+                count(j.scenario.requests.len(), "request", "requests")
+            )
+        })
+        .collect();
+    let pages = mix
+        .journeys
+        .iter()
+        .flat_map(|j| &j.scenario.requests)
+        .filter(|r| r.page.is_some())
+        .count();
+    let browser = if pages == 0 {
+        "pages requested alone, without their style sheets, scripts and images (no page_loads)"
+    } else {
+        "pages loaded as a browser loads them where the journeys say page_loads (style sheets, scripts, images and fonts, its own cache)"
+    };
+    format!(
+        "runs one journey of the mix '{}' in a loop, the users split by weight: {}; {}; {browser}",
+        mix.name.clone().unwrap_or_else(|| mix
+            .source
+            .file_stem()
+            .map_or("mix".into(), |s| s.to_string_lossy().into_owned())),
+        shares.join(", "),
         reading(think.mean, "requests")
     )
 }

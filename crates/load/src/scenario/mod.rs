@@ -116,6 +116,17 @@ impl Scenario {
         }
     }
 
+    /// Requests of a user's steady iteration (loops counted as often as
+    /// they repeat, `once` steps not at all, conditional steps as taken),
+    /// and their think: a journey's share of a mix's cycle.
+    pub fn steady_cycle(&self, default: Think) -> (f64, Duration) {
+        let sums = self.think_sums(default);
+        (
+            sums.steady_requests,
+            Duration::from_secs_f64(sums.steady_think.clamp(0.0, 1e12)),
+        )
+    }
+
     /// The think time a user's first iteration adds to a steady one: that
     /// of its `once` steps (a login and its think), counted as above. A user
     /// is in its steady cycle only after it.
