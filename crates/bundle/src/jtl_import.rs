@@ -374,6 +374,7 @@ fn write_seconds(
             tallies,
             total,
             active_vus: active,
+            arrivals: 0,
             worker_busy: 0.0,
             worker_wait: 0.0,
             loop_lag: Duration::ZERO,

@@ -14,6 +14,7 @@
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::failures::{Capture, FailureKeeper};
+use crate::lesson::UserSession;
 use crate::precise_timer::PreciseTimer;
 use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
@@ -244,13 +245,19 @@ struct Arrivals {
 impl Arrivals {
     /// When this worker's `k`-th arrival is due, if before the end.
     fn due(&self, k: u64) -> Option<Instant> {
+        self.numbered(k).map(|(_, due)| due)
+    }
+
+    /// This worker's `k`-th arrival: its number in the whole run and when
+    /// it is due, if before the end.
+    fn numbered(&self, k: u64) -> Option<(u64, Instant)> {
         let n = self.shard.global(k * self.workers + self.worker);
         let offset = match &self.schedule {
             ArrivalSchedule::Constant(period) => Some(period.mul_f64(n as f64)),
             ArrivalSchedule::Ramping(stages) => stages.arrival_time(n as f64),
         }?;
         let due = self.start + offset;
-        (due < self.end).then_some(due)
+        (due < self.end).then_some((n, due))
     }
 
     fn peek(&self) -> Option<Instant> {
@@ -266,9 +273,14 @@ impl Arrivals {
     }
 
     fn claim(&self) -> Option<Instant> {
-        let due = self.peek()?;
+        self.claim_numbered().map(|(_, due)| due)
+    }
+
+    /// The next arrival with its number in the whole run.
+    fn claim_numbered(&self) -> Option<(u64, Instant)> {
+        let arrival = self.numbered(self.next.get())?;
         self.next.set(self.next.get() + 1);
-        Some(due)
+        Some(arrival)
     }
 }
 
@@ -374,7 +386,7 @@ fn run_worker(
                 None,
             )
         }
-        Profile::RampingUsers { .. } => {
+        Profile::RampingUsers { .. } | Profile::Lesson(_) => {
             let peak = plan.profile.population();
             let my_users = share(plan.shard.share(peak as u64), workers, index);
             let pacer = plan.throughput_cap.map(|cap| Pacer {
@@ -408,7 +420,10 @@ fn run_worker(
             (None, None, Some(arrivals))
         }
     };
-    let scheduled = pacer.is_some() || arrivals.is_some();
+    // A lesson's students arrive at their planned times to the microsecond,
+    // each counted in the second it was planned for.
+    let scheduled =
+        pacer.is_some() || arrivals.is_some() || matches!(plan.profile, Profile::Lesson(_));
     let population = plan.profile.population();
     let timer = if scheduled {
         let _context = runtime.enter();
@@ -471,6 +486,19 @@ async fn control(
             let mine = share(plan.shard.share(*users as u64), workers, index) as u32;
             for local in 0..mine {
                 let start = origin + ramp_up.mul_f64(global(local) as f64 / *users as f64);
+                vus.spawn_local(closed_user(
+                    worker.clone(),
+                    vu_number(local),
+                    vec![(start, None)],
+                ));
+            }
+            spawned = mine;
+            mine
+        }
+        Profile::Lesson(lesson) => {
+            let mine = share(shard_population, workers, index) as u32;
+            for local in 0..mine {
+                let start = origin + lesson.arrivals[global(local) as usize];
                 vus.spawn_local(closed_user(
                     worker.clone(),
                     vu_number(local),
@@ -725,7 +753,12 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<
     };
     let mut rng = Rng::new(plan.seed, vu as u64);
     for (start, end) in windows {
-        tokio::time::sleep_until(start.into()).await;
+        if matches!(plan.profile, Profile::Lesson(_)) {
+            worker.wait_for_schedule(start).await;
+        } else {
+            tokio::time::sleep_until(start.into()).await;
+        }
+        worker.recorder.borrow_mut().arrived(start);
         let _active = ActiveGuard::new(&worker);
         let in_window = || end.is_none_or(|end| Instant::now() < end) && !worker.past_cutoff();
         if let Some(journey) = &mut journey {
@@ -777,8 +810,11 @@ async fn url_iteration(
 }
 
 async fn open_user(worker: Rc<Worker>, vu: u32) {
-    let _active = ActiveGuard::new(&worker);
     let plan = worker.plan.clone();
+    if let (Some(session), Workload::Journey(journey)) = (plan.profile.session(), &plan.workload) {
+        return session_users(&worker, journey, session).await;
+    }
+    let _active = ActiveGuard::new(&worker);
     let (connector, request) = match &plan.workload {
         Workload::Url { connector, request } => (connector.clone(), request.clone()),
         Workload::Journey(journey) => {
@@ -787,6 +823,7 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
                 if due > Instant::now() {
                     worker.wait_for_schedule(due).await;
                 }
+                worker.recorder.borrow_mut().arrived(due);
                 if !journey.iterate(&*worker, Some(due)).await {
                     break;
                 }
@@ -800,6 +837,7 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
         if due > Instant::now() {
             worker.wait_for_schedule(due).await;
         }
+        worker.recorder.borrow_mut().arrived(due);
         exchange(
             &worker,
             &mut client,
@@ -810,6 +848,29 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
             &mut kept,
         )
         .await;
+    }
+}
+
+/// An open-model VU of a profile with sessions: each arrival it claims is
+/// a new user (fresh cookies, variables and page cache; the data row of its
+/// arrival's number) who runs the journey once, or loops it until its
+/// session is over (finishing the iteration under way), and leaves.
+async fn session_users(worker: &Rc<Worker>, plan: &Arc<JourneyPlan>, session: UserSession) {
+    let seed = worker.plan.seed;
+    while let Some((n, due)) = worker.arrivals.as_ref().and_then(Arrivals::claim_numbered) {
+        if due > Instant::now() {
+            worker.wait_for_schedule(due).await;
+        }
+        worker.recorder.borrow_mut().arrived(due);
+        let _active = ActiveGuard::new(worker);
+        let user = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        let mut journey = Journey::new(plan.clone(), user, seed).from_row(n as usize);
+        let leaves = match session {
+            UserSession::Once => due,
+            UserSession::For(length) => due + length,
+        };
+        let mut intended = Some(due);
+        while journey.iterate(&**worker, intended.take()).await && Instant::now() < leaves {}
     }
 }
 

@@ -17,6 +17,7 @@ pub mod engine;
 pub mod failures;
 pub mod fault;
 pub mod http1;
+pub mod lesson;
 pub mod live_metrics;
 pub mod monitoring;
 pub mod page_load;

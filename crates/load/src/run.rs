@@ -155,7 +155,7 @@ pub async fn run(
     let planned = plan.profile.duration();
     let max_vus = match plan.profile {
         Profile::Open { max_vus, .. } | Profile::RampingRate { max_vus, .. } => Some(max_vus),
-        Profile::Closed { .. } | Profile::RampingUsers { .. } => None,
+        Profile::Closed { .. } | Profile::RampingUsers { .. } | Profile::Lesson(_) => None,
     };
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
     if setup.save_failures > 0 {
@@ -398,6 +398,7 @@ impl Collector {
             let sliver = all_done.is_some()
                 && length < Duration::from_millis(50)
                 && merged.total.counts.count == 0
+                && merged.arrivals == 0
                 && merged.tallies.iter().all(Option::is_none);
             if let (Some(bundle), None, false) = (&mut self.bundle, &self.bundle_error, sliver) {
                 bundle.write_interval(&merged)?;
@@ -482,11 +483,13 @@ impl Collector {
         let mut tallies: Vec<Option<Tally>> = self.labels.iter().map(|_| None).collect();
         let mut total = Tally::default();
         let mut active_vus = 0;
+        let mut arrivals = 0;
         let mut worker_busy: f64 = 0.0;
         let mut worker_wait: f64 = 0.0;
         let mut loop_lag = Duration::ZERO;
         for piece in pieces {
             active_vus += piece.active_vus;
+            arrivals += piece.arrivals;
             worker_busy = worker_busy.max(piece.cpu.as_secs_f64() / length.as_secs_f64());
             worker_wait = worker_wait.max(piece.cpu_wait.as_secs_f64() / length.as_secs_f64());
             loop_lag = loop_lag.max(piece.loop_lag);
@@ -508,6 +511,7 @@ impl Collector {
             tallies,
             total,
             active_vus,
+            arrivals,
             worker_busy: worker_busy.min(1.0),
             worker_wait: worker_wait.min(1.0),
             loop_lag,

@@ -1,6 +1,7 @@
 //! The run's profile from the spec (over a scenario file's own), and how it
 //! is said in the line before the run.
 
+use crate::lesson::{Lesson, UserSession};
 use crate::profile::{Profile, Think};
 use crate::scenario::{Scenario, StageKind};
 use crate::spec::ProfileSpec;
@@ -16,11 +17,15 @@ const DEFAULT_URL_USERS: u32 = 10;
 
 /// A URL's profile: open with a rate, else closed.
 pub(super) fn url_profile(spec: &ProfileSpec) -> Result<Profile, String> {
+    if spec.session.is_some() || spec.students.is_some() || spec.arrive_within.is_some() {
+        return Err("sessions and lessons are made of users who log in and keep cookies: they need a scenario (headroom run FILE --session ... / --students ...), not a URL".into());
+    }
     Ok(match spec.rate {
         Some(rate) => Profile::Open {
             rate,
             max_vus: spec.max_vus.unwrap_or(DEFAULT_MAX_VUS),
             duration: spec.duration.unwrap_or(DEFAULT_DURATION),
+            session: None,
         },
         None => {
             let duration = match (spec.duration, spec.requests) {
@@ -41,13 +46,25 @@ pub(super) fn url_profile(spec: &ProfileSpec) -> Result<Profile, String> {
 }
 
 /// A scenario's profile: the file's, with the spec's settings on top; and
-/// the iterations per user of a closed run.
+/// the iterations per user of a closed run. A lesson's arrivals are drawn
+/// from `seed`.
 pub(super) fn scenario_profile(
     spec: &ProfileSpec,
     scenario: &Scenario,
+    seed: u64,
 ) -> Result<(Profile, Option<u64>), String> {
     let file = &scenario.profile;
     let closed_given = spec.users.is_some() || spec.iterations.is_some();
+    if let Some(lesson) = lesson(spec, scenario, seed)? {
+        return Ok((Profile::Lesson(lesson), None));
+    }
+    let session = spec.session.or(file.session);
+    if session.is_some() && (closed_given || spec.rate.or(file.rate).is_none()) {
+        return Err(format!(
+            "session: {} is how long each arriving user of the open model stays; this run has no arrival rate (a closed model's users stay to the end): give --rate (or rate: in the profile), or leave the session out",
+            session.unwrap_or(crate::lesson::UserSession::Once)
+        ));
+    }
     let profile_given =
         closed_given || spec.rate.is_some() || spec.duration.is_some() || spec.ramp_up.is_some();
     if let (Some((stages, kind)), false) = (&file.stages, profile_given) {
@@ -71,6 +88,7 @@ pub(super) fn scenario_profile(
                 rate,
                 max_vus,
                 duration,
+                session,
             },
             None,
         ));
@@ -100,6 +118,28 @@ pub(super) fn scenario_profile(
         },
         iterations,
     ))
+}
+
+/// The lesson the spec's `--students` or the file's `model: lesson` asks
+/// for, if any (the spec's closed or open settings replace the file's lesson).
+fn lesson(spec: &ProfileSpec, scenario: &Scenario, seed: u64) -> Result<Option<Lesson>, String> {
+    let file = &scenario.profile;
+    let other_model = spec.users.is_some() || spec.iterations.is_some() || spec.rate.is_some();
+    let flags = spec.students.is_some() || spec.arrive_within.is_some();
+    if !flags && (file.students.is_none() || other_model) {
+        return Ok(None);
+    }
+    if other_model || spec.ramp_up.is_some() || spec.max_vus.is_some() || spec.session.is_some() {
+        return Err("--students and --arrive-within make a lesson start (each student loops the journey from its arrival to the end); they do not go with --users, --iterations, --rate, --ramp-up, --max-vus or --session".into());
+    }
+    let students = spec.students.or(file.students).ok_or(
+        "--arrive-within needs --students N: how many students arrive (e.g. --students 30 --arrive-within 60s -d 10m)",
+    )?;
+    let within = spec.arrive_within.or(file.arrive_within).ok_or(
+        "--students needs --arrive-within: the time within which they all arrive (e.g. --arrive-within 60s)",
+    )?;
+    let duration = spec.duration.or(file.duration).unwrap_or(DEFAULT_DURATION);
+    Lesson::new(students, within, duration, seed).map(Some)
 }
 
 /// A ramp-up longer than the run would leave users that never start.
@@ -147,12 +187,25 @@ pub fn describe_profile(profile: &Profile, think: &Think, cap: Option<Rate>) -> 
             rate,
             max_vus,
             duration,
+            session,
         } => {
+            let users = match session {
+                None => String::new(),
+                Some(UserSession::Once) => {
+                    ", each arrival a new user who runs the journey once".into()
+                }
+                Some(UserSession::For(length)) => format!(
+                    ", each arrival a new user for {} (about {:.0} users at once)",
+                    humantime::format_duration(*length),
+                    rate.per_second * length.as_secs_f64()
+                ),
+            };
             format!(
-                "open model: {rate} for {}s (up to {max_vus} VUs)",
+                "open model: {rate} for {}s (up to {max_vus} VUs){users}",
                 duration.as_secs_f64()
             )
         }
+        Profile::Lesson(lesson) => describe_lesson(lesson, think),
         Profile::RampingUsers { stages } => format!(
             "{} over {}s, up to {}{}",
             count(stages.0.len(), "stage", "stages"),
@@ -167,4 +220,19 @@ pub fn describe_profile(profile: &Profile, think: &Think, cap: Option<Rate>) -> 
             stages.peak()
         ),
     }
+}
+
+/// "30 students arrive within 60 s (seed 1), then read until 10m".
+fn describe_lesson(lesson: &Lesson, think: &Think) -> String {
+    let mut text = format!(
+        "lesson: {} arrive within {} s (seed {}), then read until {}",
+        count(lesson.students as usize, "student", "students"),
+        lesson.arrive_within.as_secs_f64(),
+        lesson.seed,
+        humantime::format_duration(lesson.duration)
+    );
+    if *think != Think::None {
+        text += &format!(", think time {:.2}s on average", think.mean().as_secs_f64());
+    }
+    text
 }

@@ -110,7 +110,8 @@ pub(super) async fn assemble(
     shard: Option<Shard>,
 ) -> Result<AssembledRun, AssemblyError> {
     let scenario = read(source, shard)?;
-    let (profile, iterations) = scenario_profile(&spec.profile, &scenario).map_err(usage)?;
+    let (profile, iterations) =
+        scenario_profile(&spec.profile, &scenario, spec.seed).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let population = shard.map_or(population, |s| s.share(population));
