@@ -411,6 +411,7 @@ fn summary(
         throughput_mb_s: total_summary.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
         checks: BTreeMap::new(),
         resources: Vec::new(),
+        ..RunSummary::default()
     }
 }
 

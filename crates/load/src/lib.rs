@@ -21,6 +21,7 @@ pub mod lesson;
 pub mod live_metrics;
 pub mod monitoring;
 pub mod page_load;
+pub mod phases;
 pub mod precise_timer;
 pub mod profile;
 pub mod recorder;

@@ -7,6 +7,7 @@ use crate::failures::FailureKeeper;
 use crate::fault::{Fault, Injector};
 use crate::live_metrics::{render as render_metrics, LiveFigures, LiveMetrics};
 use crate::monitoring::{MonitorSource, Monitoring};
+use crate::phases::LessonPhases;
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
 use headroom_analysis::summary::LabelSummary;
@@ -166,10 +167,12 @@ pub async fn run(
             sender.clone(),
         )));
     }
+    let phases = LessonPhases::of(&plan.profile, &plan.think);
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
     collector.outside_total = setup.outside_total.clone();
+    collector.phases = phases;
     collector.metrics = setup.metrics.clone().map(|live| {
         let run = setup.bundle_dir.display().to_string();
         (live, run, setup.manifest.target.clone())
@@ -235,6 +238,8 @@ struct Collector {
     failures_stopped: bool,
     /// Where to publish the live figures, the run's name and its target.
     metrics: Option<(Arc<LiveMetrics>, String, String)>,
+    /// A lesson run's two phases.
+    phases: Option<LessonPhases>,
 }
 
 impl Collector {
@@ -269,6 +274,7 @@ impl Collector {
             worker_busy: Vec::new(),
             worker_wait: Vec::new(),
             metrics: None,
+            phases: None,
             worst_loop_lag: Duration::ZERO,
         }
     }
@@ -409,6 +415,9 @@ impl Collector {
                 }
             }
             self.cumulative_total.add(&merged.total);
+            if let Some(phases) = &mut self.phases {
+                phases.add(index, &merged.total, merged.arrivals);
+            }
             if length >= Duration::from_millis(500) {
                 self.worker_busy.push(merged.worker_busy);
                 self.worker_wait.push(merged.worker_wait);
@@ -554,6 +563,11 @@ impl Collector {
             }
         }
         let (apdex_t_ms, apdex_f_ms) = (manifest.apdex_t_ms, manifest.apdex_f_ms);
+        let (phases, arrivals_per_second) = self
+            .phases
+            .as_ref()
+            .map(|p| p.figures(elapsed))
+            .unwrap_or_default();
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
         let summary = RunSummary {
             elapsed_s: elapsed.as_secs_f64(),
@@ -581,6 +595,8 @@ impl Collector {
                 })
                 .collect(),
             resources,
+            phases,
+            arrivals_per_second,
         };
         let status = if self.bundle_error.is_some() {
             RunStatus::Aborted

@@ -85,7 +85,7 @@ fn thirty_students_arrive_second_by_second_as_planned() {
         "500ms",
     );
     let out = temp_dir("lesson-spike-bundle");
-    let said = run_ok(&[
+    let output = run(&[
         "run",
         file.to_str().unwrap(),
         "--seed",
@@ -93,10 +93,16 @@ fn thirty_students_arrive_second_by_second_as_planned() {
         "--out",
         out.to_str().unwrap(),
     ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let said = text(&output);
     assert!(
         said.contains("lesson: 30 students arrive within 6 s (seed 3), then read until 8s"),
         "{said}"
     );
+    // The read's think is its own: no default think, so the arrival phase
+    // is the 6 s window.
+    assert!(said.contains("arrival     0s–6s    30 arrived,"), "{said}");
+    assert!(said.contains("reading     6s–8s    0 arrived,"), "{said}");
     let profile = &manifest(&out)["profile"];
     assert_eq!(profile["model"], "lesson", "{profile}");
     assert_eq!(profile["students"], 30);
@@ -115,6 +121,46 @@ fn thirty_students_arrive_second_by_second_as_planned() {
         let expected = planned.get(second as usize).copied().unwrap_or(0);
         assert_eq!(arrivals, expected, "second {second}: {planned:?}");
     }
+    // The summary (as --json prints it) judges each phase and holds the
+    // recorded arrivals; together the phases are the whole run.
+    let summary = &manifest(&out)["summary"];
+    let recorded: Vec<u64> = summary["arrivals_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(recorded, planned);
+    let phases = summary["phases"].as_array().unwrap();
+    let field = |i: usize, key: &str| phases[i][key].clone();
+    assert_eq!(
+        (field(0, "name"), field(0, "to_s"), field(0, "arrivals")),
+        ("arrival".into(), 6.0.into(), 30.into())
+    );
+    assert_eq!(
+        (field(1, "name"), field(1, "arrivals")),
+        ("reading".into(), 0.into())
+    );
+    let count = |i: usize| phases[i]["figures"]["count"].as_u64().unwrap();
+    assert_eq!(
+        count(0) + count(1),
+        summary["total"]["count"].as_u64().unwrap()
+    );
+    assert!(count(0) >= 30 && count(1) > 0, "{phases:?}");
+    let html = out.join("lesson.html");
+    let output = run(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h3>Phases</h3>")
+            && page.contains("<td>arrival</td><td>0–6</td><td>30</td>")
+    );
+
     // The login is a once: step: one per student, none with a cookie.
     let logins = cookies(&site, "/login");
     assert_eq!(logins.len(), 30);
