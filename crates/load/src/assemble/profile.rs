@@ -58,7 +58,11 @@ pub(super) fn scenario_profile(
     if let Some(lesson) = lesson(spec, scenario, seed)? {
         return Ok((Profile::Lesson(lesson), None));
     }
-    let session = spec.session.or(file.session);
+    // A closed model given on the command line replaces the file's open
+    // one, its session with it.
+    let session = spec
+        .session
+        .or(if closed_given { None } else { file.session });
     if session.is_some() && (closed_given || spec.rate.or(file.rate).is_none()) {
         return Err(format!(
             "session: {} is how long each arriving user of the open model stays; this run has no arrival rate (a closed model's users stay to the end): give --rate (or rate: in the profile), or leave the session out",
@@ -235,4 +239,99 @@ fn describe_lesson(lesson: &Lesson, think: &Think) -> String {
         text += &format!(", think time {:.2}s on average", think.mean().as_secs_f64());
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::parse::parse_str;
+    use std::path::Path;
+
+    fn file(profile: &str) -> Scenario {
+        let text = format!(
+            "name: t\ndefaults:\n  base_url: http://127.0.0.1:9\nprofile:\n{profile}\nsteps:\n  - label: a\n    path: /\n"
+        );
+        parse_str(&text, Path::new("t.yaml"), None).unwrap()
+    }
+
+    #[test]
+    fn a_lesson_comes_from_the_file_or_the_flags() {
+        let lesson = file("  model: lesson\n  students: 30\n  arrive_within: 60s\n  duration: 10m");
+        let (profile, _) = scenario_profile(&ProfileSpec::default(), &lesson, 1).unwrap();
+        let Profile::Lesson(l) = &profile else {
+            panic!("{profile:?}")
+        };
+        assert_eq!(
+            (l.students, l.arrive_within.as_secs(), l.duration.as_secs()),
+            (30, 60, 600)
+        );
+        assert_eq!(
+            describe_profile(&profile, &Think::None, None),
+            "lesson: 30 students arrive within 60 s (seed 1), then read until 10m"
+        );
+        // -c replaces the file's lesson; --ramp-up does not go with it.
+        let users = ProfileSpec {
+            users: Some(3),
+            ..Default::default()
+        };
+        let (profile, _) = scenario_profile(&users, &lesson, 1).unwrap();
+        assert!(
+            matches!(profile, Profile::Closed { users: 3, .. }),
+            "{profile:?}"
+        );
+        let ramp = ProfileSpec {
+            ramp_up: Some(Duration::from_secs(5)),
+            ..Default::default()
+        };
+        let e = scenario_profile(&ramp, &lesson, 1).unwrap_err();
+        assert!(e.contains("--ramp-up"), "{e}");
+        // Flags on a closed file.
+        let closed = file("  users: 2");
+        let flags = ProfileSpec {
+            students: Some(5),
+            arrive_within: Some(Duration::from_secs(10)),
+            duration: Some(Duration::from_secs(20)),
+            ..Default::default()
+        };
+        let (profile, _) = scenario_profile(&flags, &closed, 7).unwrap();
+        assert_eq!(profile.population(), 5);
+        let e = scenario_profile(
+            &ProfileSpec {
+                arrive_within: Some(Duration::from_secs(10)),
+                ..Default::default()
+            },
+            &closed,
+            1,
+        )
+        .unwrap_err();
+        assert!(e.contains("--arrive-within needs --students"), "{e}");
+    }
+
+    #[test]
+    fn a_session_needs_arrivals() {
+        let open = file("  rate: 2/s\n  session: once");
+        let (profile, _) = scenario_profile(&ProfileSpec::default(), &open, 1).unwrap();
+        assert_eq!(profile.session(), Some(UserSession::Once));
+        // -c replaces the open model, its session with it.
+        let users = ProfileSpec {
+            users: Some(3),
+            ..Default::default()
+        };
+        let (profile, _) = scenario_profile(&users, &open, 1).unwrap();
+        assert_eq!(profile.session(), None);
+        // --session on a closed file is refused, naming the rate it lacks.
+        let closed = file("  users: 2");
+        let session = ProfileSpec {
+            session: Some(UserSession::For(Duration::from_secs(60))),
+            ..Default::default()
+        };
+        let e = scenario_profile(&session, &closed, 1).unwrap_err();
+        assert!(
+            e.contains("session: 1m is how long") && e.contains("--rate"),
+            "{e}"
+        );
+        assert!(url_profile(&session)
+            .unwrap_err()
+            .contains("need a scenario"));
+    }
 }
