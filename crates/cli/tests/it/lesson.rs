@@ -330,3 +330,68 @@ fn bad_lessons_and_sessions_name_the_key() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+/// A lesson split over two generators (`--shard`): each runs its share of
+/// the students at their planned times, and the merged bundle's arrivals
+/// per second are the whole class's schedule.
+#[test]
+fn two_shards_of_a_lesson_merge_into_its_schedule() {
+    let _guard = light();
+    let site = login_site();
+    let file = journey(
+        "lesson-shards",
+        &site,
+        "  model: lesson\n  students: 20\n  arrive_within: 4s\n  duration: 5s",
+        "500ms",
+    );
+    let dir = temp_dir("lesson-shards-bundles");
+    std::fs::create_dir_all(&dir).unwrap();
+    let start =
+        humantime::format_rfc3339_millis(std::time::SystemTime::now() + Duration::from_secs(3))
+            .to_string();
+    let pattern = dir.join("shard-{index}").to_string_lossy().to_string();
+    let file = file.to_str().unwrap();
+    let children: Vec<_> = ["0/2", "1/2"]
+        .iter()
+        .map(|shard| {
+            crate::support::headroom()
+                .args(["run", file, "--shard", shard, "--start-at", &start])
+                .args(["--seed", "5", "-q", "--out", &pattern])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let shards: Vec<_> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
+    let planned: Vec<u64> = manifest(&shards[0])["profile"]["arrivals_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(planned.iter().sum::<u64>(), 20);
+    let each: Vec<u64> = shards
+        .iter()
+        .map(|s| total_column(s, "arrivals").iter().map(|(_, n)| n).sum())
+        .collect();
+    assert_eq!(each, vec![10, 10]);
+    let merged = dir.join("merged");
+    let output = run(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    for (second, arrivals) in total_column(&merged, "arrivals") {
+        let expected = planned.get(second as usize).copied().unwrap_or(0);
+        assert_eq!(arrivals, expected, "second {second}: {planned:?}");
+    }
+    assert_eq!(cookies(&site, "/login").len(), 20);
+}
