@@ -10,6 +10,10 @@
 //! the arrival's due time, so a stalled server shows as long response times
 //! instead of fewer requests (coordinated omission corrected). When every VU
 //! is busy and an arrival is overdue, the worker adds VUs up to `--max-vus`.
+//! With a session, each arrival a VU claims is a new user (a fresh journey)
+//! who stays for the session. A lesson's students are closed-model users
+//! each starting at its planned arrival time. Every user's start is counted
+//! in the second it was due (intervals.csv's `arrivals`).
 
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
