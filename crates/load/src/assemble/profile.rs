@@ -198,11 +198,19 @@ pub fn describe_profile(profile: &Profile, think: &Think, cap: Option<Rate>) -> 
                 Some(UserSession::Once) => {
                     ", each arrival a new user who runs the journey once".into()
                 }
-                Some(UserSession::For(length)) => format!(
-                    ", each arrival a new user for {} (about {:.0} users at once)",
-                    humantime::format_duration(*length),
-                    rate.per_second * length.as_secs_f64()
-                ),
+                Some(UserSession::For(length)) => {
+                    let at_once = rate.per_second * length.as_secs_f64();
+                    let mut text = format!(
+                        ", each arrival a new user for {} (about {at_once:.0} users at once",
+                        humantime::format_duration(*length),
+                    );
+                    if at_once > f64::from(*max_vus) {
+                        text += &format!(
+                            ", more than the {max_vus} VUs allowed: arrivals will wait for a VU; raise --max-vus"
+                        );
+                    }
+                    text + ")"
+                }
             };
             format!(
                 "open model: {rate} for {}s (up to {max_vus} VUs){users}",
@@ -333,5 +341,13 @@ mod tests {
         assert!(url_profile(&session)
             .unwrap_err()
             .contains("need a scenario"));
+        // Users at once beyond max_vus: the line before the run says so.
+        let busy = file("  rate: 2/s\n  session: 10m\n  max_vus: 100");
+        let (profile, _) = scenario_profile(&ProfileSpec::default(), &busy, 1).unwrap();
+        let said = describe_profile(&profile, &Think::None, None);
+        assert!(
+            said.ends_with("each arrival a new user for 10m (about 1200 users at once, more than the 100 VUs allowed: arrivals will wait for a VU; raise --max-vus)"),
+            "{said}"
+        );
     }
 }
