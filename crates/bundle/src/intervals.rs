@@ -24,8 +24,10 @@ const LEADING: [&str; 6] = [
     "count",
     "errors",
 ];
-/// The columns after the per-kind error counts (`errors_<kind>`).
-const TRAILING: [&str; 17] = [
+/// The columns after the per-kind error counts (`errors_<kind>`);
+/// `arrivals` (users who arrived, i.e. started, in the second) came last,
+/// so bundles without it still read (as no arrivals recorded).
+const TRAILING: [&str; 18] = [
     "mean_ms",
     "p50_ms",
     "p90_ms",
@@ -43,6 +45,7 @@ const TRAILING: [&str; 17] = [
     "generator_busy_pct",
     "generator_wait_pct",
     "generator_lag_ms",
+    "arrivals",
 ];
 
 /// Every column, in the file's order.
@@ -67,6 +70,8 @@ pub fn header() -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct Generator {
     pub active_vus: u32,
+    /// Users who arrived (started) in the second, over all workers.
+    pub arrivals: u32,
     /// Busiest worker's CPU use as a fraction of the interval.
     pub busy: f64,
     /// Most-starved worker's run-queue wait as a fraction of the interval.
@@ -133,7 +138,7 @@ pub fn write_figures(
     }
     let _ = writeln!(
         text,
-        ",{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{service:.3},{ttfb:.3},{},{},{},{},{},{},{:.1},{:.1},{:.1}",
+        ",{:.3},{:.3},{:.3},{:.3},{:.3},{:.3},{service:.3},{ttfb:.3},{},{},{},{},{},{},{:.1},{:.1},{:.1},{}",
         ms(l.mean),
         ms(l.p50),
         ms(l.p90),
@@ -149,6 +154,7 @@ pub fn write_figures(
         generator.busy * 100.0,
         generator.wait * 100.0,
         ms(generator.loop_lag),
+        generator.arrivals,
     );
 }
 
@@ -171,6 +177,9 @@ pub struct IntervalRow {
     pub apdex_satisfied: u64,
     pub apdex_tolerating: u64,
     pub apdex_frustrated: u64,
+    /// Users who arrived in the second (`None`: a bundle written before
+    /// arrivals were recorded).
+    pub arrivals: Option<u64>,
 }
 
 impl IntervalRow {
@@ -213,6 +222,7 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
         .iter()
         .map(|name| headers.iter().position(|h| h == name))
         .collect();
+    let arrivals_at = headers.iter().position(|h| h == "arrivals");
     let mut rows = Vec::new();
     for (line, record) in whole_records(&path, &mut reader)? {
         let field = |k: usize| record.get(at[k]).unwrap_or("");
@@ -252,6 +262,9 @@ pub fn read_intervals(dir: &Path) -> Result<Vec<IntervalRow>, BundleError> {
             apdex_frustrated: int(11)?,
             p99_ms: float(12)?,
             active_vus: int(13)?,
+            arrivals: arrivals_at
+                .map(|at| number::<u64>(&path, line, "arrivals", record.get(at).unwrap_or("")))
+                .transpose()?,
         });
     }
     Ok(rows)

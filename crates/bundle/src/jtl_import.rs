@@ -374,6 +374,7 @@ fn write_seconds(
             tallies,
             total,
             active_vus: active,
+            arrivals: 0,
             worker_busy: 0.0,
             worker_wait: 0.0,
             loop_lag: Duration::ZERO,
@@ -410,6 +411,7 @@ fn summary(
         throughput_mb_s: total_summary.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
         checks: BTreeMap::new(),
         resources: Vec::new(),
+        ..RunSummary::default()
     }
 }
 

@@ -269,7 +269,7 @@ impl Files {
 /// apply to it), the think time between requests and the throughput cap.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProfileRecord {
-    /// `closed`, `open`, `ramping_users` or `ramping_rate`.
+    /// `closed`, `open`, `lesson`, `ramping_users` or `ramping_rate`.
     pub model: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub users: Option<u32>,
@@ -293,6 +293,18 @@ pub struct ProfileRecord {
     /// Scenario runs with `--iterations`: each user's iterations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations_per_vu: Option<u64>,
+    /// Open model: each arrival a new user for this long (`once` or a
+    /// duration as text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Lesson: the students and the time within which they arrive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub students: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrive_within_s: Option<f64>,
+    /// Lesson: the planned arrivals in each second from the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals_per_second: Option<Vec<u32>>,
 }
 
 /// The think time between a user's requests, as recorded.
@@ -393,11 +405,27 @@ impl ProfileRecord {
                 }
                 t
             }
-            "open" => format!(
-                "open model: {} req/s for {} s, up to {}",
-                seconds(self.rate_per_s.unwrap_or(0.0)),
+            "open" => {
+                let mut t = format!(
+                    "open model: {} req/s for {} s, up to {}",
+                    seconds(self.rate_per_s.unwrap_or(0.0)),
+                    seconds(self.duration_s.unwrap_or(0.0)),
+                    count(self.max_vus.unwrap_or(0) as usize, "user", "users")
+                );
+                match self.session.as_deref() {
+                    Some("once") => {
+                        t.push_str(", each arrival a new user running the journey once")
+                    }
+                    Some(length) => t.push_str(&format!(", each arrival a new user for {length}")),
+                    None => {}
+                }
+                t
+            }
+            "lesson" => format!(
+                "lesson: {} arriving within {} s, reading until {} s",
+                count(self.students.unwrap_or(0) as usize, "student", "students"),
+                seconds(self.arrive_within_s.unwrap_or(0.0)),
                 seconds(self.duration_s.unwrap_or(0.0)),
-                count(self.max_vus.unwrap_or(0) as usize, "user", "users")
             ),
             "ramping_users" => "users ramping in stages".into(),
             "ramping_rate" => format!(

@@ -80,6 +80,7 @@ struct Cell {
 #[derive(Default, Clone, Copy)]
 struct SecondGenerator {
     active_vus: u64,
+    arrivals: u64,
     busy: f64,
     wait: f64,
     lag_ms: f64,
@@ -597,6 +598,7 @@ fn add_intervals(
         if index == 0 {
             let g = generators.entry(second).or_default();
             g.active_vus = g.active_vus.saturating_add(int("active_vus")?);
+            g.arrivals = g.arrivals.saturating_add(int("arrivals")?);
             g.busy = g.busy.max(float("generator_busy_pct")? / 100.0);
             g.wait = g.wait.max(float("generator_wait_pct")? / 100.0);
             let lag_ms = float("generator_lag_ms")?;
@@ -777,6 +779,7 @@ fn write_files(
         let g = generators.get(&second).copied().unwrap_or_default();
         let generator = Generator {
             active_vus: g.active_vus.min(u64::from(u32::MAX)) as u32,
+            arrivals: g.arrivals.min(u64::from(u32::MAX)) as u32,
             busy: g.busy,
             wait: g.wait,
             loop_lag: Duration::from_secs_f64(g.lag_ms.max(0.0) / 1000.0),

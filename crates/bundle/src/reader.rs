@@ -299,6 +299,38 @@ mod tests {
         assert_eq!(read_resources(&d).unwrap(), None);
     }
 
+    /// A row written now carries the second's arrivals; a bundle written
+    /// before arrivals were recorded still reads, with none recorded.
+    #[test]
+    fn arrivals_are_read_when_recorded_and_absent_in_old_bundles() {
+        let d = dir("arrivals");
+        let mut text = crate::intervals::header() + "\n";
+        let generator = crate::intervals::Generator {
+            active_vus: 30,
+            arrivals: 7,
+            busy: 0.1,
+            wait: 0.0,
+            loop_lag: std::time::Duration::ZERO,
+        };
+        crate::intervals::write_row(
+            &mut text,
+            2,
+            1,
+            std::time::Duration::from_secs(1),
+            crate::TOTAL_LABEL,
+            &crate::tally::Tally::default(),
+            &generator,
+        );
+        fs::write(d.join(INTERVALS), &text).unwrap();
+        let rows = read_intervals(&d).unwrap();
+        assert_eq!((rows[0].second, rows[0].arrivals), (2, Some(7)));
+        // The old header: no arrivals column.
+        let old = text.replace(",arrivals\n", "\n").replace(",7\n", "\n");
+        fs::write(d.join(INTERVALS), old).unwrap();
+        let rows = read_intervals(&d).unwrap();
+        assert_eq!((rows[0].active_vus, rows[0].arrivals), (30, None));
+    }
+
     #[test]
     fn manifests_of_other_schemas_or_truncated_are_refused() {
         let d = dir("manifest");

@@ -96,6 +96,7 @@ pub fn summary_of_window(
         peak_vus,
         checks: BTreeMap::new(),
         resources: Vec::new(),
+        ..RunSummary::default()
     })
 }
 

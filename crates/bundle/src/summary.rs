@@ -207,6 +207,25 @@ pub struct RunSummary {
     /// Monitored hosts (`--monitor`), averages and peaks over the run.
     #[serde(default)]
     pub resources: Vec<crate::resources::HostSummary>,
+    /// A lesson run: its arrival phase and its reading phase, each judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseFigures>,
+    /// A lesson run: the users who arrived in each second, as recorded (up
+    /// to the last second with an arrival).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arrivals_per_second: Vec<u64>,
+}
+
+/// One phase of a run (a lesson's `arrival` or `reading` phase): its
+/// seconds from the start and its figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseFigures {
+    pub name: String,
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Users who arrived during the phase.
+    pub arrivals: u64,
+    pub figures: LabelFigures,
 }
 
 /// How often a scenario check passed and failed.

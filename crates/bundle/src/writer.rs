@@ -22,6 +22,8 @@ pub struct MergedInterval {
     pub tallies: Vec<Option<Tally>>,
     pub total: Tally,
     pub active_vus: u32,
+    /// Users who arrived (started) in the interval.
+    pub arrivals: u32,
     /// Busiest worker's CPU use as a fraction of the interval.
     pub worker_busy: f64,
     /// Most-starved worker's run-queue wait as a fraction of the interval.
@@ -113,6 +115,7 @@ impl BundleWriter {
         );
         let generator = intervals::Generator {
             active_vus: interval.active_vus,
+            arrivals: interval.arrivals,
             busy: interval.worker_busy,
             wait: interval.worker_wait,
             loop_lag: interval.loop_lag,

@@ -4,6 +4,7 @@
 use clap::{Args, Parser, Subcommand};
 use headroom_analysis::Criterion;
 use headroom_experiment::regression::RegressionLimit;
+use headroom_load::lesson::UserSession;
 use headroom_load::profile::Think;
 use headroom_load::start::parse_start_time;
 use headroom_load::target::{parse_header, Target};
@@ -424,6 +425,10 @@ fn whole_seconds(text: &str) -> Result<u32, String> {
     u32::try_from(d.as_secs()).map_err(|_| format!("'{text}' is too long"))
 }
 
+fn session(text: &str) -> Result<UserSession, String> {
+    UserSession::parse(text)
+}
+
 fn positive_duration(text: &str) -> Result<Duration, String> {
     let d = duration(text)?;
     if d.is_zero() {
@@ -783,7 +788,16 @@ fn monitor(text: &str) -> Result<Monitor, String> {
 }
 
 /// The flags of `run` that a run spec holds, refused beside `--spec`.
-const SPEC_HOLDS: [&str; 5] = ["file", "jmeter_property", "strict", "target", "iterations"];
+const SPEC_HOLDS: [&str; 8] = [
+    "file",
+    "jmeter_property",
+    "strict",
+    "target",
+    "iterations",
+    "session",
+    "students",
+    "arrive_within",
+];
 
 /// The flags both specs hold (run's and capacity's), refused beside `--spec`.
 const COMMON_SPEC_HOLDS: [&str; 24] = [
@@ -862,6 +876,21 @@ pub struct RunArgs {
     /// Users start evenly spread over this time.
     #[arg(long, value_parser = duration, conflicts_with = "rate")]
     pub ramp_up: Option<Duration>,
+
+    /// Open model: each arrival is a new user (fresh cookies, variables, page cache, its
+    /// own data row) who runs the journey once, or loops it for this long (e.g. 10m), and
+    /// leaves.
+    #[arg(long, value_parser = session, value_name = "once|DURATION")]
+    pub session: Option<UserSession>,
+
+    /// The lesson start: this many students arrive within --arrive-within (at times drawn
+    /// from --seed), log in and read until -d is over.
+    #[arg(long, value_parser = at_least_one, conflicts_with_all = ["users", "rate", "iterations", "ramp_up"])]
+    pub students: Option<u32>,
+
+    /// The lesson start: the time within which every student arrives, e.g. 60s.
+    #[arg(long, value_parser = positive_duration)]
+    pub arrive_within: Option<Duration>,
 
     /// Think time after every step without its own (replaces the file's think:): 2s, 0..10s,
     /// exp:30s, lognormal:30s,20s or normal:30s,10s.
@@ -1123,7 +1152,7 @@ pub struct SiteArgs {
     #[arg(long, default_value_t = db_url_default())]
     pub db: String,
 
-    /// Session store: db, db-separate:DATABASE_URL (relaxed durability), redis://HOST[:PORT],
+    /// UserSession store: db, db-separate:DATABASE_URL (relaxed durability), redis://HOST[:PORT],
     /// memcached://HOST[:PORT] or files:DIR.
     #[arg(long, default_value = "db")]
     pub sessions: headroom_testbed::store::SessionSpec,

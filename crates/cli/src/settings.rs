@@ -46,6 +46,7 @@ pub fn load_spec(args: &LoadArgs) -> Result<RunSpec, Failure> {
         iterations: None,
         rate: args.rate,
         max_vus: args.rate.map(|_| args.max_vus),
+        ..ProfileSpec::default()
     };
     spec.think = args.think;
     spec.throughput = args.throughput;
@@ -75,6 +76,9 @@ pub fn run_spec(args: &RunArgs) -> Result<RunSpec, Failure> {
         iterations: args.iterations,
         rate: args.rate,
         max_vus: args.max_vus,
+        session: args.session,
+        students: args.students,
+        arrive_within: args.arrive_within,
     };
     spec.think = args.think;
     spec.throughput = args.throughput;

@@ -10,11 +10,16 @@
 //! the arrival's due time, so a stalled server shows as long response times
 //! instead of fewer requests (coordinated omission corrected). When every VU
 //! is busy and an arrival is overdue, the worker adds VUs up to `--max-vus`.
+//! With a session, each arrival a VU claims is a new user (a fresh journey)
+//! who stays for the session. A lesson's students are closed-model users
+//! each starting at its planned arrival time. Every user's start is counted
+//! in the second it was due (intervals.csv's `arrivals`).
 
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::Connector;
 use crate::failures::{Capture, FailureKeeper};
 use crate::journey_mix::{MixPlan, Offset};
+use crate::lesson::UserSession;
 use crate::precise_timer::PreciseTimer;
 use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
@@ -247,13 +252,19 @@ struct Arrivals {
 impl Arrivals {
     /// When this worker's `k`-th arrival is due, if before the end.
     fn due(&self, k: u64) -> Option<Instant> {
+        self.numbered(k).map(|(_, due)| due)
+    }
+
+    /// This worker's `k`-th arrival: its number in the whole run and when
+    /// it is due, if before the end.
+    fn numbered(&self, k: u64) -> Option<(u64, Instant)> {
         let n = self.shard.global(k * self.workers + self.worker);
         let offset = match &self.schedule {
             ArrivalSchedule::Constant(period) => Some(period.mul_f64(n as f64)),
             ArrivalSchedule::Ramping(stages) => stages.arrival_time(n as f64),
         }?;
         let due = self.start + offset;
-        (due < self.end).then_some(due)
+        (due < self.end).then_some((n, due))
     }
 
     fn peek(&self) -> Option<Instant> {
@@ -272,12 +283,11 @@ impl Arrivals {
         self.claim_numbered().map(|(_, due)| due)
     }
 
-    /// As [`Arrivals::claim`], with the arrival's number in the unsplit run.
+    /// The next arrival with its number in the whole run.
     fn claim_numbered(&self) -> Option<(u64, Instant)> {
-        let k = self.next.get();
-        let due = self.due(k)?;
-        self.next.set(k + 1);
-        Some((self.shard.global(k * self.workers + self.worker), due))
+        let arrival = self.numbered(self.next.get())?;
+        self.next.set(self.next.get() + 1);
+        Some(arrival)
     }
 }
 
@@ -383,7 +393,7 @@ fn run_worker(
                 None,
             )
         }
-        Profile::RampingUsers { .. } => {
+        Profile::RampingUsers { .. } | Profile::Lesson(_) => {
             let peak = plan.profile.population();
             let my_users = share(plan.shard.share(peak as u64), workers, index);
             let pacer = plan.throughput_cap.map(|cap| Pacer {
@@ -417,7 +427,10 @@ fn run_worker(
             (None, None, Some(arrivals))
         }
     };
-    let scheduled = pacer.is_some() || arrivals.is_some();
+    // A lesson's students arrive at their planned times to the microsecond,
+    // each counted in the second it was planned for.
+    let scheduled =
+        pacer.is_some() || arrivals.is_some() || matches!(plan.profile, Profile::Lesson(_));
     let population = plan.profile.population();
     let timer = if scheduled {
         let _context = runtime.enter();
@@ -480,6 +493,19 @@ async fn control(
             let mine = share(plan.shard.share(*users as u64), workers, index) as u32;
             for local in 0..mine {
                 let start = origin + ramp_up.mul_f64(global(local) as f64 / *users as f64);
+                vus.spawn_local(closed_user(
+                    worker.clone(),
+                    vu_number(local),
+                    vec![(start, None)],
+                ));
+            }
+            spawned = mine;
+            mine
+        }
+        Profile::Lesson(lesson) => {
+            let mine = share(shard_population, workers, index) as u32;
+            for local in 0..mine {
+                let start = origin + lesson.arrivals[global(local) as usize];
                 vus.spawn_local(closed_user(
                     worker.clone(),
                     vu_number(local),
@@ -735,7 +761,12 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<
     };
     let mut rng = Rng::new(plan.seed, vu as u64);
     for (start, end) in windows {
-        tokio::time::sleep_until(start.into()).await;
+        if matches!(plan.profile, Profile::Lesson(_)) {
+            worker.wait_for_schedule(start).await;
+        } else {
+            tokio::time::sleep_until(start.into()).await;
+        }
+        worker.recorder.borrow_mut().arrived(start);
         let _active = ActiveGuard::new(&worker);
         let in_window = || end.is_none_or(|end| Instant::now() < end) && !worker.past_cutoff();
         if let (Some(journey), Workload::Mix(mix)) = (&mut journey, &plan.workload) {
@@ -792,8 +823,13 @@ async fn url_iteration(
 }
 
 async fn open_user(worker: Rc<Worker>, vu: u32) {
-    let _active = ActiveGuard::new(&worker);
     let plan = worker.plan.clone();
+    if let Some(session) = plan.profile.session() {
+        if !matches!(plan.workload, Workload::Url { .. }) {
+            return session_users(&worker, session).await;
+        }
+    }
+    let _active = ActiveGuard::new(&worker);
     let (connector, request) = match &plan.workload {
         Workload::Url { connector, request } => (connector.clone(), request.clone()),
         Workload::Journey(journey) => {
@@ -802,6 +838,7 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
                 if due > Instant::now() {
                     worker.wait_for_schedule(due).await;
                 }
+                worker.recorder.borrow_mut().arrived(due);
                 if !journey.iterate(&*worker, Some(due)).await {
                     break;
                 }
@@ -816,6 +853,7 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
         if due > Instant::now() {
             worker.wait_for_schedule(due).await;
         }
+        worker.recorder.borrow_mut().arrived(due);
         exchange(
             &worker,
             &mut client,
@@ -838,6 +876,7 @@ async fn open_mix_user(worker: &Rc<Worker>, mix: &MixPlan, vu: u32) {
         if due > Instant::now() {
             worker.wait_for_schedule(due).await;
         }
+        worker.recorder.borrow_mut().arrived(due);
         let index = mix.arrival_journey(n);
         let entry = &mix.journeys[index];
         let journey = journeys[index]
@@ -847,6 +886,42 @@ async fn open_mix_user(worker: &Rc<Worker>, mix: &MixPlan, vu: u32) {
             .await
         {
             break;
+        }
+    }
+}
+
+/// An open-model VU of a profile with sessions: each arrival it claims is
+/// a new user (fresh cookies, variables and page cache; the data row of its
+/// arrival's number) who runs the journey once (of a mix: the journey drawn
+/// for the arrival's number), or loops it until its session is over
+/// (finishing the iteration under way), and leaves.
+async fn session_users(worker: &Rc<Worker>, session: UserSession) {
+    let seed = worker.plan.seed;
+    while let Some((n, due)) = worker.arrivals.as_ref().and_then(Arrivals::claim_numbered) {
+        if due > Instant::now() {
+            worker.wait_for_schedule(due).await;
+        }
+        worker.recorder.borrow_mut().arrived(due);
+        let _active = ActiveGuard::new(worker);
+        let user = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        let leaves = match session {
+            UserSession::Once => due,
+            UserSession::For(length) => due + length,
+        };
+        let mut intended = Some(due);
+        match &worker.plan.workload {
+            Workload::Journey(plan) => {
+                let mut journey = Journey::new(plan.clone(), user, seed).from_row(n as usize);
+                while journey.iterate(&**worker, intended.take()).await && Instant::now() < leaves {}
+            }
+            Workload::Mix(mix) => {
+                let entry = &mix.journeys[mix.arrival_journey(n)];
+                let host = Offset::new(&**worker, entry);
+                let mut journey =
+                    Journey::new(entry.plan.clone(), user, seed).from_row(n as usize);
+                while journey.iterate(&host, intended.take()).await && Instant::now() < leaves {}
+            }
+            Workload::Url { .. } => return,
         }
     }
 }

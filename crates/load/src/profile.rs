@@ -1,5 +1,6 @@
 //! Profiles: how virtual users or arrivals are scheduled over a run.
 
+use crate::lesson::{Lesson, UserSession};
 use crate::stages::Stages;
 use headroom_units::quantity::Rate;
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,14 @@ pub enum Profile {
         max_vus: u32,
         #[serde(rename = "duration_s", serialize_with = "secs")]
         duration: Duration,
+        /// Each arrival is a new user who stays this long; `None`: arrivals
+        /// are iterations on a pool of VUs that keep their state.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session: Option<UserSession>,
     },
+    /// The lesson start: students arrive at seeded times within a window,
+    /// then each loops the journey as a closed-model user until the end.
+    Lesson(Lesson),
     /// Closed model whose number of users follows stages (k6's ramping VUs).
     RampingUsers { stages: Stages },
     /// Open model whose arrival rate (per second) follows stages.
@@ -41,6 +49,7 @@ impl Profile {
         match self {
             Profile::Closed { duration, .. } => *duration,
             Profile::Open { duration, .. } => Some(*duration),
+            Profile::Lesson(lesson) => Some(lesson.duration),
             Profile::RampingUsers { stages } | Profile::RampingRate { stages, .. } => {
                 Some(stages.total())
             }
@@ -53,6 +62,16 @@ impl Profile {
             Profile::Closed { users, .. } => *users,
             Profile::Open { max_vus, .. } | Profile::RampingRate { max_vus, .. } => *max_vus,
             Profile::RampingUsers { stages } => stages.peak().ceil() as u32,
+            Profile::Lesson(lesson) => lesson.students,
+        }
+    }
+
+    /// How long an arriving user of the open model stays, if it is a new
+    /// user at each arrival.
+    pub fn session(&self) -> Option<UserSession> {
+        match self {
+            Profile::Open { session, .. } => *session,
+            _ => None,
         }
     }
 }

@@ -25,6 +25,8 @@ pub struct IntervalPiece {
     /// The most VUs running on this worker at once during the interval (so
     /// the last interval, when users stop, still shows the users it had).
     pub active_vus: u32,
+    /// Users who arrived (started) on this worker during the interval.
+    pub arrivals: u32,
     /// CPU time this worker's thread used during the interval.
     pub cpu: Duration,
     /// How late the worker's once-a-second tick ran.
@@ -70,6 +72,8 @@ pub struct Recorder {
     active_vus: u32,
     /// The most VUs active at once in the current interval.
     interval_vus: u32,
+    /// Users who arrived in the current interval.
+    arrivals: u32,
     pub peak_vus: u32,
     pub max_vus_reached: bool,
     cpu_mark: Duration,
@@ -101,6 +105,7 @@ impl Recorder {
             checks: vec![[0, 0]; checks],
             active_vus: 0,
             interval_vus: 0,
+            arrivals: 0,
             peak_vus: 0,
             max_vus_reached: false,
             cpu_mark: thread_cpu_time(),
@@ -154,6 +159,17 @@ impl Recorder {
         if let Some(counts) = self.checks.get_mut(check as usize) {
             counts[usize::from(!passed)] += 1;
         }
+    }
+
+    /// A user arrived (started) at `at`, its planned time: counted in that
+    /// second, or in the current one if that second is already sent.
+    #[inline]
+    pub fn arrived(&mut self, at: Instant) {
+        let index = self.index_of(at);
+        if index > self.index {
+            self.rotate_to(index);
+        }
+        self.arrivals += 1;
     }
 
     pub fn vu_started(&mut self) {
@@ -212,6 +228,7 @@ impl Recorder {
             tallies: self.tallies.iter_mut().map(Option::take).collect(),
             checks: self.checks.iter_mut().map(std::mem::take).collect(),
             active_vus: std::mem::replace(&mut self.interval_vus, self.active_vus),
+            arrivals: std::mem::take(&mut self.arrivals),
             cpu: cpu_now.saturating_sub(self.cpu_mark),
             loop_lag: std::mem::take(&mut self.loop_lag),
             cpu_wait: wait_now.saturating_sub(self.wait_mark),

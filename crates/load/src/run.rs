@@ -7,6 +7,7 @@ use crate::failures::FailureKeeper;
 use crate::fault::{Fault, Injector};
 use crate::live_metrics::{render as render_metrics, LiveFigures, LiveMetrics};
 use crate::monitoring::{MonitorSource, Monitoring};
+use crate::phases::LessonPhases;
 use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
 use headroom_analysis::summary::LabelSummary;
@@ -155,7 +156,7 @@ pub async fn run(
     let planned = plan.profile.duration();
     let max_vus = match plan.profile {
         Profile::Open { max_vus, .. } | Profile::RampingRate { max_vus, .. } => Some(max_vus),
-        Profile::Closed { .. } | Profile::RampingUsers { .. } => None,
+        Profile::Closed { .. } | Profile::RampingUsers { .. } | Profile::Lesson(_) => None,
     };
     let (sender, events) = tokio::sync::mpsc::unbounded_channel();
     if setup.save_failures > 0 {
@@ -166,10 +167,12 @@ pub async fn run(
             sender.clone(),
         )));
     }
+    let phases = LessonPhases::of(&plan.profile, &plan.think);
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
     collector.outside_total = setup.outside_total.clone();
+    collector.phases = phases;
     collector.metrics = setup.metrics.clone().map(|live| {
         let run = setup.bundle_dir.display().to_string();
         (live, run, setup.manifest.target.clone())
@@ -235,6 +238,8 @@ struct Collector {
     failures_stopped: bool,
     /// Where to publish the live figures, the run's name and its target.
     metrics: Option<(Arc<LiveMetrics>, String, String)>,
+    /// A lesson run's two phases.
+    phases: Option<LessonPhases>,
 }
 
 impl Collector {
@@ -269,6 +274,7 @@ impl Collector {
             worker_busy: Vec::new(),
             worker_wait: Vec::new(),
             metrics: None,
+            phases: None,
             worst_loop_lag: Duration::ZERO,
         }
     }
@@ -398,6 +404,7 @@ impl Collector {
             let sliver = all_done.is_some()
                 && length < Duration::from_millis(50)
                 && merged.total.counts.count == 0
+                && merged.arrivals == 0
                 && merged.tallies.iter().all(Option::is_none);
             if let (Some(bundle), None, false) = (&mut self.bundle, &self.bundle_error, sliver) {
                 bundle.write_interval(&merged)?;
@@ -408,6 +415,9 @@ impl Collector {
                 }
             }
             self.cumulative_total.add(&merged.total);
+            if let Some(phases) = &mut self.phases {
+                phases.add(index, &merged.total, merged.arrivals);
+            }
             if length >= Duration::from_millis(500) {
                 self.worker_busy.push(merged.worker_busy);
                 self.worker_wait.push(merged.worker_wait);
@@ -482,11 +492,13 @@ impl Collector {
         let mut tallies: Vec<Option<Tally>> = self.labels.iter().map(|_| None).collect();
         let mut total = Tally::default();
         let mut active_vus = 0;
+        let mut arrivals = 0;
         let mut worker_busy: f64 = 0.0;
         let mut worker_wait: f64 = 0.0;
         let mut loop_lag = Duration::ZERO;
         for piece in pieces {
             active_vus += piece.active_vus;
+            arrivals += piece.arrivals;
             worker_busy = worker_busy.max(piece.cpu.as_secs_f64() / length.as_secs_f64());
             worker_wait = worker_wait.max(piece.cpu_wait.as_secs_f64() / length.as_secs_f64());
             loop_lag = loop_lag.max(piece.loop_lag);
@@ -508,6 +520,7 @@ impl Collector {
             tallies,
             total,
             active_vus,
+            arrivals,
             worker_busy: worker_busy.min(1.0),
             worker_wait: worker_wait.min(1.0),
             loop_lag,
@@ -550,6 +563,11 @@ impl Collector {
             }
         }
         let (apdex_t_ms, apdex_f_ms) = (manifest.apdex_t_ms, manifest.apdex_f_ms);
+        let (phases, arrivals_per_second) = self
+            .phases
+            .as_ref()
+            .map(|p| p.figures(elapsed))
+            .unwrap_or_default();
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
         let summary = RunSummary {
             elapsed_s: elapsed.as_secs_f64(),
@@ -577,6 +595,8 @@ impl Collector {
                 })
                 .collect(),
             resources,
+            phases,
+            arrivals_per_second,
         };
         let status = if self.bundle_error.is_some() {
             RunStatus::Aborted

@@ -158,6 +158,18 @@ pub struct ProfileSpec {
     /// Open model: most VUs at once.
     #[serde(default)]
     pub max_vus: Option<u32>,
+    /// Open model: each arrival is a new user who stays this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<crate::lesson::UserSession>,
+    /// The lesson start: this many students arrive within `arrive_within`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub students: Option<u32>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "opt_duration_text"
+    )]
+    pub arrive_within: Option<Duration>,
 }
 
 /// Apdex T, and F as a time or a multiple of T.

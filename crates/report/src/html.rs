@@ -167,6 +167,7 @@ fn run_section(html: &mut String, run: &RunData) {
         );
     }
     verdict(html, run);
+    phases(html, run);
     statistics(html, run);
     jmeter_dashboard(html, run);
     checks(html, run);
@@ -208,6 +209,41 @@ fn verdict(html: &mut String, run: &RunData) {
         );
     }
     html.push_str("</p>\n");
+}
+
+/// A lesson run's two phases, each judged: the login burst and the
+/// reading after it.
+fn phases(html: &mut String, run: &RunData) {
+    if run.summary.phases.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<h3>Phases</h3><div class=\"scroll\"><table class=\"stats\"><tr><th>Phase</th><th>Seconds</th>\
+         <th>Arrived</th><th>Samples</th><th>Errors %</th><th>Apdex</th><th>Req/s</th><th>95th pct</th></tr>\n",
+    );
+    for phase in &run.summary.phases {
+        let f = &phase.figures;
+        let rating = rating_of(f.apdex).unwrap_or_default();
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}–{}</td><td>{}</td><td>{}</td><td>{:.2}</td>\
+             <td class=\"{rating}\">{} {rating}</td><td>{:.1}</td><td>{}</td></tr>",
+            escape(&phase.name),
+            phase.from_s,
+            phase.to_s,
+            phase.arrivals,
+            f.count,
+            f.error_rate * 100.0,
+            f.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+            f.rps,
+            ms((f.count > 0).then_some(f.p95_ms)),
+        );
+    }
+    html.push_str(
+        "</table></div>\n<p class=\"meta\">A lesson: the arrival phase lasts until every student may \
+         have arrived and read a first page (arrive_within plus one mean think time, rounded up to a \
+         whole second); the reading phase is the rest. Times in ms.</p>\n",
+    );
 }
 
 /// The statistics table: what a reader looks for first (samples, errors,
@@ -732,16 +768,15 @@ fn total_charts(html: &mut String, timeline: &Timeline<'_>, total: &[&IntervalRo
         )),
         "Completed requests and failed ones per second.",
     );
+    // Bundles written before arrivals were recorded have none to draw.
+    let mut users = vec![series("users", total, |r| Some(r.active_vus as f64))];
+    if total.iter().any(|r| r.arrivals.is_some_and(|n| n > 0)) {
+        users.push(series("arrived", total, |r| r.arrivals.map(|n| n as f64)));
+    }
     figure(
         html,
-        &line_chart(&timeline.chart(
-            "Active users",
-            "virtual users",
-            None,
-            vec![series("users", total, |r| Some(r.active_vus as f64))],
-            vec![],
-        )),
-        "Virtual users running in each second.",
+        &line_chart(&timeline.chart("Active users", "virtual users", None, users, vec![])),
+        "Virtual users running in each second, and users who arrived (started) in it.",
     );
     let bands = apdex_bands();
     figure(

@@ -45,6 +45,12 @@ struct SummaryJson<'a> {
     labels: &'a std::collections::BTreeMap<String, headroom_bundle::summary::LabelFigures>,
     checks: &'a std::collections::BTreeMap<String, headroom_bundle::summary::CheckFigures>,
     resources: &'a [headroom_bundle::resources::HostSummary],
+    /// A lesson run: its arrival and reading phases, each judged.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    phases: &'a [headroom_bundle::summary::PhaseFigures],
+    /// A lesson run: users who arrived in each second.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    arrivals_per_second: &'a [u64],
     warnings: &'a [RunWarning],
     criteria: Vec<CriterionJson<'a>>,
     passed: bool,
@@ -67,6 +73,8 @@ pub fn json_summary(input: &ReportInput<'_>) -> String {
         labels: &s.labels,
         checks: &s.checks,
         resources: &s.resources,
+        phases: &s.phases,
+        arrivals_per_second: &s.arrivals_per_second,
         warnings: input.warnings,
         criteria: input
             .verdicts

@@ -37,6 +37,7 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     siege_block(&mut out, input);
     verdict_lines(&mut out, s);
     label_table(&mut out, input);
+    phase_lines(&mut out, s);
     if !s.checks.is_empty() {
         check_lines(&mut out, s);
     }
@@ -142,6 +143,37 @@ fn verdict_lines(out: &mut String, s: &RunSummary) {
                 "request went",
                 "requests went"
             )
+        );
+    }
+}
+
+/// A lesson run's arrival and reading phases, one line each.
+fn phase_lines(out: &mut String, s: &RunSummary) {
+    if s.phases.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n  Phases (arrival: until arrive_within plus one mean think time, in whole seconds):"
+    );
+    for phase in &s.phases {
+        let f = &phase.figures;
+        let p95 = if f.count == 0 {
+            "-".to_string()
+        } else {
+            ms(f.p95_ms).to_string()
+        };
+        let _ = writeln!(
+            out,
+            "  {:<8} {:>5}–{:<5} {} arrived, {} requests, {} errors ({:.1}%), p95 {p95}, Apdex {}",
+            phase.name,
+            format!("{}s", phase.from_s),
+            format!("{}s", phase.to_s),
+            thousands(phase.arrivals),
+            thousands(f.count),
+            thousands(f.errors),
+            f.error_rate * 100.0,
+            apdex_text(f),
         );
     }
 }

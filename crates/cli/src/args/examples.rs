@@ -46,11 +46,10 @@ Examples:
   headroom run scenarios/browse.yaml
   # a JMeter plan, against `headroom testbed serve`
   headroom run scenarios/moodle-testplan.jmx -Jusers=10 -Jloops=3
-  # 40 users started over 40 s, for 5 minutes, against another host
-  headroom run scenarios/moodle.yaml --target http://pi.local -c 40 \\
-      --ramp-up 40s -d 5m
-  # open model: 2 journeys start per second
-  headroom run scenarios/browse.yaml --rate 2/s -d 5m";
+  # open model: 2 arrivals a second, each a new user staying 10 minutes
+  headroom run scenarios/browse.yaml --rate 2/s --session 10m -d 30m
+  # the lesson start: 30 students arrive within a minute, then read
+  headroom run scenarios/browse.yaml --students 30 --arrive-within 60s -d 10m";
 
 pub const SCENARIO: &str = "\
 Examples:

@@ -18,6 +18,7 @@ mod har_apps;
 mod har_import;
 mod jmeter;
 mod journeys;
+mod lesson;
 mod load;
 mod misbehaving;
 mod mix;

@@ -125,7 +125,7 @@ pub(super) async fn assemble(
     shard: Option<Shard>,
 ) -> Result<AssembledRun, AssemblyError> {
     let mix = read(source, shard)?;
-    let (profile, iterations) = scenario_profile(&spec.profile, &mix.profile).map_err(usage)?;
+    let (profile, iterations) = scenario_profile(&spec.profile, &mix.profile, spec.seed).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let shard_population = shard.map_or(population, |s| s.share(population));

@@ -116,7 +116,7 @@ pub(super) async fn assemble(
 ) -> Result<AssembledRun, AssemblyError> {
     let scenario = read(source, shard)?;
     let (profile, iterations) =
-        scenario_profile(&spec.profile, &scenario.profile).map_err(usage)?;
+        scenario_profile(&spec.profile, &scenario.profile, spec.seed).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let population = shard.map_or(population, |s| s.share(population));

@@ -361,6 +361,11 @@ pub struct ScenarioProfile {
     pub throughput: Option<Rate>,
     /// `stages:` with users (closed) or a rate per second (open).
     pub stages: Option<(crate::stages::Stages, StageKind)>,
+    /// Open model: each arrival is a new user who stays this long.
+    pub session: Option<crate::lesson::UserSession>,
+    /// `model: lesson`: students arriving within `arrive_within`.
+    pub students: Option<u32>,
+    pub arrive_within: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

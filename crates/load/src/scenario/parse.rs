@@ -153,6 +153,9 @@ const PROFILE_KEYS: &[&str] = &[
     "max_vus",
     "throughput",
     "stages",
+    "session",
+    "students",
+    "arrive_within",
 ];
 const STAGE_KEYS: &[&str] = &["duration", "users", "rate"];
 const REQUEST_KEYS: &[&str] = &[
@@ -879,12 +882,17 @@ impl Parser {
         let map = self.doc.mapping(node, "profile")?;
         self.doc.keys(map, PROFILE_KEYS, "profile")?;
         let mut p = ScenarioProfile::default();
+        let mut lesson = false;
         if let Some(m) = map.get_node("model") {
             let s = self.doc.scalar(m, "model")?;
             p.open = match s.as_str() {
                 "closed" => false,
                 "open" => true,
-                other => return Err(self.doc.at(s.span(), format!("model must be closed (a number of users) or open (an arrival rate), not '{other}'"))),
+                "lesson" => {
+                    lesson = true;
+                    false
+                }
+                other => return Err(self.doc.at(s.span(), format!("model must be closed (a number of users), open (an arrival rate) or lesson (students arriving within a while), not '{other}'"))),
             };
         }
         if let Some(n) = map.get_node("users") {
@@ -966,7 +974,59 @@ impl Parser {
                 "the open model needs rate: (arrivals per second or minute, e.g. 20/s)",
             ));
         }
+        self.sessions_and_lessons(map, &mut p, lesson)?;
         Ok(p)
+    }
+
+    /// `session:` of the open model; `students:` and `arrive_within:` of
+    /// `model: lesson`.
+    fn sessions_and_lessons(
+        &self,
+        map: &MarkedMappingNode,
+        p: &mut ScenarioProfile,
+        lesson: bool,
+    ) -> Res<()> {
+        if let Some(n) = map.get_node("session") {
+            let s = self.doc.scalar(n, "session")?;
+            if !p.open {
+                return Err(self.doc.at(s.span(), "session: is how long each arriving user of the open model stays (model: open, rate: ...); a closed or lesson profile's users stay to the end: leave it out, or give rate:"));
+            }
+            p.session = Some(
+                crate::lesson::UserSession::parse(s.as_str())
+                    .map_err(|e| self.doc.at(s.span(), e))?,
+            );
+        }
+        if let Some(n) = map.get_node("students") {
+            p.students = Some(self.doc.whole(n, "students", 1)? as u32);
+        }
+        if let Some(n) = map.get_node("arrive_within") {
+            p.arrive_within = Some(self.doc.duration(n, "arrive_within")?);
+        }
+        let lesson_keys = p.students.is_some() || p.arrive_within.is_some();
+        if lesson_keys && !lesson {
+            return Err(self.doc.at(
+                self.doc.map_at(map),
+                "students: and arrive_within: describe a lesson start: add model: lesson",
+            ));
+        }
+        if !lesson {
+            return Ok(());
+        }
+        if p.users.is_some()
+            || p.rate.is_some()
+            || p.stages.is_some()
+            || p.ramp_up.is_some()
+            || p.iterations.is_some()
+        {
+            return Err(self.doc.at(self.doc.map_at(map), "model: lesson takes students:, arrive_within: and duration: (not users:, rate:, stages:, ramp_up: or iterations:)"));
+        }
+        let (Some(_), Some(within)) = (p.students, p.arrive_within) else {
+            return Err(self.doc.at(self.doc.map_at(map), "model: lesson needs students: and arrive_within: (e.g. students: 30, arrive_within: 60s, duration: 10m)"));
+        };
+        if let Some(duration) = p.duration.filter(|d| within > *d) {
+            return Err(self.doc.at(self.doc.map_at(map), format!("arrive_within ({} s) is longer than the lesson (duration {} s): some students would arrive after it ended. Shorten arrive_within or lengthen duration", within.as_secs_f64(), duration.as_secs_f64())));
+        }
+        Ok(())
     }
 
     fn label(&mut self, name: &str, kind: LabelKind, url: String, span: &Span) -> Res<u16> {

@@ -269,6 +269,13 @@ impl Journey {
         }
     }
 
+    /// A new user whose own data rows start at `row` (an arriving user of
+    /// an open-model session takes the row of its arrival's number).
+    pub fn from_row(mut self, row: usize) -> Journey {
+        self.own_cursor = row;
+        self
+    }
+
     /// A user of the `before:` phase (the plan must have one).
     pub fn before_phase(plan: Arc<JourneyPlan>, vu: u32, seed: u64) -> Journey {
         let mut journey = Journey::new(plan, vu, seed);

@@ -1,0 +1,397 @@
+//! The lesson start and the open model's sessions: students who arrive at
+//! seeded times, log in once and read; arriving users who are new users
+//! (no cookie on their first request) and leave after their session.
+
+use crate::support::raw::{RawConn, RawServer};
+use crate::support::{light, manifest, run, temp_dir, text};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A site whose `/login` gives a new session cookie to a request without
+/// one, and whose other pages answer 200.
+fn login_site() -> RawServer {
+    let sessions = Arc::new(AtomicU64::new(0));
+    RawServer::start(move |mut conn: RawConn| {
+        while let Some(request) = conn.next_request(Duration::from_secs(5)) {
+            if request.target == "/login" && request.header("cookie").is_none() {
+                let sid = format!("sid={}; Path=/", sessions.fetch_add(1, Ordering::SeqCst));
+                conn.respond("200 OK", &[("Set-Cookie", sid.as_str())], b"welcome");
+            } else {
+                conn.respond("200 OK", &[], b"a page to read");
+            }
+        }
+    })
+}
+
+/// A journey file: log in once, then read (with `think`) under `profile`.
+fn journey(name: &str, site: &RawServer, profile: &str, think: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("class.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: class\ndefaults:\n  base_url: {}\nprofile:\n{profile}\nsteps:\n  - label: login\n    path: /login\n    once: true\n  - label: read\n    path: /read\n    think: {think}\n",
+            site.url("")
+        ),
+    )
+    .unwrap();
+    file
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let output = run(args);
+    assert!(output.status.success(), "{}", text(&output));
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+/// intervals.csv's TOTAL rows: (second, a column's value).
+fn total_column(bundle: &Path, column: &str) -> Vec<(u64, u64)> {
+    let mut reader = csv::Reader::from_path(bundle.join("intervals.csv")).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    let at = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (second, label, value) = (at("second"), at("label"), at(column));
+    reader
+        .records()
+        .map(|r| r.unwrap())
+        .filter(|r| &r[label] == "TOTAL")
+        .map(|r| (r[second].parse().unwrap(), r[value].parse().unwrap()))
+        .collect()
+}
+
+/// The session cookie each request carried (`None`: none).
+fn cookies(site: &RawServer, target: &str) -> Vec<Option<String>> {
+    site.requests()
+        .iter()
+        .filter(|r| r.target == target)
+        .map(|r| r.header("cookie").map(str::to_string))
+        .collect()
+}
+
+/// 30 students within 6 s (the proof's 30 within 60 s, shortened): the
+/// bundle's arrivals per second equal the planned schedule second by
+/// second, and each student logs in once.
+#[test]
+fn thirty_students_arrive_second_by_second_as_planned() {
+    let _guard = light();
+    let site = login_site();
+    let file = journey(
+        "lesson-spike",
+        &site,
+        "  model: lesson\n  students: 30\n  arrive_within: 6s\n  duration: 8s",
+        "500ms",
+    );
+    let out = temp_dir("lesson-spike-bundle");
+    let output = run(&[
+        "run",
+        file.to_str().unwrap(),
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let said = text(&output);
+    assert!(
+        said.contains("lesson: 30 students arrive within 6 s (seed 3), then read until 8s"),
+        "{said}"
+    );
+    // The read's think is its own: no default think, so the arrival phase
+    // is the 6 s window.
+    assert!(said.contains("arrival     0s–6s    30 arrived,"), "{said}");
+    assert!(said.contains("reading     6s–8s    0 arrived,"), "{said}");
+    let profile = &manifest(&out)["profile"];
+    assert_eq!(profile["model"], "lesson", "{profile}");
+    assert_eq!(profile["students"], 30);
+    assert_eq!(profile["arrive_within_s"], 6.0);
+    let planned: Vec<u64> = profile["arrivals_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(planned.iter().sum::<u64>(), 30);
+    assert!(planned.len() <= 6, "{planned:?}");
+    let recorded = total_column(&out, "arrivals");
+    assert!(recorded.len() >= 7, "{recorded:?}");
+    for (second, arrivals) in recorded {
+        let expected = planned.get(second as usize).copied().unwrap_or(0);
+        assert_eq!(arrivals, expected, "second {second}: {planned:?}");
+    }
+    // The summary (as --json prints it) judges each phase and holds the
+    // recorded arrivals; together the phases are the whole run.
+    let summary = &manifest(&out)["summary"];
+    let recorded: Vec<u64> = summary["arrivals_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(recorded, planned);
+    let phases = summary["phases"].as_array().unwrap();
+    let field = |i: usize, key: &str| phases[i][key].clone();
+    assert_eq!(
+        (field(0, "name"), field(0, "to_s"), field(0, "arrivals")),
+        ("arrival".into(), 6.0.into(), 30.into())
+    );
+    assert_eq!(
+        (field(1, "name"), field(1, "arrivals")),
+        ("reading".into(), 0.into())
+    );
+    let count = |i: usize| phases[i]["figures"]["count"].as_u64().unwrap();
+    assert_eq!(
+        count(0) + count(1),
+        summary["total"]["count"].as_u64().unwrap()
+    );
+    assert!(count(0) >= 30 && count(1) > 0, "{phases:?}");
+    let html = out.join("lesson.html");
+    let output = run(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h3>Phases</h3>")
+            && page.contains("<td>arrival</td><td>0–6</td><td>30</td>")
+    );
+
+    // The login is a once: step: one per student, none with a cookie.
+    let logins = cookies(&site, "/login");
+    assert_eq!(logins.len(), 30);
+    assert!(logins.iter().all(Option::is_none), "{logins:?}");
+    let readers: std::collections::HashSet<_> = cookies(&site, "/read").into_iter().collect();
+    assert_eq!(readers.len(), 30, "{readers:?}");
+}
+
+/// `session: once`: each of 30 arrivals is a new user: its login carries
+/// no cookie, and 30 distinct sessions read. Without a session the pool's
+/// VUs keep their cookies from arrival to arrival.
+#[test]
+fn with_session_once_each_arrival_is_a_new_user() {
+    let _guard = light();
+    let site = login_site();
+    let file = journey(
+        "session-once",
+        &site,
+        "  model: open\n  rate: 10/s\n  duration: 3s\n  session: once",
+        "0s",
+    );
+    let out = temp_dir("session-once-bundle");
+    let said = run_ok(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        said.contains("each arrival a new user who runs the journey once"),
+        "{said}"
+    );
+    assert_eq!(manifest(&out)["profile"]["session"], "once");
+    let logins = cookies(&site, "/login");
+    assert_eq!(logins.len(), 30, "{logins:?}");
+    assert!(logins.iter().all(Option::is_none), "{logins:?}");
+    let reads = cookies(&site, "/read");
+    let sessions: std::collections::HashSet<_> = reads.iter().collect();
+    assert_eq!((reads.len(), sessions.len()), (30, 30), "{reads:?}");
+    let arrivals: u64 = total_column(&out, "arrivals").iter().map(|(_, n)| n).sum();
+    assert_eq!(arrivals, 30);
+
+    // The same journey without a session: arrivals reuse VUs, and a VU's
+    // later login carries the cookie of its first.
+    let site = login_site();
+    let file = journey(
+        "session-none",
+        &site,
+        "  model: open\n  rate: 10/s\n  duration: 3s",
+        "0s",
+    );
+    run_ok(&["run", file.to_str().unwrap(), "--quiet"]);
+    let logins = cookies(&site, "/login");
+    assert!(
+        logins.iter().filter(|c| c.is_none()).count() < 30,
+        "{logins:?}"
+    );
+}
+
+/// `session: 1s` at 5 arrivals a second: each new user reads for about a
+/// second (then leaves), so about 5 users are active at once, not all 20.
+#[test]
+fn with_a_session_length_users_leave_after_it() {
+    let _guard = light();
+    let site = login_site();
+    let file = journey(
+        "session-length",
+        &site,
+        "  model: open\n  rate: 5/s\n  duration: 4s\n  session: 1s",
+        "200ms",
+    );
+    let out = temp_dir("session-length-bundle");
+    let said = run_ok(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(said.contains("about 5 users at once"), "{said}");
+    let mut reads_per_user: HashMap<String, u32> = HashMap::new();
+    for cookie in cookies(&site, "/read") {
+        *reads_per_user
+            .entry(cookie.expect("a logged-in read"))
+            .or_default() += 1;
+    }
+    assert_eq!(reads_per_user.len(), 20, "{reads_per_user:?}");
+    // A second of reading every 200 ms: 5 or 6 reads; the last users are
+    // cut short by the run's end.
+    assert!(
+        reads_per_user.values().all(|n| (1..=7).contains(n)),
+        "{reads_per_user:?}"
+    );
+    let active = total_column(&out, "active_vus");
+    let most = active.iter().map(|(_, n)| *n).max().unwrap();
+    assert!((5..=8).contains(&most), "{active:?}");
+}
+
+/// Bad profiles are refused with the key (or flag) they got wrong.
+#[test]
+fn bad_lessons_and_sessions_name_the_key() {
+    let _guard = light();
+    let site = login_site();
+    for (name, profile, says) in [
+        (
+            "zero",
+            "  model: lesson\n  students: 0\n  arrive_within: 6s",
+            "students must be a whole number of at least 1, not '0'",
+        ),
+        (
+            "late",
+            "  model: lesson\n  students: 3\n  arrive_within: 2m\n  duration: 1m",
+            "arrive_within (120 s) is longer than the lesson (duration 60 s)",
+        ),
+        (
+            "within",
+            "  model: lesson\n  students: 3",
+            "model: lesson needs students: and arrive_within:",
+        ),
+        (
+            "closed",
+            "  users: 3\n  session: once",
+            "session: is how long each arriving user of the open model stays",
+        ),
+        ("negative", "  rate: 2/s\n  session: -5s", "session '-5s'"),
+        (
+            "word",
+            "  model: lesson\n  students: 3\n  arrive_within: soon",
+            "arrive_within:",
+        ),
+        (
+            "no-model",
+            "  students: 3\n  arrive_within: 6s",
+            "add model: lesson",
+        ),
+    ] {
+        let file = journey(&format!("bad-{name}"), &site, profile, "0s");
+        let output = run(&["scenario", "check", file.to_str().unwrap()]);
+        assert!(!output.status.success(), "{name}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+    let file = journey("bad-flags", &site, "  users: 1", "0s");
+    let file = file.to_str().unwrap();
+    for (args, says) in [
+        (vec!["--students", "0"], "--students"),
+        (
+            vec!["--students", "3", "--arrive-within=-1s"],
+            "--arrive-within",
+        ),
+        (vec!["--session", "once"], "--rate"),
+        (vec!["--rate", "2/s", "--session", "soon"], "--session"),
+        (
+            vec!["--students", "3", "--arrive-within", "20s", "-d", "10s"],
+            "arrive_within (20 s) is longer than the lesson (duration 10 s)",
+        ),
+        (
+            vec!["--students", "3", "-d", "10s"],
+            "--students needs --arrive-within",
+        ),
+    ] {
+        let mut all = vec!["run", file];
+        all.extend(&args);
+        let output = run(&all);
+        assert!(!output.status.success(), "{args:?}: {}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+/// A lesson split over two generators (`--shard`): each runs its share of
+/// the students at their planned times, and the merged bundle's arrivals
+/// per second are the whole class's schedule.
+#[test]
+fn two_shards_of_a_lesson_merge_into_its_schedule() {
+    let _guard = light();
+    let site = login_site();
+    let file = journey(
+        "lesson-shards",
+        &site,
+        "  model: lesson\n  students: 20\n  arrive_within: 4s\n  duration: 5s",
+        "500ms",
+    );
+    let dir = temp_dir("lesson-shards-bundles");
+    std::fs::create_dir_all(&dir).unwrap();
+    let start =
+        humantime::format_rfc3339_millis(std::time::SystemTime::now() + Duration::from_secs(3))
+            .to_string();
+    let pattern = dir.join("shard-{index}").to_string_lossy().to_string();
+    let file = file.to_str().unwrap();
+    let children: Vec<_> = ["0/2", "1/2"]
+        .iter()
+        .map(|shard| {
+            crate::support::headroom()
+                .args(["run", file, "--shard", shard, "--start-at", &start])
+                .args(["--seed", "5", "-q", "--out", &pattern])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let shards: Vec<_> = (0..2).map(|i| dir.join(format!("shard-{i}"))).collect();
+    let planned: Vec<u64> = manifest(&shards[0])["profile"]["arrivals_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(planned.iter().sum::<u64>(), 20);
+    let each: Vec<u64> = shards
+        .iter()
+        .map(|s| total_column(s, "arrivals").iter().map(|(_, n)| n).sum())
+        .collect();
+    assert_eq!(each, vec![10, 10]);
+    let merged = dir.join("merged");
+    let output = run(&[
+        "merge",
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    for (second, arrivals) in total_column(&merged, "arrivals") {
+        let expected = planned.get(second as usize).copied().unwrap_or(0);
+        assert_eq!(arrivals, expected, "second {second}: {planned:?}");
+    }
+    assert_eq!(cookies(&site, "/login").len(), 20);
+}
