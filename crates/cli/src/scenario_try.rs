@@ -46,7 +46,7 @@ async fn try_file(args: TryArgs) -> ExitCode {
 async fn try_mix(args: &TryArgs) -> ExitCode {
     use headroom_load::scenario::mix::{read, Workfile};
     let mix = match read(&args.file, args.target.as_ref()) {
-        Ok(Workfile::Mix(mix)) => mix,
+        Ok(Workfile::Mix(mix)) => *mix,
         Ok(Workfile::Scenario(_)) => return ExitCode::from(EXIT_USAGE),
         Err(e) => {
             eprintln!("headroom: {e}");

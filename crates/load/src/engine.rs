@@ -912,13 +912,13 @@ async fn session_users(worker: &Rc<Worker>, session: UserSession) {
         match &worker.plan.workload {
             Workload::Journey(plan) => {
                 let mut journey = Journey::new(plan.clone(), user, seed).from_row(n as usize);
-                while journey.iterate(&**worker, intended.take()).await && Instant::now() < leaves {}
+                while journey.iterate(&**worker, intended.take()).await && Instant::now() < leaves {
+                }
             }
             Workload::Mix(mix) => {
                 let entry = &mix.journeys[mix.arrival_journey(n)];
                 let host = Offset::new(&**worker, entry);
-                let mut journey =
-                    Journey::new(entry.plan.clone(), user, seed).from_row(n as usize);
+                let mut journey = Journey::new(entry.plan.clone(), user, seed).from_row(n as usize);
                 while journey.iterate(&host, intended.take()).await && Instant::now() < leaves {}
             }
             Workload::Url { .. } => return,

@@ -42,7 +42,7 @@ fn read(source: &ScenarioSource, shard: Option<Shard>) -> Result<Mix, AssemblyEr
         .transpose()
         .map_err(|e| usage(e.to_string()))?;
     let mut mix = match crate::scenario::mix::read(&source.file, target.as_ref()) {
-        Ok(Workfile::Mix(mix)) => mix,
+        Ok(Workfile::Mix(mix)) => *mix,
         Ok(Workfile::Scenario(_)) => {
             return Err(usage(format!(
                 "{} is not a mix (it has no mix:)",
@@ -125,7 +125,8 @@ pub(super) async fn assemble(
     shard: Option<Shard>,
 ) -> Result<AssembledRun, AssemblyError> {
     let mix = read(source, shard)?;
-    let (profile, iterations) = scenario_profile(&spec.profile, &mix.profile, spec.seed).map_err(usage)?;
+    let (profile, iterations) =
+        scenario_profile(&spec.profile, &mix.profile, spec.seed).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let shard_population = shard.map_or(population, |s| s.share(population));

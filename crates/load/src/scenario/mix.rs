@@ -71,7 +71,7 @@ impl Mix {
 #[derive(Debug, Clone)]
 pub enum Workfile {
     Scenario(Box<Scenario>),
-    Mix(Mix),
+    Mix(Box<Mix>),
 }
 
 /// Whether the YAML text's top level has `mix:` (unparseable text is not a
@@ -101,7 +101,7 @@ pub fn read(path: &Path, target: Option<&Target>) -> Res<Workfile> {
         "Keep large data in a data: CSV file",
     )?;
     if is_mix_text(&text) {
-        parse_mix(&text, path, target).map(Workfile::Mix)
+        parse_mix(&text, path, target).map(|m| Workfile::Mix(Box::new(m)))
     } else {
         super::parse_str(&text, path, target).map(|s| Workfile::Scenario(Box::new(s)))
     }
