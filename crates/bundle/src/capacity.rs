@@ -71,6 +71,42 @@ pub struct Level {
     /// between 40 met and 80 broken").
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub why: String,
+    /// A lesson level (`--arrive-within`): its arrival and reading phases,
+    /// each judged; the level meets the target when both do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<LevelPhase>,
+}
+
+/// One phase of a lesson level, judged on its own.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LevelPhase {
+    /// `arrival` (the login burst) or `reading`.
+    pub name: String,
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Users who arrived in it.
+    pub arrivals: u64,
+    pub requests: u64,
+    pub apdex: Option<f64>,
+    pub error_rate: f64,
+    pub p95_ms: Option<f64>,
+    pub met: bool,
+}
+
+impl LevelPhase {
+    /// "arrival 0–70 s: Apdex 0.912, p95 120 ms, errors 0.0% met".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {}: {} requests, Apdex {}, p95 {}, errors {:.1}% {}",
+            self.name,
+            headroom_units::quantity::span(self.from_s, self.to_s, "s"),
+            self.requests,
+            self.apdex.map_or("-".into(), |a| format!("{a:.3}")),
+            self.p95_ms.map_or("-".into(), |p| format!("{p:.0} ms")),
+            self.error_rate * 100.0,
+            if self.met { "met" } else { "broken" }
+        )
+    }
 }
 
 /// A level's verdict as it settled during the level.

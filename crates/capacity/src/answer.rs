@@ -128,8 +128,10 @@ fn invalid(best: Option<&Level>, knee: Option<&Level>, little: Option<&LittlesLa
         ));
     }
     // Only where the think the users took was measured (a throughput
-    // cap's waits for a slot are not, and older searches have none).
-    let measured_think = best.is_some_and(|l| l.think_s.is_some());
+    // cap's waits for a slot are not, and older searches have none), and
+    // in a steady cycle: a lesson's students are still arriving in its
+    // first phase, so fewer are busy than the level's number.
+    let measured_think = best.is_some_and(|l| l.think_s.is_some() && l.phases.is_empty());
     if let Some(l) = little.filter(|l| measured_think && l.miss() > LITTLE_TOLERANCE) {
         invalid.push(format!(
             "Little's law at the capacity accounts for {:.0} users busy of {}: the measured window did not see the users in their steady cycle (they started or clicked in step, or waited somewhere not measured); lengthen --warmup and --step-duration to several think times",
@@ -312,6 +314,7 @@ mod tests {
             min_samples: 0,
             thin: false,
             why: String::new(),
+            phases: Vec::new(),
         }
     }
 

@@ -107,6 +107,7 @@ pub fn measure_level(
         min_samples: 0,
         thin: false,
         why: String::new(),
+        phases: Vec::new(),
     })
 }
 

@@ -20,6 +20,7 @@
 //! - [`level`]: a level's figures read back from its bundle.
 //! - [`answer`]: the answer from the levels: capacity, knee, bottleneck,
 //!   validity, `--confirm`'s range, `--fail-if`.
+//! - [`lesson`]: a lesson level's two phases (arrival, reading), judged each.
 //! - [`think`]: the think per request a search plans with, and its words.
 //! - [`who`]: what one of the search's users is, in words for the answer.
 //!
@@ -29,6 +30,7 @@
 
 pub mod answer;
 pub mod ladder;
+pub mod lesson;
 pub mod level;
 pub mod search;
 pub mod sequential;

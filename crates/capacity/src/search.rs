@@ -55,6 +55,8 @@ pub struct Settings {
     pub user: String,
     /// What the answer calls the users, plural (`None`: users).
     pub users_are: Option<String>,
+    /// Each level is a lesson start: its users arrive within this time.
+    pub lesson: Option<Duration>,
 }
 
 /// Where a level is in the search, for a live line.
@@ -123,7 +125,10 @@ pub struct SearchPlan {
 impl SearchPlan {
     pub fn new(settings: Settings) -> SearchPlan {
         let think = &settings.think;
-        let (timing, lengthened) = Timing::of(&settings.times, think.mean, think.first);
+        let (timing, lengthened) = match settings.lesson {
+            Some(within) => Timing::lesson(&settings.times, within, think.mean, think.first),
+            None => Timing::of(&settings.times, think.mean, think.first),
+        };
         let setup = CapacitySetup {
             url: settings.url.clone(),
             scenario: settings.scenario.clone(),
@@ -289,6 +294,10 @@ impl SearchPlan {
         )
         .map_err(|e| CapacityError::Level(e.to_string()))?;
         self.watched(&mut level, &watched);
+        if self.settings.lesson.is_some() {
+            crate::lesson::judge_phases(&mut level, &outcome.bundle, &self.settings.target)
+                .map_err(|e| CapacityError::Level(e.to_string()))?;
+        }
         runner.measured(&level);
         Ok(Some(level))
     }

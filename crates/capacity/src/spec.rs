@@ -54,6 +54,14 @@ pub struct CapacitySpec {
     /// What the answer calls the users, plural (`--users-are students`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub users_are: Option<String>,
+    /// Each level is a lesson start (`--arrive-within`): its users arrive
+    /// within this time and read; both phases are judged.
+    #[serde(
+        default,
+        with = "opt_duration_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub arrive_within: Option<Duration>,
 }
 
 fn once() -> u32 {
@@ -181,6 +189,7 @@ impl CapacitySpec {
             base,
             user,
             users_are: self.users_are.clone(),
+            lesson: self.arrive_within,
         })
     }
 
@@ -188,6 +197,16 @@ impl CapacitySpec {
     /// measurement, starting over its shortest warm-up, its bundle in
     /// `dir`.
     pub fn level_run(&self, users: u32, timing: Timing, dir: &Path) -> RunSpec {
+        if let Some(within) = self.arrive_within {
+            let mut run = self
+                .level
+                .clone()
+                .with_duration(timing.warmup_max.saturating_add(timing.measure_cap))
+                .with_bundle_dir(dir.to_path_buf());
+            run.profile.students = Some(users);
+            run.profile.arrive_within = Some(within);
+            return run;
+        }
         self.level
             .clone()
             .with_users(users)
@@ -334,6 +353,7 @@ mod tests {
             },
             dir: Some("runs/search".into()),
             users_are: Some("students".into()),
+            arrive_within: None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! raised to fit the users' think time ([`Timing::of`]), and the note that
 //! tells the user what was raised.
 
+use headroom_units::quantity::round_figure;
 use std::time::Duration;
 
 /// The level times as the user gave them (`--warmup`, `--warmup-min`,
@@ -120,6 +121,42 @@ impl Timing {
         (timing, lengthened)
     }
 
+    /// A lesson level (`--arrive-within`): no warm-up, since the login
+    /// burst is what is judged; the students arrive within `within`, read
+    /// (each a think, and its first round's `first`), and then read on for
+    /// the step duration or two thinks, whichever is longer. The whole
+    /// level is measured and runs to its end (its two phases are judged
+    /// from the bundle).
+    pub fn lesson(
+        times: &LevelTimes,
+        within: Duration,
+        think: Duration,
+        first: Duration,
+    ) -> (Timing, Option<String>) {
+        let round = |d: Duration| Duration::from_secs(d.as_secs_f64().ceil() as u64);
+        let arrival = round(within.saturating_add(think).saturating_add(first));
+        let reading = times.step_duration.max(round(think.saturating_mul(2)));
+        let length = arrival.saturating_add(reading);
+        let timing = Timing {
+            warmup_min: Duration::ZERO,
+            steady_from: Duration::ZERO,
+            warmup_max: Duration::ZERO,
+            measure_max: length,
+            measure_min: length,
+            measure_near: length,
+            measure_cap: length,
+            min_samples: times.min_samples,
+            early_stop: false,
+        };
+        let note = format!(
+            "each level is a lesson start: its students arrive within {} s and read, {} s in all (the arrival phase, about {} s, and the reading phase after it are judged each)",
+            round_figure(within.as_secs_f64()),
+            length.as_secs(),
+            arrival.as_secs()
+        );
+        (timing, Some(note))
+    }
+
     /// A level's planned length: its longest warm-up and measurement (an
     /// estimate for the search's ETA).
     pub fn planned(&self) -> Duration {
@@ -141,6 +178,28 @@ mod tests {
             full_levels: false,
             min_samples: 100,
         }
+    }
+
+    /// A lesson of students arriving within 60 s, thinking 30 s, their
+    /// login 5 s more: no warm-up (the burst is judged), the arrival phase
+    /// to 95 s, and 60 s of reading (two thinks, more than the 10 s step):
+    /// 155 s, all measured, never stopped early.
+    #[test]
+    fn a_lesson_level_is_measured_whole() {
+        let (t, note) = Timing::lesson(
+            &times(),
+            Duration::from_secs(60),
+            Duration::from_secs(30),
+            Duration::from_secs(5),
+        );
+        assert_eq!((t.warmup_min, t.warmup_max), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(t.measure_max, Duration::from_secs(155));
+        assert_eq!((t.measure_min, t.measure_cap), (t.measure_max, t.measure_max));
+        assert!(!t.early_stop);
+        assert_eq!(
+            note.unwrap(),
+            "each level is a lesson start: its students arrive within 60 s and read, 155 s in all (the arrival phase, about 95 s, and the reading phase after it are judged each)"
+        );
     }
 
     /// A scenario whose once: login thinks 30 s before 0.5 s steady steps:

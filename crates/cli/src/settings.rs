@@ -126,7 +126,12 @@ pub fn capacity_spec(args: &CapacityArgs) -> Result<CapacitySpec, Failure> {
             min_samples: args.min_samples,
         },
         dir,
-        users_are: args.users_are.clone(),
+        // A lesson's users are students unless named otherwise.
+        users_are: args
+            .users_are
+            .clone()
+            .or_else(|| args.arrive_within.map(|_| "students".into())),
+        arrive_within: args.arrive_within,
     })
 }
 

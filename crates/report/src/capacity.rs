@@ -87,6 +87,9 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     if let Some(line) = one_user(result) {
         out.push_str(&format!("  {line}\n"));
     }
+    if let Some(line) = phases_at_capacity(result) {
+        out.push_str(&format!("  {line}\n"));
+    }
     for line in uncertainty(result) {
         out.push_str(&format!("  {line}\n"));
     }
@@ -122,6 +125,27 @@ pub fn one_user(result: &CapacityResult) -> Option<String> {
         .is_some_and(|c| "aeiou".contains(c.to_ascii_lowercase()));
     let article = if vowel { "An" } else { "A" };
     Some(format!("{article} {one}: {}", result.setup.user))
+}
+
+/// A lesson search's answer, phase by phase: "At 400 students: arrival
+/// 0–2 s: ... met; reading 2–6 s: ... met".
+pub fn phases_at_capacity(result: &CapacityResult) -> Option<String> {
+    let users = result.capacity.users?;
+    let level = result
+        .levels
+        .iter()
+        .rfind(|l| l.users == users && !l.phases.is_empty())?;
+    let (one, many) = result.setup.nouns();
+    Some(format!(
+        "At {}: {}",
+        count(users as usize, &one, &many),
+        level
+            .phases
+            .iter()
+            .map(|p| p.describe())
+            .collect::<Vec<_>>()
+            .join("; ")
+    ))
 }
 
 /// The capacity's users at people's think times, as a model from Little's

@@ -395,3 +395,120 @@ fn two_shards_of_a_lesson_merge_into_its_schedule() {
     }
     assert_eq!(cookies(&site, "/login").len(), 20);
 }
+
+/// A site whose logins slow down with the burst: a login takes 1 ms for
+/// every login started in the second before it (a session store that
+/// grows busy), and reading pages are instant. A class of N arriving
+/// within 2 s makes logins of about N/2 ms; the reading after it is fast.
+fn logins_slow_with_the_burst() -> RawServer {
+    let recent = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+    RawServer::start(move |mut conn: RawConn| {
+        while let Some(request) = conn.next_request(Duration::from_secs(5)) {
+            if request.target == "/login" {
+                let busy = {
+                    let mut recent = recent.lock().unwrap_or_else(|p| p.into_inner());
+                    let now = std::time::Instant::now();
+                    while recent
+                        .front()
+                        .is_some_and(|t: &std::time::Instant| now - *t > Duration::from_secs(1))
+                    {
+                        recent.pop_front();
+                    }
+                    recent.push_back(now);
+                    recent.len() as u64
+                };
+                std::thread::sleep(Duration::from_millis(busy));
+                conn.respond("200 OK", &[("Set-Cookie", "sid=1; Path=/")], b"welcome");
+            } else {
+                conn.respond("200 OK", &[], b"a page to read");
+            }
+        }
+    })
+}
+
+/// Capacity over lesson starts: each level's students arrive within 2 s,
+/// log in and read. Up to about 200 students a login stays within the
+/// Apdex T of 100 ms; past that the burst's logins are slow and its Apdex
+/// breaks while the reading phase after it stays excellent: the arrival
+/// phase decides, which a closed level (its warm-up thrown away) never
+/// sees.
+#[test]
+fn a_capacity_search_over_lesson_starts_judges_the_burst() {
+    let _light = light();
+    let site = logins_slow_with_the_burst();
+    let file = journey("lesson-capacity", &site, "  model: closed", "1s");
+    let out = temp_dir("lesson-capacity-out");
+    let target = site.url("");
+    let output = run(&[
+        "capacity",
+        "--scenario",
+        file.to_str().unwrap(),
+        &target,
+        "--arrive-within",
+        "2s",
+        "--apdex-t",
+        "100ms",
+        "--apdex-target",
+        "0.85",
+        "--start",
+        "40",
+        "--max",
+        "640",
+        "--resolution",
+        "20",
+        "--step-duration",
+        "3s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        stderr.contains("each level is a lesson start: its students arrive within 2 s"),
+        "{stderr}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap()).unwrap();
+    let users = json["capacity"]["users"].as_u64().expect("an answer");
+    // The answer gives both phases at the capacity.
+    assert!(
+        stdout.contains(&format!("  At {users} students: arrival 0–2 s: ")),
+        "{stdout}"
+    );
+    // N/2 ms logins against a T of 100 ms: logins slower than T from
+    // about 200 students; the arrival phase holds reads too, so its Apdex
+    // breaks later (400 here).
+    assert!((100..=640).contains(&users), "{users}: {}", json["verdict"]);
+    assert!(json.get("invalid").is_none(), "{}", json["invalid"]);
+    assert!(
+        json["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{users} students at Apdex")),
+        "{}",
+        json["verdict"]
+    );
+    let levels = json["levels"].as_array().unwrap();
+    for level in levels {
+        let phases = level["phases"].as_array().expect("a lesson level's phases");
+        assert_eq!(phases.len(), 2, "{level}");
+        assert_eq!(
+            (phases[0]["name"].as_str(), phases[1]["name"].as_str()),
+            (Some("arrival"), Some("reading"))
+        );
+        // Every student arrives in the first phase.
+        assert_eq!(phases[0]["arrivals"], level["users"], "{level}");
+        assert_eq!(level["warmup_s"], 0.0, "{level}");
+        let both = phases.iter().all(|p| p["met"] == true);
+        assert_eq!(level["good"].as_bool().unwrap(), both, "{level}");
+    }
+    // A broken level broke in its burst, while its reading met the target.
+    let broken: Vec<&serde_json::Value> = levels.iter().filter(|l| l["good"] == false).collect();
+    assert!(!broken.is_empty(), "no level broke: {levels:?}");
+    for level in broken {
+        assert_eq!(level["phases"][0]["met"], false, "{level}");
+        assert_eq!(level["phases"][1]["met"], true, "{level}");
+    }
+}
