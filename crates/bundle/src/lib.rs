@@ -33,6 +33,7 @@ pub mod jtl_import;
 pub mod jtl_read;
 pub mod manifest;
 pub mod merge;
+pub mod phases;
 pub mod reader;
 pub mod recovery;
 pub mod resources;

@@ -140,7 +140,7 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
         manifest.files.samples = Some(SAMPLES.into());
     }
     manifest.warnings = merged_warnings(&shards, &partial);
-    let mut summary = crate::recovery::recover_summary(request.out, &manifest)?;
+    let mut summary = crate::phases::recover_summary(request.out, &manifest)?;
     combine_shard_figures(&mut summary, &shards);
     manifest.elapsed_s = Some(summary.elapsed_s);
     manifest.ended_at = shards

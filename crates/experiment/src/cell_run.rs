@@ -227,6 +227,8 @@ mod tests {
                     min_samples: 100,
                 },
                 dir: None,
+                users_are: None,
+                arrive_within: None,
             }),
             reporting: vec!["--fail-if".into(), "users<3".into()],
         };

@@ -2,10 +2,9 @@
 //! burst) and the reading phase after it, each with its own requests,
 //! errors, Apdex and percentiles, and the users who arrived in each second.
 //!
-//! The rule: the arrival phase lasts from the start to `arrive_within`
-//! plus one mean think time (the scenario's default `think:` or `--think`:
-//! the last student's first page read), rounded up to a whole second,
-//! since the figures are kept per second; the reading phase is the rest.
+//! The rule that splits them is `headroom_bundle::phases::reading_from`
+//! (the think is the scenario's default `think:` or `--think`), which a
+//! bundle rebuilt from its files (a merge, a recovery) uses too.
 
 use crate::profile::{Profile, Think};
 use headroom_bundle::summary::{LabelFigures, PhaseFigures};
@@ -30,7 +29,7 @@ impl LessonPhases {
             return None;
         };
         Some(LessonPhases {
-            reading_from: arrival_phase_end(lesson.arrive_within, think.mean()),
+            reading_from: headroom_bundle::phases::reading_from(lesson.arrive_within, think.mean()),
             tallies: [Tally::default(), Tally::default()],
             arrivals: [0, 0],
             per_second: Vec::new(),
@@ -76,13 +75,6 @@ impl LessonPhases {
     }
 }
 
-/// The first second of the reading phase: `arrive_within` plus one think
-/// time, rounded up to a whole second.
-fn arrival_phase_end(arrive_within: Duration, think: Duration) -> u64 {
-    let end = arrive_within + think;
-    end.as_secs() + u64::from(end.subsec_nanos() > 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,9 +83,15 @@ mod tests {
     #[test]
     fn the_arrival_phase_ends_a_think_time_after_the_last_arrival() {
         let s = Duration::from_secs;
-        assert_eq!(arrival_phase_end(s(60), s(30)), 90);
-        assert_eq!(arrival_phase_end(s(6), Duration::from_millis(500)), 7);
-        assert_eq!(arrival_phase_end(s(6), Duration::ZERO), 6);
+        assert_eq!(headroom_bundle::phases::reading_from(s(60), s(30)), 90);
+        assert_eq!(
+            headroom_bundle::phases::reading_from(s(6), Duration::from_millis(500)),
+            7
+        );
+        assert_eq!(
+            headroom_bundle::phases::reading_from(s(6), Duration::ZERO),
+            6
+        );
     }
 
     #[test]

@@ -47,7 +47,7 @@ impl RunData {
         let summary = match manifest.summary.take() {
             Some(summary) => summary,
             None => {
-                let summary = headroom_bundle::recovery::recover_summary(dir, &manifest)?;
+                let summary = headroom_bundle::phases::recover_summary(dir, &manifest)?;
                 manifest.elapsed_s = Some(summary.elapsed_s);
                 manifest.status = RunStatus::Died;
                 summary

@@ -393,6 +393,40 @@ fn two_shards_of_a_lesson_merge_into_its_schedule() {
         let expected = planned.get(second as usize).copied().unwrap_or(0);
         assert_eq!(arrivals, expected, "second {second}: {planned:?}");
     }
+    // The merged summary judges the whole class's phases as each shard's
+    // did its own (it was rebuilt without them before): the same split,
+    // the arrivals and requests of both shards.
+    let summary = |dir: &Path| manifest(dir)["summary"].clone();
+    let merged_summary = summary(&merged);
+    let phases = merged_summary["phases"].as_array().expect("phases");
+    assert_eq!(phases.len(), 2, "{merged_summary}");
+    for (i, phase) in phases.iter().enumerate() {
+        let of_shards: Vec<serde_json::Value> = shards
+            .iter()
+            .map(|s| summary(s)["phases"][i].clone())
+            .collect();
+        assert_eq!(phase["name"], of_shards[0]["name"]);
+        assert_eq!(phase["to_s"], of_shards[0]["to_s"], "{phase}");
+        let sum = |key: &str| -> u64 { of_shards.iter().map(|p| p[key].as_u64().unwrap()).sum() };
+        assert_eq!(phase["arrivals"].as_u64(), Some(sum("arrivals")), "{phase}");
+        assert_eq!(
+            phase["figures"]["count"].as_u64(),
+            Some(
+                of_shards
+                    .iter()
+                    .map(|p| p["figures"]["count"].as_u64().unwrap())
+                    .sum()
+            ),
+            "{phase}"
+        );
+    }
+    let merged_arrivals: Vec<u64> = merged_summary["arrivals_per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(merged_arrivals, planned[..merged_arrivals.len()].to_vec());
     assert_eq!(cookies(&site, "/login").len(), 20);
 }
 

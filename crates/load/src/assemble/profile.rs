@@ -253,11 +253,11 @@ mod tests {
     use crate::scenario::parse::parse_str;
     use std::path::Path;
 
-    fn file(profile: &str) -> Scenario {
+    fn file(profile: &str) -> ScenarioProfile {
         let text = format!(
             "name: t\ndefaults:\n  base_url: http://127.0.0.1:9\nprofile:\n{profile}\nsteps:\n  - label: a\n    path: /\n"
         );
-        parse_str(&text, Path::new("t.yaml"), None).unwrap()
+        parse_str(&text, Path::new("t.yaml"), None).unwrap().profile
     }
 
     #[test]
