@@ -178,6 +178,15 @@ fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
         let (who, what) = line.split_once(": ").unwrap_or(("A user", &line));
         let _ = write!(html, "<li><b>{}:</b> {}.</li>", escape(who), escape(what));
     }
+    if let Some(line) = crate::capacity::phases_at_capacity(result) {
+        let (at, what) = line.split_once(": ").unwrap_or(("At the capacity", &line));
+        let _ = write!(
+            html,
+            "<li><b>{}</b>, phase by phase: {}.</li>",
+            escape(at),
+            escape(what)
+        );
+    }
     if let Some(little) = &result.little {
         let _ = write!(
             html,
@@ -205,7 +214,7 @@ fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
         let _ = write!(
             html,
             "<li><b>Knee</b> at {}: the first level above the capacity that broke the target (shaded on the curves).</li>",
-            headroom_units::quantity::count(knee as usize, "user", "users")
+            headroom_units::quantity::count(knee as usize, &result.setup.nouns().0, &result.setup.nouns().1)
         );
     }
     for line in crate::capacity::uncertainty(result) {
@@ -241,6 +250,24 @@ fn curve_charts(html: &mut String, result: &CapacityResult, levels: &[&Level], x
         name: "target".into(),
         points: vec![(0.0, target), (x_max, target)],
     };
+    // A lesson's levels are judged in their two phases: each its line.
+    let lesson = levels.iter().any(|l| !l.phases.is_empty());
+    fn phase_apdex(l: &Level, name: &str) -> Option<f64> {
+        l.phases
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.apdex)
+    }
+    let mut apdex_series = vec![curve("Apdex", levels, |l| l.apdex)];
+    if lesson {
+        apdex_series.push(curve("arrival phase", levels, |l| {
+            phase_apdex(l, "arrival")
+        }));
+        apdex_series.push(curve("reading phase", levels, |l| {
+            phase_apdex(l, "reading")
+        }));
+    }
+    apdex_series.push(target_line);
     let charts = [
         (
             LineChart {
@@ -249,11 +276,15 @@ fn curve_charts(html: &mut String, result: &CapacityResult, levels: &[&Level], x
                 y_label: "Apdex",
                 x_max,
                 y_max: Some(1.0),
-                series: vec![curve("Apdex", levels, |l| l.apdex), target_line],
+                series: apdex_series,
                 spans: knee_spans(result),
                 bands,
             },
-            "Each level's measured Apdex (the median of its repetitions) over the rating bands, and the target; shaded red: from the capacity to the knee.",
+            if lesson {
+                "Each level's measured Apdex, and that of its arrival phase (the login burst) and its reading phase, which must both meet the target; shaded red: from the capacity to the knee."
+            } else {
+                "Each level's measured Apdex (the median of its repetitions) over the rating bands, and the target; shaded red: from the capacity to the knee."
+            },
         ),
         (
             LineChart {
