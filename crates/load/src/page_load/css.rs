@@ -6,13 +6,15 @@
 //! Not a full CSS parser: blocks, strings, comments and at-rules are read
 //! well enough to find these; what it cannot read it skips.
 
+use scraper::Selector;
 use url::Url;
 
 /// The width of the window the media queries are read for (px):
 /// Playwright's default window, the one the tests compare with.
 pub const WINDOW_WIDTH: f64 = 1280.0;
 
-/// What a style sheet names, read once and applied to each page.
+/// What a style sheet names, read once and applied to each page (a user
+/// keeps it in an `Rc` beside the cached sheet: pages share it).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SheetRules {
     /// `@import`ed style sheets (fetched whatever their media).
@@ -46,6 +48,10 @@ pub struct SelectorText {
     pub specificity: u32,
     /// Matches only in a later state (`:hover`, `:focus`, ...).
     pub later_state: bool,
+    /// `element` compiled once, when the sheet is read, for every page
+    /// the sheet applies to; `None` in a later state or when it is not a
+    /// selector scraper reads (the rule then matches nothing).
+    pub selector: Option<Selector>,
 }
 
 /// The properties whose images compete in the cascade.
@@ -374,11 +380,17 @@ fn selector_text(selector: &str) -> SelectorText {
     } else {
         element.to_string()
     };
+    let selector = if later_state {
+        None
+    } else {
+        Selector::parse(&element).ok()
+    };
     SelectorText {
         specificity: specificity(&element),
         element,
         pseudo,
         later_state,
+        selector,
     }
 }
 

@@ -20,6 +20,7 @@ use headroom_bundle::sample::{status_error, Sample};
 use scraper::Html;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
@@ -37,8 +38,8 @@ pub struct PageState {
     pub cache: Cache,
     /// What each style sheet in the cache names, by its URL: a fresh or
     /// revalidated style sheet is not read again, its rules are applied to
-    /// the new page.
-    sheet_rules: HashMap<String, SheetRules>,
+    /// the new page (shared with it, not copied).
+    sheet_rules: HashMap<String, Rc<SheetRules>>,
     /// Per slot, per origin: the connection, made when first needed.
     slots: Vec<Vec<Option<HttpClient>>>,
     /// The user's clock for the cache: when the user started.
@@ -104,7 +105,7 @@ struct Shared<'a> {
     style_done: Cell<bool>,
     jar: RefCell<&'a mut CookieJar>,
     cache: RefCell<&'a mut Cache>,
-    sheet_rules: RefCell<&'a mut HashMap<String, SheetRules>>,
+    sheet_rules: RefCell<&'a mut HashMap<String, Rc<SheetRules>>>,
     queue: RefCell<VecDeque<Resource>>,
     seen: RefCell<HashSet<String>>,
     in_flight: Cell<u32>,
@@ -394,6 +395,7 @@ impl Shared<'_> {
         }
         match sheet {
             Some(rules) => {
+                let rules = Rc::new(rules);
                 self.apply(&resource.url, &rules);
                 self.sheet_rules.borrow_mut().insert(url.to_string(), rules);
             }
@@ -404,10 +406,10 @@ impl Shared<'_> {
 
     /// A style sheet of this page is in: its rules join the page's style,
     /// its imports are fetched.
-    fn apply(&self, url: &Url, rules: &SheetRules) {
+    fn apply(&self, url: &Url, rules: &Rc<SheetRules>) {
         let imports = self.style.borrow_mut().add_sheet(
             Some(url),
-            rules.clone(),
+            Rc::clone(rules),
             &self.page.url,
             &self.ctx.scenario.resource_hosts,
         );
