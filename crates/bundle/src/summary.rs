@@ -207,6 +207,10 @@ pub struct RunSummary {
     /// Monitored hosts (`--monitor`), averages and peaks over the run.
     #[serde(default)]
     pub resources: Vec<crate::resources::HostSummary>,
+    /// When the run loaded pages (the total counts pages): every request
+    /// that went over the wire and its bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<crate::wire::WireCount>,
 }
 
 /// How often a scenario check passed and failed.

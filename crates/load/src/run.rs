@@ -551,6 +551,7 @@ impl Collector {
         }
         let (apdex_t_ms, apdex_f_ms) = (manifest.apdex_t_ms, manifest.apdex_f_ms);
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
+        let requests = headroom_bundle::wire::WireCount::of(&label_figures, &manifest.label_roles);
         let summary = RunSummary {
             elapsed_s: elapsed.as_secs_f64(),
             apdex_t_ms,
@@ -577,6 +578,7 @@ impl Collector {
                 })
                 .collect(),
             resources,
+            requests,
         };
         let status = if self.bundle_error.is_some() {
             RunStatus::Aborted
