@@ -52,6 +52,10 @@ pub struct SelectorText {
     /// the sheet applies to; `None` in a later state or when it is not a
     /// selector scraper reads (the rule then matches nothing).
     pub selector: Option<Selector>,
+    /// A class the element itself must have (from the selector's last
+    /// compound), checked before the selector is matched: most of a
+    /// theme's rules are for classes a given element does not have.
+    pub required_class: Option<String>,
 }
 
 /// The properties whose images compete in the cascade.
@@ -387,11 +391,35 @@ fn selector_text(selector: &str) -> SelectorText {
     };
     SelectorText {
         specificity: specificity(&element),
+        required_class: required_class(&element),
         element,
         pseudo,
         later_state,
         selector,
     }
+}
+
+/// The first class of a selector's last compound (`ul li.item:hover` →
+/// `item`), read up to its first attribute or pseudo-class; `None` when
+/// it has none or holds an escape.
+pub fn required_class(selector: &str) -> Option<String> {
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in selector.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ' ' | '>' | '+' | '~' if depth == 0 => start = i + 1,
+            _ => {}
+        }
+    }
+    let last = &selector[start..];
+    let plain = &last[..last.find(['[', ':', '(']).unwrap_or(last.len())];
+    if plain.contains('\\') {
+        return None;
+    }
+    let class = &plain[plain.find('.')? + 1..];
+    let end = class.find(['.', '#']).unwrap_or(class.len());
+    (end > 0).then(|| class[..end].to_string())
 }
 
 /// CSS specificity as one number: ids × 10,000 + classes, attributes and

@@ -175,3 +175,21 @@ fn selectors_are_compiled_when_the_sheet_is_read() {
     assert_eq!(rules.rules[1].selectors[0].selector, None, "a later state");
     assert_eq!(rules.rules[2].selectors[0].selector, None, "not readable");
 }
+
+#[test]
+fn a_selectors_last_compound_names_the_class_it_requires() {
+    let cases = [
+        ("ul li.item:hover", Some("item")),
+        (".block-10 .icon-10", Some("icon-10")),
+        ("a.x.y", Some("x")),
+        ("div#main.box > a", None),
+        ("p:not(.hidden)", None),
+        ("a[href$='.pdf']", None),
+        (".a\\:b", None),
+        (":is(.a, .b) .c", Some("c")),
+        ("nav > .brand", Some("brand")),
+    ];
+    for (selector, class) in cases {
+        assert_eq!(required_class(selector).as_deref(), class, "{selector}");
+    }
+}

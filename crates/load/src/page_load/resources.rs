@@ -278,7 +278,15 @@ fn element_images<'r>(
     let mut winners: HashMap<(Option<&str>, css::ImageProperty), (Rank, &css::ImageDeclaration)> =
         HashMap::new();
     let mut content: HashSet<Option<&str>> = HashSet::new();
-    for c in compiled.iter().filter(|c| c.selector.matches(element)) {
+    let has = |class: &str| {
+        element
+            .value()
+            .has_class(class, scraper::CaseSensitivity::CaseSensitive)
+    };
+    let matched = compiled.iter().filter(|c| {
+        c.text.required_class.as_deref().is_none_or(has) && c.selector.matches(element)
+    });
+    for c in matched {
         let pseudo = c.text.pseudo.as_deref();
         if c.rule.sets_content {
             content.insert(pseudo);
