@@ -178,15 +178,19 @@ fn verdict(html: &mut String, run: &RunData) {
     let (unit, wire) = match &run.summary.requests {
         Some(w) => {
             let per_second = w.requests as f64 / run.summary.elapsed_s.max(0.001);
+            let other = if w.plain > 0 {
+                format!(", {} other", count_of(w.plain))
+            } else {
+                String::new()
+            };
             (
                 "pages/s",
                 format!(
                     " ({} requests over the wire, <b>{per_second:.1}</b>/s: {} page documents, \
-                     {} resources, {} other; {} received)",
+                     {} resources{other}; {} received)",
                     count_of(w.requests),
                     count_of(w.documents),
                     count_of(w.resources),
-                    count_of(w.plain),
                     headroom_units::quantity::Bytes(w.bytes_received),
                 ),
             )
