@@ -284,6 +284,67 @@ fn the_summary_counts_every_request_beside_the_pages() {
 }
 
 #[test]
+fn a_merged_runs_count_adds_its_shards() {
+    let _serial = serial();
+    let dir = temp_dir("page-loads-merge");
+    let (_nginx, port) = static_site(&dir);
+    let base = format!("http://127.0.0.1:{port}");
+    headroom_visits(&dir, &base, &["/a.html", "/b.html"]);
+    let journey = dir.join("visits.yaml");
+    let start = humantime::format_rfc3339_millis(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(3),
+    )
+    .to_string();
+    let shards: Vec<_> = ["0/2", "1/2"]
+        .iter()
+        .enumerate()
+        .map(|(i, shard)| {
+            let out = dir.join(format!("shard-{i}"));
+            let child = crate::support::headroom()
+                .args([
+                    "run",
+                    journey.to_str().unwrap(),
+                    "-c",
+                    "2",
+                    "--iterations",
+                    "1",
+                ])
+                .args(["--shard", shard, "--start-at", &start, "-q", "--out"])
+                .arg(&out)
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            (child, out)
+        })
+        .collect();
+    let mut dirs = Vec::new();
+    for (child, out) in shards {
+        assert!(child.wait_with_output().unwrap().status.success());
+        dirs.push(out);
+    }
+    let merged = dir.join("merged");
+    let out = crate::support::headroom()
+        .arg("merge")
+        .args(&dirs)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("manifest.json")).unwrap())
+            .unwrap();
+    // Each shard's user: 2 pages, 10 requests (as one user alone).
+    let wire = &manifest["summary"]["requests"];
+    assert_eq!(
+        (&wire["requests"], &wire["pages"], &wire["resources"]),
+        (&20.into(), &4.into(), &16.into()),
+        "{manifest}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn dokuwikis_pages_load_as_in_chromium() {
     let _serial = serial();
     let dir = temp_dir("page-loads-dokuwiki");
