@@ -256,6 +256,15 @@ fn the_summary_counts_every_request_beside_the_pages() {
         "{}",
         text(&out)
     );
+    // `scenario try` counts them too (its user starts with an empty cache).
+    let out = run(&["scenario", "try", dir.join("visits.yaml").to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(
+            "OK: 2 steps (10 requests with their pages' 8 resources), every check passed"
+        ),
+        "{}",
+        text(&out)
+    );
     // A saved bundle keeps the labels' roles: its report says the same.
     let bundle = dir.join("bundle");
     let manifest_path = bundle.join("manifest.json");
