@@ -72,9 +72,6 @@ impl HttpClient {
         }
     }
 
-    /// Sends one request and reads the whole response, passing the body's
-    /// payload to `body` with the response's status. `started` is the
-    /// actual start, from which the timeout counts.
     /// Gives back the read buffer while the client waits (its connection
     /// stays open); the next `send` takes a new one. For the connections
     /// of a page load's resource slots, idle while their user reads: the
@@ -90,6 +87,9 @@ impl HttpClient {
         self.io.buf.capacity()
     }
 
+    /// Sends one request and reads the whole response, passing the body's
+    /// payload to `body` with the response's status. `started` is the
+    /// actual start, from which the timeout counts.
     pub async fn send(
         &mut self,
         request: Outgoing<'_>,
