@@ -296,6 +296,7 @@ fn import_manifest(
         threads: 0,
         seed: 0,
         labels: labels.names.clone(),
+        label_roles: BTreeMap::new(),
         started_at: humantime::format_rfc3339_millis(wall_start).to_string(),
         ended_at: None,
         elapsed_s: None,
@@ -411,6 +412,7 @@ fn summary(
         throughput_mb_s: total_summary.bytes_received as f64 / 1e6 / elapsed.as_secs_f64(),
         checks: BTreeMap::new(),
         resources: Vec::new(),
+        requests: None,
         ..RunSummary::default()
     }
 }

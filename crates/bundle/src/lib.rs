@@ -10,6 +10,9 @@
 //! | [`RESOURCES_DETAIL`] | [`resources`] | the same seconds, every figure (per core, device, sensor) as JSON lines |
 //! | [`EVENTS`] | [`events`] | the run's events (faults: commands run at a moment of the run) and their outcome |
 //!
+//! The manifest's `label_roles` say which labels are pages and their
+//! requests; [`wire`] counts the requests a run with page loads sent.
+//!
 //! A bench keeps its figures in [`bench::BENCH`] ([`bench`]).
 //!
 //! A capacity search keeps one bundle per level under its own directory and
@@ -42,6 +45,7 @@ pub mod scenario_record;
 pub mod summary;
 pub mod tally;
 pub mod warnings;
+pub mod wire;
 pub mod writer;
 
 use std::io;

@@ -10,6 +10,7 @@ use crate::{
 };
 use headroom_units::quantity::count;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::Path;
@@ -65,6 +66,10 @@ pub struct Manifest {
     pub threads: usize,
     pub seed: u64,
     pub labels: Vec<String>,
+    /// The labels that are not plain requests (pages, their requests,
+    /// groups), by name; absent in bundles written before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub label_roles: BTreeMap<String, crate::wire::LabelRole>,
     pub started_at: String,
     pub ended_at: Option<String>,
     pub elapsed_s: Option<f64>,

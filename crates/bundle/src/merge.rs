@@ -142,6 +142,7 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     manifest.warnings = merged_warnings(&shards, &partial);
     let mut summary = crate::phases::recover_summary(request.out, &manifest)?;
     combine_shard_figures(&mut summary, &shards);
+    summary.requests = crate::wire::WireCount::of(&summary.labels, &manifest.label_roles);
     manifest.elapsed_s = Some(summary.elapsed_s);
     manifest.ended_at = shards
         .iter()

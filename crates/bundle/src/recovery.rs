@@ -80,10 +80,11 @@ pub fn summary_of_window(
         .map(|(tally, _, _)| tally)
         .unwrap_or_default();
     let (total_figures, total_summary) = LabelFigures::of(&total, elapsed);
-    let labels = tallies
+    let labels: BTreeMap<String, LabelFigures> = tallies
         .iter()
         .map(|(name, (tally, _, _))| (name.clone(), LabelFigures::of(tally, elapsed).0))
         .collect();
+    let requests = crate::wire::WireCount::of(&labels, &manifest.label_roles);
     let response_sum = total_summary.latency.mean.as_secs_f64() * total_summary.count as f64;
     Ok(RunSummary {
         elapsed_s,
@@ -96,6 +97,7 @@ pub fn summary_of_window(
         peak_vus,
         checks: BTreeMap::new(),
         resources: Vec::new(),
+        requests,
         ..RunSummary::default()
     })
 }

@@ -214,6 +214,10 @@ pub struct RunSummary {
     /// to the last second with an arrival).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub arrivals_per_second: Vec<u64>,
+    /// When the run loaded pages (the total counts pages): every request
+    /// that went over the wire and its bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<crate::wire::WireCount>,
 }
 
 /// One phase of a run (a lesson's `arrival` or `reading` phase): its

@@ -205,6 +205,7 @@ mod tests {
             threads: 1,
             seed: 1,
             labels: vec!["/".into()],
+            label_roles: Default::default(),
             started_at: "2026-01-01T00:00:00Z".into(),
             ended_at: None,
             elapsed_s: None,

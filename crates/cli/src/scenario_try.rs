@@ -131,11 +131,21 @@ fn say_outcome(file: &std::path::Path, outcome: TrialOutcome) -> ExitCode {
             );
             ExitCode::FAILURE
         }
-        TrialOutcome::Passed { requests, took } => {
-            println!(
-                "\nOK: {requests} requests, every check passed, in {}.",
-                millis(took)
-            );
+        TrialOutcome::Passed {
+            requests,
+            resources,
+            took,
+        } => {
+            let sent = if resources > 0 {
+                // The steps' own requests, then all that went over the wire.
+                format!(
+                    "{requests} steps ({} requests with their pages' {resources} resources)",
+                    requests + resources
+                )
+            } else {
+                format!("{requests} requests")
+            };
+            println!("\nOK: {sent}, every check passed, in {}.", millis(took));
             ExitCode::SUCCESS
         }
         TrialOutcome::Failed { label, why, saved } => {

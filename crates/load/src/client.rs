@@ -72,6 +72,21 @@ impl HttpClient {
         }
     }
 
+    /// Gives back the read buffer while the client waits (its connection
+    /// stays open); the next `send` takes a new one. For the connections
+    /// of a page load's resource slots, idle while their user reads: the
+    /// URL mode and journey steps keep theirs (no allocation per request).
+    pub fn release_buffer(&mut self) {
+        if self.io.filled == 0 {
+            self.io.buf = Vec::new();
+        }
+    }
+
+    /// The bytes the client holds for its responses (its read buffer).
+    pub fn buffer_bytes(&self) -> usize {
+        self.io.buf.capacity()
+    }
+
     /// Sends one request and reads the whole response, passing the body's
     /// payload to `body` with the response's status. `started` is the
     /// actual start, from which the timeout counts.
@@ -82,6 +97,10 @@ impl HttpClient {
         body: &mut impl FnMut(u16, &[u8]),
         head: Option<&mut Vec<u8>>,
     ) -> Exchange {
+        if self.io.buf.is_empty() {
+            // Given back by `release_buffer` while idle.
+            self.io.buf.resize(READ_BUFFER, 0);
+        }
         let mut exchange = Exchange::default();
         self.deadline = Instant::from_std(started) + self.timeout;
         let HttpClient {

@@ -569,6 +569,7 @@ impl Collector {
             .map(|p| p.figures(elapsed))
             .unwrap_or_default();
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
+        let requests = headroom_bundle::wire::WireCount::of(&label_figures, &manifest.label_roles);
         let summary = RunSummary {
             elapsed_s: elapsed.as_secs_f64(),
             apdex_t_ms,
@@ -597,6 +598,7 @@ impl Collector {
             resources,
             phases,
             arrivals_per_second,
+            requests,
         };
         let status = if self.bundle_error.is_some() {
             RunStatus::Aborted

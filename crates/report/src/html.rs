@@ -191,9 +191,33 @@ fn verdict(html: &mut String, run: &RunData) {
             Some((l, f.apdex.unwrap_or(1.0), f.p95_ms))
         })
         .min_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)));
+    // With page loads the total counts pages; the requests they are made
+    // of are said beside them.
+    let (unit, wire) = match &run.summary.requests {
+        Some(w) => {
+            let per_second = w.requests as f64 / run.summary.elapsed_s.max(0.001);
+            let other = if w.plain > 0 {
+                format!(", {} other", count_of(w.plain))
+            } else {
+                String::new()
+            };
+            (
+                "pages/s",
+                format!(
+                    " ({} requests over the wire, <b>{per_second:.1}</b>/s: {} page documents, \
+                     {} resources{other}; {} received)",
+                    count_of(w.requests),
+                    count_of(w.documents),
+                    count_of(w.resources),
+                    headroom_units::quantity::Bytes(w.bytes_received),
+                ),
+            )
+        }
+        None => ("requests/s", String::new()),
+    };
     let _ = write!(
         html,
-        "<p class=\"verdict\">Apdex <b>{}</b> {} · errors <b>{:.2}%</b> · <b>{:.1}</b> requests/s · p95 <b>{} ms</b>",
+        "<p class=\"verdict\">Apdex <b>{}</b> {} · errors <b>{:.2}%</b> · <b>{:.1}</b> {unit}{wire} · p95 <b>{} ms</b>",
         total.apdex.map_or("-".into(), |a| format!("{a:.3}")),
         escape(&rating_of(total.apdex).unwrap_or_default()),
         total.error_rate * 100.0,
@@ -550,6 +574,10 @@ fn jmeter_dashboard(html: &mut String, run: &RunData) {
 }
 
 /// `part` as a % of `whole`, with "<0.01" for a share too small to show.
+fn count_of(n: u64) -> String {
+    headroom_units::quantity::group_thousands(n.min(i64::MAX as u64) as i64)
+}
+
 fn share(part: u64, whole: u64) -> String {
     let pct = part as f64 * 100.0 / whole.max(1) as f64;
     if part > 0 && pct < 0.01 {

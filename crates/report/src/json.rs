@@ -43,6 +43,8 @@ struct SummaryJson<'a> {
     throughput_mb_s: f64,
     total: &'a headroom_bundle::summary::LabelFigures,
     labels: &'a std::collections::BTreeMap<String, headroom_bundle::summary::LabelFigures>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requests: Option<headroom_bundle::wire::WireCount>,
     checks: &'a std::collections::BTreeMap<String, headroom_bundle::summary::CheckFigures>,
     resources: &'a [headroom_bundle::resources::HostSummary],
     /// A lesson run: its arrival and reading phases, each judged.
@@ -71,6 +73,7 @@ pub fn json_summary(input: &ReportInput<'_>) -> String {
         throughput_mb_s: s.throughput_mb_s,
         total: &s.total,
         labels: &s.labels,
+        requests: s.requests,
         checks: &s.checks,
         resources: &s.resources,
         phases: &s.phases,

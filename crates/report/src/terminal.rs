@@ -95,7 +95,29 @@ fn siege_block(out: &mut String, input: &ReportInput<'_>) {
     ];
     for (name, value) in rows {
         let _ = writeln!(out, "  {:<26}{value}", format!("{name}:"));
+        if name == "Transactions" {
+            if let Some(wire) = &s.requests {
+                let _ = writeln!(out, "  {:<26}{}", "Requests:", wire_line(wire));
+            }
+        }
     }
+}
+
+/// Every request of a run that loaded pages (its transactions are pages).
+fn wire_line(w: &headroom_bundle::wire::WireCount) -> String {
+    let mut line = format!(
+        "{} over the wire ({} {}: {} documents + {} resources",
+        thousands(w.requests),
+        thousands(w.pages),
+        headroom_units::quantity::noun(usize::try_from(w.pages).unwrap_or(2), "page", "pages"),
+        thousands(w.documents),
+        thousands(w.resources),
+    );
+    if w.plain > 0 {
+        let _ = write!(line, "; {} other requests", thousands(w.plain));
+    }
+    line.push(')');
+    line
 }
 
 /// Apdex, the monitored hosts, errors by kind and resent requests.

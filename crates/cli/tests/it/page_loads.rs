@@ -192,6 +192,167 @@ fn a_static_sites_first_and_repeat_visits_fetch_what_chromium_fetches() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The HTML report of `bundle`, written beside it.
+fn report_html(bundle: &Path) -> String {
+    let page = bundle.join("report.html");
+    let out = run(&[
+        "report",
+        bundle.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    std::fs::read_to_string(page).unwrap()
+}
+
+#[test]
+fn the_summary_counts_every_request_beside_the_pages() {
+    let _serial = serial();
+    let dir = temp_dir("page-loads-wire");
+    let (_nginx, port) = static_site(&dir);
+    let base = format!("http://127.0.0.1:{port}");
+    // The first visit: the document and its 6 resources; the second: the
+    // document and 2 revalidated (the other 4 from the cache).
+    let summary = headroom_visits(&dir, &base, &["/a.html", "/b.html"]);
+    let wire = &summary["requests"];
+    assert_eq!(
+        (
+            &wire["requests"],
+            &wire["pages"],
+            &wire["documents"],
+            &wire["resources"],
+            &wire["plain"]
+        ),
+        (&10.into(), &2.into(), &2.into(), &8.into(), &0.into()),
+        "{summary}"
+    );
+    assert_eq!(summary["total"]["count"], 2, "the total counts pages");
+    let received: u64 = [
+        "visit 1 (html)",
+        "visit 1 (resources)",
+        "visit 2 (html)",
+        "visit 2 (resources)",
+    ]
+    .iter()
+    .map(|l| summary["labels"][l]["bytes_received"].as_u64().unwrap())
+    .sum();
+    assert_eq!(wire["bytes_received"], received, "{summary}");
+    // The terminal says it under the transactions (pages).
+    let out = run(&[
+        "run",
+        dir.join("visits.yaml").to_str().unwrap(),
+        "-c",
+        "1",
+        "--iterations",
+        "1",
+        "--out",
+        dir.join("shown").to_str().unwrap(),
+    ]);
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        shown.contains(
+            "Requests:                 10 over the wire (2 pages: 2 documents + 8 resources)"
+        ),
+        "{}",
+        text(&out)
+    );
+    // `scenario try` counts them too (its user starts with an empty cache).
+    let out = run(&["scenario", "try", dir.join("visits.yaml").to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(
+            "OK: 2 steps (10 requests with their pages' 8 resources), every check passed"
+        ),
+        "{}",
+        text(&out)
+    );
+    // A saved bundle keeps the labels' roles: its report says the same.
+    let bundle = dir.join("bundle");
+    let manifest_path = bundle.join("manifest.json");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    assert_eq!(
+        manifest["label_roles"]["visit 2 (resources)"],
+        "page_resources"
+    );
+    let said = "10 requests over the wire";
+    assert!(report_html(&bundle).contains(said));
+    // A run that died: its figures rebuilt from its files still count them.
+    let mut died = manifest.clone();
+    died["status"] = "running".into();
+    died["summary"] = serde_json::Value::Null;
+    std::fs::write(&manifest_path, died.to_string()).unwrap();
+    assert!(report_html(&bundle).contains(said));
+    // A bundle written before the roles: read as before, no count.
+    let mut old = manifest.clone();
+    old.as_object_mut().unwrap().remove("label_roles");
+    old["summary"].as_object_mut().unwrap().remove("requests");
+    std::fs::write(&manifest_path, old.to_string()).unwrap();
+    let page = report_html(&bundle);
+    assert!(!page.contains("over the wire") && page.contains("requests/s"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_merged_runs_count_adds_its_shards() {
+    let _serial = serial();
+    let dir = temp_dir("page-loads-merge");
+    let (_nginx, port) = static_site(&dir);
+    let base = format!("http://127.0.0.1:{port}");
+    headroom_visits(&dir, &base, &["/a.html", "/b.html"]);
+    let journey = dir.join("visits.yaml");
+    let start = humantime::format_rfc3339_millis(
+        std::time::SystemTime::now() + std::time::Duration::from_secs(3),
+    )
+    .to_string();
+    let shards: Vec<_> = ["0/2", "1/2"]
+        .iter()
+        .enumerate()
+        .map(|(i, shard)| {
+            let out = dir.join(format!("shard-{i}"));
+            let child = crate::support::headroom()
+                .args([
+                    "run",
+                    journey.to_str().unwrap(),
+                    "-c",
+                    "2",
+                    "--iterations",
+                    "1",
+                ])
+                .args(["--shard", shard, "--start-at", &start, "-q", "--out"])
+                .arg(&out)
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            (child, out)
+        })
+        .collect();
+    let mut dirs = Vec::new();
+    for (child, out) in shards {
+        assert!(child.wait_with_output().unwrap().status.success());
+        dirs.push(out);
+    }
+    let merged = dir.join("merged");
+    let out = crate::support::headroom()
+        .arg("merge")
+        .args(&dirs)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("manifest.json")).unwrap())
+            .unwrap();
+    // Each shard's user: 2 pages, 10 requests (as one user alone).
+    let wire = &manifest["summary"]["requests"];
+    assert_eq!(
+        (&wire["requests"], &wire["pages"], &wire["resources"]),
+        (&20.into(), &4.into(), &16.into()),
+        "{manifest}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn dokuwikis_pages_load_as_in_chromium() {
     let _serial = serial();

@@ -103,6 +103,7 @@ pub(super) fn manifest(
         threads,
         seed: spec.seed,
         labels: parts.labels,
+        label_roles: Default::default(),
         started_at: String::new(),
         ended_at: None,
         elapsed_s: None,

@@ -175,6 +175,7 @@ pub(super) async fn assemble(
             .collect()
     });
     setup.outside_total = scenario.labels.iter().map(|l| !l.kind.in_total()).collect();
+    setup.manifest.label_roles = scenario.label_roles();
     setup.check_names = scenario.checks.clone();
     setup.check_labels = scenario.check_labels();
     let timeout = scenario.timeout;

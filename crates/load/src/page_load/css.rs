@@ -6,13 +6,15 @@
 //! Not a full CSS parser: blocks, strings, comments and at-rules are read
 //! well enough to find these; what it cannot read it skips.
 
+use scraper::Selector;
 use url::Url;
 
 /// The width of the window the media queries are read for (px):
 /// Playwright's default window, the one the tests compare with.
 pub const WINDOW_WIDTH: f64 = 1280.0;
 
-/// What a style sheet names, read once and applied to each page.
+/// What a style sheet names, read once and applied to each page (a user
+/// keeps it in an `Rc` beside the cached sheet: pages share it).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SheetRules {
     /// `@import`ed style sheets (fetched whatever their media).
@@ -46,6 +48,14 @@ pub struct SelectorText {
     pub specificity: u32,
     /// Matches only in a later state (`:hover`, `:focus`, ...).
     pub later_state: bool,
+    /// `element` compiled once, when the sheet is read, for every page
+    /// the sheet applies to; `None` in a later state or when it is not a
+    /// selector scraper reads (the rule then matches nothing).
+    pub selector: Option<Selector>,
+    /// A class the element itself must have (from the selector's last
+    /// compound), checked before the selector is matched: most of a
+    /// theme's rules are for classes a given element does not have.
+    pub required_class: Option<String>,
 }
 
 /// The properties whose images compete in the cascade.
@@ -374,12 +384,42 @@ fn selector_text(selector: &str) -> SelectorText {
     } else {
         element.to_string()
     };
+    let selector = if later_state {
+        None
+    } else {
+        Selector::parse(&element).ok()
+    };
     SelectorText {
         specificity: specificity(&element),
+        required_class: required_class(&element),
         element,
         pseudo,
         later_state,
+        selector,
     }
+}
+
+/// The first class of a selector's last compound (`ul li.item:hover` →
+/// `item`), read up to its first attribute or pseudo-class; `None` when
+/// it has none or holds an escape.
+pub fn required_class(selector: &str) -> Option<String> {
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in selector.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ' ' | '>' | '+' | '~' if depth == 0 => start = i + 1,
+            _ => {}
+        }
+    }
+    let last = &selector[start..];
+    let plain = &last[..last.find(['[', ':', '(']).unwrap_or(last.len())];
+    if plain.contains('\\') {
+        return None;
+    }
+    let class = &plain[plain.find('.')? + 1..];
+    let end = class.find(['.', '#']).unwrap_or(class.len());
+    (end > 0).then(|| class[..end].to_string())
 }
 
 /// CSS specificity as one number: ids × 10,000 + classes, attributes and

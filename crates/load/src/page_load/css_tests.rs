@@ -154,3 +154,42 @@ fn important_and_none() {
     );
     assert_eq!(rules.rules.len(), 2, "a colour alone names no image");
 }
+
+#[test]
+fn selectors_are_compiled_when_the_sheet_is_read() {
+    let rules = SheetRules::parse(
+        ".a > p::before { content: ''; background: url(a.png) }\n\
+         a:hover { background: url(h.png) }\n\
+         p:unknown-pseudo { background: url(u.png) }",
+        &base(),
+    );
+    let html = scraper::Html::parse_fragment("<div class=a><p>t</p></div>");
+    let p = html
+        .root_element()
+        .descendants()
+        .filter_map(scraper::ElementRef::wrap)
+        .find(|e| e.value().name() == "p")
+        .unwrap();
+    let compiled = rules.rules[0].selectors[0].selector.as_ref();
+    assert!(compiled.is_some_and(|s| s.matches(&p)), "{compiled:?}");
+    assert_eq!(rules.rules[1].selectors[0].selector, None, "a later state");
+    assert_eq!(rules.rules[2].selectors[0].selector, None, "not readable");
+}
+
+#[test]
+fn a_selectors_last_compound_names_the_class_it_requires() {
+    let cases = [
+        ("ul li.item:hover", Some("item")),
+        (".block-10 .icon-10", Some("icon-10")),
+        ("a.x.y", Some("x")),
+        ("div#main.box > a", None),
+        ("p:not(.hidden)", None),
+        ("a[href$='.pdf']", None),
+        (".a\\:b", None),
+        (":is(.a, .b) .c", Some("c")),
+        ("nav > .brand", Some("brand")),
+    ];
+    for (selector, class) in cases {
+        assert_eq!(required_class(selector).as_deref(), class, "{selector}");
+    }
+}

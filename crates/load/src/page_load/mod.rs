@@ -1,8 +1,10 @@
 //! Page loads: a step fetched as a browser does. [`resources`] reads which
 //! resources a page and its style sheets name ([`css`] reads a style
-//! sheet); [`cache`] is a user's browser cache that decides which of them
-//! are asked for again. The journey runner's `scenario::page` fetches them.
+//! sheet, [`sheets`] shares what it read among a worker thread's users);
+//! [`cache`] is a user's browser cache that decides which of them are asked
+//! for again. The journey runner's `scenario::page` fetches them.
 
 pub mod cache;
 pub mod css;
 pub mod resources;
+pub mod sheets;

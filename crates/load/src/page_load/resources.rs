@@ -33,6 +33,8 @@
 use super::css::{self, SheetRules, StyleRule};
 use scraper::{Html, Selector};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::LazyLock;
 use url::Url;
 
 /// What a resource is to the browser (its priority and the report's group).
@@ -158,7 +160,8 @@ impl<'a> Collector<'a> {
 pub struct PageStyle {
     /// The sheets by their place in the cascade: document order, and an
     /// imported sheet just before the rules of the sheet importing it.
-    sheets: Vec<(Vec<u32>, SheetRules)>,
+    /// The rules are the user's kept ones, shared (not copied) per page.
+    sheets: Vec<(Vec<u32>, Rc<SheetRules>)>,
     /// The place of each linked or imported sheet, by its URL.
     places: HashMap<String, Vec<u32>>,
     next_place: u32,
@@ -179,10 +182,11 @@ impl PageStyle {
     pub fn add_sheet(
         &mut self,
         url: Option<&Url>,
-        rules: SheetRules,
+        rules: impl Into<Rc<SheetRules>>,
         page: &Url,
         hosts: &Hosts,
     ) -> Found {
+        let rules = rules.into();
         let place = url
             .and_then(|u| self.places.get(u.as_str()).cloned())
             .unwrap_or_else(|| {
@@ -207,7 +211,7 @@ impl PageStyle {
     /// cascade (`!important`, then specificity, then order) for each
     /// property; for each family a matched rule uses first, its first face.
     pub fn finish(&self, document: &Html, page: &Url, hosts: &Hosts) -> Found {
-        let mut sheets: Vec<&(Vec<u32>, SheetRules)> = self.sheets.iter().collect();
+        let mut sheets: Vec<&(Vec<u32>, Rc<SheetRules>)> = self.sheets.iter().collect();
         sheets.sort_by(|a, b| a.0.cmp(&b.0));
         let compiled = compile(&sheets);
         let mut collector = Collector::new(page, hosts);
@@ -233,10 +237,10 @@ impl PageStyle {
     }
 }
 
-/// One selector of a sheet's rule, compiled, with where the rule stands
-/// (its sheet's place and its index in it).
+/// One selector of a sheet's rule (compiled when the sheet was read),
+/// with where the rule stands (its sheet's place and its index in it).
 struct Compiled<'r> {
-    selector: Selector,
+    selector: &'r Selector,
     text: &'r css::SelectorText,
     order: (usize, usize),
     rule: &'r StyleRule,
@@ -245,12 +249,12 @@ struct Compiled<'r> {
 /// A declaration's rank in the cascade: `!important`, specificity, order.
 type Rank = (bool, u32, (usize, usize));
 
-fn compile<'r>(sheets: &[&'r (Vec<u32>, SheetRules)]) -> Vec<Compiled<'r>> {
+fn compile<'r>(sheets: &[&'r (Vec<u32>, Rc<SheetRules>)]) -> Vec<Compiled<'r>> {
     let mut compiled = Vec::new();
     for (sheet, (_, rules)) in sheets.iter().enumerate() {
         for (index, rule) in rules.rules.iter().enumerate() {
-            for text in rule.selectors.iter().filter(|s| !s.later_state) {
-                if let Ok(selector) = Selector::parse(&text.element) {
+            for text in &rule.selectors {
+                if let Some(selector) = &text.selector {
                     compiled.push(Compiled {
                         selector,
                         text,
@@ -274,7 +278,15 @@ fn element_images<'r>(
     let mut winners: HashMap<(Option<&str>, css::ImageProperty), (Rank, &css::ImageDeclaration)> =
         HashMap::new();
     let mut content: HashSet<Option<&str>> = HashSet::new();
-    for c in compiled.iter().filter(|c| c.selector.matches(element)) {
+    let has = |class: &str| {
+        element
+            .value()
+            .has_class(class, scraper::CaseSensitivity::CaseSensitive)
+    };
+    let matched = compiled.iter().filter(|c| {
+        c.text.required_class.as_deref().is_none_or(has) && c.selector.matches(element)
+    });
+    for c in matched {
         let pseudo = c.text.pseudo.as_deref();
         if c.rule.sets_content {
             content.insert(pseudo);
@@ -310,17 +322,23 @@ pub fn redirected(url: Url, kind: ResourceKind, page: &Url, hosts: &Hosts) -> Fo
     collector.found
 }
 
+/// The elements that name resources (compiled once per process).
+static NAMING: LazyLock<Selector> = LazyLock::new(|| {
+    Selector::parse(
+        "link[href], script[src], img, input[src], video, audio, embed[src], object[data], \
+         style, [style]",
+    )
+    .expect("a valid selector")
+});
+static BASE: LazyLock<Selector> =
+    LazyLock::new(|| Selector::parse("base[href]").expect("a valid selector"));
+
 /// The resources a browser fetches for the page at `page` from its HTML
 /// (its `<style>` elements and `style` attributes included).
 pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageStyle) -> Found {
     let base = base_url(document, page);
     let mut collector = Collector::new(page, hosts);
-    let any = Selector::parse(
-        "link[href], script[src], img, input[src], video, audio, embed[src], object[data], \
-         style, [style]",
-    )
-    .expect("a valid selector");
-    for element in document.select(&any) {
+    for element in document.select(&NAMING) {
         let tag = element.value().name();
         let attr = |name: &str| element.value().attr(name);
         match tag {
@@ -392,9 +410,8 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
 }
 
 fn base_url(document: &Html, page: &Url) -> Url {
-    let base = Selector::parse("base[href]").expect("a valid selector");
     document
-        .select(&base)
+        .select(&BASE)
         .next()
         .and_then(|b| b.value().attr("href"))
         .and_then(|href| page.join(href.trim()).ok())

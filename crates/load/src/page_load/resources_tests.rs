@@ -303,3 +303,32 @@ fn a_later_sheet_overrides_an_earlier_one_by_document_order() {
     let paths: Vec<&str> = shown.resources.iter().map(|r| r.url.path()).collect();
     assert_eq!(paths, ["/2.png"]);
 }
+
+#[test]
+fn pages_share_a_kept_sheets_rules() {
+    let page = page();
+    let sheet = page.join("/all.css").unwrap();
+    let kept = std::rc::Rc::new(SheetRules::parse(".x { background: url(/x.png) }", &sheet));
+    let hosts = Hosts::default();
+    let document = Html::parse_document("<link rel=stylesheet href=/all.css><p class=x>t</p>");
+    let mut pages = Vec::new();
+    for _ in 0..2 {
+        let mut style = PageStyle::default();
+        in_document(&document, &page, &hosts, &mut style);
+        style.add_sheet(Some(&sheet), std::rc::Rc::clone(&kept), &page, &hosts);
+        let shown = style.finish(&document, &page, &hosts);
+        assert_eq!(
+            urls(&shown),
+            [(
+                "http://lms.example:8080/x.png".to_string(),
+                ResourceKind::Image
+            )]
+        );
+        pages.push(style);
+    }
+    assert_eq!(
+        std::rc::Rc::strong_count(&kept),
+        3,
+        "one copy, three holders"
+    );
+}

@@ -20,6 +20,7 @@ pub mod trial_view;
 use crate::profile::Think;
 use crate::target::Target;
 use extract::{Check, Extractor};
+use headroom_bundle::wire::LabelRole;
 use headroom_units::quantity::Rate;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -76,6 +77,32 @@ pub struct Phase {
 }
 
 impl Scenario {
+    /// The labels that are not plain requests, by name, with what they
+    /// stand for (the manifest keeps them: a saved run still tells its
+    /// pages from the requests they are made of).
+    pub fn label_roles(&self) -> std::collections::BTreeMap<String, LabelRole> {
+        let mut roles = std::collections::BTreeMap::new();
+        for label in &self.labels {
+            let role = match label.kind {
+                LabelKind::Request | LabelKind::PageRequests => continue,
+                LabelKind::Group => LabelRole::Group,
+                LabelKind::Page => LabelRole::Page,
+            };
+            roles.insert(label.name.clone(), role);
+        }
+        for page in self.requests.iter().filter_map(|step| step.page) {
+            for (index, role) in [
+                (page.html, LabelRole::PageDocument),
+                (page.resources, LabelRole::PageResources),
+            ] {
+                if let Some(label) = self.labels.get(usize::from(index)) {
+                    roles.insert(label.name.clone(), role);
+                }
+            }
+        }
+        roles
+    }
+
     /// Per check (in the order of [`Scenario::checks`]): the labels of the
     /// steps that evaluate it, in the order of the steps, each once; a
     /// check several steps share names them all.

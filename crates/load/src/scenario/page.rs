@@ -20,6 +20,7 @@ use headroom_bundle::sample::{status_error, Sample};
 use scraper::Html;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
@@ -32,13 +33,15 @@ pub const MOST_RESOURCES: usize = 2_000;
 
 /// What a user keeps between page loads: the browser's cache, the
 /// resources each cached style sheet names, and the connections of its
-/// slots (slot 0 shares the journey's own).
+/// slots (slot 0 shares the journey's own; the others give back their
+/// read buffers between pages).
 pub struct PageState {
     pub cache: Cache,
     /// What each style sheet in the cache names, by its URL: a fresh or
     /// revalidated style sheet is not read again, its rules are applied to
-    /// the new page.
-    sheet_rules: HashMap<String, SheetRules>,
+    /// the new page (shared with it, and with the thread's other users who
+    /// got the same text: `page_load::sheets`).
+    sheet_rules: HashMap<String, Rc<SheetRules>>,
     /// Per slot, per origin: the connection, made when first needed.
     slots: Vec<Vec<Option<HttpClient>>>,
     /// The user's clock for the cache: when the user started.
@@ -104,7 +107,7 @@ struct Shared<'a> {
     style_done: Cell<bool>,
     jar: RefCell<&'a mut CookieJar>,
     cache: RefCell<&'a mut Cache>,
-    sheet_rules: RefCell<&'a mut HashMap<String, SheetRules>>,
+    sheet_rules: RefCell<&'a mut HashMap<String, Rc<SheetRules>>>,
     queue: RefCell<VecDeque<Resource>>,
     seen: RefCell<HashSet<String>>,
     in_flight: Cell<u32>,
@@ -176,6 +179,12 @@ pub async fn load(
     }
     for (own, main) in slots[0].iter_mut().zip(main.iter_mut()) {
         *main = own.take();
+    }
+    // The user reads the page now: the other slots keep their connections
+    // (a browser does) but not their read buffers, 16 KiB each, taken
+    // again by the next page that needs them.
+    for client in slots[1..].iter_mut().flatten().flatten() {
+        client.release_buffer();
     }
     shared.outcome.into_inner()
 }
@@ -348,7 +357,7 @@ impl Shared<'_> {
     fn keep(&self, resource: &Resource, status: u16, head: &[u8], body: &[u8], now: Duration) {
         let url = resource.url.as_str();
         let target_host = resource.url.host_str().unwrap_or_default().to_string();
-        let mut sheet: Option<SheetRules> = None;
+        let mut sheet: Option<Rc<SheetRules>> = None;
         let mut location: Option<String> = None;
         let _ = with_response(head, |parsed, _| {
             let pairs = parsed
@@ -375,7 +384,7 @@ impl Shared<'_> {
                     Ok(false) => String::from_utf8_lossy(body).into_owned(),
                     Err(_) => String::new(),
                 };
-                sheet = Some(SheetRules::parse(&css, &resource.url));
+                sheet = Some(crate::page_load::sheets::read(&resource.url, &css));
             }
         });
         // A redirected resource: the browser fetches where it points, as a
@@ -404,10 +413,10 @@ impl Shared<'_> {
 
     /// A style sheet of this page is in: its rules join the page's style,
     /// its imports are fetched.
-    fn apply(&self, url: &Url, rules: &SheetRules) {
+    fn apply(&self, url: &Url, rules: &Rc<SheetRules>) {
         let imports = self.style.borrow_mut().add_sheet(
             Some(url),
-            rules.clone(),
+            Rc::clone(rules),
             &self.page.url,
             &self.ctx.scenario.resource_hosts,
         );
@@ -492,3 +501,7 @@ impl Shared<'_> {
 /// Most of a style sheet read for its references (a browser reads it all;
 /// a style sheet of megabytes names its fonts and images near the top).
 const MOST_SHEET_BYTES: usize = 4 << 20;
+
+#[cfg(test)]
+#[path = "page_tests.rs"]
+mod tests;

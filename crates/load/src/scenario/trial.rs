@@ -33,8 +33,13 @@ pub struct TrialOptions {
 /// How the trial ended.
 #[derive(Debug)]
 pub enum TrialOutcome {
-    /// Every step ran and every check passed.
-    Passed { requests: usize, took: Duration },
+    /// Every step ran and every check passed: its steps' requests, and of
+    /// the pages they loaded the resource requests (none from the cache).
+    Passed {
+        requests: usize,
+        resources: usize,
+        took: Duration,
+    },
     /// The data file has no row for the first user: no step ran.
     NoStepRan,
     /// A step failed: which, why, and the saved exchange and body (or why
@@ -65,6 +70,7 @@ pub async fn run<W: Write>(plan: Arc<JourneyPlan>, options: TrialOptions, out: W
         out: RefCell::new(out),
         checks: RefCell::new(Vec::new()),
         steps: Cell::new(0),
+        resources: Cell::new(0),
         failed: RefCell::new(None),
     };
     host.say_data_row();
@@ -88,7 +94,11 @@ pub async fn run<W: Write>(plan: Arc<JourneyPlan>, options: TrialOptions, out: W
     }
     let requests = host.steps.get();
     match host.failed.into_inner() {
-        None => TrialOutcome::Passed { requests, took },
+        None => TrialOutcome::Passed {
+            requests,
+            resources: host.resources.get(),
+            took,
+        },
         Some(outcome) => outcome,
     }
 }
@@ -100,6 +110,8 @@ struct TrialHost<W: Write> {
     /// The current step's checks, as they ran.
     checks: RefCell<Vec<(u16, bool)>>,
     steps: Cell<usize>,
+    /// The resource requests of the pages the steps loaded.
+    resources: Cell<usize>,
     /// The failed step's outcome: the user stops there.
     failed: RefCell<Option<TrialOutcome>>,
 }
@@ -250,6 +262,8 @@ impl<W: Write> JourneyHost for TrialHost<W> {
             bytes(sample.bytes_received)
         ));
         if let Some(page) = view.page {
+            self.resources
+                .set(self.resources.get() + page.requests as usize);
             self.line(format_args!(
                 "  page: {} ({} from the cache{}); the last ended {} after the request",
                 headroom_units::quantity::count(
