@@ -192,9 +192,15 @@ mod tests {
             Duration::from_secs(30),
             Duration::from_secs(5),
         );
-        assert_eq!((t.warmup_min, t.warmup_max), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(
+            (t.warmup_min, t.warmup_max),
+            (Duration::ZERO, Duration::ZERO)
+        );
         assert_eq!(t.measure_max, Duration::from_secs(155));
-        assert_eq!((t.measure_min, t.measure_cap), (t.measure_max, t.measure_max));
+        assert_eq!(
+            (t.measure_min, t.measure_cap),
+            (t.measure_max, t.measure_max)
+        );
         assert!(!t.early_stop);
         assert_eq!(
             note.unwrap(),
