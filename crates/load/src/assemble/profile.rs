@@ -251,13 +251,14 @@ fn describe_lesson(lesson: &Lesson, think: &Think) -> String {
 mod tests {
     use super::*;
     use crate::scenario::parse::parse_str;
+    use crate::scenario::ScenarioProfile;
     use std::path::Path;
 
-    fn file(profile: &str) -> Scenario {
+    fn file(profile: &str) -> ScenarioProfile {
         let text = format!(
             "name: t\ndefaults:\n  base_url: http://127.0.0.1:9\nprofile:\n{profile}\nsteps:\n  - label: a\n    path: /\n"
         );
-        parse_str(&text, Path::new("t.yaml"), None).unwrap()
+        parse_str(&text, Path::new("t.yaml"), None).unwrap().profile
     }
 
     #[test]
