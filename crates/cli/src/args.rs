@@ -1213,6 +1213,14 @@ pub struct TestbedPlanArgs {
     /// M 40 s, L 100 s).
     #[arg(long, value_parser = whole_seconds)]
     pub ramp_up: Option<u32>,
+
+    /// Instead of the journey, write a class at the start of a lesson into DIR: reader.yaml
+    /// and poster.yaml (log in once, read a page every ~30 s with its style sheets, scripts
+    /// and images; the poster also replies in the forum), class.yaml (their mix 9 : 1 as a
+    /// lesson of 30 students arriving within 60 s) and the students' accounts
+    /// (readers.csv, posters.csv).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["users", "loops", "ramp_up"])]
+    pub class: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

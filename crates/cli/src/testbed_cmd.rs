@@ -6,6 +6,7 @@ use crate::args::{
 };
 use crate::execute::{EXIT_CANNOT_RUN, EXIT_INTERRUPTED};
 use crate::signals::interrupt_on_signal;
+use headroom_testbed::class;
 use headroom_testbed::cluster::{Cluster, ClusterOptions};
 use headroom_testbed::db::{Create, Database, Durability};
 use headroom_testbed::generate::{self, InitOptions};
@@ -163,6 +164,21 @@ async fn plan(args: TestbedPlanArgs) -> Result<ExitCode, Error> {
     let meta = generate::meta(&db).await?;
     let ids = plan::ids(&db).await?;
     db.close().await;
+    if let Some(dir) = &args.class {
+        let class = class::files(&meta, &ids, &args.base_url)?;
+        class::write(dir, &class)?;
+        let names: Vec<&str> = class.files.iter().map(|(name, _)| *name).collect();
+        println!(
+            "{}: {} ({} reader and {} poster accounts); how many students at the start of a lesson: headroom capacity --scenario {} {} --arrive-within 60s",
+            dir.display(),
+            names.join(", "),
+            class.readers,
+            class.posters,
+            dir.join("class.yaml").display(),
+            args.base_url
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let options = PlanOptions {
         base_url: args.base_url,
         users: args.users,

@@ -7,6 +7,7 @@
 
 pub mod assets;
 pub mod background;
+pub mod class;
 pub mod cluster;
 pub mod db;
 pub mod demo_site;

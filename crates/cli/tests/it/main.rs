@@ -9,6 +9,7 @@ mod agent;
 mod bad_input;
 mod bench;
 mod capacity;
+mod class;
 mod compare;
 mod crashes;
 mod demo;

@@ -196,7 +196,7 @@ pub(super) async fn assemble(
         .find_map(|j| j.scenario.origins.first())
         .map(|o| o.url.clone())
         .unwrap_or_default();
-    let think = spec.think.unwrap_or(Think::None);
+    let think = spec.think.unwrap_or_else(|| users_think(&mix));
     let mut profile_json = profile_record(&profile, think, throughput);
     profile_json.iterations_per_vu = iterations;
     let timeout = mix
@@ -277,6 +277,18 @@ pub(super) async fn assemble(
     })
 }
 
+/// The think that stands for the mix's users when `--think` does not
+/// replace theirs: the journeys' own default `think:` when they share one
+/// (a lesson's arrival phase lasts one mean of it past the arrivals, the
+/// last student's first read), none when they differ.
+fn users_think(mix: &Mix) -> Think {
+    let mut thinks = mix.journeys.iter().map(|j| j.scenario.think);
+    match thinks.next() {
+        Some(first) if thinks.all(|t| t == first) => first,
+        _ => Think::None,
+    }
+}
+
 fn connectors_on_loopback(journeys: &[MixEntry]) -> bool {
     journeys
         .iter()
@@ -310,6 +322,27 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    /// Readers and posters who both read ~30 s (the class of `testbed plan
+    /// --class`): the mix's users think that, so a lesson's arrival phase
+    /// lasts it past the arrivals; journeys that think differently leave
+    /// the run without one think.
+    #[test]
+    fn journeys_of_one_think_give_the_mix_theirs() {
+        let exp30 = Think::Exponential {
+            mean: std::time::Duration::from_secs(30),
+        };
+        let mut mix = mix_of(&[("reader", 9.0), ("poster", 1.0)]);
+        assert_eq!(users_think(&mix), Think::None);
+        for journey in &mut mix.journeys {
+            journey.scenario.think = exp30;
+        }
+        assert_eq!(users_think(&mix), exp30);
+        mix.journeys[1].scenario.think = Think::Constant {
+            time: std::time::Duration::from_secs(5),
+        };
+        assert_eq!(users_think(&mix), Think::None);
     }
 
     #[test]

@@ -251,6 +251,7 @@ fn describe_lesson(lesson: &Lesson, think: &Think) -> String {
 mod tests {
     use super::*;
     use crate::scenario::parse::parse_str;
+    use crate::scenario::ScenarioProfile;
     use std::path::Path;
 
     fn file(profile: &str) -> ScenarioProfile {
