@@ -81,6 +81,22 @@ fn a_short_lesson_of_the_class_passes_every_check() {
             > 0,
         "{said}"
     );
+    // The mix's pages know their roles: every request over the wire is
+    // counted beside the pages (a mix recorded no roles before, so its
+    // summary had no such count).
+    let wire = &summary["requests"];
+    let pages = summary["total"]["count"].as_u64().unwrap();
+    assert_eq!(wire["pages"].as_u64(), Some(pages), "{wire}");
+    let resources: u64 = summary["labels"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(name, _)| name.ends_with(" (resources)"))
+        .map(|(_, l)| l["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(wire["resources"].as_u64(), Some(resources), "{wire}");
+    assert_eq!(wire["requests"].as_u64(), Some(pages + resources), "{wire}");
+    assert!(said.contains(" over the wire ("), "{said}");
     let counted = stats(site.port);
     assert_eq!(
         (&counted["logins"], &counted["login_users"]),

@@ -147,6 +147,7 @@ pub(super) async fn assemble(
     // The run's tables: each journey's labels and checks, prefixed.
     let (mut labels, mut label_urls, mut outside_total) = (Vec::new(), Vec::new(), Vec::new());
     let (mut check_names, mut check_labels) = (Vec::new(), Vec::new());
+    let mut label_roles = std::collections::BTreeMap::new();
     let mut journeys = Vec::new();
     let mut records = Vec::new();
     for (i, (journey, connectors)) in mix.journeys.iter().zip(connectors).enumerate() {
@@ -165,6 +166,13 @@ pub(super) async fn assemble(
             label_urls.push((prefix(&label.name), label.url.clone()));
             outside_total.push(!label.kind.in_total());
         }
+        label_roles.extend(
+            journey
+                .scenario
+                .label_roles()
+                .into_iter()
+                .map(|(name, role)| (prefix(&name), role)),
+        );
         check_names.extend(journey.scenario.checks.iter().map(|c| prefix(c)));
         check_labels.extend(
             journey
@@ -254,6 +262,8 @@ pub(super) async fn assemble(
         description = format!("{note}\n{description}");
     }
     let mut setup = setup(spec, manifest, bundle_dir);
+    // Which labels are pages, and which the requests they are made of.
+    setup.manifest.label_roles = label_roles;
     setup.label_urls = spec.outputs.jtl.then_some(label_urls);
     setup.outside_total = outside_total;
     setup.check_names = check_names;
