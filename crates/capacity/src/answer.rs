@@ -157,8 +157,11 @@ fn confirmation(
     let estimates: Vec<u32> = match knee.map(|l| l.users) {
         Some(k) => {
             let at_k: Vec<&Level> = levels.iter().filter(|l| l.users == k).collect();
+            // A unanimous search measures the first broken level once:
+            // each repetition of c is paired with the knee's latest.
             at_c.iter()
-                .zip(&at_k)
+                .enumerate()
+                .filter_map(|(i, lc)| Some((lc, *at_k.get(i).or(at_k.last())?)))
                 .map(|(lc, lk)| {
                     repetition_capacity(
                         c,

@@ -63,6 +63,9 @@ pub struct Search {
     /// Measurements of each deciding level (the last met, the first
     /// broken); a level is met when most of its measurements met.
     confirm: u32,
+    /// A level meets the target only when every measurement of it did (a
+    /// lesson start: each lesson must go well, not most).
+    unanimous: bool,
     /// The aimed ladder (`None`: the plain one).
     aim: Option<Aim>,
     figures: Vec<(u32, LevelFigures)>,
@@ -85,6 +88,7 @@ impl Search {
             levels: Vec::new(),
             phase: Phase::Climbing,
             confirm: 1,
+            unanimous: false,
             aim: None,
             figures: Vec::new(),
             cuts: Vec::new(),
@@ -327,11 +331,23 @@ impl Search {
         self
     }
 
-    /// Whether most measurements of `users` met the target (`None`: not run).
-    /// A tie is not met.
+    /// A level meets the target only when every measurement of it did;
+    /// a broken level, broken once, stays broken and is not measured
+    /// again.
+    pub fn unanimous(mut self) -> Search {
+        self.unanimous = true;
+        self
+    }
+
+    /// Whether most measurements of `users` met the target (all of them,
+    /// [`Search::unanimous`]); `None`: not run. A tie is not met.
     pub fn judged(&self, users: u32) -> Option<bool> {
         let (met, total) = self.measurements(users);
-        (total > 0).then_some(met * 2 > total)
+        (total > 0).then_some(if self.unanimous {
+            met == total
+        } else {
+            met * 2 > total
+        })
     }
 
     /// (met, measured) for the level `users`.
@@ -366,6 +382,8 @@ impl Search {
             Phase::Done => {
                 let good = self.highest_good();
                 let bad = self.lowest_bad_above(good.unwrap_or(0));
+                // Unanimous, the first broken level cannot be overturned.
+                let bad = bad.filter(|_| !self.unanimous);
                 good.into_iter()
                     .chain(bad)
                     .find(|&users| self.measurements(users).1 < self.confirm)
@@ -632,6 +650,36 @@ mod tests {
         assert_eq!(s.measurements(42), (3, 3));
         assert_eq!(s.measurements(43), (1, 3));
         assert_eq!(s.judged(43), Some(false));
+    }
+
+    /// A lesson's levels are unanimous: 43 met once and broke once, so it
+    /// is broken, and 42 (met three times of three) is the capacity; the
+    /// first broken level is not measured again.
+    #[test]
+    fn a_unanimous_search_needs_every_measurement_to_meet() {
+        let mut s = Search::new(LADDER).confirming(3).unanimous();
+        let mut outcomes: std::collections::HashMap<u32, Vec<bool>> = Default::default();
+        outcomes.insert(43, vec![true, true, false]);
+        let mut run = Vec::new();
+        while let Some(users) = s.next() {
+            let good = match outcomes.get_mut(&users) {
+                Some(list) if !list.is_empty() => list.remove(0),
+                _ => users <= 44,
+            };
+            run.push(users);
+            s.record(users, good);
+            assert!(run.len() < 100, "{run:?}");
+        }
+        assert_eq!(s.capacity(), Some(42), "{run:?}");
+        assert_eq!(s.measurements(42), (3, 3));
+        assert_eq!(s.measurements(43), (2, 3));
+        assert_eq!(s.judged(43), Some(false));
+        assert_eq!(s.lowest_bad_above(42), Some(43));
+        // Broken levels above were measured once each.
+        let above: Vec<u32> = run.iter().copied().filter(|&u| u > 43).collect();
+        for users in above {
+            assert_eq!(s.measurements(users).1, 1, "{users} in {run:?}");
+        }
     }
 
     #[test]

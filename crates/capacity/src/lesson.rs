@@ -13,6 +13,13 @@ use headroom_bundle::BundleError;
 use headroom_units::quantity::saturating_secs;
 use std::path::Path;
 
+/// How often a lesson search measures its last met level unless told
+/// (`--confirm`): one burst is one draw of arrival times and one moment of
+/// the server, and near the knee another lesson of the same class can
+/// break where this one met, so the answer needs every one of three to
+/// meet.
+pub const REPETITIONS: u32 = 3;
+
 /// Judges the lesson level's phases from its bundle: each against the
 /// target; the level meets it when every phase does (and the whole did).
 pub fn judge_phases(

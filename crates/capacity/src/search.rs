@@ -65,6 +65,9 @@ pub struct LevelAt {
     /// 1 for the first level run.
     pub index: usize,
     pub users: u32,
+    /// How often this level was measured before (`--confirm`): 0 the
+    /// first time.
+    pub repetition: u32,
     /// The search's remaining time, estimated.
     pub eta: Duration,
 }
@@ -87,10 +90,13 @@ pub trait LevelRunner {
 
     /// Prepares the run of one level: `users` for `timing`'s warm-up and
     /// measurement (at most `timing.warmup_max + timing.measure_cap`),
-    /// starting over `timing.warmup_min`, its bundle in `dir`.
+    /// starting over `timing.warmup_min`, its bundle in `dir`; `repetition`
+    /// counts the level's earlier measurements (`--confirm`), each of
+    /// which should be a fresh draw (its own seed).
     fn prepare(
         &self,
         users: u32,
+        repetition: u32,
         timing: Timing,
         dir: &Path,
     ) -> impl Future<Output = Result<(EnginePlan, RunSetup), Self::Error>>;
@@ -168,6 +174,10 @@ impl SearchPlan {
     ) -> Result<CapacityResult, R::Error> {
         let settings = &self.settings;
         let mut search = Search::new(settings.ladder).confirming(settings.confirm);
+        if settings.lesson.is_some() {
+            // Each lesson start must go well, not most of them.
+            search = search.unanimous();
+        }
         if settings.aimed {
             search = search.aimed(Aim {
                 think: settings.think.mean,
@@ -181,8 +191,15 @@ impl SearchPlan {
                 let levels = &levels;
                 async move {
                     let index = levels.borrow().len() + 1;
-                    let Some(level) = self.level(runner, stop, users, index, remaining).await?
-                    else {
+                    let repetition =
+                        levels.borrow().iter().filter(|l| l.users == users).count() as u32;
+                    let at = LevelAt {
+                        index,
+                        users,
+                        repetition,
+                        eta: self.timing.planned() * remaining,
+                    };
+                    let Some(level) = self.level(runner, stop, at).await? else {
                         return Ok::<_, R::Error>(None);
                     };
                     let (good, figures) = (level.good, ladder_figures(&level));
@@ -229,27 +246,21 @@ impl SearchPlan {
         &self,
         runner: &R,
         stop: &watch::Receiver<bool>,
-        users: u32,
-        index: usize,
-        remaining: u32,
+        at: LevelAt,
     ) -> Result<Option<Level>, R::Error> {
         let timing = self.timing;
+        let users = at.users;
         let base = &self.settings.base;
         let dir = base.join(format!("level-{users:04}"));
         let dir = if dir.exists() {
-            base.join(format!("level-{users:04}-{index}"))
+            base.join(format!("level-{users:04}-{}", at.index))
         } else {
             dir
         };
-        let (plan, mut setup) = runner.prepare(users, timing, &dir).await?;
+        let (plan, mut setup) = runner.prepare(users, at.repetition, timing, &dir).await?;
         let (end_tx, end_rx) = watch::channel(false);
         setup.end_early = Some(end_rx);
         let watch_level = RefCell::new(LevelWatch::new(timing, self.settings.target));
-        let at = LevelAt {
-            index,
-            users,
-            eta: timing.planned() * remaining,
-        };
         let on_progress = |p: &Progress| {
             if watch_level.borrow_mut().second(p) {
                 let _ = end_tx.send(true);

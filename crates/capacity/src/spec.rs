@@ -195,20 +195,21 @@ impl CapacitySpec {
 
     /// The run of one level: `users` for `timing`'s warm-up and
     /// measurement, starting over its shortest warm-up, its bundle in
-    /// `dir`.
-    pub fn level_run(&self, users: u32, timing: Timing, dir: &Path) -> RunSpec {
+    /// `dir`. A level's `repetition` k (`--confirm`) runs with the seed
+    /// plus k: other think times and data draws, and for a lesson other
+    /// arrival times, as another lesson would have.
+    pub fn level_run(&self, users: u32, repetition: u32, timing: Timing, dir: &Path) -> RunSpec {
+        let mut level = self.level.clone();
+        level.seed = level.seed.wrapping_add(u64::from(repetition));
         if let Some(within) = self.arrive_within {
-            let mut run = self
-                .level
-                .clone()
+            let mut run = level
                 .with_duration(timing.warmup_max.saturating_add(timing.measure_cap))
                 .with_bundle_dir(dir.to_path_buf());
             run.profile.students = Some(users);
             run.profile.arrive_within = Some(within);
             return run;
         }
-        self.level
-            .clone()
+        level
             .with_users(users)
             .with_duration(timing.warmup_max.saturating_add(timing.measure_cap))
             .with_ramp_up(timing.warmup_min)
@@ -390,8 +391,12 @@ mod tests {
         assert_eq!(settings.processes, vec!["nginx".to_string()]);
         assert_eq!((settings.ladder, settings.confirm), (spec.ladder, 3));
         let (timing, _) = Timing::of(&spec.times, Duration::ZERO, Duration::ZERO);
-        let run = spec.level_run(7, timing, Path::new("/s/level-0007"));
+        let run = spec.level_run(7, 0, timing, Path::new("/s/level-0007"));
         assert_eq!(run.profile.users, Some(7));
+        assert_eq!(run.seed, spec.level.seed);
+        // Its second measurement is another draw.
+        let again = spec.level_run(7, 1, timing, Path::new("/s/level-0007-9"));
+        assert_eq!(again.seed, spec.level.seed + 1);
         assert_eq!(
             run.profile.duration,
             Some(timing.warmup_max + timing.measure_cap)

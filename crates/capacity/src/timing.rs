@@ -148,11 +148,12 @@ impl Timing {
             min_samples: times.min_samples,
             early_stop: false,
         };
+        // The phases are split by the bundle's rule, as the report shows them.
+        let split = headroom_bundle::phases::reading_from(within, think);
         let note = format!(
-            "each level is a lesson start: its students arrive within {} s and read, {} s in all (the arrival phase, about {} s, and the reading phase after it are judged each)",
+            "each level is a lesson start: its students arrive within {} s and read, {} s in all (the arrival phase, 0–{split} s, and the reading phase after it are judged each)",
             round_figure(within.as_secs_f64()),
             length.as_secs(),
-            arrival.as_secs()
         );
         (timing, Some(note))
     }
@@ -181,9 +182,10 @@ mod tests {
     }
 
     /// A lesson of students arriving within 60 s, thinking 30 s, their
-    /// login 5 s more: no warm-up (the burst is judged), the arrival phase
-    /// to 95 s, and 60 s of reading (two thinks, more than the 10 s step):
-    /// 155 s, all measured, never stopped early.
+    /// login 5 s more: no warm-up (the burst is judged), every student's
+    /// first round within 95 s, and 60 s of reading (two thinks, more than
+    /// the 10 s step): 155 s, all measured, never stopped early; the
+    /// arrival phase is judged to 90 s (the window and one mean think).
     #[test]
     fn a_lesson_level_is_measured_whole() {
         let (t, note) = Timing::lesson(
@@ -204,7 +206,7 @@ mod tests {
         assert!(!t.early_stop);
         assert_eq!(
             note.unwrap(),
-            "each level is a lesson start: its students arrive within 60 s and read, 155 s in all (the arrival phase, about 95 s, and the reading phase after it are judged each)"
+            "each level is a lesson start: its students arrive within 60 s and read, 155 s in all (the arrival phase, 0–90 s, and the reading phase after it are judged each)"
         );
     }
 

@@ -321,11 +321,12 @@ pub struct CapacityArgs {
     #[arg(long)]
     pub full_levels: bool,
 
-    /// Measure the deciding levels (the last met, the first broken) N times in all: a level
-    /// meets the target when most of its measurements do, and the answer comes with the range
-    /// the repetitions support.
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = at_least_one)]
-    pub confirm: u32,
+    /// Measure the deciding levels (the last met, the first broken) N times in all, each with
+    /// its own seed (--seed plus the repetition): a level meets the target when most of its
+    /// measurements do (a lesson's: all of them), and the answer comes with the range the
+    /// repetitions support [default: 1; with --arrive-within, 3]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub confirm: Option<u32>,
 
     /// What the answer calls the users, plural, e.g. students (the answer says what one does).
     #[arg(long, value_name = "NOUN", value_parser = noun)]

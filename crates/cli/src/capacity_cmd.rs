@@ -174,9 +174,10 @@ async fn prepare_level(
     spec: &CapacitySpec,
     timing: Timing,
     users: u32,
+    repetition: u32,
     dir: &Path,
 ) -> Result<Prepared, Failure> {
-    let run = spec.level_run(users, timing, dir);
+    let run = spec.level_run(users, repetition, timing, dir);
     let prepared = headroom_load::assemble::assemble(&run)
         .await
         .map_err(Failure::assembly)?;
@@ -255,10 +256,11 @@ impl LevelRunner for SpecLevels<'_> {
     async fn prepare(
         &self,
         users: u32,
+        repetition: u32,
         timing: Timing,
         dir: &Path,
     ) -> Result<(EnginePlan, RunSetup), Failure> {
-        let mut prepared = prepare_level(self.spec, timing, users, dir).await?;
+        let mut prepared = prepare_level(self.spec, timing, users, repetition, dir).await?;
         prepared.setup.metrics = self.metrics.clone();
         Ok((prepared.plan, prepared.setup))
     }

@@ -116,7 +116,10 @@ pub fn capacity_spec(args: &CapacityArgs) -> Result<CapacitySpec, Failure> {
             resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
         },
         aimed: args.ladder == "aimed",
-        confirm: args.confirm,
+        confirm: args.confirm.unwrap_or(match args.arrive_within {
+            Some(_) => headroom_capacity::lesson::REPETITIONS,
+            None => 1,
+        }),
         times: LevelTimes {
             warmup: args.warmup,
             warmup_min: args.warmup_min,

@@ -774,7 +774,10 @@ fn the_fast_search_at_its_bounds() {
 /// and every user requests in the window), each verdict rests on
 /// --min-samples requests, Little's law finds the users that ran, and the
 /// answer is the queueing model's: 2 workers of 50 ms, T 150 ms, so
-/// N = k(T + z)/d = 126 users. A plain run at the answer agrees.
+/// N = k(T + z)/d = 126 users. A plain run one --resolution below the
+/// answer (the answer is no finer than that) meets the target: at the
+/// answer itself the pool is saturated (122 users ask 40 req/s of 40) and
+/// a plain run's Apdex swings between 0.8 and 1.0 from run to run.
 #[test]
 fn users_who_think_are_measured_in_their_steady_cycle() {
     let _light = light();
@@ -815,10 +818,12 @@ fn users_who_think_are_measured_in_their_steady_cycle() {
     let little = &json["little"];
     let busy = little["users_busy"].as_f64().unwrap();
     assert!((busy - users).abs() <= 0.1 * users, "{little}");
-    // A plain run at the answer, three times a level's measurement.
+    // A plain run a resolution below the answer, three times a level's
+    // measurement.
     let run = temp_dir("capacity-think-run");
+    let below = users - 8.0;
     let plain = headroom()
-        .args(["load", &url, "-c", &format!("{users}"), "--think", "3s"])
+        .args(["load", &url, "-c", &format!("{below}"), "--think", "3s"])
         .args([
             "--ramp-up",
             "3s",
@@ -842,8 +847,8 @@ fn users_who_think_are_measured_in_their_steady_cycle() {
         .unwrap_or_else(|| panic!("{plain}"));
     let level_apdex = json["capacity"]["apdex"].as_f64().unwrap();
     assert!(
-        apdex >= 0.80,
-        "plain run Apdex {apdex} (its start included), the level's {level_apdex}"
+        apdex >= 0.85,
+        "plain run of {below} users: Apdex {apdex} (its start included); the answer's level ({users}) had {level_apdex}"
     );
 }
 

@@ -520,7 +520,7 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
         json["verdict"]
             .as_str()
             .unwrap()
-            .starts_with(&format!("{users} students at Apdex")),
+            .starts_with(&format!("{users} students (3 repetitions agree) at Apdex")),
         "{}",
         json["verdict"]
     );
@@ -537,6 +537,41 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
         assert_eq!(level["warmup_s"], 0.0, "{level}");
         let both = phases.iter().all(|p| p["met"] == true);
         assert_eq!(level["good"].as_bool().unwrap(), both, "{level}");
+    }
+    // The answer is three lesson starts of its students (a lesson search's
+    // default --confirm), each another draw of arrival times (seeds 1, 2
+    // and 3), and every one of them met.
+    let at_answer: Vec<&serde_json::Value> =
+        levels.iter().filter(|l| l["users"] == users).collect();
+    assert_eq!(at_answer.len(), 3, "{levels:?}");
+    assert!(at_answer.iter().all(|l| l["good"] == true), "{at_answer:?}");
+    let mut seeds: Vec<u64> = at_answer
+        .iter()
+        .map(|l| {
+            manifest(Path::new(l["bundle"].as_str().unwrap()))["seed"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    seeds.sort_unstable();
+    assert_eq!(seeds, [1, 2, 3]);
+    assert!(
+        at_answer[1]["why"]
+            .as_str()
+            .unwrap()
+            .contains("measurement 2 of 3 (--confirm) of the last met level"),
+        "{}",
+        at_answer[1]["why"]
+    );
+    // Broken once is broken: no level is measured again after it broke.
+    for (i, level) in levels.iter().enumerate() {
+        if level["good"] == false {
+            let again = levels[i + 1..]
+                .iter()
+                .filter(|l| l["users"] == level["users"])
+                .count();
+            assert_eq!(again, 0, "{levels:?}");
+        }
     }
     // A broken level broke in its burst, while its reading met the target.
     let broken: Vec<&serde_json::Value> = levels.iter().filter(|l| l["good"] == false).collect();
