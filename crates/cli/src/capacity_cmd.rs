@@ -250,6 +250,13 @@ struct SpecLevels<'a> {
     quiet: bool,
 }
 
+impl SpecLevels<'_> {
+    /// The users as the answer calls them (`--users-are`).
+    fn users_are(&self) -> &str {
+        self.spec.users_are.as_deref().unwrap_or("users")
+    }
+}
+
 impl LevelRunner for SpecLevels<'_> {
     type Error = Failure;
 
@@ -270,9 +277,10 @@ impl LevelRunner for SpecLevels<'_> {
             let mut err = std::io::stderr().lock();
             let _ = write!(
                 err,
-                "\r\x1b[2Klevel {} ({} users, search ETA ~{:.0} s): {}",
+                "\r\x1b[2Klevel {} ({} {}, search ETA ~{:.0} s): {}",
                 at.index,
                 at.users,
+                self.users_are(),
                 at.eta.as_secs_f64(),
                 live_line(p)
             );
@@ -288,7 +296,7 @@ impl LevelRunner for SpecLevels<'_> {
 
     fn measured(&self, level: &Level) {
         if !self.quiet {
-            eprintln!("{}", level_line(level));
+            eprintln!("{}", level_line(level, self.users_are()));
         }
     }
 

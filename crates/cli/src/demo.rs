@@ -1,7 +1,10 @@
 //! `headroom demo`: the whole job on this machine with embedded defaults:
 //! the testbed (size S on SQLite in a temporary directory) on 127.0.0.1, a
-//! short capacity search against it with Moodle's journey and local
-//! monitoring, the HTML report with the capacity curve, and the verdict.
+//! short capacity search against it with its class of students (readers
+//! and one poster in ten, each page loaded as a browser loads it, but no
+//! time to read, so that the search takes seconds) and local monitoring,
+//! the HTML report with the capacity curve, the verdict, and the answer in
+//! students who read (a model).
 //! `--serve ADDR` serves a small built-in page instead (a worker pool of 4,
 //! 5–40 ms per page, a 600–900 ms report every 25th page) to try scenarios.
 
@@ -31,7 +34,7 @@ async fn start_testbed(quiet: bool) -> Result<BackgroundTestbed, String> {
     if !quiet {
         eprintln!(
             "headroom demo: the testbed (size S: 100 users, 10 sections, 50 pages, a forum) on SQLite at {}/, \
-             with Moodle's 14-step journey",
+             with its class: readers, and one in ten posting, each page loaded as a browser does",
             testbed.url
         );
     }
@@ -41,10 +44,10 @@ async fn start_testbed(quiet: bool) -> Result<BackgroundTestbed, String> {
 /// A student's think time: tens of seconds reading a page.
 const STUDENT_THINK: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The demo's answer in students, as a model: its users do not read
-/// between pages (so that the search takes seconds), students read about
-/// 30 s; Little's law with the capacity's throughput and response time
-/// says how many such students the same server holds.
+/// The demo's answer in students, as a model: its students do not read
+/// between pages (so that the search takes seconds), real ones read about
+/// 30 s; Little's law with the capacity's throughput (pages a second) and
+/// response time says how many such students the same server holds.
 pub fn in_students(result: &headroom_bundle::capacity::CapacityResult) -> String {
     let Some(little) = result
         .little
@@ -55,7 +58,7 @@ pub fn in_students(result: &headroom_bundle::capacity::CapacityResult) -> String
     };
     let students = little.users_at_think(STUDENT_THINK).floor() as usize;
     format!(
-        "In students (a model): a student reads a page for about {} s before the next click, so the same {:.0} requests a second at {:.2} s each serve about {} at once (Little's law: {:.0} × ({:.2} + {})); `headroom capacity --think 30s --users-are students` measures it (docs/capacity.md, \"Users who think\").",
+        "In students (a model): a student reads a page for about {} s before the next click, so the same {:.0} pages a second at {:.2} s each serve about {} at once (Little's law: {:.0} × ({:.2} + {})); `headroom capacity --scenario class.yaml --arrive-within 60s` measures it at the start of a lesson (README, \"My class of 30\").",
         STUDENT_THINK.as_secs(),
         little.rps,
         little.mean_response_s,
@@ -87,7 +90,10 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
         "capacity",
         &testbed.url,
         "--scenario",
-        &testbed.plan.display().to_string(),
+        &testbed.class.display().to_string(),
+        // The students read nothing: their cycle is all server work.
+        "--think",
+        "0s",
         "--monitor",
         "local",
         "--apdex-target",
@@ -109,7 +115,7 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
         "--min-step-duration",
         "2s",
         "--users-are",
-        "demo users",
+        "non-stop students",
         "--out",
         &out.display().to_string(),
     ]

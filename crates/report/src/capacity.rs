@@ -14,8 +14,11 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     let mut levels: Vec<&Level> = result.levels.iter().collect();
     levels.sort_by_key(|l| l.users);
+    // The users as the answer calls them (students, ...).
+    let (_, many) = result.setup.nouns();
+    let why = format!("why this many {many}");
     let header: Vec<String> = [
-        "users",
+        many.as_str(),
         "Apdex",
         "errors",
         "p50",
@@ -34,7 +37,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     header.push("target".into());
     header.push("ran (warm-up + measured)".into());
-    header.push("why this many users".into());
+    header.push(why.clone());
     let mut rows = vec![header];
     for l in levels {
         let cpu = machine_cpu(l);
@@ -71,12 +74,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     // Text columns (the Apdex with its rating word, the target, how it
     // ran) are left-aligned, figures right-aligned.
-    let text_columns = [
-        "Apdex",
-        "target",
-        "ran (warm-up + measured)",
-        "why this many users",
-    ];
+    let text_columns = ["Apdex", "target", "ran (warm-up + measured)", why.as_str()];
     let left: Vec<bool> = rows[0]
         .iter()
         .map(|h| text_columns.contains(&h.as_str()))
@@ -238,6 +236,7 @@ pub fn search_heading(
     start: u32,
     max: u32,
 ) -> String {
+    let (one, many) = setup.nouns();
     format!(
         "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; {} ladder from {} up to {} ({}); {}",
         setup.url,
@@ -248,14 +247,14 @@ pub fn search_heading(
             .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
         setup.ladder,
         start,
-        count(max as usize, "user", "users"),
+        count(max as usize, &one, &many),
         if setup.ladder == "aimed" {
             format!(
                 "steps of at least {}",
-                count(setup.step as usize, "user", "users")
+                count(setup.step as usize, &one, &many)
             )
         } else {
-            format!("steps of {}", count(setup.step as usize, "user", "users"))
+            format!("steps of {}", count(setup.step as usize, &one, &many))
         },
         if setup.early_stop {
             format!(
@@ -280,10 +279,11 @@ pub fn search_heading(
     )
 }
 
-/// The line printed after each level.
-pub fn level_line(level: &Level) -> String {
+/// The line printed after each level; `many` names the users (students,
+/// ...).
+pub fn level_line(level: &Level, many: &str) -> String {
     format!(
-        "  {:>5} users: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} req/s{}{} → {}",
+        "  {:>5} {many}: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} req/s{}{} → {}",
         level.users,
         level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
         level.apdex_rating.as_deref().unwrap_or(""),
@@ -394,6 +394,7 @@ fn its(n: usize) -> &'static str {
 /// (up to 4 times it), or ended before it (a run cut short). Each said
 /// only of the levels it is true of.
 fn the_others(result: &CapacityResult, early: usize) -> String {
+    let (one, many) = result.setup.nouns();
     let full_s = result.setup.measured_s;
     let others: Vec<&Level> = result.levels.iter().filter(|l| !l.stopped_early).collect();
     let past: Vec<&Level> = others
@@ -424,7 +425,7 @@ fn the_others(result: &CapacityResult, early: usize) -> String {
                 format!(
                     "{:.0} s at {}",
                     l.measured_s,
-                    count(l.users as usize, "user", "users")
+                    count(l.users as usize, &one, &many)
                 )
             })
             .collect();
@@ -532,7 +533,7 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
         .map(|l| {
             format!(
                 "{} ({})",
-                count(l.users as usize, "user", "users"),
+                count(l.users as usize, &one, &many),
                 count(l.samples as usize, "request", "requests")
             )
         })
@@ -641,6 +642,19 @@ mod tests {
         assert!(
             line.ends_with(": 10 s → 20 students, 30 s → 60 students, 60 s → 120 students"),
             "{line}"
+        );
+        // The table and the per-level lines call them so too.
+        let text = render_capacity(&result);
+        let header = text.lines().find(|l| l.contains("Apdex  ")).unwrap();
+        assert!(
+            header.trim_start().starts_with("students")
+                && header.contains("why this many students"),
+            "{text}"
+        );
+        assert!(
+            level_line(&result.levels[0], "students").starts_with("     10 students: Apdex 1.000"),
+            "{}",
+            level_line(&result.levels[0], "students")
         );
         result.setup.users_are = Some("everyday activities".into());
         assert_eq!(result.setup.nouns().0, "everyday activity");

@@ -1,7 +1,8 @@
 //! A throwaway testbed: size S on SQLite in a directory of its own, served
 //! on 127.0.0.1 by its own runtime on a background thread, with the
-//! journey for it written beside the database (`headroom demo` searches
-//! its capacity). Dropping the [`BackgroundTestbed`] stops the server and
+//! journey and the class (`testbed plan --class`) for it written beside
+//! the database (`headroom demo` searches its capacity in the class's
+//! students). Dropping the [`BackgroundTestbed`] stops the server and
 //! removes the directory.
 
 use crate::db::{Create, Database, Durability};
@@ -21,6 +22,9 @@ pub struct BackgroundTestbed {
     pub url: String,
     /// The journey for this testbed's data.
     pub plan: PathBuf,
+    /// The class for this testbed's data (`class.yaml`, mixing its reader
+    /// and poster journeys).
+    pub class: PathBuf,
     dir: PathBuf,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -63,9 +67,13 @@ pub async fn start(dir: PathBuf) -> Result<BackgroundTestbed, String> {
     };
     std::fs::write(&plan, crate::plan::render(&meta, &ids, &options))
         .map_err(|e| format!("{}: {e}", plan.display()))?;
+    let class_dir = dir.join("class");
+    let class = crate::class::files(&meta, &ids, &url).map_err(|e| e.to_string())?;
+    crate::class::write(&class_dir, &class).map_err(|e| e.to_string())?;
     Ok(BackgroundTestbed {
         url,
         plan,
+        class: class_dir.join("class.yaml"),
         dir,
         stop: Some(stop),
         thread: Some(thread),

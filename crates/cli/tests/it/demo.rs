@@ -23,8 +23,9 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    // The answer says what one of its users is: a request loop, not a
-    // person reading pages.
+    // The answer says what one of its users is: a student of the class
+    // (readers and posters, pages loaded as a browser does) who does not
+    // read between pages.
     let stdout = String::from_utf8_lossy(&output.stdout);
     let answer = stdout
         .lines()
@@ -33,12 +34,14 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(
         lines[answer].starts_with("headroom demo: ")
-            && lines[answer].contains(" demo users at Apdex"),
+            && lines[answer].contains(" non-stop students at Apdex"),
         "{stdout}"
     );
     assert!(
-        lines[answer + 1].starts_with("A demo user: runs the journey '")
-            && lines[answer + 1].contains("in a loop, with no time to read between requests"),
+        lines[answer + 1].starts_with("A non-stop student: runs one journey of the mix 'class' in a loop, the users split by weight: 'reader' 90%")
+            && lines[answer + 1].contains("'poster' 10%")
+            && lines[answer + 1].contains("no time to read between requests")
+            && lines[answer + 1].contains("pages loaded as a browser loads them"),
         "{stdout}"
     );
     // The answer in students is a model from Little's law, said as one.
@@ -69,7 +72,7 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
     assert!(json["verdict"]
         .as_str()
         .unwrap()
-        .contains("users at Apdex ≥ 0.70"));
+        .contains("non-stop students at Apdex ≥ 0.70"));
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     for title in [
         "Apdex against users",
