@@ -75,6 +75,47 @@ pub struct Level {
     /// each judged; the level meets the target when both do.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<LevelPhase>,
+    /// A lesson level after the first: how long the search waited before
+    /// it for the server to answer as it did idle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest: Option<LevelRest>,
+}
+
+/// The rest before a lesson level: a lesson has no warm-up, so work the
+/// level before left queued (its users gone, their requests not) would
+/// land in its login burst. The search probes the target (one GET at a
+/// time) until it answers about as fast as it did idle before the search.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LevelRest {
+    /// How long the search waited.
+    pub waited_s: f64,
+    /// The probe's time on the idle server, before the first level.
+    pub idle_ms: f64,
+    /// The last probe's time (`None`: it failed).
+    pub probe_ms: Option<f64>,
+    /// The probes came back to idle; `false`: the level started anyway at
+    /// the rest's limit, on a server still busy.
+    pub quiet: bool,
+}
+
+impl LevelRest {
+    /// "rested 14 s before it: a probe answered in 6 ms (idle: 4 ms)".
+    pub fn describe(&self) -> String {
+        let probe = self
+            .probe_ms
+            .map_or("failed".to_string(), |ms| format!("answered in {ms:.0} ms"));
+        if self.quiet {
+            format!(
+                "rested {:.0} s before it: a probe {probe} (idle: {:.0} ms)",
+                self.waited_s, self.idle_ms
+            )
+        } else {
+            format!(
+                "started after {:.0} s of rest on a server still busy with the level before: the last probe {probe} (idle: {:.0} ms)",
+                self.waited_s, self.idle_ms
+            )
+        }
+    }
 }
 
 /// One phase of a lesson level, judged on its own.

@@ -121,6 +121,16 @@ fn invalid(best: Option<&Level>, knee: Option<&Level>, little: Option<&LittlesLa
     if deciding.iter().any(|l| l.generator_limited) {
         invalid.push("the load generator was the limit at a deciding level: the figures are not the server's".to_string());
     }
+    for busy in deciding
+        .iter()
+        .filter(|l| l.rest.as_ref().is_some_and(|r| !r.quiet))
+    {
+        invalid.push(format!(
+            "the level of {} users started on a server still busy with the level before (after {:.0} s of rest a probe did not answer as fast as the idle server): its burst met that work too; give the server time or a restart between searches",
+            busy.users,
+            busy.rest.as_ref().map_or(0.0, |r| r.waited_s)
+        ));
+    }
     for thin in deciding.iter().filter(|l| l.thin) {
         invalid.push(format!(
             "the level of {} users decided the answer on {} requests, fewer than the {} a verdict needs (--min-samples): lengthen --step-duration, or lower --min-samples knowingly",
@@ -318,6 +328,7 @@ mod tests {
             thin: false,
             why: String::new(),
             phases: Vec::new(),
+            rest: None,
         }
     }
 
@@ -382,6 +393,23 @@ mod tests {
         assert!(!r.valid);
         assert_eq!(r.invalid.len(), 1, "{:?}", r.invalid);
         assert!(r.invalid[0].contains("500 users decided the answer on 40 requests"));
+        // A deciding lesson level that started on a server still busy.
+        let mut busy = steady.clone();
+        busy.rest = Some(headroom_bundle::capacity::LevelRest {
+            waited_s: 120.0,
+            idle_ms: 4.0,
+            probe_ms: Some(900.0),
+            quiet: false,
+        });
+        let r = search(vec![busy.clone()], 400);
+        assert_eq!(r.invalid.len(), 1, "{:?}", r.invalid);
+        assert!(
+            r.invalid[0].starts_with("the level of 400 users started on a server still busy"),
+            "{:?}",
+            r.invalid
+        );
+        busy.rest.as_mut().unwrap().quiet = true;
+        assert!(search(vec![busy], 400).valid);
         // Without a measured think (a throughput cap's slots), no check.
         let mut paced = silent;
         paced.think_s = None;

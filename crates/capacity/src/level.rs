@@ -108,6 +108,7 @@ pub fn measure_level(
         thin: false,
         why: String::new(),
         phases: Vec::new(),
+        rest: None,
     })
 }
 

@@ -9,6 +9,7 @@
 use crate::answer::{answer, interrupted};
 use crate::ladder::{Aim, Ladder, Search};
 use crate::level::{ladder_figures, measure_level};
+use crate::rest::{Rest, RestTarget};
 use crate::think::PlannedThink;
 use crate::timing::{LevelTimes, Timing};
 use crate::watch::LevelWatch;
@@ -57,6 +58,9 @@ pub struct Settings {
     pub users_are: Option<String>,
     /// Each level is a lesson start: its users arrive within this time.
     pub lesson: Option<Duration>,
+    /// What to probe for the rest before each lesson level but the first
+    /// ([`crate::rest`]); `None`: no rest.
+    pub rest: Option<RestTarget>,
 }
 
 /// Where a level is in the search, for a live line.
@@ -185,6 +189,12 @@ impl SearchPlan {
                 target_apdex: settings.target.apdex,
             });
         }
+        // The idle server's probe time, before the first level.
+        let rest = match &settings.rest {
+            Some(target) => Rest::measure(target).await,
+            None => None,
+        };
+        let rest = rest.as_ref();
         let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
         let completed = search
             .drive(|users, remaining| {
@@ -199,7 +209,7 @@ impl SearchPlan {
                         repetition,
                         eta: self.timing.planned() * remaining,
                     };
-                    let Some(level) = self.level(runner, stop, at).await? else {
+                    let Some(level) = self.level(runner, stop, at, rest).await? else {
                         return Ok::<_, R::Error>(None);
                     };
                     let (good, figures) = (level.good, ladder_figures(&level));
@@ -247,7 +257,17 @@ impl SearchPlan {
         runner: &R,
         stop: &watch::Receiver<bool>,
         at: LevelAt,
+        rest: Option<&Rest>,
     ) -> Result<Option<Level>, R::Error> {
+        // Before every level but the first, the server finishes what the
+        // level before left queued.
+        let rested = match rest {
+            Some(rest) if at.index > 1 => Some(rest.wait(stop).await),
+            _ => None,
+        };
+        if *stop.borrow() {
+            return Ok(None);
+        }
         let timing = self.timing;
         let users = at.users;
         let base = &self.settings.base;
@@ -308,6 +328,10 @@ impl SearchPlan {
         if self.settings.lesson.is_some() {
             crate::lesson::judge_phases(&mut level, &outcome.bundle, &self.settings.target)
                 .map_err(|e| CapacityError::Level(e.to_string()))?;
+        }
+        if let Some(rest) = rested {
+            level.ended = format!("{}; {}", level.ended, rest.describe());
+            level.rest = Some(rest);
         }
         runner.measured(&level);
         Ok(Some(level))

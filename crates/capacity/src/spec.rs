@@ -174,7 +174,7 @@ impl CapacitySpec {
         let (think, user) = self.users(&target)?;
         let level = &self.level;
         Ok(Settings {
-            url: target.url,
+            url: target.url.clone(),
             scenario: self.scenario().map(|f| f.display().to_string()),
             target: self.goal,
             ladder: self.ladder,
@@ -190,6 +190,10 @@ impl CapacitySpec {
             user,
             users_are: self.users_are.clone(),
             lesson: self.arrive_within,
+            rest: self.arrive_within.map(|_| crate::rest::RestTarget {
+                target: target.clone(),
+                insecure: level.insecure,
+            }),
         })
     }
 

@@ -24,6 +24,7 @@ pub mod monitoring;
 pub mod page_load;
 pub mod phases;
 pub mod precise_timer;
+pub mod probe;
 pub mod profile;
 pub mod recorder;
 pub mod run;

@@ -563,6 +563,20 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
         "{}",
         at_answer[1]["why"]
     );
+    // Every level but the first rested until the server answered a probe
+    // as fast as when idle (here at once: the site keeps no backlog).
+    for (i, level) in levels.iter().enumerate() {
+        if i == 0 {
+            assert!(level["rest"].is_null(), "{level}");
+        } else {
+            assert_eq!(level["rest"]["quiet"], true, "{level}");
+            assert!(level["rest"]["waited_s"].as_f64().unwrap() < 5.0, "{level}");
+            assert!(
+                level["ended"].as_str().unwrap().contains("; rested "),
+                "{level}"
+            );
+        }
+    }
     // Broken once is broken: no level is measured again after it broke.
     for (i, level) in levels.iter().enumerate() {
         if level["good"] == false {
