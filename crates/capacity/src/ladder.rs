@@ -628,22 +628,28 @@ mod tests {
         resolution: 2,
     };
 
-    #[test]
-    fn confirmation_repeats_the_deciding_levels_and_can_overturn_them() {
-        // A noisy system: 43 meets once, then fails twice; 42 always meets.
-        let mut s = Search::new(LADDER).confirming(3);
-        let mut outcomes: std::collections::HashMap<u32, Vec<bool>> = Default::default();
-        outcomes.insert(43, vec![true, false, false]);
+    /// Runs the search against a noisy system: 43's measurements go as
+    /// `at_43` says, then as the rest: every level up to 44 meets.
+    fn noisy(mut s: Search, at_43: &[bool]) -> (Search, Vec<u32>) {
+        let mut at_43 = at_43.to_vec();
         let mut run = Vec::new();
         while let Some(users) = s.next() {
-            let good = match outcomes.get_mut(&users) {
-                Some(list) if !list.is_empty() => list.remove(0),
-                _ => users <= 44,
+            let good = if users == 43 && !at_43.is_empty() {
+                at_43.remove(0)
+            } else {
+                users <= 44
             };
             run.push(users);
             s.record(users, good);
             assert!(run.len() < 100, "{run:?}");
         }
+        (s, run)
+    }
+
+    #[test]
+    fn confirmation_repeats_the_deciding_levels_and_can_overturn_them() {
+        // 43 meets once, then fails twice; 42 always meets.
+        let (s, run) = noisy(Search::new(LADDER).confirming(3), &[true, false, false]);
         // 43 was the capacity, until its repetitions broke it; then 42
         // (the last met) is repeated too.
         assert_eq!(s.capacity(), Some(42), "{run:?}");
@@ -657,19 +663,10 @@ mod tests {
     /// first broken level is not measured again.
     #[test]
     fn a_unanimous_search_needs_every_measurement_to_meet() {
-        let mut s = Search::new(LADDER).confirming(3).unanimous();
-        let mut outcomes: std::collections::HashMap<u32, Vec<bool>> = Default::default();
-        outcomes.insert(43, vec![true, true, false]);
-        let mut run = Vec::new();
-        while let Some(users) = s.next() {
-            let good = match outcomes.get_mut(&users) {
-                Some(list) if !list.is_empty() => list.remove(0),
-                _ => users <= 44,
-            };
-            run.push(users);
-            s.record(users, good);
-            assert!(run.len() < 100, "{run:?}");
-        }
+        let (s, run) = noisy(
+            Search::new(LADDER).confirming(3).unanimous(),
+            &[true, true, false],
+        );
         assert_eq!(s.capacity(), Some(42), "{run:?}");
         assert_eq!(s.measurements(42), (3, 3));
         assert_eq!(s.measurements(43), (2, 3));
