@@ -21,6 +21,9 @@ use tokio::sync::watch;
 const IDLE_PROBES: usize = 5;
 /// Between probes while resting.
 const EVERY: Duration = Duration::from_secs(1);
+/// The longest an idle probe may take before the search gives up resting
+/// (a server that slow before the first level is not idle).
+const IDLE_WAIT: Duration = Duration::from_secs(10);
 /// The longest rest before a level starts anyway (and says so).
 pub const LIMIT: Duration = Duration::from_secs(120);
 /// Probes in a row that must be quiet.
@@ -48,7 +51,7 @@ impl Rest {
         let connector = Connector::resolve(&of.target, of.insecure).await.ok()?;
         let mut times = Vec::with_capacity(IDLE_PROBES);
         for _ in 0..IDLE_PROBES {
-            times.push(time_get(&connector, &of.target, LIMIT).await.ok()?);
+            times.push(time_get(&connector, &of.target, IDLE_WAIT).await.ok()?);
         }
         times.sort_unstable();
         Some(Rest {
