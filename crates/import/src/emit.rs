@@ -309,8 +309,14 @@ fn extract_lines(y: &mut String, extracts: &[&crate::correlate::Variable]) {
             Extract::Json(pointer) => {
                 let _ = writeln!(y, "        json: {}", q(pointer));
             }
-            Extract::Regex(pattern) => {
+            Extract::Regex {
+                pattern,
+                json_string,
+            } => {
                 let _ = writeln!(y, "        regex: {}", q(pattern));
+                if *json_string {
+                    let _ = writeln!(y, "        decode: json");
+                }
             }
             Extract::Cookie(name) => {
                 let _ = writeln!(y, "        cookie: {}", q(name));

@@ -71,7 +71,12 @@ fn correlated(imported: &ImportedRecording, out: &mut Vec<String>) {
         let how = match &v.extract {
             Extract::Css { selector, .. } => selector.clone(),
             Extract::Json(p) => format!("JSON {p}"),
-            Extract::Regex(_) => "text of the page".into(),
+            Extract::Regex {
+                json_string: false, ..
+            } => "text of the page".into(),
+            Extract::Regex {
+                json_string: true, ..
+            } => "a JSON string in the page's script".into(),
             Extract::Cookie(name) => format!("cookie {name}"),
         };
         let users: Vec<String> = v.used_by.iter().map(|s| format!("{:02}", s + 1)).collect();

@@ -26,7 +26,12 @@ pub enum Extract {
         nth: usize,
     },
     Json(String),
-    Regex(String),
+    /// A pattern whose group 1 is the value, or (`json_string`) the value
+    /// as written inside a JSON string in the page's script.
+    Regex {
+        pattern: String,
+        json_string: bool,
+    },
     Cookie(String),
 }
 
@@ -178,6 +183,15 @@ impl Index {
         for word in last.body.split(separator) {
             self.word(word, s);
         }
+        // Values inside a script's JSON strings (`"csrfToken":"ab+\\"`),
+        // as the server made them: their escapes decoded.
+        if last.body.contains('\\') {
+            for word in last.body.split(|c| c != '\\' && separator(c)) {
+                if word.contains('\\') {
+                    self.token(&json_unescaped(word), s);
+                }
+            }
+        }
         for hop in &step.hops {
             if let Some(location) = hop.response_header("location") {
                 for word in location.split(separator) {
@@ -320,7 +334,47 @@ pub fn extractor(step: &Step, held: &Held, field: Option<&str>, value: &str) -> 
             }
         }
     }
-    regex_for(&last.body, value).map(Extract::Regex)
+    let plain = |pattern| Extract::Regex {
+        pattern,
+        json_string: false,
+    };
+    let escaped = json_escapes(value).into_iter().find_map(|written| {
+        regex_for(&last.body, &written).map(|pattern| Extract::Regex {
+            pattern,
+            json_string: true,
+        })
+    });
+    // A value with a backslash or a quote that a script holds is read
+    // from its JSON string (its raw text there is not the value); else
+    // from its own text first.
+    if value.contains(['\\', '"']) {
+        escaped.or_else(|| regex_for(&last.body, value).map(plain))
+    } else {
+        regex_for(&last.body, value).map(plain).or(escaped)
+    }
+}
+
+/// How a JSON encoder may write `value` inside a string, when that differs
+/// from the value: serde's escapes, and PHP's (which also escape `/`).
+fn json_escapes(value: &str) -> Vec<String> {
+    let quoted = serde_json::to_string(value).unwrap_or_default();
+    let inside = quoted[1..quoted.len() - 1].to_string();
+    let mut forms = Vec::new();
+    let php = inside.replace('/', "\\/");
+    if inside != value {
+        forms.push(inside);
+    }
+    if php != value && !forms.contains(&php) {
+        forms.push(php);
+    }
+    forms
+}
+
+/// A JSON string's inside with its escapes decoded (`\\` `\/` `\"`
+/// `\u00e9` ...), as a `regex:` extractor with `decode: json` reads it;
+/// text that is not one is kept as it is.
+pub fn json_unescaped(inside: &str) -> String {
+    serde_json::from_str::<String>(&format!("\"{inside}\"")).unwrap_or_else(|_| inside.to_string())
 }
 
 /// The characters a value's pattern matches: a token's usual ones and the
@@ -425,5 +479,53 @@ mod tests {
         let script = r#"<script>RLCONF={"wgUser":"x","csrfToken":"9f8e7d6c5b4a+\\"};</script>"#;
         let p = regex_for(script, r"9f8e7d6c5b4a+\\").unwrap();
         assert!(p.starts_with("csrfToken"), "{p}");
+    }
+
+    fn page(body: &str) -> Step {
+        let entry: crate::har::Entry = crate::har::Entry {
+            started: 0.0,
+            time_ms: 1.0,
+            method: "GET".into(),
+            url: url::Url::parse("http://wiki.test/edit").unwrap(),
+            request_headers: Vec::new(),
+            post: None,
+            status: 200,
+            response_headers: Vec::new(),
+            body: body.into(),
+            mime: "text/html".into(),
+            resource_type: None,
+        };
+        Step {
+            hops: vec![entry],
+            unfollowed_redirect: false,
+        }
+    }
+
+    #[test]
+    fn a_value_only_a_scripts_json_string_holds_is_found_and_read_decoded() {
+        // MediaWiki's token ends in `+\`, written `+\\` in its script; a
+        // PHP encoder writes `/` as `\/`.
+        let body = r#"<html><head><script>mw.user.tokens.set({"patrolToken":"+\\","csrfToken":"0f9e8d7c6b5a+\\"});x={"path":"a1b2c3\/d4e5f6"};</script></head><body><input name="wpEditToken" value="ffee0011aabb+\"></body></html>"#;
+        let step = page(body);
+        let held = Held::of(&step);
+        let mut index = Index::default();
+        index.add(0, &step, &held);
+        for value in [r"0f9e8d7c6b5a+\", "a1b2c3/d4e5f6"] {
+            assert_eq!(index.latest(Some("token"), value), vec![0], "{value}");
+            let Some(Extract::Regex {
+                pattern,
+                json_string: true,
+            }) = extractor(&step, &held, Some("token"), value)
+            else {
+                panic!("{value}: no JSON string pattern");
+            };
+            let got = &Regex::new(&pattern).unwrap().captures(body).unwrap()[1];
+            assert_eq!(json_unescaped(got), value, "{pattern}");
+        }
+        // The form's own token is still read from its input.
+        assert!(matches!(
+            extractor(&step, &held, Some("wpEditToken"), r"ffee0011aabb+\"),
+            Some(Extract::Css { .. })
+        ));
     }
 }

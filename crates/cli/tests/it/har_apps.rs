@@ -143,6 +143,9 @@ fn mediawiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
         said.contains("correlated: wplogintoken from step"),
         "{said}"
     );
+    // The editor's stash call sends the token its script holds (inside a
+    // JSON string, escaped): correlated, not asked of the user.
+    assert!(said.contains("correlated: token from step"), "{said}");
     assert!(
         yaml.contains("multipart/form-data; boundary="),
         "the edit is sent as the browser sent it:\n{yaml}"

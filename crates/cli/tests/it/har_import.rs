@@ -248,6 +248,54 @@ fn a_typed_title_stays_literal_and_a_multipart_token_is_correlated() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// MediaWiki's edit page as Chromium recorded it when the page was made
+/// across a second's turn: the form's token and the script's differ (the
+/// token holds the time), and the editor's script sends its own, written
+/// in the page only inside a JSON string (`"csrfToken":"...+\\"`).
+#[test]
+fn a_token_only_a_scripts_json_string_holds_is_correlated_and_decoded() {
+    let dir = temp_dir("har-json-token");
+    let page = edit_page("Sandbox", "aa11bb22cc33dd44ee55ff66aa77bb88+\\", "20261126053000")
+        .replace(
+            "</head>",
+            "<script>RLCONF={\"wgUserName\":\"Alice\"};RLSTATE={};\
+             mw.loader.impl(function(){return[\"user.options@1\",function(){\
+             mw.user.tokens.set({\"patrolToken\":\"+\\\\\",\"csrfToken\":\"0f9e8d7c6b5a49382716+\\\\\",\"watchToken\":\"+\\\\\"});}];});</script></head>",
+        );
+    let recording = har(vec![
+        entry(get(
+            0,
+            "http://wiki.test/index.php?title=Sandbox&action=edit",
+            "text/html; charset=UTF-8",
+            page,
+        )),
+        entry(post(
+            2000,
+            "http://wiki.test/api.php",
+            "application/x-www-form-urlencoded",
+            "action=stashedit&format=json&title=Sandbox&text=Hi&token=0f9e8d7c6b5a49382716%2B%5C"
+                .into(),
+        )),
+    ]);
+    let (yaml, said) = import(&dir, &recording);
+    assert!(
+        said.contains(
+            "correlated: token from step 01 (a JSON string in the page's script), sent by step 02"
+        ),
+        "{said}"
+    );
+    assert!(yaml.contains("decode: json"), "{yaml}");
+    assert!(yaml.contains("\"token\": \"${token}\""), "{yaml}");
+    assert!(!yaml.contains("0f9e8d7c6b5a49382716"), "{yaml}");
+    assert!(
+        !said.contains("secret"),
+        "not a secret the user supplies:\n{said}"
+    );
+    let check = run(&["scenario", "check", dir.join("rec.yaml").to_str().unwrap()]);
+    assert!(check.status.success(), "{}", text(&check));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn secrets_are_data_columns_wherever_they_are_sent_and_never_printed() {
     let dir = temp_dir("har-secrets");

@@ -4,6 +4,7 @@
 
 use super::cookies::CookieJar;
 use super::template::{plain, regex_escape, RenderContext, Template, VarId};
+use headroom_import::held::json_unescaped;
 use headroom_units::rng::Rng;
 use std::time::Duration;
 
@@ -23,6 +24,9 @@ pub enum ExtractKind {
         pattern: regex::Regex,
         group: usize,
         pick: Pick,
+        /// The match is the inside of a JSON string (a token in a page's
+        /// script: `"csrfToken":"ab+\\"`): its escapes are decoded.
+        json_string: bool,
     },
     Css {
         selector: scraper::Selector,
@@ -194,18 +198,26 @@ impl Extractor {
                 pattern,
                 group,
                 pick,
+                json_string,
             } => {
                 let body = String::from_utf8_lossy(response.body);
+                let text = |m: regex::Match<'_>| {
+                    if *json_string {
+                        json_unescaped(m.as_str())
+                    } else {
+                        m.as_str().to_string()
+                    }
+                };
                 let matches: Vec<String> = match pick {
                     Pick::Nth(1) => pattern
                         .captures(&body)
                         .and_then(|c| c.get(*group))
-                        .map(|m| m.as_str().to_string())
+                        .map(text)
                         .into_iter()
                         .collect(),
                     _ => pattern
                         .captures_iter(&body)
-                        .filter_map(|c| c.get(*group).map(|m| m.as_str().to_string()))
+                        .filter_map(|c| c.get(*group).map(text))
                         .collect(),
                 };
                 pick_from(matches, *pick, rng)
@@ -319,6 +331,7 @@ mod tests {
             pattern: regex::Regex::new(p).unwrap(),
             group: 1,
             pick,
+            json_string: false,
         };
         assert_eq!(
             run(re(r#"name="logintoken" value="(\w+)""#, Pick::Nth(1)), html).unwrap(),
@@ -330,6 +343,29 @@ mod tests {
             run(re(r"nothing(\d)", Pick::Nth(1)), html).unwrap(),
             "none-ann-4"
         );
+        // A token inside a script's JSON string, decoded: MediaWiki's
+        // `+\\` ends in one backslash; PHP writes `/` as `\/`.
+        let script = r#"<script>x={"csrfToken":"ab12cd+\\","u":"a\/b\u00e9"}</script>"#;
+        let decoded = |p: &str| ExtractKind::Regex {
+            pattern: regex::Regex::new(p).unwrap(),
+            group: 1,
+            pick: Pick::Nth(1),
+            json_string: true,
+        };
+        assert_eq!(
+            run(decoded(r#""csrfToken":"([^"]+)""#), script).unwrap(),
+            r"ab12cd+\"
+        );
+        assert_eq!(
+            run(decoded(r#""u":"([^"]+)""#), script).unwrap(),
+            "a/b\u{e9}"
+        );
+        assert_eq!(
+            run(re(r#""csrfToken":"([^"]+)""#, Pick::Nth(1)), script).unwrap(),
+            r"ab12cd+\\"
+        );
+        // Text that is not a JSON string's inside is kept as it is.
+        assert_eq!(json_unescaped(r"a\q"), r"a\q");
         let css = |s: &str, a: Option<&str>| ExtractKind::Css {
             selector: scraper::Selector::parse(s).unwrap(),
             attribute: a.map(str::to_string),

@@ -181,7 +181,8 @@ const GROUP_KEYS: &[&str] = &["group", "steps", "include_think", "once", "if"];
 const LOOP_KEYS: &[&str] = &["loop", "steps", "once", "if"];
 const BLOCK_KEYS: &[&str] = &["steps", "once", "if"];
 const EXTRACT_KEYS: &[&str] = &[
-    "name", "regex", "group", "match", "css", "json", "header", "cookie", "default", "required",
+    "name", "regex", "group", "match", "decode", "css", "json", "header", "cookie", "default",
+    "required",
 ];
 const CHECK_KEYS: &[&str] = &[
     "name",
@@ -1513,6 +1514,15 @@ impl Parser {
                 if sources.is_empty() { "none".to_string() } else { sources.join(", ") }
             )));
         }
+        if let (Some(d), false) = (m.get_node("decode"), sources[0] == "regex") {
+            return Err(self.doc.at(
+                d.span(),
+                format!(
+                    "decode: applies to a regex: extractor only ({}: reads its value as it is)",
+                    sources[0]
+                ),
+            ));
+        }
         let kind = match sources[0] {
             "regex" => {
                 let node = m.get_node("regex").expect("checked above");
@@ -1530,10 +1540,27 @@ impl Parser {
                         ),
                     ));
                 }
+                let json_string = match m.get_node("decode") {
+                    None => false,
+                    Some(d) => {
+                        let s = self.doc.scalar(d, "decode")?;
+                        if s.as_str() != "json" {
+                            return Err(self.doc.at(
+                                s.span(),
+                                format!(
+                                    "decode: takes json (the match is the inside of a JSON string, its escapes decoded), not '{}'",
+                                    s.as_str()
+                                ),
+                            ));
+                        }
+                        true
+                    }
+                };
                 ExtractKind::Regex {
                     pattern,
                     group,
                     pick,
+                    json_string,
                 }
             }
             "css" => {
@@ -1833,6 +1860,8 @@ mod tests {
             (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n        regex: '(unclosed'\n"), 8, 16, "not a valid regular expression"),
             (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n        css: 'input[[name'\n"), 8, 14, "not a valid CSS selector"),
             (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n"), 7, 9, "exactly one of regex:"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n        regex: 'a(b)'\n        decode: html\n"), 9, 17, "decode: takes json"),
+            (&format!("{BASE}steps:\n  - label: home\n    path: /\n    extract:\n      - name: t\n        css: a\n        decode: json\n"), 9, 17, "a regex: extractor only"),
             (&format!("{BASE}steps:\n  - label: home\n    path: /\n    check:\n      - status: 700\n"), 7, 17, "not an HTTP status"),
             (&format!("{BASE}data:\n  file: missing.csv\n  columns: [u]\nsteps:\n  - label: home\n    path: /\n"), 4, 9, "cannot read the data file"),
             (&format!("{BASE}data:\n  file: empty.csv\n  columns: [u]\nsteps:\n  - label: home\n    path: /\n"), 4, 9, "has no rows"),

@@ -18,7 +18,13 @@ def mediawiki(page, base, username, password, title, text):
     page.wait_for_selector("#pt-logout, #pt-userpage", state="attached")
     page.goto(base + "/index.php?title=" + title + "&action=edit")
     page.fill("#wpTextbox1", text)
-    page.fill("#wpSummary", "recorded in Chromium")
+    # Focusing the summary after a change makes the editor's script stash
+    # the edit (an api.php POST with the CSRF token it holds in a JSON
+    # string): waited for, so that every recording has it.
+    with page.expect_response(
+        lambda r: "api.php" in r.url and r.request.method == "POST", timeout=10000
+    ):
+        page.fill("#wpSummary", "recorded in Chromium")
     page.wait_for_timeout(300)
     page.click("#wpSave")
     page.wait_for_selector("#mw-content-text")
