@@ -317,6 +317,7 @@ fn import_manifest(
         shard: None,
         merged: None,
         files: Files::new(false),
+        connections: Vec::new(),
     }
 }
 

@@ -102,6 +102,45 @@ pub struct Manifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<MergeRecord>,
     pub files: Files,
+    /// What each origin's connections speak, as the run's check found
+    /// (absent in bundles written before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<Negotiated>,
+}
+
+/// What one origin's connections speak: the HTTP version asked for and
+/// the one agreed on, TLS's version and cipher suite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Negotiated {
+    /// The origin (scheme, host and port).
+    pub origin: String,
+    /// What was asked: `1.1`, `2` or `auto`.
+    pub asked: String,
+    /// `HTTP/1.1` or `HTTP/2`.
+    pub protocol: String,
+    /// `TLSv1.3`, `TLSv1.2`; none without TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_version: Option<String>,
+    /// The cipher suite, as IANA names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
+}
+
+impl Negotiated {
+    /// A line for the terminal: "https://host:443 speaks HTTP/2 (TLSv1.3,
+    /// TLS13_AES_256_GCM_SHA384)".
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} speaks {}", self.origin, self.protocol);
+        if let (Some(version), Some(cipher)) = (&self.tls_version, &self.cipher) {
+            text.push_str(&format!(" ({version}, {cipher})"));
+        }
+        if self.asked == "auto" && self.protocol == "HTTP/1.1" && self.tls_version.is_some() {
+            text.push_str(
+                ": it did not offer HTTP/2 in its TLS handshake (ALPN), so the users speak HTTP/1.1",
+            );
+        }
+        text
+    }
 }
 
 /// A shard's place in the split run, its planned start and its clock.

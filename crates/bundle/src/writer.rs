@@ -221,6 +221,7 @@ mod tests {
             shard: None,
             merged: None,
             files: Files::new(false),
+            connections: Vec::new(),
         }
     }
 

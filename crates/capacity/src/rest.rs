@@ -48,7 +48,9 @@ impl Rest {
     /// Times the idle server before the first level; `None` when the
     /// target cannot be probed (the first level then says why).
     pub async fn measure(of: &RestTarget) -> Option<Rest> {
-        let connector = Connector::resolve(&of.target, of.insecure).await.ok()?;
+        let connector = Connector::resolve(&of.target, of.insecure, Default::default())
+            .await
+            .ok()?;
         let mut times = Vec::with_capacity(IDLE_PROBES);
         for _ in 0..IDLE_PROBES {
             times.push(time_get(&connector, &of.target, IDLE_WAIT).await.ok()?);

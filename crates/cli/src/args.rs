@@ -6,6 +6,7 @@ use headroom_analysis::Criterion;
 use headroom_experiment::regression::RegressionLimit;
 use headroom_load::lesson::UserSession;
 use headroom_load::profile::Think;
+use headroom_load::protocol::HttpChoice;
 use headroom_load::start::parse_start_time;
 use headroom_load::target::{parse_header, Target};
 use headroom_units::quantity::{
@@ -691,6 +692,11 @@ pub struct CommonArgs {
     #[arg(long)]
     pub insecure: bool,
 
+    /// HTTP version: 1.1, 2 (over TLS by ALPN; without TLS as h2c) or auto (HTTP/2 where the
+    /// server offers it over TLS, as browsers do) [default: a scenario's defaults: http:, else 1.1]
+    #[arg(long, value_name = "VERSION", value_parser = HttpChoice::parse)]
+    pub http: Option<HttpChoice>,
+
     /// Apdex T: responses up to this time satisfy users.
     #[arg(long, value_parser = positive_duration, default_value = "500ms")]
     pub apdex_t: Duration,
@@ -808,7 +814,7 @@ const SPEC_HOLDS: [&str; 8] = [
 ];
 
 /// The flags both specs hold (run's and capacity's), refused beside `--spec`.
-const COMMON_SPEC_HOLDS: [&str; 24] = [
+const COMMON_SPEC_HOLDS: [&str; 25] = [
     "users",
     "duration",
     "rate",
@@ -822,6 +828,7 @@ const COMMON_SPEC_HOLDS: [&str; 24] = [
     "start_in",
     "barrier",
     "insecure",
+    "http",
     "apdex_t",
     "apdex_f",
     "jtl",
@@ -1020,6 +1027,10 @@ pub struct TryArgs {
     /// Accept any TLS certificate (self-signed test servers).
     #[arg(long)]
     pub insecure: bool,
+
+    /// HTTP version: 1.1, 2 or auto [default: the scenario's defaults: http:, else 1.1]
+    #[arg(long, value_name = "VERSION", value_parser = HttpChoice::parse)]
+    pub http: Option<HttpChoice>,
 }
 
 #[derive(Args, Debug)]

@@ -8,6 +8,7 @@ use headroom_bundle::summary::RunStatus;
 use headroom_load::assemble::{AssembledRun, AssemblyError};
 use headroom_load::conn::Connector;
 use headroom_load::live_metrics::LiveMetrics;
+use headroom_load::protocol::HttpChoice;
 use headroom_load::run::{run as run_plan, Progress, RunOutcome};
 use headroom_load::target::Target;
 use headroom_report::{json_summary, junit_xml, live_line, render_summary, ReportInput};
@@ -168,8 +169,12 @@ pub fn current_thread_runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 
 /// Resolves a target and connects once, so an unusable target is an error
 /// with a hint rather than a run of failures.
-pub async fn connect_checked(target: &Target, insecure: bool) -> Result<Connector, Failure> {
-    headroom_load::assemble::connect_checked(target, insecure)
+pub async fn connect_checked(
+    target: &Target,
+    insecure: bool,
+    http: HttpChoice,
+) -> Result<Connector, Failure> {
+    headroom_load::assemble::connect_checked(target, insecure, http)
         .await
         .map_err(Failure::assembly)
 }
@@ -202,6 +207,12 @@ async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitC
     let live = !common.quiet && std::io::stderr().is_terminal();
     if !common.quiet && !common.json {
         eprintln!("{}", prepared.description);
+        // The protocol is said when anything but HTTP/1.1 was asked for.
+        for agreed in &prepared.setup.manifest.connections {
+            if agreed.asked != "1.1" {
+                eprintln!("headroom: {}", agreed.describe());
+            }
+        }
         for finding in &prepared.setup.manifest.doctor {
             eprintln!("headroom doctor: {}", finding.message);
         }

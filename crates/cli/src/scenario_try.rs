@@ -84,7 +84,8 @@ async fn try_scenario(
 ) -> ExitCode {
     let mut connectors = Vec::new();
     for origin in &scenario.origins {
-        match connect_checked(origin, args.insecure).await {
+        let http = args.http.or(scenario.http).unwrap_or_default();
+        match connect_checked(origin, args.insecure, http).await {
             Ok(c) => connectors.push(Arc::new(c)),
             Err(Failure::Usage(e)) => {
                 eprintln!("headroom: {e:#}");

@@ -174,6 +174,7 @@ fn common(spec: &mut RunSpec, common: &CommonArgs) {
     spec.apdex = apdex_spec(common);
     spec.seed = common.seed;
     spec.insecure = common.insecure;
+    spec.http = common.http;
     spec.monitors = MonitorSpec {
         sources: common
             .monitor

@@ -1,9 +1,12 @@
-//! The per-VU HTTP/1.1 client: one connection kept alive across requests,
-//! one reused read buffer, pre-serialised request bytes. The request path
-//! allocates nothing and takes no lock.
+//! The per-VU HTTP client: one connection kept alive across requests,
+//! one reused read buffer, pre-serialised request bytes. Over HTTP/1.1 the
+//! request path allocates nothing and takes no lock; over HTTP/2
+//! ([`crate::http2`]) the requests are streams on the user's one connection.
 
 use crate::conn::{Conn, Connector};
 use crate::http1::{parse_head, BodyReader, ProtocolError, ResponseHead};
+use crate::http2::{Failure, Session};
+use crate::protocol::HttpChoice;
 use headroom_bundle::sample::ErrorKind;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -44,11 +47,16 @@ struct Io {
     buf: Vec<u8>,
     /// Bytes at the start of `buf` already received but not yet consumed.
     filled: usize,
+    /// `conn` was opened for the request now being sent (HTTP/2 was
+    /// offered and the server chose HTTP/1.1): not a reused connection.
+    fresh: bool,
 }
 
 pub struct HttpClient {
     connector: Arc<Connector>,
     io: Io,
+    /// The user's HTTP/2 connection, when it speaks HTTP/2.
+    h2: Option<Session>,
     timeout: Duration,
     /// Re-armed lazily: it only moves when it fires before the current
     /// request's deadline, so most requests never touch the timer wheel.
@@ -65,7 +73,9 @@ impl HttpClient {
                 conn: None,
                 buf: vec![0; READ_BUFFER],
                 filled: 0,
+                fresh: false,
             },
+            h2: None,
             timeout,
             timer: Box::pin(tokio::time::sleep_until(deadline)),
             deadline,
@@ -106,12 +116,13 @@ impl HttpClient {
         let HttpClient {
             connector,
             io,
+            h2,
             timer,
             deadline,
             ..
         } = self;
         let outcome = {
-            let work = exchange_once(connector, io, request, &mut exchange, body, head);
+            let work = exchange_any(connector, io, h2, request, &mut exchange, body, head);
             tokio::pin!(work);
             loop {
                 tokio::select! {
@@ -130,8 +141,112 @@ impl HttpClient {
             exchange.error = Some(kind);
             self.io.conn = None;
             self.io.filled = 0;
+            self.h2 = None;
         }
         exchange
+    }
+
+    /// The user's connection speaks HTTP/2.
+    pub fn speaks_h2(&self) -> bool {
+        self.h2.is_some()
+    }
+}
+
+/// Said when HTTP/2 was required and a new connection's TLS chose otherwise.
+const NOT_H2: &str = "the server did not agree to HTTP/2 in its TLS handshake (ALPN)";
+/// Said when a new HTTP/2 connection could not take its first stream.
+const CLOSED_AT_ONCE: &str = "the server closed the new HTTP/2 connection before it took a stream";
+
+/// One exchange on the user's HTTP/2 connection, or on HTTP/1.1 (asked
+/// for, or chosen by the server when HTTP/2 was offered).
+async fn exchange_any(
+    connector: &Connector,
+    io: &mut Io,
+    h2: &mut Option<Session>,
+    request: Outgoing<'_>,
+    exchange: &mut Exchange,
+    body: &mut impl FnMut(u16, &[u8]),
+    mut head: Option<&mut Vec<u8>>,
+) -> Result<(), ErrorKind> {
+    if connector.http == HttpChoice::Http1 {
+        return exchange_once(connector, io, request, exchange, body, head).await;
+    }
+    let mut may_retry = true;
+    loop {
+        let reused = h2.is_some();
+        if !reused {
+            if io.conn.is_some() {
+                return exchange_once(connector, io, request, exchange, body, head).await;
+            }
+            let began = std::time::Instant::now();
+            let conn = connector.connect().await?;
+            if !connector.speaks_h2(&conn) {
+                exchange.connect += began.elapsed();
+                if connector.http == HttpChoice::Http2 {
+                    exchange.detail = Some(NOT_H2);
+                    return Err(ErrorKind::Protocol);
+                }
+                io.conn = Some(conn);
+                io.filled = 0;
+                io.fresh = true;
+                return exchange_once(connector, io, request, exchange, body, head).await;
+            }
+            let session = crate::http2::handshake(conn).await;
+            exchange.connect += began.elapsed();
+            match session {
+                Ok(s) => *h2 = Some(s),
+                Err(f) => return Err(failed(exchange, f)),
+            }
+        }
+        let Some(session) = h2.as_mut() else {
+            return Err(ErrorKind::Other);
+        };
+        match session
+            .exchange(request.bytes, exchange, body, head.as_deref_mut())
+            .await
+        {
+            Ok(()) => {
+                if !request.keep_alive {
+                    *h2 = None;
+                }
+                return Ok(());
+            }
+            // Closed while idle: nothing was sent; a new connection takes it.
+            Err(Failure::Closed) if reused => *h2 = None,
+            Err(Failure::Closed) => {
+                *h2 = None;
+                exchange.detail = Some(CLOSED_AT_ONCE);
+                return Err(ErrorKind::Reset);
+            }
+            Err(Failure::Unprocessed(kind, detail)) => {
+                *h2 = None;
+                if !send_again(may_retry, &mut may_retry, exchange) {
+                    exchange.detail = Some(detail);
+                    return Err(kind);
+                }
+            }
+            Err(f) => {
+                *h2 = None;
+                return Err(failed(exchange, f));
+            }
+        }
+    }
+}
+
+fn failed(exchange: &mut Exchange, failure: Failure) -> ErrorKind {
+    match failure {
+        Failure::Closed => {
+            exchange.detail = Some(CLOSED_AT_ONCE);
+            ErrorKind::Reset
+        }
+        Failure::Unprocessed(kind, detail) => {
+            exchange.detail = Some(detail);
+            kind
+        }
+        Failure::Failed(kind, detail) => {
+            exchange.detail = detail.or(exchange.detail);
+            kind
+        }
     }
 }
 
@@ -175,7 +290,9 @@ async fn exchange_once(
     loop {
         let reused = ready_connection(connector, io, exchange).await?;
         let retry = reused && may_retry;
-        let Io { conn, buf, filled } = io;
+        let Io {
+            conn, buf, filled, ..
+        } = io;
         let Some(open) = conn.as_mut() else {
             return Err(ErrorKind::Other);
         };
@@ -221,11 +338,11 @@ async fn ready_connection(
     exchange: &mut Exchange,
 ) -> Result<bool, ErrorKind> {
     if let Some(conn) = io.conn.as_mut() {
-        if io.filled > 0 || unusable(conn, &mut io.buf) {
+        if !io.fresh && (io.filled > 0 || unusable(conn, &mut io.buf)) {
             io.conn = None;
         }
     }
-    let reused = io.conn.is_some();
+    let reused = io.conn.is_some() && !std::mem::take(&mut io.fresh);
     if !reused {
         let began = std::time::Instant::now();
         io.conn = Some(connector.connect().await?);

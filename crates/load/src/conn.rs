@@ -1,7 +1,10 @@
 //! Connections to the target: the address is resolved once per run (as wrk
 //! and ab do); each connection is plain TCP or TLS (rustls), with Nagle off.
+//! TLS offers the HTTP versions asked for by ALPN ([`HttpChoice`]).
 
+use crate::protocol::HttpChoice;
 use crate::target::{Scheme, Target};
+use headroom_bundle::manifest::Negotiated;
 use headroom_bundle::sample::ErrorKind;
 use rustls::pki_types::ServerName;
 use std::io;
@@ -18,6 +21,31 @@ use tokio_rustls::TlsConnector;
 pub enum Conn {
     Plain(TcpStream),
     Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Conn {
+    /// TLS agreed on HTTP/2 (ALPN `h2`).
+    pub fn alpn_h2(&self) -> bool {
+        match self {
+            Conn::Plain(_) => false,
+            Conn::Tls(s) => s.get_ref().1.alpn_protocol() == Some(b"h2"),
+        }
+    }
+
+    /// The TLS version and cipher suite agreed on, as IANA names them.
+    pub fn tls_parameters(&self) -> Option<(String, String)> {
+        let Conn::Tls(s) = self else {
+            return None;
+        };
+        let session = s.get_ref().1;
+        let version = match session.protocol_version()? {
+            rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_string(),
+            rustls::ProtocolVersion::TLSv1_2 => "TLSv1.2".to_string(),
+            other => format!("{other:?}"),
+        };
+        let cipher = session.negotiated_cipher_suite()?.suite();
+        Some((version, cipher.as_str().unwrap_or("unknown").to_string()))
+    }
 }
 
 impl AsyncRead for Conn {
@@ -84,17 +112,29 @@ pub enum PreflightError {
     PlainHttp { authority: String },
     #[error("'{host}' is not a valid TLS server name")]
     ServerName { host: String },
+    #[error("{authority} does not offer HTTP/2: its TLS handshake (ALPN) chose {chosen}. Use --http auto to fall back to HTTP/1.1 as browsers do, or turn HTTP/2 on in the server (nginx: `http2 on;`)")]
+    NoHttp2 { authority: String, chosen: String },
+    #[error("{authority} does not speak HTTP/2 without TLS (h2c, by prior knowledge): {reason}. Use --http 1.1 for this server, or https:// if it offers HTTP/2 over TLS")]
+    NoH2c { authority: String, reason: String },
 }
 
 /// Opens connections to one target.
 pub struct Connector {
     pub address: SocketAddr,
     tls: Option<(TlsConnector, ServerName<'static>)>,
+    /// The HTTP version asked for.
+    pub http: HttpChoice,
+    /// What the run's check agreed on with the server.
+    pub negotiated: Option<Negotiated>,
 }
 
 impl Connector {
     /// Resolves the target's host and prepares TLS; no connection is made.
-    pub async fn resolve(target: &Target, insecure: bool) -> Result<Connector, PreflightError> {
+    pub async fn resolve(
+        target: &Target,
+        insecure: bool,
+        http: HttpChoice,
+    ) -> Result<Connector, PreflightError> {
         let address = tokio::net::lookup_host((target.host.as_str(), target.port))
             .await
             .map_err(|source| PreflightError::Dns {
@@ -113,10 +153,27 @@ impl Connector {
                         host: target.host.clone(),
                     }
                 })?;
-                Some((TlsConnector::from(Arc::new(tls_config(insecure))), name))
+                Some((
+                    TlsConnector::from(Arc::new(tls_config(insecure, http))),
+                    name,
+                ))
             }
         };
-        Ok(Connector { address, tls })
+        Ok(Connector {
+            address,
+            tls,
+            http,
+            negotiated: None,
+        })
+    }
+
+    /// Whether a connection just opened carries HTTP/2: TLS agreed on it
+    /// by ALPN, or (without TLS) it was asked for (h2c).
+    pub fn speaks_h2(&self, conn: &Conn) -> bool {
+        match conn {
+            Conn::Tls(_) => conn.alpn_h2(),
+            Conn::Plain(_) => self.http == HttpChoice::Http2,
+        }
     }
 
     /// Opens one connection; the error kind says why it failed.
@@ -143,7 +200,7 @@ impl Connector {
         &self,
         target: &Target,
         wait: std::time::Duration,
-    ) -> Result<(), PreflightError> {
+    ) -> Result<Negotiated, PreflightError> {
         let authority = target.authority();
         let tcp = match tokio::time::timeout(wait, TcpStream::connect(self.address)).await {
             Err(_) => {
@@ -167,6 +224,12 @@ impl Connector {
                     })
                 }
                 Ok(Err(source)) => {
+                    if refused_alpn(&source) {
+                        return Err(PreflightError::NoHttp2 {
+                            authority,
+                            chosen: "none of the protocols offered (it refused the handshake: no_application_protocol)".into(),
+                        });
+                    }
                     if speaks_plain_http(&source) || answers_plain_http(self.address, wait).await {
                         return Err(PreflightError::PlainHttp { authority });
                     }
@@ -175,11 +238,69 @@ impl Connector {
                         cause: source,
                     });
                 }
-                Ok(Ok(_)) => {}
+                Ok(Ok(stream)) => return self.agreed(target, &Conn::Tls(Box::new(stream))),
             }
         }
-        Ok(())
+        let conn = Conn::Plain(tcp);
+        let agreed = self.agreed(target, &conn)?;
+        if self.http == HttpChoice::Http2 {
+            let probe = crate::http2::probe(conn, target);
+            let reason = match tokio::time::timeout(wait, probe).await {
+                Err(_) => Some(format!("no HTTP/2 answer within {} s", wait.as_secs())),
+                Ok(result) => result.err(),
+            };
+            if let Some(reason) = reason {
+                return Err(PreflightError::NoH2c { authority, reason });
+            }
+        }
+        Ok(agreed)
     }
+
+    /// What a connection agreed on, or why it cannot be used as asked.
+    fn agreed(&self, target: &Target, conn: &Conn) -> Result<Negotiated, PreflightError> {
+        let h2 = self.speaks_h2(conn);
+        if let (Conn::Tls(s), HttpChoice::Http2, false) = (conn, self.http, h2) {
+            let chosen = match s.get_ref().1.alpn_protocol() {
+                Some(p) => String::from_utf8_lossy(p).into_owned(),
+                None => "no protocol (HTTP/1.1 implied)".to_string(),
+            };
+            return Err(PreflightError::NoHttp2 {
+                authority: target.authority(),
+                chosen,
+            });
+        }
+        let tls = conn.tls_parameters();
+        Ok(Negotiated {
+            origin: origin_of(target),
+            asked: self.http.name().to_string(),
+            protocol: if h2 { "HTTP/2" } else { "HTTP/1.1" }.to_string(),
+            tls_version: tls.as_ref().map(|t| t.0.clone()),
+            cipher: tls.map(|t| t.1),
+        })
+    }
+}
+
+/// `scheme://host:port` of a target.
+fn origin_of(target: &Target) -> String {
+    let scheme = match target.scheme {
+        Scheme::Http => "http",
+        Scheme::Https => "https",
+    };
+    format!("{scheme}://{}", target.authority())
+}
+
+/// The server ended the handshake because it speaks none of the offered
+/// protocols (ALPN): asked for HTTP/2 of a server that has only HTTP/1.1.
+fn refused_alpn(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|e| {
+            matches!(
+                e,
+                rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+            )
+        })
 }
 
 /// A TLS handshake answered with bytes that are no TLS record: an HTTP
@@ -210,7 +331,7 @@ async fn answers_plain_http(address: SocketAddr, wait: std::time::Duration) -> b
     matches!(tokio::time::timeout(wait, probe).await, Ok(Some(true)))
 }
 
-fn tls_config(insecure: bool) -> rustls::ClientConfig {
+fn tls_config(insecure: bool, http: HttpChoice) -> rustls::ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -231,7 +352,7 @@ fn tls_config(insecure: bool) -> rustls::ClientConfig {
         }
         builder.with_root_certificates(roots).with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = http.alpn();
     config
 }
 

@@ -66,10 +66,15 @@ impl ProtocolError {
 
 /// Parses a complete or partial response head and hands it to `read`:
 /// `Ok(None)` when more bytes are needed.
+/// An HTTP/2 response's head, as [`crate::http2`] writes it (`HTTP/2 200`
+/// and its header lines), is read the same way.
 pub fn with_response<R>(
     buf: &[u8],
     read: impl FnOnce(&httparse::Response<'_, '_>, usize) -> R,
 ) -> Result<Option<R>, ProtocolError> {
+    if buf.starts_with(b"HTTP/2 ") {
+        return with_h2_response(buf, read);
+    }
     let mut headers = [httparse::EMPTY_HEADER; STACK_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     match response.parse(buf) {
@@ -86,6 +91,35 @@ pub fn with_response<R>(
         Ok(httparse::Status::Partial) => Ok(None),
         Err(_) => Err(ProtocolError::Head),
     }
+}
+
+/// `HTTP/2 200\r\n` and header lines: the status line read here, the
+/// lines by httparse.
+fn with_h2_response<R>(
+    buf: &[u8],
+    read: impl FnOnce(&httparse::Response<'_, '_>, usize) -> R,
+) -> Result<Option<R>, ProtocolError> {
+    let Some(line_end) = memchr::memchr(b'\n', buf).map(|i| i + 1) else {
+        return Ok(None);
+    };
+    let code = std::str::from_utf8(&buf[7..line_end])
+        .ok()
+        .and_then(|t| t.trim().parse::<u16>().ok())
+        .ok_or(ProtocolError::Status)?;
+    let lines = memchr::memchr_iter(b'\n', buf).count();
+    let mut headers = vec![httparse::EMPTY_HEADER; lines.max(1)];
+    let (used, count) = match httparse::parse_headers(&buf[line_end..], &mut headers) {
+        Ok(httparse::Status::Complete((n, parsed))) => (n, parsed.len()),
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(ProtocolError::Head),
+    };
+    let response = httparse::Response {
+        version: Some(1),
+        code: Some(code),
+        reason: Some(""),
+        headers: &mut headers[..count],
+    };
+    Ok(Some(read(&response, line_end + used)))
 }
 
 /// Parses a response head from the start of `buf`; `Ok(None)` when more bytes are needed.

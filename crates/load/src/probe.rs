@@ -102,7 +102,9 @@ mod tests {
             }
         });
         let target = Target::parse(&format!("http://127.0.0.1:{port}/x")).unwrap();
-        let connector = Connector::resolve(&target, false).await.unwrap();
+        let connector = Connector::resolve(&target, false, Default::default())
+            .await
+            .unwrap();
         let wait = Duration::from_secs(1);
         let took = time_get(&connector, &target, wait).await.unwrap();
         assert!(
@@ -121,7 +123,9 @@ mod tests {
         let closed_port = closed.local_addr().unwrap().port();
         drop(closed);
         let gone = Target::parse(&format!("http://127.0.0.1:{closed_port}/")).unwrap();
-        let connector = Connector::resolve(&gone, false).await.unwrap();
+        let connector = Connector::resolve(&gone, false, Default::default())
+            .await
+            .unwrap();
         assert_eq!(
             time_get(&connector, &gone, wait).await,
             Err(ErrorKind::Refused)

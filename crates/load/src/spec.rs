@@ -40,6 +40,10 @@ pub struct RunSpec {
     /// Accept any TLS certificate.
     #[serde(default)]
     pub insecure: bool,
+    /// The HTTP version the users speak (`None`: the scenario's
+    /// `defaults: http:`, else 1.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<crate::protocol::HttpChoice>,
     #[serde(default)]
     pub monitors: MonitorSpec,
     /// Commands run at moments of the run.
@@ -321,6 +325,7 @@ impl RunSpec {
             apdex: ApdexSpec::default(),
             seed: 1,
             insecure: false,
+            http: None,
             monitors: MonitorSpec::default(),
             faults: Vec::new(),
             outputs: OutputSpec::default(),

@@ -17,6 +17,7 @@ mod deploy;
 mod experiment;
 mod har_apps;
 mod har_import;
+mod http2;
 mod jmeter;
 mod journeys;
 mod lesson;

@@ -23,6 +23,8 @@ pub struct ManifestParts {
     pub profile: ProfileRecord,
     pub labels: Vec<String>,
     pub timeout: Duration,
+    /// What each origin's connections agreed on.
+    pub connections: Vec<headroom_bundle::manifest::Negotiated>,
 }
 
 /// The profile as the manifest records it: the model's fields, the think
@@ -119,5 +121,6 @@ pub(super) fn manifest(
         shard: None,
         merged: None,
         files: Files::new(spec.outputs.jtl),
+        connections: parts.connections,
     })
 }

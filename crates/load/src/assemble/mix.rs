@@ -13,6 +13,7 @@ use crate::conn::Connector;
 use crate::engine::{EnginePlan, Workload};
 use crate::journey_mix::{exact_split, MixEntry, MixPlan};
 use crate::profile::{Profile, Think};
+use crate::protocol::HttpChoice;
 use crate::run::default_bundle_dir;
 use crate::scenario::mix::{Mix, Workfile};
 use crate::scenario::runner::JourneyPlan;
@@ -97,8 +98,27 @@ fn percent(share: f64) -> String {
     }
 }
 
+/// What each distinct origin's connections agreed on.
+fn negotiated(connectors: &[Vec<Arc<Connector>>]) -> Vec<headroom_bundle::manifest::Negotiated> {
+    let mut all: Vec<headroom_bundle::manifest::Negotiated> = Vec::new();
+    for n in connectors
+        .iter()
+        .flatten()
+        .filter_map(|c| c.negotiated.as_ref())
+    {
+        if !all.iter().any(|a| a.origin == n.origin) {
+            all.push(n.clone());
+        }
+    }
+    all
+}
+
 /// One connector per distinct origin of all the journeys.
-async fn connectors(mix: &Mix, insecure: bool) -> Result<Vec<Vec<Arc<Connector>>>, AssemblyError> {
+async fn connectors(
+    mix: &Mix,
+    insecure: bool,
+    http: Option<HttpChoice>,
+) -> Result<Vec<Vec<Arc<Connector>>>, AssemblyError> {
     let mut known: Vec<(String, Arc<Connector>)> = Vec::new();
     let mut all = Vec::new();
     for journey in &mix.journeys {
@@ -107,7 +127,8 @@ async fn connectors(mix: &Mix, insecure: bool) -> Result<Vec<Vec<Arc<Connector>>
             let connector = match known.iter().find(|(url, _)| *url == origin.url) {
                 Some((_, c)) => c.clone(),
                 None => {
-                    let c = Arc::new(connect_checked(origin, insecure).await?);
+                    let asked = http.or(journey.scenario.http).unwrap_or_default();
+                    let c = Arc::new(connect_checked(origin, insecure, asked).await?);
                     known.push((origin.url.clone(), c.clone()));
                     c
                 }
@@ -137,7 +158,8 @@ pub(super) async fn assemble(
         .max()
         .unwrap_or(1);
     ensure_file_limit(shard_population * most_origins as u64 + 64)?;
-    let connectors = connectors(&mix, spec.insecure).await?;
+    let connectors = connectors(&mix, spec.insecure, spec.http).await?;
+    let agreed = negotiated(&connectors);
     let throughput = spec.throughput.or(mix.profile.throughput);
     let threads = threads(spec);
     let weights = mix.weights();
@@ -232,6 +254,7 @@ pub(super) async fn assemble(
             profile: profile_json,
             labels,
             timeout,
+            connections: agreed,
         },
         threads,
     )?;

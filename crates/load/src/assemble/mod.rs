@@ -18,6 +18,7 @@ pub use profile::{check_ramp_up, describe_profile, DEFAULT_DURATION};
 use crate::conn::Connector;
 use crate::engine::EnginePlan;
 use crate::monitoring::MonitorSource;
+use crate::protocol::HttpChoice;
 use crate::run::RunSetup;
 use crate::spec::{ApdexSpec, Monitored, RunSpec, ToleratedSpec, WorkloadSource};
 use crate::target::Target;
@@ -117,14 +118,20 @@ pub fn threads(spec: &RunSpec) -> usize {
 
 /// Resolves a target and connects once, so an unusable target is an error
 /// with a hint rather than a run of failures.
-pub async fn connect_checked(target: &Target, insecure: bool) -> Result<Connector, AssemblyError> {
-    let connector = Connector::resolve(target, insecure)
+/// What was agreed (HTTP version, TLS) is kept in the connector.
+pub async fn connect_checked(
+    target: &Target,
+    insecure: bool,
+    http: HttpChoice,
+) -> Result<Connector, AssemblyError> {
+    let mut connector = Connector::resolve(target, insecure, http)
         .await
         .map_err(|e| AssemblyError::cannot_run(&e))?;
-    connector
+    let agreed = connector
         .preflight(target, PREFLIGHT_WAIT)
         .await
         .map_err(|e| AssemblyError::cannot_run(&e))?;
+    connector.negotiated = Some(agreed);
     Ok(connector)
 }
 

@@ -123,7 +123,10 @@ pub(super) async fn assemble(
     ensure_file_limit(population * scenario.origins.len() as u64 + 64)?;
     let mut connectors = Vec::new();
     for origin in &scenario.origins {
-        connectors.push(Arc::new(connect_checked(origin, spec.insecure).await?));
+        let http = spec.http.or(scenario.http).unwrap_or_default();
+        connectors.push(Arc::new(
+            connect_checked(origin, spec.insecure, http).await?,
+        ));
     }
     let throughput = spec.throughput.or(scenario.profile.throughput);
     let think = spec.think.unwrap_or(scenario.think);
@@ -147,6 +150,10 @@ pub(super) async fn assemble(
             profile: profile_json,
             labels,
             timeout: scenario.timeout,
+            connections: connectors
+                .iter()
+                .filter_map(|c| c.negotiated.clone())
+                .collect(),
         },
         threads,
     )?;

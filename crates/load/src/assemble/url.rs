@@ -69,7 +69,7 @@ pub(super) async fn assemble(
     let population = u64::from(profile.population());
     let population = shard.map_or(population, |s| s.share(population));
     ensure_file_limit(population + 64)?;
-    let connector = connect_checked(&target, spec.insecure).await?;
+    let connector = connect_checked(&target, spec.insecure, spec.http.unwrap_or_default()).await?;
     let threads = threads(spec);
     let manifest = manifest(
         spec,
@@ -82,6 +82,7 @@ pub(super) async fn assemble(
             profile: profile_record(&profile, think, spec.throughput),
             labels: vec![label.clone()],
             timeout: url.timeout,
+            connections: connector.negotiated.iter().cloned().collect(),
         },
         threads,
     )?;

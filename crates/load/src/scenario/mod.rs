@@ -46,6 +46,8 @@ pub struct Scenario {
     pub base_path: String,
     pub headers: Vec<(String, Template)>,
     pub timeout: Duration,
+    /// `defaults: http:` (None: not said; the run's `--http` or 1.1).
+    pub http: Option<crate::protocol::HttpChoice>,
     pub keep_alive: bool,
     /// `keep_alive: iteration`: each iteration opens its own connections
     /// (JMeter's default, which resets a thread's state every iteration).

@@ -54,7 +54,7 @@ fn load_pages(html: &str, users: usize) -> Vec<(PageState, PageOutcome)> {
         let mut connectors = Vec::new();
         for origin in &scenario.origins {
             connectors.push(Arc::new(
-                crate::assemble::connect_checked(origin, false)
+                crate::assemble::connect_checked(origin, false, Default::default())
                     .await
                     .unwrap(),
             ));

@@ -139,6 +139,7 @@ const DEFAULT_KEYS: &[&str] = &[
     "timeout",
     "follow_redirects",
     "keep_alive",
+    "http",
     "page_loads",
     "resource_hosts",
 ];
@@ -200,6 +201,7 @@ const IF_KEYS: &[&str] = &["var", "set", "equals", "matches"];
 struct Defaults {
     headers: Vec<(String, Template)>,
     timeout: Duration,
+    http: Option<crate::protocol::HttpChoice>,
     keep_alive: bool,
     new_connections_each_iteration: bool,
     follow_redirects: bool,
@@ -398,6 +400,7 @@ impl Parser {
         let Defaults {
             headers,
             timeout,
+            http,
             keep_alive,
             new_connections_each_iteration,
             follow_redirects,
@@ -443,6 +446,7 @@ impl Parser {
             base_path,
             headers,
             timeout,
+            http,
             keep_alive,
             new_connections_each_iteration,
             data,
@@ -507,6 +511,7 @@ impl Parser {
         let mut d = Defaults {
             headers: Vec::new(),
             timeout: Duration::from_secs(30),
+            http: None,
             keep_alive: true,
             new_connections_each_iteration: false,
             follow_redirects: true,
@@ -539,6 +544,13 @@ impl Parser {
                 "iteration" => d.new_connections_each_iteration = true,
                 other => return Err(self.doc.at(s.span(), format!("keep_alive must be true (connections kept), false (one per request) or iteration (new ones each iteration, as JMeter), not '{other}'"))),
             }
+        }
+        if let Some(h) = map.get_node("http") {
+            let s = self.doc.scalar(h, "http")?;
+            d.http = Some(
+                crate::protocol::HttpChoice::parse(s.as_str())
+                    .map_err(|e| self.doc.at(s.span(), e))?,
+            );
         }
         if let Some(f) = map.get_node("follow_redirects") {
             d.follow_redirects = self.doc.boolean(f, "follow_redirects")?;

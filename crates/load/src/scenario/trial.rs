@@ -413,7 +413,7 @@ mod tests {
             let mut connectors = Vec::new();
             for origin in &scenario.origins {
                 connectors.push(Arc::new(
-                    crate::assemble::connect_checked(origin, false)
+                    crate::assemble::connect_checked(origin, false, Default::default())
                         .await
                         .unwrap(),
                 ));

@@ -1,0 +1,291 @@
+//! HTTP/2 as browsers speak it, against Debian's nginx (1.22) with a
+//! certificate made here: over TLS by ALPN, without TLS by prior knowledge
+//! (h2c), and a TLS port that offers only HTTP/1.1 (`auto` falls back and
+//! says so; `2` is refused). Counts, statuses and bytes are held against
+//! nginx's own access log; a journey with a POST, a redirect and a cookie
+//! runs over HTTP/2.
+
+use crate::support::php_site::{nginx, Daemon};
+use crate::support::{free_port, light, manifest, run, stdout_json, temp_dir, text};
+use std::path::{Path, PathBuf};
+
+/// nginx with four servers: `tls` (HTTP/2 and HTTP/1.1 by ALPN; TLS 1.2
+/// and 1.3), `h2c` (HTTP/2 without TLS), `h1_tls` (TLS 1.2, HTTP/1.1 only)
+/// and `h1` (HTTP/1.1 without TLS).
+struct Site {
+    _nginx: Daemon,
+    dir: PathBuf,
+    tls: u16,
+    h2c: u16,
+    h1_tls: u16,
+    h1: u16,
+}
+
+impl Site {
+    fn start(dir: &Path) -> Site {
+        let www = dir.join("www");
+        std::fs::create_dir_all(&www).unwrap();
+        std::fs::create_dir_all(dir.join("tmp")).unwrap();
+        std::fs::write(www.join("1k.bin"), vec![b'x'; 1024]).unwrap();
+        let cert = rcgen::generate_simple_self_signed(vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+        ])
+        .unwrap();
+        std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem()).unwrap();
+        let (tls, h2c, h1_tls, h1) = (free_port(), free_port(), free_port(), free_port());
+        let d = dir.display();
+        let tls_files =
+            format!("ssl_certificate {d}/cert.pem;\n    ssl_certificate_key {d}/key.pem;");
+        // A POST to /login sets a cookie and redirects to /home, which
+        // answers only with that cookie.
+        let routes = "location = /login { add_header Set-Cookie \"session=s3cr3t42; Path=/\"; return 302 /home; }\n    \
+             location = /home { if ($cookie_session != \"s3cr3t42\") { return 403; } return 200 \"welcome $cookie_session\\n\"; }";
+        std::fs::write(
+            dir.join("nginx.conf"),
+            format!(
+                "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+                 events {{ worker_connections 256; }}\n\
+                 http {{\n  client_body_temp_path {d}/tmp;\n\
+                 log_format wire '$server_port $server_protocol $request_method $request_uri $status $body_bytes_sent $http_content_length';\n\
+                 access_log {d}/access.log wire;\n  root {www};\n\
+                 server {{\n    listen 127.0.0.1:{tls} ssl http2;\n    ssl_protocols TLSv1.2 TLSv1.3;\n    {tls_files}\n    {routes}\n  }}\n\
+                 server {{\n    listen 127.0.0.1:{h2c} http2;\n    {routes}\n  }}\n\
+                 server {{\n    listen 127.0.0.1:{h1_tls} ssl;\n    ssl_protocols TLSv1.2;\n    {tls_files}\n  }}\n\
+                 server {{\n    listen 127.0.0.1:{h1};\n  }}\n}}\n",
+                www = www.display(),
+            ),
+        )
+        .unwrap();
+        // nginx opens every listening socket before it serves any.
+        let daemon = nginx(&dir.join("nginx.conf"), tls);
+        Site {
+            _nginx: daemon,
+            dir: dir.to_path_buf(),
+            tls,
+            h2c,
+            h1_tls,
+            h1,
+        }
+    }
+
+    /// The access log's lines for `port`: (protocol, method, uri, status,
+    /// body bytes, request's Content-Length).
+    fn log(&self, port: u16) -> Vec<(String, String, String, u16, u64, String)> {
+        let text = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| {
+                let f: Vec<&str> = line.split(' ').collect();
+                (f[0] == port.to_string()).then(|| {
+                    (
+                        f[1].to_string(),
+                        f[2].to_string(),
+                        f[3].to_string(),
+                        f[4].parse().unwrap(),
+                        f[5].parse().unwrap(),
+                        f[6].to_string(),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn url_mode_over_h2_and_h2c_agrees_with_nginxs_log() {
+    let _light = light();
+    let dir = temp_dir("h2-url");
+    let site = Site::start(&dir);
+    for (name, url, port) in [
+        (
+            "tls",
+            format!("https://127.0.0.1:{}/1k.bin", site.tls),
+            site.tls,
+        ),
+        (
+            "h2c",
+            format!("http://127.0.0.1:{}/1k.bin", site.h2c),
+            site.h2c,
+        ),
+    ] {
+        let out_dir = dir.join(name);
+        let out = run(&[
+            "load",
+            &url,
+            "--http",
+            "2",
+            "--insecure",
+            "-c",
+            "4",
+            "-n",
+            "400",
+            "--json",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out));
+        let json = stdout_json(&out);
+        assert_eq!(json["total"]["count"], 400, "{name}: {json}");
+        assert_eq!(json["total"]["errors"], 0, "{name}: {json}");
+        // The run's check of the target: one HEAD (h2c: the only way to
+        // know the server speaks it), then the run's GETs.
+        let mut log = site.log(port);
+        let checks = if name == "h2c" { 1 } else { 0 };
+        assert_eq!(
+            log.iter().filter(|l| l.1 == "HEAD").count(),
+            checks,
+            "{log:?}"
+        );
+        log.retain(|l| l.1 == "GET");
+        assert_eq!(log.len(), 400, "{name}: every request reached nginx once");
+        assert!(
+            log.iter()
+                .all(|l| l.0 == "HTTP/2.0" && l.1 == "GET" && l.3 == 200 && l.4 == 1024),
+            "{name}: {log:?}"
+        );
+        // The bytes on the wire: the bodies nginx sent, and the frames and
+        // headers around them (never less than the bodies).
+        let received = json["total"]["bytes_received"].as_u64().unwrap();
+        let bodies: u64 = log.iter().map(|l| l.4).sum();
+        assert!(
+            received > bodies && received < bodies + 400 * 200,
+            "{name}: {received} bytes received for {bodies} bytes of bodies"
+        );
+        let connections = manifest(&out_dir)["connections"].clone();
+        assert_eq!(connections[0]["protocol"], "HTTP/2", "{connections}");
+        assert_eq!(connections[0]["asked"], "2", "{connections}");
+        if name == "tls" {
+            assert_eq!(connections[0]["tls_version"], "TLSv1.3", "{connections}");
+            assert!(
+                connections[0]["cipher"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("TLS13_"),
+                "{connections}"
+            );
+        } else {
+            assert!(connections[0].get("tls_version").is_none(), "{connections}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn auto_falls_back_to_http1_and_says_so_where_2_is_refused() {
+    let _light = light();
+    let dir = temp_dir("h2-fallback");
+    let site = Site::start(&dir);
+    let url = format!("https://127.0.0.1:{}/1k.bin", site.h1_tls);
+    let out_dir = dir.join("auto");
+    let out = run(&[
+        "load",
+        &url,
+        "--http",
+        "auto",
+        "--insecure",
+        "-n",
+        "20",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("speaks HTTP/1.1 (TLSv1.2")
+            && said.contains("it did not offer HTTP/2 in its TLS handshake (ALPN)"),
+        "{said}"
+    );
+    assert_eq!(manifest(&out_dir)["connections"][0]["protocol"], "HTTP/1.1");
+    let log = site.log(site.h1_tls);
+    assert_eq!(log.len(), 20);
+    assert!(log.iter().all(|l| l.0 == "HTTP/1.1"), "{log:?}");
+    // Asked for 2: refused before the run, with what to do.
+    let out = run(&[
+        "load",
+        &url,
+        "--http",
+        "2",
+        "--insecure",
+        "-n",
+        "20",
+        "--out",
+        dir.join("two").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("does not offer HTTP/2"), "{said}");
+    assert!(said.contains("--http auto"), "{said}");
+    // HTTP/2 without TLS (h2c) asked of a server that speaks HTTP/1.1
+    // only: refused in words.
+    let plain = format!("http://127.0.0.1:{}/1k.bin", site.h1);
+    let out = run(&[
+        "load",
+        &plain,
+        "--http",
+        "2",
+        "-n",
+        "20",
+        "--out",
+        dir.join("h2c").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("does not speak HTTP/2 without TLS"), "{said}");
+    assert!(
+        site.log(site.h1).iter().all(|l| l.3 != 200),
+        "nothing was served"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_journey_with_a_post_a_redirect_and_a_cookie_runs_over_h2() {
+    let _light = light();
+    let dir = temp_dir("h2-journey");
+    let site = Site::start(&dir);
+    let journey = dir.join("journey.yaml");
+    std::fs::write(
+        &journey,
+        format!(
+            "defaults:\n  base_url: https://127.0.0.1:{}\n  http: 2\n\
+             steps:\n  - label: login\n    method: POST\n    path: /login\n    form: {{user: ann, note: hello}}\n    \
+             check:\n      - contains: welcome s3cr3t42\n",
+            site.tls
+        ),
+    )
+    .unwrap();
+    let out = run(&[
+        "run",
+        journey.to_str().unwrap(),
+        "--insecure",
+        "-c",
+        "2",
+        "--iterations",
+        "3",
+        "--json",
+        "--out",
+        dir.join("run").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let json = stdout_json(&out);
+    assert_eq!(json["total"]["count"], 6, "{json}");
+    assert_eq!(json["total"]["errors"], 0, "{json}");
+    let log = site.log(site.tls);
+    let posts: Vec<_> = log.iter().filter(|l| l.1 == "POST").collect();
+    let homes: Vec<_> = log.iter().filter(|l| l.2 == "/home").collect();
+    assert_eq!(posts.len(), 6, "{log:?}");
+    assert!(
+        posts
+            .iter()
+            .all(|l| l.0 == "HTTP/2.0" && l.3 == 302 && l.5 == "19"),
+        "the form went as a body of 19 bytes: {log:?}"
+    );
+    assert_eq!(homes.len(), 6, "{log:?}");
+    assert!(
+        homes.iter().all(|l| l.0 == "HTTP/2.0" && l.3 == 200),
+        "{log:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
