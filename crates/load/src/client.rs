@@ -3,7 +3,7 @@
 //! request path allocates nothing and takes no lock; over HTTP/2
 //! ([`crate::http2`]) the requests are streams on the user's one connection.
 
-use crate::conn::{Conn, Connector};
+use crate::conn::{Conn, Connector, UserTls};
 use crate::http1::{parse_head, BodyReader, ProtocolError, ResponseHead};
 use crate::http2::{Failure, Session};
 use crate::protocol::HttpChoice;
@@ -54,6 +54,8 @@ struct Io {
 
 pub struct HttpClient {
     connector: Arc<Connector>,
+    /// This user's TLS sessions.
+    tls: UserTls,
     io: Io,
     /// The user's HTTP/2 connection, when it speaks HTTP/2.
     h2: Option<Session>,
@@ -68,6 +70,7 @@ impl HttpClient {
     pub fn new(connector: Arc<Connector>, timeout: Duration) -> HttpClient {
         let deadline = Instant::now() + timeout;
         HttpClient {
+            tls: connector.user_tls(),
             connector,
             io: Io {
                 conn: None,
@@ -115,6 +118,7 @@ impl HttpClient {
         self.deadline = Instant::from_std(started) + self.timeout;
         let HttpClient {
             connector,
+            tls,
             io,
             h2,
             timer,
@@ -122,7 +126,7 @@ impl HttpClient {
             ..
         } = self;
         let outcome = {
-            let work = exchange_any(connector, io, h2, request, &mut exchange, body, head);
+            let work = exchange_any((connector, tls), io, h2, request, &mut exchange, body, head);
             tokio::pin!(work);
             loop {
                 tokio::select! {
@@ -160,7 +164,7 @@ const CLOSED_AT_ONCE: &str = "the server closed the new HTTP/2 connection before
 /// One exchange on the user's HTTP/2 connection, or on HTTP/1.1 (asked
 /// for, or chosen by the server when HTTP/2 was offered).
 async fn exchange_any(
-    connector: &Connector,
+    (connector, tls): (&Connector, &UserTls),
     io: &mut Io,
     h2: &mut Option<Session>,
     request: Outgoing<'_>,
@@ -169,17 +173,17 @@ async fn exchange_any(
     mut head: Option<&mut Vec<u8>>,
 ) -> Result<(), ErrorKind> {
     if connector.http == HttpChoice::Http1 {
-        return exchange_once(connector, io, request, exchange, body, head).await;
+        return exchange_once((connector, tls), io, request, exchange, body, head).await;
     }
     let mut may_retry = true;
     loop {
         let reused = h2.is_some();
         if !reused {
             if io.conn.is_some() {
-                return exchange_once(connector, io, request, exchange, body, head).await;
+                return exchange_once((connector, tls), io, request, exchange, body, head).await;
             }
             let began = std::time::Instant::now();
-            let conn = connector.connect().await?;
+            let conn = connector.connect(tls).await?;
             if !connector.speaks_h2(&conn) {
                 exchange.connect += began.elapsed();
                 if connector.http == HttpChoice::Http2 {
@@ -189,7 +193,7 @@ async fn exchange_any(
                 io.conn = Some(conn);
                 io.filled = 0;
                 io.fresh = true;
-                return exchange_once(connector, io, request, exchange, body, head).await;
+                return exchange_once((connector, tls), io, request, exchange, body, head).await;
             }
             let session = crate::http2::handshake(conn).await;
             exchange.connect += began.elapsed();
@@ -272,7 +276,7 @@ const CLOSED_UNDER_REQUEST: &str =
     "the server closed the connection before answering, on a kept-alive connection and again on a new one";
 
 async fn exchange_once(
-    connector: &Connector,
+    connector: (&Connector, &UserTls),
     io: &mut Io,
     request: Outgoing<'_>,
     exchange: &mut Exchange,
@@ -333,7 +337,7 @@ async fn exchange_once(
 /// (leftover bytes or a closed peer) and connects when none is left.
 /// Returns whether the request goes on a reused connection.
 async fn ready_connection(
-    connector: &Connector,
+    (connector, tls): (&Connector, &UserTls),
     io: &mut Io,
     exchange: &mut Exchange,
 ) -> Result<bool, ErrorKind> {
@@ -345,7 +349,7 @@ async fn ready_connection(
     let reused = io.conn.is_some() && !std::mem::take(&mut io.fresh);
     if !reused {
         let began = std::time::Instant::now();
-        io.conn = Some(connector.connect().await?);
+        io.conn = Some(connector.connect(tls).await?);
         io.filled = 0;
         exchange.connect += began.elapsed();
     }

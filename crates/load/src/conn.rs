@@ -118,6 +118,15 @@ pub enum PreflightError {
     NoH2c { authority: String, reason: String },
 }
 
+/// TLS sessions one user keeps (a browser keeps a few per host).
+const USER_SESSIONS: usize = 4;
+
+/// One user's TLS, as a browser's: its first connection makes a full
+/// handshake, its later ones resume the session it was given (TLS 1.3
+/// tickets, TLS 1.2 session ids); users never share sessions, so every new
+/// user costs the server a full handshake. Empty without TLS.
+pub struct UserTls(Option<TlsConnector>);
+
 /// Opens connections to one target.
 pub struct Connector {
     pub address: SocketAddr,
@@ -167,6 +176,15 @@ impl Connector {
         })
     }
 
+    /// A new user's TLS: a session store of its own, empty.
+    pub fn user_tls(&self) -> UserTls {
+        UserTls(self.tls.as_ref().map(|(shared, _)| {
+            let mut config = rustls::ClientConfig::clone(shared.config());
+            config.resumption = rustls::client::Resumption::in_memory_sessions(USER_SESSIONS);
+            TlsConnector::from(Arc::new(config))
+        }))
+    }
+
     /// Whether a connection just opened carries HTTP/2: TLS agreed on it
     /// by ALPN, or (without TLS) it was asked for (h2c).
     pub fn speaks_h2(&self, conn: &Conn) -> bool {
@@ -177,12 +195,14 @@ impl Connector {
     }
 
     /// Opens one connection; the error kind says why it failed.
-    pub async fn connect(&self) -> Result<Conn, ErrorKind> {
+    /// Over TLS the user's own sessions are used ([`UserTls`]).
+    pub async fn connect(&self, user: &UserTls) -> Result<Conn, ErrorKind> {
         let tcp = TcpStream::connect(self.address)
             .await
             .map_err(|e| error_kind_of_io(&e))?;
         let _ = tcp.set_nodelay(true);
-        match &self.tls {
+        let tls = user.0.as_ref().zip(self.tls.as_ref().map(|(_, name)| name));
+        match tls {
             None => Ok(Conn::Plain(tcp)),
             Some((connector, name)) => match connector.connect(name.clone(), tcp).await {
                 Ok(stream) => Ok(Conn::Tls(Box::new(stream))),

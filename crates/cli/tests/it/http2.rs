@@ -48,7 +48,7 @@ impl Site {
                 "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
                  events {{ worker_connections 256; }}\n\
                  http {{\n  client_body_temp_path {d}/tmp;\n\
-                 log_format wire '$server_port $server_protocol $request_method $request_uri $status $body_bytes_sent $http_content_length';\n\
+                 log_format wire '$server_port $server_protocol $request_method $request_uri $status $body_bytes_sent $http_content_length $ssl_session_reused';\n\
                  access_log {d}/access.log wire;\n  root {www};\n\
                  server {{\n    listen 127.0.0.1:{tls} ssl http2;\n    ssl_protocols TLSv1.2 TLSv1.3;\n    {tls_files}\n    {routes}\n  }}\n\
                  server {{\n    listen 127.0.0.1:{h2c} http2;\n    {routes}\n  }}\n\
@@ -71,8 +71,8 @@ impl Site {
     }
 
     /// The access log's lines for `port`: (protocol, method, uri, status,
-    /// body bytes, request's Content-Length).
-    fn log(&self, port: u16) -> Vec<(String, String, String, u16, u64, String)> {
+    /// body bytes, request's Content-Length, TLS session resumed: r or .).
+    fn log(&self, port: u16) -> Vec<(String, String, String, u16, u64, String, String)> {
         let text = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
         text.lines()
             .filter_map(|line| {
@@ -85,6 +85,7 @@ impl Site {
                         f[4].parse().unwrap(),
                         f[5].parse().unwrap(),
                         f[6].to_string(),
+                        f[7].to_string(),
                     )
                 })
             })
@@ -236,6 +237,49 @@ fn auto_falls_back_to_http1_and_says_so_where_2_is_refused() {
         site.log(site.h1).iter().all(|l| l.3 != 200),
         "nothing was served"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Each user makes one full TLS handshake, then resumes its own session
+/// when it connects again (as a browser does); users never share one.
+#[test]
+fn a_new_user_makes_a_full_handshake_and_resumes_its_own_session() {
+    let _light = light();
+    let dir = temp_dir("h2-resume");
+    let site = Site::start(&dir);
+    // The users start 0.25 s apart: a store shared between users would
+    // let the later ones resume the first one's session.
+    for http in ["2", "1.1"] {
+        let before = site.log(site.tls).len();
+        let url = format!("https://127.0.0.1:{}/1k.bin", site.tls);
+        let out = run(&[
+            "load",
+            &url,
+            "--http",
+            http,
+            "--insecure",
+            "--no-keepalive",
+            "-c",
+            "4",
+            "--ramp-up",
+            "1s",
+            "-d",
+            "2s",
+            "--out",
+            dir.join(format!("h{http}")).to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let log: Vec<_> = site.log(site.tls).into_iter().skip(before).collect();
+        let gets: Vec<_> = log.iter().filter(|l| l.1 == "GET").collect();
+        assert!(gets.len() > 40, "{log:?}");
+        let full = gets.iter().filter(|l| l.6 == ".").count();
+        assert_eq!(
+            full,
+            4,
+            "HTTP/{http}: one full handshake per user, {} requests",
+            gets.len()
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
