@@ -112,7 +112,7 @@ pub enum PreflightError {
     PlainHttp { authority: String },
     #[error("'{host}' is not a valid TLS server name")]
     ServerName { host: String },
-    #[error("{authority} does not offer HTTP/2: its TLS handshake (ALPN) chose {chosen}. Use --http auto to fall back to HTTP/1.1 as browsers do, or turn HTTP/2 on in the server (nginx: `http2 on;`)")]
+    #[error("{authority} does not offer HTTP/2: its TLS handshake (ALPN) chose {chosen}. Use --http auto to fall back to HTTP/1.1 as browsers do, or turn HTTP/2 on in the server (nginx: `listen 443 ssl http2;`, from 1.25 `http2 on;`)")]
     NoHttp2 { authority: String, chosen: String },
     #[error("{authority} does not speak HTTP/2 without TLS (h2c, by prior knowledge): {reason}. Use --http 1.1 for this server, or https:// if it offers HTTP/2 over TLS")]
     NoH2c { authority: String, reason: String },
