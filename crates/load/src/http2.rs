@@ -195,6 +195,22 @@ impl Session {
         let (outgoing, payload) = self.request(request)?;
         let received = self.wire.received.load(Ordering::Relaxed);
         let sent = self.wire.sent.load(Ordering::Relaxed);
+        let outcome = self.stream(outgoing, payload, exchange, body, head).await;
+        // What the connection moved, a failed stream's too.
+        exchange.bytes_received = self.wire.received.load(Ordering::Relaxed) - received;
+        exchange.bytes_sent = self.wire.sent.load(Ordering::Relaxed) - sent;
+        outcome
+    }
+
+    /// One stream: the request, its body, the response.
+    async fn stream(
+        &mut self,
+        outgoing: http::Request<()>,
+        payload: Bytes,
+        exchange: &mut Exchange,
+        body: &mut impl FnMut(u16, &[u8]),
+        head: Option<&mut Vec<u8>>,
+    ) -> Result<(), Failure> {
         let (response, mut stream) = self
             .send
             .send_request(outgoing, payload.is_empty())
@@ -217,8 +233,6 @@ impl Session {
             body(status, &chunk);
             let _ = recv.flow_control().release_capacity(chunk.len());
         }
-        exchange.bytes_received = self.wire.received.load(Ordering::Relaxed) - received;
-        exchange.bytes_sent = self.wire.sent.load(Ordering::Relaxed) - sent;
         Ok(())
     }
 
@@ -315,8 +329,8 @@ fn write_head(out: &mut Vec<u8>, response: &http::Response<h2::RecvStream>) {
 
 /// A stream the server did not process may go again; else a failure.
 fn unprocessed_or(error: &h2::Error) -> Failure {
-    let refused = error.reason() == Some(h2::Reason::REFUSED_STREAM);
-    if error.is_go_away() || refused {
+    let refused = error.reason() == Some(h2::Reason::REFUSED_STREAM) && error.is_remote();
+    if (error.is_go_away() && error.is_remote()) || refused {
         if let Failure::Failed(kind, detail) = failure(error) {
             return Failure::Unprocessed(kind, detail.unwrap_or("the server refused the stream"));
         }
@@ -327,7 +341,10 @@ fn unprocessed_or(error: &h2::Error) -> Failure {
 /// An h2 error in headroom's words.
 fn failure(error: &h2::Error) -> Failure {
     if let Some(io) = error.get_io() {
-        return Failure::Failed(crate::conn::error_kind_of_io(io), None);
+        let kind = crate::conn::error_kind_of_io(io);
+        let words = (kind == ErrorKind::Reset)
+            .then_some("the connection closed before the stream was complete");
+        return Failure::Failed(kind, words);
     }
     let Some(reason) = error.reason() else {
         return Failure::Failed(
@@ -335,7 +352,7 @@ fn failure(error: &h2::Error) -> Failure {
             Some("HTTP/2 failed (the h2 crate gave no reason)"),
         );
     };
-    let (kind, words) = if error.is_go_away() {
+    let (kind, words) = if error.is_go_away() && error.is_remote() {
         (ErrorKind::Reset, go_away_words(reason))
     } else if error.is_reset() && error.is_remote() {
         (ErrorKind::Reset, reset_words(reason))

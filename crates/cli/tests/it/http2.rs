@@ -333,3 +333,206 @@ fn a_journey_with_a_post_a_redirect_and_a_cookie_runs_over_h2() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// How the scripted HTTP/2 server answers the run's streams (the first
+/// connection, the run's check, is answered well).
+#[derive(Clone, Copy, Debug)]
+enum Misbehaviour {
+    /// A header block that does not decode (HPACK index 0).
+    Malformed,
+    /// A header block of 2 MiB (HEADERS and CONTINUATION frames).
+    Huge,
+    /// HEADERS without END_HEADERS, then empty CONTINUATION frames forever.
+    Endless,
+    /// The head and part of the body, then the connection closes.
+    Cut,
+    /// GOAWAY naming no stream as processed: every stream unprocessed.
+    GoAway,
+    /// RST_STREAM INTERNAL_ERROR on every stream.
+    Reset,
+}
+
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len() as u32;
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+    f.extend_from_slice(&(stream & 0x7fff_ffff).to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// HPACK: a literal header with a new name, not indexed, no Huffman.
+fn literal(name: &str, value_len: usize) -> Vec<u8> {
+    let int = |out: &mut Vec<u8>, n: usize, prefix: u8| {
+        let max = (1usize << prefix) - 1;
+        if n < max {
+            out.push(n as u8);
+            return;
+        }
+        out.push(max as u8);
+        let mut rest = n - max;
+        while rest >= 128 {
+            out.push((rest % 128 + 128) as u8);
+            rest /= 128;
+        }
+        out.push(rest as u8);
+    };
+    let mut out = vec![0u8];
+    int(&mut out, name.len(), 7);
+    out.extend_from_slice(name.as_bytes());
+    int(&mut out, value_len, 7);
+    out.extend(std::iter::repeat_n(b'v', value_len));
+    out
+}
+
+/// Serves HTTP/2 (prior knowledge) on a free port: connection 1 answers
+/// every stream with 200; the later ones misbehave as told.
+fn misbehaving_h2(how: Misbehaviour) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(mut s) = stream else { return };
+            std::thread::spawn(move || {
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(30)));
+                let mut preface = [0u8; 24];
+                if s.read_exact(&mut preface).is_err() {
+                    return;
+                }
+                let _ = s.write_all(&frame(4, 0, 0, &[]));
+                loop {
+                    let mut head = [0u8; 9];
+                    if s.read_exact(&mut head).is_err() {
+                        return;
+                    }
+                    let len = (usize::from(head[0]) << 16)
+                        | (usize::from(head[1]) << 8)
+                        | usize::from(head[2]);
+                    let mut payload = vec![0u8; len];
+                    if s.read_exact(&mut payload).is_err() {
+                        return;
+                    }
+                    let id = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+                    match head[3] {
+                        4 if head[4] & 1 == 0 => {
+                            let _ = s.write_all(&frame(4, 1, 0, &[]));
+                        }
+                        1 if n == 0 => {
+                            // :status 200 (HPACK static index 8), ended.
+                            let _ = s.write_all(&frame(1, 0x5, id, &[0x88]));
+                        }
+                        1 => {
+                            let ok = match how {
+                                Misbehaviour::Malformed => s.write_all(&frame(1, 0x5, id, &[0x80])),
+                                Misbehaviour::Huge => {
+                                    let mut block = vec![0x88];
+                                    for i in 0..128 {
+                                        block.extend(literal(&format!("x-filler-{i}"), 16_000));
+                                    }
+                                    let chunks: Vec<&[u8]> = block.chunks(16_384).collect();
+                                    let last = chunks.len() - 1;
+                                    let mut r = Ok(());
+                                    for (i, c) in chunks.iter().enumerate() {
+                                        let kind = if i == 0 { 1 } else { 9 };
+                                        let flags = if i == last { 0x4 } else { 0 }
+                                            | if i == 0 { 1 } else { 0 };
+                                        r = r.and(s.write_all(&frame(kind, flags, id, c)));
+                                    }
+                                    r
+                                }
+                                Misbehaviour::Endless => {
+                                    let mut r = s.write_all(&frame(1, 0x1, id, &[0x88]));
+                                    while r.is_ok() {
+                                        r = s.write_all(&frame(9, 0, id, &[]));
+                                    }
+                                    r
+                                }
+                                Misbehaviour::Cut => {
+                                    let _ = s.write_all(&frame(1, 0x4, id, &[0x88]));
+                                    let _ = s.write_all(&frame(0, 0, id, &[b'x'; 100]));
+                                    return;
+                                }
+                                Misbehaviour::GoAway => {
+                                    let mut goaway = 0u32.to_be_bytes().to_vec();
+                                    goaway.extend_from_slice(&0u32.to_be_bytes());
+                                    let _ = s.write_all(&frame(7, 0, 0, &goaway));
+                                    return;
+                                }
+                                Misbehaviour::Reset => {
+                                    s.write_all(&frame(3, 0, id, &2u32.to_be_bytes()))
+                                }
+                            };
+                            if ok.is_err() {
+                                return;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// A server that breaks HTTP/2 gets recorded failures with the reason in
+/// words: no hang, no panic, and a stream it never processed goes again
+/// once on a new connection.
+#[test]
+fn a_server_that_breaks_http2_is_a_recorded_failure_with_its_reason() {
+    let _light = light();
+    let dir = temp_dir("h2-broken");
+    let cases = [
+        (
+            Misbehaviour::Malformed,
+            "protocol",
+            "malformed frame or header block",
+        ),
+        (Misbehaviour::Huge, "protocol", "too large"),
+        (Misbehaviour::Endless, "protocol", "too large or endless"),
+        (
+            Misbehaviour::Cut,
+            "reset",
+            "closed before the stream was complete",
+        ),
+        (Misbehaviour::GoAway, "reset", "GOAWAY"),
+        (Misbehaviour::Reset, "reset", "RST_STREAM INTERNAL_ERROR"),
+    ];
+    for (how, kind, words) in cases {
+        let port = misbehaving_h2(how);
+        let started = std::time::Instant::now();
+        let out = run(&[
+            "load",
+            &format!("http://127.0.0.1:{port}/"),
+            "--http",
+            "2",
+            "-c",
+            "1",
+            "-n",
+            "2",
+            "--timeout",
+            "5s",
+            "--json",
+            "--out",
+            dir.join(format!("{how:?}")).to_str().unwrap(),
+        ]);
+        let said = text(&out);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{how:?} took {:?}",
+            started.elapsed()
+        );
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{how:?}: {said}");
+        let json = stdout_json(&out);
+        let total = &json["total"];
+        assert_eq!(total["errors"], 2, "{how:?}: {total}");
+        assert_eq!(total["errors_by_kind"][kind], 2, "{how:?}: {total}");
+        let detail = total["error_details"][kind].as_str().unwrap_or("");
+        assert!(detail.contains(words), "{how:?}: '{detail}' in {total}");
+        eprintln!("{how:?}: {kind}: {detail} (resent {})", total["resent"]);
+        if matches!(how, Misbehaviour::GoAway) {
+            assert!(detail.contains("GOAWAY"), "{total}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
