@@ -110,10 +110,6 @@ impl HttpClient {
         body: &mut impl FnMut(u16, &[u8]),
         head: Option<&mut Vec<u8>>,
     ) -> Exchange {
-        if self.io.buf.is_empty() {
-            // Given back by `release_buffer` while idle.
-            self.io.buf.resize(READ_BUFFER, 0);
-        }
         let mut exchange = Exchange::default();
         self.deadline = Instant::from_std(started) + self.timeout;
         let HttpClient {
@@ -153,6 +149,25 @@ impl HttpClient {
     /// The user's connection speaks HTTP/2.
     pub fn speaks_h2(&self) -> bool {
         self.h2.is_some()
+    }
+
+    /// A client whose requests go as streams on this one's HTTP/2
+    /// connection (a page's resources beside the page); None unless it
+    /// speaks HTTP/2. It holds no read buffer until it must connect anew.
+    pub fn sharing(&self) -> Option<HttpClient> {
+        let session = self.h2.as_ref()?.share();
+        let mut client = HttpClient::new(self.connector.clone(), self.timeout);
+        client.io.buf = Vec::new();
+        client.h2 = Some(session);
+        Some(client)
+    }
+
+    /// Both clients' requests go on one HTTP/2 connection.
+    pub fn shares_connection_with(&self, other: &HttpClient) -> bool {
+        match (&self.h2, &other.h2) {
+            (Some(a), Some(b)) => a.same_connection(b),
+            _ => false,
+        }
     }
 }
 
@@ -290,6 +305,11 @@ async fn exchange_once(
     // a reset). The request goes again, once, on a new connection, whatever
     // its method, as browsers do; the resend is counted (`resent`), so a
     // server that drops requests stays visible.
+    if io.buf.is_empty() {
+        // Given back by `release_buffer` while idle, or never taken (a
+        // client sharing an HTTP/2 connection).
+        io.buf.resize(READ_BUFFER, 0);
+    }
     let mut may_retry = true;
     loop {
         let reused = ready_connection(connector, io, exchange).await?;

@@ -12,8 +12,9 @@
 //! PINGs and SETTINGS while the user thinks); the user's handle and that
 //! task share the connection's state (a lock of the h2 crate's, one per
 //! connection, never between users). The bytes on the wire are counted by
-//! the socket's wrapper: a sample's bytes are what the connection moved
-//! while its stream was open, frames and headers included.
+//! the socket's wrapper: a sample's bytes are its share of what the
+//! connection moved while its stream was open, frames and headers included
+//! ([`Wire`]).
 
 use crate::client::Exchange;
 use crate::conn::Conn;
@@ -33,11 +34,35 @@ const MAX_HEADER_LIST: u32 = 1024 * 1024;
 const STREAM_WINDOW: u32 = 6 * 1024 * 1024;
 const CONNECTION_WINDOW: u32 = 15 * 1024 * 1024;
 
-/// Bytes read and written on one connection.
+/// Fractions of a byte in [`Wire`]'s shares.
+const SHARE_UNIT: u64 = 1 << 16;
+
+/// What one connection moved, shared out among its open streams: each
+/// read or write of n bytes while k streams are open adds n/k to each
+/// one's share, so a page's streams together count the connection's bytes
+/// once (a lone stream counts every byte it saw, as over HTTP/1.1).
 #[derive(Debug, Default)]
 struct Wire {
+    open: AtomicU64,
+    /// Bytes per open stream so far, in 1/[`SHARE_UNIT`] of a byte.
     received: AtomicU64,
     sent: AtomicU64,
+}
+
+impl Wire {
+    fn add(&self, counter: &AtomicU64, n: usize) {
+        let open = self.open.load(Ordering::Relaxed);
+        if open > 0 && n > 0 {
+            counter.fetch_add(n as u64 * SHARE_UNIT / open, Ordering::Relaxed);
+        }
+    }
+
+    fn snapshot(&self) -> (u64, u64) {
+        (
+            self.received.load(Ordering::Relaxed),
+            self.sent.load(Ordering::Relaxed),
+        )
+    }
 }
 
 /// The connection's socket, counting what passes.
@@ -56,7 +81,7 @@ impl AsyncRead for Counted {
         let before = buf.filled().len();
         let polled = Pin::new(&mut this.conn).poll_read(cx, buf);
         let n = buf.filled().len() - before;
-        this.wire.received.fetch_add(n as u64, Ordering::Relaxed);
+        this.wire.add(&this.wire.received, n);
         polled
     }
 }
@@ -70,7 +95,7 @@ impl AsyncWrite for Counted {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.conn).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = polled {
-            this.wire.sent.fetch_add(n as u64, Ordering::Relaxed);
+            this.wire.add(&this.wire.sent, n);
         }
         polled
     }
@@ -173,6 +198,22 @@ impl Failure {
 }
 
 impl Session {
+    /// Another handle on this connection (a page's resources are streams
+    /// on the page's connection).
+    pub fn share(&self) -> Session {
+        Session {
+            send: self.send.clone(),
+            wire: self.wire.clone(),
+            https: self.https,
+            last: None,
+        }
+    }
+
+    /// Both handles are on one connection.
+    pub fn same_connection(&self, other: &Session) -> bool {
+        Arc::ptr_eq(&self.wire, &other.wire)
+    }
+
     /// The concurrent streams the server allows on this connection
     /// (its SETTINGS_MAX_CONCURRENT_STREAMS; unbounded when it sent none).
     pub fn max_streams(&self) -> usize {
@@ -193,12 +234,14 @@ impl Session {
             .await
             .map_err(|_| Failure::Closed)?;
         let (outgoing, payload) = self.request(request)?;
-        let received = self.wire.received.load(Ordering::Relaxed);
-        let sent = self.wire.sent.load(Ordering::Relaxed);
+        self.wire.open.fetch_add(1, Ordering::Relaxed);
+        let (received, sent) = self.wire.snapshot();
         let outcome = self.stream(outgoing, payload, exchange, body, head).await;
-        // What the connection moved, a failed stream's too.
-        exchange.bytes_received = self.wire.received.load(Ordering::Relaxed) - received;
-        exchange.bytes_sent = self.wire.sent.load(Ordering::Relaxed) - sent;
+        // This stream's share of what the connection moved, a failed one's too.
+        let (received_now, sent_now) = self.wire.snapshot();
+        self.wire.open.fetch_sub(1, Ordering::Relaxed);
+        exchange.bytes_received = (received_now - received + SHARE_UNIT / 2) / SHARE_UNIT;
+        exchange.bytes_sent = (sent_now - sent + SHARE_UNIT / 2) / SHARE_UNIT;
         outcome
     }
 

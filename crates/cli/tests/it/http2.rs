@@ -27,6 +27,18 @@ impl Site {
         std::fs::create_dir_all(&www).unwrap();
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
         std::fs::write(www.join("1k.bin"), vec![b'x'; 1024]).unwrap();
+        // A page of a style sheet, a script and six images.
+        let mut page = String::from(
+            "<html><head><link rel=stylesheet href=/s.css><script src=/a.js></script></head><body>",
+        );
+        for i in 0..6 {
+            page.push_str(&format!("<img src=/i{i}.png>"));
+            std::fs::write(www.join(format!("i{i}.png")), vec![b'p'; 2000 + i * 100]).unwrap();
+        }
+        page.push_str("</body></html>");
+        std::fs::write(www.join("page.html"), page).unwrap();
+        std::fs::write(www.join("s.css"), "body{margin:0}").unwrap();
+        std::fs::write(www.join("a.js"), "var a=1;").unwrap();
         let cert = rcgen::generate_simple_self_signed(vec![
             "localhost".to_string(),
             "127.0.0.1".to_string(),
@@ -48,7 +60,7 @@ impl Site {
                 "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
                  events {{ worker_connections 256; }}\n\
                  http {{\n  client_body_temp_path {d}/tmp;\n\
-                 log_format wire '$server_port $server_protocol $request_method $request_uri $status $body_bytes_sent $http_content_length $ssl_session_reused';\n\
+                 log_format wire '$server_port $server_protocol $request_method $request_uri $status $body_bytes_sent $http_content_length $ssl_session_reused $connection';\n\
                  access_log {d}/access.log wire;\n  root {www};\n\
                  server {{\n    listen 127.0.0.1:{tls} ssl http2;\n    ssl_protocols TLSv1.2 TLSv1.3;\n    {tls_files}\n    {routes}\n  }}\n\
                  server {{\n    listen 127.0.0.1:{h2c} http2;\n    {routes}\n  }}\n\
@@ -71,8 +83,10 @@ impl Site {
     }
 
     /// The access log's lines for `port`: (protocol, method, uri, status,
-    /// body bytes, request's Content-Length, TLS session resumed: r or .).
-    fn log(&self, port: u16) -> Vec<(String, String, String, u16, u64, String, String)> {
+    /// body bytes, request's Content-Length, TLS session resumed: r or .,
+    /// nginx's connection number).
+    #[allow(clippy::type_complexity)]
+    fn log(&self, port: u16) -> Vec<(String, String, String, u16, u64, String, String, u64)> {
         let text = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
         text.lines()
             .filter_map(|line| {
@@ -86,6 +100,7 @@ impl Site {
                         f[5].parse().unwrap(),
                         f[6].to_string(),
                         f[7].to_string(),
+                        f[8].parse().unwrap(),
                     )
                 })
             })
@@ -280,6 +295,67 @@ fn a_new_user_makes_a_full_handshake_and_resumes_its_own_session() {
             gets.len()
         );
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A page load over HTTP/2: the page's resources are streams on the
+/// user's one connection, as a browser sends them; the samples' bytes add
+/// up to what that connection moved, once.
+#[test]
+fn a_pages_resources_are_streams_on_the_users_one_connection() {
+    let _light = light();
+    let dir = temp_dir("h2-page");
+    let site = Site::start(&dir);
+    let journey = dir.join("page.yaml");
+    std::fs::write(
+        &journey,
+        format!(
+            "defaults:\n  base_url: https://127.0.0.1:{}\n  http: 2\n  page_loads: true\n\
+             steps:\n  - label: page\n    path: /page.html\n",
+            site.tls
+        ),
+    )
+    .unwrap();
+    let out = run(&[
+        "run",
+        journey.to_str().unwrap(),
+        "--insecure",
+        "-c",
+        "3",
+        "--iterations",
+        "1",
+        "--json",
+        "--out",
+        dir.join("run").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    let json = stdout_json(&out);
+    assert_eq!(json["requests"]["requests"], 3 * 9, "{json}");
+    let log = site.log(site.tls);
+    assert_eq!(log.len(), 27, "{log:?}");
+    assert!(
+        log.iter().all(|l| l.0 == "HTTP/2.0" && l.3 == 200),
+        "{log:?}"
+    );
+    // One connection per user, each carrying its page and the 8 resources.
+    let mut per_connection = std::collections::BTreeMap::new();
+    for l in &log {
+        *per_connection.entry(l.7).or_insert(0) += 1;
+    }
+    assert_eq!(
+        per_connection.values().copied().collect::<Vec<_>>(),
+        vec![9, 9, 9],
+        "{log:?}"
+    );
+    // The bytes: every body nginx sent, with frames and headers, counted
+    // once (a stream's share of what its connection moved).
+    let received = json["requests"]["bytes_received"].as_u64().unwrap();
+    let bodies: u64 = log.iter().map(|l| l.4).sum();
+    assert!(
+        received > bodies && received < bodies + 27 * 250,
+        "{received} bytes received for {bodies} bytes of bodies"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

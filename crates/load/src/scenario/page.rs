@@ -164,6 +164,7 @@ pub async fn load(
     for (own, main) in slots[0].iter_mut().zip(main.iter_mut()) {
         *own = main.take();
     }
+    share_http2(slots);
     {
         let mut lanes = slots.iter_mut();
         let mut lane = || lanes.next().expect("SLOTS lanes");
@@ -187,6 +188,34 @@ pub async fn load(
         client.release_buffer();
     }
     shared.outcome.into_inner()
+}
+
+/// Over HTTP/2 a browser sends a page's resources as streams on its one
+/// connection to each host: every slot takes a handle on the HTTP/2
+/// connection one of them holds for an origin (slot 0's, the page's own,
+/// first), and drops a connection of its own there. A host first met on
+/// this page may get a connection per slot; they are merged at the next.
+fn share_http2(slots: &mut [Vec<Option<HttpClient>>]) {
+    let origins = slots.first().map_or(0, Vec::len);
+    for origin in 0..origins {
+        let Some(owner) = (0..slots.len())
+            .find(|&i| slots[i][origin].as_ref().is_some_and(HttpClient::speaks_h2))
+        else {
+            continue;
+        };
+        for lane in 0..slots.len() {
+            let (Some(held), Some(client)) = (&slots[owner][origin], &slots[lane][origin]) else {
+                if lane != owner {
+                    slots[lane][origin] =
+                        slots[owner][origin].as_ref().and_then(HttpClient::sharing);
+                }
+                continue;
+            };
+            if lane != owner && !client.shares_connection_with(held) {
+                slots[lane][origin] = held.sharing();
+            }
+        }
+    }
 }
 
 impl Shared<'_> {
