@@ -152,6 +152,7 @@ mod tests {
             intended_start: start + Duration::from_millis(1500),
             actual_start: start + Duration::from_millis(1500),
             connect: Duration::from_micros(2500),
+            tls: None,
             first_byte: Some(start + Duration::from_millis(1510)),
             end: start + Duration::from_millis(1620),
             status: 503,

@@ -222,6 +222,7 @@ fn convert(
                 intended_start: start,
                 actual_start: start,
                 connect: Duration::from_millis(s.connect_ms),
+                tls: None,
                 first_byte: (s.latency_ms > 0).then(|| start + Duration::from_millis(s.latency_ms)),
                 end: start + Duration::from_millis(s.elapsed_ms),
                 status,

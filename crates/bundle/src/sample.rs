@@ -86,6 +86,15 @@ impl ErrorKind {
     }
 }
 
+/// The TLS handshake a request waited for on its new connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlsHandshake {
+    /// From the ClientHello to the handshake's end (part of `connect`).
+    pub time: Duration,
+    /// The user's earlier session was resumed (no full handshake).
+    pub resumed: bool,
+}
+
 /// Index of a label in the run's label table.
 pub type LabelId = u16;
 
@@ -100,8 +109,11 @@ pub struct Sample {
     /// model or under a throughput cap, otherwise the actual start.
     pub intended_start: Instant,
     pub actual_start: Instant,
-    /// Time to establish the connection (TCP + TLS); zero when reused.
+    /// Time to establish the connection (TCP + TLS, as JMeter's Connect);
+    /// zero when reused.
     pub connect: Duration,
+    /// The TLS handshake of its new connection, when it made one.
+    pub tls: Option<TlsHandshake>,
     /// When the first byte of the response arrived, if any did.
     pub first_byte: Option<Instant>,
     pub end: Instant,

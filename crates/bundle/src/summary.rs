@@ -41,6 +41,15 @@ pub struct LabelFigures {
     pub ttfb_mean_ms: f64,
     pub connect_mean_ms: f64,
     pub connections: u64,
+    /// TLS handshakes made on the new connections, how many resumed a
+    /// session, and their mean time (part of `connect_mean_ms`); absent
+    /// without TLS.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tls_handshakes: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tls_resumed: u64,
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub tls_mean_ms: f64,
     pub errors_by_kind: BTreeMap<String, u64>,
     /// Why, for the error kinds whose cause the kind alone does not say
     /// (the first reason seen).
@@ -59,6 +68,10 @@ pub struct LabelFigures {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn is_zero_ms(n: &f64) -> bool {
+    *n == 0.0
 }
 
 fn ms(d: Duration) -> f64 {
@@ -111,6 +124,9 @@ impl LabelFigures {
             ttfb_mean_ms: per(c.ttfb_micros, c.ttfb_count),
             connect_mean_ms: per(c.connect_micros, c.connects),
             connections: c.connects,
+            tls_handshakes: c.tls_handshakes,
+            tls_resumed: c.tls_resumed,
+            tls_mean_ms: per(c.tls_micros, c.tls_handshakes),
             errors_by_kind: ErrorKind::ALL
                 .iter()
                 .filter(|k| c.errors_of(**k) > 0)

@@ -32,6 +32,11 @@ pub struct Counts {
     /// New connections opened, and the time spent opening them.
     pub connects: u64,
     pub connect_micros: u64,
+    /// TLS handshakes made (part of the connects), those that resumed a
+    /// session, and the time they took.
+    pub tls_handshakes: u64,
+    pub tls_resumed: u64,
+    pub tls_micros: u64,
     /// Sum of time-to-first-byte over samples that received a byte.
     pub ttfb_micros: u64,
     pub ttfb_count: u64,
@@ -67,6 +72,9 @@ impl Counts {
         self.apdex.add(&other.apdex);
         self.connects += other.connects;
         self.connect_micros += other.connect_micros;
+        self.tls_handshakes += other.tls_handshakes;
+        self.tls_resumed += other.tls_resumed;
+        self.tls_micros += other.tls_micros;
         self.ttfb_micros += other.ttfb_micros;
         self.ttfb_count += other.ttfb_count;
         self.late_starts += other.late_starts;
@@ -143,6 +151,11 @@ impl Tally {
             c.connects += 1;
             c.connect_micros += sample.connect.as_micros() as u64;
         }
+        if let Some(tls) = sample.tls {
+            c.tls_handshakes += 1;
+            c.tls_resumed += u64::from(tls.resumed);
+            c.tls_micros += tls.time.as_micros() as u64;
+        }
         if let Some(ttfb) = sample.time_to_first_byte() {
             c.ttfb_micros += ttfb.as_micros() as u64;
             c.ttfb_count += 1;
@@ -175,6 +188,7 @@ mod tests {
             intended_start: start,
             actual_start: start,
             connect: Duration::ZERO,
+            tls: None,
             first_byte: Some(start + Duration::from_millis(ms / 2)),
             end: start + Duration::from_millis(ms),
             status,

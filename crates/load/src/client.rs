@@ -7,7 +7,7 @@ use crate::conn::{Conn, Connector, UserTls};
 use crate::http1::{parse_head, BodyReader, ProtocolError, ResponseHead};
 use crate::http2::{Failure, Session};
 use crate::protocol::HttpChoice;
-use headroom_bundle::sample::ErrorKind;
+use headroom_bundle::sample::{ErrorKind, TlsHandshake};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +23,8 @@ const MAX_HEAD: usize = 1024 * 1024;
 pub struct Exchange {
     pub status: u16,
     pub connect: Duration,
+    /// The TLS handshake of the new connection it opened, if it did.
+    pub tls: Option<TlsHandshake>,
     pub first_byte: Option<std::time::Instant>,
     pub bytes_received: u64,
     pub bytes_sent: u64,
@@ -198,7 +200,8 @@ async fn exchange_any(
                 return exchange_once((connector, tls), io, request, exchange, body, head).await;
             }
             let began = std::time::Instant::now();
-            let conn = connector.connect(tls).await?;
+            let (conn, handshake) = connector.connect(tls).await?;
+            exchange.tls = exchange.tls.or(handshake);
             if !connector.speaks_h2(&conn) {
                 exchange.connect += began.elapsed();
                 if connector.http == HttpChoice::Http2 {
@@ -369,7 +372,9 @@ async fn ready_connection(
     let reused = io.conn.is_some() && !std::mem::take(&mut io.fresh);
     if !reused {
         let began = std::time::Instant::now();
-        io.conn = Some(connector.connect(tls).await?);
+        let (conn, handshake) = connector.connect(tls).await?;
+        exchange.tls = exchange.tls.or(handshake);
+        io.conn = Some(conn);
         io.filled = 0;
         exchange.connect += began.elapsed();
     }

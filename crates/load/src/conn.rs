@@ -5,7 +5,7 @@
 use crate::protocol::HttpChoice;
 use crate::target::{Scheme, Target};
 use headroom_bundle::manifest::Negotiated;
-use headroom_bundle::sample::ErrorKind;
+use headroom_bundle::sample::{ErrorKind, TlsHandshake};
 use rustls::pki_types::ServerName;
 use std::io;
 use std::net::SocketAddr;
@@ -195,17 +195,27 @@ impl Connector {
     }
 
     /// Opens one connection; the error kind says why it failed.
-    /// Over TLS the user's own sessions are used ([`UserTls`]).
-    pub async fn connect(&self, user: &UserTls) -> Result<Conn, ErrorKind> {
+    /// Over TLS the user's own sessions are used ([`UserTls`]), and the
+    /// handshake is returned beside the connection.
+    pub async fn connect(&self, user: &UserTls) -> Result<(Conn, Option<TlsHandshake>), ErrorKind> {
         let tcp = TcpStream::connect(self.address)
             .await
             .map_err(|e| error_kind_of_io(&e))?;
         let _ = tcp.set_nodelay(true);
         let tls = user.0.as_ref().zip(self.tls.as_ref().map(|(_, name)| name));
+        let began = std::time::Instant::now();
         match tls {
-            None => Ok(Conn::Plain(tcp)),
+            None => Ok((Conn::Plain(tcp), None)),
             Some((connector, name)) => match connector.connect(name.clone(), tcp).await {
-                Ok(stream) => Ok(Conn::Tls(Box::new(stream))),
+                Ok(stream) => {
+                    let resumed =
+                        stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+                    let handshake = TlsHandshake {
+                        time: began.elapsed(),
+                        resumed,
+                    };
+                    Ok((Conn::Tls(Box::new(stream)), Some(handshake)))
+                }
                 Err(e) => Err(match error_kind_of_io(&e) {
                     ErrorKind::Reset | ErrorKind::Timeout => error_kind_of_io(&e),
                     _ => ErrorKind::Tls,

@@ -976,6 +976,7 @@ async fn exchange(
         intended_start,
         actual_start,
         connect: result.connect,
+        tls: result.tls,
         first_byte: result.first_byte,
         end,
         status: result.status,

@@ -273,6 +273,7 @@ mod tests {
             intended_start: start,
             actual_start: start,
             connect: Duration::ZERO,
+            tls: None,
             first_byte: None,
             end: start + Duration::from_millis(ms),
             status: if error.is_some() { 500 } else { 200 },

@@ -23,7 +23,7 @@ pub async fn time_get(
 ) -> Result<Duration, ErrorKind> {
     let started = Instant::now();
     let exchange = async {
-        let mut conn = connector.connect(&connector.user_tls()).await?;
+        let (mut conn, _) = connector.connect(&connector.user_tls()).await?;
         let mut request = format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: headroom (capacity probe)\r\nAccept: */*\r\nConnection: close\r\n",
             target.path_and_query,

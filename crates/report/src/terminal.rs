@@ -155,6 +155,16 @@ fn verdict_lines(out: &mut String, s: &RunSummary) {
         let _ = writeln!(out, "  Errors by kind: {}", kinds.join(", "));
     }
 
+    if t.tls_handshakes > 0 {
+        let full = t.tls_handshakes - t.tls_resumed;
+        let _ = writeln!(
+            out,
+            "  TLS handshakes: {} ({full} full, {} resumed), {} on average (part of the connect time)",
+            t.tls_handshakes,
+            t.tls_resumed,
+            ms(t.tls_mean_ms)
+        );
+    }
     if t.resent > 0 {
         let _ = writeln!(
             out,

@@ -280,10 +280,12 @@ fn a_new_user_makes_a_full_handshake_and_resumes_its_own_session() {
             "1s",
             "-d",
             "2s",
+            "--json",
             "--out",
             dir.join(format!("h{http}")).to_str().unwrap(),
         ]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let total = stdout_json(&out)["total"].clone();
         let log: Vec<_> = site.log(site.tls).into_iter().skip(before).collect();
         let gets: Vec<_> = log.iter().filter(|l| l.1 == "GET").collect();
         assert!(gets.len() > 40, "{log:?}");
@@ -294,6 +296,14 @@ fn a_new_user_makes_a_full_handshake_and_resumes_its_own_session() {
             "HTTP/{http}: one full handshake per user, {} requests",
             gets.len()
         );
+        // headroom's own count agrees: a handshake per request, 4 full
+        // (nginx also served the requests in flight when the run ended,
+        // at most one a user).
+        let count = total["count"].as_u64().unwrap();
+        assert!((gets.len() as u64 - count) <= 4, "{total}");
+        assert_eq!(total["tls_handshakes"], count, "{total}");
+        assert_eq!(total["tls_resumed"], count - 4, "{total}");
+        assert!(total["tls_mean_ms"].as_f64().unwrap() > 0.0, "{total}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -532,6 +542,8 @@ fn misbehaving_h2(how: Misbehaviour) -> u16 {
                                     let mut goaway = 0u32.to_be_bytes().to_vec();
                                     goaway.extend_from_slice(&0u32.to_be_bytes());
                                     let _ = s.write_all(&frame(7, 0, 0, &goaway));
+                                    // A server closes a moment after its GOAWAY.
+                                    std::thread::sleep(std::time::Duration::from_millis(300));
                                     return;
                                 }
                                 Misbehaviour::Reset => {

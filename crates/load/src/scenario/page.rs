@@ -358,6 +358,7 @@ impl Shared<'_> {
             intended_start: started,
             actual_start: started,
             connect: exchange.connect,
+            tls: exchange.tls,
             first_byte: exchange.first_byte,
             end,
             status: exchange.status,

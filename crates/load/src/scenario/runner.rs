@@ -14,7 +14,7 @@ use crate::conn::Connector;
 use crate::http1::{with_response, STACK_HEADERS};
 use crate::target::{HostHeader, OriginUrl, Scheme, Target, USER_AGENT};
 use headroom_bundle::failures::BODY_LIMIT;
-use headroom_bundle::sample::{status_error, ErrorKind, Sample};
+use headroom_bundle::sample::{status_error, ErrorKind, Sample, TlsHandshake};
 use headroom_units::rng::Rng;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -407,6 +407,7 @@ impl Journey {
                             intended_start: start,
                             actual_start: start,
                             connect: Duration::ZERO,
+                            tls: None,
                             first_byte: None,
                             end,
                             status: 0,
@@ -734,6 +735,7 @@ impl Journey {
             intended_start,
             actual_start: started,
             connect: outcome.connect,
+            tls: outcome.tls,
             first_byte: outcome.first_byte,
             end,
             status: outcome.status,
@@ -1085,6 +1087,8 @@ impl Journey {
 #[derive(Default)]
 struct Outcome {
     connect: Duration,
+    /// The first TLS handshake of its hops.
+    tls: Option<TlsHandshake>,
     first_byte: Option<Instant>,
     received: u64,
     sent: u64,
@@ -1100,6 +1104,7 @@ impl Outcome {
     #[inline]
     fn add(&mut self, exchange: &Exchange) {
         self.connect += exchange.connect;
+        self.tls = self.tls.or(exchange.tls);
         self.first_byte = self.first_byte.or(exchange.first_byte);
         self.received += exchange.bytes_received;
         self.sent += exchange.bytes_sent;
