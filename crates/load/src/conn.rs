@@ -319,32 +319,33 @@ fn origin_of(target: &Target) -> String {
     format!("{scheme}://{}", target.authority())
 }
 
-/// The server ended the handshake because it speaks none of the offered
-/// protocols (ALPN): asked for HTTP/2 of a server that has only HTTP/1.1.
-fn refused_alpn(error: &io::Error) -> bool {
+/// rustls's own error inside an I/O error, if it is one.
+fn rustls_error(error: &io::Error) -> Option<&rustls::Error> {
     error
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        .is_some_and(|e| {
-            matches!(
-                e,
-                rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
-            )
-        })
+}
+
+/// The server ended the handshake because it speaks none of the offered
+/// protocols (ALPN): asked for HTTP/2 of a server that has only HTTP/1.1.
+fn refused_alpn(error: &io::Error) -> bool {
+    matches!(
+        rustls_error(error),
+        Some(rustls::Error::AlertReceived(
+            rustls::AlertDescription::NoApplicationProtocol
+        ))
+    )
 }
 
 /// A TLS handshake answered with bytes that are no TLS record: an HTTP
 /// server on that port ("HTTP/1.1 400 ...").
 fn speaks_plain_http(error: &io::Error) -> bool {
-    error
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-        .is_some_and(|e| {
-            matches!(
-                e,
-                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
-            )
-        })
+    matches!(
+        rustls_error(error),
+        Some(rustls::Error::InvalidMessage(
+            rustls::InvalidMessage::InvalidContentType
+        ))
+    )
 }
 
 /// After a failed handshake: whether the port answers a plain HTTP request

@@ -108,6 +108,27 @@ impl Site {
     }
 }
 
+/// Runs the journey `yaml` (written into `dir`) with `users` users for one
+/// iteration each; returns the JSON summary.
+fn run_journey(dir: &Path, yaml: &str, users: &str, iterations: &str) -> serde_json::Value {
+    let journey = dir.join("journey.yaml");
+    std::fs::write(&journey, yaml).unwrap();
+    let out = run(&[
+        "run",
+        journey.to_str().unwrap(),
+        "--insecure",
+        "-c",
+        users,
+        "--iterations",
+        iterations,
+        "--json",
+        "--out",
+        dir.join("run").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    stdout_json(&out)
+}
+
 #[test]
 fn url_mode_over_h2_and_h2c_agrees_with_nginxs_log() {
     let _light = light();
@@ -316,31 +337,12 @@ fn a_pages_resources_are_streams_on_the_users_one_connection() {
     let _light = light();
     let dir = temp_dir("h2-page");
     let site = Site::start(&dir);
-    let journey = dir.join("page.yaml");
-    std::fs::write(
-        &journey,
-        format!(
-            "defaults:\n  base_url: https://127.0.0.1:{}\n  http: 2\n  page_loads: true\n\
-             steps:\n  - label: page\n    path: /page.html\n",
-            site.tls
-        ),
-    )
-    .unwrap();
-    let out = run(&[
-        "run",
-        journey.to_str().unwrap(),
-        "--insecure",
-        "-c",
-        "3",
-        "--iterations",
-        "1",
-        "--json",
-        "--out",
-        dir.join("run").to_str().unwrap(),
-    ]);
-    let said = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{said}");
-    let json = stdout_json(&out);
+    let yaml = format!(
+        "defaults:\n  base_url: https://127.0.0.1:{}\n  http: 2\n  page_loads: true\n\
+         steps:\n  - label: page\n    path: /page.html\n",
+        site.tls
+    );
+    let json = run_journey(&dir, &yaml, "3", "1");
     assert_eq!(json["requests"]["requests"], 3 * 9, "{json}");
     let log = site.log(site.tls);
     assert_eq!(log.len(), 27, "{log:?}");
@@ -374,32 +376,13 @@ fn a_journey_with_a_post_a_redirect_and_a_cookie_runs_over_h2() {
     let _light = light();
     let dir = temp_dir("h2-journey");
     let site = Site::start(&dir);
-    let journey = dir.join("journey.yaml");
-    std::fs::write(
-        &journey,
-        format!(
+    let yaml = format!(
             "defaults:\n  base_url: https://127.0.0.1:{}\n  http: 2\n\
              steps:\n  - label: login\n    method: POST\n    path: /login\n    form: {{user: ann, note: hello}}\n    \
              check:\n      - contains: welcome s3cr3t42\n",
-            site.tls
-        ),
-    )
-    .unwrap();
-    let out = run(&[
-        "run",
-        journey.to_str().unwrap(),
-        "--insecure",
-        "-c",
-        "2",
-        "--iterations",
-        "3",
-        "--json",
-        "--out",
-        dir.join("run").to_str().unwrap(),
-    ]);
-    let said = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{said}");
-    let json = stdout_json(&out);
+        site.tls
+    );
+    let json = run_journey(&dir, &yaml, "2", "3");
     assert_eq!(json["total"]["count"], 6, "{json}");
     assert_eq!(json["total"]["errors"], 0, "{json}");
     let log = site.log(site.tls);
