@@ -214,6 +214,7 @@ const PROFILE_KEYS: &[&str] = &[
     "apdex_f",
     "timeout",
     "threads",
+    "http",
 ];
 /// Keys of `workload.capacity`, each a flag of `headroom capacity`.
 const CAPACITY_KEYS: &[&str] = &[

@@ -4,10 +4,11 @@
 //! ([`crate::http2`]) the requests are streams on the user's one connection.
 
 use crate::conn::{Conn, Connector, UserTls};
+pub use crate::exchange::Exchange;
 use crate::http1::{parse_head, BodyReader, ProtocolError, ResponseHead};
-use crate::http2::{Failure, Session};
+use crate::http2::{Http2Connection, StreamFailure};
 use crate::protocol::HttpChoice;
-use headroom_bundle::sample::{ErrorKind, TlsHandshake};
+use headroom_bundle::sample::ErrorKind;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,24 +18,6 @@ use tokio::time::{Instant, Sleep};
 /// Initial read buffer; heads larger than this grow it up to [`MAX_HEAD`].
 const READ_BUFFER: usize = 16 * 1024;
 const MAX_HEAD: usize = 1024 * 1024;
-
-/// What one request/response exchange produced.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Exchange {
-    pub status: u16,
-    pub connect: Duration,
-    /// The TLS handshake of the new connection it opened, if it did.
-    pub tls: Option<TlsHandshake>,
-    pub first_byte: Option<std::time::Instant>,
-    pub bytes_received: u64,
-    pub bytes_sent: u64,
-    pub error: Option<ErrorKind>,
-    /// Why, in words, where the kind alone does not say it.
-    pub detail: Option<&'static str>,
-    /// Sent a second time, on a new connection, after a kept-alive one
-    /// failed before answering.
-    pub resent: bool,
-}
 
 /// A request as the client sends it.
 #[derive(Clone, Copy)]
@@ -60,7 +43,7 @@ pub struct HttpClient {
     tls: UserTls,
     io: Io,
     /// The user's HTTP/2 connection, when it speaks HTTP/2.
-    h2: Option<Session>,
+    h2: Option<Http2Connection>,
     timeout: Duration,
     /// Re-armed lazily: it only moves when it fires before the current
     /// request's deadline, so most requests never touch the timer wheel.
@@ -69,14 +52,31 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// A new user's client: TLS sessions of its own.
     pub fn new(connector: Arc<Connector>, timeout: Duration) -> HttpClient {
+        let tls = connector.user_tls();
+        HttpClient::with_tls(connector, timeout, tls)
+    }
+
+    /// Another connection of a user who has one: `tls` is the user's
+    /// sessions with that host (a page's resources beside the page).
+    pub fn with_tls(connector: Arc<Connector>, timeout: Duration, tls: UserTls) -> HttpClient {
+        HttpClient::built(connector, timeout, tls, vec![0; READ_BUFFER])
+    }
+
+    fn built(
+        connector: Arc<Connector>,
+        timeout: Duration,
+        tls: UserTls,
+        buf: Vec<u8>,
+    ) -> HttpClient {
         let deadline = Instant::now() + timeout;
         HttpClient {
-            tls: connector.user_tls(),
+            tls,
             connector,
             io: Io {
                 conn: None,
-                buf: vec![0; READ_BUFFER],
+                buf,
                 filled: 0,
                 fresh: false,
             },
@@ -158,10 +158,19 @@ impl HttpClient {
     /// speaks HTTP/2. It holds no read buffer until it must connect anew.
     pub fn sharing(&self) -> Option<HttpClient> {
         let session = self.h2.as_ref()?.share();
-        let mut client = HttpClient::new(self.connector.clone(), self.timeout);
-        client.io.buf = Vec::new();
+        let mut client = HttpClient::built(
+            self.connector.clone(),
+            self.timeout,
+            self.tls.clone(),
+            Vec::new(),
+        );
         client.h2 = Some(session);
         Some(client)
+    }
+
+    /// This user's TLS sessions with the host, for its other connections.
+    pub fn user_tls(&self) -> UserTls {
+        self.tls.clone()
     }
 
     /// Both clients' requests go on one HTTP/2 connection.
@@ -183,7 +192,7 @@ const CLOSED_AT_ONCE: &str = "the server closed the new HTTP/2 connection before
 async fn exchange_any(
     (connector, tls): (&Connector, &UserTls),
     io: &mut Io,
-    h2: &mut Option<Session>,
+    h2: &mut Option<Http2Connection>,
     request: Outgoing<'_>,
     exchange: &mut Exchange,
     body: &mut impl FnMut(u16, &[u8]),
@@ -234,13 +243,13 @@ async fn exchange_any(
                 return Ok(());
             }
             // Closed while idle: nothing was sent; a new connection takes it.
-            Err(Failure::Closed) if reused => *h2 = None,
-            Err(Failure::Closed) => {
+            Err(StreamFailure::Closed) if reused => *h2 = None,
+            Err(StreamFailure::Closed) => {
                 *h2 = None;
                 exchange.detail = Some(CLOSED_AT_ONCE);
                 return Err(ErrorKind::Reset);
             }
-            Err(Failure::Unprocessed(kind, detail)) => {
+            Err(StreamFailure::Unprocessed(kind, detail)) => {
                 *h2 = None;
                 if !send_again(may_retry, &mut may_retry, exchange) {
                     exchange.detail = Some(detail);
@@ -255,17 +264,17 @@ async fn exchange_any(
     }
 }
 
-fn failed(exchange: &mut Exchange, failure: Failure) -> ErrorKind {
+fn failed(exchange: &mut Exchange, failure: StreamFailure) -> ErrorKind {
     match failure {
-        Failure::Closed => {
+        StreamFailure::Closed => {
             exchange.detail = Some(CLOSED_AT_ONCE);
             ErrorKind::Reset
         }
-        Failure::Unprocessed(kind, detail) => {
+        StreamFailure::Unprocessed(kind, detail) => {
             exchange.detail = Some(detail);
             kind
         }
-        Failure::Failed(kind, detail) => {
+        StreamFailure::Failed(kind, detail) => {
             exchange.detail = detail.or(exchange.detail);
             kind
         }

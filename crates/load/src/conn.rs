@@ -124,7 +124,9 @@ const USER_SESSIONS: usize = 4;
 /// One user's TLS, as a browser's: its first connection makes a full
 /// handshake, its later ones resume the session it was given (TLS 1.3
 /// tickets, TLS 1.2 session ids); users never share sessions, so every new
-/// user costs the server a full handshake. Empty without TLS.
+/// user costs the server a full handshake. A clone shares the sessions
+/// (a user's several connections to one host). Empty without TLS.
+#[derive(Clone)]
 pub struct UserTls(Option<TlsConnector>);
 
 /// Opens connections to one target.

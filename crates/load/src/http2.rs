@@ -16,8 +16,8 @@
 //! connection moved while its stream was open, frames and headers included
 //! ([`Wire`]).
 
-use crate::client::Exchange;
 use crate::conn::Conn;
+use crate::exchange::Exchange;
 use bytes::Bytes;
 use headroom_bundle::sample::ErrorKind;
 use std::io;
@@ -117,7 +117,7 @@ struct Parsed {
 }
 
 /// One user's HTTP/2 connection.
-pub struct Session {
+pub struct Http2Connection {
     send: h2::client::SendRequest<Bytes>,
     wire: Arc<Wire>,
     https: bool,
@@ -125,7 +125,7 @@ pub struct Session {
 }
 
 /// Why an exchange on HTTP/2 failed.
-pub enum Failure {
+pub enum StreamFailure {
     /// The connection could not take a new stream (closed while idle, or
     /// after a GOAWAY): nothing was sent; a new connection may carry it.
     Closed,
@@ -138,7 +138,7 @@ pub enum Failure {
 
 /// Starts HTTP/2 on an open connection (after ALPN chose `h2`, or by
 /// prior knowledge without TLS).
-pub async fn handshake(conn: Conn) -> Result<Session, Failure> {
+pub async fn handshake(conn: Conn) -> Result<Http2Connection, StreamFailure> {
     let https = matches!(conn, Conn::Tls(_));
     let wire = Arc::new(Wire::default());
     let socket = Counted {
@@ -156,7 +156,7 @@ pub async fn handshake(conn: Conn) -> Result<Session, Failure> {
     tokio::spawn(async move {
         let _ = connection.await;
     });
-    Ok(Session {
+    Ok(Http2Connection {
         send,
         wire,
         https,
@@ -184,24 +184,25 @@ pub async fn probe(conn: Conn, target: &crate::target::Target) -> Result<(), Str
         .map_err(|f| f.words())
 }
 
-impl Failure {
+impl StreamFailure {
     /// What happened, in words.
     pub fn words(&self) -> String {
         match self {
-            Failure::Closed => "it closed the connection".to_string(),
-            Failure::Unprocessed(kind, detail) | Failure::Failed(kind, Some(detail)) => {
+            StreamFailure::Closed => "it closed the connection".to_string(),
+            StreamFailure::Unprocessed(kind, detail)
+            | StreamFailure::Failed(kind, Some(detail)) => {
                 format!("{}: {detail}", kind.describe())
             }
-            Failure::Failed(kind, None) => kind.describe().to_string(),
+            StreamFailure::Failed(kind, None) => kind.describe().to_string(),
         }
     }
 }
 
-impl Session {
+impl Http2Connection {
     /// Another handle on this connection (a page's resources are streams
     /// on the page's connection).
-    pub fn share(&self) -> Session {
-        Session {
+    pub fn share(&self) -> Http2Connection {
+        Http2Connection {
             send: self.send.clone(),
             wire: self.wire.clone(),
             https: self.https,
@@ -210,7 +211,7 @@ impl Session {
     }
 
     /// Both handles are on one connection.
-    pub fn same_connection(&self, other: &Session) -> bool {
+    pub fn same_connection(&self, other: &Http2Connection) -> bool {
         Arc::ptr_eq(&self.wire, &other.wire)
     }
 
@@ -229,10 +230,10 @@ impl Session {
         exchange: &mut Exchange,
         body: &mut impl FnMut(u16, &[u8]),
         head: Option<&mut Vec<u8>>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), StreamFailure> {
         std::future::poll_fn(|cx| self.send.poll_ready(cx))
             .await
-            .map_err(|_| Failure::Closed)?;
+            .map_err(|_| StreamFailure::Closed)?;
         let (outgoing, payload) = self.request(request)?;
         self.wire.open.fetch_add(1, Ordering::Relaxed);
         let (received, sent) = self.wire.snapshot();
@@ -253,7 +254,7 @@ impl Session {
         exchange: &mut Exchange,
         body: &mut impl FnMut(u16, &[u8]),
         head: Option<&mut Vec<u8>>,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), StreamFailure> {
         let (response, mut stream) = self
             .send
             .send_request(outgoing, payload.is_empty())
@@ -281,11 +282,11 @@ impl Session {
 
     /// The request to send and its body: the last one again when the bytes
     /// are the same (URL mode), else read from the bytes.
-    fn request(&mut self, bytes: &[u8]) -> Result<(http::Request<()>, Bytes), Failure> {
+    fn request(&mut self, bytes: &[u8]) -> Result<(http::Request<()>, Bytes), StreamFailure> {
         let same = self.last.as_ref().is_some_and(|p| p.bytes == bytes);
         if !same {
             let (request, body) = read_request(bytes, self.https)
-                .map_err(|why| Failure::Failed(ErrorKind::Request, Some(why)))?;
+                .map_err(|why| StreamFailure::Failed(ErrorKind::Request, Some(why)))?;
             self.last = Some(Parsed {
                 bytes: bytes.to_vec(),
                 request,
@@ -371,26 +372,29 @@ fn write_head(out: &mut Vec<u8>, response: &http::Response<h2::RecvStream>) {
 }
 
 /// A stream the server did not process may go again; else a failure.
-fn unprocessed_or(error: &h2::Error) -> Failure {
+fn unprocessed_or(error: &h2::Error) -> StreamFailure {
     let refused = error.reason() == Some(h2::Reason::REFUSED_STREAM) && error.is_remote();
     if (error.is_go_away() && error.is_remote()) || refused {
-        if let Failure::Failed(kind, detail) = failure(error) {
-            return Failure::Unprocessed(kind, detail.unwrap_or("the server refused the stream"));
+        if let StreamFailure::Failed(kind, detail) = failure(error) {
+            return StreamFailure::Unprocessed(
+                kind,
+                detail.unwrap_or("the server refused the stream"),
+            );
         }
     }
     failure(error)
 }
 
 /// An h2 error in headroom's words.
-fn failure(error: &h2::Error) -> Failure {
+fn failure(error: &h2::Error) -> StreamFailure {
     if let Some(io) = error.get_io() {
         let kind = crate::conn::error_kind_of_io(io);
         let words = (kind == ErrorKind::Reset)
             .then_some("the connection closed before the stream was complete");
-        return Failure::Failed(kind, words);
+        return StreamFailure::Failed(kind, words);
     }
     let Some(reason) = error.reason() else {
-        return Failure::Failed(
+        return StreamFailure::Failed(
             ErrorKind::Protocol,
             Some("HTTP/2 failed (the h2 crate gave no reason)"),
         );
@@ -402,7 +406,7 @@ fn failure(error: &h2::Error) -> Failure {
     } else {
         (ErrorKind::Protocol, broken_words(reason))
     };
-    Failure::Failed(kind, Some(words))
+    StreamFailure::Failed(kind, Some(words))
 }
 
 fn go_away_words(reason: h2::Reason) -> &'static str {

@@ -14,6 +14,7 @@ pub mod clock;
 pub mod conn;
 pub mod content_encoding;
 pub mod engine;
+pub mod exchange;
 pub mod failures;
 pub mod fault;
 pub mod http1;

@@ -10,7 +10,7 @@
 use super::cookies::CookieJar;
 use super::Scenario;
 use crate::client::{HttpClient, Outgoing};
-use crate::conn::Connector;
+use crate::conn::{Connector, UserTls};
 use crate::http1::with_response;
 use crate::page_load::cache::{Cache, Headers, Lookup};
 use crate::page_load::css::SheetRules;
@@ -44,6 +44,9 @@ pub struct PageState {
     sheet_rules: HashMap<String, Rc<SheetRules>>,
     /// Per slot, per origin: the connection, made when first needed.
     slots: Vec<Vec<Option<HttpClient>>>,
+    /// Per origin: the user's TLS sessions, shared by its connections
+    /// there (its journey's own and its slots').
+    tls: Vec<Option<UserTls>>,
     /// The user's clock for the cache: when the user started.
     started: Instant,
 }
@@ -56,6 +59,7 @@ impl PageState {
             slots: (0..SLOTS)
                 .map(|_| (0..origins).map(|_| None).collect())
                 .collect(),
+            tls: (0..origins).map(|_| None).collect(),
             started: Instant::now(),
         }
     }
@@ -106,6 +110,7 @@ struct Shared<'a> {
     /// its sheets were in).
     style_done: Cell<bool>,
     jar: RefCell<&'a mut CookieJar>,
+    tls: RefCell<&'a mut Vec<Option<UserTls>>>,
     cache: RefCell<&'a mut Cache>,
     sheet_rules: RefCell<&'a mut HashMap<String, Rc<SheetRules>>>,
     queue: RefCell<VecDeque<Resource>>,
@@ -140,8 +145,15 @@ pub async fn load(
         cache,
         sheet_rules,
         slots,
+        tls,
         started,
     } = state;
+    // The journey's connection to a host holds the user's sessions there.
+    for (sessions, client) in tls.iter_mut().zip(main.iter()) {
+        if let Some(client) = client {
+            *sessions = Some(client.user_tls());
+        }
+    }
     let shared = Shared {
         ctx,
         page,
@@ -150,6 +162,7 @@ pub async fn load(
         style: RefCell::new(style),
         style_done: Cell::new(false),
         jar: RefCell::new(jar),
+        tls: RefCell::new(tls),
         cache: RefCell::new(cache),
         sheet_rules: RefCell::new(sheet_rules),
         queue: RefCell::new(VecDeque::new()),
@@ -324,10 +337,11 @@ impl Shared<'_> {
             modified.as_deref(),
         );
         let client = clients[origin].get_or_insert_with(|| {
-            HttpClient::new(
-                self.ctx.connectors[origin].clone(),
-                self.ctx.scenario.timeout,
-            )
+            let connector = &self.ctx.connectors[origin];
+            let tls = self.tls.borrow_mut()[origin]
+                .get_or_insert_with(|| connector.user_tls())
+                .clone();
+            HttpClient::with_tls(connector.clone(), self.ctx.scenario.timeout, tls)
         });
         let outgoing = Outgoing {
             bytes: request,
