@@ -338,19 +338,21 @@ pub fn extractor(step: &Step, held: &Held, field: Option<&str>, value: &str) -> 
         pattern,
         json_string: false,
     };
-    let escaped = json_escapes(value).into_iter().find_map(|written| {
-        regex_for(&last.body, &written).map(|pattern| Extract::Regex {
-            pattern,
-            json_string: true,
+    let escaped = || {
+        json_escapes(value).into_iter().find_map(|written| {
+            regex_for(&last.body, &written).map(|pattern| Extract::Regex {
+                pattern,
+                json_string: true,
+            })
         })
-    });
+    };
     // A value with a backslash or a quote that a script holds is read
     // from its JSON string (its raw text there is not the value); else
     // from its own text first.
     if value.contains(['\\', '"']) {
-        escaped.or_else(|| regex_for(&last.body, value).map(plain))
+        escaped().or_else(|| regex_for(&last.body, value).map(plain))
     } else {
-        regex_for(&last.body, value).map(plain).or(escaped)
+        regex_for(&last.body, value).map(plain).or_else(escaped)
     }
 }
 

@@ -244,11 +244,6 @@ async fn exchange_any(
             }
             // Closed while idle: nothing was sent; a new connection takes it.
             Err(StreamFailure::Closed) if reused => *h2 = None,
-            Err(StreamFailure::Closed) => {
-                *h2 = None;
-                exchange.detail = Some(CLOSED_AT_ONCE);
-                return Err(ErrorKind::Reset);
-            }
             Err(StreamFailure::Unprocessed(kind, detail)) => {
                 *h2 = None;
                 if !send_again(may_retry, &mut may_retry, exchange) {

@@ -3,7 +3,7 @@
 //! TLS offers the HTTP versions asked for by ALPN ([`HttpChoice`]).
 
 use crate::protocol::HttpChoice;
-use crate::target::{Scheme, Target};
+use crate::target::{OriginUrl, Scheme, Target};
 use headroom_bundle::manifest::Negotiated;
 use headroom_bundle::sample::{ErrorKind, TlsHandshake};
 use rustls::pki_types::ServerName;
@@ -303,22 +303,13 @@ impl Connector {
         }
         let tls = conn.tls_parameters();
         Ok(Negotiated {
-            origin: origin_of(target),
+            origin: OriginUrl(target).to_string(),
             asked: self.http.name().to_string(),
             protocol: if h2 { "HTTP/2" } else { "HTTP/1.1" }.to_string(),
             tls_version: tls.as_ref().map(|t| t.0.clone()),
             cipher: tls.map(|t| t.1),
         })
     }
-}
-
-/// `scheme://host:port` of a target.
-fn origin_of(target: &Target) -> String {
-    let scheme = match target.scheme {
-        Scheme::Http => "http",
-        Scheme::Https => "https",
-    };
-    format!("{scheme}://{}", target.authority())
 }
 
 /// rustls's own error inside an I/O error, if it is one.

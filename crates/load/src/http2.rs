@@ -6,7 +6,9 @@
 //! those bytes (headers keep their order; the hop-by-hop ones, which
 //! HTTP/2 forbids, are dropped; `Host` becomes `:authority`) and a
 //! response's head is written back as `HTTP/2 200` and its header lines.
-//! The last request read is kept, so URL mode reads its request once.
+//! The last request read is kept, so URL mode reads its request once; a
+//! stream still allocates (its request's header map, the h2 crate's
+//! stream state), where HTTP/1.1 allocates nothing per request.
 //!
 //! The connection is driven by a task of its own (it answers the server's
 //! PINGs and SETTINGS while the user thinks); the user's handle and that
@@ -171,15 +173,14 @@ pub async fn probe(conn: Conn, target: &crate::target::Target) -> Result<(), Str
         Ok(s) => s,
         Err(f) => return Err(f.words()),
     };
-    let request = format!(
-        "HEAD {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {}\r\n\r\n",
-        target.path_and_query,
-        target.host_header(),
-        crate::target::USER_AGENT
-    );
+    let head = crate::target::RequestSpec {
+        method: "HEAD".into(),
+        ..Default::default()
+    };
+    let request = head.serialize(target, &target.path_and_query);
     let mut exchange = Exchange::default();
     session
-        .exchange(request.as_bytes(), &mut exchange, &mut |_, _| {}, None)
+        .exchange(&request, &mut exchange, &mut |_, _| {}, None)
         .await
         .map_err(|f| f.words())
 }
@@ -213,12 +214,6 @@ impl Http2Connection {
     /// Both handles are on one connection.
     pub fn same_connection(&self, other: &Http2Connection) -> bool {
         Arc::ptr_eq(&self.wire, &other.wire)
-    }
-
-    /// The concurrent streams the server allows on this connection
-    /// (its SETTINGS_MAX_CONCURRENT_STREAMS; unbounded when it sent none).
-    pub fn max_streams(&self) -> usize {
-        self.send.current_max_send_streams()
     }
 
     /// Sends one request (its HTTP/1.1 bytes) and reads the response,
@@ -304,18 +299,12 @@ impl Http2Connection {
 }
 
 /// Headers HTTP/2 forbids (RFC 9113 8.2.2): they describe the HTTP/1.1
-/// connection, which HTTP/2 replaces.
+/// connection, which HTTP/2 replaces (`Host` and `Transfer-Encoding` are
+/// read before).
 fn hop_by_hop(name: &str) -> bool {
-    [
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-    ]
-    .iter()
-    .any(|h| name.eq_ignore_ascii_case(h))
+    ["connection", "keep-alive", "proxy-connection", "upgrade"]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
 }
 
 /// An HTTP/1.1 request's bytes as an HTTP/2 request and its body.

@@ -216,16 +216,13 @@ fn share_http2(slots: &mut [Vec<Option<HttpClient>>]) {
         else {
             continue;
         };
-        for lane in 0..slots.len() {
-            let (Some(held), Some(client)) = (&slots[owner][origin], &slots[lane][origin]) else {
-                if lane != owner {
-                    slots[lane][origin] =
-                        slots[owner][origin].as_ref().and_then(HttpClient::sharing);
-                }
-                continue;
+        for lane in (0..slots.len()).filter(|&lane| lane != owner) {
+            let on_it = match (&slots[lane][origin], &slots[owner][origin]) {
+                (Some(client), Some(held)) => client.shares_connection_with(held),
+                _ => false,
             };
-            if lane != owner && !client.shares_connection_with(held) {
-                slots[lane][origin] = held.sharing();
+            if !on_it {
+                slots[lane][origin] = slots[owner][origin].as_ref().and_then(HttpClient::sharing);
             }
         }
     }
