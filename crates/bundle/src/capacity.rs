@@ -228,9 +228,23 @@ pub struct CapacitySetup {
     /// What the answer calls the users, plural ("students"); `None`: users.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub users_are: Option<String>,
+    /// What a level's throughput (`rps`) counts: "pages/s" when every step
+    /// loads its page (a page with its resources is one), "steps/s" when
+    /// some do; empty: requests ("req/s").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rate_unit: String,
 }
 
 impl CapacitySetup {
+    /// What a level's throughput counts: "req/s", "pages/s" or "steps/s".
+    pub fn rate(&self) -> &str {
+        if self.rate_unit.is_empty() {
+            "req/s"
+        } else {
+            &self.rate_unit
+        }
+    }
+
     /// What one user and many are called: ("user", "users") unless
     /// `--users-are` named them ("students" → "student").
     pub fn nouns(&self) -> (String, String) {
@@ -320,9 +334,12 @@ impl LittlesLaw {
             .collect()
     }
 
-    pub fn describe(&self) -> String {
+    /// "8.5 req/s × (0.120 s mean response + 10.000 s think) = 86.0 users
+    /// busy of 100"; `rate` is the throughput's unit (a page load's
+    /// response is its page's time).
+    pub fn describe(&self, rate: &str) -> String {
         format!(
-            "{:.1} req/s × ({:.3} s mean response + {:.3} s think) = {:.1} users busy of {}",
+            "{:.1} {rate} × ({:.3} s mean response + {:.3} s think) = {:.1} users busy of {}",
             self.rps, self.mean_response_s, self.think_s, self.users_busy, self.users
         )
     }
@@ -392,7 +409,7 @@ impl CapacityResult {
         let (one, many) = self.setup.nouns();
         let mut text = match self.capacity.users {
             Some(users) => format!(
-                "{}{}{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} req/s",
+                "{}{}{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} {}",
                 if self.capacity.at_least {
                     "at least "
                 } else {
@@ -412,7 +429,8 @@ impl CapacityResult {
                 self.target.apdex,
                 self.capacity.apdex_rating.as_deref().unwrap_or("-"),
                 self.capacity.apdex.unwrap_or(0.0),
-                self.capacity.rps.unwrap_or(0.0)
+                self.capacity.rps.unwrap_or(0.0),
+                self.setup.rate()
             ),
             None => format!(
                 "fewer than {}: not even the lowest level met Apdex ≥ {:.2}",

@@ -54,6 +54,8 @@ pub struct Settings {
     pub base: PathBuf,
     /// What one user is, in words ([`crate::who`]).
     pub user: String,
+    /// What a level's throughput counts: "req/s", "pages/s" or "steps/s".
+    pub rate_unit: &'static str,
     /// What the answer calls the users, plural (`None`: users).
     pub users_are: Option<String>,
     /// Each level is a lesson start: its users arrive within this time.
@@ -152,6 +154,7 @@ impl SearchPlan {
             lengthened: lengthened.clone(),
             processes: settings.processes.clone(),
             user: settings.user.clone(),
+            rate_unit: settings.rate_unit.to_string(),
             users_are: settings.users_are.clone(),
             ladder: if settings.aimed { "aimed" } else { "plain" }.into(),
             step: settings.ladder.step,

@@ -136,13 +136,17 @@ impl CapacitySpec {
         Ok(self.users(target)?.0)
     }
 
-    /// The think the search plans with, and what one user is in words.
-    fn users(&self, target: &Target) -> Result<(PlannedThink, String), AssemblyError> {
+    /// The think the search plans with, what one user is in words, and
+    /// what its throughput counts ([`crate::who::rate_unit`]).
+    fn users(
+        &self,
+        target: &Target,
+    ) -> Result<(PlannedThink, String, &'static str), AssemblyError> {
         let source = match &self.level.workload {
             WorkloadSource::Url(request) => {
                 let think = PlannedThink::of_flag(self.level.think);
                 let user = crate::who::of_url(&request.method, &target.url, &think);
-                return Ok((think, user));
+                return Ok((think, user, crate::who::rate_unit(1, 0)));
             }
             WorkloadSource::Scenario(source) => source,
         };
@@ -152,7 +156,10 @@ impl CapacitySpec {
             if let headroom_load::scenario::mix::Workfile::Mix(mix) = mix {
                 let think = PlannedThink::of_mix(&mix, self.level.think);
                 let user = crate::who::of_mix(&mix, &think);
-                return Ok((think, user));
+                let steps = mix.journeys.iter().flat_map(|j| &j.scenario.requests);
+                let pages = steps.clone().filter(|r| r.page.is_some()).count();
+                let unit = crate::who::rate_unit(steps.count(), pages);
+                return Ok((think, user, unit));
             }
         }
         let scenario = headroom_load::scenario::jmx::scenario(
@@ -164,14 +171,20 @@ impl CapacitySpec {
         .map_err(AssemblyError::Usage)?;
         let think = PlannedThink::of_scenario(&scenario, self.level.think);
         let user = crate::who::of_scenario(&scenario, &source.file, &think);
-        Ok((think, user))
+        let pages = scenario
+            .requests
+            .iter()
+            .filter(|r| r.page.is_some())
+            .count();
+        let unit = crate::who::rate_unit(scenario.requests.len(), pages);
+        Ok((think, user, unit))
     }
 
     /// The search's settings, its levels and capacity.json going into
     /// `base`.
     pub fn settings(&self, base: PathBuf) -> Result<Settings, AssemblyError> {
         let target = self.target()?;
-        let (think, user) = self.users(&target)?;
+        let (think, user, rate_unit) = self.users(&target)?;
         let level = &self.level;
         Ok(Settings {
             url: target.url.clone(),
@@ -188,6 +201,7 @@ impl CapacitySpec {
             processes: level.monitors.processes.clone(),
             base,
             user,
+            rate_unit,
             users_are: self.users_are.clone(),
             lesson: self.arrive_within,
             rest: self.arrive_within.map(|_| crate::rest::RestTarget {
@@ -408,6 +422,41 @@ mod tests {
         assert_eq!(run.profile.ramp_up, Some(timing.warmup_min));
         assert_eq!(run.outputs.bundle_dir, Some(PathBuf::from("/s/level-0007")));
         assert_eq!(run.workload, spec.level.workload);
+    }
+
+    /// A level's throughput is counted in what its users do: requests,
+    /// pages loaded as a browser does, or steps of both.
+    #[test]
+    fn the_throughputs_unit_is_what_a_user_does() {
+        assert_eq!(
+            url_spec().settings(PathBuf::new()).unwrap().rate_unit,
+            "req/s"
+        );
+        let dir = std::env::temp_dir().join(format!("rate-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let steps = "steps:\n  - label: a\n    path: /a\n  - label: b\n    path: /b\n";
+        for (defaults, post, unit) in [
+            ("page_loads: true", "", "pages/s"),
+            ("page_loads: false", "", "req/s"),
+            ("page_loads: true", "    page_load: false\n", "steps/s"),
+        ] {
+            let file = dir.join("s.yaml");
+            std::fs::write(
+                &file,
+                format!("defaults:\n  base_url: http://127.0.0.1:9\n  {defaults}\n{steps}{post}"),
+            )
+            .unwrap();
+            let mut spec = url_spec();
+            spec.level.workload = WorkloadSource::Scenario(headroom_load::spec::ScenarioSource {
+                file: file.clone(),
+                target: Some("http://127.0.0.1:9".into()),
+                jmeter_properties: Default::default(),
+                strict: false,
+            });
+            let settings = spec.settings(PathBuf::new()).unwrap();
+            assert_eq!(settings.rate_unit, unit, "{defaults} {post}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A spec written by hand says which field is wrong and why.

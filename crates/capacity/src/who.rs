@@ -46,7 +46,7 @@ pub fn of_scenario(scenario: &Scenario, file: &Path, think: &PlannedThink) -> St
     };
     let browser = match pages {
         0 => "its pages requested alone, without their style sheets, scripts and images (no page_loads)".to_string(),
-        p if p == requests => "each page loaded as a browser loads it (style sheets, scripts, images and fonts, 6 connections a host, its own cache)".to_string(),
+        p if p == requests => "each page loaded as a browser loads it (style sheets, scripts, images and fonts, 6 connections a host over HTTP/1.1 or streams on one over HTTP/2, its own cache)".to_string(),
         p => format!(
             "{} of them loaded as a browser loads a page (with its style sheets, scripts, images, its own cache)",
             p
@@ -94,6 +94,17 @@ pub fn of_mix(mix: &Mix, think: &PlannedThink) -> String {
         shares.join(", "),
         reading(think.mean, "requests")
     )
+}
+
+/// What a level's throughput counts, by the journey's steps and how many
+/// of them load pages: "req/s" (requests), "pages/s" (page loads, each a
+/// page with its resources) or "steps/s" (some of each).
+pub fn rate_unit(steps: usize, pages: usize) -> &'static str {
+    match pages {
+        0 => "req/s",
+        p if p == steps => "pages/s",
+        _ => "steps/s",
+    }
 }
 
 fn reading(mean: Duration, between: &str) -> String {
@@ -160,7 +171,7 @@ mod tests {
         );
         assert_eq!(
             of_scenario(&scenario, Path::new("s.yaml"), &think),
-            "runs the journey 'Student' (3 requests; 1 request only on its first round, as a login) in a loop, reading 15 s between requests on average; each page loaded as a browser loads it (style sheets, scripts, images and fonts, 6 connections a host, its own cache)"
+            "runs the journey 'Student' (3 requests; 1 request only on its first round, as a login) in a loop, reading 15 s between requests on average; each page loaded as a browser loads it (style sheets, scripts, images and fonts, 6 connections a host over HTTP/1.1 or streams on one over HTTP/2, its own cache)"
         );
         let plain = parse_str(
             "steps:\n  - label: home\n    path: /\n",

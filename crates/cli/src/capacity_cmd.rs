@@ -244,6 +244,8 @@ fn search_dir(spec: &CapacitySpec) -> Result<PathBuf, Failure> {
 /// Each level of the search run from its spec, on the terminal.
 struct SpecLevels<'a> {
     spec: &'a CapacitySpec,
+    /// What a level's throughput counts ("req/s", "pages/s").
+    rate: &'a str,
     /// `--metrics-listen`: every level publishes there in turn.
     metrics: Option<Arc<LiveMetrics>>,
     live: bool,
@@ -296,7 +298,7 @@ impl LevelRunner for SpecLevels<'_> {
 
     fn measured(&self, level: &Level) {
         if !self.quiet {
-            eprintln!("{}", level_line(level, self.users_are()));
+            eprintln!("{}", level_line(level, self.users_are(), self.rate));
         }
     }
 
@@ -422,6 +424,7 @@ pub(crate) async fn search_spec(
     let started = Instant::now();
     let levels = SpecLevels {
         spec,
+        rate: plan.setup.rate(),
         metrics,
         live,
         quiet,

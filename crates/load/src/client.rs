@@ -153,6 +153,18 @@ impl HttpClient {
         self.h2.is_some()
     }
 
+    /// Whether the client holds a connection (it may have been closed by
+    /// the server since).
+    pub fn connected(&self) -> bool {
+        self.h2.is_some() || self.io.conn.is_some()
+    }
+
+    /// Streams the server takes at once on this client's HTTP/2
+    /// connection; None unless it speaks HTTP/2.
+    pub fn stream_limit(&self) -> Option<usize> {
+        self.h2.as_ref().map(Http2Connection::stream_limit)
+    }
+
     /// A client whose requests go as streams on this one's HTTP/2
     /// connection (a page's resources beside the page); None unless it
     /// speaks HTTP/2. It holds no read buffer until it must connect anew.

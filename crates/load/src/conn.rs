@@ -187,6 +187,16 @@ impl Connector {
         }))
     }
 
+    /// Whether a new connection may carry HTTP/2: asked for, or offered
+    /// over TLS (`auto`).
+    pub fn may_speak_h2(&self) -> bool {
+        match self.http {
+            HttpChoice::Http1 => false,
+            HttpChoice::Http2 => true,
+            HttpChoice::Auto => self.tls.is_some(),
+        }
+    }
+
     /// Whether a connection just opened carries HTTP/2: TLS agreed on it
     /// by ALPN, or (without TLS) it was asked for (h2c).
     pub fn speaks_h2(&self, conn: &Conn) -> bool {

@@ -8,6 +8,8 @@
 pub enum ProtocolError {
     Head,
     Status,
+    /// The server answered with HTTP/2 frames (an h2c-only port).
+    Http2Frames,
     HeadTooLarge,
     ContentLength,
     Chunked,
@@ -54,6 +56,9 @@ impl ProtocolError {
         match self {
             ProtocolError::Head => "malformed response head",
             ProtocolError::Status => "status code outside 100-599",
+            ProtocolError::Http2Frames => {
+                "the server answered in HTTP/2 frames: it speaks HTTP/2 without TLS (h2c) on this port; use --http 2 (or http: 2 in the scenario)"
+            }
             ProtocolError::HeadTooLarge => {
                 "response head larger than 1 MiB (browsers accept 256 KiB)"
             }
@@ -81,6 +86,7 @@ pub fn with_response<R>(
         Ok(httparse::Status::Complete(n)) => return Ok(Some(read(&response, n))),
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => {}
+        Err(_) if http2_frames(buf) => return Err(ProtocolError::Http2Frames),
         Err(_) => return Err(ProtocolError::Head),
     }
     let lines = memchr::memchr_iter(b'\n', buf).count();
@@ -91,6 +97,12 @@ pub fn with_response<R>(
         Ok(httparse::Status::Partial) => Ok(None),
         Err(_) => Err(ProtocolError::Head),
     }
+}
+
+/// Whether bytes that are no HTTP/1.1 response begin as an HTTP/2 server
+/// begins a connection: a SETTINGS or GOAWAY frame on stream 0.
+fn http2_frames(buf: &[u8]) -> bool {
+    buf.len() >= 9 && matches!(buf[3], 0x4 | 0x7) && buf[5..9] == [0, 0, 0, 0]
 }
 
 /// `HTTP/2 200\r\n` and header lines: the status line read here, the
@@ -446,6 +458,24 @@ mod tests {
         assert_eq!(head.head_len, many.len() - 2);
         let count = with_response(&many, |r, _| r.headers.len()).unwrap();
         assert_eq!(count, Some(1001));
+    }
+
+    #[test]
+    fn http2_frames_where_a_head_was_expected_are_named() {
+        // nginx's first frame on an h2c port: SETTINGS (3 settings), then
+        // a WINDOW_UPDATE.
+        let mut settings = vec![0, 0, 18, 4, 0, 0, 0, 0, 0];
+        settings.extend_from_slice(&[0, 3, 0, 0, 0, 128, 0, 4, 0, 0, 255, 255, 0, 5, 0, 0, 64, 0]);
+        settings.extend_from_slice(&[0, 0, 4, 8, 0, 0, 0, 0, 0, 127, 255, 0, 0]);
+        assert_eq!(
+            parse_head(&settings, false),
+            Err(ProtocolError::Http2Frames)
+        );
+        // A GOAWAY alone too; a frame on a stream is no server's greeting.
+        let goaway = [0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        assert_eq!(parse_head(&goaway, false), Err(ProtocolError::Http2Frames));
+        let data = [0, 0, 1, 0, 1, 0, 0, 0, 1, b'x'];
+        assert_eq!(parse_head(&data, false), Err(ProtocolError::Head));
     }
 
     #[test]

@@ -35,6 +35,9 @@ const MAX_HEADER_LIST: u32 = 1024 * 1024;
 /// connection): a page's body never waits on a window update.
 const STREAM_WINDOW: u32 = 6 * 1024 * 1024;
 const CONNECTION_WINDOW: u32 = 15 * 1024 * 1024;
+/// Streams opened at once before the server's SETTINGS say how many it
+/// takes (Chromium's assumption; the protocol's default is unlimited).
+pub const STREAMS_BEFORE_SETTINGS: usize = 100;
 
 /// Fractions of a byte in [`Wire`]'s shares.
 const SHARE_UNIT: u64 = 1 << 16;
@@ -152,6 +155,7 @@ pub async fn handshake(conn: Conn) -> Result<Http2Connection, StreamFailure> {
         .initial_connection_window_size(CONNECTION_WINDOW)
         .max_header_list_size(MAX_HEADER_LIST)
         .enable_push(false)
+        .initial_max_send_streams(STREAMS_BEFORE_SETTINGS)
         .handshake::<_, Bytes>(socket)
         .await
         .map_err(|e| failure(&e))?;
@@ -209,6 +213,13 @@ impl Http2Connection {
             https: self.https,
             last: None,
         }
+    }
+
+    /// Streams the server lets this connection open at once (its
+    /// SETTINGS_MAX_CONCURRENT_STREAMS; [`STREAMS_BEFORE_SETTINGS`] until
+    /// it has said).
+    pub fn stream_limit(&self) -> usize {
+        self.send.current_max_send_streams()
     }
 
     /// Both handles are on one connection.

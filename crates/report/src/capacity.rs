@@ -24,7 +24,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
         "p50",
         "p90",
         "p95",
-        "req/s",
+        result.setup.rate(),
         "machine CPU",
     ]
     .iter()
@@ -92,7 +92,10 @@ pub fn render_capacity(result: &CapacityResult) -> String {
         out.push_str(&format!("  {line}\n"));
     }
     if let Some(little) = &result.little {
-        out.push_str(&format!("  Little's law: {}\n", little.describe()));
+        out.push_str(&format!(
+            "  Little's law: {}\n",
+            little.describe(result.setup.rate())
+        ));
     }
     if let Some(line) = other_think_times(result) {
         out.push_str(&format!("  {line}\n"));
@@ -171,8 +174,9 @@ pub fn other_think_times(result: &CapacityResult) -> Option<String> {
         return None;
     }
     Some(format!(
-        "Reading longer between requests (a model: {:.1} req/s at {:.3} s mean response, the capacity's, held whatever the think; a search with that think measures it): {}",
+        "Reading longer between requests (a model: {:.1} {} at {:.3} s mean response, the capacity's, held whatever the think; a search with that think measures it): {}",
         little.rps,
+        result.setup.rate(),
         little.mean_response_s,
         rows.join(", ")
     ))
@@ -280,10 +284,11 @@ pub fn search_heading(
 }
 
 /// The line printed after each level; `many` names the users (students,
-/// ...).
-pub fn level_line(level: &Level, many: &str) -> String {
+/// ...), `rate` the throughput's unit
+/// ([`headroom_bundle::capacity::CapacitySetup::rate`]).
+pub fn level_line(level: &Level, many: &str, rate: &str) -> String {
     format!(
-        "  {:>5} {many}: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} req/s{}{} → {}",
+        "  {:>5} {many}: Apdex {} {}, errors {:.2}%, p95 {}, {:.1} {rate}{}{} → {}",
         level.users,
         level.apdex.map_or("-".into(), |a| format!("{a:.3}")),
         level.apdex_rating.as_deref().unwrap_or(""),
@@ -652,9 +657,10 @@ mod tests {
             "{text}"
         );
         assert!(
-            level_line(&result.levels[0], "students").starts_with("     10 students: Apdex 1.000"),
+            level_line(&result.levels[0], "students", "req/s")
+                .starts_with("     10 students: Apdex 1.000"),
             "{}",
-            level_line(&result.levels[0], "students")
+            level_line(&result.levels[0], "students", "req/s")
         );
         result.setup.users_are = Some("everyday activities".into());
         assert_eq!(result.setup.nouns().0, "everyday activity");

@@ -191,7 +191,7 @@ fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
         let _ = write!(
             html,
             "<li><b>Little's law</b> at the capacity: {}.{}</li>",
-            escape(&little.describe()),
+            escape(&little.describe(result.setup.rate())),
             little_says(little, levels)
         );
     }
@@ -401,7 +401,8 @@ fn levels_table(
 ) {
     let _ = write!(
         html,
-        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table class=\"levels\"><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>req/s</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th class=\"wrap\">Target</th><th class=\"wrap\">Ran (warm-up + measured)</th><th class=\"wrap\">Why this many users</th><th class=\"wrap\">Bundle</th></tr>\n",
+        "</div>\n<h2>Levels</h2><div class=\"scroll\"><table class=\"levels\"><tr><th>Users</th><th>Apdex</th><th>Errors (%)</th><th>Mean (ms)</th><th>p50 (ms)</th><th>p90 (ms)</th><th>p95 (ms)</th><th>{}</th><th title=\"every process on the host, the load generator's too when it runs there\">Machine CPU (%)</th>{}<th class=\"wrap\">Target</th><th class=\"wrap\">Ran (warm-up + measured)</th><th class=\"wrap\">Why this many users</th><th class=\"wrap\">Bundle</th></tr>\n",
+        result.setup.rate(),
         if processes.is_empty() {
             String::new()
         } else {

@@ -169,6 +169,7 @@ fn run_section(html: &mut String, run: &RunData) {
     verdict(html, run);
     phases(html, run);
     statistics(html, run);
+    connections(html, run);
     jmeter_dashboard(html, run);
     checks(html, run);
     errors(html, run);
@@ -310,6 +311,22 @@ fn statistics(html: &mut String, run: &RunData) {
         );
     }
     html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Percentiles over every sample (HdrHistogram); JMeter's dashboard uses a 20,000-sample window.</p>\n");
+}
+
+/// How the users reached the server: what each origin's connections
+/// spoke (HTTP version, TLS version and cipher, as the run's check found
+/// them) and the TLS handshakes the users made, full and resumed.
+fn connections(html: &mut String, run: &RunData) {
+    let mut lines: Vec<String> = run
+        .manifest
+        .connections
+        .iter()
+        .map(|c| escape(&c.describe()))
+        .collect();
+    lines.extend(crate::terminal::tls_line(&run.summary.total).map(|l| escape(&l)));
+    if !lines.is_empty() {
+        let _ = writeln!(html, "<p class=\"meta\">{}</p>", lines.join("<br>"));
+    }
 }
 
 /// The scenario's checks: where each is evaluated, how often it passed

@@ -9,9 +9,10 @@ use crate::support::php_site::{nginx, Daemon};
 use crate::support::{free_port, light, manifest, run, stdout_json, temp_dir, text};
 use std::path::{Path, PathBuf};
 
-/// nginx with four servers: `tls` (HTTP/2 and HTTP/1.1 by ALPN; TLS 1.2
-/// and 1.3), `h2c` (HTTP/2 without TLS), `h1_tls` (TLS 1.2, HTTP/1.1 only)
-/// and `h1` (HTTP/1.1 without TLS).
+/// nginx with five servers: `tls` (HTTP/2 and HTTP/1.1 by ALPN; TLS 1.2
+/// and 1.3), `h2c` (HTTP/2 without TLS), `h1_tls` (TLS 1.2, HTTP/1.1 only),
+/// `h1` (HTTP/1.1 without TLS) and `capped` (as `tls`, taking two streams
+/// at once on a connection).
 struct Site {
     _nginx: Daemon,
     dir: PathBuf,
@@ -19,6 +20,7 @@ struct Site {
     h2c: u16,
     h1_tls: u16,
     h1: u16,
+    capped: u16,
 }
 
 impl Site {
@@ -37,6 +39,14 @@ impl Site {
         }
         page.push_str("</body></html>");
         std::fs::write(www.join("page.html"), page).unwrap();
+        // A page of eight images nginx sends slowly (about a second each).
+        std::fs::create_dir_all(www.join("slow")).unwrap();
+        let mut slow = String::from("<html><body>");
+        for i in 0..8 {
+            slow.push_str(&format!("<img src=/slow/i{i}.png>"));
+            std::fs::write(www.join(format!("slow/i{i}.png")), vec![b'p'; 12_000]).unwrap();
+        }
+        std::fs::write(www.join("slow/page.html"), slow + "</body></html>").unwrap();
         std::fs::write(www.join("s.css"), "body{margin:0}").unwrap();
         std::fs::write(www.join("a.js"), "var a=1;").unwrap();
         let cert = rcgen::generate_simple_self_signed(vec![
@@ -47,25 +57,28 @@ impl Site {
         std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
         std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem()).unwrap();
         let (tls, h2c, h1_tls, h1) = (free_port(), free_port(), free_port(), free_port());
+        let capped = free_port();
         let d = dir.display();
         let tls_files =
             format!("ssl_certificate {d}/cert.pem;\n    ssl_certificate_key {d}/key.pem;");
         // A POST to /login sets a cookie and redirects to /home, which
         // answers only with that cookie.
         let routes = "location = /login { add_header Set-Cookie \"session=s3cr3t42; Path=/\"; return 302 /home; }\n    \
-             location = /home { if ($cookie_session != \"s3cr3t42\") { return 403; } return 200 \"welcome $cookie_session\\n\"; }";
+             location = /home { if ($cookie_session != \"s3cr3t42\") { return 403; } return 200 \"welcome $cookie_session\\n\"; }\n    \
+             location /slow/ { limit_rate 8k; }";
         std::fs::write(
             dir.join("nginx.conf"),
             format!(
                 "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
                  events {{ worker_connections 256; }}\n\
                  http {{\n  client_body_temp_path {d}/tmp;\n\
-                 log_format wire '$server_port $server_protocol $request_method $request_uri $status $body_bytes_sent $http_content_length $ssl_session_reused $connection';\n\
+                 log_format wire '$server_port $server_protocol $request_method $request_uri $status $body_bytes_sent $http_content_length $ssl_session_reused $connection $msec $request_time';\n\
                  access_log {d}/access.log wire;\n  root {www};\n\
                  server {{\n    listen 127.0.0.1:{tls} ssl http2;\n    ssl_protocols TLSv1.2 TLSv1.3;\n    {tls_files}\n    {routes}\n  }}\n\
                  server {{\n    listen 127.0.0.1:{h2c} http2;\n    {routes}\n  }}\n\
                  server {{\n    listen 127.0.0.1:{h1_tls} ssl;\n    ssl_protocols TLSv1.2;\n    {tls_files}\n  }}\n\
-                 server {{\n    listen 127.0.0.1:{h1};\n  }}\n}}\n",
+                 server {{\n    listen 127.0.0.1:{h1};\n  }}\n\
+                 server {{\n    listen 127.0.0.1:{capped} ssl http2;\n    http2_max_concurrent_streams 2;\n    {tls_files}\n    {routes}\n  }}\n}}\n",
                 www = www.display(),
             ),
         )
@@ -79,7 +92,31 @@ impl Site {
             h2c,
             h1_tls,
             h1,
+            capped,
         }
+    }
+
+    /// The most requests nginx served at once on `port` (past its first
+    /// `skip` lines), from its log's end times and request times (an end before a start at the same
+    /// millisecond).
+    fn most_at_once(&self, port: u16, skip: usize) -> usize {
+        let text = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
+        let mut edges: Vec<(i64, i32)> = Vec::new();
+        let lines = text.lines().filter(|l| l.starts_with(&format!("{port} ")));
+        for line in lines.skip(skip) {
+            let f: Vec<&str> = line.split(' ').collect();
+            let end = (f[9].parse::<f64>().unwrap() * 1000.0).round() as i64;
+            let took = (f[10].parse::<f64>().unwrap() * 1000.0).round() as i64;
+            edges.push((end - took, 1));
+            edges.push((end, -1));
+        }
+        edges.sort();
+        let (mut now, mut most) = (0, 0);
+        for (_, step) in edges {
+            now += step;
+            most = most.max(now);
+        }
+        most as usize
     }
 
     /// The access log's lines for `port`: (protocol, method, uri, status,
@@ -274,6 +311,27 @@ fn auto_falls_back_to_http1_and_says_so_where_2_is_refused() {
         site.log(site.h1).iter().all(|l| l.3 != 200),
         "nothing was served"
     );
+    // The other way round, HTTP/1.1 asked of an h2c port: each failure
+    // says what the server spoke and what to do.
+    let h2c = format!("http://127.0.0.1:{}/1k.bin", site.h2c);
+    let out = run(&[
+        "load",
+        &h2c,
+        "-n",
+        "5",
+        "--json",
+        "--out",
+        dir.join("h1-on-h2c").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    let total = &stdout_json(&out)["total"];
+    assert_eq!(total["errors"], 5, "{said}");
+    assert!(
+        total["error_details"]["protocol"]
+            .as_str()
+            .is_some_and(|d| d.contains("HTTP/2 without TLS (h2c)") && d.contains("--http 2")),
+        "{total}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -326,6 +384,26 @@ fn a_new_user_makes_a_full_handshake_and_resumes_its_own_session() {
         assert_eq!(total["tls_handshakes"], count, "{total}");
         assert_eq!(total["tls_resumed"], count - 4, "{total}");
         assert!(total["tls_mean_ms"].as_f64().unwrap() > 0.0, "{total}");
+        // The report says it too, beside what the connections spoke.
+        let bundle = dir.join(format!("h{http}"));
+        let report = run(&["report", bundle.to_str().unwrap()]);
+        assert!(report.status.success(), "{}", text(&report));
+        let page = std::fs::read_to_string(bundle.join("report.html")).unwrap();
+        let protocol = if http == "2" { "HTTP/2" } else { "HTTP/1.1" };
+        assert!(
+            page.contains(&format!(
+                "https://127.0.0.1:{} speaks {protocol} (TLSv1.3, TLS13_",
+                site.tls
+            )),
+            "{page}"
+        );
+        assert!(
+            page.contains(&format!(
+                "TLS handshakes: {count} (4 full, {} resumed)",
+                count - 4
+            )),
+            "{page}"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -384,6 +462,47 @@ fn a_pages_resources_are_streams_on_the_users_one_connection() {
     let resumed = connections.len() - full.len();
     assert!(connections.len() > 3, "several connections a user: {log:?}");
     assert!(resumed >= 3, "the user's later connections resume: {log:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A browser sends a page's resources at once over HTTP/2, as many as the
+/// server's SETTINGS allow: eight slow images are served together by
+/// nginx's default (128 streams), two at a time by a server that takes
+/// two, without a refused stream; over HTTP/1.1 six at a time.
+#[test]
+fn a_pages_streams_are_as_many_as_the_server_allows() {
+    let _light = light();
+    let dir = temp_dir("h2-streams");
+    let site = Site::start(&dir);
+    for (port, http, most) in [
+        (site.tls, "2", 9),
+        (site.capped, "2", 2),
+        (site.tls, "1.1", 6),
+    ] {
+        let yaml = format!(
+            "defaults:\n  base_url: https://127.0.0.1:{port}\n  http: \"{http}\"\n  page_loads: true\n\
+             steps:\n  - label: page\n    path: /slow/page.html\n"
+        );
+        let before = site.log(port).len();
+        let json = run_journey(&dir.join(format!("{port}-{http}")), &yaml, "1", "1");
+        assert_eq!(json["requests"]["requests"], 9, "{json}");
+        let errors: u64 = json["labels"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|l| l["errors"].as_u64().unwrap())
+            .sum();
+        assert_eq!(errors, 0, "{json}");
+        let log: Vec<_> = site.log(port).into_iter().skip(before).collect();
+        assert!(log.iter().all(|l| l.3 == 200), "{log:?}");
+        assert_eq!(log.len(), 9, "{log:?}");
+        let at_once = site.most_at_once(port, before);
+        if most == 9 {
+            assert!(at_once >= 8, "the images at once over HTTP/2: {at_once}");
+        } else {
+            assert_eq!(at_once, most, "HTTP/{http} on port {port}");
+        }
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,5 +1,6 @@
 //! A page load's resources, fetched as a browser fetches them: up to
-//! [`SLOTS`] connections per host for one user, through the user's cache,
+//! [`SLOTS`] connections per host for one user over HTTP/1.1, or streams
+//! on one connection over HTTP/2, through the user's cache,
 //! style sheets read for their own `@import`, fonts and images as they
 //! arrive. Each request is one sample under the step's resources label;
 //! the page's time runs until the last of them ended.
@@ -16,9 +17,10 @@ use crate::page_load::cache::{Cache, Headers, Lookup};
 use crate::page_load::css::SheetRules;
 use crate::page_load::resources::{self, Found, PageStyle, Resource, ResourceKind};
 use crate::target::{HostHeader, Scheme, Target, USER_AGENT};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use headroom_bundle::sample::{status_error, Sample};
 use scraper::Html;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -106,17 +108,11 @@ struct Shared<'a> {
     /// The page, parsed: style sheets' rules are matched against it.
     document: Html,
     style: RefCell<PageStyle>,
-    /// The images and fonts the page's style shows were queued (once all
-    /// its sheets were in).
-    style_done: Cell<bool>,
     jar: RefCell<&'a mut CookieJar>,
-    tls: RefCell<&'a mut Vec<Option<UserTls>>>,
     cache: RefCell<&'a mut Cache>,
     sheet_rules: RefCell<&'a mut HashMap<String, Rc<SheetRules>>>,
     queue: RefCell<VecDeque<Resource>>,
     seen: RefCell<HashSet<String>>,
-    in_flight: Cell<u32>,
-    wake: tokio::sync::Notify,
     outcome: RefCell<PageOutcome>,
     clock: Instant,
 }
@@ -160,15 +156,11 @@ pub async fn load(
         headers,
         document,
         style: RefCell::new(style),
-        style_done: Cell::new(false),
         jar: RefCell::new(jar),
-        tls: RefCell::new(tls),
         cache: RefCell::new(cache),
         sheet_rules: RefCell::new(sheet_rules),
         queue: RefCell::new(VecDeque::new()),
         seen: RefCell::new(seen),
-        in_flight: Cell::new(0),
-        wake: tokio::sync::Notify::new(),
         outcome: RefCell::new(PageOutcome::default()),
         clock: *started,
     };
@@ -177,20 +169,8 @@ pub async fn load(
     for (own, main) in slots[0].iter_mut().zip(main.iter_mut()) {
         *own = main.take();
     }
-    share_http2(slots);
-    {
-        let mut lanes = slots.iter_mut();
-        let mut lane = || lanes.next().expect("SLOTS lanes");
-        let (a, b, c, d, e, f) = (lane(), lane(), lane(), lane(), lane(), lane());
-        tokio::join!(
-            shared.slot(a),
-            shared.slot(b),
-            shared.slot(c),
-            shared.slot(d),
-            shared.slot(e),
-            shared.slot(f)
-        );
-    }
+    let mut connections = Connections::new(slots, ctx.connectors, tls);
+    shared.fetch_all(&mut connections).await;
     for (own, main) in slots[0].iter_mut().zip(main.iter_mut()) {
         *main = own.take();
     }
@@ -203,29 +183,151 @@ pub async fn load(
     shared.outcome.into_inner()
 }
 
-/// Over HTTP/2 a browser sends a page's resources as streams on its one
-/// connection to each host: every slot takes a handle on the HTTP/2
-/// connection one of them holds for an origin (slot 0's, the page's own,
-/// first), and drops a connection of its own there. A host first met on
-/// this page may get a connection per slot; they are merged at the next.
-fn share_http2(slots: &mut [Vec<Option<HttpClient>>]) {
-    let origins = slots.first().map_or(0, Vec::len);
-    for origin in 0..origins {
-        let Some(owner) = (0..slots.len())
-            .find(|&i| slots[i][origin].as_ref().is_some_and(HttpClient::speaks_h2))
-        else {
-            continue;
+/// How a fetch holds its connection: an HTTP/1.1 slot's, given back when
+/// it is done, or a stream on the origin's HTTP/2 connection.
+#[derive(Clone, Copy)]
+enum Lease {
+    Slot(usize),
+    Stream,
+}
+
+/// A page's connections per origin while it loads, as a browser keeps
+/// them: over HTTP/1.1 up to [`SLOTS`], one request at a time on each;
+/// over HTTP/2 one, carrying as many streams at once as the server's
+/// SETTINGS allow (at most [`MOST_STREAMS`]).
+struct Connections<'s> {
+    /// Per slot, per origin.
+    slots: &'s mut [Vec<Option<HttpClient>>],
+    connectors: &'s [Arc<Connector>],
+    tls: &'s mut [Option<UserTls>],
+    /// Per origin, a bit per slot lent out.
+    lent: Vec<u8>,
+    /// Per origin, streams open on its HTTP/2 connection.
+    streams: Vec<usize>,
+}
+
+/// Streams a browser opens at once on one connection, whatever the server
+/// allows (Chromium's cap on SETTINGS_MAX_CONCURRENT_STREAMS).
+pub const MOST_STREAMS: usize = 256;
+
+impl<'s> Connections<'s> {
+    /// Over HTTP/2 a browser keeps one connection per host: the first slot
+    /// speaking it there carries the page's streams, the others' are closed.
+    fn new(
+        slots: &'s mut [Vec<Option<HttpClient>>],
+        connectors: &'s [Arc<Connector>],
+        tls: &'s mut [Option<UserTls>],
+    ) -> Connections<'s> {
+        let origins = connectors.len();
+        let connections = Connections {
+            slots,
+            connectors,
+            tls,
+            lent: vec![0; origins],
+            streams: vec![0; origins],
         };
-        for lane in (0..slots.len()).filter(|&lane| lane != owner) {
-            let on_it = match (&slots[lane][origin], &slots[owner][origin]) {
-                (Some(client), Some(held)) => client.shares_connection_with(held),
-                _ => false,
-            };
-            if !on_it {
-                slots[lane][origin] = slots[owner][origin].as_ref().and_then(HttpClient::sharing);
+        for origin in 0..origins {
+            if let Some(owner) = connections.owner(origin) {
+                for (lane, clients) in connections.slots.iter_mut().enumerate() {
+                    if lane != owner {
+                        clients[origin] = None;
+                    }
+                }
+            }
+        }
+        connections
+    }
+
+    /// The slot whose connection to `origin` speaks HTTP/2.
+    fn owner(&self, origin: usize) -> Option<usize> {
+        (0..self.slots.len()).find(|&lane| {
+            self.slots[lane][origin]
+                .as_ref()
+                .is_some_and(HttpClient::speaks_h2)
+        })
+    }
+
+    /// A connection for one request to `origin`, if one is free: a new
+    /// stream on its HTTP/2 connection, or a free slot (its connection
+    /// made when first used). While the user's first connection to a host
+    /// that may speak HTTP/2 is being made, the others wait for it.
+    fn lend(&mut self, origin: usize, timeout: Duration) -> Option<(HttpClient, Lease)> {
+        if !self.free(origin) {
+            return None;
+        }
+        if let Some(owner) = self.owner(origin) {
+            let stream = self.slots[owner][origin].as_ref()?.sharing()?;
+            self.streams[origin] += 1;
+            return Some((stream, Lease::Stream));
+        }
+        let lane = (0..self.slots.len()).find(|&lane| self.lent[origin] & (1 << lane) == 0)?;
+        self.lent[origin] |= 1 << lane;
+        let connector = &self.connectors[origin];
+        let client = self.slots[lane][origin].take().unwrap_or_else(|| {
+            let tls = self.tls[origin]
+                .get_or_insert_with(|| connector.user_tls())
+                .clone();
+            HttpClient::with_tls(connector.clone(), timeout, tls)
+        });
+        Some((client, Lease::Slot(lane)))
+    }
+
+    /// Whether [`Connections::lend`] would lend a connection to `origin`.
+    fn free(&self, origin: usize) -> bool {
+        if let Some(owner) = self.owner(origin) {
+            let limit = self.slots[owner][origin]
+                .as_ref()
+                .and_then(HttpClient::stream_limit)
+                .map_or(1, |limit| limit.clamp(1, MOST_STREAMS));
+            return self.streams[origin] < limit;
+        }
+        let known = self
+            .slots
+            .iter()
+            .any(|clients| clients[origin].as_ref().is_some_and(HttpClient::connected));
+        let waiting = !known && self.connectors[origin].may_speak_h2() && self.lent[origin] != 0;
+        !waiting && self.lent[origin].count_ones() < self.slots.len() as u32
+    }
+
+    /// A request is done: its slot's connection back in place, or its
+    /// stream closed. A stream that had to open a new HTTP/2 connection
+    /// (the old one was closed) leaves it to carry the next streams.
+    fn give_back(&mut self, origin: usize, lease: Lease, client: HttpClient) {
+        match lease {
+            Lease::Slot(lane) => {
+                self.lent[origin] &= !(1 << lane);
+                self.slots[lane][origin] = Some(client);
+            }
+            Lease::Stream => {
+                self.streams[origin] -= 1;
+                let Some(owner) = self.owner(origin) else {
+                    return;
+                };
+                let moved = client.speaks_h2()
+                    && self.slots[owner][origin]
+                        .as_ref()
+                        .is_some_and(|held| !client.shares_connection_with(held));
+                if moved {
+                    self.slots[owner][origin] = Some(client);
+                }
             }
         }
     }
+}
+
+/// What a fetch sends to revalidate a cached copy.
+#[derive(Default)]
+struct Validators {
+    etag: Option<String>,
+    modified: Option<String>,
+}
+
+/// A fetch's buffers: the request, the response's head and its body.
+#[derive(Default)]
+struct Buffers {
+    request: Vec<u8>,
+    head: Vec<u8>,
+    body: Vec<u8>,
 }
 
 impl Shared<'_> {
@@ -246,41 +348,100 @@ impl Shared<'_> {
             }
             queue.push_back(resource);
         }
-        drop((queue, seen, outcome));
-        self.wake.notify_waiters();
     }
 
-    /// One connection's worth of the page: takes the next resource until
-    /// none is left and none is in flight (a style sheet in flight may
-    /// name more).
-    async fn slot(&self, clients: &mut [Option<HttpClient>]) {
-        let mut request = Vec::new();
-        let mut head = Vec::new();
-        let mut body = Vec::new();
+    /// Fetches the queue, in order, as connections free up, until it is
+    /// empty and nothing is in flight (a style sheet in flight may name
+    /// more); then the images and fonts the page's style shows.
+    async fn fetch_all(&self, connections: &mut Connections<'_>) {
+        let mut in_flight = FuturesUnordered::new();
+        let mut spare: Vec<Buffers> = Vec::new();
+        let mut style_done = false;
+        let origins = self.ctx.connectors.len();
+        let mut blocked = vec![false; origins];
         loop {
-            let next = self.queue.borrow_mut().pop_front();
-            let Some(resource) = next else {
-                if self.in_flight.get() > 0 {
-                    self.wake.notified().await;
-                } else if !self.style_done.replace(true) {
+            let mut at = 0;
+            blocked.fill(false);
+            let mut all_blocked = 0;
+            while all_blocked < origins {
+                let origin = match self.queue.borrow().get(at) {
+                    None => break,
+                    Some(resource) => self.origin_of(&resource.url),
+                };
+                let Some(origin) = origin else {
+                    self.queue.borrow_mut().remove(at);
+                    self.outcome.borrow_mut().left_out += 1;
+                    continue;
+                };
+                if !connections.free(origin) {
+                    all_blocked += usize::from(!std::mem::replace(&mut blocked[origin], true));
+                    at += 1;
+                    continue;
+                }
+                let resource = self.queue.borrow_mut().remove(at).expect("looked at");
+                let Some(validators) = self.look_up(&resource) else {
+                    continue;
+                };
+                let Some((mut client, lease)) = connections.lend(origin, self.ctx.scenario.timeout)
+                else {
+                    // free() said it would lend: not reached.
+                    self.queue.borrow_mut().insert(at, resource);
+                    at += 1;
+                    continue;
+                };
+                let mut buffers = spare.pop().unwrap_or_default();
+                in_flight.push(async move {
+                    self.fetch(&resource, origin, &mut client, validators, &mut buffers)
+                        .await;
+                    (origin, lease, client, buffers)
+                });
+            }
+            match in_flight.next().await {
+                Some((origin, lease, client, buffers)) => {
+                    connections.give_back(origin, lease, client);
+                    spare.push(buffers);
+                }
+                None if !self.queue.borrow().is_empty() => {
+                    // Nothing in flight holds a connection: cannot happen;
+                    // counted rather than waited for.
+                    let left = self.queue.borrow_mut().drain(..).count();
+                    self.outcome.borrow_mut().left_out += left as u32;
+                }
+                None if !style_done => {
                     // Every style sheet is in: the page's style is known.
+                    style_done = true;
                     let shown = self.style.borrow().finish(
                         &self.document,
                         &self.page.url,
                         &self.ctx.scenario.resource_hosts,
                     );
                     self.enqueue(shown);
-                } else {
-                    return;
                 }
-                continue;
-            };
-            self.in_flight.set(self.in_flight.get() + 1);
-            self.fetch(&resource, clients, (&mut request, &mut head, &mut body))
-                .await;
-            self.in_flight.set(self.in_flight.get() - 1);
-            self.wake.notify_waiters();
+                None => return,
+            }
         }
+    }
+
+    /// What the user's cache says of a resource: None when it is fresh
+    /// there (taken without a request), else the validators to send.
+    fn look_up(&self, resource: &Resource) -> Option<Validators> {
+        let now = self.clock.elapsed();
+        match self.cache.borrow().lookup(resource.url.as_str(), now) {
+            Lookup::Fresh => {}
+            Lookup::Revalidate {
+                if_none_match,
+                if_modified_since,
+            } => {
+                return Some(Validators {
+                    etag: if_none_match.map(str::to_string),
+                    modified: if_modified_since.map(str::to_string),
+                })
+            }
+            Lookup::Fetch => return Some(Validators::default()),
+        }
+        self.outcome.borrow_mut().from_cache += 1;
+        self.named_by_kept_sheet(resource);
+        None
     }
 
     /// The origin of the scenario a resource's URL is on.
@@ -298,48 +459,29 @@ impl Shared<'_> {
         })
     }
 
+    /// One resource's request on the connection lent for it, recorded as
+    /// a sample; its response kept in the cache and the jar.
     async fn fetch(
         &self,
         resource: &Resource,
-        clients: &mut [Option<HttpClient>],
-        (request, head, body): (&mut Vec<u8>, &mut Vec<u8>, &mut Vec<u8>),
+        origin: usize,
+        client: &mut HttpClient,
+        validators: Validators,
+        buffers: &mut Buffers,
     ) {
-        let Some(origin) = self.origin_of(&resource.url) else {
-            self.outcome.borrow_mut().left_out += 1;
-            return;
-        };
-        let now = self.clock.elapsed();
-        let url = resource.url.as_str();
-        let (etag, modified) = match self.cache.borrow().lookup(url, now) {
-            Lookup::Fresh => {
-                self.outcome.borrow_mut().from_cache += 1;
-                self.named_by_kept_sheet(resource);
-                return;
-            }
-            Lookup::Revalidate {
-                if_none_match,
-                if_modified_since,
-            } => (
-                if_none_match.map(str::to_string),
-                if_modified_since.map(str::to_string),
-            ),
-            Lookup::Fetch => (None, None),
-        };
+        let Buffers {
+            request,
+            head,
+            body,
+        } = buffers;
         let target = &self.ctx.scenario.origins[origin];
         self.build(
             request,
             target,
             &resource.url,
-            etag.as_deref(),
-            modified.as_deref(),
+            validators.etag.as_deref(),
+            validators.modified.as_deref(),
         );
-        let client = clients[origin].get_or_insert_with(|| {
-            let connector = &self.ctx.connectors[origin];
-            let tls = self.tls.borrow_mut()[origin]
-                .get_or_insert_with(|| connector.user_tls())
-                .clone();
-            HttpClient::with_tls(connector.clone(), self.ctx.scenario.timeout, tls)
-        });
         let outgoing = Outgoing {
             bytes: request,
             is_head: false,
