@@ -21,6 +21,9 @@ pub enum Figure {
     Users,
     /// The first monitored host's average CPU %.
     Cpu,
+    /// The watched server processes' (`--process`) CPU on the first
+    /// monitored host, summed, in % of one core (100: one core busy).
+    ServerCpu,
     /// Errors from the second of the run's first fault on.
     FaultErrors,
     /// Seconds from the first fault until errors stay at 0 and p95 is back
@@ -41,7 +44,7 @@ pub const DEFAULT_FIGURES: [Figure; 6] = [
 ];
 
 /// The figures a user can name in `measure:` (fault figures come with `faults:`).
-pub const ALL: [Figure; 12] = [
+pub const ALL: [Figure; 13] = [
     Figure::Apdex,
     Figure::Min,
     Figure::Mean,
@@ -54,6 +57,7 @@ pub const ALL: [Figure; 12] = [
     Figure::Throughput,
     Figure::Users,
     Figure::Cpu,
+    Figure::ServerCpu,
 ];
 
 impl Figure {
@@ -71,6 +75,7 @@ impl Figure {
             Figure::Throughput => "throughput",
             Figure::Users => "users",
             Figure::Cpu => "cpu",
+            Figure::ServerCpu => "server_cpu",
             Figure::FaultErrors => "fault_errors",
             Figure::Recovery => "recovery",
             Figure::UsersLost => "users_lost",
@@ -96,6 +101,7 @@ impl Figure {
             Figure::Throughput => "throughput_rps",
             Figure::Users => "capacity_users",
             Figure::Cpu => "cpu_pct",
+            Figure::ServerCpu => "server_cpu_pct",
             Figure::FaultErrors => "fault_errors",
             Figure::Recovery => "recovery_s",
             Figure::UsersLost => "users_lost",
@@ -117,6 +123,7 @@ impl Figure {
             Figure::Throughput => "throughput (req/s)",
             Figure::Users => "capacity (users)",
             Figure::Cpu => "CPU (%)",
+            Figure::ServerCpu => "server CPU (% of a core)",
             Figure::FaultErrors => "errors after the fault",
             Figure::Recovery => "recovery after the fault (s)",
             Figure::UsersLost => "users who lost their session",
@@ -126,7 +133,7 @@ impl Figure {
     /// A share (errors of the requests, CPU of the host): its changes are
     /// said in percentage points, not in % of itself.
     pub fn is_share(self) -> bool {
-        matches!(self, Figure::Errors | Figure::Cpu)
+        matches!(self, Figure::Errors | Figure::Cpu | Figure::ServerCpu)
     }
 
     /// The unit of a shown value ("ms", "req/s"; "" for the Apdex, "%"
@@ -141,7 +148,7 @@ impl Figure {
             | Figure::P95
             | Figure::P99
             | Figure::Max => "ms",
-            Figure::Errors | Figure::Cpu => "%",
+            Figure::Errors | Figure::Cpu | Figure::ServerCpu => "%",
             Figure::Throughput => "req/s",
             Figure::Users | Figure::UsersLost => "users",
             Figure::FaultErrors => "errors",
@@ -194,7 +201,8 @@ impl Figure {
 
     /// The figure of a run's summary, for `label` or the total; `None`
     /// when the run does not have it (no Apdex without requests, no CPU
-    /// without --monitor, no users outside a capacity search).
+    /// without --monitor, no server CPU without --process, no users
+    /// outside a capacity search).
     pub fn of_run(self, summary: &RunSummary, label: Option<&str>) -> Option<f64> {
         let figures = match label {
             Some(label) => summary.labels.get(label)?,
@@ -202,7 +210,9 @@ impl Figure {
         };
         // Without a sample (no journey finished) there is no response time
         // or error rate, only a throughput of 0.
-        if figures.count == 0 && !matches!(self, Figure::Throughput | Figure::Cpu) {
+        if figures.count == 0
+            && !matches!(self, Figure::Throughput | Figure::Cpu | Figure::ServerCpu)
+        {
             return None;
         }
         let value = match self {
@@ -220,6 +230,13 @@ impl Figure {
                 return None
             }
             Figure::Cpu => summary.resources.first()?.cpu_pct.avg,
+            Figure::ServerCpu => {
+                let host = summary.resources.first()?;
+                if host.processes.is_empty() {
+                    return None;
+                }
+                host.processes.values().map(|p| p.cpu_pct.avg).sum()
+            }
         };
         value.is_finite().then_some(value)
     }

@@ -493,8 +493,9 @@ impl Reader<'_> {
         }
     }
 
-    /// The figures measured, with the faults' own; cpu needs a monitor and
-    /// faults a run of known length.
+    /// The figures measured, with the faults' own; cpu needs a monitor,
+    /// server_cpu a monitor and watched processes, and faults a run of
+    /// known length.
     fn all_figures(
         &self,
         map: &MarkedMappingNode,
@@ -512,6 +513,21 @@ impl Reader<'_> {
             return Err(doc.at(
                 map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
                 "cpu is the monitored host's CPU: add workload.flags: [--monitor, local] (or an agent's URL)",
+            ));
+        }
+        if figures.contains(&Figure::ServerCpu)
+            && !(workload
+                .extra
+                .iter()
+                .any(|t| t.source.starts_with("--monitor"))
+                && workload
+                    .extra
+                    .iter()
+                    .any(|t| t.source.starts_with("--process")))
+        {
+            return Err(doc.at(
+                map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
+                "server_cpu is the watched server processes' CPU on the monitored host: add workload.flags: [--monitor, local, --process, NAME] (a --process per server program)",
             ));
         }
         if !faults.is_empty()
@@ -971,6 +987,7 @@ impl Reader<'_> {
             }
         };
         let figures = match list_node {
+            None if capacity => vec![Figure::Users],
             None => DEFAULT_FIGURES.to_vec(),
             Some(list) => {
                 let items = list.as_sequence().ok_or_else(|| {
@@ -979,13 +996,11 @@ impl Reader<'_> {
                 let mut figures = Vec::new();
                 for item in items.iter() {
                     let figure = self.figure(item, "measure")?;
-                    if capacity != (figure == Figure::Users) {
-                        let message = if capacity {
-                            "a capacity search's figure is its answer: measure: [users]"
-                        } else {
-                            "users (a capacity search's answer) needs a workload with capacity:"
-                        };
-                        return Err(doc.at(item.span(), message));
+                    if !capacity && figure == Figure::Users {
+                        return Err(doc.at(
+                            item.span(),
+                            "users (a capacity search's answer) needs a workload with capacity:",
+                        ));
                     }
                     if !figures.contains(&figure) {
                         figures.push(figure);
@@ -993,6 +1008,11 @@ impl Reader<'_> {
                 }
                 if figures.is_empty() {
                     return Err(doc.at(list.span(), "measure: the list of figures is empty"));
+                }
+                // A capacity search's answer comes first; its other figures
+                // are those of the level at the capacity.
+                if capacity && !figures.contains(&Figure::Users) {
+                    figures.insert(0, Figure::Users);
                 }
                 figures
             }

@@ -1020,27 +1020,38 @@ pub fn measure(experiment: &Experiment, dir: &Path) -> Result<Measured, String> 
         if result.status != "complete" {
             return Err(format!("the capacity search is {}", result.status));
         }
+        // A level's manifest: its bundle is named from the search's
+        // directory (or as it was written, when that is not it).
+        let manifest_of = |l: &headroom_bundle::capacity::Level| {
+            let bundle = if l.bundle.is_absolute() {
+                l.bundle.clone()
+            } else {
+                dir.join(&l.bundle)
+            };
+            headroom_bundle::manifest::read_manifest(&bundle)
+                .or_else(|_| headroom_bundle::manifest::read_manifest(&l.bundle))
+                .ok()
+        };
         let environment = result
             .levels
             .first()
-            .and_then(|l| {
-                let bundle = if l.bundle.is_absolute() {
-                    l.bundle.clone()
-                } else {
-                    dir.join(&l.bundle)
-                };
-                headroom_bundle::manifest::read_manifest(&bundle)
-                    .or_else(|_| headroom_bundle::manifest::read_manifest(&l.bundle))
-                    .ok()
-            })
+            .and_then(manifest_of)
             .map(|m| environment(&m))
             .unwrap_or_default();
+        // The other figures are the capacity level's, over its measured
+        // seconds (its bundle's summary).
+        let at_capacity = result
+            .capacity
+            .users
+            .and_then(|users| result.levels.iter().rfind(|l| l.users == users && l.good))
+            .and_then(manifest_of)
+            .and_then(|m| m.summary);
         let values = experiment
             .figures
             .iter()
             .map(|f| match f {
                 Figure::Users => result.capacity.users.map(f64::from),
-                _ => None,
+                other => other.of_run(at_capacity.as_ref()?, experiment.label.as_deref()),
             })
             .collect();
         let at_least = experiment

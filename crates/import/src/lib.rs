@@ -8,7 +8,9 @@
 //! the scenario's YAML. [`recording`] runs that pipeline on a HAR file
 //! (with [`accounts`] for the data file of the typed account) and
 //! [`har_summary`] words what it did. [`jmx`] converts a JMeter test plan.
+//! [`access_log`] reads a web server's access log.
 
+pub mod access_log;
 pub mod accounts;
 pub mod correlate;
 pub mod emit;

@@ -323,7 +323,15 @@ fn connections(html: &mut String, run: &RunData) {
         .iter()
         .map(|c| escape(&c.describe()))
         .collect();
-    lines.extend(crate::terminal::tls_line(&run.summary.total).map(|l| escape(&l)));
+    let tls = crate::terminal::tls_line(&run.summary.total);
+    // A capacity level's measured seconds are rebuilt from its intervals,
+    // which do not count handshakes: the whole run's are said, as such.
+    let whole = || {
+        let total = &run.manifest.measurement.as_ref()?.whole_run.total;
+        crate::terminal::tls_line(total)
+            .map(|l| format!("{l}, in the whole run (its warm-up included)"))
+    };
+    lines.extend(tls.or_else(whole).map(|l| escape(&l)));
     if !lines.is_empty() {
         let _ = writeln!(html, "<p class=\"meta\">{}</p>", lines.join("<br>"));
     }

@@ -628,7 +628,8 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A capacity search per cell: the figure is its answer in users. The
+/// A capacity search per cell: the figure is its answer in users, and the
+/// figures asked besides are those of the level at the capacity. The
 /// server holds one request at a time for 100 ms or 50 ms (a pool of one
 /// worker), so with Apdex T = 300 ms a cell serves about 3 or 6 users.
 #[test]
@@ -647,6 +648,7 @@ fn a_capacity_study_compares_the_users_each_cell_serves() {
             "factors:\n  ms: [100, 50]\n\
              workload:\n  url: {}\n  apdex_t: 300ms\n  apdex_f: 1200ms\n  think: 200ms\n\
              \x20 capacity: {{start: 2, step: 4, max: 30, step_duration: 2s, warmup: 0s, apdex_target: 0.9}}\n\
+             measure: [throughput, p95]\n\
              repetitions: 2\n",
             server.url("/?ms=${ms}")
         ),
@@ -656,16 +658,28 @@ fn a_capacity_study_compares_the_users_each_cell_serves() {
     let report = text(&output);
     assert_eq!(output.status.code(), Some(0), "{report}");
     let result = json(&out.join("experiment.json"));
-    assert_eq!(result["figures"], serde_json::json!(["users"]));
-    let users = |cell: usize| {
-        result["cells"][cell]["figures"]["users"]["mean"]
+    // The answer first, then the figures of the level at the capacity.
+    assert_eq!(
+        result["figures"],
+        serde_json::json!(["users", "throughput", "p95"])
+    );
+    let figure = |cell: usize, name: &str| {
+        result["cells"][cell]["figures"][name]["mean"]
             .as_f64()
             .unwrap()
     };
+    let users = |cell: usize| figure(cell, "users");
     assert!(
         users(0) >= 2.0 && users(1) > users(0) && users(1) < 30.0,
         "{report}"
     );
+    // One worker: at most 10 requests a second of 100 ms, 20 of 50 ms;
+    // met levels answer within the Apdex's T of 300 ms.
+    for (cell, most) in [(0, 10.5), (1, 21.0)] {
+        let throughput = figure(cell, "throughput");
+        assert!(throughput > 1.0 && throughput < most, "{report}");
+        assert!(figure(cell, "p95") < 1200.0, "{report}");
+    }
     assert!(out.join("cells/c1-ms-100/r1/capacity.json").exists());
     assert!(out.join("cells/c1-ms-100/r1/run.log").exists());
     std::fs::remove_dir_all(&dir).unwrap();

@@ -243,6 +243,33 @@ fn url_mode_over_h2_and_h2c_agrees_with_nginxs_log() {
             assert!(connections[0].get("tls_version").is_none(), "{connections}");
         }
     }
+    // The open model over HTTP/2: arrivals on schedule, each reaching
+    // nginx once.
+    let before = site.log(site.tls).len();
+    let out = run(&[
+        "load",
+        &format!("https://127.0.0.1:{}/1k.bin", site.tls),
+        "--http",
+        "2",
+        "--insecure",
+        "--rate",
+        "200/s",
+        "-d",
+        "2s",
+        "--json",
+        "--out",
+        dir.join("rate").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let total = stdout_json(&out)["total"].clone();
+    let count = total["count"].as_u64().unwrap();
+    assert!((396..=400).contains(&count), "{total}");
+    assert_eq!(total["errors"], 0, "{total}");
+    let served = site.log(site.tls).len() - before;
+    assert!(
+        (count..=count + 2).contains(&(served as u64)),
+        "{served} served for {count}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
