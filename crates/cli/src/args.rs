@@ -951,6 +951,32 @@ pub enum ScenarioCommand {
     /// server's tokens correlated, the typed account as data columns.
     #[command(after_help = examples::SCENARIO_FROM_HAR)]
     FromHar(FromHarArgs),
+    /// Read a web server's access log (nginx, Apache) into a model of its users: sessions,
+    /// their arrivals per minute and the peak, pages a session, reading time between pages
+    /// (a log-normal fitted), the pages' mix with ids folded, methods and statuses.
+    #[command(after_help = examples::SCENARIO_FROM_LOG)]
+    FromLog(FromLogArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct FromLogArgs {
+    /// The access log files (plain or gzip; rotated ones are read oldest first).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// The lines' format: combined (nginx's and Apache's default), common, or the server's
+    /// nginx log_format string, e.g. '$remote_addr [$time_local] "$request" $status $cookie_MoodleSession'.
+    #[arg(long, default_value = "combined")]
+    pub format: String,
+
+    /// The cookie that names a session (the format must log it as $cookie_NAME); default:
+    /// the one the format logs, else client address and user agent.
+    #[arg(long, value_name = "NAME")]
+    pub session_cookie: Option<String>,
+
+    /// A session ends after this long without a request.
+    #[arg(long, default_value = "30m", value_parser = duration)]
+    pub idle: Duration,
 }
 
 #[derive(Args, Debug)]

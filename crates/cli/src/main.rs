@@ -18,6 +18,7 @@ mod report_cmd;
 mod run_cmd;
 mod scenario_cmd;
 mod scenario_har;
+mod scenario_log;
 mod scenario_try;
 mod settings;
 mod signals;

@@ -116,6 +116,7 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
     match command {
         ScenarioCommand::Try(args) => crate::scenario_try::run(args),
         ScenarioCommand::FromHar(args) => crate::scenario_har::run(args),
+        ScenarioCommand::FromLog(args) => crate::scenario_log::run(args),
         ScenarioCommand::FromJmx(args) => from_jmx(args),
         ScenarioCommand::Init => {
             print!("{EXAMPLE}");

@@ -38,4 +38,5 @@ pub mod stages;
 pub mod start;
 pub mod target;
 pub mod tls_failure;
+pub mod traffic;
 pub mod yaml;

@@ -32,6 +32,32 @@ pub fn utc_seconds(year: i64, month: i64, day: i64, (h, m, s): (i64, i64, i64)) 
     days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + s
 }
 
+/// The civil date of a day since 1970-01-01: (year, month, day).
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// "2027-01-04 10:42" (UTC) of milliseconds since the epoch.
+pub fn utc_minute_text(ms: i64) -> String {
+    let seconds = ms.div_euclid(1000);
+    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+    let in_day = seconds.rem_euclid(86_400);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        in_day / 3600,
+        in_day / 60 % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +75,10 @@ mod tests {
         );
         assert_eq!(month_number(b"Oct"), Some(10));
         assert_eq!(month_number(b"oct"), None);
+        for days in [-1, 0, 59, 60, 20_822, 21_243, 100_000] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+        assert_eq!(utc_minute_text(1_791_633_336_000), "2026-10-10 11:55");
     }
 }

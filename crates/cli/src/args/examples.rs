@@ -87,6 +87,12 @@ Examples:
   headroom scenario from-har recording.har --base-url https://lms.example.org \\
       --data accounts.csv --name login-and-browse -o journey.yaml";
 
+pub const SCENARIO_FROM_LOG: &str = "\
+Examples:
+  headroom scenario from-log /var/log/nginx/access.log
+  headroom scenario from-log /var/log/nginx/access.log* --idle 20m
+  headroom scenario from-log access.log --format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $cookie_MoodleSession'";
+
 pub const DOCTOR: &str = "\
 Examples:
   headroom doctor

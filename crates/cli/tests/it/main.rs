@@ -5,6 +5,7 @@
 
 mod support;
 
+mod access_log;
 mod agent;
 mod bad_input;
 mod bench;

@@ -212,7 +212,8 @@ pub const MOST_STREAMS: usize = 256;
 
 impl<'s> Connections<'s> {
     /// Over HTTP/2 a browser keeps one connection per host: the first slot
-    /// speaking it there carries the page's streams, the others' are closed.
+    /// speaking it there carries the page's streams, the other slots' are
+    /// closed (not the journey's own, slot 0's).
     fn new(
         slots: &'s mut [Vec<Option<HttpClient>>],
         connectors: &'s [Arc<Connector>],
@@ -228,7 +229,8 @@ impl<'s> Connections<'s> {
         };
         for origin in 0..origins {
             if let Some(owner) = connections.owner(origin) {
-                for (lane, clients) in connections.slots.iter_mut().enumerate() {
+                // Slot 0's is the journey's own: it stays the journey's.
+                for (lane, clients) in connections.slots.iter_mut().enumerate().skip(1) {
                     if lane != owner {
                         clients[origin] = None;
                     }

@@ -1,0 +1,6 @@
+//! A server's traffic, from its access log, as a model of its users:
+//! [`pattern`] folds a request into the page it asked for, [`model`] counts
+//! sessions, their arrivals, pages, reading times and the pages' mix.
+
+pub mod model;
+pub mod pattern;

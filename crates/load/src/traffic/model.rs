@@ -1,0 +1,485 @@
+//! What a server's users did, from its access log: when sessions arrived
+//! (per minute, and the peak), how many pages each asked for, how long
+//! they read between pages (its distribution, with a log-normal fitted),
+//! which pages (folded: [`super::pattern`]), methods and statuses, and the
+//! share of page resources. A session is a cookie's value when the log has
+//! one (`$cookie_NAME`), else a client address with its user agent; it
+//! ends after an idle gap (30 minutes, as web analytics count a visit).
+//! Only hashes of the keys are held: no address reaches the model.
+
+use super::pattern::{fold, is_static};
+use hdrhistogram::Histogram;
+use headroom_import::access_log::format::{LogEntry, LogFormat};
+use headroom_import::access_log::read::{read_logs, LogReading};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+
+/// The idle time that ends a session unless told otherwise.
+pub const IDLE_GAP_MS: i64 = 30 * 60 * 1000;
+/// The least time between two pages that is a reading time: a page asked
+/// for within a second of the one before (a frame, an automatic request, a
+/// logged second's rounding) is not read.
+pub const MIN_THINK_MS: i64 = 1000;
+/// Sessions idle for longer than the gap are closed this often (log time).
+const SWEEP_MS: i64 = 60 * 1000;
+
+/// How requests are told apart into sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionKey {
+    /// The named cookie's value.
+    Cookie(String),
+    /// The client's address with its user agent.
+    ClientAndAgent,
+}
+
+impl SessionKey {
+    pub fn describe(&self, gap_ms: i64) -> String {
+        let gap = gap_ms / 60_000;
+        match self {
+            SessionKey::Cookie(name) => format!(
+                "a session is a value of the cookie {name} (requests without it: client address and user agent), ended by {gap} minutes without a request"
+            ),
+            SessionKey::ClientAndAgent => format!(
+                "a session is a client address with its user agent (the log has no session cookie), ended by {gap} minutes without a request"
+            ),
+        }
+    }
+}
+
+/// Reads the logs `paths`, written in `format` (`combined`, `common` or an
+/// nginx `log_format` string), into a model whose sessions end after
+/// `gap_ms` idle. Sessions are the `cookie`'s values when one is named or
+/// the format logs one (`$cookie_NAME`), else client and user agent.
+pub fn read_model(
+    paths: &[PathBuf],
+    format: &str,
+    cookie: Option<&str>,
+    gap_ms: i64,
+) -> Result<(TrafficModel, LogReading), String> {
+    let format = LogFormat::parse(format)?;
+    let key = match (cookie, format.cookie()) {
+        (Some(asked), Some(logged)) if asked == logged => SessionKey::Cookie(asked.to_string()),
+        (Some(asked), _) => {
+            return Err(format!(
+                "the format does not log the cookie {asked}: add $cookie_{asked} to the server's log_format (and to --format), or leave out --session-cookie to tell sessions by client and user agent"
+            ))
+        }
+        (None, Some(logged)) => SessionKey::Cookie(logged.to_string()),
+        (None, None) => SessionKey::ClientAndAgent,
+    };
+    let mut builder = TrafficBuilder::new(key, gap_ms);
+    let reading =
+        read_logs(paths, &format, |entry| builder.add(entry)).map_err(|e| e.to_string())?;
+    if reading.entries == 0 {
+        return Err(format!(
+            "no request was read from {} (every line empty or not in the format '{}')",
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            format.text
+        ));
+    }
+    Ok((builder.finish(), reading))
+}
+
+/// One session still open.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    last_ms: i64,
+    last_page_ms: Option<i64>,
+    pages: u32,
+}
+
+/// The traffic of a log, as a model of its users.
+#[derive(Debug, Clone)]
+pub struct TrafficModel {
+    pub key: SessionKey,
+    pub gap_ms: i64,
+    pub first_ms: i64,
+    pub last_ms: i64,
+    pub requests: u64,
+    /// Requests for pages (not static resources).
+    pub pages: u64,
+    pub sessions: u64,
+    /// Sessions that began in each minute from the first one's.
+    pub arrivals_per_minute: Vec<u32>,
+    /// Requests in each minute from the first one's.
+    pub requests_per_minute: Vec<u32>,
+    /// Pages a session asked for.
+    pub pages_per_session: Histogram<u64>,
+    /// Time between a session's consecutive pages, ms, of at least
+    /// [`MIN_THINK_MS`] (static resources are part of their page, and a
+    /// redirect's answer is not a page seen).
+    pub think_ms: Histogram<u64>,
+    /// Pages that followed the one before within [`MIN_THINK_MS`].
+    pub quick: u64,
+    /// The log-normal fitted to the think times: mean and standard
+    /// deviation of their natural logarithm (in seconds).
+    pub think_log_mean: f64,
+    pub think_log_sd: f64,
+    /// Pages by folded pattern, most asked first.
+    pub mix: Vec<(String, u64)>,
+    pub methods: BTreeMap<String, u64>,
+    pub statuses: BTreeMap<u16, u64>,
+}
+
+/// Builds a [`TrafficModel`] from entries in time order.
+pub struct TrafficBuilder {
+    key: SessionKey,
+    gap_ms: i64,
+    open: HashMap<u64, Open>,
+    swept_ms: i64,
+    first_ms: Option<i64>,
+    last_ms: i64,
+    requests: u64,
+    pages: u64,
+    sessions: u64,
+    arrivals: Vec<u32>,
+    per_minute: Vec<u32>,
+    pages_per_session: Histogram<u64>,
+    think_ms: Histogram<u64>,
+    quick: u64,
+    /// Sums of ln(think s) and its square, for the fit.
+    log_sum: f64,
+    log_square_sum: f64,
+    log_count: u64,
+    mix: HashMap<String, u64>,
+    methods: BTreeMap<String, u64>,
+    statuses: BTreeMap<u16, u64>,
+}
+
+impl TrafficBuilder {
+    pub fn new(key: SessionKey, gap_ms: i64) -> TrafficBuilder {
+        TrafficBuilder {
+            key,
+            gap_ms,
+            open: HashMap::new(),
+            swept_ms: i64::MIN,
+            first_ms: None,
+            last_ms: i64::MIN,
+            requests: 0,
+            pages: 0,
+            sessions: 0,
+            arrivals: Vec::new(),
+            per_minute: Vec::new(),
+            pages_per_session: Histogram::new_with_bounds(1, 1_000_000, 3).expect("bounds"),
+            think_ms: Histogram::new_with_bounds(1, 7 * 24 * 3_600_000, 3).expect("bounds"),
+            quick: 0,
+            log_sum: 0.0,
+            log_square_sum: 0.0,
+            log_count: 0,
+            mix: HashMap::new(),
+            methods: BTreeMap::new(),
+            statuses: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one request of the log.
+    pub fn add(&mut self, entry: &LogEntry<'_>) {
+        let time = entry.time_ms;
+        let first = *self.first_ms.get_or_insert(time);
+        self.last_ms = self.last_ms.max(time);
+        self.requests += 1;
+        count_at(&mut self.per_minute, minute(first, time));
+        *self
+            .methods
+            .entry(String::from_utf8_lossy(entry.method).into_owned())
+            .or_default() += 1;
+        *self.statuses.entry(entry.status).or_default() += 1;
+        let page = !is_static(entry.target);
+        if page {
+            self.pages += 1;
+            *self.mix.entry(fold(entry.target)).or_default() += 1;
+        }
+        if time >= self.swept_ms.saturating_add(SWEEP_MS) {
+            self.sweep(time);
+        }
+        let key = self.session_of(entry);
+        let gap = self.gap_ms;
+        let open = self
+            .open
+            .get(&key)
+            .copied()
+            .filter(|o| time - o.last_ms <= gap);
+        let mut session = match open {
+            Some(open) => open,
+            None => {
+                if let Some(ended) = self.open.remove(&key) {
+                    self.close(ended);
+                }
+                self.sessions += 1;
+                count_at(&mut self.arrivals, minute(first, time));
+                Open {
+                    last_ms: time,
+                    last_page_ms: None,
+                    pages: 0,
+                }
+            }
+        };
+        session.last_ms = session.last_ms.max(time);
+        // A page seen: not a redirect's answer (the page it points to is).
+        let view = page && !(300..400).contains(&entry.status);
+        if view {
+            if let Some(before) = session.last_page_ms {
+                // A log slightly out of order reads as no time between.
+                let think = (time - before).max(0);
+                self.think(think);
+            }
+            session.last_page_ms = Some(time);
+            session.pages += 1;
+        }
+        self.open.insert(key, session);
+    }
+
+    /// The model, every session closed.
+    pub fn finish(mut self) -> TrafficModel {
+        let open: Vec<Open> = self.open.drain().map(|(_, o)| o).collect();
+        for session in open {
+            self.close(session);
+        }
+        let mut mix: Vec<(String, u64)> = self.mix.into_iter().collect();
+        mix.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let n = self.log_count as f64;
+        let mean = if n > 0.0 { self.log_sum / n } else { 0.0 };
+        let variance = if n > 1.0 {
+            ((self.log_square_sum - n * mean * mean) / (n - 1.0)).max(0.0)
+        } else {
+            0.0
+        };
+        TrafficModel {
+            key: self.key,
+            gap_ms: self.gap_ms,
+            first_ms: self.first_ms.unwrap_or(0),
+            last_ms: self.last_ms.max(self.first_ms.unwrap_or(0)),
+            requests: self.requests,
+            pages: self.pages,
+            sessions: self.sessions,
+            arrivals_per_minute: self.arrivals,
+            requests_per_minute: self.per_minute,
+            pages_per_session: self.pages_per_session,
+            think_ms: self.think_ms,
+            quick: self.quick,
+            think_log_mean: mean,
+            think_log_sd: variance.sqrt(),
+            mix,
+            methods: self.methods,
+            statuses: self.statuses,
+        }
+    }
+
+    fn think(&mut self, ms: i64) {
+        if ms < MIN_THINK_MS {
+            self.quick += 1;
+            return;
+        }
+        let _ = self.think_ms.record(ms as u64);
+        let seconds = ms as f64 / 1000.0;
+        let ln = seconds.ln();
+        self.log_sum += ln;
+        self.log_square_sum += ln * ln;
+        self.log_count += 1;
+    }
+
+    fn close(&mut self, session: Open) {
+        let _ = self
+            .pages_per_session
+            .record(u64::from(session.pages.max(1)));
+    }
+
+    /// Closes the sessions idle for longer than the gap.
+    fn sweep(&mut self, now: i64) {
+        self.swept_ms = now;
+        let gap = self.gap_ms;
+        let ended: Vec<u64> = self
+            .open
+            .iter()
+            .filter(|(_, o)| now - o.last_ms > gap)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in ended {
+            if let Some(session) = self.open.remove(&key) {
+                self.close(session);
+            }
+        }
+    }
+
+    /// A hash of the session's key (the cookie's value, else the client's
+    /// address and user agent).
+    fn session_of(&self, entry: &LogEntry<'_>) -> u64 {
+        let mut hasher = std::hash::DefaultHasher::new();
+        match (&self.key, entry.cookie) {
+            (SessionKey::Cookie(_), Some(cookie)) => {
+                0u8.hash(&mut hasher);
+                cookie.hash(&mut hasher);
+            }
+            _ => {
+                1u8.hash(&mut hasher);
+                entry.client.hash(&mut hasher);
+                entry.user_agent.hash(&mut hasher);
+            }
+        }
+        hasher.finish()
+    }
+}
+
+fn minute(first: i64, time: i64) -> usize {
+    usize::try_from((time - first).max(0) / 60_000).unwrap_or(0)
+}
+
+/// Adds one to `counts[at]`, growing it (a log of a week has 10,080
+/// minutes).
+fn count_at(counts: &mut Vec<u32>, at: usize) {
+    if counts.len() <= at {
+        counts.resize(at + 1, 0);
+    }
+    counts[at] += 1;
+}
+
+impl TrafficModel {
+    /// The minute with the most requests: its index from the first minute
+    /// and its count.
+    pub fn peak_minute(&self) -> Option<(usize, u32)> {
+        self.requests_per_minute
+            .iter()
+            .copied()
+            .enumerate()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+    }
+
+    /// A think time's quantile, in seconds.
+    pub fn think_s(&self, quantile: f64) -> Option<f64> {
+        (!self.think_ms.is_empty())
+            .then(|| self.think_ms.value_at_quantile(quantile) as f64 / 1000.0)
+    }
+
+    /// The model in words, a line each (no address, no query value).
+    pub fn describe(&self) -> Vec<String> {
+        use headroom_units::civil::utc_minute_text;
+        use headroom_units::quantity::{count, group_thousands};
+        let share = |n: u64, of: u64| {
+            if of == 0 {
+                0.0
+            } else {
+                100.0 * n as f64 / of as f64
+            }
+        };
+        let minute_of = |index: usize| utc_minute_text(self.first_ms + index as i64 * 60_000);
+        let hours = (self.last_ms - self.first_ms) as f64 / 3_600_000.0;
+        let mut lines = vec![format!(
+            "from {} to {} UTC ({hours:.1} h)",
+            utc_minute_text(self.first_ms),
+            utc_minute_text(self.last_ms)
+        )];
+        let top = |counts: Vec<(String, u64)>| -> String {
+            counts
+                .into_iter()
+                .take(4)
+                .map(|(name, n)| format!("{name} {:.1}%", share(n, self.requests)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut methods: Vec<(String, u64)> =
+            self.methods.iter().map(|(m, n)| (m.clone(), *n)).collect();
+        methods.sort_by_key(|m| std::cmp::Reverse(m.1));
+        let mut statuses: Vec<(String, u64)> = self
+            .statuses
+            .iter()
+            .map(|(s, n)| (s.to_string(), *n))
+            .collect();
+        statuses.sort_by_key(|s| std::cmp::Reverse(s.1));
+        lines.push(format!(
+            "requests: {}: {} for pages, {} for their resources ({:.1}%); {}; statuses {}",
+            group_thousands(self.requests as i64),
+            group_thousands(self.pages as i64),
+            group_thousands((self.requests - self.pages) as i64),
+            100.0 * self.static_share(),
+            top(methods),
+            top(statuses)
+        ));
+        lines.push(format!(
+            "sessions: {} ({})",
+            group_thousands(self.sessions as i64),
+            self.key.describe(self.gap_ms)
+        ));
+        let minutes = self.arrivals_per_minute.len().max(1) as f64;
+        if let Some((at, most)) = self
+            .arrivals_per_minute
+            .iter()
+            .copied()
+            .enumerate()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        {
+            lines.push(format!(
+                "arrivals: {:.1} sessions a minute on average, {} at the peak ({})",
+                self.sessions as f64 / minutes,
+                most,
+                minute_of(at)
+            ));
+        }
+        if let Some((at, most)) = self.peak_minute() {
+            lines.push(format!(
+                "peak minute: {} at {} ({:.1} a second)",
+                count(most as usize, "request", "requests"),
+                minute_of(at),
+                f64::from(most) / 60.0
+            ));
+        }
+        if !self.pages_per_session.is_empty() {
+            let p = &self.pages_per_session;
+            lines.push(format!(
+                "pages a session: median {}, mean {:.1}, 90th percentile {}, most {}",
+                p.value_at_quantile(0.5),
+                p.mean(),
+                p.value_at_quantile(0.9),
+                p.max()
+            ));
+        }
+        if !self.think_ms.is_empty() {
+            let q = |x: f64| format!("{:.1} s", self.think_s(x).unwrap_or(0.0));
+            let median = self.think_log_mean.exp();
+            let mean = (self.think_log_mean + self.think_log_sd.powi(2) / 2.0).exp();
+            lines.push(format!(
+                "reading between pages ({} of at least 1 s; {} sooner, not read, left out): 10th percentile {}, 25th {}, median {}, 75th {}, 90th {}; a log-normal fits it with median {median:.1} s and σ {:.2} (mean {mean:.1} s)",
+                group_thousands(self.think_ms.len() as i64),
+                group_thousands(self.quick as i64),
+                q(0.1),
+                q(0.25),
+                q(0.5),
+                q(0.75),
+                q(0.9),
+                self.think_log_sd
+            ));
+        }
+        lines.push("pages (ids and query values folded to *):".to_string());
+        let shown = 15;
+        for (pattern, n) in self.mix.iter().take(shown) {
+            lines.push(format!("  {:>5.1}%  {pattern}", share(*n, self.pages)));
+        }
+        if self.mix.len() > shown {
+            let rest: u64 = self.mix[shown..].iter().map(|(_, n)| n).sum();
+            lines.push(format!(
+                "  {:>5.1}%  {} more",
+                share(rest, self.pages),
+                count(self.mix.len() - shown, "pattern", "patterns")
+            ));
+        }
+        lines
+    }
+
+    /// The share of requests for page resources (style sheets, scripts,
+    /// images, fonts).
+    pub fn static_share(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            (self.requests - self.pages) as f64 / self.requests as f64
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;

@@ -1,0 +1,225 @@
+use super::*;
+use headroom_import::access_log::format::LogFormat;
+use headroom_import::access_log::read::read_logs;
+use headroom_units::rng::Rng;
+
+/// The truth a generated log is written from.
+struct Truth {
+    sessions: usize,
+    /// Log-normal think: median (s) and sigma of its logarithm.
+    think_median_s: f64,
+    think_sigma: f64,
+    /// Page patterns with their shares.
+    mix: [(&'static str, f64); 3],
+    /// Resources each page fetches.
+    resources: usize,
+}
+
+const TRUTH: Truth = Truth {
+    sessions: 2000,
+    think_median_s: 30.0,
+    think_sigma: 0.6,
+    mix: [
+        ("/course/view.php?id=*", 0.5),
+        ("/mod/forum/view.php?id=*", 0.3),
+        ("/", 0.2),
+    ],
+    resources: 3,
+};
+
+/// A standard normal draw (Box–Muller).
+fn normal(rng: &mut Rng) -> f64 {
+    let u1 = rng.next_f64().max(1e-12);
+    let u2 = rng.next_f64();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// nginx's `$time_local` of a time in ms (UTC).
+fn time_local(ms: i64) -> String {
+    let seconds = ms / 1000;
+    let days = seconds / 86_400;
+    // 2027-01-04 is day 20,822; the log spans hours of that day.
+    assert_eq!(days, 20_822);
+    let s = seconds % 86_400;
+    format!(
+        "04/Jan/2027:{:02}:{:02}:{:02} +0000",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+/// Writes a combined log of `TRUTH`'s sessions over ten hours: each
+/// arrives at a uniform time from its own address, reads a number of
+/// pages (1 + geometric, mean 5) with log-normal thinks between them, each
+/// page followed by its resources.
+fn generated_log(path: &std::path::Path) -> usize {
+    let mut rng = Rng::new(7, 0);
+    let day = 20_822i64 * 86_400_000;
+    let mut lines: Vec<(i64, String)> = Vec::new();
+    let mut thinks = 0;
+    for session in 0..TRUTH.sessions {
+        let mut at = day + (rng.next_f64() * 10.0 * 3_600_000.0) as i64;
+        let address = format!(
+            "10.{}.{}.{}",
+            session / 65_536,
+            session / 256 % 256,
+            session % 256
+        );
+        let mut first = true;
+        loop {
+            if !first {
+                let think = TRUTH.think_median_s * (TRUTH.think_sigma * normal(&mut rng)).exp();
+                at += (think * 1000.0) as i64;
+                thinks += 1;
+            }
+            first = false;
+            let draw = rng.next_f64();
+            let page = if draw < 0.5 {
+                format!("/course/view.php?id={}", rng.between(1, 400))
+            } else if draw < 0.8 {
+                format!("/mod/forum/view.php?id={}", rng.between(1, 90))
+            } else {
+                "/".to_string()
+            };
+            lines.push((at, request_line(&address, at, &page)));
+            for r in 0..TRUTH.resources {
+                let resource = format!("/theme/r{r}.css");
+                lines.push((
+                    at + 20 + r as i64,
+                    request_line(&address, at + 20 + r as i64, &resource),
+                ));
+            }
+            if rng.next_f64() < 0.2 {
+                break;
+            }
+        }
+    }
+    lines.sort_by_key(|(t, _)| *t);
+    let text: String = lines.into_iter().map(|(_, l)| l).collect();
+    std::fs::write(path, text).unwrap();
+    thinks
+}
+
+fn request_line(address: &str, ms: i64, target: &str) -> String {
+    format!(
+        "{address} - - [{}] \"GET {target} HTTP/1.1\" 200 512 \"-\" \"Mozilla/5.0 (test)\"\n",
+        time_local(ms)
+    )
+}
+
+/// A log written from a known model is read back to it: every session,
+/// the think time's quantiles and its fitted log-normal, the pages' mix,
+/// the resources' share, all within 5% (shares within 1 point).
+#[test]
+fn a_generated_logs_model_is_read_back() {
+    let dir = std::env::temp_dir().join(format!("traffic-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("access.log");
+    let thinks = generated_log(&log);
+    let format = LogFormat::parse("combined").unwrap();
+    let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS);
+    let reading = read_logs(&[log], &format, |e| builder.add(e)).unwrap();
+    assert_eq!(reading.bad, 0);
+    let model = builder.finish();
+    assert_eq!(model.sessions, TRUTH.sessions as u64);
+    assert_eq!(model.think_ms.len() + model.quick, thinks as u64);
+    assert!(model.quick < 5, "{} thinks under a second", model.quick);
+    assert_eq!(
+        model
+            .arrivals_per_minute
+            .iter()
+            .map(|&n| u64::from(n))
+            .sum::<u64>(),
+        model.sessions
+    );
+    assert_eq!(model.pages_per_session.len(), model.sessions);
+    let mean_pages = model.pages_per_session.mean();
+    assert!(
+        (mean_pages - 5.0).abs() < 0.25,
+        "{mean_pages} pages a session"
+    );
+    // Think quantiles against the log-normal's: median × e^(σ z).
+    for (quantile, z) in [
+        (0.25, -0.674_49),
+        (0.5, 0.0),
+        (0.75, 0.674_49),
+        (0.9, 1.281_55),
+    ] {
+        let truth = TRUTH.think_median_s * (TRUTH.think_sigma * z).exp();
+        let read = model.think_s(quantile).unwrap();
+        assert!(
+            (read / truth - 1.0).abs() < 0.05,
+            "think p{}: {read:.2} s against {truth:.2} s",
+            quantile * 100.0
+        );
+    }
+    assert!((model.think_log_mean.exp() / TRUTH.think_median_s - 1.0).abs() < 0.05);
+    assert!((model.think_log_sd / TRUTH.think_sigma - 1.0).abs() < 0.05);
+    // The pages' mix, ids folded.
+    let pages = model.pages as f64;
+    for (pattern, share) in TRUTH.mix {
+        let count = model
+            .mix
+            .iter()
+            .find(|(p, _)| p == pattern)
+            .map_or(0, |(_, n)| *n);
+        assert!(
+            (count as f64 / pages - share).abs() < 0.01,
+            "{pattern}: {count} of {pages}"
+        );
+    }
+    assert_eq!(model.mix.len(), 3, "{:?}", model.mix);
+    assert_eq!(model.requests, model.pages * (1 + TRUTH.resources as u64));
+    assert!((model.static_share() - 0.75).abs() < 1e-9);
+    assert_eq!(model.statuses.get(&200), Some(&model.requests));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A session cookie tells users apart behind one address (a school's
+/// NAT): two users sharing an address and browser are two sessions by
+/// their cookie; without the cookie, one. A session idle for longer than
+/// the gap is a new one.
+#[test]
+fn sessions_are_cookies_where_the_log_has_them_and_end_when_idle() {
+    let format = LogFormat::parse(
+        "$remote_addr [$time_local] \"$request\" $status \"$http_user_agent\" $cookie_sid",
+    )
+    .unwrap();
+    let lines = [
+        "10.0.0.1 [04/Jan/2027:08:00:00 +0000] \"GET /a HTTP/1.1\" 200 \"ua\" s1",
+        "10.0.0.1 [04/Jan/2027:08:00:05 +0000] \"GET /a HTTP/1.1\" 200 \"ua\" s2",
+        "10.0.0.1 [04/Jan/2027:08:00:20 +0000] \"GET /b HTTP/1.1\" 200 \"ua\" s1",
+        "10.0.0.1 [04/Jan/2027:08:00:45 +0000] \"GET /b HTTP/1.1\" 200 \"ua\" s2",
+        // A redirect's answer is no page seen; the page it points to is,
+        // and one asked within the second is no reading.
+        "10.0.0.1 [04/Jan/2027:08:01:45 +0000] \"POST /b HTTP/1.1\" 303 \"ua\" s2",
+        "10.0.0.1 [04/Jan/2027:08:01:45 +0000] \"GET /a HTTP/1.1\" 200 \"ua\" s2",
+        "10.0.0.1 [04/Jan/2027:08:01:45 +0000] \"GET /frame HTTP/1.1\" 200 \"ua\" s2",
+        // s1 again after 31 minutes, the address after 30 min 15 s: new
+        // sessions.
+        "10.0.0.1 [04/Jan/2027:08:32:00 +0000] \"GET /c HTTP/1.1\" 200 \"ua\" s1",
+    ];
+    let by = |key: SessionKey| {
+        let mut builder = TrafficBuilder::new(key, IDLE_GAP_MS);
+        for line in lines {
+            builder.add(&format.read(line.as_bytes()).unwrap());
+        }
+        builder.finish()
+    };
+    let cookie = by(SessionKey::Cookie("sid".into()));
+    assert_eq!(cookie.sessions, 3);
+    // s1 read 20 s, s2 40 s and 60 s (from /b to the redirect's /a).
+    assert_eq!(cookie.think_ms.len(), 3);
+    assert_eq!(cookie.quick, 1);
+    // (to the histogram's three significant digits)
+    let near = |read: Option<f64>, truth: f64| (read.unwrap() / truth - 1.0).abs() < 1e-3;
+    assert!(near(cookie.think_s(0.0), 20.0) && near(cookie.think_s(1.0), 60.0));
+    let address = by(SessionKey::ClientAndAgent);
+    assert_eq!(address.sessions, 2);
+    assert_eq!(address.think_ms.len(), 4);
+    assert_eq!(address.arrivals_per_minute[0], 1);
+    assert_eq!(address.arrivals_per_minute[32], 1);
+    assert_eq!(address.peak_minute(), Some((0, 4)));
+    assert_eq!(address.pages_per_session.max(), 6);
+}
