@@ -977,6 +977,10 @@ pub struct FromLogArgs {
     /// A session ends after this long without a request.
     #[arg(long, default_value = "30m", value_parser = duration)]
     pub idle: Duration,
+
+    /// Print the model as one JSON document on stdout (shape: docs/json.md#scenario-from-log).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

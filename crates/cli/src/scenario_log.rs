@@ -5,7 +5,8 @@
 
 use crate::args::FromLogArgs;
 use crate::execute::EXIT_USAGE;
-use headroom_load::traffic::model::read_model;
+use headroom_import::access_log::read::LogReading;
+use headroom_load::traffic::model::{read_model, TrafficModel};
 use std::process::ExitCode;
 
 pub fn run(args: FromLogArgs) -> ExitCode {
@@ -22,6 +23,16 @@ pub fn run(args: FromLogArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    if args.json {
+        println!("{}", model.to_json(&reading));
+    } else {
+        print_model(&model, &reading);
+    }
+    warn(&reading);
+    ExitCode::SUCCESS
+}
+
+fn print_model(model: &TrafficModel, reading: &LogReading) {
     println!(
         "access log: {} ({} lines, {} read)",
         reading
@@ -36,6 +47,10 @@ pub fn run(args: FromLogArgs) -> ExitCode {
     for line in model.describe() {
         println!("{line}");
     }
+}
+
+/// What could not be read, on standard error.
+fn warn(reading: &LogReading) {
     if reading.bad > 0 {
         eprintln!(
             "headroom: warning: {} of {} lines ({:.2}%) are not in the format and were left out; the first:",
@@ -56,5 +71,4 @@ pub fn run(args: FromLogArgs) -> ExitCode {
     for problem in &reading.problems {
         eprintln!("headroom: warning: {problem}");
     }
-    ExitCode::SUCCESS
 }

@@ -104,6 +104,9 @@ pub struct TrafficModel {
     /// Requests for pages (not static resources).
     pub pages: u64,
     pub sessions: u64,
+    /// Distinct client addresses with their user agent per UTC day, of
+    /// the requests not answered 4xx: goaccess's unique visitors.
+    pub visitors: u64,
     /// Sessions that began in each minute from the first one's.
     pub arrivals_per_minute: Vec<u32>,
     /// Requests in each minute from the first one's.
@@ -137,6 +140,7 @@ pub struct TrafficBuilder {
     requests: u64,
     pages: u64,
     sessions: u64,
+    visitors: std::collections::HashSet<u64>,
     arrivals: Vec<u32>,
     per_minute: Vec<u32>,
     pages_per_session: Histogram<u64>,
@@ -163,6 +167,7 @@ impl TrafficBuilder {
             requests: 0,
             pages: 0,
             sessions: 0,
+            visitors: std::collections::HashSet::new(),
             arrivals: Vec::new(),
             per_minute: Vec::new(),
             pages_per_session: Histogram::new_with_bounds(1, 1_000_000, 3).expect("bounds"),
@@ -196,6 +201,11 @@ impl TrafficBuilder {
         }
         if time >= self.swept_ms.saturating_add(SWEEP_MS) {
             self.sweep(time);
+        }
+        // goaccess leaves 4xx answers out of its visitors (unless
+        // --4xx-to-unique-count).
+        if !(400..500).contains(&entry.status) {
+            self.visitors.insert(visitor_of(entry));
         }
         let key = self.session_of(entry);
         let gap = self.gap_ms;
@@ -257,6 +267,7 @@ impl TrafficBuilder {
             requests: self.requests,
             pages: self.pages,
             sessions: self.sessions,
+            visitors: self.visitors.len() as u64,
             arrivals_per_minute: self.arrivals,
             requests_per_minute: self.per_minute,
             pages_per_session: self.pages_per_session,
@@ -323,6 +334,15 @@ impl TrafficBuilder {
         }
         hasher.finish()
     }
+}
+
+/// A hash of the client's address, user agent and UTC day.
+fn visitor_of(entry: &LogEntry<'_>) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    entry.client.hash(&mut hasher);
+    entry.user_agent.hash(&mut hasher);
+    entry.time_ms.div_euclid(86_400_000).hash(&mut hasher);
+    hasher.finish()
 }
 
 fn minute(first: i64, time: i64) -> usize {
@@ -400,9 +420,10 @@ impl TrafficModel {
             top(statuses)
         ));
         lines.push(format!(
-            "sessions: {} ({})",
+            "sessions: {} ({}); {} visitors (an address with its user agent per day, 4xx answers left out, as goaccess counts them)",
             group_thousands(self.sessions as i64),
-            self.key.describe(self.gap_ms)
+            self.key.describe(self.gap_ms),
+            group_thousands(self.visitors as i64)
         ));
         let minutes = self.arrivals_per_minute.len().max(1) as f64;
         if let Some((at, most)) = self
@@ -467,6 +488,66 @@ impl TrafficModel {
             ));
         }
         lines
+    }
+
+    /// The model as JSON (`scenario from-log --json`; docs/json.md).
+    pub fn to_json(&self, reading: &LogReading) -> serde_json::Value {
+        use headroom_units::civil::utc_minute_text;
+        let quantiles = |h: &Histogram<u64>, scale: f64| {
+            serde_json::json!({
+                "p10": h.value_at_quantile(0.1) as f64 / scale,
+                "p25": h.value_at_quantile(0.25) as f64 / scale,
+                "p50": h.value_at_quantile(0.5) as f64 / scale,
+                "p75": h.value_at_quantile(0.75) as f64 / scale,
+                "p90": h.value_at_quantile(0.9) as f64 / scale,
+                "mean": h.mean() / scale,
+                "max": h.max() as f64 / scale,
+            })
+        };
+        let peak = self.peak_minute().map(|(at, requests)| {
+            serde_json::json!({
+                "minute": utc_minute_text(self.first_ms + at as i64 * 60_000),
+                "requests": requests,
+            })
+        });
+        serde_json::json!({
+            "schema_version": 1,
+            "files": reading.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+            "lines": reading.lines,
+            "read": reading.entries,
+            "bad_lines": reading.bad,
+            "backwards": reading.backwards,
+            "problems": reading.problems,
+            "first": utc_minute_text(self.first_ms),
+            "last": utc_minute_text(self.last_ms),
+            "requests": self.requests,
+            "pages": self.pages,
+            "static_share": self.static_share(),
+            "sessions": self.sessions,
+            "session_key": self.key.describe(self.gap_ms),
+            "visitors": self.visitors,
+            "arrivals_per_minute": self.arrivals_per_minute,
+            "requests_per_minute": self.requests_per_minute,
+            "peak_minute": peak,
+            "pages_per_session": (!self.pages_per_session.is_empty())
+                .then(|| quantiles(&self.pages_per_session, 1.0)),
+            "think_s": (!self.think_ms.is_empty()).then(|| {
+                let mut q = quantiles(&self.think_ms, 1000.0);
+                q["count"] = self.think_ms.len().into();
+                q["sooner_than_1s"] = self.quick.into();
+                q["lognormal"] = serde_json::json!({
+                    "log_mean": self.think_log_mean,
+                    "log_sd": self.think_log_sd,
+                    "median": self.think_log_mean.exp(),
+                });
+                q
+            }),
+            "mix": self.mix.iter().map(|(pattern, count)| {
+                serde_json::json!({"pattern": pattern, "count": count})
+            }).collect::<Vec<_>>(),
+            "methods": self.methods,
+            "statuses": self.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<BTreeMap<_, _>>(),
+        })
     }
 
     /// The share of requests for page resources (style sheets, scripts,
