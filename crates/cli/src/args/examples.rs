@@ -91,7 +91,7 @@ pub const SCENARIO_FROM_LOG: &str = "\
 Examples:
   headroom scenario from-log /var/log/nginx/access.log
   headroom scenario from-log /var/log/nginx/access.log* --idle 20m
-  headroom scenario from-log access.log --format '$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $cookie_MoodleSession'";
+  headroom scenario from-log log --format '$msec \"$request\" $status $cookie_sid'";
 
 pub const DOCTOR: &str = "\
 Examples:

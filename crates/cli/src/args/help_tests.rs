@@ -244,6 +244,7 @@ fn every_json_flag_points_to_its_section_of_docs_json() {
             );
         }
     }
-    // load, run, capacity, doctor, demo, compare, merge, testbed init and info, bench.
-    assert_eq!(seen, 10);
+    // load, run, capacity, doctor, demo, compare, merge, testbed init and
+    // info, bench, scenario from-log.
+    assert_eq!(seen, 11);
 }
