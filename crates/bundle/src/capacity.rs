@@ -233,6 +233,32 @@ pub struct CapacitySetup {
     /// some do; empty: requests ("req/s").
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub rate_unit: String,
+    /// The busiest minute of the access log the workload was written from
+    /// (its `peak:`): the answer says how many times it the server takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_peak: Option<LogPeakRecord>,
+}
+
+/// A log's busiest minute, as users.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LogPeakRecord {
+    /// "2026-11-20 10:01" (UTC).
+    pub minute: String,
+    pub pages: u64,
+    pub users: u64,
+}
+
+impl LogPeakRecord {
+    /// "4.20× the log's peak (20 users at 2026-11-20 10:01 UTC, 957 pages that minute)".
+    pub fn times(&self, users: u32) -> String {
+        format!(
+            "{:.2}× the log's peak ({} users at {} UTC, {} pages that minute)",
+            f64::from(users) / self.users.max(1) as f64,
+            self.users,
+            self.minute,
+            self.pages
+        )
+    }
 }
 
 impl CapacitySetup {

@@ -58,6 +58,8 @@ pub struct Settings {
     pub rate_unit: &'static str,
     /// What the answer calls the users, plural (`None`: users).
     pub users_are: Option<String>,
+    /// The busiest minute of the log the workload was written from.
+    pub log_peak: Option<headroom_bundle::capacity::LogPeakRecord>,
     /// Each level is a lesson start: its users arrive within this time.
     pub lesson: Option<Duration>,
     /// What to probe for the rest before each lesson level but the first
@@ -156,6 +158,7 @@ impl SearchPlan {
             user: settings.user.clone(),
             rate_unit: settings.rate_unit.to_string(),
             users_are: settings.users_are.clone(),
+            log_peak: settings.log_peak.clone(),
             ladder: if settings.aimed { "aimed" } else { "plain" }.into(),
             step: settings.ladder.step,
             resolution: settings.ladder.resolution,

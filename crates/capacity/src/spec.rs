@@ -180,11 +180,30 @@ impl CapacitySpec {
         Ok((think, user, unit))
     }
 
+    /// The `peak:` of the scenario, when it was written from a log.
+    fn log_peak(&self, target: &Target) -> Option<headroom_bundle::capacity::LogPeakRecord> {
+        let file = self.scenario()?;
+        if headroom_load::scenario::mix::is_mix_file(file)
+            || headroom_load::scenario::jmx::is_jmx(file)
+        {
+            return None;
+        }
+        let peak = headroom_load::scenario::parse_file(file, Some(target))
+            .ok()?
+            .peak?;
+        Some(headroom_bundle::capacity::LogPeakRecord {
+            minute: peak.minute,
+            pages: peak.pages,
+            users: peak.users,
+        })
+    }
+
     /// The search's settings, its levels and capacity.json going into
     /// `base`.
     pub fn settings(&self, base: PathBuf) -> Result<Settings, AssemblyError> {
         let target = self.target()?;
         let (think, user, rate_unit) = self.users(&target)?;
+        let log_peak = self.log_peak(&target);
         let level = &self.level;
         Ok(Settings {
             url: target.url.clone(),
@@ -203,6 +222,7 @@ impl CapacitySpec {
             user,
             rate_unit,
             users_are: self.users_are.clone(),
+            log_peak,
             lesson: self.arrive_within,
             rest: self.arrive_within.map(|_| crate::rest::RestTarget {
                 target: target.clone(),

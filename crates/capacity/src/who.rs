@@ -52,6 +52,14 @@ pub fn of_scenario(scenario: &Scenario, file: &Path, think: &PlannedThink) -> St
             p
         ),
     };
+    if scenario.peak.is_some() {
+        // Written from an access log: a round is one page of the log.
+        return format!(
+            "asks for one page of the log a round ('{name}': {} in the log's proportions{first}), {}; {browser}",
+            count(requests - once, "kind of page", "kinds of page"),
+            reading(think.mean, "pages")
+        );
+    }
     format!(
         "runs the journey '{name}' ({}{first}) in a loop, {}; {browser}",
         count(requests, "request", "requests"),

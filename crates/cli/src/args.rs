@@ -981,6 +981,20 @@ pub struct FromLogArgs {
     /// Print the model as one JSON document on stdout (shape: docs/json.md#scenario-from-log).
     #[arg(long)]
     pub json: bool,
+
+    /// Also write the model as a workload `run` and `capacity` take: DIR/workload.yaml and
+    /// its pages, DIR/pages.csv (docs/scenarios.md#the-log-as-a-workload).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// The workload's base URL (else `run --target` gives it).
+    #[arg(long, value_name = "URL", requires = "out")]
+    pub target: Option<String>,
+
+    /// A journey file whose steps log one user in (with its data file of accounts): each
+    /// user of the workload runs them once, before its pages (a log has no form bodies).
+    #[arg(long, value_name = "FILE", requires = "out")]
+    pub login: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

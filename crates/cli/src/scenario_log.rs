@@ -6,10 +6,23 @@
 use crate::args::FromLogArgs;
 use crate::execute::EXIT_USAGE;
 use headroom_import::access_log::read::LogReading;
+use headroom_load::target::Target;
+use headroom_load::traffic::login::read_login;
 use headroom_load::traffic::model::{read_model, TrafficModel};
+use headroom_load::traffic::workload::{workload, Fate, WorkloadSource};
+use std::path::Path;
 use std::process::ExitCode;
 
+/// The data file of the pages, beside the workload.
+const PAGES_FILE: &str = "pages.csv";
+
 pub fn run(args: FromLogArgs) -> ExitCode {
+    if let Some(target) = &args.target {
+        if let Err(e) = Target::parse(target) {
+            eprintln!("headroom: --target: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    }
     let gap_ms = i64::try_from(args.idle.as_millis()).unwrap_or(i64::MAX);
     let (model, reading) = match read_model(
         &args.files,
@@ -29,7 +42,117 @@ pub fn run(args: FromLogArgs) -> ExitCode {
         print_model(&model, &reading);
     }
     warn(&reading);
+    if let Some(dir) = &args.out {
+        let logs: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+        let login = match args.login.as_deref().map(read_login).transpose() {
+            Ok(login) => login,
+            Err(e) => {
+                eprintln!("headroom: --login {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        };
+        let source = WorkloadSource {
+            logs: &logs,
+            pages_file: PAGES_FILE,
+            target: args.target.as_deref(),
+            login: login.as_ref(),
+        };
+        if let Err(e) = write_workload(&model, &source, dir, args.json) {
+            eprintln!("headroom: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     ExitCode::SUCCESS
+}
+
+/// Writes the model as DIR/workload.yaml and DIR/pages.csv, reads it back
+/// as `run` would, and says what it holds (on standard error under
+/// `--json`).
+fn write_workload(
+    model: &TrafficModel,
+    source: &WorkloadSource<'_>,
+    dir: &Path,
+    json: bool,
+) -> Result<(), String> {
+    let written = workload(model, source);
+    let sent: Vec<usize> = written
+        .fates
+        .iter()
+        .filter_map(|f| match f.2 {
+            Fate::Sent { rows } => Some(rows),
+            _ => None,
+        })
+        .collect();
+    if sent.is_empty() {
+        return Err(format!(
+            "no workload written to {}: none of the log's pages can be sent again (each was a form sent, a redirect, an error, or carried a token); the model above is all this log gives",
+            dir.display()
+        ));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the directory {}: {e}", dir.display()))?;
+    let scenario_path = dir.join("workload.yaml");
+    for (path, text) in [
+        (&scenario_path, &written.scenario),
+        (&dir.join(PAGES_FILE), &written.pages_csv),
+    ] {
+        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    headroom_load::scenario::parse_file(&scenario_path, None).map_err(|e| {
+        format!("the workload written does not read back (a fault of headroom's; please report it): {e}")
+    })?;
+    let mut lines = vec![format!(
+        "workload: {} ({} of the log's {} page patterns, in {} rows of {}){}",
+        scenario_path.display(),
+        sent.len(),
+        written.fates.len(),
+        sent.iter().sum::<usize>(),
+        dir.join(PAGES_FILE).display(),
+        if written.page_loads {
+            "; pages loaded as a browser does"
+        } else {
+            ""
+        }
+    )];
+    match &written.peak {
+        Some(peak) => lines.push(format!(
+            "  users: {} at the peak ({} pages at {} UTC, each user reading {:.1} s between pages on average)",
+            peak.users, peak.pages, peak.minute, peak.think_s
+        )),
+        None => lines.push(
+            "  users: no session read two pages, so the log gives no reading time: give the profile yourself (-c, --think)"
+                .to_string(),
+        ),
+    }
+    let left: Vec<&(String, u64, Fate)> = written
+        .fates
+        .iter()
+        .filter(|f| !matches!(f.2, Fate::Sent { .. }))
+        .collect();
+    if !left.is_empty() {
+        lines.push(format!(
+            "  left out: {} patterns ({:.1}% of page requests), each with its reason in the file's header",
+            left.len(),
+            100.0 * left.iter().map(|f| f.1).sum::<u64>() as f64 / model.pages.max(1) as f64
+        ));
+    }
+    lines.push(format!(
+        "  run it: headroom run {}{}",
+        scenario_path.display(),
+        if source.target.is_none() {
+            " --target URL"
+        } else {
+            ""
+        }
+    ));
+    for line in lines {
+        if json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
+    Ok(())
 }
 
 fn print_model(model: &TrafficModel, reading: &LogReading) {

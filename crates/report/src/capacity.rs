@@ -85,6 +85,9 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     if let Some(line) = one_user(result) {
         out.push_str(&format!("  {line}\n"));
     }
+    if let Some(line) = in_peaks(result) {
+        out.push_str(&format!("  {line}\n"));
+    }
     if let Some(line) = phases_at_capacity(result) {
         out.push_str(&format!("  {line}\n"));
     }
@@ -113,6 +116,22 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     out
 }
 
+/// "That is 4.20× the log's peak (...)": the capacity in peaks of the log
+/// the workload was written from.
+pub fn in_peaks(result: &CapacityResult) -> Option<String> {
+    let peak = result.setup.log_peak.as_ref()?;
+    let users = result.capacity.users?;
+    Some(format!(
+        "That is {}{}",
+        if result.capacity.at_least {
+            "at least "
+        } else {
+            ""
+        },
+        peak.times(users)
+    ))
+}
+
 /// "A student: runs the journey ...": what one user is, when the search
 /// said it.
 pub fn one_user(result: &CapacityResult) -> Option<String> {
@@ -120,10 +139,11 @@ pub fn one_user(result: &CapacityResult) -> Option<String> {
         return None;
     }
     let (one, _) = result.setup.nouns();
+    // "A user", "an admin": "u" sounds as "you".
     let vowel = one
         .chars()
         .next()
-        .is_some_and(|c| "aeiou".contains(c.to_ascii_lowercase()));
+        .is_some_and(|c| "aeio".contains(c.to_ascii_lowercase()));
     let article = if vowel { "An" } else { "A" };
     Some(format!("{article} {one}: {}", result.setup.user))
 }

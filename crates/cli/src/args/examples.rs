@@ -90,8 +90,10 @@ Examples:
 pub const SCENARIO_FROM_LOG: &str = "\
 Examples:
   headroom scenario from-log /var/log/nginx/access.log
-  headroom scenario from-log /var/log/nginx/access.log* --idle 20m
-  headroom scenario from-log log --format '$msec \"$request\" $status $cookie_sid'";
+  headroom scenario from-log log --format '$msec \"$request\" $status $cookie_sid'
+  # the log as a workload, then how many times its peak the server takes
+  headroom scenario from-log access.log* --out users --target http://pi.local
+  headroom capacity --scenario users/workload.yaml http://pi.local/";
 
 pub const DOCTOR: &str = "\
 Examples:

@@ -169,3 +169,174 @@ fn its_counts_agree_with_goaccess() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// nginx's combined format with the testbed's session cookie.
+const WITH_SESSION: &str = "$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\" $cookie_MoodleSession";
+
+/// Each sent pattern's share (%) of the GETs answered 2xx of the sent
+/// patterns, in the log `path` (`from-log --json`).
+fn sent_shares(path: &std::path::Path, sent: &[String]) -> Vec<f64> {
+    let out = run(&[
+        "scenario",
+        "from-log",
+        path.to_str().unwrap(),
+        "--format",
+        WITH_SESSION,
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let model: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let count = |pattern: &str| {
+        model["mix"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pattern"] == pattern)
+            .map_or(0.0, |p| p["get_2xx"].as_f64().unwrap())
+    };
+    let counts: Vec<f64> = sent.iter().map(|p| count(p)).collect();
+    let total: f64 = counts.iter().sum();
+    counts.iter().map(|c| 100.0 * c / total).collect()
+}
+
+/// The testbed's own journey (log in, read, post, log out) run behind
+/// nginx; its access log written as a workload with the login it cannot
+/// show; the workload run again behind the same nginx: the server's log
+/// holds each page the workload sends within 2 points of its share in the
+/// first log, every page answered 2xx (its users logged in), and the
+/// workload leaves out the POSTs and the logout that carried a sesskey.
+#[test]
+fn the_testbeds_journey_read_from_its_log_runs_again_with_the_same_page_mix() {
+    use crate::support::php_site::nginx;
+    use crate::support::{free_port, serial, site};
+    let _serial = serial();
+    let (dir, db) = site::sqlite_dataset("from-log-round-trip", "S");
+    let testbed = site::serve(&db, &[]);
+    let port = free_port();
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    std::fs::write(
+        dir.join("nginx.conf"),
+        format!(
+            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
+             log_format withsession '{WITH_SESSION}';\n\
+             access_log {d}/access.log withsession;\n\
+             server {{\n    listen 127.0.0.1:{port};\n\
+             location / {{ proxy_pass http://127.0.0.1:{up}; proxy_set_header Host $http_host; }}\n  }}\n}}\n",
+            d = dir.display(),
+            up = testbed.port
+        ),
+    )
+    .unwrap();
+    let _nginx = nginx(&dir.join("nginx.conf"), port);
+    let journey = site::journey(&db, port, &dir);
+    let out = run(&[
+        "run",
+        journey.to_str().unwrap(),
+        "-c",
+        "6",
+        "--think",
+        "200ms",
+        "-d",
+        "12s",
+        "--out",
+        dir.join("journey-run").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let first = dir.join("first.log");
+    std::fs::copy(dir.join("access.log"), &first).unwrap();
+    // nginx appends: emptied, the file holds the second run only.
+    std::fs::write(dir.join("access.log"), "").unwrap();
+
+    // The login the log cannot show (no form bodies), with the accounts
+    // the journey used.
+    let journey_text = std::fs::read_to_string(&journey).unwrap();
+    let users = journey_text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("file: "))
+        .unwrap()
+        .trim_matches('"')
+        .to_string();
+    std::fs::write(
+        dir.join("login.yaml"),
+        format!(
+            "name: log in\ndata:\n  file: \"{users}\"\n  columns: [username, password]\nsteps:\n\
+             \x20 - label: login page\n    path: /login/index.php\n    think: 0s\n    extract:\n\
+             \x20     - {{name: logintoken, css: 'input[name=logintoken]@value', required: true}}\n\
+             \x20 - label: login\n    method: POST\n    path: /login/index.php\n    think: 0s\n\
+             \x20   form: {{username: \"${{username}}\", password: \"${{password}}\", logintoken: \"${{logintoken}}\"}}\n\
+             \x20   check:\n      - {{contains: You are logged in as, name: logged in}}\n"
+        ),
+    )
+    .unwrap();
+    let workload_dir = dir.join("users");
+    let out = run(&[
+        "scenario",
+        "from-log",
+        first.to_str().unwrap(),
+        "--format",
+        WITH_SESSION,
+        "--out",
+        workload_dir.to_str().unwrap(),
+        "--target",
+        &format!("http://127.0.0.1:{port}"),
+        "--login",
+        dir.join("login.yaml").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("users: "), "{said}");
+    let workload = std::fs::read_to_string(workload_dir.join("workload.yaml")).unwrap();
+    // What cannot be sent again is left out, with its reason.
+    for left in [
+        "/mod/forum/post.php: no GET answered 2xx",
+        "/login/logout.php?sesskey=*: no GET answered 2xx",
+    ] {
+        assert!(workload.contains(left), "{left}\n{workload}");
+    }
+    let sent: Vec<String> = workload
+        .lines()
+        .filter_map(|l| l.strip_prefix("  - label: \""))
+        .map(|l| l[..l.find('"').unwrap()].to_string())
+        .collect();
+    assert!(sent.len() >= 4, "{workload}");
+    assert!(
+        sent.contains(&"/course/view.php?id=*".to_string()),
+        "{sent:?}"
+    );
+    // No address and no sesskey reach the workload.
+    let pages = std::fs::read_to_string(workload_dir.join("pages.csv")).unwrap();
+    assert!(!workload.contains("127.0.0.1 -") && !pages.contains("sesskey"));
+
+    // Many pages a user, so that its one login weighs little.
+    let out = run(&[
+        "run",
+        workload_dir.join("workload.yaml").to_str().unwrap(),
+        "-c",
+        "3",
+        "--ramp-up",
+        "0s",
+        "--think",
+        "0s",
+        "-d",
+        "8s",
+        "--out",
+        dir.join("workload-run").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("  TOTAL "), "{said}");
+    let summary = said.lines().find(|l| l.contains("  TOTAL ")).unwrap();
+    assert!(summary.contains(" 0 (0.0%) "), "{said}");
+    let before = sent_shares(&first, &sent);
+    let after = sent_shares(&dir.join("access.log"), &sent);
+    for ((pattern, was), is) in sent.iter().zip(&before).zip(&after) {
+        eprintln!("{pattern}: {was:.1}% → {is:.1}%");
+        assert!(
+            (was - is).abs() <= 2.0,
+            "{pattern}: {was:.1}% of the first log's pages, {is:.1}% of the second's\n{sent:?}\n{before:?}\n{after:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -95,6 +95,12 @@ fn description(
             ))
             .unwrap_or_default(),
     );
+    let description = match (&scenario.peak, profile) {
+        (Some(peak), Profile::Closed { users, .. }) => {
+            format!("{description} ({})", peak.times(f64::from(*users)))
+        }
+        _ => description,
+    };
     match &scenario.before {
         Some(b) => format!(
             "{description}; before them, {}{} × {}",

@@ -12,6 +12,7 @@ pub mod mix;
 pub mod observe;
 pub mod page;
 pub mod parse;
+pub mod peak;
 pub mod runner;
 pub mod template;
 pub mod trial;
@@ -63,6 +64,9 @@ pub struct Scenario {
     /// Users that run their own steps to the end before the profile's
     /// users start (JMeter's serialized thread groups, e.g. a warm-up).
     pub before: Option<Phase>,
+    /// `peak:`: the busiest minute of the log the workload was written
+    /// from ([`peak`]).
+    pub peak: Option<peak::LogPeak>,
     /// Hosts besides a page's own whose resources a page load fetches
     /// (`defaults: resource_hosts:`); each is also one of `origins`.
     pub resource_hosts: crate::page_load::resources::Hosts,

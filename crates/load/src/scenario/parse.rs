@@ -130,6 +130,7 @@ const TOP_KEYS: &[&str] = &[
     "cookies",
     "profile",
     "before",
+    "peak",
     "steps",
 ];
 const BEFORE_KEYS: &[&str] = &["name", "users", "iterations", "steps"];
@@ -422,6 +423,10 @@ impl Parser {
             None => Think::None,
         };
         let clear_cookies_each_iteration = self.cookies(top)?;
+        let peak = match top.get_node("peak") {
+            Some(node) => Some(super::peak::parse_peak(&self.doc, node)?),
+            None => None,
+        };
         let profile = match top.get_node("profile") {
             Some(node) => self.profile(node)?,
             None => ScenarioProfile::default(),
@@ -458,6 +463,7 @@ impl Parser {
             flow,
             profile,
             before,
+            peak,
             resource_hosts: crate::page_load::resources::Hosts::new(self.resource_hosts),
         })
     }

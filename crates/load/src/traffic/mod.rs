@@ -2,5 +2,8 @@
 //! [`pattern`] folds a request into the page it asked for, [`model`] counts
 //! sessions, their arrivals, pages, reading times and the pages' mix.
 
+pub mod login;
 pub mod model;
+pub mod pages;
 pub mod pattern;
+pub mod workload;

@@ -7,6 +7,7 @@
 //! ends after an idle gap (30 minutes, as web analytics count a visit).
 //! Only hashes of the keys are held: no address reaches the model.
 
+use super::pages::{PageCounts, PagePattern, PageRequest};
 use super::pattern::{fold, is_static};
 use hdrhistogram::Histogram;
 use headroom_import::access_log::format::{LogEntry, LogFormat};
@@ -111,6 +112,9 @@ pub struct TrafficModel {
     pub arrivals_per_minute: Vec<u32>,
     /// Requests in each minute from the first one's.
     pub requests_per_minute: Vec<u32>,
+    /// Pages seen (not resources, not a redirect's answer) in each minute
+    /// from the first one's.
+    pub views_per_minute: Vec<u32>,
     /// Pages a session asked for.
     pub pages_per_session: Histogram<u64>,
     /// Time between a session's consecutive pages, ms, of at least
@@ -124,7 +128,7 @@ pub struct TrafficModel {
     pub think_log_mean: f64,
     pub think_log_sd: f64,
     /// Pages by folded pattern, most asked first.
-    pub mix: Vec<(String, u64)>,
+    pub mix: Vec<PagePattern>,
     pub methods: BTreeMap<String, u64>,
     pub statuses: BTreeMap<u16, u64>,
 }
@@ -143,6 +147,7 @@ pub struct TrafficBuilder {
     visitors: std::collections::HashSet<u64>,
     arrivals: Vec<u32>,
     per_minute: Vec<u32>,
+    views_per_minute: Vec<u32>,
     pages_per_session: Histogram<u64>,
     think_ms: Histogram<u64>,
     quick: u64,
@@ -150,7 +155,7 @@ pub struct TrafficBuilder {
     log_sum: f64,
     log_square_sum: f64,
     log_count: u64,
-    mix: HashMap<String, u64>,
+    mix: PageCounts,
     methods: BTreeMap<String, u64>,
     statuses: BTreeMap<u16, u64>,
 }
@@ -170,13 +175,14 @@ impl TrafficBuilder {
             visitors: std::collections::HashSet::new(),
             arrivals: Vec::new(),
             per_minute: Vec::new(),
+            views_per_minute: Vec::new(),
             pages_per_session: Histogram::new_with_bounds(1, 1_000_000, 3).expect("bounds"),
             think_ms: Histogram::new_with_bounds(1, 7 * 24 * 3_600_000, 3).expect("bounds"),
             quick: 0,
             log_sum: 0.0,
             log_square_sum: 0.0,
             log_count: 0,
-            mix: HashMap::new(),
+            mix: PageCounts::default(),
             methods: BTreeMap::new(),
             statuses: BTreeMap::new(),
         }
@@ -195,10 +201,6 @@ impl TrafficBuilder {
             .or_default() += 1;
         *self.statuses.entry(entry.status).or_default() += 1;
         let page = !is_static(entry.target);
-        if page {
-            self.pages += 1;
-            *self.mix.entry(fold(entry.target)).or_default() += 1;
-        }
         if time >= self.swept_ms.saturating_add(SWEEP_MS) {
             self.sweep(time);
         }
@@ -232,12 +234,25 @@ impl TrafficBuilder {
         session.last_ms = session.last_ms.max(time);
         // A page seen: not a redirect's answer (the page it points to is).
         let view = page && !(300..400).contains(&entry.status);
+        // A log slightly out of order reads as no time between.
+        let since_page = session.last_page_ms.map(|before| (time - before).max(0));
+        if page {
+            self.pages += 1;
+            self.mix.add(
+                fold(entry.target),
+                &PageRequest {
+                    target: entry.target,
+                    get: entry.method == b"GET",
+                    status: entry.status,
+                    quick: since_page.is_some_and(|ms| ms < MIN_THINK_MS),
+                },
+            );
+        }
         if view {
-            if let Some(before) = session.last_page_ms {
-                // A log slightly out of order reads as no time between.
-                let think = (time - before).max(0);
+            if let Some(think) = since_page {
                 self.think(think);
             }
+            count_at(&mut self.views_per_minute, minute(first, time));
             session.last_page_ms = Some(time);
             session.pages += 1;
         }
@@ -250,8 +265,7 @@ impl TrafficBuilder {
         for session in open {
             self.close(session);
         }
-        let mut mix: Vec<(String, u64)> = self.mix.into_iter().collect();
-        mix.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mix = self.mix.finish();
         let n = self.log_count as f64;
         let mean = if n > 0.0 { self.log_sum / n } else { 0.0 };
         let variance = if n > 1.0 {
@@ -270,6 +284,7 @@ impl TrafficBuilder {
             visitors: self.visitors.len() as u64,
             arrivals_per_minute: self.arrivals,
             requests_per_minute: self.per_minute,
+            views_per_minute: self.views_per_minute,
             pages_per_session: self.pages_per_session,
             think_ms: self.think_ms,
             quick: self.quick,
@@ -345,6 +360,15 @@ fn visitor_of(entry: &LogEntry<'_>) -> u64 {
     hasher.finish()
 }
 
+/// The index and count of the largest count (the earliest of equals).
+pub fn busiest(counts: &[u32]) -> Option<(usize, u32)> {
+    counts
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+}
+
 fn minute(first: i64, time: i64) -> usize {
     usize::try_from((time - first).max(0) / 60_000).unwrap_or(0)
 }
@@ -362,11 +386,7 @@ impl TrafficModel {
     /// The minute with the most requests: its index from the first minute
     /// and its count.
     pub fn peak_minute(&self) -> Option<(usize, u32)> {
-        self.requests_per_minute
-            .iter()
-            .copied()
-            .enumerate()
-            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        busiest(&self.requests_per_minute)
     }
 
     /// A think time's quantile, in seconds.
@@ -426,13 +446,7 @@ impl TrafficModel {
             group_thousands(self.visitors as i64)
         ));
         let minutes = self.arrivals_per_minute.len().max(1) as f64;
-        if let Some((at, most)) = self
-            .arrivals_per_minute
-            .iter()
-            .copied()
-            .enumerate()
-            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
-        {
+        if let Some((at, most)) = busiest(&self.arrivals_per_minute) {
             lines.push(format!(
                 "arrivals: {:.1} sessions a minute on average, {} at the peak ({})",
                 self.sessions as f64 / minutes,
@@ -476,11 +490,15 @@ impl TrafficModel {
         }
         lines.push("pages (ids and query values folded to *):".to_string());
         let shown = 15;
-        for (pattern, n) in self.mix.iter().take(shown) {
-            lines.push(format!("  {:>5.1}%  {pattern}", share(*n, self.pages)));
+        for page in self.mix.iter().take(shown) {
+            lines.push(format!(
+                "  {:>5.1}%  {}",
+                share(page.count, self.pages),
+                page.pattern
+            ));
         }
         if self.mix.len() > shown {
-            let rest: u64 = self.mix[shown..].iter().map(|(_, n)| n).sum();
+            let rest: u64 = self.mix[shown..].iter().map(|p| p.count).sum();
             lines.push(format!(
                 "  {:>5.1}%  {} more",
                 share(rest, self.pages),
@@ -542,8 +560,13 @@ impl TrafficModel {
                 });
                 q
             }),
-            "mix": self.mix.iter().map(|(pattern, count)| {
-                serde_json::json!({"pattern": pattern, "count": count})
+            "mix": self.mix.iter().map(|page| {
+                serde_json::json!({
+                    "pattern": page.pattern,
+                    "count": page.count,
+                    "get_2xx": page.replayable,
+                    "within_1s": page.quick,
+                })
             }).collect::<Vec<_>>(),
             "methods": self.methods,
             "statuses": self.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<BTreeMap<_, _>>(),

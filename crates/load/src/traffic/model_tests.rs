@@ -162,8 +162,8 @@ fn a_generated_logs_model_is_read_back() {
         let count = model
             .mix
             .iter()
-            .find(|(p, _)| p == pattern)
-            .map_or(0, |(_, n)| *n);
+            .find(|p| p.pattern == pattern)
+            .map_or(0, |p| p.count);
         assert!(
             (count as f64 / pages - share).abs() < 0.01,
             "{pattern}: {count} of {pages}"

@@ -1,0 +1,522 @@
+//! A log's model written as a workload `run` and `capacity` take: one
+//! journey whose every iteration is one page of the log, drawn in the
+//! log's proportions from a data file of the pages it asked for (a step
+//! per pattern, so each keeps its label), the reading time fitted to the
+//! log's between pages, and users as many as the log's peak minute had
+//! reading at once (Little's law). What cannot be sent again is left out
+//! and said: requests that change data (no body is logged), that carried
+//! a secret, that were not answered 2xx, and (when pages are loaded as a
+//! browser does) what pages load themselves.
+
+use super::login::LoginJourney;
+use super::model::{busiest, TrafficModel};
+use super::pages::PagePattern;
+use headroom_units::civil::utc_minute_text;
+use std::fmt::Write as _;
+
+/// Rows of the pages' data file: each pattern's share to 0.1 point.
+pub const ROWS: usize = 1000;
+/// The share of resource requests above which pages are loaded as a
+/// browser does (`page_loads: true`).
+const PAGE_LOADS_SHARE: f64 = 0.05;
+/// The share of a pattern's requests within a second of the page before
+/// that marks it as loaded by pages (with `page_loads`, the browser asks
+/// for it)...
+const LOADED_BY_PAGES: f64 = 0.8;
+/// ... when the log's pages came that soon at most this often: else its
+/// sessions mix several users (one address and agent for a whole class
+/// behind a proxy), and a second between pages tells nothing.
+const SESSIONS_APART: f64 = 0.5;
+
+/// The busiest minute in pages, as users.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Peak {
+    /// "2026-11-20 10:01" (UTC).
+    pub minute: String,
+    pub pages: u32,
+    /// The log-normal's mean reading time, s.
+    pub think_s: f64,
+    /// Users reading at once: pages a second × the mean reading time,
+    /// rounded (at least 1).
+    pub users: u32,
+}
+
+impl TrafficModel {
+    /// The mean of the log-normal fitted to the reading times, s (None
+    /// when no session read two pages).
+    pub fn think_mean_s(&self) -> Option<f64> {
+        (!self.think_ms.is_empty())
+            .then(|| (self.think_log_mean + self.think_log_sd.powi(2) / 2.0).exp())
+    }
+
+    /// The minute with the most pages seen, and the users that reading
+    /// the log's mean time between pages ask for them at that rate.
+    pub fn peak(&self) -> Option<Peak> {
+        let think_s = self.think_mean_s()?;
+        let (at, pages) = busiest(&self.views_per_minute)?;
+        let users = (f64::from(pages) / 60.0 * think_s).round().max(1.0);
+        Some(Peak {
+            minute: utc_minute_text(self.first_ms + at as i64 * 60_000),
+            pages,
+            think_s,
+            users: users.min(f64::from(u32::MAX)) as u32,
+        })
+    }
+}
+
+/// A pattern of the log in the workload, or why not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fate {
+    /// Sent: its rows of the data file.
+    Sent { rows: usize },
+    /// Not a GET answered 2xx in the log (a form sent, a redirect, an
+    /// error): nothing to send again.
+    NotReplayable,
+    /// Every request that could be sent again carried a secret.
+    Secret,
+    /// Loaded by pages (with `page_loads`, the browser asks for it).
+    LoadedByPages,
+    /// Too rare for a row in [`ROWS`].
+    Rare,
+}
+
+/// The workload: its scenario's text, its data file's, and what each
+/// pattern became.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub scenario: String,
+    pub pages_csv: String,
+    pub page_loads: bool,
+    pub peak: Option<Peak>,
+    /// Every pattern of the log, most asked first, with its fate.
+    pub fates: Vec<(String, u64, Fate)>,
+}
+
+/// Where the log came from and where the workload is to be sent.
+pub struct WorkloadSource<'a> {
+    /// The log files' names as the user gave them.
+    pub logs: &'a [String],
+    /// The data file's name, beside the scenario.
+    pub pages_file: &'a str,
+    /// `--target`, written as the base URL (None: `run --target` says it).
+    pub target: Option<&'a str>,
+    /// `--login`: the steps that log a user in, run once a user.
+    pub login: Option<&'a LoginJourney>,
+}
+
+/// The workload of a model.
+pub fn workload(model: &TrafficModel, source: &WorkloadSource<'_>) -> Workload {
+    let page_loads = model.static_share() >= PAGE_LOADS_SHARE;
+    let (quick, all) = model
+        .mix
+        .iter()
+        .fold((0, 0), |(q, a), p| (q + p.quick, a + p.replayable));
+    let sessions_apart = (quick as f64) <= SESSIONS_APART * all as f64;
+    let mut fates: Vec<(String, u64, Fate)> = Vec::new();
+    let mut sent: Vec<&PagePattern> = Vec::new();
+    for page in &model.mix {
+        let fate = if page.replayable == 0 {
+            Fate::NotReplayable
+        } else if page.examples.is_empty() {
+            Fate::Secret
+        } else if page_loads && sessions_apart && page.quick_share() >= LOADED_BY_PAGES {
+            Fate::LoadedByPages
+        } else {
+            sent.push(page);
+            Fate::Sent { rows: 0 }
+        };
+        fates.push((page.pattern.clone(), page.count, fate));
+    }
+    let weights: Vec<u64> = sent.iter().map(|p| p.replayable - p.secret).collect();
+    let rows = largest_remainder(&weights, ROWS);
+    for (page, n) in sent.iter().zip(&rows) {
+        if let Some(fate) = fates.iter_mut().find(|f| f.0 == page.pattern) {
+            fate.2 = if *n == 0 {
+                Fate::Rare
+            } else {
+                Fate::Sent { rows: *n }
+            };
+        }
+    }
+    // Each pattern's rows split among its requests by their counts, then
+    // every row list interleaved so that any stretch of the file holds the
+    // patterns in their shares.
+    let mut lists: Vec<Vec<&str>> = Vec::new();
+    let mut kept: Vec<(usize, &PagePattern)> = Vec::new();
+    for (page, n) in sent.iter().zip(&rows).filter(|(_, n)| **n > 0) {
+        let examples = page.examples_by_count();
+        let counts: Vec<u64> = examples.iter().map(|e| e.1).collect();
+        let split = largest_remainder(&counts, *n);
+        let order = interleave(&split);
+        lists.push(order.into_iter().map(|i| examples[i].0).collect());
+        kept.push((*n, page));
+    }
+    let order = interleave(&kept.iter().map(|k| k.0).collect::<Vec<_>>());
+    let mut cursor = vec![0usize; lists.len()];
+    let pages: Vec<(usize, &str)> = order
+        .into_iter()
+        .map(|pattern| {
+            cursor[pattern] += 1;
+            (pattern + 1, lists[pattern][cursor[pattern] - 1])
+        })
+        .collect();
+    // With a login, every row also holds an account: the pages repeat
+    // until every account has a row.
+    let accounts = source.login.map_or(&[][..], |l| l.rows.as_slice());
+    let total = if pages.is_empty() {
+        0
+    } else {
+        pages.len() * accounts.len().div_ceil(pages.len()).max(1)
+    };
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    for i in 0..total {
+        let (pattern, target) = pages[i % pages.len()];
+        let mut record = vec![pattern.to_string(), target.to_string()];
+        if !accounts.is_empty() {
+            record.extend(accounts[i % accounts.len()].iter().cloned());
+        }
+        let _ = csv.write_record(&record);
+    }
+    let pages_csv = String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default();
+    let peak = model.peak();
+    let scenario = scenario_text(model, source, page_loads, peak.as_ref(), &kept, &fates);
+    Workload {
+        scenario,
+        pages_csv,
+        page_loads,
+        peak,
+        fates,
+    }
+}
+
+/// The scenario file.
+fn scenario_text(
+    model: &TrafficModel,
+    source: &WorkloadSource<'_>,
+    page_loads: bool,
+    peak: Option<&Peak>,
+    kept: &[(usize, &PagePattern)],
+    fates: &[(String, u64, Fate)],
+) -> String {
+    let logs = source.logs.join(", ");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# The users of {logs} ({} to {} UTC), written by `headroom scenario from-log`.",
+        utc_minute_text(model.first_ms),
+        utc_minute_text(model.last_ms)
+    );
+    out.push_str(
+        "# Every iteration of a user is one page of the log: the next row of the data\n\
+         # file, whose rows hold the pages in the log's proportions; the user then reads\n\
+         # for a time drawn from the log-normal fitted to the log's reading times.\n",
+    );
+    let left: Vec<&(String, u64, Fate)> = fates
+        .iter()
+        .filter(|f| !matches!(f.2, Fate::Sent { .. }))
+        .collect();
+    if !left.is_empty() {
+        let share = |n: u64| 100.0 * n as f64 / model.pages.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "# Left out ({:.1}% of the log's page requests):",
+            share(left.iter().map(|f| f.1).sum())
+        );
+        for (pattern, n, fate) in left.iter().take(20) {
+            let why = match fate {
+                Fate::NotReplayable => "no GET answered 2xx (a form sent, a redirect, an error)",
+                Fate::Secret => "every request carried a token or session key",
+                Fate::LoadedByPages => "loaded by pages (page_loads fetches it)",
+                Fate::Rare => "too rare for one row in 1000",
+                Fate::Sent { .. } => "",
+            };
+            let _ = writeln!(out, "#   {:>5.1}%  {pattern}: {why}", share(*n));
+        }
+        if left.len() > 20 {
+            let _ = writeln!(out, "#   and {} more", left.len() - 20);
+        }
+    }
+    let _ = writeln!(out, "name: {}", quote(&format!("users of {logs}")));
+    out.push_str("defaults:\n");
+    match source.target {
+        Some(target) => {
+            let _ = writeln!(out, "  base_url: {}", quote(target));
+        }
+        None => out.push_str("  # base_url: the server (or run with --target URL)\n"),
+    }
+    if page_loads {
+        let _ = writeln!(
+            out,
+            "  page_loads: true   # {:.1}% of the log's requests were pages' style sheets, scripts and images",
+            100.0 * model.static_share()
+        );
+    }
+    let login_columns = source.login.map_or(String::new(), |l| {
+        l.columns.iter().map(|c| format!(", {c}")).collect()
+    });
+    let _ = writeln!(
+        out,
+        "data:\n  file: {}\n  columns: [page, path{login_columns}]\n  share: all\n  on_end: recycle",
+        quote(source.pages_file)
+    );
+    if let Some(mean) = model.think_mean_s() {
+        let sd = mean * (model.think_log_sd.powi(2).exp() - 1.0).sqrt();
+        let _ = writeln!(
+            out,
+            "think: lognormal:{}ms,{}ms   # the log's reading time: median {:.1} s, σ {:.2} of its logarithm",
+            (mean * 1000.0).round() as u64,
+            (sd * 1000.0).round() as u64,
+            model.think_log_mean.exp(),
+            model.think_log_sd
+        );
+    }
+    if let Some(peak) = peak {
+        let _ = writeln!(
+            out,
+            "peak:                # the log's busiest minute, as users: its pages a second × the mean reading time\n  minute: {}\n  pages: {}\n  users: {}",
+            quote(&peak.minute),
+            peak.pages,
+            peak.users
+        );
+        let _ = writeln!(
+            out,
+            "profile:\n  model: closed\n  users: {}\n  ramp_up: 1m\n  duration: 10m",
+            peak.users
+        );
+    }
+    out.push_str("steps:\n");
+    if let Some(login) = source.login {
+        let _ = writeln!(
+            out,
+            "  - once: true   # {}: each user logs in once, before its first page\n    steps:",
+            login.file
+        );
+        for line in &login.steps {
+            if line.trim().is_empty() {
+                out.push('\n');
+            } else {
+                let _ = writeln!(out, "      {line}");
+            }
+        }
+    }
+    for (i, (rows, page)) in kept.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  - label: {}   # {} rows of {ROWS}\n    path: \"${{path}}\"\n    if: {{var: page, equals: \"{}\"}}",
+            quote(&page.pattern),
+            rows,
+            i + 1
+        );
+    }
+    out
+}
+
+/// A YAML double-quoted string.
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `total` split in proportion to `weights`, by the largest remainder
+/// (ties to the earlier).
+pub fn largest_remainder(weights: &[u64], total: usize) -> Vec<usize> {
+    let sum: u64 = weights.iter().sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let exact: Vec<f64> = weights
+        .iter()
+        .map(|w| *w as f64 * total as f64 / sum as f64)
+        .collect();
+    let mut shares: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|a, b| {
+        let ra = exact[*a] - exact[*a].floor();
+        let rb = exact[*b] - exact[*b].floor();
+        rb.total_cmp(&ra).then(a.cmp(b))
+    });
+    let given: usize = shares.iter().sum();
+    for i in order.into_iter().take(total.saturating_sub(given)) {
+        shares[i] += 1;
+    }
+    shares
+}
+
+/// Indexes `0..counts.len()`, each `counts[i]` times, interleaved by
+/// smooth weighted round-robin: after any number of them each index is
+/// within one of its share.
+pub fn interleave(counts: &[usize]) -> Vec<usize> {
+    let total: usize = counts.iter().sum();
+    let mut current = vec![0i64; counts.len()];
+    let mut left = counts.to_vec();
+    let mut order = Vec::with_capacity(total);
+    for _ in 0..total {
+        for (c, n) in current.iter_mut().zip(counts) {
+            *c += *n as i64;
+        }
+        let Some(best) = (0..counts.len())
+            .filter(|i| left[*i] > 0)
+            .max_by(|a, b| current[*a].cmp(&current[*b]).then(b.cmp(a)))
+        else {
+            break;
+        };
+        current[best] -= total as i64;
+        left[best] -= 1;
+        order.push(best);
+    }
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_split_by_the_largest_remainder_and_interleaved() {
+        assert_eq!(largest_remainder(&[90, 9, 1], 1000), vec![900, 90, 10]);
+        assert_eq!(largest_remainder(&[1, 1, 1], 10), vec![4, 3, 3]);
+        assert_eq!(largest_remainder(&[0, 0], 5), vec![0, 0]);
+        let order = interleave(&[6, 3, 1]);
+        assert_eq!(order.len(), 10);
+        for prefix in 1..=order.len() {
+            for (i, n) in [6usize, 3, 1].iter().enumerate() {
+                let seen = order[..prefix].iter().filter(|x| **x == i).count() as f64;
+                let due = *n as f64 * prefix as f64 / 10.0;
+                assert!((seen - due).abs() <= 1.0, "{order:?} at {prefix}");
+            }
+        }
+    }
+
+    /// 300 sessions a minute apart, each reading 5 pages 10 s apart (the
+    /// course 2 of 5, the front page 2, a forum 1), then sending a form
+    /// and logging out with its sesskey.
+    fn model() -> TrafficModel {
+        use super::super::model::{SessionKey, IDLE_GAP_MS};
+        use headroom_import::access_log::format::LogEntry;
+        let mut entries: Vec<(i64, String, String, &str, u16)> = Vec::new();
+        for session in 0..300i64 {
+            let start = session * 60_000;
+            let address = format!("10.0.{}.{}", session / 256, session % 256);
+            let pages = [
+                format!("/course/view.php?id={}", session % 7),
+                "/".to_string(),
+                format!("/course/view.php?id={}", session % 3),
+                "/".to_string(),
+                format!("/mod/forum/view.php?id={}", session % 5),
+            ];
+            for (i, page) in pages.into_iter().enumerate() {
+                entries.push((start + i as i64 * 10_000, address.clone(), page, "GET", 200));
+            }
+            let end = start + 50_000;
+            entries.push((
+                end,
+                address.clone(),
+                "/mod/forum/post.php".into(),
+                "POST",
+                303,
+            ));
+            entries.push((
+                end + 1,
+                address,
+                "/login/logout.php?sesskey=Zx81".into(),
+                "GET",
+                200,
+            ));
+        }
+        entries.sort_by_key(|e| e.0);
+        let mut builder =
+            super::super::model::TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS);
+        for (time, address, target, method, status) in &entries {
+            builder.add(&LogEntry {
+                time_ms: *time,
+                client: Some(address.as_bytes()),
+                method: method.as_bytes(),
+                target: target.as_bytes(),
+                status: *status,
+                bytes: 100,
+                referer: None,
+                user_agent: Some(b"Firefox"),
+                request_time_ms: None,
+                cookie: None,
+            });
+        }
+        builder.finish()
+    }
+
+    #[test]
+    fn a_logs_pages_become_rows_in_their_shares_and_the_rest_is_said() {
+        let model = model();
+        let written = workload(
+            &model,
+            &WorkloadSource {
+                logs: &["access.log".to_string()],
+                pages_file: "pages.csv",
+                target: Some("http://127.0.0.1:8080"),
+                login: None,
+            },
+        );
+        let fate = |pattern: &str| {
+            written
+                .fates
+                .iter()
+                .find(|f| f.0 == pattern)
+                .map(|f| f.2.clone())
+                .unwrap()
+        };
+        assert_eq!(fate("/course/view.php?id=*"), Fate::Sent { rows: 400 });
+        assert_eq!(fate("/"), Fate::Sent { rows: 400 });
+        assert_eq!(fate("/mod/forum/view.php?id=*"), Fate::Sent { rows: 200 });
+        assert_eq!(fate("/mod/forum/post.php"), Fate::NotReplayable);
+        assert_eq!(fate("/login/logout.php?sesskey=*"), Fate::Secret);
+        // Rows in the log's shares (the front page first: ties go by
+        // text), the course's ids in theirs: id 0 is 143 of its 600 views.
+        let rows: Vec<&str> = written.pages_csv.lines().collect();
+        assert_eq!(rows.len(), 1000);
+        let share = |prefix: &str| rows.iter().filter(|r| r.starts_with(prefix)).count();
+        assert_eq!(rows.iter().filter(|r| **r == "1,/").count(), 400);
+        assert_eq!(share("2,/course/view.php?id="), 400);
+        let id0 = share("2,/course/view.php?id=0") as f64;
+        assert!((id0 - 400.0 * 143.0 / 600.0).abs() <= 1.0, "{id0}");
+        assert!(!written.pages_csv.contains("sesskey") && !written.scenario.contains("10.0."));
+        // Any 100 rows in a row hold each page within a row of its share.
+        for start in 0..900 {
+            let window = &rows[start..start + 100];
+            let n = window.iter().filter(|r| r.starts_with("3,")).count();
+            assert!((19..=21).contains(&n), "{start}: {n}");
+        }
+        // The peak: a minute holds one session's 5 pages and its logout's
+        // answer; 10 s between pages: 6 pages a minute is one user reading.
+        let peak = written.peak.clone().unwrap();
+        assert_eq!(peak.pages, 6);
+        assert!((peak.think_s - 10.0).abs() < 0.01, "{peak:?}");
+        assert_eq!(peak.users, 1);
+        // It reads back as a scenario.
+        let dir = std::env::temp_dir().join(format!("headroom-workload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pages.csv"), &written.pages_csv).unwrap();
+        std::fs::write(dir.join("workload.yaml"), &written.scenario).unwrap();
+        let scenario = crate::scenario::parse_file(&dir.join("workload.yaml"), None).unwrap();
+        assert_eq!(scenario.requests.len(), 3);
+        assert_eq!(scenario.peak.unwrap().users, 1);
+        assert_eq!(scenario.data.unwrap().rows.len(), 1000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn quoting_keeps_yaml_specials_inside_the_string() {
+        assert_eq!(quote("/a?b=*&c"), "\"/a?b=*&c\"");
+        assert_eq!(quote("say \"hi\"\\"), "\"say \\\"hi\\\"\\\\\"");
+    }
+}
