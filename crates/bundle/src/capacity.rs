@@ -249,10 +249,11 @@ pub struct LogPeakRecord {
 }
 
 impl LogPeakRecord {
-    /// "4.20× the log's peak (20 users at 2026-11-20 10:01 UTC, 957 pages that minute)".
+    /// "4.20× the log's peak of 20 users (at 2026-11-20 10:01 UTC, 957
+    /// pages that minute)".
     pub fn times(&self, users: u32) -> String {
         format!(
-            "{:.2}× the log's peak ({} users at {} UTC, {} pages that minute)",
+            "{:.2}× the log's peak of {} users (at {} UTC, {} pages that minute)",
             f64::from(users) / self.users.max(1) as f64,
             self.users,
             self.minute,

@@ -9,7 +9,7 @@ use headroom_import::access_log::read::LogReading;
 use headroom_load::target::Target;
 use headroom_load::traffic::login::read_login;
 use headroom_load::traffic::model::{read_model, TrafficModel};
-use headroom_load::traffic::workload::{workload, Fate, WorkloadSource};
+use headroom_load::traffic::workload::{workload, Fate, LogWorkloadInput};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -51,7 +51,7 @@ pub fn run(args: FromLogArgs) -> ExitCode {
                 return ExitCode::from(EXIT_USAGE);
             }
         };
-        let source = WorkloadSource {
+        let source = LogWorkloadInput {
             logs: &logs,
             pages_file: PAGES_FILE,
             target: args.target.as_deref(),
@@ -70,7 +70,7 @@ pub fn run(args: FromLogArgs) -> ExitCode {
 /// `--json`).
 fn write_workload(
     model: &TrafficModel,
-    source: &WorkloadSource<'_>,
+    source: &LogWorkloadInput<'_>,
     dir: &Path,
     json: bool,
 ) -> Result<(), String> {

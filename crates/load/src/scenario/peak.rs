@@ -19,10 +19,10 @@ pub struct LogPeak {
 }
 
 impl LogPeak {
-    /// "1.50× the log's peak (40 users at 2026-11-20 10:01)".
+    /// "1.50× the log's peak of 40 users (at 2026-11-20 10:01 UTC)".
     pub fn times(&self, users: f64) -> String {
         format!(
-            "{:.2}× the log's peak ({} users at {})",
+            "{:.2}× the log's peak of {} users (at {} UTC)",
             users / self.users as f64,
             self.users,
             self.minute

@@ -83,7 +83,7 @@ pub enum Fate {
 /// The workload: its scenario's text, its data file's, and what each
 /// pattern became.
 #[derive(Debug, Clone)]
-pub struct Workload {
+pub struct LogWorkload {
     pub scenario: String,
     pub pages_csv: String,
     pub page_loads: bool,
@@ -93,7 +93,7 @@ pub struct Workload {
 }
 
 /// Where the log came from and where the workload is to be sent.
-pub struct WorkloadSource<'a> {
+pub struct LogWorkloadInput<'a> {
     /// The log files' names as the user gave them.
     pub logs: &'a [String],
     /// The data file's name, beside the scenario.
@@ -105,7 +105,7 @@ pub struct WorkloadSource<'a> {
 }
 
 /// The workload of a model.
-pub fn workload(model: &TrafficModel, source: &WorkloadSource<'_>) -> Workload {
+pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkload {
     let page_loads = model.static_share() >= PAGE_LOADS_SHARE;
     let (quick, all) = model
         .mix
@@ -180,7 +180,7 @@ pub fn workload(model: &TrafficModel, source: &WorkloadSource<'_>) -> Workload {
     let pages_csv = String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default();
     let peak = model.peak();
     let scenario = scenario_text(model, source, page_loads, peak.as_ref(), &kept, &fates);
-    Workload {
+    LogWorkload {
         scenario,
         pages_csv,
         page_loads,
@@ -192,7 +192,7 @@ pub fn workload(model: &TrafficModel, source: &WorkloadSource<'_>) -> Workload {
 /// The scenario file.
 fn scenario_text(
     model: &TrafficModel,
-    source: &WorkloadSource<'_>,
+    source: &LogWorkloadInput<'_>,
     page_loads: bool,
     peak: Option<&Peak>,
     kept: &[(usize, &PagePattern)],
@@ -460,7 +460,7 @@ mod tests {
         let model = model();
         let written = workload(
             &model,
-            &WorkloadSource {
+            &LogWorkloadInput {
                 logs: &["access.log".to_string()],
                 pages_file: "pages.csv",
                 target: Some("http://127.0.0.1:8080"),
