@@ -293,6 +293,9 @@ pub struct Files {
     /// `failures/index.jsonl`, when failed exchanges were kept (`--save-failures`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failures: Option<String>,
+    /// `replay.csv`, a row a request of the log a replay sent again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
 }
 
 impl Files {
@@ -305,6 +308,7 @@ impl Files {
             resources_detail: None,
             events: None,
             failures: None,
+            replay: None,
         }
     }
 }

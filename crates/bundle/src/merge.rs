@@ -403,7 +403,7 @@ fn check_consistent(shards: &[ShardBundle]) -> Result<(), BundleError> {
                     }
                 }
                 Some(ScenarioRecord::Jtl(j)) => j.file.clear(),
-                Some(ScenarioRecord::Url(_)) | None => {}
+                Some(ScenarioRecord::Url(_) | ScenarioRecord::Replay(_)) | None => {}
             }
             (scenario, m.target.clone(), m.timeout_ms.to_bits())
         };

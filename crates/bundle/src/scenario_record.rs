@@ -1,7 +1,8 @@
 //! The manifest's `scenario` section: what was sent. Its `mode` says which
 //! kind of run wrote it: `url` (one request, `headroom load`), `scenario`
 //! (a journey file, `headroom run`), `mix` (several journey files with
-//! weights, `headroom run`) or `jtl` (JMeter results imported).
+//! weights, `headroom run`), `jtl` (JMeter results imported) or `replay`
+//! (an access log's requests sent again, `headroom replay`).
 //!
 //! On disk it is the object it always was: the record's fields and `mode`,
 //! keys in alphabetical order, nested objects too (so manifests written
@@ -25,6 +26,29 @@ pub enum ScenarioRecord {
     Mix(MixRecord),
     /// `mode: jtl`: JMeter's results, imported.
     Jtl(JtlRecord),
+    /// `mode: replay`: an access log's requests sent again.
+    Replay(ReplayRecord),
+}
+
+/// An access log replayed: its files, how fast, what was sent and what
+/// was left out. No request's target is kept (labels are its folded
+/// pattern; replay.csv has a row a request).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReplayRecord {
+    pub files: Vec<String>,
+    pub format: String,
+    /// Requests sent again.
+    pub requests: u64,
+    /// Requests of other methods, by method, not sent.
+    pub left_out: BTreeMap<String, u64>,
+    /// The methods sent.
+    pub methods: Vec<String>,
+    /// The log's time divided by this.
+    pub speed: f64,
+    /// From the first request to the last, as logged and as replayed.
+    pub logged_s: f64,
+    pub replayed_s: f64,
 }
 
 /// The request of a URL run. Header values that hold credentials are
@@ -152,6 +176,7 @@ impl ScenarioRecord {
             ScenarioRecord::Scenario(_) => "scenario",
             ScenarioRecord::Mix(_) => "mix",
             ScenarioRecord::Jtl(_) => "jtl",
+            ScenarioRecord::Replay(_) => "replay",
         }
     }
 
@@ -168,6 +193,7 @@ impl Serialize for ScenarioRecord {
             ScenarioRecord::Scenario(r) => serde_json::to_value(r),
             ScenarioRecord::Mix(r) => serde_json::to_value(r),
             ScenarioRecord::Jtl(r) => serde_json::to_value(r),
+            ScenarioRecord::Replay(r) => serde_json::to_value(r),
         }
         .map_err(S::Error::custom)?;
         let Value::Object(mut map) = fields else {
@@ -191,9 +217,10 @@ impl<'de> Deserialize<'de> for ScenarioRecord {
             "scenario" => serde_json::from_value(value).map(ScenarioRecord::Scenario),
             "mix" => serde_json::from_value(value).map(ScenarioRecord::Mix),
             "jtl" => serde_json::from_value(value).map(ScenarioRecord::Jtl),
+            "replay" => serde_json::from_value(value).map(ScenarioRecord::Replay),
             "" => {
                 return Err(D::Error::custom(
-                    "the scenario section has no mode (url, scenario, mix or jtl)",
+                    "the scenario section has no mode (url, scenario, mix, jtl or replay)",
                 ))
             }
             other => {

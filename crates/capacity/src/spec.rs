@@ -68,6 +68,13 @@ fn once() -> u32 {
     1
 }
 
+/// A search's levels are users; a replayed log has none to add.
+fn replay_refused() -> AssemblyError {
+    AssemblyError::Usage(
+        "a capacity search runs users, and a replayed log has none: write the log as a workload (headroom scenario from-log --out DIR) and search with --scenario DIR/workload.yaml, or replay it faster (headroom replay --speed)".into(),
+    )
+}
+
 /// [`ApdexGoal`] as a spec writes it (its p95 bound as a duration).
 #[derive(Serialize, Deserialize)]
 #[serde(remote = "ApdexGoal", deny_unknown_fields)]
@@ -112,6 +119,7 @@ impl CapacitySpec {
         let given = match &self.level.workload {
             WorkloadSource::Url(request) => Some(&request.url),
             WorkloadSource::Scenario(source) => source.target.as_ref(),
+            WorkloadSource::Replay(_) => return Err(replay_refused()),
         };
         let given = given.ok_or_else(|| {
             AssemblyError::Usage(
@@ -125,7 +133,7 @@ impl CapacitySpec {
     pub fn scenario(&self) -> Option<&Path> {
         match &self.level.workload {
             WorkloadSource::Scenario(source) => Some(source.file.as_path()),
-            WorkloadSource::Url(_) => None,
+            WorkloadSource::Url(_) | WorkloadSource::Replay(_) => None,
         }
     }
 
@@ -149,6 +157,7 @@ impl CapacitySpec {
                 return Ok((think, user, crate::who::rate_unit(1, 0)));
             }
             WorkloadSource::Scenario(source) => source,
+            WorkloadSource::Replay(_) => return Err(replay_refused()),
         };
         if headroom_load::scenario::mix::is_mix_file(&source.file) {
             let mix = headroom_load::scenario::mix::read(&source.file, Some(target))

@@ -97,6 +97,69 @@ pub enum Command {
     /// each by a published method, with where the host stands among known machines.
     #[command(after_help = examples::BENCH)]
     Bench(Box<BenchArgs>),
+    /// Send a server's access log again: each request at its logged time (or --speed times
+    /// faster), whatever the server does; the replayed status beside the logged one.
+    #[command(
+        after_help = examples::REPLAY,
+        mut_arg("json", |a| a.help("Print the run's summary as one JSON document on stdout (shape: docs/json.md#replay)")),
+        mut_arg("jtl", |a| a.hide(true))
+    )]
+    Replay(Box<ReplayArgs>),
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The access log files (plain or gzip; rotated ones are read oldest first).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// The server to send the requests to, e.g. http://127.0.0.1:8080 (the log's paths go after it).
+    #[arg(long, value_parser = target, required = true)]
+    pub target: Option<Target>,
+
+    /// The lines' format: combined (nginx's and Apache's default), common, or the server's
+    /// nginx log_format string (with $msec, requests keep their milliseconds).
+    #[arg(long, default_value = "combined")]
+    pub format: String,
+
+    /// How much faster than logged: 2x halves every gap between requests (default 1x).
+    #[arg(long, value_parser = speed, conflicts_with = "rate")]
+    pub speed: Option<f64>,
+
+    /// Instead of --speed: as fast as gives this mean rate, e.g. 200/s.
+    #[arg(long, value_parser = rate)]
+    pub rate: Option<Rate>,
+
+    /// The methods sent, e.g. GET,HEAD,POST (others change data and the log has no bodies:
+    /// they are counted and left out).
+    #[arg(long, default_value = "GET,HEAD", value_delimiter = ',')]
+    pub methods: Vec<String>,
+
+    /// Most VUs at once (requests in flight) when responses are slow.
+    #[arg(long, value_parser = at_least_one, default_value_t = DEFAULT_MAX_VUS)]
+    pub max_vus: u32,
+
+    /// Extra request header 'Name: value' (repeatable), e.g. a Cookie the pages need.
+    #[arg(short = 'H', long = "header", value_parser = header)]
+    pub headers: Vec<(String, String)>,
+
+    /// Most time one request may take before it counts as a timeout.
+    #[arg(long, value_parser = positive_duration, default_value = "30s")]
+    pub timeout: Duration,
+
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// "2x", "2", "0.5x": how much faster than logged.
+fn speed(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches(['x', 'X']);
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1_000_000.0 => Ok(v),
+        _ => Err(format!(
+            "'{text}' is not a speed: write how many times faster than logged, e.g. 2x or 0.5x"
+        )),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -986,6 +1049,11 @@ pub struct FromLogArgs {
     /// its pages, DIR/pages.csv (docs/scenarios.md#the-log-as-a-workload).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// Also write the model as a self-contained HTML page: arrivals and pages each minute, the
+    /// reading time with its fitted log-normal, pages a session, the pages' mix.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 
     /// The workload's base URL (else `run --target` gives it).
     #[arg(long, value_name = "URL", requires = "out")]

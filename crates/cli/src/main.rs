@@ -14,6 +14,7 @@ use headroom_load::scenario::jmx as jmx_input;
 mod jtl_input;
 mod load_cmd;
 mod merge_cmd;
+mod replay_cmd;
 mod report_cmd;
 mod run_cmd;
 mod scenario_cmd;
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
         args::Command::Capacity(capacity) => capacity_cmd::run(*capacity),
         args::Command::Experiment(experiment) => experiment_cmd::run(experiment),
         args::Command::Bench(bench) => bench_cmd::run(*bench),
+        args::Command::Replay(replay) => replay_cmd::run(*replay),
     }
 }
 

@@ -42,6 +42,24 @@ pub fn run(args: FromLogArgs) -> ExitCode {
         print_model(&model, &reading);
     }
     warn(&reading);
+    if let Some(path) = &args.html {
+        let files: Vec<String> = reading
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        let page = headroom_report::traffic_html::render_traffic_report(&model, &files);
+        if let Err(e) = std::fs::write(path, page) {
+            eprintln!("headroom: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        let line = format!("page: {}", path.display());
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
     if let Some(dir) = &args.out {
         let logs: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
         let login = match args.login.as_deref().map(read_login).transpose() {

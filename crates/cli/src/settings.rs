@@ -4,7 +4,9 @@
 //! command: `--quiet`, `--json`, `--junit`, `--fail-if`, `--metrics-*`
 //! (terminal, CI and process matters).
 
-use crate::args::{CapacityArgs, CommonArgs, LoadArgs, Monitor, RunArgs, ShardArgs, Tolerated};
+use crate::args::{
+    CapacityArgs, CommonArgs, LoadArgs, Monitor, ReplayArgs, RunArgs, ShardArgs, Tolerated,
+};
 use crate::execute::Failure;
 use headroom_analysis::capacity::ApdexGoal;
 use headroom_capacity::ladder::Ladder;
@@ -13,7 +15,8 @@ use headroom_capacity::timing::LevelTimes;
 use headroom_load::shard::Shard;
 use headroom_load::spec::{
     ApdexSpec, Barrier, BodySpec, FaultSpec, MonitorSpec, Monitored, OutputSpec, ProfileSpec,
-    RunSpec, ScenarioSource, ShardChoice, StartSpec, ToleratedSpec, UrlRequest, WorkloadSource,
+    ReplayPace, ReplaySource, RunSpec, ScenarioSource, ShardChoice, StartSpec, ToleratedSpec,
+    UrlRequest, WorkloadSource,
 };
 use std::path::Path;
 
@@ -52,6 +55,52 @@ pub fn load_spec(args: &LoadArgs) -> Result<RunSpec, Failure> {
     spec.throughput = args.throughput;
     common(&mut spec, &args.common);
     shard(&mut spec, &args.shard)?;
+    Ok(spec)
+}
+
+/// `headroom replay LOG... --target URL ...`
+pub fn replay_spec(args: &ReplayArgs) -> Result<RunSpec, Failure> {
+    let target = args.target.as_ref().ok_or_else(|| {
+        usage("give --target URL: the server to send the log's requests to".into())
+    })?;
+    if args.common.jtl {
+        return Err(usage(
+            "--jtl: a replay writes replay.csv instead, a row a request of the log (its label, logged and replayed status, when due and when sent)".into(),
+        ));
+    }
+    let methods: Vec<String> = args
+        .methods
+        .iter()
+        .map(|m| m.trim().to_ascii_uppercase())
+        .filter(|m| !m.is_empty())
+        .collect();
+    if let Some(bad) = methods
+        .iter()
+        .find(|m| !m.bytes().all(|b| b.is_ascii_uppercase()))
+    {
+        return Err(usage(format!(
+            "--methods: '{bad}' is not an HTTP method: write them as GET,HEAD,POST"
+        )));
+    }
+    let pace = match (args.speed, args.rate) {
+        (_, Some(rate)) => ReplayPace::PerSecond(rate.per_second),
+        (Some(speed), None) => ReplayPace::Speed(speed),
+        (None, None) => ReplayPace::Speed(1.0),
+    };
+    let mut spec = RunSpec::new(WorkloadSource::Replay(ReplaySource {
+        files: args.files.clone(),
+        format: args.format.clone(),
+        target: target.url.clone(),
+        pace,
+        methods,
+        headers: args.headers.clone(),
+        timeout: args.timeout,
+    }));
+    spec.profile = ProfileSpec {
+        max_vus: Some(args.max_vus),
+        ..ProfileSpec::default()
+    };
+    common(&mut spec, &args.common);
     Ok(spec)
 }
 

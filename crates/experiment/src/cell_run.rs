@@ -72,6 +72,11 @@ pub fn run_spec(spec: &RunSpec, run: &RunSettings) -> RunSpec {
     // The spec in the run's directory runs from anywhere.
     match &mut spec.workload {
         WorkloadSource::Scenario(source) => source.file = absolute(&source.file),
+        WorkloadSource::Replay(source) => {
+            for file in &mut source.files {
+                *file = absolute(file);
+            }
+        }
         WorkloadSource::Url(request) => {
             if let Some(BodySpec::File(file)) = &mut request.body {
                 *file = absolute(file);

@@ -112,6 +112,7 @@ pub async fn date_record(run: &AssembledRun) -> Option<ClockRecord> {
         Workload::Url { connector, .. } => connector.clone(),
         Workload::Journey(journey) => journey.connectors.first()?.clone(),
         Workload::Mix(mix) => mix.journeys.first()?.plan.connectors.first()?.clone(),
+        Workload::Replay { connector, .. } => connector.clone(),
     };
     let target = Target::parse(&run.target).ok()?;
     let request = format!(

@@ -23,6 +23,7 @@ use crate::lesson::UserSession;
 use crate::precise_timer::PreciseTimer;
 use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
+use crate::replay::ReplayPlan;
 use crate::scenario::observe::{Observe, StepView};
 use crate::scenario::runner::{Journey, JourneyHost, JourneyPlan};
 use crate::shard::Shard;
@@ -76,6 +77,12 @@ pub enum Workload {
     Journey(Arc<JourneyPlan>),
     /// A mix of journeys: each user (or arrival) runs one of them.
     Mix(Arc<MixPlan>),
+    /// An access log replayed: arrival `n` sends the log's request `n`
+    /// at its recorded time (open model only).
+    Replay {
+        connector: Arc<Connector>,
+        plan: Arc<ReplayPlan>,
+    },
 }
 
 /// Everything the engine needs to run.
@@ -148,7 +155,7 @@ impl EnginePlan {
     fn before_users(&self) -> u32 {
         match &self.workload {
             Workload::Journey(journey) => journey.before.as_ref().map_or(0, |b| b.users),
-            Workload::Url { .. } | Workload::Mix(_) => 0,
+            Workload::Url { .. } | Workload::Mix(_) | Workload::Replay { .. } => 0,
         }
     }
 
@@ -234,6 +241,8 @@ enum ArrivalSchedule {
     /// Arrival `n` at `n * period`.
     Constant(Duration),
     Ramping(Stages),
+    /// Arrival `n` when the log's request `n` is due.
+    Recorded(Arc<ReplayPlan>),
 }
 
 /// A worker's share of the open model's arrivals: worker `worker` of
@@ -262,6 +271,7 @@ impl Arrivals {
         let offset = match &self.schedule {
             ArrivalSchedule::Constant(period) => Some(period.mul_f64(n as f64)),
             ArrivalSchedule::Ramping(stages) => stages.arrival_time(n as f64),
+            ArrivalSchedule::Recorded(plan) => plan.due(n),
         }?;
         let due = self.start + offset;
         (due < self.end).then_some((n, due))
@@ -403,10 +413,14 @@ fn run_worker(
             (None, pacer, None)
         }
         Profile::Open { rate, duration, .. } => {
+            let schedule = match &plan.workload {
+                Workload::Replay { plan, .. } => ArrivalSchedule::Recorded(plan.clone()),
+                _ => ArrivalSchedule::Constant(rate.period()),
+            };
             let arrivals = Arrivals {
                 next: Cell::new(0),
                 start: plan.run_start,
-                schedule: ArrivalSchedule::Constant(rate.period()),
+                schedule,
                 worker: index as u64,
                 workers: workers as u64,
                 shard: plan.shard,
@@ -753,11 +767,11 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<
     let mut journey = match &plan.workload {
         Workload::Journey(journey) => Some(Journey::new(journey.clone(), vu, plan.seed)),
         Workload::Mix(mix) => Some(Journey::new(mix.for_user(vu).plan.clone(), vu, plan.seed)),
-        Workload::Url { .. } => None,
+        Workload::Url { .. } | Workload::Replay { .. } => None,
     };
     let mut client = match &plan.workload {
         Workload::Url { connector, .. } => Some(HttpClient::new(connector.clone(), plan.timeout)),
-        Workload::Journey(_) | Workload::Mix(_) => None,
+        Workload::Journey(_) | Workload::Mix(_) | Workload::Replay { .. } => None,
     };
     let mut rng = Rng::new(plan.seed, vu as u64);
     for (start, end) in windows {
@@ -825,13 +839,19 @@ async fn url_iteration(
 async fn open_user(worker: Rc<Worker>, vu: u32) {
     let plan = worker.plan.clone();
     if let Some(session) = plan.profile.session() {
-        if !matches!(plan.workload, Workload::Url { .. }) {
+        if !matches!(
+            plan.workload,
+            Workload::Url { .. } | Workload::Replay { .. }
+        ) {
             return session_users(&worker, session).await;
         }
     }
     let _active = ActiveGuard::new(&worker);
     let (connector, request) = match &plan.workload {
         Workload::Url { connector, request } => (connector.clone(), request.clone()),
+        Workload::Replay { connector, plan } => {
+            return replay_user(&worker, connector, plan, vu).await;
+        }
         Workload::Journey(journey) => {
             let mut journey = Journey::new(journey.clone(), vu, plan.seed);
             while let Some(due) = worker.arrivals.as_ref().and_then(Arrivals::claim) {
@@ -864,6 +884,41 @@ async fn open_user(worker: Rc<Worker>, vu: u32) {
             &mut kept,
         )
         .await;
+    }
+}
+
+/// An open-model VU of a replay: each arrival it claims sends the log's
+/// request of the arrival's number, its bytes written into the VU's one
+/// buffer, and keeps the replayed status and send time beside it.
+async fn replay_user(
+    worker: &Rc<Worker>,
+    connector: &Arc<Connector>,
+    replay: &ReplayPlan,
+    vu: u32,
+) {
+    let plan = &worker.plan;
+    let mut client = HttpClient::new(connector.clone(), plan.timeout);
+    let mut kept = KeptResponse::default();
+    let mut request = PreparedRequest {
+        label: 0,
+        bytes: Vec::with_capacity(512),
+        is_head: false,
+        keep_alive: true,
+    };
+    while let Some((n, due)) = worker.arrivals.as_ref().and_then(Arrivals::claim_numbered) {
+        if due > Instant::now() {
+            worker.wait_for_schedule(due).await;
+        }
+        worker.recorder.borrow_mut().arrived(due);
+        let Ok(n) = usize::try_from(n) else {
+            break;
+        };
+        let (label, is_head) = replay.request_into(n, &mut request.bytes);
+        request.label = label;
+        request.is_head = is_head;
+        let sent = Instant::now();
+        let status = exchange(worker, &mut client, &request, vu, due, sent, &mut kept).await;
+        replay.sent(n, status, sent.saturating_duration_since(plan.run_start));
     }
 }
 
@@ -921,7 +976,7 @@ async fn session_users(worker: &Rc<Worker>, session: UserSession) {
                 let mut journey = Journey::new(entry.plan.clone(), user, seed).from_row(n as usize);
                 while journey.iterate(&host, intended.take()).await && Instant::now() < leaves {}
             }
-            Workload::Url { .. } => return,
+            Workload::Url { .. } | Workload::Replay { .. } => return,
         }
     }
 }
@@ -935,7 +990,7 @@ async fn exchange(
     intended_start: Instant,
     actual_start: Instant,
     kept: &mut KeptResponse,
-) {
+) -> u16 {
     let keeper = worker
         .plan
         .failures
@@ -1009,6 +1064,7 @@ async fn exchange(
             body_encoding: content_encoding(&kept.head),
         });
     }
+    sample.status
 }
 
 /// A response head's Content-Encoding, other than identity.

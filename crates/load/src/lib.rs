@@ -30,6 +30,7 @@ pub mod probe;
 pub mod profile;
 pub mod protocol;
 pub mod recorder;
+pub mod replay;
 pub mod run;
 pub mod scenario;
 pub mod shard;

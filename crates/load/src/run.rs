@@ -2,7 +2,7 @@
 //! interval pieces, merges them second by second into the bundle, reports
 //! progress, and on the end (or an interrupt) writes the summary.
 
-use crate::engine::{Engine, EnginePlan};
+use crate::engine::{Engine, EnginePlan, Workload};
 use crate::failures::FailureKeeper;
 use crate::fault::{Fault, Injector};
 use crate::live_metrics::{render as render_metrics, LiveFigures, LiveMetrics};
@@ -168,6 +168,10 @@ pub async fn run(
         )));
     }
     let phases = LessonPhases::of(&plan.profile, &plan.think);
+    let replay = match &plan.workload {
+        Workload::Replay { plan, .. } => Some(plan.clone()),
+        _ => None,
+    };
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
@@ -196,12 +200,30 @@ pub async fn run(
     if collector.failures.written() > 0 {
         setup.manifest.files.failures = Some(FAILURES_INDEX.into());
     }
+    // A replay's requests, each beside its recorded status.
+    let mut replay_error = None;
+    if let Some(replay) = replay {
+        match replay.write_csv(&setup.bundle_dir) {
+            Ok(()) => setup.manifest.files.replay = Some(crate::replay::REPLAY_CSV.into()),
+            Err(e) => {
+                replay_error = Some(format!(
+                    "cannot write {} in {}: {e}",
+                    crate::replay::REPLAY_CSV,
+                    setup.bundle_dir.display()
+                ))
+            }
+        }
+    }
     let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
     if !resources.is_empty() {
         setup.manifest.files.resources = Some(headroom_bundle::RESOURCES.into());
         setup.manifest.files.resources_detail = Some(headroom_bundle::RESOURCES_DETAIL.into());
     }
-    collector.finish(status, setup.manifest, max_vus, wall_start, resources)
+    let mut outcome = collector.finish(status, setup.manifest, max_vus, wall_start, resources)?;
+    if outcome.bundle_error.is_none() {
+        outcome.bundle_error = replay_error;
+    }
+    Ok(outcome)
 }
 
 struct Collector {

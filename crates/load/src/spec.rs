@@ -70,6 +70,8 @@ pub enum WorkloadSource {
     Url(UrlRequest),
     /// A scenario file (YAML, or a JMeter plan converted).
     Scenario(ScenarioSource),
+    /// An access log's requests sent again at their recorded times.
+    Replay(ReplaySource),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,6 +124,34 @@ fn thirty_seconds() -> Duration {
 pub enum BodySpec {
     Text(String),
     File(PathBuf),
+}
+
+/// An access log to replay (`headroom replay`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplaySource {
+    pub files: Vec<PathBuf>,
+    /// `combined`, `common` or an nginx `log_format` string.
+    pub format: String,
+    /// The server the requests go to.
+    pub target: String,
+    /// How fast the log's time runs.
+    pub pace: ReplayPace,
+    /// The methods sent (upper case); others are counted and left out.
+    pub methods: Vec<String>,
+    #[serde(default)]
+    pub headers: Vec<(String, String)>,
+    #[serde(with = "duration_text", default = "thirty_seconds")]
+    pub timeout: Duration,
+}
+
+/// How fast a log is replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayPace {
+    /// The log's time divided by this (1: as recorded).
+    Speed(f64),
+    /// As fast as gives this mean rate, requests a second.
+    PerSecond(f64),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -123,6 +123,12 @@ fn run_section(html: &mut String, run: &RunData) {
         Some(ScenarioRecord::Scenario(ScenarioFileRecord { name, .. }))
         | Some(ScenarioRecord::Jtl(JtlRecord { name, .. })) => name.clone().unwrap_or_default(),
         Some(ScenarioRecord::Mix(mix)) => mix_line(mix),
+        Some(ScenarioRecord::Replay(replay)) => format!(
+            "replay of {} ({} requests at {}×)",
+            replay.files.join(", "),
+            replay.requests,
+            replay.speed
+        ),
         None => String::new(),
     };
     let _ = writeln!(

@@ -21,6 +21,7 @@ pub mod junit;
 pub mod live;
 pub mod run_data;
 pub mod terminal;
+pub mod traffic_html;
 
 pub use json::{json_summary, ReportInput};
 pub use junit::junit_xml;

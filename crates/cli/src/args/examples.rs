@@ -95,6 +95,13 @@ Examples:
   headroom scenario from-log access.log* --out users --target http://pi.local
   headroom capacity --scenario users/workload.yaml http://pi.local/";
 
+pub const REPLAY: &str = "\
+Examples:
+  headroom replay /var/log/nginx/access.log --target http://127.0.0.1:8080
+  # twice as fast, a rotated gzip file too, the bundle in r/
+  headroom replay a.log a.log.1.gz --target http://pi --speed 2x --out r
+  headroom replay a.log --target http://pi --rate 50/s --methods GET,POST";
+
 pub const DOCTOR: &str = "\
 Examples:
   headroom doctor

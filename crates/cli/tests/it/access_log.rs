@@ -74,6 +74,30 @@ fn a_rotated_access_log_becomes_its_users_model() {
         !said.contains("192.0.2") && !said.contains("s3cr3t"),
         "{said}"
     );
+    // Its page: charts and the mix, drawn in Chromium, nothing loaded,
+    // no address or query value.
+    let page = dir.join("users.html");
+    let out = run(&[
+        "scenario",
+        "from-log",
+        dir.join("access.log").to_str().unwrap(),
+        dir.join("access.log.1.gz").to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    crate::support::browser::self_contained(&html);
+    let dom = crate::support::browser::open_in_chromium(&page, &dir);
+    for expected in [
+        "Reading time between a session",
+        "Pages a session",
+        "/course/view.php?id=*",
+        "<svg",
+    ] {
+        assert!(dom.contains(expected), "{expected}");
+    }
+    assert!(!html.contains("192.0.2") && !html.contains("s3cr3t"));
     // A format that does not fit: refused with its first line.
     let out = run(&[
         "scenario",

@@ -28,6 +28,7 @@ mod mix;
 mod page_loads;
 mod prometheus;
 mod release;
+mod replay;
 mod report;
 mod scenario;
 mod shard;

@@ -8,6 +8,7 @@
 mod manifest;
 mod mix;
 mod profile;
+mod replay;
 mod scenario;
 mod url;
 
@@ -83,6 +84,7 @@ pub async fn assemble(spec: &RunSpec) -> Result<AssembledRun, AssemblyError> {
             mix::assemble(spec, source, shard).await?
         }
         WorkloadSource::Scenario(source) => scenario::assemble(spec, source, shard).await?,
+        WorkloadSource::Replay(source) => replay::assemble(spec, source, shard).await?,
     };
     let out_given = spec.outputs.bundle_dir.is_some();
     crate::start::apply(&mut run, shard, &spec.start, out_given)?;
