@@ -49,6 +49,9 @@ pub struct ReplayRecord {
     /// From the first request to the last, as logged and as replayed.
     pub logged_s: f64,
     pub replayed_s: f64,
+    /// What the log held that could not be read or sent, a line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The request of a URL run. Header values that hold credentials are

@@ -116,7 +116,12 @@ fn write_workload(
     ] {
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    headroom_load::scenario::parse_file(&scenario_path, None).map_err(|e| {
+    // Read back as `run` reads it (without --target, as `run --target` would).
+    let stand_in = match source.target {
+        None => Some(Target::parse("http://127.0.0.1/").map_err(|e| e.to_string())?),
+        Some(_) => None,
+    };
+    headroom_load::scenario::parse_file(&scenario_path, stand_in.as_ref()).map_err(|e| {
         format!("the workload written does not read back (a fault of headroom's; please report it): {e}")
     })?;
     let mut lines = vec![format!(
@@ -149,8 +154,8 @@ fn write_workload(
         .collect();
     if !left.is_empty() {
         lines.push(format!(
-            "  left out: {} patterns ({:.1}% of page requests), each with its reason in the file's header",
-            left.len(),
+            "  left out: {} ({:.1}% of page requests), each with its reason in the file's header",
+            headroom_units::quantity::count(left.len(), "pattern", "patterns"),
             100.0 * left.iter().map(|f| f.1).sum::<u64>() as f64 / model.pages.max(1) as f64
         ));
     }
@@ -192,24 +197,11 @@ fn print_model(model: &TrafficModel, reading: &LogReading) {
 
 /// What could not be read, on standard error.
 fn warn(reading: &LogReading) {
-    if reading.bad > 0 {
-        eprintln!(
-            "headroom: warning: {} of {} lines ({:.2}%) are not in the format and were left out; the first:",
-            reading.bad,
-            reading.lines,
-            100.0 * reading.bad_share()
-        );
-        for bad in &reading.bad_examples {
-            eprintln!("  {}", bad.describe());
+    for line in reading.warnings() {
+        if line.starts_with("  ") {
+            eprintln!("{line}");
+        } else {
+            eprintln!("headroom: {line}");
         }
-    }
-    if reading.backwards > 0 {
-        eprintln!(
-            "headroom: warning: {} requests are logged before the one above them (files that overlap, or a log written out of order); each counts from its own time",
-            reading.backwards
-        );
-    }
-    for problem in &reading.problems {
-        eprintln!("headroom: warning: {problem}");
     }
 }

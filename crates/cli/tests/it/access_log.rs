@@ -98,6 +98,26 @@ fn a_rotated_access_log_becomes_its_users_model() {
         assert!(dom.contains(expected), "{expected}");
     }
     assert!(!html.contains("192.0.2") && !html.contains("s3cr3t"));
+    // As a workload without --target: it reads back as `run --target`
+    // reads it, and the request with a token is left out, said.
+    let out = run(&[
+        "scenario",
+        "from-log",
+        dir.join("access.log").to_str().unwrap(),
+        dir.join("access.log.1.gz").to_str().unwrap(),
+        "--out",
+        dir.join("users").to_str().unwrap(),
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("workload.yaml --target URL"), "{said}");
+    let workload = std::fs::read_to_string(dir.join("users/workload.yaml")).unwrap();
+    let pages = std::fs::read_to_string(dir.join("users/pages.csv")).unwrap();
+    assert!(
+        workload.contains("/login/index.php?user=*&token=*: every request carried a token"),
+        "{workload}"
+    );
+    assert!(!pages.contains("s3cr3t") && pages.contains("/course/view.php?id=11"));
     // A format that does not fit: refused with its first line.
     let out = run(&[
         "scenario",

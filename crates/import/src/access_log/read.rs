@@ -66,6 +66,33 @@ impl LogReading {
             self.bad as f64 / self.lines as f64
         }
     }
+
+    /// What could not be read, a line each (the bad lines' first
+    /// examples indented under their count).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.bad > 0 {
+            lines.push(format!(
+                "warning: {} of {} lines ({:.2}%) are not in the format and were left out; the first:",
+                self.bad,
+                self.lines,
+                100.0 * self.bad_share()
+            ));
+            for bad in &self.bad_examples {
+                lines.push(format!("  {}", bad.describe()));
+            }
+        }
+        if self.backwards > 0 {
+            lines.push(format!(
+                "warning: {} requests are logged before the one above them (files that overlap, or a log written out of order); each counts from its own time",
+                self.backwards
+            ));
+        }
+        for problem in &self.problems {
+            lines.push(format!("warning: {problem}"));
+        }
+        lines
+    }
 }
 
 /// Why the files could not be read at all.

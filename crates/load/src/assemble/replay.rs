@@ -71,6 +71,7 @@ pub(super) async fn assemble(
     }
     let requests = log.len();
     let left_out = log.left_out.clone();
+    let unusable = log.unusable;
     let labels = log.labels.clone();
     let mut extra = source.headers.clone();
     extra.retain(|(name, _)| !name.eq_ignore_ascii_case("connection"));
@@ -95,6 +96,24 @@ pub(super) async fn assemble(
         .iter()
         .map(|f| f.display().to_string())
         .collect();
+    // What the log held that is not sent, said before the run.
+    let mut notes: Vec<String> = reading
+        .warnings()
+        .into_iter()
+        .map(|line| {
+            if line.starts_with("  ") {
+                line
+            } else {
+                format!("headroom: {line}")
+            }
+        })
+        .collect();
+    if unusable > 0 {
+        notes.push(format!(
+            "headroom: warning: {} requests are left out: their target is not a path of printable ASCII (a proxy's full URL, *, bytes a client cannot send as they are)",
+            group_thousands(unusable as i64)
+        ));
+    }
     let record = ScenarioRecord::Replay(ReplayRecord {
         files: files.clone(),
         format: source.format.clone(),
@@ -104,6 +123,10 @@ pub(super) async fn assemble(
         speed,
         logged_s: logged.as_secs_f64(),
         replayed_s: replayed.as_secs_f64(),
+        warnings: notes
+            .iter()
+            .map(|n| n.trim_start_matches("headroom: ").to_string())
+            .collect(),
     });
     let threads = threads(spec);
     let manifest = manifest(
@@ -145,6 +168,10 @@ pub(super) async fn assemble(
         trim_speed(speed),
         short(replayed),
     );
+    let description = std::iter::once(description)
+        .chain(notes)
+        .collect::<Vec<_>>()
+        .join("\n");
     let setup = setup(spec, manifest, bundle_dir);
     Ok(AssembledRun {
         plan: EnginePlan::new(

@@ -12,6 +12,9 @@ use std::collections::HashMap;
 /// ones seen); the rest are counted in their pattern.
 pub const MAX_EXAMPLES: usize = 200;
 
+/// The longest request kept (nginx's default buffer for a request line).
+pub const MAX_TARGET: usize = 8192;
+
 /// Query keys whose values are secrets, whatever they look like.
 const SECRET_KEYS: &[&str] = &[
     "sesskey",
@@ -48,6 +51,8 @@ pub struct PagePattern {
     pub quick: u64,
     /// Of those, carrying a secret (a token, a session key): never kept.
     pub secret: u64,
+    /// Of those, longer than [`MAX_TARGET`]: not kept.
+    pub long: u64,
     /// Kept requests (path and query as sent) with their counts.
     pub examples: HashMap<String, u64>,
 }
@@ -107,6 +112,10 @@ impl PageCounts {
         entry.replayable += 1;
         if request.quick {
             entry.quick += 1;
+        }
+        if request.target.len() > MAX_TARGET {
+            entry.long += 1;
+            return;
         }
         let Ok(target) = std::str::from_utf8(request.target) else {
             entry.secret += 1;

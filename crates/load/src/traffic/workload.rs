@@ -74,6 +74,9 @@ pub enum Fate {
     NotReplayable,
     /// Every request that could be sent again carried a secret.
     Secret,
+    /// Every request that could be sent again was longer than
+    /// [`super::pages::MAX_TARGET`].
+    TooLong,
     /// Loaded by pages (with `page_loads`, the browser asks for it).
     LoadedByPages,
     /// Too rare for a row in [`ROWS`].
@@ -117,6 +120,8 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
     for page in &model.mix {
         let fate = if page.replayable == 0 {
             Fate::NotReplayable
+        } else if page.examples.is_empty() && page.long > 0 && page.secret == 0 {
+            Fate::TooLong
         } else if page.examples.is_empty() {
             Fate::Secret
         } else if page_loads && sessions_apart && page.quick_share() >= LOADED_BY_PAGES {
@@ -127,7 +132,10 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         };
         fates.push((page.pattern.clone(), page.count, fate));
     }
-    let weights: Vec<u64> = sent.iter().map(|p| p.replayable - p.secret).collect();
+    let weights: Vec<u64> = sent
+        .iter()
+        .map(|p| p.replayable - p.secret - p.long)
+        .collect();
     let rows = largest_remainder(&weights, ROWS);
     for (page, n) in sent.iter().zip(&rows) {
         if let Some(fate) = fates.iter_mut().find(|f| f.0 == page.pattern) {
@@ -225,7 +233,10 @@ fn scenario_text(
         for (pattern, n, fate) in left.iter().take(20) {
             let why = match fate {
                 Fate::NotReplayable => "no GET answered 2xx (a form sent, a redirect, an error)",
-                Fate::Secret => "every request carried a token or session key",
+                Fate::Secret => {
+                    "every request carried a token, a session key or bytes outside ASCII"
+                }
+                Fate::TooLong => "every request was longer than 8 KB",
                 Fate::LoadedByPages => "loaded by pages (page_loads fetches it)",
                 Fate::Rare => "too rare for one row in 1000",
                 Fate::Sent { .. } => "",
@@ -237,19 +248,25 @@ fn scenario_text(
         }
     }
     let _ = writeln!(out, "name: {}", quote(&format!("users of {logs}")));
-    out.push_str("defaults:\n");
-    match source.target {
-        Some(target) => {
-            let _ = writeln!(out, "  base_url: {}", quote(target));
-        }
-        None => out.push_str("  # base_url: the server (or run with --target URL)\n"),
+    let mut defaults = String::new();
+    if let Some(target) = source.target {
+        let _ = writeln!(defaults, "  base_url: {}", quote(target));
     }
     if page_loads {
         let _ = writeln!(
-            out,
+            defaults,
             "  page_loads: true   # {:.1}% of the log's requests were pages' style sheets, scripts and images",
             100.0 * model.static_share()
         );
+    }
+    if source.target.is_none() {
+        out.push_str(
+            "# base_url: the server (run with --target URL, or write it under defaults:)\n",
+        );
+    }
+    if !defaults.is_empty() {
+        out.push_str("defaults:\n");
+        out.push_str(&defaults);
     }
     let login_columns = source.login.map_or(String::new(), |l| {
         l.columns.iter().map(|c| format!(", {c}")).collect()
