@@ -1,17 +1,18 @@
-//! `headroom replay`: an access log's requests sent again against nginx,
-//! each at its logged time (a second's requests spread over it) or twice
-//! as fast; the server's own log ($msec) and the bundle's replay.csv hold
-//! the log's requests second by second, in its order; the logged status
-//! beside the replayed one; the POSTs left out and said.
+//! `headroom replay`: an access log's requests sent again against the
+//! testbed behind nginx, each at its logged time (a second's requests
+//! spread over it) or twice as fast; the server's own log ($msec less
+//! $request_time: when each request came) and the bundle's replay.csv
+//! hold the log's requests second by second, in its order; the logged
+//! status beside the replayed one; the POSTs left out and said.
 
 use crate::support::php_site::nginx;
-use crate::support::{free_port, run, serial, temp_dir, text};
+use crate::support::{free_port, run, serial, site, temp_dir, text};
 
 /// Requests a logged second: 40 GETs over 4 seconds, unevenly.
 const PER_SECOND: [usize; 4] = [5, 12, 3, 20];
 
-/// A combined log of `PER_SECOND`'s GETs (every 5th for a page the site
-/// lacks, logged 200) and a POST each second.
+/// A combined log of `PER_SECOND`'s GETs (every 5th for a course page,
+/// logged 200 for a student who was logged in) and a POST each second.
 fn generated_log() -> String {
     let mut log = String::new();
     let mut n = 0;
@@ -19,9 +20,9 @@ fn generated_log() -> String {
         for _ in 0..*count {
             n += 1;
             let target = match n % 5 {
-                0 => format!("/gone.html?id={n}"),
-                1 | 2 => format!("/a.html?id={n}"),
-                _ => "/b.html".to_string(),
+                0 => format!("/course/view.php?id=2&n={n}"),
+                1 | 2 => format!("/?n={n}"),
+                _ => "/login/index.php".to_string(),
             };
             log += &format!(
                 "192.0.2.{} - - [04/Jan/2027:10:00:{second:02} +0000] \"GET {target} HTTP/1.1\" 200 100 \"-\" \"Firefox\"\n",
@@ -58,24 +59,22 @@ fn within_one(got: &[usize], want: &[usize]) -> bool {
 #[test]
 fn a_log_is_sent_again_second_by_second_at_its_pace_and_twice_as_fast() {
     let _serial = serial();
-    let dir = temp_dir("replay");
-    let www = dir.join("www");
-    std::fs::create_dir_all(&www).unwrap();
+    let (dir, db) = site::sqlite_dataset("replay", "S");
+    let testbed = site::serve(&db, &[]);
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    std::fs::write(www.join("a.html"), "<p>a</p>").unwrap();
-    std::fs::write(www.join("b.html"), "<p>b</p>").unwrap();
     let port = free_port();
     std::fs::write(
         dir.join("nginx.conf"),
         format!(
             "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
              events {{ worker_connections 1024; }}\n\
-             http {{\n  client_body_temp_path {d}/tmp;\n\
-             log_format times '$msec \"$request\" $status';\n\
+             http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
+             log_format times '$msec $request_time \"$request\" $status';\n\
              access_log {d}/access.log times;\n\
-             server {{\n    listen 127.0.0.1:{port};\n    root {www};\n  }}\n}}\n",
+             server {{\n    listen 127.0.0.1:{port};\n\
+             location / {{ proxy_pass http://127.0.0.1:{up}; }}\n  }}\n}}\n",
             d = dir.display(),
-            www = www.display()
+            up = testbed.port
         ),
     )
     .unwrap();
@@ -106,7 +105,7 @@ fn a_log_is_sent_again_second_by_second_at_its_pace_and_twice_as_fast() {
         for expected in [
             "40 GET/HEAD requests logged over",
             "left out: 4 POST",
-            "replayed statuses: 32 answered as recorded; 8 not: 200 → 404 (8)",
+            "replayed statuses: 32 answered as recorded; 8 not: 200 → 303 (8)",
             "warning: 1 of 46 lines (2.17%) are not in the format",
             "logged.log:46: it does not have the format's shape: not a log line",
             "warning: 1 requests are left out: their target is not a path",
@@ -120,7 +119,7 @@ fn a_log_is_sent_again_second_by_second_at_its_pace_and_twice_as_fast() {
             !csv.contains("192.0.2") && !manifest.contains("192.0.2"),
             "{csv}"
         );
-        assert!(!csv.contains("id=1"), "{csv}");
+        assert!(!csv.contains("n=1"), "{csv}");
         // The bundle: every request sent on time, in the log's order.
         let rows: Vec<Vec<String>> = csv
             .lines()
@@ -134,8 +133,9 @@ fn a_log_is_sent_again_second_by_second_at_its_pace_and_twice_as_fast() {
             let due: f64 = row[5].parse().unwrap();
             let at: f64 = row[6].parse().unwrap();
             assert!(at >= due - 1.0 && at - due < 50.0, "{row:?}");
-            let replayed = if row[1].starts_with("/gone.html") {
-                "404"
+            // Without the student's session the course sends to the login.
+            let replayed = if row[1].starts_with("/course/") {
+                "303"
             } else {
                 "200"
             };
@@ -147,22 +147,28 @@ fn a_log_is_sent_again_second_by_second_at_its_pace_and_twice_as_fast() {
             sent.push(at / 1000.0);
         }
         assert!(within_one(&per_second(&sent, 0.0, 1.0), &want), "{sent:?}");
-        // The server's log: the same requests a second, in the same order.
+        // The server's log: the same requests a second, in the same order
+        // (each line written when its answer ended: it came $request_time
+        // before).
         let server = std::fs::read_to_string(dir.join("access.log")).unwrap();
-        let times: Vec<f64> = server
+        let mut came: Vec<(f64, String)> = server
             .lines()
-            .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+            .map(|l| {
+                let mut fields = l.split(' ');
+                let end: f64 = fields.next().unwrap().parse().unwrap();
+                let took: f64 = fields.next().unwrap().parse().unwrap();
+                (end - took, l.split('"').nth(1).unwrap().to_string())
+            })
             .collect();
-        assert_eq!(times.len(), 40, "{server}");
+        came.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert_eq!(came.len(), 40, "{server}");
+        let times: Vec<f64> = came.iter().map(|c| c.0).collect();
         let counts = per_second(&times, times[0], 1.0);
         assert!(
             within_one(&counts, &want),
             "{counts:?} for {want:?} at {speed}×"
         );
-        let order: Vec<&str> = server
-            .lines()
-            .map(|l| l.split('"').nth(1).unwrap())
-            .collect();
+        let order: Vec<&str> = came.iter().map(|c| c.1.as_str()).collect();
         let logged: Vec<String> = generated_log()
             .lines()
             .filter(|l| l.contains("\"GET /"))
