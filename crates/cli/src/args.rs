@@ -151,6 +151,17 @@ pub struct ReplayArgs {
     pub common: CommonArgs,
 }
 
+/// A positive multiple: "3", "1.5", "3x".
+fn times(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches(['x', 'X']);
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1_000_000.0 => Ok(v),
+        _ => Err(format!(
+            "'{text}' is not a multiple above 0: write e.g. 3 or 1.5"
+        )),
+    }
+}
+
 /// "2x", "2", "0.5x": how much faster than logged.
 fn speed(text: &str) -> Result<f64, String> {
     let number = text.trim().trim_end_matches(['x', 'X']);
@@ -934,6 +945,11 @@ pub struct RunArgs {
     /// Virtual users (closed model), replacing the file's profile.
     #[arg(short = 'c', long = "users", visible_alias = "concurrency", value_parser = at_least_one, conflicts_with = "rate")]
     pub users: Option<u32>,
+
+    /// A workload written from an access log: this many times the users of its busiest minute
+    /// (its peak:), e.g. 3 for three times the log's peak.
+    #[arg(long, value_name = "N", value_parser = times, conflicts_with_all = ["users", "rate", "students"])]
+    pub peak_times: Option<f64>,
 
     /// How long the run lasts, ramp-up included.
     #[arg(short = 'd', long, value_parser = positive_duration)]

@@ -128,6 +128,7 @@ pub fn run_spec(args: &RunArgs) -> Result<RunSpec, Failure> {
         session: args.session,
         students: args.students,
         arrive_within: args.arrive_within,
+        peak_times: args.peak_times,
     };
     spec.think = args.think;
     spec.throughput = args.throughput;

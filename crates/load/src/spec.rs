@@ -204,6 +204,10 @@ pub struct ProfileSpec {
         with = "opt_duration_text"
     )]
     pub arrive_within: Option<Duration>,
+    /// Closed model on a workload written from an access log: this many
+    /// times the users of its `peak:`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_times: Option<f64>,
 }
 
 /// Apdex T, and F as a time or a multiple of T.

@@ -32,6 +32,11 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     .collect();
     let processes = watched_processes(result);
     let mut header = header;
+    // A workload from an access log: each level in its peaks.
+    let peak = result.setup.log_peak.as_ref();
+    if peak.is_some() {
+        header.insert(1, "× log's peak".into());
+    }
     if !processes.is_empty() {
         header.push(server_cpu_title(&processes));
     }
@@ -55,6 +60,12 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             if cpu.is_empty() { "-".into() } else { cpu },
         ]);
         let row = rows.last_mut().expect("pushed");
+        if let Some(peak) = peak {
+            row.insert(
+                1,
+                format!("{:.2}", f64::from(l.users) / peak.users.max(1) as f64),
+            );
+        }
         if !processes.is_empty() {
             row.push(server_cpu(l).unwrap_or_else(|| "-".into()));
         }
@@ -684,6 +695,28 @@ mod tests {
         );
         result.setup.users_are = Some("everyday activities".into());
         assert_eq!(result.setup.nouns().0, "everyday activity");
+        // A user of an access log's workload: "a user"; the answer and
+        // every level in the log's peaks.
+        result.setup.users_are = None;
+        assert!(one_user(&result).unwrap().starts_with("A user: "));
+        assert_eq!(in_peaks(&result), None);
+        result.setup.log_peak = Some(headroom_bundle::capacity::LogPeakRecord {
+            minute: "2026-11-20 10:01".into(),
+            pages: 300,
+            users: 8,
+        });
+        assert_eq!(
+            in_peaks(&result).unwrap(),
+            "That is 2.50× the log's peak of 8 users (at 2026-11-20 10:01 UTC, 300 pages that minute)"
+        );
+        let text = render_capacity(&result);
+        let header = text.lines().find(|l| l.contains("Apdex  ")).unwrap();
+        assert!(header.contains("users  × log's peak"), "{text}");
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("20 "))
+            .unwrap();
+        assert!(row.contains(" 2.50 "), "{row}");
     }
 
     /// Two levels of 2 req/s measured 40 s each for their 100 requests

@@ -178,6 +178,13 @@ fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
         let (who, what) = line.split_once(": ").unwrap_or(("A user", &line));
         let _ = write!(html, "<li><b>{}:</b> {}.</li>", escape(who), escape(what));
     }
+    if let Some(line) = crate::capacity::in_peaks(result) {
+        let _ = write!(
+            html,
+            "<li><b>In the log's peaks:</b> {}.</li>",
+            escape(&line)
+        );
+    }
     if let Some(line) = crate::capacity::phases_at_capacity(result) {
         let (at, what) = line.split_once(": ").unwrap_or(("At the capacity", &line));
         let _ = write!(

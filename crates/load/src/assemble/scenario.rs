@@ -12,7 +12,7 @@ use crate::run::default_bundle_dir;
 use crate::scenario::runner::JourneyPlan;
 use crate::scenario::Scenario;
 use crate::shard::Shard;
-use crate::spec::{RunSpec, ScenarioSource};
+use crate::spec::{ProfileSpec, RunSpec, ScenarioSource};
 use crate::target::Target;
 use headroom_bundle::scenario_record::{
     BeforeRecord, DataRecord, ScenarioFileRecord, ScenarioRecord,
@@ -115,14 +115,37 @@ fn description(
     }
 }
 
+/// `--peak-times N`: N times the users of the log's peak the workload was
+/// written from, as `-c` would give them.
+fn in_peaks(flags: &ProfileSpec, scenario: &Scenario) -> Result<ProfileSpec, AssemblyError> {
+    let Some(times) = flags.peak_times else {
+        return Ok(flags.clone());
+    };
+    let peak = scenario.peak.as_ref().ok_or_else(|| {
+        AssemblyError::Usage(format!(
+            "--peak-times {times}: {} has no peak: (only a workload written from an access log, by headroom scenario from-log --out, knows its peak); give the users with -c",
+            scenario.source.display()
+        ))
+    })?;
+    let users = (times * peak.users as f64)
+        .round()
+        .clamp(1.0, f64::from(u32::MAX)) as u32;
+    Ok(ProfileSpec {
+        users: Some(users),
+        peak_times: None,
+        ..flags.clone()
+    })
+}
+
 pub(super) async fn assemble(
     spec: &RunSpec,
     source: &ScenarioSource,
     shard: Option<Shard>,
 ) -> Result<AssembledRun, AssemblyError> {
     let scenario = read(source, shard)?;
+    let flags = in_peaks(&spec.profile, &scenario)?;
     let (profile, iterations) =
-        scenario_profile(&spec.profile, &scenario.profile, spec.seed).map_err(usage)?;
+        scenario_profile(&flags, &scenario.profile, spec.seed).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let population = shard.map_or(population, |s| s.share(population));
@@ -209,4 +232,35 @@ pub(super) async fn assemble(
         description,
         start_at: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_times_give_the_users_of_that_many_peaks() {
+        let text = "defaults: {base_url: http://127.0.0.1:8080}\npeak: {minute: \"2026-11-20 10:01\", pages: 300, users: 8}\nsteps:\n  - {label: home, path: /}\n";
+        let scenario = crate::scenario::parse_str(text, Path::new("w.yaml"), None).unwrap();
+        let flags = ProfileSpec {
+            peak_times: Some(2.5),
+            ..ProfileSpec::default()
+        };
+        let resolved = in_peaks(&flags, &scenario).unwrap();
+        assert_eq!((resolved.users, resolved.peak_times), (Some(20), None));
+        // A tenth of a peak of 8 is still a user.
+        let tenth = ProfileSpec {
+            peak_times: Some(0.01),
+            ..ProfileSpec::default()
+        };
+        assert_eq!(in_peaks(&tenth, &scenario).unwrap().users, Some(1));
+        let plain = crate::scenario::parse_str(
+            "defaults: {base_url: http://127.0.0.1:8080}\nsteps:\n  - {label: home, path: /}\n",
+            Path::new("j.yaml"),
+            None,
+        )
+        .unwrap();
+        let e = in_peaks(&flags, &plain).unwrap_err();
+        assert!(e.to_string().contains("j.yaml has no peak:"), "{e}");
+    }
 }
