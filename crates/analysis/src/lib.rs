@@ -13,6 +13,7 @@ pub mod experiment;
 pub mod fault;
 pub mod jmeter;
 pub mod latency;
+pub mod mva;
 pub mod summary;
 
 pub use apdex::{ApdexCounts, ApdexThresholds, Rating};
