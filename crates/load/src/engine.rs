@@ -917,8 +917,11 @@ async fn replay_user(
         request.label = label;
         request.is_head = is_head;
         let sent = Instant::now();
+        let at = sent.saturating_duration_since(plan.run_start);
+        // Sent, should the run end before its answer comes.
+        replay.sent(n, crate::replay::UNANSWERED, at);
         let status = exchange(worker, &mut client, &request, vu, due, sent, &mut kept).await;
-        replay.sent(n, status, sent.saturating_duration_since(plan.run_start));
+        replay.sent(n, status, at);
     }
 }
 

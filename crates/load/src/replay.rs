@@ -24,6 +24,9 @@ pub const MAX_LABELS: usize = 100;
 pub const OTHER: &str = "other patterns";
 /// The file of each request's outcome in the bundle.
 pub const REPLAY_CSV: &str = "replay.csv";
+/// The status of a request sent whose answer had not come when the run
+/// ended.
+pub const UNANSWERED: u16 = u16::MAX;
 
 /// One request of the log.
 #[derive(Debug, Clone, Copy)]
@@ -75,6 +78,17 @@ impl ReplayLog {
         Duration::from_micros(self.requests.last().map_or(0, |r| r.offset_us))
     }
 
+    /// The longest time between two requests in a row, and the later's
+    /// number in time order (None for fewer than two).
+    pub fn widest_gap(&self) -> Option<(usize, Duration)> {
+        self.requests
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| (i + 1, w[1].offset_us - w[0].offset_us))
+            .max_by_key(|(_, gap)| *gap)
+            .map(|(n, gap)| (n, Duration::from_micros(gap)))
+    }
+
     fn method(&self, n: usize) -> &str {
         let (start, len) = self.requests[n].method;
         &self.arena[start as usize..start as usize + usize::from(len)]
@@ -98,20 +112,25 @@ pub fn read_replay(
     let mut left_out: BTreeMap<String, u64> = BTreeMap::new();
     let mut unusable = 0u64;
     let mut too_large = false;
-    let mut patterns: HashMap<String, u64> = HashMap::new();
-    let mut folded: Vec<String> = Vec::new();
+    // Each pattern once, with its count; a request keeps its pattern's id.
+    let mut ids: HashMap<String, u32> = HashMap::new();
+    let mut patterns: Vec<(String, u64)> = Vec::new();
+    let mut folded: Vec<u32> = Vec::new();
     let reading = read_logs(paths, &format, |entry| {
         let method = String::from_utf8_lossy(entry.method);
         if !methods.iter().any(|m| m.eq_ignore_ascii_case(&method)) {
             *left_out.entry(method.into_owned()).or_default() += 1;
             return;
         }
-        let Ok(target) = std::str::from_utf8(entry.target) else {
+        // nginx writes a byte it would not print as \xHH: the client sent
+        // the byte, which a URL carries as %HH.
+        let escaped = unescape_nginx(entry.target);
+        let Ok(target) = std::str::from_utf8(&escaped) else {
             unusable += 1;
             return;
         };
         if !target.starts_with('/')
-            || target.bytes().any(|b| b <= b' ' || b == 0x7f)
+            || target.bytes().any(|b| b <= b' ' || b >= 0x7f)
             || method.len() > 16
             || !method.bytes().all(|b| b.is_ascii_alphabetic())
         {
@@ -126,9 +145,18 @@ pub fn read_replay(
         arena.push_str(&method.to_ascii_uppercase());
         let target_at = arena.len() as u32;
         arena.push_str(target);
-        let pattern = fold(entry.target);
-        *patterns.entry(pattern.clone()).or_default() += 1;
-        folded.push(pattern);
+        let pattern = fold(target.as_bytes());
+        let id = match ids.get(&pattern) {
+            Some(id) => *id,
+            None => {
+                let id = patterns.len() as u32;
+                ids.insert(pattern.clone(), id);
+                patterns.push((pattern, 0));
+                id
+            }
+        };
+        patterns[id as usize].1 += 1;
+        folded.push(id);
         raw.push(Logged {
             time_ms: entry.time_ms,
             method: (method_at, (target_at - method_at) as u8),
@@ -144,22 +172,25 @@ pub fn read_replay(
         ));
     }
     // The most requested patterns are labels, ties by text.
-    let mut by_count: Vec<(String, u64)> = patterns.into_iter().collect();
-    by_count.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut by_count: Vec<u32> = (0..patterns.len() as u32).collect();
+    by_count.sort_by(|a, b| {
+        let (a, b) = (&patterns[*a as usize], &patterns[*b as usize]);
+        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+    });
     let mut labels: Vec<String> = by_count
         .iter()
         .take(MAX_LABELS)
-        .map(|(p, _)| p.clone())
+        .map(|id| patterns[*id as usize].0.clone())
         .collect();
     if by_count.len() > MAX_LABELS {
         labels.push(OTHER.to_string());
     }
-    let index: HashMap<&str, u16> = labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.as_str(), i as u16))
-        .collect();
+    // A pattern's label: its rank among the labels, else the last.
     let other = labels.len().saturating_sub(1) as u16;
+    let mut label_of = vec![other; patterns.len()];
+    for (rank, id) in by_count.iter().take(MAX_LABELS).enumerate() {
+        label_of[*id as usize] = rank as u16;
+    }
     // In time order, the log's order kept among equal times.
     let mut order: Vec<usize> = (0..raw.len()).collect();
     order.sort_by_key(|i| raw[*i].time_ms);
@@ -184,18 +215,21 @@ pub fn read_replay(
                 status,
                 ..
             } = raw[i];
-            let base = (time - first_ms) as u64 * 1000;
+            // Less than 31 days is refused later; past u64 µs, never.
+            let base = u64::try_from(time.saturating_sub(first_ms))
+                .unwrap_or(0)
+                .saturating_mul(1000);
             let spread = if to_the_second {
                 1_000_000 * k as u64 / same as u64
             } else {
                 0
             };
             requests.push(Recorded {
-                offset_us: base + spread,
+                offset_us: base.saturating_add(spread),
                 method,
                 target,
                 status,
-                label: index.get(folded[i].as_str()).copied().unwrap_or(other),
+                label: label_of[folded[i] as usize],
             });
         }
         at += same;
@@ -289,8 +323,9 @@ impl ReplayPlan {
         (self.log.requests[n].label, method == "HEAD")
     }
 
-    /// Keeps request `n`'s outcome: its status (0: no answer) and when it
-    /// was sent, from the run's start.
+    /// Keeps request `n`'s outcome: its status (0: no answer, a timeout or
+    /// a refused connection; [`UNANSWERED`] while it waits for its answer)
+    /// and when it was sent, from the run's start.
     pub fn sent(&self, n: usize, status: u16, at: Duration) {
         if let Some(slot) = self.outcomes.get(n) {
             let micros = (at.as_micros() as u64).min((1 << 48) - 2);
@@ -315,6 +350,7 @@ impl ReplayPlan {
         for (n, request) in self.log.requests.iter().enumerate() {
             match self.outcome(n) {
                 None => comparison.not_sent += 1,
+                Some((UNANSWERED, _)) => comparison.unanswered += 1,
                 Some((status, _)) if status == request.status => comparison.same += 1,
                 Some((status, _)) => {
                     *comparison
@@ -345,6 +381,14 @@ impl ReplayPlan {
             csv_field(&mut label, &self.log.labels[usize::from(request.label)]);
             let due = self.due(n as u64).unwrap_or_default().as_secs_f64() * 1000.0;
             match self.outcome(n) {
+                Some((UNANSWERED, at)) => writeln!(
+                    out,
+                    "{},{label},{},{},,{due:.3},{:.3}",
+                    n + 1,
+                    self.log.method(n),
+                    request.status,
+                    at.as_secs_f64() * 1000.0
+                )?,
                 Some((status, at)) => writeln!(
                     out,
                     "{},{label},{},{},{status},{due:.3},{:.3}",
@@ -366,6 +410,32 @@ impl ReplayPlan {
     }
 }
 
+/// nginx's `\xHH` escapes in a logged target as `%HH`.
+fn unescape_nginx(target: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !target.windows(2).any(|w| w == b"\\x") {
+        return std::borrow::Cow::Borrowed(target);
+    }
+    let mut out = Vec::with_capacity(target.len());
+    let mut i = 0;
+    while i < target.len() {
+        let hex = target
+            .get(i + 2..i + 4)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+        match (target[i], target.get(i + 1), hex) {
+            (b'\\', Some(b'x'), Some(hex)) => {
+                out.push(b'%');
+                out.extend(hex.iter().map(u8::to_ascii_uppercase));
+                i += 4;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A CSV field, quoted when it must be.
 fn csv_field(out: &mut String, text: &str) {
     if text.contains([',', '"', '\n', '\r']) {
@@ -383,6 +453,8 @@ pub struct StatusComparison {
     pub same: u64,
     /// (recorded, replayed) → requests; 0 replayed: no answer.
     pub changed: BTreeMap<(u16, u16), u64>,
+    /// Sent, their answer not come when the run ended.
+    pub unanswered: u64,
     pub not_sent: u64,
 }
 
@@ -412,6 +484,13 @@ impl StatusComparison {
                 "; {} not: {}",
                 group_thousands(differ as i64),
                 shown.join(", ")
+            );
+        }
+        if self.unanswered > 0 {
+            let _ = write!(
+                text,
+                "; {} sent, their answer not come when the run ended",
+                group_thousands(self.unanswered as i64)
             );
         }
         if self.not_sent > 0 {

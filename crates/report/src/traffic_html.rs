@@ -66,17 +66,32 @@ fn arrivals(html: &mut String, model: &TrafficModel) {
         .len()
         .max(model.arrivals_per_minute.len());
     let (scale, unit) = if minutes > 48 * 60 {
-        (60.0, "hours from the first request")
+        (
+            60.0,
+            "hours from the first request (each hour's mean minute)",
+        )
     } else {
         (1.0, "minutes from the first request")
     };
+    // Past two days, a point an hour: the minutes' mean.
     let series = |name: &str, counts: &[u32]| ChartSeries {
         name: name.to_string(),
-        points: counts
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (i as f64 / scale, f64::from(*n)))
-            .collect(),
+        points: if scale > 1.0 {
+            counts
+                .chunks(60)
+                .enumerate()
+                .map(|(hour, minutes)| {
+                    let sum: u64 = minutes.iter().map(|n| u64::from(*n)).sum();
+                    (hour as f64, sum as f64 / minutes.len() as f64)
+                })
+                .collect()
+        } else {
+            counts
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as f64, f64::from(*n)))
+                .collect()
+        },
     };
     let title = match model.peak() {
         Some(peak) => format!(

@@ -49,7 +49,10 @@ pub fn seconds_ms(text: &[u8]) -> Option<i64> {
         Some(dot) => (&text[..dot], &text[dot + 1..]),
         None => (text, &b""[..]),
     };
-    let seconds = ascii_number(whole)? as i64;
+    // Past the year 9999 a time is not a log's (and would overflow).
+    let seconds = i64::try_from(ascii_number(whole)?)
+        .ok()
+        .filter(|s| *s < 253_402_300_800)?;
     Some(seconds * 1000 + fraction_ms(fraction)?)
 }
 

@@ -20,6 +20,8 @@ use std::time::Duration;
 
 /// VUs at once unless `--max-vus` says otherwise.
 const DEFAULT_MAX_VUS: u32 = 1000;
+/// The longest log a replay takes at once.
+const MAX_SPAN: Duration = Duration::from_secs(31 * 86_400);
 
 pub(super) async fn assemble(
     spec: &RunSpec,
@@ -36,10 +38,12 @@ pub(super) async fn assemble(
         .map_err(AssemblyError::Usage)?;
     if log.is_empty() {
         return Err(AssemblyError::Usage(format!(
-            "no request of {} is in {} ({} lines read{}): nothing to replay",
+            "no request of {} is in {} ({} lines, {} in the format, {} not a path{}): nothing to replay",
             source.methods.join(", "),
             files_text(&source.files),
+            group_thousands(reading.lines as i64),
             group_thousands(reading.entries as i64),
+            group_thousands(log.unusable as i64),
             if log.left_out.is_empty() {
                 String::new()
             } else {
@@ -55,6 +59,21 @@ pub(super) async fn assemble(
         )));
     }
     let logged = log.span();
+    // A wrong clock on one line would make a replay of years.
+    if logged > MAX_SPAN {
+        return Err(AssemblyError::Usage(format!(
+            "the log spans {} from its first request to its last, more than {} days: replay it in parts (a file or a day at a time), or check its times ({})",
+            short(logged),
+            MAX_SPAN.as_secs() / 86_400,
+            log.widest_gap()
+                .map(|(n, gap)| format!(
+                    "the longest gap is {} before request {} of the log's time order",
+                    short(gap),
+                    n + 1
+                ))
+                .unwrap_or_default()
+        )));
+    }
     let speed = match source.pace {
         ReplayPace::Speed(speed) => speed,
         ReplayPace::PerSecond(rate) => {
@@ -78,14 +97,17 @@ pub(super) async fn assemble(
     let plan = Arc::new(ReplayPlan::new(log, speed, &target.host_header(), &extra));
     let replayed = plan.span();
     let max_vus = spec.profile.max_vus.unwrap_or(DEFAULT_MAX_VUS);
+    // The last requests may answer up to the timeout after they are due;
+    // the run ends when they have. Its rate is the requests over that
+    // time, so that the two multiply to the requests sent.
+    let duration = replayed + source.timeout + Duration::from_millis(1);
     let rate = Rate {
-        per_second: requests as f64 / replayed.as_secs_f64().max(1e-3),
+        per_second: requests as f64 / duration.as_secs_f64(),
     };
-    // The last requests may answer up to the timeout after they are due.
     let profile = Profile::Open {
         rate,
         max_vus,
-        duration: replayed + source.timeout + Duration::from_millis(1),
+        duration,
         session: None,
     };
     let apdex = apdex(&spec.apdex)?;
@@ -123,8 +145,10 @@ pub(super) async fn assemble(
         speed,
         logged_s: logged.as_secs_f64(),
         replayed_s: replayed.as_secs_f64(),
+        // The bad lines' text (addresses, queries) stays out of the bundle.
         warnings: notes
             .iter()
+            .filter(|n| !n.starts_with("  "))
             .map(|n| n.trim_start_matches("headroom: ").to_string())
             .collect(),
     });
@@ -172,7 +196,10 @@ pub(super) async fn assemble(
         .chain(notes)
         .collect::<Vec<_>>()
         .join("\n");
-    let setup = setup(spec, manifest, bundle_dir);
+    let mut setup = setup(spec, manifest, bundle_dir);
+    // A failed exchange's request is the log's as it was (its ids and
+    // tokens): replay.csv has every request's status instead.
+    setup.save_failures = 0;
     Ok(AssembledRun {
         plan: EnginePlan::new(
             Workload::Replay {
@@ -217,8 +244,13 @@ fn short(d: Duration) -> String {
     }
 }
 
-/// 2 → "2", 1.5 → "1.5", 0.333 → "0.333".
+/// 2 → "2", 1.5 → "1.5", 0.333 → "0.333", 0.0003 → "0.0003".
 fn trim_speed(speed: f64) -> String {
-    let text = format!("{speed:.3}");
+    let decimals = if speed >= 0.001 {
+        3
+    } else {
+        (-speed.log10()).ceil() as usize + 2
+    };
+    let text = format!("{speed:.decimals$}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }

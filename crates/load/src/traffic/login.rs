@@ -12,7 +12,7 @@ use std::path::Path;
 pub const PAGE_COLUMNS: [&str; 2] = ["page", "path"];
 /// Top-level keys a login journey may have (its default think, variables,
 /// headers and cookies would not carry over).
-const LOGIN_KEYS: &[&str] = &["name", "description", "defaults", "data", "steps"];
+const LOGIN_KEYS: &[&str] = &["name", "description", "data", "steps"];
 
 /// A login journey, ready to be written into a workload.
 #[derive(Debug, Clone)]
@@ -40,7 +40,7 @@ pub fn read_login(path: &Path) -> Result<LoginJourney, String> {
         };
         if !LOGIN_KEYS.contains(&key) {
             return Err(format!(
-                "{shown}: a login journey has only steps: and data: (and name:, description:, defaults:); '{key}:' would not carry over into the workload: write its values into the steps"
+                "{shown}: a login journey has only steps: and data: (and name:, description:); its '{key}:' would not carry over into the workload: give the target with --target, and write headers, think times and redirects into the steps"
             ));
         }
     }

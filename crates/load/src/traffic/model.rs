@@ -115,6 +115,9 @@ pub struct TrafficModel {
     /// Pages seen (not resources, not a redirect's answer) in each minute
     /// from the first one's.
     pub views_per_minute: Vec<u32>,
+    /// Of those, pages read: not asked for within [`MIN_THINK_MS`] of the
+    /// session's page before.
+    pub reads_per_minute: Vec<u32>,
     /// Pages a session asked for.
     pub pages_per_session: Histogram<u64>,
     /// Time between a session's consecutive pages, ms, of at least
@@ -148,6 +151,7 @@ pub struct TrafficBuilder {
     arrivals: Vec<u32>,
     per_minute: Vec<u32>,
     views_per_minute: Vec<u32>,
+    reads_per_minute: Vec<u32>,
     pages_per_session: Histogram<u64>,
     think_ms: Histogram<u64>,
     quick: u64,
@@ -176,6 +180,7 @@ impl TrafficBuilder {
             arrivals: Vec::new(),
             per_minute: Vec::new(),
             views_per_minute: Vec::new(),
+            reads_per_minute: Vec::new(),
             pages_per_session: Histogram::new_with_bounds(1, 1_000_000, 3).expect("bounds"),
             think_ms: Histogram::new_with_bounds(1, 7 * 24 * 3_600_000, 3).expect("bounds"),
             quick: 0,
@@ -253,6 +258,9 @@ impl TrafficBuilder {
                 self.think(think);
             }
             count_at(&mut self.views_per_minute, minute(first, time));
+            if since_page.is_none_or(|ms| ms >= MIN_THINK_MS) {
+                count_at(&mut self.reads_per_minute, minute(first, time));
+            }
             session.last_page_ms = Some(time);
             session.pages += 1;
         }
@@ -285,6 +293,7 @@ impl TrafficBuilder {
             arrivals_per_minute: self.arrivals,
             requests_per_minute: self.per_minute,
             views_per_minute: self.views_per_minute,
+            reads_per_minute: self.reads_per_minute,
             pages_per_session: self.pages_per_session,
             think_ms: self.think_ms,
             quick: self.quick,

@@ -37,8 +37,11 @@ pub struct Peak {
     /// The log-normal's mean reading time, s.
     pub think_s: f64,
     /// Users reading at once: pages a second × the mean reading time,
-    /// rounded (at least 1).
+    /// rounded (at least 1); in a workload, of the pages it sends.
     pub users: u32,
+    /// The share of the log's pages seen that the workload sends (1 for
+    /// the log's own peak).
+    pub sent_share: f64,
 }
 
 impl TrafficModel {
@@ -49,17 +52,19 @@ impl TrafficModel {
             .then(|| (self.think_log_mean + self.think_log_sd.powi(2) / 2.0).exp())
     }
 
-    /// The minute with the most pages seen, and the users that reading
-    /// the log's mean time between pages ask for them at that rate.
+    /// The minute with the most pages read (not within a second of the
+    /// page before), and the users that reading the log's mean time
+    /// between pages ask for them at that rate.
     pub fn peak(&self) -> Option<Peak> {
         let think_s = self.think_mean_s()?;
-        let (at, pages) = busiest(&self.views_per_minute)?;
+        let (at, pages) = busiest(&self.reads_per_minute)?;
         let users = (f64::from(pages) / 60.0 * think_s).round().max(1.0);
         Some(Peak {
             minute: utc_minute_text(self.first_ms + at as i64 * 60_000),
             pages,
             think_s,
             users: users.min(f64::from(u32::MAX)) as u32,
+            sent_share: 1.0,
         })
     }
 }
@@ -117,6 +122,8 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
     let sessions_apart = (quick as f64) <= SESSIONS_APART * all as f64;
     let mut fates: Vec<(String, u64, Fate)> = Vec::new();
     let mut sent: Vec<&PagePattern> = Vec::new();
+    // Where each sent pattern's fate is.
+    let mut sent_at: Vec<usize> = Vec::new();
     for page in &model.mix {
         let fate = if page.replayable == 0 {
             Fate::NotReplayable
@@ -128,6 +135,7 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
             Fate::LoadedByPages
         } else {
             sent.push(page);
+            sent_at.push(fates.len());
             Fate::Sent { rows: 0 }
         };
         fates.push((page.pattern.clone(), page.count, fate));
@@ -137,14 +145,12 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         .map(|p| p.replayable - p.secret - p.long)
         .collect();
     let rows = largest_remainder(&weights, ROWS);
-    for (page, n) in sent.iter().zip(&rows) {
-        if let Some(fate) = fates.iter_mut().find(|f| f.0 == page.pattern) {
-            fate.2 = if *n == 0 {
-                Fate::Rare
-            } else {
-                Fate::Sent { rows: *n }
-            };
-        }
+    for (at, n) in sent_at.iter().zip(&rows) {
+        fates[*at].2 = if *n == 0 {
+            Fate::Rare
+        } else {
+            Fate::Sent { rows: *n }
+        };
     }
     // Each pattern's rows split among its requests by their counts, then
     // every row list interleaved so that any stretch of the file holds the
@@ -186,7 +192,20 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         let _ = csv.write_record(&record);
     }
     let pages_csv = String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default();
-    let peak = model.peak();
+    // Users ask only for the pages sent: as many as ask for those at the
+    // peak's rate.
+    let viewed: u64 = model.views_per_minute.iter().map(|n| u64::from(*n)).sum();
+    let sendable: u64 = weights.iter().sum();
+    let share = if viewed == 0 {
+        1.0
+    } else {
+        (sendable as f64 / viewed as f64).min(1.0)
+    };
+    let peak = model.peak().map(|peak| Peak {
+        users: (f64::from(peak.users) * share).round().max(1.0) as u32,
+        sent_share: share,
+        ..peak
+    });
     let scenario = scenario_text(model, source, page_loads, peak.as_ref(), &kept, &fates);
     LogWorkload {
         scenario,
@@ -210,7 +229,8 @@ fn scenario_text(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# The users of {logs} ({} to {} UTC), written by `headroom scenario from-log`.",
+        "# The users of {} ({} to {} UTC), written by `headroom scenario from-log`.",
+        comment(&logs),
         utc_minute_text(model.first_ms),
         utc_minute_text(model.last_ms)
     );
@@ -241,7 +261,7 @@ fn scenario_text(
                 Fate::Rare => "too rare for one row in 1000",
                 Fate::Sent { .. } => "",
             };
-            let _ = writeln!(out, "#   {:>5.1}%  {pattern}: {why}", share(*n));
+            let _ = writeln!(out, "#   {:>5.1}%  {}: {why}", share(*n), comment(pattern));
         }
         if left.len() > 20 {
             let _ = writeln!(out, "#   and {} more", left.len() - 20);
@@ -269,7 +289,10 @@ fn scenario_text(
         out.push_str(&defaults);
     }
     let login_columns = source.login.map_or(String::new(), |l| {
-        l.columns.iter().map(|c| format!(", {c}")).collect()
+        l.columns
+            .iter()
+            .map(|c| format!(", {}", quote(c)))
+            .collect()
     });
     let _ = writeln!(
         out,
@@ -290,7 +313,15 @@ fn scenario_text(
     if let Some(peak) = peak {
         let _ = writeln!(
             out,
-            "peak:                # the log's busiest minute, as users: its pages a second × the mean reading time\n  minute: {}\n  pages: {}\n  users: {}",
+            "peak:                # the log's busiest minute, as users: its pages read a second × the mean reading time{}\n  minute: {}\n  pages: {}\n  users: {}",
+            if peak.sent_share < 1.0 {
+                format!(
+                    ", × {:.1}% (the share of its pages this workload sends)",
+                    100.0 * peak.sent_share
+                )
+            } else {
+                String::new()
+            },
             quote(&peak.minute),
             peak.pages,
             peak.users
@@ -306,7 +337,7 @@ fn scenario_text(
         let _ = writeln!(
             out,
             "  - once: true   # {}: each user logs in once, before its first page\n    steps:",
-            login.file
+            comment(&login.file)
         );
         for line in &login.steps {
             if line.trim().is_empty() {
@@ -326,6 +357,13 @@ fn scenario_text(
         );
     }
     out
+}
+
+/// Text for a comment: on one line, control characters shown as `?`.
+fn comment(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 /// A YAML double-quoted string.
