@@ -576,5 +576,29 @@ mod tests {
         let plan = ReplayPlan::new(log, 1.0, "example.org", &[]);
         let due: Vec<u128> = (0..4).map(|n| plan.due(n).unwrap().as_millis()).collect();
         assert_eq!(due, vec![0, 1000, 1333, 1666]);
+        assert_eq!(plan.log.widest_gap(), Some((1, Duration::from_secs(1))));
+        // Sent, its answer not come: said so.
+        plan.sent(0, 200, Duration::ZERO);
+        plan.sent(1, UNANSWERED, Duration::from_millis(1000));
+        let statuses = plan.statuses();
+        assert_eq!(
+            (statuses.same, statuses.unanswered, statuses.not_sent),
+            (1, 1, 2)
+        );
+        assert!(statuses
+            .describe()
+            .contains("1 sent, their answer not come when the run ended"));
+    }
+
+    #[test]
+    fn nginx_escapes_become_percent_encoding() {
+        assert_eq!(&*unescape_nginx(b"/caf\\xC3\\xA9?q=1"), b"/caf%C3%A9?q=1");
+        assert_eq!(&*unescape_nginx(b"/a\\xZZ"), b"/a\\xZZ");
+        assert_eq!(&*unescape_nginx(b"/plain"), b"/plain");
+        let log = log_of("1700000000.000 \"GET /caf\\xC3\\xA9 HTTP/1.1\" 200\n");
+        let plan = ReplayPlan::new(log, 1.0, "example.org", &[]);
+        let mut bytes = Vec::new();
+        plan.request_into(0, &mut bytes);
+        assert!(bytes.starts_with(b"GET /caf%C3%A9 HTTP/1.1\r\n"));
     }
 }

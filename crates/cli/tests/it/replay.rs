@@ -213,5 +213,26 @@ fn a_log_with_nothing_to_send_is_refused_with_what_it_holds() {
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("is not a speed"), "{}", text(&out));
+    // One line from a wrong clock would make a replay of years: refused.
+    std::fs::write(
+        dir.join("clock.log"),
+        "192.0.2.1 - - [04/Jan/2027:10:00:00 +0000] \"GET / HTTP/1.1\" 200 0 \"-\" \"Firefox\"\n\
+         192.0.2.1 - - [04/Jan/2027:10:00:05 +0000] \"GET /a HTTP/1.1\" 200 0 \"-\" \"Firefox\"\n\
+         192.0.2.1 - - [01/Jan/2031:00:00:00 +0000] \"GET /b HTTP/1.1\" 200 0 \"-\" \"Firefox\"\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "replay",
+        dir.join("clock.log").to_str().unwrap(),
+        "--target",
+        "http://127.0.0.1:9/",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("more than 31 days: replay it in parts")
+            && said.contains("before request 3 of the log's time order"),
+        "{said}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
