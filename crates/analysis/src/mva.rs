@@ -23,7 +23,7 @@ pub struct Station {
 
 /// The network at one population.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Point {
+pub struct OperatingPoint {
     pub users: u32,
     /// Requests a second.
     pub throughput: f64,
@@ -47,7 +47,11 @@ pub enum MvaError {
 }
 
 /// The network for 1..=`users` users thinking `think_s` between requests.
-pub fn solve(stations: &[Station], think_s: f64, users: u32) -> Result<Vec<Point>, MvaError> {
+pub fn solve(
+    stations: &[Station],
+    think_s: f64,
+    users: u32,
+) -> Result<Vec<OperatingPoint>, MvaError> {
     check(stations, think_s)?;
     let mut states: Vec<StationState> = stations.iter().map(StationState::new).collect();
     let mut points = Vec::with_capacity(users as usize);
@@ -58,7 +62,7 @@ pub fn solve(stations: &[Station], think_s: f64, users: u32) -> Result<Vec<Point
         for (state, r) in states.iter_mut().zip(&residence) {
             state.advance(n, throughput, *r);
         }
-        points.push(Point {
+        points.push(OperatingPoint {
             users: n,
             throughput,
             response_s: response,
@@ -81,7 +85,7 @@ pub fn solve_with_pool(
     think_s: f64,
     users: u32,
     pool: u32,
-) -> Result<Vec<Point>, MvaError> {
+) -> Result<Vec<OperatingPoint>, MvaError> {
     check(stations, think_s)?;
     let pool = pool.max(1);
     // The server alone, its requests never thinking: its throughput with
@@ -110,7 +114,7 @@ pub fn solve_with_pool(
         }
         next[0] = (1.0 - next[1..].iter().sum::<f64>()).max(0.0);
         probability = next;
-        points.push(Point {
+        points.push(OperatingPoint {
             users: n,
             throughput,
             response_s: response,

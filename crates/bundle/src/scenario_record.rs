@@ -228,7 +228,7 @@ impl<'de> Deserialize<'de> for ScenarioRecord {
             }
             other => {
                 return Err(D::Error::custom(format!(
-                    "the scenario section's mode {other:?} is none of url, scenario, mix or jtl \
+                    "the scenario section's mode {other:?} is none of url, scenario, mix, jtl or replay \
                      (was the bundle written by a newer headroom?)"
                 )))
             }
@@ -327,11 +327,11 @@ mod tests {
 
     #[test]
     fn a_section_without_a_known_mode_is_refused_by_name() {
-        let e = serde_json::from_str::<ScenarioRecord>(r#"{"mode": "replay", "journeys": 2}"#)
+        let e = serde_json::from_str::<ScenarioRecord>(r#"{"mode": "playback", "journeys": 2}"#)
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("\"replay\"") && e.contains("url, scenario, mix or jtl"),
+            e.contains("\"playback\"") && e.contains("url, scenario, mix, jtl or replay"),
             "{e}"
         );
         let e = serde_json::from_str::<ScenarioRecord>(r#"{"url": "x"}"#)

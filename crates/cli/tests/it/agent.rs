@@ -208,17 +208,38 @@ fn agent_load(
     command
 }
 
+/// The run's output, how long it took, and its own peak memory (KiB): of
+/// this child alone (the test binary's other children, a browser, are not
+/// counted).
 fn load_with_agent(
     name: &str,
     agent: &RawServer,
     seconds: &str,
-) -> (std::process::Output, std::time::Duration) {
+) -> (std::process::Output, std::time::Duration, i64) {
     let server = TestServer::start(|_| Reply::default());
+    let dir = temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out, err) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
     let started = std::time::Instant::now();
-    let output = agent_load(&server.url("/"), agent, seconds, &temp_dir(name))
-        .output()
+    // Waited for by wait4 below, which gives its own rusage.
+    #[allow(clippy::zombie_processes)]
+    let child = agent_load(&server.url("/"), agent, seconds, &dir.join("bundle"))
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
         .unwrap();
-    (output, started.elapsed())
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, filling the structs we own.
+    let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(waited, child.id() as i32);
+    let took = started.elapsed();
+    let output = std::process::Output {
+        status: std::os::unix::process::ExitStatusExt::from_raw(status),
+        stdout: std::fs::read(&out).unwrap(),
+        stderr: std::fs::read(&err).unwrap(),
+    };
+    (output, took, usage.ru_maxrss)
 }
 
 /// An agent that trickles its answer a byte at a time, or sends 300 MB,
@@ -234,7 +255,7 @@ fn a_slow_or_flooding_agent_cannot_hang_the_run() {
             conn.write(b" ");
         }
     });
-    let (output, took) = load_with_agent("agent-trickle", &trickle, "3s");
+    let (output, took, _) = load_with_agent("agent-trickle", &trickle, "3s");
     let stdout = text(&output);
     assert!(
         output.status.success(),
@@ -254,7 +275,7 @@ fn a_slow_or_flooding_agent_cannot_hang_the_run() {
             conn.write(&block);
         }
     });
-    let (output, took) = load_with_agent("agent-flood", &flood, "3s");
+    let (output, took, peak_kib) = load_with_agent("agent-flood", &flood, "3s");
     let stdout = text(&output);
     assert!(
         output.status.success(),
@@ -263,15 +284,8 @@ fn a_slow_or_flooding_agent_cannot_hang_the_run() {
     );
     assert!(took < Duration::from_secs(15), "took {took:?}");
     assert!(stdout.contains("answer larger than 16 MiB"), "{stdout}");
-    // Peak memory of the children waited for so far (KiB on Linux).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    assert!(
-        usage.ru_maxrss < 200 * 1024,
-        "peak RSS {} KiB",
-        usage.ru_maxrss
-    );
+    // The run's own peak memory, the 300 MB answer not kept.
+    assert!(peak_kib < 200 * 1024, "peak RSS {peak_kib} KiB");
 }
 
 /// SIGTERM, SIGHUP and a double Ctrl-C end the run as documented while an
@@ -369,7 +383,7 @@ fn unusable_agent_data_is_no_data_not_zero() {
     ];
     for (i, (answer, reason)) in cases.into_iter().enumerate() {
         let agent = fake_agent(answer);
-        let (output, _) = load_with_agent(&format!("agent-unusable-{i}"), &agent, "2s");
+        let (output, _, _) = load_with_agent(&format!("agent-unusable-{i}"), &agent, "2s");
         assert!(
             output.status.success(),
             "{}",
