@@ -68,6 +68,15 @@ fn once() -> u32 {
     1
 }
 
+/// What [`CapacitySpec::users`] finds: the planned think, one user in
+/// words, the throughput's unit and a log workload's peak.
+type Users = (
+    PlannedThink,
+    String,
+    &'static str,
+    Option<headroom_bundle::capacity::LogPeakRecord>,
+);
+
 /// A search's levels are users; a replayed log has none to add.
 fn replay_refused() -> AssemblyError {
     AssemblyError::Usage(
@@ -144,17 +153,15 @@ impl CapacitySpec {
         Ok(self.users(target)?.0)
     }
 
-    /// The think the search plans with, what one user is in words, and
-    /// what its throughput counts ([`crate::who::rate_unit`]).
-    fn users(
-        &self,
-        target: &Target,
-    ) -> Result<(PlannedThink, String, &'static str), AssemblyError> {
+    /// The think the search plans with, what one user is in words, what
+    /// its throughput counts ([`crate::who::rate_unit`]), and the busiest
+    /// minute of the log a workload was written from (its `peak:`).
+    fn users(&self, target: &Target) -> Result<Users, AssemblyError> {
         let source = match &self.level.workload {
             WorkloadSource::Url(request) => {
                 let think = PlannedThink::of_flag(self.level.think);
                 let user = crate::who::of_url(&request.method, &target.url, &think);
-                return Ok((think, user, crate::who::rate_unit(1, 0)));
+                return Ok((think, user, crate::who::rate_unit(1, 0), None));
             }
             WorkloadSource::Scenario(source) => source,
             WorkloadSource::Replay(_) => return Err(replay_refused()),
@@ -168,7 +175,7 @@ impl CapacitySpec {
                 let steps = mix.journeys.iter().flat_map(|j| &j.scenario.requests);
                 let pages = steps.clone().filter(|r| r.page.is_some()).count();
                 let unit = crate::who::rate_unit(steps.count(), pages);
-                return Ok((think, user, unit));
+                return Ok((think, user, unit, None));
             }
         }
         let scenario = headroom_load::scenario::jmx::scenario(
@@ -186,33 +193,14 @@ impl CapacitySpec {
             .filter(|r| r.page.is_some())
             .count();
         let unit = crate::who::rate_unit(scenario.requests.len(), pages);
-        Ok((think, user, unit))
-    }
-
-    /// The `peak:` of the scenario, when it was written from a log.
-    fn log_peak(&self, target: &Target) -> Option<headroom_bundle::capacity::LogPeakRecord> {
-        let file = self.scenario()?;
-        if headroom_load::scenario::mix::is_mix_file(file)
-            || headroom_load::scenario::jmx::is_jmx(file)
-        {
-            return None;
-        }
-        let peak = headroom_load::scenario::parse_file(file, Some(target))
-            .ok()?
-            .peak?;
-        Some(headroom_bundle::capacity::LogPeakRecord {
-            minute: peak.minute,
-            pages: peak.pages,
-            users: peak.users,
-        })
+        Ok((think, user, unit, scenario.peak))
     }
 
     /// The search's settings, its levels and capacity.json going into
     /// `base`.
     pub fn settings(&self, base: PathBuf) -> Result<Settings, AssemblyError> {
         let target = self.target()?;
-        let (think, user, rate_unit) = self.users(&target)?;
-        let log_peak = self.log_peak(&target);
+        let (think, user, rate_unit, log_peak) = self.users(&target)?;
         let level = &self.level;
         Ok(Settings {
             url: target.url.clone(),

@@ -123,7 +123,7 @@ pub struct ReplayArgs {
     pub format: String,
 
     /// How much faster than logged: 2x halves every gap between requests (default 1x).
-    #[arg(long, value_parser = speed, conflicts_with = "rate")]
+    #[arg(long, value_parser = times, conflicts_with = "rate")]
     pub speed: Option<f64>,
 
     /// Instead of --speed: as fast as gives this mean rate, e.g. 200/s.
@@ -158,17 +158,6 @@ fn times(text: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1_000_000.0 => Ok(v),
         _ => Err(format!(
             "'{text}' is not a multiple above 0: write e.g. 3 or 1.5"
-        )),
-    }
-}
-
-/// "2x", "2", "0.5x": how much faster than logged.
-fn speed(text: &str) -> Result<f64, String> {
-    let number = text.trim().trim_end_matches(['x', 'X']);
-    match number.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 1_000_000.0 => Ok(v),
-        _ => Err(format!(
-            "'{text}' is not a speed: write how many times faster than logged, e.g. 2x or 0.5x"
         )),
     }
 }

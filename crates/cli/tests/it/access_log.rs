@@ -251,29 +251,12 @@ fn sent_shares(path: &std::path::Path, sent: &[String]) -> Vec<f64> {
 /// workload leaves out the POSTs and the logout that carried a sesskey.
 #[test]
 fn the_testbeds_journey_read_from_its_log_runs_again_with_the_same_page_mix() {
-    use crate::support::php_site::nginx;
-    use crate::support::{free_port, serial, site};
+    use crate::support::php_site::logging_proxy;
+    use crate::support::{serial, site};
     let _serial = serial();
     let (dir, db) = site::sqlite_dataset("from-log-round-trip", "S");
     let testbed = site::serve(&db, &[]);
-    let port = free_port();
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
-             log_format withsession '{WITH_SESSION}';\n\
-             access_log {d}/access.log withsession;\n\
-             server {{\n    listen 127.0.0.1:{port};\n\
-             location / {{ proxy_pass http://127.0.0.1:{up}; proxy_set_header Host $http_host; }}\n  }}\n}}\n",
-            d = dir.display(),
-            up = testbed.port
-        ),
-    )
-    .unwrap();
-    let _nginx = nginx(&dir.join("nginx.conf"), port);
+    let (_nginx, port) = logging_proxy(&dir, testbed.port, WITH_SESSION);
     let journey = site::journey(&db, port, &dir);
     let out = run(&[
         "run",

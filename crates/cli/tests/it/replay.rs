@@ -5,8 +5,8 @@
 //! hold the log's requests second by second, in its order; the logged
 //! status beside the replayed one; the POSTs left out and said.
 
-use crate::support::php_site::nginx;
-use crate::support::{free_port, run, serial, site, temp_dir, text};
+use crate::support::php_site::logging_proxy;
+use crate::support::{run, serial, site, temp_dir, text};
 
 /// Requests a logged second: 40 GETs over 4 seconds, unevenly.
 const PER_SECOND: [usize; 4] = [5, 12, 3, 20];
@@ -61,24 +61,11 @@ fn a_log_is_sent_again_second_by_second_at_its_pace_and_twice_as_fast() {
     let _serial = serial();
     let (dir, db) = site::sqlite_dataset("replay", "S");
     let testbed = site::serve(&db, &[]);
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    let port = free_port();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 1024; }}\n\
-             http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
-             log_format times '$msec $request_time \"$request\" $status';\n\
-             access_log {d}/access.log times;\n\
-             server {{\n    listen 127.0.0.1:{port};\n\
-             location / {{ proxy_pass http://127.0.0.1:{up}; }}\n  }}\n}}\n",
-            d = dir.display(),
-            up = testbed.port
-        ),
-    )
-    .unwrap();
-    let _nginx = nginx(&dir.join("nginx.conf"), port);
+    let (_nginx, port) = logging_proxy(
+        &dir,
+        testbed.port,
+        "$msec $request_time \"$request\" $status",
+    );
     std::fs::write(dir.join("logged.log"), generated_log()).unwrap();
     let expected = [
         (1.0, PER_SECOND.to_vec()),
@@ -212,7 +199,11 @@ fn a_log_with_nothing_to_send_is_refused_with_what_it_holds() {
         "0x",
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("is not a speed"), "{}", text(&out));
+    assert!(
+        text(&out).contains("is not a multiple above 0"),
+        "{}",
+        text(&out)
+    );
     // One line from a wrong clock would make a replay of years: refused.
     std::fs::write(
         dir.join("clock.log"),

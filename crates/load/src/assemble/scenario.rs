@@ -97,7 +97,7 @@ fn description(
     );
     let description = match (&scenario.peak, profile) {
         (Some(peak), Profile::Closed { users, .. }) => {
-            format!("{description}; {}", peak.times(f64::from(*users)))
+            format!("{description}; {}", peak.times(*users))
         }
         _ => description,
     };

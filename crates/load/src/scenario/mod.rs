@@ -66,7 +66,7 @@ pub struct Scenario {
     pub before: Option<Phase>,
     /// `peak:`: the busiest minute of the log the workload was written
     /// from ([`peak`]).
-    pub peak: Option<peak::LogPeak>,
+    pub peak: Option<headroom_bundle::capacity::LogPeakRecord>,
     /// Hosts besides a page's own whose resources a page load fetches
     /// (`defaults: resource_hosts:`); each is also one of `origins`.
     pub resource_hosts: crate::page_load::resources::Hosts,

@@ -247,5 +247,12 @@ mod tests {
             .unwrap();
         assert_eq!((secret.replayable, secret.secret), (1, 1));
         assert!(secret.examples.is_empty());
+        // A request longer than nginx's request line is counted, not kept.
+        let mut counts = PageCounts::default();
+        let long = format!("/search?q={}", "x".repeat(MAX_TARGET));
+        add(&mut counts, &long, true, 200, false);
+        let patterns = counts.finish();
+        assert_eq!((patterns[0].replayable, patterns[0].long), (1, 1));
+        assert!(patterns[0].examples.is_empty());
     }
 }

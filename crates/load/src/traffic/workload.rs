@@ -11,6 +11,7 @@
 use super::login::LoginJourney;
 use super::model::{busiest, TrafficModel};
 use super::pages::PagePattern;
+use crate::journey_mix::{exact_split, interleave};
 use headroom_units::civil::utc_minute_text;
 use std::fmt::Write as _;
 
@@ -144,7 +145,11 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         .iter()
         .map(|p| p.replayable - p.secret - p.long)
         .collect();
-    let rows = largest_remainder(&weights, ROWS);
+    let shares: Vec<f64> = weights.iter().map(|w| *w as f64).collect();
+    let rows: Vec<usize> = exact_split(&shares, ROWS as u64)
+        .into_iter()
+        .map(|n| n as usize)
+        .collect();
     for (at, n) in sent_at.iter().zip(&rows) {
         fates[*at].2 = if *n == 0 {
             Fate::Rare
@@ -159,16 +164,22 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
     let mut kept: Vec<(usize, &PagePattern)> = Vec::new();
     for (page, n) in sent.iter().zip(&rows).filter(|(_, n)| **n > 0) {
         let examples = page.examples_by_count();
-        let counts: Vec<u64> = examples.iter().map(|e| e.1).collect();
-        let split = largest_remainder(&counts, *n);
+        let counts: Vec<f64> = examples.iter().map(|e| e.1 as f64).collect();
+        let split = exact_split(&counts, *n as u64);
         let order = interleave(&split);
-        lists.push(order.into_iter().map(|i| examples[i].0).collect());
+        lists.push(
+            order
+                .into_iter()
+                .map(|i| examples[usize::from(i)].0)
+                .collect(),
+        );
         kept.push((*n, page));
     }
-    let order = interleave(&kept.iter().map(|k| k.0).collect::<Vec<_>>());
+    let order = interleave(&kept.iter().map(|k| k.0 as u64).collect::<Vec<_>>());
     let mut cursor = vec![0usize; lists.len()];
     let pages: Vec<(usize, &str)> = order
         .into_iter()
+        .map(usize::from)
         .map(|pattern| {
             cursor[pattern] += 1;
             (pattern + 1, lists[pattern][cursor[pattern] - 1])
@@ -384,75 +395,9 @@ fn quote(text: &str) -> String {
     out
 }
 
-/// `total` split in proportion to `weights`, by the largest remainder
-/// (ties to the earlier).
-pub fn largest_remainder(weights: &[u64], total: usize) -> Vec<usize> {
-    let sum: u64 = weights.iter().sum();
-    if sum == 0 {
-        return vec![0; weights.len()];
-    }
-    let exact: Vec<f64> = weights
-        .iter()
-        .map(|w| *w as f64 * total as f64 / sum as f64)
-        .collect();
-    let mut shares: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by(|a, b| {
-        let ra = exact[*a] - exact[*a].floor();
-        let rb = exact[*b] - exact[*b].floor();
-        rb.total_cmp(&ra).then(a.cmp(b))
-    });
-    let given: usize = shares.iter().sum();
-    for i in order.into_iter().take(total.saturating_sub(given)) {
-        shares[i] += 1;
-    }
-    shares
-}
-
-/// Indexes `0..counts.len()`, each `counts[i]` times, interleaved by
-/// smooth weighted round-robin: after any number of them each index is
-/// within one of its share.
-pub fn interleave(counts: &[usize]) -> Vec<usize> {
-    let total: usize = counts.iter().sum();
-    let mut current = vec![0i64; counts.len()];
-    let mut left = counts.to_vec();
-    let mut order = Vec::with_capacity(total);
-    for _ in 0..total {
-        for (c, n) in current.iter_mut().zip(counts) {
-            *c += *n as i64;
-        }
-        let Some(best) = (0..counts.len())
-            .filter(|i| left[*i] > 0)
-            .max_by(|a, b| current[*a].cmp(&current[*b]).then(b.cmp(a)))
-        else {
-            break;
-        };
-        current[best] -= total as i64;
-        left[best] -= 1;
-        order.push(best);
-    }
-    order
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rows_are_split_by_the_largest_remainder_and_interleaved() {
-        assert_eq!(largest_remainder(&[90, 9, 1], 1000), vec![900, 90, 10]);
-        assert_eq!(largest_remainder(&[1, 1, 1], 10), vec![4, 3, 3]);
-        assert_eq!(largest_remainder(&[0, 0], 5), vec![0, 0]);
-        let order = interleave(&[6, 3, 1]);
-        assert_eq!(order.len(), 10);
-        for prefix in 1..=order.len() {
-            for (i, n) in [6usize, 3, 1].iter().enumerate() {
-                let seen = order[..prefix].iter().filter(|x| **x == i).count() as f64;
-                let due = *n as f64 * prefix as f64 / 10.0;
-                assert!((seen - due).abs() <= 1.0, "{order:?} at {prefix}");
-            }
-        }
-    }
 
     /// 300 sessions a minute apart, each reading 5 pages 10 s apart (the
     /// course 2 of 5, the front page 2, a forum 1), then sending a form

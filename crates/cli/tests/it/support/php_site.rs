@@ -129,3 +129,26 @@ pub fn nginx(conf: &Path, port: u16) -> Daemon {
     wait_for_port(port, &mut nginx, "nginx");
     Daemon(nginx)
 }
+
+/// nginx in front of the server on `upstream`, on a free port, writing
+/// every request to `dir`/access.log in `log_format`: a server's access
+/// log as its administrator has it. Returns nginx and its port.
+pub fn logging_proxy(dir: &Path, upstream: u16, log_format: &str) -> (Daemon, u16) {
+    let port = crate::support::free_port();
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    std::fs::write(
+        dir.join("nginx.conf"),
+        format!(
+            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
+             log_format given '{log_format}';\n\
+             access_log {d}/access.log given;\n\
+             server {{\n    listen 127.0.0.1:{port};\n\
+             location / {{ proxy_pass http://127.0.0.1:{upstream}; proxy_set_header Host $http_host; }}\n  }}\n}}\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    (nginx(&dir.join("nginx.conf"), port), port)
+}
