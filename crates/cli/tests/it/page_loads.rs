@@ -3,27 +3,12 @@
 //! fetches, on a static site with three kinds of caching (nginx), on
 //! DokuWiki (Debian's package) and on the testbed.
 
+use crate::support::browser::chromium_visits;
 use crate::support::php_site::{nginx, Daemon};
 use crate::support::site::{serve, sqlite_dataset, stats};
 use crate::support::{dokuwiki, free_port, run, serial, temp_dir, text};
 use std::path::Path;
 use std::process::Command;
-
-/// Visits `paths` one after another in one headless Chromium.
-fn chromium_visits(base: &str, paths: &[&str]) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/page_visits.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(base)
-        .args(paths)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "Chromium (Playwright for Python, installed by scripts/test): {}",
-        text(&out)
-    );
-}
 
 /// One user of headroom visiting `paths` once, each a page load.
 fn headroom_visits(dir: &Path, base: &str, paths: &[&str]) -> serde_json::Value {

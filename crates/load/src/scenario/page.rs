@@ -660,6 +660,9 @@ impl Shared<'_> {
         if let (Some(credentials), false) = (&target.authorization, given("authorization")) {
             let _ = write!(out, "Authorization: {credentials}\r\n");
         }
+        if !given("referer") {
+            write_referer(out, &self.page.url, url);
+        }
         let mut cookies = String::new();
         if self.jar.borrow().header_value(
             &target.host,
@@ -680,6 +683,25 @@ impl Shared<'_> {
             out.extend_from_slice(b"Connection: close\r\n");
         }
         out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// The Referer a browser sends for a resource of `page` by its default
+/// policy (strict-origin-when-cross-origin): the page's URL without its
+/// fragment on the page's origin, only its origin on another, nothing
+/// from HTTPS to HTTP. (For what a style sheet names, Chromium sends the
+/// sheet's URL; the page's is sent here.)
+fn write_referer(out: &mut Vec<u8>, page: &Url, resource: &Url) {
+    use std::io::Write as _;
+    if page.scheme() == "https" && resource.scheme() != "https" {
+        return;
+    }
+    let whole = page.as_str();
+    if page.origin() == resource.origin() {
+        let end = whole.find('#').unwrap_or(whole.len());
+        let _ = write!(out, "Referer: {}\r\n", &whole[..end]);
+    } else {
+        let _ = write!(out, "Referer: {}/\r\n", page.origin().ascii_serialization());
     }
 }
 

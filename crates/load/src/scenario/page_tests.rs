@@ -114,3 +114,29 @@ fn users_of_a_thread_share_a_style_sheets_rules() {
         .collect();
     assert!(Rc::ptr_eq(rules[0], rules[1]), "one copy for both users");
 }
+
+#[test]
+fn resources_name_their_page_as_a_browser_does() {
+    let referer = |page: &str, resource: &str| {
+        let mut out = Vec::new();
+        write_referer(
+            &mut out,
+            &Url::parse(page).unwrap(),
+            &Url::parse(resource).unwrap(),
+        );
+        String::from_utf8(out).unwrap()
+    };
+    assert_eq!(
+        referer("http://a:8080/doku.php?id=x#top", "http://a:8080/lib/x.css"),
+        "Referer: http://a:8080/doku.php?id=x\r\n"
+    );
+    assert_eq!(
+        referer("https://a/page?q=1", "https://cdn.b/x.js"),
+        "Referer: https://a/\r\n"
+    );
+    assert_eq!(referer("https://a/page", "http://a/x.png"), "");
+    assert_eq!(
+        referer("http://a/page", "https://a/x.png"),
+        "Referer: http://a/\r\n"
+    );
+}

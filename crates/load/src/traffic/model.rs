@@ -22,6 +22,13 @@ pub const IDLE_GAP_MS: i64 = 30 * 60 * 1000;
 /// for within a second of the one before (a frame, an automatic request, a
 /// logged second's rounding) is not read.
 pub const MIN_THINK_MS: i64 = 1000;
+/// A request that names the session's page as its referer within this
+/// time of it is that page's resource (a style sheet or an image a script
+/// serves, a request its scripts make), not a page: a logged second's
+/// rounding and a second to load.
+pub const LOADED_WITHIN_MS: i64 = 2000;
+/// Pages of a session a resource may name as referer.
+const RECENT_PAGES: usize = 8;
 /// Sessions idle for longer than the gap are closed this often (log time).
 const SWEEP_MS: i64 = 60 * 1000;
 
@@ -91,6 +98,12 @@ pub fn read_model(
 struct Open {
     last_ms: i64,
     last_page_ms: Option<i64>,
+    /// The last pages' targets (hashed) and times, what their resources
+    /// name as referer: several, for a session that is many users (a
+    /// class behind one address, with one browser).
+    recent: [(u64, i64); RECENT_PAGES],
+    /// Where the next page goes in `recent`.
+    next: u8,
     pages: u32,
 }
 
@@ -132,6 +145,11 @@ pub struct TrafficModel {
     pub think_log_sd: f64,
     /// Pages by folded pattern, most asked first.
     pub mix: Vec<PagePattern>,
+    /// Resources that are not files (a script's style sheet, an image
+    /// served by the application, a request a page's script makes): what
+    /// named the session's page as referer within [`LOADED_WITHIN_MS`]
+    /// of it, by folded pattern, most asked first.
+    pub loaded_by_pages: Vec<(String, u64)>,
     pub methods: BTreeMap<String, u64>,
     pub statuses: BTreeMap<u16, u64>,
 }
@@ -160,6 +178,7 @@ pub struct TrafficBuilder {
     log_square_sum: f64,
     log_count: u64,
     mix: PageCounts,
+    loaded: HashMap<String, u64>,
     methods: BTreeMap<String, u64>,
     statuses: BTreeMap<u16, u64>,
 }
@@ -188,6 +207,7 @@ impl TrafficBuilder {
             log_square_sum: 0.0,
             log_count: 0,
             mix: PageCounts::default(),
+            loaded: HashMap::new(),
             methods: BTreeMap::new(),
             statuses: BTreeMap::new(),
         }
@@ -205,7 +225,7 @@ impl TrafficBuilder {
             .entry(String::from_utf8_lossy(entry.method).into_owned())
             .or_default() += 1;
         *self.statuses.entry(entry.status).or_default() += 1;
-        let page = !is_static(entry.target);
+        let resource = is_static(entry.target);
         if time >= self.swept_ms.saturating_add(SWEEP_MS) {
             self.sweep(time);
         }
@@ -232,15 +252,29 @@ impl TrafficBuilder {
                 Open {
                     last_ms: time,
                     last_page_ms: None,
+                    recent: [(0, i64::MIN); RECENT_PAGES],
+                    next: 0,
                     pages: 0,
                 }
             }
         };
         session.last_ms = session.last_ms.max(time);
-        // A page seen: not a redirect's answer (the page it points to is).
-        let view = page && !(300..400).contains(&entry.status);
         // A log slightly out of order reads as no time between.
         let since_page = session.last_page_ms.map(|before| (time - before).max(0));
+        let loaded = !resource
+            && entry.referer.is_some_and(|referer| {
+                let named = hash_target(referer_target(referer));
+                session
+                    .recent
+                    .iter()
+                    .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
+            });
+        if loaded {
+            *self.loaded.entry(fold(entry.target)).or_default() += 1;
+        }
+        let page = !resource && !loaded;
+        // A page seen: not a redirect's answer (the page it points to is).
+        let view = page && !(300..400).contains(&entry.status);
         if page {
             self.pages += 1;
             self.mix.add(
@@ -262,6 +296,8 @@ impl TrafficBuilder {
                 count_at(&mut self.reads_per_minute, minute(first, time));
             }
             session.last_page_ms = Some(time);
+            session.recent[usize::from(session.next)] = (hash_target(entry.target), time);
+            session.next = (session.next + 1) % RECENT_PAGES as u8;
             session.pages += 1;
         }
         self.open.insert(key, session);
@@ -274,6 +310,8 @@ impl TrafficBuilder {
             self.close(session);
         }
         let mix = self.mix.finish();
+        let mut loaded_by_pages: Vec<(String, u64)> = self.loaded.into_iter().collect();
+        loaded_by_pages.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let n = self.log_count as f64;
         let mean = if n > 0.0 { self.log_sum / n } else { 0.0 };
         let variance = if n > 1.0 {
@@ -300,6 +338,7 @@ impl TrafficBuilder {
             think_log_mean: mean,
             think_log_sd: variance.sqrt(),
             mix,
+            loaded_by_pages,
             methods: self.methods,
             statuses: self.statuses,
         }
@@ -358,6 +397,29 @@ impl TrafficBuilder {
         }
         hasher.finish()
     }
+}
+
+/// A referer's path and query: what follows its scheme and host.
+fn referer_target(referer: &[u8]) -> &[u8] {
+    let Some(scheme) = referer.windows(3).position(|w| w == b"://") else {
+        return referer;
+    };
+    let rest = &referer[scheme + 3..];
+    match rest.iter().position(|&b| b == b'/') {
+        Some(slash) => &rest[slash..],
+        None => b"/",
+    }
+}
+
+/// A hash of a page's target, without its fragment.
+fn hash_target(target: &[u8]) -> u64 {
+    let end = target
+        .iter()
+        .position(|&b| b == b'#')
+        .unwrap_or(target.len());
+    let mut hasher = std::hash::DefaultHasher::new();
+    target[..end].hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A hash of the client's address, user agent and UTC day.
@@ -514,6 +576,23 @@ impl TrafficModel {
                 count(self.mix.len() - shown, "pattern", "patterns")
             ));
         }
+        if !self.loaded_by_pages.is_empty() {
+            let loaded: u64 = self.loaded_by_pages.iter().map(|l| l.1).sum();
+            lines.push(format!(
+                "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it):",
+                group_thousands(loaded as i64),
+                LOADED_WITHIN_MS / 1000
+            ));
+            for (pattern, n) in self.loaded_by_pages.iter().take(5) {
+                lines.push(format!("  {:>5.1}%  {pattern}", share(*n, self.requests)));
+            }
+            if self.loaded_by_pages.len() > 5 {
+                lines.push(format!(
+                    "         {} more",
+                    count(self.loaded_by_pages.len() - 5, "pattern", "patterns")
+                ));
+            }
+        }
         lines
     }
 
@@ -576,6 +655,9 @@ impl TrafficModel {
                     "get_2xx": page.replayable,
                     "within_1s": page.quick,
                 })
+            }).collect::<Vec<_>>(),
+            "loaded_by_pages": self.loaded_by_pages.iter().map(|(pattern, n)| {
+                serde_json::json!({"pattern": pattern, "count": n})
             }).collect::<Vec<_>>(),
             "methods": self.methods,
             "statuses": self.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<BTreeMap<_, _>>(),

@@ -223,3 +223,65 @@ fn sessions_are_cookies_where_the_log_has_them_and_end_when_idle() {
     assert_eq!(address.peak_minute(), Some((0, 4)));
     assert_eq!(address.pages_per_session.max(), 6);
 }
+
+/// What the application serves for a page (no file extension) is the
+/// page's when it names the page as referer within 2 s: for two users
+/// behind one address and browser too (their pages interleaved); not a
+/// link followed later, nor a request naming a page of another session.
+#[test]
+fn what_names_a_recent_page_as_referer_is_its_resource() {
+    let format = LogFormat::parse("combined").unwrap();
+    let line = |second: u32, client: &str, target: &str, referer: &str| {
+        format!(
+            "{client} - - [04/Jan/2027:08:00:{second:02} +0000] \"GET {target} HTTP/1.1\" 200 10 \"{referer}\" \"ua\""
+        )
+    };
+    let site = "http://wiki.example";
+    let lines = [
+        line(0, "10.0.0.1", "/doku.php?id=a", "-"),
+        line(0, "10.0.0.1", "/doku.php?id=b", "-"),
+        line(
+            1,
+            "10.0.0.1",
+            "/lib/exe/css.php?t=x",
+            &format!("{site}/doku.php?id=a"),
+        ),
+        line(
+            2,
+            "10.0.0.1",
+            "/lib/exe/taskrunner.php?id=b&17",
+            &format!("{site}/doku.php?id=b"),
+        ),
+        // A link followed after reading: a page.
+        line(
+            9,
+            "10.0.0.1",
+            "/doku.php?id=c",
+            &format!("{site}/doku.php?id=a"),
+        ),
+        // Another client's page named: a page of this session.
+        line(
+            9,
+            "10.0.0.2",
+            "/doku.php?id=d",
+            &format!("{site}/doku.php?id=c"),
+        ),
+        // Files are resources by their extension, whatever they name.
+        line(9, "10.0.0.1", "/pix/a.png", "-"),
+    ];
+    let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS);
+    for l in &lines {
+        builder.add(&format.read(l.as_bytes()).unwrap());
+    }
+    let model = builder.finish();
+    assert_eq!((model.requests, model.pages), (7, 4));
+    assert_eq!(
+        model.loaded_by_pages,
+        vec![
+            ("/lib/exe/css.php?t=*".to_string(), 1),
+            ("/lib/exe/taskrunner.php?id=*&*".to_string(), 1)
+        ]
+    );
+    let patterns: Vec<&str> = model.mix.iter().map(|p| p.pattern.as_str()).collect();
+    assert_eq!(patterns, ["/doku.php?id=*"]);
+}

@@ -35,7 +35,8 @@ pub fn fold(target: &[u8]) -> String {
                     folded.push_str(key);
                     folded.push_str("=*");
                 }
-                None => folded.push_str(pair),
+                // A bare number or token: a cache buster (`?1795767748`).
+                None => folded.push_str(if varies(pair) { "*" } else { pair }),
             }
         }
     }
@@ -88,6 +89,10 @@ mod tests {
             "/files/*/photo.jpg"
         );
         assert_eq!(fold(b"/doku.php?id=start&do"), "/doku.php?id=*&do");
+        assert_eq!(
+            fold(b"/lib/exe/taskrunner.php?id=wiki%3Asyntax&1795767751"),
+            "/lib/exe/taskrunner.php?id=*&*"
+        );
         assert_eq!(fold(b"/course/view.php#section-2"), "/course/view.php");
         assert_eq!(fold(b"/"), "/");
         assert_eq!(fold(b"/2026/11/hello-world/"), "/*/*/hello-world/");

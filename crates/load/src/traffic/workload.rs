@@ -278,6 +278,23 @@ fn scenario_text(
             let _ = writeln!(out, "#   and {} more", left.len() - 20);
         }
     }
+    if !model.loaded_by_pages.is_empty() {
+        let loaded: u64 = model.loaded_by_pages.iter().map(|l| l.1).sum();
+        let _ = writeln!(
+            out,
+            "# Not pages: {loaded} requests of {} patterns named their session's page as\n\
+             # referer within 2 s of it: its resources. {} Most asked:",
+            model.loaded_by_pages.len(),
+            if page_loads {
+                "Pages load what their HTML\n# names; what a page's script asks for is not sent."
+            } else {
+                "They are not sent."
+            }
+        );
+        for (pattern, n) in model.loaded_by_pages.iter().take(5) {
+            let _ = writeln!(out, "#   {n:>7}  {}", comment(pattern));
+        }
+    }
     let _ = writeln!(out, "name: {}", quote(&format!("users of {logs}")));
     let mut defaults = String::new();
     if let Some(target) = source.target {

@@ -76,3 +76,25 @@ pub fn self_contained(html: &str) {
         );
     }
 }
+
+/// Visits `paths` one after another in one headless Chromium.
+pub fn chromium_visits(base: &str, paths: &[&str]) {
+    chromium_reads(base, paths, 0.0);
+}
+
+/// Visits `paths` in one headless Chromium, reading each for `read_s`.
+pub fn chromium_reads(base: &str, paths: &[&str], read_s: f64) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/page_visits.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(["--read", &read_s.to_string()])
+        .arg(base)
+        .args(paths)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "Chromium (Playwright for Python, installed by scripts/test): {}",
+        super::text(&out)
+    );
+}
