@@ -14,6 +14,7 @@ pub mod fault;
 pub mod jmeter;
 pub mod latency;
 pub mod mva;
+pub mod prediction;
 pub mod summary;
 
 pub use apdex::{ApdexCounts, ApdexThresholds, Rating};

@@ -18,6 +18,8 @@
 
 pub mod aio;
 pub mod cpu;
+pub mod emulate;
+pub mod host_scale;
 pub mod latest;
 pub mod memory;
 pub mod network;

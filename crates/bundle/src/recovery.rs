@@ -37,10 +37,7 @@ pub fn summary_of_window(
     manifest: &Manifest,
     window: Range<Duration>,
 ) -> Result<RunSummary, BundleError> {
-    let inside = |second: f64| {
-        let at = headroom_units::quantity::saturating_secs(second) + Duration::from_micros(1);
-        window.contains(&at)
-    };
+    let inside = within(&window);
     let mut tallies = read_counts(dir, &inside)?;
     let elapsed_s: f64 = tallies
         .get(TOTAL_LABEL)
@@ -188,6 +185,26 @@ pub fn read_histograms(
     dir: &Path,
 ) -> Result<BTreeMap<Option<String>, Histogram<u64>>, BundleError> {
     read_histograms_where(dir, &|_| true)
+}
+
+/// The total's response times of the seconds in `window` (a capacity
+/// level's measurement), summed.
+pub fn histogram_of_window(
+    dir: &Path,
+    window: Range<Duration>,
+) -> Result<Histogram<u64>, BundleError> {
+    let inside = within(&window);
+    Ok(read_histograms_where(dir, &inside)?
+        .remove(&None)
+        .unwrap_or_else(headroom_analysis::new_histogram))
+}
+
+/// Whether a second's start (s) falls in `window`.
+fn within(window: &Range<Duration>) -> impl Fn(f64) -> bool + '_ {
+    |second: f64| {
+        let at = headroom_units::quantity::saturating_secs(second) + Duration::from_micros(1);
+        window.contains(&at)
+    }
 }
 
 fn read_histograms_where(

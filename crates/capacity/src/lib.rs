@@ -32,6 +32,7 @@ pub mod answer;
 pub mod ladder;
 pub mod lesson;
 pub mod level;
+pub mod predict;
 pub mod rest;
 pub mod search;
 pub mod sequential;

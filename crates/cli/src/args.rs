@@ -105,6 +105,102 @@ pub enum Command {
         mut_arg("jtl", |a| a.hide(true))
     )]
     Replay(Box<ReplayArgs>),
+    /// How many users would another host serve? A capacity search's levels read as a queueing
+    /// model of the server (its CPU and disk per request), checked against the levels, then
+    /// scaled to a Raspberry Pi, a benched host, or fewer CPUs.
+    #[command(after_help = examples::PREDICT)]
+    Predict(PredictArgs),
+    /// Run a command (the server under test) on a smaller host emulated here: its CPUs, disk
+    /// IOPS and memory limited by the kernel's control groups.
+    #[command(after_help = examples::EMULATE)]
+    Emulate(EmulateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PredictArgs {
+    /// The capacity search's directory (searched with --monitor and --process).
+    pub search: PathBuf,
+
+    /// The host to predict for: pi4, pi5, cpus=N (this host, the server limited to N CPUs), or
+    /// a `headroom bench` directory of the host (repeatable).
+    #[arg(long = "for", value_name = "HOST", required = true)]
+    pub hosts: Vec<String>,
+
+    /// A `headroom bench cpu` directory of the measured host: its CPU speed, for pi4, pi5 and
+    /// benched hosts.
+    #[arg(long, value_name = "DIR")]
+    pub bench_here: Option<PathBuf>,
+
+    /// The CPUs the server could use when measured (its control group's limit, e.g. from
+    /// `headroom emulate --cpus 1`) [default: the host's cores].
+    #[arg(long, value_name = "N", value_parser = positive_number)]
+    pub server_cpus: Option<f64>,
+
+    /// The server's workers: at most this many requests inside it at once (php-fpm's
+    /// pm.max_children) [default: unbounded].
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub pool: Option<u32>,
+
+    /// Print the model and the predictions as one JSON document on stdout (shape:
+    /// docs/json.md#predict).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct EmulateArgs {
+    /// CPUs the command may use, e.g. 0.5 (half of one) or 2.
+    #[arg(long, value_parser = positive_number)]
+    pub cpus: Option<f64>,
+
+    /// Random I/O operations a second the disk holding --disk-dir allows, reads and writes each.
+    #[arg(long, value_parser = at_least_one)]
+    pub iops: Option<u32>,
+
+    /// The directory whose disk --iops limits (default: the current directory).
+    #[arg(long, value_name = "DIR", requires = "iops")]
+    pub disk_dir: Option<PathBuf>,
+
+    /// Memory the command may use, e.g. 512M or 2G (beyond it the kernel reclaims, then kills).
+    #[arg(long, value_parser = bytes_size)]
+    pub memory: Option<u64>,
+
+    /// The command and its arguments, after --.
+    #[arg(last = true, required = true)]
+    pub command: Vec<std::ffi::OsString>,
+}
+
+/// A number above 0: "0.5", "2".
+fn positive_number(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("'{text}' is not a number above 0")),
+    }
+}
+
+/// A size in bytes: "512M", "2G", "1048576".
+fn bytes_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (number, unit) = t
+        .find(|c: char| c.is_ascii_alphabetic())
+        .map_or((t, ""), |at| t.split_at(at));
+    let scale: u64 = match unit
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        _ => return Err(format!("'{text}' is not a size: write e.g. 512M or 2G")),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * (scale as f64) < 1e18 => {
+            Ok((v * scale as f64) as u64)
+        }
+        _ => Err(format!("'{text}' is not a size: write e.g. 512M or 2G")),
+    }
 }
 
 #[derive(Args, Debug)]

@@ -8,12 +8,14 @@ mod capacity_cmd;
 mod compare_cmd;
 mod demo;
 mod doctor_cmd;
+mod emulate_cmd;
 mod execute;
 mod experiment_cmd;
 use headroom_load::scenario::jmx as jmx_input;
 mod jtl_input;
 mod load_cmd;
 mod merge_cmd;
+mod predict_cmd;
 mod replay_cmd;
 mod report_cmd;
 mod run_cmd;
@@ -53,6 +55,8 @@ fn main() -> ExitCode {
         args::Command::Experiment(experiment) => experiment_cmd::run(experiment),
         args::Command::Bench(bench) => bench_cmd::run(*bench),
         args::Command::Replay(replay) => replay_cmd::run(*replay),
+        args::Command::Predict(predict) => predict_cmd::run(predict),
+        args::Command::Emulate(emulate) => emulate_cmd::run(emulate),
     }
 }
 

@@ -264,3 +264,18 @@ Examples:
   headroom bench storage --path /mnt/ssd
   headroom bench network --agent http://pi.local:9464 --agent-token s3cret \\
       --link-capacity 1Gbit";
+
+pub const PREDICT: &str = "\
+Examples:
+  headroom predict runs/search --for cpus=0.5 --for cpus=0.25
+  # a Pi 4, with this host's CPU speed from a bench run here
+  headroom bench cpu --out here && \\
+    headroom predict runs/search --for pi4 --bench-here here
+  headroom predict runs/search --for pi5 --bench-here here --json";
+
+pub const EMULATE: &str = "\
+Examples:
+  headroom emulate --cpus 0.5 -- headroom testbed serve --db sqlite:lms.db
+  # an SD card's random IOPS on the disk of /var/lib/mysql
+  headroom emulate --cpus 1 --iops 1500 --disk-dir /var/lib/mysql -- mariadbd
+  headroom emulate --cpus 0.25 --memory 1G -- php-fpm8.2 -F";

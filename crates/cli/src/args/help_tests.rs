@@ -246,5 +246,5 @@ fn every_json_flag_points_to_its_section_of_docs_json() {
     }
     // load, run, capacity, doctor, demo, compare, merge, testbed init and
     // info, bench, scenario from-log, replay.
-    assert_eq!(seen, 12);
+    assert_eq!(seen, 13);
 }

@@ -1,0 +1,129 @@
+use super::*;
+
+const SAME: HostScale = HostScale {
+    cpu_speed: 1.0,
+    cpus: 1.0,
+    disk_speed: 1.0,
+};
+
+/// Levels of a known server (10 ms of CPU on one core, 5 ms of delay,
+/// 1 s of think), as a search would measure them.
+fn measured(users: &[u32]) -> Vec<LevelLoad> {
+    let truth = Demands {
+        cpu_s: 0.010,
+        cpu_range_s: [0.010, 0.010],
+        disk_s: 0.0,
+        delay_s: 0.005,
+        levels: 0,
+    };
+    let points = curve(&truth, 0.010, &SAME, 1.0, None, 200).unwrap();
+    users
+        .iter()
+        .map(|&n| {
+            let p = &points[n as usize - 1];
+            LevelLoad {
+                users: n,
+                throughput: p.throughput,
+                response_s: p.response_s,
+                think_s: 1.0,
+                cpu_busy: p.throughput * 0.010,
+                disk_busy: None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_demands_of_a_known_server_are_found_and_its_levels_reproduced() {
+    let levels = measured(&[5, 40, 80, 120]);
+    let d = demands(&levels).unwrap();
+    assert!((d.cpu_s - 0.010).abs() < 1e-12, "{d:?}");
+    // The lightest level's queueing counts as delay: 5 users at 4.9 req/s
+    // queue for 0.5 ms on a CPU 5% busy.
+    assert!(d.delay_s > 0.005 && d.delay_s < 0.0056, "{d:?}");
+    let points = curve(&d, d.cpu_s, &SAME, 1.0, None, 120).unwrap();
+    for level in &levels {
+        let model = &points[level.users as usize - 1];
+        let error = model.response_s / level.response_s - 1.0;
+        assert!(error.abs() < 0.1, "{} users: {error}", level.users);
+    }
+}
+
+#[test]
+fn too_few_levels_or_no_cpu_is_said() {
+    let levels = measured(&[5]);
+    assert_eq!(demands(&levels), Err(PredictionError::TooFewLevels(1)));
+    let mut idle = measured(&[5, 10]);
+    for l in &mut idle {
+        l.cpu_busy = 0.0;
+    }
+    assert_eq!(demands(&idle), Err(PredictionError::NoCpu));
+}
+
+#[test]
+fn a_slower_or_smaller_host_scales_the_cpu_demand() {
+    let d = Demands {
+        cpu_s: 0.01,
+        cpu_range_s: [0.01, 0.01],
+        disk_s: 0.002,
+        delay_s: 0.0,
+        levels: 2,
+    };
+    let quarter = stations(&d, 0.01, &HostScale { cpus: 0.25, ..SAME });
+    assert_eq!((quarter[0].demand_s, quarter[0].servers), (0.04, 1));
+    let pi = stations(
+        &d,
+        0.01,
+        &HostScale {
+            cpu_speed: 0.5,
+            cpus: 4.0,
+            disk_speed: 0.1,
+        },
+    );
+    assert_eq!((pi[0].demand_s, pi[0].servers), (0.02, 4));
+    assert!((pi[1].demand_s - 0.02).abs() < 1e-15);
+    let one_and_half = stations(&d, 0.01, &HostScale { cpus: 1.5, ..SAME });
+    assert_eq!(one_and_half[0].servers, 2);
+    assert!((one_and_half[0].demand_s - 0.01 * 2.0 / 1.5).abs() < 1e-15);
+}
+
+#[test]
+fn apdex_and_the_95th_percentile_of_a_shape_with_an_exponential_wait() {
+    let one = Shape::new(&[0.2]).unwrap();
+    // No wait: every request takes its shape's time.
+    assert_eq!(one.apdex(0.5, 2.0, 0.1, 0.0), 1.0);
+    assert_eq!(one.apdex(0.5, 2.0, 1.0, 0.0), 0.5);
+    assert_eq!(one.apdex(0.5, 2.0, 3.0, 0.0), 0.0);
+    // All wait, exponential with mean T: 1 − e⁻¹ + (e⁻¹ − e⁻⁴)/2.
+    let apdex = one.apdex(0.5, 2.0, 0.0, 0.5);
+    assert!((apdex - 0.806_903).abs() < 1e-6, "{apdex}");
+    // Its 95th percentile: −ln 0.05 × the mean.
+    let p95 = one.quantile(0.95, 0.0, 0.5);
+    assert!((p95 - 2.995_732 * 0.5).abs() < 1e-6, "{p95}");
+    // A shape of two times, 1/3 and 5/3 of their mean, at a base of 0.3 s:
+    // 0.1 s and 0.5 s, one satisfied and one tolerating at T = 0.3 s.
+    let two = Shape::new(&[1.0, 5.0]).unwrap();
+    assert!((two.apdex(0.3, 1.2, 0.3, 0.0) - 0.75).abs() < 1e-12);
+    assert!(Shape::new(&[]).is_none());
+}
+
+#[test]
+fn the_capacity_is_the_last_population_before_the_first_that_breaks() {
+    let point = |users, apdex, p95_s| Predicted {
+        users,
+        throughput: 1.0,
+        response_s: 0.1,
+        apdex,
+        p95_s,
+        utilization: vec![],
+    };
+    let points = [
+        point(1, 0.99, 0.1),
+        point(2, 0.95, 0.4),
+        point(3, 0.80, 0.9),
+        point(4, 0.95, 0.1),
+    ];
+    assert_eq!(capacity(&points, 0.9, None), Some(2));
+    assert_eq!(capacity(&points, 0.9, Some(0.2)), Some(1));
+    assert_eq!(capacity(&points, 0.999, None), None);
+}

@@ -1,0 +1,247 @@
+//! Another host as the prediction scales to it
+//! ([`headroom_analysis::prediction::HostScale`]): a Raspberry Pi from the
+//! published figures ([`crate::reference`]), a host measured with
+//! `headroom bench`, or this host with the server limited to a number of
+//! CPUs (`cpus=0.5`, as `headroom emulate` runs it). CPU speed is the
+//! single-thread sysbench figure's ratio, measured the same way on both
+//! sides; the disk's the random-read IOPS' ratio when both hosts were
+//! benched, else the disk as measured (and said).
+
+use crate::reference::{host_value, REFERENCES};
+use headroom_analysis::prediction::HostScale;
+use headroom_bundle::bench::{is_bench, read, BenchBundle};
+use std::path::Path;
+
+/// A host to predict for, as the user named it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetHost {
+    /// A Raspberry Pi of the reference table: its name there, its cores.
+    Reference { name: &'static str, cores: u32 },
+    /// A `headroom bench` bundle of the host.
+    Bench(std::path::PathBuf),
+    /// This host, the server limited to these CPUs.
+    Cpus(f64),
+}
+
+impl TargetHost {
+    /// `pi4`, `pi5`, `cpus=N` or a bench bundle's directory.
+    pub fn parse(text: &str) -> Result<TargetHost, String> {
+        match text.to_ascii_lowercase().as_str() {
+            "pi4" => {
+                return Ok(TargetHost::Reference {
+                    name: "Raspberry Pi 4",
+                    cores: 4,
+                })
+            }
+            "pi5" => {
+                return Ok(TargetHost::Reference {
+                    name: "Raspberry Pi 5",
+                    cores: 4,
+                })
+            }
+            _ => {}
+        }
+        if let Some(cpus) = text.strip_prefix("cpus=") {
+            return match cpus.parse::<f64>() {
+                Ok(n) if n.is_finite() && n > 0.0 => Ok(TargetHost::Cpus(n)),
+                _ => Err(format!(
+                    "--for {text}: the CPUs must be a number above 0 (cpus=0.5: half of one)"
+                )),
+            };
+        }
+        let dir = Path::new(text);
+        if is_bench(dir) {
+            return Ok(TargetHost::Bench(dir.to_path_buf()));
+        }
+        Err(format!(
+            "--for {text}: not a host headroom knows: give pi4, pi5, cpus=N (this host, the server limited to N CPUs) or the directory of a `headroom bench` run on the host"
+        ))
+    }
+}
+
+/// The host as the model scales to it, its name, and what the reader must
+/// know of the scaling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaledHost {
+    pub name: String,
+    pub scale: HostScale,
+    pub notes: Vec<String>,
+}
+
+/// The measured host as far as the scaling needs it.
+pub struct MeasuredHost<'a> {
+    /// CPUs the server could use there.
+    pub server_cpus: f64,
+    pub architecture: &'a str,
+    /// `headroom bench` on the measured host (for CPU speed).
+    pub bench: Option<&'a BenchBundle>,
+}
+
+fn prime_1t(bundle: &BenchBundle) -> Option<f64> {
+    let reference = REFERENCES
+        .iter()
+        .find(|r| r.figure == Some(("cpu", "prime_1t")))?;
+    host_value(bundle, reference)
+}
+
+fn random_read_iops(bundle: &BenchBundle) -> Option<f64> {
+    let m = bundle.measure("storage", "fio_randread")?;
+    (!m.values.is_empty()).then(|| m.values.iter().sum::<f64>() / m.values.len() as f64)
+}
+
+/// Scales to `target` from the measured host; refuses a host with more
+/// CPU than the server had (nothing measured says where its other limits
+/// are).
+pub fn scale(target: &TargetHost, here: &MeasuredHost<'_>) -> Result<ScaledHost, String> {
+    let mut notes = Vec::new();
+    let here_prime = || {
+        let bench = here.bench.ok_or_else(|| {
+            "the CPU's speed on the measured host is unknown: give --bench-here DIR, a `headroom bench cpu --out DIR` run on it".to_string()
+        })?;
+        prime_1t(bench).ok_or_else(|| {
+            "--bench-here has no sysbench prime figure measured the reference way (headroom bench cpu, max_prime 10000)".to_string()
+        })
+    };
+    let (name, scale) = match target {
+        TargetHost::Cpus(cpus) => (
+            format!("this host, the server on {cpus} CPU"),
+            HostScale {
+                cpu_speed: 1.0,
+                cpus: *cpus,
+                disk_speed: 1.0,
+            },
+        ),
+        TargetHost::Reference { name, cores } => {
+            let reference = REFERENCES
+                .iter()
+                .find(|r| r.machine == *name && r.figure == Some(("cpu", "prime_1t")))
+                .expect("the reference table has each Pi's single-thread figure");
+            let speed = reference.value / here_prime()?;
+            notes.push(format!(
+                "CPU: {:.2}× the measured host's per core (sysbench prime, 1 thread: {:.0} events/s, {}), {cores} cores",
+                speed, reference.value, reference.source
+            ));
+            notes.push(
+                "disk: as measured here (the reference table has no random IOPS for a Pi's storage; give a `headroom bench` run on the Pi for its own)"
+                    .to_string(),
+            );
+            if here.architecture != "aarch64" {
+                notes.push(format!(
+                    "architecture: the measured host is {}, a Pi aarch64: the CPU ratio of one benchmark is all the model knows of the difference; PHP and databases may differ by more",
+                    here.architecture
+                ));
+            }
+            (
+                name.to_string(),
+                HostScale {
+                    cpu_speed: speed,
+                    cpus: f64::from(*cores),
+                    disk_speed: 1.0,
+                },
+            )
+        }
+        TargetHost::Bench(dir) => {
+            let there = read(dir).map_err(|e| e.to_string())?;
+            let their = prime_1t(&there).ok_or_else(|| {
+                format!(
+                    "{}: no sysbench prime figure measured the reference way (headroom bench cpu)",
+                    dir.display()
+                )
+            })?;
+            let speed = their / here_prime()?;
+            let cores = there.fingerprint.cores.max(1) as f64;
+            notes.push(format!(
+                "CPU: {speed:.2}× the measured host's per core (sysbench prime, 1 thread), {cores} cores"
+            ));
+            let disk_speed = match (
+                random_read_iops(&there),
+                here.bench.and_then(random_read_iops),
+            ) {
+                (Some(their), Some(ours)) if ours > 0.0 => {
+                    notes.push(format!(
+                        "disk: {:.2}× the measured host's random reads (fio, 4 KiB, QD 64: {their:.0} against {ours:.0} IOPS)",
+                        their / ours
+                    ));
+                    their / ours
+                }
+                _ => {
+                    notes.push(
+                        "disk: as measured here (both bench runs need `storage` for its ratio)"
+                            .to_string(),
+                    );
+                    1.0
+                }
+            };
+            if there.fingerprint.architecture != here.architecture {
+                notes.push(format!(
+                    "architecture: {} there, {} here: the CPU ratio of one benchmark is all the model knows of the difference",
+                    there.fingerprint.architecture, here.architecture
+                ));
+            }
+            (
+                there.fingerprint.hostname.clone(),
+                HostScale {
+                    cpu_speed: speed,
+                    cpus: cores,
+                    disk_speed,
+                },
+            )
+        }
+    };
+    let capacity = scale.cpu_speed * scale.cpus;
+    if capacity > here.server_cpus * 1.05 || scale.cpu_speed > 1.05 {
+        return Err(format!(
+            "{name} has more CPU than the server had when measured ({capacity:.2} CPUs of the measured host's speed against {:.2}{}): its limits lie beyond anything the search reached; search on that host, or give the server here more CPU",
+            here.server_cpus,
+            if scale.cpu_speed > 1.05 {
+                format!(", and each core {:.2}× as fast", scale.cpu_speed)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    Ok(ScaledHost { name, scale, notes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_named_as_the_user_writes_them() {
+        assert_eq!(
+            TargetHost::parse("Pi4"),
+            Ok(TargetHost::Reference {
+                name: "Raspberry Pi 4",
+                cores: 4
+            })
+        );
+        assert_eq!(TargetHost::parse("cpus=0.25"), Ok(TargetHost::Cpus(0.25)));
+        for bad in ["cpus=0", "cpus=x", "pi3", "/nonexistent"] {
+            assert!(TargetHost::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_host_with_more_cpu_than_the_server_had_is_refused() {
+        let here = MeasuredHost {
+            server_cpus: 1.0,
+            architecture: "x86_64",
+            bench: None,
+        };
+        let half = scale(&TargetHost::Cpus(0.5), &here).unwrap();
+        assert_eq!(half.scale.cpus, 0.5);
+        let error = scale(&TargetHost::Cpus(2.0), &here).unwrap_err();
+        assert!(error.contains("more CPU than the server had"), "{error}");
+        // A Pi needs this host's own CPU figure.
+        let error = scale(
+            &TargetHost::Reference {
+                name: "Raspberry Pi 4",
+                cores: 4,
+            },
+            &here,
+        )
+        .unwrap_err();
+        assert!(error.contains("--bench-here"), "{error}");
+    }
+}

@@ -1,0 +1,90 @@
+//! `headroom emulate --cpus N [--iops N] [--memory SIZE] -- COMMAND`: the
+//! command run inside control groups that limit it
+//! ([`headroom_bench::emulate`]); stopped with it on Ctrl-C or SIGTERM,
+//! the groups removed after.
+
+use crate::args::EmulateArgs;
+use headroom_bench::emulate::{Emulation, Limits};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+
+pub fn run(args: EmulateArgs) -> ExitCode {
+    let disk_dir = args.disk_dir.clone().unwrap_or_else(|| ".".into());
+    let limits = Limits {
+        cpus: args.cpus,
+        iops: args.iops.map(|n| (n, disk_dir)),
+        memory_bytes: args.memory,
+    };
+    let emulation = match Emulation::prepare(&limits, &std::process::id().to_string()) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("headroom emulate: {e}");
+            return ExitCode::from(crate::execute::EXIT_USAGE);
+        }
+    };
+    eprintln!(
+        "headroom emulate: {} runs limited to {}",
+        args.command[0].to_string_lossy(),
+        emulation.described.join(", ")
+    );
+    let mut command = Command::new(&args.command[0]);
+    command.args(&args.command[1..]);
+    let entry = emulation.entry();
+    // SAFETY: the closure only calls async-signal-safe functions (open,
+    // write, close, getpid, prctl) on memory prepared before the fork.
+    unsafe {
+        command.pre_exec(move || {
+            entry.enter()?;
+            // The command ends if headroom is killed.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!(
+                "headroom emulate: cannot run {}: {e}",
+                args.command[0].to_string_lossy()
+            );
+            return ExitCode::from(127);
+        }
+    };
+    let mut stop = crate::signals::interrupt_on_signal();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if stop.try_recv().is_ok() {
+            // SAFETY: signals the child this process started.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(status)) = child.try_wait() {
+                    drop(emulation);
+                    return ExitCode::from(exit_code(status));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            return ExitCode::from(130);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(emulation);
+    status.map_or(ExitCode::FAILURE, |s| ExitCode::from(exit_code(s)))
+}
+
+/// The command's exit code, or 128 + the signal that ended it.
+fn exit_code(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => code as u8,
+        (None, Some(signal)) => (128 + signal) as u8,
+        _ => 1,
+    }
+}

@@ -1,0 +1,221 @@
+//! `headroom predict SEARCH --for HOST...`: the search read as a model
+//! ([`headroom_capacity::predict`]), its error against the levels
+//! measured, and each host's users at the search's target
+//! ([`headroom_bench::host_scale`]).
+
+use crate::args::PredictArgs;
+use headroom_bench::host_scale::{scale, MeasuredHost, ScaledHost, TargetHost};
+use headroom_capacity::predict::{read_search, Fit, MeasuredServer, Prediction};
+use std::process::ExitCode;
+
+/// The curve is drawn to this many times the measured capacity's users.
+const CURVE_TIMES: u32 = 4;
+
+pub fn run(args: PredictArgs) -> ExitCode {
+    match predict(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("headroom predict: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn predict(args: &PredictArgs) -> Result<(), String> {
+    let targets = args
+        .hosts
+        .iter()
+        .map(|h| TargetHost::parse(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    let server = read_search(&args.search, args.server_cpus, args.pool)?;
+    let bench = match &args.bench_here {
+        Some(dir) => Some(headroom_bundle::bench::read(dir).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let here = MeasuredHost {
+        server_cpus: server.server_cpus,
+        architecture: &server.architecture,
+        bench: bench.as_ref(),
+    };
+    let fits = server.fit()?;
+    let most = server
+        .levels
+        .iter()
+        .map(|l| l.users)
+        .max()
+        .unwrap_or(1)
+        .max(server.measured_users.unwrap_or(1))
+        * CURVE_TIMES;
+    let mut predictions: Vec<(ScaledHost, Prediction)> = Vec::new();
+    for target in &targets {
+        let host = scale(target, &here)?;
+        let prediction = server.predict(&host.scale, most)?;
+        predictions.push((host, prediction));
+    }
+    if args.json {
+        println!("{}", json(&server, &fits, &predictions));
+    } else {
+        for line in describe(&server, &fits, &predictions) {
+            println!("{line}");
+        }
+    }
+    Ok(())
+}
+
+fn ms(s: f64) -> String {
+    format!("{:.1} ms", s * 1000.0)
+}
+
+fn describe(
+    server: &MeasuredServer,
+    fits: &[Fit],
+    predictions: &[(ScaledHost, Prediction)],
+) -> Vec<String> {
+    let d = &server.demands;
+    let unit = &server.rate_unit;
+    let mut lines = vec![
+        format!(
+            "the server: {} on {} ({} cores; it could use {} CPU), as searched in {}",
+            server.processes.join(", "),
+            server.host,
+            server.cores,
+            server.server_cpus,
+            server.dir.display()
+        ),
+        format!(
+            "a request ({unit}) needs: CPU {} (the levels: {}–{}), disk {}, and {} unqueued elsewhere (the network, the generator); users think {:.1} s",
+            ms(d.cpu_s),
+            ms(d.cpu_range_s[0]),
+            ms(d.cpu_range_s[1]),
+            ms(d.disk_s),
+            ms(d.delay_s),
+            server.think_s
+        ),
+        "the model (exact mean value analysis) against the levels measured:".to_string(),
+        format!(
+            "  {:>6}  {:>12}  {:>12}  {:>7}  {:>14}  {:>14}",
+            "users", "measured", "model", "error", "measured rate", "model rate"
+        ),
+    ];
+    for f in fits {
+        lines.push(format!(
+            "  {:>6}  {:>12}  {:>12}  {:>+6.1}%  {:>14}  {:>14}",
+            f.users,
+            ms(f.measured_s),
+            ms(f.model_s),
+            100.0 * (f.model_s / f.measured_s - 1.0),
+            format!("{:.1} {unit}", f.measured_throughput),
+            format!("{:.1} {unit}", f.model_throughput)
+        ));
+    }
+    let goal = &server.goal;
+    let answer_here = server
+        .measured_users
+        .map_or("no answer".to_string(), |n| n.to_string());
+    for (host, p) in predictions {
+        lines.push(String::new());
+        let users = match (p.users, p.range) {
+            (Some(n), [Some(a), Some(b)]) if a != b => format!(
+                "about {n} {} (between {a} and {b}) at Apdex ≥ {:.2}, limited by {}",
+                server.users_are, goal.apdex, p.limited_by
+            ),
+            (Some(n), _) => format!(
+                "about {n} {} at Apdex ≥ {:.2}, limited by {}",
+                server.users_are, goal.apdex, p.limited_by
+            ),
+            (None, _) => format!(
+                "not one user at Apdex ≥ {:.2}: a request alone takes too long there",
+                goal.apdex
+            ),
+        };
+        lines.push(format!("on {}: {users}", host.name));
+        lines.push(format!(
+            "  (measured here: {answer_here}; the same software, dataset and users; the interval is the model with the least and the most CPU a level measured)"
+        ));
+        for note in &host.notes {
+            lines.push(format!("  {note}"));
+        }
+        lines.push(format!(
+            "  {:>6}  {:>14}  {:>10}  {:>6}  {:>10}  {:>8}",
+            "users", "rate", "response", "Apdex", "p95", "CPU busy"
+        ));
+        let answer = p.users.unwrap_or(1);
+        let mut shown: Vec<u32> = [
+            1,
+            answer / 2,
+            answer * 3 / 4,
+            answer,
+            answer + 1,
+            answer * 3 / 2,
+            answer * 2,
+        ]
+        .into_iter()
+        .filter(|n| *n >= 1 && (*n as usize) <= p.curve.len())
+        .collect();
+        shown.dedup();
+        for n in shown {
+            let point = &p.curve[n as usize - 1];
+            lines.push(format!(
+                "  {:>6}  {:>14}  {:>10}  {:>6.3}  {:>10}  {:>7.0}%",
+                n,
+                format!("{:.1} {unit}", point.throughput),
+                ms(point.response_s),
+                point.apdex,
+                ms(point.p95_s),
+                100.0 * point.utilization.first().copied().unwrap_or(0.0)
+            ));
+        }
+    }
+    lines
+}
+
+fn json(
+    server: &MeasuredServer,
+    fits: &[Fit],
+    predictions: &[(ScaledHost, Prediction)],
+) -> serde_json::Value {
+    let d = &server.demands;
+    serde_json::json!({
+        "schema_version": 1,
+        "search": server.dir,
+        "host": server.host,
+        "cores": server.cores,
+        "server_cpus": server.server_cpus,
+        "processes": server.processes,
+        "rate_unit": server.rate_unit,
+        "think_s": server.think_s,
+        "measured_users": server.measured_users,
+        "demands": {
+            "cpu_s": d.cpu_s,
+            "cpu_range_s": d.cpu_range_s,
+            "disk_s": d.disk_s,
+            "delay_s": d.delay_s,
+            "levels": d.levels,
+        },
+        "fit": fits.iter().map(|f| serde_json::json!({
+            "users": f.users,
+            "measured_s": f.measured_s,
+            "model_s": f.model_s,
+            "measured_rate": f.measured_throughput,
+            "model_rate": f.model_throughput,
+        })).collect::<Vec<_>>(),
+        "predictions": predictions.iter().map(|(host, p)| serde_json::json!({
+            "host": host.name,
+            "cpu_speed": host.scale.cpu_speed,
+            "cpus": host.scale.cpus,
+            "disk_speed": host.scale.disk_speed,
+            "notes": host.notes,
+            "users": p.users,
+            "range": p.range,
+            "limited_by": p.limited_by,
+            "curve": p.curve.iter().map(|c| serde_json::json!({
+                "users": c.users,
+                "rate": c.throughput,
+                "response_s": c.response_s,
+                "apdex": c.apdex,
+                "p95_s": c.p95_s,
+                "utilization": c.utilization,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
