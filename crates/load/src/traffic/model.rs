@@ -261,13 +261,22 @@ impl TrafficBuilder {
         session.last_ms = session.last_ms.max(time);
         // A log slightly out of order reads as no time between.
         let since_page = session.last_page_ms.map(|before| (time - before).max(0));
+        // A page that sets the session cookie is the cookieless session's:
+        // its resources, sent with the new cookie, name it there.
+        let named_recently = |open: &Open, named: u64| {
+            open.recent
+                .iter()
+                .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
+        };
         let loaded = !resource
             && entry.referer.is_some_and(|referer| {
                 let named = hash_target(referer_target(referer));
-                session
-                    .recent
-                    .iter()
-                    .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
+                named_recently(&session, named)
+                    || (entry.cookie.is_some()
+                        && self
+                            .open
+                            .get(&client_key(entry))
+                            .is_some_and(|open| named_recently(open, named)))
             });
         if loaded {
             *self.loaded.entry(fold(entry.target)).or_default() += 1;
@@ -389,14 +398,20 @@ impl TrafficBuilder {
                 0u8.hash(&mut hasher);
                 cookie.hash(&mut hasher);
             }
-            _ => {
-                1u8.hash(&mut hasher);
-                entry.client.hash(&mut hasher);
-                entry.user_agent.hash(&mut hasher);
-            }
+            _ => return client_key(entry),
         }
         hasher.finish()
     }
+}
+
+/// A hash of the client's address and user agent: the session key of a
+/// request without the session cookie.
+fn client_key(entry: &LogEntry<'_>) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    1u8.hash(&mut hasher);
+    entry.client.hash(&mut hasher);
+    entry.user_agent.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// A referer's path and query: what follows its scheme and host.
@@ -511,10 +526,10 @@ impl TrafficModel {
             top(statuses)
         ));
         lines.push(format!(
-            "sessions: {} ({}); {} visitors (an address with its user agent per day, 4xx answers left out, as goaccess counts them)",
+            "sessions: {} ({}); {} (an address with its user agent per day, 4xx answers left out, as goaccess counts them)",
             group_thousands(self.sessions as i64),
             self.key.describe(self.gap_ms),
-            group_thousands(self.visitors as i64)
+            count(self.visitors as usize, "visitor", "visitors")
         ));
         let minutes = self.arrivals_per_minute.len().max(1) as f64;
         if let Some((at, most)) = busiest(&self.arrivals_per_minute) {

@@ -285,3 +285,29 @@ fn what_names_a_recent_page_as_referer_is_its_resource() {
     let patterns: Vec<&str> = model.mix.iter().map(|p| p.pattern.as_str()).collect();
     assert_eq!(patterns, ["/doku.php?id=*"]);
 }
+
+/// A page that sets the session cookie: its resources come with the new
+/// cookie, a session with no page yet, and name the page of the session
+/// without it.
+#[test]
+fn the_resources_of_the_page_that_set_the_cookie_are_its() {
+    let format = LogFormat::parse(
+        "$remote_addr [$time_local] \"$request\" $status \"$http_referer\" \"$http_user_agent\" $cookie_sid",
+    )
+    .unwrap();
+    let lines = [
+        "10.0.0.1 [04/Jan/2027:08:00:00 +0000] \"GET / HTTP/1.1\" 200 \"-\" \"ua\" -",
+        "10.0.0.1 [04/Jan/2027:08:00:00 +0000] \"GET /theme/styles.php/boost/1/all HTTP/1.1\" 200 \"http://lms/\" \"ua\" s1",
+        "10.0.0.1 [04/Jan/2027:08:00:09 +0000] \"GET /course/view.php?id=2 HTTP/1.1\" 200 \"http://lms/\" \"ua\" s1",
+    ];
+    let mut builder = TrafficBuilder::new(SessionKey::Cookie("sid".into()), IDLE_GAP_MS);
+    for line in lines {
+        builder.add(&format.read(line.as_bytes()).unwrap());
+    }
+    let model = builder.finish();
+    assert_eq!(model.pages, 2);
+    assert_eq!(
+        model.loaded_by_pages,
+        vec![("/theme/styles.php/boost/*/all".to_string(), 1)]
+    );
+}
