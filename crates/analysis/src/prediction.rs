@@ -30,6 +30,8 @@ pub struct LevelLoad {
     pub cpu_busy: f64,
     /// The busiest disk's busy share (0–1), when measured.
     pub disk_busy: Option<f64>,
+    /// The level met the search's target.
+    pub met: bool,
 }
 
 /// A request's service demands on the measured host.
@@ -41,11 +43,14 @@ pub struct Demands {
     pub cpu_range_s: [f64; 2],
     /// Disk seconds a request (0 when not measured).
     pub disk_s: f64,
-    /// The rest of a response at the lightest level: time no measured
-    /// station accounts for.
+    /// The rest of a response: time no measured station accounts for
+    /// (the median over the levels below half the CPU).
     pub delay_s: f64,
     /// The levels the fit used.
     pub levels: usize,
+    /// The level whose response times give their shape: the busiest
+    /// below half the CPU (queueing has not yet widened them).
+    pub shape_users: u32,
 }
 
 /// Why there is no prediction.
@@ -59,12 +64,22 @@ pub enum PredictionError {
     Mva(#[from] MvaError),
 }
 
-/// The demands of the levels given (those a verdict can rest on).
-pub fn demands(levels: &[LevelLoad]) -> Result<Demands, PredictionError> {
-    let used: Vec<&LevelLoad> = levels
-        .iter()
-        .filter(|l| l.throughput > 0.0 && l.response_s.is_finite() && l.cpu_busy.is_finite())
-        .collect();
+/// The demands of the levels given (those a verdict can rest on), on a
+/// server that could use `server_cpus`. A request's CPU falls as load
+/// rises (a busy server amortizes its wake-ups), and past the knee it
+/// rises (contention): the fit is over the levels that met the target,
+/// least squares through the origin, so the busiest of them weigh most;
+/// its interval the least and most of those at a quarter of the CPU or
+/// more.
+pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, PredictionError> {
+    let usable =
+        |l: &&LevelLoad| l.throughput > 0.0 && l.response_s.is_finite() && l.cpu_busy.is_finite();
+    let met: Vec<&LevelLoad> = levels.iter().filter(usable).filter(|l| l.met).collect();
+    let used: Vec<&LevelLoad> = if met.len() >= 2 {
+        met
+    } else {
+        levels.iter().filter(usable).collect()
+    };
     if used.len() < 2 {
         return Err(PredictionError::TooFewLevels(used.len()));
     }
@@ -78,7 +93,16 @@ pub fn demands(levels: &[LevelLoad]) -> Result<Demands, PredictionError> {
     if cpu_s <= 0.0 {
         return Err(PredictionError::NoCpu);
     }
-    let each: Vec<f64> = used.iter().map(|l| l.cpu_busy / l.throughput).collect();
+    let busy: Vec<f64> = used
+        .iter()
+        .filter(|l| l.cpu_busy >= 0.25 * server_cpus)
+        .map(|l| l.cpu_busy / l.throughput)
+        .collect();
+    let each: Vec<f64> = if busy.is_empty() {
+        used.iter().map(|l| l.cpu_busy / l.throughput).collect()
+    } else {
+        busy
+    };
     let cpu_range_s = [
         each.iter().copied().fold(f64::INFINITY, f64::min),
         each.iter().copied().fold(0.0, f64::max),
@@ -88,16 +112,32 @@ pub fn demands(levels: &[LevelLoad]) -> Result<Demands, PredictionError> {
     } else {
         0.0
     };
-    let lightest = used
+    let light: Vec<&&LevelLoad> = used
         .iter()
-        .min_by_key(|l| l.users)
-        .expect("two levels at least");
+        .filter(|l| l.cpu_busy < 0.5 * server_cpus)
+        .collect();
+    let light = if light.is_empty() {
+        used.iter().min_by_key(|l| l.users).into_iter().collect()
+    } else {
+        light
+    };
+    let mut rest: Vec<f64> = light
+        .iter()
+        .map(|l| (l.response_s - cpu_s - disk_s).max(0.0))
+        .collect();
+    rest.sort_by(f64::total_cmp);
+    let delay_s = rest[rest.len() / 2];
+    let shape_users = light
+        .iter()
+        .max_by(|a, b| a.throughput.total_cmp(&b.throughput))
+        .map_or(0, |l| l.users);
     Ok(Demands {
         cpu_s,
         cpu_range_s,
         disk_s,
-        delay_s: (lightest.response_s - cpu_s - disk_s).max(0.0),
+        delay_s,
         levels: used.len(),
+        shape_users,
     })
 }
 

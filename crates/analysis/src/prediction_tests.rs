@@ -15,6 +15,7 @@ fn measured(users: &[u32]) -> Vec<LevelLoad> {
         disk_s: 0.0,
         delay_s: 0.005,
         levels: 0,
+        shape_users: 0,
     };
     let points = curve(&truth, 0.010, &SAME, 1.0, None, 200).unwrap();
     users
@@ -28,6 +29,7 @@ fn measured(users: &[u32]) -> Vec<LevelLoad> {
                 think_s: 1.0,
                 cpu_busy: p.throughput * 0.010,
                 disk_busy: None,
+                met: true,
             }
         })
         .collect()
@@ -36,11 +38,12 @@ fn measured(users: &[u32]) -> Vec<LevelLoad> {
 #[test]
 fn the_demands_of_a_known_server_are_found_and_its_levels_reproduced() {
     let levels = measured(&[5, 40, 80, 120]);
-    let d = demands(&levels).unwrap();
+    let d = demands(&levels, 1.0).unwrap();
     assert!((d.cpu_s - 0.010).abs() < 1e-12, "{d:?}");
-    // The lightest level's queueing counts as delay: 5 users at 4.9 req/s
-    // queue for 0.5 ms on a CPU 5% busy.
-    assert!(d.delay_s > 0.005 && d.delay_s < 0.0056, "{d:?}");
+    // The light levels' queueing counts as delay: the median of 5 and 40
+    // users' (the CPU 5% and 38% busy).
+    assert!(d.delay_s > 0.005 && d.delay_s < 0.0065, "{d:?}");
+    assert_eq!(d.shape_users, 40);
     let points = curve(&d, d.cpu_s, &SAME, 1.0, None, 120).unwrap();
     for level in &levels {
         let model = &points[level.users as usize - 1];
@@ -52,12 +55,12 @@ fn the_demands_of_a_known_server_are_found_and_its_levels_reproduced() {
 #[test]
 fn too_few_levels_or_no_cpu_is_said() {
     let levels = measured(&[5]);
-    assert_eq!(demands(&levels), Err(PredictionError::TooFewLevels(1)));
+    assert_eq!(demands(&levels, 1.0), Err(PredictionError::TooFewLevels(1)));
     let mut idle = measured(&[5, 10]);
     for l in &mut idle {
         l.cpu_busy = 0.0;
     }
-    assert_eq!(demands(&idle), Err(PredictionError::NoCpu));
+    assert_eq!(demands(&idle, 1.0), Err(PredictionError::NoCpu));
 }
 
 #[test]
@@ -68,6 +71,7 @@ fn a_slower_or_smaller_host_scales_the_cpu_demand() {
         disk_s: 0.002,
         delay_s: 0.0,
         levels: 2,
+        shape_users: 0,
     };
     let quarter = stations(&d, 0.01, &HostScale { cpus: 0.25, ..SAME });
     assert_eq!((quarter[0].demand_s, quarter[0].servers), (0.04, 1));

@@ -129,10 +129,18 @@ pub fn read_search(
                 think_s: l.think_s.unwrap_or(think_s),
                 cpu_busy: share / 100.0 * cores as f64,
                 disk_busy: figures.disk_avg.map(|d| d / 100.0),
+                met: l.good,
             })
         })
         .collect();
-    let demands = demands(&levels).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let demands = demands(&levels, server_cpus).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // The shape's level, and its bundle.
+    let shaped = usable
+        .iter()
+        .find(|l| l.users == demands.shape_users)
+        .unwrap_or(lightest);
+    let level_dir = level_bundle(dir, &shaped.bundle);
+    let manifest = read_manifest(&level_dir).map_err(|e| e.to_string())?;
     let window = manifest
         .measurement
         .as_ref()
@@ -147,12 +155,8 @@ pub fn read_search(
             histogram.value_at_quantile(q) as f64 / 1e6
         })
         .collect();
-    let shape = Shape::new(&times).ok_or_else(|| {
-        format!(
-            "{}: the lightest level holds no response time",
-            level_dir.display()
-        )
-    })?;
+    let shape = Shape::new(&times)
+        .ok_or_else(|| format!("{}: the level holds no response time", level_dir.display()))?;
     Ok(MeasuredServer {
         dir: dir.to_path_buf(),
         levels,
