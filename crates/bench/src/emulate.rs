@@ -150,7 +150,7 @@ impl Emulation {
         }
         if let (Some(cpus), Some(quota)) = (limits.cpus, quota) {
             emulation.described.push(format!(
-                "{cpus} CPU (a quota of {} ms of CPU each {} ms)",
+                "{cpus:.2} CPU (a quota of {} ms of CPU each {} ms)",
                 quota / 1000,
                 PERIOD_US / 1000
             ));

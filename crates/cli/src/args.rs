@@ -150,8 +150,17 @@ pub struct PredictArgs {
 #[derive(Args, Debug)]
 pub struct EmulateArgs {
     /// CPUs the command may use, e.g. 0.5 (half of one) or 2.
-    #[arg(long, value_parser = positive_number)]
+    #[arg(long, value_parser = positive_number, conflicts_with = "like")]
     pub cpus: Option<f64>,
+
+    /// Instead of --cpus: the CPUs that do a pi4's or pi5's all-cores work (sysbench prime),
+    /// from --bench-here; the command's threads keep this host's speed, their total is the Pi's.
+    #[arg(long, value_name = "HOST", requires = "bench_here")]
+    pub like: Option<String>,
+
+    /// A `headroom bench cpu` directory of this host (for --like).
+    #[arg(long, value_name = "DIR")]
+    pub bench_here: Option<PathBuf>,
 
     /// Random I/O operations a second the disk holding --disk-dir allows, reads and writes each.
     #[arg(long, value_parser = at_least_one)]

@@ -11,8 +11,18 @@ use std::time::{Duration, Instant};
 
 pub fn run(args: EmulateArgs) -> ExitCode {
     let disk_dir = args.disk_dir.clone().unwrap_or_else(|| ".".into());
+    let cpus = match (&args.like, &args.bench_here) {
+        (Some(like), Some(dir)) => match like_cpus(like, dir) {
+            Ok(cpus) => Some(cpus),
+            Err(e) => {
+                eprintln!("headroom emulate: {e}");
+                return ExitCode::from(crate::execute::EXIT_USAGE);
+            }
+        },
+        _ => args.cpus,
+    };
     let limits = Limits {
-        cpus: args.cpus,
+        cpus,
         iops: args.iops.map(|n| (n, disk_dir)),
         memory_bytes: args.memory,
     };
@@ -77,6 +87,16 @@ pub fn run(args: EmulateArgs) -> ExitCode {
     };
     drop(emulation);
     status.map_or(ExitCode::FAILURE, |s| ExitCode::from(exit_code(s)))
+}
+
+/// The CPUs of this host that do `like`'s all-cores work.
+fn like_cpus(like: &str, bench_here: &std::path::Path) -> Result<f64, String> {
+    use headroom_bench::host_scale::{emulated_cpus, TargetHost};
+    let target = TargetHost::parse(like)?;
+    let here = headroom_bundle::bench::read(bench_here).map_err(|e| e.to_string())?;
+    let cpus = emulated_cpus(&target, &here)?;
+    eprintln!("headroom emulate: a {like}'s CPU work is {cpus:.2} CPUs of this host");
+    Ok(cpus)
 }
 
 /// The command's exit code, or 128 + the signal that ended it.

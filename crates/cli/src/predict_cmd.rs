@@ -46,6 +46,7 @@ fn predict(args: &PredictArgs) -> Result<(), String> {
         .unwrap_or(1)
         .max(server.measured_users.unwrap_or(1))
         * CURVE_TIMES;
+    let itself = server.predict(&server.here(), most)?;
     let mut predictions: Vec<(ScaledHost, Prediction)> = Vec::new();
     for target in &targets {
         let host = scale(target, &here)?;
@@ -53,9 +54,9 @@ fn predict(args: &PredictArgs) -> Result<(), String> {
         predictions.push((host, prediction));
     }
     if args.json {
-        println!("{}", json(&server, &fits, &predictions));
+        println!("{}", json(&server, &fits, &itself, &predictions));
     } else {
-        for line in describe(&server, &fits, &predictions) {
+        for line in describe(&server, &fits, &itself, &predictions) {
             println!("{line}");
         }
     }
@@ -66,9 +67,36 @@ fn ms(s: f64) -> String {
     format!("{:.1} ms", s * 1000.0)
 }
 
+/// The model's answer for the measured host beside the search's, and
+/// what a gap between them means.
+fn against_the_search(server: &MeasuredServer, itself: &Prediction) -> Vec<String> {
+    let (Some(model), Some(measured)) = (itself.users, server.measured_users) else {
+        return Vec::new();
+    };
+    let mut lines = vec![format!(
+        "the model of this host: {model} {} (the search measured {measured})",
+        server.users_are
+    )];
+    if f64::from(model) > 1.15 * f64::from(measured) {
+        let most_busy = server
+            .levels
+            .iter()
+            .filter(|l| l.met)
+            .map(|l| l.cpu_busy / server.server_cpus)
+            .fold(0.0, f64::max);
+        lines.push(format!(
+            "  the server stopped short of its CPU (at most {:.0}% of the {} CPU it could use in a level that met the target): something the model does not hold limited it (a lock, a pool, the disk, the generator); a host whose CPU is near this one's would be predicted too high, and one with much less CPU is limited by it first",
+            100.0 * most_busy,
+            server.server_cpus
+        ));
+    }
+    lines
+}
+
 fn describe(
     server: &MeasuredServer,
     fits: &[Fit],
+    itself: &Prediction,
     predictions: &[(ScaledHost, Prediction)],
 ) -> Vec<String> {
     let d = &server.demands;
@@ -108,6 +136,7 @@ fn describe(
             format!("{:.1} {unit}", f.model_throughput)
         ));
     }
+    lines.extend(against_the_search(server, itself));
     let goal = &server.goal;
     let answer_here = server
         .measured_users
@@ -172,6 +201,7 @@ fn describe(
 fn json(
     server: &MeasuredServer,
     fits: &[Fit],
+    itself: &Prediction,
     predictions: &[(ScaledHost, Prediction)],
 ) -> serde_json::Value {
     let d = &server.demands;
@@ -185,6 +215,7 @@ fn json(
         "rate_unit": server.rate_unit,
         "think_s": server.think_s,
         "measured_users": server.measured_users,
+        "model_users": itself.users,
         "demands": {
             "cpu_s": d.cpu_s,
             "cpu_range_s": d.cpu_range_s,

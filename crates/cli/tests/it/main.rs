@@ -26,6 +26,7 @@ mod load;
 mod misbehaving;
 mod mix;
 mod page_loads;
+mod predict;
 mod prometheus;
 mod release;
 mod replay;

@@ -1,0 +1,278 @@
+//! `headroom emulate` and `headroom predict`: a command's CPU held to its
+//! quota; an emulated Pi 4 calibrated by `bench cpu` inside it; the
+//! testbed searched on half a CPU, its capacity on a quarter predicted
+//! and then measured on a quarter; what the data cannot support refused.
+
+use crate::support::site::{init, journey};
+use crate::support::{free_port, headroom, run, serial, temp_dir, text, wait_for_port};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// `headroom emulate` with its command, stopped as a user stops it
+/// (SIGTERM: it stops the command and removes its control groups).
+struct Emulated(Child);
+
+impl Drop for Emulated {
+    fn drop(&mut self) {
+        // SAFETY: signals a child process this value owns.
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The control groups of this machine's emulations now.
+fn emulation_groups() -> Vec<String> {
+    ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("headroom-emulate-"))
+        .collect()
+}
+
+#[test]
+fn a_command_gets_its_cpu_quota_and_its_groups_are_removed_after() {
+    let _serial = serial();
+    let before = emulation_groups();
+    // A busy loop for 2 s of wall time on a quarter of a CPU.
+    let out = run(&[
+        "emulate",
+        "--cpus",
+        "0.25",
+        "--",
+        "python3",
+        "-c",
+        "import time\nend = time.monotonic() + 2\nwhile time.monotonic() < end: pass\nprint(time.process_time())",
+    ]);
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("limited to 0.25 CPU (a quota of 25 ms of CPU each 100 ms)"),
+        "{said}"
+    );
+    let cpu: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(
+        (0.35..=0.65).contains(&cpu),
+        "{cpu} s of CPU in 2 s at 0.25: {said}"
+    );
+    assert_eq!(emulation_groups(), before);
+    // The command's exit code is emulate's.
+    let out = run(&["emulate", "--cpus", "1", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let out = run(&["emulate", "--", "true"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("give --cpus, --iops or --memory"));
+}
+
+/// `bench cpu` here, then inside an emulated Pi 4: its all-cores figure
+/// within 5% of the Pi 4's published 5,901 events/s.
+#[test]
+fn an_emulated_pi_4_benches_as_a_pi_4() {
+    let _serial = serial();
+    let dir = temp_dir("emulate-pi4");
+    let bench = |out: &Path, prefix: &[&str]| {
+        let mut command = headroom();
+        command.args(prefix).args([
+            "bench",
+            "cpu",
+            "--threads",
+            "2",
+            "--cpu-time",
+            "3s",
+            "--repetitions",
+            "1",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+        let bundle: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).unwrap())
+                .unwrap();
+        bundle["results"][0]["measures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["key"] == "prime_all")
+            .map(|m| m["values"][0].as_f64().unwrap())
+            .unwrap()
+    };
+    let here = dir.join("here");
+    bench(&here, &[]);
+    let exe = env!("CARGO_BIN_EXE_headroom");
+    let inside = bench(
+        &dir.join("inside"),
+        &[
+            "emulate",
+            "--like",
+            "pi4",
+            "--bench-here",
+            here.to_str().unwrap(),
+            "--",
+            exe,
+        ],
+    );
+    let error = inside / 5900.85 - 1.0;
+    assert!(
+        error.abs() <= 0.05,
+        "{inside:.0} events/s inside: {:+.1}%",
+        100.0 * error
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The testbed served by a copy of headroom named lms-server on `cpus`.
+fn serve_emulated(dir: &Path, db: &str, cpus: &str) -> (Emulated, u16) {
+    let server = dir.join("lms-server");
+    if !server.exists() {
+        std::fs::copy(env!("CARGO_BIN_EXE_headroom"), &server).unwrap();
+    }
+    let port = free_port();
+    let mut child = headroom()
+        .args(["emulate", "--cpus", cpus, "--"])
+        .arg(&server)
+        .args(["testbed", "serve", "--db", db, "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_port(port, &mut child, "emulate testbed serve");
+    (Emulated(child), port)
+}
+
+/// A capacity search of the testbed's journey on `cpus`, in `out`.
+fn search(dir: &Path, name: &str, cpus: &str) -> (PathBuf, serde_json::Value) {
+    let db = format!("sqlite:{}", dir.join(format!("{name}.db")).display());
+    init(&db, "s", &dir.join(format!("{name}-files")), "1");
+    let (server, port) = serve_emulated(dir, &db, cpus);
+    let site = dir.join(format!("{name}-site"));
+    std::fs::create_dir_all(&site).unwrap();
+    let journey = journey(&db, port, &site);
+    let out = dir.join(name);
+    let output = run(&[
+        "capacity",
+        &format!("http://127.0.0.1:{port}/"),
+        "--scenario",
+        journey.to_str().unwrap(),
+        "--think",
+        "250ms",
+        "--monitor",
+        "local",
+        "--process",
+        "lms-server",
+        "--apdex-t",
+        "100ms",
+        "--apdex-target",
+        "0.85",
+        "--start",
+        "10",
+        "--step",
+        "10",
+        "--max",
+        "1000",
+        "--resolution",
+        "4",
+        "--step-duration",
+        "6s",
+        "--warmup",
+        "2s",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    drop(server);
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        text(&output)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    (out, json)
+}
+
+/// Searched on half a CPU, the testbed's capacity on a quarter is
+/// predicted, then measured on a quarter: within 15% of each other, the
+/// throughput at the answer within 10%. What the search cannot support is
+/// refused: more CPU than it had, a Pi without this host's CPU figure, a
+/// search that watched no server process.
+#[test]
+fn a_quarter_cpus_capacity_is_predicted_from_half_a_cpu() {
+    let _serial = serial();
+    let dir = temp_dir("predict");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (base, _) = search(&dir, "half", "0.5");
+    let output = run(&[
+        "predict",
+        base.to_str().unwrap(),
+        "--server-cpus",
+        "0.5",
+        "--for",
+        "cpus=0.25",
+        "--json",
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let prediction: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let predicted = &prediction["predictions"][0];
+    let users = predicted["users"].as_f64().unwrap();
+    let rate = predicted["curve"][users as usize - 1]["rate"]
+        .as_f64()
+        .unwrap();
+    let (_, quarter) = search(&dir, "quarter", "0.25");
+    let measured = quarter["capacity"]["users"].as_f64().unwrap();
+    let measured_rate = quarter["capacity"]["rps"].as_f64().unwrap();
+    eprintln!(
+        "predicted {users} users at {rate:.1}/s; measured {measured} at {measured_rate:.1}/s"
+    );
+    assert!(
+        (users / measured - 1.0).abs() <= 0.15,
+        "predicted {users}, measured {measured}: {prediction}"
+    );
+    assert!(
+        (rate / measured_rate - 1.0).abs() <= 0.10,
+        "predicted {rate:.1}/s, measured {measured_rate:.1}/s"
+    );
+
+    // What the data cannot support.
+    let refused = |args: &[&str], expected: &str| {
+        let output = run(args);
+        let said = text(&output);
+        assert_eq!(output.status.code(), Some(1), "{said}");
+        assert!(said.contains(expected), "{expected}\n{said}");
+    };
+    let base = base.to_str().unwrap();
+    refused(
+        &["predict", base, "--server-cpus", "0.5", "--for", "cpus=1"],
+        "more CPU than the server had when measured",
+    );
+    refused(
+        &["predict", base, "--server-cpus", "0.5", "--for", "pi4"],
+        "give --bench-here DIR",
+    );
+    // A search without --process.
+    let capacity = std::fs::read_to_string(dir.join("half/capacity.json")).unwrap();
+    let mut unwatched: serde_json::Value = serde_json::from_str(&capacity).unwrap();
+    unwatched["setup"]["processes"] = serde_json::json!([]);
+    let blind = dir.join("blind");
+    std::fs::create_dir_all(&blind).unwrap();
+    std::fs::write(blind.join("capacity.json"), unwatched.to_string()).unwrap();
+    refused(
+        &["predict", blind.to_str().unwrap(), "--for", "cpus=0.25"],
+        "the search watched no server process",
+    );
+    let output = run(&["predict", base, "--for", "pi3"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(text(&output).contains("not a host headroom knows"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
