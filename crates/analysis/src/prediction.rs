@@ -64,22 +64,32 @@ pub enum PredictionError {
     Mva(#[from] MvaError),
 }
 
+/// The share of the server's CPU from which a level counts as running it
+/// full.
+pub const BUSY: f64 = 0.7;
+
 /// The demands of the levels given (those a verdict can rest on), on a
 /// server that could use `server_cpus`. A request's CPU falls as load
-/// rises (a busy server amortizes its wake-ups), and past the knee it
-/// rises (contention): the fit is over the levels that met the target,
-/// least squares through the origin, so the busiest of them weigh most;
-/// its interval the least and most of those at a quarter of the CPU or
-/// more.
+/// rises (a busy server amortizes its wake-ups) and rises again when the
+/// CPU is full (a queue of requests, more switching between them). A
+/// smaller host runs its CPU full at its knee, so the CPU demand comes
+/// from the levels whose server used [`BUSY`] of its CPU or more, where
+/// there are two, else from those that met the target, else from all:
+/// least squares through the origin, so the busiest weigh most; its
+/// interval the least and most of those levels' own. The delay and the
+/// shape come from the levels that met the target.
 pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, PredictionError> {
     let usable =
         |l: &&LevelLoad| l.throughput > 0.0 && l.response_s.is_finite() && l.cpu_busy.is_finite();
-    let met: Vec<&LevelLoad> = levels.iter().filter(usable).filter(|l| l.met).collect();
-    let used: Vec<&LevelLoad> = if met.len() >= 2 {
-        met
-    } else {
-        levels.iter().filter(usable).collect()
-    };
+    let all: Vec<&LevelLoad> = levels.iter().filter(usable).collect();
+    let met: Vec<&LevelLoad> = all.iter().copied().filter(|l| l.met).collect();
+    let full: Vec<&LevelLoad> = all
+        .iter()
+        .copied()
+        .filter(|l| l.cpu_busy >= BUSY * server_cpus)
+        .collect();
+    let calm = if met.len() >= 2 { met } else { all.clone() };
+    let used = if full.len() >= 2 { full } else { calm.clone() };
     if used.len() < 2 {
         return Err(PredictionError::TooFewLevels(used.len()));
     }
@@ -93,16 +103,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
     if cpu_s <= 0.0 {
         return Err(PredictionError::NoCpu);
     }
-    let busy: Vec<f64> = used
-        .iter()
-        .filter(|l| l.cpu_busy >= 0.25 * server_cpus)
-        .map(|l| l.cpu_busy / l.throughput)
-        .collect();
-    let each: Vec<f64> = if busy.is_empty() {
-        used.iter().map(|l| l.cpu_busy / l.throughput).collect()
-    } else {
-        busy
-    };
+    let each: Vec<f64> = used.iter().map(|l| l.cpu_busy / l.throughput).collect();
     let cpu_range_s = [
         each.iter().copied().fold(f64::INFINITY, f64::min),
         each.iter().copied().fold(0.0, f64::max),
@@ -112,12 +113,12 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
     } else {
         0.0
     };
-    let light: Vec<&&LevelLoad> = used
+    let light: Vec<&&LevelLoad> = calm
         .iter()
         .filter(|l| l.cpu_busy < 0.5 * server_cpus)
         .collect();
     let light = if light.is_empty() {
-        used.iter().min_by_key(|l| l.users).into_iter().collect()
+        calm.iter().min_by_key(|l| l.users).into_iter().collect()
     } else {
         light
     };
@@ -126,7 +127,8 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         .map(|l| (l.response_s - cpu_s - disk_s).max(0.0))
         .collect();
     rest.sort_by(f64::total_cmp);
-    let delay_s = rest[rest.len() / 2];
+    // The lower median: the middle, or the lesser of the two middles.
+    let delay_s = rest[(rest.len() - 1) / 2];
     let shape_users = light
         .iter()
         .max_by(|a, b| a.throughput.total_cmp(&b.throughput))

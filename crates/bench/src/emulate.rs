@@ -1,5 +1,9 @@
 //! A smaller host emulated on this one: control groups that limit the
-//! CPU time (CFS quota: `cpus` CPUs' worth each 100 ms), a disk's random
+//! CPU time (CFS quota: `cpus` CPUs' worth each 10 ms, 100 ms over
+//! several cores, on ⌈cpus⌉ cores of their own, the last ones: a host of
+//! one slow core has one run queue, and a quota spread over more cores
+//! than it needs lets a server's threads use only part of it, each core
+//! taking 5 ms slices of it in turn), a disk's random
 //! IOPS (the block-I/O throttle, reads and writes each) and memory of the
 //! processes put in them, through cgroup v2 where its controllers are
 //! enabled, else the v1 hierarchies. The groups are made when the
@@ -9,8 +13,12 @@ use std::ffi::CString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The CFS period: quotas are this long's share.
-const PERIOD_US: u64 = 100_000;
+/// The CFS period: quotas are this long's share. Short, so that a
+/// throttled server waits milliseconds, as a slower CPU would make it, not
+/// most of 100 ms (the kernel's default) every time it used its share.
+const PERIOD_US: u64 = 10_000;
+/// The period of a quota over several cores (the kernel's default).
+const MULTI_CORE_PERIOD_US: u64 = 100_000;
 
 /// What to limit.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,6 +38,31 @@ pub struct Emulation {
     groups: Vec<PathBuf>,
     /// The limits in words ("0.5 CPU (quota 50 ms each 100 ms)").
     pub described: Vec<String>,
+}
+
+/// The last ⌈cpus⌉ cores of this machine ("1", "2-3"), all of them when
+/// it has fewer.
+fn cores_for(cpus: f64) -> String {
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let online = fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|text| {
+            let last = text
+                .trim()
+                .rsplit(['-', ','])
+                .next()?
+                .parse::<usize>()
+                .ok()?;
+            Some(last + 1)
+        })
+        .unwrap_or(online);
+    let wanted = (cpus.ceil() as usize).clamp(1, online);
+    let first = online - wanted;
+    if wanted == 1 {
+        first.to_string()
+    } else {
+        format!("{first}-{}", online - 1)
+    }
 }
 
 fn write(path: &Path, value: &str) -> Result<(), String> {
@@ -93,14 +126,29 @@ impl Emulation {
             None => None,
         };
         let group = format!("headroom-emulate-{name}");
+        // The kernel's least quota is 1 ms: a smaller share takes a longer
+        // period.
+        // Over several cores the quota is handed out in 5 ms slices to each
+        // core's queue: a 10 ms period leaves it unenforced (2 threads on
+        // 1.51 CPUs ran as on 2), so several cores keep the kernel's 100 ms.
+        let period = limits.cpus.map_or(PERIOD_US, |c| {
+            let period = if c > 1.0 {
+                MULTI_CORE_PERIOD_US
+            } else {
+                PERIOD_US
+            };
+            period.max((1000.0 / c).ceil() as u64).min(1_000_000)
+        });
         let quota = limits
             .cpus
-            .map(|c| ((c * PERIOD_US as f64).round() as u64).max(1000));
+            .map(|c| ((c * period as f64).round() as u64).max(1000));
+        let cores = limits.cpus.map(cores_for);
         match tree() {
             Tree::V2(root) => {
                 let dir = root.join(&group);
                 let wanted: Vec<&str> = [
                     limits.cpus.map(|_| "+cpu"),
+                    limits.cpus.map(|_| "+cpuset"),
                     limits.iops.as_ref().map(|_| "+io"),
                     limits.memory_bytes.map(|_| "+memory"),
                 ]
@@ -110,7 +158,10 @@ impl Emulation {
                 write(&root.join("cgroup.subtree_control"), &wanted.join(" "))?;
                 emulation.make(&dir)?;
                 if let Some(quota) = quota {
-                    write(&dir.join("cpu.max"), &format!("{quota} {PERIOD_US}"))?;
+                    write(&dir.join("cpu.max"), &format!("{quota} {period}"))?;
+                }
+                if let Some(cores) = &cores {
+                    write(&dir.join("cpuset.cpus"), cores)?;
                 }
                 if let (Some((iops, _)), Some(disk)) = (&limits.iops, &disk) {
                     write(
@@ -126,8 +177,18 @@ impl Emulation {
                 if let Some(quota) = quota {
                     let dir = Path::new("/sys/fs/cgroup/cpu").join(&group);
                     emulation.make(&dir)?;
-                    write(&dir.join("cpu.cfs_period_us"), &PERIOD_US.to_string())?;
+                    write(&dir.join("cpu.cfs_period_us"), &period.to_string())?;
                     write(&dir.join("cpu.cfs_quota_us"), &quota.to_string())?;
+                }
+                if let Some(cores) = &cores {
+                    let root = Path::new("/sys/fs/cgroup/cpuset");
+                    let dir = root.join(&group);
+                    emulation.make(&dir)?;
+                    // A v1 cpuset needs its memory nodes before a process.
+                    let mems = fs::read_to_string(root.join("cpuset.mems"))
+                        .map_err(|e| format!("{}: {e}", root.display()))?;
+                    write(&dir.join("cpuset.mems"), mems.trim())?;
+                    write(&dir.join("cpuset.cpus"), cores)?;
                 }
                 if let (Some((iops, _)), Some(disk)) = (&limits.iops, &disk) {
                     let dir = Path::new("/sys/fs/cgroup/blkio").join(&group);
@@ -148,11 +209,12 @@ impl Emulation {
                 }
             }
         }
-        if let (Some(cpus), Some(quota)) = (limits.cpus, quota) {
+        if let (Some(cpus), Some(quota), Some(cores)) = (limits.cpus, quota, &cores) {
             emulation.described.push(format!(
-                "{cpus:.2} CPU (a quota of {} ms of CPU each {} ms)",
-                quota / 1000,
-                PERIOD_US / 1000
+                "{cpus:.2} CPU (a quota of {:.1} ms of CPU each {} ms, on core{} {cores})",
+                quota as f64 / 1000.0,
+                period as f64 / 1000.0,
+                if cores.contains('-') { "s" } else { "" }
             ));
         }
         if let (Some((iops, dir)), Some(disk)) = (&limits.iops, &disk) {
@@ -183,17 +245,17 @@ impl Emulation {
         Ok(())
     }
 
-    /// What a child needs to enter the groups ([`Entry::enter`]).
-    pub fn entry(&self) -> Entry {
-        Entry(self.procs.clone())
+    /// What a child needs to enter the groups ([`EmulationEntry::enter`]).
+    pub fn entry(&self) -> EmulationEntry {
+        EmulationEntry(self.procs.clone())
     }
 }
 
 /// The groups' `cgroup.procs` files.
 #[derive(Debug, Clone)]
-pub struct Entry(Vec<CString>);
+pub struct EmulationEntry(Vec<CString>);
 
-impl Entry {
+impl EmulationEntry {
     /// Puts the calling process in every group: for a child between fork
     /// and exec (no allocation, async-signal-safe calls only), so that
     /// everything it starts is limited from its first instruction.

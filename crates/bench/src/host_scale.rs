@@ -4,9 +4,9 @@
 //! `headroom bench`, or this host with the server limited to a number of
 //! CPUs (`cpus=0.5`, as `headroom emulate` runs it). CPU speed is the
 //! ratio of a core's share of the all-cores sysbench figure, measured the
-//! same way on both sides (a busy server's cores are all busy: a core of
-//! this 2-core VM does 4,887 prime events/s alone, 3,900 beside the
-//! other); the disk's the random-read IOPS' ratio when both hosts were
+//! same way on both sides (a busy server's cores are all busy, and a core
+//! beside a busy one does less where they share a cache or a core); the
+//! disk's the random-read IOPS' ratio when both hosts were
 //! benched, else the disk as measured (and said).
 
 use crate::reference::{host_value, REFERENCES};

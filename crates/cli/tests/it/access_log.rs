@@ -528,9 +528,11 @@ fn dokuwikis_log_from_a_browser_runs_again_with_its_mix_and_replays_as_logged() 
     for script in loaded.keys().filter(|p| !p.contains("fetch.php")) {
         assert!(again.contains_key(script), "{script}: {again:?}");
     }
-    assert_eq!(
-        again["/lib/exe/taskrunner.php?id=*&*"], pages,
-        "a task runner a page: {again:?}"
+    // (A page in flight when the run ended may lack its task runner.)
+    let runners = again["/lib/exe/taskrunner.php?id=*&*"];
+    assert!(
+        runners <= pages && runners + 2 >= pages,
+        "a task runner a page: {pages} pages, {again:?}"
     );
 
     std::fs::write(logs.join("access.log"), "").unwrap();

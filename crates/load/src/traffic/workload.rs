@@ -278,6 +278,33 @@ fn scenario_text(
             let _ = writeln!(out, "#   and {} more", left.len() - 20);
         }
     }
+    // Requests of sent patterns that are not sent (a login's POST shares
+    // its page's pattern).
+    let unsent: Vec<&PagePattern> = model
+        .mix
+        .iter()
+        .filter(|p| p.count > p.replayable && p.replayable > 0)
+        .filter(|p| {
+            fates
+                .iter()
+                .any(|f| f.0 == p.pattern && matches!(f.2, Fate::Sent { .. }))
+        })
+        .collect();
+    if !unsent.is_empty() {
+        let _ = writeln!(
+            out,
+            "# Not sent, though their pattern is: requests that were no GET answered 2xx\n\
+             # (a form sent, a redirect, an error):"
+        );
+        for page in unsent.iter().take(5) {
+            let _ = writeln!(
+                out,
+                "#   {:>7}  {}",
+                page.count - page.replayable,
+                comment(&page.pattern)
+            );
+        }
+    }
     if !model.loaded_by_pages.is_empty() {
         let loaded: u64 = model.loaded_by_pages.iter().map(|l| l.1).sum();
         let _ = writeln!(
@@ -417,8 +444,8 @@ mod tests {
     use super::*;
 
     /// 300 sessions a minute apart, each reading 5 pages 10 s apart (the
-    /// course 2 of 5, the front page 2, a forum 1), then sending a form
-    /// and logging out with its sesskey.
+    /// course 2 of 5, the front page 2, a forum 1), then sending a form,
+    /// logging out with its sesskey and sending a form to the forum.
     fn model() -> TrafficModel {
         use super::super::model::{SessionKey, IDLE_GAP_MS};
         use headroom_import::access_log::format::LogEntry;
@@ -446,10 +473,18 @@ mod tests {
             ));
             entries.push((
                 end + 1,
-                address,
+                address.clone(),
                 "/login/logout.php?sesskey=Zx81".into(),
                 "GET",
                 200,
+            ));
+            // A form sent to a page that is sent: said, not sent.
+            entries.push((
+                end + 2,
+                address,
+                "/mod/forum/view.php?id=1".into(),
+                "POST",
+                303,
             ));
         }
         entries.sort_by_key(|e| e.0);
@@ -507,6 +542,13 @@ mod tests {
         let id0 = share("2,/course/view.php?id=0") as f64;
         assert!((id0 - 400.0 * 143.0 / 600.0).abs() <= 1.0, "{id0}");
         assert!(!written.pages_csv.contains("sesskey") && !written.scenario.contains("10.0."));
+        assert!(
+            written.scenario.contains(
+                "# (a form sent, a redirect, an error):\n#       300  /mod/forum/view.php?id=*\n"
+            ),
+            "{}",
+            written.scenario
+        );
         // Any 100 rows in a row hold each page within a row of its share.
         for start in 0..900 {
             let window = &rows[start..start + 100];
