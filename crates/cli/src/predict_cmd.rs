@@ -101,7 +101,11 @@ fn describe(
 ) -> Vec<String> {
     let d = &server.demands;
     let unit = &server.rate_unit;
-    let mut lines = vec![
+    let mut lines = Vec::new();
+    if !server.user.is_empty() {
+        lines.push(format!("a user: {}", server.user));
+    }
+    lines.extend([
         format!(
             "the server: {} on {} ({} cores; it could use {} CPU), as searched in {}",
             server.processes.join(", "),
@@ -119,12 +123,12 @@ fn describe(
             ms(d.delay_s),
             server.think_s
         ),
-        "the model (exact mean value analysis) against the levels measured:".to_string(),
+        "the model (exact mean value analysis, the CPU of several cores exact, not Schweitzer's approximation) against the levels measured:".to_string(),
         format!(
             "  {:>6}  {:>12}  {:>12}  {:>7}  {:>14}  {:>14}",
             "users", "measured", "model", "error", "measured rate", "model rate"
         ),
-    ];
+    ]);
     for f in fits {
         lines.push(format!(
             "  {:>6}  {:>12}  {:>12}  {:>+6.1}%  {:>14}  {:>14}",
@@ -212,6 +216,8 @@ fn json(
         "cores": server.cores,
         "server_cpus": server.server_cpus,
         "processes": server.processes,
+        "user": server.user,
+        "users_are": server.users_are,
         "rate_unit": server.rate_unit,
         "think_s": server.think_s,
         "measured_users": server.measured_users,

