@@ -6,17 +6,22 @@ const SAME: HostScale = HostScale {
     disk_speed: 1.0,
 };
 
+/// Demands known exactly: CPU, disk and delay, s.
+fn known(cpu_s: f64, disk_s: f64, delay_s: f64) -> Demands {
+    Demands {
+        cpu_s,
+        cpu_range_s: [cpu_s, cpu_s],
+        disk_s,
+        delay_s,
+        levels: 0,
+        shape_users: 0,
+    }
+}
+
 /// Levels of a known server (10 ms of CPU on one core, 5 ms of delay,
 /// 1 s of think), as a search would measure them.
 fn measured(users: &[u32]) -> Vec<LevelLoad> {
-    let truth = Demands {
-        cpu_s: 0.010,
-        cpu_range_s: [0.010, 0.010],
-        disk_s: 0.0,
-        delay_s: 0.005,
-        levels: 0,
-        shape_users: 0,
-    };
+    let truth = known(0.010, 0.0, 0.005);
     let points = curve(&truth, 0.010, &SAME, 1.0, None, 200).unwrap();
     users
         .iter()
@@ -65,14 +70,7 @@ fn too_few_levels_or_no_cpu_is_said() {
 
 #[test]
 fn a_slower_or_smaller_host_scales_the_cpu_demand() {
-    let d = Demands {
-        cpu_s: 0.01,
-        cpu_range_s: [0.01, 0.01],
-        disk_s: 0.002,
-        delay_s: 0.0,
-        levels: 2,
-        shape_users: 0,
-    };
+    let d = known(0.01, 0.002, 0.0);
     let quarter = stations(&d, 0.01, &HostScale { cpus: 0.25, ..SAME });
     assert_eq!((quarter[0].demand_s, quarter[0].servers), (0.04, 1));
     let pi = stations(

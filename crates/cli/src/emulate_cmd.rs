@@ -9,6 +9,11 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 use std::time::{Duration, Instant};
 
+/// The exit code when the groups cannot be made here (no root, no
+/// controller, a directory on no block device): the command was not run
+/// (as `env` and `timeout` say their own failure).
+pub const CANNOT_EMULATE: u8 = 125;
+
 pub fn run(args: EmulateArgs) -> ExitCode {
     let disk_dir = args.disk_dir.clone().unwrap_or_else(|| ".".into());
     let cpus = match (&args.like, &args.bench_here) {
@@ -29,8 +34,12 @@ pub fn run(args: EmulateArgs) -> ExitCode {
     let emulation = match Emulation::prepare(&limits, &std::process::id().to_string()) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("headroom emulate: {e}");
-            return ExitCode::from(crate::execute::EXIT_USAGE);
+            eprintln!("headroom emulate: {e}: the command was not run");
+            return ExitCode::from(if limits == Limits::default() {
+                crate::execute::EXIT_USAGE
+            } else {
+                CANNOT_EMULATE
+            });
         }
     };
     eprintln!(

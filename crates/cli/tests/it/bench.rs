@@ -198,17 +198,17 @@ fn cpu_events_per_second_are_sysbenchs_within_5_percent() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `program`, or `program` under scripts/io-limit with the disk that holds
-/// `limit` at 10,000 IOPS (see the storage test).
+/// `program`, or `program` under `headroom emulate` with the disk that
+/// holds `limit` at 10,000 IOPS (see the storage test).
 fn command(program: &str, limit: Option<&Path>) -> Command {
     match limit {
         None => Command::new(program),
         Some(dir) => {
-            let mut c = Command::new(concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../../scripts/io-limit"
-            ));
-            c.arg("10000").arg(dir).arg(program);
+            let mut c = Command::new(env!("CARGO_BIN_EXE_headroom"));
+            c.args(["emulate", "--iops", "10000", "--disk-dir"])
+                .arg(dir)
+                .arg("--")
+                .arg(program);
             c
         }
     }
@@ -286,7 +286,7 @@ fn storage_iops_and_the_dd_write_match_fio_and_dd() {
     let scratch = dir.join("device");
     std::fs::create_dir_all(&scratch).unwrap();
     // fio's parameters exactly (80 MiB, QD 64), a smaller dd. The IOPS
-    // pair runs with the disk limited to 10,000 IOPS (scripts/io-limit):
+    // pair runs with the disk limited to 10,000 IOPS (headroom emulate --iops):
     // unlimited, this VM's disk outruns what a core issues, fio's 80 MiB
     // write job lasts about 100 ms, and its figure moved between 53,000 and
     // 220,000 IOPS from run to run while headroom's stayed at 139,000-

@@ -3,31 +3,11 @@
 //! testbed searched on one CPU, its capacity on half a CPU predicted and
 //! then measured on half; what the data cannot support refused.
 
+use crate::support::php_site::Daemon;
 use crate::support::site::{init, journey};
 use crate::support::{free_port, headroom, run, serial, temp_dir, text, wait_for_port};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
-
-/// `headroom emulate` with its command, stopped as a user stops it
-/// (SIGTERM: it stops the command and removes its control groups).
-struct Emulated(Child);
-
-impl Drop for Emulated {
-    fn drop(&mut self) {
-        // SAFETY: signals a child process this value owns.
-        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use std::process::Stdio;
 
 /// The control groups of this machine's emulations now.
 fn emulation_groups() -> Vec<String> {
@@ -138,7 +118,7 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
 }
 
 /// The testbed served by a copy of headroom named lms-server on `cpus`.
-fn serve_emulated(dir: &Path, db: &str, cpus: &str) -> (Emulated, u16) {
+fn serve_emulated(dir: &Path, db: &str, cpus: &str) -> (Daemon, u16) {
     let server = dir.join("lms-server");
     if !server.exists() {
         std::fs::copy(env!("CARGO_BIN_EXE_headroom"), &server).unwrap();
@@ -153,7 +133,8 @@ fn serve_emulated(dir: &Path, db: &str, cpus: &str) -> (Emulated, u16) {
         .spawn()
         .unwrap();
     wait_for_port(port, &mut child, "emulate testbed serve");
-    (Emulated(child), port)
+    // Stopped with SIGTERM: emulate stops the server and removes its groups.
+    (Daemon(child), port)
 }
 
 /// A capacity search of the testbed's journey on `cpus`, in `out`.

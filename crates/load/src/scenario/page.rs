@@ -697,7 +697,10 @@ fn write_referer(out: &mut Vec<u8>, page: &Url, resource: &Url) {
         return;
     }
     let whole = page.as_str();
-    if page.origin() == resource.origin() {
+    let same_origin = page.scheme() == resource.scheme()
+        && page.host_str() == resource.host_str()
+        && page.port_or_known_default() == resource.port_or_known_default();
+    if same_origin {
         let end = whole.find('#').unwrap_or(whole.len());
         let _ = write!(out, "Referer: {}\r\n", &whole[..end]);
     } else {
