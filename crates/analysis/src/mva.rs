@@ -52,28 +52,8 @@ pub fn solve(
     think_s: f64,
     users: u32,
 ) -> Result<Vec<OperatingPoint>, MvaError> {
-    check(stations, think_s)?;
-    let mut states: Vec<StationState> = stations.iter().map(StationState::new).collect();
-    let mut points = Vec::with_capacity(users as usize);
-    for n in 1..=users {
-        let residence: Vec<f64> = states.iter().map(|s| s.residence(n)).collect();
-        let response: f64 = residence.iter().sum();
-        let throughput = f64::from(n) / (think_s + response);
-        for (state, r) in states.iter_mut().zip(&residence) {
-            state.advance(n, throughput, *r);
-        }
-        points.push(OperatingPoint {
-            users: n,
-            throughput,
-            response_s: response,
-            utilization: stations
-                .iter()
-                .map(|s| (throughput * s.demand_s / f64::from(s.servers)).min(1.0))
-                .collect(),
-            residence_s: residence,
-        });
-    }
-    Ok(points)
+    let mut network = Network::new(stations, think_s, None)?;
+    Ok((1..=users).map(|_| network.one_more()).collect())
 }
 
 /// The network for 1..=`users` users when at most `pool` requests are in
@@ -86,46 +66,165 @@ pub fn solve_with_pool(
     users: u32,
     pool: u32,
 ) -> Result<Vec<OperatingPoint>, MvaError> {
-    check(stations, think_s)?;
-    let pool = pool.max(1);
-    // The server alone, its requests never thinking: its throughput with
-    // 1..=pool requests inside.
-    let inner = solve(stations, 0.0, pool.min(users.max(1)))?;
-    let rate = |k: u32| -> f64 {
-        let k = k.min(inner.len() as u32);
-        if k == 0 {
-            0.0
-        } else {
-            inner[k as usize - 1].throughput
+    let mut network = Network::new(stations, think_s, Some(pool))?;
+    Ok((1..=users).map(|_| network.one_more()).collect())
+}
+
+/// The recursion one population at a time ([`solve`] and
+/// [`solve_with_pool`] run it), so that a station's demand can change
+/// between populations ([`Network::set_demand`]: a demand that depends on
+/// how busy the station was), and its queueing can be less variable than
+/// exponential service gives ([`Network::set_variability`]). Exact with
+/// constant demands and a variability of 1.
+pub struct Network {
+    stations: Vec<Station>,
+    think_s: f64,
+    variability: f64,
+    users: u32,
+    inside: Inside,
+}
+
+enum Inside {
+    /// Each station's state.
+    Open(Vec<StationState>),
+    /// A pool of workers: the probability of each number of requests in
+    /// the server, and its throughput with 1..=pool requests inside.
+    Pool {
+        pool: u32,
+        probability: Vec<f64>,
+        rates: Vec<f64>,
+    },
+}
+
+impl Network {
+    pub fn new(stations: &[Station], think_s: f64, pool: Option<u32>) -> Result<Network, MvaError> {
+        check(stations, think_s)?;
+        let inside = match pool {
+            None => Inside::Open(stations.iter().map(StationState::new).collect()),
+            Some(pool) => Inside::Pool {
+                pool: pool.max(1),
+                probability: vec![1.0],
+                rates: Vec::new(),
+            },
+        };
+        let mut network = Network {
+            stations: stations.to_vec(),
+            think_s,
+            variability: 1.0,
+            users: 0,
+            inside,
+        };
+        network.pool_rates();
+        Ok(network)
+    }
+
+    /// The share of exponential service's queueing a request meets
+    /// (Allen and Cunneen's approximation: (ca² + cs²) / 2 of the wait;
+    /// 1, the default, is exact MVA).
+    pub fn set_variability(&mut self, share: f64) {
+        self.variability = share.clamp(0.0, 1.0);
+        self.pool_rates();
+    }
+
+    /// Station `index`'s demand from the next population on (the queues
+    /// as the populations before left them).
+    pub fn set_demand(&mut self, index: usize, demand_s: f64) {
+        let Some(station) = self.stations.get_mut(index) else {
+            return;
+        };
+        station.demand_s = demand_s.max(0.0);
+        let demand = station.demand_s;
+        match &mut self.inside {
+            Inside::Open(states) => states[index].set_demand(demand),
+            Inside::Pool { .. } => self.pool_rates(),
         }
-    };
-    // The users and one load-dependent station whose rate with k requests
-    // is the inner network's throughput with min(k, pool).
-    let mut probability = vec![1.0f64];
-    let mut points = Vec::with_capacity(users as usize);
-    for n in 1..=users {
-        let response: f64 = (1..=n)
-            .map(|j| f64::from(j) / rate(j) * probability[j as usize - 1])
-            .sum();
-        let throughput = f64::from(n) / (think_s + response);
-        let mut next = vec![0.0f64; n as usize + 1];
-        for j in 1..=n as usize {
-            next[j] = throughput / rate(j as u32) * probability[j - 1];
+    }
+
+    /// The server alone, its requests never thinking: its throughput with
+    /// 1..=pool requests inside (the pool's flow-equivalent rates).
+    fn pool_rates(&mut self) {
+        if let Inside::Pool { pool, rates, .. } = &mut self.inside {
+            let mut inner = Network {
+                stations: self.stations.clone(),
+                think_s: 0.0,
+                variability: self.variability,
+                users: 0,
+                inside: Inside::Open(self.stations.iter().map(StationState::new).collect()),
+            };
+            *rates = (0..*pool).map(|_| inner.one_more().throughput).collect();
         }
-        next[0] = (1.0 - next[1..].iter().sum::<f64>()).max(0.0);
-        probability = next;
-        points.push(OperatingPoint {
+    }
+
+    /// The network with one user more.
+    pub fn one_more(&mut self) -> OperatingPoint {
+        self.users += 1;
+        let n = self.users;
+        let share = self.variability;
+        let (throughput, response, residence) = match &mut self.inside {
+            Inside::Open(states) => {
+                let mut residence: Vec<f64> = states
+                    .iter()
+                    .map(|s| {
+                        let served = s.demand();
+                        served + share * (s.residence(n) - served)
+                    })
+                    .collect();
+                let mut response: f64 = residence.iter().sum();
+                let mut throughput = f64::from(n) / (self.think_s + response);
+                // Less queueing than exponential service's must not let a
+                // station serve more than its servers can: at that bound
+                // the rest of the users queue at the busiest station.
+                let (busiest, bound) = self
+                    .stations
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.demand_s > 0.0)
+                    .map(|(i, s)| (i, f64::from(s.servers) / s.demand_s))
+                    .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
+                if throughput > bound {
+                    throughput = bound;
+                    let longer = (f64::from(n) / bound - self.think_s - response).max(0.0);
+                    residence[busiest] += longer;
+                    response += longer;
+                }
+                for (state, r) in states.iter_mut().zip(&residence) {
+                    state.advance(n, throughput, *r);
+                }
+                (throughput, response, residence)
+            }
+            Inside::Pool {
+                pool,
+                probability,
+                rates,
+            } => {
+                // The users and one load-dependent station whose rate with
+                // k requests is the server's with min(k, pool) inside.
+                let rate = |k: u32| rates[(k.min(*pool) - 1) as usize];
+                let response: f64 = (1..=n)
+                    .map(|j| f64::from(j) / rate(j) * probability[j as usize - 1])
+                    .sum();
+                let throughput = f64::from(n) / (self.think_s + response);
+                let mut next = vec![0.0f64; n as usize + 1];
+                for j in 1..=n as usize {
+                    next[j] = throughput / rate(j as u32) * probability[j - 1];
+                }
+                next[0] = (1.0 - next[1..].iter().sum::<f64>()).max(0.0);
+                *probability = next;
+                (throughput, response, Vec::new())
+            }
+        };
+        OperatingPoint {
             users: n,
             throughput,
             response_s: response,
-            residence_s: Vec::new(),
-            utilization: stations
+            utilization: self
+                .stations
                 .iter()
                 .map(|s| (throughput * s.demand_s / f64::from(s.servers)).min(1.0))
                 .collect(),
-        });
+            residence_s: residence,
+        }
     }
-    Ok(points)
 }
 
 fn check(stations: &[Station], think_s: f64) -> Result<(), MvaError> {
@@ -156,6 +255,20 @@ enum StationState {
 }
 
 impl StationState {
+    fn demand(&self) -> f64 {
+        match self {
+            StationState::Single { demand, .. } | StationState::Multi { demand, .. } => *demand,
+        }
+    }
+
+    fn set_demand(&mut self, demand_s: f64) {
+        match self {
+            StationState::Single { demand, .. } | StationState::Multi { demand, .. } => {
+                *demand = demand_s
+            }
+        }
+    }
+
     fn new(station: &Station) -> StationState {
         if station.servers == 1 {
             StationState::Single {
@@ -299,6 +412,42 @@ mod tests {
         let one = solve_with_pool(&cpu, 0.0, 4, 1).unwrap();
         assert!(close(one[3].throughput, 1.0));
         assert!(close(one[3].response_s, 4.0));
+    }
+
+    #[test]
+    fn a_calmer_queue_waits_less_and_still_serves_no_more_than_its_servers() {
+        // 10 ms on one server, users thinking 1 s.
+        let cpu = [station("cpu", 0.010, 1)];
+        let exact = solve(&cpu, 1.0, 300).unwrap();
+        let stepped = |variability: f64, demand: Option<f64>| {
+            let mut network = Network::new(&cpu, 1.0, None).unwrap();
+            network.set_variability(variability);
+            if let Some(d) = demand {
+                network.set_demand(0, d);
+            }
+            (0..300).map(|_| network.one_more()).collect::<Vec<_>>()
+        };
+        // A variability of 1 is exact MVA.
+        for (a, b) in exact.iter().zip(&stepped(1.0, None)) {
+            assert!(close(a.response_s, b.response_s), "{a:?} {b:?}");
+        }
+        // No queueing at all: each request takes its 10 ms until the
+        // server is full (101 users: 100 a second), then the users queue
+        // (200 users at 100 a second: R = 200 / 100 − 1 s).
+        let none = stepped(0.0, None);
+        assert!(close(none[99].response_s, 0.010));
+        assert!(close(none[99].throughput, 100.0 / 1.010));
+        assert!(close(none[199].throughput, 100.0));
+        assert!(close(none[199].response_s, 1.0));
+        // Half the queueing: between the two below the bound.
+        let half = stepped(0.5, None);
+        assert!(half[90].response_s > none[90].response_s);
+        assert!(half[90].response_s < exact[90].response_s);
+        assert!(half[299].throughput <= 100.0 + 1e-9);
+        // A demand set before the first user is the network's.
+        let doubled = stepped(1.0, Some(0.020));
+        assert!(close(doubled[0].response_s, 0.020));
+        assert!(close(doubled[299].throughput, 50.0));
     }
 
     #[test]

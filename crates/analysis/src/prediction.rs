@@ -5,16 +5,18 @@
 //! disk's (its busy share divided by the throughput), and the rest of a
 //! light-load response (network, waiting on nothing this host measured):
 //! a delay. A closed queueing network of those stations, with the users'
-//! think time and the server's worker pool, is solved by exact mean value
-//! analysis ([`crate::mva`]) for the host as measured (so its error is
+//! think time and the server's worker pool, is solved by mean value
+//! analysis ([`crate::mva`], one population at a time: the CPU's demand
+//! follows its busy share, the queueing is the levels' share of
+//! exponential service's) for the host as measured (so its error is
 //! known) and for the other host, its demands scaled: CPU by the
 //! single-thread speed and the CPUs the server may use, the disk by its
 //! random IOPS. Apdex at each population comes from the response times'
-//! shape at the lightest level measured: a request's time is that shape,
-//! scaled to the host's unqueued response, plus an exponential wait of the
-//! model's mean queueing time.
+//! shape at the busiest level below half the CPU: a request's time is
+//! that shape, scaled to the point's unqueued response, plus an
+//! exponential wait of the model's mean queueing time.
 
-use crate::mva::{self, MvaError, OperatingPoint, Station};
+use crate::mva::{MvaError, Network, OperatingPoint, Station};
 
 /// One measured level of the search, as the model reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,15 +39,24 @@ pub struct LevelLoad {
 /// A request's service demands on the measured host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Demands {
-    /// CPU seconds a request (fitted over the levels).
+    /// CPU seconds a request on a full CPU (fitted over the levels that
+    /// ran it 70% full or more).
     pub cpu_s: f64,
-    /// The least and most of the levels' own CPU demands.
+    /// A request's CPU at each busy share of the CPU below [`BUSY`] the
+    /// levels measured, over `cpu_s`, and 1 at a full CPU: (share, ratio)
+    /// by share. A busy CPU amortizes its wake-ups, so a request takes
+    /// more of an idle one.
+    pub cpu_by_share: Vec<(f64, f64)>,
+    /// The least and most of those levels' own CPU demands.
     pub cpu_range_s: [f64; 2],
     /// Disk seconds a request (0 when not measured).
     pub disk_s: f64,
     /// The rest of a response: time no measured station accounts for
     /// (the median over the levels below half the CPU).
     pub delay_s: f64,
+    /// The share of exponential service's queueing the levels met
+    /// (fitted below the knee; 1 where too few levels show it).
+    pub variability: f64,
     /// The levels the fit used.
     pub levels: usize,
     /// The level whose response times give their shape: the busiest
@@ -68,28 +79,65 @@ pub enum PredictionError {
 /// full.
 pub const BUSY: f64 = 0.7;
 
+/// Below this share of the server's CPU a level is below the knee: the
+/// queueing's variability is fitted to those levels.
+pub const CALM: f64 = 0.9;
+
+/// The variabilities tried: 1/20 to 1 in twentieths.
+const VARIABILITY_STEPS: u32 = 20;
+
+impl Demands {
+    /// A request's CPU seconds on the measured host's CPU at a busy share
+    /// `u` (0–1) of it, from a full-CPU demand of `cpu_s`: the levels'
+    /// ratio at that share, joined by straight lines, the nearest level's
+    /// beyond them.
+    pub fn cpu_at(&self, cpu_s: f64, u: f64) -> f64 {
+        let points = &self.cpu_by_share;
+        let ratio = match points.iter().position(|&(share, _)| share >= u) {
+            None => points.last().map_or(1.0, |p| p.1),
+            Some(0) => points[0].1,
+            Some(i) => {
+                let ((u0, r0), (u1, r1)) = (points[i - 1], points[i]);
+                if u1 > u0 {
+                    r0 + (r1 - r0) * (u - u0) / (u1 - u0)
+                } else {
+                    r1
+                }
+            }
+        };
+        cpu_s * ratio
+    }
+}
+
 /// The demands of the levels given (those a verdict can rest on), on a
-/// server that could use `server_cpus`. A request's CPU falls as load
-/// rises (a busy server amortizes its wake-ups) and rises again when the
-/// CPU is full (a queue of requests, more switching between them). A
-/// smaller host runs its CPU full at its knee, so the CPU demand comes
-/// from the levels whose server used [`BUSY`] of its CPU or more, where
-/// there are two, else from those that met the target, else from all:
-/// least squares through the origin, so the busiest weigh most; its
-/// interval the least and most of those levels' own. The delay and the
-/// shape come from the levels that met the target.
+/// server that could use `server_cpus`. A request's CPU falls as the CPU
+/// gets busier (a busy CPU amortizes its wake-ups: DokuWiki's pages took
+/// 3.4 ms of CPU at 3 a second and 1.8 ms at 540) and rises again past
+/// the knee (a queue, more switching). A smaller host runs its CPU full
+/// at its knee, so the CPU demand comes from the levels whose server used
+/// [`BUSY`] of its CPU or more, where there are two, else from those that
+/// met the target, else from all: least squares through the origin, so
+/// the busiest weigh most; its interval the least and most of those
+/// levels' own. Below [`BUSY`] a request's CPU at each busy share is the
+/// levels' own (those that met the target), joined to the full CPU's. The
+/// delay is the lower median of what the levels below half the CPU took
+/// beyond the model's CPU and disk with their queueing; the queueing's
+/// variability is the one whose model is nearest the levels below
+/// [`CALM`] (at least three of them); the response times' shape comes
+/// from the busiest level below half the CPU.
 pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, PredictionError> {
     let usable =
         |l: &&LevelLoad| l.throughput > 0.0 && l.response_s.is_finite() && l.cpu_busy.is_finite();
     let all: Vec<&LevelLoad> = levels.iter().filter(usable).collect();
     let met: Vec<&LevelLoad> = all.iter().copied().filter(|l| l.met).collect();
-    let full: Vec<&LevelLoad> = all
-        .iter()
-        .copied()
-        .filter(|l| l.cpu_busy >= BUSY * server_cpus)
-        .collect();
-    let calm = if met.len() >= 2 { met } else { all.clone() };
-    let used = if full.len() >= 2 { full } else { calm.clone() };
+    let share = |l: &LevelLoad| (l.cpu_busy / server_cpus).clamp(0.0, 1.0);
+    let full: Vec<&LevelLoad> = all.iter().copied().filter(|l| share(l) >= BUSY).collect();
+    let judged = if met.len() >= 2 { met } else { all.clone() };
+    let used = if full.len() >= 2 {
+        full
+    } else {
+        judged.clone()
+    };
     if used.len() < 2 {
         return Err(PredictionError::TooFewLevels(used.len()));
     }
@@ -100,7 +148,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         xy / xx
     };
     let cpu_s = through_origin(&|l| l.cpu_busy);
-    if cpu_s <= 0.0 {
+    if cpu_s.is_nan() || cpu_s <= 0.0 {
         return Err(PredictionError::NoCpu);
     }
     let each: Vec<f64> = used.iter().map(|l| l.cpu_busy / l.throughput).collect();
@@ -113,34 +161,90 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
     } else {
         0.0
     };
-    let light: Vec<&&LevelLoad> = calm
+    // Below BUSY each level's own; a full CPU's is the fitted figure.
+    let mut cpu_by_share: Vec<(f64, f64)> = judged
         .iter()
-        .filter(|l| l.cpu_busy < 0.5 * server_cpus)
+        .filter(|l| l.cpu_busy > 0.0 && share(l) < BUSY)
+        .map(|l| (share(l), l.cpu_busy / l.throughput / cpu_s))
         .collect();
+    cpu_by_share.sort_by(|a, b| a.0.total_cmp(&b.0));
+    cpu_by_share.push((1.0, 1.0));
+    let light: Vec<&LevelLoad> = judged.iter().copied().filter(|l| share(l) < 0.5).collect();
     let light = if light.is_empty() {
-        calm.iter().min_by_key(|l| l.users).into_iter().collect()
+        judged
+            .iter()
+            .copied()
+            .min_by_key(|l| l.users)
+            .into_iter()
+            .collect()
     } else {
         light
     };
-    let mut rest: Vec<f64> = light
+    let calm: Vec<&LevelLoad> = judged.iter().copied().filter(|l| share(l) < CALM).collect();
+    let here = HostScale {
+        cpu_speed: 1.0,
+        cpus: server_cpus,
+        disk_speed: 1.0,
+    };
+    let think_s = judged.iter().map(|l| l.think_s).sum::<f64>() / judged.len() as f64;
+    let most = calm
         .iter()
-        .map(|l| (l.response_s - cpu_s - disk_s).max(0.0))
-        .collect();
-    rest.sort_by(f64::total_cmp);
-    // The lower median: the middle, or the lesser of the two middles.
-    let delay_s = rest[(rest.len() - 1) / 2];
-    let shape_users = light
-        .iter()
-        .max_by(|a, b| a.throughput.total_cmp(&b.throughput))
-        .map_or(0, |l| l.users);
-    Ok(Demands {
+        .chain(&light)
+        .map(|l| l.users)
+        .max()
+        .unwrap_or(1);
+    let base = Demands {
         cpu_s,
+        cpu_by_share,
         cpu_range_s,
         disk_s,
-        delay_s,
+        delay_s: 0.0,
+        variability: 1.0,
         levels: used.len(),
-        shape_users,
-    })
+        shape_users: light
+            .iter()
+            .max_by(|a, b| a.throughput.total_cmp(&b.throughput))
+            .map_or(0, |l| l.users),
+    };
+    // The delay at a variability: what the light levels took beyond the
+    // model's stations, their queueing included (the lower median).
+    let with = |variability: f64| -> Result<Demands, PredictionError> {
+        let mut d = Demands {
+            variability,
+            ..base.clone()
+        };
+        let model = curve(&d, cpu_s, &here, think_s, None, most)?;
+        let mut rest: Vec<f64> = light
+            .iter()
+            .map(|l| (l.response_s - model.points[l.users as usize - 1].response_s).max(0.0))
+            .collect();
+        rest.sort_by(f64::total_cmp);
+        d.delay_s = rest[(rest.len() - 1) / 2];
+        Ok(d)
+    };
+    let miss = |d: &Demands| -> Result<f64, PredictionError> {
+        let model = curve(d, cpu_s, &here, think_s, None, most)?;
+        Ok(calm
+            .iter()
+            .map(|l| {
+                (model.points[l.users as usize - 1].response_s / l.response_s)
+                    .ln()
+                    .powi(2)
+            })
+            .sum())
+    };
+    let mut fitted = with(1.0)?;
+    if calm.len() >= 3 {
+        let mut nearest = miss(&fitted)?;
+        for step in (1..VARIABILITY_STEPS).rev() {
+            let candidate = with(f64::from(step) / f64::from(VARIABILITY_STEPS))?;
+            let error = miss(&candidate)?;
+            if error < nearest {
+                (fitted, nearest) = (candidate, error);
+            }
+        }
+    }
+    Ok(fitted)
 }
 
 /// A host the server runs on, against the measured one.
@@ -154,15 +258,15 @@ pub struct HostScale {
     pub disk_speed: f64,
 }
 
-/// The network of `demands` on `host`: the CPU with ⌈cpus⌉ servers (a
-/// fraction of a CPU is one server slower by that fraction), the disk,
-/// and the delay (kept apart: it queues for nothing).
+/// The network of `demands` on `host`, the CPU's demand `cpu_s` (of the
+/// measured host's CPU): the CPU with ⌈cpus⌉ servers (a fraction of a CPU
+/// is one server slower by that fraction), the disk, and the delay (kept
+/// apart: it queues for nothing).
 pub fn stations(demands: &Demands, cpu_s: f64, host: &HostScale) -> Vec<Station> {
-    let servers = host.cpus.ceil().max(1.0);
     let mut stations = vec![Station {
         name: "CPU".to_string(),
-        demand_s: cpu_s / host.cpu_speed * servers / host.cpus,
-        servers: servers as u32,
+        demand_s: cpu_station(cpu_s, host),
+        servers: host.cpus.ceil().max(1.0) as u32,
     }];
     if demands.disk_s > 0.0 {
         stations.push(Station {
@@ -174,8 +278,25 @@ pub fn stations(demands: &Demands, cpu_s: f64, host: &HostScale) -> Vec<Station>
     stations
 }
 
-/// The model's figures for 1..=`users` users: each point's response
-/// includes the delay.
+/// The CPU station's demand on `host` for `cpu_s` of the measured host's.
+fn cpu_station(cpu_s: f64, host: &HostScale) -> f64 {
+    let servers = host.cpus.ceil().max(1.0);
+    cpu_s / host.cpu_speed * servers / host.cpus
+}
+
+/// The model's points, and each one's response without queueing (the
+/// delay and every station's demand there).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub points: Vec<OperatingPoint>,
+    pub unqueued_s: Vec<f64>,
+}
+
+/// The model's figures for 1..=`users` users, from a full-CPU demand of
+/// `cpu_s`: each point's response includes the delay; the CPU's demand
+/// at each population is the one at the CPU's busy share with one user
+/// fewer ([`Demands::cpu_at`]), its queueing the demands' variability of
+/// exponential service's.
 pub fn curve(
     demands: &Demands,
     cpu_s: f64,
@@ -183,27 +304,30 @@ pub fn curve(
     think_s: f64,
     pool: Option<u32>,
     users: u32,
-) -> Result<Vec<OperatingPoint>, PredictionError> {
-    let stations = stations(demands, cpu_s, host);
+) -> Result<Curve, PredictionError> {
+    let idle = demands.cpu_at(cpu_s, 0.0);
+    let network_stations = stations(demands, idle, host);
+    let others: f64 = network_stations[1..].iter().map(|s| s.demand_s).sum();
     // A delay station is a longer think as far as the queues know.
-    let thinking = think_s + demands.delay_s;
-    let mut points = match pool {
-        Some(pool) => mva::solve_with_pool(&stations, thinking, users, pool)?,
-        None => mva::solve(&stations, thinking, users)?,
+    let mut network = Network::new(&network_stations, think_s + demands.delay_s, pool)?;
+    network.set_variability(demands.variability);
+    let mut curve = Curve {
+        points: Vec::with_capacity(users as usize),
+        unqueued_s: Vec::with_capacity(users as usize),
     };
-    for p in &mut points {
-        p.response_s += demands.delay_s;
+    let mut cpu_now = network_stations[0].demand_s;
+    for _ in 0..users {
+        let mut point = network.one_more();
+        point.response_s += demands.delay_s;
+        curve.unqueued_s.push(demands.delay_s + cpu_now + others);
+        if demands.cpu_by_share.len() > 1 {
+            let busy = point.utilization.first().copied().unwrap_or(0.0);
+            cpu_now = cpu_station(demands.cpu_at(cpu_s, busy), host);
+            network.set_demand(0, cpu_now);
+        }
+        curve.points.push(point);
     }
-    Ok(points)
-}
-
-/// A request's response time without queueing on `host`.
-pub fn unqueued_s(demands: &Demands, cpu_s: f64, host: &HostScale) -> f64 {
-    demands.delay_s
-        + stations(demands, cpu_s, host)
-            .iter()
-            .map(|s| s.demand_s)
-            .sum::<f64>()
+    Ok(curve)
 }
 
 /// The response times' shape: a light level's quantiles over their mean.
@@ -278,17 +402,14 @@ pub struct Predicted {
 }
 
 /// The curve's points with Apdex (T `t_s`, F `f_s`) and the 95th
-/// percentile.
-pub fn judged(
-    points: &[OperatingPoint],
-    shape: &Shape,
-    base_s: f64,
-    t_s: f64,
-    f_s: f64,
-) -> Vec<Predicted> {
-    points
+/// percentile: a request's time is the shape scaled to the point's
+/// unqueued response, plus an exponential wait of its mean queueing.
+pub fn judged(curve: &Curve, shape: &Shape, t_s: f64, f_s: f64) -> Vec<Predicted> {
+    curve
+        .points
         .iter()
-        .map(|p| {
+        .zip(&curve.unqueued_s)
+        .map(|(p, &base_s)| {
             let wait = (p.response_s - base_s).max(0.0);
             Predicted {
                 users: p.users,

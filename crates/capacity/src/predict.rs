@@ -7,7 +7,7 @@
 
 use headroom_analysis::capacity::ApdexGoal;
 use headroom_analysis::prediction::{
-    capacity, curve, demands, judged, unqueued_s, Demands, HostScale, LevelLoad, Predicted, Shape,
+    capacity, curve, demands, judged, Demands, HostScale, LevelLoad, Predicted, Shape,
 };
 use headroom_bundle::capacity::{read, Level};
 use headroom_bundle::manifest::read_manifest;
@@ -248,7 +248,7 @@ impl MeasuredServer {
             .levels
             .iter()
             .map(|l| {
-                let p = &points[l.users as usize - 1];
+                let p = &points.points[l.users as usize - 1];
                 Fit {
                     users: l.users,
                     measured_s: l.response_s,
@@ -269,14 +269,7 @@ impl MeasuredServer {
         let judge = |cpu_s: f64| -> Result<Vec<Predicted>, String> {
             let points = curve(&self.demands, cpu_s, host, self.think_s, self.pool, most)
                 .map_err(|e| e.to_string())?;
-            let base = unqueued_s(&self.demands, cpu_s, host);
-            Ok(judged(
-                &points,
-                &self.shape,
-                base,
-                self.apdex_t_s,
-                self.apdex_f_s,
-            ))
+            Ok(judged(&points, &self.shape, self.apdex_t_s, self.apdex_f_s))
         };
         let curve = judge(self.demands.cpu_s)?;
         let users = capacity(&curve, goal.apdex, p95);

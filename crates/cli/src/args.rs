@@ -145,6 +145,11 @@ pub struct PredictArgs {
     /// docs/json.md#predict).
     #[arg(long)]
     pub json: bool,
+
+    /// Also write the page of the prediction (the model against the levels measured, each
+    /// host's predicted Apdex and throughput against users) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

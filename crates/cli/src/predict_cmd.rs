@@ -6,6 +6,7 @@
 use crate::args::PredictArgs;
 use headroom_bench::host_scale::{scale, MeasuredHost, ScaledHost, TargetHost};
 use headroom_capacity::predict::{read_search, Fit, MeasuredServer, Prediction};
+use headroom_report::predict_html::{render_prediction_report, HostCurve};
 use std::process::ExitCode;
 
 /// The curve is drawn to this many times the measured capacity's users.
@@ -53,6 +54,9 @@ fn predict(args: &PredictArgs) -> Result<(), String> {
         let prediction = server.predict(&host.scale, most)?;
         predictions.push((host, prediction));
     }
+    if let Some(path) = &args.html {
+        write_html(path, &server, &fits, &itself, &predictions)?;
+    }
     if args.json {
         println!("{}", json(&server, &fits, &itself, &predictions));
     } else {
@@ -60,6 +64,42 @@ fn predict(args: &PredictArgs) -> Result<(), String> {
             println!("{line}");
         }
     }
+    Ok(())
+}
+
+/// The page of the prediction, written to `path`.
+fn write_html(
+    path: &std::path::Path,
+    server: &MeasuredServer,
+    fits: &[Fit],
+    itself: &Prediction,
+    predictions: &[(ScaledHost, Prediction)],
+) -> Result<(), String> {
+    let mut findings = header(server);
+    findings.extend(against_the_search(server, itself));
+    findings.push(assumed(server));
+    let answers: Vec<String> = predictions
+        .iter()
+        .map(|(host, p)| answer(server, host, p))
+        .collect();
+    let hosts: Vec<HostCurve<'_>> = predictions
+        .iter()
+        .zip(&answers)
+        .map(|((host, p), answer)| HostCurve {
+            name: &host.name,
+            answer,
+            notes: &host.notes,
+            prediction: p,
+        })
+        .collect();
+    let page = render_prediction_report(server, fits, itself, &findings, &hosts);
+    std::fs::write(path, page).map_err(|e| {
+        format!(
+            "cannot write the page to {}: {e} (is its directory there and writable?)",
+            path.display()
+        )
+    })?;
+    eprintln!("the page: {}", path.display());
     Ok(())
 }
 
@@ -93,12 +133,8 @@ fn against_the_search(server: &MeasuredServer, itself: &Prediction) -> Vec<Strin
     lines
 }
 
-fn describe(
-    server: &MeasuredServer,
-    fits: &[Fit],
-    itself: &Prediction,
-    predictions: &[(ScaledHost, Prediction)],
-) -> Vec<String> {
+/// What one user is, the server, and a request's demands.
+fn header(server: &MeasuredServer) -> Vec<String> {
     let d = &server.demands;
     let unit = &server.rate_unit;
     let mut lines = Vec::new();
@@ -115,15 +151,74 @@ fn describe(
             server.dir.display()
         ),
         format!(
-            "a request ({unit}) needs: CPU {} (the levels: {}–{}), disk {}, and {} unqueued elsewhere (the network, the generator); users think {:.1} s",
-            ms(d.cpu_s),
+            "a request ({unit}) needs: CPU {} (the levels at 70% of the CPU or more: {}–{}), disk {}, and {} unqueued elsewhere (the network, the generator); users think {:.1} s",
+            match (d.cpu_by_share.first(), d.cpu_by_share.last()) {
+                (Some(&(light, _)), Some(&(busy, _))) if light < busy => format!(
+                    "{} on a full CPU, {} with it {:.0}% busy",
+                    ms(d.cpu_at(d.cpu_s, busy)),
+                    ms(d.cpu_at(d.cpu_s, light)),
+                    100.0 * light
+                ),
+                _ => ms(d.cpu_s),
+            },
             ms(d.cpu_range_s[0]),
             ms(d.cpu_range_s[1]),
             ms(d.disk_s),
             ms(d.delay_s),
             server.think_s
         ),
-        "the model (exact mean value analysis, the CPU of several cores exact, not Schweitzer's approximation) against the levels measured:".to_string(),
+        if d.variability < 1.0 {
+            format!(
+                "the model: mean value analysis, a request's CPU as the levels measured it at each busy share; its queues {:.0}% of exponential service's (the levels below the knee queued less)",
+                100.0 * d.variability
+            )
+        } else {
+            "the model: mean value analysis, a request's CPU as the levels measured it at each busy share; its queues as exponential service's".to_string()
+        },
+    ]);
+    lines
+}
+
+/// A host's answer in words.
+fn answer(server: &MeasuredServer, host: &ScaledHost, p: &Prediction) -> String {
+    let goal = &server.goal;
+    let users = match (p.users, p.range) {
+        (Some(n), [Some(a), Some(b)]) if a != b => format!(
+            "about {n} {} (between {a} and {b}) at Apdex ≥ {:.2}, limited by {}",
+            server.users_are, goal.apdex, p.limited_by
+        ),
+        (Some(n), _) => format!(
+            "about {n} {} at Apdex ≥ {:.2}, limited by {}",
+            server.users_are, goal.apdex, p.limited_by
+        ),
+        (None, _) => format!(
+            "not one user at Apdex ≥ {:.2}: a request alone takes too long there",
+            goal.apdex
+        ),
+    };
+    format!("on {}: {users}", host.name)
+}
+
+/// The same software, data and users; what the interval is.
+fn assumed(server: &MeasuredServer) -> String {
+    let answer_here = server
+        .measured_users
+        .map_or("no answer".to_string(), |n| n.to_string());
+    format!(
+        "(measured here: {answer_here}; the same software, dataset and users; the interval is the model with the least and the most CPU a level measured)"
+    )
+}
+
+fn describe(
+    server: &MeasuredServer,
+    fits: &[Fit],
+    itself: &Prediction,
+    predictions: &[(ScaledHost, Prediction)],
+) -> Vec<String> {
+    let unit = &server.rate_unit;
+    let mut lines = header(server);
+    lines.extend([
+        "the model against the levels measured:".to_string(),
         format!(
             "  {:>6}  {:>12}  {:>12}  {:>7}  {:>14}  {:>14}",
             "users", "measured", "model", "error", "measured rate", "model rate"
@@ -141,30 +236,10 @@ fn describe(
         ));
     }
     lines.extend(against_the_search(server, itself));
-    let goal = &server.goal;
-    let answer_here = server
-        .measured_users
-        .map_or("no answer".to_string(), |n| n.to_string());
     for (host, p) in predictions {
         lines.push(String::new());
-        let users = match (p.users, p.range) {
-            (Some(n), [Some(a), Some(b)]) if a != b => format!(
-                "about {n} {} (between {a} and {b}) at Apdex ≥ {:.2}, limited by {}",
-                server.users_are, goal.apdex, p.limited_by
-            ),
-            (Some(n), _) => format!(
-                "about {n} {} at Apdex ≥ {:.2}, limited by {}",
-                server.users_are, goal.apdex, p.limited_by
-            ),
-            (None, _) => format!(
-                "not one user at Apdex ≥ {:.2}: a request alone takes too long there",
-                goal.apdex
-            ),
-        };
-        lines.push(format!("on {}: {users}", host.name));
-        lines.push(format!(
-            "  (measured here: {answer_here}; the same software, dataset and users; the interval is the model with the least and the most CPU a level measured)"
-        ));
+        lines.push(answer(server, host, p));
+        lines.push(format!("  {}", assumed(server)));
         for note in &host.notes {
             lines.push(format!("  {note}"));
         }
@@ -224,9 +299,11 @@ fn json(
         "model_users": itself.users,
         "demands": {
             "cpu_s": d.cpu_s,
+            "cpu_by_share": d.cpu_by_share,
             "cpu_range_s": d.cpu_range_s,
             "disk_s": d.disk_s,
             "delay_s": d.delay_s,
+            "variability": d.variability,
             "levels": d.levels,
         },
         "fit": fits.iter().map(|f| serde_json::json!({

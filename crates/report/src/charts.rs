@@ -23,6 +23,7 @@ pub struct ChartSeries {
 }
 
 /// A shaded span of seconds with its meaning (drawn behind the lines).
+#[derive(Clone)]
 pub struct Span {
     pub from: f64,
     pub to: f64,

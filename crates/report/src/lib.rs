@@ -19,6 +19,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod live;
+pub mod predict_html;
 pub mod run_data;
 pub mod terminal;
 pub mod traffic_html;

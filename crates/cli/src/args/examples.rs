@@ -268,6 +268,7 @@ Examples:
 pub const PREDICT: &str = "\
 Examples:
   headroom predict runs/search --for cpus=0.5 --for cpus=0.25
+  headroom predict runs/search --for cpus=0.5 --html predict.html
   # a Pi 4, with this host's CPU speed from a bench run here
   headroom bench cpu --out here && \\
     headroom predict runs/search --for pi4 --bench-here here

@@ -204,6 +204,7 @@ fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
     let dir = temp_dir("predict");
     std::fs::create_dir_all(&dir).unwrap();
     let (base, _) = search(&dir, "one", "1");
+    let page = dir.join("predict.html");
     let output = run(&[
         "predict",
         base.to_str().unwrap(),
@@ -212,6 +213,8 @@ fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
         "--for",
         "cpus=0.5",
         "--json",
+        "--html",
+        page.to_str().unwrap(),
     ]);
     assert!(output.status.success(), "{}", text(&output));
     let prediction: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -220,6 +223,17 @@ fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
     let rate = predicted["curve"][users as usize - 1]["rate"]
         .as_f64()
         .unwrap();
+    // The page: the levels beside the model, each a row; the host's
+    // predicted curves.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let levels = prediction["fit"].as_array().unwrap().len();
+    assert!(levels >= 3, "{}", prediction["fit"]);
+    assert_eq!(html.matches("<tr><td>").count(), levels, "{html}");
+    assert!(html.matches("<svg").count() >= 4, "{html}");
+    assert!(html.contains("The model against the levels measured"));
+    assert!(html.contains(&format!(
+        "on this host, the server on 0.5 CPU: about {users} users"
+    )));
     let (_, half) = search(&dir, "half", "0.5");
     let measured = half["capacity"]["users"].as_f64().unwrap();
     let measured_rate = half["capacity"]["rps"].as_f64().unwrap();
