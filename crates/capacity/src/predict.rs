@@ -7,7 +7,7 @@
 
 use headroom_analysis::capacity::ApdexGoal;
 use headroom_analysis::prediction::{
-    capacity, curve, demands, judged, Demands, HostScale, LevelLoad, Predicted, Shape,
+    capacity, curve, demands, judged, Demands, HostScale, LevelLoad, Predicted, Shape, BUSY,
 };
 use headroom_bundle::capacity::{read, Level};
 use headroom_bundle::manifest::read_manifest;
@@ -290,7 +290,7 @@ impl MeasuredServer {
                             (0, 0.0),
                             |best, (i, u)| if *u > best.1 { (i, *u) } else { best },
                         );
-                if busiest >= 0.7 {
+                if busiest >= BUSY {
                     names.get(at).unwrap_or(&"CPU").to_string()
                 } else if self.pool.is_some() {
                     "the worker pool".to_string()

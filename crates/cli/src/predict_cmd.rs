@@ -4,6 +4,7 @@
 //! ([`headroom_bench::host_scale`]).
 
 use crate::args::PredictArgs;
+use headroom_analysis::prediction::BUSY;
 use headroom_bench::host_scale::{scale, MeasuredHost, ScaledHost, TargetHost};
 use headroom_capacity::predict::{read_search, Fit, MeasuredServer, Prediction};
 use headroom_report::predict_html::{render_prediction_report, HostCurve};
@@ -151,7 +152,7 @@ fn header(server: &MeasuredServer) -> Vec<String> {
             server.dir.display()
         ),
         format!(
-            "a request ({unit}) needs: CPU {} (the levels at 70% of the CPU or more: {}–{}), disk {}, and {} unqueued elsewhere (the network, the generator); users think {:.1} s",
+            "a request ({unit}) needs: CPU {} (the levels at {:.0}% of the CPU or more: {}–{}), disk {}, and {} unqueued elsewhere (the network, the generator); users think {:.1} s",
             match (d.cpu_by_share.first(), d.cpu_by_share.last()) {
                 (Some(&(light, _)), Some(&(busy, _))) if light < busy => format!(
                     "{} on a full CPU, {} with it {:.0}% busy",
@@ -161,6 +162,7 @@ fn header(server: &MeasuredServer) -> Vec<String> {
                 ),
                 _ => ms(d.cpu_s),
             },
+            100.0 * BUSY,
             ms(d.cpu_range_s[0]),
             ms(d.cpu_range_s[1]),
             ms(d.disk_s),

@@ -86,6 +86,9 @@ const TICK_ROOM: u32 = 14;
 /// A rate ("requests/s", "per second") is not a count.
 const COUNT_WORDS: &[&str] = &[
     "users",
+    "students",
+    "student",
+    "visitors",
     "user",
     "vus",
     "nodes",

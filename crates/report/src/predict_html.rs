@@ -6,6 +6,7 @@
 
 use crate::charts::{apdex_bands, line_chart, ChartSeries, LineChart, Span};
 use crate::html::{escape, STYLE};
+use headroom_analysis::prediction::{Predicted, CALM};
 use headroom_capacity::predict::{Fit, MeasuredServer, Prediction};
 use plotters::style::RGBColor;
 use std::fmt::Write;
@@ -79,6 +80,47 @@ fn figure(html: &mut String, chart: &LineChart<'_>, caption: &str) {
     );
 }
 
+/// The levels' figure (`measured`) beside the model's (`model`) to
+/// `upto` users.
+fn beside(
+    fits: &[&Fit],
+    itself: &Prediction,
+    upto: usize,
+    measured: fn(&Fit) -> f64,
+    model: fn(&Predicted) -> f64,
+) -> Vec<ChartSeries> {
+    vec![
+        ChartSeries {
+            name: "measured (the levels)".into(),
+            points: fits
+                .iter()
+                .map(|f| (f64::from(f.users), measured(f)))
+                .collect(),
+        },
+        ChartSeries {
+            name: "model".into(),
+            points: thinned(&itself.curve, upto, |p| (f64::from(p.users), model(p))),
+        },
+    ]
+}
+
+/// Each host's predicted `value` to `upto` users.
+fn per_host(
+    hosts: &[HostCurve<'_>],
+    upto: usize,
+    value: fn(&Predicted) -> f64,
+) -> Vec<ChartSeries> {
+    hosts
+        .iter()
+        .map(|h| ChartSeries {
+            name: h.name.to_string(),
+            points: thinned(&h.prediction.curve, upto, |p| {
+                (f64::from(p.users), value(p))
+            }),
+        })
+        .collect()
+}
+
 fn the_measured_host(
     html: &mut String,
     server: &MeasuredServer,
@@ -96,107 +138,83 @@ fn the_measured_host(
          users, think time and server): where they part, the model misses something this host \
          did.</p>\n<div class=\"charts\">"
     );
-    let measured_ms: Vec<(f64, f64)> = fits
-        .iter()
-        .map(|f| (f64::from(f.users), f.measured_s * 1000.0))
-        .collect();
-    let model_ms = thinned(&itself.curve, upto, |p| {
-        (f64::from(p.users), p.response_s * 1000.0)
-    });
+    let all: Vec<&Fit> = fits.iter().collect();
+    let response_ms = |f: &Fit| f.measured_s * 1000.0;
+    let model_ms = |p: &Predicted| p.response_s * 1000.0;
+    let users = server.users_are.as_str();
     figure(
         html,
         &LineChart {
-            title: "Mean response time against users",
-            x_label: "users",
+            title: &format!("Mean response time against {users}"),
+            x_label: users,
             y_label: "ms",
             x_max,
             y_max: None,
-            series: vec![
-                ChartSeries {
-                    name: "measured (the levels)".into(),
-                    points: measured_ms,
-                },
-                ChartSeries {
-                    name: "model".into(),
-                    points: model_ms,
-                },
-            ],
+            series: beside(&all, itself, upto, response_ms, model_ms),
             spans: Vec::new(),
             bands: Vec::new(),
         },
         "The levels' mean response time, joined in order of users, and the model's for every number of users.",
     );
-    // Below the knee: the levels whose server used less than 90% of its
-    // CPU, where a response is its unqueued time and a little queueing.
+    // Below the knee: the levels whose server used less of its CPU than
+    // the model's fit of the queueing counts as calm.
     let calm = server
         .levels
         .iter()
-        .filter(|l| l.cpu_busy < 0.9 * server.server_cpus)
+        .filter(|l| l.cpu_busy < CALM * server.server_cpus)
         .map(|l| l.users)
         .max();
     if let Some(calm) = calm.filter(|&c| c < widest) {
-        let below: Vec<(f64, f64)> = fits
-            .iter()
-            .filter(|f| f.users <= calm)
-            .map(|f| (f64::from(f.users), f.measured_s * 1000.0))
-            .collect();
+        let below: Vec<&Fit> = fits.iter().filter(|f| f.users <= calm).collect();
         let x_calm = f64::from(calm) * 1.05;
         figure(
             html,
             &LineChart {
                 title: "Mean response time below the knee",
-                x_label: "users",
+                x_label: users,
                 y_label: "ms",
                 x_max: x_calm,
                 y_max: None,
-                series: vec![
-                    ChartSeries {
-                        name: "measured (the levels)".into(),
-                        points: below,
-                    },
-                    ChartSeries {
-                        name: "model".into(),
-                        points: thinned(&itself.curve, x_calm.ceil() as usize, |p| {
-                            (f64::from(p.users), p.response_s * 1000.0)
-                        }),
-                    },
-                ],
+                series: beside(
+                    &below,
+                    itself,
+                    x_calm.ceil() as usize,
+                    response_ms,
+                    model_ms,
+                ),
                 spans: Vec::new(),
                 bands: Vec::new(),
             },
-            "The same, to the last level whose server used less than 90% of its CPU.",
+            &format!(
+                "The same, to the last level whose server used less than {:.0}% of its CPU.",
+                100.0 * CALM
+            ),
         );
     }
-    let measured_rate: Vec<(f64, f64)> = fits
-        .iter()
-        .map(|f| (f64::from(f.users), f.measured_throughput))
-        .collect();
-    let model_rate = thinned(&itself.curve, upto, |p| (f64::from(p.users), p.throughput));
     figure(
         html,
         &LineChart {
-            title: "Throughput against users",
-            x_label: "users",
+            title: &format!("Throughput against {users}"),
+            x_label: users,
             y_label: unit,
             x_max,
             y_max: None,
-            series: vec![
-                ChartSeries {
-                    name: "measured (the levels)".into(),
-                    points: measured_rate,
-                },
-                ChartSeries {
-                    name: "model".into(),
-                    points: model_rate,
-                },
-            ],
+            series: beside(
+                &all,
+                itself,
+                upto,
+                |f| f.measured_throughput,
+                |p| p.throughput,
+            ),
             spans: Vec::new(),
             bands: Vec::new(),
         },
         "It flattens where the model's CPU (or disk, or pool) is full.",
     );
-    html.push_str(
-        "</div>\n<table><thead><tr><th>users</th><th>measured</th><th>model</th><th>error</th>",
+    let _ = write!(
+        html,
+        "</div>\n<table><thead><tr><th>{}</th><th>measured</th><th>model</th><th>error</th>",
+        escape(users)
     );
     let _ = write!(
         html,
@@ -228,28 +246,12 @@ fn other_hosts(html: &mut String, server: &MeasuredServer, hosts: &[HostCurve<'_
     };
     let widest = hosts.iter().map(reach).max().unwrap_or(1);
     let x_max = widest as f64;
-    let mut apdex: Vec<ChartSeries> = hosts
-        .iter()
-        .map(|h| ChartSeries {
-            name: h.name.to_string(),
-            points: thinned(&h.prediction.curve, widest, |p| {
-                (f64::from(p.users), p.apdex)
-            }),
-        })
-        .collect();
+    let mut apdex = per_host(hosts, widest, |p| p.apdex);
     apdex.push(ChartSeries {
         name: "target".into(),
         points: vec![(0.0, server.goal.apdex), (x_max, server.goal.apdex)],
     });
-    let rates: Vec<ChartSeries> = hosts
-        .iter()
-        .map(|h| ChartSeries {
-            name: h.name.to_string(),
-            points: thinned(&h.prediction.curve, widest, |p| {
-                (f64::from(p.users), p.throughput)
-            }),
-        })
-        .collect();
+    let rates = per_host(hosts, widest, |p| p.throughput);
     let answers: Vec<Span> = hosts
         .iter()
         .filter_map(|h| h.prediction.users)
@@ -275,8 +277,8 @@ fn other_hosts(html: &mut String, server: &MeasuredServer, hosts: &[HostCurve<'_
     figure(
         html,
         &LineChart {
-            title: "Predicted Apdex against users",
-            x_label: "users",
+            title: &format!("Predicted Apdex against {}", server.users_are),
+            x_label: &server.users_are,
             y_label: "Apdex",
             x_max,
             y_max: Some(1.0),
@@ -289,8 +291,8 @@ fn other_hosts(html: &mut String, server: &MeasuredServer, hosts: &[HostCurve<'_
     figure(
         html,
         &LineChart {
-            title: "Predicted throughput against users",
-            x_label: "users",
+            title: &format!("Predicted throughput against {}", server.users_are),
+            x_label: &server.users_are,
             y_label: unit,
             x_max,
             y_max: None,
