@@ -274,7 +274,9 @@ impl<'s> Connections<'s> {
         Some((client, Lease::Slot(lane)))
     }
 
-    /// Whether [`Connections::lend`] would lend a connection to `origin`.
+    /// Whether a connection to `origin` may be lent: a stream below the
+    /// HTTP/2 connection's limit, or a slot not lent (none while the
+    /// first connection to a host that may speak HTTP/2 is being made).
     fn free(&self, origin: usize) -> bool {
         if let Some(owner) = self.owner(origin) {
             let limit = self.slots[owner][origin]
@@ -375,20 +377,16 @@ impl Shared<'_> {
                     self.outcome.borrow_mut().left_out += 1;
                     continue;
                 };
-                if !connections.free(origin) {
+                let Some((mut client, lease)) = connections.lend(origin, self.ctx.scenario.timeout)
+                else {
                     all_blocked += usize::from(!std::mem::replace(&mut blocked[origin], true));
                     at += 1;
                     continue;
-                }
+                };
                 let resource = self.queue.borrow_mut().remove(at).expect("looked at");
                 let Some(validators) = self.look_up(&resource) else {
-                    continue;
-                };
-                let Some((mut client, lease)) = connections.lend(origin, self.ctx.scenario.timeout)
-                else {
-                    // free() said it would lend: not reached.
-                    self.queue.borrow_mut().insert(at, resource);
-                    at += 1;
+                    // Fresh in the cache: nothing to fetch.
+                    connections.give_back(origin, lease, client);
                     continue;
                 };
                 let mut buffers = spare.pop().unwrap_or_default();
