@@ -27,6 +27,10 @@ pub struct HostFigures {
     pub cpu_peak: Option<f64>,
     pub memory_avg: Option<f64>,
     pub disk_avg: Option<f64>,
+    /// The disks' operations a second together (reads and writes), on
+    /// average.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_iops_avg: Option<f64>,
     pub net_link_avg: Option<f64>,
     pub temperature_max: Option<f64>,
     pub throttled_seconds: u64,
@@ -46,6 +50,7 @@ pub struct HostSecond<'a> {
     pub cpu_pct: Option<f64>,
     pub memory_used_pct: Option<f64>,
     pub disk_util_pct: Option<f64>,
+    pub disk_iops: Option<f64>,
     pub net_link_pct: Option<f64>,
     pub temperature_max_c: Option<f64>,
     pub throttled: Option<bool>,
@@ -96,6 +101,7 @@ pub fn host_figures(host: &str, seconds: &[HostSecond]) -> HostFigures {
         cpu_peak: cpu.iter().copied().reduce(f64::max),
         memory_avg: average(&values(|s| s.memory_used_pct)),
         disk_avg: average(&values(|s| s.disk_util_pct)),
+        disk_iops_avg: average(&values(|s| s.disk_iops)),
         net_link_avg: average(&values(|s| s.net_link_pct)),
         temperature_max: values(|s| s.temperature_max_c).into_iter().reduce(f64::max),
         throttled_seconds: seconds.iter().filter(|s| s.throttled == Some(true)).count() as u64,

@@ -32,6 +32,8 @@ pub struct LevelLoad {
     pub cpu_busy: f64,
     /// The busiest disk's busy share (0–1), when measured.
     pub disk_busy: Option<f64>,
+    /// The disks' operations a second, when measured.
+    pub disk_iops: Option<f64>,
     /// The level met the search's target.
     pub met: bool,
 }
@@ -49,8 +51,13 @@ pub struct Demands {
     pub cpu_by_share: Vec<(f64, f64)>,
     /// The least and most of those levels' own CPU demands.
     pub cpu_range_s: [f64; 2],
-    /// Disk seconds a request (0 when not measured).
+    /// Disk seconds a request (0 when not measured), from the levels
+    /// below the knee where there are two.
     pub disk_s: f64,
+    /// Disk operations a request, reads and writes (0 when not measured):
+    /// a disk known by its operations a second serves a request in
+    /// these over them.
+    pub disk_ops: f64,
     /// The rest of a response: time no measured station accounts for
     /// (the median over the levels below half the CPU).
     pub delay_s: f64,
@@ -142,12 +149,12 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         return Err(PredictionError::TooFewLevels(used.len()));
     }
     // Least squares through the origin: busy = demand × throughput.
-    let through_origin = |busy: &dyn Fn(&LevelLoad) -> f64| {
-        let xy: f64 = used.iter().map(|l| busy(l) * l.throughput).sum();
-        let xx: f64 = used.iter().map(|l| l.throughput * l.throughput).sum();
+    let through_origin = |levels: &[&LevelLoad], busy: &dyn Fn(&LevelLoad) -> f64| {
+        let xy: f64 = levels.iter().map(|l| busy(l) * l.throughput).sum();
+        let xx: f64 = levels.iter().map(|l| l.throughput * l.throughput).sum();
         xy / xx
     };
-    let cpu_s = through_origin(&|l| l.cpu_busy);
+    let cpu_s = through_origin(&used, &|l| l.cpu_busy);
     if cpu_s.is_nan() || cpu_s <= 0.0 {
         return Err(PredictionError::NoCpu);
     }
@@ -156,11 +163,21 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         each.iter().copied().fold(f64::INFINITY, f64::min),
         each.iter().copied().fold(0.0, f64::max),
     ];
-    let disk_s = if used.iter().all(|l| l.disk_busy.is_some()) {
-        through_origin(&|l| l.disk_busy.unwrap_or(0.0)).max(0.0)
-    } else {
-        0.0
+    // The disk's from the levels below the knee, where there are two: a
+    // host limited by its disk runs its CPU there, and a server past its
+    // knee does more disk work a request (the testbed on SQLite: about 7
+    // operations below it, 8.1–8.4 beyond).
+    let below: Vec<&LevelLoad> = judged.iter().copied().filter(|l| share(l) < BUSY).collect();
+    let disk_levels = if below.len() >= 2 { &below } else { &used };
+    let disk_fit = |figure: fn(&LevelLoad) -> Option<f64>| {
+        if disk_levels.iter().all(|l| figure(l).is_some()) {
+            through_origin(disk_levels, &|l| figure(l).unwrap_or(0.0)).max(0.0)
+        } else {
+            0.0
+        }
     };
+    let disk_s = disk_fit(|l| l.disk_busy);
+    let disk_ops = disk_fit(|l| l.disk_iops);
     // Below BUSY each level's own; a full CPU's is the fitted figure.
     let mut cpu_by_share: Vec<(f64, f64)> = judged
         .iter()
@@ -185,6 +202,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         cpu_speed: 1.0,
         cpus: server_cpus,
         disk_speed: 1.0,
+        disk_iops: None,
     };
     let think_s = judged.iter().map(|l| l.think_s).sum::<f64>() / judged.len() as f64;
     let most = calm
@@ -198,6 +216,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         cpu_by_share,
         cpu_range_s,
         disk_s,
+        disk_ops,
         delay_s: 0.0,
         variability: 1.0,
         levels: used.len(),
@@ -256,11 +275,17 @@ pub struct HostScale {
     pub cpus: f64,
     /// Its disk's random IOPS over the measured host's (1: the same).
     pub disk_speed: f64,
+    /// Its disk's operations a second, when given: a request's disk
+    /// demand is then its operations over these, not the measured disk's
+    /// busy time scaled.
+    pub disk_iops: Option<f64>,
 }
 
 /// The network of `demands` on `host`, the CPU's demand `cpu_s` (of the
 /// measured host's CPU): the CPU with ⌈cpus⌉ servers (a fraction of a CPU
-/// is one server slower by that fraction), the disk, and the delay (kept
+/// is one server slower by that fraction), the disk (a request's
+/// operations over the host's operations a second when they are given,
+/// else the measured disk's busy time scaled), and the delay (kept
 /// apart: it queues for nothing).
 pub fn stations(demands: &Demands, cpu_s: f64, host: &HostScale) -> Vec<Station> {
     let mut stations = vec![Station {
@@ -268,14 +293,32 @@ pub fn stations(demands: &Demands, cpu_s: f64, host: &HostScale) -> Vec<Station>
         demand_s: cpu_station(cpu_s, host),
         servers: host.cpus.ceil().max(1.0) as u32,
     }];
-    if demands.disk_s > 0.0 {
+    let disk_s = match host.disk_iops {
+        Some(iops) if demands.disk_ops > 0.0 && iops > 0.0 => demands.disk_ops / iops,
+        _ => demands.disk_s / host.disk_speed,
+    };
+    if disk_s > 0.0 {
         stations.push(Station {
             name: "disk".to_string(),
-            demand_s: demands.disk_s / host.disk_speed,
+            demand_s: disk_s,
             servers: 1,
         });
     }
     stations
+}
+
+/// The disk's share of exponential service's queueing: a request's disk
+/// work is `ops` operations one after another, so its service's squared
+/// coefficient of variation is 1/`ops` of one exponential operation's,
+/// and Allen and Cunneen's wait, arrivals as random as a Poisson
+/// stream's, (1 + 1/`ops`) / 2 of exponential service's (1 below one
+/// operation, or when they were not measured).
+pub fn disk_variability(ops: f64) -> f64 {
+    if ops >= 1.0 {
+        (1.0 + 1.0 / ops) / 2.0
+    } else {
+        1.0
+    }
 }
 
 /// The CPU station's demand on `host` for `cpu_s` of the measured host's.
@@ -311,6 +354,9 @@ pub fn curve(
     // A delay station is a longer think as far as the queues know.
     let mut network = Network::new(&network_stations, think_s + demands.delay_s, pool)?;
     network.set_variability(demands.variability);
+    if network_stations.len() > 1 {
+        network.set_station_variability(1, disk_variability(demands.disk_ops));
+    }
     let mut curve = Curve {
         points: Vec::with_capacity(users as usize),
         unqueued_s: Vec::with_capacity(users as usize),

@@ -4,6 +4,7 @@ const SAME: HostScale = HostScale {
     cpu_speed: 1.0,
     cpus: 1.0,
     disk_speed: 1.0,
+    disk_iops: None,
 };
 
 /// Demands known exactly: CPU, disk and delay, s.
@@ -13,6 +14,7 @@ fn known(cpu_s: f64, disk_s: f64, delay_s: f64) -> Demands {
         cpu_by_share: Vec::new(),
         cpu_range_s: [cpu_s, cpu_s],
         disk_s,
+        disk_ops: 0.0,
         delay_s,
         variability: 1.0,
         levels: 0,
@@ -40,6 +42,7 @@ fn measured_from(truth: &Demands, users: &[u32]) -> Vec<LevelLoad> {
                 // The CPU's busy share, as the model holds it.
                 cpu_busy: p.utilization[0],
                 disk_busy: None,
+                disk_iops: None,
                 met: true,
             }
         })
@@ -156,6 +159,7 @@ fn a_slower_or_smaller_host_scales_the_cpu_demand() {
             cpu_speed: 0.5,
             cpus: 4.0,
             disk_speed: 0.1,
+            disk_iops: None,
         },
     );
     assert_eq!((pi[0].demand_s, pi[0].servers), (0.02, 4));
@@ -163,6 +167,49 @@ fn a_slower_or_smaller_host_scales_the_cpu_demand() {
     let one_and_half = stations(&d, 0.01, &HostScale { cpus: 1.5, ..SAME });
     assert_eq!(one_and_half[0].servers, 2);
     assert!((one_and_half[0].demand_s - 0.01 * 2.0 / 1.5).abs() < 1e-15);
+}
+
+#[test]
+fn a_disk_given_by_its_operations_a_second_serves_a_request_in_its_operations_over_them() {
+    // 40 users, 1 s of think, 1 ms of CPU; 8 disk operations a request
+    // measured on a disk that made them in 0.1 ms together.
+    let truth = known(0.001, 0.0001, 0.0);
+    let levels: Vec<LevelLoad> = measured_from(&truth, &[5, 20, 40, 80])
+        .into_iter()
+        .map(|l| LevelLoad {
+            disk_busy: Some(l.throughput * 0.0001),
+            // and 3 a second of the machine's own, whatever the load
+            disk_iops: Some(l.throughput * 8.0 + 3.0),
+            ..l
+        })
+        .collect();
+    let d = demands(&levels, 1.0).unwrap();
+    assert!((d.disk_s - 0.0001).abs() < 1e-9, "{d:?}");
+    assert!((d.disk_ops - 8.0).abs() < 0.1, "{d:?}");
+    // An SD card of 400 operations a second: 20 ms a request, a bound of
+    // 50 requests a second whatever the users.
+    let sd = HostScale {
+        disk_iops: Some(400.0),
+        ..SAME
+    };
+    let disk = &stations(&d, d.cpu_s, &sd)[1];
+    assert!((disk.demand_s - d.disk_ops / 400.0).abs() < 1e-12);
+    let points = curve(&d, d.cpu_s, &sd, 1.0, None, 200).unwrap().points;
+    let most = points.last().unwrap();
+    assert!(most.throughput <= 400.0 / d.disk_ops + 1e-9, "{most:?}");
+    assert!(most.throughput > 0.95 * 400.0 / d.disk_ops, "{most:?}");
+    assert!(most.utilization[1] > most.utilization[0]);
+    // 8 operations one after another queue (1 + 1/8) / 2 of one
+    // exponential operation's; under one, or unmeasured, as exponential.
+    assert!((disk_variability(d.disk_ops) - (1.0 + 1.0 / d.disk_ops) / 2.0).abs() < 1e-12);
+    assert_eq!(disk_variability(8.0), 0.5625);
+    assert_eq!(disk_variability(0.0), 1.0);
+    // Without the disk's operations the measured disk's time is scaled.
+    let scaled = HostScale {
+        disk_speed: 0.5,
+        ..SAME
+    };
+    assert!((stations(&d, d.cpu_s, &scaled)[1].demand_s - 0.0002).abs() < 1e-12);
 }
 
 #[test]

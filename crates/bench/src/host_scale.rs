@@ -61,6 +61,39 @@ impl TargetHost {
     }
 }
 
+/// A host to predict for and, when the user gave them, its disk's
+/// operations a second (an SD card's, for a Pi).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredictedHost {
+    pub host: TargetHost,
+    pub disk_iops: Option<f64>,
+}
+
+impl PredictedHost {
+    /// A host as [`TargetHost::parse`] takes it, optionally followed by
+    /// `,iops=N`: `pi4,iops=1500`, `cpus=0.5,iops=200`.
+    pub fn parse(text: &str) -> Result<PredictedHost, String> {
+        let Some((host, iops)) = text.rsplit_once(',').filter(|_| !Path::new(text).is_dir()) else {
+            return Ok(PredictedHost {
+                host: TargetHost::parse(text)?,
+                disk_iops: None,
+            });
+        };
+        let disk_iops = match iops.strip_prefix("iops=").map(str::parse::<f64>) {
+            Some(Ok(n)) if n.is_finite() && n >= 1.0 => n,
+            _ => {
+                return Err(format!(
+                    "--for {text}: after the host, ',iops=N' gives its disk's operations a second (N at least 1, e.g. pi4,iops=1500)"
+                ))
+            }
+        };
+        Ok(PredictedHost {
+            host: TargetHost::parse(host)?,
+            disk_iops: Some(disk_iops),
+        })
+    }
+}
+
 /// The host as the model scales to it, its name, and what the reader must
 /// know of the scaling.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +168,8 @@ fn random_read_iops(bundle: &BenchBundle) -> Option<f64> {
 /// Scales to `target` from the measured host; refuses a host with more
 /// CPU than the server had (nothing measured says where its other limits
 /// are).
-pub fn scale(target: &TargetHost, here: &MeasuredHost<'_>) -> Result<ScaledHost, String> {
+pub fn scale(wanted: &PredictedHost, here: &MeasuredHost<'_>) -> Result<ScaledHost, String> {
+    let target = &wanted.host;
     let mut notes = Vec::new();
     let here_core = || {
         let bench = here.bench.ok_or_else(|| {
@@ -143,13 +177,14 @@ pub fn scale(target: &TargetHost, here: &MeasuredHost<'_>) -> Result<ScaledHost,
         })?;
         per_core(bench).ok_or_else(here_cpu_missing)
     };
-    let (name, scale) = match target {
+    let (mut name, mut scale) = match target {
         TargetHost::Cpus(cpus) => (
             format!("this host, the server on {cpus} CPU"),
             HostScale {
                 cpu_speed: 1.0,
                 cpus: *cpus,
                 disk_speed: 1.0,
+                disk_iops: None,
             },
         ),
         TargetHost::Reference { name, cores } => {
@@ -174,6 +209,7 @@ pub fn scale(target: &TargetHost, here: &MeasuredHost<'_>) -> Result<ScaledHost,
                     cpu_speed: speed,
                     cpus: f64::from(*cores),
                     disk_speed: 1.0,
+                    disk_iops: None,
                 },
             )
         }
@@ -221,6 +257,7 @@ pub fn scale(target: &TargetHost, here: &MeasuredHost<'_>) -> Result<ScaledHost,
                     cpu_speed: speed,
                     cpus: cores,
                     disk_speed,
+                    disk_iops: None,
                 },
             )
         }
@@ -236,6 +273,14 @@ pub fn scale(target: &TargetHost, here: &MeasuredHost<'_>) -> Result<ScaledHost,
                 String::new()
             }
         ));
+    }
+    if let Some(iops) = wanted.disk_iops {
+        notes.retain(|n| !n.starts_with("disk:"));
+        notes.push(format!(
+            "disk: {iops:.0} operations a second (given): a request's disk operations, as measured here, over them, as one queue"
+        ));
+        name = format!("{name}, a disk of {iops:.0} IOPS");
+        scale.disk_iops = Some(iops);
     }
     Ok(ScaledHost { name, scale, notes })
 }
@@ -257,6 +302,33 @@ mod tests {
         for bad in ["cpus=0", "cpus=x", "pi3", "/nonexistent"] {
             assert!(TargetHost::parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            PredictedHost::parse("cpus=0.5,iops=200"),
+            Ok(PredictedHost {
+                host: TargetHost::Cpus(0.5),
+                disk_iops: Some(200.0)
+            })
+        );
+        assert_eq!(PredictedHost::parse("pi5").map(|t| t.disk_iops), Ok(None));
+        for bad in ["pi4,iops=0", "pi4,iops=x", "pi4,sd", "pi3,iops=100"] {
+            assert!(PredictedHost::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_disk_given_by_its_operations_a_second_is_named_and_said() {
+        let here = MeasuredHost {
+            server_cpus: 1.0,
+            architecture: "x86_64",
+            bench: None,
+        };
+        let sd = scale(&PredictedHost::parse("cpus=1,iops=1000").unwrap(), &here).unwrap();
+        assert_eq!(sd.scale.disk_iops, Some(1000.0));
+        assert!(sd.name.ends_with("a disk of 1000 IOPS"), "{}", sd.name);
+        assert_eq!(
+            sd.notes.iter().filter(|n| n.starts_with("disk:")).count(),
+            1
+        );
     }
 
     #[test]
@@ -266,19 +338,12 @@ mod tests {
             architecture: "x86_64",
             bench: None,
         };
-        let half = scale(&TargetHost::Cpus(0.5), &here).unwrap();
+        let half = scale(&PredictedHost::parse("cpus=0.5").unwrap(), &here).unwrap();
         assert_eq!(half.scale.cpus, 0.5);
-        let error = scale(&TargetHost::Cpus(2.0), &here).unwrap_err();
+        let error = scale(&PredictedHost::parse("cpus=2").unwrap(), &here).unwrap_err();
         assert!(error.contains("more CPU than the server had"), "{error}");
         // A Pi needs this host's own CPU figure.
-        let error = scale(
-            &TargetHost::Reference {
-                name: "Raspberry Pi 4",
-                cores: 4,
-            },
-            &here,
-        )
-        .unwrap_err();
+        let error = scale(&PredictedHost::parse("pi4").unwrap(), &here).unwrap_err();
         assert!(error.contains("--bench-here"), "{error}");
     }
 }

@@ -135,6 +135,8 @@ pub struct ResourceRow {
     pub cpu_pct: Option<f64>,
     pub memory_used_pct: Option<f64>,
     pub disk_util_pct: Option<f64>,
+    /// Operations a second, reads and writes, all disks together.
+    pub disk_iops: Option<f64>,
     pub net_mbit_s: Option<f64>,
     /// The busiest interface's share of its link, when the capacity is known.
     pub net_link_pct: Option<f64>,
@@ -189,6 +191,7 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
         optional("throttled"),
         optional("net_link_pct"),
     );
+    let iops = optional("disk_iops");
     let (cpu, memory, disk, rx, tx, temperature) = (
         optional("cpu_pct"),
         optional("memory_used_pct"),
@@ -230,6 +233,7 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
             cpu_pct: value(cpu),
             memory_used_pct: value(memory),
             disk_util_pct: value(disk),
+            disk_iops: value(iops),
             net_mbit_s: net,
             net_link_pct: value(link),
             temperature_max_c: value(temperature),

@@ -309,6 +309,7 @@ mod tests {
                 cpu_peak: Some(cpu),
                 memory_avg: Some(40.0),
                 disk_avg: Some(disk),
+                disk_iops_avg: None,
                 net_link_avg: None,
                 temperature_max: Some(60.0),
                 throttled_seconds: throttled,

@@ -58,6 +58,7 @@ pub fn measure_level(
                     cpu_pct: r.cpu_pct,
                     memory_used_pct: r.memory_used_pct,
                     disk_util_pct: r.disk_util_pct,
+                    disk_iops: r.disk_iops,
                     net_link_pct: r.net_link_pct,
                     temperature_max_c: r.temperature_max_c,
                     throttled: r.throttled,

@@ -129,6 +129,7 @@ pub fn read_search(
                 think_s: l.think_s.unwrap_or(think_s),
                 cpu_busy: share / 100.0 * cores as f64,
                 disk_busy: figures.disk_avg.map(|d| d / 100.0),
+                disk_iops: figures.disk_iops_avg,
                 met: l.good,
             })
         })
@@ -228,6 +229,7 @@ impl MeasuredServer {
             cpu_speed: 1.0,
             cpus: self.server_cpus,
             disk_speed: 1.0,
+            disk_iops: None,
         }
     }
 

@@ -122,7 +122,8 @@ pub struct PredictArgs {
     pub search: PathBuf,
 
     /// The host to predict for: pi4, pi5, cpus=N (this host, the server limited to N CPUs), or
-    /// a `headroom bench` directory of the host (repeatable).
+    /// a `headroom bench` directory of the host (repeatable); `,iops=N` after it gives its
+    /// disk's operations a second (an SD card's: pi4,iops=1500).
     #[arg(long = "for", value_name = "HOST", required = true)]
     pub hosts: Vec<String>,
 

@@ -4,8 +4,8 @@
 //! ([`headroom_bench::host_scale`]).
 
 use crate::args::PredictArgs;
-use headroom_analysis::prediction::BUSY;
-use headroom_bench::host_scale::{scale, MeasuredHost, ScaledHost, TargetHost};
+use headroom_analysis::prediction::{disk_variability, BUSY};
+use headroom_bench::host_scale::{scale, MeasuredHost, PredictedHost, ScaledHost};
 use headroom_capacity::predict::{read_search, Fit, MeasuredServer, Prediction};
 use headroom_report::predict_html::{render_prediction_report, HostCurve};
 use std::process::ExitCode;
@@ -27,7 +27,7 @@ fn predict(args: &PredictArgs) -> Result<(), String> {
     let targets = args
         .hosts
         .iter()
-        .map(|h| TargetHost::parse(h))
+        .map(|h| PredictedHost::parse(h))
         .collect::<Result<Vec<_>, _>>()?;
     let server = read_search(&args.search, args.server_cpus, args.pool)?;
     let bench = match &args.bench_here {
@@ -165,18 +165,34 @@ fn header(server: &MeasuredServer) -> Vec<String> {
             100.0 * BUSY,
             ms(d.cpu_range_s[0]),
             ms(d.cpu_range_s[1]),
-            ms(d.disk_s),
+            if d.disk_ops > 0.0 {
+                format!("{} ({:.1} operations)", ms(d.disk_s), d.disk_ops)
+            } else {
+                ms(d.disk_s)
+            },
             ms(d.delay_s),
             server.think_s
         ),
-        if d.variability < 1.0 {
-            format!(
-                "the model: mean value analysis, a request's CPU as the levels measured it at each busy share; its queues {:.0}% of exponential service's (the levels below the knee queued less)",
-                100.0 * d.variability
-            )
-        } else {
-            "the model: mean value analysis, a request's CPU as the levels measured it at each busy share; its queues as exponential service's".to_string()
-        },
+        format!(
+            "the model: mean value analysis, a request's CPU as the levels measured it at each busy share; {}{}",
+            if d.variability < 1.0 {
+                format!(
+                    "its queues {:.0}% of exponential service's (the levels below the knee queued less)",
+                    100.0 * d.variability
+                )
+            } else {
+                "its queues as exponential service's".to_string()
+            },
+            if d.disk_ops >= 1.0 {
+                format!(
+                    "; the disk's {:.0}% ({:.1} operations one after another a request)",
+                    100.0 * disk_variability(d.disk_ops),
+                    d.disk_ops
+                )
+            } else {
+                String::new()
+            }
+        ),
     ]);
     lines
 }
@@ -245,9 +261,17 @@ fn describe(
         for note in &host.notes {
             lines.push(format!("  {note}"));
         }
+        // The disk's column when the model has a disk.
+        let disk = p.curve.first().is_some_and(|c| c.utilization.len() > 1);
         lines.push(format!(
-            "  {:>6}  {:>14}  {:>10}  {:>6}  {:>10}  {:>8}",
-            "users", "rate", "response", "Apdex", "p95", "CPU busy"
+            "  {:>6}  {:>14}  {:>10}  {:>6}  {:>10}  {:>8}{}",
+            "users",
+            "rate",
+            "response",
+            "Apdex",
+            "p95",
+            "CPU busy",
+            if disk { "  disk busy" } else { "" }
         ));
         let answer = p.users.unwrap_or(1);
         let mut shown: Vec<u32> = [
@@ -266,13 +290,17 @@ fn describe(
         for n in shown {
             let point = &p.curve[n as usize - 1];
             lines.push(format!(
-                "  {:>6}  {:>14}  {:>10}  {:>6.3}  {:>10}  {:>7.0}%",
+                "  {:>6}  {:>14}  {:>10}  {:>6.3}  {:>10}  {:>7.0}%{}",
                 n,
                 format!("{:.1} {unit}", point.throughput),
                 ms(point.response_s),
                 point.apdex,
                 ms(point.p95_s),
-                100.0 * point.utilization.first().copied().unwrap_or(0.0)
+                100.0 * point.utilization.first().copied().unwrap_or(0.0),
+                match point.utilization.get(1) {
+                    Some(busy) if disk => format!("  {:>8.0}%", 100.0 * busy),
+                    _ => String::new(),
+                }
             ));
         }
     }
@@ -304,8 +332,10 @@ fn json(
             "cpu_by_share": d.cpu_by_share,
             "cpu_range_s": d.cpu_range_s,
             "disk_s": d.disk_s,
+            "disk_ops": d.disk_ops,
             "delay_s": d.delay_s,
             "variability": d.variability,
+            "disk_variability": disk_variability(d.disk_ops),
             "levels": d.levels,
         },
         "fit": fits.iter().map(|f| serde_json::json!({
@@ -320,6 +350,7 @@ fn json(
             "cpu_speed": host.scale.cpu_speed,
             "cpus": host.scale.cpus,
             "disk_speed": host.scale.disk_speed,
+            "disk_iops": host.scale.disk_iops,
             "notes": host.notes,
             "users": p.users,
             "range": p.range,

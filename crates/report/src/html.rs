@@ -1199,6 +1199,7 @@ mod tests {
             cpu_pct: Some(1.0),
             memory_used_pct: None,
             disk_util_pct: None,
+            disk_iops: None,
             net_mbit_s: None,
             net_link_pct: None,
             temperature_max_c: None,

@@ -300,7 +300,7 @@ fn other_hosts(html: &mut String, server: &MeasuredServer, hosts: &[HostCurve<'_
             spans: answers,
             bands: Vec::new(),
         },
-        "Each host's throughput: it flattens where the host's CPU is full.",
+        "Each host's throughput: it flattens where its busiest station (the CPU, the disk or the pool) is full.",
     );
     html.push_str("</div>\n");
 }

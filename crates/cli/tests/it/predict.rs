@@ -1,5 +1,6 @@
 //! `headroom emulate` and `headroom predict`: a command's CPU held to its
-//! quota; an emulated Pi 4 calibrated by `bench cpu` inside it; the
+//! quota; an emulated Pi 4 calibrated by `bench cpu` inside it, an
+//! emulated disk by fio inside it; the
 //! testbed searched on one CPU, its capacity on half a CPU predicted and
 //! then measured on half; what the data cannot support refused.
 
@@ -121,6 +122,50 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
         "{inside:.0} events/s inside: {:+.1}%",
         100.0 * error
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// fio's 4 KiB random reads, then writes, direct, 16 in flight, inside
+/// `emulate --iops 500`: each within 5% of 500 a second (an SD card's
+/// figure is met as fio measures it).
+#[test]
+fn an_emulated_disk_does_its_iops() {
+    let _serial = serial();
+    let dir = temp_dir("emulate-iops");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("data");
+    // Laid out here, outside the limit.
+    std::fs::write(&file, vec![7u8; 16 << 20]).unwrap();
+    for rw in ["randread", "randwrite"] {
+        let output = run(&[
+            "emulate",
+            "--iops",
+            "500",
+            "--disk-dir",
+            dir.to_str().unwrap(),
+            "--",
+            "fio",
+            "--name=iops",
+            &format!("--filename={}", file.display()),
+            &format!("--rw={rw}"),
+            "--bs=4k",
+            "--size=16m",
+            "--direct=1",
+            "--ioengine=libaio",
+            "--iodepth=16",
+            "--runtime=3",
+            "--time_based",
+            "--output-format=json",
+        ]);
+        assert!(output.status.success(), "{}", text(&output));
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let side = if rw == "randread" { "read" } else { "write" };
+        let iops = report["jobs"][0][side]["iops"].as_f64().unwrap();
+        assert!(
+            (iops / 500.0 - 1.0).abs() <= 0.05,
+            "{rw}: {iops:.0} operations a second inside a limit of 500"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
