@@ -337,6 +337,27 @@ fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
         &["predict", blind.to_str().unwrap(), "--for", "cpus=0.5"],
         "the search watched no server process",
     );
+    // A search that kept no disk operations, and a disk given in them.
+    let mut diskless: serde_json::Value = serde_json::from_str(&capacity).unwrap();
+    for level in diskless["levels"].as_array_mut().unwrap() {
+        for host in level["resources"].as_array_mut().unwrap() {
+            host.as_object_mut().unwrap().remove("disk_iops_avg");
+        }
+    }
+    let old = dir.join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("capacity.json"), diskless.to_string()).unwrap();
+    refused(
+        &[
+            "predict",
+            old.to_str().unwrap(),
+            "--server-cpus",
+            "1",
+            "--for",
+            "cpus=1,iops=400",
+        ],
+        "did not keep the disks' operations a second",
+    );
     let output = run(&["predict", base, "--for", "pi3"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(text(&output).contains("not a host headroom knows"));
