@@ -193,10 +193,12 @@ pub fn scale(wanted: &PredictedHost, here: &MeasuredHost<'_>) -> Result<ScaledHo
             notes.push(format!(
                 "CPU: {speed:.2}× the measured host's per core, {cores} cores (sysbench prime on all cores: {all:.0} events/s, leoncode.co.uk)"
             ));
-            notes.push(
-                "disk: as measured here (the reference table has no random IOPS for a Pi's storage; give a `headroom bench` run on the Pi for its own)"
-                    .to_string(),
-            );
+            if wanted.disk_iops.is_none() {
+                notes.push(
+                    "disk: as measured here (the reference table has no random IOPS for a Pi's storage; give a `headroom bench` run on the Pi for its own, or its operations a second: pi4,iops=N)"
+                        .to_string(),
+                );
+            }
             if here.architecture != "aarch64" {
                 notes.push(format!(
                     "architecture: the measured host is {}, a Pi aarch64: the CPU ratio of one benchmark is all the model knows of the difference; PHP and databases may differ by more",
@@ -230,6 +232,8 @@ pub fn scale(wanted: &PredictedHost, here: &MeasuredHost<'_>) -> Result<ScaledHo
                 random_read_iops(&there),
                 here.bench.and_then(random_read_iops),
             ) {
+                // Given in operations a second: no ratio needed.
+                _ if wanted.disk_iops.is_some() => 1.0,
                 (Some(their), Some(ours)) if ours > 0.0 => {
                     notes.push(format!(
                         "disk: {:.2}× the measured host's random reads (fio, 4 KiB, QD 64: {their:.0} against {ours:.0} IOPS)",
@@ -275,7 +279,6 @@ pub fn scale(wanted: &PredictedHost, here: &MeasuredHost<'_>) -> Result<ScaledHo
         ));
     }
     if let Some(iops) = wanted.disk_iops {
-        notes.retain(|n| !n.starts_with("disk:"));
         notes.push(format!(
             "disk: {iops:.0} operations a second (given): a request's disk operations, as measured here, over them, as one queue"
         ));

@@ -30,12 +30,11 @@ fn predict(args: &PredictArgs) -> Result<(), String> {
         .map(|h| PredictedHost::parse(h))
         .collect::<Result<Vec<_>, _>>()?;
     let server = read_search(&args.search, args.server_cpus, args.pool)?;
-    if let Some(given) = targets.iter().find(|t| t.disk_iops.is_some()) {
+    if let Some(given) = targets.iter().find_map(|t| t.disk_iops) {
         if server.levels.iter().any(|l| l.disk_iops.is_none()) {
             return Err(format!(
-                "{}: the search's levels did not keep the disks' operations a second (searched before headroom kept them, or its monitoring saw no disk), so a disk given in them ({:.0} IOPS) cannot be modelled: search again with --monitor",
-                args.search.display(),
-                given.disk_iops.unwrap_or_default()
+                "{}: the search's levels did not keep the disks' operations a second (searched before headroom kept them, or its monitoring saw no disk), so a disk given in them ({given:.0} IOPS) cannot be modelled: search again with --monitor",
+                args.search.display()
             ));
         }
     }
