@@ -112,16 +112,22 @@ pub enum Rating {
 }
 
 impl Rating {
-    /// Rates a score. Scores are compared after rounding to two decimals, as
-    /// the bands are published with two decimals (0.935 rounds to 0.94: Excellent).
+    /// Rates a score by the band it lies in: a score below a band's lower
+    /// bound is in the band beneath, however close (0.498 is Unacceptable,
+    /// as the Moodle study calls anything below 0.50; 0.9399 is Good). The
+    /// score is not rounded first, so a rating agrees with the search's
+    /// comparison of the same score against its target.
     pub fn of(score: f64) -> Rating {
-        let hundredths = (score * 100.0).round() as i64;
-        match hundredths {
-            94.. => Rating::Excellent,
-            85..=93 => Rating::Good,
-            70..=84 => Rating::Fair,
-            50..=69 => Rating::Poor,
-            _ => Rating::Unacceptable,
+        if score >= 0.94 {
+            Rating::Excellent
+        } else if score >= 0.85 {
+            Rating::Good
+        } else if score >= 0.70 {
+            Rating::Fair
+        } else if score >= 0.50 {
+            Rating::Poor
+        } else {
+            Rating::Unacceptable
         }
     }
 
@@ -230,6 +236,23 @@ mod tests {
         assert_eq!(Rating::of(0.50), Rating::Poor);
         assert_eq!(Rating::of(0.49), Rating::Unacceptable);
         assert_eq!(Rating::of(0.0), Rating::Unacceptable);
+        // a score just below a bound is in the band beneath (000's u64SSD
+        // mm scored 0.498: unacceptable, not Poor)
+        assert_eq!(Rating::of(0.498), Rating::Unacceptable);
+        assert_eq!(Rating::of(0.4999), Rating::Unacceptable);
+        assert_eq!(Rating::of(0.500), Rating::Poor);
+        assert_eq!(Rating::of(0.935), Rating::Good);
+        assert_eq!(Rating::of(0.8499), Rating::Fair);
+        // scores made of counts land on the bounds exactly
+        let at = |s: u64, t: u64, f: u64| {
+            let c = ApdexCounts { satisfied: s, tolerating: t, frustrated: f };
+            Rating::of(c.score().unwrap())
+        };
+        assert_eq!(at(47, 0, 3), Rating::Excellent);
+        assert_eq!(at(85, 0, 15), Rating::Good);
+        assert_eq!(at(60, 20, 20), Rating::Fair);
+        assert_eq!(at(0, 100, 0), Rating::Poor);
+        assert_eq!(at(0, 99, 1), Rating::Unacceptable);
     }
 
     proptest! {
