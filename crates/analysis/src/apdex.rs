@@ -245,7 +245,11 @@ mod tests {
         assert_eq!(Rating::of(0.8499), Rating::Fair);
         // scores made of counts land on the bounds exactly
         let at = |s: u64, t: u64, f: u64| {
-            let c = ApdexCounts { satisfied: s, tolerating: t, frustrated: f };
+            let c = ApdexCounts {
+                satisfied: s,
+                tolerating: t,
+                frustrated: f,
+            };
             Rating::of(c.score().unwrap())
         };
         assert_eq!(at(47, 0, 3), Rating::Excellent);

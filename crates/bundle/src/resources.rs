@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// The aggregate columns, in the file's order.
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 25] = [
     "second",
     "start_epoch_ms",
     "host",
@@ -35,17 +35,24 @@ pub const COLUMNS: [&str; 21] = [
     "temperature_max_c",
     "cpu_mhz",
     "throttled",
+    "memory_available_mb",
+    "interrupts_s",
+    "context_switches_s",
+    "links_down",
 ];
 /// A watched process's columns are its name followed by these.
 const PROCESS_CPU: &str = "_cpu_pct";
 const PROCESS_RSS: &str = "_rss_mb";
+const PROCESS_COUNT: &str = "_count";
 
-/// The header line of resources.csv: the aggregates, then a CPU % and
-/// RSS column per watched process.
+/// The header line of resources.csv: the aggregates, then a CPU %, RSS
+/// and process count column per watched process.
 pub fn header(processes: &[String]) -> String {
     let mut header = COLUMNS.join(",");
     for name in processes {
-        header.push_str(&format!(",{name}{PROCESS_CPU},{name}{PROCESS_RSS}"));
+        header.push_str(&format!(
+            ",{name}{PROCESS_CPU},{name}{PROCESS_RSS},{name}{PROCESS_COUNT}"
+        ));
     }
     header
 }
@@ -73,9 +80,16 @@ pub fn write_row(
         Some(r.frequencies_mhz.iter().sum::<f64>() / r.frequencies_mhz.len() as f64)
     };
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
+    let whole = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.0}"));
+    let known: Vec<bool> = r.networks.iter().filter_map(|n| n.up).collect();
+    let links_down = if known.is_empty() {
+        String::new()
+    } else {
+        known.iter().filter(|up| !**up).count().to_string()
+    };
     write!(
         out,
-        "{second},{epoch_ms},{host},{:.1},{:.1},{:.1},{:.1},{:.1},{:.2},{:.1},{:.1},{:.1},{:.3},{:.3},{:.1},{:.3},{:.3},{},{},{},{}",
+        "{second},{epoch_ms},{host},{:.1},{:.1},{:.1},{:.1},{:.1},{:.2},{:.1},{:.1},{:.1},{:.3},{:.3},{:.1},{:.3},{:.3},{},{},{},{},{},{},{},{}",
         r.cpu_pct,
         r.user_pct,
         r.system_pct,
@@ -94,11 +108,15 @@ pub fn write_row(
         opt(temperature),
         opt(mhz),
         r.throttling.map_or(String::new(), |t| u8::from(throttled_now(&t)).to_string()),
+        opt(r.memory_available_mb),
+        whole(r.interrupts_per_s),
+        whole(r.context_switches_per_s),
+        links_down,
     )?;
     for name in processes {
         match r.processes.iter().find(|p| &p.name == name) {
-            Some(p) => write!(out, ",{:.1},{:.1}", p.cpu_pct, p.rss_mb)?,
-            None => write!(out, ",0.0,0.0")?,
+            Some(p) => write!(out, ",{:.1},{:.1},{}", p.cpu_pct, p.rss_mb, p.count)?,
+            None => write!(out, ",0.0,0.0,0")?,
         }
     }
     writeln!(out)
@@ -128,7 +146,7 @@ pub fn write_detail(
 }
 
 /// One row of resources.csv: a host's aggregates in one second.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResourceRow {
     pub second: u64,
     pub host: String,
@@ -144,6 +162,13 @@ pub struct ResourceRow {
     pub cpu_mhz: Option<f64>,
     /// A Raspberry Pi's throttling now; `None` elsewhere.
     pub throttled: Option<bool>,
+    pub memory_available_mb: Option<f64>,
+    /// Interrupts a second, all kinds and cores.
+    pub interrupts_s: Option<f64>,
+    pub context_switches_s: Option<f64>,
+    /// How many network interfaces were down; `None` when the kernel
+    /// said of none.
+    pub links_down: Option<u32>,
     /// Each watched process's CPU % (of one core) this second.
     pub processes: Vec<(String, f64)>,
 }
@@ -192,6 +217,12 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
         optional("net_link_pct"),
     );
     let iops = optional("disk_iops");
+    let (available, interrupts, switches, down) = (
+        optional("memory_available_mb"),
+        optional("interrupts_s"),
+        optional("context_switches_s"),
+        optional("links_down"),
+    );
     let (cpu, memory, disk, rx, tx, temperature) = (
         optional("cpu_pct"),
         optional("memory_used_pct"),
@@ -239,6 +270,10 @@ pub fn read_resources(dir: &Path) -> Result<Option<Vec<ResourceRow>>, BundleErro
             temperature_max_c: value(temperature),
             cpu_mhz: value(mhz),
             throttled: value(throttled).map(|v| v > 0.0),
+            memory_available_mb: value(available),
+            interrupts_s: value(interrupts),
+            context_switches_s: value(switches),
+            links_down: value(down).map(|v| v.clamp(0.0, u32::MAX as f64) as u32),
             processes: processes
                 .iter()
                 .filter_map(|(name, at)| Some((name.clone(), value(Some(*at))?)))
@@ -283,6 +318,22 @@ pub struct HostSummary {
     /// Whether the CPU was throttled or capped in any second (Raspberry Pi; `None` elsewhere).
     #[serde(default)]
     pub throttled: Option<bool>,
+    /// The least memory available in any second (MB): what more server
+    /// processes could take. `None` from runs before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_available_mb_least: Option<f64>,
+    /// Interrupts a second, all kinds and cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts_s: Option<Spread>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_switches_s: Option<Spread>,
+    /// Interrupts over the run by kind (the kinds that happened), as
+    /// /proc/interrupts names them: what 003 compared before and after.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub interrupts_by_kind: BTreeMap<String, u64>,
+    /// Seconds some network interface's link was down.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub link_down_seconds: u64,
     /// Seconds an agent did not answer (its figures are missing there).
     #[serde(default)]
     pub gap_seconds: u64,
@@ -302,8 +353,30 @@ impl HostSummary {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessSummary {
     pub cpu_pct: Spread,
+    /// All the name's processes together, at their largest.
     pub rss_mb_peak: f64,
+    /// The most processes of the name at once (0 from older runs).
+    #[serde(default)]
+    pub count_peak: u32,
+    /// The average process's RSS: each second's RSS over its count,
+    /// averaged over the seconds (`None` from older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_mb_each: Option<f64>,
+}
+
+impl ProcessSummary {
+    /// How many more processes of this size fit in `available_mb`, as
+    /// 001 sizes Apache's ServerLimit (spare memory over the average
+    /// process's size; RSS counts shared pages in each, so it errs low).
+    pub fn more_that_fit(&self, available_mb: f64) -> Option<u64> {
+        let each = self.rss_mb_each.filter(|e| *e > 0.0)?;
+        (available_mb.is_finite() && available_mb >= 0.0).then(|| (available_mb / each) as u64)
+    }
 }

@@ -58,7 +58,22 @@ struct Totals {
     link: Accumulator,
     temperature: Option<f64>,
     throttled: Option<bool>,
-    processes: BTreeMap<String, (Accumulator, f64)>,
+    available_least: Option<f64>,
+    interrupts: Accumulator,
+    switches: Accumulator,
+    interrupt_kinds: BTreeMap<String, f64>,
+    link_down_seconds: u64,
+    processes: BTreeMap<String, ProcessTotals>,
+}
+
+/// A watched name's CPU, its largest RSS and count, and the average
+/// process's RSS over the seconds it ran.
+#[derive(Default)]
+struct ProcessTotals {
+    cpu: Accumulator,
+    rss_peak: f64,
+    count_peak: u32,
+    each: Accumulator,
 }
 
 impl Totals {
@@ -86,10 +101,29 @@ impl Totals {
         if let Some(t) = r.throttling {
             self.throttled = Some(self.throttled.unwrap_or(false) || throttled_now(&t));
         }
+        if let Some(a) = r.memory_available_mb {
+            self.available_least = Some(self.available_least.map_or(a, |m| m.min(a)));
+        }
+        if let Some(n) = r.interrupts_per_s {
+            self.interrupts.add(n);
+        }
+        if let Some(n) = r.context_switches_per_s {
+            self.switches.add(n);
+        }
+        for (kind, n) in &r.interrupts_by_kind {
+            *self.interrupt_kinds.entry(kind.clone()).or_default() += n;
+        }
+        if r.networks.iter().any(|n| n.up == Some(false)) {
+            self.link_down_seconds += 1;
+        }
         for p in &r.processes {
             let entry = self.processes.entry(p.name.clone()).or_default();
-            entry.0.add(p.cpu_pct);
-            entry.1 = entry.1.max(p.rss_mb);
+            entry.cpu.add(p.cpu_pct);
+            entry.rss_peak = entry.rss_peak.max(p.rss_mb);
+            entry.count_peak = entry.count_peak.max(p.count);
+            if p.count > 0 {
+                entry.each.add(p.rss_mb / p.count as f64);
+            }
         }
     }
 
@@ -108,16 +142,28 @@ impl Totals {
             processes: self
                 .processes
                 .iter()
-                .map(|(name, (cpu, rss))| {
+                .map(|(name, p)| {
                     (
                         name.clone(),
                         ProcessSummary {
-                            cpu_pct: cpu.spread(),
-                            rss_mb_peak: *rss,
+                            cpu_pct: p.cpu.spread(),
+                            rss_mb_peak: p.rss_peak,
+                            count_peak: p.count_peak,
+                            rss_mb_each: (p.each.count > 0).then(|| p.each.spread().avg),
                         },
                     )
                 })
                 .collect(),
+            memory_available_mb_least: self.available_least,
+            interrupts_s: (self.interrupts.count > 0).then(|| self.interrupts.spread()),
+            context_switches_s: (self.switches.count > 0).then(|| self.switches.spread()),
+            // Each second's rate is over about a second: their sum is the count.
+            interrupts_by_kind: self
+                .interrupt_kinds
+                .iter()
+                .map(|(k, n)| (k.clone(), n.round() as u64))
+                .collect(),
+            link_down_seconds: self.link_down_seconds,
             throttled: self.throttled,
             gap_seconds: 0,
             clock_offset_ms: None,
@@ -389,6 +435,71 @@ mod tests {
     }
 
     #[test]
+    fn process_counts_interrupts_and_links_reach_the_summary_and_the_csv() {
+        use headroom_monitor::sampler::{NetFigures, ProcessFigures};
+        let second = |count: u32, rss: f64, available: f64, down: bool| {
+            let mut r = idle();
+            r.processes = vec![ProcessFigures {
+                name: "php-fpm".into(),
+                cpu_pct: 50.0,
+                rss_mb: rss,
+                count,
+            }];
+            r.memory_available_mb = Some(available);
+            r.interrupts_per_s = Some(1000.0);
+            r.context_switches_per_s = Some(3000.0);
+            r.interrupts_by_kind = [("Local timer interrupts".to_string(), 250.0)].into();
+            r.networks = vec![NetFigures {
+                name: "eth0".into(),
+                rx_mbit_s: 1.0,
+                tx_mbit_s: 1.0,
+                link_pct: None,
+                up: Some(!down),
+            }];
+            r
+        };
+        let rows = [second(4, 40.0, 900.0, false), second(5, 60.0, 850.0, true)];
+        let mut totals = Totals::default();
+        rows.iter().for_each(|r| totals.add(r));
+        let h = totals.summary("pi".into());
+        let p = &h.processes["php-fpm"];
+        // 10 MB a process, then 12: 11 on average; 5 at most.
+        assert_eq!((p.count_peak, p.rss_mb_each), (5, Some(11.0)));
+        assert_eq!(h.memory_available_mb_least, Some(850.0));
+        // 001's rule: 850 MB spare over 11 MB a process.
+        assert_eq!(p.more_that_fit(850.0), Some(77));
+        assert_eq!(h.interrupts_by_kind["Local timer interrupts"], 500);
+        assert_eq!(h.interrupts_s.unwrap().avg, 1000.0);
+        assert_eq!(h.context_switches_s.unwrap().peak, 3000.0);
+        assert_eq!(h.link_down_seconds, 1);
+        // resources.csv keeps them, and reads them back.
+        let dir = std::env::temp_dir().join(format!("headroom-res-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let names = vec!["php-fpm".to_string()];
+        let mut csv = header(&names) + "\n";
+        let mut bytes = Vec::new();
+        for (i, r) in rows.iter().enumerate() {
+            write_row(&mut bytes, i as u64, 0, "pi", r, &names).unwrap();
+        }
+        csv.push_str(&String::from_utf8(bytes).unwrap());
+        assert!(csv
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("php-fpm_cpu_pct,php-fpm_rss_mb,php-fpm_count"));
+        std::fs::write(dir.join(RESOURCES), csv).unwrap();
+        let back = headroom_bundle::resources::read_resources(&dir)
+            .unwrap()
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(back[1].memory_available_mb, Some(850.0));
+        assert_eq!(back[1].interrupts_s, Some(1000.0));
+        assert_eq!(back[1].context_switches_s, Some(3000.0));
+        assert_eq!((back[0].links_down, back[1].links_down), (Some(0), Some(1)));
+        assert_eq!(back[1].processes, vec![("php-fpm".to_string(), 50.0)]);
+    }
+
+    #[test]
     fn a_stop_ends_the_wait_for_the_next_second() {
         let stop = Arc::new(AtomicBool::new(false));
         let waiting = {
@@ -427,9 +538,11 @@ mod tests {
         assert_eq!(totals.summary("h".into()).throttled, Some(true));
         let mut row = Vec::new();
         write_row(&mut row, 3, 0, "h", &hot, &[]).unwrap();
-        assert!(
-            String::from_utf8(row).unwrap().trim_end().ends_with(",1"),
-            "the throttled column"
-        );
+        let at = header(&[])
+            .split(',')
+            .position(|c| c == "throttled")
+            .unwrap();
+        let row = String::from_utf8(row).unwrap();
+        assert_eq!(row.trim_end().split(',').nth(at), Some("1"), "{row}");
     }
 }

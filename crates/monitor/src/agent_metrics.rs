@@ -32,6 +32,7 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
     );
     cpu(&mut e, r);
     memory(&mut e, r);
+    interrupts(&mut e, r);
     disks(&mut e, r);
     networks(&mut e, r);
     sensors(&mut e, r);
@@ -102,6 +103,48 @@ fn memory(e: &mut Exposition, r: &Resources) {
         // The sample's figure is /proc/meminfo's KiB divided by 1000.
         r.swap_used_mb * 1000.0 * 1024.0,
     );
+    if let Some(available) = r.memory_available_mb {
+        e.single(
+            "headroom_memory_available_bytes",
+            "gauge",
+            "Memory a new process could take without swapping (MemAvailable).",
+            available * 1000.0 * 1024.0,
+        );
+    }
+}
+
+/// Interrupts and context switches over the last second.
+fn interrupts(e: &mut Exposition, r: &Resources) {
+    if let Some(n) = r.interrupts_per_s {
+        e.single(
+            "headroom_interrupts_per_second",
+            "gauge",
+            "Interrupts over the last second, all kinds and cores.",
+            n,
+        );
+    }
+    if let Some(n) = r.context_switches_per_s {
+        e.single(
+            "headroom_context_switches_per_second",
+            "gauge",
+            "Context switches over the last second.",
+            n,
+        );
+    }
+    if !r.interrupts_by_kind.is_empty() {
+        e.family(
+            "headroom_interrupts_by_kind_per_second",
+            "gauge",
+            "Interrupts of one kind over the last second, as /proc/interrupts names it.",
+        );
+        for (kind, n) in &r.interrupts_by_kind {
+            e.sample(
+                "headroom_interrupts_by_kind_per_second",
+                &[("kind", kind)],
+                *n,
+            );
+        }
+    }
 }
 
 /// Each disk device's busy share, throughput and operations.
@@ -177,6 +220,20 @@ fn networks(e: &mut Exposition, r: &Resources) {
             );
         }
     }
+    e.family(
+        "headroom_network_up",
+        "gauge",
+        "1 when an interface that is switched on has its link up, 0 when the link is down.",
+    );
+    for n in &r.networks {
+        if let Some(up) = n.up {
+            e.sample(
+                "headroom_network_up",
+                &[("device", &n.name)],
+                f64::from(u8::from(up)),
+            );
+        }
+    }
 }
 
 /// Temperatures and core frequencies.
@@ -232,6 +289,18 @@ fn processes(e: &mut Exposition, r: &Resources) {
             "headroom_process_resident_memory_bytes",
             &[("name", &p.name)],
             p.rss_mb * 1e6,
+        );
+    }
+    e.family(
+        "headroom_process_count",
+        "gauge",
+        "How many processes of the name ran.",
+    );
+    for p in &r.processes {
+        e.sample(
+            "headroom_process_count",
+            &[("name", &p.name)],
+            p.count as f64,
         );
     }
 }

@@ -66,6 +66,8 @@ pub struct ProcessCounters {
     /// utime + stime, in clock ticks.
     pub cpu_ticks: u64,
     pub rss_bytes: u64,
+    /// How many processes of the name there were.
+    pub count: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -87,6 +89,18 @@ pub struct Snapshot {
     pub frequencies_mhz: Vec<f64>,
     /// Counters summed over all processes of each watched name.
     pub processes: BTreeMap<String, ProcessCounters>,
+    /// Interrupts served since boot, all kinds and cores (/proc/stat's `intr`).
+    pub interrupts: Option<u64>,
+    /// Context switches since boot (/proc/stat's `ctxt`).
+    pub context_switches: Option<u64>,
+    /// Interrupts since boot by kind, over all cores (/proc/interrupts): a
+    /// device's by its name ("virtio1-req.0", "mmc0"), the kernel's by
+    /// what it calls them ("Local timer interrupts", "Rescheduling
+    /// interrupts").
+    pub interrupt_kinds: BTreeMap<String, u64>,
+    /// Whether each interface's link is up (/sys/class/net/X/operstate),
+    /// where the kernel knows.
+    pub link_up: BTreeMap<String, bool>,
 }
 
 fn read(path: &Path) -> Option<String> {
@@ -104,6 +118,18 @@ impl Roots {
     pub fn snapshot(&self, watched: &[String]) -> Snapshot {
         let mut s = Snapshot::default();
         if let Some(stat) = read(&self.proc.join("stat")) {
+            for line in stat.lines() {
+                let first = |key: &str| {
+                    line.strip_prefix(key)
+                        .and_then(|rest| rest.split_whitespace().next())
+                        .and_then(|n| n.parse::<u64>().ok())
+                };
+                if let Some(n) = first("intr ") {
+                    s.interrupts = Some(n);
+                } else if let Some(n) = first("ctxt ") {
+                    s.context_switches = Some(n);
+                }
+            }
             for line in stat.lines().filter(|l| l.starts_with("cpu")) {
                 let n = numbers(line.split_once(' ').map_or("", |(_, rest)| rest));
                 if n.len() >= 8 {
@@ -181,6 +207,23 @@ impl Roots {
                         tx_bytes: n[8],
                     },
                 );
+                let class = self.sys.join("class/net").join(name);
+                // Only interfaces switched on (IFF_UP): one switched off
+                // (an unused ifb, a spare port) has no link to lose.
+                let switched_on = read(&class.join("flags"))
+                    .and_then(|f| u64::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+                    .is_some_and(|flags| flags & 1 == 1);
+                if switched_on {
+                    match read(&class.join("operstate")).as_deref().map(str::trim) {
+                        Some("up") => {
+                            s.link_up.insert(name.to_string(), true);
+                        }
+                        Some("down" | "lowerlayerdown") => {
+                            s.link_up.insert(name.to_string(), false);
+                        }
+                        _ => {}
+                    }
+                }
                 if let Some(speed) = read(&self.sys.join("class/net").join(name).join("speed"))
                     .and_then(|t| t.trim().parse::<f64>().ok())
                 {
@@ -189,6 +232,9 @@ impl Roots {
                     }
                 }
             }
+        }
+        if let Some(table) = read(&self.proc.join("interrupts")) {
+            s.interrupt_kinds = interrupt_kinds(&table);
         }
         self.temperatures(&mut s);
         for cpu in 0.. {
@@ -291,8 +337,61 @@ impl Roots {
             let counters = s.processes.entry(watched_name.clone()).or_default();
             counters.cpu_ticks += ticks;
             counters.rss_bytes += rss_pages * page;
+            counters.count += 1;
         }
     }
+}
+
+/// /proc/interrupts's rows summed over the cores, by kind: a numbered
+/// row (a device's line) by its last word, the device's name; a named row
+/// (the kernel's own: LOC, RES, IPI0, ...) by its description, or its
+/// label when it has none (ERR, MIS). Rows of the same kind add up.
+pub fn interrupt_kinds(table: &str) -> BTreeMap<String, u64> {
+    let mut lines = table.lines();
+    let cores = lines
+        .next()
+        .map_or(0, |header| header.split_whitespace().count());
+    let mut kinds = BTreeMap::new();
+    for line in lines {
+        let Some((label, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let label = label.trim();
+        let mut words = rest.split_whitespace().peekable();
+        let mut total = 0u64;
+        let mut counted = 0;
+        while counted < cores.max(1) {
+            match words.peek().and_then(|w| w.parse::<u64>().ok()) {
+                Some(n) => {
+                    total = total.saturating_add(n);
+                    words.next();
+                    counted += 1;
+                }
+                None => break,
+            }
+        }
+        if counted == 0 {
+            continue;
+        }
+        let text: Vec<&str> = words.collect();
+        let kind = if label.bytes().all(|b| b.is_ascii_digit()) {
+            // The devices sharing the line end it, as "mmc1, mmc0".
+            let mut first = text.len().saturating_sub(1);
+            while first > 0 && text[first - 1].ends_with(',') {
+                first -= 1;
+            }
+            match text.get(first..).filter(|names| !names.is_empty()) {
+                Some(names) => names.join(" "),
+                None => label.to_string(),
+            }
+        } else if text.is_empty() {
+            label.to_string()
+        } else {
+            text.join(" ")
+        };
+        *kinds.entry(kind).or_insert(0) += total;
+    }
+    kinds
 }
 
 fn page_size() -> u64 {
@@ -330,4 +429,44 @@ pub fn parse_stat(stat: &str) -> Option<(&str, u64)> {
             .unwrap_or(0)
     };
     Some((stat.get(open + 1..close)?, tick(11) + tick(12)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interrupt_kinds;
+
+    #[test]
+    fn interrupts_are_summed_over_the_cores_by_kind() {
+        // A Raspberry Pi 4's table (4 cores) and an x86 VM's rows.
+        let pi = "           CPU0       CPU1       CPU2       CPU3\n\
+             11:     123456     234567     345678     456789     GICv2  30 Level     arch_timer\n\
+             21:          0          0          0          0     GICv2 169 Level     brcmstb_thermal\n\
+             28:       5000          0          0          0     GICv2 158 Level     mmc1, mmc0\n\
+            IPI0:      1000       2000       3000       4000       Rescheduling interrupts\n\
+            IPI5:        10         20         30         40       IRQ work interrupts\n\
+            Err:          0\n";
+        let kinds = interrupt_kinds(pi);
+        assert_eq!(kinds["arch_timer"], 123_456 + 234_567 + 345_678 + 456_789);
+        assert_eq!(kinds["mmc1, mmc0"], 5000);
+        assert_eq!(kinds["Rescheduling interrupts"], 10_000);
+        assert_eq!(kinds["IRQ work interrupts"], 100);
+        assert_eq!(kinds["brcmstb_thermal"], 0);
+        assert_eq!(kinds["Err"], 0);
+        assert_eq!(kinds.len(), 6);
+        let vm = "           CPU0       CPU1\n\
+             36:        263      91544  PCI-MSIX-0000:00:04.0   1-edge      virtio1-req.0\n\
+            LOC:    2000000    1000000   Local timer interrupts\n\
+            RES:        700        300   Rescheduling interrupts\n\
+            ERR:          0\n\
+            MIS:          0\n\
+            garbage line\n\
+            XYZ: words only\n";
+        let kinds = interrupt_kinds(vm);
+        assert_eq!(kinds["virtio1-req.0"], 91_807);
+        assert_eq!(kinds["Local timer interrupts"], 3_000_000);
+        assert_eq!(kinds["Rescheduling interrupts"], 1000);
+        assert_eq!(kinds["ERR"], 0);
+        assert_eq!(kinds.len(), 5, "{kinds:?}");
+        assert!(interrupt_kinds("").is_empty());
+    }
 }

@@ -33,6 +33,9 @@ pub struct NetFigures {
     /// The busier direction as a share of the link capacity, when known
     /// and not exceeded (see [`link_share`]).
     pub link_pct: Option<f64>,
+    /// Whether the link was up at the sample, where the kernel says.
+    #[serde(default)]
+    pub up: Option<bool>,
 }
 
 /// A measured throughput may exceed the stated link capacity by this share
@@ -55,7 +58,12 @@ pub struct ProcessFigures {
     pub name: String,
     /// Of one core (200% = two cores busy).
     pub cpu_pct: f64,
+    /// All the name's processes together (shared pages counted in each,
+    /// as `ps` does).
     pub rss_mb: f64,
+    /// How many processes of the name ran (0 from an older agent).
+    #[serde(default)]
+    pub count: u32,
 }
 
 /// A host's resources over one interval.
@@ -80,6 +88,19 @@ pub struct Resources {
     /// Raspberry Pi throttling flags (vcgencmd), where available.
     #[serde(default)]
     pub throttling: Option<crate::fingerprint::Throttling>,
+    /// Memory a new process could take without swapping (MemAvailable).
+    #[serde(default)]
+    pub memory_available_mb: Option<f64>,
+    /// Interrupts a second, all kinds and cores.
+    #[serde(default)]
+    pub interrupts_per_s: Option<f64>,
+    /// Context switches a second.
+    #[serde(default)]
+    pub context_switches_per_s: Option<f64>,
+    /// Interrupts a second by kind (those that happened), as in
+    /// /proc/interrupts: timer, rescheduling, each device's.
+    #[serde(default)]
+    pub interrupts_by_kind: BTreeMap<String, f64>,
 }
 
 /// Samples one host; the first call only primes the counters.
@@ -163,6 +184,11 @@ impl Sampler {
     /// Figures between two snapshots taken `elapsed` apart.
     pub fn figures(&self, old: &Snapshot, new: &Snapshot, elapsed: Duration) -> Resources {
         let seconds = elapsed.as_secs_f64().max(1e-3);
+        // intr and ctxt are 64-bit counters on every kernel: one that went
+        // back was reset, and gives no rate.
+        let rate = |new: Option<u64>, old: Option<u64>| -> Option<f64> {
+            Some(new?.checked_sub(old?)? as f64 / seconds)
+        };
         let total = match (new.cpus.first(), old.cpus.first()) {
             (Some(n), Some(o)) => cpu_shares(n, o),
             _ => CpuShares {
@@ -215,6 +241,7 @@ impl Sampler {
                     rx_mbit_s: rx,
                     tx_mbit_s: tx,
                     link_pct: capacity.and_then(|c| link_share(rx.max(tx), c)),
+                    up: new.link_up.get(name).copied(),
                 })
             })
             .collect();
@@ -231,6 +258,7 @@ impl Sampler {
                     name: name.clone(),
                     cpu_pct: used as f64 / ticks / seconds * 100.0,
                     rss_mb: n.rss_bytes as f64 / 1e6,
+                    count: n.count.min(u32::MAX as u64) as u32,
                 }
             })
             .collect();
@@ -253,6 +281,20 @@ impl Sampler {
             frequencies_mhz: new.frequencies_mhz.clone(),
             processes,
             throttling: None,
+            memory_available_mb: (new.mem_total_kb > 0)
+                .then(|| new.mem_available_kb as f64 / 1000.0),
+            interrupts_per_s: rate(new.interrupts, old.interrupts),
+            context_switches_per_s: rate(new.context_switches, old.context_switches),
+            interrupts_by_kind: new
+                .interrupt_kinds
+                .iter()
+                .filter_map(|(kind, &n)| {
+                    let o = *old.interrupt_kinds.get(kind)?;
+                    // A row that went back (a device re-registered) is not a rate.
+                    let grew = n.checked_sub(o)?;
+                    (grew > 0).then(|| (kind.clone(), grew as f64 / seconds))
+                })
+                .collect(),
         }
     }
 }

@@ -21,7 +21,9 @@ fn tree(name: &str, second: bool) -> Roots {
     let p = |path: &str, text: &str| write(&proc_, path, text);
     let s = |path: &str, text: &str| write(&sys, path, text);
     if !second {
-        p("stat", "cpu  1000 0 500 8000 100 0 0 0 0 0\ncpu0 500 0 250 4000 50 0 0 0 0 0\ncpu1 500 0 250 4000 50 0 0 0 0 0\nintr 1\n");
+        p("stat", "cpu  1000 0 500 8000 100 0 0 0 0 0\ncpu0 500 0 250 4000 50 0 0 0 0 0\ncpu1 500 0 250 4000 50 0 0 0 0 0\nintr 1000 0 7\nctxt 5000\n");
+        p("interrupts", "           CPU0       CPU1\n LOC:        100        100   Local timer interrupts\n  36:          5          5  PCI-MSIX   1-edge   virtio1-req.0\n");
+        s("class/net/wlan0/operstate", "up\n");
         p("diskstats", "   8 0 sda 100 0 2000 0 50 0 4000 0 0 300 0\n   8 1 sda1 1 0 2 0 1 0 2 0 0 3 0\n   8 16 sdb 0 0 0 0 0 0 0 0 0 0 0\n 179 0 mmcblk0 5 0 5 0 5 0 5 0 0 5 0\n   7 0 loop0 1 0 1 0 1 0 1 0 0 1 0\n");
         p("net/dev", "Inter-|   Receive\n face |bytes\n    lo: 999 1 0 0 0 0 0 0 999 1 0 0 0 0 0 0\n  eth0: 1000 10 0 0 0 0 0 0 2000 20 0 0 0 0 0 0\n wlan0: 4293967296 1 0 0 0 0 0 0 100 1 0 0 0 0 0 0\n");
         p(
@@ -33,7 +35,9 @@ fn tree(name: &str, second: bool) -> Roots {
             "124 (nginx) S 1 1 1 0 -1 4194560 100 0 0 0 50 50 0 0 20 0 1 0 100 1000000 500\n",
         );
     } else {
-        p("stat", "cpu  1600 0 700 8100 200 0 0 0 0 0\ncpu0 1000 0 350 4000 50 0 0 0 0 0\ncpu1 600 0 350 4100 150 0 0 0 0 0\n");
+        p("stat", "cpu  1600 0 700 8100 200 0 0 0 0 0\ncpu0 1000 0 350 4000 50 0 0 0 0 0\ncpu1 600 0 350 4100 150 0 0 0 0 0\nintr 3000 0 7\nctxt 9000\n");
+        p("interrupts", "           CPU0       CPU1\n LOC:        300        300   Local timer interrupts\n  36:          5          5  PCI-MSIX   1-edge   virtio1-req.0\n");
+        s("class/net/wlan0/operstate", "down\n");
         p("diskstats", "   8 0 sda 300 0 22000 0 150 0 44000 0 0 1800 0\n   8 1 sda1 2 0 4 0 2 0 4 0 0 6 0\n   8 16 sdb 0 0 0 0 0 0 0 0 0 2500 0\n   7 0 loop0 9 0 9 0 9 0 9 0 0 9 0\n");
         p("net/dev", "Inter-|   Receive\n face |bytes\n    lo: 9999 1 0 0 0 0 0 0 9999 1 0 0 0 0 0 0\n  eth0: 25001000 10 0 0 0 0 0 0 2502000 20 0 0 0 0 0 0\n wlan0: 4000000 1 0 0 0 0 0 0 100 1 0 0 0 0 0 0\n");
         p(
@@ -57,6 +61,9 @@ fn tree(name: &str, second: bool) -> Roots {
         s(&format!("block/{disk}/size"), "1\n");
     }
     s("class/net/eth0/speed", "1000\n");
+    s("class/net/eth0/operstate", "up\n");
+    s("class/net/eth0/flags", "0x1003\n");
+    s("class/net/wlan0/flags", "0x1003\n");
     s("class/net/wlan0/speed", "-1\n");
     s("class/thermal/thermal_zone0/type", "cpu-thermal\n");
     s("class/thermal/thermal_zone0/temp", "61234\n");
@@ -137,6 +144,18 @@ fn figures_from_fixture_trees_by_hand() {
         "{wlan0:?}"
     );
     assert!(r.networks.iter().all(|n| n.name != "lo"));
+    // Links: eth0 up; wlan0 switched on but its link went down.
+    assert_eq!(eth0.up, Some(true));
+    assert_eq!(wlan0.up, Some(false));
+
+    // Interrupts: 2,000 in 2 s, context switches 4,000; by kind only those
+    // that happened (the timer's 400, the disk's none).
+    assert_eq!(r.interrupts_per_s, Some(1000.0));
+    assert_eq!(r.context_switches_per_s, Some(2000.0));
+    assert_eq!(r.interrupts_by_kind.len(), 1, "{:?}", r.interrupts_by_kind);
+    assert_eq!(r.interrupts_by_kind["Local timer interrupts"], 200.0);
+    // MemAvailable 250,000 kB.
+    assert_eq!(r.memory_available_mb, Some(250.0));
 
     // Temperatures: the zone without a temp file is skipped.
     assert_eq!(r.temperatures_c.len(), 2);
@@ -161,6 +180,7 @@ fn figures_from_fixture_trees_by_hand() {
         nginx.rss_mb
     );
     assert_eq!(r.processes.len(), 1);
+    assert_eq!(nginx.count, 2);
 
     // With a link capacity given (a Pi's Wi-Fi measured at 57 Mbit/s).
     let wifi = Sampler::new(SamplerConfig {
@@ -210,6 +230,10 @@ fn an_empty_tree_gives_zeros_not_errors() {
     );
     assert_eq!(r.cpu_pct, 0.0);
     assert!(r.disks.is_empty() && r.networks.is_empty() && r.processes.is_empty());
+    // Unknown, not zero: no /proc/stat, no meminfo.
+    assert_eq!(r.interrupts_per_s, None);
+    assert_eq!(r.context_switches_per_s, None);
+    assert_eq!(r.memory_available_mb, None);
 }
 
 /// On this machine: a busy loop pinned to core 1 makes core 1 read >= 90%.

@@ -924,10 +924,15 @@ fn label_charts(html: &mut String, timeline: &Timeline<'_>) {
     }
 }
 /// The resource chart's caption: the shadings it has, and only those.
-fn resource_caption(throttled_seconds: usize, gap_seconds: f64) -> String {
+fn resource_caption(throttled_seconds: usize, gap_seconds: f64, down_seconds: usize) -> String {
     let mut caption = String::from("Same time axis as the response times.");
     if throttled_seconds > 0 {
         caption.push_str(&format!(" Shaded red: throttled ({throttled_seconds} s)."));
+    }
+    if down_seconds > 0 {
+        caption.push_str(&format!(
+            " Shaded orange: a network link down ({down_seconds} s)."
+        ));
     }
     let gap = gap_seconds.round();
     if gap >= 1.0 {
@@ -986,11 +991,27 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
             .collect();
         let throttled_seconds = throttled.len();
         spans.extend(throttled);
-        let _ = writeln!(
-            html,
-            "<h3>Resources of {}</h3><div class=\"charts\">",
-            escape(host)
-        );
+        let down: Vec<Span> = rows
+            .iter()
+            .filter(|r| r.links_down.is_some_and(|n| n > 0))
+            .map(|r| Span {
+                from: r.second as f64,
+                to: r.second as f64 + 1.0,
+                color: RGBColor(230, 120, 0),
+            })
+            .collect();
+        let down_seconds = down.len();
+        spans.extend(down);
+        let _ = writeln!(html, "<h3>Resources of {}</h3>", escape(host));
+        let summary = run.summary.resources.iter().find(|h| h.host == host);
+        if let Some(h) = summary {
+            let _ = writeln!(
+                html,
+                "<p class=\"meta\">{}</p>",
+                escape(&crate::terminal::host_line(h))
+            );
+        }
+        html.push_str("<div class=\"charts\">");
         let usage: Vec<ChartSeries> = vec![
             line("CPU %", |r| r.cpu_pct),
             line("memory %", |r| r.memory_used_pct),
@@ -1012,7 +1033,7 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
                 spans,
                 bands: vec![],
             }),
-            &resource_caption(throttled_seconds, gap_seconds),
+            &resource_caption(throttled_seconds, gap_seconds, down_seconds),
         );
         for (title, unit, get) in [
             (
@@ -1042,8 +1063,72 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
                 &format!("{title} of {host} per second."),
             );
         }
+        let noise: Vec<ChartSeries> = vec![
+            line("interrupts", |r| r.interrupts_s),
+            line("context switches", |r| r.context_switches_s),
+        ]
+        .into_iter()
+        .filter(|s| !s.points.is_empty())
+        .collect();
+        if !noise.is_empty() {
+            figure(
+                html,
+                &line_chart(&LineChart {
+                    title: "Interrupts and context switches",
+                    x_label: "seconds",
+                    y_label: "per second",
+                    x_max,
+                    y_max: None,
+                    series: noise,
+                    spans: vec![],
+                    bands: vec![],
+                }),
+                &format!(
+                    "Interrupts (all kinds and cores) and context switches of {host} per second: \
+                     timers, rescheduling and devices interrupt the server's work (by kind in \
+                     resources.jsonl and the run's summary)."
+                ),
+            );
+        }
         html.push_str("</div>\n");
+        if let Some(h) = summary.filter(|h| !h.interrupts_by_kind.is_empty()) {
+            interrupt_table(html, h);
+        }
     }
+}
+
+/// The run's interrupts by kind, the most first (the ten largest; the
+/// rest in one row), as 003 tabulated them before and after a benchmark.
+fn interrupt_table(html: &mut String, h: &headroom_bundle::resources::HostSummary) {
+    let mut kinds: Vec<(&String, &u64)> = h.interrupts_by_kind.iter().collect();
+    kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let total: u64 = kinds.iter().map(|k| *k.1).sum();
+    let seconds = h.samples.max(1) as f64;
+    let _ = writeln!(
+        html,
+        "<details><summary>Interrupts of {} by kind ({total} over {} s)</summary>\
+         <div class=\"scroll\"><table><tr><th class=\"text\">kind</th><th>interrupts</th>\
+         <th>per second</th><th>share</th></tr>",
+        escape(&h.host),
+        h.samples
+    );
+    let row = |html: &mut String, kind: &str, n: u64| {
+        let _ = writeln!(
+            html,
+            "<tr><td class=\"text\">{}</td><td>{n}</td><td>{:.1}</td><td>{:.1}%</td></tr>",
+            escape(kind),
+            n as f64 / seconds,
+            100.0 * n as f64 / total.max(1) as f64
+        );
+    };
+    for (kind, n) in kinds.iter().take(10) {
+        row(html, kind, **n);
+    }
+    if kinds.len() > 10 {
+        let rest: u64 = kinds.iter().skip(10).map(|k| *k.1).sum();
+        row(html, &format!("{} other kinds", kinds.len() - 10), rest);
+    }
+    html.push_str("</table></div></details>\n");
 }
 
 /// A fingerprint's field as a person reads it: "memory_mb" → "Memory (MB)",
@@ -1181,14 +1266,15 @@ mod tests {
     #[test]
     fn the_resource_caption_names_only_the_shadings_it_has() {
         assert_eq!(
-            resource_caption(0, -0.0),
+            resource_caption(0, -0.0, 0),
             "Same time axis as the response times."
         );
         assert_eq!(
-            resource_caption(2, 3.0),
+            resource_caption(2, 3.0, 0),
             "Same time axis as the response times. Shaded red: throttled (2 s). Grey: the agent did not answer (3 s)."
         );
-        assert!(!resource_caption(0, 0.4).contains("-0"));
+        assert!(resource_caption(0, 0.0, 4).ends_with("Shaded orange: a network link down (4 s)."));
+        assert!(!resource_caption(0, 0.4, 0).contains("-0"));
     }
 
     #[test]
@@ -1197,15 +1283,7 @@ mod tests {
             second,
             host: "h".into(),
             cpu_pct: Some(1.0),
-            memory_used_pct: None,
-            disk_util_pct: None,
-            disk_iops: None,
-            net_mbit_s: None,
-            net_link_pct: None,
-            temperature_max_c: None,
-            cpu_mhz: None,
-            throttled: None,
-            processes: Vec::new(),
+            ..Default::default()
         };
         let rows = [row(0), row(1), row(4), row(5), row(7)];
         let refs: Vec<&ResourceRow> = rows.iter().collect();

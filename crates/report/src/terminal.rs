@@ -365,10 +365,16 @@ pub fn host_line(h: &headroom_bundle::resources::HostSummary) -> String {
         parts.push(format!("max {t:.0} °C"));
     }
     for (name, p) in &h.processes {
+        parts.push(process_part(name, p, h.memory_available_mb_least));
+    }
+    if let (Some(i), Some(c)) = (h.interrupts_s, h.context_switches_s) {
         parts.push(format!(
-            "{name} {:.0}% CPU, {:.0} MB",
-            p.cpu_pct.avg, p.rss_mb_peak
+            "{:.0} interrupts/s and {:.0} context switches/s (peaks {:.0}, {:.0})",
+            i.avg, c.avg, i.peak, c.peak
         ));
+    }
+    if h.link_down_seconds > 0 {
+        parts.push(format!("a network link down for {} s", h.link_down_seconds));
     }
     if h.gap_seconds > 0 {
         parts.push(format!(
@@ -378,6 +384,30 @@ pub fn host_line(h: &headroom_bundle::resources::HostSummary) -> String {
         ));
     }
     format!("Host {}: {}", h.host, parts.join(", "))
+}
+
+/// "php-fpm 35% CPU, 180 MB in 6 processes (30.0 MB each; 61 more fit in
+/// the 1,850 MB available)": the count and the fit where the run kept them.
+fn process_part(
+    name: &str,
+    p: &headroom_bundle::resources::ProcessSummary,
+    available_mb: Option<f64>,
+) -> String {
+    let mut text = format!("{name} {:.0}% CPU, {:.0} MB", p.cpu_pct.avg, p.rss_mb_peak);
+    if let (Some(each), true) = (p.rss_mb_each, p.count_peak > 0) {
+        let plural = if p.count_peak == 1 { "" } else { "es" };
+        text.push_str(&format!(
+            " in {} process{plural} ({each:.1} MB each",
+            p.count_peak
+        ));
+        if let Some((more, available)) = available_mb.and_then(|a| Some((p.more_that_fit(a)?, a))) {
+            text.push_str(&format!(
+                "; {more} more fit in the {available:.0} MB available"
+            ));
+        }
+        text.push(')');
+    }
+    text
 }
 
 /// "TLS handshakes: 2086 (4 full, 2082 resumed), 1.82ms on average (part of
@@ -392,4 +422,49 @@ pub(crate) fn tls_line(t: &LabelFigures) -> Option<String> {
             ms(t.tls_mean_ms)
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::process_part;
+    use headroom_bundle::resources::{ProcessSummary, Spread};
+
+    #[test]
+    fn a_process_line_says_how_many_more_fit_in_memory() {
+        let p = ProcessSummary {
+            cpu_pct: Spread {
+                avg: 35.0,
+                peak: 80.0,
+            },
+            rss_mb_peak: 60.0,
+            count_peak: 5,
+            rss_mb_each: Some(11.0),
+        };
+        assert_eq!(
+            process_part("php-fpm", &p, Some(850.0)),
+            "php-fpm 35% CPU, 60 MB in 5 processes (11.0 MB each; 77 more fit in the 850 MB available)"
+        );
+        // An agent that kept no available memory: the size alone.
+        assert_eq!(
+            process_part("php-fpm", &p, None),
+            "php-fpm 35% CPU, 60 MB in 5 processes (11.0 MB each)"
+        );
+        // A run from before counts were kept: as it was printed then.
+        let old = ProcessSummary {
+            count_peak: 0,
+            rss_mb_each: None,
+            ..p
+        };
+        assert_eq!(
+            process_part("nginx", &old, Some(850.0)),
+            "nginx 35% CPU, 60 MB"
+        );
+        let one = ProcessSummary {
+            count_peak: 1,
+            rss_mb_each: Some(60.0),
+            ..p
+        };
+        assert!(process_part("mariadbd", &one, Some(30.0))
+            .contains("in 1 process (60.0 MB each; 0 more fit"));
+    }
 }
