@@ -331,6 +331,12 @@ pub struct HostSummary {
     /// /proc/interrupts names them: what 003 compared before and after.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub interrupts_by_kind: BTreeMap<String, u64>,
+    /// The cores' average clock, where cpufreq says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_mhz: Option<Spread>,
+    /// Seconds a Raspberry Pi was throttled, capped or under-voltage.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub throttled_seconds: u64,
     /// Seconds some network interface's link was down.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub link_down_seconds: u64,

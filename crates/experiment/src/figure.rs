@@ -1,6 +1,7 @@
 //! The figures an experiment compares, where each comes from in a run's
 //! bundle, and which direction is better.
 
+use headroom_bundle::resources::HostSummary;
 use headroom_bundle::summary::RunSummary;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24,6 +25,25 @@ pub enum Figure {
     /// The watched server processes' (`--process`) CPU on the first
     /// monitored host, summed, in % of one core (100: one core busy).
     ServerCpu,
+    /// The first monitored host's average memory in use, % of its memory.
+    Memory,
+    /// The watched server processes' RSS at its largest, summed, in MB.
+    ServerMemory,
+    /// The first monitored host's busiest disk, average %util.
+    Disk,
+    /// The first monitored host's network traffic, average Mbit/s.
+    Network,
+    /// The first monitored host's hottest sensor at its hottest, °C.
+    Temperature,
+    /// The first monitored host's average core frequency, MHz.
+    CpuMhz,
+    /// The share of the seconds a Raspberry Pi was throttled, capped or
+    /// under-voltage.
+    Throttled,
+    /// Interrupts a second on the first monitored host, on average.
+    Interrupts,
+    /// Context switches a second on the first monitored host, on average.
+    ContextSwitches,
     /// Errors from the second of the run's first fault on.
     FaultErrors,
     /// Seconds from the first fault until errors stay at 0 and p95 is back
@@ -44,7 +64,7 @@ pub const DEFAULT_FIGURES: [Figure; 6] = [
 ];
 
 /// The figures a user can name in `measure:` (fault figures come with `faults:`).
-pub const ALL: [Figure; 13] = [
+pub const ALL: [Figure; 22] = [
     Figure::Apdex,
     Figure::Min,
     Figure::Mean,
@@ -58,6 +78,15 @@ pub const ALL: [Figure; 13] = [
     Figure::Users,
     Figure::Cpu,
     Figure::ServerCpu,
+    Figure::Memory,
+    Figure::ServerMemory,
+    Figure::Disk,
+    Figure::Network,
+    Figure::Temperature,
+    Figure::CpuMhz,
+    Figure::Throttled,
+    Figure::Interrupts,
+    Figure::ContextSwitches,
 ];
 
 impl Figure {
@@ -76,6 +105,15 @@ impl Figure {
             Figure::Users => "users",
             Figure::Cpu => "cpu",
             Figure::ServerCpu => "server_cpu",
+            Figure::Memory => "memory",
+            Figure::ServerMemory => "server_memory",
+            Figure::Disk => "disk",
+            Figure::Network => "network",
+            Figure::Temperature => "temperature",
+            Figure::CpuMhz => "cpu_mhz",
+            Figure::Throttled => "throttled",
+            Figure::Interrupts => "interrupts",
+            Figure::ContextSwitches => "context_switches",
             Figure::FaultErrors => "fault_errors",
             Figure::Recovery => "recovery",
             Figure::UsersLost => "users_lost",
@@ -102,6 +140,15 @@ impl Figure {
             Figure::Users => "capacity_users",
             Figure::Cpu => "cpu_pct",
             Figure::ServerCpu => "server_cpu_pct",
+            Figure::Memory => "memory_pct",
+            Figure::ServerMemory => "server_rss_mb",
+            Figure::Disk => "disk_util_pct",
+            Figure::Network => "network_mbit_s",
+            Figure::Temperature => "temperature_max_c",
+            Figure::CpuMhz => "cpu_mhz",
+            Figure::Throttled => "throttled_pct",
+            Figure::Interrupts => "interrupts_s",
+            Figure::ContextSwitches => "context_switches_s",
             Figure::FaultErrors => "fault_errors",
             Figure::Recovery => "recovery_s",
             Figure::UsersLost => "users_lost",
@@ -124,6 +171,15 @@ impl Figure {
             Figure::Users => "capacity (users)",
             Figure::Cpu => "CPU (%)",
             Figure::ServerCpu => "server CPU (% of a core)",
+            Figure::Memory => "memory (%)",
+            Figure::ServerMemory => "server memory (MB)",
+            Figure::Disk => "disk busy (%)",
+            Figure::Network => "network (Mbit/s)",
+            Figure::Temperature => "temperature (°C)",
+            Figure::CpuMhz => "CPU frequency (MHz)",
+            Figure::Throttled => "throttled (% of seconds)",
+            Figure::Interrupts => "interrupts (/s)",
+            Figure::ContextSwitches => "context switches (/s)",
             Figure::FaultErrors => "errors after the fault",
             Figure::Recovery => "recovery after the fault (s)",
             Figure::UsersLost => "users who lost their session",
@@ -133,7 +189,54 @@ impl Figure {
     /// A share (errors of the requests, CPU of the host): its changes are
     /// said in percentage points, not in % of itself.
     pub fn is_share(self) -> bool {
-        matches!(self, Figure::Errors | Figure::Cpu | Figure::ServerCpu)
+        matches!(
+            self,
+            Figure::Errors
+                | Figure::Cpu
+                | Figure::ServerCpu
+                | Figure::Memory
+                | Figure::Disk
+                | Figure::Throttled
+        )
+    }
+
+    /// A figure of the monitored host (it needs `--monitor`).
+    pub fn of_host(self) -> bool {
+        matches!(
+            self,
+            Figure::Cpu
+                | Figure::ServerCpu
+                | Figure::Memory
+                | Figure::ServerMemory
+                | Figure::Disk
+                | Figure::Network
+                | Figure::Temperature
+                | Figure::CpuMhz
+                | Figure::Throttled
+                | Figure::Interrupts
+                | Figure::ContextSwitches
+        )
+    }
+
+    /// Why no run has the figure, when none has.
+    pub fn missing_reason(self) -> &'static str {
+        match self {
+            Figure::Temperature => {
+                "no run's host reported a temperature (it has no sensor in /sys)"
+            }
+            Figure::Throttled => "throttling is read on a Raspberry Pi only (vcgencmd)",
+            Figure::CpuMhz => "no run's host reported its clock (no cpufreq in /sys)",
+            Figure::Interrupts | Figure::ContextSwitches => {
+                "no run's host reported them (an agent older than these figures)"
+            }
+            Figure::ServerCpu | Figure::ServerMemory => "no watched process (--process) ran",
+            _ => "no run reported it",
+        }
+    }
+
+    /// A figure of the watched server processes (it needs `--process`).
+    pub fn of_server(self) -> bool {
+        matches!(self, Figure::ServerCpu | Figure::ServerMemory)
     }
 
     /// The unit of a shown value ("ms", "req/s"; "" for the Apdex, "%"
@@ -148,7 +251,17 @@ impl Figure {
             | Figure::P95
             | Figure::P99
             | Figure::Max => "ms",
-            Figure::Errors | Figure::Cpu | Figure::ServerCpu => "%",
+            Figure::Errors
+            | Figure::Cpu
+            | Figure::ServerCpu
+            | Figure::Memory
+            | Figure::Disk
+            | Figure::Throttled => "%",
+            Figure::ServerMemory => "MB",
+            Figure::Network => "Mbit/s",
+            Figure::Temperature => "°C",
+            Figure::CpuMhz => "MHz",
+            Figure::Interrupts | Figure::ContextSwitches => "/s",
             Figure::Throughput => "req/s",
             Figure::Users | Figure::UsersLost => "users",
             Figure::FaultErrors => "errors",
@@ -166,9 +279,13 @@ impl Figure {
         }
     }
 
-    /// True when a larger value is better (Apdex, throughput, capacity).
+    /// True when a larger value is better (Apdex, throughput, capacity,
+    /// a CPU's clock).
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Figure::Apdex | Figure::Throughput | Figure::Users)
+        matches!(
+            self,
+            Figure::Apdex | Figure::Throughput | Figure::Users | Figure::CpuMhz
+        )
     }
 
     /// The value as shown: errors in percent, the rest as stored.
@@ -184,7 +301,12 @@ impl Figure {
     pub fn decimals(self) -> usize {
         match self {
             Figure::Apdex => 3,
-            Figure::Users | Figure::UsersLost | Figure::FaultErrors => 0,
+            Figure::Users
+            | Figure::UsersLost
+            | Figure::FaultErrors
+            | Figure::CpuMhz
+            | Figure::Interrupts
+            | Figure::ContextSwitches => 0,
             _ => 1,
         }
     }
@@ -202,7 +324,7 @@ impl Figure {
     /// The figure of a run's summary, for `label` or the total; `None`
     /// when the run does not have it (no Apdex without requests, no CPU
     /// without --monitor, no server CPU without --process, no users
-    /// outside a capacity search).
+    /// outside a capacity search, no temperature without a sensor).
     pub fn of_run(self, summary: &RunSummary, label: Option<&str>) -> Option<f64> {
         let figures = match label {
             Some(label) => summary.labels.get(label)?,
@@ -210,9 +332,7 @@ impl Figure {
         };
         // Without a sample (no journey finished) there is no response time
         // or error rate, only a throughput of 0.
-        if figures.count == 0
-            && !matches!(self, Figure::Throughput | Figure::Cpu | Figure::ServerCpu)
-        {
+        if figures.count == 0 && !(self == Figure::Throughput || self.of_host()) {
             return None;
         }
         let value = match self {
@@ -229,15 +349,110 @@ impl Figure {
             Figure::Users | Figure::FaultErrors | Figure::Recovery | Figure::UsersLost => {
                 return None
             }
-            Figure::Cpu => summary.resources.first()?.cpu_pct.avg,
-            Figure::ServerCpu => {
-                let host = summary.resources.first()?;
-                if host.processes.is_empty() {
-                    return None;
-                }
-                host.processes.values().map(|p| p.cpu_pct.avg).sum()
-            }
+            host_figure => return host_figure.of_host_summary(summary.resources.first()?),
         };
         value.is_finite().then_some(value)
+    }
+
+    /// A host figure from the host's summary; `None` for other figures and
+    /// for what the host did not report.
+    fn of_host_summary(self, host: &HostSummary) -> Option<f64> {
+        let server = || (!host.processes.is_empty()).then_some(host.processes.values());
+        let value = match self {
+            Figure::Cpu => host.cpu_pct.avg,
+            Figure::ServerCpu => server()?.map(|p| p.cpu_pct.avg).sum(),
+            Figure::Memory => host.memory_used_pct.avg,
+            Figure::ServerMemory => server()?.map(|p| p.rss_mb_peak).sum(),
+            Figure::Disk => host.disk_util_pct.avg,
+            Figure::Network => host.network_mbit_s.avg,
+            Figure::Temperature => host.temperature_max_c?,
+            Figure::CpuMhz => host.cpu_mhz?.avg,
+            Figure::Throttled => {
+                host.throttled?;
+                100.0 * host.throttled_seconds as f64 / host.samples.max(1) as f64
+            }
+            Figure::Interrupts => host.interrupts_s?.avg,
+            Figure::ContextSwitches => host.context_switches_s?.avg,
+            _ => return None,
+        };
+        value.is_finite().then_some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Pi's run: 10 seconds, 3 of them throttled, two server programs.
+    fn pi_run() -> RunSummary {
+        let spread = |avg: f64, peak: f64| serde_json::json!({"avg": avg, "peak": peak});
+        let host: HostSummary = serde_json::from_value(serde_json::json!({
+            "host": "pi", "samples": 10,
+            "cpu_pct": spread(61.0, 99.0), "iowait_pct": spread(2.0, 5.0),
+            "memory_used_pct": spread(42.5, 44.0), "swap_used_mb": spread(0.0, 0.0),
+            "disk_util_pct": spread(17.0, 40.0), "network_mbit_s": spread(12.5, 30.0),
+            "network_link_pct": null, "temperature_max_c": 71.2,
+            "processes": {
+                "php-fpm": {"cpu_pct": spread(150.0, 190.0), "rss_mb_peak": 160.0},
+                "nginx": {"cpu_pct": spread(20.0, 30.0), "rss_mb_peak": 12.0}
+            },
+            "throttled": true, "throttled_seconds": 3,
+            "cpu_mhz": spread(1350.0, 1500.0),
+            "interrupts_s": spread(9000.0, 9900.0),
+            "context_switches_s": spread(40000.0, 44000.0)
+        }))
+        .unwrap();
+        RunSummary {
+            resources: vec![host],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn host_figures_come_from_the_first_monitored_host() {
+        let run = pi_run();
+        let of = |f: Figure| f.of_run(&run, None);
+        assert_eq!(of(Figure::Memory), Some(42.5));
+        assert_eq!(of(Figure::ServerMemory), Some(172.0));
+        assert_eq!(of(Figure::ServerCpu), Some(170.0));
+        assert_eq!(of(Figure::Disk), Some(17.0));
+        assert_eq!(of(Figure::Network), Some(12.5));
+        assert_eq!(of(Figure::Temperature), Some(71.2));
+        assert_eq!(of(Figure::CpuMhz), Some(1350.0));
+        assert_eq!(of(Figure::Throttled), Some(30.0));
+        assert_eq!(of(Figure::Interrupts), Some(9000.0));
+        assert_eq!(of(Figure::ContextSwitches), Some(40000.0));
+        // A run without requests still has its host's figures.
+        assert_eq!(run.total.count, 0);
+        assert_eq!(of(Figure::Mean), None);
+    }
+
+    #[test]
+    fn what_a_host_did_not_report_is_no_figure() {
+        let mut run = pi_run();
+        let host = &mut run.resources[0];
+        host.temperature_max_c = None;
+        host.throttled = None;
+        host.cpu_mhz = None;
+        host.interrupts_s = None;
+        host.processes.clear();
+        for f in [
+            Figure::Temperature,
+            Figure::Throttled,
+            Figure::CpuMhz,
+            Figure::Interrupts,
+            Figure::ServerMemory,
+            Figure::ServerCpu,
+        ] {
+            assert_eq!(f.of_run(&run, None), None, "{}", f.name());
+        }
+        run.resources.clear();
+        assert_eq!(Figure::Memory.of_run(&run, None), None);
+        // Every name parses back to its figure; shares and directions.
+        for f in ALL {
+            assert_eq!(Figure::parse(f.name()), Some(f));
+        }
+        assert!(Figure::Throttled.is_share() && !Figure::Temperature.is_share());
+        assert!(Figure::CpuMhz.higher_is_better() && !Figure::Temperature.higher_is_better());
     }
 }

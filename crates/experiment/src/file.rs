@@ -493,8 +493,8 @@ impl Reader<'_> {
         }
     }
 
-    /// The figures measured, with the faults' own; cpu needs a monitor,
-    /// server_cpu a monitor and watched processes, and faults a run of
+    /// The figures measured, with the faults' own; a host figure needs a monitor,
+    /// a server figure watched processes too, and faults a run of
     /// known length.
     fn all_figures(
         &self,
@@ -504,31 +504,28 @@ impl Reader<'_> {
         faults: &[StudyFault],
     ) -> Res<Vec<Figure>> {
         let doc = self.doc;
-        if figures.contains(&Figure::Cpu)
-            && !workload
-                .extra
-                .iter()
-                .any(|t| t.source.starts_with("--monitor"))
-        {
-            return Err(doc.at(
-                map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
-                "cpu is the monitored host's CPU: add workload.flags: [--monitor, local] (or an agent's URL)",
-            ));
+        let has = |flag: &str| workload.extra.iter().any(|t| t.source.starts_with(flag));
+        if let Some(figure) = figures.iter().find(|f| f.of_host()) {
+            if !has("--monitor") {
+                return Err(doc.at(
+                    map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
+                    format!(
+                        "{} is a figure of the monitored host: add workload.flags: [--monitor, local] (or an agent's URL)",
+                        figure.name()
+                    ),
+                ));
+            }
         }
-        if figures.contains(&Figure::ServerCpu)
-            && !(workload
-                .extra
-                .iter()
-                .any(|t| t.source.starts_with("--monitor"))
-                && workload
-                    .extra
-                    .iter()
-                    .any(|t| t.source.starts_with("--process")))
-        {
-            return Err(doc.at(
-                map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
-                "server_cpu is the watched server processes' CPU on the monitored host: add workload.flags: [--monitor, local, --process, NAME] (a --process per server program)",
-            ));
+        if let Some(figure) = figures.iter().find(|f| f.of_server()) {
+            if !has("--process") {
+                return Err(doc.at(
+                    map.get_node("measure").map_or(doc.map_at(map), |n| n.span()),
+                    format!(
+                        "{} is the watched server processes' figure on the monitored host: add workload.flags: [--monitor, local, --process, NAME] (a --process per server program)",
+                        figure.name()
+                    ),
+                ));
+            }
         }
         if !faults.is_empty()
             && workload.planned.is_none()

@@ -182,7 +182,7 @@ impl LevelComparison {
     /// `mean  delay=120 vs 100 (users=30): +19.8%, worse (95% CI …)`.
     pub fn describe(&self) -> String {
         format!(
-            "{:<12} {}={} vs {}{}: {}",
+            "{:<16} {}={} vs {}{}: {}",
             self.figure.name(),
             self.factor,
             self.level,
@@ -485,6 +485,9 @@ fn signed(value: f64, decimals: usize) -> String {
     }
 }
 
+/// How a comparison of a figure that no run reported begins.
+pub const NOT_MEASURED: &str = "not measured: ";
+
 /// The comparison in words, whether the change is real, and whether it is
 /// a real change for the worse.
 fn verdict(
@@ -497,6 +500,13 @@ fn verdict(
     let mean = |values: &[f64]| Summary::of(values).map_or(0.0, |s| s.mean);
     let (base_mean, other_mean) = (mean(base), mean(other));
     let Some(d) = d else {
+        if base.is_empty() && other.is_empty() {
+            return (
+                format!("{NOT_MEASURED}{}", figure.missing_reason()),
+                false,
+                false,
+            );
+        }
         if base.len() < 2 || other.len() < 2 {
             return (
                 "not tested: each side needs at least 2 repetitions".into(),
@@ -667,7 +677,7 @@ fn main_effects_text(text: &mut String, experiment: &Experiment, results: &Resul
             .iter()
             .map(|(l, m)| format!("{}={l}: {:.1}", e.factor, e.figure.shown(*m)))
             .collect();
-        let _ = writeln!(text, "  {:<12} {}", e.figure.name(), levels.join(", "));
+        let _ = writeln!(text, "  {:<16} {}", e.figure.name(), levels.join(", "));
     }
 }
 
@@ -682,7 +692,7 @@ fn comparisons_text(text: &mut String, experiment: &Experiment, results: &Result
     if !results.comparisons.is_empty() {
         let _ = writeln!(
             text,
-            "\nagainst the baseline (95% intervals: a change in % of the baseline by Fieller's interval of the ratio of the means, in percentage points (pp) for errors and CPU by Welch's, and in the figure's own unit by Welch's where the baseline's mean is too uncertain for a ratio (its own interval reaches 0)):"
+            "\nagainst the baseline (95% intervals: a change in % of the baseline by Fieller's interval of the ratio of the means, in percentage points (pp) for shares (errors, CPU, memory, disk busy, seconds throttled) by Welch's, and in the figure's own unit by Welch's where the baseline's mean is too uncertain for a ratio (its own interval reaches 0)):"
         );
         for c in &results.comparisons {
             let _ = writeln!(text, "  {}", c.describe());

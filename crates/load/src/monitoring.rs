@@ -59,6 +59,8 @@ struct Totals {
     temperature: Option<f64>,
     throttled: Option<bool>,
     available_least: Option<f64>,
+    mhz: Accumulator,
+    throttled_seconds: u64,
     interrupts: Accumulator,
     switches: Accumulator,
     interrupt_kinds: BTreeMap<String, f64>,
@@ -100,6 +102,11 @@ impl Totals {
         }
         if let Some(t) = r.throttling {
             self.throttled = Some(self.throttled.unwrap_or(false) || throttled_now(&t));
+            self.throttled_seconds += u64::from(throttled_now(&t));
+        }
+        if !r.frequencies_mhz.is_empty() {
+            self.mhz
+                .add(r.frequencies_mhz.iter().sum::<f64>() / r.frequencies_mhz.len() as f64);
         }
         if let Some(a) = r.memory_available_mb {
             self.available_least = Some(self.available_least.map_or(a, |m| m.min(a)));
@@ -164,6 +171,8 @@ impl Totals {
                 .map(|(k, n)| (k.clone(), n.round() as u64))
                 .collect(),
             link_down_seconds: self.link_down_seconds,
+            cpu_mhz: (self.mhz.count > 0).then(|| self.mhz.spread()),
+            throttled_seconds: self.throttled_seconds,
             throttled: self.throttled,
             gap_seconds: 0,
             clock_offset_ms: None,

@@ -155,11 +155,22 @@ fn findings(html: &mut String, results: &Results) {
         .iter()
         .filter(|c| c.difference.is_some_and(|d| !d.significant))
         .count();
+    let unmeasured = |c: &&headroom_experiment::results::LevelComparison| {
+        c.verdict
+            .starts_with(headroom_experiment::results::NOT_MEASURED)
+    };
     let untested = results
         .comparisons
         .iter()
-        .filter(|c| c.difference.is_none() && !c.real)
+        .filter(|c| c.difference.is_none() && !c.real && !unmeasured(c))
         .count();
+    let mut missing: Vec<&str> = results
+        .comparisons
+        .iter()
+        .filter(unmeasured)
+        .map(|c| c.figure.name())
+        .collect();
+    missing.dedup();
     html.push_str("<h2>What the study found</h2><ul class=\"findings\">");
     if results.comparisons.is_empty() {
         html.push_str("<li>No comparisons: the study has no factor with two levels or more.</li>");
@@ -195,6 +206,13 @@ fn findings(html: &mut String, results: &Results) {
             html,
             "<li class=\"ns\">{} no difference (the same value in every repetition) or could not be tested (fewer than 2 repetitions).</li>",
             count(untested, "comparison is", "comparisons are")
+        );
+    }
+    if !missing.is_empty() {
+        let _ = write!(
+            html,
+            "<li class=\"ns\">Not measured by any run: {} (below, why).</li>",
+            escape(&missing.join(", "))
         );
     }
     html.push_str("</ul>\n");
@@ -305,6 +323,15 @@ fn figure_section(
             bounded.join(", ")
         );
     }
+    if results.cells.iter().all(|c| c.values[k].is_empty()) {
+        // Nothing to draw: say why instead of an empty chart.
+        let _ = write!(
+            html,
+            "<p class=\"meta\">Not measured: {}.</p></div>",
+            escape(figure.missing_reason())
+        );
+        return;
+    }
     let _ = write!(
         html,
         "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
@@ -360,6 +387,9 @@ fn against_numeric(
                 }),
             }
         }
+        if lines.is_empty() {
+            continue;
+        }
         for line in &mut lines {
             line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
@@ -387,7 +417,7 @@ fn comparisons(html: &mut String, results: &Results) {
         return;
     }
     html.push_str(
-        "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held. A change in % is of the baseline's mean, its 95% interval Fieller's (the ratio of the two means, the baseline's spread included); errors and CPU change in percentage points (pp), their interval Welch's. An interval that includes no change is noise.</p>\
+        "<h2>Each level against its baseline</h2><p class=\"meta\">The other factors held. A change in % is of the baseline's mean, its 95% interval Fieller's (the ratio of the two means, the baseline's spread included); shares (errors, CPU, memory, disk busy, seconds throttled) change in percentage points (pp), their interval Welch's. An interval that includes no change is noise.</p>\
          <div class=\"scroll\"><table><tr><th class=\"wrap\">figure</th><th class=\"wrap\">level against baseline (others held)</th><th class=\"wrap\">change (95% interval)</th><th class=\"wrap\">verdict</th></tr>",
     );
     for c in &results.comparisons {

@@ -485,7 +485,7 @@ fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
         (
             "cpu-unmonitored",
             format!("workload:\n  url: {url}\n  duration: 1s\nmeasure: [mean, cpu]\n"),
-            "cpu-unmonitored.yaml:4:10: cpu is the monitored host's CPU: add workload.flags: [--monitor, local]",
+            "cpu-unmonitored.yaml:4:10: cpu is a figure of the monitored host: add workload.flags: [--monitor, local]",
         ),
         (
             "runner-flag",
@@ -1150,4 +1150,79 @@ fn each_run_runs_the_spec_in_its_directory_and_a_bad_spec_is_named() {
         t.contains("'--spec <FILE>' cannot be used with '--users <USERS>'"),
         "{t}"
     );
+}
+
+/// A host figure across cells: a server process that holds 8 MiB in one
+/// cell and 72 MiB in the other (a copy of `tail -c` keeping what it read,
+/// under a name of its own), compared by `server_memory`: 64 MiB apart.
+/// Interrupts and context switches are this host's, measured in every run.
+#[test]
+fn an_experiment_compares_the_servers_memory_across_cells() {
+    let _guard = serial();
+    let server = jittered_server();
+    let dir = temp_dir("experiment-memory");
+    let name = format!("memhog{}", std::process::id() % 100_000);
+    let hog = dir.join(&name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy("/usr/bin/tail", &hog).unwrap();
+    let file = write(
+        &dir,
+        "memory.yaml",
+        &format!(
+            "factors:\n  mb: [8, 72]\n\
+             workload:\n  url: {}\n  users: 1\n  duration: 2s\n  flags: [--monitor, local, --process, {name}]\n\
+             services:\n  - name: hog\n    command: (head -c ${{mb}}M /dev/zero; exec sleep 600) | exec {} -c ${{mb}}M\n\
+             repetitions: 2\n\
+             measure: [server_memory, memory, interrupts, context_switches]\n",
+            server.url("/?ms=2"),
+            hog.display()
+        ),
+    );
+    let out = dir.join("study");
+    let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let report = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{report}");
+    let result = json(&out.join("experiment.json"));
+    let values = |cell: usize, figure: &str| -> Vec<f64> {
+        result["cells"][cell]["figures"][figure]["values"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{figure}: {report}"))
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    // 64 MiB = 67.1 MB more in every run of the second cell (the run's
+    // first second may come before the buffer is full: the peak is taken).
+    let (small, large) = (values(0, "server_memory"), values(1, "server_memory"));
+    assert_eq!((small.len(), large.len()), (2, 2), "{report}");
+    for (s, l) in small.iter().zip(&large) {
+        assert!(*s > 8.0 && *s < 16.0, "8 MiB held: {s} MB\n{report}");
+        assert!((l - s - 67.1).abs() < 4.0, "{l} against {s} MB\n{report}");
+    }
+    let memory = result["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["figure"] == "server_memory")
+        .unwrap();
+    assert_eq!(memory["worse"], true, "{memory}");
+    assert_eq!(memory["significant"], true, "{memory}");
+    // This host's interrupts and switches, a second, in every run.
+    for cell in 0..2 {
+        for figure in ["interrupts", "context_switches"] {
+            let v = values(cell, figure);
+            assert!(
+                v.len() == 2 && v.iter().all(|x| *x > 10.0),
+                "{figure}: {v:?}\n{report}"
+            );
+        }
+        assert!(values(cell, "memory")
+            .iter()
+            .all(|m| *m > 0.0 && *m < 100.0));
+    }
+    assert!(
+        report.contains("server memory (MB) — mean ±95%"),
+        "{report}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
