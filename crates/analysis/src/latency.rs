@@ -36,7 +36,15 @@ pub struct LatencyStats {
     pub p99: Duration,
     pub max: Duration,
     pub stdev: Duration,
+    /// Responses above [`PEAK_FACTOR`] times the mean: 003's "peaks"
+    /// (it counted 1,155 in one dataset), each response by its histogram
+    /// bucket's middle value, as the mean is.
+    pub peaks: u64,
 }
+
+/// A response is a peak when it took more than this many times the mean
+/// (003's definition).
+pub const PEAK_FACTOR: f64 = 5.0;
 
 impl LatencyStats {
     pub fn of(histogram: &Histogram<u64>) -> LatencyStats {
@@ -55,7 +63,17 @@ impl LatencyStats {
             p99: q(0.99),
             max: micros(histogram.max()),
             stdev: Duration::from_secs_f64(histogram.stdev() / 1e6),
+            peaks: Self::above(histogram, PEAK_FACTOR * histogram.mean()),
         }
+    }
+
+    /// How many recorded values lie above `threshold` (µs).
+    pub fn above(histogram: &Histogram<u64>, threshold: f64) -> u64 {
+        histogram
+            .iter_recorded()
+            .filter(|v| histogram.median_equivalent(v.value_iterated_to()) as f64 > threshold)
+            .map(|v| v.count_at_value())
+            .sum()
     }
 
     /// The value at an arbitrary quantile (0..=1), for criteria such as `p999`.
@@ -91,6 +109,32 @@ mod tests {
         assert!(close(s.p95, Duration::from_secs(2)));
         assert!(close(s.p99, Duration::from_secs(2)));
         assert!(close(s.max, Duration::from_secs(2)));
+        // 2 s is 6.9 × the mean of 290 ms: the 10 are peaks; 100 ms is not.
+        assert_eq!(s.peaks, 10);
+    }
+
+    #[test]
+    fn a_peak_is_above_five_times_the_mean() {
+        // 999 at 1 ms and one at 100 ms: mean 1.099 ms; the threshold 5.5 ms.
+        let mut h = new_histogram();
+        for _ in 0..999 {
+            record(&mut h, Duration::from_millis(1));
+        }
+        record(&mut h, Duration::from_millis(100));
+        assert_eq!(LatencyStats::of(&h).peaks, 1);
+        // 90 at 1 ms and 10 at 5 ms: each is below 5 × the mean.
+        let mut h = new_histogram();
+        for _ in 0..90 {
+            record(&mut h, Duration::from_millis(1));
+        }
+        for _ in 0..10 {
+            record(&mut h, Duration::from_millis(5));
+        }
+        // mean 1.4 ms, 5 × = 7 ms: 5 ms is no peak.
+        assert_eq!(LatencyStats::of(&h).peaks, 0);
+        assert_eq!(LatencyStats::above(&h, 4_000.0), 10);
+        assert_eq!(LatencyStats::above(&h, 0.0), 100);
+        assert_eq!(LatencyStats::of(&new_histogram()).peaks, 0);
     }
 
     #[test]

@@ -14,6 +14,10 @@ pub enum Figure {
     P95,
     P99,
     Max,
+    /// The response times' standard deviation within the run (003's σ).
+    Sd,
+    /// Responses above 5 × the run's mean (003's peaks).
+    Peaks,
     /// Errors as a share of requests.
     Errors,
     /// Requests per second.
@@ -64,7 +68,7 @@ pub const DEFAULT_FIGURES: [Figure; 6] = [
 ];
 
 /// The figures a user can name in `measure:` (fault figures come with `faults:`).
-pub const ALL: [Figure; 22] = [
+pub const ALL: [Figure; 24] = [
     Figure::Apdex,
     Figure::Min,
     Figure::Mean,
@@ -73,6 +77,8 @@ pub const ALL: [Figure; 22] = [
     Figure::P95,
     Figure::P99,
     Figure::Max,
+    Figure::Sd,
+    Figure::Peaks,
     Figure::Errors,
     Figure::Throughput,
     Figure::Users,
@@ -100,6 +106,8 @@ impl Figure {
             Figure::P95 => "p95",
             Figure::P99 => "p99",
             Figure::Max => "max",
+            Figure::Sd => "sd",
+            Figure::Peaks => "peaks",
             Figure::Errors => "errors",
             Figure::Throughput => "throughput",
             Figure::Users => "users",
@@ -135,6 +143,8 @@ impl Figure {
             Figure::P95 => "p95_ms",
             Figure::P99 => "p99_ms",
             Figure::Max => "max_ms",
+            Figure::Sd => "sd_ms",
+            Figure::Peaks => "peaks",
             Figure::Errors => "error_rate",
             Figure::Throughput => "throughput_rps",
             Figure::Users => "capacity_users",
@@ -166,6 +176,8 @@ impl Figure {
             Figure::P95 => "p95 (ms)",
             Figure::P99 => "p99 (ms)",
             Figure::Max => "max (ms)",
+            Figure::Sd => "σ within a run (ms)",
+            Figure::Peaks => "peaks (responses above 5 × the run's mean)",
             Figure::Errors => "errors (%)",
             Figure::Throughput => "throughput (req/s)",
             Figure::Users => "capacity (users)",
@@ -250,7 +262,9 @@ impl Figure {
             | Figure::P90
             | Figure::P95
             | Figure::P99
-            | Figure::Max => "ms",
+            | Figure::Max
+            | Figure::Sd => "ms",
+            Figure::Peaks => "responses",
             Figure::Errors
             | Figure::Cpu
             | Figure::ServerCpu
@@ -304,6 +318,7 @@ impl Figure {
             Figure::Users
             | Figure::UsersLost
             | Figure::FaultErrors
+            | Figure::Peaks
             | Figure::CpuMhz
             | Figure::Interrupts
             | Figure::ContextSwitches => 0,
@@ -344,6 +359,8 @@ impl Figure {
             Figure::P95 => figures.p95_ms,
             Figure::P99 => figures.p99_ms,
             Figure::Max => figures.max_ms,
+            Figure::Sd => figures.stdev_ms,
+            Figure::Peaks => figures.peaks as f64,
             Figure::Errors => figures.error_rate,
             Figure::Throughput => figures.rps,
             Figure::Users | Figure::FaultErrors | Figure::Recovery | Figure::UsersLost => {
@@ -425,6 +442,14 @@ mod tests {
         // A run without requests still has its host's figures.
         assert_eq!(run.total.count, 0);
         assert_eq!(of(Figure::Mean), None);
+        assert_eq!(of(Figure::Peaks), None);
+        // 003's σ and peaks come from the run's responses.
+        let mut run = run;
+        run.total.count = 1000;
+        run.total.stdev_ms = 12.5;
+        run.total.peaks = 7;
+        assert_eq!(Figure::Sd.of_run(&run, None), Some(12.5));
+        assert_eq!(Figure::Peaks.of_run(&run, None), Some(7.0));
     }
 
     #[test]

@@ -749,7 +749,8 @@ fn notes_text(text: &mut String, results: &Results) {
 }
 
 /// `cells.csv`: one row per cell; per figure its mean, 95% interval, CoV,
-/// range and peaks (repetitions above 5 × the others' mean).
+/// range and peak repetitions (above 5 × the others' mean; the figure
+/// `peaks` counts responses within a run instead).
 pub fn cells_csv(experiment: &Experiment, results: &Results) -> String {
     let mut out = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = vec!["cell".into(), "label".into()];
@@ -764,7 +765,7 @@ pub fn cells_csv(experiment: &Experiment, results: &Results) -> String {
             "cov_pct",
             "min",
             "max",
-            "peaks",
+            "peak_repetitions",
         ] {
             header.push(format!("{}_{part}", f.column()));
         }
@@ -835,7 +836,7 @@ pub fn result_json(
                 "cov": s.as_ref().and_then(|s| s.cov),
                 "min": s.as_ref().map(|s| s.min),
                 "max": s.as_ref().map(|s| s.max),
-                "peaks": s.as_ref().map(|s| s.peaks.iter().map(|p| p + 1).collect::<Vec<_>>()),
+                "peak_repetitions": s.as_ref().map(|s| s.peaks.iter().map(|p| p + 1).collect::<Vec<_>>()),
             }))).collect::<serde_json::Map<_, _>>(),
             "odd_environment": c.odd_environment.iter().map(|(r, how)| json!({"repetition": r, "differs": how})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),

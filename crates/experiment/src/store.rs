@@ -5,7 +5,7 @@
 //! | [`FILE_COPY`] | the experiment file as run (a resumed run must match it) |
 //! | [`PLAN`] | the cells, their commands and the run order |
 //! | [`RUNS`] | one row per finished run: its cell, repetition, bundle, figures, environment |
-//! | [`CELLS`] | one row per cell: each figure's mean, 95% interval, CoV, range, peaks |
+//! | [`CELLS`] | one row per cell: each figure's mean, 95% interval, CoV, range, peak repetitions |
 //! | [`RESULT`] | the comparisons: main effects, levels against baselines, environment differences |
 //! | `cells/<cell>/r<N>/` | each run's ordinary bundle, its output (`run.log`) and hooks' logs |
 //!

@@ -62,7 +62,7 @@ fn siege_block(out: &mut String, input: &ReportInput<'_>) {
     } else {
         100.0 * (t.count - t.errors) as f64 / t.count as f64
     };
-    let rows: [(&str, String); 12] = [
+    let rows: [(&str, String); 14] = [
         (
             "Transactions",
             format!(
@@ -85,6 +85,11 @@ fn siege_block(out: &mut String, input: &ReportInput<'_>) {
         ),
         ("Data transferred", format!("{}", Bytes(t.bytes_received))),
         ("Response time (mean)", format!("{}", ms(t.mean_ms))),
+        ("Response time (σ)", format!("{}", ms(t.stdev_ms))),
+        (
+            "Peaks",
+            format!("{} above 5 × the mean", thousands(t.peaks)),
+        ),
         ("Transaction rate", format!("{:.2} trans/s", t.rps)),
         ("Throughput", format!("{:.3} MB/s", s.throughput_mb_s)),
         ("Concurrency", format!("{:.2}", s.concurrency)),
