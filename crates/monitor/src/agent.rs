@@ -99,7 +99,9 @@ impl Agent {
         })?;
         let ring: Arc<Mutex<VecDeque<TimedSample>>> =
             Arc::new(Mutex::new(VecDeque::with_capacity(RING)));
-        let fingerprint = Arc::new(Fingerprint::local(env!("CARGO_PKG_VERSION")));
+        let fingerprint = Arc::new(
+            Fingerprint::local(env!("CARGO_PKG_VERSION")).with_server(&config.sampler.processes),
+        );
         let host = fingerprint.hostname.clone();
         let samples = ring.clone();
         let mut sampler = Sampler::new(config.sampler);

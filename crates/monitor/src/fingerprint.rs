@@ -94,6 +94,18 @@ pub struct Fingerprint {
     pub cgroup_memory_limit_mb: Option<u64>,
     pub load_average: [f64; 3],
     pub raspberry_pi_model: Option<String>,
+    /// A Raspberry Pi's board revision code (/proc/cpuinfo's Revision,
+    /// e.g. c03114 for a Pi 4 B 4 GB rev 1.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board_revision: Option<String>,
+    /// The OS image the system was installed from (Raspberry Pi OS's
+    /// /etc/rpi-issue first line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub os_image: Option<String>,
+    /// The server's software and settings, on a host monitored as the
+    /// server (an agent, or `--monitor local`); `None` elsewhere.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::software::ServerSoftware>,
 }
 
 fn read(path: &Path) -> Option<String> {
@@ -176,8 +188,22 @@ impl Fingerprint {
                 .and_then(|v| v.parse::<u64>().ok())
                 .map(|b| b / 1_000_000),
             load_average: snapshot.load,
+            board_revision: pi_model.as_ref().and_then(|_| field("Revision")),
             raspberry_pi_model: pi_model,
+            os_image: read(&etc.join("rpi-issue"))
+                .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
+                .filter(|l| !l.is_empty()),
+            server: None,
         }
+    }
+
+    /// With the server's software and settings read from this host's
+    /// files (`watched`: the `--process` names whose command lines count).
+    pub fn with_server(mut self, watched: &[String]) -> Fingerprint {
+        let software =
+            crate::software::ServerSoftware::collect(Path::new("/"), Path::new("/proc"), watched);
+        self.server = (!software.is_empty()).then_some(software);
+        self
     }
 
     /// This machine, the working directory's storage.

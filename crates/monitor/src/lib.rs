@@ -11,6 +11,7 @@ pub mod fingerprint;
 pub mod netbench;
 pub mod procfs;
 pub mod sampler;
+pub mod software;
 
 pub use doctor::{examine, Finding};
 pub use fingerprint::Fingerprint;

@@ -312,9 +312,17 @@ fn environment(runs: &[RunData]) -> Vec<EnvironmentDifference> {
         .iter()
         .map(|run| {
             let m = &run.manifest;
+            // With --monitor local this machine is the server too.
             m.fingerprint
                 .iter()
-                .map(|fp| ("generator".to_string(), json(fp)))
+                .map(|fp| {
+                    let name = if fp.server.is_some() {
+                        "local"
+                    } else {
+                        "generator"
+                    };
+                    (name.to_string(), json(fp))
+                })
                 .chain(
                     m.monitored_hosts
                         .iter()

@@ -606,3 +606,80 @@ fn compare_keeps_what_report_wrote_into_a_jtls_bundle() {
     );
     assert!(!dir.join("results-jtl-bundle.importing").exists());
 }
+
+/// Two runs against the same PHP page behind nginx and php-fpm, the pool
+/// changed from 2 workers to 6 between them: `compare` names the setting
+/// that differs (read from the running master's configuration, as
+/// `--monitor local` records the server's software) beside the throughput
+/// it changed.
+#[test]
+fn compare_names_the_changed_pm_max_children() {
+    use crate::support::php_site::{php_fpm, serve, App};
+    let _guard = serial();
+    let dir = temp_dir("compare-fpm-pool");
+    let root = dir.join("www");
+    std::fs::create_dir_all(&root).unwrap();
+    // 2 ms a request: 2 workers serve at most 1,000 a second, 6 three times that.
+    std::fs::write(root.join("index.php"), "<?php usleep(2000); echo 'ok';").unwrap();
+    let process = php_fpm().file_name().unwrap().to_string_lossy().to_string();
+    let mut bundles = Vec::new();
+    for workers in [2, 6] {
+        let port = crate::support::free_port();
+        let pool = format!("listen.mode = 0666\npm.max_children = {workers}\n");
+        let _site = serve(
+            &dir.join(format!("site-{workers}")),
+            port,
+            &App {
+                root: &root,
+                index: "index.php",
+                deny: "none",
+                fpm_pool: &pool,
+            },
+        );
+        let bundle = dir.join(format!("workers-{workers}"));
+        let url = format!("http://127.0.0.1:{port}/index.php");
+        let out = run(&[
+            "load",
+            &url,
+            "-c",
+            "8",
+            "-d",
+            "3s",
+            "--monitor",
+            "local",
+            "--process",
+            &process,
+            "--out",
+            bundle.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        bundles.push(bundle);
+    }
+    let out = run(&[
+        "compare",
+        bundles[0].to_str().unwrap(),
+        bundles[1].to_str().unwrap(),
+    ]);
+    let report = text(&out);
+    let line = report
+        .lines()
+        .find(|l| l.contains("pm.max_children"))
+        .unwrap_or_else(|| panic!("no pm.max_children in\n{report}"));
+    assert!(
+        line.contains("[www] pm.max_children") && line.contains("A: 2") && line.contains("B: 6"),
+        "{line}"
+    );
+    // The only server setting that differs (the master's command line
+    // differs too: its configuration file's path).
+    assert_eq!(
+        report
+            .lines()
+            .filter(|l| l.contains(".server.settings."))
+            .count(),
+        1,
+        "{report}"
+    );
+    assert!(report.contains("local.server.commands.php-fpm"), "{report}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -86,7 +86,11 @@ pub(super) fn manifest(
     threads: usize,
 ) -> Result<Manifest, AssemblyError> {
     let (t, f) = RunSummary::thresholds(apdex);
-    let (fingerprint, doctor) = examine_host(parts.same_host);
+    let (mut fingerprint, doctor) = examine_host(parts.same_host);
+    // This machine is a monitored server: record its software too.
+    if spec.monitors.sources.contains(&Monitored::Local) {
+        fingerprint = fingerprint.with_server(&spec.monitors.processes);
+    }
     let monitored_hosts = monitored_hosts(spec)?;
     Ok(Manifest {
         schema_version: SCHEMA_VERSION,
