@@ -74,7 +74,7 @@ pub enum Command {
     )]
     Capacity(Box<CapacityArgs>),
     /// Write a self-contained HTML report (tables and charts) of runs and JMeter results (JTL),
-    /// or of one capacity search, experiment or bench.
+    /// or of one capacity search, experiment or bench, or of several benches side by side.
     #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Compare runs (bundles or JMeter JTL files) with a baseline: Apdex, response times,

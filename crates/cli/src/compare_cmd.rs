@@ -187,16 +187,40 @@ fn read_benches(args: &CompareArgs) -> Result<Vec<BenchBundle>, ExitCode> {
 /// Bench bundles: each against the first (or --baseline), figure by
 /// figure; or a fleet.
 fn benches(args: &CompareArgs) -> ExitCode {
-    if let Some(path) = &args.output {
-        return fail(
-            format!("-o {}: bench comparisons are text (or --json); each bench bundle has its own report.html", path.display()),
-            EXIT_USAGE,
-        );
-    }
     let benches = match read_benches(args) {
         Ok(b) => b,
         Err(code) => return code,
     };
+    // -o: the bundles side by side on one page, the baseline first.
+    if let Some(path) = &args.output {
+        let base = if bench_compare::is_fleet(&benches, args.baseline.is_some()) {
+            0
+        } else {
+            match baseline(args) {
+                Ok(i) => i,
+                Err(code) => return code,
+            }
+        };
+        let mut order: Vec<usize> = vec![base];
+        order.extend((0..benches.len()).filter(|i| *i != base));
+        let page = headroom_report::benches_html::render_benches_report(
+            &order
+                .iter()
+                .map(|i| benches[*i].clone())
+                .collect::<Vec<_>>(),
+            &order
+                .iter()
+                .map(|i| args.bundles[*i].display().to_string())
+                .collect::<Vec<_>>(),
+        );
+        if let Err(e) = std::fs::write(path, page) {
+            return fail(
+                format!("cannot write {}: {e}", path.display()),
+                EXIT_CANNOT_RUN,
+            );
+        }
+        eprintln!("headroom: the bundles side by side: {}", path.display());
+    }
     if bench_compare::is_fleet(&benches, args.baseline.is_some()) {
         let names: Vec<String> = args
             .bundles

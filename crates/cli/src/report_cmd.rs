@@ -32,13 +32,24 @@ pub fn run(mut args: ReportArgs) -> ExitCode {
             return capacity_report(one, args.output.unwrap_or_else(|| one.join("report.html")));
         }
     }
+    let benches = args
+        .bundles
+        .iter()
+        .filter(|d| headroom_bundle::bench::is_bench(d))
+        .count();
+    if benches == args.bundles.len() && benches > 1 {
+        return benches_report(
+            &args.bundles,
+            args.output.unwrap_or_else(|| PathBuf::from("report.html")),
+        );
+    }
     if let Some(bench) = args
         .bundles
         .iter()
         .find(|d| headroom_bundle::bench::is_bench(d))
     {
         eprintln!(
-            "headroom: {} is a bench bundle: report it alone (headroom report {}); compare bench bundles with headroom compare",
+            "headroom: {} is a bench bundle and the others are not: a page holds runs or bench bundles (headroom report {} alone, or with other bench bundles)",
             bench.display(),
             bench.display()
         );
@@ -110,6 +121,25 @@ fn bench_report(dir: &Path, output: PathBuf) -> ExitCode {
             ExitCode::from(EXIT_CANNOT_RUN)
         }
     }
+}
+
+/// Several bench bundles on one page, the first the baseline.
+pub fn benches_report(dirs: &[PathBuf], output: PathBuf) -> ExitCode {
+    let mut benches = Vec::new();
+    for dir in dirs {
+        match crate::bench_cmd::read(dir) {
+            Ok(b) => benches.push(b),
+            Err(e) => {
+                eprintln!("headroom: {e}");
+                return ExitCode::from(EXIT_CANNOT_RUN);
+            }
+        }
+    }
+    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    write(
+        &output,
+        headroom_report::benches_html::render_benches_report(&benches, &names),
+    )
 }
 
 /// The report of a capacity search (its directory holds capacity.json).

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod bench_compare;
 pub mod bench_html;
+pub mod benches_html;
 pub mod capacity;
 pub mod capacity_html;
 pub mod charts;

@@ -151,13 +151,15 @@ Inputs: run bundles (the --out of load, run and merge, a capacity search's
 level-NNNN bundles) and JMeter results files (JTL, CSV or XML: imported into
 a bundle beside the file, results.jtl into results-jtl-bundle/), one or
 several in one page. A capacity search's directory, an experiment's directory
-(its --out) or a bench bundle is reported alone, with its own page.
+(its --out) or a bench bundle is reported alone, with its own page; several
+bench bundles share one page, the first the baseline.
 
 Examples:
-  headroom report runs/before
   headroom report runs/before runs/after -o before-after.html
   # JMeter's results (JTL) next to headroom's
   headroom report results.jtl runs/after
+  # four hosts' benches side by side
+  headroom report sd/ ssd/ pi5/ vm/ -o hosts.html
   # a capacity search, an experiment or a bench, alone
   headroom report runs/study";
 
@@ -165,7 +167,8 @@ pub const COMPARE: &str = "\
 Inputs: two or more run bundles (the --out of load, run and merge, a capacity
 search's level-NNNN bundles) or JMeter results files (JTL, CSV or XML:
 imported into a bundle beside the file), in any mix; or two or more bench
-bundles (compared figure by figure, as text or --json). A capacity search's
+bundles (compared figure by figure, as text or --json; -o writes them side by
+side on one page). A capacity search's
 directory is not one run: name its level bundles; nor is an experiment's: name
 its runs' bundles (cells/<cell>/r<N>). Runs are named A, B, C...
 in the order given. Exit code 1 when a run is significantly worse than the

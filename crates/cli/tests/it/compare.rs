@@ -508,6 +508,39 @@ fn a_fleet_of_benches_names_the_odd_host() {
         let spread = &figure["spread"];
         assert!(spread["range_pct"].as_f64().unwrap() > 15.0, "{figure}");
     }
+    // The four on one page: `report` of the bundles, and `compare -o`.
+    let page = dir.join("fleet.html");
+    let mut args = vec!["report"];
+    args.extend(bundles.iter().map(String::as_str));
+    let page_arg = page.to_string_lossy().to_string();
+    args.extend(["-o", &page_arg]);
+    let output = run(&args);
+    assert!(output.status.success(), "{}", text(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    crate::support::browser::self_contained(&html);
+    let dom = crate::support::browser::open_in_chromium(&page, &dir);
+    assert!(dom.contains("4 bundles side by side"), "{dom}");
+    // pi-4 is 20% slower than pi-1, the first: a real change, said.
+    assert!(dom.contains("-20.0%") && dom.contains("worse"), "{dom}");
+    assert!(
+        dom.contains("powersave"),
+        "the environment names the governor: {dom}"
+    );
+    let compared = dir.join("compared.html");
+    let compared_arg = compared.to_string_lossy().to_string();
+    let mut args = vec!["compare", "-o", &compared_arg, "--baseline", "B"];
+    args.extend(bundles.iter().map(String::as_str));
+    let output = run(&args);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        text(&output)
+    );
+    let html = std::fs::read_to_string(&compared).unwrap();
+    // The baseline (pi-2) first.
+    let first = html.find("pi-2").unwrap();
+    assert!(html.find("pi-1").unwrap() > first, "the baseline leads");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A JMeter results file of `seconds` seconds, one sample of each of two
