@@ -6,6 +6,7 @@
 //! | [`cpu`] | sysbench's prime method; gzip of a web page | `sysbench cpu` |
 //! | [`memory`] | STREAM's Copy, Scale, Add, Triad | STREAM, `mbw` |
 //! | [`storage`] | the PiBenchmarks score; commit latency | dd, fio, iozone |
+//! | [`fileio`] | sequential read and write at block sizes, O_DIRECT (002) | `sysbench fileio` |
 //! | [`network`] | TCP both ways, round trip against payload size | iperf3 |
 //! | [`thermal`] | stressberry's protocol | stressberry |
 //! | [`stack`] | Moodle's system benchmark, in spirit | Moodle |
@@ -19,6 +20,7 @@
 pub mod aio;
 pub mod cpu;
 pub mod emulate;
+pub mod fileio;
 pub mod host_scale;
 pub mod latest;
 pub mod memory;
@@ -35,7 +37,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The benchmarks, in the order `headroom bench` runs them.
-pub const BENCHMARKS: [&str; 6] = ["cpu", "memory", "storage", "network", "thermal", "stack"];
+pub const BENCHMARKS: [&str; 7] = [
+    "cpu", "memory", "storage", "fileio", "network", "thermal", "stack",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {

@@ -124,12 +124,13 @@ pub fn check_path(path: &Path, needed: u64) -> Result<(), BenchError> {
 }
 
 /// The benchmark's files, removed when it ends however it ends.
-struct Scratch {
+#[derive(Default)]
+pub(crate) struct Scratch {
     files: Vec<PathBuf>,
 }
 
 impl Scratch {
-    fn file(&mut self, dir: &Path, name: &str) -> PathBuf {
+    pub(crate) fn file(&mut self, dir: &Path, name: &str) -> PathBuf {
         let path = dir.join(format!(".headroom-bench-{}-{name}", std::process::id()));
         self.files.push(path.clone());
         path
@@ -144,7 +145,7 @@ impl Drop for Scratch {
     }
 }
 
-fn open_direct(path: &Path, create: bool) -> Result<File, BenchError> {
+pub(crate) fn open_direct(path: &Path, create: bool) -> Result<File, BenchError> {
     let mut options = OpenOptions::new();
     options.read(true).write(true).custom_flags(libc::O_DIRECT);
     if create {

@@ -5,6 +5,7 @@
 //! says what runs ([`BenchProgress::Starting`]) and what failed.
 
 use crate::cpu::CpuOptions;
+use crate::fileio::FileioOptions;
 use crate::memory::MemoryOptions;
 use crate::network::NetworkOptions;
 use crate::stack::StackOptions;
@@ -20,6 +21,7 @@ pub struct Suite {
     pub cpu: CpuOptions,
     pub memory: MemoryOptions,
     pub storage: StorageOptions,
+    pub fileio: FileioOptions,
     pub network: NetworkOptions,
     pub thermal: ThermalOptions,
     pub stack: StackOptions,
@@ -45,6 +47,7 @@ impl Suite {
             "cpu" => crate::cpu::run(&self.cpu, stop),
             "memory" => crate::memory::run(&self.memory, stop),
             "storage" => crate::storage::run(&self.storage, stop),
+            "fileio" => crate::fileio::run(&self.fileio, stop),
             "network" => crate::network::run(&self.network, stop),
             "thermal" => crate::thermal::run(&self.thermal, stop),
             _ => crate::stack::run(&self.stack, stop),
@@ -56,6 +59,11 @@ impl Suite {
         let seconds = match name {
             "cpu" => 4.0 * self.cpu.seconds * f64::from(self.cpu.repetitions),
             "memory" => 10.0 * f64::from(self.memory.repetitions),
+            "fileio" => {
+                2.0 * self.fileio.blocks_kib.len() as f64
+                    * self.fileio.seconds
+                    * f64::from(self.fileio.repetitions)
+            }
             "network" => (2.0 * self.network.seconds + 2.0) * f64::from(self.network.repetitions),
             "thermal" => self.thermal.idle_before + self.thermal.stress + self.thermal.idle_after,
             _ => return "its time depends on the device".into(),
@@ -146,6 +154,14 @@ mod tests {
                 depth: 1,
                 repetitions: 1,
             },
+            fileio: FileioOptions {
+                path: PathBuf::from("."),
+                files: 2,
+                total_mib: 8,
+                blocks_kib: vec![4, 1024],
+                seconds: 3.0,
+                repetitions: 2,
+            },
             network: NetworkOptions {
                 agent: None,
                 token: None,
@@ -195,6 +211,8 @@ mod tests {
         assert_eq!(s.estimate("memory"), "about 20 s");
         assert_eq!(s.estimate("network"), "about 36 s");
         assert_eq!(s.estimate("thermal"), "about 10 min");
+        // 2 directions × 2 block sizes × 3 s × 2 repetitions.
+        assert_eq!(s.estimate("fileio"), "about 24 s");
         assert_eq!(s.estimate("storage"), "its time depends on the device");
     }
 

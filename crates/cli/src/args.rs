@@ -93,7 +93,7 @@ pub enum Command {
     /// hooks, services, faults and confidence intervals; resumable.
     #[command(after_help = examples::EXPERIMENT)]
     Experiment(ExperimentArgs),
-    /// What this machine can do: CPU, memory, storage score, network, heat and the web stack,
+    /// What this machine can do: CPU, memory, storage score, file I/O, network, heat and the web stack,
     /// each by a published method, with where the host stands among known machines.
     #[command(after_help = examples::BENCH)]
     Bench(Box<BenchArgs>),
@@ -275,8 +275,8 @@ fn times(text: &str) -> Result<f64, String> {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Which: cpu, memory, storage, network, thermal, stack (default: all).
-    #[arg(value_parser = ["cpu", "memory", "storage", "network", "thermal", "stack", "all"])]
+    /// Which: cpu, memory, storage, fileio, network, thermal, stack (default: all).
+    #[arg(value_parser = ["cpu", "memory", "storage", "fileio", "network", "thermal", "stack", "all"])]
     pub benchmarks: Vec<String>,
 
     /// Times each benchmark repeats (thermal runs once).
@@ -327,6 +327,22 @@ pub struct BenchArgs {
     #[arg(long, default_value = "64", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "storage")]
     pub queue_depth: u32,
 
+    /// Files read and written in turn (sysbench's --file-num; 002: 32).
+    #[arg(long, default_value = "8", value_parser = clap::value_parser!(u64).range(1..=1024), help_heading = "fileio")]
+    pub fileio_files: u64,
+
+    /// Their size in all, in MiB, under --path (sysbench's --file-total-size; 002: 2048).
+    #[arg(long, default_value = "256", value_parser = clap::value_parser!(u64).range(1..=1_048_576), help_heading = "fileio")]
+    pub fileio_size: u64,
+
+    /// Block sizes (sysbench's --file-block-size; 002: 1k,2k,8k,32k,64k,128k,256k,512k,1m,2m).
+    #[arg(long, default_value = "4k,64k,1m", value_parser = block_sizes, help_heading = "fileio")]
+    pub fileio_blocks: BlockSizes,
+
+    /// Seconds per block size and direction (sysbench's --time; 002: 20s).
+    #[arg(long, default_value = "2s", value_parser = positive_duration, help_heading = "fileio")]
+    pub fileio_time: Duration,
+
     /// The agent (started with --bench-endpoints) to measure against; default: loopback.
     #[arg(long, value_parser = monitor, help_heading = "network")]
     pub agent: Option<Monitor>,
@@ -370,6 +386,39 @@ pub struct BenchArgs {
     /// An http:// page to load twice (e.g. the login page).
     #[arg(long, help_heading = "stack")]
     pub target: Option<String>,
+}
+
+/// Block sizes in KiB, as `4k,64k,1m` gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSizes(pub Vec<u64>);
+
+/// `1k,2k,1m,2m` (or plain KiB: `4,64`) as KiB; each a multiple of 1 KiB
+/// of at most 64 MiB, none twice.
+fn block_sizes(text: &str) -> Result<BlockSizes, String> {
+    let mut sizes = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let lower = part.to_ascii_lowercase();
+        let (number, factor) = if let Some(n) = lower.strip_suffix('m') {
+            (n, 1024)
+        } else if let Some(n) = lower.strip_suffix('k') {
+            (n, 1)
+        } else {
+            (lower.as_str(), 1)
+        };
+        let kib = number
+            .parse::<u64>()
+            .ok()
+            .and_then(|n| n.checked_mul(factor))
+            .filter(|k| (1..=65536).contains(k))
+            .ok_or_else(|| {
+                format!("'{part}' is not a block size: write 1k to 64m, e.g. 4k,64k,1m")
+            })?;
+        if sizes.contains(&kib) {
+            return Err(format!("'{part}' is given twice"));
+        }
+        sizes.push(kib);
+    }
+    Ok(BlockSizes(sizes))
 }
 
 #[derive(Args, Debug)]

@@ -5,6 +5,7 @@
 use crate::args::{BenchArgs, Monitor};
 use crate::execute::{examine_host, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
 use headroom_bench::cpu::CpuOptions;
+use headroom_bench::fileio::FileioOptions;
 use headroom_bench::memory::MemoryOptions;
 use headroom_bench::network::NetworkOptions;
 use headroom_bench::stack::StackOptions;
@@ -249,6 +250,14 @@ fn suite(args: &BenchArgs, all: bool) -> Suite {
             file_mib: args.file_size,
             commits: args.commits,
             depth: args.queue_depth as usize,
+            repetitions,
+        },
+        fileio: FileioOptions {
+            path: args.path.clone(),
+            files: args.fileio_files,
+            total_mib: args.fileio_size,
+            blocks_kib: args.fileio_blocks.0.clone(),
+            seconds: args.fileio_time.as_secs_f64(),
             repetitions,
         },
         network: NetworkOptions {

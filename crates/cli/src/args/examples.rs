@@ -250,7 +250,8 @@ Examples:
 
 pub const BENCH: &str = "\
 Benchmarks: cpu (sysbench's prime method, gzip), memory (STREAM), storage
-(the PiBenchmarks score, commit latency), network (TCP both ways, round trip
+(the PiBenchmarks score, commit latency), fileio (sysbench fileio's direct
+sequential read and write at block sizes), network (TCP both ways, round trip
 against payload; the server runs `headroom agent --bench-endpoints`), thermal
 (stressberry: idle 150 s, load 300 s, idle 150 s), stack (Moodle's system
 benchmark in spirit: --db, --target). With every benchmark, thermal runs
