@@ -25,8 +25,10 @@ pub struct LabelFigures {
     pub p99_ms: f64,
     pub max_ms: f64,
     pub stdev_ms: f64,
-    /// Responses above 5 × the mean (003's peaks; 0 in older bundles).
-    pub peaks: u64,
+    /// Responses above 5 × the mean (003's peaks); `None` in bundles
+    /// written before they were counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peaks: Option<u64>,
     pub rps: f64,
     pub apdex: Option<f64>,
     pub apdex_rating: Option<String>,
@@ -113,7 +115,7 @@ impl LabelFigures {
             p99_ms: ms(l.p99),
             max_ms: ms(l.max),
             stdev_ms: ms(l.stdev),
-            peaks: l.peaks,
+            peaks: Some(l.peaks),
             rps: summary.rps,
             apdex: summary.apdex,
             apdex_rating: summary.apdex_rating.map(|r| r.to_string()),

@@ -242,6 +242,7 @@ impl Figure {
                 "no run's host reported them (an agent older than these figures)"
             }
             Figure::ServerCpu | Figure::ServerMemory => "no watched process (--process) ran",
+            Figure::Peaks => "the runs' bundles were written before peaks were counted",
             _ => "no run reported it",
         }
     }
@@ -360,7 +361,7 @@ impl Figure {
             Figure::P99 => figures.p99_ms,
             Figure::Max => figures.max_ms,
             Figure::Sd => figures.stdev_ms,
-            Figure::Peaks => figures.peaks as f64,
+            Figure::Peaks => figures.peaks? as f64,
             Figure::Errors => figures.error_rate,
             Figure::Throughput => figures.rps,
             Figure::Users | Figure::FaultErrors | Figure::Recovery | Figure::UsersLost => {
@@ -447,7 +448,7 @@ mod tests {
         let mut run = run;
         run.total.count = 1000;
         run.total.stdev_ms = 12.5;
-        run.total.peaks = 7;
+        run.total.peaks = Some(7);
         assert_eq!(Figure::Sd.of_run(&run, None), Some(12.5));
         assert_eq!(Figure::Peaks.of_run(&run, None), Some(7.0));
     }

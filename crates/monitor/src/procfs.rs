@@ -343,7 +343,7 @@ impl Roots {
 }
 
 /// /proc/interrupts's rows summed over the cores, by kind: a numbered
-/// row (a device's line) by its last word, the device's name; a named row
+/// row (a device's line) by the device names that end it ("mmc1, mmc0"); a named row
 /// (the kernel's own: LOC, RES, IPI0, ...) by its description, or its
 /// label when it has none (ERR, MIS). Rows of the same kind add up.
 pub fn interrupt_kinds(table: &str) -> BTreeMap<String, u64> {

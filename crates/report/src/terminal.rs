@@ -88,7 +88,9 @@ fn siege_block(out: &mut String, input: &ReportInput<'_>) {
         ("Response time (σ)", format!("{}", ms(t.stdev_ms))),
         (
             "Peaks",
-            format!("{} above 5 × the mean", thousands(t.peaks)),
+            t.peaks.map_or("not counted in this bundle".into(), |n| {
+                format!("{} above 5 × the mean", thousands(n))
+            }),
         ),
         ("Transaction rate", format!("{:.2} trans/s", t.rps)),
         ("Throughput", format!("{:.3} MB/s", s.throughput_mb_s)),

@@ -537,7 +537,7 @@ fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// experiments/session-stores.yaml, reduced (2 stores × 1 level × 2
+/// experiments/session-store-restart.yaml, reduced (2 stores × 1 level × 2
 /// repetitions × 8 s runs), against the testbed with a real Redis: the
 /// restart of Redis logs users out and the study counts them; the
 /// database store loses none. Then its HTML report in Chromium.
@@ -545,7 +545,7 @@ fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
 fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
     let _guard = serial();
     let shipped = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/session-stores.yaml"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/session-store-restart.yaml"),
     )
     .unwrap();
     let reduced = [
