@@ -169,6 +169,21 @@ fn an_emulated_disk_does_its_iops() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Where the test in `dir` keeps its databases: in memory (/dev/shm)
+/// where there is one, else in `dir`.
+fn in_memory(dir: &Path) -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        shm.join(format!(
+            "headroom-predict-{}-{}",
+            std::process::id(),
+            dir.file_name().unwrap().to_string_lossy()
+        ))
+    } else {
+        dir.to_path_buf()
+    }
+}
+
 /// The testbed served by a copy of headroom named lms-server on `cpus`.
 fn serve_emulated(dir: &Path, db: &str, cpus: &str) -> (Daemon, u16) {
     let server = dir.join("lms-server");
@@ -191,7 +206,13 @@ fn serve_emulated(dir: &Path, db: &str, cpus: &str) -> (Daemon, u16) {
 
 /// A capacity search of the testbed's journey on `cpus`, in `out`.
 fn search(dir: &Path, name: &str, cpus: &str) -> (PathBuf, serde_json::Value) {
-    let db = format!("sqlite:{}", dir.join(format!("{name}.db")).display());
+    // The database in memory (/dev/shm) where there is one: the testbed on
+    // SQLite syncs about 7 times a request, and this VM's disk latency
+    // moved the half CPU's capacity from 76-85 users to 68 and once 47; the
+    // prediction under test is the CPU's (the disk's is its own test).
+    let db_dir = in_memory(dir);
+    std::fs::create_dir_all(&db_dir).unwrap();
+    let db = format!("sqlite:{}", db_dir.join(format!("{name}.db")).display());
     init(&db, "s", &dir.join(format!("{name}-files")), "1");
     let (server, port) = serve_emulated(dir, &db, cpus);
     let site = dir.join(format!("{name}-site"));
@@ -292,8 +313,10 @@ fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
     eprintln!(
         "predicted {users} users at {rate:.1}/s; measured {measured} at {measured_rate:.1}/s"
     );
-    // Levels of 6 s, think 250 ms: three runs predicted 93, 92 and 90
-    // users against 85, 76 and 76 measured (+9% to +21%); bench/predict's
+    // Levels of 6 s, think 250 ms: with the database on the disk three runs
+    // predicted 93, 92 and 90 users against 85, 76 and 76 measured (+9% to
+    // +21%; a suite run 93 against 68); in memory 131 against 120 (+9.2%,
+    // 394.7/s at 131 against 372.7/s measured at 120); bench/predict's
     // 20 s levels, think 1 s, hold them to 15% (docs/predict.md: +4.0% and
     // +10.0%). Here the users are held to 25%, and the model's rate at the
     // measured users to 20% of the measured rate.
@@ -361,5 +384,6 @@ fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
     let output = run(&["predict", base, "--for", "pi3"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(text(&output).contains("not a host headroom knows"));
+    let _ = std::fs::remove_dir_all(in_memory(&dir));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -605,7 +605,18 @@ fn cluster_spreads_requests_over_all_nodes() {
     let _serial = serial();
     let (dir, db) = sqlite_dataset("tb-cluster", "xs");
     let listen = free_port();
-    let first = free_port();
+    // Three ports in a row that are free now (a free port's neighbours
+    // may not be: the cluster once exited, its node's port taken).
+    let first = loop {
+        let first = free_port();
+        if first < u16::MAX - 3
+            && (1..3).all(|i| std::net::TcpListener::bind(("127.0.0.1", first + i)).is_ok())
+            && listen != first + 1
+            && listen != first + 2
+        {
+            break first;
+        }
+    };
     let ports: Vec<u16> = (0..3).map(|i| first + i).collect();
     let mut child = headroom()
         .args(["testbed", "cluster", "--nodes", "3", "--db", &db])
