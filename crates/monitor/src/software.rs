@@ -111,6 +111,18 @@ impl ServerSoftware {
         redis(&etc.join("redis/redis.conf"), &mut s.settings);
         tmpfs(&proc_.join("mounts"), &mut s.settings);
         s.commands = commands(proc_, watched);
+        // Nothing that opens a door goes into a bundle.
+        for (key, value) in s.settings.iter_mut() {
+            let name = key.rsplit(' ').next().unwrap_or(key);
+            *value = if secret(name) {
+                "***".into()
+            } else {
+                redact_urls(value)
+            };
+        }
+        for line in s.commands.values_mut() {
+            *line = redact_arguments(line);
+        }
         s
     }
 
@@ -479,6 +491,62 @@ fn tmpfs(mounts: &Path, settings: &mut BTreeMap<String, String>) {
     }
 }
 
+/// A setting or flag whose value is a credential (`password`,
+/// `requirepass`, `wsrep_sst_auth`, `--token`, `secret_key`).
+fn secret(name: &str) -> bool {
+    let name = name.trim_start_matches('-').to_ascii_lowercase();
+    ["pass", "secret", "token", "auth", "credential", "private"]
+        .iter()
+        .any(|word| name.contains(word))
+}
+
+/// `scheme://user:password@host` with the password as `***`.
+fn redact_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        // The authority ends at the first '/', space or end.
+        let end = after.find(['/', ' ']).unwrap_or(after.len());
+        let authority = &after[..end];
+        match authority.rsplit_once('@') {
+            Some((user_info, host)) if user_info.contains(':') => {
+                let user = user_info.split(':').next().unwrap_or("");
+                out.push_str(&format!("{user}:***@{host}"));
+            }
+            _ => out.push_str(authority),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A command line with credentials as `***`: `--password=x`, the word
+/// after `--token` or `-p`, and a URL's password.
+fn redact_arguments(line: &str) -> String {
+    let mut secret_next = false;
+    line.split(' ')
+        .map(|word| {
+            let shown = if secret_next {
+                "***".to_string()
+            } else if let Some((flag, _)) = word
+                .split_once('=')
+                .filter(|(f, _)| f.starts_with('-') && secret(f))
+            {
+                format!("{flag}=***")
+            } else {
+                redact_urls(word)
+            };
+            secret_next =
+                (word.starts_with('-') && !word.contains('=') && secret(word)) || word == "-p";
+            shown
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The command line of each watched name's oldest process (lowest pid).
 fn commands(proc_: &Path, watched: &[String]) -> BTreeMap<String, String> {
     let mut found: BTreeMap<String, (u64, String)> = BTreeMap::new();
@@ -562,7 +630,7 @@ mod tests {
         );
         w(
             "etc/mysql/mariadb.conf.d/99-moodlebox.cnf",
-            "[mysqld]\ninnodb_log_file_size = 64M\nquery_cache_type = 1\nquery-cache-size = 32M\nperformance_schema = OFF\n!includedir /x\n",
+            "[mysqld]\ninnodb_log_file_size = 64M\nquery_cache_type = 1\nquery-cache-size = 32M\nperformance_schema = OFF\nwsrep_sst_auth = root:pw\n!includedir /x\n",
         );
         w(
             "etc/mysql/my.cnf",
@@ -688,6 +756,7 @@ mod tests {
         assert_eq!(setting("mysqld innodb_log_file_size"), Some("64M"));
         assert_eq!(setting("mysqld query_cache_size"), Some("32M"));
         assert_eq!(setting("mysqld performance_schema"), Some("OFF"));
+        assert_eq!(setting("mysqld wsrep_sst_auth"), Some("***"));
         // The running server's arguments override its files.
         assert_eq!(setting("mysqld innodb_flush_log_at_trx_commit"), Some("2"));
         assert_eq!(setting("mysqld later"), Some("ON"));
@@ -727,6 +796,26 @@ mod tests {
             Some("/usr/sbin/mariadbd --innodb-flush-log-at-trx-commit=2")
         );
         assert_eq!(s.commands.len(), 1);
+    }
+
+    #[test]
+    fn credentials_stay_out_of_the_record() {
+        assert!(secret("requirepass") && secret("wsrep_sst_auth") && secret("--token"));
+        assert!(!secret("key_buffer_size") && !secret("pm.max_children"));
+        assert_eq!(
+            redact_urls("postgres://lms:s3cret@db:5432/lms and redis://cache:6379"),
+            "postgres://lms:***@db:5432/lms and redis://cache:6379"
+        );
+        assert_eq!(
+            redact_arguments(
+                "lms-server testbed serve --db mysql://u:pw@127.0.0.1/lms --token abc --password=x -p y --listen 1"
+            ),
+            "lms-server testbed serve --db mysql://u:***@127.0.0.1/lms --token *** --password=*** -p *** --listen 1"
+        );
+        assert_eq!(
+            redact_arguments("/usr/sbin/mariadbd --port=3306"),
+            "/usr/sbin/mariadbd --port=3306"
+        );
     }
 
     #[test]
