@@ -5,6 +5,7 @@
 //! monitored host's fingerprint, so `compare` names a changed
 //! `pm.max_children` as it names a changed kernel.
 
+use headroom_units::secret::redact_credentials;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -117,7 +118,7 @@ impl ServerSoftware {
             *value = if secret(name) {
                 "***".into()
             } else {
-                redact_urls(value)
+                redact_credentials(value)
             };
         }
         for line in s.commands.values_mut() {
@@ -500,29 +501,6 @@ fn secret(name: &str) -> bool {
         .any(|word| name.contains(word))
 }
 
-/// `scheme://user:password@host` with the password as `***`.
-fn redact_urls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (before, after) = rest.split_at(at + 3);
-        out.push_str(before);
-        // The authority ends at the first '/', space or end.
-        let end = after.find(['/', ' ']).unwrap_or(after.len());
-        let authority = &after[..end];
-        match authority.rsplit_once('@') {
-            Some((user_info, host)) if user_info.contains(':') => {
-                let user = user_info.split(':').next().unwrap_or("");
-                out.push_str(&format!("{user}:***@{host}"));
-            }
-            _ => out.push_str(authority),
-        }
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
 /// A command line with credentials as `***`: `--password=x`, the word
 /// after `--token` or `-p`, and a URL's password.
 fn redact_arguments(line: &str) -> String {
@@ -537,7 +515,7 @@ fn redact_arguments(line: &str) -> String {
             {
                 format!("{flag}=***")
             } else {
-                redact_urls(word)
+                redact_credentials(word)
             };
             secret_next =
                 (word.starts_with('-') && !word.contains('=') && secret(word)) || word == "-p";
@@ -803,7 +781,7 @@ mod tests {
         assert!(secret("requirepass") && secret("wsrep_sst_auth") && secret("--token"));
         assert!(!secret("key_buffer_size") && !secret("pm.max_children"));
         assert_eq!(
-            redact_urls("postgres://lms:s3cret@db:5432/lms and redis://cache:6379"),
+            redact_credentials("postgres://lms:s3cret@db:5432/lms and redis://cache:6379"),
             "postgres://lms:***@db:5432/lms and redis://cache:6379"
         );
         assert_eq!(

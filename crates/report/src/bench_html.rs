@@ -238,7 +238,7 @@ fn section(html: &mut String, r: &BenchResult) {
 }
 
 /// A bar's label: the name without what the chart's title says already.
-fn short_name(name: &str) -> String {
+pub(crate) fn short_name(name: &str) -> String {
     name.replace("sysbench prime, ", "prime ")
         .replace("gzip -6 of a 64 KiB page, ", "gzip ")
         .replace("STREAM ", "")

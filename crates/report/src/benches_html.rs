@@ -7,6 +7,7 @@
 //! fields in which the hosts differ.
 
 use crate::bench::{changes, cov, figure, half_interval, setting_differences};
+use crate::bench_html::short_name;
 use crate::charts::{interval_bars, IntervalBar};
 use crate::compare::differences;
 use crate::html::{escape, to_value, STYLE};
@@ -175,7 +176,7 @@ fn section(html: &mut String, benches: &[BenchBundle], names: &[String], benchma
         if of_unit.len() > 8 {
             continue;
         }
-        let groups: Vec<String> = of_unit.iter().map(|m| short(&m.name)).collect();
+        let groups: Vec<String> = of_unit.iter().map(|m| short_name(&m.name)).collect();
         let series: Vec<(String, Vec<Option<IntervalBar>>)> = benches
             .iter()
             .zip(names)
@@ -235,34 +236,11 @@ fn environment(html: &mut String, benches: &[BenchBundle], names: &[String]) {
         html.push_str("<p class=\"meta\">No fingerprint field differs.</p>");
         return;
     }
-    html.push_str("<div class=\"scroll\"><table><tr><th class=\"wrap\">Field</th>");
-    for name in names {
-        let _ = write!(html, "<th class=\"wrap\">{}</th>", escape(name));
+    let mut diffs = diffs;
+    for d in &mut diffs {
+        d.field = d.field.trim_start_matches("host.").to_string();
     }
-    html.push_str("</tr>");
-    for d in &diffs {
-        let _ = write!(
-            html,
-            "<tr><td class=\"wrap\">{}</td>",
-            escape(d.field.trim_start_matches("host."))
-        );
-        for v in &d.values {
-            let _ = write!(
-                html,
-                "<td class=\"wrap\">{}</td>",
-                escape(v.as_deref().unwrap_or("—"))
-            );
-        }
-        html.push_str("</tr>");
-    }
-    html.push_str("</table></div>\n");
-}
-
-/// A bar group's label: the figure's name without its benchmark's words.
-fn short(name: &str) -> String {
-    name.replace("sysbench prime, ", "prime ")
-        .replace("gzip -6 of a 64 KiB page, ", "gzip ")
-        .replace("STREAM ", "")
+    crate::compare_html::differences_table(html, names, &diffs);
 }
 
 #[cfg(test)]
@@ -300,7 +278,7 @@ mod tests {
         // The vm measured with other settings: said.
         assert!(html.contains("vm: cpu max_prime: 10000 vs 20000"), "{html}");
         // The hosts differ by name: the environment table says so.
-        assert!(html.contains("<td class=\"wrap\">hostname</td>"), "{html}");
+        assert!(html.contains("<td>hostname</td>"), "{html}");
         assert!(!html.contains("<script"));
     }
 }

@@ -204,6 +204,7 @@ fn resource_table(html: &mut String, c: &Comparison, host: &ResourceFigures) {
 /// What the runs measured differently (setup) and where they ran
 /// (environment).
 fn differences(html: &mut String, c: &Comparison) {
+    let names: Vec<String> = c.runs.iter().map(|r| r.name.clone()).collect();
     if !c.setup.is_empty() || !c.apdex_comparable {
         html.push_str("<h2>Setup differences</h2><p>These runs measured different things.");
         if !c.apdex_comparable {
@@ -212,21 +213,25 @@ fn differences(html: &mut String, c: &Comparison) {
             );
         }
         html.push_str("</p>");
-        differences_table(html, c, &c.setup);
+        differences_table(html, &names, &c.setup);
     }
     html.push_str("<h2>Environment</h2>");
     if c.environment.is_empty() {
         html.push_str("<p>No fingerprint field differs between the runs.</p>");
     } else {
-        differences_table(html, c, &c.environment);
+        differences_table(html, &names, &c.environment);
     }
 }
 
 /// A table of differing fields: one row per field, one column per run.
-fn differences_table(html: &mut String, c: &Comparison, diffs: &[EnvironmentDifference]) {
+pub(crate) fn differences_table(
+    html: &mut String,
+    names: &[String],
+    diffs: &[EnvironmentDifference],
+) {
     html.push_str("<div class=\"scroll\"><table><tr><th>Field</th>");
-    for run in &c.runs {
-        let _ = write!(html, "<th>{}</th>", escape(&run.name));
+    for name in names {
+        let _ = write!(html, "<th>{}</th>", escape(name));
     }
     html.push_str("</tr>");
     for diff in diffs {

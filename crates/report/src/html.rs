@@ -980,27 +980,24 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
         };
         let mut spans = gaps(&rows, x_max);
         let gap_seconds: f64 = spans.iter().map(|s| s.to - s.from).sum();
-        let throttled: Vec<Span> = rows
-            .iter()
-            .filter(|r| r.throttled == Some(true))
-            .map(|r| Span {
-                from: r.second as f64,
-                to: r.second as f64 + 1.0,
-                color: RGBColor(213, 0, 0),
-            })
-            .collect();
-        let throttled_seconds = throttled.len();
+        // Seconds throttled (red) and with a network link down (orange).
+        let shade = |when: fn(&ResourceRow) -> bool, color: RGBColor| -> Vec<Span> {
+            rows.iter()
+                .filter(|r| when(r))
+                .map(|r| Span {
+                    from: r.second as f64,
+                    to: r.second as f64 + 1.0,
+                    color,
+                })
+                .collect()
+        };
+        let throttled = shade(|r| r.throttled == Some(true), RGBColor(213, 0, 0));
+        let down = shade(
+            |r| r.links_down.is_some_and(|n| n > 0),
+            RGBColor(230, 120, 0),
+        );
+        let (throttled_seconds, down_seconds) = (throttled.len(), down.len());
         spans.extend(throttled);
-        let down: Vec<Span> = rows
-            .iter()
-            .filter(|r| r.links_down.is_some_and(|n| n > 0))
-            .map(|r| Span {
-                from: r.second as f64,
-                to: r.second as f64 + 1.0,
-                color: RGBColor(230, 120, 0),
-            })
-            .collect();
-        let down_seconds = down.len();
         spans.extend(down);
         let _ = writeln!(html, "<h3>Resources of {}</h3>", escape(host));
         let summary = run.summary.resources.iter().find(|h| h.host == host);
