@@ -4,27 +4,35 @@
 //! | module | benchmark | compared with |
 //! |---|---|---|
 //! | [`cpu`] | sysbench's prime method; gzip of a web page | `sysbench cpu` |
+//! | [`compression`] | 7-Zip's own rating, run by headroom (002) | `7z b` |
+//! | [`crypto`] | OpenSSL's own speed test, run by headroom (002) | `openssl speed` |
 //! | [`memory`] | STREAM's Copy, Scale, Add, Triad | STREAM, `mbw` |
 //! | [`storage`] | the PiBenchmarks score; commit latency | dd, fio, iozone |
+//! | [`reads`] | disk and cached reads as hdparm times them (000) | `hdparm -tT` |
 //! | [`fileio`] | sequential read and write at block sizes, O_DIRECT (002) | `sysbench fileio` |
 //! | [`network`] | TCP both ways, round trip against payload size | iperf3 |
 //! | [`thermal`] | stressberry's protocol | stressberry |
 //! | [`stack`] | Moodle's system benchmark, in spirit | Moodle |
 //!
 //! [`reference`] holds published figures and says where a host stands;
+//! [`external`] runs the programs whose own figures are published;
 //! [`latest`] finds a host's latest bench for doctor and capacity reports.
 //! [`suite`] drives a bench run: the chosen benchmarks into the bundle.
 //! Each benchmark returns a [`BenchResult`] (the bench bundle's type) with
 //! one value per repetition of every figure.
 
 pub mod aio;
+pub mod compression;
 pub mod cpu;
+pub mod crypto;
 pub mod emulate;
+pub mod external;
 pub mod fileio;
 pub mod host_scale;
 pub mod latest;
 pub mod memory;
 pub mod network;
+pub mod reads;
 pub mod reference;
 pub mod stack;
 pub mod storage;
@@ -37,8 +45,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The benchmarks, in the order `headroom bench` runs them.
-pub const BENCHMARKS: [&str; 7] = [
-    "cpu", "memory", "storage", "fileio", "network", "thermal", "stack",
+pub const BENCHMARKS: [&str; 10] = [
+    "cpu",
+    "compression",
+    "crypto",
+    "memory",
+    "storage",
+    "reads",
+    "fileio",
+    "network",
+    "thermal",
+    "stack",
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -196,7 +196,7 @@ fn dd(path: &Path, blocks: u64) -> Result<f64, BenchError> {
 /// cache (fio's layout of its file, and its `invalidate=1`: direct I/O on a
 /// file whose pages are cached makes the kernel flush or drop them on every
 /// request).
-fn lay_out(path: &Path, bytes: u64) -> Result<(), BenchError> {
+pub(crate) fn lay_out(path: &Path, bytes: u64) -> Result<(), BenchError> {
     let what = || format!("cannot lay out {}", path.display());
     let mut file = File::create(path).map_err(io_error(what()))?;
     // Random data, as fio lays out a file: a compressing device stores a

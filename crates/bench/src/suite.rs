@@ -4,10 +4,13 @@
 //! The caller writes the bundle after each ([`BenchProgress::Updated`]) and
 //! says what runs ([`BenchProgress::Starting`]) and what failed.
 
+use crate::compression::CompressionOptions;
 use crate::cpu::CpuOptions;
+use crate::crypto::CryptoOptions;
 use crate::fileio::FileioOptions;
 use crate::memory::MemoryOptions;
 use crate::network::NetworkOptions;
+use crate::reads::ReadsOptions;
 use crate::stack::StackOptions;
 use crate::storage::StorageOptions;
 use crate::thermal::ThermalOptions;
@@ -19,8 +22,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 #[derive(Debug, Clone)]
 pub struct Suite {
     pub cpu: CpuOptions,
+    pub compression: CompressionOptions,
+    pub crypto: CryptoOptions,
     pub memory: MemoryOptions,
     pub storage: StorageOptions,
+    pub reads: ReadsOptions,
     pub fileio: FileioOptions,
     pub network: NetworkOptions,
     pub thermal: ThermalOptions,
@@ -45,6 +51,9 @@ impl Suite {
     pub fn run_one(&self, name: &str, stop: &AtomicBool) -> Result<BenchResult, BenchError> {
         match name {
             "cpu" => crate::cpu::run(&self.cpu, stop),
+            "compression" => crate::compression::run(&self.compression, stop),
+            "crypto" => crate::crypto::run(&self.crypto, stop),
+            "reads" => crate::reads::run(&self.reads, stop),
             "memory" => crate::memory::run(&self.memory, stop),
             "storage" => crate::storage::run(&self.storage, stop),
             "fileio" => crate::fileio::run(&self.fileio, stop),
@@ -59,6 +68,24 @@ impl Suite {
         let seconds = match name {
             "cpu" => 4.0 * self.cpu.seconds * f64::from(self.cpu.repetitions),
             "memory" => 10.0 * f64::from(self.memory.repetitions),
+            // 7-Zip's own passes take about 30 s a run on this project's
+            // 2-core machine, a pass about 6 s.
+            "compression" => {
+                let run = self.compression.passes.map_or(30.0, |p| 6.0 * f64::from(p));
+                let runs = if self.compression.threads > 1 {
+                    2.0
+                } else {
+                    1.0
+                };
+                run * runs * f64::from(self.compression.repetitions)
+            }
+            "crypto" => {
+                let runs = if self.crypto.threads > 1 { 5.0 } else { 3.0 };
+                runs * f64::from(self.crypto.seconds) * f64::from(self.crypto.repetitions)
+            }
+            // hdparm's, plain and --direct: 1 s of quiet before each
+            // figure, 2 s cached, up to 3 s from the disk.
+            "reads" => 14.0 * f64::from(self.reads.repetitions),
             "fileio" => {
                 2.0 * self.fileio.blocks_kib.len() as f64
                     * self.fileio.seconds
@@ -140,6 +167,18 @@ mod tests {
                 threads: 1,
                 repetitions: 3,
             },
+            compression: CompressionOptions {
+                threads: 2,
+                dictionary: None,
+                passes: None,
+                repetitions: 2,
+            },
+            crypto: CryptoOptions {
+                threads: 1,
+                rsa_bits: 4096,
+                seconds: 3,
+                repetitions: 3,
+            },
             memory: MemoryOptions {
                 elements: Some(1000),
                 iterations: 10,
@@ -153,6 +192,12 @@ mod tests {
                 commits: 1,
                 depth: 1,
                 repetitions: 1,
+            },
+            reads: ReadsOptions {
+                device: None,
+                path: PathBuf::from("."),
+                file_mib: 512,
+                repetitions: 3,
             },
             fileio: FileioOptions {
                 path: PathBuf::from("."),
@@ -214,6 +259,11 @@ mod tests {
         // 2 directions × 2 block sizes × 3 s × 2 repetitions.
         assert_eq!(s.estimate("fileio"), "about 24 s");
         assert_eq!(s.estimate("storage"), "its time depends on the device");
+        // 7-Zip on one thread and on two, twice.
+        assert_eq!(s.estimate("compression"), "about 2 min");
+        // RSA and AES, 3 s each, 3 times.
+        assert_eq!(s.estimate("crypto"), "about 27 s");
+        assert_eq!(s.estimate("reads"), "about 42 s");
     }
 
     #[test]

@@ -275,8 +275,8 @@ fn times(text: &str) -> Result<f64, String> {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Which: cpu, memory, storage, fileio, network, thermal, stack (default: all).
-    #[arg(value_parser = ["cpu", "memory", "storage", "fileio", "network", "thermal", "stack", "all"])]
+    /// Which: cpu, compression, crypto, memory, storage, reads, fileio, network, thermal, stack (default: all).
+    #[arg(value_parser = ["cpu", "compression", "crypto", "memory", "storage", "reads", "fileio", "network", "thermal", "stack", "all"])]
     pub benchmarks: Vec<String>,
 
     /// Times each benchmark repeats (thermal runs once).
@@ -303,6 +303,22 @@ pub struct BenchArgs {
     #[arg(long, default_value = "10000", value_parser = clap::value_parser!(u64).range(3..=10_000_000), help_heading = "cpu")]
     pub max_prime: u64,
 
+    /// 7-Zip's -md, the dictionary as a power of two, e.g. 22 = 4 MiB (default: 7-Zip's own).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(16..=30), help_heading = "compression")]
+    pub compression_dictionary: Option<u32>,
+
+    /// Passes of `7z b N` (default: 7-Zip's own).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100), help_heading = "compression")]
+    pub compression_passes: Option<u32>,
+
+    /// RSA key size for openssl speed (002: 4096).
+    #[arg(long, default_value = "4096", value_parser = ["512", "1024", "2048", "3072", "4096", "7680", "15360"], help_heading = "crypto")]
+    pub rsa_bits: String,
+
+    /// Whole seconds per openssl speed figure (openssl's own: 10 for RSA).
+    #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=600), help_heading = "crypto")]
+    pub crypto_time: u32,
+
     /// Elements per STREAM array (default: STREAM's rule, ≥ 4× the last-level cache).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1000..), help_heading = "memory")]
     pub elements: Option<u64>,
@@ -326,6 +342,14 @@ pub struct BenchArgs {
     /// Random requests in flight (PiBenchmarks: 64).
     #[arg(long, default_value = "64", value_parser = clap::value_parser!(u32).range(1..=1024), help_heading = "storage")]
     pub queue_depth: u32,
+
+    /// A block device to read as hdparm -tT does, e.g. /dev/mmcblk0 (read only; needs root).
+    #[arg(long, help_heading = "reads")]
+    pub device: Option<PathBuf>,
+
+    /// Without --device: the size in MiB of the file read under --path.
+    #[arg(long, default_value = "512", value_parser = clap::value_parser!(u64).range(2..=1_048_576), help_heading = "reads")]
+    pub reads_size: u64,
 
     /// Files read and written in turn (sysbench's --file-num; 002: 32).
     #[arg(long, default_value = "8", value_parser = clap::value_parser!(u64).range(1..=1024), help_heading = "fileio")]

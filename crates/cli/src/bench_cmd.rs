@@ -4,10 +4,13 @@
 
 use crate::args::{BenchArgs, Monitor};
 use crate::execute::{examine_host, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
+use headroom_bench::compression::CompressionOptions;
 use headroom_bench::cpu::CpuOptions;
+use headroom_bench::crypto::CryptoOptions;
 use headroom_bench::fileio::FileioOptions;
 use headroom_bench::memory::MemoryOptions;
 use headroom_bench::network::NetworkOptions;
+use headroom_bench::reads::ReadsOptions;
 use headroom_bench::stack::StackOptions;
 use headroom_bench::storage::StorageOptions;
 use headroom_bench::suite::{BenchProgress, Suite};
@@ -31,6 +34,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
         .iter()
         .copied()
         .filter(|b| all || args.benchmarks.iter().any(|x| x == b))
+        .filter(|b| !all || installed(b))
         .collect();
     let out = args
         .out
@@ -111,6 +115,25 @@ fn check_flags(args: &BenchArgs, chosen: &[&str]) -> Result<(), String> {
         return Err("--agent-token without --agent: the network benchmark would measure loopback and not use it; give --agent http://HOST:PORT of the agent whose token it is, or leave --agent-token out".into());
     }
     Ok(())
+}
+
+/// Whether the program a benchmark runs is here; when every benchmark
+/// runs, one whose program is missing is left out with a word (named
+/// alone, it fails and says what to install).
+fn installed(benchmark: &str) -> bool {
+    let (programs, package): (&[&str], &str) = match benchmark {
+        "compression" => (&headroom_bench::compression::PROGRAMS, "7zip"),
+        "crypto" => (&["openssl"], "openssl"),
+        _ => return true,
+    };
+    let found = headroom_bench::external::find(programs).is_some();
+    if !found {
+        eprintln!(
+            "headroom: {benchmark} left out: it runs {}, which is not installed (apt-get install {package})",
+            programs[0]
+        );
+    }
+    found
 }
 
 /// Set once SIGINT or SIGTERM arrives.
@@ -238,6 +261,18 @@ fn suite(args: &BenchArgs, all: bool) -> Suite {
             threads: threads(args),
             repetitions,
         },
+        compression: CompressionOptions {
+            threads: threads(args),
+            dictionary: args.compression_dictionary,
+            passes: args.compression_passes,
+            repetitions,
+        },
+        crypto: CryptoOptions {
+            threads: threads(args),
+            rsa_bits: args.rsa_bits.parse().unwrap_or(4096),
+            seconds: args.crypto_time,
+            repetitions,
+        },
         memory: MemoryOptions {
             elements: args.elements.map(|e| e as usize),
             iterations: 10,
@@ -250,6 +285,12 @@ fn suite(args: &BenchArgs, all: bool) -> Suite {
             file_mib: args.file_size,
             commits: args.commits,
             depth: args.queue_depth as usize,
+            repetitions,
+        },
+        reads: ReadsOptions {
+            device: args.device.clone(),
+            path: args.path.clone(),
+            file_mib: args.reads_size,
             repetitions,
         },
         fileio: FileioOptions {

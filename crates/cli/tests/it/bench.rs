@@ -331,7 +331,7 @@ fn sequential_file_io_matches_sysbench_fileio() {
         attempt += 1;
         let mut ours: Vec<Vec<f64>> = vec![Vec::new(); 4];
         let mut theirs: Vec<Vec<f64>> = vec![Vec::new(); 4];
-        for round in 0..3 {
+        for round in 0..2 {
             let b = bench_once(
                 &dir.join(format!("a{attempt}r{round}")),
                 &[
@@ -373,8 +373,8 @@ fn sequential_file_io_matches_sysbench_fileio() {
         .map(|(i, name)| {
             figure(
                 &format!("{name} MiB/s"),
-                median(ours[i].clone()),
-                median(theirs[i].clone()),
+                best(ours[i].clone()),
+                best(theirs[i].clone()),
                 0.10,
             )
         })
@@ -387,6 +387,238 @@ fn sequential_file_io_matches_sysbench_fileio() {
         .filter(|n| !n.starts_with("test_file."))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A loop device over a file, detached when dropped.
+struct LoopDevice(String);
+
+impl LoopDevice {
+    fn over(file: &Path) -> LoopDevice {
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(file)
+            .output()
+            .expect("losetup (util-linux) runs");
+        assert!(out.status.success(), "losetup: {}", text(&out));
+        LoopDevice(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// hdparm's "Timing cached reads: ... = 30718.13 MB/sec" (and the
+/// buffered disk reads' line): the MB/sec (hdparm's MB are 2^20 bytes).
+fn hdparm_figure(shown: &str, timing: &str) -> f64 {
+    shown
+        .lines()
+        .find(|l| l.contains(timing))
+        .and_then(|l| l.rsplit('=').next())
+        .and_then(|v| v.trim().trim_end_matches("MB/sec").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {timing} in hdparm's output:\n{shown}"))
+}
+
+/// 000's two hdparm rows: headroom's reads of a block device beside
+/// `hdparm -tT` and `hdparm -tT --direct` (PiBenchmarks', 000's) of the
+/// same device, one after the other. The device is a loop device over
+/// 1 GiB in memory (/dev/shm): this VM's disk moved O_DIRECT reads between
+/// about 1,200 and 3,100 MiB/s from one run to the next, in hdparm and
+/// headroom alike, while a device in memory holds each figure within a
+/// few percent (once here: cached 30,808 against 30,410, O_DIRECT cached
+/// 8,864 against 8,702, O_DIRECT disk 5,676 against 5,548 MiB/s).
+#[test]
+fn disk_and_cached_reads_match_hdparm() {
+    let _guard = serial();
+    let dir = temp_dir("bench-reads");
+    std::fs::create_dir_all(&dir).unwrap();
+    let shm = Path::new("/dev/shm");
+    let image = if shm.is_dir() { shm } else { dir.as_path() }
+        .join(format!("headroom-reads-{}.img", std::process::id()));
+    let made = Command::new("sh")
+        .arg("-c")
+        .arg(format!("head -c 1G /dev/urandom > '{}'", image.display()))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let device = LoopDevice::over(&image);
+    let mut attempt = 0;
+    agrees(3, || {
+        attempt += 1;
+        let b = bench_once(
+            &dir.join(format!("a{attempt}")),
+            &["reads", "--device", &device.0],
+            None,
+        );
+        let mut figures = Vec::new();
+        for (flags, key, name) in [
+            (&["-tT"][..], "", ""),
+            (&["-tT", "--direct"][..], "direct_", "O_DIRECT "),
+        ] {
+            let mut args = flags.to_vec();
+            args.push(&device.0);
+            let shown = peer("hdparm", &args);
+            figures.push(figure(
+                &format!("{name}cached read MiB/s"),
+                mean(&b, "reads", &format!("{key}cached_read")),
+                hdparm_figure(&shown, "cached reads"),
+                0.10,
+            ));
+            figures.push(figure(
+                &format!("{name}disk read MiB/s"),
+                mean(&b, "reads", &format!("{key}disk_read")),
+                hdparm_figure(&shown, "disk reads"),
+                0.10,
+            ));
+        }
+        figures
+    });
+    // Without --device: a file under --path, read the same way, then removed.
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let b = bench_once(
+        &dir.join("file"),
+        &[
+            "reads",
+            "--path",
+            files.to_str().unwrap(),
+            "--reads-size",
+            "64",
+        ],
+        None,
+    );
+    assert!(mean(&b, "reads", "disk_read") > 0.0);
+    assert_eq!(std::fs::read_dir(&files).unwrap().count(), 0);
+    // A file given as --device is refused with what to do.
+    let refused = bench(&[
+        "reads",
+        "--device",
+        image.to_str().unwrap(),
+        "--out",
+        dir.join("no").to_str().unwrap(),
+    ]);
+    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("not a block device"),
+        "{}",
+        text(&refused)
+    );
+    drop(device);
+    let _ = std::fs::remove_file(&image);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// 002's 7-Zip ratings and `openssl speed` figures are those programs'
+/// own, run by headroom: the same commands run beside it give the same
+/// figures (one thread; 7-Zip one pass of a 4 MiB dictionary, openssl 1 s;
+/// once here: total rating 0.936, decompression 0.989, RSA signs 1.012,
+/// AES 1.021 of the programs' own).
+#[test]
+fn compression_and_crypto_are_7_zips_and_openssls_figures() {
+    let _guard = serial();
+    let dir = temp_dir("bench-7z-openssl");
+    std::fs::create_dir_all(&dir).unwrap();
+    let number_before = |shown: &str, prefix: &str, index_from_end: usize| -> f64 {
+        let line = shown
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in:\n{shown}"));
+        let n: Vec<f64> = line
+            .split_whitespace()
+            .filter_map(|w| w.trim_end_matches('k').parse().ok())
+            .collect();
+        n[n.len() - 1 - index_from_end]
+    };
+    let mut attempt = 0;
+    agrees(3, || {
+        attempt += 1;
+        let b = bench_once(
+            &dir.join(format!("a{attempt}")),
+            &[
+                "compression",
+                "crypto",
+                "--threads",
+                "1",
+                "--compression-passes",
+                "1",
+                "--compression-dictionary",
+                "22",
+                "--crypto-time",
+                "1",
+            ],
+            None,
+        );
+        let seven = peer("7zz", &["b", "1", "-mmt1", "-md22"]);
+        let rsa = peer("openssl", &["speed", "-seconds", "1", "rsa4096"]);
+        let aes = peer(
+            "openssl",
+            &[
+                "speed",
+                "-seconds",
+                "1",
+                "-bytes",
+                "16384",
+                "-evp",
+                "aes-128-gcm",
+            ],
+        );
+        vec![
+            figure(
+                "7-Zip total rating MIPS",
+                mean(&b, "compression", "rating_1t"),
+                number_before(&seven, "Tot:", 0),
+                // Its compression half moves by itself over one pass
+                // (6,091, 7,096 and 7,097 MIPS in three runs of 7zz here).
+                0.10,
+            ),
+            figure(
+                "7-Zip decompression rating MIPS",
+                mean(&b, "compression", "decompress_1t"),
+                number_before(&seven, "Avr:", 0),
+                0.05,
+            ),
+            figure(
+                "RSA-4096 signs/s",
+                mean(&b, "crypto", "rsa_sign_1t"),
+                number_before(&rsa, "rsa 4096 bits", 1),
+                0.05,
+            ),
+            figure(
+                "AES-128-GCM MB/s",
+                mean(&b, "crypto", "aes_128_gcm"),
+                number_before(&aes, "AES-128-GCM", 0) / 1000.0,
+                0.05,
+            ),
+        ]
+    });
+    // The version beside the figures.
+    let b = read(&dir.join(format!("a{attempt}")));
+    let results = b["results"].as_array().unwrap();
+    assert!(results[0]["settings"]["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("7-Zip"));
+    assert!(results[1]["settings"]["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("OpenSSL"));
+    // A 7-Zip that is missing is said when named, and left out of "all".
+    let bare = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["bench", "compression", "--out"])
+        .arg(dir.join("missing"))
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(bare.status.code(), Some(3), "{}", text(&bare));
+    assert!(
+        text(&bare).contains("apt-get install 7zip"),
+        "{}",
+        text(&bare)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
