@@ -11,7 +11,7 @@ use clap::Parser;
 use headroom_experiment::cell_run::CellRun;
 use headroom_experiment::file::{parse_file, Experiment};
 use headroom_experiment::plan::{describe, estimate, plan, Plan};
-use headroom_experiment::results::{analyse, regressions, render_text, write_results};
+use headroom_experiment::results::{analyse_study, regressions, render_text, write_results};
 use headroom_experiment::runner::{
     check_inputs, prepare, prepare_output, run as run_study, Ending, Options, OutputError,
 };
@@ -226,7 +226,7 @@ fn finish(
         );
         return ExitCode::from(EXIT_CANNOT_RUN);
     }
-    let results = analyse(experiment, rows);
+    let results = analyse_study(out, experiment, rows);
     let status = match &ending {
         Ending::Complete => "complete",
         Ending::Interrupted => "interrupted",

@@ -163,7 +163,7 @@ fn study_report(dir: &Path, output: PathBuf) -> ExitCode {
         }
     };
     let experiment = &study.experiment;
-    let results = headroom_experiment::results::analyse(experiment, &study.rows);
+    let results = headroom_experiment::results::analyse_study(dir, experiment, &study.rows);
     let (min, max, _) = headroom_experiment::plan::estimate(experiment);
     // The fault timeline of each cell's first repetition.
     let mut timelines = Vec::new();

@@ -207,6 +207,63 @@ pub struct Results {
     /// The runs that failed (their target was not serving): kept out of
     /// the figures above.
     pub failed: Vec<FailedRun>,
+    /// What the throughput figure counts: "req/s", or "pages/s" when the
+    /// runs loaded pages ([`rate_unit`]).
+    pub rate_unit: &'static str,
+}
+
+impl Results {
+    /// A figure's title with the throughput's own unit: "throughput
+    /// (pages/s)" for runs that loaded pages.
+    pub fn title(&self, figure: Figure) -> String {
+        match figure {
+            Figure::Throughput => format!("throughput ({})", self.rate_unit),
+            other => other.title().to_string(),
+        }
+    }
+
+    /// A figure's unit, the throughput's as the runs counted it.
+    pub fn unit(&self, figure: Figure) -> &'static str {
+        match figure {
+            Figure::Throughput => self.rate_unit,
+            other => other.unit(),
+        }
+    }
+}
+
+/// What the throughput of a study's runs in `dir` counts, from the first
+/// run that completed: "pages/s" when it loaded pages (its summary counts
+/// pages, the requests they were made of beside them), "steps/s" for a
+/// capacity search whose steps were partly pages, else "req/s".
+pub fn rate_unit(dir: &std::path::Path, experiment: &Experiment, rows: &[RunRow]) -> &'static str {
+    let Some(row) = rows.iter().find(|r| !r.failed()) else {
+        return "req/s";
+    };
+    let bundle = dir.join(&row.bundle);
+    let counted = if experiment.workload.command == crate::file::WorkloadCommand::Capacity {
+        headroom_bundle::capacity::read(&bundle)
+            .map(|c| c.setup.rate().to_string())
+            .unwrap_or_default()
+    } else {
+        headroom_bundle::manifest::read_manifest(&bundle)
+            .ok()
+            .and_then(|m| m.summary)
+            .filter(|s| s.requests.is_some())
+            .map(|_| "pages/s".to_string())
+            .unwrap_or_default()
+    };
+    match counted.as_str() {
+        "pages/s" => "pages/s",
+        "steps/s" => "steps/s",
+        _ => "req/s",
+    }
+}
+
+/// [`analyse`] with the throughput's unit read from the runs in `dir`.
+pub fn analyse_study(dir: &std::path::Path, experiment: &Experiment, rows: &[RunRow]) -> Results {
+    let mut results = analyse(experiment, rows);
+    results.rate_unit = rate_unit(dir, experiment, rows);
+    results
 }
 
 /// A run kept out of the statistics, and why.
@@ -276,6 +333,7 @@ pub fn analyse(experiment: &Experiment, all_rows: &[RunRow]) -> Results {
         comparisons,
         usual_environment: usual,
         failed,
+        rate_unit: "req/s",
     }
 }
 
@@ -598,7 +656,7 @@ fn figure_tables(
     let _ = writeln!(
         text,
         "\n{}{} — mean ±95% interval over repetitions",
-        figure.title(),
+        results.title(figure),
         experiment
             .label
             .as_ref()
@@ -816,6 +874,7 @@ pub fn result_json(
         "factors": experiment.factors.iter().map(|f| json!({"name": f.name, "levels": f.levels})).collect::<Vec<_>>(),
         "baseline": experiment.baseline.iter().map(|(f, l)| (f.clone(), json!(l))).collect::<serde_json::Map<_, _>>(),
         "figures": figure_list,
+        "throughput_unit": results.rate_unit,
         "label": experiment.label,
         "runs_planned": {"min": runs_planned.0, "max": runs_planned.1},
         "runs_finished": results.cells.iter().map(|c| c.runs).sum::<usize>(),
@@ -849,7 +908,10 @@ pub fn result_json(
             "figure": c.figure.name(),
             "difference": c.difference.map(|d| d.change),
             "difference_ci95": c.difference.map(|d| [d.ci95.0, d.ci95.1]),
-            "difference_unit": c.figure.stored_unit(),
+            "difference_unit": match c.figure {
+                Figure::Throughput => results.rate_unit,
+                other => other.stored_unit(),
+            },
             "change_pct": c.change_pct,
             "change_pct_ci95": c.shown.filter(|s| s.unit == ChangeUnit::Percent).and_then(|s| s.ci95).map(|(l, h)| [l, h]),
             "change_pp": c.shown.filter(|s| s.unit == ChangeUnit::Points).map(|s| s.value),

@@ -142,7 +142,7 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
     comparisons(&mut html, results);
     timelines(&mut html, &page.timelines);
     environment(&mut html, results);
-    runs(&mut html, experiment, page.rows);
+    runs(&mut html, experiment, results, page.rows);
     html.push_str("</main></body></html>\n");
     html
 }
@@ -225,7 +225,7 @@ fn figure_section(
     k: usize,
     figure: Figure,
 ) {
-    let _ = write!(html, "<div><h3>{}</h3>", escape(figure.title()));
+    let _ = write!(html, "<div><h3>{}</h3>", escape(&results.title(figure)));
     // Groups: the first factor's levels; series: the rest's combinations.
     let first = experiment.factors.first();
     let groups: Vec<String> = match first {
@@ -283,8 +283,8 @@ fn figure_section(
         let _ = write!(
             html,
             "<th>{}</th>",
-            escape(&match (key.is_empty(), figure.unit()) {
-                (true, _) => format!("{}, mean ±95%", figure.title()),
+            escape(&match (key.is_empty(), results.unit(figure)) {
+                (true, _) => format!("{}, mean ±95%", results.title(figure)),
                 (false, "") => format!("{key} (mean ±95%)"),
                 (false, unit) => format!("{key} ({unit}, mean ±95%)"),
             })
@@ -332,10 +332,11 @@ fn figure_section(
         );
         return;
     }
+    let title = results.title(figure);
     let _ = write!(
         html,
         "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
-        interval_bars(figure.title(), figure.title(), &groups, &series)
+        interval_bars(&title, &title, &groups, &series)
     );
 }
 
@@ -360,6 +361,7 @@ fn against_numeric(
         if faults.contains(figure) {
             continue;
         }
+        let title = results.title(*figure);
         let mut lines: Vec<ChartSeries> = Vec::new();
         for c in &results.cells {
             let others: String = c
@@ -394,9 +396,9 @@ fn against_numeric(
             line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
         }
         let chart = LineChart {
-            title: figure.title(),
+            title: &title,
             x_label: name,
-            y_label: figure.title(),
+            y_label: &title,
             x_max,
             y_max: (*figure == Figure::Apdex).then_some(1.0),
             series: lines,
@@ -437,7 +439,7 @@ fn comparisons(html: &mut String, results: &Results) {
         let _ = write!(
             html,
             "<tr class=\"{class}\"><td class=\"wrap\">{}</td><td class=\"wrap\">{}={} vs {}{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
-            escape(c.figure.title()),
+            escape(&results.title(c.figure)),
             escape(&c.factor),
             escape(&c.level),
             escape(&c.baseline),
@@ -559,10 +561,10 @@ fn failed_runs(html: &mut String, results: &Results) {
     html.push_str("</ul>\n");
 }
 
-fn runs(html: &mut String, experiment: &Experiment, rows: &[RunRow]) {
+fn runs(html: &mut String, experiment: &Experiment, results: &Results, rows: &[RunRow]) {
     html.push_str("<h2>Runs</h2><div class=\"scroll\"><table><tr><th>#</th><th>cell</th><th>repetition</th><th>started</th><th>took</th>");
     for f in &experiment.figures {
-        let _ = write!(html, "<th>{}</th>", escape(f.title()));
+        let _ = write!(html, "<th>{}</th>", escape(&results.title(*f)));
     }
     html.push_str("<th>quiet</th></tr>");
     for (i, row) in rows.iter().enumerate() {
@@ -650,6 +652,7 @@ mod tests {
             ],
             usual_environment: String::new(),
             failed: Vec::new(),
+            rate_unit: "req/s",
         };
         let mut html = String::new();
         comparisons(&mut html, &results);
@@ -694,6 +697,7 @@ mod tests {
             comparisons: vec![noise, untested],
             usual_environment: String::new(),
             failed: Vec::new(),
+            rate_unit: "req/s",
         };
         let mut html = String::new();
         findings(&mut html, &results);

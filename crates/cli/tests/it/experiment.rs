@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use crate::support::{headroom, serial, temp_dir, text, Reply, TestServer};
+use crate::support::{headroom, run, serial, temp_dir, text, Reply, TestServer};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;
@@ -1224,5 +1224,83 @@ fn an_experiment_compares_the_servers_memory_across_cells() {
         report.contains("server memory (MB) — mean ±95%"),
         "{report}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A study of runs that load pages says its throughput in pages/s (the
+/// runs' summaries count pages, the requests they are made of beside
+/// them): the terminal's heading, the page's and experiment.json; a study
+/// of plain requests says req/s.
+#[test]
+fn a_study_of_page_loads_says_its_throughput_in_pages() {
+    let _guard = serial();
+    let server = TestServer::start(|r| {
+        let css = r.path.ends_with(".css");
+        Reply {
+            headers: vec![(
+                "Content-Type".into(),
+                if css { "text/css" } else { "text/html" }.into(),
+            )],
+            text: Some(if css {
+                "body{}".into()
+            } else {
+                "<html><head><link rel=stylesheet href=/s.css></head><body>hi</body></html>".into()
+            }),
+            ..Reply::default()
+        }
+    });
+    let dir = temp_dir("experiment-pages");
+    let journey = write(
+        &dir,
+        "journey.yaml",
+        &format!(
+            "defaults:\n  base_url: {}\n  page_loads: true\nsteps:\n  - label: home\n    path: /home\n",
+            server.url("")
+        ),
+    );
+    for (name, workload) in [
+        (
+            "pages",
+            format!(
+                "  scenario: {}\n  users: ${{users}}\n  duration: 500ms\n",
+                journey.display()
+            ),
+        ),
+        (
+            "plain",
+            format!(
+                "  url: {}\n  users: ${{users}}\n  duration: 500ms\n",
+                server.url("/home")
+            ),
+        ),
+    ] {
+        let file = write(
+            &dir,
+            &format!("{name}.yaml"),
+            &format!(
+                "factors:\n  users: [1, 2]\nworkload:\n{workload}repetitions: 1\nmeasure: [throughput]\n"
+            ),
+        );
+        let out = dir.join(name);
+        let output = experiment(&[file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+        let unit = if name == "pages" { "pages/s" } else { "req/s" };
+        let shown = text(&output);
+        assert!(shown.contains(&format!("throughput ({unit})")), "{shown}");
+        assert_eq!(json(&out.join("experiment.json"))["throughput_unit"], unit);
+        let page = dir.join(format!("{name}.html"));
+        let report = run(&[
+            "report",
+            out.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ]);
+        assert!(report.status.success(), "{}", text(&report));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            html.contains(&format!("<h3>throughput ({unit})</h3>")),
+            "{html}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
