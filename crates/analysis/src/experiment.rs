@@ -185,14 +185,22 @@ pub fn t_cdf(t: f64, df: f64) -> f64 {
 /// The two-sided 95% quantile of Student's t (t.ppf(0.975, df)), for any
 /// `df` > 0; infinite for `df` ≤ 0.
 pub fn t95(df: f64) -> f64 {
-    if df.is_nan() || df <= 0.0 {
+    t_quantile(0.95, df)
+}
+
+/// The quantile of Student's t that bounds a two-sided `level` interval
+/// (0.99 → t.ppf(0.995, df)), for any `df` > 0 and `level` in (0, 1);
+/// infinite for `df` ≤ 0.
+pub fn t_quantile(level: f64, df: f64) -> f64 {
+    if df.is_nan() || df <= 0.0 || !(level > 0.0 && level < 1.0) {
         return f64::INFINITY;
     }
+    let target = 0.5 + level / 2.0;
     // t_cdf rises with t: bisect on [0, 1e6] to well below the printed digits.
     let (mut low, mut high) = (0.0f64, 1e6f64);
     for _ in 0..200 {
         let mid = 0.5 * (low + high);
-        if t_cdf(mid, df) < 0.975 {
+        if t_cdf(mid, df) < target {
             low = mid;
         } else {
             high = mid;
@@ -223,6 +231,32 @@ pub struct Difference {
     pub df: f64,
     /// The interval excludes 0: the difference is not noise.
     pub significant: bool,
+    /// `a`'s mean and the two means' squared standard errors, for the
+    /// intervals at other levels ([`Difference::interval`]).
+    pub base_mean: f64,
+    pub base_var: f64,
+    pub other_var: f64,
+}
+
+impl Difference {
+    /// The change's interval at `level` (0.99: 99%), Welch's as `ci95`.
+    pub fn interval(&self, level: f64) -> (f64, f64) {
+        let half = t_quantile(level, self.df) * (self.base_var + self.other_var).sqrt();
+        (self.change - half, self.change + half)
+    }
+
+    /// The relative change's interval at `level`, Fieller's as
+    /// `relative_ci95`.
+    pub fn relative_interval(&self, level: f64) -> Option<(f64, f64)> {
+        fieller(
+            self.base_mean,
+            self.base_var,
+            self.base_mean + self.change,
+            self.other_var,
+            t_quantile(level, self.df),
+        )
+        .map(|(low, high)| (low - 1.0, high - 1.0))
+    }
 }
 
 /// `None` when either side has fewer than 2 values or both vary not at all.
@@ -249,6 +283,9 @@ pub fn difference(a: &[f64], b: &[f64]) -> Option<Difference> {
             .map(|(low, high)| (low - 1.0, high - 1.0)),
         df,
         significant: ci95.0 > 0.0 || ci95.1 < 0.0,
+        base_mean: sa.mean,
+        base_var: va,
+        other_var: vb,
     })
 }
 
@@ -333,6 +370,15 @@ impl Summary {
                 .fold(f64::NEG_INFINITY, f64::max),
             peaks,
         })
+    }
+}
+
+impl Summary {
+    /// The interval of the mean at `level` (0.99: 99%; Student's t, as
+    /// `ci95`); `None` for one value.
+    pub fn interval(&self, level: f64) -> Option<(f64, f64)> {
+        let half = t_quantile(level, (self.n - 1) as f64) * self.stdev? / (self.n as f64).sqrt();
+        Some((self.mean - half, self.mean + half))
     }
 }
 
@@ -496,6 +542,41 @@ mod tests {
         assert!((t_cdf(2.0, 5.0) - 0.9490302605850708).abs() < 1e-12);
         assert!((t_cdf(-1.3, 2.5) - 0.15024339463535416).abs() < 1e-12);
         assert_eq!(t95(0.0), f64::INFINITY);
+        // scipy.stats.t.ppf(0.995, df) and t.ppf(0.95, df): 99% and 90%.
+        for (df, t99, t90) in [
+            (1.0, 63.656741162871526, 6.313751514675037),
+            (4.5, 4.272823993011293, 2.065575888878524),
+            (10.0, 3.16927267261695, 1.8124611228116756),
+            (30.0, 2.7499956535672254, 1.697260886593957),
+        ] {
+            assert!((t_quantile(0.99, df) - t99).abs() < 1e-8, "df {df}");
+            assert!((t_quantile(0.90, df) - t90).abs() < 1e-8, "df {df}");
+        }
+        assert_eq!(t_quantile(1.0, 5.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn intervals_at_other_levels_match_scipy() {
+        let (a, b) = ([10.0, 12.0, 11.0, 13.0], [14.0, 15.5, 13.0, 16.0]);
+        // ttest_ind(b, a, equal_var=False).confidence_interval(0.99 / 0.90).
+        let d = difference(&a, &b).unwrap();
+        let (low, high) = d.interval(0.99);
+        assert!((low + 0.3797618743361788).abs() < 1e-8, "{low}");
+        assert!((high - 6.629761874336179).abs() < 1e-8, "{high}");
+        let (low, high) = d.interval(0.90);
+        assert!((low - 1.2898039140138753).abs() < 1e-8, "{low}");
+        assert!((high - 4.960196085986124).abs() < 1e-8, "{high}");
+        // At 95% the same as ci95, relative too.
+        assert_eq!(d.interval(0.95), d.ci95);
+        assert_eq!(d.relative_interval(0.95), d.relative_ci95);
+        // A 99% interval is wider than the 95% one and holds it.
+        let (r99, r95) = (d.relative_interval(0.99).unwrap(), d.relative_ci95.unwrap());
+        assert!(r99.0 < r95.0 && r99.1 > r95.1);
+        // t.interval(0.99, 3, mean(a), sem(a)).
+        let (low, high) = Summary::of(&a).unwrap().interval(0.99).unwrap();
+        assert!((low - 7.729709252782476).abs() < 1e-8, "{low}");
+        assert!((high - 15.270290747217524).abs() < 1e-8, "{high}");
+        assert_eq!(Summary::of(&[1.0]).unwrap().interval(0.99), None);
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub struct Experiment {
     pub quiet: Option<Quiet>,
     pub faults: Vec<StudyFault>,
     pub figures: Vec<Figure>,
+    /// Levels (0.99 for 99%) of the intervals reported beside the 95%
+    /// ones (`confidence:`); the verdicts stay the 95% intervals'.
+    pub confidence: Vec<f64>,
     /// Compare this label's figures instead of the total.
     pub label: Option<String>,
 }
@@ -196,6 +199,7 @@ const TOP_KEYS: &[&str] = &[
     "quiet",
     "faults",
     "measure",
+    "confidence",
 ];
 const SUBJECT_KEYS: &[&str] = &["scenario", "url"];
 /// StudyWorkload keys that become `--key` flags of the run (`ramp_up` → `--ramp-up`).
@@ -376,6 +380,10 @@ impl Reader<'_> {
             None => Vec::new(),
         };
         let figures = self.all_figures(map, figures, &workload, &faults)?;
+        let confidence = match map.get_node("confidence") {
+            Some(node) => self.confidence(node)?,
+            None => Vec::new(),
+        };
         let runs = cells.len() * repetitions.max as usize;
         if runs > MAX_RUNS {
             return Err(doc.at(
@@ -407,7 +415,42 @@ impl Reader<'_> {
             faults,
             figures,
             label,
+            confidence,
         })
+    }
+
+    /// `confidence: 99` or `[90, 99]`: the levels (as shares, 0.99) of the
+    /// intervals reported beside the 95% ones.
+    fn confidence(&self, node: &Yaml) -> Res<Vec<f64>> {
+        let doc = self.doc;
+        let items: Vec<&Yaml> = match node.as_sequence() {
+            Some(seq) => seq.iter().collect(),
+            None => vec![node],
+        };
+        let mut levels = Vec::new();
+        for item in items {
+            let s = doc.scalar(item, "confidence")?;
+            let text = s.as_str().trim();
+            let level = text
+                .trim_end_matches('%')
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| *p >= 50.0 && *p <= 99.9)
+                .ok_or_else(|| {
+                    doc.at(
+                        s.span(),
+                        format!(
+                            "confidence: '{text}' is not a level in percent from 50 to 99.9: write e.g. 99 or [90, 99] (the 95% intervals are always given)"
+                        ),
+                    )
+                })?;
+            let level = level / 100.0;
+            if (level - 0.95).abs() > 1e-9 && !levels.contains(&level) {
+                levels.push(level);
+            }
+        }
+        Ok(levels)
     }
 
     /// The factors, the cells they make (or the file lists) and the

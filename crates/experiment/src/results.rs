@@ -81,6 +81,16 @@ pub enum ChangeUnit {
     Figure,
 }
 
+/// "99%", "99.5%": a confidence level (0.99) as said.
+pub fn level_name(level: f64) -> String {
+    let percent = level * 100.0;
+    if (percent - percent.round()).abs() < 1e-9 {
+        format!("{percent:.0}%")
+    } else {
+        format!("{percent:.1}%")
+    }
+}
+
 /// A change and its 95% interval, both in `unit`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ShownChange {
@@ -160,10 +170,47 @@ impl ShownChange {
     /// "+20.3% (95%: +18.1% to +22.6%)", or the change alone without an
     /// interval.
     pub fn text(&self, figure: Figure) -> String {
+        self.text_at(figure, None, &[])
+    }
+
+    /// The interval at another `level` (0.99), in this change's unit;
+    /// `None` without a 95% interval, or when Fieller's is unbounded there.
+    pub fn interval_at(&self, figure: Figure, d: &Difference, level: f64) -> Option<(f64, f64)> {
+        self.ci95?;
+        match self.unit {
+            ChangeUnit::Points => {
+                let (low, high) = d.interval(level);
+                Some((figure.shown(low), figure.shown(high)))
+            }
+            ChangeUnit::Percent => d
+                .relative_interval(level)
+                .map(|(low, high)| (low * 100.0, high * 100.0)),
+            ChangeUnit::Figure => Some(d.interval(level)),
+        }
+    }
+
+    /// [`ShownChange::text`] with the intervals at `levels` after the 95%
+    /// one: "+20.3% (95%: +18.1% to +22.6%; 99%: +17.0% to +23.7%)".
+    pub fn text_at(&self, figure: Figure, d: Option<&Difference>, levels: &[f64]) -> String {
+        let mut intervals: Vec<String> = self.interval_text(figure).into_iter().collect();
+        if let (Some(d), false) = (d, intervals.is_empty()) {
+            for &level in levels {
+                intervals.push(match self.interval_at(figure, d, level) {
+                    Some((low, high)) => format!(
+                        "{}: {} to {}",
+                        level_name(level),
+                        self.value_text(figure, low),
+                        self.value_text(figure, high)
+                    ),
+                    None => format!("{}: unbounded", level_name(level)),
+                });
+            }
+        }
         let value = self.value_text(figure, self.value);
-        match self.interval_text(figure) {
-            Some(interval) => format!("{value} ({interval})"),
-            None => value,
+        if intervals.is_empty() {
+            value
+        } else {
+            format!("{value} ({})", intervals.join("; "))
         }
     }
 
@@ -467,8 +514,8 @@ fn comparison(
             figure,
             found.difference.as_ref(),
             shown.as_ref(),
-            sides.baseline,
-            sides.other,
+            (sides.baseline, sides.other),
+            &experiment.confidence,
         ),
     };
     let means = (
@@ -552,8 +599,8 @@ fn verdict(
     figure: Figure,
     d: Option<&Difference>,
     shown: Option<&ShownChange>,
-    base: &[f64],
-    other: &[f64],
+    (base, other): (&[f64], &[f64]),
+    levels: &[f64],
 ) -> (String, bool, bool) {
     let mean = |values: &[f64]| Summary::of(values).map_or(0.0, |s| s.mean);
     let (base_mean, other_mean) = (mean(base), mean(other));
@@ -592,7 +639,10 @@ fn verdict(
             !better,
         );
     };
-    let change = shown.map_or_else(|| signed(d.change, 1), |s| s.text(figure));
+    let change = shown.map_or_else(
+        || signed(d.change, 1),
+        |s| s.text_at(figure, Some(d), levels),
+    );
     if !d.significant {
         return (
             format!("{change}, not distinguishable from noise (the interval includes no change)"),
@@ -673,6 +723,7 @@ fn figure_tables(
                 c.runs
             );
         }
+        other_intervals(text, experiment, results, figure, k);
         return;
     };
     // The other factors' levels of a cell, as `users=30 think=1s`.
@@ -719,6 +770,54 @@ fn figure_tables(
             let _ = writeln!(text);
         }
     }
+    other_intervals(text, experiment, results, figure, k);
+}
+
+/// The cells' intervals at the study's other confidence levels, a line
+/// each: "  99%: store=db 30.1 to 33.9; store=redis 22.0 to 26.3".
+fn other_intervals(
+    text: &mut String,
+    experiment: &Experiment,
+    results: &Results,
+    figure: Figure,
+    k: usize,
+) {
+    for (level, cells) in cell_intervals(experiment, results, figure, k) {
+        let _ = writeln!(text, "  {}: {}", level_name(level), cells.join("; "));
+    }
+}
+
+/// Per other confidence level of the study (`confidence:`), each cell's
+/// interval of the mean of figure `k`, as "store=db 30.1 to 33.9"; levels
+/// where no cell has one are left out.
+pub fn cell_intervals(
+    experiment: &Experiment,
+    results: &Results,
+    figure: Figure,
+    k: usize,
+) -> Vec<(f64, Vec<String>)> {
+    let d = figure.decimals();
+    experiment
+        .confidence
+        .iter()
+        .map(|&level| {
+            let cells: Vec<String> = results
+                .cells
+                .iter()
+                .filter_map(|c| {
+                    let (low, high) = c.summaries[k].as_ref()?.interval(level)?;
+                    Some(format!(
+                        "{} {:.d$} to {:.d$}",
+                        c.label,
+                        figure.shown(low),
+                        figure.shown(high)
+                    ))
+                })
+                .collect();
+            (level, cells)
+        })
+        .filter(|(_, cells)| !cells.is_empty())
+        .collect()
 }
 
 fn main_effects_text(text: &mut String, experiment: &Experiment, results: &Results) {
@@ -809,22 +908,43 @@ fn notes_text(text: &mut String, results: &Results) {
 /// `cells.csv`: one row per cell; per figure its mean, 95% interval, CoV,
 /// range and peak repetitions (above 5 × the others' mean; the figure
 /// `peaks` counts responses within a run instead).
+/// `{"99%": [low, high]}` for each of `levels` (null where there is no
+/// interval); `{}` without levels.
+fn intervals_json(
+    levels: &[f64],
+    interval: impl Fn(f64) -> Option<(f64, f64)>,
+) -> serde_json::Value {
+    levels
+        .iter()
+        .map(|&level| {
+            (
+                level_name(level),
+                json!(interval(level).map(|(l, h)| [l, h])),
+            )
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
 pub fn cells_csv(experiment: &Experiment, results: &Results) -> String {
     let mut out = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = vec!["cell".into(), "label".into()];
     header.extend(experiment.factors.iter().map(|f| f.name.clone()));
     header.push("repetitions".into());
     header.push("odd_environment".into());
+    let levels: Vec<String> = experiment
+        .confidence
+        .iter()
+        .map(|l| level_name(*l).trim_end_matches('%').replace('.', "_"))
+        .collect();
     for f in &experiment.figures {
-        for part in [
-            "mean",
-            "ci95_low",
-            "ci95_high",
-            "cov_pct",
-            "min",
-            "max",
-            "peak_repetitions",
-        ] {
+        let mut parts: Vec<String> = ["mean", "ci95_low", "ci95_high"].map(String::from).to_vec();
+        for level in &levels {
+            parts.push(format!("ci{level}_low"));
+            parts.push(format!("ci{level}_high"));
+        }
+        parts.extend(["cov_pct", "min", "max", "peak_repetitions"].map(String::from));
+        for part in parts {
             header.push(format!("{}_{part}", f.column()));
         }
     }
@@ -840,6 +960,11 @@ pub fn cells_csv(experiment: &Experiment, results: &Results) -> String {
             row.push(number(s.map(|s| s.mean)));
             row.push(number(s.and_then(|s| s.ci95).map(|ci| ci.0)));
             row.push(number(s.and_then(|s| s.ci95).map(|ci| ci.1)));
+            for &level in &experiment.confidence {
+                let interval = s.and_then(|s| s.interval(level));
+                row.push(number(interval.map(|ci| ci.0)));
+                row.push(number(interval.map(|ci| ci.1)));
+            }
             row.push(number(s.and_then(|s| s.cov).map(|c| c * 100.0)));
             row.push(number(s.map(|s| s.min)));
             row.push(number(s.map(|s| s.max)));
@@ -892,6 +1017,7 @@ pub fn result_json(
                 "at_least": at_least,
                 "mean": s.as_ref().map(|s| s.mean),
                 "ci95": s.as_ref().and_then(|s| s.ci95).map(|c| [c.0, c.1]),
+                "intervals": intervals_json(&experiment.confidence, |level| s.as_ref()?.interval(level)),
                 "cov": s.as_ref().and_then(|s| s.cov),
                 "min": s.as_ref().map(|s| s.min),
                 "max": s.as_ref().map(|s| s.max),
@@ -917,7 +1043,8 @@ pub fn result_json(
             "change_pp": c.shown.filter(|s| s.unit == ChangeUnit::Points).map(|s| s.value),
             "change_pp_ci95": c.shown.filter(|s| s.unit == ChangeUnit::Points).and_then(|s| s.ci95).map(|(l, h)| [l, h]),
             "change_said_in": c.shown.map(|s| s.unit_name()),
-            "change_shown": c.shown.map(|s| s.text(c.figure)),
+            "change_shown": c.shown.map(|s| s.text_at(c.figure, c.difference.as_ref(), &experiment.confidence)),
+            "change_intervals": intervals_json(&experiment.confidence, |level| c.shown?.interval_at(c.figure, c.difference.as_ref()?, level)),
             "df": c.difference.map(|d| d.df),
             "significant": c.difference.map(|d| d.significant),
             "real": c.real,
@@ -1054,6 +1181,80 @@ mod tests {
         assert!(
             text.contains("+9.3% (95%: +5.2% to +13.5%), worse"),
             "{text}"
+        );
+    }
+
+    /// 003 reports 99% intervals: `confidence: [90, 99]` adds each level's
+    /// interval beside the 95% one (a 99% one wider, a 90% one narrower),
+    /// for the cells' means and the changes, in the text, the JSON and
+    /// cells.csv; the verdict stays the 95% interval's.
+    #[test]
+    fn other_confidence_levels_are_reported_beside_95() {
+        let mut experiment = study();
+        let with = crate::file::parse_str(
+            "factors:\n  delay: [100, 120]\nworkload:\n  url: http://127.0.0.1:1/\n  users: 1\n  duration: 2s\nconfidence: [99, 90%, 95]\n",
+            Path::new("t.yaml"),
+        )
+        .unwrap();
+        assert_eq!(with.confidence, [0.99, 0.90]);
+        experiment.confidence = with.confidence;
+        let base = [100.0, 104.0, 98.0, 101.0, 103.0];
+        let other = [110.0, 112.0, 107.0, 115.0, 109.0];
+        let mut values = Vec::new();
+        for i in 0..5 {
+            values.push((0, base[i], 0.01));
+            values.push((1, other[i], 0.01));
+        }
+        let results = analyse(&experiment, &rows(&values));
+        let mean = &results.comparisons[0];
+        assert!(
+            mean.verdict
+                .starts_with("+9.3% (95%: +5.2% to +13.5%; 99%: +3.")
+                && mean.verdict.ends_with("), worse"),
+            "{}",
+            mean.verdict
+        );
+        let d = mean.difference.unwrap();
+        let shown = mean.shown.unwrap();
+        let (l99, h99) = shown.interval_at(Figure::Mean, &d, 0.99).unwrap();
+        let (l90, h90) = shown.interval_at(Figure::Mean, &d, 0.90).unwrap();
+        let (l95, h95) = shown.ci95.unwrap();
+        assert!(l99 < l95 && l95 < l90 && h90 < h95 && h95 < h99);
+        let json = result_json(&experiment, &results, "complete", (10, 10));
+        let cell = &json["cells"][0]["figures"]["mean"];
+        let i99 = cell["intervals"]["99%"].as_array().unwrap();
+        // scipy: t.interval(0.99, 4, mean, sem) of the baseline's values.
+        assert!(
+            (i99[0].as_f64().unwrap() - 96.28417187788202).abs() < 1e-9,
+            "{cell}"
+        );
+        assert!(
+            (i99[1].as_f64().unwrap() - 106.11582812211799).abs() < 1e-9,
+            "{cell}"
+        );
+        let c = &json["comparisons"][0]["change_intervals"]["90%"];
+        assert!((c[0].as_f64().unwrap() - l90).abs() < 1e-9, "{c}");
+        let csv = cells_csv(&experiment, &results);
+        let header = csv.lines().next().unwrap();
+        assert!(
+            header.contains("mean_ms_ci95_high,mean_ms_ci99_low,mean_ms_ci99_high,mean_ms_ci90_low,mean_ms_ci90_high,mean_ms_cov_pct"),
+            "{header}"
+        );
+        let text = render_text(&experiment, &results);
+        assert!(
+            text.contains("  99%: delay=100 96.3 to 106.1; delay=120"),
+            "{text}"
+        );
+        // Levels outside 50..99.9 are refused with what to write.
+        let refused = crate::file::parse_str(
+            "factors:\n  delay: [100, 120]\nworkload:\n  url: http://127.0.0.1:1/\n  users: 1\n  duration: 2s\nconfidence: 100\n",
+            Path::new("t.yaml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            refused.contains("not a level in percent from 50 to 99.9"),
+            "{refused}"
         );
     }
 }

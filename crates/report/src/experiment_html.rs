@@ -8,7 +8,7 @@ use crate::charts::{interval_bars, line_chart, ChartSeries, IntervalBar, LineCha
 use crate::html::{escape, STYLE};
 use headroom_experiment::figure::Figure;
 use headroom_experiment::file::Experiment;
-use headroom_experiment::results::{CellResult, Results};
+use headroom_experiment::results::{cell_intervals, level_name, CellResult, Results};
 use headroom_experiment::store::RunRow;
 use headroom_units::quantity::count;
 use plotters::style::RGBColor;
@@ -303,6 +303,14 @@ fn figure_section(
         html.push_str("</tr>");
     }
     html.push_str("</table></div>");
+    for (level, cells) in cell_intervals(experiment, results, figure, k) {
+        let _ = write!(
+            html,
+            "<p class=\"meta\">{} intervals of the means: {}</p>",
+            level_name(level),
+            escape(&cells.join("; "))
+        );
+    }
     let bounded: Vec<String> = results
         .cells
         .iter()
