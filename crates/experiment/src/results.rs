@@ -612,6 +612,20 @@ fn verdict(
                 false,
             );
         }
+        // One side's runs did not report the figure (no such process
+        // there, no sensor): there is nothing to compare with.
+        if base.is_empty() || other.is_empty() {
+            let side = if base.is_empty() {
+                "the baseline's"
+            } else {
+                "this level's"
+            };
+            return (
+                format!("not comparable: {side} runs did not report it"),
+                false,
+                false,
+            );
+        }
         if base.len() < 2 || other.len() < 2 {
             return (
                 "not tested: each side needs at least 2 repetitions".into(),
@@ -1182,6 +1196,29 @@ mod tests {
             text.contains("+9.3% (95%: +5.2% to +13.5%), worse"),
             "{text}"
         );
+    }
+
+    /// A figure the baseline's runs did not report (the balancer's memory
+    /// where there is no balancer) is not comparable, not "short of
+    /// repetitions".
+    #[test]
+    fn a_figure_one_side_did_not_report_is_not_comparable() {
+        let experiment = study();
+        let mut rows = rows(&[
+            (0, 100.0, 0.0),
+            (1, 110.0, 0.0),
+            (0, 101.0, 0.0),
+            (1, 112.0, 0.0),
+        ]);
+        for r in rows.iter_mut().filter(|r| r.cell == 0) {
+            r.values[1] = None;
+        }
+        let results = analyse(&experiment, &rows);
+        assert_eq!(
+            results.comparisons[1].verdict,
+            "not comparable: the baseline's runs did not report it"
+        );
+        assert!(!results.comparisons[1].real);
     }
 
     /// 003 reports 99% intervals: `confidence: [90, 99]` adds each level's

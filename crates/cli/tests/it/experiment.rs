@@ -1304,3 +1304,47 @@ fn a_study_of_page_loads_says_its_throughput_in_pages() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every study shipped in experiments/ is a valid experiment file: its
+/// dry run plans its cells and writes nothing.
+#[test]
+fn every_shipped_study_plans_cleanly() {
+    let _guard = support::light();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let dir = temp_dir("experiment-shipped");
+    let mut planned = 0;
+    for entry in std::fs::read_dir(&shipped).unwrap() {
+        let file = entry.unwrap().path();
+        if file.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let out = dir.join(file.file_stem().unwrap());
+        let output = experiment(&[
+            file.to_str().unwrap(),
+            "--dry-run",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}: {}",
+            file.display(),
+            text(&output)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("run order"),
+            "{}: {}",
+            file.display(),
+            text(&output)
+        );
+        assert!(
+            !out.exists(),
+            "the dry run of {} wrote {}",
+            file.display(),
+            out.display()
+        );
+        planned += 1;
+    }
+    assert!(planned >= 9, "{planned} studies in {}", shipped.display());
+}
