@@ -315,8 +315,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "4096", value_parser = ["512", "1024", "2048", "3072", "4096", "7680", "15360"], help_heading = "crypto")]
     pub rsa_bits: String,
 
-    /// Whole seconds per openssl speed figure (openssl's own: 10 for RSA).
-    #[arg(long, default_value = "3", value_parser = clap::value_parser!(u32).range(1..=600), help_heading = "crypto")]
+    /// Whole seconds per openssl speed figure, e.g. 3s (openssl's own: 10s for RSA).
+    #[arg(long, default_value = "3s", value_parser = crypto_seconds, help_heading = "crypto")]
     pub crypto_time: u32,
 
     /// Elements per STREAM array (default: STREAM's rule, ≥ 4× the last-level cache).
@@ -670,6 +670,14 @@ fn duration(text: &str) -> Result<Duration, String> {
 }
 
 /// A duration in whole seconds: `6`, `6s`, `2m`.
+/// openssl speed's -seconds: 1 to 600 whole seconds.
+fn crypto_seconds(text: &str) -> Result<u32, String> {
+    match whole_seconds(text)? {
+        s @ 1..=600 => Ok(s),
+        _ => Err(format!("'{text}' is not 1 to 600 seconds: write e.g. 3s")),
+    }
+}
+
 fn whole_seconds(text: &str) -> Result<u32, String> {
     if let Ok(seconds) = text.trim().parse::<u32>() {
         return Ok(seconds);

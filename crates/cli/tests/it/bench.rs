@@ -548,7 +548,7 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
                 "--compression-dictionary",
                 "22",
                 "--crypto-time",
-                "1",
+                "1s",
             ],
             None,
         );

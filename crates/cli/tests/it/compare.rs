@@ -667,6 +667,7 @@ fn compare_names_the_changed_pm_max_children() {
                 index: "index.php",
                 deny: "none",
                 fpm_pool: &pool,
+                h2: false,
             },
         );
         let bundle = dir.join(format!("workers-{workers}"));

@@ -769,3 +769,64 @@ fn a_server_that_breaks_http2_is_a_recorded_failure_with_its_reason() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// HTTP/2 against an application nobody here wrote: DokuWiki (Debian's
+/// package, php-fpm) behind nginx over TLS. Its login, edit and save
+/// journey (scenarios/dokuwiki.yaml: the forms' hidden tokens, posts,
+/// redirects and the session cookie) runs with `--http 2`: every request
+/// nginx logs is HTTP/2.0, none failed, and each account's page holds the
+/// text its user typed; then its start page loads as a browser loads it,
+/// its style sheets, scripts and images over HTTP/2 too, as many as
+/// nginx logged.
+#[test]
+fn dokuwikis_journey_runs_over_h2_as_nginx_logs_it() {
+    let _serial = crate::support::serial();
+    let dir = temp_dir("h2-dokuwiki");
+    let accounts = crate::support::dokuwiki::scenario_accounts();
+    let wiki = crate::support::dokuwiki::start_h2(&dir.join("wiki"), &accounts);
+    let target = format!("https://127.0.0.1:{}", wiki.port);
+    wiki.run_scenario(
+        &target,
+        &dir.join("run"),
+        &["--http", "2", "--insecure"],
+        &accounts,
+    );
+    let log = std::fs::read_to_string(dir.join("wiki/access.log")).unwrap();
+    let ours: Vec<&str> = log.lines().filter(|l| l.contains("headroom/")).collect();
+    // The 30 steps and the redirects they followed.
+    assert!(ours.len() >= 30, "{log}");
+    assert!(ours.iter().all(|l| l.ends_with(" HTTP/2.0")), "{log}");
+    let status = |l: &str| l.split(' ').nth(1).unwrap_or("").to_string();
+    assert!(ours.iter().all(|l| !status(l).starts_with('5')), "{log}");
+    // A page load of the start page: its resources over the same HTTP/2.
+    let visit = run_journey(
+        &dir.join("visit"),
+        &format!(
+            "defaults:\n  base_url: {target}\n  http: 2\n  page_loads: true\n\
+             steps:\n  - label: start\n    path: /doku.php?id=start\n"
+        ),
+        "1",
+        "1",
+    );
+    let wire = &visit["requests"];
+    assert_eq!(wire["pages"], 1, "{visit}");
+    assert!(
+        wire["resources"].as_u64().unwrap() >= 3,
+        "DokuWiki's page names its CSS, JS and images: {visit}"
+    );
+    assert_eq!(visit["total"]["errors"], 0, "{visit}");
+    let log = std::fs::read_to_string(dir.join("wiki/access.log")).unwrap();
+    let after: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("headroom/"))
+        .skip(ours.len())
+        .collect();
+    assert_eq!(
+        after.len() as u64,
+        wire["requests"].as_u64().unwrap(),
+        "{log}"
+    );
+    assert!(after.iter().all(|l| l.ends_with(" HTTP/2.0")), "{log}");
+    drop(wiki);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

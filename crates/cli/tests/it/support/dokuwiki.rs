@@ -25,8 +25,72 @@ fn copy(from: &str, to: &Path) {
     assert!(status.success(), "cp -a {from} {}", to.display());
 }
 
+/// The accounts scenarios/dokuwiki.yaml logs in with (user, password),
+/// from scenarios/dokuwiki-users.csv.
+pub fn scenario_accounts() -> Vec<(String, String)> {
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let users = std::fs::read_to_string(scenarios.join("dokuwiki-users.csv")).unwrap();
+    users
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(','))
+        .map(|(u, p)| (u.to_string(), p.to_string()))
+        .collect()
+}
+
+impl DokuWiki {
+    /// Runs scenarios/dokuwiki.yaml against the wiki at `target` (3 users,
+    /// 2 loops each, the run's bundle in `out`, `extra` flags beside):
+    /// holds that its 30 steps passed and that the first 3 `accounts`' pages
+    /// hold the text their users typed; returns the JSON summary.
+    pub fn run_scenario(
+        &self,
+        target: &str,
+        out: &Path,
+        extra: &[&str],
+        accounts: &[(String, String)],
+    ) -> serde_json::Value {
+        let journey = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/dokuwiki.yaml");
+        let ran = super::headroom()
+            .args(["run", journey.to_str().unwrap(), "--target", target])
+            .args(extra)
+            .args(["-c", "3", "--iterations", "2", "--json", "--out"])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert_eq!(ran.status.code(), Some(0), "{}", super::text(&ran));
+        let json = super::stdout_json(&ran);
+        assert_eq!(json["total"]["count"], 30, "{}", json["total"]);
+        assert_eq!(json["total"]["errors"], 0, "{}", json["total"]);
+        assert_eq!(
+            json["checks"]["saved text shown"]["passes"], 6,
+            "{}",
+            json["checks"]
+        );
+        for (user, _) in accounts.iter().take(3) {
+            let page = self.data.join(format!("pages/playground/{user}.txt"));
+            let text = std::fs::read_to_string(&page)
+                .unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+            assert!(
+                text.starts_with(&format!("Edited by {user} in loop ")),
+                "{text}"
+            );
+        }
+        json
+    }
+}
+
 /// Serves DokuWiki from `dir` with `accounts` (user, password) able to log in.
 pub fn start(dir: &Path, accounts: &[(String, String)]) -> DokuWiki {
+    start_on(dir, accounts, false)
+}
+
+/// As [`start`], over TLS with HTTP/2 (its base URL https://).
+pub fn start_h2(dir: &Path, accounts: &[(String, String)]) -> DokuWiki {
+    start_on(dir, accounts, true)
+}
+
+fn start_on(dir: &Path, accounts: &[(String, String)], h2: bool) -> DokuWiki {
     assert!(
         Path::new("/usr/share/dokuwiki/doku.php").exists(),
         "DokuWiki is not installed: run scripts/services (scripts/test does)"
@@ -47,8 +111,9 @@ pub fn start(dir: &Path, accounts: &[(String, String)]) -> DokuWiki {
     .unwrap();
     let mut local = std::fs::read_to_string(conf.join("local.php")).unwrap();
     local.push_str(&format!(
-        "\n$conf['savedir'] = '{}';\n$conf['baseurl'] = 'http://127.0.0.1:{port}';\n",
-        data.display()
+        "\n$conf['savedir'] = '{}';\n$conf['baseurl'] = '{}://127.0.0.1:{port}';\n",
+        data.display(),
+        if h2 { "https" } else { "http" }
     ));
     std::fs::write(conf.join("local.php"), local).unwrap();
     // DokuWiki reads unsalted MD5 hashes as well as its own formats.
@@ -80,6 +145,7 @@ pub fn start(dir: &Path, accounts: &[(String, String)]) -> DokuWiki {
             index: "doku.php",
             deny: "data|conf|bin|inc|vendor",
             fpm_pool: "",
+            h2,
         },
     );
     DokuWiki {

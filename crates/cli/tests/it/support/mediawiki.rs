@@ -49,6 +49,7 @@ pub fn start(dir: &Path) -> MediaWiki {
             index: "index.php",
             deny: "maintenance|includes|vendor|cache",
             fpm_pool: &pool,
+            h2: false,
         },
     );
     MediaWiki { port, _site: site }

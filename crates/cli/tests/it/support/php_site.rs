@@ -43,13 +43,16 @@ pub fn php_fpm() -> PathBuf {
 }
 
 /// What to serve: the application's `root` and `index` page, the top
-/// folders nginx refuses (`deny`, e.g. "data|conf"), and extra lines for
-/// php-fpm's pool (e.g. `env[...]`).
+/// folders nginx refuses (`deny`, e.g. "data|conf"), extra lines for
+/// php-fpm's pool (e.g. `env[...]`), and whether nginx speaks TLS with
+/// HTTP/2 (and HTTP/1.1) by ALPN, as a browser finds it, with a
+/// certificate made for 127.0.0.1.
 pub struct App<'a> {
     pub root: &'a Path,
     pub index: &'a str,
     pub deny: &'a str,
     pub fpm_pool: &'a str,
+    pub h2: bool,
 }
 
 /// The running servers, stopped when the test ends (nginx first).
@@ -88,16 +91,27 @@ pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let listen = if app.h2 {
+        let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+        std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
+        std::fs::write(dir.join("key.pem"), cert.signing_key.serialize_pem()).unwrap();
+        format!(
+            "listen 127.0.0.1:{port} ssl http2;\n    ssl_certificate {d}/cert.pem;\n    ssl_certificate_key {d}/key.pem;",
+            d = dir.display()
+        )
+    } else {
+        format!("listen 127.0.0.1:{port};")
+    };
     std::fs::write(
         dir.join("nginx.conf"),
         format!(
             "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/nginx-error.log;\n\
              events {{ worker_connections 256; }}\n\
              http {{\n  include /etc/nginx/mime.types;\n\
-             log_format pages '$request_uri $status \"$http_user_agent\"';\n\
+             log_format pages '$request_uri $status \"$http_user_agent\" $server_protocol';\n\
              access_log {d}/access.log pages;\n\
              client_body_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n\
-             server {{\n    listen 127.0.0.1:{port};\n    root {root};\n    index {index};\n\
+             server {{\n    {listen}\n    root {root};\n    index {index};\n\
              location ~ ^/({deny})/ {{ deny all; }}\n\
              location ~ \\.php$ {{\n      include /etc/nginx/fastcgi_params;\n\
              fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;\n\
