@@ -19,6 +19,7 @@ use crate::aio::AlignedBuf;
 use crate::storage::{check_path, Scratch};
 use crate::{check, io_error, measure, settings, sleep_unless, BenchError, BenchResult, Measure};
 use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -31,8 +32,9 @@ pub const BLOCK: usize = 2 << 20;
 pub const CACHED_SECONDS: f64 = 2.0;
 /// hdparm -t's time.
 pub const DISK_SECONDS: f64 = 3.0;
-/// `BLKFLSBUF`, `_IO(0x12, 97)`: a block device's buffers written and dropped.
-const BLKFLSBUF: libc::c_ulong = 0x1261;
+/// `BLKFLSBUF`, `_IO(0x12, 97)`: a block device's buffers written and
+/// dropped (`libc::Ioctl`: an unsigned long on glibc, an int on musl).
+const BLKFLSBUF: libc::Ioctl = 0x1261;
 
 #[derive(Debug, Clone)]
 pub struct ReadsOptions {
@@ -80,16 +82,11 @@ impl Source {
                     dev.display()
                 )));
             }
-            let mut bytes: u64 = 0;
-            // BLKGETSIZE64: the device's size in bytes.
-            // SAFETY: a valid descriptor and a u64 to fill.
-            let r = unsafe { libc::ioctl(file.as_raw_fd(), 0x8008_1272, &mut bytes) };
-            if r != 0 {
-                return Err(BenchError::Io {
-                    what: format!("cannot read the size of {}", dev.display()),
-                    source: std::io::Error::last_os_error(),
-                });
-            }
+            // A block device's end is its size (as BLKGETSIZE64 gives it).
+            let bytes = (&file).seek(SeekFrom::End(0)).map_err(io_error(format!(
+                "cannot read the size of {}",
+                dev.display()
+            )))?;
             return Source::sized(file, true, bytes, dev);
         }
         let bytes = o.file_mib << 20;
