@@ -272,21 +272,21 @@ pub fn difference(a: &[f64], b: &[f64]) -> Option<Difference> {
     }
     let df = se2 * se2 / (va * va / (sa.n as f64 - 1.0) + vb * vb / (sb.n as f64 - 1.0));
     let change = sb.mean - sa.mean;
-    let t = t95(df);
-    let half = t * se2.sqrt();
-    let ci95 = (change - half, change + half);
-    Some(Difference {
+    let mut d = Difference {
         change,
         change_pct: (sa.mean.abs() > f64::EPSILON).then(|| change / sa.mean * 100.0),
-        ci95,
-        relative_ci95: fieller(sa.mean, va, sb.mean, vb, t)
-            .map(|(low, high)| (low - 1.0, high - 1.0)),
+        ci95: (change, change),
+        relative_ci95: None,
         df,
-        significant: ci95.0 > 0.0 || ci95.1 < 0.0,
+        significant: false,
         base_mean: sa.mean,
         base_var: va,
         other_var: vb,
-    })
+    };
+    d.ci95 = d.interval(0.95);
+    d.relative_ci95 = d.relative_interval(0.95);
+    d.significant = d.ci95.0 > 0.0 || d.ci95.1 < 0.0;
+    Some(d)
 }
 
 /// Fieller's interval of the ratio μb / μa of two independent means
@@ -340,10 +340,7 @@ impl Summary {
             let squares: f64 = finite.iter().map(|(_, v)| (v - mean).powi(2)).sum();
             (squares / (n - 1) as f64).sqrt()
         });
-        let ci95 = stdev.map(|s| {
-            let half = t95((n - 1) as f64) * s / (n as f64).sqrt();
-            (mean - half, mean + half)
-        });
+        let ci95 = stdev.map(|s| mean_interval(mean, s, n, 0.95));
         let cov = stdev
             .filter(|_| mean.abs() > f64::EPSILON)
             .map(|s| s / mean.abs());
@@ -377,9 +374,15 @@ impl Summary {
     /// The interval of the mean at `level` (0.99: 99%; Student's t, as
     /// `ci95`); `None` for one value.
     pub fn interval(&self, level: f64) -> Option<(f64, f64)> {
-        let half = t_quantile(level, (self.n - 1) as f64) * self.stdev? / (self.n as f64).sqrt();
-        Some((self.mean - half, self.mean + half))
+        Some(mean_interval(self.mean, self.stdev?, self.n, level))
     }
+}
+
+/// The interval at `level` of a mean of `n` values with standard deviation
+/// `stdev` (Student's t, n − 1 degrees of freedom).
+fn mean_interval(mean: f64, stdev: f64, n: usize, level: f64) -> (f64, f64) {
+    let half = t_quantile(level, (n - 1) as f64) * stdev / (n as f64).sqrt();
+    (mean - half, mean + half)
 }
 
 /// A factor's main effect: for each of its levels, the mean over every

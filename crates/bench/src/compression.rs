@@ -8,13 +8,17 @@
 //! `7zip` package, or p7zip's `7z`, `7za`, `7zr`) and records its version
 //! beside the figures, since versions rate differently.
 
-use crate::external;
+use crate::external::{self, line_after, numbers};
 use crate::{measure, settings, BenchError, BenchResult, Measure};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-/// 7-Zip's programs, in the order looked for.
-pub const PROGRAMS: [&str; 4] = ["7zz", "7z", "7za", "7zr"];
+/// 7-Zip: Debian's 7zip package's `7zz`, or p7zip's programs.
+pub const SEVEN_ZIP: external::Program = external::Program {
+    names: &["7zz", "7z", "7za", "7zr"],
+    package: "7zip",
+    why: "its rating is 7-Zip's own; p7zip-full's 7z does too",
+};
 
 #[derive(Debug, Clone)]
 pub struct CompressionOptions {
@@ -36,25 +40,12 @@ pub struct SevenZipRating {
     pub decompress: f64,
 }
 
-fn numbers(text: &str) -> Vec<f64> {
-    text.split_whitespace()
-        .filter_map(|w| w.parse().ok())
-        .collect()
-}
-
 /// The ratings from `7z b`'s output: "Avr:" (compressing | decompressing:
 /// speed, usage, R/U, rating each) and "Tot:" (usage, R/U, rating).
 pub fn parse(output: &str) -> Option<SevenZipRating> {
-    let line = |prefix: &str| {
-        output
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(prefix).map(str::to_string))
-    };
-    let (left, right) = line("Avr:")?
-        .split_once('|')
-        .map(|(l, r)| (l.to_string(), r.to_string()))?;
-    let (left, right) = (numbers(&left), numbers(&right));
-    let total = numbers(&line("Tot:")?);
+    let (left, right) = line_after(output, "Avr:")?.split_once('|')?;
+    let (left, right) = (numbers(left), numbers(right));
+    let total = numbers(line_after(output, "Tot:")?);
     Some(SevenZipRating {
         compress: *left.get(3)?,
         decompress: *right.get(3)?,
@@ -135,13 +126,7 @@ fn push(m: &mut [Measure], r: SevenZipRating) {
 }
 
 pub fn run(o: &CompressionOptions, stop: &AtomicBool) -> Result<BenchResult, BenchError> {
-    let program = external::find(&PROGRAMS).ok_or_else(|| {
-        BenchError::Refused(
-            "7-Zip is not installed (its rating is 7-Zip's own): apt-get install 7zip \
-             (or p7zip-full), then run it again"
-                .into(),
-        )
-    })?;
+    let program = SEVEN_ZIP.find()?;
     let mut one = three("1t", "1 thread");
     let all_name = format!("{} threads", o.threads);
     let mut all = three("all", &all_name);

@@ -7,10 +7,17 @@
 //! is what a web server's TLS runs. This runs the `openssl` installed and
 //! records its version beside them.
 
-use crate::external;
+use crate::external::{self, line_after, numbers};
 use crate::{measure, settings, BenchError, BenchResult, Measure};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
+
+/// OpenSSL's command.
+pub const OPENSSL: external::Program = external::Program {
+    names: &["openssl"],
+    package: "openssl",
+    why: "these are its own figures",
+};
 
 /// The RSA key sizes `openssl speed` knows.
 pub const RSA_BITS: [u32; 7] = [512, 1024, 2048, 3072, 4096, 7680, 15360];
@@ -26,31 +33,18 @@ pub struct CryptoOptions {
     pub repetitions: u32,
 }
 
-fn numbers(text: &str) -> Vec<f64> {
-    text.split_whitespace()
-        .filter_map(|w| w.trim_end_matches('k').parse().ok())
-        .collect()
-}
-
 /// Signs and verifies a second from the "rsa BITS bits ..." line.
 pub fn parse_rsa(output: &str, bits: u32) -> Option<(f64, f64)> {
-    let line = output
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with(&format!("rsa {bits} bits")))?;
     // "rsa 4096 bits 0.003012s 0.000046s 332.0 21957.5": the times end in
     // "s" and are left out.
-    let n = numbers(line);
-    (n.len() >= 3).then(|| (n[n.len() - 2], n[n.len() - 1]))
+    let n = numbers(line_after(output, &format!("rsa {bits} bits"))?);
+    (n.len() >= 2).then(|| (n[n.len() - 2], n[n.len() - 1]))
 }
 
 /// MB/s (10^6 bytes) from the "AES-128-GCM ...k" line's last column
 /// (openssl prints thousands of bytes a second).
 pub fn parse_aes(output: &str) -> Option<f64> {
-    let line = output
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("AES-128-GCM") || l.starts_with("aes-128-gcm"))?;
+    let line = line_after(output, "AES-128-GCM").or_else(|| line_after(output, "aes-128-gcm"))?;
     numbers(line).last().map(|k| k / 1000.0)
 }
 
@@ -115,11 +109,7 @@ fn pair(bits: u32, suffix: &str, threads: &str) -> [Measure; 2] {
 }
 
 pub fn run(o: &CryptoOptions, stop: &AtomicBool) -> Result<BenchResult, BenchError> {
-    let program = external::find(&["openssl"]).ok_or_else(|| {
-        BenchError::Refused(
-            "openssl is not installed (these are its own figures): apt-get install openssl".into(),
-        )
-    })?;
+    let program = OPENSSL.find()?;
     // "OpenSSL 3.0.19 27 Jan 2026 (Library: OpenSSL 3.0.19 27 Jan 2026)"
     let version = external::output(&program, &["version".into()], stop)?;
     let version = version

@@ -9,6 +9,27 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// A program a benchmark runs: its names (the first found on PATH is
+/// run), Debian's package that brings it, and why the benchmark needs it.
+#[derive(Debug)]
+pub struct Program {
+    pub names: &'static [&'static str],
+    pub package: &'static str,
+    pub why: &'static str,
+}
+
+impl Program {
+    /// The program's path, or why the benchmark cannot run without it.
+    pub fn find(&self) -> Result<PathBuf, BenchError> {
+        find(self.names).ok_or_else(|| {
+            BenchError::Refused(format!(
+                "{} is not installed ({}): apt-get install {}, then run it again",
+                self.names[0], self.why, self.package
+            ))
+        })
+    }
+}
+
 /// The first of `names` on PATH.
 pub fn find(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -93,6 +114,22 @@ pub fn output(program: &Path, args: &[String], stop: &AtomicBool) -> Result<Stri
         )));
     }
     Ok(stdout)
+}
+
+/// What follows `prefix` on the first line of `output` that begins with it
+/// (leading spaces ignored).
+pub fn line_after<'a>(output: &'a str, prefix: &str) -> Option<&'a str> {
+    output
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix(prefix))
+}
+
+/// The numbers among `text`'s words, a trailing "k" dropped (openssl's
+/// "5506546.55k", thousands of bytes); "0.003s" and words are left out.
+pub fn numbers(text: &str) -> Vec<f64> {
+    text.split_whitespace()
+        .filter_map(|w| w.trim_end_matches('k').parse().ok())
+        .collect()
 }
 
 /// The last few non-empty lines of a program's output, for an error.

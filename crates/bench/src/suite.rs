@@ -63,6 +63,15 @@ impl Suite {
         }
     }
 
+    /// The program a benchmark runs (7-Zip, OpenSSL), if it runs one.
+    pub fn program(name: &str) -> Option<&'static crate::external::Program> {
+        match name {
+            "compression" => Some(&crate::compression::SEVEN_ZIP),
+            "crypto" => Some(&crate::crypto::OPENSSL),
+            _ => None,
+        }
+    }
+
     /// `about 40 s`, `about 9 min`: what a benchmark's options make it take.
     pub fn estimate(&self, name: &str) -> String {
         let seconds = match name {

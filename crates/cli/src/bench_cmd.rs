@@ -121,19 +121,16 @@ fn check_flags(args: &BenchArgs, chosen: &[&str]) -> Result<(), String> {
 /// runs, one whose program is missing is left out with a word (named
 /// alone, it fails and says what to install).
 fn installed(benchmark: &str) -> bool {
-    let (programs, package): (&[&str], &str) = match benchmark {
-        "compression" => (&headroom_bench::compression::PROGRAMS, "7zip"),
-        "crypto" => (&["openssl"], "openssl"),
-        _ => return true,
-    };
-    let found = headroom_bench::external::find(programs).is_some();
-    if !found {
-        eprintln!(
-            "headroom: {benchmark} left out: it runs {}, which is not installed (apt-get install {package})",
-            programs[0]
-        );
+    match Suite::program(benchmark).map(|p| (p, p.find())) {
+        Some((p, Err(_))) => {
+            eprintln!(
+                "headroom: {benchmark} left out: it runs {}, which is not installed (apt-get install {})",
+                p.names[0], p.package
+            );
+            false
+        }
+        _ => true,
     }
-    found
 }
 
 /// Set once SIGINT or SIGTERM arrives.

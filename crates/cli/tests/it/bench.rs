@@ -27,13 +27,19 @@ fn bench_limited(args: &[&str], limit: Option<&Path>) -> Output {
 
 /// The bundle's mean of `benchmark`'s figure `key`.
 fn mean(bundle: &serde_json::Value, benchmark: &str, key: &str) -> f64 {
+    let values = values(bundle, benchmark, key);
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// Every repetition's value of `benchmark`'s figure `key`.
+fn values(bundle: &serde_json::Value, benchmark: &str, key: &str) -> Vec<f64> {
     let result = bundle["results"]
         .as_array()
         .unwrap()
         .iter()
         .find(|r| r["benchmark"] == benchmark)
         .unwrap_or_else(|| panic!("no {benchmark} in {bundle}"));
-    let values: Vec<f64> = result["measures"]
+    result["measures"]
         .as_array()
         .unwrap()
         .iter()
@@ -43,8 +49,7 @@ fn mean(bundle: &serde_json::Value, benchmark: &str, key: &str) -> f64 {
         .unwrap()
         .iter()
         .map(|v| v.as_f64().unwrap())
-        .collect();
-    values.iter().sum::<f64>() / values.len() as f64
+        .collect()
 }
 
 fn read(dir: &Path) -> serde_json::Value {
@@ -465,19 +470,7 @@ fn disk_and_cached_reads_match_hdparm() {
         ]);
         assert_eq!(ran.status.code(), Some(0), "{}", text(&ran));
         let b = read(&out);
-        let ours = |key: &str| {
-            b["results"][0]["measures"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["key"] == key)
-                .unwrap_or_else(|| panic!("no {key} in {b}"))["values"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_f64().unwrap())
-                .fold(0.0, f64::max)
-        };
+        let ours = |key: &str| best(values(&b, "reads", key));
         let mut figures = Vec::new();
         for (flags, key, name) in [
             (&["-tT"][..], "", ""),
