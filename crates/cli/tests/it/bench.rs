@@ -9,7 +9,7 @@
 use crate::support;
 
 use crate::support::{headroom, serial, temp_dir, text, Reply, TestServer};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn bench(args: &[&str]) -> Output {
@@ -136,6 +136,49 @@ fn agrees(attempts: u32, mut measure: impl FnMut() -> Vec<Figure>) {
     panic!("{}", seen.join("\n"));
 }
 
+/// As [`agrees`], each figure on its own: it passes once it was within
+/// its tolerance in some attempt, so that noise in one figure (a read of
+/// a loop device in memory that lasts a fraction of a second) does not
+/// need every other figure to agree in the same attempt; a figure that
+/// disagrees on every attempt fails.
+fn each_agrees(attempts: u32, mut measure: impl FnMut() -> Vec<Figure>) {
+    let mut open: Vec<String> = Vec::new();
+    let mut seen = Vec::new();
+    for attempt in 1..=attempts {
+        let figures = measure();
+        if attempt == 1 {
+            open = figures.iter().map(|f| f.name.clone()).collect();
+        }
+        for f in &figures {
+            let ratio = f.ours / f.theirs;
+            let within = ratio.is_finite() && (ratio - 1.0).abs() <= f.tolerance;
+            println!(
+                "attempt {attempt}: {}: headroom {:.1}, peer {:.1}, ratio {ratio:.3} (tolerance ±{:.0}%)",
+                f.name,
+                f.ours,
+                f.theirs,
+                f.tolerance * 100.0
+            );
+            if within {
+                open.retain(|name| name != &f.name);
+            } else {
+                seen.push(format!(
+                    "attempt {attempt}: {}: headroom {:.1} against the peer's {:.1} (ratio {ratio:.3})",
+                    f.name, f.ours, f.theirs
+                ));
+            }
+        }
+        if open.is_empty() {
+            return;
+        }
+    }
+    panic!(
+        "outside the tolerance on every attempt: {}\n{}",
+        open.join(", "),
+        seen.join("\n")
+    );
+}
+
 #[test]
 #[should_panic(expected = "attempt 2: x: headroom 2.0 against the peer's 1.0")]
 fn a_figure_that_disagrees_on_every_attempt_fails() {
@@ -150,6 +193,32 @@ fn a_figure_that_agrees_on_a_later_attempt_passes() {
         vec![figure("x", if n < 3 { 2.0 } else { 1.05 }, 1.0, 0.1)]
     });
     assert_eq!(n, 3);
+}
+
+/// Each figure on its own: x agrees in attempt 1, y in attempt 2; z
+/// never does and fails by name.
+#[test]
+fn each_figure_must_agree_in_some_attempt() {
+    let mut n = 0;
+    each_agrees(3, || {
+        n += 1;
+        vec![
+            figure("x", if n == 1 { 1.0 } else { 2.0 }, 1.0, 0.1),
+            figure("y", if n == 2 { 1.0 } else { 2.0 }, 1.0, 0.1),
+        ]
+    });
+    assert_eq!(n, 2);
+    let failed = std::panic::catch_unwind(|| {
+        each_agrees(2, || {
+            vec![figure("x", 1.0, 1.0, 0.1), figure("z", 2.0, 1.0, 0.1)]
+        })
+    })
+    .unwrap_err();
+    let said = failed.downcast_ref::<String>().unwrap();
+    assert!(
+        said.starts_with("outside the tolerance on every attempt: z\n"),
+        "{said}"
+    );
 }
 
 fn sysbench(threads: u32) -> f64 {
@@ -396,23 +465,35 @@ fn sequential_file_io_matches_sysbench_fileio() {
 }
 
 /// A loop device over a file, detached when dropped.
-struct LoopDevice(String);
+/// A loop device over a file of its own: detached and the file removed
+/// when dropped, a failing test's too (a 2 GiB file in /dev/shm is memory).
+struct LoopDevice {
+    device: String,
+    image: PathBuf,
+}
 
 impl LoopDevice {
-    fn over(file: &Path) -> LoopDevice {
+    fn over(image: &Path) -> LoopDevice {
         let out = Command::new("losetup")
             .args(["-f", "--show"])
-            .arg(file)
+            .arg(image)
             .output()
             .expect("losetup (util-linux) runs");
+        let device = LoopDevice {
+            device: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            image: image.to_path_buf(),
+        };
         assert!(out.status.success(), "losetup: {}", text(&out));
-        LoopDevice(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        device
     }
 }
 
 impl Drop for LoopDevice {
     fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        if !self.device.is_empty() {
+            let _ = Command::new("losetup").args(["-d", &self.device]).status();
+        }
+        let _ = std::fs::remove_file(&self.image);
     }
 }
 
@@ -456,13 +537,13 @@ fn disk_and_cached_reads_match_hdparm() {
     let mut attempt = 0;
     // Each figure the best of two rounds in both tools: a read's speed is
     // only ever lowered by what else the machine does.
-    agrees(3, || {
+    each_agrees(3, || {
         attempt += 1;
         let out = dir.join(format!("a{attempt}"));
         let ran = bench(&[
             "reads",
             "--device",
-            &device.0,
+            &device.device,
             "--repetitions",
             "2",
             "--out",
@@ -477,7 +558,7 @@ fn disk_and_cached_reads_match_hdparm() {
             (&["-tT", "--direct"][..], "direct_", "O_DIRECT "),
         ] {
             let mut args = flags.to_vec();
-            args.push(&device.0);
+            args.push(&device.device);
             let shown: Vec<String> = (0..2).map(|_| peer("hdparm", &args)).collect();
             let theirs =
                 |timing: &str| best(shown.iter().map(|s| hdparm_figure(s, timing)).collect());
@@ -527,7 +608,6 @@ fn disk_and_cached_reads_match_hdparm() {
         text(&refused)
     );
     drop(device);
-    let _ = std::fs::remove_file(&image);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
