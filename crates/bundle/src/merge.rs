@@ -142,7 +142,15 @@ pub fn merge(request: &MergeRequest<'_>) -> Result<Manifest, BundleError> {
     manifest.warnings = merged_warnings(&shards, &partial);
     let mut summary = crate::phases::recover_summary(request.out, &manifest)?;
     combine_shard_figures(&mut summary, &shards);
-    summary.requests = crate::wire::WireCount::of(&summary.labels, &manifest.label_roles);
+    // What no sample stands for, each shard's added up.
+    let mut unrecorded = crate::wire::Unrecorded::default();
+    for shard in &shards {
+        if let Some(count) = shard.manifest.summary.as_ref().and_then(|s| s.requests) {
+            unrecorded.add(&count.unrecorded);
+        }
+    }
+    summary.requests =
+        crate::wire::WireCount::of(&summary.labels, &manifest.label_roles, unrecorded);
     manifest.elapsed_s = Some(summary.elapsed_s);
     manifest.ended_at = shards
         .iter()

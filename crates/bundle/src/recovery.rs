@@ -81,7 +81,12 @@ pub fn summary_of_window(
         .iter()
         .map(|(name, (tally, _, _))| (name.clone(), LabelFigures::of(tally, elapsed).0))
         .collect();
-    let requests = crate::wire::WireCount::of(&labels, &manifest.label_roles);
+    // A run that died did not say what its samples do not hold.
+    let requests = crate::wire::WireCount::of(
+        &labels,
+        &manifest.label_roles,
+        crate::wire::Unrecorded::default(),
+    );
     let response_sum = total_summary.latency.mean.as_secs_f64() * total_summary.count as f64;
     Ok(RunSummary {
         elapsed_s,

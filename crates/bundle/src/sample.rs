@@ -30,10 +30,14 @@ pub enum ErrorKind {
     /// Not sent: a templated value would have put a line break or NUL in
     /// the request line or a header.
     Request,
+    /// The page's document came, but a resource it loads failed (an
+    /// answer of 4xx or 5xx, a timeout, a reset, too many redirects): the
+    /// page failed, as JMeter fails a sample whose embedded resource did.
+    Resource,
 }
 
 impl ErrorKind {
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 13;
     pub const ALL: [ErrorKind; ErrorKind::COUNT] = [
         ErrorKind::Refused,
         ErrorKind::Timeout,
@@ -47,6 +51,7 @@ impl ErrorKind {
         ErrorKind::Other,
         ErrorKind::Redirects,
         ErrorKind::Request,
+        ErrorKind::Resource,
     ];
 
     /// Stable machine name, used in CSV columns and JSON keys.
@@ -64,6 +69,7 @@ impl ErrorKind {
             ErrorKind::Other => "other",
             ErrorKind::Redirects => "redirects",
             ErrorKind::Request => "request",
+            ErrorKind::Resource => "resource",
         }
     }
 
@@ -82,6 +88,7 @@ impl ErrorKind {
             ErrorKind::Other => "I/O error",
             ErrorKind::Redirects => "Too many redirects",
             ErrorKind::Request => "Request not sent: a value held a line break or NUL",
+            ErrorKind::Resource => "Page resource failed",
         }
     }
 }

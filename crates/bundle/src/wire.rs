@@ -5,6 +5,10 @@
 //! role ([`LabelRole`]), so a saved bundle, a merged one and a recovered one
 //! still say how many requests and bytes that was ([`WireCount`]).
 //! Bundles written before (no roles) read as before: no count.
+//!
+//! Beside the samples, a run counts the requests no sample stands for
+//! ([`Unrecorded`]: a step's redirects, requests abandoned or answered
+//! after the end, probes), so that its count of requests is the server's.
 
 use crate::summary::LabelFigures;
 use serde::{Deserialize, Serialize};
@@ -43,16 +47,51 @@ pub struct WireCount {
     pub plain: u64,
     pub bytes_received: u64,
     pub bytes_sent: u64,
+    /// Of `requests`: what no sample stands for.
+    #[serde(flatten)]
+    pub unrecorded: Unrecorded,
+}
+
+/// Requests that went over the wire but that no sample records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Unrecorded {
+    /// Redirects the steps followed (a step's sample is one for all its
+    /// requests: the POST, then the GET of its Location).
+    pub redirects: u64,
+    /// Sent and left unanswered when the run (or a capacity level) ended:
+    /// the server still logs them (nginx with status 499).
+    pub abandoned: u64,
+    /// Answered after the run's end: sent and answered, left out of the
+    /// figures (as wrk does).
+    pub late: u64,
+    /// Sent before the run to check the target (HTTP/2 without TLS).
+    pub probes: u64,
+}
+
+impl Unrecorded {
+    pub fn total(&self) -> u64 {
+        self.redirects + self.abandoned + self.late + self.probes
+    }
+
+    pub fn add(&mut self, other: &Unrecorded) {
+        self.redirects += other.redirects;
+        self.abandoned += other.abandoned;
+        self.late += other.late;
+        self.probes += other.probes;
+    }
 }
 
 impl WireCount {
-    /// The count from the labels' figures and their roles; `None` when no
-    /// label is a page (the total counts the requests then).
+    /// The count from the labels' figures and their roles, and the
+    /// requests no sample stands for; `None` when no label is a page and
+    /// every request has its sample (the total counts them then).
     pub fn of(
         labels: &BTreeMap<String, LabelFigures>,
         roles: &BTreeMap<String, LabelRole>,
+        unrecorded: Unrecorded,
     ) -> Option<WireCount> {
-        if !roles.values().any(|r| *r == LabelRole::Page) {
+        if !roles.values().any(|r| *r == LabelRole::Page) && unrecorded.total() == 0 {
             return None;
         }
         let mut count = WireCount::default();
@@ -82,6 +121,8 @@ impl WireCount {
                 count.bytes_sent += figures.bytes_sent;
             }
         }
+        count.requests += unrecorded.total();
+        count.unrecorded = unrecorded;
         Some(count)
     }
 }
@@ -120,7 +161,7 @@ mod tests {
         .into_iter()
         .map(|(n, r)| (n.to_string(), r))
         .collect();
-        let count = WireCount::of(&labels, &roles).unwrap();
+        let count = WireCount::of(&labels, &roles, Unrecorded::default()).unwrap();
         assert_eq!(
             count,
             WireCount {
@@ -131,9 +172,25 @@ mod tests {
                 plain: 10,
                 bytes_received: 91_000,
                 bytes_sent: 17_000,
+                unrecorded: Unrecorded::default(),
             }
         );
         // Without pages (or without roles: an older bundle) the total says it.
-        assert_eq!(WireCount::of(&labels, &BTreeMap::new()), None);
+        let none = Unrecorded::default();
+        assert_eq!(WireCount::of(&labels, &BTreeMap::new(), none), None);
+        // Unless requests went out that no sample stands for.
+        let beside = Unrecorded {
+            redirects: 30,
+            abandoned: 4,
+            late: 1,
+            probes: 1,
+        };
+        let plain = WireCount::of(&labels, &BTreeMap::new(), beside).unwrap();
+        // Every label is then a plain request: 10 + 20 + 20 + 140 + 20.
+        assert_eq!(plain.plain, 210);
+        assert_eq!(plain.requests, 210 + 36);
+        let paged = WireCount::of(&labels, &roles, beside).unwrap();
+        assert_eq!(paged.requests, 170 + 36);
+        assert_eq!(paged.unrecorded, beside);
     }
 }

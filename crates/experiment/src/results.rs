@@ -295,7 +295,7 @@ pub fn rate_unit(dir: &std::path::Path, experiment: &Experiment, rows: &[RunRow]
         headroom_bundle::manifest::read_manifest(&bundle)
             .ok()
             .and_then(|m| m.summary)
-            .filter(|s| s.requests.is_some())
+            .filter(|s| s.requests.is_some_and(|w| w.pages > 0))
             .map(|_| "pages/s".to_string())
             .unwrap_or_default()
     };

@@ -113,6 +113,7 @@ impl HttpClient {
         head: Option<&mut Vec<u8>>,
     ) -> Exchange {
         let mut exchange = Exchange::default();
+        let in_flight = crate::sent::SENT.in_flight();
         self.deadline = Instant::from_std(started) + self.timeout;
         let HttpClient {
             connector,
@@ -145,6 +146,7 @@ impl HttpClient {
             self.io.filled = 0;
             self.h2 = None;
         }
+        in_flight.done();
         exchange
     }
 

@@ -33,6 +33,7 @@ pub mod recorder;
 pub mod replay;
 pub mod run;
 pub mod scenario;
+pub mod sent;
 pub mod shard;
 pub mod spec;
 pub mod stages;

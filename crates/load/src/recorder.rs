@@ -125,6 +125,7 @@ impl Recorder {
     #[inline]
     pub fn record(&mut self, sample: &Sample) {
         if self.cutoff.is_some_and(|cutoff| sample.end > cutoff) {
+            crate::sent::answered_late();
             return;
         }
         let index = self.index_of(sample.end);

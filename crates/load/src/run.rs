@@ -591,7 +591,11 @@ impl Collector {
             .map(|p| p.figures(elapsed))
             .unwrap_or_default();
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
-        let requests = headroom_bundle::wire::WireCount::of(&label_figures, &manifest.label_roles);
+        let requests = headroom_bundle::wire::WireCount::of(
+            &label_figures,
+            &manifest.label_roles,
+            crate::sent::take(),
+        );
         let summary = RunSummary {
             elapsed_s: elapsed.as_secs_f64(),
             apdex_t_ms,

@@ -201,13 +201,27 @@ fn verdict(html: &mut String, run: &RunData) {
     // With page loads the total counts pages; the requests they are made
     // of are said beside them.
     let (unit, wire) = match &run.summary.requests {
+        Some(w) if w.pages == 0 => {
+            let beside = crate::terminal::unrecorded_parts(&w.unrecorded).join(", ");
+            (
+                "requests/s",
+                format!(
+                    " ({} requests over the wire: {beside})",
+                    count_of(w.requests)
+                ),
+            )
+        }
         Some(w) => {
             let per_second = w.requests as f64 / run.summary.elapsed_s.max(0.001);
-            let other = if w.plain > 0 {
+            let mut other = if w.plain > 0 {
                 format!(", {} other", count_of(w.plain))
             } else {
                 String::new()
             };
+            for part in crate::terminal::unrecorded_parts(&w.unrecorded) {
+                other.push_str(", ");
+                other.push_str(&part);
+            }
             (
                 "pages/s",
                 format!(

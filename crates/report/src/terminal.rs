@@ -110,21 +110,57 @@ fn siege_block(out: &mut String, input: &ReportInput<'_>) {
     }
 }
 
-/// Every request of a run that loaded pages (its transactions are pages).
+/// Every request of a run: when it loaded pages (its transactions are
+/// pages), or sent requests no transaction stands for (redirects,
+/// abandoned ones, probes), what they were; the server's log counts these.
 fn wire_line(w: &headroom_bundle::wire::WireCount) -> String {
-    let mut line = format!(
-        "{} over the wire ({} {}: {} documents + {} resources",
-        thousands(w.requests),
-        thousands(w.pages),
-        headroom_units::quantity::noun(usize::try_from(w.pages).unwrap_or(2), "page", "pages"),
-        thousands(w.documents),
-        thousands(w.resources),
-    );
-    if w.plain > 0 {
-        let _ = write!(line, "; {} other requests", thousands(w.plain));
+    let mut line = format!("{} over the wire (", thousands(w.requests));
+    let mut parts = Vec::new();
+    if w.pages > 0 || w.documents > 0 {
+        parts.push(format!(
+            "{} {}: {} documents + {} resources",
+            thousands(w.pages),
+            headroom_units::quantity::noun(usize::try_from(w.pages).unwrap_or(2), "page", "pages"),
+            thousands(w.documents),
+            thousands(w.resources),
+        ));
+        if w.plain > 0 {
+            parts.push(format!("{} other requests", thousands(w.plain)));
+        }
+    } else {
+        parts.push(format!("{} transactions", thousands(w.plain)));
     }
+    parts.extend(unrecorded_parts(&w.unrecorded));
+    line.push_str(&parts.join("; "));
     line.push(')');
     line
+}
+
+/// The requests no transaction stands for, in words (none when none).
+pub fn unrecorded_parts(u: &headroom_bundle::wire::Unrecorded) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut say = |n: u64, one: &str, many: &str| {
+        if n > 0 {
+            parts.push(format!(
+                "{} {}",
+                thousands(n),
+                if n == 1 { one } else { many }
+            ));
+        }
+    };
+    say(u.redirects, "redirect followed", "redirects followed");
+    say(
+        u.abandoned,
+        "abandoned unanswered at the end",
+        "abandoned unanswered at the end",
+    );
+    say(
+        u.late,
+        "answered after the end (not in the figures)",
+        "answered after the end (not in the figures)",
+    );
+    say(u.probes, "probe before the run", "probes before the run");
+    parts
 }
 
 /// Apdex, the monitored hosts, errors by kind and resent requests.

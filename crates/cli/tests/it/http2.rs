@@ -207,6 +207,15 @@ fn url_mode_over_h2_and_h2c_agrees_with_nginxs_log() {
         // know the server speaks it), then the run's GETs.
         let mut log = site.log(port);
         let checks = if name == "h2c" { 1 } else { 0 };
+        // The run counts what nginx logged, its check included.
+        let sent = json["requests"]["requests"]
+            .as_u64()
+            .unwrap_or_else(|| json["total"]["count"].as_u64().unwrap());
+        assert_eq!(sent as usize, log.len(), "{name}: {}", json["requests"]);
+        assert_eq!(
+            json["requests"]["probes"].as_u64().unwrap_or(0),
+            checks as u64
+        );
         assert_eq!(
             log.iter().filter(|l| l.1 == "HEAD").count(),
             checks,
@@ -270,6 +279,10 @@ fn url_mode_over_h2_and_h2c_agrees_with_nginxs_log() {
         (count..=count + 2).contains(&(served as u64)),
         "{served} served for {count}"
     );
+    // Those in flight at the end are counted beside the figures.
+    let json = stdout_json(&out);
+    let sent = json["requests"]["requests"].as_u64().unwrap_or(count);
+    assert_eq!(sent, served as u64, "{}", json["requests"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -77,6 +77,8 @@ pub fn describe(error: &dyn std::error::Error) -> String {
 /// resolves the profile, checks the target and the agents, writes the
 /// manifest's first state, and makes it this shard's run.
 pub async fn assemble(spec: &RunSpec) -> Result<AssembledRun, AssemblyError> {
+    // What an earlier run of this process left uncounted is not this one's.
+    let _ = crate::sent::take();
     let shard = crate::start::resolve(spec.shard)?;
     let mut run = match &spec.workload {
         WorkloadSource::Url(request) => url::assemble(spec, request, shard).await?,
@@ -133,6 +135,10 @@ pub async fn connect_checked(
         .preflight(target, PREFLIGHT_WAIT)
         .await
         .map_err(|e| AssemblyError::cannot_run(&e))?;
+    // Without TLS, HTTP/2 is checked with a request (a HEAD of the path).
+    if http == HttpChoice::Http2 && target.scheme == crate::target::Scheme::Http {
+        crate::sent::probe_sent();
+    }
     connector.negotiated = Some(agreed);
     Ok(connector)
 }

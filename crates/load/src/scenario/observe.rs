@@ -59,5 +59,5 @@ pub struct StepView<'a> {
     pub hops: &'a [HopRecord],
     pub extracted: &'a [Extracted],
     /// A page load's resources (the sample is then the page's).
-    pub page: Option<super::page::PageOutcome>,
+    pub page: Option<&'a super::page::PageOutcome>,
 }

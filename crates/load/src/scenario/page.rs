@@ -18,7 +18,7 @@ use crate::page_load::css::SheetRules;
 use crate::page_load::resources::{self, Found, PageStyle, Resource, ResourceKind};
 use crate::target::{HostHeader, Scheme, Target, USER_AGENT};
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use headroom_bundle::sample::{status_error, Sample};
+use headroom_bundle::sample::{status_error, ErrorKind, Sample};
 use scraper::Html;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -68,7 +68,7 @@ impl PageState {
 }
 
 /// What a page's resources added up to.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct PageOutcome {
     /// When the last resource ended (`None`: nothing was requested).
     pub end: Option<Instant>,
@@ -80,6 +80,40 @@ pub struct PageOutcome {
     /// Resources on hosts neither the page's nor named, and beyond
     /// [`MOST_RESOURCES`].
     pub left_out: u32,
+    /// Resources that failed (an error answer, no answer, a redirect
+    /// loop or chain): the page failed with them.
+    pub failed: u32,
+    /// The first [`MOST_FAILURES_KEPT`] of them, for `scenario try`.
+    pub failures: Vec<ResourceFailure>,
+}
+
+/// One resource of a page that failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceFailure {
+    pub url: String,
+    /// 0 when no answer came.
+    pub status: u16,
+    pub error: ErrorKind,
+    pub detail: Option<&'static str>,
+}
+
+/// Failed resources a page's outcome names one by one.
+pub const MOST_FAILURES_KEPT: usize = 8;
+/// Redirects a browser follows for one resource (Chromium's limit; a
+/// journey's own steps stop at 10).
+pub const MOST_RESOURCE_REDIRECTS: u32 = 20;
+/// Why a redirected resource was given up.
+const REDIRECT_LOOP: &str = "its redirects came back to a URL already in the chain";
+const REDIRECT_CHAIN: &str = "more than 20 redirects in a row (Chromium's ERR_TOO_MANY_REDIRECTS)";
+
+impl PageOutcome {
+    /// A resource failed: counted, and named while few.
+    fn fail(&mut self, failure: ResourceFailure) {
+        self.failed += 1;
+        if self.failures.len() < MOST_FAILURES_KEPT {
+            self.failures.push(failure);
+        }
+    }
 }
 
 /// The page the runner hands over: where it came from and what it said.
@@ -113,6 +147,10 @@ struct Shared<'a> {
     sheet_rules: RefCell<&'a mut HashMap<String, Rc<SheetRules>>>,
     queue: RefCell<VecDeque<Resource>>,
     seen: RefCell<HashSet<String>>,
+    /// Each resource reached by a redirect: the URL that pointed to it
+    /// and how many redirects led there (a chain is followed as far as a
+    /// browser follows one, a loop is an error).
+    redirected_from: RefCell<HashMap<String, (String, u32)>>,
     outcome: RefCell<PageOutcome>,
     clock: Instant,
 }
@@ -161,6 +199,7 @@ pub async fn load(
         sheet_rules: RefCell::new(sheet_rules),
         queue: RefCell::new(VecDeque::new()),
         seen: RefCell::new(seen),
+        redirected_from: RefCell::new(HashMap::new()),
         outcome: RefCell::new(PageOutcome::default()),
         clock: *started,
     };
@@ -528,8 +567,16 @@ impl Shared<'_> {
             outcome.bytes_received += exchange.bytes_received;
             outcome.bytes_sent += exchange.bytes_sent;
             outcome.requests += 1;
+            if let Some(error) = error {
+                outcome.fail(ResourceFailure {
+                    url: resource.url.to_string(),
+                    status: exchange.status,
+                    error,
+                    detail: exchange.detail,
+                });
+            }
         }
-        if exchange.error.is_some() {
+        if error.is_some() {
             return;
         }
         self.keep(resource, exchange.status, head, body, self.clock.elapsed());
@@ -574,6 +621,15 @@ impl Shared<'_> {
         // resource of the same kind (a loop ends at a URL seen before).
         if let (true, Some(location)) = (matches!(status, 301 | 302 | 303 | 307 | 308), location) {
             if let Some(url) = crate::page_load::css::join(&resource.url, &location) {
+                if let Err(why) = self.follow(&resource.url, &url) {
+                    self.outcome.borrow_mut().fail(ResourceFailure {
+                        url: resource.url.to_string(),
+                        status,
+                        error: ErrorKind::Redirects,
+                        detail: Some(why),
+                    });
+                    return;
+                }
                 let found = resources::redirected(
                     url,
                     resource.kind,
@@ -592,6 +648,28 @@ impl Shared<'_> {
             None if status == 304 => self.named_by_kept_sheet(resource),
             None => {}
         }
+    }
+
+    /// Whether a browser follows a resource's redirect from `from` to
+    /// `to`: not back into its own chain (a loop), not past
+    /// [`MOST_RESOURCE_REDIRECTS`] in a row.
+    fn follow(&self, from: &Url, to: &Url) -> Result<(), &'static str> {
+        let mut chain = self.redirected_from.borrow_mut();
+        let hops = chain.get(from.as_str()).map_or(0, |(_, hops)| *hops) + 1;
+        let mut at = Some(from.as_str());
+        while let Some(url) = at {
+            if url == to.as_str() {
+                return Err(REDIRECT_LOOP);
+            }
+            at = chain.get(url).map(|(before, _)| before.as_str());
+        }
+        if hops > MOST_RESOURCE_REDIRECTS {
+            return Err(REDIRECT_CHAIN);
+        }
+        chain
+            .entry(to.as_str().to_string())
+            .or_insert_with(|| (from.as_str().to_string(), hops));
+        Ok(())
     }
 
     /// A style sheet of this page is in: its rules join the page's style,

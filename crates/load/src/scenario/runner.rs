@@ -27,6 +27,19 @@ const MAX_REDIRECTS: usize = 10;
 const LINE_BREAK_IN_HEADER: &str =
     "a header value held a line break or NUL once its variables were filled in";
 const TOO_MANY_REDIRECTS: &str = "more than 10 redirects (a loop?)";
+/// The detail of a page whose resources failed, by how its first failed
+/// resource failed.
+fn resource_failed(first: Option<ErrorKind>) -> &'static str {
+    match first {
+        Some(ErrorKind::Http4xx) => "a resource of the page answered 4xx",
+        Some(ErrorKind::Http5xx) => "a resource of the page answered 5xx",
+        Some(ErrorKind::Timeout) => "a resource of the page timed out",
+        Some(ErrorKind::Redirects) => {
+            "a resource of the page was redirected in a loop or more than 20 times"
+        }
+        _ => "a resource of the page failed to load",
+    }
+}
 
 #[derive(Debug, Clone)]
 pub enum Op {
@@ -818,12 +831,18 @@ impl Journey {
             )
             .await;
             self.page_state = Some(state);
-            self.last_page = Some(outcome);
             if let Some(end) = outcome.end {
                 sample.end = sample.end.max(end);
             }
             sample.bytes_received += outcome.bytes_received;
             sample.bytes_sent += outcome.bytes_sent;
+            // A page whose resource failed failed (JMeter's default): the
+            // document's own error or failed check, if any, comes first.
+            if outcome.failed > 0 && sample.error.is_none() {
+                sample.error = Some(ErrorKind::Resource);
+                sample.detail = Some(resource_failed(outcome.failures.first().map(|f| f.error)));
+            }
+            self.last_page = Some(outcome);
         }
         host.record(&sample);
         sample
@@ -885,6 +904,9 @@ impl Journey {
                 outcome.error = Some(ErrorKind::Request);
                 outcome.detail = Some(why);
                 return;
+            }
+            if redirects > 0 {
+                crate::sent::redirect_followed();
             }
             let result = self.send_hop(plan, step, observe, hop).await;
             outcome.add(&result);
@@ -1142,6 +1164,7 @@ impl Journey {
             .failed_check
             .and_then(|c| plan.scenario.checks.get(c as usize))
             .map(String::as_str);
+        let page = self.last_page.take();
         host.exchange(&StepView {
             step,
             sample,
@@ -1154,7 +1177,7 @@ impl Journey {
             body_encoding: encoding.as_deref(),
             hops: &self.hops,
             extracted: &self.extracted,
-            page: self.last_page.take(),
+            page: page.as_ref(),
         });
         self.head = head;
     }

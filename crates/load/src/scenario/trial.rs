@@ -7,12 +7,13 @@
 //! the outcome and chooses the exit code.
 
 use super::observe::{Observe, StepView};
+use super::page::ResourceFailure;
 use super::runner::{Journey, JourneyHost, JourneyPlan};
 use super::trial_view::{bytes, millis, quoted, write_request, write_response};
 use super::{LabelKind, Scenario};
 use crate::conn::Connector;
 use headroom_bundle::failures::{describe, extension, slug, FailedExchange};
-use headroom_bundle::sample::Sample;
+use headroom_bundle::sample::{ErrorKind, Sample};
 use std::cell::{Cell, RefCell};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -179,6 +180,23 @@ impl<W: Write> TrialHost<W> {
         };
         let why = match (view.check, sample.detail) {
             (Some(check), _) => format!("check '{check}' failed"),
+            (None, _) if error == ErrorKind::Resource => match view.page {
+                Some(page) => format!(
+                    "{} of its {} failed: {}",
+                    page.failed,
+                    headroom_units::quantity::count(
+                        page.requests as usize,
+                        "resource request",
+                        "resource requests"
+                    ),
+                    page.failures
+                        .iter()
+                        .map(|f| format!("{} ({})", f.url, resource_failure(f)))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => error.describe().to_string(),
+            },
             (None, Some(detail)) => format!("{}: {detail}", error.describe()),
             (None, None) => error.describe().to_string(),
         };
@@ -279,6 +297,17 @@ impl<W: Write> JourneyHost for TrialHost<W> {
                 },
                 millis(sample.response_time()),
             ));
+            for failure in &page.failures {
+                self.line(format_args!(
+                    "  failed resource: {} ({})",
+                    failure.url,
+                    resource_failure(failure)
+                ));
+            }
+            let unnamed = page.failed as usize - page.failures.len();
+            if unnamed > 0 {
+                self.line(format_args!("  ... and {unnamed} more failed resources"));
+            }
         }
         self.say_extracted_and_checks(view);
         self.fail(view, label);
@@ -297,6 +326,18 @@ impl<W: Write> JourneyHost for TrialHost<W> {
 
     fn skips_think(&self) -> bool {
         !self.options.think
+    }
+}
+
+/// What went wrong with a page's resource, in a few words.
+fn resource_failure(failure: &ResourceFailure) -> String {
+    let what = match (failure.error, failure.status) {
+        (ErrorKind::Http4xx | ErrorKind::Http5xx, status) => format!("answered {status}"),
+        (error, _) => error.describe().to_string(),
+    };
+    match failure.detail {
+        Some(detail) => format!("{what}: {detail}"),
+        None => what,
     }
 }
 
