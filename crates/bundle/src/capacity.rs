@@ -96,6 +96,9 @@ pub struct LevelRest {
     /// The probes came back to idle; `false`: the level started anyway at
     /// the rest's limit, on a server still busy.
     pub quiet: bool,
+    /// Probes sent while resting (each one GET the server logs).
+    #[serde(default)]
+    pub probes: u32,
 }
 
 impl LevelRest {
@@ -159,6 +162,52 @@ pub struct SettledVerdict {
     pub why: String,
 }
 
+/// Every request a search sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchRequests {
+    /// The sum of all below.
+    pub total: u64,
+    /// Its levels' requests with a sample, warm-ups and the seconds after
+    /// the measurement included (each level's `measurement.whole_run`).
+    pub levels: u64,
+    /// Its levels' requests no sample stands for (redirects followed,
+    /// abandoned at a level's end, answered after it, HTTP/2 probes).
+    pub unrecorded: crate::wire::Unrecorded,
+    /// GETs of the target between levels, waiting for it to be idle
+    /// (user agent "headroom (capacity probe)").
+    pub rest_probes: u64,
+}
+
+impl SearchRequests {
+    /// "11,064 requests over the wire: 10,482 in the levels' runs, 372
+    /// redirects followed, 204 abandoned unanswered at a level's end, 6
+    /// probes between levels".
+    pub fn describe(&self) -> String {
+        let n = |v: u64| headroom_units::quantity::group_thousands(v.min(i64::MAX as u64) as i64);
+        let mut parts = vec![format!(
+            "{} in the levels' runs (warm-ups included)",
+            n(self.levels)
+        )];
+        let u = &self.unrecorded;
+        for (count, words) in [
+            (u.redirects, "redirects followed"),
+            (u.abandoned, "abandoned unanswered at a level's end"),
+            (u.late, "answered after a level's end"),
+            (u.probes + self.rest_probes, "probes"),
+        ] {
+            if count > 0 {
+                parts.push(format!("{} {words}", n(count)));
+            }
+        }
+        format!(
+            "{} requests over the wire: {}",
+            n(self.total),
+            parts.join(", ")
+        )
+    }
+}
+
 /// How far Little's law may miss the users that ran before a level counts
 /// as not steady (its window caught users in step, all thinking or all
 /// waiting, or users waited somewhere not measured).
@@ -174,6 +223,28 @@ pub struct CapacityAnswer {
     pub p95_ms: Option<f64>,
     /// The target still held at --max: the capacity is at least that.
     pub at_least: bool,
+    /// A level run several times (--confirm, a lesson's final level):
+    /// which of its runs the figures are all from (the worst).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quoted: Option<Quoted>,
+}
+
+/// The one run of a repeated level that an answer quotes everywhere (its
+/// headline, its phases, its interval): the worst, by Apdex and then p95.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Quoted {
+    /// Its bundle, as in its level's `bundle`.
+    pub bundle: PathBuf,
+    /// Its place among the level's runs, in the order run (1-based).
+    pub run: u32,
+    pub runs: u32,
+}
+
+impl Quoted {
+    /// "run 2 of 3, the worst".
+    pub fn describe(&self) -> String {
+        format!("run {} of {}, the worst", self.run, self.runs)
+    }
 }
 
 /// What the search ran against and how it judged.
@@ -423,12 +494,30 @@ pub struct CapacityResult {
     /// figures for the saturated resource: first line names the bundle.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub host_bench: Vec<String>,
+    /// Every request the search sent, as the server's access log counts
+    /// them: its levels' whole runs (warm-ups included), what no sample
+    /// stands for, and its probes of the idle server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<SearchRequests>,
     pub levels: Vec<Level>,
     pub bundle: PathBuf,
 }
 
 impl CapacityResult {
     /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi machine CPU 96% at 50 users".
+    /// The level the answer's figures are from: the quoted run of a
+    /// repeated level, else the capacity's level (its last run, for a
+    /// search written before answers named their run).
+    pub fn quoted_level(&self) -> Option<&Level> {
+        let users = self.capacity.users?;
+        if let Some(quoted) = &self.capacity.quoted {
+            if let Some(level) = self.levels.iter().find(|l| l.bundle == quoted.bundle) {
+                return Some(level);
+            }
+        }
+        self.levels.iter().rfind(|l| l.users == users)
+    }
+
     pub fn verdict(&self) -> String {
         if self.status == "interrupted" {
             return format!("no answer: {}", self.limit_note);
@@ -436,7 +525,7 @@ impl CapacityResult {
         let (one, many) = self.setup.nouns();
         let mut text = match self.capacity.users {
             Some(users) => format!(
-                "{}{}{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} {}",
+                "{}{}{}{} at Apdex ≥ {:.2} ({}: {:.2}), {:.1} {}",
                 if self.capacity.at_least {
                     "at least "
                 } else {
@@ -453,6 +542,10 @@ impl CapacityResult {
                             c.low, c.high, c.repetitions
                         )
                     }),
+                match &self.capacity.quoted {
+                    Some(q) => format!(" [figures of {}]", q.describe()),
+                    None => String::new(),
+                },
                 self.target.apdex,
                 self.capacity.apdex_rating.as_deref().unwrap_or("-"),
                 self.capacity.apdex.unwrap_or(0.0),

@@ -12,7 +12,7 @@ use headroom_analysis::capacity::{bottleneck, ApdexGoal};
 use headroom_analysis::{Criterion, Metric, Verdict};
 use headroom_bundle::capacity::{
     Agreement, CapacityAnswer, CapacityResult, CapacitySetup, Confirmation, CriterionOutcome,
-    Level, LittlesLaw, LITTLE_TOLERANCE,
+    Level, LittlesLaw, Quoted, LITTLE_TOLERANCE,
 };
 use headroom_bundle::SCHEMA_VERSION;
 use std::path::PathBuf;
@@ -31,7 +31,7 @@ pub fn answer(
     monitored: bool,
     bundle: PathBuf,
 ) -> CapacityResult {
-    let best = capacity.and_then(|c| median_at(&levels, c));
+    let best = capacity.and_then(|c| worst_at(&levels, c));
     let knee = levels
         .iter()
         .filter(|l| !l.good && capacity.is_none_or(|c| l.users > c))
@@ -83,6 +83,7 @@ pub fn answer(
             rps: best.map(|l| l.rps),
             p95_ms: best.and_then(|l| l.p95_ms),
             at_least,
+            quoted: best.and_then(|b| quoted(&levels, b)),
         },
         knee_users: knee.map(|l| l.users),
         bottleneck,
@@ -98,6 +99,7 @@ pub fn answer(
         agreement: agreement(&levels),
         verdict: String::new(),
         host_bench: Vec::new(),
+        requests: None,
         levels,
         bundle,
     };
@@ -105,12 +107,26 @@ pub fn answer(
     result
 }
 
-/// A level measured several times (--confirm) speaks through its median
-/// repetition (by Apdex): one consistent set of figures.
-fn median_at(levels: &[Level], users: u32) -> Option<&Level> {
-    let mut runs: Vec<&Level> = levels.iter().filter(|l| l.users == users).collect();
-    runs.sort_by(|a, b| a.apdex.unwrap_or(0.0).total_cmp(&b.apdex.unwrap_or(0.0)));
-    runs.get(runs.len().saturating_sub(1) / 2).copied()
+/// A level measured several times (--confirm, a lesson's final level)
+/// speaks through its worst run (the lowest Apdex, then the highest p95):
+/// one set of figures, and the one a user must plan for.
+fn worst_at(levels: &[Level], users: u32) -> Option<&Level> {
+    levels.iter().filter(|l| l.users == users).min_by(|a, b| {
+        let apdex = a.apdex.unwrap_or(0.0).total_cmp(&b.apdex.unwrap_or(0.0));
+        let p95 = b.p95_ms.unwrap_or(0.0).total_cmp(&a.p95_ms.unwrap_or(0.0));
+        apdex.then(p95)
+    })
+}
+
+/// Which run of its level `best` is, when the level ran more than once.
+fn quoted(levels: &[Level], best: &Level) -> Option<Quoted> {
+    let runs: Vec<&Level> = levels.iter().filter(|l| l.users == best.users).collect();
+    let run = runs.iter().position(|l| l.bundle == best.bundle)? + 1;
+    (runs.len() > 1).then(|| Quoted {
+        bundle: best.bundle.clone(),
+        run: run as u32,
+        runs: runs.len() as u32,
+    })
 }
 
 /// Why the answer decided by `best` (the capacity) and `knee` is not
@@ -223,6 +239,7 @@ pub fn interrupted(mut result: CapacityResult) -> CapacityResult {
         rps: None,
         p95_ms: None,
         at_least: false,
+        quoted: None,
     };
     result.knee_users = None;
     result.bottleneck = None;
@@ -349,6 +366,90 @@ mod tests {
         );
     }
 
+    /// A level run three times: the answer quotes its worst run (the
+    /// lowest Apdex) in the headline, and names it; its phases and
+    /// interval are read from that same run.
+    #[test]
+    fn a_repeated_level_is_quoted_by_its_worst_run_everywhere() {
+        let target = ApdexGoal {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let run = |users: u32, apdex: f64, p95: f64, name: &str| {
+            let mut l = level(users, 20.0, 1.0, 0);
+            l.good = apdex >= 0.7;
+            l.apdex = Some(apdex);
+            l.p95_ms = Some(p95);
+            l.apdex_interval = Some([apdex - 0.01, apdex]);
+            l.bundle = PathBuf::from(name);
+            l
+        };
+        let levels = vec![
+            run(120, 1.0, 90.0, "level-0120"),
+            run(240, 1.0, 300.0, "level-0240"),
+            run(240, 0.99, 400.0, "level-0240-2"),
+            run(240, 0.84, 1549.0, "level-0240-3"),
+            run(300, 0.5, 4000.0, "level-0300"),
+        ];
+        let result = answer(
+            target,
+            levels,
+            Some(240),
+            false,
+            Duration::ZERO,
+            true,
+            PathBuf::new(),
+        );
+        assert_eq!(result.capacity.apdex, Some(0.84));
+        assert_eq!(result.capacity.p95_ms, Some(1549.0));
+        let quoted = result.capacity.quoted.clone().unwrap();
+        assert_eq!((quoted.run, quoted.runs), (3, 3));
+        assert_eq!(quoted.bundle, PathBuf::from("level-0240-3"));
+        assert_eq!(
+            result.quoted_level().unwrap().bundle,
+            PathBuf::from("level-0240-3")
+        );
+        assert!(
+            result
+                .verdict
+                .contains("[figures of run 3 of 3, the worst]"),
+            "{}",
+            result.verdict
+        );
+        // A level run once names no run.
+        let once = answer(
+            target,
+            vec![run(120, 1.0, 90.0, "a"), run(240, 0.5, 900.0, "b")],
+            Some(120),
+            false,
+            Duration::ZERO,
+            true,
+            PathBuf::new(),
+        );
+        assert_eq!(once.capacity.quoted, None);
+    }
+
+    /// With the server's processes watched, the ladder reads their CPU,
+    /// not the machine's that other work keeps busy; the crowding is said.
+    #[test]
+    fn the_ladder_reads_the_servers_processes_not_a_busy_machine() {
+        let mut busy = level(30, 100.0, 1.0, 0);
+        assert_eq!(crate::level::utilization(&busy), Some(1.0));
+        assert_eq!(crate::level::crowded(&busy), None);
+        busy.resources[0].processes = vec![("php-fpm8.2".into(), 3.0), ("nginx".into(), 1.0)];
+        let u = crate::level::utilization(&busy).unwrap();
+        assert!((u - 0.04).abs() < 1e-9, "{u}");
+        assert_eq!(
+            crate::level::crowded(&busy).as_deref(),
+            Some("pi: the machine's CPU 100% busy, the server's processes (--process) 4%")
+        );
+        // The server itself full: its processes decide, nothing crowds it.
+        busy.resources[0].processes = vec![("php-fpm8.2".into(), 97.0)];
+        assert_eq!(crate::level::utilization(&busy), Some(0.97));
+        assert_eq!(crate::level::crowded(&busy), None);
+    }
+
     /// A capacity level measured while its users were all thinking (400
     /// users, 1.2 req/s, 30 s think: Little's law finds 37 of them) and a
     /// knee judged on 40 requests: the answer is said, and is not valid.
@@ -401,6 +502,7 @@ mod tests {
             idle_ms: 4.0,
             probe_ms: Some(900.0),
             quiet: false,
+            probes: 40,
         });
         let r = search(vec![busy.clone()], 400);
         assert_eq!(r.invalid.len(), 1, "{:?}", r.invalid);

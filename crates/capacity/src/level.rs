@@ -5,8 +5,8 @@
 
 use crate::ladder::{users_for, LevelFigures};
 use headroom_analysis::apdex::Rating;
-use headroom_analysis::capacity::{host_figures, meets, ApdexGoal, HostSecond};
-use headroom_bundle::capacity::{keep_measurement, Level, LittlesLaw};
+use headroom_analysis::capacity::{host_figures, meets, ApdexGoal, HostFigures, HostSecond};
+use headroom_bundle::capacity::{keep_measurement, Level, LittlesLaw, SearchRequests};
 use headroom_bundle::resources::{read_core_loads, read_resources, ResourceRow};
 use headroom_bundle::BundleError;
 use headroom_units::quantity::saturating_secs;
@@ -113,6 +113,36 @@ pub fn measure_level(
     })
 }
 
+/// Every request a search's levels sent, read from their bundles (each
+/// level's whole run: warm-up and the seconds after its measurement
+/// included), with the probes between levels and `idle_probes` before
+/// the first. A level whose bundle cannot be read counts its measured
+/// samples.
+pub fn requests_sent(levels: &[Level], idle_probes: u32) -> SearchRequests {
+    let mut sent = SearchRequests {
+        rest_probes: u64::from(idle_probes),
+        ..SearchRequests::default()
+    };
+    for level in levels {
+        sent.rest_probes += level.rest.as_ref().map_or(0, |r| u64::from(r.probes));
+        let whole = headroom_bundle::manifest::read_manifest(&level.bundle)
+            .ok()
+            .and_then(|m| m.measurement.map(|m| m.whole_run).or(m.summary));
+        match whole {
+            Some(summary) => match summary.requests {
+                Some(wire) => {
+                    sent.levels += wire.requests - wire.unrecorded.total();
+                    sent.unrecorded.add(&wire.unrecorded);
+                }
+                None => sent.levels += summary.total.count,
+            },
+            None => sent.levels += level.samples,
+        }
+    }
+    sent.total = sent.levels + sent.unrecorded.total() + sent.rest_probes;
+    sent
+}
+
 /// Little's law on the level's measurement: the users its throughput
 /// and cycle (response + the think its users took, else `think`)
 /// account for.
@@ -129,16 +159,53 @@ pub fn little(level: &Level, think: Duration) -> Option<LittlesLaw> {
 }
 
 /// The busiest monitored resource of a level, 0..1: the highest of a
-/// host's CPU, its busiest core and its disk.
+/// host's CPU, its busiest core and its disk. With the server's processes
+/// watched (`--process`), its CPU is theirs, not the machine's: other work
+/// that keeps the machine busy does not make the server look full
+/// ([`crowded`] says so instead).
 pub fn utilization(level: &Level) -> Option<f64> {
     level
         .resources
         .iter()
-        .flat_map(|h| [h.cpu_avg, h.busiest_core.map(|c| c.1), h.disk_avg])
+        .flat_map(|h| {
+            let (cpu, core) = if h.processes.is_empty() {
+                (h.cpu_avg, h.busiest_core.map(|c| c.1))
+            } else {
+                (Some(server_cpu(h)), None)
+            };
+            [cpu, core, h.disk_avg]
+        })
         .flatten()
         .reduce(f64::max)
         .map(|pct| pct / 100.0)
 }
+
+/// The watched processes' CPU together, as a % of the host.
+fn server_cpu(host: &HostFigures) -> f64 {
+    host.processes.iter().map(|(_, pct)| pct).sum()
+}
+
+/// A host whose CPU other work kept busy at a level: the machine's CPU
+/// near full while the watched server processes used under half of it.
+/// "host: the machine's CPU 100% busy, the server's processes 4%".
+pub fn crowded(level: &Level) -> Option<String> {
+    level.resources.iter().find_map(|h| {
+        let machine = h.cpu_avg?;
+        let server = server_cpu(h);
+        (!h.processes.is_empty()
+            && machine >= CROWDED_PCT
+            && server < machine * headroom_analysis::capacity::SERVER_SHARE_OF_CPU)
+            .then(|| {
+                format!(
+                    "{}: the machine's CPU {machine:.0}% busy, the server's processes (--process) {server:.0}%",
+                    h.host
+                )
+            })
+    })
+}
+
+/// The machine's CPU from which other work crowding the server is said.
+const CROWDED_PCT: f64 = 90.0;
 
 /// What the ladder learns of a measured level.
 pub fn ladder_figures(level: &Level) -> LevelFigures {

@@ -42,6 +42,8 @@ pub struct Rest {
     connector: Connector,
     target: Target,
     idle: Duration,
+    /// Probes sent to time the idle server, before the first level.
+    pub idle_probes: u32,
 }
 
 impl Rest {
@@ -60,6 +62,7 @@ impl Rest {
             connector,
             target: of.target.clone(),
             idle: times[times.len() / 2],
+            idle_probes: IDLE_PROBES as u32,
         })
     }
 
@@ -76,7 +79,9 @@ impl Rest {
         let mut stop = stop.clone();
         let mut quiet = 0;
         let mut last = None;
+        let mut probes = 0;
         while started.elapsed() < LIMIT && !*stop.borrow() {
+            probes += 1;
             let probe = time_get(&self.connector, &self.target, LIMIT - started.elapsed()).await;
             last = probe.ok();
             match last {
@@ -96,6 +101,7 @@ impl Rest {
             idle_ms: self.idle.as_secs_f64() * 1000.0,
             probe_ms: last.map(|t| t.as_secs_f64() * 1000.0),
             quiet: quiet >= QUIET_IN_A_ROW,
+            probes,
         }
     }
 }

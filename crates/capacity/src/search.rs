@@ -249,6 +249,10 @@ impl SearchPlan {
             .bottleneck
             .as_ref()
             .map_or(Vec::new(), |b| runner.host_bench(b));
+        result.requests = Some(crate::level::requests_sent(
+            &result.levels,
+            rest.map_or(0, |r| r.idle_probes),
+        ));
         Ok(if completed {
             result
         } else {
@@ -338,6 +342,13 @@ impl SearchPlan {
         if let Some(rest) = rested {
             level.ended = format!("{}; {}", level.ended, rest.describe());
             level.rest = Some(rest);
+        }
+        // The ladder went by the server's processes; the machine is said.
+        if let Some(crowded) = crate::level::crowded(&level) {
+            level.ended = format!(
+                "{}; other work kept the machine busy ({crowded}): the ladder went by the server's processes",
+                level.ended
+            );
         }
         runner.measured(&level);
         Ok(Some(level))

@@ -163,14 +163,15 @@ pub fn one_user(result: &CapacityResult) -> Option<String> {
 /// 0–2 s: ... met; reading 2–6 s: ... met".
 pub fn phases_at_capacity(result: &CapacityResult) -> Option<String> {
     let users = result.capacity.users?;
-    let level = result
-        .levels
-        .iter()
-        .rfind(|l| l.users == users && !l.phases.is_empty())?;
+    let level = result.quoted_level().filter(|l| !l.phases.is_empty())?;
     let (one, many) = result.setup.nouns();
     Some(format!(
-        "At {}: {}",
+        "At {}{}: {}",
         count(users as usize, &one, &many),
+        match &result.capacity.quoted {
+            Some(q) => format!(" ({})", q.describe()),
+            None => String::new(),
+        },
         level
             .phases
             .iter()
@@ -510,17 +511,17 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
             )
         });
     }
-    let at_capacity = result
-        .levels
-        .iter()
-        .filter(|l| Some(l.users) == result.capacity.users)
-        .find_map(|l| {
-            l.apdex_interval
-                .map(|i| (l.users, l.apdex.unwrap_or(0.0), i))
-        });
+    let at_capacity = result.quoted_level().and_then(|l| {
+        l.apdex_interval
+            .map(|i| (l.users, l.apdex.unwrap_or(0.0), i))
+    });
     if let Some((users, apdex, [low, high])) = at_capacity {
+        let run = match &result.capacity.quoted {
+            Some(q) => format!(" ({})", q.describe()),
+            None => String::new(),
+        };
         lines.push(format!(
-            "Apdex at {}: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)",
+            "Apdex at {}{run}: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)",
             count(users as usize, &one, &many)
         ));
     }
@@ -595,6 +596,12 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
             "Early verdicts: the full duration confirmed {} of the {} that settled early",
             a.agreed,
             count(a.settled as usize, "verdict", "verdicts")
+        ));
+    }
+    if let Some(sent) = &result.requests {
+        lines.push(format!(
+            "Requests: {} (what the server's access log counts)",
+            sent.describe()
         ));
     }
     lines

@@ -108,3 +108,56 @@ fn requests_abandoned_at_the_end_are_counted_as_the_server_received_them() {
     );
     assert_eq!(wire["requests"], counted + abandoned, "{wire}");
 }
+
+/// A capacity search counts every request it sent, warm-ups and the
+/// requests abandoned when each level ended included, as the server
+/// received them (not only the measured windows its figures come from).
+#[test]
+fn a_searchs_requests_are_what_the_server_received() {
+    let _light = light();
+    let (server, received) = counting(|_| Reply {
+        delay: Duration::from_millis(30),
+        ..Reply::default()
+    });
+    let out = temp_dir("wire-capacity");
+    let output = crate::support::headroom()
+        .args(["capacity", &server.url("/"), "--think", "50ms"])
+        .args([
+            "--start",
+            "2",
+            "--step",
+            "2",
+            "--max",
+            "4",
+            "--resolution",
+            "2",
+        ])
+        .args(["--warmup", "1s", "--step-duration", "2s", "--json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let json = stdout_json(&output);
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = &json["requests"];
+    let measured: u64 = json["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["samples"].as_u64().unwrap())
+        .sum();
+    // The warm-ups' requests are more than the measured ones leave out.
+    assert!(sent["levels"].as_u64().unwrap() > measured, "{sent}");
+    assert_eq!(sent["total"], received.load(Ordering::SeqCst), "{sent}");
+    // The search's page says it too.
+    let report = crate::support::run(&["report", out.to_str().unwrap()]);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains(&format!(
+            "<b>Requests</b>: {} requests over the wire",
+            sent["total"]
+        )),
+        "{}",
+        text(&report)
+    );
+}
