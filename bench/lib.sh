@@ -10,7 +10,7 @@ bench_install() {
   command -v bc >/dev/null || need+=(bc)
   if [ ${#need[@]} -gt 0 ]; then
     echo "installing ${need[*]} ..." >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    apt-get -o DPkg::Lock::Timeout=1200 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=1200 install -y -qq "${need[@]}" >/dev/null
   fi
 }
 

@@ -209,8 +209,10 @@ fn agent_load(
 }
 
 /// The run's output, how long it took, and its own peak memory (KiB): of
-/// this child alone (the test binary's other children, a browser, are not
-/// counted).
+/// this process alone, its high-water mark read from /proc while it runs
+/// (a child it waits for, such as dpkg-query for the server's record, or
+/// the test binary's other children are not counted, as wait4's rusage
+/// would count the largest of its children).
 fn load_with_agent(
     name: &str,
     agent: &RawServer,
@@ -221,25 +223,33 @@ fn load_with_agent(
     std::fs::create_dir_all(&dir).unwrap();
     let (out, err) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
     let started = std::time::Instant::now();
-    // Waited for by wait4 below, which gives its own rusage.
-    #[allow(clippy::zombie_processes)]
-    let child = agent_load(&server.url("/"), agent, seconds, &dir.join("bundle"))
+    let mut child = agent_load(&server.url("/"), agent, seconds, &dir.join("bundle"))
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, filling the structs we own.
-    let waited = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(waited, child.id() as i32);
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kib = 0;
+    let status = loop {
+        if let Ok(status) = std::fs::read_to_string(&status_file) {
+            let hwm = status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok());
+            peak_kib = peak_kib.max(hwm.unwrap_or(0));
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let took = started.elapsed();
     let output = std::process::Output {
-        status: std::os::unix::process::ExitStatusExt::from_raw(status),
+        status,
         stdout: std::fs::read(&out).unwrap(),
         stderr: std::fs::read(&err).unwrap(),
     };
-    (output, took, usage.ru_maxrss)
+    (output, took, peak_kib)
 }
 
 /// An agent that trickles its answer a byte at a time, or sends 300 MB,
