@@ -118,6 +118,12 @@ pub fn rate_unit(steps: usize, pages: usize) -> &'static str {
 fn reading(mean: Duration, between: &str) -> String {
     if mean.is_zero() {
         format!("with no time to read between {between}")
+    } else if mean < Duration::from_secs(1) {
+        // Under a second in ms: 50 ms is not "0.1 s".
+        format!(
+            "reading {} ms between {between} on average",
+            round_figure(mean.as_secs_f64() * 1000.0)
+        )
     } else {
         format!(
             "reading {} s between {between} on average",
@@ -154,6 +160,18 @@ mod tests {
         PlannedThink::of_flag(Some(Think::Constant {
             time: Duration::from_secs(seconds),
         }))
+    }
+
+    #[test]
+    fn a_think_under_a_second_is_said_in_milliseconds() {
+        assert_eq!(
+            reading(Duration::from_millis(50), "requests"),
+            "reading 50 ms between requests on average"
+        );
+        assert_eq!(
+            reading(Duration::from_millis(1500), "pages"),
+            "reading 1.5 s between pages on average"
+        );
     }
 
     #[test]

@@ -212,6 +212,33 @@ impl Figure {
         )
     }
 
+    /// What a stored value can be, low and high: an Apdex and an error
+    /// share 0-1, a share of the host 0-100 %, the rest not below 0 (a
+    /// temperature anything). An interval of a mean is clipped to them (a
+    /// Student's t interval of two repetitions can reach far past them).
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Figure::Apdex | Figure::Errors => (0.0, 1.0),
+            Figure::Cpu | Figure::Memory | Figure::Disk | Figure::Throttled => (0.0, 100.0),
+            Figure::Temperature => (f64::NEG_INFINITY, f64::INFINITY),
+            _ => (0.0, f64::INFINITY),
+        }
+    }
+
+    /// An interval of a mean, clipped to [`Figure::bounds`].
+    pub fn clip(self, (low, high): (f64, f64)) -> (f64, f64) {
+        let (least, most) = self.bounds();
+        (low.clamp(least, most), high.clamp(least, most))
+    }
+
+    /// An interval of a difference of two means, clipped to what a
+    /// difference of two values within [`Figure::bounds`] can be.
+    pub fn clip_difference(self, (low, high): (f64, f64)) -> (f64, f64) {
+        let (least, most) = self.bounds();
+        let span = most - least;
+        (low.clamp(-span, span), high.clamp(-span, span))
+    }
+
     /// A figure of the monitored host (it needs `--monitor`).
     pub fn of_host(self) -> bool {
         matches!(
@@ -480,5 +507,22 @@ mod tests {
         }
         assert!(Figure::Throttled.is_share() && !Figure::Temperature.is_share());
         assert!(Figure::CpuMhz.higher_is_better() && !Figure::Temperature.higher_is_better());
+    }
+
+    /// Two repetitions' Student's t interval of a CPU % reached -1462 to
+    /// 1549, and of its change -282 to +318 pp: clipped to what a CPU %
+    /// and a difference of two can be.
+    #[test]
+    fn an_interval_is_clipped_to_what_the_figure_can_be() {
+        assert_eq!(Figure::Cpu.clip((-1462.4, 1549.1)), (0.0, 100.0));
+        assert_eq!(Figure::Cpu.clip((12.0, 30.5)), (12.0, 30.5));
+        assert_eq!(
+            Figure::Cpu.clip_difference((-282.1, 317.8)),
+            (-100.0, 100.0)
+        );
+        assert_eq!(Figure::Apdex.clip((0.8, 1.3)), (0.8, 1.0));
+        assert_eq!(Figure::Errors.clip_difference((-0.2, 1.7)), (-0.2, 1.0));
+        assert_eq!(Figure::Mean.clip((-40.0, 90.0)), (0.0, 90.0));
+        assert_eq!(Figure::Temperature.clip((-5.0, 90.0)), (-5.0, 90.0));
     }
 }

@@ -110,7 +110,10 @@ impl ShownChange {
             return Some(ShownChange {
                 unit: ChangeUnit::Points,
                 value: figure.shown(b - a),
-                ci95: d.map(|d| (figure.shown(d.ci95.0), figure.shown(d.ci95.1))),
+                ci95: d.map(|d| {
+                    let (low, high) = figure.clip_difference(d.ci95);
+                    (figure.shown(low), figure.shown(high))
+                }),
             });
         }
         match d {
@@ -179,7 +182,7 @@ impl ShownChange {
         self.ci95?;
         match self.unit {
             ChangeUnit::Points => {
-                let (low, high) = d.interval(level);
+                let (low, high) = figure.clip_difference(d.interval(level));
                 Some((figure.shown(low), figure.shown(high)))
             }
             ChangeUnit::Percent => d
@@ -819,7 +822,7 @@ pub fn cell_intervals(
                 .cells
                 .iter()
                 .filter_map(|c| {
-                    let (low, high) = c.summaries[k].as_ref()?.interval(level)?;
+                    let (low, high) = figure.clip(c.summaries[k].as_ref()?.interval(level)?);
                     Some(format!(
                         "{} {:.d$} to {:.d$}",
                         c.label,
@@ -969,13 +972,14 @@ pub fn cells_csv(experiment: &Experiment, results: &Results) -> String {
         row.extend(c.cell.iter().map(|(_, l)| l.clone()));
         row.push(c.runs.to_string());
         row.push(c.odd_environment.len().to_string());
-        for s in &c.summaries {
+        for (s, figure) in c.summaries.iter().zip(&experiment.figures) {
             let s = s.as_ref();
+            let ci95 = s.and_then(|s| s.ci95).map(|ci| figure.clip(ci));
             row.push(number(s.map(|s| s.mean)));
-            row.push(number(s.and_then(|s| s.ci95).map(|ci| ci.0)));
-            row.push(number(s.and_then(|s| s.ci95).map(|ci| ci.1)));
+            row.push(number(ci95.map(|ci| ci.0)));
+            row.push(number(ci95.map(|ci| ci.1)));
             for &level in &experiment.confidence {
-                let interval = s.and_then(|s| s.interval(level));
+                let interval = s.and_then(|s| s.interval(level)).map(|ci| figure.clip(ci));
                 row.push(number(interval.map(|ci| ci.0)));
                 row.push(number(interval.map(|ci| ci.1)));
             }
@@ -1030,8 +1034,8 @@ pub fn result_json(
                 "values": v,
                 "at_least": at_least,
                 "mean": s.as_ref().map(|s| s.mean),
-                "ci95": s.as_ref().and_then(|s| s.ci95).map(|c| [c.0, c.1]),
-                "intervals": intervals_json(&experiment.confidence, |level| s.as_ref()?.interval(level)),
+                "ci95": s.as_ref().and_then(|s| s.ci95).map(|c| f.clip(c)).map(|c| [c.0, c.1]),
+                "intervals": intervals_json(&experiment.confidence, |level| s.as_ref()?.interval(level).map(|c| f.clip(c))),
                 "cov": s.as_ref().and_then(|s| s.cov),
                 "min": s.as_ref().map(|s| s.min),
                 "max": s.as_ref().map(|s| s.max),

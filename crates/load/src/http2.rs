@@ -440,7 +440,7 @@ fn reset_words(reason: h2::Reason) -> &'static str {
 fn broken_words(reason: h2::Reason) -> &'static str {
     match reason {
         h2::Reason::PROTOCOL_ERROR => {
-            "the server broke HTTP/2 (a malformed frame or header block: PROTOCOL_ERROR)"
+            "the server broke HTTP/2 (PROTOCOL_ERROR: a malformed frame or header block, or a frame it may not send here, such as a PUSH_PROMISE after headroom disabled push)"
         }
         h2::Reason::FRAME_SIZE_ERROR => {
             "the server sent a frame of a wrong size (FRAME_SIZE_ERROR)"
@@ -449,7 +449,7 @@ fn broken_words(reason: h2::Reason) -> &'static str {
             "the server's header block did not decode (COMPRESSION_ERROR)"
         }
         h2::Reason::FLOW_CONTROL_ERROR => {
-            "the server sent more than its window allowed (FLOW_CONTROL_ERROR)"
+            "the server broke HTTP/2's flow control (FLOW_CONTROL_ERROR: it sent more than its window allowed, or a WINDOW_UPDATE grew a window past 2^31-1)"
         }
         h2::Reason::ENHANCE_YOUR_CALM => {
             "the server's header block was too large or endless (ENHANCE_YOUR_CALM)"
