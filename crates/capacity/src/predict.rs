@@ -227,7 +227,8 @@ pub fn read_search(
 
 /// The first figure of a search's `levels` that no measurement gives, said
 /// with its level, its value and why: a throughput or mean response time
-/// of zero or less, a process's negative CPU, a throughput more than its
+/// of zero or less, a process's or host's negative CPU, a disk's negative
+/// busy share or operations, a throughput more than its
 /// users could make by Little's law ([`LITTLE_IMPOSSIBLE`] times
 /// users / (think + response), the think the level's users took, else
 /// the search's `think_s`). Such a bundle was edited or damaged.
@@ -270,6 +271,20 @@ pub fn impossible_level(levels: &[Level], think_s: f64) -> Result<(), String> {
                 return Err(said(
                     format!("{name}'s CPU {cpu}% on {}", host.host),
                     "a process's CPU cannot be negative",
+                ));
+            }
+            let figures = [
+                ("cpu_avg", host.cpu_avg, "a host's CPU"),
+                ("disk_avg", host.disk_avg, "a disk's busy share"),
+                ("disk_iops_avg", host.disk_iops_avg, "a disk's operations"),
+            ];
+            if let Some((field, value, what)) = figures
+                .into_iter()
+                .find_map(|(f, v, w)| v.filter(|v| !v.is_finite() || *v < 0.0).map(|v| (f, v, w)))
+            {
+                return Err(said(
+                    format!("{field} {value} on {}", host.host),
+                    &format!("{what} cannot be negative"),
                 ));
             }
         }

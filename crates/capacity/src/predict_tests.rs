@@ -61,6 +61,11 @@ fn an_edited_level_is_refused_naming_its_field_and_why() {
         said.contains("php-fpm's CPU -3% on local: a process's CPU cannot be negative"),
         "{said}"
     );
+    let said = refusal(|l| l.resources[0].disk_iops_avg = Some(-40.0));
+    assert!(
+        said.contains("level 3 (40 users): disk_iops_avg -40 on local: a disk's operations cannot be negative"),
+        "{said}"
+    );
 }
 
 #[test]
