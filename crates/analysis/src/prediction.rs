@@ -38,12 +38,28 @@ pub struct LevelLoad {
     pub met: bool,
 }
 
+/// The levels a full CPU's demand was fitted over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuFit {
+    /// Those whose server used [`BUSY`] of its CPU or more.
+    Busy,
+    /// Fewer than two reached [`BUSY`]: those that met the target, at a
+    /// lower load than a full CPU's.
+    Met,
+    /// Fewer than two reached [`BUSY`] or met the target: every level.
+    All,
+}
+
 /// A request's service demands on the measured host.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Demands {
     /// CPU seconds a request on a full CPU (fitted over the levels that
-    /// ran it 70% full or more).
+    /// ran it 70% full or more, else as [`Demands::cpu_fit`] says).
     pub cpu_s: f64,
+    /// The levels `cpu_s` was fitted over.
+    pub cpu_fit: CpuFit,
+    /// The busiest share (0–1) of its CPU the server used in any level.
+    pub busiest_share: f64,
     /// A request's CPU at each busy share of the CPU below [`BUSY`] the
     /// levels measured, over `cpu_s`, and 1 at a full CPU: (share, ratio)
     /// by share. A busy CPU amortizes its wake-ups, so a request takes
@@ -58,6 +74,12 @@ pub struct Demands {
     /// a disk known by its operations a second serves a request in
     /// these over them.
     pub disk_ops: f64,
+    /// The least and the most disk operations a request of the levels
+    /// `disk_ops` was fitted over, each with its users: (users, operations).
+    /// The disks' figures are the whole machine's, so other programs' I/O
+    /// shows as a spread no server's own work makes
+    /// ([`Demands::disk_ops_unsteady`]).
+    pub disk_ops_spread: Option<[(u32, f64); 2]>,
     /// The rest of a response: time no measured station accounts for
     /// (the median over the levels below half the CPU).
     pub delay_s: f64,
@@ -90,6 +112,11 @@ pub const BUSY: f64 = 0.7;
 /// queueing's variability is fitted to those levels.
 pub const CALM: f64 = 0.9;
 
+/// When a request's disk operations vary more than this many times
+/// between the levels (and the most is an operation or more), they are
+/// not the server's own: other programs used the disk.
+pub const DISK_SPREAD: f64 = 3.0;
+
 /// The variabilities tried: 1/20 to 1 in twentieths.
 const VARIABILITY_STEPS: u32 = 20;
 
@@ -113,6 +140,15 @@ impl Demands {
             }
         };
         cpu_s * ratio
+    }
+
+    /// The disk operations a request vary more than [`DISK_SPREAD`] times
+    /// between the levels, the most an operation or more: the disks'
+    /// figures hold other programs' work, and the disk's part of a
+    /// prediction is not the server's.
+    pub fn disk_ops_unsteady(&self) -> bool {
+        self.disk_ops_spread
+            .is_some_and(|[(_, least), (_, most)]| most >= 1.0 && most > DISK_SPREAD * least)
     }
 }
 
@@ -139,12 +175,17 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
     let met: Vec<&LevelLoad> = all.iter().copied().filter(|l| l.met).collect();
     let share = |l: &LevelLoad| (l.cpu_busy / server_cpus).clamp(0.0, 1.0);
     let full: Vec<&LevelLoad> = all.iter().copied().filter(|l| share(l) >= BUSY).collect();
-    let judged = if met.len() >= 2 { met } else { all.clone() };
-    let used = if full.len() >= 2 {
-        full
+    let (judged, fallback) = if met.len() >= 2 {
+        (met, CpuFit::Met)
     } else {
-        judged.clone()
+        (all.clone(), CpuFit::All)
     };
+    let (used, cpu_fit) = if full.len() >= 2 {
+        (full, CpuFit::Busy)
+    } else {
+        (judged.clone(), fallback)
+    };
+    let busiest_share = all.iter().map(|l| share(l)).fold(0.0, f64::max);
     if used.len() < 2 {
         return Err(PredictionError::TooFewLevels(used.len()));
     }
@@ -178,6 +219,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
     };
     let disk_s = disk_fit(|l| l.disk_busy);
     let disk_ops = disk_fit(|l| l.disk_iops);
+    let disk_ops_spread = ops_spread(disk_levels);
     // Below BUSY each level's own; a full CPU's is the fitted figure.
     let mut cpu_by_share: Vec<(f64, f64)> = judged
         .iter()
@@ -213,10 +255,13 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         .unwrap_or(1);
     let base = Demands {
         cpu_s,
+        cpu_fit,
+        busiest_share,
         cpu_by_share,
         cpu_range_s,
         disk_s,
         disk_ops,
+        disk_ops_spread,
         delay_s: 0.0,
         variability: 1.0,
         levels: used.len(),
@@ -264,6 +309,18 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         }
     }
     Ok(fitted)
+}
+
+/// The least and the most disk operations a request of `levels`, each
+/// with its users, when every one of them counted the disks' operations.
+fn ops_spread(levels: &[&LevelLoad]) -> Option<[(u32, f64); 2]> {
+    let each: Vec<(u32, f64)> = levels
+        .iter()
+        .map(|l| l.disk_iops.map(|iops| (l.users, iops / l.throughput)))
+        .collect::<Option<_>>()?;
+    let least = each.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let most = each.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some([least, most])
 }
 
 /// A host the server runs on, against the measured one.

@@ -11,10 +11,13 @@ const SAME: HostScale = HostScale {
 fn known(cpu_s: f64, disk_s: f64, delay_s: f64) -> Demands {
     Demands {
         cpu_s,
+        cpu_fit: CpuFit::Busy,
+        busiest_share: 1.0,
         cpu_by_share: Vec::new(),
         cpu_range_s: [cpu_s, cpu_s],
         disk_s,
         disk_ops: 0.0,
+        disk_ops_spread: None,
         delay_s,
         variability: 1.0,
         levels: 0,
@@ -54,6 +57,8 @@ fn the_demands_of_a_known_server_are_found_and_its_levels_reproduced() {
     let levels = measured(&[5, 40, 80, 120]);
     let d = demands(&levels, 1.0).unwrap();
     assert!((d.cpu_s - 0.010).abs() < 1e-9, "{d:?}");
+    // 80 and 120 users ran the CPU 70% full or more.
+    assert_eq!(d.cpu_fit, CpuFit::Busy);
     assert!(
         d.cpu_by_share.iter().all(|p| (p.1 - 1.0).abs() < 1e-9),
         "{d:?}"
@@ -145,6 +150,69 @@ fn too_few_levels_or_no_cpu_is_said() {
         l.cpu_busy = 0.0;
     }
     assert_eq!(demands(&idle, 1.0), Err(PredictionError::NoCpu));
+}
+
+#[test]
+fn a_cpu_demand_from_levels_below_the_busy_share_says_what_it_rests_on() {
+    // 10 ms a request, the CPU at most 20% busy: no level ran it 70% full.
+    let levels = measured(&[5, 10, 20]);
+    let d = demands(&levels, 1.0).unwrap();
+    assert_eq!(d.cpu_fit, CpuFit::Met, "{d:?}");
+    assert!(
+        (d.busiest_share - levels[2].cpu_busy).abs() < 1e-12,
+        "{d:?}"
+    );
+    assert!(d.busiest_share < 0.25, "{d:?}");
+    // Fewer than two met the target: every level.
+    let mut broke = levels.clone();
+    for l in &mut broke[1..] {
+        l.met = false;
+    }
+    assert_eq!(demands(&broke, 1.0).unwrap().cpu_fit, CpuFit::All);
+    // On a server of 4 CPUs the same levels are a twentieth busy at most.
+    assert!(
+        (demands(&levels, 4.0).unwrap().busiest_share - levels[2].cpu_busy / 4.0).abs() < 1e-12
+    );
+}
+
+#[test]
+fn disk_operations_that_vary_many_fold_between_levels_are_not_the_server_s() {
+    let truth = known(0.001, 0.0001, 0.0);
+    let with_iops = |iops: &dyn Fn(&LevelLoad) -> f64| -> Vec<LevelLoad> {
+        measured_from(&truth, &[5, 20, 40, 80])
+            .into_iter()
+            .map(|l| LevelLoad {
+                disk_busy: Some(l.throughput * 0.0001),
+                disk_iops: Some(iops(&l)),
+                ..l
+            })
+            .collect()
+    };
+    // 8 a request and the machine's own 3 a second: steady enough.
+    let own = demands(&with_iops(&|l| l.throughput * 8.0 + 3.0), 1.0).unwrap();
+    let [(_, least), (_, most)] = own.disk_ops_spread.unwrap();
+    assert!(least > 8.0 && most < 8.7, "{own:?}");
+    assert!(!own.disk_ops_unsteady(), "{own:?}");
+    // Another program's 4,000 a second during the 20 users' level (a
+    // backup, a package update): 200 a request there, 8 elsewhere.
+    let polluted = demands(
+        &with_iops(&|l| l.throughput * 8.0 + if l.users == 20 { 4000.0 } else { 0.0 }),
+        1.0,
+    )
+    .unwrap();
+    let [(few, least), (many, most)] = polluted.disk_ops_spread.unwrap();
+    assert_eq!(many, 20, "{polluted:?}");
+    assert_ne!(few, 20, "{polluted:?}");
+    assert!((least - 8.0).abs() < 1e-9 && most > 100.0, "{polluted:?}");
+    assert!(polluted.disk_ops_unsteady(), "{polluted:?}");
+    // Under an operation a request, a spread moves nothing worth saying.
+    let cached = demands(&with_iops(&|l| if l.users == 5 { 0.0 } else { 1.0 }), 1.0).unwrap();
+    assert!(!cached.disk_ops_unsteady(), "{cached:?}");
+    // Levels that kept no disk operations have no spread.
+    assert_eq!(
+        demands(&measured(&[5, 20]), 1.0).unwrap().disk_ops_spread,
+        None
+    );
 }
 
 #[test]

@@ -40,10 +40,22 @@ pub struct MeasuredServer {
     pub user: String,
     pub users_are: String,
     pub rate_unit: String,
-    /// The measured answer.
+    /// The measured answer, and whether it is only a floor: the target
+    /// held at every level tried (the search's "at least N"), so no limit
+    /// was found for the model to be checked against.
     pub measured_users: Option<u32>,
+    pub at_least: bool,
     pub pool: Option<u32>,
+    /// A lesson search (`--arrive-within`): the seconds within which its
+    /// students arrived. The model is of steady reading; the burst is not
+    /// in it.
+    pub lesson_within_s: Option<f64>,
 }
+
+/// A level whose throughput is more than this many times what its users
+/// could make by Little's law (users / (think + response)) was not
+/// measured: real levels stay within [`headroom_bundle::capacity::LITTLE_TOLERANCE`].
+const LITTLE_IMPOSSIBLE: f64 = 2.0;
 
 /// Reads the search in `dir`. `server_cpus`: the CPUs the server could
 /// use when measured (a control group's limit), else the host's cores;
@@ -54,6 +66,19 @@ pub fn read_search(
     pool: Option<u32>,
 ) -> Result<MeasuredServer, String> {
     let result = read(dir).map_err(|e| e.to_string())?;
+    impossible_level(&result.levels, result.think_s)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !result.valid {
+        return Err(format!(
+            "{}: the search is marked INVALID: {}. A model of its levels would carry the same fault, so predict does not read it: search again once that is put right (the search's own words above say what to change), then predict from that search",
+            dir.display(),
+            if result.invalid.is_empty() {
+                "it gave no reason".to_string()
+            } else {
+                result.invalid.join("; ")
+            }
+        ));
+    }
     if result.setup.processes.is_empty() {
         return Err(format!(
             "{}: the search watched no server process, so the CPU a request needs is unknown: search again with --monitor local (or an agent on the server) and --process NAME for each of the server's programs (e.g. --process php-fpm --process nginx --process mariadbd)",
@@ -115,7 +140,17 @@ pub fn read_search(
         ));
     };
     let cores = fingerprint.cores;
+    if let Some(given) = server_cpus.filter(|&n| n > cores as f64) {
+        return Err(format!(
+            "--server-cpus {given}: the search's host ({host}) had {cores} cores (its fingerprint in {}), so its server could not use more: give the CPUs its control group allowed (at most {cores}), or leave --server-cpus out for all {cores}",
+            level_dir.join("manifest.json").display()
+        ));
+    }
     let server_cpus = server_cpus.unwrap_or(cores as f64);
+    let lesson_within_s = manifest.profile.arrive_within_s.or_else(|| {
+        (manifest.profile.model == "lesson" || result.levels.iter().any(|l| !l.phases.is_empty()))
+            .then_some(0.0)
+    });
     let think_s = result.think_s;
     let levels: Vec<LevelLoad> = usable
         .iter()
@@ -184,8 +219,92 @@ pub fn read_search(
             result.setup.rate_unit.clone()
         },
         measured_users: result.capacity.users,
+        at_least: result.capacity.at_least,
         pool,
+        lesson_within_s,
     })
+}
+
+/// The first figure of a search's `levels` that no measurement gives, said
+/// with its level, its value and why: a throughput or mean response time
+/// of zero or less, a process's or host's negative CPU, a disk's negative
+/// busy share or operations, a throughput more than its
+/// users could make by Little's law ([`LITTLE_IMPOSSIBLE`] times
+/// users / (think + response), the think the level's users took, else
+/// the search's `think_s`). Such a bundle was edited or damaged.
+pub fn impossible_level(levels: &[Level], think_s: f64) -> Result<(), String> {
+    for (i, level) in levels.iter().enumerate() {
+        let said = |figure: String, why: &str| {
+            format!(
+                "level {} ({}): {figure}: {why}; the bundle was edited or damaged: search again, or restore its capacity.json",
+                i + 1,
+                headroom_units::quantity::count(level.users as usize, "user", "users")
+            )
+        };
+        if !level.rps.is_finite() || level.rps < 0.0 {
+            return Err(said(
+                format!("rps {}", level.rps),
+                "a throughput cannot be negative",
+            ));
+        }
+        if level.rps == 0.0 && level.samples > 0 {
+            return Err(said(
+                "rps 0".to_string(),
+                &format!(
+                    "{} requests were measured, so the throughput cannot be 0",
+                    level.samples
+                ),
+            ));
+        }
+        if let Some(mean) = level.mean_ms.filter(|m| !m.is_finite() || *m <= 0.0) {
+            return Err(said(
+                format!("mean_ms {mean}"),
+                "a mean response time is more than 0",
+            ));
+        }
+        for host in &level.resources {
+            if let Some((name, cpu)) = host
+                .processes
+                .iter()
+                .find(|p| !p.1.is_finite() || p.1 < 0.0)
+            {
+                return Err(said(
+                    format!("{name}'s CPU {cpu}% on {}", host.host),
+                    "a process's CPU cannot be negative",
+                ));
+            }
+            let figures = [
+                ("cpu_avg", host.cpu_avg, "a host's CPU"),
+                ("disk_avg", host.disk_avg, "a disk's busy share"),
+                ("disk_iops_avg", host.disk_iops_avg, "a disk's operations"),
+            ];
+            if let Some((field, value, what)) = figures
+                .into_iter()
+                .find_map(|(f, v, w)| v.filter(|v| !v.is_finite() || *v < 0.0).map(|v| (f, v, w)))
+            {
+                return Err(said(
+                    format!("{field} {value} on {}", host.host),
+                    &format!("{what} cannot be negative"),
+                ));
+            }
+        }
+        let think_s = level.think_s.unwrap_or(think_s).max(0.0);
+        if let (Some(mean), true) = (level.mean_ms, level.users > 0) {
+            let most = f64::from(level.users) / (think_s + mean / 1000.0);
+            if level.rps > LITTLE_IMPOSSIBLE * most {
+                return Err(said(
+                    format!("rps {}", level.rps),
+                    &format!(
+                        "{} users who think {think_s:.3} s and wait {:.1} ms a request make at most {most:.1} a second (Little's law: users / (think + response)), not {:.1} times that",
+                        level.users,
+                        mean,
+                        level.rps / most
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A level's bundle: where the search wrote it, or beside capacity.json
@@ -310,3 +429,7 @@ impl MeasuredServer {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "predict_tests.rs"]
+mod tests;

@@ -4,7 +4,7 @@
 //! ([`headroom_bench::host_scale`]).
 
 use crate::args::PredictArgs;
-use headroom_analysis::prediction::{disk_variability, BUSY};
+use headroom_analysis::prediction::{disk_variability, CpuFit, Demands, BUSY};
 use headroom_bench::host_scale::{scale, MeasuredHost, PredictedHost, ScaledHost};
 use headroom_capacity::predict::{read_search, Fit, MeasuredServer, Prediction};
 use headroom_report::predict_html::{render_prediction_report, HostCurve};
@@ -101,7 +101,7 @@ fn write_html(
             prediction: p,
         })
         .collect();
-    let page = render_prediction_report(server, fits, itself, &findings, &hosts);
+    let page = render_prediction_report(server, fits, itself, &cautions(server), &findings, &hosts);
     std::fs::write(path, page).map_err(|e| {
         format!(
             "cannot write the page to {}: {e} (is its directory there and writable?)",
@@ -122,6 +122,12 @@ fn against_the_search(server: &MeasuredServer, itself: &Prediction) -> Vec<Strin
     let (Some(model), Some(measured)) = (itself.users, server.measured_users) else {
         return Vec::new();
     };
+    if server.at_least {
+        return vec![format!(
+            "the model of this host: {model} {} (the search measured at least {measured}: it found no limit to check the model against)",
+            server.users_are
+        )];
+    }
     let mut lines = vec![format!(
         "the model of this host: {model} {} (the search measured {measured})",
         server.users_are
@@ -160,7 +166,7 @@ fn header(server: &MeasuredServer) -> Vec<String> {
             server.dir.display()
         ),
         format!(
-            "a request ({unit}) needs: CPU {} (the levels at {:.0}% of the CPU or more: {}–{}), disk {}, and {} unqueued elsewhere (the network, the generator); users think {:.1} s",
+            "a request ({unit}) needs: CPU {} ({}), disk {}, and {} unqueued elsewhere (the network, the generator); users think {:.1} s",
             match (d.cpu_by_share.first(), d.cpu_by_share.last()) {
                 (Some(&(light, _)), Some(&(busy, _))) if light < busy => format!(
                     "{} on a full CPU, {} with it {:.0}% busy",
@@ -170,9 +176,7 @@ fn header(server: &MeasuredServer) -> Vec<String> {
                 ),
                 _ => ms(d.cpu_s),
             },
-            100.0 * BUSY,
-            ms(d.cpu_range_s[0]),
-            ms(d.cpu_range_s[1]),
+            fitted_over(d),
             if d.disk_ops > 0.0 {
                 format!("{} ({:.1} operations)", ms(d.disk_s), d.disk_ops)
             } else {
@@ -205,34 +209,128 @@ fn header(server: &MeasuredServer) -> Vec<String> {
     lines
 }
 
+/// The levels a full CPU's demand rests on and their least and most, in
+/// words.
+fn fitted_over(d: &Demands) -> String {
+    let busy = 100.0 * BUSY;
+    let range = format!("{}–{}", ms(d.cpu_range_s[0]), ms(d.cpu_range_s[1]));
+    let source = match d.cpu_fit {
+        CpuFit::Busy => return format!("the levels at {busy:.0}% of the CPU or more: {range}"),
+        CpuFit::Met => "the levels that met the target",
+        CpuFit::All => "every level",
+    };
+    if d.busiest_share >= BUSY {
+        format!("{range} in {source}: fewer than two levels reached {busy:.0}% of the CPU")
+    } else {
+        format!(
+            "{range} in {source}: no level reached {busy:.0}% of the CPU, the server at most {:.0}%; a demand measured at low load may be off",
+            100.0 * d.busiest_share
+        )
+    }
+}
+
+/// What the prediction cannot know from this search, each said: a search
+/// that found no limit, a CPU demand measured at low load, disk figures
+/// that hold other programs' work, a lesson's burst.
+fn cautions(server: &MeasuredServer) -> Vec<String> {
+    let d = &server.demands;
+    let mut said = Vec::new();
+    if let (true, Some(floor)) = (server.at_least, server.measured_users) {
+        said.push(format!(
+            "the search found no limit: the target held at every level it tried, so this host serves at least {floor} {users}. Every limit below is the model's, extrapolated past a limit nobody found, and less sure than a measured one: search with a higher --max until the target breaks, then predict from that search",
+            users = server.users_are
+        ));
+    }
+    if d.cpu_fit != CpuFit::Busy && d.busiest_share < BUSY {
+        said.push(format!(
+            "no level reached {:.0}% of the server's CPU (at most {:.0}% of its {} CPU): a full CPU's demand is from levels measured at low load and may be off, and so may every limit the CPU sets: search to a level that runs the server's CPU {:.0}% full or more",
+            100.0 * BUSY,
+            100.0 * d.busiest_share,
+            server.server_cpus,
+            100.0 * BUSY
+        ));
+    }
+    if let (true, Some([(few_users, least), (many_users, most)])) =
+        (d.disk_ops_unsteady(), d.disk_ops_spread)
+    {
+        said.push(format!(
+            "the disk's operations a request varied from {least:.1} ({few_users} {users}) to {most:.1} ({many_users} {users}) between the levels{}: the disks' figures are the whole machine's (headroom keeps no process's own I/O), and other programs' reads and writes are in them. The disk's part of this model and of every prediction is not the server's own and not to be trusted: search again with nothing else using the disk, or search on the host itself",
+            if least > 0.0 {
+                format!(", {:.0} times", most / least)
+            } else {
+                String::new()
+            },
+            users = server.users_are
+        ));
+    }
+    if let Some(within) = server.lesson_within_s {
+        said.push(format!(
+            "this model is of steady reading; the lesson start's burst ({} {}, logins, first pages) is not in it: check it with a lesson run on that host (headroom run with model: lesson, or capacity --arrive-within there)",
+            server.users_are,
+            if within > 0.0 {
+                format!("arriving within {within} s")
+            } else {
+                "arriving together".to_string()
+            }
+        ));
+    }
+    said
+}
+
 /// A host's answer in words.
 fn answer(server: &MeasuredServer, host: &ScaledHost, p: &Prediction) -> String {
     let goal = &server.goal;
-    let users = match (p.users, p.range) {
-        (Some(n), [Some(a), Some(b)]) if a != b => format!(
+    let floor = server.measured_users.filter(|_| server.at_least);
+    let users = match (p.users, p.range, floor) {
+        (Some(n), range, Some(floor)) => format!(
+            "about {n} {} at Apdex ≥ {:.2}, limited by {}: extrapolated, {}{}",
+            server.users_are,
+            goal.apdex,
+            p.limited_by,
+            if n > floor {
+                format!("more than the {floor} the search measured, past a limit it never found")
+            } else {
+                format!("the search found no limit (the target held up to {floor}), so none checks this one")
+            },
+            match range {
+                [Some(a), Some(b)] if a != b => format!(
+                    " (the model's least and most CPU a request give {a}–{b}, not a measured interval)"
+                ),
+                _ => String::new(),
+            }
+        ),
+        (Some(n), [Some(a), Some(b)], None) if a != b => format!(
             "about {n} {} (between {a} and {b}) at Apdex ≥ {:.2}, limited by {}",
             server.users_are, goal.apdex, p.limited_by
         ),
-        (Some(n), _) => format!(
+        (Some(n), _, None) => format!(
             "about {n} {} at Apdex ≥ {:.2}, limited by {}",
             server.users_are, goal.apdex, p.limited_by
         ),
-        (None, _) => format!(
+        (None, _, _) => format!(
             "not one user at Apdex ≥ {:.2}: a request alone takes too long there",
             goal.apdex
         ),
     };
-    format!("on {}: {users}", host.name)
+    let disk = if p.limited_by == "disk" && server.demands.disk_ops_unsteady() {
+        " (the disk's figure is not the server's own: not to be trusted)"
+    } else {
+        ""
+    };
+    format!("on {}: {users}{disk}", host.name)
 }
 
 /// The same software, data and users; what the interval is.
 fn assumed(server: &MeasuredServer) -> String {
-    let answer_here = server
-        .measured_users
-        .map_or("no answer".to_string(), |n| n.to_string());
-    format!(
-        "(measured here: {answer_here}; the same software, dataset and users; the interval is the model with the least and the most CPU a level measured)"
-    )
+    match server.measured_users {
+        Some(n) if server.at_least => format!(
+            "(measured here: at least {n}; the same software, dataset and users; the search found no limit, so the model's is extrapolated)"
+        ),
+        measured => format!(
+            "(measured here: {}; the same software, dataset and users; the interval is the model with the least and the most CPU a level measured)",
+            measured.map_or("no answer".to_string(), |n| n.to_string())
+        ),
+    }
 }
 
 fn describe(
@@ -243,6 +341,11 @@ fn describe(
 ) -> Vec<String> {
     let unit = &server.rate_unit;
     let mut lines = header(server);
+    lines.extend(
+        cautions(server)
+            .into_iter()
+            .map(|c| format!("caution: {c}")),
+    );
     lines.extend([
         "the model against the levels measured:".to_string(),
         format!(
@@ -334,11 +437,21 @@ fn json(
         "rate_unit": server.rate_unit,
         "think_s": server.think_s,
         "measured_users": server.measured_users,
+        "measured_at_least": server.at_least,
+        "lesson_arrive_within_s": server.lesson_within_s,
         "model_users": itself.users,
+        "cautions": cautions(server),
         "demands": {
             "cpu_s": d.cpu_s,
             "cpu_by_share": d.cpu_by_share,
             "cpu_range_s": d.cpu_range_s,
+            "cpu_fit": match d.cpu_fit {
+                CpuFit::Busy => "busy",
+                CpuFit::Met => "met",
+                CpuFit::All => "all",
+            },
+            "busiest_share": d.busiest_share,
+            "disk_ops_spread": d.disk_ops_spread,
             "disk_s": d.disk_s,
             "disk_ops": d.disk_ops,
             "delay_s": d.delay_s,

@@ -25,13 +25,15 @@ pub struct HostCurve<'a> {
     pub prediction: &'a Prediction,
 }
 
-/// The page, self-contained. `findings`: the model in words (what a
-/// user is, the server, a request's demands, the model's answer for the
-/// measured host).
+/// The page, self-contained. `cautions`: what the prediction cannot know
+/// from this search (shown first, marked); `findings`: the model in words
+/// (what a user is, the server, a request's demands, the model's answer
+/// for the measured host).
 pub fn render_prediction_report(
     server: &MeasuredServer,
     fits: &[Fit],
     itself: &Prediction,
+    cautions: &[String],
     findings: &[String],
     hosts: &[HostCurve<'_>],
 ) -> String {
@@ -42,9 +44,19 @@ pub fn render_prediction_report(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>headroom: other hosts, from {s}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
-         <h1>Other hosts, predicted from {s}</h1>\n<ul class=\"findings\">",
+         <h1>Other hosts, predicted from {s}</h1>\n",
         s = escape(&search)
     );
+    if !cautions.is_empty() {
+        html.push_str(
+            "<p class=\"status-died\">What this prediction cannot know from the search:</p><ul class=\"status-died\">",
+        );
+        for line in cautions {
+            let _ = write!(html, "<li>{}</li>", escape(line));
+        }
+        html.push_str("</ul>\n");
+    }
+    html.push_str("<ul class=\"findings\">");
     for line in findings {
         let _ = write!(html, "<li>{}</li>", escape(line.trim()));
     }
