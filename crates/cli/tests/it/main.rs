@@ -35,3 +35,4 @@ mod scenario;
 mod shard;
 mod structure;
 mod testbed;
+mod tls_errors;
