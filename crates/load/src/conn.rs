@@ -522,7 +522,9 @@ mod tests {
     #[test]
     fn only_a_server_that_said_no_tls_is_probed_for_plain_http() {
         assert!(said_no_tls(&io::Error::from(io::ErrorKind::UnexpectedEof)));
-        assert!(said_no_tls(&io::Error::from(io::ErrorKind::ConnectionReset)));
+        assert!(said_no_tls(&io::Error::from(
+            io::ErrorKind::ConnectionReset
+        )));
         assert!(said_no_tls(&failed(rustls::Error::InvalidMessage(
             rustls::InvalidMessage::InvalidContentType
         ))));

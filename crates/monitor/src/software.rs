@@ -281,9 +281,7 @@ fn pool_settings(version: &str, files: &[PathBuf], settings: &mut BTreeMap<Strin
 /// is named by itself alone, so the watched master's pools keep their
 /// names whatever other masters (each with its `[www]`) run beside it.
 fn master_name(version: &str, conf: &Path) -> String {
-    let own = Path::new("/etc/php")
-        .join(version)
-        .join("fpm/php-fpm.conf");
+    let own = Path::new("/etc/php").join(version).join("fpm/php-fpm.conf");
     if !version.is_empty() && conf == own {
         version.to_string()
     } else if version.is_empty() {
@@ -689,11 +687,20 @@ mod tests {
             )),
             Some(&"3".to_string())
         );
-        for (key, value) in running.settings.iter().filter(|(k, _)| k.starts_with("php-fpm")) {
+        for (key, value) in running
+            .settings
+            .iter()
+            .filter(|(k, _)| k.starts_with("php-fpm"))
+        {
             assert_eq!(two.settings.get(key), Some(value), "{key}");
         }
         let site = format!("php-fpm 8.2 ({d}/site/fpm.conf)");
-        let setting = |key: &str| running.settings.get(&format!("{site} {key}")).map(String::as_str);
+        let setting = |key: &str| {
+            running
+                .settings
+                .get(&format!("{site} {key}"))
+                .map(String::as_str)
+        };
         assert_eq!(setting("[www] pm.max_children"), Some("8"));
         assert_eq!(setting("[www] pm"), Some("static"));
         assert_eq!(setting("[extra] pm.max_children"), Some("2"));
@@ -701,8 +708,14 @@ mod tests {
         assert_eq!(setting("[www] pm.max_requests"), None);
         // The master of the PHP version's own configuration is named as
         // the installed pools are.
-        assert_eq!(master_name("8.2", Path::new("/etc/php/8.2/fpm/php-fpm.conf")), "8.2");
-        assert_eq!(master_name("", Path::new("/srv/fpm.conf")), "(/srv/fpm.conf)");
+        assert_eq!(
+            master_name("8.2", Path::new("/etc/php/8.2/fpm/php-fpm.conf")),
+            "8.2"
+        );
+        assert_eq!(
+            master_name("", Path::new("/srv/fpm.conf")),
+            "(/srv/fpm.conf)"
+        );
         let setting = |key: &str| running.settings.get(key).map(String::as_str);
         assert_eq!(setting("nginx worker_processes"), Some("1"));
         assert_eq!(setting("php 8.2 fpm opcache.enable"), Some("1"));
@@ -782,8 +795,7 @@ mod tests {
     /// reaches the record; the settings around them stay readable.
     #[test]
     fn credentials_stay_out_of_the_record() {
-        let root =
-            std::env::temp_dir().join(format!("headroom-secrets-{}", std::process::id()));
+        let root = std::env::temp_dir().join(format!("headroom-secrets-{}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
         let w = |path: &str, text: &str| write(&root, path, text);
         let d = root.display();
@@ -816,7 +828,7 @@ mod tests {
         w("proc/73/comm", "redis-cli\n");
         w(
             "proc/73/cmdline",
-            "redis-cli\0-p\06379\0-a\0s3cret13\0monitor\0",
+            "redis-cli\0-p\x006379\0-a\0s3cret13\0monitor\0",
         );
         w(
             "etc/postgresql/15/main/postgresql.conf",

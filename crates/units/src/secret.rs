@@ -287,7 +287,15 @@ mod tests {
              --api-key=*** --dsn=pgsql:host=x;password=*** --db app:***@localhost --conninfo *** \
              --listen 127.0.0.1:8080 -p8080"
         );
-        let redis = shown(&["redis-cli", "-h", "127.0.0.1", "-p", "6379", "-a", "s3cret13"]);
+        let redis = shown(&[
+            "redis-cli",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            "6379",
+            "-a",
+            "s3cret13",
+        ]);
         assert_eq!(redis, "redis-cli -h 127.0.0.1 -p 6379 -a ***");
         for line in [mariadbd, app, redis] {
             assert!(!line.contains("s3cret"), "{line}");
@@ -311,7 +319,16 @@ mod tests {
         // Another program's lone -p: the word after it is a password,
         // unless it is a port.
         assert_eq!(
-            shown(&["lms-server", "serve", "--token", "abc", "-p", "y", "--listen", "1"]),
+            shown(&[
+                "lms-server",
+                "serve",
+                "--token",
+                "abc",
+                "-p",
+                "y",
+                "--listen",
+                "1"
+            ]),
             "lms-server serve --token *** -p *** --listen 1"
         );
         assert_eq!(

@@ -723,7 +723,10 @@ fn compare_names_the_changed_pm_max_children() {
         .filter(|l| !l.contains(&format!("{}/fpm.conf)", dir.join("other").display())))
         .collect();
     assert_eq!(differing, vec![line], "{report}");
-    let other_pool = format!("({}/fpm.conf) [www] pm.max_children", dir.join("other").display());
+    let other_pool = format!(
+        "({}/fpm.conf) [www] pm.max_children",
+        dir.join("other").display()
+    );
     assert!(
         report
             .lines()

@@ -95,7 +95,8 @@ fn nginx_tls_failures_are_named_not_taken_for_plain_http() {
     );
     let said = refusal(site.expired, &[]);
     assert!(
-        said.contains("the server's certificate expired on 2021-01-01") && !said.contains("plain HTTP"),
+        said.contains("the server's certificate expired on 2021-01-01")
+            && !said.contains("plain HTTP"),
         "{said}"
     );
     // TLS 1.0 only (OpenSSL 3 still serves it at security level 0): the
