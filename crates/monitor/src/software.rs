@@ -330,8 +330,105 @@ fn php(dir: &Path, running: &[(String, PathBuf)], settings: &mut BTreeMap<String
     }
 }
 
-/// Every setting of the server's sections of MariaDB's or MySQL's option
-/// files (later files override earlier ones, as the server reads them).
+/// MariaDB's and MySQL's settings that explain how fast the server
+/// serves (a name, or the start of names where it ends in `_`): the
+/// engines' buffers, caches and flushing, connections and threads, each
+/// query's buffers and temporary tables, the binary log's durability,
+/// where data and temporary tables live. Free-form ones (`init_connect`,
+/// `wsrep_sst_auth`, file key management) are not recorded.
+const MYSQL_SETTINGS: [&str; 41] = [
+    "innodb_",
+    "aria_",
+    "myisam_",
+    "key_buffer_size",
+    "key_cache_",
+    "query_cache_",
+    "table_open_cache",
+    "table_open_cache_instances",
+    "table_definition_cache",
+    "thread_",
+    "max_connections",
+    "max_user_connections",
+    "max_allowed_packet",
+    "max_heap_table_size",
+    "tmp_table_size",
+    "tmp_memory_table_size",
+    "tmp_disk_table_size",
+    "sort_buffer_size",
+    "join_buffer_size",
+    "read_buffer_size",
+    "read_rnd_buffer_size",
+    "net_buffer_length",
+    "bulk_insert_buffer_size",
+    "sync_binlog",
+    "log_bin",
+    "skip_log_bin",
+    "binlog_format",
+    "binlog_cache_size",
+    "expire_logs_days",
+    "skip_name_resolve",
+    "performance_schema",
+    "open_files_limit",
+    "back_log",
+    "wait_timeout",
+    "slow_query_log",
+    "long_query_time",
+    "transaction_isolation",
+    "default_storage_engine",
+    "optimizer_switch",
+    "datadir",
+    "tmpdir",
+];
+
+/// PostgreSQL's settings that explain how fast the server serves: memory,
+/// connections and parallel workers, the write-ahead log's durability and
+/// checkpoints, the planner's costs, autovacuum, where the data lives.
+/// Connection strings and commands (`primary_conninfo`,
+/// `restore_command`) are not recorded.
+const POSTGRES_SETTINGS: [&str; 29] = [
+    "shared_buffers",
+    "effective_cache_size",
+    "work_mem",
+    "maintenance_work_mem",
+    "temp_buffers",
+    "huge_pages",
+    "max_connections",
+    "superuser_reserved_connections",
+    "max_worker_processes",
+    "max_parallel_",
+    "wal_",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "commit_delay",
+    "commit_siblings",
+    "checkpoint_",
+    "max_wal_size",
+    "min_wal_size",
+    "random_page_cost",
+    "seq_page_cost",
+    "effective_io_concurrency",
+    "default_statistics_target",
+    "jit",
+    "autovacuum",
+    "autovacuum_",
+    "bgwriter_",
+    "shared_preload_libraries",
+    "data_directory",
+];
+
+/// Whether `name` (MariaDB's `loose_` prefix aside) is one of `list`'s.
+fn recorded(list: &[&str], name: &str) -> bool {
+    let name = name.strip_prefix("loose_").unwrap_or(name);
+    list.iter().any(|setting| match setting.strip_suffix('_') {
+        Some(_) => name.starts_with(setting),
+        None => name == *setting,
+    })
+}
+
+/// The settings of the server's sections of MariaDB's or MySQL's option
+/// files that explain its speed ([`MYSQL_SETTINGS`]; later files override
+/// earlier ones, as the server reads them).
 fn mysql(dir: &Path, settings: &mut BTreeMap<String, String>) {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -353,16 +450,16 @@ fn mysql(dir: &Path, settings: &mut BTreeMap<String, String>) {
                         .strip_prefix(s)
                         .is_some_and(|rest| rest.starts_with('-'))
             });
-            if key.starts_with('!') || !of_server {
-                continue;
+            let key = key.replace('-', "_");
+            if of_server && recorded(&MYSQL_SETTINGS, &key) {
+                settings.insert(format!("mysqld {key}"), value);
             }
-            settings.insert(format!("mysqld {}", key.replace('-', "_")), value);
         }
     }
 }
 
-/// A running MariaDB/MySQL server's `--name=value` arguments, which
-/// override its files.
+/// A running MariaDB/MySQL server's `--name=value` arguments of
+/// [`MYSQL_SETTINGS`], which override its files.
 fn mysqld_arguments(running: &[Vec<String>], settings: &mut BTreeMap<String, String>) {
     for args in running {
         for arg in args.iter().skip(1) {
@@ -370,15 +467,16 @@ fn mysqld_arguments(running: &[Vec<String>], settings: &mut BTreeMap<String, Str
                 continue;
             };
             let (key, value) = option.split_once('=').unwrap_or((option, "ON"));
-            settings.insert(
-                format!("mysqld {}", key.replace('-', "_")),
-                value.to_string(),
-            );
+            let key = key.replace('-', "_");
+            if recorded(&MYSQL_SETTINGS, &key) {
+                settings.insert(format!("mysqld {key}"), value.to_string());
+            }
         }
     }
 }
 
-/// PostgreSQL's settings in each cluster's postgresql.conf and conf.d.
+/// PostgreSQL's settings that explain its speed ([`POSTGRES_SETTINGS`]) in
+/// each cluster's postgresql.conf and conf.d.
 fn postgres(dir: &Path, settings: &mut BTreeMap<String, String>) {
     for version in entries(dir) {
         for cluster in entries(&version) {
@@ -390,6 +488,9 @@ fn postgres(dir: &Path, settings: &mut BTreeMap<String, String>) {
                     let Some((key, value)) = line.split_once('=') else {
                         continue;
                     };
+                    if !recorded(&POSTGRES_SETTINGS, key.trim()) {
+                        continue;
+                    }
                     settings.insert(
                         format!(
                             "postgres {} {} {}",
@@ -747,19 +848,18 @@ mod tests {
         assert_eq!(setting("mysqld innodb_log_file_size"), Some("64M"));
         assert_eq!(setting("mysqld query_cache_size"), Some("32M"));
         assert_eq!(setting("mysqld performance_schema"), Some("OFF"));
-        assert_eq!(setting("mysqld wsrep_sst_auth"), Some("***"));
+        // Settings that do not explain the server's speed are left out.
+        assert_eq!(setting("mysqld wsrep_sst_auth"), None);
+        assert_eq!(setting("mysqld bind_address"), None);
         // The running server's arguments override its files.
         assert_eq!(setting("mysqld innodb_flush_log_at_trx_commit"), Some("2"));
-        assert_eq!(setting("mysqld later"), Some("ON"));
+        assert_eq!(setting("mysqld later"), None);
         assert_eq!(setting("mysqld port"), None);
         assert_eq!(setting("mysqld quick"), None);
         assert_eq!(setting("mysqld nice"), None);
         assert_eq!(setting("mysqld max_connections"), Some("40"));
         assert_eq!(setting("postgres 15 main shared_buffers"), Some("128MB"));
-        assert_eq!(
-            setting("postgres 15 main listen_addresses"),
-            Some("localhost")
-        );
+        assert_eq!(setting("postgres 15 main listen_addresses"), None);
         assert_eq!(setting("postgres 15 main work_mem"), None);
         assert_eq!(setting("nginx worker_processes"), Some("auto"));
         assert_eq!(setting("nginx worker_connections"), Some("768"));
@@ -855,17 +955,22 @@ mod tests {
         let record = serde_json::to_string_pretty(&s).unwrap();
         assert!(!record.contains("s3cret"), "{record}");
         let setting = |key: &str| s.settings.get(key).map(String::as_str);
-        assert_eq!(setting("postgres 15 main primary_conninfo"), Some("***"));
-        assert_eq!(setting("postgres 15 main restore_command"), Some("***"));
+        // The database settings that hold them are not among those
+        // recorded; those recorded stay readable.
+        for left_out in [
+            "postgres 15 main primary_conninfo",
+            "postgres 15 main restore_command",
+            "mysqld loose_file_key_management_filekey",
+            "mysqld init_connect",
+            "mysqld loose_password",
+            "mysqld password",
+            "mysqld port",
+        ] {
+            assert_eq!(setting(left_out), None, "{left_out}");
+        }
         assert_eq!(setting("postgres 15 main shared_buffers"), Some("128MB"));
-        assert_eq!(
-            setting("mysqld loose_file_key_management_filekey"),
-            Some("***")
-        );
-        assert_eq!(setting("mysqld init_connect"), Some("***"));
         assert_eq!(setting("mysqld key_buffer_size"), Some("16M"));
         assert_eq!(setting("mysqld datadir"), Some("/var/lib/mysql"));
-        assert_eq!(setting("mysqld port"), Some("3306"));
         let command = |name: &str| s.commands.get(name).map(String::as_str).unwrap_or("");
         assert!(command("credproc").ends_with("--listen :8080"), "{record}");
         assert_eq!(command("redis-cli"), "redis-cli -p 6379 -a *** monitor");
