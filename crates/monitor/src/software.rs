@@ -282,12 +282,10 @@ fn pool_settings(version: &str, files: &[PathBuf], settings: &mut BTreeMap<Strin
 /// names whatever other masters (each with its `[www]`) run beside it.
 fn master_name(version: &str, conf: &Path) -> String {
     let own = Path::new("/etc/php").join(version).join("fpm/php-fpm.conf");
-    if !version.is_empty() && conf == own {
-        version.to_string()
-    } else if version.is_empty() {
-        format!("({})", conf.display())
-    } else {
-        format!("{version} ({})", conf.display())
+    match (version, conf == own) {
+        ("", _) => format!("({})", conf.display()),
+        (_, true) => version.to_string(),
+        (_, false) => format!("{version} ({})", conf.display()),
     }
 }
 
