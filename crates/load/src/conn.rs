@@ -272,7 +272,9 @@ impl Connector {
                             chosen: "none of the protocols offered (it refused the handshake: no_application_protocol)".into(),
                         });
                     }
-                    if speaks_plain_http(&source) || answers_plain_http(self.address, wait).await {
+                    if speaks_plain_http(&source)
+                        || (said_no_tls(&source) && answers_plain_http(self.address, wait).await)
+                    {
                         return Err(PreflightError::PlainHttp { authority });
                     }
                     return Err(PreflightError::Tls {
@@ -351,18 +353,60 @@ fn speaks_plain_http(error: &io::Error) -> bool {
     )
 }
 
-/// After a failed handshake: whether the port answers a plain HTTP request
-/// (a server that closed on the TLS hello without saying anything).
+/// A handshake that ended without a word of TLS from the server: it closed
+/// or reset the connection, or its first bytes were no TLS record (a
+/// corrupt or unknown message). Such a port may serve plain HTTP. A
+/// certificate refused, an alert or any other TLS error comes from a
+/// server that speaks TLS: it is said as it is, never taken for plain HTTP.
+fn said_no_tls(error: &io::Error) -> bool {
+    match rustls_error(error) {
+        None => true,
+        Some(rustls::Error::InvalidMessage(_) | rustls::Error::PeerSentOversizedRecord) => true,
+        Some(_) => false,
+    }
+}
+
+/// How much of a probe's answer is read: nginx's and Apache's pages for a
+/// plain request sent to a TLS port are well under 1 KiB.
+const PROBE_ANSWER: usize = 4096;
+
+/// After a handshake that ended without a word of TLS (a server that
+/// closed on the TLS hello without saying anything): whether the port
+/// answers a plain HTTP request in plain HTTP. A TLS server that answers
+/// plain requests with an error page saying so (nginx's "The plain HTTP
+/// request was sent to HTTPS port", Apache's "speaking plain HTTP to an
+/// SSL-enabled server port") does not count.
 async fn answers_plain_http(address: SocketAddr, wait: std::time::Duration) -> bool {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let probe = async {
-        let mut tcp = TcpStream::connect(address).await.ok()?;
-        tcp.write_all(b"HEAD / HTTP/1.0\r\n\r\n").await.ok()?;
-        let mut head = [0u8; 5];
-        tcp.read_exact(&mut head).await.ok()?;
-        Some(&head == b"HTTP/")
+    let deadline = tokio::time::Instant::now() + wait;
+    let Ok(Ok(mut tcp)) = tokio::time::timeout_at(deadline, TcpStream::connect(address)).await
+    else {
+        return false;
     };
-    matches!(tokio::time::timeout(wait, probe).await, Ok(Some(true)))
+    if tcp
+        .write_all(b"GET / HTTP/1.0\r\nConnection: close\r\n\r\n")
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 1024];
+    while answer.len() < PROBE_ANSWER {
+        match tokio::time::timeout_at(deadline, tcp.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => answer.extend_from_slice(&chunk[..n]),
+            _ => break,
+        }
+    }
+    plain_http_answer(&answer)
+}
+
+/// An HTTP answer that is not a TLS server's page about a plain request.
+fn plain_http_answer(answer: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(answer).to_ascii_lowercase();
+    text.starts_with("http/")
+        && !text.contains("plain http request was sent to https port")
+        && !text.contains("speaking plain http to an ssl-enabled server port")
 }
 
 fn tls_config(insecure: bool, http: HttpChoice) -> rustls::ClientConfig {
@@ -461,5 +505,54 @@ pub fn error_kind_of_io(error: &std::io::Error) -> ErrorKind {
             }
         }
         _ => ErrorKind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(error: rustls::Error) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, error)
+    }
+
+    /// Only a handshake that got no TLS from the server is followed by a
+    /// plain HTTP probe: a refused certificate or an alert is the server's
+    /// TLS speaking.
+    #[test]
+    fn only_a_server_that_said_no_tls_is_probed_for_plain_http() {
+        assert!(said_no_tls(&io::Error::from(io::ErrorKind::UnexpectedEof)));
+        assert!(said_no_tls(&io::Error::from(
+            io::ErrorKind::ConnectionReset
+        )));
+        assert!(said_no_tls(&failed(rustls::Error::InvalidMessage(
+            rustls::InvalidMessage::InvalidContentType
+        ))));
+        assert!(said_no_tls(&failed(rustls::Error::PeerSentOversizedRecord)));
+        for spoken in [
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Expired),
+            rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion),
+            rustls::Error::AlertReceived(rustls::AlertDescription::HandshakeFailure),
+            rustls::Error::NoCertificatesPresented,
+        ] {
+            assert!(!said_no_tls(&failed(spoken.clone())), "{spoken:?}");
+        }
+    }
+
+    #[test]
+    fn a_tls_servers_page_about_a_plain_request_is_no_plain_http() {
+        assert!(plain_http_answer(b"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nhi"));
+        assert!(plain_http_answer(b"HTTP/1.0 400 Bad Request\r\n\r\n"));
+        assert!(!plain_http_answer(
+            b"HTTP/1.1 400 Bad Request\r\nServer: nginx/1.22.1\r\n\r\n<html>\r\n<head><title>400 \
+              The plain HTTP request was sent to HTTPS port</title></head>"
+        ));
+        assert!(!plain_http_answer(
+            b"HTTP/1.1 400 Bad Request\r\n\r\n<p>Reason: You're speaking plain HTTP to an \
+              SSL-enabled server port.<br />"
+        ));
+        assert!(!plain_http_answer(b"\x15\x03\x01\x00\x02\x02\x46"));
+        assert!(!plain_http_answer(b""));
     }
 }

@@ -5,7 +5,7 @@
 //! monitored host's fingerprint, so `compare` names a changed
 //! `pm.max_children` as it names a changed kernel.
 
-use headroom_units::secret::redact_credentials;
+use headroom_units::secret::{redact_arguments, redact_value, secret_name};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
@@ -112,17 +112,15 @@ impl ServerSoftware {
         redis(&etc.join("redis/redis.conf"), &mut s.settings);
         tmpfs(&proc_.join("mounts"), &mut s.settings);
         s.commands = commands(proc_, watched);
-        // Nothing that opens a door goes into a bundle.
+        // Nothing that opens a door goes into a bundle (the command lines
+        // are redacted argument by argument as they are read).
         for (key, value) in s.settings.iter_mut() {
             let name = key.rsplit(' ').next().unwrap_or(key);
-            *value = if secret(name) {
+            *value = if secret_name(name) {
                 "***".into()
             } else {
-                redact_credentials(value)
+                redact_value(value)
             };
-        }
-        for line in s.commands.values_mut() {
-            *line = redact_arguments(line);
         }
         s
     }
@@ -208,18 +206,9 @@ impl Running {
             if file_name(&entry).parse::<u64>().is_err() {
                 continue;
             }
-            let Some(raw) = fs::read(entry.join("cmdline"))
-                .ok()
-                .filter(|r| !r.is_empty())
-            else {
+            let Some(args) = arguments(&entry) else {
                 continue;
             };
-            let raw = String::from_utf8_lossy(&raw);
-            let args: Vec<String> = raw
-                .trim_end_matches('\0')
-                .split('\0')
-                .map(str::to_string)
-                .collect();
             let comm = read(&entry.join("comm")).unwrap_or_default();
             let comm = comm.trim();
             let line = args.join(" ");
@@ -285,6 +274,21 @@ fn pool_settings(version: &str, files: &[PathBuf], settings: &mut BTreeMap<Strin
     }
 }
 
+/// How a running master's pools are named: by their PHP version when the
+/// master reads its version's own configuration
+/// (`/etc/php/8.2/fpm/php-fpm.conf`, named as the installed pools are when
+/// none runs), and by its configuration file too otherwise. Each master
+/// is named by itself alone, so the watched master's pools keep their
+/// names whatever other masters (each with its `[www]`) run beside it.
+fn master_name(version: &str, conf: &Path) -> String {
+    let own = Path::new("/etc/php").join(version).join("fpm/php-fpm.conf");
+    match (version, conf == own) {
+        ("", _) => format!("({})", conf.display()),
+        (_, true) => version.to_string(),
+        (_, false) => format!("{version} ({})", conf.display()),
+    }
+}
+
 /// php-fpm's pools (pm.*, request_terminate_timeout) of each running
 /// master's configuration, or of the installed ones when none runs, and
 /// the FPM PHP's memory limit and opcache, per PHP version.
@@ -304,13 +308,7 @@ fn php(dir: &Path, running: &[(String, PathBuf)], settings: &mut BTreeMap<String
         }
     } else {
         for (v, conf) in running {
-            // Two masters may both have a [www] pool: name each by its file.
-            let name = if running.len() > 1 {
-                format!("{v} ({})", conf.display())
-            } else {
-                v.clone()
-            };
-            pool_settings(&name, &fpm_files(conf), settings);
+            pool_settings(&master_name(v, conf), &fpm_files(conf), settings);
         }
     }
     for v in versions.iter().filter(|v| !v.is_empty()) {
@@ -330,8 +328,105 @@ fn php(dir: &Path, running: &[(String, PathBuf)], settings: &mut BTreeMap<String
     }
 }
 
-/// Every setting of the server's sections of MariaDB's or MySQL's option
-/// files (later files override earlier ones, as the server reads them).
+/// MariaDB's and MySQL's settings that explain how fast the server
+/// serves (a name, or the start of names where it ends in `_`): the
+/// engines' buffers, caches and flushing, connections and threads, each
+/// query's buffers and temporary tables, the binary log's durability,
+/// where data and temporary tables live. Free-form ones (`init_connect`,
+/// `wsrep_sst_auth`, file key management) are not recorded.
+const MYSQL_SETTINGS: [&str; 41] = [
+    "innodb_",
+    "aria_",
+    "myisam_",
+    "key_buffer_size",
+    "key_cache_",
+    "query_cache_",
+    "table_open_cache",
+    "table_open_cache_instances",
+    "table_definition_cache",
+    "thread_",
+    "max_connections",
+    "max_user_connections",
+    "max_allowed_packet",
+    "max_heap_table_size",
+    "tmp_table_size",
+    "tmp_memory_table_size",
+    "tmp_disk_table_size",
+    "sort_buffer_size",
+    "join_buffer_size",
+    "read_buffer_size",
+    "read_rnd_buffer_size",
+    "net_buffer_length",
+    "bulk_insert_buffer_size",
+    "sync_binlog",
+    "log_bin",
+    "skip_log_bin",
+    "binlog_format",
+    "binlog_cache_size",
+    "expire_logs_days",
+    "skip_name_resolve",
+    "performance_schema",
+    "open_files_limit",
+    "back_log",
+    "wait_timeout",
+    "slow_query_log",
+    "long_query_time",
+    "transaction_isolation",
+    "default_storage_engine",
+    "optimizer_switch",
+    "datadir",
+    "tmpdir",
+];
+
+/// PostgreSQL's settings that explain how fast the server serves: memory,
+/// connections and parallel workers, the write-ahead log's durability and
+/// checkpoints, the planner's costs, autovacuum, where the data lives.
+/// Connection strings and commands (`primary_conninfo`,
+/// `restore_command`) are not recorded.
+const POSTGRES_SETTINGS: [&str; 29] = [
+    "shared_buffers",
+    "effective_cache_size",
+    "work_mem",
+    "maintenance_work_mem",
+    "temp_buffers",
+    "huge_pages",
+    "max_connections",
+    "superuser_reserved_connections",
+    "max_worker_processes",
+    "max_parallel_",
+    "wal_",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "commit_delay",
+    "commit_siblings",
+    "checkpoint_",
+    "max_wal_size",
+    "min_wal_size",
+    "random_page_cost",
+    "seq_page_cost",
+    "effective_io_concurrency",
+    "default_statistics_target",
+    "jit",
+    "autovacuum",
+    "autovacuum_",
+    "bgwriter_",
+    "shared_preload_libraries",
+    "data_directory",
+];
+
+/// Whether `name` (MariaDB's `loose_` prefix aside) is one of `list`'s.
+fn recorded(list: &[&str], name: &str) -> bool {
+    let name = name.strip_prefix("loose_").unwrap_or(name);
+    list.iter().any(|setting| match setting.strip_suffix('_') {
+        Some(_) => name.starts_with(setting),
+        None => name == *setting,
+    })
+}
+
+/// The settings of the server's sections of MariaDB's or MySQL's option
+/// files that explain its speed ([`MYSQL_SETTINGS`]; later files override
+/// earlier ones, as the server reads them).
 fn mysql(dir: &Path, settings: &mut BTreeMap<String, String>) {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -353,16 +448,16 @@ fn mysql(dir: &Path, settings: &mut BTreeMap<String, String>) {
                         .strip_prefix(s)
                         .is_some_and(|rest| rest.starts_with('-'))
             });
-            if key.starts_with('!') || !of_server {
-                continue;
+            let key = key.replace('-', "_");
+            if of_server && recorded(&MYSQL_SETTINGS, &key) {
+                settings.insert(format!("mysqld {key}"), value);
             }
-            settings.insert(format!("mysqld {}", key.replace('-', "_")), value);
         }
     }
 }
 
-/// A running MariaDB/MySQL server's `--name=value` arguments, which
-/// override its files.
+/// A running MariaDB/MySQL server's `--name=value` arguments of
+/// [`MYSQL_SETTINGS`], which override its files.
 fn mysqld_arguments(running: &[Vec<String>], settings: &mut BTreeMap<String, String>) {
     for args in running {
         for arg in args.iter().skip(1) {
@@ -370,15 +465,16 @@ fn mysqld_arguments(running: &[Vec<String>], settings: &mut BTreeMap<String, Str
                 continue;
             };
             let (key, value) = option.split_once('=').unwrap_or((option, "ON"));
-            settings.insert(
-                format!("mysqld {}", key.replace('-', "_")),
-                value.to_string(),
-            );
+            let key = key.replace('-', "_");
+            if recorded(&MYSQL_SETTINGS, &key) {
+                settings.insert(format!("mysqld {key}"), value.to_string());
+            }
         }
     }
 }
 
-/// PostgreSQL's settings in each cluster's postgresql.conf and conf.d.
+/// PostgreSQL's settings that explain its speed ([`POSTGRES_SETTINGS`]) in
+/// each cluster's postgresql.conf and conf.d.
 fn postgres(dir: &Path, settings: &mut BTreeMap<String, String>) {
     for version in entries(dir) {
         for cluster in entries(&version) {
@@ -390,6 +486,9 @@ fn postgres(dir: &Path, settings: &mut BTreeMap<String, String>) {
                     let Some((key, value)) = line.split_once('=') else {
                         continue;
                     };
+                    if !recorded(&POSTGRES_SETTINGS, key.trim()) {
+                        continue;
+                    }
                     settings.insert(
                         format!(
                             "postgres {} {} {}",
@@ -492,40 +591,34 @@ fn tmpfs(mounts: &Path, settings: &mut BTreeMap<String, String>) {
     }
 }
 
-/// A setting or flag whose value is a credential (`password`,
-/// `requirepass`, `wsrep_sst_auth`, `--token`, `secret_key`).
-fn secret(name: &str) -> bool {
-    let name = name.trim_start_matches('-').to_ascii_lowercase();
-    ["pass", "secret", "token", "auth", "credential", "private"]
-        .iter()
-        .any(|word| name.contains(word))
+/// A process's arguments, from /proc/PID/cmdline, or none for a kernel
+/// thread or a process gone.
+fn arguments(process: &Path) -> Option<Vec<String>> {
+    let raw = fs::read(process.join("cmdline"))
+        .ok()
+        .filter(|r| !r.is_empty())?;
+    let raw = String::from_utf8_lossy(&raw);
+    Some(
+        raw.trim_end_matches('\0')
+            .split('\0')
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
-/// A command line with credentials as `***`: `--password=x`, the word
-/// after `--token` or `-p`, and a URL's password.
-fn redact_arguments(line: &str) -> String {
-    let mut secret_next = false;
-    line.split(' ')
-        .map(|word| {
-            let shown = if secret_next {
-                "***".to_string()
-            } else if let Some((flag, _)) = word
-                .split_once('=')
-                .filter(|(f, _)| f.starts_with('-') && secret(f))
-            {
-                format!("{flag}=***")
-            } else {
-                redact_credentials(word)
-            };
-            secret_next =
-                (word.starts_with('-') && !word.contains('=') && secret(word)) || word == "-p";
-            shown
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// A command line as the record keeps it: its arguments without
+/// credentials, joined by blanks. A process that wrote its title over its
+/// arguments (`nginx: master process ... -c FILE`) is read word by word.
+fn shown_command(args: &[String]) -> String {
+    let words: Vec<String> = match args {
+        [title] if title.contains(' ') => title.split(' ').map(str::to_string).collect(),
+        _ => args.to_vec(),
+    };
+    redact_arguments(&words).join(" ")
 }
 
-/// The command line of each watched name's oldest process (lowest pid).
+/// The command line of each watched name's oldest process (lowest pid),
+/// without credentials.
 fn commands(proc_: &Path, watched: &[String]) -> BTreeMap<String, String> {
     let mut found: BTreeMap<String, (u64, String)> = BTreeMap::new();
     if watched.is_empty() {
@@ -545,17 +638,11 @@ fn commands(proc_: &Path, watched: &[String]) -> BTreeMap<String, String> {
         else {
             continue;
         };
-        let Some(raw) = fs::read(entry.join("cmdline"))
-            .ok()
-            .filter(|r| !r.is_empty())
-        else {
+        let Some(args) = arguments(&entry) else {
             continue;
         };
-        let line = String::from_utf8_lossy(&raw)
-            .trim_end_matches('\0')
-            .replace('\0', " ");
         if found.get(name).is_none_or(|(p, _)| pid < *p) {
-            found.insert(name.clone(), (pid, line));
+            found.insert(name.clone(), (pid, shown_command(&args)));
         }
     }
     found.into_iter().map(|(k, (_, v))| (k, v)).collect()
@@ -677,7 +764,8 @@ mod tests {
         );
         w("site/nginx.conf", "worker_processes 1;\n");
         let running = ServerSoftware::collect(&root, &root.join("proc"), &watched);
-        // A second master with a [www] pool of its own: each named by its file.
+        // A second master with a [www] pool of its own: each is named by
+        // its file, and the first one's names do not change.
         w("proc/79/comm", "php-fpm8.2\n");
         w(
             "proc/79/cmdline",
@@ -698,12 +786,36 @@ mod tests {
             )),
             Some(&"3".to_string())
         );
+        for (key, value) in running
+            .settings
+            .iter()
+            .filter(|(k, _)| k.starts_with("php-fpm"))
+        {
+            assert_eq!(two.settings.get(key), Some(value), "{key}");
+        }
+        let site = format!("php-fpm 8.2 ({d}/site/fpm.conf)");
+        let setting = |key: &str| {
+            running
+                .settings
+                .get(&format!("{site} {key}"))
+                .map(String::as_str)
+        };
+        assert_eq!(setting("[www] pm.max_children"), Some("8"));
+        assert_eq!(setting("[www] pm"), Some("static"));
+        assert_eq!(setting("[extra] pm.max_children"), Some("2"));
+        assert_eq!(setting("[no] pm"), None);
+        assert_eq!(setting("[www] pm.max_requests"), None);
+        // The master of the PHP version's own configuration is named as
+        // the installed pools are.
+        assert_eq!(
+            master_name("8.2", Path::new("/etc/php/8.2/fpm/php-fpm.conf")),
+            "8.2"
+        );
+        assert_eq!(
+            master_name("", Path::new("/srv/fpm.conf")),
+            "(/srv/fpm.conf)"
+        );
         let setting = |key: &str| running.settings.get(key).map(String::as_str);
-        assert_eq!(setting("php-fpm 8.2 [www] pm.max_children"), Some("8"));
-        assert_eq!(setting("php-fpm 8.2 [www] pm"), Some("static"));
-        assert_eq!(setting("php-fpm 8.2 [extra] pm.max_children"), Some("2"));
-        assert_eq!(setting("php-fpm 8.2 [no] pm"), None);
-        assert_eq!(setting("php-fpm 8.2 [www] pm.max_requests"), None);
         assert_eq!(setting("nginx worker_processes"), Some("1"));
         assert_eq!(setting("php 8.2 fpm opcache.enable"), Some("1"));
         let s = installed;
@@ -734,19 +846,18 @@ mod tests {
         assert_eq!(setting("mysqld innodb_log_file_size"), Some("64M"));
         assert_eq!(setting("mysqld query_cache_size"), Some("32M"));
         assert_eq!(setting("mysqld performance_schema"), Some("OFF"));
-        assert_eq!(setting("mysqld wsrep_sst_auth"), Some("***"));
+        // Settings that do not explain the server's speed are left out.
+        assert_eq!(setting("mysqld wsrep_sst_auth"), None);
+        assert_eq!(setting("mysqld bind_address"), None);
         // The running server's arguments override its files.
         assert_eq!(setting("mysqld innodb_flush_log_at_trx_commit"), Some("2"));
-        assert_eq!(setting("mysqld later"), Some("ON"));
+        assert_eq!(setting("mysqld later"), None);
         assert_eq!(setting("mysqld port"), None);
         assert_eq!(setting("mysqld quick"), None);
         assert_eq!(setting("mysqld nice"), None);
         assert_eq!(setting("mysqld max_connections"), Some("40"));
         assert_eq!(setting("postgres 15 main shared_buffers"), Some("128MB"));
-        assert_eq!(
-            setting("postgres 15 main listen_addresses"),
-            Some("localhost")
-        );
+        assert_eq!(setting("postgres 15 main listen_addresses"), None);
         assert_eq!(setting("postgres 15 main work_mem"), None);
         assert_eq!(setting("nginx worker_processes"), Some("auto"));
         assert_eq!(setting("nginx worker_connections"), Some("768"));
@@ -776,24 +887,92 @@ mod tests {
         assert_eq!(s.commands.len(), 1);
     }
 
+    /// Adversary-3's finding 6: a php-fpm pool, a MariaDB server, an
+    /// application's process and redis-cli holding credentials, and a
+    /// PostgreSQL and a MariaDB configuration file holding more. None
+    /// reaches the record; the settings around them stay readable.
     #[test]
     fn credentials_stay_out_of_the_record() {
-        assert!(secret("requirepass") && secret("wsrep_sst_auth") && secret("--token"));
-        assert!(!secret("key_buffer_size") && !secret("pm.max_children"));
-        assert_eq!(
-            redact_credentials("postgres://lms:s3cret@db:5432/lms and redis://cache:6379"),
-            "postgres://lms:***@db:5432/lms and redis://cache:6379"
+        let root = std::env::temp_dir().join(format!("headroom-secrets-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let w = |path: &str, text: &str| write(&root, path, text);
+        let d = root.display();
+        w("proc/70/comm", "php-fpm8.2\n");
+        w(
+            "proc/70/cmdline",
+            &format!("php-fpm: master process ({d}/fpm.conf)\0"),
         );
-        assert_eq!(
-            redact_arguments(
-                "lms-server testbed serve --db mysql://u:pw@127.0.0.1/lms --token abc --password=x -p y --listen 1"
-            ),
-            "lms-server testbed serve --db mysql://u:***@127.0.0.1/lms --token *** --password=*** -p *** --listen 1"
+        w(
+            "fpm.conf",
+            "[www]\npm.max_children = 4\nenv[DB_PASSWORD] = s3cret15\n\
+             php_admin_value[mysql.default_password] = s3cret16\n\
+             php_value[session.save_path] = \"tcp://127.0.0.1:6379?auth=s3cret17\"\n",
         );
-        assert_eq!(
-            redact_arguments("/usr/sbin/mariadbd --port=3306"),
-            "/usr/sbin/mariadbd --port=3306"
+        w("proc/71/comm", "mariadbd\n");
+        w(
+            "proc/71/cmdline",
+            "/usr/sbin/mariadbd\0--loose-file-key-management-filekey=s3cret01\0\
+             --wsrep_sst_auth=root:s3cret02\0--password=s3cret03\0--init-connect=SET @p='s3cret04'\0\
+             --port=3306\0",
         );
+        w("proc/72/comm", "credproc\n");
+        w(
+            "proc/72/cmdline",
+            "/opt/credproc\0--password\0s3cret05\0--db=mysql://app:s3cret06@127.0.0.1/db\0\
+             --pwd=s3cret07\0-ps3cret08\0--api-key=s3cret09\0--dsn=pgsql:host=x;password=s3cret10\0\
+             --db\0app:s3cret11@localhost\0--conninfo\0host=x password=s3cret12\0--listen\0:8080\0",
+        );
+        w("proc/72/environ", "DB_PASSWORD=s3cret14\0");
+        w("proc/73/comm", "redis-cli\n");
+        w(
+            "proc/73/cmdline",
+            "redis-cli\0-p\x006379\0-a\0s3cret13\0monitor\0",
+        );
+        w(
+            "etc/postgresql/15/main/postgresql.conf",
+            "shared_buffers = 128MB\n",
+        );
+        w(
+            "etc/postgresql/15/main/conf.d/zz-adv3.conf",
+            "primary_conninfo = 'host=127.0.0.1 user=rep password=s3cret18'\n\
+             restore_command = 'PGPASSWORD=s3cret19 /bin/false %f %p'\n\
+             archive_cleanup_command = 'pg_archivecleanup /var/lib/archive %r'\n",
+        );
+        w(
+            "etc/mysql/mariadb.conf.d/zz-adv3.cnf",
+            "[client]\npassword = s3cret20\n[mysqld]\nloose-file-key-management-filekey = s3cret21\n\
+             loose-password = s3cret22\nkey_buffer_size = 16M\ninit_connect = SET @p='s3cret23'\n\
+             datadir = /var/lib/mysql\n",
+        );
+        let watched: Vec<String> = ["php-fpm8.2", "mariadbd", "credproc", "redis-cli"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        let s = ServerSoftware::collect(&root, &root.join("proc"), &watched);
+        fs::remove_dir_all(&root).unwrap();
+        let record = serde_json::to_string_pretty(&s).unwrap();
+        assert!(!record.contains("s3cret"), "{record}");
+        let setting = |key: &str| s.settings.get(key).map(String::as_str);
+        // The database settings that hold them are not among those
+        // recorded; those recorded stay readable.
+        for left_out in [
+            "postgres 15 main primary_conninfo",
+            "postgres 15 main restore_command",
+            "mysqld loose_file_key_management_filekey",
+            "mysqld init_connect",
+            "mysqld loose_password",
+            "mysqld password",
+            "mysqld port",
+        ] {
+            assert_eq!(setting(left_out), None, "{left_out}");
+        }
+        assert_eq!(setting("postgres 15 main shared_buffers"), Some("128MB"));
+        assert_eq!(setting("mysqld key_buffer_size"), Some("16M"));
+        assert_eq!(setting("mysqld datadir"), Some("/var/lib/mysql"));
+        let command = |name: &str| s.commands.get(name).map(String::as_str).unwrap_or("");
+        assert!(command("credproc").ends_with("--listen :8080"), "{record}");
+        assert_eq!(command("redis-cli"), "redis-cli -p 6379 -a *** monitor");
+        assert!(command("mariadbd").ends_with("--port=3306"), "{record}");
     }
 
     #[test]

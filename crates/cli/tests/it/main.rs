@@ -36,4 +36,5 @@ mod scenario;
 mod shard;
 mod structure;
 mod testbed;
+mod tls_errors;
 mod wire_counts;
