@@ -46,6 +46,9 @@ pub enum EngineEvent {
     /// JTL lines, complete lines only.
     Samples(Vec<u8>),
     WorkerDone(WorkerReport),
+    /// Samples that ended after the run's end, by label (sent before the
+    /// worker's report): left out of the figures, counted on the wire.
+    Late(Vec<u64>),
     /// A failed exchange to keep (`--save-failures`).
     Failure(Box<headroom_bundle::failures::FailedExchange>),
 }
@@ -84,6 +87,8 @@ pub struct Recorder {
     pub last_end: Option<Instant>,
     /// Samples that end after this (the run's planned end) are not kept.
     pub cutoff: Option<Instant>,
+    /// Samples past the cutoff, by label (empty until one is).
+    late: Vec<u64>,
 }
 
 impl Recorder {
@@ -115,6 +120,7 @@ impl Recorder {
             jtl: jtl.map(|ctx| (ctx, Vec::with_capacity(JTL_CHUNK + 1024))),
             last_end: None,
             cutoff: None,
+            late: Vec::new(),
         }
     }
 
@@ -125,7 +131,7 @@ impl Recorder {
     #[inline]
     pub fn record(&mut self, sample: &Sample) {
         if self.cutoff.is_some_and(|cutoff| sample.end > cutoff) {
-            crate::sent::answered_late();
+            self.late_sample(sample.label);
             return;
         }
         let index = self.index_of(sample.end);
@@ -241,6 +247,18 @@ impl Recorder {
     }
 
     /// Sends the last (partial) interval, pending raw samples, and the report.
+    /// A sample past the cutoff: not in the figures; its label counted
+    /// (a page's or a group's is no request, the collector knows which).
+    #[cold]
+    fn late_sample(&mut self, label: u16) {
+        if self.late.is_empty() {
+            self.late = vec![0; self.tallies.len()];
+        }
+        if let Some(count) = self.late.get_mut(label as usize) {
+            *count += 1;
+        }
+    }
+
     pub fn finish(&mut self, end: Instant) {
         let last = self.index_of(end).max(self.index);
         self.rotate_to(last);
@@ -251,6 +269,11 @@ impl Recorder {
                     .events
                     .send(EngineEvent::Samples(std::mem::take(buffer)));
             }
+        }
+        if !self.late.is_empty() {
+            let _ = self
+                .events
+                .send(EngineEvent::Late(std::mem::take(&mut self.late)));
         }
         let _ = self.events.send(EngineEvent::WorkerDone(WorkerReport {
             worker: self.worker,

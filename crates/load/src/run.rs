@@ -247,6 +247,8 @@ struct Collector {
     next_index: u64,
     cumulative: Vec<Tally>,
     cumulative_total: Tally,
+    /// Per label: samples that ended after the run's end (not counted).
+    late: Vec<u64>,
     /// Per label: a group, whose samples stay out of the total.
     outside_total: Vec<bool>,
     check_names: Vec<String>,
@@ -275,6 +277,7 @@ impl Collector {
         Collector {
             workers,
             cumulative: labels.iter().map(|_| Tally::default()).collect(),
+            late: vec![0; labels.len()],
             labels,
             run_start,
             planned,
@@ -351,6 +354,11 @@ impl Collector {
                             }
                         }
                     }
+                    Some(EngineEvent::Late(by_label)) => {
+                        for (sum, late) in self.late.iter_mut().zip(by_label) {
+                            *sum += late;
+                        }
+                    }
                     Some(EngineEvent::WorkerDone(report)) => {
                         self.done[report.worker] = Some(report);
                         let written = self.finalize_ready(on_progress);
@@ -368,6 +376,23 @@ impl Collector {
             }
         }
         status
+    }
+
+    /// The requests answered after the run's end: the late samples of the
+    /// labels that are requests (a page's or a group's sample is none).
+    fn late_requests(&self, roles: &BTreeMap<String, headroom_bundle::wire::LabelRole>) -> u64 {
+        use headroom_bundle::wire::LabelRole;
+        self.labels
+            .iter()
+            .zip(&self.late)
+            .filter(|(name, _)| {
+                !matches!(
+                    roles.get(name.as_str()),
+                    Some(LabelRole::Page | LabelRole::Group)
+                )
+            })
+            .map(|(_, late)| late)
+            .sum()
     }
 
     /// A failed write stops the run: going on would produce figures that no
@@ -591,11 +616,10 @@ impl Collector {
             .map(|p| p.figures(elapsed))
             .unwrap_or_default();
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
-        let requests = headroom_bundle::wire::WireCount::of(
-            &label_figures,
-            &manifest.label_roles,
-            crate::sent::take(),
-        );
+        let mut unrecorded = crate::sent::take();
+        unrecorded.late = self.late_requests(&manifest.label_roles);
+        let requests =
+            headroom_bundle::wire::WireCount::of(&label_figures, &manifest.label_roles, unrecorded);
         let summary = RunSummary {
             elapsed_s: elapsed.as_secs_f64(),
             apdex_t_ms,

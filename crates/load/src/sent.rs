@@ -2,8 +2,9 @@
 //! run's count of requests equals the server's access log: the redirects a
 //! step followed (its sample is the step's, one for all its hops), the
 //! requests abandoned when the run ended (the server logs them, nginx with
-//! 499), those answered after the run's end (left out of its figures, as
-//! wrk does), and the probes sent before the run (HTTP/2 without TLS).
+//! 499), and the probes sent before the run (HTTP/2 without TLS). Those
+//! answered after the run's end are counted by the recorder, by label
+//! (`EngineEvent::Late`), since a page's or a group's sample is no request.
 //!
 //! Each is counted where it happens, rarely (never once per plain request),
 //! in process-wide counters a run takes when it starts and when it ends;
@@ -16,7 +17,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Counters {
     redirects: AtomicU64,
     abandoned: AtomicU64,
-    late: AtomicU64,
     probes: AtomicU64,
 }
 
@@ -30,7 +30,6 @@ impl Counters {
         Counters {
             redirects: AtomicU64::new(0),
             abandoned: AtomicU64::new(0),
-            late: AtomicU64::new(0),
             probes: AtomicU64::new(0),
         }
     }
@@ -40,7 +39,7 @@ impl Counters {
         Unrecorded {
             redirects: self.redirects.swap(0, Ordering::Relaxed),
             abandoned: self.abandoned.swap(0, Ordering::Relaxed),
-            late: self.late.swap(0, Ordering::Relaxed),
+            late: 0,
             probes: self.probes.swap(0, Ordering::Relaxed),
         }
     }
@@ -59,11 +58,6 @@ impl Counters {
 /// A step followed a redirect: one more request for its one sample.
 pub fn redirect_followed() {
     SENT.redirects.fetch_add(1, Ordering::Relaxed);
-}
-
-/// A request ended after the run's end: sent, answered, not counted.
-pub fn answered_late() {
-    SENT.late.fetch_add(1, Ordering::Relaxed);
 }
 
 /// A request sent to check the target before the run (HTTP/2 without TLS).

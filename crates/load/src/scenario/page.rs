@@ -576,7 +576,8 @@ impl Shared<'_> {
                 });
             }
         }
-        if error.is_some() {
+        // An error answer (4xx, 5xx) still sets cookies and may be cached.
+        if exchange.error.is_some() {
             return;
         }
         self.keep(resource, exchange.status, head, body, self.clock.elapsed());
