@@ -147,7 +147,7 @@ pub(super) async fn assemble(
 ) -> Result<AssembledRun, AssemblyError> {
     let mix = read(source, shard)?;
     let (profile, iterations) =
-        scenario_profile(&spec.profile, &mix.profile, spec.seed).map_err(usage)?;
+        scenario_profile(&spec.profile, &mix.profile, spec.seed, shard).map_err(usage)?;
     if spec.profile.peak_times.is_some() {
         return Err(usage(
             "--peak-times: a mix has no peak: (only a workload written from an access log, by headroom scenario from-log --out, knows its peak); give the users with -c".into(),

@@ -145,7 +145,7 @@ pub(super) async fn assemble(
     let scenario = read(source, shard)?;
     let flags = in_peaks(&spec.profile, &scenario)?;
     let (profile, iterations) =
-        scenario_profile(&flags, &scenario.profile, spec.seed).map_err(usage)?;
+        scenario_profile(&flags, &scenario.profile, spec.seed, shard).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let population = shard.map_or(population, |s| s.share(population));
