@@ -127,7 +127,7 @@ pub async fn load(
     main: &mut [Option<HttpClient>],
     jar: &mut CookieJar,
 ) -> PageOutcome {
-    let document = Html::parse_document(page.html);
+    let document = crate::page_load::nesting::parse(page.html);
     let mut style = PageStyle::default();
     let found = resources::in_document(
         &document,
