@@ -295,7 +295,9 @@ mod tests {
     fn weights_too_large_to_add_split_by_their_ratio() {
         assert_eq!(exact_split(&[1e308, 1e308], 10), [5, 5]);
         let plan = mix_plan(&[1e308, 1e308], 4);
-        let first = (0..10_000).filter(|a| plan.arrival_journey(*a) == 0).count();
+        let first = (0..10_000)
+            .filter(|a| plan.arrival_journey(*a) == 0)
+            .count();
         assert!((4_500..5_500).contains(&first), "{first}");
         let users: Vec<usize> = (1..=4)
             .map(|vu| plan.users.get(vu - 1).copied().map_or(9, usize::from))

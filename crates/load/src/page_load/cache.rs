@@ -132,7 +132,10 @@ fn delta_seconds(text: &str) -> Option<u64> {
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    Some(text.parse::<u64>().map_or(MOST_DELTA_SECONDS, |s| s.min(MOST_DELTA_SECONDS)))
+    Some(
+        text.parse::<u64>()
+            .map_or(MOST_DELTA_SECONDS, |s| s.min(MOST_DELTA_SECONDS)),
+    )
 }
 
 /// Statuses a cache may keep with heuristic freshness (RFC 9110 15.1).

@@ -216,14 +216,21 @@ fn max_age_too_large_counts_as_two_to_the_31_seconds() {
         directives("max-age=18446744073709551616").max_age,
         Some(1 << 31)
     );
-    for huge in ["max-age=18446744073709551616", "max-age=18446744073709551615"] {
+    for huge in [
+        "max-age=18446744073709551616",
+        "max-age=18446744073709551615",
+    ] {
         let mut cache = Cache::new();
         let h = Headers {
             cache_control: Some(huge),
             ..Headers::default()
         };
         cache.store(URL, 200, &h, S(5));
-        assert_eq!(cache.lookup(URL, S(5 + (1 << 31) - 1)), Lookup::Fresh, "{huge}");
+        assert_eq!(
+            cache.lookup(URL, S(5 + (1 << 31) - 1)),
+            Lookup::Fresh,
+            "{huge}"
+        );
         assert_eq!(cache.lookup(URL, S(5 + (1 << 31))), Lookup::Fetch, "{huge}");
     }
     // An Age as large takes all of it.

@@ -41,7 +41,9 @@ pub fn bounded(html: &str) -> Cow<'_, str> {
         let start = at + offset;
         let (end, edit) = pass.markup(bytes, start);
         if let Some(edit) = edit {
-            let out = pass.out.get_or_insert_with(|| String::with_capacity(html.len() + 64));
+            let out = pass
+                .out
+                .get_or_insert_with(|| String::with_capacity(html.len() + 64));
             out.push_str(&html[copied..start]);
             match edit {
                 Edit::CloseAtOnce(name) => {
@@ -93,11 +95,21 @@ impl Pass {
     fn markup(&mut self, bytes: &[u8], start: usize) -> (usize, Option<Edit>) {
         let rest = &bytes[start..];
         if rest.starts_with(b"<!--") {
-            return (find(bytes, start + 4, b"-->").map_or(bytes.len(), |i| i + 3), None);
+            return (
+                find(bytes, start + 4, b"-->").map_or(bytes.len(), |i| i + 3),
+                None,
+            );
         }
         if rest.starts_with(b"<!") || rest.starts_with(b"<?") {
-            let close: &[u8] = if rest.starts_with(b"<![CDATA[") { b"]]>" } else { b">" };
-            return (find(bytes, start + 2, close).map_or(bytes.len(), |i| i + close.len()), None);
+            let close: &[u8] = if rest.starts_with(b"<![CDATA[") {
+                b"]]>"
+            } else {
+                b">"
+            };
+            return (
+                find(bytes, start + 2, close).map_or(bytes.len(), |i| i + close.len()),
+                None,
+            );
         }
         let end_tag = rest.starts_with(b"</");
         let name_start = start + if end_tag { 2 } else { 1 };
@@ -243,18 +255,63 @@ const OPTIONAL_END: &[&str] = &[
 
 /// Elements whose content is text, not tags.
 const RAW_TEXT: &[&str] = &[
-    "iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea",
-    "title", "xmp",
+    "iframe",
+    "noembed",
+    "noframes",
+    "noscript",
+    "plaintext",
+    "script",
+    "style",
+    "textarea",
+    "title",
+    "xmp",
 ];
 
 /// The HTML standard's "special" elements (that nest): an end tag of
 /// another element does not close across them.
 const SPECIAL: &[&str] = &[
-    "address", "applet", "article", "aside", "blockquote", "button", "center", "details", "dir",
-    "div", "dl", "fieldset", "figcaption", "figure", "footer", "form", "frameset", "header",
-    "hgroup", "listing", "main", "marquee", "menu", "nav", "object", "ol", "pre", "search",
-    "section", "select", "summary", "table", "template", "ul", "foreignobject", "desc", "mi",
-    "mo", "mn", "ms", "mtext", "annotation-xml",
+    "address",
+    "applet",
+    "article",
+    "aside",
+    "blockquote",
+    "button",
+    "center",
+    "details",
+    "dir",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "frameset",
+    "header",
+    "hgroup",
+    "listing",
+    "main",
+    "marquee",
+    "menu",
+    "nav",
+    "object",
+    "ol",
+    "pre",
+    "search",
+    "section",
+    "select",
+    "summary",
+    "table",
+    "template",
+    "ul",
+    "foreignobject",
+    "desc",
+    "mi",
+    "mo",
+    "mn",
+    "ms",
+    "mtext",
+    "annotation-xml",
 ];
 
 /// The elements that bound a scope: a special element's end tag does not

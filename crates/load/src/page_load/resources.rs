@@ -528,7 +528,9 @@ fn srcset_candidates(srcset: &str) -> Vec<(&str, Option<&str>)> {
         if rest.is_empty() {
             return candidates;
         }
-        let end = rest.find(|c: char| c.is_ascii_whitespace()).unwrap_or(rest.len());
+        let end = rest
+            .find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
         let (url, after) = rest.split_at(end);
         let bare = url.trim_end_matches(',');
         if bare.len() < url.len() {
@@ -583,7 +585,12 @@ fn picture_source(img: &scraper::ElementRef) -> Option<String> {
 /// Whether Chromium decodes images of this MIME type (a `<source type>`:
 /// parameters after `;` aside).
 fn decoded_image_type(kind: &str) -> bool {
-    let kind = kind.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let kind = kind
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     kind.is_empty()
         || matches!(
             kind.as_str(),

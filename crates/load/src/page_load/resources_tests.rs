@@ -188,7 +188,10 @@ fn srcset_is_split_as_the_html_standard_says() {
         ]
     );
     // A comma inside a URL is the URL's (the standard's rule).
-    assert_eq!(srcset_candidates("a.png,b.png 2x"), [("a.png,b.png", Some("2x"))]);
+    assert_eq!(
+        srcset_candidates("a.png,b.png 2x"),
+        [("a.png,b.png", Some("2x"))]
+    );
     // The page: the 1x candidate after a data: one is fetched (the data:
     // URL's first part was taken for a 1x candidate).
     let html = r#"<img srcset="data:image/png;base64,AAAA 2x, /one.png 1x">"#;
@@ -214,7 +217,10 @@ fn a_picture_fetches_its_first_source_chromium_decodes() {
     <picture><source srcset="/lazy.webp"><img loading="lazy" src="/lazy.png"></picture>"#;
     let found = in_html(html, &page(), &Hosts::default());
     let paths: Vec<&str> = found.resources.iter().map(|r| r.url.path()).collect();
-    assert_eq!(paths, ["/hero.webp", "/plain.png", "/only.png", "/alone.png"]);
+    assert_eq!(
+        paths,
+        ["/hero.webp", "/plain.png", "/only.png", "/alone.png"]
+    );
 }
 
 #[test]

@@ -135,7 +135,11 @@ mod tests {
         for _ in 0..5 {
             keep_part(&mut body, &[b'a'; 1 << 20]);
         }
-        assert_eq!(body.len(), MOST_SHEET_BYTES + 1, "one byte says there was more");
+        assert_eq!(
+            body.len(),
+            MOST_SHEET_BYTES + 1,
+            "one byte says there was more"
+        );
         let mut css = String::from(".a { background: url(first.png) }\n");
         css.push_str(&"/* padding */".repeat(MOST_SHEET_BYTES / 13));
         css.push_str("é.b { background: url(late.png) }");
