@@ -22,7 +22,7 @@ const ARRIVAL_SALT: u64 = 0x6a6f_7572_6e65_7973;
 /// down, the users left over going to the largest remainders (ties to the
 /// earlier journey). The counts add up to `total`.
 pub fn exact_split(weights: &[f64], total: u64) -> Vec<u64> {
-    let weights = &relative(weights);
+    let weights = &relative(weights, total);
     let sum: f64 = weights.iter().sum();
     if weights.is_empty() || sum <= 0.0 {
         return vec![0; weights.len()];
@@ -46,14 +46,15 @@ pub fn exact_split(weights: &[f64], total: u64) -> Vec<u64> {
     counts
 }
 
-/// The weights, over the largest when their sum would not be finite
-/// (1e308 and 1e308 add up to infinity, and every share to 0): the same
-/// shares. Weights that add up are kept as they are, so their split is
+/// The weights, over the largest when `total` times their sum would not
+/// be finite (1e308 and 1e308 add up to infinity, and every share to 0;
+/// 1e307 and 1e307 for 1,000 users gave infinite quotas): the same shares.
+/// Weights that multiply out are kept as they are, so their split is
 /// exactly the one their quotients give.
-fn relative(weights: &[f64]) -> Vec<f64> {
+fn relative(weights: &[f64], total: u64) -> Vec<f64> {
     let largest = weights.iter().copied().fold(0.0, f64::max);
     let sum: f64 = weights.iter().sum();
-    if sum.is_finite() || !(largest > 0.0 && largest.is_finite()) {
+    if (sum * total.max(1) as f64).is_finite() || !(largest > 0.0 && largest.is_finite()) {
         return weights.to_vec();
     }
     weights.iter().map(|w| w / largest).collect()
@@ -103,7 +104,7 @@ impl MixPlan {
     /// `population` users split by `weights` (one per journey).
     pub fn new(journeys: Vec<MixEntry>, weights: &[f64], population: u64, seed: u64) -> MixPlan {
         let users = interleave(&exact_split(weights, population));
-        let weights = &relative(weights);
+        let weights = &relative(weights, 1);
         let sum: f64 = weights.iter().sum();
         let mut running = 0.0;
         let cumulative = weights
@@ -294,6 +295,7 @@ mod tests {
     #[test]
     fn weights_too_large_to_add_split_by_their_ratio() {
         assert_eq!(exact_split(&[1e308, 1e308], 10), [5, 5]);
+        assert_eq!(exact_split(&[1e307, 1e307], 1000), [500, 500]);
         let plan = mix_plan(&[1e308, 1e308], 4);
         let first = (0..10_000)
             .filter(|a| plan.arrival_journey(*a) == 0)
