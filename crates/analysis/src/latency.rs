@@ -16,6 +16,19 @@ pub fn new_histogram() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
+/// An empty histogram with the same buckets as [`new_histogram`]'s (1 µs,
+/// 3 significant digits: every figure read from it, and every sum, is the
+/// same) that holds only the range recorded so far: 16 KB for values up to
+/// 2 ms, 64 KB up to 65 ms, instead of 188 KB for the whole hour. It grows
+/// as larger values arrive ([`record`] still clamps them to
+/// [`HISTOGRAM_MAX_MICROS`]) or as a larger histogram is added to it.
+pub fn new_growing_histogram() -> Histogram<u64> {
+    let mut histogram =
+        Histogram::new_with_bounds(1, 2, 3).expect("constant histogram bounds are valid");
+    histogram.auto(true);
+    histogram
+}
+
 /// Records a duration in microseconds, clamped to the histogram's range.
 #[inline]
 pub fn record(histogram: &mut Histogram<u64>, value: Duration) {
@@ -159,5 +172,45 @@ mod tests {
             ha.add(&hb).unwrap();
             prop_assert_eq!(LatencyStats::of(&ha), LatencyStats::of(&hall));
         }
+
+        /// A growing histogram reads the same figures as a whole-range one,
+        /// recorded into or added to either, in any order.
+        #[test]
+        fn a_growing_histogram_reads_the_same_figures(
+            a in proptest::collection::vec(1u64..HISTOGRAM_MAX_MICROS, 0..200),
+            b in proptest::collection::vec(1u64..100_000, 0..200)) {
+            let (mut whole, mut grown, mut into_whole) =
+                (new_histogram(), new_growing_histogram(), new_histogram());
+            let mut small = new_growing_histogram();
+            for v in &a {
+                record(&mut whole, Duration::from_micros(*v));
+                record(&mut grown, Duration::from_micros(*v));
+            }
+            for v in &b {
+                record(&mut whole, Duration::from_micros(*v));
+                record(&mut small, Duration::from_micros(*v));
+            }
+            grown.add(&small).unwrap();
+            into_whole.add(&grown).unwrap();
+            prop_assert_eq!(LatencyStats::of(&grown), LatencyStats::of(&whole));
+            prop_assert_eq!(LatencyStats::of(&into_whole), LatencyStats::of(&whole));
+            for q in [0.5, 0.9, 0.999, 1.0] {
+                prop_assert_eq!(grown.value_at_quantile(q), whole.value_at_quantile(q));
+            }
+            prop_assert_eq!(LatencyStats::above(&grown, 5_000.0), LatencyStats::above(&whole, 5_000.0));
+        }
+    }
+
+    /// It holds the range recorded, not the hour: 2,048 counts for values
+    /// up to 2 ms (16 KB), 7,168 up to 65 ms (56 KB); the whole hour's 23,552.
+    #[test]
+    fn a_growing_histogram_holds_only_the_range_recorded() {
+        let mut h = new_growing_histogram();
+        assert_eq!(h.distinct_values(), 2048);
+        record(&mut h, Duration::from_millis(50));
+        assert_eq!(h.distinct_values(), 7168);
+        record(&mut h, Duration::from_secs(7200));
+        assert_eq!(h.distinct_values(), new_histogram().distinct_values());
+        assert_eq!(new_histogram().distinct_values(), 23552);
     }
 }

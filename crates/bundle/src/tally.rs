@@ -4,7 +4,7 @@
 use crate::sample::{ErrorKind, Sample};
 use hdrhistogram::Histogram;
 use headroom_analysis::apdex::{ApdexCounts, ApdexThresholds};
-use headroom_analysis::latency::{new_histogram, record};
+use headroom_analysis::latency::{new_growing_histogram, record};
 use std::time::Duration;
 
 /// Distinct error statuses (400 and above) counted exactly per tally.
@@ -113,13 +113,62 @@ pub struct Tally {
     pub counts: Counts,
 }
 
+/// An empty tally: its histograms hold the range recorded so far (16 KB
+/// each until a value passes 2 ms), not the whole hour (188 KB each).
 impl Default for Tally {
     fn default() -> Self {
         Tally {
-            response: new_histogram(),
-            service: new_histogram(),
+            response: new_growing_histogram(),
+            service: new_growing_histogram(),
             counts: Counts::default(),
         }
+    }
+}
+
+/// Each label's tally over a run, made when the label's first sample is
+/// added: a run of 10,000 labels (a mix of 10,000 journeys) of which a few
+/// are used holds a few tallies, not 10,000. A label without one reads as
+/// an empty tally.
+#[derive(Debug, Clone, Default)]
+pub struct LabelTallies {
+    tallies: Vec<Option<Tally>>,
+    empty: Tally,
+}
+
+impl LabelTallies {
+    /// `labels` labels, none with a tally yet.
+    pub fn new(labels: usize) -> LabelTallies {
+        LabelTallies {
+            tallies: (0..labels).map(|_| None).collect(),
+            empty: Tally::default(),
+        }
+    }
+
+    /// Adds `tally` to label `label`'s (a label past the last is ignored).
+    pub fn add(&mut self, label: usize, tally: &Tally) {
+        if let Some(slot) = self.tallies.get_mut(label) {
+            slot.get_or_insert_with(Tally::default).add(tally);
+        }
+    }
+
+    /// Label `label`'s tally (empty when it has none).
+    pub fn get(&self, label: usize) -> &Tally {
+        self.tallies
+            .get(label)
+            .and_then(Option::as_ref)
+            .unwrap_or(&self.empty)
+    }
+
+    /// Each label's tally, in label order.
+    pub fn iter(&self) -> impl Iterator<Item = &Tally> {
+        self.tallies
+            .iter()
+            .map(|t| t.as_ref().unwrap_or(&self.empty))
+    }
+
+    /// Tallies made so far (labels that had a sample).
+    pub fn made(&self) -> usize {
+        self.tallies.iter().filter(|t| t.is_some()).count()
     }
 }
 
@@ -168,7 +217,8 @@ impl Tally {
     }
 
     pub fn add(&mut self, other: &Tally) {
-        // Both histograms have the same bounds, so adding cannot fail.
+        // The histograms have the same buckets and grow to take the other's
+        // values, so adding cannot fail.
         let _ = self.response.add(&other.response);
         let _ = self.service.add(&other.service);
         self.counts.add(&other.counts);
@@ -229,6 +279,27 @@ mod tests {
         sum.add(&t);
         assert_eq!(sum.counts.count, 8);
         assert_eq!(sum.response.len(), 8);
+    }
+
+    /// 10,000 labels cost no tally until one has a sample (each cost two
+    /// histograms of 188 KB: 3.8 GB for a mix of 10,000 journeys).
+    #[test]
+    fn label_tallies_are_made_by_their_first_sample() {
+        let apdex = ApdexThresholds::default();
+        let mut labels = LabelTallies::new(10_000);
+        assert_eq!(labels.made(), 0);
+        assert_eq!(labels.iter().count(), 10_000);
+        let mut t = Tally::default();
+        t.record(&sample(40, None, 200), &apdex);
+        labels.add(7, &t);
+        labels.add(7, &t);
+        labels.add(10_000, &t);
+        assert_eq!(labels.made(), 1);
+        assert_eq!(labels.get(7).counts.count, 2);
+        assert_eq!(labels.get(8).counts.count, 0);
+        assert_eq!(labels.iter().map(|t| t.counts.count).sum::<u64>(), 2);
+        // An empty tally holds the 2 ms its histograms start with.
+        assert_eq!(Tally::default().response.distinct_values(), 2048);
     }
 
     #[test]

@@ -93,7 +93,11 @@ fn check_mix(file: &std::path::Path, target: Option<&Target>) -> ExitCode {
                 mix.weights_text()
             );
             for journey in &mix.journeys {
-                println!("  journey {} (weight {}):", journey.name, journey.weight);
+                println!(
+                    "  journey {} (weight {}):",
+                    journey.name,
+                    journey.weight_text()
+                );
                 say_checked(&journey.file, &journey.scenario, "    ");
             }
             if let Some(note) = mix.unused_profiles_note() {

@@ -22,6 +22,7 @@ const ARRIVAL_SALT: u64 = 0x6a6f_7572_6e65_7973;
 /// down, the users left over going to the largest remainders (ties to the
 /// earlier journey). The counts add up to `total`.
 pub fn exact_split(weights: &[f64], total: u64) -> Vec<u64> {
+    let weights = &relative(weights, total);
     let sum: f64 = weights.iter().sum();
     if weights.is_empty() || sum <= 0.0 {
         return vec![0; weights.len()];
@@ -43,6 +44,20 @@ pub fn exact_split(weights: &[f64], total: u64) -> Vec<u64> {
         counts[i] += 1;
     }
     counts
+}
+
+/// The weights, over the largest when `total` times their sum would not
+/// be finite (1e308 and 1e308 add up to infinity, and every share to 0;
+/// 1e307 and 1e307 for 1,000 users gave infinite quotas): the same shares.
+/// Weights that multiply out are kept as they are, so their split is
+/// exactly the one their quotients give.
+fn relative(weights: &[f64], total: u64) -> Vec<f64> {
+    let largest = weights.iter().copied().fold(0.0, f64::max);
+    let sum: f64 = weights.iter().sum();
+    if (sum * total.max(1) as f64).is_finite() || !(largest > 0.0 && largest.is_finite()) {
+        return weights.to_vec();
+    }
+    weights.iter().map(|w| w / largest).collect()
 }
 
 /// The journey of each user in turn: `counts[i]` users of journey `i`,
@@ -89,6 +104,7 @@ impl MixPlan {
     /// `population` users split by `weights` (one per journey).
     pub fn new(journeys: Vec<MixEntry>, weights: &[f64], population: u64, seed: u64) -> MixPlan {
         let users = interleave(&exact_split(weights, population));
+        let weights = &relative(weights, 1);
         let sum: f64 = weights.iter().sum();
         let mut running = 0.0;
         let cumulative = weights
@@ -272,5 +288,22 @@ mod tests {
         }
         let again = mix_plan(&[90.0, 9.0, 1.0], 0);
         assert!((0..1000).all(|a| plan.arrival_journey(a) == again.arrival_journey(a)));
+    }
+
+    /// Weights whose sum overflows split as their ratio says (they sent
+    /// every arrival to the last journey).
+    #[test]
+    fn weights_too_large_to_add_split_by_their_ratio() {
+        assert_eq!(exact_split(&[1e308, 1e308], 10), [5, 5]);
+        assert_eq!(exact_split(&[1e307, 1e307], 1000), [500, 500]);
+        let plan = mix_plan(&[1e308, 1e308], 4);
+        let first = (0..10_000)
+            .filter(|a| plan.arrival_journey(*a) == 0)
+            .count();
+        assert!((4_500..5_500).contains(&first), "{first}");
+        let users: Vec<usize> = (1..=4)
+            .map(|vu| plan.users.get(vu - 1).copied().map_or(9, usize::from))
+            .collect();
+        assert_eq!(users, [0, 1, 0, 1]);
     }
 }

@@ -11,6 +11,10 @@ use std::time::Duration;
 /// are numbered from 0 by user).
 const SCHEDULE_STREAM: u64 = u64::MAX - 31;
 
+/// The most students a lesson holds: every shard draws each student's
+/// arrival time (16 bytes a student) before the run starts.
+pub const MOST_STUDENTS: u32 = 10_000_000;
+
 /// A lesson: `students` arrive within `arrive_within`, then read until
 /// `duration` (the whole run, the arrivals included) is over.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,6 +43,11 @@ impl Lesson {
     ) -> Result<Lesson, String> {
         if students == 0 {
             return Err("students: a lesson needs at least one student (e.g. students: 30)".into());
+        }
+        if students > MOST_STUDENTS {
+            return Err(format!(
+                "students: {students} is more than a lesson holds (at most {MOST_STUDENTS}: every shard draws each student's arrival time, 16 bytes a student, before the run starts): use fewer students"
+            ));
         }
         if arrive_within > duration {
             return Err(format!(
@@ -179,6 +188,9 @@ mod tests {
         assert!(e.starts_with("students:"), "{e}");
         let e = Lesson::new(30, s(120), s(60), 1).unwrap_err();
         assert!(e.starts_with("arrive_within"), "{e}");
+        // Refused before a single arrival is drawn (1e9 would take 16 GB).
+        let e = Lesson::new(1_000_000_000, s(60), s(600), 1).unwrap_err();
+        assert!(e.starts_with("students: 1000000000 is more"), "{e}");
     }
 
     #[test]

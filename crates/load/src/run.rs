@@ -18,7 +18,7 @@ use headroom_bundle::manifest::Manifest;
 use headroom_bundle::resources::HostSummary;
 use headroom_bundle::sample::ErrorKind;
 use headroom_bundle::summary::{CheckFigures, LabelFigures, RunStatus, RunSummary};
-use headroom_bundle::tally::Tally;
+use headroom_bundle::tally::{LabelTallies, Tally};
 use headroom_bundle::warnings::RunWarning;
 use headroom_bundle::writer::{BundleWriter, MergedInterval};
 use headroom_bundle::BundleError;
@@ -245,7 +245,8 @@ struct Collector {
     last_piece: Vec<Option<u64>>,
     done: Vec<Option<WorkerReport>>,
     next_index: u64,
-    cumulative: Vec<Tally>,
+    /// Per label, made by its first sample.
+    cumulative: LabelTallies,
     cumulative_total: Tally,
     /// Per label: samples that ended after the run's end (not counted).
     late: Vec<u64>,
@@ -276,7 +277,7 @@ impl Collector {
     ) -> Collector {
         Collector {
             workers,
-            cumulative: labels.iter().map(|_| Tally::default()).collect(),
+            cumulative: LabelTallies::new(labels.len()),
             late: vec![0; labels.len()],
             labels,
             run_start,
@@ -456,9 +457,9 @@ impl Collector {
             if let (Some(bundle), None, false) = (&mut self.bundle, &self.bundle_error, sliver) {
                 bundle.write_interval(&merged)?;
             }
-            for (cumulative, tally) in self.cumulative.iter_mut().zip(&merged.tallies) {
+            for (label, tally) in merged.tallies.iter().enumerate() {
                 if let Some(tally) = tally {
-                    cumulative.add(tally);
+                    self.cumulative.add(label, tally);
                 }
             }
             self.cumulative_total.add(&merged.total);
@@ -507,7 +508,7 @@ impl Collector {
             labels: self
                 .labels
                 .iter()
-                .zip(&self.cumulative)
+                .zip(self.cumulative.iter())
                 .enumerate()
                 .map(|(i, (name, tally))| {
                     let group = self.outside_total.get(i).copied().unwrap_or(false);
@@ -589,7 +590,7 @@ impl Collector {
         let (total_figures, total) = LabelFigures::of(&self.cumulative_total, elapsed);
         let mut labels = Vec::new();
         let mut label_figures = BTreeMap::new();
-        for (name, tally) in self.labels.iter().zip(&self.cumulative) {
+        for (name, tally) in self.labels.iter().zip(self.cumulative.iter()) {
             let (figures, summary) = LabelFigures::of(tally, elapsed);
             label_figures.insert(name.clone(), figures);
             labels.push((name.clone(), summary));

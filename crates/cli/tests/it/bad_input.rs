@@ -524,3 +524,34 @@ fn flags_that_would_be_ignored_are_refused() {
         stderr(&output)
     );
 }
+
+/// A lesson of a billion students is refused before its arrivals are drawn
+/// (they took 19.5 GB): the child may map at most 4 GB, so drawing them
+/// would end it with an allocation failure instead of the refusal.
+#[test]
+fn a_lesson_too_large_is_refused_before_its_arrivals_are_drawn() {
+    let dir = temp_dir("huge-lesson");
+    std::fs::create_dir_all(&dir).unwrap();
+    let journey = dir.join("class.yaml");
+    std::fs::write(
+        &journey,
+        "defaults:\n  base_url: http://127.0.0.1:1\nsteps:\n  - label: home\n    path: /\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 4000000 && exec \"$@\"", "sh"])
+        .arg(env!("CARGO_BIN_EXE_headroom"))
+        .args(["run", journey.to_str().unwrap()])
+        .args(["--students", "1000000000", "--arrive-within", "60s"])
+        .output()
+        .expect("sh runs");
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    // Refused for open files (the usual limit) or for the lesson's size.
+    assert!(
+        said.contains("1000000064 VUs need about 1000000064 open files")
+            || said.contains("students: 1000000000 is more than a lesson holds"),
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -7,7 +7,8 @@ use super::manifest::{manifest, profile_record, ManifestParts};
 use super::profile::{describe_profile, scenario_profile};
 use super::scenario::file_record;
 use super::{
-    apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
+    apdex, connect_checked, ensure_file_limit, labels_note, setup, threads, AssembledRun,
+    AssemblyError,
 };
 use crate::conn::Connector;
 use crate::engine::{EnginePlan, Workload};
@@ -147,7 +148,7 @@ pub(super) async fn assemble(
 ) -> Result<AssembledRun, AssemblyError> {
     let mix = read(source, shard)?;
     let (profile, iterations) =
-        scenario_profile(&spec.profile, &mix.profile, spec.seed).map_err(usage)?;
+        scenario_profile(&spec.profile, &mix.profile, spec.seed, shard).map_err(usage)?;
     if spec.profile.peak_times.is_some() {
         return Err(usage(
             "--peak-times: a mix has no peak: (only a workload written from an access log, by headroom scenario from-log --out, knows its peak); give the users with -c".into(),
@@ -240,6 +241,7 @@ pub(super) async fn assemble(
         .map(|j| j.scenario.timeout)
         .max()
         .unwrap_or_default();
+    let label_count = labels.len();
     let record = ScenarioRecord::Mix(MixRecord {
         file: source.file.display().to_string(),
         journeys: records,
@@ -287,6 +289,9 @@ pub(super) async fn assemble(
         split_line(&mix, users.as_deref()),
     );
     if let Some(note) = mix.unused_profiles_note() {
+        description = format!("{note}\n{description}");
+    }
+    if let Some(note) = labels_note(label_count) {
         description = format!("{note}\n{description}");
     }
     let mut setup = setup(spec, manifest, bundle_dir);

@@ -185,6 +185,31 @@ fn setup(
     }
 }
 
+/// Labels beyond which the line before a run says what they cost.
+const MANY_LABELS: usize = 2_000;
+
+/// The note said before a run of many labels: each label that gets
+/// requests keeps its own histograms (a 16 KB start, growing with the
+/// slowest answer to 188 KB each; 600 labels requested for 10 s took
+/// 185 MB in all), so a workload of thousands may take gigabytes.
+pub(super) fn labels_note(labels: usize) -> Option<String> {
+    let megabytes = |kb_each: usize| {
+        let mb = (labels * kb_each) as f64 / 1024.0;
+        if mb < 1024.0 {
+            format!("{mb:.0} MB")
+        } else {
+            format!("{:.1} GB", mb / 1024.0)
+        }
+    };
+    (labels > MANY_LABELS).then(|| {
+        format!(
+            "headroom: note: {labels} labels: each label that gets requests keeps its own latency histograms for the run (100-400 KB, more for slower answers), so if most are requested this run takes {} to {} of memory; steps with the same label share them",
+            megabytes(100),
+            megabytes(400)
+        )
+    })
+}
+
 /// Raises the open-file limit to its hard maximum: every VU holds a socket.
 pub fn ensure_file_limit(needed: u64) -> Result<(), AssemblyError> {
     let mut limit = libc::rlimit {

@@ -4,6 +4,7 @@
 use crate::lesson::{Lesson, UserSession};
 use crate::profile::{Profile, Think};
 use crate::scenario::{ScenarioProfile, StageKind};
+use crate::shard::Shard;
 use crate::spec::ProfileSpec;
 use headroom_units::quantity::{count, Rate};
 use std::time::Duration;
@@ -47,14 +48,16 @@ pub(super) fn url_profile(spec: &ProfileSpec) -> Result<Profile, String> {
 
 /// A scenario's profile: the file's, with the spec's settings on top; and
 /// the iterations per user of a closed run. A lesson's arrivals are drawn
-/// from `seed`.
+/// from `seed`, once this shard (`None`: the whole run) may open a file
+/// per student it runs.
 pub(super) fn scenario_profile(
     spec: &ProfileSpec,
     file: &ScenarioProfile,
     seed: u64,
+    shard: Option<Shard>,
 ) -> Result<(Profile, Option<u64>), String> {
     let closed_given = spec.users.is_some() || spec.iterations.is_some();
-    if let Some(lesson) = lesson(spec, file, seed)? {
+    if let Some(lesson) = lesson(spec, file, seed, shard)? {
         return Ok((Profile::Lesson(lesson), None));
     }
     // A closed model given on the command line replaces the file's open
@@ -125,7 +128,14 @@ pub(super) fn scenario_profile(
 
 /// The lesson the spec's `--students` or the file's `model: lesson` asks
 /// for, if any (the spec's closed or open settings replace the file's lesson).
-fn lesson(spec: &ProfileSpec, file: &ScenarioProfile, seed: u64) -> Result<Option<Lesson>, String> {
+/// The students this shard runs must be able to open their connections
+/// before their arrivals are drawn (16 bytes a student, on every shard).
+fn lesson(
+    spec: &ProfileSpec,
+    file: &ScenarioProfile,
+    seed: u64,
+    shard: Option<Shard>,
+) -> Result<Option<Lesson>, String> {
     let other_model = spec.users.is_some() || spec.iterations.is_some() || spec.rate.is_some();
     let flags = spec.students.is_some() || spec.arrive_within.is_some();
     if !flags && (file.students.is_none() || other_model) {
@@ -141,6 +151,8 @@ fn lesson(spec: &ProfileSpec, file: &ScenarioProfile, seed: u64) -> Result<Optio
         "--students needs --arrive-within: the time within which they all arrive (e.g. --arrive-within 60s)",
     )?;
     let duration = spec.duration.or(file.duration).unwrap_or(DEFAULT_DURATION);
+    let here = shard.map_or(u64::from(students), |s| s.share(u64::from(students)));
+    super::ensure_file_limit(here + 64).map_err(|e| e.to_string())?;
     Lesson::new(students, within, duration, seed).map(Some)
 }
 
@@ -264,7 +276,7 @@ mod tests {
     #[test]
     fn a_lesson_comes_from_the_file_or_the_flags() {
         let lesson = file("  model: lesson\n  students: 30\n  arrive_within: 60s\n  duration: 10m");
-        let (profile, _) = scenario_profile(&ProfileSpec::default(), &lesson, 1).unwrap();
+        let (profile, _) = scenario_profile(&ProfileSpec::default(), &lesson, 1, None).unwrap();
         let Profile::Lesson(l) = &profile else {
             panic!("{profile:?}")
         };
@@ -281,7 +293,7 @@ mod tests {
             users: Some(3),
             ..Default::default()
         };
-        let (profile, _) = scenario_profile(&users, &lesson, 1).unwrap();
+        let (profile, _) = scenario_profile(&users, &lesson, 1, None).unwrap();
         assert!(
             matches!(profile, Profile::Closed { users: 3, .. }),
             "{profile:?}"
@@ -290,7 +302,7 @@ mod tests {
             ramp_up: Some(Duration::from_secs(5)),
             ..Default::default()
         };
-        let e = scenario_profile(&ramp, &lesson, 1).unwrap_err();
+        let e = scenario_profile(&ramp, &lesson, 1, None).unwrap_err();
         assert!(e.contains("--ramp-up"), "{e}");
         // Flags on a closed file.
         let closed = file("  users: 2");
@@ -300,7 +312,7 @@ mod tests {
             duration: Some(Duration::from_secs(20)),
             ..Default::default()
         };
-        let (profile, _) = scenario_profile(&flags, &closed, 7).unwrap();
+        let (profile, _) = scenario_profile(&flags, &closed, 7, None).unwrap();
         assert_eq!(profile.population(), 5);
         let e = scenario_profile(
             &ProfileSpec {
@@ -309,6 +321,7 @@ mod tests {
             },
             &closed,
             1,
+            None,
         )
         .unwrap_err();
         assert!(e.contains("--arrive-within needs --students"), "{e}");
@@ -317,14 +330,14 @@ mod tests {
     #[test]
     fn a_session_needs_arrivals() {
         let open = file("  rate: 2/s\n  session: once");
-        let (profile, _) = scenario_profile(&ProfileSpec::default(), &open, 1).unwrap();
+        let (profile, _) = scenario_profile(&ProfileSpec::default(), &open, 1, None).unwrap();
         assert_eq!(profile.session(), Some(UserSession::Once));
         // -c replaces the open model, its session with it.
         let users = ProfileSpec {
             users: Some(3),
             ..Default::default()
         };
-        let (profile, _) = scenario_profile(&users, &open, 1).unwrap();
+        let (profile, _) = scenario_profile(&users, &open, 1, None).unwrap();
         assert_eq!(profile.session(), None);
         // --session on a closed file is refused, naming the rate it lacks.
         let closed = file("  users: 2");
@@ -332,7 +345,7 @@ mod tests {
             session: Some(UserSession::For(Duration::from_secs(60))),
             ..Default::default()
         };
-        let e = scenario_profile(&session, &closed, 1).unwrap_err();
+        let e = scenario_profile(&session, &closed, 1, None).unwrap_err();
         assert!(
             e.contains("session: 1m is how long") && e.contains("--rate"),
             "{e}"
@@ -342,7 +355,7 @@ mod tests {
             .contains("need a scenario"));
         // Users at once beyond max_vus: the line before the run says so.
         let busy = file("  rate: 2/s\n  session: 10m\n  max_vus: 100");
-        let (profile, _) = scenario_profile(&ProfileSpec::default(), &busy, 1).unwrap();
+        let (profile, _) = scenario_profile(&ProfileSpec::default(), &busy, 1, None).unwrap();
         let said = describe_profile(&profile, &Think::None, None);
         assert!(
             said.ends_with("each arrival a new user for 10m (about 1200 users at once, more than the 100 VUs allowed: arrivals will wait for a VU; raise --max-vus)"),

@@ -4,7 +4,8 @@
 use super::manifest::{manifest, profile_record, ManifestParts};
 use super::profile::{describe_profile, scenario_profile};
 use super::{
-    apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
+    apdex, connect_checked, ensure_file_limit, labels_note, setup, threads, AssembledRun,
+    AssemblyError,
 };
 use crate::engine::{EnginePlan, Workload};
 use crate::profile::{Profile, Think};
@@ -145,7 +146,7 @@ pub(super) async fn assemble(
     let scenario = read(source, shard)?;
     let flags = in_peaks(&spec.profile, &scenario)?;
     let (profile, iterations) =
-        scenario_profile(&flags, &scenario.profile, spec.seed).map_err(usage)?;
+        scenario_profile(&flags, &scenario.profile, spec.seed, shard).map_err(usage)?;
     let apdex = apdex(&spec.apdex)?;
     let population = u64::from(profile.population());
     let population = shard.map_or(population, |s| s.share(population));
@@ -194,7 +195,7 @@ pub(super) async fn assemble(
             .unwrap_or_default();
         default_bundle_dir(&PathBuf::from("runs"), &stem)
     });
-    let description = description(
+    let mut description = description(
         &source.file,
         &scenario,
         &target,
@@ -202,6 +203,9 @@ pub(super) async fn assemble(
         &think,
         throughput,
     );
+    if let Some(note) = labels_note(scenario.labels.len()) {
+        description = format!("{note}\n{description}");
+    }
     let mut setup = setup(spec, manifest, bundle_dir);
     setup.label_urls = spec.outputs.jtl.then(|| {
         scenario

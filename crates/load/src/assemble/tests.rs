@@ -186,3 +186,13 @@ fn a_scenario_spec_takes_the_files_profile_under_the_specs() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn many_labels_are_said_with_what_they_may_cost() {
+    assert_eq!(labels_note(2_000), None);
+    let note = labels_note(10_000).unwrap();
+    assert!(
+        note.contains("10000 labels") && note.contains("977 MB to 3.8 GB"),
+        "{note}"
+    );
+}

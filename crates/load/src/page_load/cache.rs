@@ -12,11 +12,15 @@
 //! - `no-cache` (or `Pragma: no-cache` without `Cache-Control`), and any
 //!   stale entry: revalidated with `If-None-Match` (its `ETag`) and
 //!   `If-Modified-Since` (its `Last-Modified`); without either it is
-//!   fetched again. A 304 keeps the entry and takes the new freshness.
+//!   fetched again. A 304 keeps the entry and takes the new freshness; a
+//!   304 to a request without validators is an error (`protocol`).
+//! - A `max-age` or `Age` too large to hold, or over 2^31 seconds, counts
+//!   as 2^31 seconds (about 68 years; RFC 9111 1.2.2).
 //!
 //! Entries are keyed by a 64-bit hash of the URL and hold the validators
 //! only, so 10,000 users with 40 resources each cost a few megabytes.
 
+use headroom_bundle::sample::ErrorKind;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, SystemTime};
@@ -108,7 +112,7 @@ fn directives(value: &str) -> Directives {
             "no-cache" => d.no_cache = true,
             "max-age" => {
                 // An invalid max-age makes the response stale (RFC 9111 4.2.1).
-                let seconds = argument.and_then(|a| a.parse::<u64>().ok()).unwrap_or(0);
+                let seconds = argument.and_then(delta_seconds).unwrap_or(0);
                 // The first max-age counts.
                 d.max_age.get_or_insert(seconds);
             }
@@ -116,6 +120,22 @@ fn directives(value: &str) -> Directives {
         }
     }
     d
+}
+
+/// The longest delta-seconds a cache takes: a larger or overflowing value
+/// counts as 2^31 seconds (RFC 9111 1.2.2), about 68 years.
+const MOST_DELTA_SECONDS: u64 = 1 << 31;
+
+/// A delta-seconds value (`max-age`, `Age`): digits only, at most
+/// [`MOST_DELTA_SECONDS`]; `None` when it is not a number.
+fn delta_seconds(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(
+        text.parse::<u64>()
+            .map_or(MOST_DELTA_SECONDS, |s| s.min(MOST_DELTA_SECONDS)),
+    )
 }
 
 /// Statuses a cache may keep with heuristic freshness (RFC 9110 15.1).
@@ -256,11 +276,23 @@ impl Cache {
     }
 }
 
+/// The error of a `304 Not Modified` that answered a request sent without
+/// validators (neither `If-None-Match` nor `If-Modified-Since`): it
+/// confirms a copy the user does not have (RFC 9110 15.4.5: a server sends
+/// 304 only to a conditional request), so the resource did not load. A
+/// protocol error, with the reason said.
+pub fn unasked_not_modified(status: u16, conditional: bool) -> Option<(ErrorKind, &'static str)> {
+    (status == 304 && !conditional).then_some((
+        ErrorKind::Protocol,
+        "304 Not Modified to a request without If-None-Match or If-Modified-Since",
+    ))
+}
+
 fn fresh_until(status: u16, headers: &Headers, d: &Directives, now: Duration) -> Option<Duration> {
     let lifetime = lifetime(status, headers, d)?;
     let age = headers
         .age
-        .and_then(|a| a.parse::<u64>().ok())
+        .and_then(delta_seconds)
         .map(Duration::from_secs)
         .unwrap_or(Duration::ZERO);
     Some(now + lifetime.saturating_sub(age))

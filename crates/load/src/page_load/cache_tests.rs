@@ -206,3 +206,51 @@ fn odd_cache_control_values() {
     assert_eq!(directives("max-age=5, max-age=500").max_age, Some(5));
     assert_eq!(directives(",,, ;").max_age, None);
 }
+
+/// RFC 9111 1.2.2: a delta-seconds too large to hold is 2^31 seconds, not
+/// an invalid value (stale) nor a crash (u64::MAX seconds overflowed the
+/// user's clock).
+#[test]
+fn max_age_too_large_counts_as_two_to_the_31_seconds() {
+    assert_eq!(
+        directives("max-age=18446744073709551616").max_age,
+        Some(1 << 31)
+    );
+    for huge in [
+        "max-age=18446744073709551616",
+        "max-age=18446744073709551615",
+    ] {
+        let mut cache = Cache::new();
+        let h = Headers {
+            cache_control: Some(huge),
+            ..Headers::default()
+        };
+        cache.store(URL, 200, &h, S(5));
+        assert_eq!(
+            cache.lookup(URL, S(5 + (1 << 31) - 1)),
+            Lookup::Fresh,
+            "{huge}"
+        );
+        assert_eq!(cache.lookup(URL, S(5 + (1 << 31))), Lookup::Fetch, "{huge}");
+    }
+    // An Age as large takes all of it.
+    let mut cache = Cache::new();
+    let h = headers(&[
+        ("Cache-Control", "max-age=600"),
+        ("Age", "99999999999999999999999"),
+        ("ETag", "x"),
+    ]);
+    cache.store(URL, 200, &h, S(0));
+    assert!(matches!(cache.lookup(URL, S(0)), Lookup::Revalidate { .. }));
+    assert_eq!(directives("max-age=-5").max_age, Some(0));
+    assert_eq!(directives("max-age=+5").max_age, Some(0));
+}
+
+#[test]
+fn a_304_to_a_request_without_validators_is_an_error() {
+    let (kind, said) = unasked_not_modified(304, false).expect("an error");
+    assert_eq!(kind, ErrorKind::Protocol);
+    assert!(said.contains("without If-None-Match"), "{said}");
+    assert_eq!(unasked_not_modified(304, true), None);
+    assert_eq!(unasked_not_modified(200, false), None);
+}

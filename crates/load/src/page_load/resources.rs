@@ -13,8 +13,13 @@
 //!   smallest density, else `src`); width descriptors (`480w`) take `src`.
 //!   Not `loading=lazy` images: Chromium fetches them when the user scrolls
 //!   within about 1,250 px of them, and headroom's users do not scroll (on
-//!   a short page a browser fetches them at once). In a `<picture>`, the
-//!   `<img>`'s own choice (its `<source>`s are not read).
+//!   a short page a browser fetches them at once). `srcset` is split as
+//!   the HTML standard says (a `data:` candidate keeps its commas). In a
+//!   `<picture>`, the first `<source>` before the `<img>` whose `type` is
+//!   empty or an image type Chromium decodes (AVIF, WebP, JPEG, PNG, GIF,
+//!   SVG, BMP, ICO: not JPEG XL), whose `media` applies and whose `srcset`
+//!   has a density candidate; else the `<img>`'s own choice (a source's
+//!   width descriptors, like an `<img>`'s, need the layout).
 //! - `<input type=image src>`, `<video poster>`, `<audio|video src>`
 //!   (their `<source src>`: the first one), `<embed src>`, `<object data>`.
 //! - CSS (`<style>`, `style=""`, and each fetched style sheet, read by
@@ -357,7 +362,8 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
             }
             // A lazy image waits until the user scrolls near it.
             "img" if !attr("loading").is_some_and(|l| l.eq_ignore_ascii_case("lazy")) => {
-                if let Some(chosen) = image_source(attr("srcset"), attr("src")) {
+                let own = || image_source(attr("srcset"), attr("src"));
+                if let Some(chosen) = picture_source(&element).or_else(own) {
                     collector.add(&base, &chosen, ResourceKind::Image);
                 }
             }
@@ -479,10 +485,8 @@ fn image_source(srcset: Option<&str>, src: Option<&str>) -> Option<String> {
         return src.map(str::to_string);
     };
     let mut best: Option<(f64, &str)> = None;
-    for candidate in srcset.split(',') {
-        let mut parts = candidate.split_ascii_whitespace();
-        let Some(url) = parts.next() else { continue };
-        let density = match parts.next() {
+    for (url, descriptor) in srcset_candidates(srcset) {
+        let density = match descriptor {
             None => 1.0,
             Some(d) if d.ends_with('x') => match d[..d.len() - 1].parse::<f64>() {
                 Ok(v) if v > 0.0 => v,
@@ -510,6 +514,101 @@ fn image_source(srcset: Option<&str>, src: Option<&str>) -> Option<String> {
         (Some((_, url)), _) => Some(url.to_string()),
         (None, src) => src.map(str::to_string),
     }
+}
+
+/// The candidates of a `srcset`, each its URL and first descriptor, split
+/// as the HTML standard does: a URL runs to the next whitespace (so a
+/// `data:` URL keeps its commas); commas that end it, or the first comma
+/// outside parentheses after its descriptors, end the candidate.
+fn srcset_candidates(srcset: &str) -> Vec<(&str, Option<&str>)> {
+    let mut candidates = Vec::new();
+    let mut rest = srcset;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == ',');
+        if rest.is_empty() {
+            return candidates;
+        }
+        let end = rest
+            .find(|c: char| c.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        let (url, after) = rest.split_at(end);
+        let bare = url.trim_end_matches(',');
+        if bare.len() < url.len() {
+            // A comma right after the URL: a candidate without descriptors.
+            candidates.push((bare, None));
+            rest = after;
+            continue;
+        }
+        let stop = descriptors_end(after);
+        candidates.push((url, after[..stop].split_ascii_whitespace().next()));
+        rest = &after[stop..];
+    }
+}
+
+/// Where a candidate's descriptors end: at the first comma outside
+/// parentheses (or the end).
+fn descriptors_end(text: &str) -> usize {
+    let mut in_parentheses = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => in_parentheses = true,
+            ')' => in_parentheses = false,
+            ',' if !in_parentheses => return i,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// The image of an `<img>` in a `<picture>`: the first `<source>` before it
+/// whose `type` is empty or an image type Chromium decodes, whose `media`
+/// applies and whose `srcset` gives a candidate; else the `<img>`'s own.
+fn picture_source(img: &scraper::ElementRef) -> Option<String> {
+    let picture = img.parent().and_then(scraper::ElementRef::wrap)?;
+    if picture.value().name() != "picture" {
+        return None;
+    }
+    picture
+        .children()
+        .take_while(|child| child.id() != img.id())
+        .filter_map(scraper::ElementRef::wrap)
+        .filter(|child| child.value().name() == "source")
+        .find_map(|source| {
+            let attr = |name: &str| source.value().attr(name);
+            let fits = attr("type").is_none_or(decoded_image_type)
+                && css::media_applies(attr("media").unwrap_or(""));
+            // A source's srcset of widths needs the layout, as an img's does.
+            fits.then(|| image_source(attr("srcset"), None)).flatten()
+        })
+}
+
+/// Whether Chromium decodes images of this MIME type (a `<source type>`:
+/// parameters after `;` aside).
+fn decoded_image_type(kind: &str) -> bool {
+    let kind = kind
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    kind.is_empty()
+        || matches!(
+            kind.as_str(),
+            "image/avif"
+                | "image/webp"
+                | "image/jpeg"
+                | "image/jpg"
+                | "image/pjpeg"
+                | "image/png"
+                | "image/x-png"
+                | "image/apng"
+                | "image/gif"
+                | "image/bmp"
+                | "image/svg+xml"
+                | "image/x-icon"
+                | "image/vnd.microsoft.icon"
+                | "image/x-xbitmap"
+        )
 }
 
 #[cfg(test)]

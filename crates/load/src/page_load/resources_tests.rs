@@ -5,7 +5,8 @@ fn page() -> Url {
 }
 
 fn in_html(html: &str, page: &Url, hosts: &Hosts) -> Found {
-    let document = Html::parse_document(html);
+    // As a page load parses it, its nesting bounded.
+    let document = crate::page_load::nesting::parse(html);
     let mut style = PageStyle::default();
     let mut found = in_document(&document, page, hosts, &mut style);
     let shown = style.finish(&document, page, hosts);
@@ -155,6 +156,71 @@ fn srcset_takes_the_one_pixel_candidate() {
     );
     assert_eq!(image_source(None, Some("  ")), None);
     assert_eq!(image_source(Some("a.png"), None).as_deref(), Some("a.png"));
+}
+
+/// A `data:` candidate keeps its commas (they split it into candidates
+/// such as `base64` and `iVBOR 1x`); commas end a URL only at its end.
+#[test]
+fn srcset_is_split_as_the_html_standard_says() {
+    assert_eq!(
+        image_source(
+            Some("data:image/png;base64,iVBORw0KGgo= 1x, big.png 2x"),
+            Some("c.png")
+        )
+        .as_deref(),
+        Some("data:image/png;base64,iVBORw0KGgo=")
+    );
+    assert_eq!(
+        image_source(
+            Some("data:image/gif;base64,R0lGOD 2x, a.png 1x"),
+            Some("c.png")
+        )
+        .as_deref(),
+        Some("a.png")
+    );
+    assert_eq!(
+        srcset_candidates("a.png, b.png 2x ,, c.png 3x (junk, more), d.png,"),
+        [
+            ("a.png", None),
+            ("b.png", Some("2x")),
+            ("c.png", Some("3x")),
+            ("d.png", None)
+        ]
+    );
+    // A comma inside a URL is the URL's (the standard's rule).
+    assert_eq!(
+        srcset_candidates("a.png,b.png 2x"),
+        [("a.png,b.png", Some("2x"))]
+    );
+    // The page: the 1x candidate after a data: one is fetched (the data:
+    // URL's first part was taken for a 1x candidate).
+    let html = r#"<img srcset="data:image/png;base64,AAAA 2x, /one.png 1x">"#;
+    let found = in_html(html, &page(), &Hosts::default());
+    let paths: Vec<&str> = found.resources.iter().map(|r| r.url.path()).collect();
+    assert_eq!(paths, ["/one.png"]);
+}
+
+/// Chromium fetches a `<picture>`'s first source of a type it decodes
+/// (WebP, AVIF) whose media applies, not the `<img>` fallback.
+#[test]
+fn a_picture_fetches_its_first_source_chromium_decodes() {
+    let html = r#"<picture>
+        <source type="image/jxl" srcset="/hero.jxl">
+        <source type="image/avif" media="(max-width: 600px)" srcset="/hero-small.avif">
+        <source type="image/webp; codecs=vp8" srcset="/hero.webp 1x, /hero@2.webp 2x">
+        <source type="image/avif" srcset="/hero.avif">
+        <img src="/hero.jpg" alt="">
+    </picture>
+    <picture><source srcset="/wide.png 800w"><img src="/plain.png"></picture>
+    <picture><img src="/only.png"></picture>
+    <div><source type="image/webp" srcset="/stray.webp"><img src="/alone.png"></div>
+    <picture><source srcset="/lazy.webp"><img loading="lazy" src="/lazy.png"></picture>"#;
+    let found = in_html(html, &page(), &Hosts::default());
+    let paths: Vec<&str> = found.resources.iter().map(|r| r.url.path()).collect();
+    assert_eq!(
+        paths,
+        ["/hero.webp", "/plain.png", "/only.png", "/alone.png"]
+    );
 }
 
 #[test]

@@ -38,14 +38,26 @@ pub struct MixJourney {
     pub scenario: Scenario,
 }
 
+impl MixJourney {
+    /// Its weight, readable: `90`, `9.5`, or `1e308` rather than 309 digits.
+    pub fn weight_text(&self) -> String {
+        if (1e-4..1e15).contains(&self.weight) {
+            self.weight.to_string()
+        } else {
+            format!("{:e}", self.weight)
+        }
+    }
+}
+
 impl Mix {
     pub fn weights(&self) -> Vec<f64> {
         self.journeys.iter().map(|j| j.weight).collect()
     }
 
-    /// The weights as the user wrote them: "90/9/1".
+    /// The weights as the user wrote them: "90/9/1" (`1e308/1e-300` for
+    /// ones too large or small to write out).
     pub fn weights_text(&self) -> String {
-        let weights: Vec<String> = self.journeys.iter().map(|j| j.weight.to_string()).collect();
+        let weights: Vec<String> = self.journeys.iter().map(|j| j.weight_text()).collect();
         weights.join("/")
     }
 
@@ -170,6 +182,13 @@ pub fn parse_mix(text: &str, path: &Path, target: Option<&Target>) -> Res<Mix> {
             ));
         }
         journeys.push(journey);
+    }
+    if !journeys.iter().map(|j| j.weight).sum::<f64>().is_finite() {
+        return Err(doc.at(
+            list_node.span(),
+            "the journeys' weights add up to more than a number holds (above 1.8e308): a weight \
+             is a share, so 1 and 1 split as 1e308 and 1e308 would; write smaller weights",
+        ));
     }
     Ok(Mix {
         source: path.to_path_buf(),
@@ -373,6 +392,31 @@ mod tests {
             e.contains("mix.yaml:2:") && e.contains("needs weight:"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn weights_whose_sum_overflows_are_refused_and_huge_ones_print_short() {
+        let journeys = [("reader.yaml", READER), ("poster.yaml", POSTER)];
+        let e = error_of(
+            "defaults: {base_url: http://127.0.0.1:8}\nmix:\n  - {scenario: reader.yaml, weight: 1e308}\n  - {scenario: poster.yaml, weight: 1e308}\n",
+            &journeys,
+        );
+        assert!(
+            e.contains("mix.yaml:3:") && e.contains("weights add up to more than a number holds"),
+            "{e}"
+        );
+        let dir = dir_with(&[
+            journeys[0],
+            journeys[1],
+            (
+                "mix.yaml",
+                "defaults: {base_url: http://127.0.0.1:8}\nmix:\n  - {scenario: reader.yaml, weight: 1e307}\n  - {scenario: poster.yaml, weight: 1e-300}\n",
+            ),
+        ]);
+        let Workfile::Mix(mix) = read(&dir.path().join("mix.yaml"), None).unwrap() else {
+            panic!("not a mix")
+        };
+        assert_eq!(mix.weights_text(), "1e307/1e-300");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::Scenario;
 use crate::client::{HttpClient, Outgoing};
 use crate::conn::{Connector, UserTls};
 use crate::http1::with_response;
-use crate::page_load::cache::{Cache, Headers, Lookup};
+use crate::page_load::cache::{unasked_not_modified, Cache, Headers, Lookup};
 use crate::page_load::css::SheetRules;
 use crate::page_load::resources::{self, Found, PageStyle, Resource, ResourceKind};
 use crate::target::{HostHeader, Scheme, Target, USER_AGENT};
@@ -165,7 +165,7 @@ pub async fn load(
     main: &mut [Option<HttpClient>],
     jar: &mut CookieJar,
 ) -> PageOutcome {
-    let document = Html::parse_document(page.html);
+    let document = crate::page_load::nesting::parse(page.html);
     let mut style = PageStyle::default();
     let found = resources::in_document(
         &document,
@@ -535,15 +535,21 @@ impl Shared<'_> {
                 outgoing,
                 started,
                 &mut |_, chunk| {
-                    if keep && body.len() < MOST_SHEET_BYTES {
-                        body.extend_from_slice(chunk)
+                    if keep {
+                        crate::page_load::sheets::keep_part(body, chunk)
                     }
                 },
                 Some(head),
             )
             .await;
         let end = Instant::now();
-        let error = exchange.error.or_else(|| status_error(exchange.status));
+        let conditional = validators.etag.is_some() || validators.modified.is_some();
+        let unasked = unasked_not_modified(exchange.status, conditional);
+        let error = exchange
+            .error
+            .or_else(|| status_error(exchange.status))
+            .or(unasked.map(|u| u.0));
+        let detail = exchange.detail.or(unasked.map(|u| u.1));
         (self.ctx.record)(&Sample {
             label: self.page.label,
             vu: self.page.vu,
@@ -558,7 +564,7 @@ impl Shared<'_> {
             bytes_sent: exchange.bytes_sent,
             error,
             failed_check: None,
-            detail: exchange.detail,
+            detail,
             resent: exchange.resent,
         });
         {
@@ -572,7 +578,7 @@ impl Shared<'_> {
                     url: resource.url.to_string(),
                     status: exchange.status,
                     error,
-                    detail: exchange.detail,
+                    detail,
                 });
             }
         }
@@ -784,10 +790,6 @@ fn write_referer(out: &mut Vec<u8>, page: &Url, resource: &Url) {
         let _ = write!(out, "Referer: {}/\r\n", page.origin().ascii_serialization());
     }
 }
-
-/// Most of a style sheet read for its references (a browser reads it all;
-/// a style sheet of megabytes names its fonts and images near the top).
-const MOST_SHEET_BYTES: usize = 4 << 20;
 
 #[cfg(test)]
 #[path = "page_tests.rs"]
