@@ -2006,6 +2006,33 @@ mod tests {
         }
     }
 
+    /// `accounts:` is a data file of its own beside `data:` (user n takes
+    /// its row n): no cursor to set, and no column shared with `data:`.
+    #[test]
+    fn accounts_are_a_data_file_of_their_own() {
+        let steps = "steps:\n  - label: login\n    path: /login?u=${user}\n";
+        let s = check(&format!(
+            "{BASE}data:\n  file: users.csv\n  columns: [page, path]\naccounts:\n  file: users.csv\n  columns: [user, pw]\n{steps}"
+        ))
+        .unwrap();
+        let accounts = s.accounts.unwrap();
+        assert_eq!(accounts.rows.len(), 2);
+        assert!(!accounts.shared && accounts.recycle);
+        let refused = check(&format!(
+            "{BASE}accounts:\n  file: users.csv\n  columns: [user, pw]\n  share: all\n{steps}"
+        ))
+        .unwrap_err();
+        assert!(refused.to_string().contains("share"), "{refused}");
+        let refused = check(&format!(
+            "{BASE}data:\n  file: users.csv\n  columns: [user, path]\naccounts:\n  file: users.csv\n  columns: [user, pw]\n{steps}"
+        ))
+        .unwrap_err();
+        assert!(
+            refused.to_string().contains("the column 'user' is in both data: and accounts:"),
+            "{refused}"
+        );
+    }
+
     /// Each check knows the steps that evaluate it (a name two steps
     /// share is one check with both labels), so reports can say where a
     /// check failed.

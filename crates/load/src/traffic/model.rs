@@ -412,7 +412,7 @@ impl TrafficBuilder {
         session.last_ms = session.last_ms.max(time);
         // A log slightly out of order reads as no time between.
         let since_page = session.last_page_ms.map(|before| (time - before).max(0));
-        let redirected = (300..400).contains(&request.status);
+        let redirected = is_redirect(request.status);
         // The browser's request for a redirect's Location: the page the
         // user sees, with the redirected request's referer.
         let redirect_target = !request.resource
@@ -603,6 +603,12 @@ impl TrafficBuilder {
         }
         hasher.finish()
     }
+}
+
+/// A status that sends the browser elsewhere (not 304, which answers
+/// with the page the browser holds).
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
 /// A target's pattern ([`fold`]), cut to [`MAX_PATTERN`] bytes.

@@ -435,10 +435,14 @@ fn a_resource_logged_before_its_page_and_a_redirects_target_are_told_apart() {
     log += &at(2, "10.0.0.1", "GET", "/wp-admin/profile.php", 200, &login);
     log += &at(2, "10.0.0.1", "GET", "/wp-admin/load-styles.php?c=1", 200, &profile);
     log += &at(20, "10.0.0.1", "GET", "/", 200, &profile);
+    // An image the application serves, revalidated (304: no redirect).
+    let front = format!("{site}/");
+    log += &at(20, "10.0.0.1", "GET", "/fetch.php?media=a.png", 304, &front);
     let (model, _) = model_of("completion-order", &[&log], "combined");
     assert_eq!(
         model.loaded_by_pages,
         vec![
+            ("/fetch.php?media=*".to_string(), 1),
             ("/wp-admin/load-scripts.php?c=*&load=*".to_string(), 1),
             ("/wp-admin/load-styles.php?c=*".to_string(), 1)
         ]
