@@ -310,6 +310,30 @@ fn normal_cdf(z: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// What pages loaded that is no file is listed in a table of its own
+    /// (under its line, the list was empty: only the line was kept).
+    #[test]
+    fn the_resources_the_application_serves_are_listed() {
+        use headroom_load::traffic::model::{LogFormat, LogSpan, SessionKey, TrafficBuilder};
+        let format = LogFormat::parse("combined").unwrap();
+        let day = 20_822 * 1440;
+        let span = LogSpan {
+            first_minute: day,
+            last_minute: day + 1439,
+        };
+        let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, 30 * 60_000, span);
+        for line in [
+            "10.0.0.1 - - [04/Jan/2027:08:00:00 +0000] \"GET /doku.php?id=a HTTP/1.1\" 200 10 \"-\" \"ua\"",
+            "10.0.0.1 - - [04/Jan/2027:08:00:01 +0000] \"GET /lib/exe/css.php?t=x HTTP/1.1\" 200 10 \"http://w/doku.php?id=a\" \"ua\"",
+        ] {
+            builder.add(&format.read(line.as_bytes()).unwrap());
+        }
+        let html = render_traffic_report(&builder.finish(), &["access.log".to_string()]);
+        assert!(html.contains("<h2>Resources the application serves</h2>"), "{html}");
+        assert!(html.contains("<td>/lib/exe/css.php?t=*</td><td>1</td>"), "{html}");
+        assert!(!html.contains("(1 of the requests: each named"), "{html}");
+    }
+
     #[test]
     fn the_normal_distribution_function_is_close() {
         assert!((normal_cdf(0.0) - 0.5).abs() < 1e-7);

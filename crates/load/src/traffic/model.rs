@@ -10,10 +10,10 @@
 use super::pages::{PageCounts, PagePattern, PageRequest, MAX_PATTERNS};
 use super::pattern::{fold, is_static};
 use hdrhistogram::Histogram;
-use headroom_import::access_log::format::{unescape_target, LogEntry, LogFormat};
-use headroom_import::access_log::read::{
-    log_span, read_logs_within, LogReading, LogSpan, JUMP_BACK_MS,
-};
+use headroom_import::access_log::format::unescape_target;
+pub use headroom_import::access_log::format::{LogEntry, LogFormat};
+pub use headroom_import::access_log::read::LogSpan;
+use headroom_import::access_log::read::{log_span, read_logs_within, LogReading, JUMP_BACK_MS};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -822,7 +822,7 @@ impl TrafficModel {
         if !self.loaded_by_pages.is_empty() {
             let loaded: u64 = self.loaded_by_pages.iter().map(|l| l.1).sum();
             lines.push(format!(
-                "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it):",
+                "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it, before or after it in the log):",
                 group_thousands(loaded as i64),
                 LOADED_WITHIN_MS / 1000
             ));
