@@ -168,7 +168,11 @@ fn write_workload(
             headroom_units::quantity::count(login.rows.len(), "account", "accounts"),
             login.file
         ));
-        if let Some(peak) = written.peak.as_ref().filter(|p| p.users as usize > login.rows.len()) {
+        if let Some(peak) = written
+            .peak
+            .as_ref()
+            .filter(|p| p.users as usize > login.rows.len())
+        {
             lines.push(format!(
                 "  {} users, {} accounts: {} users share an account (past the last row, users start from the top again); add accounts to the login's data file to log each user in as its own",
                 peak.users,
@@ -186,7 +190,8 @@ fn write_workload(
         lines.push(format!(
             "  left out: {} ({:.1}% of page requests), each with its reason in the file's header",
             headroom_units::quantity::count(left.len(), "pattern", "patterns"),
-            100.0 * left.iter().map(|f| f.1).sum::<u64>() as f64 / model.mix_requests().max(1) as f64
+            100.0 * left.iter().map(|f| f.1).sum::<u64>() as f64
+                / model.mix_requests().max(1) as f64
         ));
     }
     lines.push(format!(

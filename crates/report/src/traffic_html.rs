@@ -329,8 +329,14 @@ mod tests {
             builder.add(&format.read(line.as_bytes()).unwrap());
         }
         let html = render_traffic_report(&builder.finish(), &["access.log".to_string()]);
-        assert!(html.contains("<h2>Resources the application serves</h2>"), "{html}");
-        assert!(html.contains("<td>/lib/exe/css.php?t=*</td><td>1</td>"), "{html}");
+        assert!(
+            html.contains("<h2>Resources the application serves</h2>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>/lib/exe/css.php?t=*</td><td>1</td>"),
+            "{html}"
+        );
         assert!(!html.contains("(1 of the requests: each named"), "{html}");
     }
 

@@ -634,7 +634,9 @@ fn each_user_of_a_login_workload_logs_in_with_its_own_account() {
         }
     }
     std::fs::write(dir.join("access.log"), log).unwrap();
-    let accounts: String = (1..=6).map(|i| format!("student{i},Pw-{i}-secret\n")).collect();
+    let accounts: String = (1..=6)
+        .map(|i| format!("student{i},Pw-{i}-secret\n"))
+        .collect();
     std::fs::write(dir.join("students.csv"), accounts).unwrap();
     std::fs::write(
         dir.join("login.yaml"),
@@ -670,11 +672,18 @@ fn each_user_of_a_login_workload_logs_in_with_its_own_account() {
         assert!(said.contains(expected), "{expected}\n{said}");
     }
     let mode = |file: &str| {
-        std::fs::metadata(users.join(file)).unwrap().permissions().mode() & 0o777
+        std::fs::metadata(users.join(file))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
     };
     assert_eq!(mode("accounts.csv"), 0o600);
     let pages = std::fs::read_to_string(users.join("pages.csv")).unwrap();
-    assert!(!pages.contains("secret") && !pages.contains("student"), "{pages}");
+    assert!(
+        !pages.contains("secret") && !pages.contains("student"),
+        "{pages}"
+    );
     // Users 0.5 s apart, each reading pages every 50 ms meanwhile: the
     // pages' shared cursor moves on between two logins.
     let out = run(&[

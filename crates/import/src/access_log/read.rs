@@ -524,7 +524,11 @@ mod tests {
         new.extend_from_slice(&vec![b'x'; 1 << 20]);
         new.extend_from_slice(b"\n\n");
         new.extend_from_slice(
-            line("01/Jan/2027:00:02:01", &format!("/{}", "f".repeat(32 << 10))).as_bytes(),
+            line(
+                "01/Jan/2027:00:02:01",
+                &format!("/{}", "f".repeat(32 << 10)),
+            )
+            .as_bytes(),
         );
         std::fs::write(d.join("access.log"), new).unwrap();
         let format = LogFormat::parse("combined").unwrap();
@@ -599,7 +603,12 @@ mod tests {
     fn the_span_leaves_out_lines_far_from_the_rest() {
         let day = 20_000 * 1440;
         let minutes = |list: &[(i64, u64)]| list.iter().copied().collect::<HashMap<i64, u64>>();
-        let span = largest_run(minutes(&[(day, 5), (day + 9, 5), (day + 5_000_000, 1), (3, 1)]));
+        let span = largest_run(minutes(&[
+            (day, 5),
+            (day + 9, 5),
+            (day + 5_000_000, 1),
+            (3, 1),
+        ]));
         assert_eq!(
             span,
             Some(LogSpan {

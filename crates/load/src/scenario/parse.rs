@@ -770,12 +770,7 @@ impl Parser {
     }
 
     /// A data file's columns and rows (`data:` or `accounts:`).
-    fn data_file(
-        &mut self,
-        map: &MarkedMappingNode,
-        shared: bool,
-        recycle: bool,
-    ) -> Res<DataSpec> {
+    fn data_file(&mut self, map: &MarkedMappingNode, shared: bool, recycle: bool) -> Res<DataSpec> {
         let file_node = map.get_node("file").ok_or_else(|| {
             self.doc.at(
                 self.doc.map_at(map),
@@ -2028,7 +2023,9 @@ mod tests {
         ))
         .unwrap_err();
         assert!(
-            refused.to_string().contains("the column 'user' is in both data: and accounts:"),
+            refused
+                .to_string()
+                .contains("the column 'user' is in both data: and accounts:"),
             "{refused}"
         );
     }

@@ -199,9 +199,10 @@ struct Held {
     resource: bool,
 }
 
-/// Requests held at most (a log of thousands of requests a second holds
-/// its last seconds' worth).
+/// Requests held at most, and their targets' bytes (a log of thousands of
+/// requests a second holds its last seconds' worth).
 const MAX_HELD: usize = 100_000;
+const MAX_HELD_BYTES: usize = 64 << 20;
 /// The longest pattern text kept; a longer one is cut.
 const MAX_PATTERN: usize = 300;
 
@@ -241,6 +242,7 @@ pub struct TrafficBuilder {
     statuses: BTreeMap<u16, u64>,
     statuses_logged: bool,
     held: VecDeque<Held>,
+    held_bytes: usize,
     /// Held requests that are no file, by client and target (hashed).
     ahead: HashMap<(u64, u64), u32>,
 }
@@ -280,6 +282,7 @@ impl TrafficBuilder {
             statuses: BTreeMap::new(),
             statuses_logged: true,
             held: VecDeque::new(),
+            held_bytes: 0,
             ahead: HashMap::new(),
         }
     }
@@ -337,7 +340,11 @@ impl TrafficBuilder {
             time,
             get: entry.method == b"GET",
             // Without a status logged, as answered.
-            status: if self.statuses_logged { entry.status } else { 200 },
+            status: if self.statuses_logged {
+                entry.status
+            } else {
+                200
+            },
             referer: entry.referer.map(|r| hash_target(referer_target(r))),
             session: self.session_of(entry),
             client: client_key(entry),
@@ -351,6 +358,7 @@ impl TrafficBuilder {
                 .entry((held.client, hash_target(&held.target)))
                 .or_default() += 1;
         }
+        self.held_bytes += held.target.len();
         self.held.push_back(held);
     }
 
@@ -358,12 +366,14 @@ impl TrafficBuilder {
     /// [`MAX_HELD`]).
     fn release(&mut self, due: i64) {
         while let Some(front) = self.held.front() {
-            if front.time >= due && self.held.len() <= MAX_HELD {
+            if front.time >= due && self.held.len() <= MAX_HELD && self.held_bytes <= MAX_HELD_BYTES
+            {
                 break;
             }
             let Some(held) = self.held.pop_front() else {
                 break;
             };
+            self.held_bytes -= held.target.len();
             if !held.resource {
                 let key = (held.client, hash_target(&held.target));
                 if let Some(n) = self.ahead.get_mut(&key) {

@@ -359,7 +359,10 @@ fn ten_minutes(start: u32) -> String {
         for page in 0..60 {
             let second = start + page * 10 + user % 10;
             let target = format!("/course/view.php?id={}", page % 7);
-            lines.push((second, at(second, &format!("10.0.0.{user}"), "GET", &target, 200, "-")));
+            lines.push((
+                second,
+                at(second, &format!("10.0.0.{user}"), "GET", &target, 200, "-"),
+            ));
         }
     }
     lines.sort();
@@ -390,7 +393,10 @@ fn a_log_joined_newest_first_counts_each_request_in_its_own_minute() {
             && warnings.contains("access.log.0:1201:"),
         "{warnings}"
     );
-    assert!(warnings.contains("each counts in its own minute"), "{warnings}");
+    assert!(
+        warnings.contains("each counts in its own minute"),
+        "{warnings}"
+    );
 }
 
 /// One line with a wrong year (or a clock reset to 1970) is set aside,
@@ -431,9 +437,23 @@ fn a_resource_logged_before_its_page_and_a_redirects_target_are_told_apart() {
     let mut log = String::new();
     log += &at(0, "10.0.0.1", "GET", "/wp-login.php", 200, "-");
     log += &at(1, "10.0.0.1", "POST", "/wp-login.php", 302, &login);
-    log += &at(1, "10.0.0.1", "GET", "/wp-admin/load-scripts.php?c=1&load=a", 200, &profile);
+    log += &at(
+        1,
+        "10.0.0.1",
+        "GET",
+        "/wp-admin/load-scripts.php?c=1&load=a",
+        200,
+        &profile,
+    );
     log += &at(2, "10.0.0.1", "GET", "/wp-admin/profile.php", 200, &login);
-    log += &at(2, "10.0.0.1", "GET", "/wp-admin/load-styles.php?c=1", 200, &profile);
+    log += &at(
+        2,
+        "10.0.0.1",
+        "GET",
+        "/wp-admin/load-styles.php?c=1",
+        200,
+        &profile,
+    );
     log += &at(20, "10.0.0.1", "GET", "/", 200, &profile);
     // An image the application serves, revalidated (304: no redirect).
     let front = format!("{site}/");
@@ -465,7 +485,14 @@ fn a_resource_logged_before_its_page_and_a_redirects_target_are_told_apart() {
 fn figures_over_the_whole_log_and_its_clock_minutes() {
     let mut log = String::new();
     for user in 0..40 {
-        log += &at(16 + user, &format!("10.0.1.{user}"), "GET", "/theme/a.css", 200, "-");
+        log += &at(
+            16 + user,
+            &format!("10.0.1.{user}"),
+            "GET",
+            "/theme/a.css",
+            200,
+            "-",
+        );
     }
     log += &at(599, "10.0.1.0", "GET", "/theme/b.css", 200, "-");
     let (model, _) = model_of("resources-only", &[&log], "combined");
@@ -508,7 +535,11 @@ fn a_log_without_statuses_says_so() {
             )
         })
         .collect();
-    let (model, _) = model_of("no-status", &[&text], "$remote_addr [$time_local] \"$request\"");
+    let (model, _) = model_of(
+        "no-status",
+        &[&text],
+        "$remote_addr [$time_local] \"$request\"",
+    );
     let described = model.describe().join("\n");
     assert!(
         described.contains("no status logged (the format has no $status"),
@@ -537,8 +568,16 @@ fn distinct_patterns_are_bounded() {
         builder.add(&format.read(line.trim_end().as_bytes()).unwrap());
     }
     let model = builder.finish();
-    assert!(model.mix.len() <= 2 * MAX_PATTERNS + 1, "{}", model.mix.len());
+    assert!(
+        model.mix.len() <= 2 * MAX_PATTERNS + 1,
+        "{}",
+        model.mix.len()
+    );
     let other = model.mix.last().unwrap();
-    assert!(other.folded > 0 && other.pattern.starts_with("(other: "), "{}", other.pattern);
+    assert!(
+        other.folded > 0 && other.pattern.starts_with("(other: "),
+        "{}",
+        other.pattern
+    );
     assert_eq!(model.mix.iter().map(|p| p.count).sum::<u64>(), n as u64);
 }

@@ -278,7 +278,9 @@ fn scenario_text(
                 Fate::TooLong => "every request was longer than 8 KB",
                 Fate::LoadedByPages => "loaded by pages (page_loads fetches it)",
                 Fate::Rare => "too rare for one row in 1000",
-                Fate::Folded => "the log's rarer patterns, folded together past 2,000 distinct ones",
+                Fate::Folded => {
+                    "the log's rarer patterns, folded together past 2,000 distinct ones"
+                }
                 Fate::Sent { .. } => "",
             };
             let _ = writeln!(out, "#   {:>5.1}%  {}: {why}", share(*n), comment(pattern));
@@ -507,11 +509,8 @@ mod tests {
             first_minute: entries[0].0.div_euclid(60_000),
             last_minute: entries[entries.len() - 1].0.div_euclid(60_000),
         };
-        let mut builder = super::super::model::TrafficBuilder::new(
-            SessionKey::ClientAndAgent,
-            IDLE_GAP_MS,
-            span,
-        );
+        let mut builder =
+            super::super::model::TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS, span);
         for (time, address, target, method, status) in &entries {
             builder.add(&LogEntry {
                 time_ms: *time,
