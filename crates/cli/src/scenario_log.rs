@@ -15,6 +15,8 @@ use std::process::ExitCode;
 
 /// The data file of the pages, beside the workload.
 const PAGES_FILE: &str = "pages.csv";
+/// The login's accounts, beside the workload (readable by its owner only).
+const ACCOUNTS_FILE: &str = "accounts.csv";
 
 pub fn run(args: FromLogArgs) -> ExitCode {
     if let Some(target) = &args.target {
@@ -72,6 +74,7 @@ pub fn run(args: FromLogArgs) -> ExitCode {
         let source = LogWorkloadInput {
             logs: &logs,
             pages_file: PAGES_FILE,
+            accounts_file: ACCOUNTS_FILE,
             target: args.target.as_deref(),
             login: login.as_ref(),
         };
@@ -92,6 +95,13 @@ fn write_workload(
     dir: &Path,
     json: bool,
 ) -> Result<(), String> {
+    if model.mix_requests() == 0 {
+        return Err(format!(
+            "no workload written to {}: the log has no pages (its {} requests were all style sheets, scripts, images, fonts, or what pages loaded); the model above is all this log gives",
+            dir.display(),
+            model.requests
+        ));
+    }
     let written = workload(model, source);
     let sent: Vec<usize> = written
         .fates
@@ -115,6 +125,10 @@ fn write_workload(
         (&dir.join(PAGES_FILE), &written.pages_csv),
     ] {
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let accounts_path = dir.join(ACCOUNTS_FILE);
+    if let Some(accounts) = &written.accounts_csv {
+        write_private(&accounts_path, accounts)?;
     }
     // Read back as `run` reads it (without --target, as `run --target` would).
     let stand_in = match source.target {
@@ -147,6 +161,26 @@ fn write_workload(
                 .to_string(),
         ),
     }
+    if let (Some(login), Some(_)) = (source.login, &written.accounts_csv) {
+        lines.push(format!(
+            "  accounts: {} ({} of {}, with their passwords: readable by you only); user n logs in with row n",
+            accounts_path.display(),
+            headroom_units::quantity::count(login.rows.len(), "account", "accounts"),
+            login.file
+        ));
+        if let Some(peak) = written
+            .peak
+            .as_ref()
+            .filter(|p| p.users as usize > login.rows.len())
+        {
+            lines.push(format!(
+                "  {} users, {} accounts: {} users share an account (past the last row, users start from the top again); add accounts to the login's data file to log each user in as its own",
+                peak.users,
+                login.rows.len(),
+                peak.users as usize - login.rows.len()
+            ));
+        }
+    }
     let left: Vec<&(String, u64, Fate)> = written
         .fates
         .iter()
@@ -156,7 +190,8 @@ fn write_workload(
         lines.push(format!(
             "  left out: {} ({:.1}% of page requests), each with its reason in the file's header",
             headroom_units::quantity::count(left.len(), "pattern", "patterns"),
-            100.0 * left.iter().map(|f| f.1).sum::<u64>() as f64 / model.pages.max(1) as f64
+            100.0 * left.iter().map(|f| f.1).sum::<u64>() as f64
+                / model.mix_requests().max(1) as f64
         ));
     }
     lines.push(format!(
@@ -176,6 +211,24 @@ fn write_workload(
         }
     }
     Ok(())
+}
+
+/// Writes `text` to a file only its owner may read (also when the file
+/// was there before, readable by others).
+fn write_private(path: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let failed = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(failed)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(failed)?;
+    file.write_all(text.as_bytes()).map_err(failed)
 }
 
 fn print_model(model: &TrafficModel, reading: &LogReading) {

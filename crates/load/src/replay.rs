@@ -9,7 +9,7 @@
 //! token or address reaches the bundle.
 
 use crate::traffic::pattern::fold;
-use headroom_import::access_log::format::LogFormat;
+use headroom_import::access_log::format::{unescape_target, LogFormat};
 use headroom_import::access_log::read::{read_logs, LogReading};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -122,9 +122,9 @@ pub fn read_replay(
             *left_out.entry(method.into_owned()).or_default() += 1;
             return;
         }
-        // nginx writes a byte it would not print as \xHH: the client sent
-        // the byte, which a URL carries as %HH.
-        let escaped = unescape_nginx(entry.target);
+        // nginx writes a byte it would not print as \xHH, Apache a quote
+        // as \": the client sent the byte, which a URL carries as %HH.
+        let escaped = unescape_target(entry.target);
         let Ok(target) = std::str::from_utf8(&escaped) else {
             unusable += 1;
             return;
@@ -410,32 +410,6 @@ impl ReplayPlan {
     }
 }
 
-/// nginx's `\xHH` escapes in a logged target as `%HH`.
-fn unescape_nginx(target: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    if !target.windows(2).any(|w| w == b"\\x") {
-        return std::borrow::Cow::Borrowed(target);
-    }
-    let mut out = Vec::with_capacity(target.len());
-    let mut i = 0;
-    while i < target.len() {
-        let hex = target
-            .get(i + 2..i + 4)
-            .filter(|h| h.iter().all(u8::is_ascii_hexdigit));
-        match (target[i], target.get(i + 1), hex) {
-            (b'\\', Some(b'x'), Some(hex)) => {
-                out.push(b'%');
-                out.extend(hex.iter().map(u8::to_ascii_uppercase));
-                i += 4;
-            }
-            (byte, _, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
 /// A CSV field, quoted when it must be.
 fn csv_field(out: &mut String, text: &str) {
     if text.contains([',', '"', '\n', '\r']) {
@@ -509,9 +483,14 @@ mod tests {
     use super::*;
 
     fn log_of(lines: &str) -> ReplayLog {
-        let dir = std::env::temp_dir().join(format!("headroom-replay-{}", std::process::id()));
+        // A directory a log, as tests run at once.
+        let dir = std::env::temp_dir().join(format!(
+            "headroom-replay-{}-{}",
+            std::process::id(),
+            lines.len()
+        ));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{}.log", lines.len()));
+        let path = dir.join("access.log");
         std::fs::write(&path, lines).unwrap();
         let (log, _) = read_replay(
             &[path],
@@ -592,13 +571,23 @@ mod tests {
 
     #[test]
     fn nginx_escapes_become_percent_encoding() {
-        assert_eq!(&*unescape_nginx(b"/caf\\xC3\\xA9?q=1"), b"/caf%C3%A9?q=1");
-        assert_eq!(&*unescape_nginx(b"/a\\xZZ"), b"/a\\xZZ");
-        assert_eq!(&*unescape_nginx(b"/plain"), b"/plain");
+        assert_eq!(&*unescape_target(b"/caf\\xC3\\xA9?q=1"), b"/caf%C3%A9?q=1");
+        assert_eq!(&*unescape_target(b"/a\\xZZ"), b"/a\\xZZ");
+        assert_eq!(&*unescape_target(b"/plain"), b"/plain");
         let log = log_of("1700000000.000 \"GET /caf\\xC3\\xA9 HTTP/1.1\" 200\n");
         let plan = ReplayPlan::new(log, 1.0, "example.org", &[]);
         let mut bytes = Vec::new();
         plan.request_into(0, &mut bytes);
         assert!(bytes.starts_with(b"GET /caf%C3%A9 HTTP/1.1\r\n"));
+        // Apache writes a quote in the request as \".
+        let log = log_of("1700000000.000 \"GET /c\\\"d HTTP/1.1\" 200\n");
+        let plan = ReplayPlan::new(log, 1.0, "example.org", &[]);
+        let mut bytes = Vec::new();
+        plan.request_into(0, &mut bytes);
+        assert!(
+            bytes.starts_with(b"GET /c%22d HTTP/1.1\r\n"),
+            "{}",
+            String::from_utf8_lossy(&bytes)
+        );
     }
 }

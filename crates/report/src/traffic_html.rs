@@ -30,7 +30,11 @@ pub fn render_traffic_report(model: &TrafficModel, files: &[String]) -> String {
         names = escape(&names)
     );
     for line in model.describe() {
-        if line.starts_with("pages (") || line.starts_with("  ") {
+        // The lists under these lines are the tables below.
+        if line.starts_with("pages (")
+            || line.starts_with("resources the application serves")
+            || line.starts_with("  ")
+        {
             continue;
         }
         let _ = write!(html, "<li>{}</li>", escape(&line));
@@ -41,6 +45,7 @@ pub fn render_traffic_report(model: &TrafficModel, files: &[String]) -> String {
     pages_a_session(&mut html, model);
     html.push_str("</div>\n");
     mix(&mut html, model);
+    loaded_by_pages(&mut html, model);
     counts(
         &mut html,
         "Methods",
@@ -215,7 +220,7 @@ fn mix(html: &mut String, model: &TrafficModel) {
             html,
             "<tr><td class=\"wrap\">{}</td><td>{:.1}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&page.pattern),
-            100.0 * page.count as f64 / model.pages.max(1) as f64,
+            100.0 * page.count as f64 / model.mix_requests().max(1) as f64,
             page.count,
             page.replayable,
             page.quick
@@ -231,6 +236,34 @@ fn mix(html: &mut String, model: &TrafficModel) {
     }
 }
 
+/// What pages loaded that is no file (a script's style sheet, an image the
+/// application serves, a request a page's script makes), most asked first.
+fn loaded_by_pages(html: &mut String, model: &TrafficModel) {
+    if model.loaded_by_pages.is_empty() {
+        return;
+    }
+    let loaded: u64 = model.loaded_by_pages.iter().map(|l| l.1).sum();
+    let _ = write!(
+        html,
+        "<h2>Resources the application serves</h2><p>{loaded} of the requests named their session's page as referer within {} s of it (before or after it in the log): not pages, but what pages loaded.</p>",
+        headroom_load::traffic::model::LOADED_WITHIN_MS / 1000
+    );
+    counts(
+        html,
+        "",
+        "pattern",
+        model.loaded_by_pages.iter().take(50).cloned(),
+        model.requests,
+    );
+    if model.loaded_by_pages.len() > 50 {
+        let _ = write!(
+            html,
+            "<p>and {} more patterns (scenario from-log --json lists them all)</p>",
+            model.loaded_by_pages.len() - 50
+        );
+    }
+}
+
 fn counts(
     html: &mut String,
     title: &str,
@@ -238,9 +271,12 @@ fn counts(
     rows: impl Iterator<Item = (String, u64)>,
     total: u64,
 ) {
+    if !title.is_empty() {
+        let _ = write!(html, "<h2>{title}</h2>");
+    }
     let _ = write!(
         html,
-        "<h2>{title}</h2><div class=\"scroll\"><table><tr><th>{what}</th><th>Requests</th><th>Share</th></tr>"
+        "<div class=\"scroll\"><table><tr><th>{what}</th><th>Requests</th><th>Share</th></tr>"
     );
     for (name, n) in rows {
         let _ = write!(
@@ -273,6 +309,36 @@ fn normal_cdf(z: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What pages loaded that is no file is listed in a table of its own
+    /// (under its line, the list was empty: only the line was kept).
+    #[test]
+    fn the_resources_the_application_serves_are_listed() {
+        use headroom_load::traffic::model::{LogFormat, LogSpan, SessionKey, TrafficBuilder};
+        let format = LogFormat::parse("combined").unwrap();
+        let day = 20_822 * 1440;
+        let span = LogSpan {
+            first_minute: day,
+            last_minute: day + 1439,
+        };
+        let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, 30 * 60_000, span);
+        for line in [
+            "10.0.0.1 - - [04/Jan/2027:08:00:00 +0000] \"GET /doku.php?id=a HTTP/1.1\" 200 10 \"-\" \"ua\"",
+            "10.0.0.1 - - [04/Jan/2027:08:00:01 +0000] \"GET /lib/exe/css.php?t=x HTTP/1.1\" 200 10 \"http://w/doku.php?id=a\" \"ua\"",
+        ] {
+            builder.add(&format.read(line.as_bytes()).unwrap());
+        }
+        let html = render_traffic_report(&builder.finish(), &["access.log".to_string()]);
+        assert!(
+            html.contains("<h2>Resources the application serves</h2>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>/lib/exe/css.php?t=*</td><td>1</td>"),
+            "{html}"
+        );
+        assert!(!html.contains("(1 of the requests: each named"), "{html}");
+    }
 
     #[test]
     fn the_normal_distribution_function_is_close() {

@@ -181,6 +181,13 @@ impl LogFormat {
         })
     }
 
+    /// Whether the format logs the status (`$status`).
+    pub fn has_status(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Field(LogField::Status)))
+    }
+
     /// Whether the format logs the user agent.
     pub fn has_user_agent(&self) -> bool {
         self.pieces
@@ -325,6 +332,42 @@ fn store<'a>(
     Ok(false)
 }
 
+/// A logged target as the client sent it: nginx writes a byte it would
+/// not print (and `"`, `\\`) as `\xHH`, Apache writes `"` as `\"` and `\\`
+/// as `\\\\`; a URL carries each such byte as `%HH`. Anything else is kept.
+pub fn unescape_target(target: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !target.contains(&b'\\') {
+        return std::borrow::Cow::Borrowed(target);
+    }
+    let mut out = Vec::with_capacity(target.len());
+    let mut i = 0;
+    while i < target.len() {
+        let hex = target
+            .get(i + 2..i + 4)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+        match (target[i], target.get(i + 1), hex) {
+            (b'\\', Some(b'x'), Some(hex)) => {
+                out.push(b'%');
+                out.extend(hex.iter().map(u8::to_ascii_uppercase));
+                i += 4;
+            }
+            (b'\\', Some(b'"'), _) => {
+                out.extend_from_slice(b"%22");
+                i += 2;
+            }
+            (b'\\', Some(b'\\'), _) => {
+                out.extend_from_slice(b"%5C");
+                i += 2;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// `GET /path HTTP/1.1` (HTTP/0.9's `GET /path` too): method and target.
 fn request_parts(value: &[u8]) -> Option<(&[u8], &[u8])> {
     let space = value.iter().position(|&b| b == b' ')?;
@@ -385,6 +428,15 @@ mod tests {
         let msec = LogFormat::parse("$msec \"$request\" $status").unwrap();
         let e = msec.read(b"1798761600.250 \"GET / HTTP/1.1\" 200").unwrap();
         assert_eq!(e.time_ms, 1_798_761_600_250);
+    }
+
+    #[test]
+    fn logged_escapes_become_percent_encoding() {
+        assert_eq!(&*unescape_target(b"/caf\\xC3\\xa9?q=1"), b"/caf%C3%A9?q=1");
+        assert_eq!(&*unescape_target(b"/a\\x22b"), b"/a%22b");
+        assert_eq!(&*unescape_target(br#"/c\"d\\e"#), b"/c%22d%5Ce");
+        assert_eq!(&*unescape_target(b"/a\\xZZ"), b"/a\\xZZ");
+        assert_eq!(&*unescape_target(b"/plain"), b"/plain");
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub struct Scenario {
     /// (JMeter's default, which resets a thread's state every iteration).
     pub new_connections_each_iteration: bool,
     pub data: Option<DataSpec>,
+    /// `accounts:`: user n (VU or arrival n, from 1) takes row n - 1 of
+    /// this file at its first iteration (rows reused past the last).
+    pub accounts: Option<DataSpec>,
     pub think: Think,
     pub clear_cookies_each_iteration: bool,
     pub labels: Vec<LabelInfo>,

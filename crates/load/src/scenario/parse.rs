@@ -126,6 +126,7 @@ const TOP_KEYS: &[&str] = &[
     "defaults",
     "variables",
     "data",
+    "accounts",
     "think",
     "cookies",
     "profile",
@@ -145,6 +146,8 @@ const DEFAULT_KEYS: &[&str] = &[
     "resource_hosts",
 ];
 const DATA_KEYS: &[&str] = &["file", "columns", "header", "share", "on_end"];
+/// `accounts:` has no cursor to set: user n takes row n.
+const ACCOUNT_KEYS: &[&str] = &["file", "columns", "header"];
 const PROFILE_KEYS: &[&str] = &[
     "model",
     "users",
@@ -384,6 +387,10 @@ impl Parser {
             Some(node) => Some(self.data(node)?),
             None => None,
         };
+        let accounts = match top.get_node("accounts") {
+            Some(node) => Some(self.accounts(node, data.as_ref())?),
+            None => None,
+        };
         self.declare_extracted(steps_node)?;
         let before_node = top.get_node("before");
         if let Some(node) = before_node {
@@ -455,6 +462,7 @@ impl Parser {
             keep_alive,
             new_connections_each_iteration,
             data,
+            accounts,
             think,
             clear_cookies_each_iteration,
             labels: self.labels,
@@ -735,6 +743,34 @@ impl Parser {
     fn data(&mut self, node: &Yaml) -> Res<DataSpec> {
         let map = self.doc.mapping(node, "data")?;
         self.doc.keys(map, DATA_KEYS, "data")?;
+        let (shared, recycle) = self.data_cursor(map)?;
+        self.data_file(map, shared, recycle)
+    }
+
+    /// `accounts:`: a data file of which each user takes its own row, once
+    /// (user n, the n-th VU or arrival, row n; past the last row, from the
+    /// top again), whatever `data:` the iterations read.
+    fn accounts(&mut self, node: &Yaml, data: Option<&DataSpec>) -> Res<DataSpec> {
+        let map = self.doc.mapping(node, "accounts")?;
+        self.doc.keys(map, ACCOUNT_KEYS, "accounts")?;
+        let accounts = self.data_file(map, false, true)?;
+        if let Some(data) = data {
+            let names = self.vars.names();
+            if let Some(clash) = accounts.columns.iter().find(|c| data.columns.contains(c)) {
+                return Err(self.doc.at(
+                    self.doc.map_at(map),
+                    format!(
+                        "the column '{}' is in both data: and accounts:: each variable comes from one file",
+                        names[*clash]
+                    ),
+                ));
+            }
+        }
+        Ok(accounts)
+    }
+
+    /// A data file's columns and rows (`data:` or `accounts:`).
+    fn data_file(&mut self, map: &MarkedMappingNode, shared: bool, recycle: bool) -> Res<DataSpec> {
         let file_node = map.get_node("file").ok_or_else(|| {
             self.doc.at(
                 self.doc.map_at(map),
@@ -747,7 +783,6 @@ impl Parser {
             Some(h) => self.doc.boolean(h, "header")?,
             None => false,
         };
-        let (shared, recycle) = self.data_cursor(map)?;
         let at = file_scalar.span();
         // Through a limit, so a device or an endless pipe cannot fill memory.
         let opened = std::fs::File::open(&file).map_err(|e| {
@@ -1964,6 +1999,35 @@ mod tests {
             Body::Json(t) => assert!(!t.is_constant()),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// `accounts:` is a data file of its own beside `data:` (user n takes
+    /// its row n): no cursor to set, and no column shared with `data:`.
+    #[test]
+    fn accounts_are_a_data_file_of_their_own() {
+        let steps = "steps:\n  - label: login\n    path: /login?u=${user}\n";
+        let s = check(&format!(
+            "{BASE}data:\n  file: users.csv\n  columns: [page, path]\naccounts:\n  file: users.csv\n  columns: [user, pw]\n{steps}"
+        ))
+        .unwrap();
+        let accounts = s.accounts.unwrap();
+        assert_eq!(accounts.rows.len(), 2);
+        assert!(!accounts.shared && accounts.recycle);
+        let refused = check(&format!(
+            "{BASE}accounts:\n  file: users.csv\n  columns: [user, pw]\n  share: all\n{steps}"
+        ))
+        .unwrap_err();
+        assert!(refused.to_string().contains("share"), "{refused}");
+        let refused = check(&format!(
+            "{BASE}data:\n  file: users.csv\n  columns: [user, path]\naccounts:\n  file: users.csv\n  columns: [user, pw]\n{steps}"
+        ))
+        .unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("the column 'user' is in both data: and accounts:"),
+            "{refused}"
+        );
     }
 
     /// Each check knows the steps that evaluate it (a name two steps

@@ -319,6 +319,20 @@ impl Journey {
         true
     }
 
+    /// `accounts:`: user n (this VU's number, from 1) takes row n - 1,
+    /// from the top again past the last row.
+    fn take_account_row(&mut self) {
+        let plan = self.plan.clone();
+        let Some(accounts) = &plan.scenario.accounts else {
+            return;
+        };
+        let n = (self.vu as usize).saturating_sub(1) % accounts.rows.len().max(1);
+        for (var, value) in accounts.columns.iter().zip(&accounts.rows[n]) {
+            self.vars[*var].clear();
+            self.vars[*var].push_str(value);
+        }
+    }
+
     /// Renders the `variables:` whose value holds `${...}`, in the file's
     /// order (a value sees those above it as this iteration has them).
     fn compute_variables(&mut self) {
@@ -354,6 +368,9 @@ impl Journey {
         self.iteration += 1;
         if !self.next_row() {
             return false;
+        }
+        if self.iteration == 1 {
+            self.take_account_row();
         }
         self.compute_variables();
         if self.plan.scenario.clear_cookies_each_iteration {

@@ -1,8 +1,9 @@
 //! The login a log's users went through, which a log cannot show (it has
 //! no form bodies): a journey file of the steps that log one user in, with
 //! the data file of its accounts. The workload runs its steps once for each
-//! user, before the pages; its accounts join the pages' rows, so a user's
-//! first row holds both its account and its first page.
+//! user, before the pages; its accounts are the workload's `accounts:`, a
+//! row a user (user n logs in with row n), in a file of their own that
+//! only its owner may read.
 
 use crate::scenario::parse_file;
 use crate::target::Target;

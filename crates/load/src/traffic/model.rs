@@ -7,12 +7,14 @@
 //! ends after an idle gap (30 minutes, as web analytics count a visit).
 //! Only hashes of the keys are held: no address reaches the model.
 
-use super::pages::{PageCounts, PagePattern, PageRequest};
+use super::pages::{PageCounts, PagePattern, PageRequest, MAX_PATTERNS};
 use super::pattern::{fold, is_static};
 use hdrhistogram::Histogram;
-use headroom_import::access_log::format::{LogEntry, LogFormat};
-use headroom_import::access_log::read::{read_logs, LogReading};
-use std::collections::{BTreeMap, HashMap};
+use headroom_import::access_log::format::unescape_target;
+pub use headroom_import::access_log::format::{LogEntry, LogFormat};
+pub use headroom_import::access_log::read::LogSpan;
+use headroom_import::access_log::read::{log_span, read_logs_within, LogReading, JUMP_BACK_MS};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
@@ -76,11 +78,8 @@ pub fn read_model(
         (None, Some(logged)) => SessionKey::Cookie(logged.to_string()),
         (None, None) => SessionKey::ClientAndAgent,
     };
-    let mut builder = TrafficBuilder::new(key, gap_ms);
-    let reading =
-        read_logs(paths, &format, |entry| builder.add(entry)).map_err(|e| e.to_string())?;
-    if reading.entries == 0 {
-        return Err(format!(
+    let no_request = || {
+        format!(
             "no request was read from {} (every line empty or not in the format '{}')",
             paths
                 .iter()
@@ -88,7 +87,21 @@ pub fn read_model(
                 .collect::<Vec<_>>()
                 .join(", "),
             format.text
-        ));
+        )
+    };
+    // A first reading finds the log's span: each request counts in its
+    // own minute, whatever the order of the lines.
+    let span = log_span(paths, &format)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(no_request)?;
+    let mut builder = TrafficBuilder::new(key, gap_ms, span);
+    if !format.has_status() {
+        builder = builder.without_statuses();
+    }
+    let reading = read_logs_within(paths, &format, Some(span), |entry| builder.add(entry))
+        .map_err(|e| e.to_string())?;
+    if reading.entries == 0 {
+        return Err(no_request());
     }
     Ok((builder.finish(), reading))
 }
@@ -105,6 +118,10 @@ struct Open {
     /// Where the next page goes in `recent`.
     next: u8,
     pages: u32,
+    /// The last request answered with a redirect: its time, its referer
+    /// (hashed) and whether it was a GET. The browser's request for its
+    /// Location follows at once, with the same referer.
+    redirect: Option<(i64, Option<u64>, bool)>,
 }
 
 /// The traffic of a log, as a model of its users.
@@ -112,26 +129,32 @@ struct Open {
 pub struct TrafficModel {
     pub key: SessionKey,
     pub gap_ms: i64,
+    /// The earliest and the latest request's times.
     pub first_ms: i64,
     pub last_ms: i64,
+    /// The clock minute the per-minute counts start at (ms).
+    pub first_minute_ms: i64,
     pub requests: u64,
-    /// Requests for pages (not static resources).
+    /// Requests for pages (not static resources, not what pages loaded).
     pub pages: u64,
     pub sessions: u64,
+    /// Sessions that asked for no page (only resources or redirects): not
+    /// in `pages_per_session`.
+    pub sessions_without_pages: u64,
     /// Distinct client addresses with their user agent per UTC day, of
     /// the requests not answered 4xx: goaccess's unique visitors.
     pub visitors: u64,
-    /// Sessions that began in each minute from the first one's.
+    /// Sessions that began in each clock minute of the log's span, from
+    /// `first_minute_ms`.
     pub arrivals_per_minute: Vec<u32>,
-    /// Requests in each minute from the first one's.
+    /// Requests in each clock minute.
     pub requests_per_minute: Vec<u32>,
-    /// Pages seen (not resources, not a redirect's answer) in each minute
-    /// from the first one's.
+    /// Pages seen (not resources, not a redirect's answer) in each minute.
     pub views_per_minute: Vec<u32>,
     /// Of those, pages read: not asked for within [`MIN_THINK_MS`] of the
     /// session's page before.
     pub reads_per_minute: Vec<u32>,
-    /// Pages a session asked for.
+    /// Pages a session asked for, of the sessions that asked for one.
     pub pages_per_session: Histogram<u64>,
     /// Time between a session's consecutive pages, ms, of at least
     /// [`MIN_THINK_MS`] (static resources are part of their page, and a
@@ -143,28 +166,61 @@ pub struct TrafficModel {
     /// deviation of their natural logarithm (in seconds).
     pub think_log_mean: f64,
     pub think_log_sd: f64,
-    /// Pages by folded pattern, most asked first.
+    /// Pages by folded pattern, most asked first: a redirect's target that
+    /// a form sent (a POST answered 303) is the form's page view, counted
+    /// under the form.
     pub mix: Vec<PagePattern>,
     /// Resources that are not files (a script's style sheet, an image
     /// served by the application, a request a page's script makes): what
     /// named the session's page as referer within [`LOADED_WITHIN_MS`]
-    /// of it, by folded pattern, most asked first.
+    /// of it (before or after it: a log in order of completion writes a
+    /// large script before its page), by folded pattern, most asked first.
     pub loaded_by_pages: Vec<(String, u64)>,
     pub methods: BTreeMap<String, u64>,
     pub statuses: BTreeMap<u16, u64>,
+    /// Whether the log's format has the status (`$status`); without it
+    /// every request counts as answered 2xx.
+    pub statuses_logged: bool,
 }
 
-/// Builds a [`TrafficModel`] from entries in time order.
+/// A request held until the requests logged within [`LOADED_WITHIN_MS`]
+/// after it are known (a page logged after its resources names them).
+struct Held {
+    time: i64,
+    /// As the client sent it (the log's escapes decoded).
+    target: Vec<u8>,
+    get: bool,
+    status: u16,
+    /// The referer's path and query, hashed.
+    referer: Option<u64>,
+    session: u64,
+    client: u64,
+    cookie: bool,
+    resource: bool,
+}
+
+/// Requests held at most, and their targets' bytes (a log of thousands of
+/// requests a second holds its last seconds' worth).
+const MAX_HELD: usize = 100_000;
+const MAX_HELD_BYTES: usize = 64 << 20;
+/// The longest pattern text kept; a longer one is cut.
+const MAX_PATTERN: usize = 300;
+
+/// Builds a [`TrafficModel`] from a log's entries within its span.
 pub struct TrafficBuilder {
     key: SessionKey,
     gap_ms: i64,
+    span: LogSpan,
     open: HashMap<u64, Open>,
     swept_ms: i64,
+    /// The latest time added.
+    latest_ms: i64,
     first_ms: Option<i64>,
     last_ms: i64,
     requests: u64,
     pages: u64,
     sessions: u64,
+    sessions_without_pages: u64,
     visitors: std::collections::HashSet<u64>,
     arrivals: Vec<u32>,
     per_minute: Vec<u32>,
@@ -179,27 +235,40 @@ pub struct TrafficBuilder {
     log_count: u64,
     mix: PageCounts,
     loaded: HashMap<String, u64>,
+    /// Requests of the rarer patterns of `loaded`, folded together, and
+    /// how many patterns.
+    loaded_other: (u64, u64),
     methods: BTreeMap<String, u64>,
     statuses: BTreeMap<u16, u64>,
+    statuses_logged: bool,
+    held: VecDeque<Held>,
+    held_bytes: usize,
+    /// Held requests that are no file, by client and target (hashed).
+    ahead: HashMap<(u64, u64), u32>,
 }
 
 impl TrafficBuilder {
-    pub fn new(key: SessionKey, gap_ms: i64) -> TrafficBuilder {
+    /// A builder for the requests within `span` (others are left out).
+    pub fn new(key: SessionKey, gap_ms: i64, span: LogSpan) -> TrafficBuilder {
+        let minutes = span.minutes();
         TrafficBuilder {
             key,
             gap_ms,
+            span,
             open: HashMap::new(),
             swept_ms: i64::MIN,
+            latest_ms: i64::MIN,
             first_ms: None,
             last_ms: i64::MIN,
             requests: 0,
             pages: 0,
             sessions: 0,
+            sessions_without_pages: 0,
             visitors: std::collections::HashSet::new(),
-            arrivals: Vec::new(),
-            per_minute: Vec::new(),
-            views_per_minute: Vec::new(),
-            reads_per_minute: Vec::new(),
+            arrivals: vec![0; minutes],
+            per_minute: vec![0; minutes],
+            views_per_minute: vec![0; minutes],
+            reads_per_minute: vec![0; minutes],
             pages_per_session: Histogram::new_with_bounds(1, 1_000_000, 3).expect("bounds"),
             think_ms: Histogram::new_with_bounds(1, 7 * 24 * 3_600_000, 3).expect("bounds"),
             quick: 0,
@@ -208,33 +277,123 @@ impl TrafficBuilder {
             log_count: 0,
             mix: PageCounts::default(),
             loaded: HashMap::new(),
+            loaded_other: (0, 0),
             methods: BTreeMap::new(),
             statuses: BTreeMap::new(),
+            statuses_logged: true,
+            held: VecDeque::new(),
+            held_bytes: 0,
+            ahead: HashMap::new(),
         }
+    }
+
+    /// A log whose format has no status: every request counts as answered
+    /// 2xx.
+    pub fn without_statuses(mut self) -> TrafficBuilder {
+        self.statuses_logged = false;
+        self
+    }
+
+    /// The index of a time's clock minute in the per-minute counts.
+    fn minute(&self, time: i64) -> usize {
+        (time.div_euclid(60_000) - self.span.first_minute) as usize
     }
 
     /// Adds one request of the log.
     pub fn add(&mut self, entry: &LogEntry<'_>) {
         let time = entry.time_ms;
-        let first = *self.first_ms.get_or_insert(time);
+        if !self.span.contains(time) {
+            return;
+        }
+        self.first_ms = Some(self.first_ms.map_or(time, |first| first.min(time)));
         self.last_ms = self.last_ms.max(time);
         self.requests += 1;
-        count_at(&mut self.per_minute, minute(first, time));
+        let minute = self.minute(time);
+        self.per_minute[minute] += 1;
         *self
             .methods
             .entry(String::from_utf8_lossy(entry.method).into_owned())
             .or_default() += 1;
         *self.statuses.entry(entry.status).or_default() += 1;
-        let resource = is_static(entry.target);
-        if time >= self.swept_ms.saturating_add(SWEEP_MS) {
-            self.sweep(time);
-        }
         // goaccess leaves 4xx answers out of its visitors (unless
         // --4xx-to-unique-count).
         if !(400..500).contains(&entry.status) {
             self.visitors.insert(visitor_of(entry));
         }
-        let key = self.session_of(entry);
+        // The log begins again (files joined newest first): its sessions
+        // end here, as at a file's end.
+        if time < self.latest_ms.saturating_sub(JUMP_BACK_MS) {
+            self.release(i64::MAX);
+            let open: Vec<Open> = self.open.drain().map(|(_, o)| o).collect();
+            for session in open {
+                self.close(session);
+            }
+            self.swept_ms = time;
+            self.latest_ms = time;
+        }
+        self.latest_ms = self.latest_ms.max(time);
+        // What was logged more than the window before is taken in first:
+        // the held requests are then those within it.
+        self.release(self.latest_ms.saturating_sub(LOADED_WITHIN_MS));
+        let target = unescape_target(entry.target).into_owned();
+        let held = Held {
+            time,
+            get: entry.method == b"GET",
+            // Without a status logged, as answered.
+            status: if self.statuses_logged {
+                entry.status
+            } else {
+                200
+            },
+            referer: entry.referer.map(|r| hash_target(referer_target(r))),
+            session: self.session_of(entry),
+            client: client_key(entry),
+            cookie: entry.cookie.is_some(),
+            resource: is_static(&target),
+            target,
+        };
+        if !held.resource {
+            *self
+                .ahead
+                .entry((held.client, hash_target(&held.target)))
+                .or_default() += 1;
+        }
+        self.held_bytes += held.target.len();
+        self.held.push_back(held);
+    }
+
+    /// Takes in the held requests logged before `due` (and any past
+    /// [`MAX_HELD`]).
+    fn release(&mut self, due: i64) {
+        while let Some(front) = self.held.front() {
+            if front.time >= due && self.held.len() <= MAX_HELD && self.held_bytes <= MAX_HELD_BYTES
+            {
+                break;
+            }
+            let Some(held) = self.held.pop_front() else {
+                break;
+            };
+            self.held_bytes -= held.target.len();
+            if !held.resource {
+                let key = (held.client, hash_target(&held.target));
+                if let Some(n) = self.ahead.get_mut(&key) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.ahead.remove(&key);
+                    }
+                }
+            }
+            self.take(held);
+        }
+    }
+
+    /// One request into its session.
+    fn take(&mut self, request: Held) {
+        let time = request.time;
+        if time >= self.swept_ms.saturating_add(SWEEP_MS) {
+            self.sweep(time);
+        }
+        let key = request.session;
         let gap = self.gap_ms;
         let open = self
             .open
@@ -248,19 +407,33 @@ impl TrafficBuilder {
                     self.close(ended);
                 }
                 self.sessions += 1;
-                count_at(&mut self.arrivals, minute(first, time));
+                let minute = self.minute(time);
+                self.arrivals[minute] += 1;
                 Open {
                     last_ms: time,
                     last_page_ms: None,
                     recent: [(0, i64::MIN); RECENT_PAGES],
                     next: 0,
                     pages: 0,
+                    redirect: None,
                 }
             }
         };
         session.last_ms = session.last_ms.max(time);
         // A log slightly out of order reads as no time between.
         let since_page = session.last_page_ms.map(|before| (time - before).max(0));
+        let redirected = is_redirect(request.status);
+        // The browser's request for a redirect's Location: the page the
+        // user sees, with the redirected request's referer.
+        let redirect_target = !request.resource
+            && request.get
+            && session.redirect.is_some_and(|(at, referer, _)| {
+                time.saturating_sub(at) <= LOADED_WITHIN_MS && referer == request.referer
+            });
+        let after_form = redirect_target && session.redirect.is_some_and(|(_, _, get)| !get);
+        if redirect_target {
+            session.redirect = None;
+        }
         // A page that sets the session cookie is the cookieless session's:
         // its resources, sent with the new cookie, name it there.
         let named_recently = |open: &Open, named: u64| {
@@ -268,52 +441,78 @@ impl TrafficBuilder {
                 .iter()
                 .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
         };
-        let loaded = !resource
-            && entry.referer.is_some_and(|referer| {
-                let named = hash_target(referer_target(referer));
+        let loaded = !request.resource
+            && !redirected
+            && !redirect_target
+            && request.referer.is_some_and(|named| {
                 named_recently(&session, named)
-                    || (entry.cookie.is_some()
+                    || (request.cookie
                         && self
                             .open
-                            .get(&client_key(entry))
+                            .get(&request.client)
                             .is_some_and(|open| named_recently(open, named)))
+                    // Its page logged after it (in order of completion).
+                    || self.ahead.contains_key(&(request.client, named))
             });
         if loaded {
-            *self.loaded.entry(fold(entry.target)).or_default() += 1;
+            let pattern = pattern_of(&request.target);
+            self.count_loaded(pattern);
         }
-        let page = !resource && !loaded;
+        let page = !request.resource && !loaded;
         // A page seen: not a redirect's answer (the page it points to is).
-        let view = page && !(300..400).contains(&entry.status);
+        let view = page && !redirected;
         if page {
             self.pages += 1;
+        }
+        if page && !after_form {
             self.mix.add(
-                fold(entry.target),
+                pattern_of(&request.target),
                 &PageRequest {
-                    target: entry.target,
-                    get: entry.method == b"GET",
-                    status: entry.status,
+                    target: &request.target,
+                    get: request.get,
+                    status: request.status,
                     quick: since_page.is_some_and(|ms| ms < MIN_THINK_MS),
                 },
             );
+        }
+        if page && redirected {
+            session.redirect = Some((time, request.referer, request.get));
         }
         if view {
             if let Some(think) = since_page {
                 self.think(think);
             }
-            count_at(&mut self.views_per_minute, minute(first, time));
+            let minute = self.minute(time);
+            self.views_per_minute[minute] += 1;
             if since_page.is_none_or(|ms| ms >= MIN_THINK_MS) {
-                count_at(&mut self.reads_per_minute, minute(first, time));
+                self.reads_per_minute[minute] += 1;
             }
             session.last_page_ms = Some(time);
-            session.recent[usize::from(session.next)] = (hash_target(entry.target), time);
+            session.recent[usize::from(session.next)] = (hash_target(&request.target), time);
             session.next = (session.next + 1) % RECENT_PAGES as u8;
             session.pages += 1;
         }
         self.open.insert(key, session);
     }
 
+    /// Counts a resource the application serves, the rarer patterns folded
+    /// together past [`MAX_PATTERNS`].
+    fn count_loaded(&mut self, pattern: String) {
+        if self.loaded.len() >= 2 * MAX_PATTERNS && !self.loaded.contains_key(&pattern) {
+            let mut counts: Vec<(String, u64)> = self.loaded.drain().collect();
+            counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            for (_, n) in counts.drain(MAX_PATTERNS..) {
+                self.loaded_other.0 += n;
+                self.loaded_other.1 += 1;
+            }
+            self.loaded.extend(counts);
+        }
+        *self.loaded.entry(pattern).or_default() += 1;
+    }
+
     /// The model, every session closed.
     pub fn finish(mut self) -> TrafficModel {
+        self.release(i64::MAX);
         let open: Vec<Open> = self.open.drain().map(|(_, o)| o).collect();
         for session in open {
             self.close(session);
@@ -321,6 +520,12 @@ impl TrafficBuilder {
         let mix = self.mix.finish();
         let mut loaded_by_pages: Vec<(String, u64)> = self.loaded.into_iter().collect();
         loaded_by_pages.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        if self.loaded_other.0 > 0 {
+            loaded_by_pages.push((
+                format!("(other: {} rarer patterns)", self.loaded_other.1),
+                self.loaded_other.0,
+            ));
+        }
         let n = self.log_count as f64;
         let mean = if n > 0.0 { self.log_sum / n } else { 0.0 };
         let variance = if n > 1.0 {
@@ -328,14 +533,17 @@ impl TrafficBuilder {
         } else {
             0.0
         };
+        let first_ms = self.first_ms.unwrap_or(self.span.first_minute * 60_000);
         TrafficModel {
             key: self.key,
             gap_ms: self.gap_ms,
-            first_ms: self.first_ms.unwrap_or(0),
-            last_ms: self.last_ms.max(self.first_ms.unwrap_or(0)),
+            first_ms,
+            last_ms: self.last_ms.max(first_ms),
+            first_minute_ms: self.span.first_minute * 60_000,
             requests: self.requests,
             pages: self.pages,
             sessions: self.sessions,
+            sessions_without_pages: self.sessions_without_pages,
             visitors: self.visitors.len() as u64,
             arrivals_per_minute: self.arrivals,
             requests_per_minute: self.per_minute,
@@ -350,6 +558,7 @@ impl TrafficBuilder {
             loaded_by_pages,
             methods: self.methods,
             statuses: self.statuses,
+            statuses_logged: self.statuses_logged,
         }
     }
 
@@ -367,9 +576,11 @@ impl TrafficBuilder {
     }
 
     fn close(&mut self, session: Open) {
-        let _ = self
-            .pages_per_session
-            .record(u64::from(session.pages.max(1)));
+        if session.pages == 0 {
+            self.sessions_without_pages += 1;
+        } else {
+            let _ = self.pages_per_session.record(u64::from(session.pages));
+        }
     }
 
     /// Closes the sessions idle for longer than the gap.
@@ -402,6 +613,26 @@ impl TrafficBuilder {
         }
         hasher.finish()
     }
+}
+
+/// A status that sends the browser elsewhere (not 304, which answers
+/// with the page the browser holds).
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// A target's pattern ([`fold`]), cut to [`MAX_PATTERN`] bytes.
+fn pattern_of(target: &[u8]) -> String {
+    let mut pattern = fold(target);
+    if pattern.len() > MAX_PATTERN {
+        let mut end = MAX_PATTERN;
+        while !pattern.is_char_boundary(end) {
+            end -= 1;
+        }
+        pattern.truncate(end);
+        pattern.push('…');
+    }
+    pattern
 }
 
 /// A hash of the client's address and user agent: the session key of a
@@ -455,19 +686,6 @@ pub fn busiest(counts: &[u32]) -> Option<(usize, u32)> {
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
 }
 
-fn minute(first: i64, time: i64) -> usize {
-    usize::try_from((time - first).max(0) / 60_000).unwrap_or(0)
-}
-
-/// Adds one to `counts[at]`, growing it (a log of a week has 10,080
-/// minutes).
-fn count_at(counts: &mut Vec<u32>, at: usize) {
-    if counts.len() <= at {
-        counts.resize(at + 1, 0);
-    }
-    counts[at] += 1;
-}
-
 impl TrafficModel {
     /// The minute with the most requests: its index from the first minute
     /// and its count.
@@ -492,7 +710,8 @@ impl TrafficModel {
                 100.0 * n as f64 / of as f64
             }
         };
-        let minute_of = |index: usize| utc_minute_text(self.first_ms + index as i64 * 60_000);
+        let minute_of =
+            |index: usize| utc_minute_text(self.first_minute_ms + index as i64 * 60_000);
         let hours = (self.last_ms - self.first_ms) as f64 / 3_600_000.0;
         let mut lines = vec![format!(
             "from {} to {} UTC ({hours:.1} h)",
@@ -516,14 +735,18 @@ impl TrafficModel {
             .map(|(s, n)| (s.to_string(), *n))
             .collect();
         statuses.sort_by_key(|s| std::cmp::Reverse(s.1));
+        let statuses = if self.statuses_logged {
+            format!("statuses {}", top(statuses))
+        } else {
+            "no status logged (the format has no $status: every request is taken as answered 2xx, so redirects and errors count as pages; add $status to the server's log_format and to --format)".to_string()
+        };
         lines.push(format!(
-            "requests: {}: {} for pages, {} for their resources ({:.1}%); {}; statuses {}",
+            "requests: {}: {} for pages, {} for their resources ({:.1}%); {}; {statuses}",
             group_thousands(self.requests as i64),
             group_thousands(self.pages as i64),
             group_thousands((self.requests - self.pages) as i64),
             100.0 * self.static_share(),
             top(methods),
-            top(statuses)
         ));
         lines.push(format!(
             "sessions: {} ({}); {} (an address with its user agent per day, 4xx answers left out, as goaccess counts them)",
@@ -531,31 +754,45 @@ impl TrafficModel {
             self.key.describe(self.gap_ms),
             count(self.visitors as usize, "visitor", "visitors")
         ));
+        // Over the log's whole span, its first minute to its last.
         let minutes = self.arrivals_per_minute.len().max(1) as f64;
         if let Some((at, most)) = busiest(&self.arrivals_per_minute) {
             lines.push(format!(
-                "arrivals: {:.1} sessions a minute on average, {} at the peak ({})",
+                "arrivals: {:.1} sessions a minute on average (over the log's {}), {} at the peak ({})",
                 self.sessions as f64 / minutes,
+                count(minutes as usize, "minute", "minutes"),
                 most,
                 minute_of(at)
             ));
         }
         if let Some((at, most)) = self.peak_minute() {
             lines.push(format!(
-                "peak minute: {} at {} ({:.1} a second)",
+                "peak minute: {} in the clock minute {} UTC ({:.1} a second)",
                 count(most as usize, "request", "requests"),
                 minute_of(at),
                 f64::from(most) / 60.0
             ));
         }
+        let without = if self.sessions_without_pages > 0 {
+            format!(
+                " ({} with none, only resources or redirects, left out)",
+                group_thousands(self.sessions_without_pages as i64)
+            )
+        } else {
+            String::new()
+        };
         if !self.pages_per_session.is_empty() {
             let p = &self.pages_per_session;
             lines.push(format!(
-                "pages a session: median {}, mean {:.1}, 90th percentile {}, most {}",
+                "pages a session: median {}, mean {:.1}, 90th percentile {}, most {}{without}",
                 p.value_at_quantile(0.5),
                 p.mean(),
                 p.value_at_quantile(0.9),
                 p.max()
+            ));
+        } else {
+            lines.push(format!(
+                "pages a session: no session asked for a page{without}"
             ));
         }
         if !self.think_ms.is_empty() {
@@ -574,12 +811,13 @@ impl TrafficModel {
                 self.think_log_sd
             ));
         }
-        lines.push("pages (ids and query values folded to *):".to_string());
+        lines.push("pages (ids, e-mail addresses and query values folded to *; a form's redirect counted under the form):".to_string());
         let shown = 15;
+        let mix_requests = self.mix_requests();
         for page in self.mix.iter().take(shown) {
             lines.push(format!(
                 "  {:>5.1}%  {}",
-                share(page.count, self.pages),
+                share(page.count, mix_requests),
                 page.pattern
             ));
         }
@@ -587,14 +825,14 @@ impl TrafficModel {
             let rest: u64 = self.mix[shown..].iter().map(|p| p.count).sum();
             lines.push(format!(
                 "  {:>5.1}%  {} more",
-                share(rest, self.pages),
+                share(rest, mix_requests),
                 count(self.mix.len() - shown, "pattern", "patterns")
             ));
         }
         if !self.loaded_by_pages.is_empty() {
             let loaded: u64 = self.loaded_by_pages.iter().map(|l| l.1).sum();
             lines.push(format!(
-                "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it):",
+                "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it, before or after it in the log):",
                 group_thousands(loaded as i64),
                 LOADED_WITHIN_MS / 1000
             ));
@@ -627,7 +865,7 @@ impl TrafficModel {
         };
         let peak = self.peak_minute().map(|(at, requests)| {
             serde_json::json!({
-                "minute": utc_minute_text(self.first_ms + at as i64 * 60_000),
+                "minute": utc_minute_text(self.first_minute_ms + at as i64 * 60_000),
                 "requests": requests,
             })
         });
@@ -638,13 +876,18 @@ impl TrafficModel {
             "read": reading.entries,
             "bad_lines": reading.bad,
             "backwards": reading.backwards,
+            "jumps_back": reading.jumps_back,
+            "too_long": reading.too_long,
+            "set_aside": reading.set_aside,
             "problems": reading.problems,
+            "first_minute": utc_minute_text(self.first_minute_ms),
             "first": utc_minute_text(self.first_ms),
             "last": utc_minute_text(self.last_ms),
             "requests": self.requests,
             "pages": self.pages,
             "static_share": self.static_share(),
             "sessions": self.sessions,
+            "sessions_without_pages": self.sessions_without_pages,
             "session_key": self.key.describe(self.gap_ms),
             "visitors": self.visitors,
             "arrivals_per_minute": self.arrivals_per_minute,
@@ -675,8 +918,14 @@ impl TrafficModel {
                 serde_json::json!({"pattern": pattern, "count": n})
             }).collect::<Vec<_>>(),
             "methods": self.methods,
+            "statuses_logged": self.statuses_logged,
             "statuses": self.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<BTreeMap<_, _>>(),
         })
+    }
+
+    /// Requests of the pages' mix (a form's redirect counted once).
+    pub fn mix_requests(&self) -> u64 {
+        self.mix.iter().map(|p| p.count).sum()
     }
 
     /// The share of requests for page resources (style sheets, scripts,

@@ -1,7 +1,16 @@
 use super::*;
 use headroom_import::access_log::format::LogFormat;
-use headroom_import::access_log::read::read_logs;
+use headroom_import::access_log::read::{read_logs, LogSpan};
 use headroom_units::rng::Rng;
+
+/// 2027-01-04 from its minute `minute` to its end.
+fn from(minute: i64) -> LogSpan {
+    let day = 20_822 * 1440;
+    LogSpan {
+        first_minute: day + minute,
+        last_minute: day + 1439,
+    }
+}
 
 /// The truth a generated log is written from.
 struct Truth {
@@ -118,7 +127,7 @@ fn a_generated_logs_model_is_read_back() {
     let log = dir.join("access.log");
     let thinks = generated_log(&log);
     let format = LogFormat::parse("combined").unwrap();
-    let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS);
+    let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS, from(0));
     let reading = read_logs(&[log], &format, |e| builder.add(e)).unwrap();
     assert_eq!(reading.bad, 0);
     let model = builder.finish();
@@ -201,7 +210,7 @@ fn sessions_are_cookies_where_the_log_has_them_and_end_when_idle() {
         "10.0.0.1 [04/Jan/2027:08:32:00 +0000] \"GET /c HTTP/1.1\" 200 \"ua\" s1",
     ];
     let by = |key: SessionKey| {
-        let mut builder = TrafficBuilder::new(key, IDLE_GAP_MS);
+        let mut builder = TrafficBuilder::new(key, IDLE_GAP_MS, from(8 * 60));
         for line in lines {
             builder.add(&format.read(line.as_bytes()).unwrap());
         }
@@ -269,7 +278,7 @@ fn what_names_a_recent_page_as_referer_is_its_resource() {
         // Files are resources by their extension, whatever they name.
         line(9, "10.0.0.1", "/pix/a.png", "-"),
     ];
-    let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS);
+    let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS, from(8 * 60));
     for l in &lines {
         builder.add(&format.read(l.as_bytes()).unwrap());
     }
@@ -300,7 +309,8 @@ fn the_resources_of_the_page_that_set_the_cookie_are_its() {
         "10.0.0.1 [04/Jan/2027:08:00:00 +0000] \"GET /theme/styles.php/boost/1/all HTTP/1.1\" 200 \"http://lms/\" \"ua\" s1",
         "10.0.0.1 [04/Jan/2027:08:00:09 +0000] \"GET /course/view.php?id=2 HTTP/1.1\" 200 \"http://lms/\" \"ua\" s1",
     ];
-    let mut builder = TrafficBuilder::new(SessionKey::Cookie("sid".into()), IDLE_GAP_MS);
+    let mut builder =
+        TrafficBuilder::new(SessionKey::Cookie("sid".into()), IDLE_GAP_MS, from(8 * 60));
     for line in lines {
         builder.add(&format.read(line.as_bytes()).unwrap());
     }
@@ -310,4 +320,264 @@ fn the_resources_of_the_page_that_set_the_cookie_are_its() {
         model.loaded_by_pages,
         vec![("/theme/styles.php/boost/*/all".to_string(), 1)]
     );
+}
+
+/// A combined line of 2027-01-04 at `second` past 08:00 (a day's seconds).
+fn at(second: u32, client: &str, method: &str, target: &str, status: u16, referer: &str) -> String {
+    format!(
+        "{client} - - [04/Jan/2027:{:02}:{:02}:{:02} +0000] \"{method} {target} HTTP/1.1\" {status} 10 \"{referer}\" \"ua\"\n",
+        8 + second / 3600,
+        second / 60 % 60,
+        second % 60
+    )
+}
+
+/// The model of `files`, each written from its lines, read as `scenario
+/// from-log` reads them.
+fn model_of(name: &str, files: &[&str], format: &str) -> (TrafficModel, LogReading) {
+    let dir = std::env::temp_dir().join(format!("traffic-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths: Vec<PathBuf> = files
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let path = dir.join(format!("access.log.{i}"));
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect();
+    let read = read_model(&paths, format, None, IDLE_GAP_MS).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    read
+}
+
+/// 20 users reading a page every 10 s for ten minutes from `start` s
+/// past 08:00.
+fn ten_minutes(start: u32) -> String {
+    let mut lines: Vec<(u32, String)> = Vec::new();
+    for user in 0..20 {
+        for page in 0..60 {
+            let second = start + page * 10 + user % 10;
+            let target = format!("/course/view.php?id={}", page % 7);
+            lines.push((
+                second,
+                at(second, &format!("10.0.0.{user}"), "GET", &target, 200, "-"),
+            ));
+        }
+    }
+    lines.sort();
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
+/// `cat access.log*` puts the newer file first: each request still counts
+/// in its own minute, and the model is the one of the two files read in
+/// time order: the same minutes, peak and users, sessions ended at the
+/// jump back (said, with its place).
+#[test]
+fn a_log_joined_newest_first_counts_each_request_in_its_own_minute() {
+    let (older, newer) = (ten_minutes(0), ten_minutes(600));
+    let joined = newer.clone() + &older;
+    let (apart, _) = model_of("apart", &[&older, &newer], "combined");
+    let (cat, reading) = model_of("joined", &[&joined], "combined");
+    assert_eq!(cat.requests_per_minute, apart.requests_per_minute);
+    assert_eq!(cat.requests_per_minute.len(), 20);
+    assert_eq!(cat.first_ms, apart.first_ms);
+    assert_eq!(cat.peak_minute(), apart.peak_minute());
+    assert_eq!(cat.reads_per_minute, apart.reads_per_minute);
+    assert_eq!(cat.peak().unwrap().users, apart.peak().unwrap().users);
+    assert_eq!((apart.sessions, cat.sessions), (20, 40));
+    assert_eq!(reading.jumps_back, 1);
+    let warnings = reading.warnings().join("\n");
+    assert!(
+        warnings.contains("goes back in time by more than 5 minutes once (the first at ")
+            && warnings.contains("access.log.0:1201:"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("each counts in its own minute"),
+        "{warnings}"
+    );
+}
+
+/// One line with a wrong year (or a clock reset to 1970) is set aside,
+/// said with its place: the model spans the log's ten minutes, not years.
+#[test]
+fn a_line_years_away_is_set_aside() {
+    let log = ten_minutes(0);
+    let mut lines: Vec<&str> = log.lines().collect();
+    let wrong = lines[5].replace("/2027:", "/2031:");
+    let reset = lines[0].replace("04/Jan/2027", "01/Jan/1970");
+    lines[5] = &wrong;
+    lines.insert(0, &reset);
+    let text = lines.join("\n") + "\n";
+    let (model, reading) = model_of("wrong-year", &[&text], "combined");
+    assert_eq!(model.requests_per_minute.len(), 10);
+    assert_eq!(model.requests, 1199);
+    assert_eq!(reading.set_aside, 2);
+    let warnings = reading.warnings().join("\n");
+    assert!(
+        warnings.contains("2 requests set aside: more than 31 days from the rest of the log")
+            && warnings.contains("access.log.0:1, timed 1970-01-01 08:00 UTC"),
+        "{warnings}"
+    );
+    let described = model.describe().join("\n");
+    assert!(described.contains("(0.2 h)"), "{described}");
+}
+
+/// nginx logs a request when it completes: a large script a page loads
+/// is logged before the page, and is the page's resource still. A login
+/// form's POST answered 302 and the browser's GET of its Location are one
+/// page view, counted once in the mix (under the form); the Location's
+/// page is no resource of the form's page.
+#[test]
+fn a_resource_logged_before_its_page_and_a_redirects_target_are_told_apart() {
+    let site = "http://wp.example";
+    let profile = format!("{site}/wp-admin/profile.php");
+    let login = format!("{site}/wp-login.php");
+    let mut log = String::new();
+    log += &at(0, "10.0.0.1", "GET", "/wp-login.php", 200, "-");
+    log += &at(1, "10.0.0.1", "POST", "/wp-login.php", 302, &login);
+    log += &at(
+        1,
+        "10.0.0.1",
+        "GET",
+        "/wp-admin/load-scripts.php?c=1&load=a",
+        200,
+        &profile,
+    );
+    log += &at(2, "10.0.0.1", "GET", "/wp-admin/profile.php", 200, &login);
+    log += &at(
+        2,
+        "10.0.0.1",
+        "GET",
+        "/wp-admin/load-styles.php?c=1",
+        200,
+        &profile,
+    );
+    log += &at(20, "10.0.0.1", "GET", "/", 200, &profile);
+    // An image the application serves, revalidated (304: no redirect).
+    let front = format!("{site}/");
+    log += &at(20, "10.0.0.1", "GET", "/fetch.php?media=a.png", 304, &front);
+    let (model, _) = model_of("completion-order", &[&log], "combined");
+    assert_eq!(
+        model.loaded_by_pages,
+        vec![
+            ("/fetch.php?media=*".to_string(), 1),
+            ("/wp-admin/load-scripts.php?c=*&load=*".to_string(), 1),
+            ("/wp-admin/load-styles.php?c=*".to_string(), 1)
+        ]
+    );
+    let mix: Vec<(&str, u64)> = model
+        .mix
+        .iter()
+        .map(|p| (p.pattern.as_str(), p.count))
+        .collect();
+    assert_eq!(mix, [("/wp-login.php", 2), ("/", 1)]);
+    // Seen: the form, the profile (the login's page view), the front page.
+    assert_eq!(model.views_per_minute.iter().sum::<u32>(), 3);
+    assert_eq!(model.pages_per_session.max(), 3);
+}
+
+/// A log of resources only has sessions without pages: "pages a session"
+/// does not count them as one page, and says so. Arrivals a minute are
+/// over the log's whole span; the peak minute is a clock minute.
+#[test]
+fn figures_over_the_whole_log_and_its_clock_minutes() {
+    let mut log = String::new();
+    for user in 0..40 {
+        log += &at(
+            16 + user,
+            &format!("10.0.1.{user}"),
+            "GET",
+            "/theme/a.css",
+            200,
+            "-",
+        );
+    }
+    log += &at(599, "10.0.1.0", "GET", "/theme/b.css", 200, "-");
+    let (model, _) = model_of("resources-only", &[&log], "combined");
+    let described = model.describe().join("\n");
+    assert!(model.pages_per_session.is_empty());
+    assert_eq!(model.sessions_without_pages, 40);
+    assert!(
+        described.contains(
+            "pages a session: no session asked for a page (40 with none, only resources or redirects, left out)"
+        ),
+        "{described}"
+    );
+    assert!(
+        described.contains("arrivals: 4.0 sessions a minute on average (over the log's 10 minutes), 40 at the peak"),
+        "{described}"
+    );
+    // 08:00:16 to 08:00:55 is the clock minute 08:00.
+    assert!(
+        described.contains("peak minute: 40 requests in the clock minute 2027-01-04 08:00 UTC"),
+        "{described}"
+    );
+    // From 08:00:30 to 08:02:09: the clock minutes hold 30, 60 and 10.
+    let mut log = String::new();
+    for second in 0..100 {
+        log += &at(30 + second, "10.0.1.1", "GET", "/a.css", 200, "-");
+    }
+    let (model, _) = model_of("clock-minute", &[&log], "combined");
+    assert_eq!(model.peak_minute(), Some((1, 60)));
+    assert_eq!(model.requests_per_minute, [30, 60, 10]);
+}
+
+/// A format without $status: said, and its pages taken as answered 2xx.
+#[test]
+fn a_log_without_statuses_says_so() {
+    let text: String = (0..3)
+        .map(|i| {
+            format!(
+                "10.0.0.1 [04/Jan/2027:08:00:{:02} +0000] \"GET /p{i} HTTP/1.1\"\n",
+                i * 20
+            )
+        })
+        .collect();
+    let (model, _) = model_of(
+        "no-status",
+        &[&text],
+        "$remote_addr [$time_local] \"$request\"",
+    );
+    let described = model.describe().join("\n");
+    assert!(
+        described.contains("no status logged (the format has no $status"),
+        "{described}"
+    );
+    assert_eq!(model.mix.iter().map(|p| p.replayable).sum::<u64>(), 3);
+}
+
+/// A million distinct paths are not a million patterns: past a bound,
+/// the rarer ones are folded together, their requests counted.
+#[test]
+fn distinct_patterns_are_bounded() {
+    use super::super::pages::MAX_PATTERNS;
+    let mut builder = TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS, from(8 * 60));
+    let format = LogFormat::parse("combined").unwrap();
+    let n = 5 * MAX_PATTERNS;
+    for i in 0..n {
+        let line = at(
+            (i / 100) as u32,
+            "10.0.0.1",
+            "GET",
+            &format!("/product/w{i}x-widget"),
+            200,
+            "-",
+        );
+        builder.add(&format.read(line.trim_end().as_bytes()).unwrap());
+    }
+    let model = builder.finish();
+    assert!(
+        model.mix.len() <= 2 * MAX_PATTERNS + 1,
+        "{}",
+        model.mix.len()
+    );
+    let other = model.mix.last().unwrap();
+    assert!(
+        other.folded > 0 && other.pattern.starts_with("(other: "),
+        "{}",
+        other.pattern
+    );
+    assert_eq!(model.mix.iter().map(|p| p.count).sum::<u64>(), n as u64);
 }

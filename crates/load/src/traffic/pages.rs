@@ -14,6 +14,13 @@ pub const MAX_EXAMPLES: usize = 200;
 
 /// The longest request kept (nginx's default buffer for a request line).
 pub const MAX_TARGET: usize = 8192;
+/// Distinct patterns kept: past twice as many, the rarer ones are folded
+/// into one ([`PagePattern::folded`]), so a log of a million distinct
+/// paths is held in bounded memory.
+pub const MAX_PATTERNS: usize = 2000;
+/// Bytes of kept requests, all patterns together; past them, requests are
+/// counted, not kept.
+const EXAMPLE_BYTES: usize = 32 << 20;
 
 /// Query keys whose values are secrets, whatever they look like.
 const SECRET_KEYS: &[&str] = &[
@@ -55,6 +62,9 @@ pub struct PagePattern {
     pub long: u64,
     /// Kept requests (path and query as sent) with their counts.
     pub examples: HashMap<String, u64>,
+    /// The rarer patterns this one holds, folded together (0: a pattern of
+    /// its own).
+    pub folded: u64,
 }
 
 impl PagePattern {
@@ -85,6 +95,9 @@ impl PagePattern {
 #[derive(Debug, Default)]
 pub struct PageCounts {
     patterns: HashMap<String, PagePattern>,
+    /// The rarer patterns, folded together.
+    other: PagePattern,
+    example_bytes: usize,
 }
 
 /// What one page request was.
@@ -98,6 +111,9 @@ pub struct PageRequest<'a> {
 
 impl PageCounts {
     pub fn add(&mut self, pattern: String, request: &PageRequest<'_>) {
+        if self.patterns.len() >= 2 * MAX_PATTERNS && !self.patterns.contains_key(&pattern) {
+            self.fold_rarer();
+        }
         let entry = self
             .patterns
             .entry(pattern)
@@ -127,12 +143,46 @@ impl PageCounts {
         }
         if let Some(n) = entry.examples.get_mut(target) {
             *n += 1;
-        } else if entry.examples.len() < MAX_EXAMPLES {
+        } else if entry.examples.len() < MAX_EXAMPLES && self.example_bytes < EXAMPLE_BYTES {
+            self.example_bytes += target.len();
             entry.examples.insert(target.to_string(), 1);
         }
     }
 
-    /// Every pattern, most asked first (ties by text).
+    /// Folds all but the [`MAX_PATTERNS`] most asked patterns into one.
+    fn fold_rarer(&mut self) {
+        let mut counts: Vec<u64> = self.patterns.values().map(|p| p.count).collect();
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let least_kept = counts[MAX_PATTERNS - 1];
+        let mut kept = 0;
+        let rarer: Vec<String> = self
+            .patterns
+            .iter()
+            .filter(|(_, p)| {
+                // Of equal counts at the edge, the first met are kept.
+                let keep = p.count > least_kept || (p.count == least_kept && kept < MAX_PATTERNS);
+                kept += usize::from(keep);
+                !keep
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in rarer {
+            let Some(p) = self.patterns.remove(&key) else {
+                continue;
+            };
+            self.example_bytes -= p.examples.keys().map(String::len).sum::<usize>();
+            let other = &mut self.other;
+            other.count += p.count;
+            other.replayable += p.replayable;
+            other.quick += p.quick;
+            other.secret += p.secret;
+            other.long += p.long;
+            other.folded += 1 + p.folded;
+        }
+    }
+
+    /// Every pattern, most asked first (ties by text), the rarer ones
+    /// folded together last.
     pub fn finish(self) -> Vec<PagePattern> {
         let mut patterns: Vec<PagePattern> = self.patterns.into_values().collect();
         patterns.sort_by(|a, b| {
@@ -140,6 +190,12 @@ impl PageCounts {
                 .cmp(&a.count)
                 .then_with(|| a.pattern.cmp(&b.pattern))
         });
+        if self.other.count > 0 {
+            patterns.push(PagePattern {
+                pattern: format!("(other: {} rarer patterns)", self.other.folded),
+                ..self.other
+            });
+        }
         patterns
     }
 }
@@ -154,7 +210,10 @@ pub fn carries_secret(target: &str) -> bool {
     }
     let target = target.split('#').next().unwrap_or_default();
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    if path.split('/').any(looks_like_token) {
+    if path
+        .split('/')
+        .any(|segment| looks_like_token(segment) || super::pattern::is_address(segment))
+    {
         return true;
     }
     query.split('&').filter(|p| !p.is_empty()).any(|pair| {
@@ -189,6 +248,8 @@ mod tests {
             "/reset.php?k=9f86d081884c7d659a2feaa0c55ad015",
             "/wp-admin/post.php?_wpnonce=1a2b3c",
             "/caf\u{e9}",
+            "/user/alice@example.com/profile",
+            "/u/bob%40example.org",
         ] {
             assert!(carries_secret(secret), "{secret}");
         }

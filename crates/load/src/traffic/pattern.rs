@@ -43,9 +43,12 @@ pub fn fold(target: &[u8]) -> String {
     folded
 }
 
-/// A path segment that differs between users or items: a number, or a
-/// token (long, with both letters and digits).
+/// A path segment that differs between users or items: a number, a
+/// token (long, with both letters and digits), or an e-mail address.
 fn varies(segment: &str) -> bool {
+    if is_address(segment) {
+        return true;
+    }
     let stem = segment.split('.').next().unwrap_or(segment);
     if !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()) {
         return true;
@@ -53,6 +56,16 @@ fn varies(segment: &str) -> bool {
     stem.len() >= 16
         && stem.bytes().any(|b| b.is_ascii_digit())
         && stem.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Whether a path segment holds an e-mail address (`@`, or `%40` as a
+/// URL writes it).
+pub fn is_address(segment: &str) -> bool {
+    segment.contains('@')
+        || segment
+            .as_bytes()
+            .windows(3)
+            .any(|w| w[0] == b'%' && w[1] == b'4' && w[2] == b'0')
 }
 
 /// Whether the request is for a page's resource (style sheet, script,
@@ -97,6 +110,8 @@ mod tests {
         assert_eq!(fold(b"/"), "/");
         assert_eq!(fold(b"/2026/11/hello-world/"), "/*/*/hello-world/");
         assert_eq!(fold(b"/theme/boost/style.css"), "/theme/boost/style.css");
+        assert_eq!(fold(b"/user/alice@example.com/profile"), "/user/*/profile");
+        assert_eq!(fold(b"/u/bob%40example.org"), "/u/*");
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl TrafficModel {
         let (at, pages) = busiest(&self.reads_per_minute)?;
         let users = (f64::from(pages) / 60.0 * think_s).round().max(1.0);
         Some(Peak {
-            minute: utc_minute_text(self.first_ms + at as i64 * 60_000),
+            minute: utc_minute_text(self.first_minute_ms + at as i64 * 60_000),
             pages,
             think_s,
             users: users.min(f64::from(u32::MAX)) as u32,
@@ -87,6 +87,9 @@ pub enum Fate {
     LoadedByPages,
     /// Too rare for a row in [`ROWS`].
     Rare,
+    /// The log's rarer patterns, folded together past
+    /// [`super::pages::MAX_PATTERNS`] distinct ones.
+    Folded,
 }
 
 /// The workload: its scenario's text, its data file's, and what each
@@ -95,6 +98,9 @@ pub enum Fate {
 pub struct LogWorkload {
     pub scenario: String,
     pub pages_csv: String,
+    /// With a login that has data: its accounts, a row a user (they hold
+    /// passwords: the file is to be readable by its owner only).
+    pub accounts_csv: Option<String>,
     pub page_loads: bool,
     pub peak: Option<Peak>,
     /// Every pattern of the log, most asked first, with its fate.
@@ -107,6 +113,8 @@ pub struct LogWorkloadInput<'a> {
     pub logs: &'a [String],
     /// The data file's name, beside the scenario.
     pub pages_file: &'a str,
+    /// The login's accounts' file name, beside the scenario.
+    pub accounts_file: &'a str,
     /// `--target`, written as the base URL (None: `run --target` says it).
     pub target: Option<&'a str>,
     /// `--login`: the steps that log a user in, run once a user.
@@ -126,7 +134,9 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
     // Where each sent pattern's fate is.
     let mut sent_at: Vec<usize> = Vec::new();
     for page in &model.mix {
-        let fate = if page.replayable == 0 {
+        let fate = if page.folded > 0 {
+            Fate::Folded
+        } else if page.replayable == 0 {
             Fate::NotReplayable
         } else if page.examples.is_empty() && page.long > 0 && page.secret == 0 {
             Fate::TooLong
@@ -185,24 +195,21 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
             (pattern + 1, lists[pattern][cursor[pattern] - 1])
         })
         .collect();
-    // With a login, every row also holds an account: the pages repeat
-    // until every account has a row.
-    let accounts = source.login.map_or(&[][..], |l| l.rows.as_slice());
-    let total = if pages.is_empty() {
-        0
-    } else {
-        pages.len() * accounts.len().div_ceil(pages.len()).max(1)
-    };
     let mut csv = csv::Writer::from_writer(Vec::new());
-    for i in 0..total {
-        let (pattern, target) = pages[i % pages.len()];
-        let mut record = vec![pattern.to_string(), target.to_string()];
-        if !accounts.is_empty() {
-            record.extend(accounts[i % accounts.len()].iter().cloned());
-        }
-        let _ = csv.write_record(&record);
+    for (pattern, target) in &pages {
+        let _ = csv.write_record([pattern.to_string().as_str(), target]);
     }
     let pages_csv = String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default();
+    let accounts_csv = source
+        .login
+        .filter(|login| !login.rows.is_empty())
+        .map(|login| {
+            let mut csv = csv::Writer::from_writer(Vec::new());
+            for row in &login.rows {
+                let _ = csv.write_record(row);
+            }
+            String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default()
+        });
     // Users ask only for the pages sent: as many as ask for those at the
     // peak's rate.
     let viewed: u64 = model.views_per_minute.iter().map(|n| u64::from(*n)).sum();
@@ -221,6 +228,7 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
     LogWorkload {
         scenario,
         pages_csv,
+        accounts_csv,
         page_loads,
         peak,
         fates,
@@ -255,7 +263,7 @@ fn scenario_text(
         .filter(|f| !matches!(f.2, Fate::Sent { .. }))
         .collect();
     if !left.is_empty() {
-        let share = |n: u64| 100.0 * n as f64 / model.pages.max(1) as f64;
+        let share = |n: u64| 100.0 * n as f64 / model.mix_requests().max(1) as f64;
         let _ = writeln!(
             out,
             "# Left out ({:.1}% of the log's page requests):",
@@ -270,6 +278,9 @@ fn scenario_text(
                 Fate::TooLong => "every request was longer than 8 KB",
                 Fate::LoadedByPages => "loaded by pages (page_loads fetches it)",
                 Fate::Rare => "too rare for one row in 1000",
+                Fate::Folded => {
+                    "the log's rarer patterns, folded together past 2,000 distinct ones"
+                }
                 Fate::Sent { .. } => "",
             };
             let _ = writeln!(out, "#   {:>5.1}%  {}: {why}", share(*n), comment(pattern));
@@ -343,17 +354,22 @@ fn scenario_text(
         out.push_str("defaults:\n");
         out.push_str(&defaults);
     }
-    let login_columns = source.login.map_or(String::new(), |l| {
-        l.columns
-            .iter()
-            .map(|c| format!(", {}", quote(c)))
-            .collect()
-    });
     let _ = writeln!(
         out,
-        "data:\n  file: {}\n  columns: [page, path{login_columns}]\n  share: all\n  on_end: recycle",
+        "data:\n  file: {}\n  columns: [page, path]\n  share: all\n  on_end: recycle",
         quote(source.pages_file)
     );
+    if let Some(login) = source.login.filter(|l| !l.rows.is_empty()) {
+        let columns: Vec<String> = login.columns.iter().map(|c| quote(c)).collect();
+        let _ = writeln!(
+            out,
+            "accounts:             # {} accounts of {}, with their passwords (readable by you only): user n logs in with row n\n  file: {}\n  columns: [{}]",
+            login.rows.len(),
+            comment(&login.file),
+            quote(source.accounts_file),
+            columns.join(", ")
+        );
+    }
     if let Some(mean) = model.think_mean_s() {
         let sd = mean * (model.think_log_sd.powi(2).exp() - 1.0).sqrt();
         let _ = writeln!(
@@ -444,8 +460,8 @@ mod tests {
     use super::*;
 
     /// 300 sessions a minute apart, each reading 5 pages 10 s apart (the
-    /// course 2 of 5, the front page 2, a forum 1), then sending a form,
-    /// logging out with its sesskey and sending a form to the forum.
+    /// course 2 of 5, the front page 2, a forum 1), then logging out with
+    /// its sesskey, sending a form and sending a form to the forum.
     fn model() -> TrafficModel {
         use super::super::model::{SessionKey, IDLE_GAP_MS};
         use headroom_import::access_log::format::LogEntry;
@@ -467,16 +483,17 @@ mod tests {
             entries.push((
                 end,
                 address.clone(),
-                "/mod/forum/post.php".into(),
-                "POST",
-                303,
-            ));
-            entries.push((
-                end + 1,
-                address.clone(),
                 "/login/logout.php?sesskey=Zx81".into(),
                 "GET",
                 200,
+            ));
+            // (A GET after it, with its referer, would be its redirect's.)
+            entries.push((
+                end + 1,
+                address.clone(),
+                "/mod/forum/post.php".into(),
+                "POST",
+                303,
             ));
             // A form sent to a page that is sent: said, not sent.
             entries.push((
@@ -488,8 +505,12 @@ mod tests {
             ));
         }
         entries.sort_by_key(|e| e.0);
+        let span = headroom_import::access_log::read::LogSpan {
+            first_minute: entries[0].0.div_euclid(60_000),
+            last_minute: entries[entries.len() - 1].0.div_euclid(60_000),
+        };
         let mut builder =
-            super::super::model::TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS);
+            super::super::model::TrafficBuilder::new(SessionKey::ClientAndAgent, IDLE_GAP_MS, span);
         for (time, address, target, method, status) in &entries {
             builder.add(&LogEntry {
                 time_ms: *time,
@@ -515,6 +536,7 @@ mod tests {
             &LogWorkloadInput {
                 logs: &["access.log".to_string()],
                 pages_file: "pages.csv",
+                accounts_file: "accounts.csv",
                 target: Some("http://127.0.0.1:8080"),
                 login: None,
             },
