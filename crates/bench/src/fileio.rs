@@ -332,10 +332,8 @@ mod tests {
     /// after the last (and 1 KiB ones read past a file's end).
     #[test]
     fn each_request_is_one_block_of_its_size() {
-        let dir = std::env::temp_dir().join(format!(
-            "headroom-fileio-requests-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("headroom-fileio-requests-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file_bytes = 4 * 3072;
         let files: Vec<File> = (0..2)
@@ -397,15 +395,18 @@ mod tests {
         };
         match run(&o, &AtomicBool::new(false)) {
             Ok(r) => {
-                assert!(r.method.contains("8 files of 128 KiB written first"), "{}", r.method);
+                assert!(
+                    r.method.contains("8 files of 128 KiB written first"),
+                    "{}",
+                    r.method
+                );
                 assert!(
                     r.measures.iter().all(|m| m.values[0] > 0.0),
                     "{:?}",
                     r.measures
                 );
             }
-            Err(BenchError::Refused(why))
-                if why.contains("tmpfs") || why.contains("O_DIRECT") => {}
+            Err(BenchError::Refused(why)) if why.contains("tmpfs") || why.contains("O_DIRECT") => {}
             Err(e) => panic!("{e}"),
         }
         std::fs::remove_dir_all(&dir).unwrap();

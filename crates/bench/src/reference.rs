@@ -275,7 +275,10 @@ pub fn not_comparable(result: &BenchResult) -> Option<String> {
 /// published ones with 7-Zip's own": each setting here, then the published
 /// values (once when they are the same).
 fn measured_otherwise(mismatch: &[(&str, &String, &str)]) -> String {
-    let here: Vec<String> = mismatch.iter().map(|(s, h, _)| format!("{s} {h}")).collect();
+    let here: Vec<String> = mismatch
+        .iter()
+        .map(|(s, h, _)| format!("{s} {h}"))
+        .collect();
     let mut published: Vec<&str> = mismatch.iter().map(|(_, _, v)| *v).collect();
     published.dedup();
     format!(
@@ -292,7 +295,10 @@ fn and_list<S: AsRef<str>>(items: &[S]) -> String {
         [one] => one.as_ref().to_string(),
         [rest @ .., last] => format!(
             "{} and {}",
-            rest.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(", "),
+            rest.iter()
+                .map(AsRef::as_ref)
+                .collect::<Vec<_>>()
+                .join(", "),
             last.as_ref()
         ),
     }
