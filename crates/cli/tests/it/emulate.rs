@@ -38,12 +38,19 @@ const ROOTS: [&str; 6] = [
     "/sys/fs/cgroup/memory",
 ];
 
-/// The groups of the emulation run by process `pid`.
-fn groups_of(pid: u32) -> Vec<PathBuf> {
+/// Where the groups of the emulation run by process `pid` would be.
+fn group_names(pid: u32) -> Vec<PathBuf> {
     ROOTS
         .iter()
         .map(|root| PathBuf::from(root).join(format!("headroom-emulate-{pid}")))
-        .filter(|dir| dir.exists())
+        .collect()
+}
+
+/// The groups of the emulation run by process `pid`.
+fn groups_of(pid: u32) -> Vec<PathBuf> {
+    group_names(pid)
+        .into_iter()
+        .filter(|d| d.exists())
         .collect()
 }
 
@@ -57,6 +64,36 @@ fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(100));
     }
     done()
+}
+
+/// What a test leaves if it fails (an emulate that did not stop its
+/// command): its sleeps killed and their groups removed when it ends.
+struct Leftovers {
+    sleeps: &'static [&'static str],
+    groups: Vec<PathBuf>,
+}
+
+impl Leftovers {
+    fn of(sleeps: &'static [&'static str]) -> Leftovers {
+        Leftovers {
+            sleeps,
+            groups: Vec::new(),
+        }
+    }
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        for pid in self.sleeps.iter().flat_map(|s| sleeping(s)) {
+            // SAFETY: a sleep this test started.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+        for dir in self.groups.iter().filter(|d| d.exists()) {
+            let _ = within(Duration::from_secs(5), || {
+                std::fs::remove_dir(dir).is_ok() || !dir.exists()
+            });
+        }
+    }
 }
 
 /// `headroom emulate ARGS` started with its output captured.
@@ -80,6 +117,7 @@ fn stderr(out: &Output) -> String {
 #[test]
 fn what_a_command_leaves_behind_is_stopped_and_said() {
     let _serial = serial();
+    let mut leftovers = Leftovers::of(&["4101", "4102"]);
     let started = Instant::now();
     let child = spawn(&[
         "--cpus",
@@ -92,6 +130,7 @@ fn what_a_command_leaves_behind_is_stopped_and_said() {
         "sleep 4101 >/dev/null 2>&1 & sleep 4102 >/dev/null 2>&1 & echo forked",
     ]);
     let pid = child.id();
+    leftovers.groups = group_names(pid);
     let out = child.wait_with_output().unwrap();
     let said = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -115,6 +154,7 @@ fn what_a_command_leaves_behind_is_stopped_and_said() {
 #[test]
 fn a_sigterm_stops_the_process_group_and_what_else_is_in_the_groups() {
     let _serial = serial();
+    let mut leftovers = Leftovers::of(&["4201", "4202"]);
     let child = spawn(&[
         "--cpus",
         "1",
@@ -129,6 +169,7 @@ fn a_sigterm_stops_the_process_group_and_what_else_is_in_the_groups() {
             && !sleeping("4202").is_empty()),
         "the command's sleeps did not start"
     );
+    leftovers.groups = group_names(pid);
     // SAFETY: signals the process this test started.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
@@ -148,6 +189,7 @@ fn a_sigterm_stops_the_process_group_and_what_else_is_in_the_groups() {
 #[test]
 fn a_headroom_killed_with_sigkill_leaves_no_process_and_no_group() {
     let _serial = serial();
+    let mut leftovers = Leftovers::of(&["4301", "4302"]);
     // The sleeps' output goes elsewhere: only headroom and its guard hold
     // the pipe read here.
     let child = spawn(&[
@@ -164,6 +206,7 @@ fn a_headroom_killed_with_sigkill_leaves_no_process_and_no_group() {
             && !sleeping("4302").is_empty()),
         "the command's sleeps did not start"
     );
+    leftovers.groups = group_names(pid);
     // SAFETY: signals the process this test started.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
     // Ends when the guard has done its work and closed standard error.
@@ -208,8 +251,12 @@ fn groups_of_an_ended_emulation_are_removed_at_the_next_start() {
     let group =
         PathBuf::from(v2.unwrap_or("/sys/fs/cgroup/cpu")).join(format!("headroom-emulate-{dead}"));
     std::fs::create_dir(&group).unwrap();
+    let mut leftovers = Leftovers::of(&["4401"]);
+    leftovers.groups.push(group.clone());
     let mut left = std::process::Command::new("sleep")
         .arg("4401")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     std::fs::write(group.join("cgroup.procs"), left.id().to_string()).unwrap();
@@ -221,6 +268,13 @@ fn groups_of_an_ended_emulation_are_removed_at_the_next_start() {
             "the control groups of an emulation that ended without removing them (process {dead}): 1 process left in them stopped, removed"
         )),
         "{said}"
+    );
+    assert!(
+        within(Duration::from_secs(5), || left
+            .try_wait()
+            .unwrap()
+            .is_some()),
+        "sleep 4401 left running: {said}"
     );
     let status = left.wait().unwrap();
     assert_eq!(
