@@ -100,7 +100,7 @@ pub fn sequential(
         done.map_err(|e| request_refused(e, mode, request.len(), offset))?;
         moved.requests += 1;
         moved.bytes += request.len() as u64;
-        if mode == Mode::Write && moved.requests % FSYNC_EVERY == 0 {
+        if mode == Mode::Write && moved.requests.is_multiple_of(FSYNC_EVERY) {
             // sysbench syncs every file then, not only the one written.
             for f in files {
                 f.sync_all().map_err(io_error("fsync"))?;
@@ -111,7 +111,7 @@ pub fn sequential(
             file = (file + 1) % files.len();
             offset = 0;
         }
-        if moved.requests % 256 == 0 {
+        if moved.requests.is_multiple_of(256) {
             check(stop)?;
         }
     }
