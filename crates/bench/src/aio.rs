@@ -14,9 +14,13 @@ use std::time::{Duration, Instant};
 
 pub const BLOCK: usize = 4096;
 
-/// A buffer aligned for O_DIRECT.
+/// A buffer aligned for O_DIRECT: `len` bytes at the start of whole
+/// pages of their own.
 pub struct AlignedBuf {
     ptr: *mut u8,
+    /// The bytes a request moves: a 1 KiB block is a 1 KiB request,
+    /// however many bytes the allocation holds.
+    len: usize,
     layout: Layout,
 }
 
@@ -25,13 +29,14 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     pub fn new(len: usize) -> AlignedBuf {
-        let layout = Layout::from_size_align(len.max(BLOCK), BLOCK).expect("valid layout");
+        let size = len.max(1).next_multiple_of(BLOCK);
+        let layout = Layout::from_size_align(size, BLOCK).expect("valid layout");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        AlignedBuf { ptr, layout }
+        AlignedBuf { ptr, len, layout }
     }
 
     /// A buffer of pseudo-random bytes from `seed`: data a compressing or
@@ -44,9 +49,11 @@ impl AlignedBuf {
         buf
     }
 
+    /// The buffer's `len` bytes (not the rest of its last page).
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for layout.size() bytes for self's lifetime.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+        // SAFETY: ptr is valid for layout.size() >= len bytes for self's
+        // lifetime.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 
     pub fn as_ptr(&self) -> *mut u8 {
@@ -314,6 +321,17 @@ pub fn shuffled(count: u64, seed: u64) -> Vec<u64> {
 mod tests {
     use super::*;
     use std::os::fd::AsRawFd;
+
+    /// Finding 4 of adversary-3: a 1 KiB buffer was a 4 KiB slice, so a
+    /// 1 KiB block was a 4 KiB request.
+    #[test]
+    fn a_buffer_is_as_long_as_asked_and_page_aligned() {
+        for len in [512, 1024, 3072, 4096, 8192, 1 << 20] {
+            let mut buf = AlignedBuf::random(len, 1);
+            assert_eq!(buf.as_mut_slice().len(), len);
+            assert_eq!(buf.as_ptr() as usize % BLOCK, 0, "{len}");
+        }
+    }
 
     /// Deflate at its best level keeps at least 99% of the bytes (a
     /// compressing device works block by block: each block is asked).

@@ -7,8 +7,15 @@
 //! IOPS (the block-I/O throttle, reads and writes each) and memory of the
 //! processes put in them, through cgroup v2 where its controllers are
 //! enabled, else the v1 hierarchies. The groups are made when the
-//! emulation is prepared and removed when it is dropped.
+//! emulation is prepared; when it finishes, what the command left in them
+//! is stopped and they are removed (by a guard process when headroom
+//! itself is killed, and at the next emulation's start when the guard was
+//! killed too).
 
+mod members;
+
+use members::{Group, Guard};
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -19,6 +26,18 @@ use std::path::{Path, PathBuf};
 const PERIOD_US: u64 = 10_000;
 /// The period of a quota over several cores (the kernel's default).
 const MULTI_CORE_PERIOD_US: u64 = 100_000;
+/// The least quota the kernel takes (1 ms) and the longest period (1 s).
+const LEAST_QUOTA_US: u64 = 1_000;
+const LONGEST_PERIOD_US: u64 = 1_000_000;
+/// The least share of a CPU the kernel can hold a command to: 1 ms of CPU
+/// each second.
+pub const LEAST_CPUS: f64 = LEAST_QUOTA_US as f64 / LONGEST_PERIOD_US as f64;
+/// The least memory emulated: below it no server starts (the kernel's
+/// OOM killer ends the command at its first pages; a Python interpreter
+/// alone takes 7 MiB).
+pub const LEAST_MEMORY: u64 = 4 << 20;
+/// The groups' names: this and the emulating process's id.
+const GROUP_PREFIX: &str = "headroom-emulate-";
 
 /// What to limit.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,22 +48,100 @@ pub struct Limits {
     pub memory_bytes: Option<u64>,
 }
 
+impl Limits {
+    /// Why these limits cannot be emulated on a host of `cores` CPUs
+    /// (a quota above them holds nothing back; below the kernel's least
+    /// share or too little memory to start in, nothing runs as asked).
+    pub fn refusal(&self, cores: usize) -> Option<String> {
+        if let Some(cpus) = self.cpus {
+            if cpus > cores as f64 + 1e-9 {
+                return Some(format!(
+                    "{} CPUs are more than this host has ({cores}): a quota above its CPUs holds \
+                     nothing back, and the command would run as on this host. Give --cpus {cores} or less",
+                    cpus_shown(cpus)
+                ));
+            }
+            if cpus < LEAST_CPUS - 1e-12 {
+                return Some(format!(
+                    "{} CPU is less than the kernel can hold a command to: its least quota is 1 ms \
+                     of CPU each second ({LEAST_CPUS} CPU). Give --cpus {LEAST_CPUS} or more",
+                    cpus_shown(cpus)
+                ));
+            }
+        }
+        if let Some(bytes) = self.memory_bytes.filter(|b| *b < LEAST_MEMORY) {
+            return Some(format!(
+                "{} of memory is too little for a server to start in (the kernel's OOM killer would \
+                 end the command at its first pages; a Python interpreter alone takes 7 MiB). Give \
+                 --memory {}M or more",
+                memory_shown(bytes),
+                LEAST_MEMORY >> 20
+            ));
+        }
+        None
+    }
+}
+
+/// "0.25", "1.13", "0.001", "0.0015": two decimals, or up to two
+/// significant digits below a tenth.
+fn cpus_shown(cpus: f64) -> String {
+    if cpus >= 0.1 {
+        format!("{cpus:.2}")
+    } else {
+        let decimals = ((-cpus.log10()).ceil() as usize + 1).min(12);
+        let shown = format!("{cpus:.decimals$}");
+        shown
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+/// "512 MiB", "4.5 MiB", "1 KiB", "100 bytes".
+pub fn memory_shown(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        let mib = bytes as f64 / (1u64 << 20) as f64;
+        if bytes.is_multiple_of(1 << 20) {
+            format!("{mib:.0} MiB")
+        } else {
+            format!("{mib:.1} MiB")
+        }
+    } else if bytes >= 1 << 10 {
+        format!("{:.0} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// Control groups made for one command.
 #[derive(Debug)]
 pub struct Emulation {
-    /// The groups' `cgroup.procs` files, as C strings for a child to write
-    /// itself into between fork and exec.
-    procs: Vec<CString>,
-    groups: Vec<PathBuf>,
+    groups: Vec<Group>,
+    /// The memory group's file counting OOM kills (v2 `memory.events`,
+    /// v1 `memory.oom_control`) and its limit.
+    memory: Option<(PathBuf, u64)>,
+    guard: Option<Guard>,
     /// The limits in words ("0.5 CPU (quota 50 ms each 100 ms)").
     pub described: Vec<String>,
 }
 
-/// The last ⌈cpus⌉ cores of this machine ("1", "2-3"), all of them when
-/// it has fewer.
-fn cores_for(cpus: f64) -> String {
+/// What the command did to its groups, said when it has ended.
+#[derive(Debug, Default, PartialEq)]
+pub struct Ending {
+    /// Processes the kernel's OOM killer ended at the memory limit.
+    pub oom_kills: u64,
+    /// The memory limit, bytes.
+    pub memory_bytes: Option<u64>,
+    /// Processes the command left in the groups, stopped.
+    pub left_behind: usize,
+    /// Groups that could not be removed, and why.
+    pub not_removed: Vec<(PathBuf, String)>,
+}
+
+/// The CPUs online on this machine (the last one's number + 1).
+pub fn online_cores() -> usize {
     let online = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let online = fs::read_to_string("/sys/devices/system/cpu/online")
+    fs::read_to_string("/sys/devices/system/cpu/online")
         .ok()
         .and_then(|text| {
             let last = text
@@ -55,7 +152,32 @@ fn cores_for(cpus: f64) -> String {
                 .ok()?;
             Some(last + 1)
         })
-        .unwrap_or(online);
+        .unwrap_or(online)
+}
+
+/// The CFS quota and period, µs, that hold a command to `cpus`.
+/// The kernel's least quota is 1 ms: a smaller share takes a longer
+/// period (up to 1 s, so the least share is 0.001 CPU, refused below).
+/// Over several cores the quota is handed out in 5 ms slices to each
+/// core's queue: a 10 ms period leaves it unenforced (2 threads on
+/// 1.51 CPUs ran as on 2), so several cores keep the kernel's 100 ms.
+fn quota_and_period(cpus: f64) -> (u64, u64) {
+    let period = if cpus > 1.0 {
+        MULTI_CORE_PERIOD_US
+    } else {
+        PERIOD_US
+    };
+    let period = period
+        .max((LEAST_QUOTA_US as f64 / cpus).ceil() as u64)
+        .min(LONGEST_PERIOD_US);
+    let quota = ((cpus * period as f64).round() as u64).max(LEAST_QUOTA_US);
+    (quota, period)
+}
+
+/// The last ⌈cpus⌉ cores of this machine ("1", "2-3"), all of them when
+/// it has fewer.
+fn cores_for(cpus: f64) -> String {
+    let online = online_cores();
     let wanted = (cpus.ceil() as usize).clamp(1, online);
     let first = online - wanted;
     if wanted == 1 {
@@ -114,34 +236,26 @@ impl Emulation {
     /// emulations (e.g. the process id).
     pub fn prepare(limits: &Limits, name: &str) -> Result<Emulation, String> {
         let mut emulation = Emulation {
-            procs: Vec::new(),
             groups: Vec::new(),
+            memory: None,
+            guard: None,
             described: Vec::new(),
         };
         if limits == &Limits::default() {
             return Err("nothing to emulate: give --cpus, --iops or --memory".to_string());
         }
+        if let Some(why) = limits.refusal(online_cores()) {
+            return Err(why);
+        }
         let disk = match &limits.iops {
             Some((_, dir)) => Some(disk_of(dir)?),
             None => None,
         };
-        let group = format!("headroom-emulate-{name}");
-        // The kernel's least quota is 1 ms: a smaller share takes a longer
-        // period.
-        // Over several cores the quota is handed out in 5 ms slices to each
-        // core's queue: a 10 ms period leaves it unenforced (2 threads on
-        // 1.51 CPUs ran as on 2), so several cores keep the kernel's 100 ms.
-        let period = limits.cpus.map_or(PERIOD_US, |c| {
-            let period = if c > 1.0 {
-                MULTI_CORE_PERIOD_US
-            } else {
-                PERIOD_US
-            };
-            period.max((1000.0 / c).ceil() as u64).min(1_000_000)
-        });
-        let quota = limits
-            .cpus
-            .map(|c| ((c * period as f64).round() as u64).max(1000));
+        let group = format!("{GROUP_PREFIX}{name}");
+        let (quota, period) = match limits.cpus.map(quota_and_period) {
+            Some((quota, period)) => (Some(quota), period),
+            None => (None, PERIOD_US),
+        };
         let cores = limits.cpus.map(cores_for);
         match tree() {
             Tree::V2(root) => {
@@ -171,6 +285,7 @@ impl Emulation {
                 }
                 if let Some(bytes) = limits.memory_bytes {
                     write(&dir.join("memory.max"), &bytes.to_string())?;
+                    emulation.memory = Some((dir.join("memory.events"), bytes));
                 }
             }
             Tree::V1 => {
@@ -206,12 +321,14 @@ impl Emulation {
                     let dir = Path::new("/sys/fs/cgroup/memory").join(&group);
                     emulation.make(&dir)?;
                     write(&dir.join("memory.limit_in_bytes"), &bytes.to_string())?;
+                    emulation.memory = Some((dir.join("memory.oom_control"), bytes));
                 }
             }
         }
         if let (Some(cpus), Some(quota), Some(cores)) = (limits.cpus, quota, &cores) {
             emulation.described.push(format!(
-                "{cpus:.2} CPU (a quota of {:.1} ms of CPU each {} ms, on core{} {cores})",
+                "{} CPU (a quota of {:.1} ms of CPU each {} ms, on core{} {cores})",
+                cpus_shown(cpus),
                 quota as f64 / 1000.0,
                 period as f64 / 1000.0,
                 if cores.contains('-') { "s" } else { "" }
@@ -226,7 +343,7 @@ impl Emulation {
         if let Some(bytes) = limits.memory_bytes {
             emulation
                 .described
-                .push(format!("{} MiB of memory", bytes >> 20));
+                .push(format!("{} of memory", memory_shown(bytes)));
         }
         Ok(emulation)
     }
@@ -238,17 +355,154 @@ impl Emulation {
                 dir.display()
             )
         })?;
-        self.groups.push(dir.to_path_buf());
-        let procs = CString::new(dir.join("cgroup.procs").to_string_lossy().into_owned())
-            .map_err(|e| e.to_string())?;
-        self.procs.push(procs);
+        let group = Group::new(dir);
+        if group.is_err() {
+            let _ = fs::remove_dir(dir);
+        }
+        self.groups.push(group?);
         Ok(())
     }
 
     /// What a child needs to enter the groups ([`EmulationEntry::enter`]).
     pub fn entry(&self) -> EmulationEntry {
-        EmulationEntry(self.procs.clone())
+        EmulationEntry(self.groups.iter().map(|g| g.procs.clone()).collect())
     }
+
+    /// The processes in the groups now.
+    pub fn members(&self) -> impl Iterator<Item = u32> + '_ {
+        self.groups.iter().flat_map(|g| {
+            fs::read_to_string(g.dir.join("cgroup.procs"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+    }
+
+    /// Starts the guard that stops what is left in the groups and removes
+    /// them if headroom is killed (SIGKILL included) before
+    /// [`Emulation::finish`].
+    pub fn guard(&mut self) -> std::io::Result<()> {
+        self.guard = Some(Guard::start(&self.groups)?);
+        Ok(())
+    }
+
+    /// After the command has ended: the OOM kills at the memory limit,
+    /// what it left in the groups stopped, and the groups removed.
+    pub fn finish(mut self) -> Ending {
+        let mut ending = Ending {
+            memory_bytes: self.memory.as_ref().map(|(_, bytes)| *bytes),
+            oom_kills: self.memory.as_ref().map_or(0, |(file, _)| oom_kills(file)),
+            ..Ending::default()
+        };
+        ending.left_behind = members::stop_members(&self.groups);
+        for group in std::mem::take(&mut self.groups) {
+            if let Err(errno) = members::remove(&group) {
+                let e = std::io::Error::from_raw_os_error(errno);
+                ending.not_removed.push((group.dir, e.to_string()));
+            }
+        }
+        if let Some(guard) = self.guard.take() {
+            guard.release();
+        }
+        ending
+    }
+}
+
+/// The OOM kills counted in a memory group's `memory.events` or
+/// `memory.oom_control` ("oom_kill 1").
+fn oom_kills(file: &Path) -> u64 {
+    oom_kills_in(&fs::read_to_string(file).unwrap_or_default())
+}
+
+fn oom_kills_in(text: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// An emulation's groups left by an emulating process that has ended
+/// (killed together with its guard): `(its process id, the groups)`.
+fn stale_groups() -> BTreeMap<u32, Vec<PathBuf>> {
+    let roots = [
+        "/sys/fs/cgroup",
+        "/sys/fs/cgroup/unified",
+        "/sys/fs/cgroup/cpu",
+        "/sys/fs/cgroup/cpuset",
+        "/sys/fs/cgroup/blkio",
+        "/sys/fs/cgroup/memory",
+    ];
+    let mut seen = Vec::new();
+    let mut stale: BTreeMap<u32, Vec<PathBuf>> = BTreeMap::new();
+    for root in roots {
+        // /sys/fs/cgroup/cpu may be a link to cpu,cpuacct: each hierarchy once.
+        let Ok(real) = fs::canonicalize(root) else {
+            continue;
+        };
+        if seen.contains(&real) {
+            continue;
+        }
+        seen.push(real.clone());
+        for entry in fs::read_dir(&real).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(GROUP_PREFIX))
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if !emulating(pid) {
+                stale.entry(pid).or_default().push(entry.path());
+            }
+        }
+    }
+    stale
+}
+
+/// Whether `pid` is a running `headroom emulate` (not a process that took
+/// an ended one's number).
+fn emulating(pid: u32) -> bool {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|arg| arg == b"emulate"))
+}
+
+/// Stops what is left in the groups of emulations whose process has ended
+/// and removes them; a line for each such emulation.
+pub fn remove_stale() -> Vec<String> {
+    stale_groups()
+        .into_iter()
+        .map(|(pid, dirs)| {
+            let groups: Vec<Group> = dirs.iter().filter_map(|d| Group::new(d).ok()).collect();
+            let stopped = members::stop_members(&groups);
+            let failed: Vec<String> = groups
+                .iter()
+                .filter_map(|g| {
+                    let errno = members::remove(g).err()?;
+                    Some(format!(
+                        "{} ({})",
+                        g.dir.display(),
+                        std::io::Error::from_raw_os_error(errno)
+                    ))
+                })
+                .collect();
+            let mut line = format!(
+                "the control groups of an emulation that ended without removing them (process {pid}): "
+            );
+            if stopped > 0 {
+                line += &format!(
+                    "{stopped} process{} left in them stopped, ",
+                    if stopped == 1 { "" } else { "es" }
+                );
+            }
+            if failed.is_empty() {
+                line += "removed";
+            } else {
+                line += &format!("{} could not be removed: {}", failed.len(), failed.join(", "));
+            }
+            line
+        })
+        .collect()
 }
 
 /// The groups' `cgroup.procs` files.
@@ -262,24 +516,13 @@ impl EmulationEntry {
     pub fn enter(&self) -> std::io::Result<()> {
         // SAFETY: getpid, open, write and close on buffers owned here.
         unsafe {
-            let pid = libc::getpid();
             let mut digits = [0u8; 20];
-            let mut at = digits.len();
-            let mut n = pid as u64;
-            loop {
-                at -= 1;
-                digits[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
+            let text = members::decimal(libc::getpid() as u64, &mut digits);
             for procs in &self.0 {
                 let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
                 if fd < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                let text = &digits[at..];
                 let written = libc::write(fd, text.as_ptr().cast(), text.len());
                 libc::close(fd);
                 if written < 0 {
@@ -292,16 +535,15 @@ impl EmulationEntry {
 }
 
 impl Drop for Emulation {
+    /// An emulation not finished (the command could not start): its groups
+    /// emptied and removed all the same.
     fn drop(&mut self) {
-        // A group is removed once its processes have ended; they may take
-        // a moment to leave it.
-        for dir in &self.groups {
-            for _ in 0..50 {
-                if fs::remove_dir(dir).is_ok() {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
+        members::stop_members(&self.groups);
+        for group in &self.groups {
+            let _ = members::remove(group);
+        }
+        if let Some(guard) = self.guard.take() {
+            guard.release();
         }
     }
 }
@@ -323,5 +565,80 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.contains("not on a block device"), "{error}");
+    }
+
+    /// Finding 8 of adversary-3: `--cpus 3` on 2 cores emulated nothing,
+    /// `--cpus 0.0001` set 10× that, `--memory 1k` was taken; each is
+    /// refused before any group is made, saying why.
+    #[test]
+    fn limits_that_hold_nothing_or_cannot_be_held_are_refused() {
+        let cpus = |c| Limits {
+            cpus: Some(c),
+            ..Limits::default()
+        };
+        let why = cpus(3.0).refusal(2).unwrap();
+        assert!(
+            why.starts_with("3.00 CPUs are more than this host has (2)")
+                && why.contains("--cpus 2 or less"),
+            "{why}"
+        );
+        assert_eq!(cpus(2.0).refusal(2), None);
+        let why = cpus(0.0001).refusal(2).unwrap();
+        assert!(
+            why.starts_with("0.0001 CPU is less than the kernel can hold a command to")
+                && why.contains("--cpus 0.001 or more"),
+            "{why}"
+        );
+        assert_eq!(cpus(0.001).refusal(2), None);
+        let memory = Limits {
+            memory_bytes: Some(1024),
+            ..Limits::default()
+        };
+        let why = memory.refusal(2).unwrap();
+        assert!(
+            why.starts_with("1 KiB of memory is too little for a server to start in")
+                && why.contains("--memory 4M or more"),
+            "{why}"
+        );
+        let enough = Limits {
+            memory_bytes: Some(LEAST_MEMORY),
+            ..Limits::default()
+        };
+        assert_eq!(enough.refusal(2), None);
+        // Refused by prepare too, before any group.
+        let error = Emulation::prepare(&cpus(1000.0), "t").unwrap_err();
+        assert!(error.contains("more than this host has"), "{error}");
+    }
+
+    /// The quota is the share asked for, the least one included (it was
+    /// 1 ms each 1 s, not each 10 s, for 0.0001).
+    #[test]
+    fn the_quota_is_the_share_asked_for() {
+        for cpus in [0.001, 0.0015, 0.05, 0.25, 1.0, 1.13, 2.0] {
+            let (quota, period) = quota_and_period(cpus);
+            assert!(quota >= LEAST_QUOTA_US && period <= LONGEST_PERIOD_US);
+            let share = quota as f64 / period as f64;
+            assert!(
+                (share / cpus - 1.0).abs() < 1e-3,
+                "{cpus}: {quota}/{period}"
+            );
+        }
+        assert_eq!(quota_and_period(0.25), (2_500, 10_000));
+        assert_eq!(quota_and_period(1.13), (113_000, 100_000));
+        assert_eq!(quota_and_period(0.001), (1_000, 1_000_000));
+        assert_eq!(cpus_shown(0.001), "0.001");
+        assert_eq!(cpus_shown(0.0015), "0.0015");
+        assert_eq!(cpus_shown(0.25), "0.25");
+        assert_eq!(memory_shown(16 << 20), "16 MiB");
+        assert_eq!(memory_shown(4_718_592), "4.5 MiB");
+    }
+
+    #[test]
+    fn oom_kills_are_read_from_v1_and_v2_files() {
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n";
+        let v2 = "low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n";
+        assert_eq!(oom_kills_in(v1), 1);
+        assert_eq!(oom_kills_in(v2), 2);
+        assert_eq!(oom_kills_in("oom_kill_disable 0\n"), 0);
     }
 }

@@ -15,7 +15,7 @@ use crate::storage::{check_path, open_direct, Scratch};
 use crate::{check, io_error, measure, settings, BenchError, BenchResult, Measure, Series};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -56,8 +56,24 @@ pub fn block_name(kib: u64) -> String {
     }
 }
 
+/// What one block size's run moved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moved {
+    pub requests: u64,
+    /// The bytes the requests read or wrote: `block` each.
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+impl Moved {
+    /// MiB (2^20 bytes) a second.
+    pub fn mib_per_second(&self) -> f64 {
+        self.bytes as f64 / (1u64 << 20) as f64 / self.seconds.max(1e-9)
+    }
+}
+
 /// Requests of `block` bytes in sequence over `files` of `file_bytes`
-/// each for `seconds`: (requests, seconds they took).
+/// each for `seconds`.
 pub fn sequential(
     files: &[File],
     file_bytes: u64,
@@ -65,24 +81,26 @@ pub fn sequential(
     mode: Mode,
     seconds: f64,
     stop: &AtomicBool,
-) -> Result<(u64, f64), BenchError> {
+) -> Result<Moved, BenchError> {
     let mut buf = AlignedBuf::random(block, 0x5eed_f11e);
-    let (mut file, mut offset, mut requests) = (0usize, 0u64, 0u64);
+    let (mut file, mut offset) = (0usize, 0u64);
+    let mut moved = Moved {
+        requests: 0,
+        bytes: 0,
+        seconds: 0.0,
+    };
     let started = Instant::now();
     while started.elapsed().as_secs_f64() < seconds {
         let f = &files[file];
-        match mode {
-            Mode::Read => {
-                f.read_exact_at(buf.as_mut_slice(), offset)
-                    .map_err(io_error("sequential read"))?;
-            }
-            Mode::Write => {
-                f.write_all_at(buf.as_mut_slice(), offset)
-                    .map_err(io_error("sequential write"))?;
-            }
-        }
-        requests += 1;
-        if mode == Mode::Write && requests % FSYNC_EVERY == 0 {
+        let request = buf.as_mut_slice();
+        let done = match mode {
+            Mode::Read => f.read_exact_at(request, offset),
+            Mode::Write => f.write_all_at(request, offset),
+        };
+        done.map_err(|e| request_refused(e, mode, request.len(), offset))?;
+        moved.requests += 1;
+        moved.bytes += request.len() as u64;
+        if mode == Mode::Write && moved.requests.is_multiple_of(FSYNC_EVERY) {
             // sysbench syncs every file then, not only the one written.
             for f in files {
                 f.sync_all().map_err(io_error("fsync"))?;
@@ -93,7 +111,7 @@ pub fn sequential(
             file = (file + 1) % files.len();
             offset = 0;
         }
-        if requests % 256 == 0 {
+        if moved.requests.is_multiple_of(256) {
             check(stop)?;
         }
     }
@@ -102,12 +120,79 @@ pub fn sequential(
             f.sync_all().map_err(io_error("fsync"))?;
         }
     }
-    Ok((requests, started.elapsed().as_secs_f64()))
+    moved.seconds = started.elapsed().as_secs_f64();
+    Ok(moved)
+}
+
+/// A failed request said with its size: a direct request the filesystem
+/// calls invalid is one that is not whole logical blocks of its device.
+fn request_refused(e: std::io::Error, mode: Mode, bytes: usize, offset: u64) -> BenchError {
+    let what = match mode {
+        Mode::Read => "sequential read",
+        Mode::Write => "sequential write",
+    };
+    if e.raw_os_error() == Some(libc::EINVAL) {
+        return BenchError::Refused(format!(
+            "{what}: the filesystem refused a direct (O_DIRECT) request of {bytes} bytes at offset \
+             {offset}: requests must be whole logical blocks of the device, which are larger here; \
+             give larger --fileio-blocks (e.g. 4k)"
+        ));
+    }
+    BenchError::Io {
+        what: format!("{what} of {bytes} bytes at offset {offset}"),
+        source: e,
+    }
+}
+
+/// The logical block size of the device holding `dir` (the least a direct
+/// request can be), from /sys/dev/block; `None` when the directory is on
+/// no block device of its own (btrfs, overlay, a network file system).
+pub fn logical_block_size(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let sys = PathBuf::from(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(dev),
+        libc::minor(dev)
+    ));
+    // A partition's queue is its disk's.
+    [sys.join("queue"), sys.join("../queue")]
+        .iter()
+        .find_map(|queue| {
+            std::fs::read_to_string(queue.join("logical_block_size"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        })
+}
+
+/// Why direct requests of `kib` KiB cannot be made on a device of
+/// `logical`-byte blocks; `None` when they can.
+pub fn block_refused(kib: u64, logical: u64, dir: &Path) -> Option<String> {
+    let bytes = kib << 10;
+    if bytes.is_multiple_of(logical) {
+        return None;
+    }
+    let how = if bytes < logical {
+        "smaller than"
+    } else {
+        "not a whole number of"
+    };
+    Some(format!(
+        "a block of {} ({bytes} bytes) is {how} the logical block size of the device holding {} \
+         ({logical} bytes): a direct (O_DIRECT) request must be whole logical blocks. Give \
+         --fileio-blocks multiples of {} KiB",
+        block_name(kib),
+        dir.display(),
+        (logical >> 10).max(1)
+    ))
 }
 
 pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchError> {
     let files = o.files.max(1);
-    let file_bytes = (o.total_mib << 20) / files;
+    // Whole 4 KiB pages, as the files are written.
+    let file_bytes = (o.total_mib << 20) / files / 4096 * 4096;
     let largest = o.blocks_kib.iter().copied().max().unwrap_or(4) << 10;
     if o.blocks_kib.is_empty() || o.blocks_kib.contains(&0) {
         return Err(BenchError::Refused(
@@ -122,6 +207,15 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
             largest >> 10
         )));
     }
+    if let Some(logical) = logical_block_size(&o.path) {
+        if let Some(why) = o
+            .blocks_kib
+            .iter()
+            .find_map(|&kib| block_refused(kib, logical, &o.path))
+        {
+            return Err(BenchError::Refused(why));
+        }
+    }
     check_path(&o.path, o.total_mib * (1 << 20) + 64_000_000)?;
     // prepare: the files written whole, then synced.
     let mut scratch = Scratch::default();
@@ -132,12 +226,8 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
         let f = open_direct(&path, true)?;
         let mut written = 0;
         while written < file_bytes {
+            // Whole pages, as O_DIRECT wants: file_bytes is.
             let n = (file_bytes - written).min(1 << 20) as usize;
-            // O_DIRECT wants whole blocks: the last chunk rounded down.
-            let n = n - n % 4096;
-            if n == 0 {
-                break;
-            }
             f.write_all_at(&chunk.as_mut_slice()[..n], written)
                 .map_err(io_error(format!("cannot write {}", path.display())))?;
             written += n as u64;
@@ -168,9 +258,8 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
     for _ in 0..o.repetitions.max(1) {
         for (mode, kib, m) in &mut measures {
             let block = (*kib << 10) as usize;
-            let (requests, secs) = sequential(&open, file_bytes, block, *mode, o.seconds, stop)?;
-            m.values
-                .push(requests as f64 * block as f64 / (1u64 << 20) as f64 / secs.max(1e-9));
+            let moved = sequential(&open, file_bytes, block, *mode, o.seconds, stop)?;
+            m.values.push(moved.mib_per_second());
         }
     }
     drop(open);
@@ -200,10 +289,10 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
         benchmark: "fileio".into(),
         method: format!(
             "sysbench fileio's seqrd and seqwr as 002 ran them (--file-extra-flags=direct, one thread): \
-             {files} files of {} MiB written first, then for {} s per block size each request the next \
+             {files} files of {} written first, then for {} s per block size each request the next \
              block of the current file with O_DIRECT, file after file; every {FSYNC_EVERY} writes and at the end \
              every file is fsynced; MiB/s (2^20 bytes)",
-            file_bytes >> 20,
+            block_name(file_bytes >> 10),
             o.seconds
         ),
         settings: settings([
@@ -237,6 +326,90 @@ mod tests {
         assert_eq!(block_name(512), "512 KiB");
         assert_eq!(block_name(2048), "2 MiB");
         assert_eq!(block_name(1536), "1536 KiB");
+    }
+
+    /// Finding 4 of adversary-3: a 3 KiB block was a 4 KiB request 3 KiB
+    /// after the last (and 1 KiB ones read past a file's end).
+    #[test]
+    fn each_request_is_one_block_of_its_size() {
+        let dir =
+            std::env::temp_dir().join(format!("headroom-fileio-requests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file_bytes = 4 * 3072;
+        let files: Vec<File> = (0..2)
+            .map(|i| {
+                let f = File::options()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(dir.join(format!("f{i}")))
+                    .unwrap();
+                f.set_len(file_bytes).unwrap();
+                f
+            })
+            .collect();
+        let stop = AtomicBool::new(false);
+        for mode in [Mode::Read, Mode::Write] {
+            let moved = sequential(&files, file_bytes, 3072, mode, 0.2, &stop).unwrap();
+            // Past both files' ends at least once.
+            assert!(moved.requests >= 8, "{mode:?}: {moved:?}");
+            assert_eq!(moved.bytes, moved.requests * 3072, "{mode:?}");
+            for f in &files {
+                assert_eq!(f.metadata().unwrap().len(), file_bytes, "{mode:?}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn blocks_that_are_not_whole_logical_blocks_are_refused_naming_both() {
+        let dir = Path::new("/srv/disk");
+        assert_eq!(block_refused(1, 512, dir), None);
+        assert_eq!(block_refused(3, 512, dir), None);
+        assert_eq!(block_refused(8, 4096, dir), None);
+        let why = block_refused(1, 4096, dir).unwrap();
+        assert!(
+            why.contains("a block of 1 KiB (1024 bytes) is smaller than the logical block size")
+                && why.contains("/srv/disk (4096 bytes)")
+                && why.contains("multiples of 4 KiB"),
+            "{why}"
+        );
+        let why = block_refused(6, 4096, dir).unwrap();
+        assert!(why.contains("is not a whole number of"), "{why}");
+    }
+
+    /// 1 KiB and 3 KiB blocks run with O_DIRECT, and files under a MiB
+    /// are said in KiB (finding 20: "8 files of 0 MiB").
+    #[test]
+    fn blocks_under_4_kib_run_and_small_files_are_said_in_kib() {
+        let dir = std::env::temp_dir().join(format!("headroom-fileio-1k-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = FileioOptions {
+            path: dir.clone(),
+            files: 8,
+            total_mib: 1,
+            blocks_kib: vec![1, 3],
+            seconds: 0.05,
+            repetitions: 1,
+        };
+        match run(&o, &AtomicBool::new(false)) {
+            Ok(r) => {
+                assert!(
+                    r.method.contains("8 files of 128 KiB written first"),
+                    "{}",
+                    r.method
+                );
+                assert!(
+                    r.measures.iter().all(|m| m.values[0] > 0.0),
+                    "{:?}",
+                    r.measures
+                );
+            }
+            Err(BenchError::Refused(why)) if why.contains("tmpfs") || why.contains("O_DIRECT") => {}
+            Err(e) => panic!("{e}"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -254,21 +254,54 @@ const MUST_MATCH: &[(&str, &str, &str)] = &[
 /// with other settings than the references, or outside the method's
 /// conditions (STREAM over arrays that fit the cache); `None` when they can.
 pub fn not_comparable(result: &BenchResult) -> Option<String> {
-    let mismatch: Vec<String> = MUST_MATCH
+    let mismatch: Vec<(&str, &String, &str)> = MUST_MATCH
         .iter()
         .filter(|(b, _, _)| *b == result.benchmark)
         .filter_map(|(_, s, v)| {
             let here = result.settings.get(*s).filter(|x| x != v)?;
-            Some(format!("{s} {here}, the published ones with {v}"))
+            Some((*s, here, *v))
         })
         .collect();
     if !mismatch.is_empty() {
-        return Some(format!("they were measured with {}", mismatch.join(", ")));
+        return Some(measured_otherwise(&mismatch));
     }
     if result.benchmark == "memory" {
         return crate::memory::outside_stream_rule_of(&result.settings);
     }
     None
+}
+
+/// "they were measured with dictionary 2^16 bytes and passes 1, the
+/// published ones with 7-Zip's own": each setting here, then the published
+/// values (once when they are the same).
+fn measured_otherwise(mismatch: &[(&str, &String, &str)]) -> String {
+    let here: Vec<String> = mismatch
+        .iter()
+        .map(|(s, h, _)| format!("{s} {h}"))
+        .collect();
+    let mut published: Vec<&str> = mismatch.iter().map(|(_, _, v)| *v).collect();
+    published.dedup();
+    format!(
+        "they were measured with {}, the published ones with {}",
+        and_list(&here),
+        and_list(&published)
+    )
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [rest @ .., last] => format!(
+            "{} and {}",
+            rest.iter()
+                .map(AsRef::as_ref)
+                .collect::<Vec<_>>()
+                .join(", "),
+            last.as_ref()
+        ),
+    }
 }
 
 /// The host's mean for the figure `r` stands beside, when measured the
@@ -423,6 +456,41 @@ mod tests {
         assert!(
             lines[0].contains("like Raspberry Pi 4 (1,478)"),
             "{lines:?}"
+        );
+    }
+
+    /// Finding 20 of adversary-3: "(they were measured with dictionary
+    /// 2^16 bytes, the published ones with 7-Zip's own, passes 1, the
+    /// published ones with 7-Zip's own)".
+    #[test]
+    fn several_settings_measured_otherwise_are_said_once_each() {
+        let result = BenchResult {
+            benchmark: "compression".into(),
+            method: String::new(),
+            settings: BTreeMap::from([
+                ("dictionary".to_string(), "2^16 bytes".to_string()),
+                ("passes".to_string(), "1".to_string()),
+            ]),
+            measures: Vec::new(),
+            series: Vec::new(),
+            notes: Vec::new(),
+        };
+        assert_eq!(
+            not_comparable(&result).unwrap(),
+            "they were measured with dictionary 2^16 bytes and passes 1, the published ones with 7-Zip's own"
+        );
+        let storage = BenchResult {
+            benchmark: "storage".into(),
+            settings: BTreeMap::from([
+                ("dd_blocks".to_string(), "100".to_string()),
+                ("file_mib".to_string(), "8".to_string()),
+                ("queue_depth".to_string(), "64".to_string()),
+            ]),
+            ..result
+        };
+        assert_eq!(
+            not_comparable(&storage).unwrap(),
+            "they were measured with dd_blocks 100 and file_mib 8, the published ones with 133120 and 80"
         );
     }
 

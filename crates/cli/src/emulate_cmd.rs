@@ -1,13 +1,15 @@
 //! `headroom emulate --cpus N [--iops N] [--memory SIZE] -- COMMAND`: the
 //! command run inside control groups that limit it
-//! ([`headroom_bench::emulate`]); stopped with it on Ctrl-C or SIGTERM,
-//! the groups removed after.
+//! ([`headroom_bench::emulate`]), in a process group of its own; stopped
+//! with it on Ctrl-C or SIGTERM; what it leaves in the groups stopped and
+//! the groups removed after, and an OOM kill at the memory limit said.
 
 use crate::args::EmulateArgs;
-use headroom_bench::emulate::{Emulation, Limits};
+use headroom_bench::emulate::{self, Emulation, Ending, Limits};
 use std::os::unix::process::CommandExt;
-use std::process::{Command, ExitCode};
+use std::process::{Child, Command, ExitCode};
 use std::time::{Duration, Instant};
+use tokio::sync::oneshot::Receiver;
 
 /// The exit code when the groups cannot be made here (no root, no
 /// controller, a directory on no block device): the command was not run
@@ -31,7 +33,14 @@ pub fn run(args: EmulateArgs) -> ExitCode {
         iops: args.iops.map(|n| (n, disk_dir)),
         memory_bytes: args.memory,
     };
-    let emulation = match Emulation::prepare(&limits, &std::process::id().to_string()) {
+    if let Some(why) = limits.refusal(emulate::online_cores()) {
+        eprintln!("headroom emulate: {why}. The command was not run");
+        return ExitCode::from(crate::execute::EXIT_USAGE);
+    }
+    for line in emulate::remove_stale() {
+        eprintln!("headroom emulate: {line}");
+    }
+    let mut emulation = match Emulation::prepare(&limits, &std::process::id().to_string()) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("headroom emulate: {e}: the command was not run");
@@ -42,25 +51,36 @@ pub fn run(args: EmulateArgs) -> ExitCode {
             });
         }
     };
+    if let Err(e) = emulation.guard() {
+        eprintln!(
+            "headroom emulate: warning: cannot start the guard that stops the command if headroom \
+             is killed ({e}); the groups of a killed headroom are removed by the next emulate"
+        );
+    }
     eprintln!(
         "headroom emulate: {} runs limited to {}",
         args.command[0].to_string_lossy(),
         emulation.described.join(", ")
     );
+    // Watched before the command starts: a signal at once stops it too.
+    let stop = crate::signals::interrupt_on_signal();
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);
     let entry = emulation.entry();
     // SAFETY: the closure only calls async-signal-safe functions (open,
-    // write, close, getpid, prctl) on memory prepared before the fork.
+    // write, close, getpid, setpgid, prctl) on memory prepared before the
+    // fork.
     unsafe {
         command.pre_exec(move || {
             entry.enter()?;
+            // A process group of its own: stopped whole, its children too.
+            libc::setpgid(0, 0);
             // The command ends if headroom is killed.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
             Ok(())
         });
     }
-    let mut child = match command.spawn() {
+    let child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
             eprintln!(
@@ -70,32 +90,103 @@ pub fn run(args: EmulateArgs) -> ExitCode {
             return ExitCode::from(127);
         }
     };
-    let mut stop = crate::signals::interrupt_on_signal();
-    let status = loop {
+    let code = wait_or_stop(child, stop, &emulation);
+    let ending = emulation.finish();
+    for line in said(&ending, code) {
+        eprintln!("headroom emulate: {line}");
+    }
+    ExitCode::from(code)
+}
+
+/// Waits for the command, or on a signal stops its process group (SIGTERM,
+/// then SIGKILL after 10 s) and waits for the group to end, so that what
+/// is left after is what escaped it; the command's exit code, 130 when it
+/// had to be killed.
+fn wait_or_stop(mut child: Child, mut stop: Receiver<()>, emulation: &Emulation) -> u8 {
+    let group = child.id() as libc::pid_t;
+    loop {
         match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
+            Ok(Some(status)) => return exit_code(status),
             Ok(None) => {}
-            Err(_) => break None,
+            Err(_) => return 1,
         }
         if stop.try_recv().is_ok() {
-            // SAFETY: signals the child this process started.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < deadline {
-                if let Ok(Some(status)) = child.try_wait() {
-                    drop(emulation);
-                    return ExitCode::from(exit_code(status));
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            return ExitCode::from(130);
+            break;
         }
         std::thread::sleep(Duration::from_millis(50));
-    };
-    drop(emulation);
-    status.map_or(ExitCode::FAILURE, |s| ExitCode::from(exit_code(s)))
+    }
+    // SAFETY: signals the process group of the child this process started.
+    unsafe { libc::kill(-group, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut status = None;
+    while Instant::now() < deadline {
+        status = status.or_else(|| child.try_wait().ok().flatten());
+        if status.is_some() && !group_running(emulation, group) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if let Some(status) = status {
+        return exit_code(status);
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let _ = child.kill();
+    let _ = child.wait();
+    130
+}
+
+/// Whether a process of the command's process group is still running in
+/// the emulation's groups.
+fn group_running(emulation: &Emulation, group: libc::pid_t) -> bool {
+    emulation
+        .members()
+        // SAFETY: getpgid only reads; a process gone meanwhile gives -1.
+        .any(|pid| unsafe { libc::getpgid(pid as libc::pid_t) } == group)
+}
+
+/// What the command did to its groups, in sentences.
+fn said(ending: &Ending, code: u8) -> Vec<String> {
+    let mut lines = Vec::new();
+    if ending.oom_kills > 0 {
+        let limit = ending.memory_bytes.map_or(String::new(), |b| {
+            format!(" ({})", emulate::memory_shown(b))
+        });
+        let who = if code == 128 + libc::SIGKILL as u8 {
+            "the command was killed by the --memory limit".to_string()
+        } else {
+            format!(
+                "{} of the command's processes {} killed by the --memory limit",
+                ending.oom_kills,
+                if ending.oom_kills == 1 { "was" } else { "were" }
+            )
+        };
+        lines.push(format!(
+            "{who}{limit}: the kernel's OOM killer ended {} process{} at it; give a larger \
+             --memory or find what grew",
+            ending.oom_kills,
+            if ending.oom_kills == 1 { "" } else { "es" }
+        ));
+    }
+    if ending.left_behind > 0 {
+        let n = ending.left_behind;
+        lines.push(format!(
+            "{n} process{} the command left behind {} stopped (a command that starts a server in \
+             the background and exits ends it here: run the server in the foreground, e.g. nginx \
+             -g 'daemon off;', php-fpm -F)",
+            if n == 1 { "" } else { "es" },
+            if n == 1 { "was" } else { "were" }
+        ));
+    }
+    for (dir, why) in &ending.not_removed {
+        lines.push(format!(
+            "cannot remove the control group {}: {why}; remove it with `rmdir {}` once its \
+             processes have ended (the next emulate also does)",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    lines
 }
 
 /// The CPUs of this host that do `like`'s all-cores work.

@@ -15,6 +15,7 @@ mod compare;
 mod crashes;
 mod demo;
 mod deploy;
+mod emulate;
 mod experiment;
 mod har_apps;
 mod har_import;
