@@ -206,6 +206,9 @@ pub(super) async fn assemble(
     if let Some(note) = labels_note(scenario.labels.len()) {
         description = format!("{note}\n{description}");
     }
+    if let Some(note) = accounts_note(&scenario, profile.population()) {
+        description = format!("{note}\n{description}");
+    }
     let mut setup = setup(spec, manifest, bundle_dir);
     setup.label_urls = spec.outputs.jtl.then(|| {
         scenario
@@ -238,6 +241,21 @@ pub(super) async fn assemble(
     })
 }
 
+/// Said before a run whose users outnumber its `accounts:` rows: user n
+/// takes row n, so those past the last log in again as the first.
+fn accounts_note(scenario: &Scenario, users: u32) -> Option<String> {
+    let accounts = scenario.accounts.as_ref()?;
+    let rows = accounts.rows.len();
+    (users as usize > rows).then(|| {
+        format!(
+            "headroom: note: {users} users and {rows} accounts in {}: each user logs in with its own row, so the {} users past row {rows} log in again as the first accounts (user {} as the account of row 1); give the file a row for each user to log each in as someone else",
+            accounts.file.display(),
+            users as usize - rows,
+            rows + 1
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,5 +284,24 @@ mod tests {
         .unwrap();
         let e = in_peaks(&flags, &plain).unwrap_err();
         assert!(e.to_string().contains("j.yaml has no peak:"), "{e}");
+    }
+
+    /// 30 students, 25 accounts: said before the run; 25 or fewer: nothing.
+    #[test]
+    fn more_users_than_accounts_are_said() {
+        let dir = std::env::temp_dir().join(format!("headroom-accounts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rows: String = (1..=25).map(|i| format!("student{i:02},pw{i}\n")).collect();
+        std::fs::write(dir.join("accounts.csv"), rows).unwrap();
+        let text = "defaults: {base_url: http://127.0.0.1:8080}\naccounts:\n  file: accounts.csv\n  columns: [user, password]\nsteps:\n  - {label: home, path: /}\n";
+        let scenario = crate::scenario::parse_str(text, &dir.join("w.yaml"), None).unwrap();
+        let note = accounts_note(&scenario, 30).unwrap();
+        assert!(note.contains("30 users and 25 accounts"), "{note}");
+        assert!(
+            note.contains("the 5 users past row 25 log in again"),
+            "{note}"
+        );
+        assert_eq!(accounts_note(&scenario, 25), None);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
