@@ -25,7 +25,7 @@ fn scenario_try_shows_every_exchange_and_stops_at_the_first_failure() {
     let base = format!("http://127.0.0.1:{}", site.port);
     for expected in [
         format!("post {base}/login/index.php"),
-        "form: username=\"student1\" password=\"".to_string(),
+        "form: username=\"student1\" password=*** ".to_string(),
         "logintoken=\"".to_string(),
         "<- 303 see other".to_string(),
         "set-cookie: moodlesession=".to_string(),

@@ -138,7 +138,14 @@ impl<W: Write> TrialHost<W> {
             .columns
             .iter()
             .zip(row)
-            .map(|(v, value)| format!("{}={value}", names[*v]))
+            .map(|(v, value)| {
+                // A password column is not shown: the file is the user's.
+                if headroom_units::secret::secret_name(&names[*v]) {
+                    format!("{}=***", names[*v])
+                } else {
+                    format!("{}={value}", names[*v])
+                }
+            })
             .collect();
         self.line(format_args!(
             "data: row {} of {} ({})",
@@ -350,7 +357,16 @@ fn save(
     if dir.exists() && !dir.is_dir() {
         return Err(format!("{} is a file, not a directory", dir.display()));
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // The exchange holds the user's cookies and form fields: a directory
+    // made here is the user's alone, and so are the files.
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     let stem = format!("{step:02}-{}", slug(&failure.label));
     // An earlier try's files of this step would sit beside these: gone.
     if let Ok(entries) = std::fs::read_dir(dir) {
@@ -362,8 +378,7 @@ fn save(
         }
     }
     let exchange = dir.join(format!("{stem}.txt"));
-    std::fs::write(&exchange, describe(failure))
-        .map_err(|e| format!("{}: {e}", exchange.display()))?;
+    write_private(&exchange, &describe(failure))?;
     if failure.body.is_empty() {
         return Ok((exchange, None));
     }
@@ -371,8 +386,23 @@ fn save(
         "{stem}.body.{}",
         extension(&failure.response_head, failure.body_encoding.as_deref())
     ));
-    std::fs::write(&body, &failure.body).map_err(|e| format!("{}: {e}", body.display()))?;
+    write_private(&body, &failure.body)?;
     Ok((exchange, Some(body)))
+}
+
+/// Writes `bytes` to a file only its owner may read (mode 0600).
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let said = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(said)?;
+    file.write_all(bytes).map_err(said)
 }
 
 #[cfg(test)]
@@ -516,5 +546,37 @@ mod tests {
             !out.contains("after"),
             "the user stops at the failure: {out}"
         );
+    }
+
+    /// A failed step's exchange holds cookies and form fields: its files
+    /// and the directory made for them are the user's alone.
+    #[test]
+    fn a_saved_exchange_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir()
+            .join(format!("headroom-try-perms-{}", std::process::id()))
+            .join("saved");
+        let failure = FailedExchange {
+            label: "login".into(),
+            vu: 1,
+            iteration: 1,
+            at_s: 0.0,
+            error: None,
+            check: Some("logged in".into()),
+            detail: None,
+            status: 200,
+            request: b"POST /wp-login.php HTTP/1.1\r\n\r\n".to_vec(),
+            response_head: b"HTTP/1.1 200 OK\r\nSet-Cookie: wordpress_x=student01|abc\r\n\r\n"
+                .to_vec(),
+            body: b"<html>".to_vec(),
+            body_truncated: false,
+            body_encoding: None,
+        };
+        let (exchange, body) = save(&dir, 2, &failure).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&exchange), 0o600);
+        assert_eq!(mode(&body.unwrap()), 0o600);
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 }

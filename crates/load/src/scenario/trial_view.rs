@@ -39,7 +39,15 @@ pub fn write_request(out: &mut dyn Write, request: &[u8], url: &str, verbose: bo
             .split('&')
             .map(|pair| {
                 let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-                format!("{}={}", form_decode(name), quoted(&form_decode(value)))
+                let name = form_decode(name);
+                // A password field is not shown (a terminal's scrollback,
+                // a CI log): its name says it is one.
+                let value = if headroom_units::secret::secret_name(&name) && !value.is_empty() {
+                    "***".to_string()
+                } else {
+                    quoted(&form_decode(value))
+                };
+                format!("{name}={value}")
             })
             .collect();
         let _ = writeln!(out, "    form: {}", fields.join(" "));
@@ -187,5 +195,20 @@ Content-Type: application/x-www-form-urlencoded\r\n\r\nuser=ann+b&pw=%21x";
             "  POST http://h/login\n    > Authorization: [hidden]\n    \
 > Content-Type: application/x-www-form-urlencoded\n    form: user=\"ann b\" pw=\"!x\"\n"
         );
+    }
+
+    /// WordPress's login form: its password field (`pwd`) is not shown.
+    #[test]
+    fn a_forms_password_field_is_not_shown() {
+        let request = b"POST /wp-login.php HTTP/1.1\r\n\
+Content-Type: application/x-www-form-urlencoded\r\n\r\nlog=student01&pwd=Pw-s3cret&testcookie=1";
+        let mut out = Vec::new();
+        write_request(&mut out, request, "http://h/wp-login.php", false);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("form: log=\"student01\" pwd=*** testcookie=\"1\""),
+            "{text}"
+        );
+        assert!(!text.contains("s3cret"), "{text}");
     }
 }
