@@ -127,7 +127,7 @@ pub struct Emulation {
 
 /// What the command did to its groups, said when it has ended.
 #[derive(Debug, Default, PartialEq)]
-pub struct Ending {
+pub struct EmulationEnd {
     /// Processes the kernel's OOM killer ended at the memory limit.
     pub oom_kills: u64,
     /// The memory limit, bytes.
@@ -389,11 +389,11 @@ impl Emulation {
 
     /// After the command has ended: the OOM kills at the memory limit,
     /// what it left in the groups stopped, and the groups removed.
-    pub fn finish(mut self) -> Ending {
-        let mut ending = Ending {
+    pub fn finish(mut self) -> EmulationEnd {
+        let mut ending = EmulationEnd {
             memory_bytes: self.memory.as_ref().map(|(_, bytes)| *bytes),
             oom_kills: self.memory.as_ref().map_or(0, |(file, _)| oom_kills(file)),
-            ..Ending::default()
+            ..EmulationEnd::default()
         };
         ending.left_behind = members::stop_members(&self.groups);
         for group in std::mem::take(&mut self.groups) {

@@ -5,7 +5,7 @@
 //! the groups removed after, and an OOM kill at the memory limit said.
 
 use crate::args::EmulateArgs;
-use headroom_bench::emulate::{self, Emulation, Ending, Limits};
+use headroom_bench::emulate::{self, Emulation, EmulationEnd, Limits};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode};
 use std::time::{Duration, Instant};
@@ -146,7 +146,7 @@ fn group_running(emulation: &Emulation, group: libc::pid_t) -> bool {
 }
 
 /// What the command did to its groups, in sentences.
-fn said(ending: &Ending, code: u8) -> Vec<String> {
+fn said(ending: &EmulationEnd, code: u8) -> Vec<String> {
     let mut lines = Vec::new();
     if ending.oom_kills > 0 {
         let limit = ending.memory_bytes.map_or(String::new(), |b| {

@@ -140,7 +140,7 @@ impl<W: Write> TrialHost<W> {
             .zip(row)
             .map(|(v, value)| {
                 // A password column is not shown: the file is the user's.
-                if headroom_units::secret::secret_name(&names[*v]) {
+                if super::trial_view::password_name(&names[*v]) {
                     format!("{}=***", names[*v])
                 } else {
                     format!("{}={value}", names[*v])

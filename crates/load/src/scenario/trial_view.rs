@@ -12,6 +12,14 @@ pub const SHOWN: usize = 200;
 
 /// `  POST http://host/path` and the form's fields (or the body), and with
 /// -v every header.
+/// A form field or data column that holds a password by its name
+/// (`password`, `passwd`, `pwd`, `pass`): not shown on the terminal. A
+/// token is shown: correlating it is what a trial is for.
+pub fn password_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.contains("pass") || name.contains("pwd")
+}
+
 pub fn write_request(out: &mut dyn Write, request: &[u8], url: &str, verbose: bool) {
     let (head, body) = split_head(request);
     let head = String::from_utf8_lossy(head);
@@ -42,7 +50,7 @@ pub fn write_request(out: &mut dyn Write, request: &[u8], url: &str, verbose: bo
                 let name = form_decode(name);
                 // A password field is not shown (a terminal's scrollback,
                 // a CI log): its name says it is one.
-                let value = if headroom_units::secret::secret_name(&name) && !value.is_empty() {
+                let value = if password_name(&name) && !value.is_empty() {
                     "***".to_string()
                 } else {
                     quoted(&form_decode(value))
