@@ -128,7 +128,8 @@ fn write_workload(
     }
     let accounts_path = dir.join(ACCOUNTS_FILE);
     if let Some(accounts) = &written.accounts_csv {
-        write_private(&accounts_path, accounts)?;
+        headroom_units::secret::write_private(&accounts_path, accounts.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", accounts_path.display()))?;
     }
     // Read back as `run` reads it (without --target, as `run --target` would).
     let stand_in = match source.target {
@@ -211,24 +212,6 @@ fn write_workload(
         }
     }
     Ok(())
-}
-
-/// Writes `text` to a file only its owner may read (also when the file
-/// was there before, readable by others).
-fn write_private(path: &Path, text: &str) -> Result<(), String> {
-    use std::io::Write as _;
-    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
-    let failed = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(failed)?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .map_err(failed)?;
-    file.write_all(text.as_bytes()).map_err(failed)
 }
 
 fn print_model(model: &TrafficModel, reading: &LogReading) {

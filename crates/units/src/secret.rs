@@ -195,6 +195,22 @@ fn glued_password(arg: &str, mysql: bool) -> bool {
     }
 }
 
+/// Writes `bytes` to a file only its owner may read (mode 0600), also
+/// when the file was there before, readable by others: accounts, saved
+/// exchanges with their cookies.
+pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

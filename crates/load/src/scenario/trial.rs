@@ -390,19 +390,10 @@ fn save(
     Ok((exchange, Some(body)))
 }
 
-/// Writes `bytes` to a file only its owner may read (mode 0600).
+/// [`headroom_units::secret::write_private`], its error said with the path.
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt;
-    let said = |e: std::io::Error| format!("{}: {e}", path.display());
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(said)?;
-    file.write_all(bytes).map_err(said)
+    headroom_units::secret::write_private(path, bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 #[cfg(test)]
