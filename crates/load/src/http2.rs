@@ -182,6 +182,8 @@ pub async fn probe(conn: Conn, target: &crate::target::Target) -> Result<(), Str
         ..Default::default()
     };
     let request = head.serialize(target, &target.path_and_query);
+    // The server logs it: counted with the run's requests.
+    crate::sent::probe_sent();
     let mut exchange = Exchange::default();
     session
         .exchange(&request, &mut exchange, &mut |_, _| {}, None)

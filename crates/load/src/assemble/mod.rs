@@ -135,10 +135,6 @@ pub async fn connect_checked(
         .preflight(target, PREFLIGHT_WAIT)
         .await
         .map_err(|e| AssemblyError::cannot_run(&e))?;
-    // Without TLS, HTTP/2 is checked with a request (a HEAD of the path).
-    if http == HttpChoice::Http2 && target.scheme == crate::target::Scheme::Http {
-        crate::sent::probe_sent();
-    }
     connector.negotiated = Some(agreed);
     Ok(connector)
 }
