@@ -8,11 +8,16 @@
 pub mod browser;
 pub mod dokuwiki;
 pub mod mediawiki;
+pub mod needs;
 pub mod php_site;
 pub mod raw;
 pub mod site;
 #[allow(unused_imports)]
 pub use raw::{closes_when_idle, RawConn, RawServer};
+#[allow(unused_imports)]
+pub use needs::{browser, program, python, root, service};
+#[allow(unused_imports)]
+pub(crate) use needs::requires;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
