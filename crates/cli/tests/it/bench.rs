@@ -99,17 +99,21 @@ fn figure(name: &str, ours: f64, theirs: f64, tolerance: f64) -> Figure {
 }
 
 /// Measures headroom and its peer side by side, up to `attempts` times,
-/// until every figure of one attempt is within its tolerance. A virtual
-/// machine's neighbours move either side by 15-30% for a minute at a time
-/// (one CI run saw memory copy at 1.27, random reads at 1.15 and TCP at
-/// 0.94 of the peers' within three minutes, each within 5% before and
-/// after); an error of headroom's disagrees on every attempt and fails.
+/// until each figure agrees: within its tolerance in some attempt, or
+/// the best of headroom's attempts within it of the best of the peer's.
+/// Every figure here is a throughput, and a virtual machine's neighbours
+/// only ever lower one, either side by 15-30% for a minute at a time (one
+/// CI run saw memory copy at 1.27, random reads at 1.15 and TCP at 0.94
+/// of the peers' within three minutes, each within 5% before and after;
+/// another saw openssl's RSA signs move 20% between two seconds). An
+/// error of headroom's moves its figure on every attempt and its best
+/// too, and fails, naming the figure.
 fn agrees(attempts: u32, mut measure: impl FnMut() -> Vec<Figure>) {
+    // Per figure: (name, best of ours, best of theirs, agreed).
+    let mut figures: Vec<(String, f64, f64, bool)> = Vec::new();
     let mut seen = Vec::new();
     for attempt in 1..=attempts {
-        let figures = measure();
-        let mut outside = Vec::new();
-        for f in &figures {
+        for f in measure() {
             let ratio = f.ours / f.theirs;
             println!(
                 "attempt {attempt}: {}: headroom {:.1}, peer {:.1}, ratio {ratio:.3} (tolerance ±{:.0}%)",
@@ -118,60 +122,35 @@ fn agrees(attempts: u32, mut measure: impl FnMut() -> Vec<Figure>) {
                 f.theirs,
                 f.tolerance * 100.0
             );
-            if (ratio - 1.0).abs() > f.tolerance || !ratio.is_finite() {
-                outside.push(format!(
-                    "{}: headroom {:.1} against the peer's {:.1} (ratio {ratio:.3}) is outside ±{:.0}%",
-                    f.name,
-                    f.ours,
-                    f.theirs,
-                    f.tolerance * 100.0
-                ));
-            }
-        }
-        if outside.is_empty() {
-            return;
-        }
-        seen.push(format!("attempt {attempt}: {}", outside.join("; ")));
-    }
-    panic!("{}", seen.join("\n"));
-}
-
-/// As [`agrees`], each figure on its own: it passes once it was within
-/// its tolerance in some attempt, so that noise in one figure (a read of
-/// a loop device in memory that lasts a fraction of a second) does not
-/// need every other figure to agree in the same attempt; a figure that
-/// disagrees on every attempt fails.
-fn each_agrees(attempts: u32, mut measure: impl FnMut() -> Vec<Figure>) {
-    let mut open: Vec<String> = Vec::new();
-    let mut seen = Vec::new();
-    for attempt in 1..=attempts {
-        let figures = measure();
-        if attempt == 1 {
-            open = figures.iter().map(|f| f.name.clone()).collect();
-        }
-        for f in &figures {
-            let ratio = f.ours / f.theirs;
-            let within = ratio.is_finite() && (ratio - 1.0).abs() <= f.tolerance;
-            println!(
-                "attempt {attempt}: {}: headroom {:.1}, peer {:.1}, ratio {ratio:.3} (tolerance ±{:.0}%)",
-                f.name,
-                f.ours,
-                f.theirs,
-                f.tolerance * 100.0
-            );
-            if within {
-                open.retain(|name| name != &f.name);
+            let index = match figures.iter().position(|(name, ..)| name == &f.name) {
+                Some(index) => index,
+                None => {
+                    figures.push((f.name.clone(), 0.0, 0.0, false));
+                    figures.len() - 1
+                }
+            };
+            let entry = &mut figures[index];
+            entry.1 = entry.1.max(f.ours);
+            entry.2 = entry.2.max(f.theirs);
+            let within = |r: f64| r.is_finite() && (r - 1.0).abs() <= f.tolerance;
+            if within(ratio) || within(entry.1 / entry.2) {
+                entry.3 = true;
             } else {
                 seen.push(format!(
-                    "attempt {attempt}: {}: headroom {:.1} against the peer's {:.1} (ratio {ratio:.3})",
-                    f.name, f.ours, f.theirs
+                    "attempt {attempt}: {}: headroom {:.1} against the peer's {:.1} (ratio {ratio:.3}; best {:.1} against {:.1})",
+                    f.name, f.ours, f.theirs, entry.1, entry.2
                 ));
             }
         }
-        if open.is_empty() {
+        if figures.iter().all(|(.., agreed)| *agreed) {
             return;
         }
     }
+    let open: Vec<&str> = figures
+        .iter()
+        .filter(|(.., agreed)| !agreed)
+        .map(|(name, ..)| name.as_str())
+        .collect();
     panic!(
         "outside the tolerance on every attempt: {}\n{}",
         open.join(", "),
@@ -196,11 +175,11 @@ fn a_figure_that_agrees_on_a_later_attempt_passes() {
 }
 
 /// Each figure on its own: x agrees in attempt 1, y in attempt 2; z
-/// never does and fails by name.
+/// never does and fails by name; w's bests agree though no attempt did.
 #[test]
 fn each_figure_must_agree_in_some_attempt() {
     let mut n = 0;
-    each_agrees(3, || {
+    agrees(3, || {
         n += 1;
         vec![
             figure("x", if n == 1 { 1.0 } else { 2.0 }, 1.0, 0.1),
@@ -209,7 +188,7 @@ fn each_figure_must_agree_in_some_attempt() {
     });
     assert_eq!(n, 2);
     let failed = std::panic::catch_unwind(|| {
-        each_agrees(2, || {
+        agrees(2, || {
             vec![figure("x", 1.0, 1.0, 0.1), figure("z", 2.0, 1.0, 0.1)]
         })
     })
@@ -219,6 +198,14 @@ fn each_figure_must_agree_in_some_attempt() {
         said.starts_with("outside the tolerance on every attempt: z\n"),
         "{said}"
     );
+    // The peer slowed in attempt 1, headroom in attempt 2: the bests agree.
+    let mut n = 0;
+    agrees(3, || {
+        n += 1;
+        let (ours, theirs) = if n == 1 { (1.0, 0.7) } else { (0.7, 1.02) };
+        vec![figure("w", ours, theirs, 0.05)]
+    });
+    assert_eq!(n, 2);
 }
 
 fn sysbench(threads: u32) -> f64 {
@@ -247,7 +234,7 @@ fn cpu_events_per_second_are_sysbenchs_within_5_percent() {
     agrees(3, || {
         attempt += 1;
         let (mut ours1, mut oursn, mut theirs1, mut theirsn) = (vec![], vec![], vec![], vec![]);
-        for round in 0..3 {
+        for round in 0..1 {
             let out = dir.join(format!("a{attempt}r{round}"));
             let b = bench_once(&out, &["cpu", "--cpu-time", "2s"], None);
             ours1.push(mean(&b, "cpu", "prime_1t"));
@@ -255,10 +242,11 @@ fn cpu_events_per_second_are_sysbenchs_within_5_percent() {
             theirs1.push(sysbench(1));
             theirsn.push(sysbench(threads));
         }
-        // Best round against best round, as sysbench users report
-        // throughput: other work on the host only ever lowers a round (a
-        // suite once saw sysbench's two threads get one core's worth in two
-        // of three rounds).
+        // One round an attempt: agrees() compares the best of the attempts
+        // too, as sysbench users report throughput (other work on the host
+        // only ever lowers a round: a suite once saw sysbench's two threads
+        // get one core's worth in two of three rounds). bench/host runs
+        // the full-sized comparison.
         vec![
             figure("cpu prime, 1 thread", best(ours1), best(theirs1), 0.05),
             figure(
@@ -405,7 +393,7 @@ fn sequential_file_io_matches_sysbench_fileio() {
         attempt += 1;
         let mut ours: Vec<Vec<f64>> = vec![Vec::new(); 4];
         let mut theirs: Vec<Vec<f64>> = vec![Vec::new(); 4];
-        for round in 0..2 {
+        for round in 0..1 {
             let b = bench_once(
                 &dir.join(format!("a{attempt}r{round}")),
                 &[
@@ -586,7 +574,7 @@ fn blocks_under_4_kib_are_requests_of_their_size() {
     agrees(3, || {
         attempt += 1;
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
-        for round in 0..2 {
+        for round in 0..1 {
             let b = bench_once(
                 &dir.join(format!("a{attempt}r{round}")),
                 &[
@@ -688,9 +676,10 @@ fn disk_and_cached_reads_match_hdparm() {
     assert!(made.success());
     let device = LoopDevice::over(&image);
     let mut attempt = 0;
-    // Each figure the best of two rounds in both tools: a read's speed is
-    // only ever lowered by what else the machine does.
-    each_agrees(3, || {
+    // One round of each tool an attempt; agrees() compares the attempts'
+    // bests too: a read's speed is only ever lowered by what else the
+    // machine does.
+    agrees(3, || {
         attempt += 1;
         let out = dir.join(format!("a{attempt}"));
         let ran = bench(&[
@@ -698,7 +687,7 @@ fn disk_and_cached_reads_match_hdparm() {
             "--device",
             &device.device,
             "--repetitions",
-            "2",
+            "1",
             "--out",
             out.to_str().unwrap(),
         ]);
@@ -712,7 +701,7 @@ fn disk_and_cached_reads_match_hdparm() {
         ] {
             let mut args = flags.to_vec();
             args.push(&device.device);
-            let shown: Vec<String> = (0..2).map(|_| peer("hdparm", &args)).collect();
+            let shown: Vec<String> = vec![peer("hdparm", &args)];
             let theirs =
                 |timing: &str| best(shown.iter().map(|s| hdparm_figure(s, timing)).collect());
             figures.push(figure(
@@ -905,8 +894,9 @@ fn storage_iops_and_the_dd_write_match_fio_and_dd() {
         attempt += 1;
         let (mut read_ours, mut write_ours, mut read_fio, mut write_fio) =
             (vec![], vec![], vec![], vec![]);
-        // A virtual disk's IOPS move by ±20% run to run: five alternated rounds.
-        for round in 0..5 {
+        // A virtual disk's IOPS move by ±20% run to run: three alternated
+        // rounds, their medians (bench/host runs more).
+        for round in 0..3 {
             let b = storage(
                 &scratch,
                 &dir.join(format!("a{attempt}r{round}")),
@@ -936,14 +926,14 @@ fn storage_iops_and_the_dd_write_match_fio_and_dd() {
             ),
         ]
     });
-    // dd's figure moves by ±20% run to run on a virtual disk: nine
-    // alternated pairs of 256 MB writes, the others tests kept small.
+    // dd's figure moves by ±20% run to run on a virtual disk: five
+    // alternated 256 MB writes of each, their medians.
     let blocks = 65_536u64;
     let mut attempt = 0;
     agrees(2, || {
         attempt += 1;
         let (mut dd_ours, mut dd_peer) = (vec![], vec![]);
-        for round in 0..9 {
+        for round in 0..5 {
             if round % 2 == 1 {
                 dd_peer.push(dd(&scratch, blocks));
             }
@@ -1014,7 +1004,7 @@ fn stream_copy_is_mbws_memcpy_within_10_percent() {
             std::thread::sleep(std::time::Duration::from_secs(10));
         }
         let (mut ours, mut theirs) = (vec![], vec![]);
-        for round in 0..3 {
+        for round in 0..1 {
             let out = dir.join(format!("a{attempt}r{round}"));
             let b = bench_once(&out, &["memory"], None);
             // STREAM counts the read and the write (2 × 8 bytes per

@@ -103,28 +103,38 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
             .filter_map(|v| v.as_f64())
             .fold(0.0, f64::max)
     };
-    let here = dir.join("here");
-    bench(&here, &[]);
+    // Up to three attempts, each benching here and then inside: a
+    // neighbour that slows this machine during one of the two moves the
+    // quota or the figure inside for that attempt only; an error of the
+    // quota's misses on every attempt.
     let exe = env!("CARGO_BIN_EXE_headroom");
-    let inside = bench(
-        &dir.join("inside"),
-        &[
-            "emulate",
-            "--like",
-            "pi4",
-            "--bench-here",
-            here.to_str().unwrap(),
-            "--",
-            exe,
-        ],
-    );
-    let error = inside / 5900.85 - 1.0;
-    assert!(
-        error.abs() <= 0.05,
-        "{inside:.0} events/s inside: {:+.1}%",
-        100.0 * error
-    );
-    std::fs::remove_dir_all(&dir).unwrap();
+    let mut misses = Vec::new();
+    for attempt in 1..=3 {
+        let here = dir.join(format!("here-{attempt}"));
+        bench(&here, &[]);
+        let inside = bench(
+            &dir.join(format!("inside-{attempt}")),
+            &[
+                "emulate",
+                "--like",
+                "pi4",
+                "--bench-here",
+                here.to_str().unwrap(),
+                "--",
+                exe,
+            ],
+        );
+        let error = inside / 5900.85 - 1.0;
+        if error.abs() <= 0.05 {
+            std::fs::remove_dir_all(&dir).unwrap();
+            return;
+        }
+        misses.push(format!(
+            "attempt {attempt}: {inside:.0} events/s inside: {:+.1}%",
+            100.0 * error
+        ));
+    }
+    panic!("{}", misses.join("\n"));
 }
 
 /// fio's 4 KiB random reads, then writes, direct, 16 in flight, inside
