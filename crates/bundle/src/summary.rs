@@ -82,6 +82,18 @@ fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
+impl crate::wire::Carried for LabelFigures {
+    fn count(&self) -> u64 {
+        self.count
+    }
+    fn bytes_received(&self) -> u64 {
+        self.bytes_received
+    }
+    fn bytes_sent(&self) -> u64 {
+        self.bytes_sent
+    }
+}
+
 impl LabelFigures {
     pub fn of(tally: &Tally, elapsed: Duration) -> (LabelFigures, LabelSummary) {
         let c = &tally.counts;

@@ -10,7 +10,6 @@
 //! ([`Unrecorded`]: a step's redirects, requests abandoned or answered
 //! after the end, probes), so that its count of requests is the server's.
 
-use crate::summary::LabelFigures;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -82,12 +81,20 @@ impl Unrecorded {
     }
 }
 
+/// What a label's figures say of the wire: its requests and their bytes
+/// (the summary's `LabelFigures`).
+pub trait Carried {
+    fn count(&self) -> u64;
+    fn bytes_received(&self) -> u64;
+    fn bytes_sent(&self) -> u64;
+}
+
 impl WireCount {
     /// The count from the labels' figures and their roles, and the
     /// requests no sample stands for; `None` when no label is a page and
     /// every request has its sample (the total counts them then).
-    pub fn of(
-        labels: &BTreeMap<String, LabelFigures>,
+    pub fn of<F: Carried>(
+        labels: &BTreeMap<String, F>,
         roles: &BTreeMap<String, LabelRole>,
         unrecorded: Unrecorded,
     ) -> Option<WireCount> {
@@ -99,26 +106,26 @@ impl WireCount {
             let on_wire = match roles.get(name) {
                 Some(LabelRole::Group) => false,
                 Some(LabelRole::Page) => {
-                    count.pages += figures.count;
+                    count.pages += figures.count();
                     false
                 }
                 Some(LabelRole::PageDocument) => {
-                    count.documents += figures.count;
+                    count.documents += figures.count();
                     true
                 }
                 Some(LabelRole::PageResources) => {
-                    count.resources += figures.count;
+                    count.resources += figures.count();
                     true
                 }
                 None => {
-                    count.plain += figures.count;
+                    count.plain += figures.count();
                     true
                 }
             };
             if on_wire {
-                count.requests += figures.count;
-                count.bytes_received += figures.bytes_received;
-                count.bytes_sent += figures.bytes_sent;
+                count.requests += figures.count();
+                count.bytes_received += figures.bytes_received();
+                count.bytes_sent += figures.bytes_sent();
             }
         }
         count.requests += unrecorded.total();
@@ -131,18 +138,35 @@ impl WireCount {
 mod tests {
     use super::*;
 
-    fn figures(count: u64, bytes: u64) -> LabelFigures {
-        LabelFigures {
+    struct Figures {
+        count: u64,
+        bytes_received: u64,
+        bytes_sent: u64,
+    }
+
+    impl Carried for Figures {
+        fn count(&self) -> u64 {
+            self.count
+        }
+        fn bytes_received(&self) -> u64 {
+            self.bytes_received
+        }
+        fn bytes_sent(&self) -> u64 {
+            self.bytes_sent
+        }
+    }
+
+    fn figures(count: u64, bytes: u64) -> Figures {
+        Figures {
             count,
             bytes_received: bytes,
             bytes_sent: count * 100,
-            ..LabelFigures::default()
         }
     }
 
     #[test]
     fn pages_count_their_documents_and_resources_on_the_wire() {
-        let labels: BTreeMap<String, LabelFigures> = [
+        let labels: BTreeMap<String, Figures> = [
             ("login", figures(10, 1_000)),
             ("course", figures(20, 90_000)),
             ("course (html)", figures(20, 30_000)),

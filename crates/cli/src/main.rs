@@ -11,7 +11,6 @@ mod doctor_cmd;
 mod emulate_cmd;
 mod execute;
 mod experiment_cmd;
-use headroom_load::scenario::jmx as jmx_input;
 mod jtl_input;
 mod load_cmd;
 mod merge_cmd;

@@ -2,6 +2,7 @@
 
 use crate::args::ScenarioCommand;
 use crate::execute::EXIT_USAGE;
+use headroom_load::scenario::jmx as jmx_input;
 use headroom_load::scenario::{mix, LabelKind, Scenario};
 use headroom_load::target::Target;
 use headroom_units::quantity::count;
@@ -17,20 +18,20 @@ fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
         eprintln!("headroom: {e}");
         ExitCode::from(EXIT_USAGE)
     };
-    let properties = match crate::jmx_input::properties(&args.jmeter_property) {
+    let properties = match jmx_input::properties(&args.jmeter_property) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let converted = match crate::jmx_input::convert(&args.file, &properties) {
+    let converted = match jmx_input::convert(&args.file, &properties) {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    if let Err(e) = crate::jmx_input::refuse_if_strict(&args.file, &converted, args.strict) {
+    if let Err(e) = jmx_input::refuse_if_strict(&args.file, &converted, args.strict) {
         return fail(e);
     }
     // Written even when it does not pass the check, so that the line the
     // error names can be read.
-    let checked = crate::jmx_input::check(&args.file, &converted.yaml, None);
+    let checked = jmx_input::check(&args.file, &converted.yaml, None);
     match &args.out {
         Some(out) => {
             if let Err(e) = std::fs::write(out, &converted.yaml) {
@@ -131,7 +132,7 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
             target,
             jmeter_property,
         } => {
-            let properties = match crate::jmx_input::properties(&jmeter_property) {
+            let properties = match jmx_input::properties(&jmeter_property) {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("headroom: {e}");
@@ -141,7 +142,7 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
             if headroom_load::scenario::mix::is_mix_file(&file) {
                 return check_mix(&file, target.as_ref());
             }
-            match crate::jmx_input::scenario(&file, target.as_ref(), &properties, false) {
+            match jmx_input::scenario(&file, target.as_ref(), &properties, false) {
                 Ok(s) => {
                     say_checked(&file, &s, "");
                     ExitCode::SUCCESS

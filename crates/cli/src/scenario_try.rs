@@ -6,6 +6,7 @@
 
 use crate::args::TryArgs;
 use crate::execute::{connect_checked, Failure, EXIT_CANNOT_RUN, EXIT_USAGE};
+use headroom_load::scenario::jmx as jmx_input;
 use headroom_load::scenario::trial::{self, TrialOptions, TrialOutcome};
 use headroom_load::scenario::trial_view::millis;
 use std::process::ExitCode;
@@ -29,8 +30,8 @@ async fn try_file(args: TryArgs) -> ExitCode {
     if headroom_load::scenario::mix::is_mix_file(&args.file) {
         return try_mix(&args).await;
     }
-    let scenario = match crate::jmx_input::properties(&args.jmeter_property)
-        .and_then(|p| crate::jmx_input::scenario(&args.file, args.target.as_ref(), &p, false))
+    let scenario = match jmx_input::properties(&args.jmeter_property)
+        .and_then(|p| jmx_input::scenario(&args.file, args.target.as_ref(), &p, false))
     {
         Ok(s) => s,
         Err(e) => {

@@ -4,10 +4,10 @@
 //! exchanges the shortest is the least uncertain. The monitor aligns an
 //! agent's samples with it; a shard records it before a planned start.
 
-use crate::assemble::AssembledRun;
-use crate::engine::Workload;
+use crate::conn::Connector;
 use crate::target::Target;
 use headroom_bundle::manifest::ClockRecord;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Exchanges with an agent; the shortest is kept.
@@ -77,7 +77,7 @@ pub fn agent_reading(authority: &str, token: Option<&str>) -> Result<Reading, St
     let mut readings = Vec::with_capacity(AGENT_TRIES);
     for _ in 0..AGENT_TRIES {
         let sent_ms = now_ms();
-        let reply = crate::monitoring::read_samples(
+        let reply = crate::agent_samples::read_samples(
             authority,
             &format!("/samples?since={}", u64::MAX),
             token,
@@ -107,14 +107,8 @@ pub async fn agent_record(authority: &str, token: Option<&str>) -> Option<ClockR
 
 /// The target's clock from its Date header, whose second is watched until
 /// it changes: the change happened between the two requests around it.
-pub async fn date_record(run: &AssembledRun) -> Option<ClockRecord> {
-    let connector = match &run.plan.workload {
-        Workload::Url { connector, .. } => connector.clone(),
-        Workload::Journey(journey) => journey.connectors.first()?.clone(),
-        Workload::Mix(mix) => mix.journeys.first()?.plan.connectors.first()?.clone(),
-        Workload::Replay { connector, .. } => connector.clone(),
-    };
-    let target = Target::parse(&run.target).ok()?;
+pub async fn date_record(connector: Arc<Connector>, url: &str) -> Option<ClockRecord> {
+    let target = Target::parse(url).ok()?;
     let request = format!(
         "HEAD {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: headroom/{}\r\n\r\n",
         target.path_and_query,
@@ -153,7 +147,7 @@ pub async fn date_record(run: &AssembledRun) -> Option<ClockRecord> {
                     received_ms: received,
                 };
                 // The bracketing exchanges already hold the second's change.
-                return Some(reading.record(format!("Date header of {}", run.target), 0.0));
+                return Some(reading.record(format!("Date header of {url}"), 0.0));
             }
         }
         previous = Some((sent, date));

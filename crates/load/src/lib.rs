@@ -8,6 +8,7 @@
 //! a journey's steps run in [`scenario::runner`], and a step loaded as a
 //! browser loads it fetches its resources through [`page_load`].
 
+pub mod agent_samples;
 pub mod assemble;
 pub mod client;
 pub mod clock;
@@ -26,6 +27,7 @@ pub mod monitoring;
 pub mod page_load;
 pub mod phases;
 pub mod precise_timer;
+pub mod preflight;
 pub mod probe;
 pub mod profile;
 pub mod protocol;

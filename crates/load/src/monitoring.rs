@@ -6,7 +6,6 @@ use headroom_bundle::resources::{
     header, throttled_now, write_detail, write_row, HostSummary, ProcessSummary, Spread,
 };
 use headroom_bundle::{RESOURCES, RESOURCES_DETAIL};
-use headroom_monitor::agent::{get, SamplesReply};
 use headroom_monitor::{Resources, Sampler, SamplerConfig};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -327,7 +326,7 @@ fn pull_agent(
             break;
         }
         let path = format!("/samples?since={last_seq}");
-        let reply = match read_samples(authority, &path, token) {
+        let reply = match crate::agent_samples::read_samples(authority, &path, token) {
             Ok(reply) => reply,
             Err(why) => {
                 gaps += 1;
@@ -358,38 +357,6 @@ fn pull_agent(
     summary.clock_offset_ms = offset;
     summary.problem = problem;
     summary
-}
-
-/// One `/samples` answer, or why it cannot be used: no answer, an HTTP
-/// error, an empty or unreadable body, or figures no host can have.
-pub(crate) fn read_samples(
-    authority: &str,
-    path: &str,
-    token: Option<&str>,
-) -> Result<SamplesReply, String> {
-    let body = match get(authority, path, token) {
-        Ok((200, body)) if body.is_empty() => return Err("it sent an empty answer".into()),
-        Ok((200, body)) => body,
-        Ok((401, _)) => return Err("it refused the token (--agent-token)".into()),
-        Ok((status, _)) => return Err(format!("it answered HTTP {status}")),
-        Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-            return Err("connection refused: the agent is not running".into())
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    let reply: SamplesReply = serde_json::from_slice(&body)
-        .map_err(|e| format!("its answer is not headroom agent JSON ({e})"))?;
-    for sample in &reply.samples {
-        let r = &sample.resources;
-        let percent = |v: f64| v.is_finite() && (-0.5..=100.5).contains(&v);
-        if !percent(r.cpu_pct) || !percent(r.memory_used_pct) || !percent(r.iowait_pct) {
-            return Err(format!(
-                "it sent figures no host can have (CPU {}%, memory {}%)",
-                r.cpu_pct, r.memory_used_pct
-            ));
-        }
-    }
-    Ok(reply)
 }
 
 /// Waits until `at` unless stopped first (the stopper unparks the

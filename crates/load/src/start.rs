@@ -3,7 +3,7 @@
 //! `--start-in` after a barrier file) and how far its clock is from the
 //! other shards' (measured by [`crate::clock`] and recorded in the manifest).
 
-use crate::assemble::{AssembledRun, AssemblyError};
+use crate::assemble::parts::{AssembledRun, AssemblyError};
 use crate::shard::Shard;
 use crate::spec::{ShardChoice, StartSpec};
 use headroom_bundle::manifest::ShardRecord;
@@ -217,6 +217,18 @@ fn barrier(path: &Path, delay: Duration) -> Result<SystemTime, AssemblyError> {
     Ok(at)
 }
 
+/// The connector of the run's first request (its target's, a journey's
+/// first host's).
+fn first_connector(run: &AssembledRun) -> Option<std::sync::Arc<crate::conn::Connector>> {
+    use crate::engine::Workload;
+    Some(match &run.plan.workload {
+        Workload::Url { connector, .. } => connector.clone(),
+        Workload::Journey(journey) => journey.connectors.first()?.clone(),
+        Workload::Mix(mix) => mix.journeys.first()?.plan.connectors.first()?.clone(),
+        Workload::Replay { connector, .. } => connector.clone(),
+    })
+}
+
 /// Before a planned start: measures this clock against the shards' common
 /// reference (the first agent, else the target's Date header), records
 /// it, then waits for the start. False when `interrupt` came first.
@@ -231,7 +243,10 @@ pub async fn wait_for_start(
     };
     let clock = match prepared.setup.manifest.monitored_hosts.first() {
         Some(host) => crate::clock::agent_record(&host.agent, agent_token).await,
-        None => crate::clock::date_record(prepared).await,
+        None => match first_connector(prepared) {
+            Some(connector) => crate::clock::date_record(connector, &prepared.target).await,
+            None => None,
+        },
     };
     if let (Some(record), Some(clock)) = (prepared.setup.manifest.shard.as_mut(), clock) {
         record.clock = Some(clock);

@@ -215,8 +215,11 @@ fn answer(
                 .unwrap_or_else(|p| p.into_inner())
                 .back()
                 .cloned();
-            let page =
-                crate::agent_metrics::render(host, &fingerprint.headroom_version, latest.as_ref());
+            let page = crate::agent_metrics::render(
+                host,
+                &fingerprint.headroom_version,
+                latest.as_ref().map(|s| (s.time_ms, &s.resources)),
+            );
             respond_as(&mut stream, 200, crate::exposition::CONTENT_TYPE, &page)
         }
         _ => respond(

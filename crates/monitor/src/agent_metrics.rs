@@ -2,13 +2,13 @@
 //! text format, the figures of `/samples` in base units (ratios 0-1, bytes,
 //! hertz, degrees Celsius), named `headroom_*`.
 
-use crate::agent::TimedSample;
 use crate::exposition::Exposition;
 use crate::fingerprint::Throttling;
 use crate::sampler::Resources;
 
-/// The page for `host` and its latest sample (none yet: only the info).
-pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String {
+/// The page for `host` and its latest sample, with when it ended (epoch
+/// ms; none yet: only the info).
+pub fn render(host: &str, version: &str, latest: Option<(u64, &Resources)>) -> String {
     let mut e = Exposition::default();
     e.family(
         "headroom_agent_info",
@@ -20,15 +20,14 @@ pub fn render(host: &str, version: &str, latest: Option<&TimedSample>) -> String
         &[("host", host), ("version", version)],
         1.0,
     );
-    let Some(latest) = latest else {
+    let Some((time_ms, r)) = latest else {
         return e.finish();
     };
-    let r = &latest.resources;
     e.single(
         "headroom_sample_timestamp_seconds",
         "gauge",
         "When the latest one-second sample ended (Unix time).",
-        latest.time_ms as f64 / 1000.0,
+        time_ms as f64 / 1000.0,
     );
     cpu(&mut e, r);
     memory(&mut e, r);

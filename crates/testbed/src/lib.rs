@@ -23,6 +23,7 @@ pub mod session;
 pub mod site;
 pub mod size;
 pub mod store;
+mod store_error;
 mod templates;
 mod words;
 
@@ -37,7 +38,7 @@ pub enum Error {
     #[error("database query failed: {0}")]
     Sql(#[from] sqlx::Error),
     #[error(transparent)]
-    Store(#[from] store::StoreError),
+    Store(#[from] store_error::StoreError),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

@@ -4,6 +4,8 @@
 
 use crate::db::{Create, Database, Durability, RowExt};
 use crate::memcached::{Memcached, Stored};
+use crate::store_error::failed;
+pub use crate::store_error::StoreError;
 use crate::{schema, Error};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::collections::HashMap;
@@ -15,21 +17,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const SESSION_TTL_S: u32 = 7200;
 /// A lock older than this is taken over (its holder died).
 pub const LOCK_TTL_S: u32 = 30;
-
-/// The error a store gives when it cannot be reached or answers nonsense.
-#[derive(Debug, thiserror::Error)]
-#[error("{store}: {message}")]
-pub struct StoreError {
-    pub store: &'static str,
-    pub message: String,
-}
-
-fn failed(store: &'static str, error: impl std::fmt::Display) -> StoreError {
-    StoreError {
-        store,
-        message: error.to_string(),
-    }
-}
 
 /// `--sessions` as given.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -285,10 +285,11 @@ fn module_of(file: &str) -> Vec<String> {
     parts
 }
 
-/// Which file of the crate a `use` in `file` reaches: the deepest module
-/// its path names (`crate::`, `super::`, `self::` or a child module).
-/// Re-exports (`pub use`) are a module's interface, not its imports, and
-/// are left out.
+/// Which files of the crate `file` reaches: through its `use` lines and
+/// through paths written inline (`crate::a::b::f()`, `super::X`), each to
+/// the deepest module the path names (`crate::`, `super::`, `self::` or,
+/// in a `use`, a child module). Re-exports (`pub use`) are a module's
+/// interface, not its imports, and are left out.
 fn imports(file: &str, text: &str, files: &BTreeSet<String>) -> BTreeSet<String> {
     let file_of = |module: &[String]| -> Option<String> {
         if module.is_empty() {
@@ -303,55 +304,99 @@ fn imports(file: &str, text: &str, files: &BTreeSet<String>) -> BTreeSet<String>
             .find(|f| files.contains(f))
     };
     let me = module_of(file);
-    let code = library_code(text);
     let mut reached = BTreeSet::new();
+    let mut resolve = |path: &str, child_modules: bool| {
+        let mut segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        let mut module: Vec<String> = match segments.first().copied() {
+            Some("crate") => Vec::new(),
+            Some("self") => me.clone(),
+            Some("super") => {
+                let mut up = me.clone();
+                while segments.first() == Some(&"super") {
+                    up.pop();
+                    segments.remove(0);
+                }
+                segments.insert(0, "super");
+                up
+            }
+            Some(first) if child_modules => {
+                let mut child = me.clone();
+                child.push(first.to_string());
+                if file_of(&child).is_none() {
+                    return;
+                }
+                segments.insert(0, "self");
+                me.clone()
+            }
+            _ => return,
+        };
+        for segment in &segments[1..] {
+            module.push(segment.to_string());
+            if file_of(&module).is_none() {
+                module.pop();
+                break;
+            }
+        }
+        if let Some(target) = file_of(&module).filter(|t| t != file) {
+            reached.insert(target);
+        }
+    };
+    let code = library_code(text);
+    // The code outside `use` statements, for the inline paths.
+    let mut inline = String::with_capacity(code.len());
     let mut rest = code.as_str();
     while let Some(at) = rest.find("use ") {
         let before = &code[..code.len() - rest.len() + at];
         let line_start = before.rsplit('\n').next().unwrap_or("");
-        let statement_start = line_start.trim().is_empty();
-        rest = &rest[at + 4..];
-        if !statement_start {
+        let statement_start = line_start.trim().is_empty()
+            || line_start.trim() == "pub"
+            || line_start.trim().starts_with("pub(");
+        let is_pub = !line_start.trim().is_empty();
+        let word_start = !before
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if !statement_start || !word_start {
+            inline.push_str(&rest[..at + 4]);
+            rest = &rest[at + 4..];
             continue;
         }
+        inline.push_str(&rest[..at]);
+        rest = &rest[at + 4..];
         let Some(end) = rest.find(';') else { break };
-        for path in use_paths(&rest[..end]) {
-            let mut segments: Vec<&str> = path.split("::").collect();
-            let mut module: Vec<String> = match segments.first().copied() {
-                Some("crate") => Vec::new(),
-                Some("self") => me.clone(),
-                Some("super") => {
-                    let mut up = me.clone();
-                    while segments.first() == Some(&"super") {
-                        up.pop();
-                        segments.remove(0);
-                    }
-                    segments.insert(0, "super");
-                    up
-                }
-                Some(first) => {
-                    let mut child = me.clone();
-                    child.push(first.to_string());
-                    if file_of(&child).is_none() {
-                        continue;
-                    }
-                    segments.insert(0, "self");
-                    me.clone()
-                }
-                None => continue,
-            };
-            for segment in &segments[1..] {
-                module.push(segment.to_string());
-                if file_of(&module).is_none() {
-                    module.pop();
-                    break;
-                }
-            }
-            if let Some(target) = file_of(&module).filter(|t| t != file) {
-                reached.insert(target);
+        if !is_pub {
+            for path in use_paths(&rest[..end]) {
+                resolve(&path, true);
             }
         }
         rest = &rest[end..];
+    }
+    inline.push_str(rest);
+    // Every path written inline: `crate::`, `super::`, `self::` or a
+    // child module's name first (`mix::assemble(..)` in its parent).
+    let mut from = 0;
+    while let Some(at) = inline[from..].find("::") {
+        let at = from + at;
+        from = at + 2;
+        let start = inline[..at]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric() || *c == '_')
+            .last()
+            .map_or(at, |(k, _)| k);
+        let continues_a_path = inline[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c == ':');
+        if start == at || continues_a_path {
+            continue;
+        }
+        let path: String = inline[start..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        from = start + path.len().max(2);
+        resolve(&path, true);
     }
     reached
 }
@@ -656,6 +701,55 @@ fn a_loop_of_imports_is_found() {
         ),
     ]);
     assert_eq!(import_loops(&not_imports), Vec::<Vec<String>>::new());
+    // A path written inline is an import as much as a `use` is: a → b by
+    // a `use`, b → a by a call through crate::, and through super::.
+    let inline = files(&[
+        ("lib.rs", "mod a;\nmod b;\n"),
+        ("a.rs", "use crate::b::Thing;\n"),
+        (
+            "b.rs",
+            "pub struct Thing;\nfn f() -> usize {\n    crate::a::count()\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        import_loops(&inline),
+        vec![vec!["a.rs".to_string(), "b.rs".into()]]
+    );
+    let up = files(&[
+        ("lib.rs", "pub mod run;\n"),
+        ("run/mod.rs", "mod shard;\nuse shard::Barrier;\n"),
+        ("run/shard.rs", "fn f(p: &super::Prepared) {}\n"),
+    ]);
+    assert_eq!(
+        import_loops(&up),
+        vec![vec!["run/mod.rs".to_string(), "run/shard.rs".into()]]
+    );
+    // A parent calling into its child, which takes from the parent.
+    let down = files(&[
+        ("lib.rs", "pub mod assemble;\n"),
+        (
+            "assemble/mod.rs",
+            "mod url;\npub struct Run;\npub fn assemble() {\n    url::assemble();\n}\n",
+        ),
+        ("assemble/url.rs", "use super::Run;\npub fn assemble() {}\n"),
+    ]);
+    assert_eq!(
+        import_loops(&down),
+        vec![vec![
+            "assemble/mod.rs".to_string(),
+            "assemble/url.rs".into()
+        ]]
+    );
+    // A name ending in `crate` or a path inside a string is no import.
+    let not_inline = files(&[
+        ("lib.rs", "mod a;\nmod b;\n"),
+        ("a.rs", "use crate::b::Thing;\n"),
+        (
+            "b.rs",
+            "fn f() { let s = \"crate::a::x\"; let n = my_crate::a::x(); }\n",
+        ),
+    ]);
+    assert_eq!(import_loops(&not_inline), Vec::<Vec<String>>::new());
 }
 
 #[test]

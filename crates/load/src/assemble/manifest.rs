@@ -1,7 +1,7 @@
 //! The manifest as a run starts: what was asked for, on which hosts, by
 //! whom. The run fills in its times, status and summary as it goes.
 
-use super::AssemblyError;
+use super::parts::AssemblyError;
 use crate::profile::{Profile, Think};
 use crate::spec::{Monitored, RunSpec};
 use headroom_analysis::apdex::ApdexThresholds;

@@ -4,12 +4,12 @@
 //! before the run and kept in the manifest.
 
 use super::manifest::{manifest, profile_record, ManifestParts};
-use super::profile::{describe_profile, scenario_profile};
-use super::scenario::file_record;
-use super::{
+use super::parts::{
     apdex, connect_checked, ensure_file_limit, labels_note, setup, threads, AssembledRun,
     AssemblyError,
 };
+use super::profile::{describe_profile, scenario_profile};
+use super::scenario::file_record;
 use crate::conn::Connector;
 use crate::engine::{EnginePlan, Workload};
 use crate::journey_mix::{exact_split, MixEntry, MixPlan};

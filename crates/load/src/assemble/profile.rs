@@ -152,7 +152,7 @@ fn lesson(
     )?;
     let duration = spec.duration.or(file.duration).unwrap_or(DEFAULT_DURATION);
     let here = shard.map_or(u64::from(students), |s| s.share(u64::from(students)));
-    super::ensure_file_limit(here + 64).map_err(|e| e.to_string())?;
+    super::parts::ensure_file_limit(here + 64).map_err(|e| e.to_string())?;
     Lesson::new(students, within, duration, seed).map(Some)
 }
 

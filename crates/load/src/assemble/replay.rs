@@ -2,7 +2,7 @@
 //! arrival of an open model due at its logged time divided by the speed.
 
 use super::manifest::{manifest, profile_record, ManifestParts};
-use super::{
+use super::parts::{
     apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
 };
 use crate::engine::{EnginePlan, Workload};

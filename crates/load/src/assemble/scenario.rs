@@ -2,11 +2,11 @@
 //! profile with the spec's settings on top.
 
 use super::manifest::{manifest, profile_record, ManifestParts};
-use super::profile::{describe_profile, scenario_profile};
-use super::{
+use super::parts::{
     apdex, connect_checked, ensure_file_limit, labels_note, setup, threads, AssembledRun,
     AssemblyError,
 };
+use super::profile::{describe_profile, scenario_profile};
 use crate::engine::{EnginePlan, Workload};
 use crate::profile::{Profile, Think};
 use crate::run::default_bundle_dir;

@@ -1,12 +1,14 @@
 //! Assembly without the binary: a spec becomes a run against a listener
 //! on 127.0.0.1 (pre-flight only connects; nothing is run).
 
+use super::parts::labels_note;
 use super::*;
 use crate::profile::Profile;
 use crate::spec::{ProfileSpec, ScenarioSource, UrlRequest};
 use headroom_bundle::scenario_record::ScenarioRecord;
 use std::net::TcpListener;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A listener that accepts connections (kept open by the test).
 fn listener() -> (TcpListener, String) {

@@ -1,10 +1,10 @@
 //! One URL's run: the request built once, the closed or open profile.
 
 use super::manifest::{manifest, profile_record, ManifestParts};
-use super::profile::{describe_profile, url_profile};
-use super::{
+use super::parts::{
     apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
 };
+use super::profile::{describe_profile, url_profile};
 use crate::engine::{EnginePlan, PreparedRequest, Workload};
 use crate::profile::Think;
 use crate::run::default_bundle_dir;
@@ -31,7 +31,7 @@ fn request(url: &UrlRequest) -> Result<RequestSpec, AssemblyError> {
     };
     request
         .validate()
-        .map_err(|e| AssemblyError::Usage(super::describe(&e)))?;
+        .map_err(|e| AssemblyError::Usage(super::parts::describe(&e)))?;
     Ok(request)
 }
 
