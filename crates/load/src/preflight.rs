@@ -45,6 +45,20 @@ pub enum PreflightError {
     NoH2c { authority: String, reason: String },
 }
 
+/// Resolves a target and connects once ([`Connector::preflight`]), so an
+/// unusable target is an error with a hint rather than a run of failures;
+/// what was agreed (HTTP version, TLS) is kept in the connector.
+pub async fn connect(
+    target: &Target,
+    insecure: bool,
+    http: HttpChoice,
+    wait: std::time::Duration,
+) -> Result<Connector, PreflightError> {
+    let mut connector = Connector::resolve(target, insecure, http).await?;
+    connector.negotiated = Some(connector.preflight(target, wait).await?);
+    Ok(connector)
+}
+
 impl Connector {
     /// Resolves the target's host and prepares TLS; no connection is made.
     pub async fn resolve(

@@ -95,15 +95,9 @@ pub async fn connect_checked(
     insecure: bool,
     http: HttpChoice,
 ) -> Result<Connector, AssemblyError> {
-    let mut connector = Connector::resolve(target, insecure, http)
+    crate::preflight::connect(target, insecure, http, PREFLIGHT_WAIT)
         .await
-        .map_err(|e| AssemblyError::cannot_run(&e))?;
-    let agreed = connector
-        .preflight(target, PREFLIGHT_WAIT)
-        .await
-        .map_err(|e| AssemblyError::cannot_run(&e))?;
-    connector.negotiated = Some(agreed);
-    Ok(connector)
+        .map_err(|e| AssemblyError::cannot_run(&e))
 }
 
 /// The sources the run's monitor samples.

@@ -54,9 +54,14 @@ fn load_pages(html: &str, users: usize) -> Vec<(PageState, PageOutcome)> {
         let mut connectors = Vec::new();
         for origin in &scenario.origins {
             connectors.push(Arc::new(
-                crate::assemble::connect_checked(origin, false, Default::default())
-                    .await
-                    .unwrap(),
+                crate::preflight::connect(
+                    origin,
+                    false,
+                    Default::default(),
+                    std::time::Duration::from_secs(5),
+                )
+                .await
+                .unwrap(),
             ));
         }
         let record = |_: &Sample| {};

@@ -475,9 +475,14 @@ mod tests {
             let mut connectors = Vec::new();
             for origin in &scenario.origins {
                 connectors.push(Arc::new(
-                    crate::assemble::connect_checked(origin, false, Default::default())
-                        .await
-                        .unwrap(),
+                    crate::preflight::connect(
+                        origin,
+                        false,
+                        Default::default(),
+                        std::time::Duration::from_secs(5),
+                    )
+                    .await
+                    .unwrap(),
                 ));
             }
             let options = TrialOptions {
