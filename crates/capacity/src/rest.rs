@@ -10,9 +10,9 @@
 //! row answer about as fast as the idle server did before the search.
 
 use headroom_bundle::capacity::LevelRest;
-use headroom_load::conn::Connector;
-use headroom_load::probe::time_get;
-use headroom_load::target::Target;
+use headroom_http::conn::Connector;
+use headroom_http::probe::time_get;
+use headroom_http::target::Target;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 

@@ -16,9 +16,9 @@ use crate::search::Settings;
 use crate::think::PlannedThink;
 use crate::timing::{LevelTimes, Timing};
 use headroom_analysis::capacity::ApdexGoal;
+use headroom_http::target::Target;
 use headroom_load::assemble::AssemblyError;
 use headroom_load::spec::{duration_text, ProfileSpec, RunSpec, StartSpec, WorkloadSource};
-use headroom_load::target::Target;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -166,10 +166,10 @@ impl CapacitySpec {
             WorkloadSource::Scenario(source) => source,
             WorkloadSource::Replay(_) => return Err(replay_refused()),
         };
-        if headroom_load::scenario::mix::is_mix_file(&source.file) {
-            let mix = headroom_load::scenario::mix::read(&source.file, Some(target))
+        if headroom_journey::scenario::mix::is_mix_file(&source.file) {
+            let mix = headroom_journey::scenario::mix::read(&source.file, Some(target))
                 .map_err(|e| AssemblyError::Usage(e.to_string()))?;
-            if let headroom_load::scenario::mix::Workfile::Mix(mix) = mix {
+            if let headroom_journey::scenario::mix::Workfile::Mix(mix) = mix {
                 let think = PlannedThink::of_mix(&mix, self.level.think);
                 let user = crate::who::of_mix(&mix, &think);
                 let steps = mix.journeys.iter().flat_map(|j| &j.scenario.requests);
@@ -178,7 +178,7 @@ impl CapacitySpec {
                 return Ok((think, user, unit, None));
             }
         }
-        let scenario = headroom_load::scenario::jmx::scenario(
+        let scenario = headroom_journey::scenario::jmx::scenario(
             &source.file,
             Some(target),
             &source.jmeter_properties,

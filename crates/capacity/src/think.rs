@@ -5,9 +5,9 @@
 //! users took ([`crate::watch`]).
 
 use headroom_bundle::manifest::ThinkRecord;
-use headroom_load::profile::Think;
-use headroom_load::scenario::mix::Mix;
-use headroom_load::scenario::{Node, Scenario};
+use headroom_journey::profile::Think;
+use headroom_journey::scenario::mix::Mix;
+use headroom_journey::scenario::{Node, Scenario};
 use std::time::Duration;
 
 /// The think a search plans with.
@@ -120,8 +120,8 @@ fn has_conditions(nodes: &[Node]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_load::scenario::parse_str;
-    use headroom_load::target::Target;
+    use headroom_http::target::Target;
+    use headroom_journey::scenario::parse_str;
     use std::path::Path;
 
     /// A scenario whose if: step (20 s think) is never taken planned
@@ -164,8 +164,9 @@ mod tests {
         .unwrap();
         let text = "mix:\n  - {scenario: a.yaml, weight: 1}\n  - {scenario: b.yaml, weight: 1}\n";
         let target = Target::parse("http://127.0.0.1:1/").unwrap();
-        let mix = headroom_load::scenario::mix::parse_mix(text, &dir.join("m.yaml"), Some(&target))
-            .unwrap();
+        let mix =
+            headroom_journey::scenario::mix::parse_mix(text, &dir.join("m.yaml"), Some(&target))
+                .unwrap();
         let planned = PlannedThink::of_mix(&mix, None);
         assert_eq!(planned.mean, Duration::from_millis(1750));
         let user = crate::who::of_mix(&mix, &planned);

@@ -5,8 +5,8 @@
 //! student does.
 
 use crate::think::PlannedThink;
-use headroom_load::scenario::mix::Mix;
-use headroom_load::scenario::{Node, Scenario};
+use headroom_journey::scenario::mix::Mix;
+use headroom_journey::scenario::{Node, Scenario};
 use headroom_units::quantity::{count, round_figure};
 use std::path::Path;
 use std::time::Duration;
@@ -152,9 +152,9 @@ fn once_requests(nodes: &[Node], once: bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use headroom_load::profile::Think;
-    use headroom_load::scenario::parse_str;
-    use headroom_load::target::Target;
+    use headroom_http::target::Target;
+    use headroom_journey::profile::Think;
+    use headroom_journey::scenario::parse_str;
 
     fn planned(seconds: u64) -> PlannedThink {
         PlannedThink::of_flag(Some(Think::Constant {

@@ -4,11 +4,11 @@
 use clap::{Args, Parser, Subcommand};
 use headroom_analysis::Criterion;
 use headroom_experiment::regression::RegressionLimit;
-use headroom_load::lesson::UserSession;
-use headroom_load::profile::Think;
-use headroom_load::protocol::HttpChoice;
+use headroom_http::protocol::HttpChoice;
+use headroom_http::target::{parse_header, Target};
+use headroom_journey::lesson::UserSession;
+use headroom_journey::profile::Think;
 use headroom_load::start::parse_start_time;
-use headroom_load::target::{parse_header, Target};
 use headroom_units::quantity::{
     parse_duration, parse_link_mbit, parse_rate, parse_threshold_pct, Rate,
 };
@@ -1050,7 +1050,7 @@ fn monitor(text: &str) -> Result<Monitor, String> {
     let target = Target::parse(text).map_err(|_| {
         format!("'{text}': write 'local' or an agent's URL such as http://pi.local:9464")
     })?;
-    if target.scheme != headroom_load::target::Scheme::Http {
+    if target.scheme != headroom_http::target::Scheme::Http {
         return Err(format!("'{text}': agents speak plain http://"));
     }
     Ok(Monitor::Agent(target.authority()))

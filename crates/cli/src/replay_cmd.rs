@@ -6,7 +6,7 @@
 use crate::args::ReplayArgs;
 use crate::execute::{execute, Failure};
 use headroom_load::engine::Workload;
-use headroom_load::replay::ReplayPlan;
+use headroom_traffic::replay::ReplayPlan;
 use std::cell::RefCell;
 use std::process::ExitCode;
 use std::sync::Arc;

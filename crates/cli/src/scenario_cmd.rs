@@ -2,9 +2,9 @@
 
 use crate::args::ScenarioCommand;
 use crate::execute::EXIT_USAGE;
-use headroom_load::scenario::jmx as jmx_input;
-use headroom_load::scenario::{mix, LabelKind, Scenario};
-use headroom_load::target::Target;
+use headroom_http::target::Target;
+use headroom_journey::scenario::jmx as jmx_input;
+use headroom_journey::scenario::{mix, LabelKind, Scenario};
 use headroom_units::quantity::count;
 use std::process::ExitCode;
 
@@ -139,7 +139,7 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
                     return ExitCode::from(EXIT_USAGE);
                 }
             };
-            if headroom_load::scenario::mix::is_mix_file(&file) {
+            if headroom_journey::scenario::mix::is_mix_file(&file) {
                 return check_mix(&file, target.as_ref());
             }
             match jmx_input::scenario(&file, target.as_ref(), &properties, false) {

@@ -40,7 +40,9 @@ fn import(args: &FromHarArgs) -> Result<(), String> {
         written_csv = Some(account.path.as_path());
     }
     // What `scenario check` would say, before the scenario is written.
-    if let Err(e) = headroom_load::scenario::parse_str(&imported.yaml, &imported.check_path, None) {
+    if let Err(e) =
+        headroom_journey::scenario::parse_str(&imported.yaml, &imported.check_path, None)
+    {
         return Err(format!(
             "the imported journey does not pass scenario check ({e}); this is a defect of the importer: please report it with the recording's shape (no secrets)"
         ));

@@ -1,15 +1,15 @@
 //! `headroom scenario from-log ACCESS.LOG...`: a web server's access log as
-//! a model of its users ([`headroom_load::traffic`] reads and models it);
+//! a model of its users ([`headroom_traffic::traffic`] reads and models it);
 //! this module prints the model, and on standard error what could not be
 //! read.
 
 use crate::args::FromLogArgs;
 use crate::execute::EXIT_USAGE;
+use headroom_http::target::Target;
 use headroom_import::access_log::read::LogReading;
-use headroom_load::target::Target;
-use headroom_load::traffic::login::read_login;
-use headroom_load::traffic::model::{read_model, TrafficModel};
-use headroom_load::traffic::workload::{workload, Fate, LogWorkloadInput};
+use headroom_traffic::traffic::login::read_login;
+use headroom_traffic::traffic::model::{read_model, TrafficModel};
+use headroom_traffic::traffic::workload::{workload, Fate, LogWorkloadInput};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -136,7 +136,7 @@ fn write_workload(
         None => Some(Target::parse("http://127.0.0.1/").map_err(|e| e.to_string())?),
         Some(_) => None,
     };
-    headroom_load::scenario::parse_file(&scenario_path, stand_in.as_ref()).map_err(|e| {
+    headroom_journey::scenario::parse_file(&scenario_path, stand_in.as_ref()).map_err(|e| {
         format!("the workload written does not read back (a fault of headroom's; please report it): {e}")
     })?;
     let mut lines = vec![format!(

@@ -6,9 +6,9 @@
 
 use crate::args::TryArgs;
 use crate::execute::{connect_checked, Failure, EXIT_CANNOT_RUN, EXIT_USAGE};
-use headroom_load::scenario::jmx as jmx_input;
-use headroom_load::scenario::trial::{self, TrialOptions, TrialOutcome};
-use headroom_load::scenario::trial_view::millis;
+use headroom_journey::scenario::jmx as jmx_input;
+use headroom_journey::scenario::trial::{self, TrialOptions, TrialOutcome};
+use headroom_journey::scenario::trial_view::millis;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ pub fn run(args: TryArgs) -> ExitCode {
 }
 
 async fn try_file(args: TryArgs) -> ExitCode {
-    if headroom_load::scenario::mix::is_mix_file(&args.file) {
+    if headroom_journey::scenario::mix::is_mix_file(&args.file) {
         return try_mix(&args).await;
     }
     let scenario = match jmx_input::properties(&args.jmeter_property)
@@ -45,7 +45,7 @@ async fn try_file(args: TryArgs) -> ExitCode {
 /// A mix: each journey tried in turn (one user, one iteration each); it
 /// fails when one of them does.
 async fn try_mix(args: &TryArgs) -> ExitCode {
-    use headroom_load::scenario::mix::{read, Workfile};
+    use headroom_journey::scenario::mix::{read, Workfile};
     let mix = match read(&args.file, args.target.as_ref()) {
         Ok(Workfile::Mix(mix)) => *mix,
         Ok(Workfile::Scenario(_)) => return ExitCode::from(EXIT_USAGE),
@@ -81,7 +81,7 @@ async fn try_mix(args: &TryArgs) -> ExitCode {
 async fn try_scenario(
     args: &TryArgs,
     file: &std::path::Path,
-    scenario: headroom_load::scenario::Scenario,
+    scenario: headroom_journey::scenario::Scenario,
 ) -> ExitCode {
     let mut connectors = Vec::new();
     for origin in &scenario.origins {

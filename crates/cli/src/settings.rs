@@ -12,7 +12,7 @@ use headroom_analysis::capacity::ApdexGoal;
 use headroom_capacity::ladder::Ladder;
 use headroom_capacity::spec::CapacitySpec;
 use headroom_capacity::timing::LevelTimes;
-use headroom_load::shard::Shard;
+use headroom_journey::shard::Shard;
 use headroom_load::spec::{
     ApdexSpec, Barrier, BodySpec, FaultSpec, MonitorSpec, Monitored, OutputSpec, ProfileSpec,
     ReplayPace, ReplaySource, RunSpec, ScenarioSource, ShardChoice, StartSpec, ToleratedSpec,
@@ -107,7 +107,7 @@ pub fn replay_spec(args: &ReplayArgs) -> Result<RunSpec, Failure> {
 /// `headroom run FILE ...`
 pub fn run_spec(args: &RunArgs) -> Result<RunSpec, Failure> {
     let jmeter_properties =
-        headroom_load::scenario::jmx::properties(&args.jmeter_property).map_err(usage)?;
+        headroom_journey::scenario::jmx::properties(&args.jmeter_property).map_err(usage)?;
     let file = args.file.clone().ok_or_else(|| {
         usage("give the scenario FILE to run (headroom scenario init writes an example)".into())
     })?;
@@ -349,7 +349,7 @@ pub fn redact_command_line(args: Vec<String>) -> Vec<String> {
             {
                 format!("{flag}***")
             } else {
-                headroom_load::target::redact_secrets(&arg)
+                headroom_http::target::redact_secrets(&arg)
             };
             secret_next = matches!(lower.as_str(), "--agent-token" | "--token");
             shown

@@ -95,7 +95,7 @@ pub fn run_spec(spec: &RunSpec, run: &RunSettings) -> RunSpec {
     ]);
     for fault in run.faults {
         line.push("--fault".into());
-        line.push(headroom_load::target::redact_secrets(&fault_arg(fault)));
+        line.push(headroom_http::target::redact_secrets(&fault_arg(fault)));
     }
     spec
 }

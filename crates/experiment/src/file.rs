@@ -5,7 +5,7 @@
 use crate::figure::{Figure, DEFAULT_FIGURES};
 use crate::template::FactorTemplate;
 use headroom_analysis::experiment::{Cell, Factor, RepetitionRule};
-use headroom_load::yaml::{read_text, Doc, LocatedError};
+use headroom_journey::yaml::{read_text, Doc, LocatedError};
 use marked_yaml::types::MarkedMappingNode;
 use marked_yaml::Node as Yaml;
 use std::path::{Path, PathBuf};
@@ -991,7 +991,7 @@ impl Reader<'_> {
                 format!(
                     "{what}: '{}' is not a figure: {}(figures: {})",
                     s.as_str(),
-                    headroom_load::yaml::did_you_mean(s.as_str(), &names),
+                    headroom_journey::yaml::did_you_mean(s.as_str(), &names),
                     names.join(", ")
                 ),
             )

@@ -69,10 +69,10 @@ pub fn check_cells(
             {
                 continue;
             }
-            let scenario = headroom_load::scenario::parse_file(std::path::Path::new(&file), None)
-                .map_err(|e| {
-                format!("the scenario of cell {} has an error: {e}", cell.label)
-            })?;
+            let scenario =
+                headroom_journey::scenario::parse_file(std::path::Path::new(&file), None).map_err(
+                    |e| format!("the scenario of cell {} has an error: {e}", cell.label),
+                )?;
             if let Some(label) = &experiment.label {
                 if !scenario.labels.iter().any(|l| l.name == *label) {
                     let names: Vec<&str> =

@@ -4,9 +4,9 @@
 //! exchanges the shortest is the least uncertain. The monitor aligns an
 //! agent's samples with it; a shard records it before a planned start.
 
-use crate::conn::Connector;
-use crate::target::Target;
 use headroom_bundle::manifest::ClockRecord;
+use headroom_http::conn::Connector;
+use headroom_http::target::Target;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -115,7 +115,7 @@ pub async fn date_record(connector: Arc<Connector>, url: &str) -> Option<ClockRe
         target.authority(),
         env!("CARGO_PKG_VERSION")
     );
-    let mut client = crate::client::HttpClient::new(connector, Duration::from_secs(2));
+    let mut client = headroom_http::client::HttpClient::new(connector, Duration::from_secs(2));
     let mut head = Vec::new();
     let mut previous: Option<(f64, u64)> = None;
     let watch_until = Instant::now() + DATE_WATCH;
@@ -124,7 +124,7 @@ pub async fn date_record(connector: Arc<Connector>, url: &str) -> Option<ClockRe
         let sent = now_ms();
         let exchange = client
             .send(
-                crate::client::Outgoing {
+                headroom_http::client::Outgoing {
                     bytes: request.as_bytes(),
                     is_head: true,
                     keep_alive: true,

@@ -15,23 +15,23 @@
 //! each starting at its planned arrival time. Every user's start is counted
 //! in the second it was due (intervals.csv's `arrivals`).
 
-use crate::client::{HttpClient, Outgoing};
-use crate::conn::Connector;
 use crate::failures::{Capture, FailureKeeper};
-use crate::journey_mix::{MixPlan, Offset};
-use crate::lesson::UserSession;
 use crate::precise_timer::PreciseTimer;
-use crate::profile::{Profile, Think};
 use crate::recorder::{EngineEvent, Recorder};
-use crate::replay::ReplayPlan;
-use crate::scenario::observe::{Observe, StepView};
-use crate::scenario::runner::{Journey, JourneyHost, JourneyPlan};
-use crate::shard::Shard;
-use crate::stages::Stages;
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_bundle::failures::BODY_LIMIT;
 use headroom_bundle::jtl::JtlContext;
 use headroom_bundle::sample::{status_error, LabelId, Sample};
+use headroom_http::client::{HttpClient, Outgoing};
+use headroom_http::conn::Connector;
+use headroom_journey::journey_mix::{MixPlan, Offset};
+use headroom_journey::lesson::UserSession;
+use headroom_journey::profile::{Profile, Think};
+use headroom_journey::scenario::observe::{Observe, StepView};
+use headroom_journey::scenario::runner::{Journey, JourneyHost, JourneyPlan};
+use headroom_journey::shard::Shard;
+use headroom_journey::stages::Stages;
+use headroom_traffic::replay::ReplayPlan;
 use headroom_units::quantity::Rate;
 use headroom_units::rng::Rng;
 use std::cell::{Cell, RefCell};
@@ -919,7 +919,7 @@ async fn replay_user(
         let sent = Instant::now();
         let at = sent.saturating_duration_since(plan.run_start);
         // Sent, should the run end before its answer comes.
-        replay.sent(n, crate::replay::UNANSWERED, at);
+        replay.sent(n, headroom_traffic::replay::UNANSWERED, at);
         let status = exchange(worker, &mut client, &request, vu, due, sent, &mut kept).await;
         replay.sent(n, status, at);
     }
@@ -1143,7 +1143,7 @@ mod tests {
         let end = start + Duration::from_millis(1000);
         for schedule in [
             ArrivalSchedule::Constant(Duration::from_micros(2500)),
-            ArrivalSchedule::Ramping(Stages(vec![crate::stages::Stage {
+            ArrivalSchedule::Ramping(Stages(vec![headroom_journey::stages::Stage {
                 duration: Duration::from_secs(1),
                 target: 800.0,
             }])),

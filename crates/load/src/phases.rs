@@ -6,9 +6,9 @@
 //! (the think is the scenario's default `think:` or `--think`), which a
 //! bundle rebuilt from its files (a merge, a recovery) uses too.
 
-use crate::profile::{Profile, Think};
 use headroom_bundle::summary::{LabelFigures, PhaseFigures};
 use headroom_bundle::tally::Tally;
+use headroom_journey::profile::{Profile, Think};
 use std::time::Duration;
 
 /// The figures of a lesson's two phases, second by second as they come.
@@ -78,7 +78,7 @@ impl LessonPhases {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lesson::Lesson;
+    use headroom_journey::lesson::Lesson;
 
     #[test]
     fn the_arrival_phase_ends_a_think_time_after_the_last_arrival() {

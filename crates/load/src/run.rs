@@ -8,7 +8,6 @@ use crate::fault::{Fault, Injector};
 use crate::live_metrics::{render as render_metrics, LiveFigures, LiveMetrics};
 use crate::monitoring::{MonitorSource, Monitoring};
 use crate::phases::LessonPhases;
-use crate::profile::Profile;
 use crate::recorder::{EngineEvent, IntervalPiece, WorkerReport};
 use headroom_analysis::summary::LabelSummary;
 use headroom_analysis::LatencyStats;
@@ -22,6 +21,7 @@ use headroom_bundle::tally::{LabelTallies, Tally};
 use headroom_bundle::warnings::RunWarning;
 use headroom_bundle::writer::{BundleWriter, MergedInterval};
 use headroom_bundle::BundleError;
+use headroom_journey::profile::Profile;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -204,11 +204,13 @@ pub async fn run(
     let mut replay_error = None;
     if let Some(replay) = replay {
         match replay.write_csv(&setup.bundle_dir) {
-            Ok(()) => setup.manifest.files.replay = Some(crate::replay::REPLAY_CSV.into()),
+            Ok(()) => {
+                setup.manifest.files.replay = Some(headroom_traffic::replay::REPLAY_CSV.into())
+            }
             Err(e) => {
                 replay_error = Some(format!(
                     "cannot write {} in {}: {e}",
-                    crate::replay::REPLAY_CSV,
+                    headroom_traffic::replay::REPLAY_CSV,
                     setup.bundle_dir.display()
                 ))
             }
@@ -617,7 +619,7 @@ impl Collector {
             .map(|p| p.figures(elapsed))
             .unwrap_or_default();
         let response_sum = total.latency.mean.as_secs_f64() * total.count as f64;
-        let mut unrecorded = crate::sent::take();
+        let mut unrecorded = headroom_http::sent::take();
         unrecorded.late = self.late_requests(&manifest.label_roles);
         let requests =
             headroom_bundle::wire::WireCount::of(&label_figures, &manifest.label_roles, unrecorded);

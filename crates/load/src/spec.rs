@@ -9,8 +9,8 @@
 //! are [`Rate`]s (written as events per second).
 
 use crate::fault::Fault;
-use crate::profile::Think;
-use crate::shard::Shard;
+use headroom_journey::profile::Think;
+use headroom_journey::shard::Shard;
 use headroom_units::quantity::Rate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -43,7 +43,7 @@ pub struct RunSpec {
     /// The HTTP version the users speak (`None`: the scenario's
     /// `defaults: http:`, else 1.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http: Option<crate::protocol::HttpChoice>,
+    pub http: Option<headroom_http::protocol::HttpChoice>,
     #[serde(default)]
     pub monitors: MonitorSpec,
     /// Commands run at moments of the run.
@@ -194,7 +194,7 @@ pub struct ProfileSpec {
     pub max_vus: Option<u32>,
     /// Open model: each arrival is a new user who stays this long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<crate::lesson::UserSession>,
+    pub session: Option<headroom_journey::lesson::UserSession>,
     /// The lesson start: this many students arrive within `arrive_within`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub students: Option<u32>,

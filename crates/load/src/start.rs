@@ -4,9 +4,9 @@
 //! other shards' (measured by [`crate::clock`] and recorded in the manifest).
 
 use crate::assemble::parts::{AssembledRun, AssemblyError};
-use crate::shard::Shard;
 use crate::spec::{ShardChoice, StartSpec};
 use headroom_bundle::manifest::ShardRecord;
+use headroom_journey::shard::Shard;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -120,7 +120,7 @@ pub fn apply(
             shard.count
         )));
     }
-    if let crate::profile::Profile::Closed {
+    if let headroom_journey::profile::Profile::Closed {
         requests: Some(requests),
         ..
     } = prepared.plan.profile
@@ -219,7 +219,7 @@ fn barrier(path: &Path, delay: Duration) -> Result<SystemTime, AssemblyError> {
 
 /// The connector of the run's first request (its target's, a journey's
 /// first host's).
-fn first_connector(run: &AssembledRun) -> Option<std::sync::Arc<crate::conn::Connector>> {
+fn first_connector(run: &AssembledRun) -> Option<std::sync::Arc<headroom_http::conn::Connector>> {
     use crate::engine::Workload;
     Some(match &run.plan.workload {
         Workload::Url { connector, .. } => connector.clone(),

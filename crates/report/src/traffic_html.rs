@@ -7,7 +7,7 @@
 
 use crate::charts::{bar_chart, line_chart, ChartSeries, LineChart};
 use crate::html::{escape, STYLE};
-use headroom_load::traffic::model::TrafficModel;
+use headroom_traffic::traffic::model::TrafficModel;
 use std::fmt::Write;
 
 const EXTRA_STYLE: &str =
@@ -246,7 +246,7 @@ fn loaded_by_pages(html: &mut String, model: &TrafficModel) {
     let _ = write!(
         html,
         "<h2>Resources the application serves</h2><p>{loaded} of the requests named their session's page as referer within {} s of it (before or after it in the log): not pages, but what pages loaded.</p>",
-        headroom_load::traffic::model::LOADED_WITHIN_MS / 1000
+        headroom_traffic::traffic::model::LOADED_WITHIN_MS / 1000
     );
     counts(
         html,
@@ -314,7 +314,7 @@ mod tests {
     /// (under its line, the list was empty: only the line was kept).
     #[test]
     fn the_resources_the_application_serves_are_listed() {
-        use headroom_load::traffic::model::{LogFormat, LogSpan, SessionKey, TrafficBuilder};
+        use headroom_traffic::traffic::model::{LogFormat, LogSpan, SessionKey, TrafficBuilder};
         let format = LogFormat::parse("combined").unwrap();
         let day = 20_822 * 1440;
         let span = LogSpan {

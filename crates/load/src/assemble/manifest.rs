@@ -2,13 +2,13 @@
 //! whom. The run fills in its times, status and summary as it goes.
 
 use super::parts::AssemblyError;
-use crate::profile::{Profile, Think};
 use crate::spec::{Monitored, RunSpec};
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_bundle::manifest::{ClientHost, Files, Manifest, MonitoredHost, ProfileRecord, Tool};
 use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_bundle::summary::{RunStatus, RunSummary};
 use headroom_bundle::SCHEMA_VERSION;
+use headroom_journey::profile::{Profile, Think};
 use headroom_monitor::Fingerprint;
 use headroom_units::quantity::Rate;
 use std::time::Duration;

@@ -10,18 +10,18 @@ use super::parts::{
 };
 use super::profile::{describe_profile, scenario_profile};
 use super::scenario::file_record;
-use crate::conn::Connector;
 use crate::engine::{EnginePlan, Workload};
-use crate::journey_mix::{exact_split, MixEntry, MixPlan};
-use crate::profile::{Profile, Think};
-use crate::protocol::HttpChoice;
 use crate::run::default_bundle_dir;
-use crate::scenario::mix::{Mix, Workfile};
-use crate::scenario::runner::JourneyPlan;
-use crate::shard::Shard;
 use crate::spec::{RunSpec, ScenarioSource};
-use crate::target::Target;
 use headroom_bundle::scenario_record::{JourneyRecord, MixRecord, ScenarioRecord};
+use headroom_http::conn::Connector;
+use headroom_http::protocol::HttpChoice;
+use headroom_http::target::Target;
+use headroom_journey::journey_mix::{exact_split, MixEntry, MixPlan};
+use headroom_journey::profile::{Profile, Think};
+use headroom_journey::scenario::mix::{Mix, Workfile};
+use headroom_journey::scenario::runner::JourneyPlan;
+use headroom_journey::shard::Shard;
 use headroom_units::quantity::count;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ fn read(source: &ScenarioSource, shard: Option<Shard>) -> Result<Mix, AssemblyEr
         .map(Target::parse)
         .transpose()
         .map_err(|e| usage(e.to_string()))?;
-    let mut mix = match crate::scenario::mix::read(&source.file, target.as_ref()) {
+    let mut mix = match headroom_journey::scenario::mix::read(&source.file, target.as_ref()) {
         Ok(Workfile::Mix(mix)) => *mix,
         Ok(Workfile::Scenario(_)) => {
             return Err(usage(format!(
@@ -246,7 +246,7 @@ pub(super) async fn assemble(
         file: source.file.display().to_string(),
         journeys: records,
         name: mix.name.clone(),
-        text: crate::target::redact_secrets(
+        text: headroom_http::target::redact_secrets(
             &std::fs::read_to_string(&source.file).unwrap_or_default(),
         ),
     });
@@ -342,10 +342,10 @@ fn connectors_on_loopback(journeys: &[MixEntry]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::mix::MixJourney;
+    use headroom_journey::scenario::mix::MixJourney;
 
     fn mix_of(weights: &[(&str, f64)]) -> Mix {
-        let scenario = crate::scenario::parse_str(
+        let scenario = headroom_journey::scenario::parse_str(
             "defaults: {base_url: http://127.0.0.1:9}\nsteps:\n  - {label: a, path: /}\n",
             std::path::Path::new("j.yaml"),
             None,

@@ -29,11 +29,13 @@ use crate::spec::{RunSpec, WorkloadSource};
 /// manifest's first state, and makes it this shard's run.
 pub async fn assemble(spec: &RunSpec) -> Result<AssembledRun, AssemblyError> {
     // What an earlier run of this process left uncounted is not this one's.
-    let _ = crate::sent::take();
+    let _ = headroom_http::sent::take();
     let shard = crate::start::resolve(spec.shard)?;
     let mut run = match &spec.workload {
         WorkloadSource::Url(request) => url::assemble(spec, request, shard).await?,
-        WorkloadSource::Scenario(source) if crate::scenario::mix::is_mix_file(&source.file) => {
+        WorkloadSource::Scenario(source)
+            if headroom_journey::scenario::mix::is_mix_file(&source.file) =>
+        {
             mix::assemble(spec, source, shard).await?
         }
         WorkloadSource::Scenario(source) => scenario::assemble(spec, source, shard).await?,

@@ -3,14 +3,14 @@
 //! before a run (the target answers, enough open files) and the setup
 //! every run starts from.
 
-use crate::conn::Connector;
 use crate::engine::EnginePlan;
 use crate::monitoring::MonitorSource;
-use crate::protocol::HttpChoice;
 use crate::run::RunSetup;
 use crate::spec::{ApdexSpec, Monitored, RunSpec, ToleratedSpec};
-use crate::target::Target;
 use headroom_analysis::apdex::ApdexThresholds;
+use headroom_http::conn::Connector;
+use headroom_http::protocol::HttpChoice;
+use headroom_http::target::Target;
 use std::time::{Duration, SystemTime};
 
 const PREFLIGHT_WAIT: Duration = Duration::from_secs(5);
@@ -95,7 +95,7 @@ pub async fn connect_checked(
     insecure: bool,
     http: HttpChoice,
 ) -> Result<Connector, AssemblyError> {
-    crate::preflight::connect(target, insecure, http, PREFLIGHT_WAIT)
+    headroom_http::preflight::connect(target, insecure, http, PREFLIGHT_WAIT)
         .await
         .map_err(|e| AssemblyError::cannot_run(&e))
 }

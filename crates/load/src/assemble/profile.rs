@@ -1,11 +1,11 @@
 //! The run's profile from the spec (over a scenario file's own), and how it
 //! is said in the line before the run.
 
-use crate::lesson::{Lesson, UserSession};
-use crate::profile::{Profile, Think};
-use crate::scenario::{ScenarioProfile, StageKind};
-use crate::shard::Shard;
 use crate::spec::ProfileSpec;
+use headroom_journey::lesson::{Lesson, UserSession};
+use headroom_journey::profile::{Profile, Think};
+use headroom_journey::scenario::{ScenarioProfile, StageKind};
+use headroom_journey::shard::Shard;
 use headroom_units::quantity::{count, Rate};
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ pub(super) fn scenario_profile(
     if session.is_some() && (closed_given || spec.rate.or(file.rate).is_none()) {
         return Err(format!(
             "session: {} is how long each arriving user of the open model stays; this run has no arrival rate (a closed model's users stay to the end): give --rate (or rate: in the profile), or leave the session out",
-            session.unwrap_or(crate::lesson::UserSession::Once)
+            session.unwrap_or(headroom_journey::lesson::UserSession::Once)
         ));
     }
     let profile_given =
@@ -262,8 +262,8 @@ fn describe_lesson(lesson: &Lesson, think: &Think) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::parse::parse_str;
-    use crate::scenario::ScenarioProfile;
+    use headroom_journey::scenario::parse::parse_str;
+    use headroom_journey::scenario::ScenarioProfile;
     use std::path::Path;
 
     fn file(profile: &str) -> ScenarioProfile {

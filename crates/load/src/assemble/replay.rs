@@ -6,13 +6,13 @@ use super::parts::{
     apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
 };
 use crate::engine::{EnginePlan, Workload};
-use crate::profile::{Profile, Think};
-use crate::replay::{read_replay, ReplayPlan};
 use crate::run::default_bundle_dir;
-use crate::shard::Shard;
 use crate::spec::{ReplayPace, ReplaySource, RunSpec};
-use crate::target::Target;
 use headroom_bundle::scenario_record::{ReplayRecord, ScenarioRecord};
+use headroom_http::target::Target;
+use headroom_journey::profile::{Profile, Think};
+use headroom_journey::shard::Shard;
+use headroom_traffic::replay::{read_replay, ReplayPlan};
 use headroom_units::quantity::{group_thousands, Rate};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -8,16 +8,16 @@ use super::parts::{
 };
 use super::profile::{describe_profile, scenario_profile};
 use crate::engine::{EnginePlan, Workload};
-use crate::profile::{Profile, Think};
 use crate::run::default_bundle_dir;
-use crate::scenario::runner::JourneyPlan;
-use crate::scenario::Scenario;
-use crate::shard::Shard;
 use crate::spec::{ProfileSpec, RunSpec, ScenarioSource};
-use crate::target::Target;
 use headroom_bundle::scenario_record::{
     BeforeRecord, DataRecord, ScenarioFileRecord, ScenarioRecord,
 };
+use headroom_http::target::Target;
+use headroom_journey::profile::{Profile, Think};
+use headroom_journey::scenario::runner::JourneyPlan;
+use headroom_journey::scenario::Scenario;
+use headroom_journey::shard::Shard;
 use headroom_units::quantity::{count, Rate};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,7 +34,7 @@ fn read(source: &ScenarioSource, shard: Option<Shard>) -> Result<Scenario, Assem
         .map(Target::parse)
         .transpose()
         .map_err(|e| usage(e.to_string()))?;
-    let mut scenario = crate::scenario::jmx::scenario(
+    let mut scenario = headroom_journey::scenario::jmx::scenario(
         &source.file,
         target.as_ref(),
         &source.jmeter_properties,
@@ -70,7 +70,9 @@ pub(super) fn file_record(file: &Path, scenario: &Scenario) -> ScenarioFileRecor
         file: file.display().to_string(),
         name: scenario.name.clone(),
         steps: scenario.requests.len(),
-        text: crate::target::redact_secrets(&std::fs::read_to_string(file).unwrap_or_default()),
+        text: headroom_http::target::redact_secrets(
+            &std::fs::read_to_string(file).unwrap_or_default(),
+        ),
         variables: scenario.vars.names().to_vec(),
     }
 }
@@ -263,7 +265,8 @@ mod tests {
     #[test]
     fn peak_times_give_the_users_of_that_many_peaks() {
         let text = "defaults: {base_url: http://127.0.0.1:8080}\npeak: {minute: \"2026-11-20 10:01\", pages: 300, users: 8}\nsteps:\n  - {label: home, path: /}\n";
-        let scenario = crate::scenario::parse_str(text, Path::new("w.yaml"), None).unwrap();
+        let scenario =
+            headroom_journey::scenario::parse_str(text, Path::new("w.yaml"), None).unwrap();
         let flags = ProfileSpec {
             peak_times: Some(2.5),
             ..ProfileSpec::default()
@@ -276,7 +279,7 @@ mod tests {
             ..ProfileSpec::default()
         };
         assert_eq!(in_peaks(&tenth, &scenario).unwrap().users, Some(1));
-        let plain = crate::scenario::parse_str(
+        let plain = headroom_journey::scenario::parse_str(
             "defaults: {base_url: http://127.0.0.1:8080}\nsteps:\n  - {label: home, path: /}\n",
             Path::new("j.yaml"),
             None,
@@ -294,7 +297,8 @@ mod tests {
         let rows: String = (1..=25).map(|i| format!("student{i:02},pw{i}\n")).collect();
         std::fs::write(dir.join("accounts.csv"), rows).unwrap();
         let text = "defaults: {base_url: http://127.0.0.1:8080}\naccounts:\n  file: accounts.csv\n  columns: [user, password]\nsteps:\n  - {label: home, path: /}\n";
-        let scenario = crate::scenario::parse_str(text, &dir.join("w.yaml"), None).unwrap();
+        let scenario =
+            headroom_journey::scenario::parse_str(text, &dir.join("w.yaml"), None).unwrap();
         let note = accounts_note(&scenario, 30).unwrap();
         assert!(note.contains("30 users and 25 accounts"), "{note}");
         assert!(

@@ -3,9 +3,9 @@
 
 use super::parts::labels_note;
 use super::*;
-use crate::profile::Profile;
 use crate::spec::{ProfileSpec, ScenarioSource, UrlRequest};
 use headroom_bundle::scenario_record::ScenarioRecord;
+use headroom_journey::profile::Profile;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,7 +83,7 @@ fn an_open_url_spec_and_a_shard_of_it() {
     let mut spec = url_spec(&url).with_duration(Duration::from_secs(2));
     spec.profile.rate = Some(headroom_units::quantity::Rate { per_second: 50.0 });
     spec.shard = Some(crate::spec::ShardChoice::Given(
-        crate::shard::Shard::new(1, 2).unwrap(),
+        headroom_journey::shard::Shard::new(1, 2).unwrap(),
     ));
     let run = runtime().block_on(assemble(&spec)).unwrap();
     assert!(matches!(
@@ -174,7 +174,7 @@ fn a_scenario_spec_takes_the_files_profile_under_the_specs() {
     );
     assert_eq!(
         run.plan.think,
-        crate::profile::Think::Constant {
+        headroom_journey::profile::Think::Constant {
             time: Duration::from_secs(1)
         }
     );

@@ -6,12 +6,12 @@ use super::parts::{
 };
 use super::profile::{describe_profile, url_profile};
 use crate::engine::{EnginePlan, PreparedRequest, Workload};
-use crate::profile::Think;
 use crate::run::default_bundle_dir;
-use crate::shard::Shard;
 use crate::spec::{BodySpec, RunSpec, UrlRequest};
-use crate::target::{RequestSpec, Target};
 use headroom_bundle::scenario_record::{ScenarioRecord, UrlRecord};
+use headroom_http::target::{RequestSpec, Target};
+use headroom_journey::profile::Think;
+use headroom_journey::shard::Shard;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -43,7 +43,7 @@ fn scenario_record(request: &RequestSpec, target: &Target, label: &str) -> Scena
         headers: request
             .headers
             .iter()
-            .map(|(n, v)| crate::target::redact_secrets(&format!("{n}: {v}")))
+            .map(|(n, v)| headroom_http::target::redact_secrets(&format!("{n}: {v}")))
             .collect(),
         keep_alive: request.keep_alive,
         label: label.to_string(),

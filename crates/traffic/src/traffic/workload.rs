@@ -11,7 +11,7 @@
 use super::login::LoginJourney;
 use super::model::{busiest, TrafficModel};
 use super::pages::PagePattern;
-use crate::journey_mix::{exact_split, interleave};
+use headroom_journey::journey_mix::{exact_split, interleave};
 use headroom_units::civil::utc_minute_text;
 use std::fmt::Write as _;
 
@@ -588,7 +588,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("pages.csv"), &written.pages_csv).unwrap();
         std::fs::write(dir.join("workload.yaml"), &written.scenario).unwrap();
-        let scenario = crate::scenario::parse_file(&dir.join("workload.yaml"), None).unwrap();
+        let scenario =
+            headroom_journey::scenario::parse_file(&dir.join("workload.yaml"), None).unwrap();
         assert_eq!(scenario.requests.len(), 3);
         assert_eq!(scenario.peak.unwrap().users, 1);
         assert_eq!(scenario.data.unwrap().rows.len(), 1000);

@@ -269,7 +269,11 @@ impl ReplayPlan {
             let _ = write!(headers, "Host: {host}\r\n");
         }
         if !has("user-agent") {
-            let _ = write!(headers, "User-Agent: {}\r\n", crate::target::USER_AGENT);
+            let _ = write!(
+                headers,
+                "User-Agent: {}\r\n",
+                headroom_http::target::USER_AGENT
+            );
         }
         if !has("accept") {
             headers.push_str("Accept: */*\r\n");

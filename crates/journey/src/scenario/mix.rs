@@ -6,8 +6,8 @@
 
 use super::parse::{parse_journey, parse_profile, MAX_SCENARIO_BYTES};
 use super::{Scenario, ScenarioProfile};
-use crate::target::Target;
 use crate::yaml::{read_text, Doc, LocatedError};
+use headroom_http::target::Target;
 use marked_yaml::Node as Yaml;
 use std::path::{Path, PathBuf};
 

@@ -9,12 +9,12 @@ use super::observe::{Extracted, HopRecord, Observe, StepView};
 use super::page::{self, Page, PageState};
 use super::template::{form_encode, json_escape, plain, url_encode_invalid, RenderContext};
 use super::{Body, Condition, DataSpec, Node, NodeFlags, PageLoad, RequestStep, Scenario};
-use crate::client::{Exchange, HttpClient, Outgoing};
-use crate::conn::Connector;
-use crate::http1::{with_response, STACK_HEADERS};
-use crate::target::{HostHeader, OriginUrl, Scheme, Target, USER_AGENT};
 use headroom_bundle::failures::BODY_LIMIT;
 use headroom_bundle::sample::{status_error, ErrorKind, Sample, TlsHandshake};
+use headroom_http::client::{Exchange, HttpClient, Outgoing};
+use headroom_http::conn::Connector;
+use headroom_http::http1::{with_response, STACK_HEADERS};
+use headroom_http::target::{HostHeader, OriginUrl, Scheme, Target, USER_AGENT};
 use headroom_units::rng::Rng;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -651,7 +651,7 @@ impl Journey {
     ) -> (Option<ErrorKind>, Option<&'static str>, Option<u16>) {
         self.body_decoded = false;
         let body: &[u8] = if step.needs_body {
-            match crate::content_encoding::decode(headers, &self.body, &mut self.decoded) {
+            match headroom_http::content_encoding::decode(headers, &self.body, &mut self.decoded) {
                 Ok(true) => {
                     self.body_decoded = true;
                     &self.decoded
@@ -923,7 +923,7 @@ impl Journey {
                 return;
             }
             if redirects > 0 {
-                crate::sent::redirect_followed();
+                headroom_http::sent::redirect_followed();
             }
             let result = self.send_hop(plan, step, observe, hop).await;
             outcome.add(&result);
@@ -1168,7 +1168,7 @@ impl Journey {
             if self.body_truncated {
                 return (false, encoding);
             }
-            match crate::content_encoding::decode(pairs, &self.body, &mut self.decoded) {
+            match headroom_http::content_encoding::decode(pairs, &self.body, &mut self.decoded) {
                 Ok(decoded) => (decoded, None),
                 Err(_) => (false, encoding),
             }

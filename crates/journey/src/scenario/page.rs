@@ -10,15 +10,15 @@
 
 use super::cookies::CookieJar;
 use super::Scenario;
-use crate::client::{HttpClient, Outgoing};
-use crate::conn::{Connector, UserTls};
-use crate::http1::with_response;
 use crate::page_load::cache::{unasked_not_modified, Cache, Headers, Lookup};
 use crate::page_load::css::SheetRules;
 use crate::page_load::resources::{self, Found, PageStyle, Resource, ResourceKind};
-use crate::target::{HostHeader, Scheme, Target, USER_AGENT};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use headroom_bundle::sample::{status_error, ErrorKind, Sample};
+use headroom_http::client::{HttpClient, Outgoing};
+use headroom_http::conn::{Connector, UserTls};
+use headroom_http::http1::with_response;
+use headroom_http::target::{HostHeader, Scheme, Target, USER_AGENT};
 use scraper::Html;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -616,11 +616,12 @@ impl Shared<'_> {
             if resource.kind == ResourceKind::Stylesheet && (200..300).contains(&status) {
                 let headers: Vec<(&str, &str)> = pairs.collect();
                 let mut decoded = Vec::new();
-                let css = match crate::content_encoding::decode(&headers, body, &mut decoded) {
-                    Ok(true) => String::from_utf8_lossy(&decoded).into_owned(),
-                    Ok(false) => String::from_utf8_lossy(body).into_owned(),
-                    Err(_) => String::new(),
-                };
+                let css =
+                    match headroom_http::content_encoding::decode(&headers, body, &mut decoded) {
+                        Ok(true) => String::from_utf8_lossy(&decoded).into_owned(),
+                        Ok(false) => String::from_utf8_lossy(body).into_owned(),
+                        Err(_) => String::new(),
+                    };
                 sheet = Some(crate::page_load::sheets::read(&resource.url, &css));
             }
         });

@@ -54,7 +54,7 @@ fn load_pages(html: &str, users: usize) -> Vec<(PageState, PageOutcome)> {
         let mut connectors = Vec::new();
         for origin in &scenario.origins {
             connectors.push(Arc::new(
-                crate::preflight::connect(
+                headroom_http::preflight::connect(
                     origin,
                     false,
                     Default::default(),

@@ -5,8 +5,8 @@
 //! row a user (user n logs in with row n), in a file of their own that
 //! only its owner may read.
 
-use crate::scenario::parse_file;
-use crate::target::Target;
+use headroom_http::target::Target;
+use headroom_journey::scenario::parse_file;
 use std::path::Path;
 
 /// Data columns of the pages, which a login's may not reuse.

@@ -11,8 +11,8 @@ use super::{
     Scenario, ScenarioProfile, StageKind,
 };
 use crate::profile::Think;
-use crate::target::Target;
 use crate::yaml::{kind_of, read_text, Doc, LocatedError};
+use headroom_http::target::Target;
 use marked_yaml::types::MarkedMappingNode;
 use marked_yaml::{Node as Yaml, Span};
 use std::path::{Path, PathBuf};
@@ -205,7 +205,7 @@ const IF_KEYS: &[&str] = &["var", "set", "equals", "matches"];
 struct Defaults {
     headers: Vec<(String, Template)>,
     timeout: Duration,
-    http: Option<crate::protocol::HttpChoice>,
+    http: Option<headroom_http::protocol::HttpChoice>,
     keep_alive: bool,
     new_connections_each_iteration: bool,
     follow_redirects: bool,
@@ -562,7 +562,7 @@ impl Parser {
         if let Some(h) = map.get_node("http") {
             let s = self.doc.scalar(h, "http")?;
             d.http = Some(
-                crate::protocol::HttpChoice::parse(s.as_str())
+                headroom_http::protocol::HttpChoice::parse(s.as_str())
                     .map_err(|e| self.doc.at(s.span(), e))?,
             );
         }

@@ -5,7 +5,7 @@
 //! stderr before anything runs.
 
 use crate::scenario::{parse_file, parse_str, Scenario};
-use crate::target::Target;
+use headroom_http::target::Target;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -11,9 +11,9 @@ use super::page::ResourceFailure;
 use super::runner::{Journey, JourneyHost, JourneyPlan};
 use super::trial_view::{bytes, millis, quoted, write_request, write_response};
 use super::{LabelKind, Scenario};
-use crate::conn::Connector;
 use headroom_bundle::failures::{describe, extension, slug, FailedExchange};
 use headroom_bundle::sample::{ErrorKind, Sample};
+use headroom_http::conn::Connector;
 use std::cell::{Cell, RefCell};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -475,7 +475,7 @@ mod tests {
             let mut connectors = Vec::new();
             for origin in &scenario.origins {
                 connectors.push(Arc::new(
-                    crate::preflight::connect(
+                    headroom_http::preflight::connect(
                         origin,
                         false,
                         Default::default(),

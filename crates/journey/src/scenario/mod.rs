@@ -19,9 +19,9 @@ pub mod trial;
 pub mod trial_view;
 
 use crate::profile::Think;
-use crate::target::Target;
 use extract::{Check, Extractor};
 use headroom_bundle::wire::LabelRole;
+use headroom_http::target::Target;
 use headroom_units::quantity::Rate;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -48,7 +48,7 @@ pub struct Scenario {
     pub headers: Vec<(String, Template)>,
     pub timeout: Duration,
     /// `defaults: http:` (None: not said; the run's `--http` or 1.1).
-    pub http: Option<crate::protocol::HttpChoice>,
+    pub http: Option<headroom_http::protocol::HttpChoice>,
     pub keep_alive: bool,
     /// `keep_alive: iteration`: each iteration opens its own connections
     /// (JMeter's default, which resets a thread's state every iteration).
