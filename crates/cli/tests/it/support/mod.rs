@@ -13,11 +13,11 @@ pub mod php_site;
 pub mod raw;
 pub mod site;
 #[allow(unused_imports)]
-pub use raw::{closes_when_idle, RawConn, RawServer};
+pub(crate) use needs::requires;
 #[allow(unused_imports)]
 pub use needs::{browser, program, python, root, service};
 #[allow(unused_imports)]
-pub(crate) use needs::requires;
+pub use raw::{closes_when_idle, RawConn, RawServer};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
