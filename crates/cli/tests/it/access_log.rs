@@ -3,7 +3,7 @@
 //! said, with its place, and the run goes on. Its counts agree with
 //! goaccess's (Debian's) on the same log.
 
-use crate::support::{run, temp_dir, text};
+use crate::support::{browser, program, requires, root, run, temp_dir, text};
 use std::io::Write;
 
 fn line(second: u32, address: &str, target: &str, status: u16) -> String {
@@ -16,6 +16,7 @@ fn line(second: u32, address: &str, target: &str, status: u16) -> String {
 
 #[test]
 fn a_rotated_access_log_becomes_its_users_model() {
+    requires!(program("chromium", "chromium"));
     let dir = temp_dir("from-log");
     std::fs::create_dir_all(&dir).unwrap();
     // Two users, each reading three pages 20 s apart with a style sheet
@@ -142,6 +143,7 @@ fn a_rotated_access_log_becomes_its_users_model() {
 /// per day) and requests per status.
 #[test]
 fn its_counts_agree_with_goaccess() {
+    requires!(program("goaccess", "goaccess"));
     let dir = temp_dir("from-log-goaccess");
     std::fs::create_dir_all(&dir).unwrap();
     let mut log = String::new();
@@ -236,6 +238,7 @@ fn sent_shares(path: &std::path::Path, sent: &[String]) -> Vec<f64> {
 /// workload leaves out the POSTs and the logout that carried a sesskey.
 #[test]
 fn the_testbeds_journey_read_from_its_log_runs_again_with_the_same_page_mix() {
+    requires!(program("nginx", "nginx"));
     use crate::support::php_site::logging_proxy;
     use crate::support::{serial, site};
     let _serial = serial();
@@ -453,6 +456,14 @@ fn scripts_first(log: &str) -> String {
 /// image Chromium revalidated, 304, is answered 200 without validators).
 #[test]
 fn dokuwikis_log_from_a_browser_runs_again_with_its_mix_and_replays_as_logged() {
+    requires!(
+        root(),
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
+        program("python3", "python3"),
+        browser(),
+    );
     use crate::support::browser::chromium_reads;
     use crate::support::php_site::logging_proxy;
     use crate::support::{dokuwiki, serial};

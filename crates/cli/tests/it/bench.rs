@@ -8,7 +8,9 @@
 
 use crate::support;
 
-use crate::support::{headroom, serial, temp_dir, text, Reply, TestServer};
+use crate::support::{
+    headroom, program, requires, root, serial, service, temp_dir, text, Reply, TestServer,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -227,6 +229,7 @@ fn sysbench(threads: u32) -> f64 {
 
 #[test]
 fn cpu_events_per_second_are_sysbenchs_within_5_percent() {
+    requires!(program("sysbench", "sysbench"));
     let _guard = serial();
     let dir = temp_dir("bench-cpu");
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
@@ -376,6 +379,7 @@ fn sysbench_fileio(dir: &Path, mode: &str, block: &str, limit: Option<&Path>) ->
 /// O_DIRECT request is one I/O: 39 MiB/s at 4 KiB, 156 MiB/s at 16 KiB).
 #[test]
 fn sequential_file_io_matches_sysbench_fileio() {
+    requires!(program("sysbench", "sysbench"));
     let _guard = serial();
     let dir = temp_dir("bench-fileio");
     let scratch = dir.join("device");
@@ -499,6 +503,7 @@ fn request_sizes(log: &str, dir: &Path) -> (Vec<u64>, Vec<u64>) {
 /// 10,000 IOPS as in the fileio test above.
 #[test]
 fn blocks_under_4_kib_are_requests_of_their_size() {
+    requires!(program("sysbench", "sysbench"));
     let _guard = serial();
     let dir = temp_dir("bench-fileio-small");
     let scratch = dir.join("device");
@@ -662,6 +667,11 @@ fn hdparm_figure(shown: &str, timing: &str) -> f64 {
 /// two rounds.
 #[test]
 fn disk_and_cached_reads_match_hdparm() {
+    requires!(
+        root(),
+        program("losetup", "mount"),
+        program("hdparm", "hdparm"),
+    );
     let _guard = serial();
     let dir = temp_dir("bench-reads");
     std::fs::create_dir_all(&dir).unwrap();
@@ -760,6 +770,7 @@ fn disk_and_cached_reads_match_hdparm() {
 /// AES 1.021 of the programs' own).
 #[test]
 fn compression_and_crypto_are_7_zips_and_openssls_figures() {
+    requires!(program("7zz", "7zip"), program("openssl", "openssl"));
     let _guard = serial();
     let dir = temp_dir("bench-7z-openssl");
     std::fs::create_dir_all(&dir).unwrap();
@@ -866,6 +877,7 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
 
 #[test]
 fn storage_iops_and_the_dd_write_match_fio_and_dd() {
+    requires!(program("fio", "fio"));
     let _guard = serial();
     let dir = temp_dir("bench-storage");
     let scratch = dir.join("device");
@@ -988,6 +1000,7 @@ fn mbw_memcpy_best() -> f64 {
 
 #[test]
 fn stream_copy_is_mbws_memcpy_within_10_percent() {
+    requires!(program("mbw", "mbw"));
     let _guard = serial();
     let dir = temp_dir("bench-memory");
     // The storage test before it may leave dirty pages the kernel writes
@@ -1125,6 +1138,12 @@ fn network_bench(link: &Link, token: &str, args: &[&str]) -> Output {
 
 #[test]
 fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
+    requires!(
+        root(),
+        program("ip", "iproute2"),
+        program("tc", "iproute2"),
+        program("iperf3", "iperf3"),
+    );
     let _guard = serial();
     let link = Link::new();
     let mut agent = link
@@ -1325,6 +1344,11 @@ fn bad_input_is_refused_and_nothing_partial_is_reported() {
 /// bundles compare.
 #[test]
 fn the_stack_runs_on_every_database_and_the_bundles_report_and_compare() {
+    requires!(
+        service("HEADROOM_TEST_POSTGRES", "PostgreSQL"),
+        service("HEADROOM_TEST_MARIADB", "MariaDB"),
+        program("chromium", "chromium"),
+    );
     let _guard = serial();
     let dir = temp_dir("bench-stack");
     let server = TestServer::start(|_| Reply {

@@ -4,8 +4,8 @@
 use crate::support;
 
 use crate::support::{
-    busy_cores, free_port, headroom, light, run_starved, serial, skip_for_busy_cores, stdout_json,
-    temp_dir, wait_for_port, Reply, TestServer,
+    busy_cores, free_port, headroom, light, program, requires, run_starved, serial,
+    skip_for_busy_cores, stdout_json, temp_dir, wait_for_port, Reply, TestServer,
 };
 use std::time::Duration;
 
@@ -40,6 +40,7 @@ struct PoolServer {
 /// Apdex ≥ 0.85. The search must land within 10% of it.
 #[test]
 fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
+    requires!(program("chromium", "chromium"));
     let _serial = serial();
     let server = pool_server(4, Duration::from_millis(100));
     let out = temp_dir("capacity-pool");

@@ -1,7 +1,9 @@
 //! `headroom compare` on synthetic bundles with known differences, on two
 //! real runs of the same thing, and on bundles it must refuse.
 
-use crate::support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
+use crate::support::{
+    program, requires, run, serial, stdout_json, temp_dir, text, Reply, TestServer,
+};
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
@@ -423,6 +425,7 @@ fn changes_of_runs_too_short_to_test_are_not_called_insignificant() {
 /// others' interval and the fingerprint field it differs in.
 #[test]
 fn a_fleet_of_benches_names_the_odd_host() {
+    requires!(program("chromium", "chromium"));
     let _serial = serial();
     let dir = temp_dir("fleet");
     std::fs::create_dir_all(&dir).unwrap();
@@ -649,6 +652,7 @@ fn compare_keeps_what_report_wrote_into_a_jtls_bundle() {
 /// the watched master's pool keeps its name, so it is not reported as gone.
 #[test]
 fn compare_names_the_changed_pm_max_children() {
+    requires!(program("nginx", "nginx"), program("php-fpm8.2", "php-fpm"));
     use crate::support::php_site::{php_fpm, serve, App};
     let _guard = serial();
     let dir = temp_dir("compare-fpm-pool");

@@ -51,6 +51,12 @@ fn check_merged(out: &Path, shards: usize, users: u64) {
 
 #[test]
 fn slurm_runs_the_shards_against_the_testbed_and_merges() {
+    requires!(
+        root(),
+        program("sbatch", "slurm-wlm"),
+        program("scontrol", "slurm-wlm"),
+        program("munged", "munge"),
+    );
     let _serial = serial();
     must(
         Command::new(repo().join("scripts/slurm-local")).env("HEADROOM_SLURM_CPUS", "8"),
@@ -106,6 +112,7 @@ fn slurm_runs_the_shards_against_the_testbed_and_merges() {
 
 #[test]
 fn ansible_runs_the_shards_on_its_hosts_and_merges() {
+    requires!(program("ansible-playbook", "ansible-core"));
     let _serial = serial();
     let (dir, db) = sqlite_dataset("ansible", "s");
     let site = serve(&db, &[]);
@@ -151,6 +158,7 @@ fn ansible_runs_the_shards_on_its_hosts_and_merges() {
 
 #[test]
 fn kubernetes_manifests_pass_the_api_schemas_and_bad_ones_do_not() {
+    requires!(program("python3", "python3"));
     let _serial = serial();
     let validate = repo().join("scripts/k8s-validate");
     must(&mut Command::new(&validate), "scripts/k8s-validate");

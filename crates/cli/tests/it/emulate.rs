@@ -8,7 +8,7 @@
 //! need root and cgroups; each process a test starts sleeps a number of
 //! seconds of its own, by which it is found.
 
-use crate::support::{headroom, run, serial, text};
+use crate::support::{headroom, program, requires, root, run, serial, text};
 use std::path::PathBuf;
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -116,6 +116,7 @@ fn stderr(out: &Output) -> String {
 /// groups, and the groups, after 15 s and without a word.
 #[test]
 fn what_a_command_leaves_behind_is_stopped_and_said() {
+    requires!(root());
     let _serial = serial();
     let mut leftovers = Leftovers::of(&["4101", "4102"]);
     let started = Instant::now();
@@ -153,6 +154,7 @@ fn what_a_command_leaves_behind_is_stopped_and_said() {
 /// running fails the test instead of holding its pipe open.)
 #[test]
 fn a_sigterm_stops_the_process_group_and_what_else_is_in_the_groups() {
+    requires!(root());
     let _serial = serial();
     let mut leftovers = Leftovers::of(&["4201", "4202"]);
     let child = spawn(&[
@@ -188,6 +190,7 @@ fn a_sigterm_stops_the_process_group_and_what_else_is_in_the_groups() {
 /// removes the groups.
 #[test]
 fn a_headroom_killed_with_sigkill_leaves_no_process_and_no_group() {
+    requires!(root());
     let _serial = serial();
     let mut leftovers = Leftovers::of(&["4301", "4302"]);
     // The sleeps' output goes elsewhere: only headroom and its guard hold
@@ -236,6 +239,7 @@ fn a_headroom_killed_with_sigkill_leaves_no_process_and_no_group() {
 /// too). The next one stops what is in them and removes them.
 #[test]
 fn groups_of_an_ended_emulation_are_removed_at_the_next_start() {
+    requires!(root());
     let _serial = serial();
     // A process number that has ended.
     let mut ended = std::process::Command::new("true").spawn().unwrap();
@@ -302,6 +306,7 @@ fn online_cores() -> usize {
 /// command OOM-killed at once. Each is refused before any group is made.
 #[test]
 fn limits_that_hold_nothing_or_cannot_be_held_are_refused() {
+    requires!(root());
     let cores = online_cores();
     let more = (cores + 1).to_string();
     let refusals = [
@@ -345,6 +350,7 @@ fn limits_that_hold_nothing_or_cannot_be_held_are_refused() {
 /// Finding 8: a command killed at `--memory` (exit 137) was not said.
 #[test]
 fn a_command_killed_by_the_memory_limit_is_said() {
+    requires!(root(), program("python3", "python3"));
     let _serial = serial();
     let out = run(&[
         "emulate",

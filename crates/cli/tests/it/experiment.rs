@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use crate::support::{headroom, run, serial, temp_dir, text, Reply, TestServer};
+use crate::support::{headroom, program, requires, run, serial, temp_dir, text, Reply, TestServer};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;
@@ -543,6 +543,12 @@ fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
 /// database store loses none. Then its HTML report in Chromium.
 #[test]
 fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
+    requires!(
+        program("redis-server", "redis-server"),
+        program("redis-cli", "redis-tools"),
+        program("memcached", "memcached"),
+        program("chromium", "chromium"),
+    );
     let _guard = serial();
     let shipped = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/session-store-restart.yaml"),

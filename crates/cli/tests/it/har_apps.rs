@@ -9,7 +9,7 @@
 
 use crate::support;
 
-use crate::support::{run, serial, stdout_json, temp_dir, text};
+use crate::support::{browser, program, requires, root, run, serial, stdout_json, temp_dir, text};
 use std::path::Path;
 use std::process::Command;
 
@@ -104,6 +104,15 @@ fn nonce() -> String {
 
 #[test]
 fn mediawiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
+    requires!(
+        root(),
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("mariadb", "mariadb-client"),
+        program("/usr/share/mediawiki/index.php", "mediawiki"),
+        program("python3", "python3"),
+        browser(),
+    );
     let _serial = serial();
     let dir = temp_dir("har-mediawiki");
     std::fs::create_dir_all(&dir).unwrap();
@@ -182,6 +191,14 @@ fn mediawiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
 
 #[test]
 fn dokuwiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
+    requires!(
+        root(),
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
+        program("python3", "python3"),
+        browser(),
+    );
     let _serial = serial();
     let dir = temp_dir("har-dokuwiki");
     let _ = std::fs::remove_dir_all(&dir);

@@ -6,7 +6,9 @@
 //! runs over HTTP/2.
 
 use crate::support::php_site::{nginx, Daemon};
-use crate::support::{free_port, light, manifest, run, stdout_json, temp_dir, text};
+use crate::support::{
+    free_port, light, manifest, program, requires, root, run, stdout_json, temp_dir, text,
+};
 use std::path::{Path, PathBuf};
 
 /// nginx with five servers: `tls` (HTTP/2 and HTTP/1.1 by ALPN; TLS 1.2
@@ -169,6 +171,7 @@ fn run_journey(dir: &Path, yaml: &str, users: &str, iterations: &str) -> serde_j
 
 #[test]
 fn url_mode_over_h2_and_h2c_agrees_with_nginxs_log() {
+    requires!(program("nginx", "nginx"));
     let _light = light();
     let dir = temp_dir("h2-url");
     let site = Site::start(&dir);
@@ -288,6 +291,7 @@ fn url_mode_over_h2_and_h2c_agrees_with_nginxs_log() {
 
 #[test]
 fn auto_falls_back_to_http1_and_says_so_where_2_is_refused() {
+    requires!(program("nginx", "nginx"));
     let _light = light();
     let dir = temp_dir("h2-fallback");
     let site = Site::start(&dir);
@@ -379,6 +383,7 @@ fn auto_falls_back_to_http1_and_says_so_where_2_is_refused() {
 /// when it connects again (as a browser does); users never share one.
 #[test]
 fn a_new_user_makes_a_full_handshake_and_resumes_its_own_session() {
+    requires!(program("nginx", "nginx"));
     let _light = light();
     let dir = temp_dir("h2-resume");
     let site = Site::start(&dir);
@@ -453,6 +458,7 @@ fn a_new_user_makes_a_full_handshake_and_resumes_its_own_session() {
 /// up to what that connection moved, once.
 #[test]
 fn a_pages_resources_are_streams_on_the_users_one_connection() {
+    requires!(program("nginx", "nginx"));
     let _light = light();
     let dir = temp_dir("h2-page");
     let site = Site::start(&dir);
@@ -511,6 +517,7 @@ fn a_pages_resources_are_streams_on_the_users_one_connection() {
 /// two, without a refused stream; over HTTP/1.1 six at a time.
 #[test]
 fn a_pages_streams_are_as_many_as_the_server_allows() {
+    requires!(program("nginx", "nginx"));
     let _light = light();
     let dir = temp_dir("h2-streams");
     let site = Site::start(&dir);
@@ -548,6 +555,7 @@ fn a_pages_streams_are_as_many_as_the_server_allows() {
 
 #[test]
 fn a_journey_with_a_post_a_redirect_and_a_cookie_runs_over_h2() {
+    requires!(program("nginx", "nginx"));
     let _light = light();
     let dir = temp_dir("h2-journey");
     let site = Site::start(&dir);
@@ -793,6 +801,12 @@ fn a_server_that_breaks_http2_is_a_recorded_failure_with_its_reason() {
 /// nginx logged.
 #[test]
 fn dokuwikis_journey_runs_over_h2_as_nginx_logs_it() {
+    requires!(
+        root(),
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
+    );
     let _serial = crate::support::serial();
     let dir = temp_dir("h2-dokuwiki");
     let accounts = crate::support::dokuwiki::scenario_accounts();

@@ -6,7 +6,7 @@
 
 use crate::support;
 
-use crate::support::{run, serial, temp_dir, text, Reply, TestServer};
+use crate::support::{program, requires, run, serial, temp_dir, text, Reply, TestServer};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -38,6 +38,10 @@ fn close(a: f64, b: f64, what: &str) {
 
 #[test]
 fn jmeters_own_results_imported_give_its_dashboards_figures() {
+    requires!(
+        program("java", "default-jre-headless"),
+        program("mvn", "maven"),
+    );
     let _serial = serial();
     let home = jmeter_home();
     // /page: a 500 every 5th request, 600 ms every 7th (tolerating);
@@ -326,6 +330,10 @@ fn moodle_plan_side_by_side(home: &Path) -> (f64, Vec<String>) {
 
 #[test]
 fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
+    requires!(
+        program("java", "default-jre-headless"),
+        program("mvn", "maven"),
+    );
     let _serial = serial();
     let home = jmeter_home();
     // The means are measured again when they disagree: the counts are

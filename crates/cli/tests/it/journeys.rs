@@ -9,7 +9,9 @@
 use crate::support;
 
 use crate::support::site::{serve, sqlite_dataset};
-use crate::support::{run, serial, stdout_json, temp_dir, text, Reply, TestServer};
+use crate::support::{
+    browser, program, requires, root, run, serial, stdout_json, temp_dir, text, Reply, TestServer,
+};
 use std::path::Path;
 use std::process::Command;
 
@@ -255,20 +257,10 @@ fn save_failures_keeps_exactly_n_per_label_and_the_report_links_them() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn has_playwright() -> bool {
-    Command::new("python3")
-        .args(["-c", "import playwright"])
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 #[test]
 fn a_journey_recorded_in_chromium_runs_for_ten_users_with_its_tokens_correlated() {
+    requires!(program("python3", "python3"), browser());
     let _serial = serial();
-    assert!(
-        has_playwright(),
-        "Playwright for Python is not installed: run scripts/test (it installs it)"
-    );
     // Size S: 100 accounts, so the 30 logins are 30 different users.
     let (dir, db) = sqlite_dataset("har", "s");
     let site = serve(&db, &[]);
@@ -490,6 +482,12 @@ fn json_tokens_cookies_and_page_text_are_correlated_and_untraced_ones_reported()
 
 #[test]
 fn the_shipped_dokuwiki_journey_logs_in_edits_and_logs_out_without_errors() {
+    requires!(
+        root(),
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
+    );
     let _serial = serial();
     let dir = temp_dir("dokuwiki");
     let _ = std::fs::remove_dir_all(&dir);

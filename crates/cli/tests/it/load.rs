@@ -778,15 +778,11 @@ fn resets_are_counted_by_kind() {
 
 /// The disk fills up mid-run (a 48 KB tmpfs): the run stops, the summary
 /// still covers it until then, the error says what happened, exit code 3.
-/// Mounting needs root, which CI has; elsewhere the test says it skipped.
+/// Mounting needs root.
 #[test]
 fn a_full_disk_stops_the_run_with_a_clear_error() {
+    requires!(root(), program("mount", "mount"));
     let _serial = serial();
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: mounting a small tmpfs needs root");
-        return;
-    }
     let mount_point = temp_dir("full-disk");
     std::fs::create_dir_all(&mount_point).unwrap();
     let mounted = std::process::Command::new("mount")

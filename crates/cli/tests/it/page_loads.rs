@@ -6,7 +6,9 @@
 use crate::support::browser::chromium_visits;
 use crate::support::php_site::{nginx, Daemon};
 use crate::support::site::{serve, sqlite_dataset, stats};
-use crate::support::{dokuwiki, free_port, run, serial, temp_dir, text};
+use crate::support::{
+    browser, dokuwiki, free_port, program, requires, root, run, serial, temp_dir, text,
+};
 use std::path::Path;
 use std::process::Command;
 
@@ -144,6 +146,11 @@ fn support_png() -> Vec<u8> {
 
 #[test]
 fn a_static_sites_first_and_repeat_visits_fetch_what_chromium_fetches() {
+    requires!(
+        program("nginx", "nginx"),
+        program("python3", "python3"),
+        browser(),
+    );
     let _serial = serial();
     let dir = temp_dir("page-loads-static");
     let (_nginx, port) = static_site(&dir);
@@ -192,6 +199,7 @@ fn report_html(bundle: &Path) -> String {
 
 #[test]
 fn the_summary_counts_every_request_beside_the_pages() {
+    requires!(program("nginx", "nginx"));
     let _serial = serial();
     let dir = temp_dir("page-loads-wire");
     let (_nginx, port) = static_site(&dir);
@@ -279,6 +287,7 @@ fn the_summary_counts_every_request_beside_the_pages() {
 
 #[test]
 fn a_merged_runs_count_adds_its_shards() {
+    requires!(program("nginx", "nginx"));
     let _serial = serial();
     let dir = temp_dir("page-loads-merge");
     let (_nginx, port) = static_site(&dir);
@@ -340,6 +349,14 @@ fn a_merged_runs_count_adds_its_shards() {
 
 #[test]
 fn dokuwikis_pages_load_as_in_chromium() {
+    requires!(
+        root(),
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
+        program("python3", "python3"),
+        browser(),
+    );
     let _serial = serial();
     let dir = temp_dir("page-loads-dokuwiki");
     let wiki = dokuwiki::start(&dir.join("wiki"), &[]);
@@ -361,6 +378,7 @@ fn dokuwikis_pages_load_as_in_chromium() {
 
 #[test]
 fn the_testbeds_pages_cost_the_server_what_they_cost_in_chromium() {
+    requires!(program("python3", "python3"), browser());
     let _serial = serial();
     let (dir, db) = sqlite_dataset("page-loads", "s");
     let site = serve(&db, &[]);
@@ -522,6 +540,10 @@ fn jmeter_plan(port: u16, paths: &[&str]) -> String {
 
 #[test]
 fn beside_jmeter_the_testbeds_pages_add_what_its_style_sheet_names() {
+    requires!(
+        program("java", "default-jre-headless"),
+        program("mvn", "maven"),
+    );
     let _serial = serial();
     let home = crate::jmeter::jmeter_home();
     let (dir, db) = sqlite_dataset("page-loads-jmeter", "s");

@@ -8,7 +8,9 @@
 
 use crate::support::php_site::Daemon;
 use crate::support::site::{init, journey};
-use crate::support::{free_port, headroom, run, serial, temp_dir, text, wait_for_port};
+use crate::support::{
+    free_port, headroom, program, requires, root, run, serial, temp_dir, text, wait_for_port,
+};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -30,6 +32,7 @@ fn emulation_groups() -> Vec<String> {
 
 #[test]
 fn a_command_gets_its_cpu_quota_and_its_groups_are_removed_after() {
+    requires!(root(), program("python3", "python3"));
     let _serial = serial();
     let before = emulation_groups();
     // A busy loop for 2 s of wall time on a quarter of a CPU.
@@ -70,6 +73,7 @@ fn a_command_gets_its_cpu_quota_and_its_groups_are_removed_after() {
 /// repetition each read 5,282 inside, −10.5%, in a full run).
 #[test]
 fn an_emulated_pi_4_benches_as_a_pi_4() {
+    requires!(root());
     let _serial = serial();
     let dir = temp_dir("emulate-pi4");
     let bench = |out: &Path, prefix: &[&str]| {
@@ -142,6 +146,7 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
 /// figure is met as fio measures it).
 #[test]
 fn an_emulated_disk_does_its_iops() {
+    requires!(root(), program("fio", "fio"));
     let _serial = serial();
     let dir = temp_dir("emulate-iops");
     std::fs::create_dir_all(&dir).unwrap();
@@ -285,6 +290,7 @@ fn search(dir: &Path, name: &str, cpus: &str) -> (PathBuf, serde_json::Value) {
 /// search that watched no server process.
 #[test]
 fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
+    requires!(root());
     let _serial = serial();
     let dir = temp_dir("predict");
     std::fs::create_dir_all(&dir).unwrap();

@@ -88,6 +88,10 @@ fn epoch_s() -> f64 {
 
 #[test]
 fn prometheus_scrapes_the_agent_and_a_live_run() {
+    requires!(
+        program("prometheus", "prometheus"),
+        program("promtool", "prometheus"),
+    );
     let _serial = serial();
     let dir = temp_dir("prometheus");
     std::fs::create_dir_all(&dir).unwrap();

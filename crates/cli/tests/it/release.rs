@@ -52,6 +52,28 @@ fn get(port: u16, path: &str) -> String {
 
 #[test]
 fn arm_binaries_run_under_qemu() {
+    requires!(
+        program("qemu-aarch64-static", "qemu-user-static"),
+        program("qemu-arm-static", "qemu-user-static"),
+        program(
+            "/usr/arm-linux-gnueabihf/lib/ld-linux-armhf.so.3",
+            "libc6-armhf-cross"
+        ),
+        program(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../dist/headroom-aarch64-unknown-linux-musl"
+            ),
+            "scripts/release --profile qemu-test aarch64-unknown-linux-musl"
+        ),
+        program(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../dist/headroom-armv7-unknown-linux-gnueabihf"
+            ),
+            "scripts/release --profile qemu-test armv7-unknown-linux-gnueabihf"
+        ),
+    );
     let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
     for (target, qemu) in TARGETS {
@@ -167,10 +189,18 @@ fn arm_binaries_run_under_qemu() {
 /// the binary taken out of the image runs instead, and the test says so.
 #[test]
 fn the_container_image_holds_the_static_agent() {
+    requires!(
+        program("podman", "podman"),
+        program("qemu-aarch64-static", "qemu-user-static"),
+        program(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../dist/headroom-aarch64-unknown-linux-musl"
+            ),
+            "scripts/release --profile qemu-test aarch64-unknown-linux-musl"
+        ),
+    );
     let _serial = serial();
-    if Command::new("podman").arg("--version").output().is_err() {
-        panic!("podman (Debian's package; scripts/test installs it)");
-    }
     let (target, qemu) = TARGETS[0];
     binary(target);
     let tag = "localhost/headroom-agent-test:latest";
@@ -310,6 +340,7 @@ fn the_container_image_holds_the_static_agent() {
 /// where the unit expects it, in a copy).
 #[test]
 fn the_systemd_unit_is_valid() {
+    requires!(program("systemd-analyze", "systemd"));
     let dir = temp_dir("unit");
     std::fs::create_dir_all(&dir).unwrap();
     let unit = std::fs::read_to_string(repo().join("deploy/headroom-agent.service")).unwrap();

@@ -5,12 +5,13 @@
 use crate::support;
 
 use crate::support::browser::{headless, open_in_chromium, self_contained};
-use crate::support::{run, serial, temp_dir, Reply, TestServer};
+use crate::support::{program, requires, run, serial, temp_dir, Reply, TestServer};
 use headroom_report::charts::{line_chart, spectrum_chart, ChartSeries, LineChart};
 use std::time::Duration;
 
 #[test]
 fn the_report_opens_in_chromium_with_every_chart() {
+    requires!(program("chromium", "chromium"));
     let _serial = serial();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(if r.path.starts_with("/slow") { 30 } else { 5 }),
@@ -282,6 +283,7 @@ fn overlapping_chart_texts(page: &std::path::Path, dir: &std::path::Path, width:
 /// page.
 #[test]
 fn chart_texts_never_overlap() {
+    requires!(program("chromium", "chromium"));
     let _light = support::light();
     let dir = temp_dir("report-chart-texts");
     let (_, report, compare) = school_pages(&dir);
@@ -417,6 +419,7 @@ fn layout_at(page: &std::path::Path, dir: &std::path::Path, width: u32) -> (Stri
 /// page's width, its text twice the size of the others').
 #[test]
 fn tables_fit_or_scroll_in_their_box_at_1366_and_390_px() {
+    requires!(program("chromium", "chromium"));
     let _light = support::light();
     let dir = temp_dir("report-layout");
     let (bundle, report, compare) = school_pages(&dir);

@@ -6,7 +6,10 @@
 use crate::support;
 
 use crate::support::site::{init, serve, sqlite_dataset, Process};
-use crate::support::{free_port, headroom, run, serial, stdout_json, temp_dir, wait_for_port};
+use crate::support::{
+    free_port, headroom, program, requires, run, serial, service, stdout_json, temp_dir,
+    wait_for_port,
+};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -241,6 +244,10 @@ fn dataset_sizes_equal_the_table_and_follow_the_seed() {
 
 #[test]
 fn journey_passes_on_sqlite_with_every_session_store() {
+    requires!(
+        program("redis-server", "redis-server"),
+        program("memcached", "memcached"),
+    );
     let _serial = serial();
     let (dir, db) = sqlite_dataset("tb-sqlite", "s");
     let redis = start_redis(free_port());
@@ -263,6 +270,11 @@ fn journey_passes_on_sqlite_with_every_session_store() {
 
 #[test]
 fn journey_passes_on_postgresql() {
+    requires!(
+        service("HEADROOM_TEST_POSTGRES", "PostgreSQL"),
+        service("HEADROOM_TEST_POSTGRES_SESSIONS", "PostgreSQL"),
+        program("redis-server", "redis-server"),
+    );
     let _serial = serial();
     let dir = temp_dir("tb-pg");
     let db = postgres_url();
@@ -285,6 +297,10 @@ fn journey_passes_on_postgresql() {
 
 #[test]
 fn journey_passes_on_mariadb() {
+    requires!(
+        service("HEADROOM_TEST_MARIADB", "MariaDB"),
+        program("memcached", "memcached"),
+    );
     let _serial = serial();
     let dir = temp_dir("tb-maria");
     let db = mariadb_url();
@@ -602,6 +618,7 @@ fn without_a_worker_cap_requests_overlap() {
 
 #[test]
 fn cluster_spreads_requests_over_all_nodes() {
+    requires!(program("nginx", "nginx"));
     let _serial = serial();
     let (dir, db) = sqlite_dataset("tb-cluster", "xs");
     let listen = free_port();
@@ -685,6 +702,7 @@ fn cluster_spreads_requests_over_all_nodes() {
 
 #[test]
 fn a_redis_restart_mid_run_is_recorded_and_the_site_stays_up() {
+    requires!(program("redis-server", "redis-server"));
     let _serial = serial();
     let (dir, db) = sqlite_dataset("tb-redis-restart", "s");
     let redis_port = free_port();
@@ -733,6 +751,7 @@ fn users_password(dir: &Path, user: &str) -> String {
 
 #[test]
 fn bad_databases_and_stores_are_clear_errors_at_start() {
+    requires!(program("python3", "python3"));
     let _serial = serial();
     let dir = temp_dir("tb-bad");
     std::fs::create_dir_all(&dir).unwrap();
