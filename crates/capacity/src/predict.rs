@@ -143,7 +143,7 @@ pub fn read_search(
     if let Some(given) = server_cpus.filter(|&n| n > cores as f64) {
         return Err(format!(
             "--server-cpus {given}: the search's host ({host}) had {cores} cores (its fingerprint in {}), so its server could not use more: give the CPUs its control group allowed (at most {cores}), or leave --server-cpus out for all {cores}",
-            level_dir.join("manifest.json").display()
+            level_dir.join(headroom_bundle::MANIFEST).display()
         ));
     }
     let server_cpus = server_cpus.unwrap_or(cores as f64);
@@ -310,7 +310,7 @@ pub fn impossible_level(levels: &[Level], think_s: f64) -> Result<(), String> {
 /// A level's bundle: where the search wrote it, or beside capacity.json
 /// when the search's directory was moved.
 fn level_bundle(dir: &Path, recorded: &Path) -> PathBuf {
-    if recorded.join("manifest.json").exists() {
+    if recorded.join(headroom_bundle::MANIFEST).exists() {
         return recorded.to_path_buf();
     }
     recorded

@@ -15,7 +15,7 @@ pub mod site;
 #[allow(unused_imports)]
 pub(crate) use needs::requires;
 #[allow(unused_imports)]
-pub use needs::{browser, program, python, root, service};
+pub use needs::{browser, minutes, program, python, root, service};
 #[allow(unused_imports)]
 pub use raw::{closes_when_idle, RawConn, RawServer};
 

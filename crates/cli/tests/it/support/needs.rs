@@ -3,7 +3,8 @@
 //! `requires!(program("nginx", "nginx"), root())` and
 //!
 //! - under `scripts/test --fast` (`HEADROOM_TEST_TIER=fast`) it is skipped,
-//!   whatever is installed: the fast tier starts no outside program;
+//!   whatever is installed: the fast tier starts no outside program and
+//!   runs nothing that takes minutes (`minutes()`);
 //! - when something is missing and the run is the whole suite (`CI` or
 //!   `HEADROOM_TEST_TIER=all` set, as `scripts/test` does) it fails, naming
 //!   what to install: CI never passes a test it did not run;
@@ -33,6 +34,10 @@ pub enum Need {
     },
     /// Root (network namespaces, cgroups, loop devices, mounts).
     Root,
+    /// Nothing from outside, but a minute or more of the machine (a
+    /// capacity search, a run of its own length): the whole suite runs it,
+    /// the fast tier does not.
+    Minutes,
 }
 
 /// A program from a Debian package: `program("fio", "fio")`.
@@ -58,6 +63,11 @@ pub const fn root() -> Need {
     Need::Root
 }
 
+/// A test that takes a minute or more (left to the whole suite).
+pub const fn minutes() -> Need {
+    Need::Minutes
+}
+
 /// Headless Chromium driven by Playwright (Debian's chromium, PyPI's
 /// playwright).
 pub fn browser() -> [Need; 2] {
@@ -76,6 +86,7 @@ impl Need {
             }
             Need::Python { module, install } => format!("Python's {module} ({install})"),
             Need::Root => "root".to_string(),
+            Need::Minutes => "a minute or more".to_string(),
         }
     }
 
@@ -92,6 +103,7 @@ impl Need {
                 .status()
                 .is_ok_and(|s| s.success()),
             Need::Root => is_root(),
+            Need::Minutes => true,
         }
     }
 }
@@ -156,7 +168,7 @@ pub fn skip(needs: &[Need]) -> bool {
     if tier() == "fast" {
         let what: Vec<String> = needs.iter().map(Need::describe).collect();
         say_skipped(&format!(
-            "the fast tier starts no outside program (it needs {})",
+            "the fast tier starts no outside program and runs nothing long (it needs {})",
             what.join(", ")
         ));
         return true;
