@@ -110,6 +110,21 @@ pub struct EnginePlan {
     before_done: watch::Sender<BeforeDone>,
 }
 
+/// What an assembly decides of a plan: the workload and how it is run.
+pub struct PlanParts {
+    pub workload: Workload,
+    pub profile: Profile,
+    pub think: Think,
+    /// `--throughput`: requests a second at most, the whole run's.
+    pub throughput_cap: Option<Rate>,
+    /// A request's time limit.
+    pub timeout: Duration,
+    /// Worker threads (one runtime each).
+    pub threads: usize,
+    pub apdex: ApdexThresholds,
+    pub seed: u64,
+}
+
 /// How far the workers are through the `before:` phase.
 #[derive(Debug, Clone, Copy, Default)]
 struct BeforeDone {
@@ -121,17 +136,17 @@ struct BeforeDone {
 impl EnginePlan {
     /// A plan; labels, checks, raw samples and the start are filled in by
     /// [`crate::run::run`] from the run's setup.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        workload: Workload,
-        profile: Profile,
-        think: Think,
-        throughput_cap: Option<Rate>,
-        timeout: Duration,
-        threads: usize,
-        apdex: ApdexThresholds,
-        seed: u64,
-    ) -> EnginePlan {
+    pub fn new(parts: PlanParts) -> EnginePlan {
+        let PlanParts {
+            workload,
+            profile,
+            think,
+            throughput_cap,
+            timeout,
+            threads,
+            apdex,
+            seed,
+        } = parts;
         EnginePlan {
             workload,
             labels: 0,

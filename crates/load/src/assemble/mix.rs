@@ -10,7 +10,7 @@ use super::parts::{
 };
 use super::profile::{describe_profile, scenario_profile};
 use super::scenario::file_record;
-use crate::engine::{EnginePlan, Workload};
+use crate::engine::{EnginePlan, PlanParts, Workload};
 use crate::run::default_bundle_dir;
 use crate::spec::{RunSpec, ScenarioSource};
 use headroom_bundle::scenario_record::{JourneyRecord, MixRecord, ScenarioRecord};
@@ -303,16 +303,16 @@ pub(super) async fn assemble(
     setup.check_labels = check_labels;
     let plan = MixPlan::new(journeys, &weights, population, spec.seed);
     Ok(AssembledRun {
-        plan: EnginePlan::new(
-            Workload::Mix(Arc::new(plan)),
+        plan: EnginePlan::new(PlanParts {
+            workload: Workload::Mix(Arc::new(plan)),
             profile,
             think,
-            throughput,
+            throughput_cap: throughput,
             timeout,
             threads,
             apdex,
-            spec.seed,
-        ),
+            seed: spec.seed,
+        }),
         setup,
         target,
         description,

@@ -5,7 +5,7 @@ use super::manifest::{manifest, profile_record, ManifestParts};
 use super::parts::{
     apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
 };
-use crate::engine::{EnginePlan, Workload};
+use crate::engine::{EnginePlan, PlanParts, Workload};
 use crate::run::default_bundle_dir;
 use crate::spec::{ReplayPace, ReplaySource, RunSpec};
 use headroom_bundle::scenario_record::{ReplayRecord, ScenarioRecord};
@@ -201,19 +201,19 @@ pub(super) async fn assemble(
     // tokens): replay.csv has every request's status instead.
     setup.save_failures = 0;
     Ok(AssembledRun {
-        plan: EnginePlan::new(
-            Workload::Replay {
+        plan: EnginePlan::new(PlanParts {
+            workload: Workload::Replay {
                 connector: Arc::new(connector),
                 plan,
             },
             profile,
-            Think::None,
-            None,
-            source.timeout,
+            think: Think::None,
+            throughput_cap: None,
+            timeout: source.timeout,
             threads,
             apdex,
-            spec.seed,
-        ),
+            seed: spec.seed,
+        }),
         setup,
         target: target.url.clone(),
         description,

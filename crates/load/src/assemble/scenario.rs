@@ -7,7 +7,7 @@ use super::parts::{
     AssemblyError,
 };
 use super::profile::{describe_profile, scenario_profile};
-use crate::engine::{EnginePlan, Workload};
+use crate::engine::{EnginePlan, PlanParts, Workload};
 use crate::run::default_bundle_dir;
 use crate::spec::{ProfileSpec, RunSpec, ScenarioSource};
 use headroom_bundle::scenario_record::{
@@ -226,16 +226,16 @@ pub(super) async fn assemble(
     let timeout = scenario.timeout;
     let journey = JourneyPlan::new(scenario, connectors, iterations, think);
     Ok(AssembledRun {
-        plan: EnginePlan::new(
-            Workload::Journey(Arc::new(journey)),
+        plan: EnginePlan::new(PlanParts {
+            workload: Workload::Journey(Arc::new(journey)),
             profile,
             think,
-            throughput,
+            throughput_cap: throughput,
             timeout,
             threads,
             apdex,
-            spec.seed,
-        ),
+            seed: spec.seed,
+        }),
         setup,
         target,
         description,

@@ -5,7 +5,7 @@ use super::parts::{
     apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
 };
 use super::profile::{describe_profile, url_profile};
-use crate::engine::{EnginePlan, PreparedRequest, Workload};
+use crate::engine::{EnginePlan, PlanParts, PreparedRequest, Workload};
 use crate::run::default_bundle_dir;
 use crate::spec::{BodySpec, RunSpec, UrlRequest};
 use headroom_bundle::scenario_record::{ScenarioRecord, UrlRecord};
@@ -107,19 +107,19 @@ pub(super) async fn assemble(
     let mut setup = setup(spec, manifest, bundle_dir);
     setup.label_urls = spec.outputs.jtl.then(|| vec![(label, target.url.clone())]);
     Ok(AssembledRun {
-        plan: EnginePlan::new(
-            Workload::Url {
+        plan: EnginePlan::new(PlanParts {
+            workload: Workload::Url {
                 connector: Arc::new(connector),
                 request: prepared_request,
             },
             profile,
             think,
-            spec.throughput,
-            url.timeout,
+            throughput_cap: spec.throughput,
+            timeout: url.timeout,
             threads,
             apdex,
-            spec.seed,
-        ),
+            seed: spec.seed,
+        }),
         setup,
         target: target.url.clone(),
         description,
