@@ -3,15 +3,11 @@
 //! mix's profile with the spec's settings on top, and the split said
 //! before the run and kept in the manifest.
 
-use super::manifest::{manifest, profile_record, ManifestParts};
-use super::parts::{
-    apdex, connect_checked, ensure_file_limit, labels_note, setup, threads, AssembledRun,
-    AssemblyError,
-};
+use super::parts::{apdex, connect_checked, ensure_file_limit, AssembledRun, AssemblyError};
+use super::pipeline::{finish, Shaped, Tables};
 use super::profile::{describe_profile, scenario_profile};
 use super::scenario::file_record;
-use crate::engine::{EnginePlan, PlanParts, Workload};
-use crate::run::default_bundle_dir;
+use crate::engine::Workload;
 use crate::spec::{RunSpec, ScenarioSource};
 use headroom_bundle::scenario_record::{JourneyRecord, MixRecord, ScenarioRecord};
 use headroom_http::conn::Connector;
@@ -23,7 +19,6 @@ use headroom_journey::scenario::mix::{Mix, Workfile};
 use headroom_journey::scenario::runner::JourneyPlan;
 use headroom_journey::shard::Shard;
 use headroom_units::quantity::count;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 fn usage(text: String) -> AssemblyError {
@@ -167,65 +162,15 @@ pub(super) async fn assemble(
     let connectors = connectors(&mix, spec.insecure, spec.http).await?;
     let agreed = negotiated(&connectors);
     let throughput = spec.throughput.or(mix.profile.throughput);
-    let threads = threads(spec);
     let weights = mix.weights();
     let users = (!is_open(&profile)).then(|| exact_split(&weights, population));
-    let sum: f64 = weights.iter().sum();
 
-    // The run's tables: each journey's labels and checks, prefixed.
-    let (mut labels, mut label_urls, mut outside_total) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut check_names, mut check_labels) = (Vec::new(), Vec::new());
-    let mut label_roles = std::collections::BTreeMap::new();
-    let mut journeys = Vec::new();
-    let mut records = Vec::new();
-    for (i, (journey, connectors)) in mix.journeys.iter().zip(connectors).enumerate() {
-        let prefix = |name: &str| format!("{} / {name}", journey.name);
-        let (first_label, first_check) = (labels.len(), check_names.len());
-        if first_label + journey.scenario.labels.len() > usize::from(u16::MAX)
-            || first_check + journey.scenario.checks.len() > usize::from(u16::MAX)
-        {
-            return Err(usage(format!(
-                "the mix's journeys have more than {} labels or checks together: use fewer journeys",
-                u16::MAX
-            )));
-        }
-        for label in &journey.scenario.labels {
-            labels.push(prefix(&label.name));
-            label_urls.push((prefix(&label.name), label.url.clone()));
-            outside_total.push(!label.kind.in_total());
-        }
-        label_roles.extend(
-            journey
-                .scenario
-                .label_roles()
-                .into_iter()
-                .map(|(name, role)| (prefix(&name), role)),
-        );
-        check_names.extend(journey.scenario.checks.iter().map(|c| prefix(c)));
-        check_labels.extend(
-            journey
-                .scenario
-                .check_labels()
-                .into_iter()
-                .map(|names| names.iter().map(|n| prefix(n)).collect::<Vec<_>>()),
-        );
-        records.push(JourneyRecord {
-            arrival_share: users.is_none().then(|| journey.weight / sum),
-            file: journey.file.display().to_string(),
-            name: journey.name.clone(),
-            scenario: file_record(&journey.file, &journey.scenario),
-            users: users.as_ref().map(|u| u[i]),
-            weight: journey.weight,
-        });
-        let think = spec.think.unwrap_or(journey.scenario.think);
-        let plan = JourneyPlan::new(journey.scenario.clone(), connectors, iterations, think);
-        journeys.push(MixEntry {
-            plan: Arc::new(plan),
-            first_label: first_label as u16,
-            first_check: first_check as u16,
-        });
-    }
-
+    let MixJourneys {
+        entries: journeys,
+        records,
+        labels,
+        tables,
+    } = journeys(&mix, connectors, spec, users.as_deref(), iterations)?;
     let target = mix
         .journeys
         .iter()
@@ -233,15 +178,12 @@ pub(super) async fn assemble(
         .map(|o| o.url.clone())
         .unwrap_or_default();
     let think = spec.think.unwrap_or_else(|| users_think(&mix));
-    let mut profile_json = profile_record(&profile, think, throughput);
-    profile_json.iterations_per_vu = iterations;
     let timeout = mix
         .journeys
         .iter()
         .map(|j| j.scenario.timeout)
         .max()
         .unwrap_or_default();
-    let label_count = labels.len();
     let record = ScenarioRecord::Mix(MixRecord {
         file: source.file.display().to_string(),
         journeys: records,
@@ -250,29 +192,11 @@ pub(super) async fn assemble(
             &std::fs::read_to_string(&source.file).unwrap_or_default(),
         ),
     });
-    let manifest = manifest(
-        spec,
-        &apdex,
-        ManifestParts {
-            same_host: connectors_on_loopback(&journeys),
-            kind: "run",
-            target: target.clone(),
-            scenario: record,
-            profile: profile_json,
-            labels,
-            timeout,
-            connections: agreed,
-        },
-        threads,
-    )?;
-    let bundle_dir = spec.outputs.bundle_dir.clone().unwrap_or_else(|| {
-        let stem = source
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
-        default_bundle_dir(&PathBuf::from("runs"), &stem)
-    });
+    let slug = source
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
     let steps: usize = mix.journeys.iter().map(|j| j.scenario.requests.len()).sum();
     let mut description = format!(
         "headroom: {} ({}, {}) against {target} — {}{}\n{}",
@@ -291,32 +215,110 @@ pub(super) async fn assemble(
     if let Some(note) = mix.unused_profiles_note() {
         description = format!("{note}\n{description}");
     }
-    if let Some(note) = labels_note(label_count) {
-        description = format!("{note}\n{description}");
-    }
-    let mut setup = setup(spec, manifest, bundle_dir);
-    // Which labels are pages, and which the requests they are made of.
-    setup.manifest.label_roles = label_roles;
-    setup.label_urls = spec.outputs.jtl.then_some(label_urls);
-    setup.outside_total = outside_total;
-    setup.check_names = check_names;
-    setup.check_labels = check_labels;
+    let same_host = connectors_on_loopback(&journeys);
     let plan = MixPlan::new(journeys, &weights, population, spec.seed);
-    Ok(AssembledRun {
-        plan: EnginePlan::new(PlanParts {
+    finish(
+        spec,
+        Shaped {
             workload: Workload::Mix(Arc::new(plan)),
             profile,
+            iterations,
             think,
-            throughput_cap: throughput,
+            throughput,
             timeout,
-            threads,
             apdex,
-            seed: spec.seed,
-        }),
-        setup,
-        target,
-        description,
-        start_at: None,
+            kind: "run",
+            target,
+            scenario: record,
+            labels,
+            same_host,
+            connections: agreed,
+            slug,
+            description,
+            tables,
+        },
+    )
+}
+
+/// What [`journeys`] makes of a mix's journeys.
+struct MixJourneys {
+    entries: Vec<MixEntry>,
+    records: Vec<JourneyRecord>,
+    labels: Vec<String>,
+    tables: Tables,
+}
+
+/// The mix's journeys as the engine runs them, each over its connectors,
+/// with their records for the manifest, and the run's labels and tables:
+/// each journey's labels and checks, prefixed with its name.
+fn journeys(
+    mix: &Mix,
+    connectors: Vec<Vec<Arc<Connector>>>,
+    spec: &RunSpec,
+    users: Option<&[u64]>,
+    iterations: Option<u64>,
+) -> Result<MixJourneys, AssemblyError> {
+    let sum: f64 = mix.weights().iter().sum();
+    let mut tables = Tables::default();
+    let mut labels = Vec::new();
+    let mut journeys = Vec::new();
+    let mut records = Vec::new();
+    for (i, (journey, connectors)) in mix.journeys.iter().zip(connectors).enumerate() {
+        let prefix = |name: &str| format!("{} / {name}", journey.name);
+        let (first_label, first_check) = (labels.len(), tables.check_names.len());
+        if first_label + journey.scenario.labels.len() > usize::from(u16::MAX)
+            || first_check + journey.scenario.checks.len() > usize::from(u16::MAX)
+        {
+            return Err(usage(format!(
+                "the mix's journeys have more than {} labels or checks together: use fewer journeys",
+                u16::MAX
+            )));
+        }
+        for label in &journey.scenario.labels {
+            labels.push(prefix(&label.name));
+            tables
+                .label_urls
+                .push((prefix(&label.name), label.url.clone()));
+            tables.outside_total.push(!label.kind.in_total());
+        }
+        tables.label_roles.extend(
+            journey
+                .scenario
+                .label_roles()
+                .into_iter()
+                .map(|(name, role)| (prefix(&name), role)),
+        );
+        tables
+            .check_names
+            .extend(journey.scenario.checks.iter().map(|c| prefix(c)));
+        tables.check_labels.extend(
+            journey
+                .scenario
+                .check_labels()
+                .into_iter()
+                .map(|names| names.iter().map(|n| prefix(n)).collect::<Vec<_>>()),
+        );
+        records.push(JourneyRecord {
+            arrival_share: users.is_none().then(|| journey.weight / sum),
+            file: journey.file.display().to_string(),
+            name: journey.name.clone(),
+            scenario: file_record(&journey.file, &journey.scenario),
+            users: users.map(|u| u[i]),
+            weight: journey.weight,
+        });
+        let think = spec.think.unwrap_or(journey.scenario.think);
+        let plan = JourneyPlan::new(journey.scenario.clone(), connectors, iterations, think);
+        journeys.push(MixEntry {
+            plan: Arc::new(plan),
+            first_label: first_label as u16,
+            first_check: first_check as u16,
+        });
+    }
+    Ok(MixJourneys {
+        entries: journeys,
+        records,
+        labels,
+        tables,
     })
 }
 

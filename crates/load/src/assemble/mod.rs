@@ -8,6 +8,7 @@
 mod manifest;
 mod mix;
 pub(crate) mod parts;
+mod pipeline;
 mod profile;
 mod replay;
 mod scenario;

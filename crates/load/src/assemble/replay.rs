@@ -1,18 +1,16 @@
 //! An access log's replay: its requests read in time order, each the
 //! arrival of an open model due at its logged time divided by the speed.
 
-use super::manifest::{manifest, profile_record, ManifestParts};
-use super::parts::{
-    apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
-};
-use crate::engine::{EnginePlan, PlanParts, Workload};
-use crate::run::default_bundle_dir;
+use super::parts::{apdex, connect_checked, ensure_file_limit, AssembledRun, AssemblyError};
+use super::pipeline::{finish, Shaped, Tables};
+use crate::engine::Workload;
 use crate::spec::{ReplayPace, ReplaySource, RunSpec};
 use headroom_bundle::scenario_record::{ReplayRecord, ScenarioRecord};
 use headroom_http::target::Target;
+use headroom_import::access_log::read::LogReading;
 use headroom_journey::profile::{Profile, Think};
 use headroom_journey::shard::Shard;
-use headroom_traffic::replay::{read_replay, ReplayPlan};
+use headroom_traffic::replay::{read_replay, ReplayLog, ReplayPlan};
 use headroom_units::quantity::{group_thousands, Rate};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,60 +32,9 @@ pub(super) async fn assemble(
         ));
     }
     let target = Target::parse(&source.target).map_err(|e| AssemblyError::Usage(e.to_string()))?;
-    let (log, reading) = read_replay(&source.files, &source.format, &source.methods)
-        .map_err(AssemblyError::Usage)?;
-    if log.is_empty() {
-        return Err(AssemblyError::Usage(format!(
-            "no request of {} is in {} ({} lines, {} in the format, {} not a path{}): nothing to replay",
-            source.methods.join(", "),
-            files_text(&source.files),
-            group_thousands(reading.lines as i64),
-            group_thousands(reading.entries as i64),
-            group_thousands(log.unusable as i64),
-            if log.left_out.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; others: {}; --methods sends them",
-                    log.left_out
-                        .iter()
-                        .map(|(m, n)| format!("{m} {n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-        )));
-    }
+    let (log, reading) = read_log(source)?;
     let logged = log.span();
-    // A wrong clock on one line would make a replay of years.
-    if logged > MAX_SPAN {
-        return Err(AssemblyError::Usage(format!(
-            "the log spans {} from its first request to its last, more than {} days: replay it in parts (a file or a day at a time), or check its times ({})",
-            short(logged),
-            MAX_SPAN.as_secs() / 86_400,
-            log.widest_gap()
-                .map(|(n, gap)| format!(
-                    "the longest gap is {} before request {} of the log's time order",
-                    short(gap),
-                    n + 1
-                ))
-                .unwrap_or_default()
-        )));
-    }
-    let speed = match source.pace {
-        ReplayPace::Speed(speed) => speed,
-        ReplayPace::PerSecond(rate) => {
-            // The mean rate of the log as recorded: requests over its span
-            // (a log of one instant has none: as recorded).
-            let recorded = log.len() as f64 / logged.as_secs_f64().max(1e-3);
-            rate / recorded
-        }
-    };
-    if !(speed.is_finite() && speed > 0.0) {
-        return Err(AssemblyError::Usage(format!(
-            "the replay's speed must be above 0, not {speed}"
-        )));
-    }
+    let speed = speed(source, &log, logged)?;
     let requests = log.len();
     let left_out = log.left_out.clone();
     let unusable = log.unusable;
@@ -113,31 +60,13 @@ pub(super) async fn assemble(
     let apdex = apdex(&spec.apdex)?;
     ensure_file_limit(u64::from(max_vus) + 64)?;
     let connector = connect_checked(&target, spec.insecure, spec.http.unwrap_or_default()).await?;
-    let files: Vec<String> = source
-        .files
-        .iter()
-        .map(|f| f.display().to_string())
-        .collect();
-    // What the log held that is not sent, said before the run.
-    let mut notes: Vec<String> = reading
-        .warnings()
-        .into_iter()
-        .map(|line| {
-            if line.starts_with("  ") {
-                line
-            } else {
-                format!("headroom: {line}")
-            }
-        })
-        .collect();
-    if unusable > 0 {
-        notes.push(format!(
-            "headroom: warning: {} requests are left out: their target is not a path of printable ASCII (a proxy's full URL, *, bytes a client cannot send as they are)",
-            group_thousands(unusable as i64)
-        ));
-    }
+    let notes = notes(&reading, unusable);
     let record = ScenarioRecord::Replay(ReplayRecord {
-        files: files.clone(),
+        files: source
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect(),
         format: source.format.clone(),
         requests: requests as u64,
         left_out: left_out.clone(),
@@ -151,25 +80,6 @@ pub(super) async fn assemble(
             .filter(|n| !n.starts_with("  "))
             .map(|n| n.trim_start_matches("headroom: ").to_string())
             .collect(),
-    });
-    let threads = threads(spec);
-    let manifest = manifest(
-        spec,
-        &apdex,
-        ManifestParts {
-            same_host: connector.address.ip().is_loopback(),
-            kind: "replay",
-            target: target.url.clone(),
-            scenario: record,
-            profile: profile_record(&profile, Think::None, None),
-            labels,
-            timeout: source.timeout,
-            connections: connector.negotiated.iter().cloned().collect(),
-        },
-        threads,
-    )?;
-    let bundle_dir = spec.outputs.bundle_dir.clone().unwrap_or_else(|| {
-        default_bundle_dir(&PathBuf::from("runs"), &format!("replay-{}", target.host))
     });
     let left = if left_out.is_empty() {
         String::new()
@@ -192,33 +102,126 @@ pub(super) async fn assemble(
         trim_speed(speed),
         short(replayed),
     );
-    let description = std::iter::once(description)
-        .chain(notes)
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut setup = setup(spec, manifest, bundle_dir);
-    // A failed exchange's request is the log's as it was (its ids and
-    // tokens): replay.csv has every request's status instead.
-    setup.save_failures = 0;
-    Ok(AssembledRun {
-        plan: EnginePlan::new(PlanParts {
+    finish(
+        spec,
+        Shaped {
+            same_host: connector.address.ip().is_loopback(),
+            connections: connector.negotiated.iter().cloned().collect(),
             workload: Workload::Replay {
                 connector: Arc::new(connector),
                 plan,
             },
             profile,
+            iterations: None,
             think: Think::None,
-            throughput_cap: None,
+            throughput: None,
             timeout: source.timeout,
-            threads,
             apdex,
-            seed: spec.seed,
-        }),
-        setup,
-        target: target.url.clone(),
-        description,
-        start_at: None,
-    })
+            kind: "replay",
+            target: target.url.clone(),
+            scenario: record,
+            labels,
+            slug: format!("replay-{}", target.host),
+            description: std::iter::once(description)
+                .chain(notes)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            tables: Tables {
+                // A failed exchange's request is the log's as it was (its
+                // ids and tokens): replay.csv has every request's status
+                // instead.
+                no_saved_failures: true,
+                ..Tables::default()
+            },
+        },
+    )
+}
+
+/// The log's requests in time order, refused when there is none or when
+/// they span more than [`MAX_SPAN`] (a wrong clock on one line would make
+/// a replay of years).
+fn read_log(source: &ReplaySource) -> Result<(ReplayLog, LogReading), AssemblyError> {
+    let (log, reading) = read_replay(&source.files, &source.format, &source.methods)
+        .map_err(AssemblyError::Usage)?;
+    if log.is_empty() {
+        return Err(AssemblyError::Usage(format!(
+            "no request of {} is in {} ({} lines, {} in the format, {} not a path{}): nothing to replay",
+            source.methods.join(", "),
+            files_text(&source.files),
+            group_thousands(reading.lines as i64),
+            group_thousands(reading.entries as i64),
+            group_thousands(log.unusable as i64),
+            if log.left_out.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; others: {}; --methods sends them",
+                    log.left_out
+                        .iter()
+                        .map(|(m, n)| format!("{m} {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        )));
+    }
+    let logged = log.span();
+    if logged > MAX_SPAN {
+        return Err(AssemblyError::Usage(format!(
+            "the log spans {} from its first request to its last, more than {} days: replay it in parts (a file or a day at a time), or check its times ({})",
+            short(logged),
+            MAX_SPAN.as_secs() / 86_400,
+            log.widest_gap()
+                .map(|(n, gap)| format!(
+                    "the longest gap is {} before request {} of the log's time order",
+                    short(gap),
+                    n + 1
+                ))
+                .unwrap_or_default()
+        )));
+    }
+    Ok((log, reading))
+}
+
+/// The replay's speed: given, or the asked rate over the log's own.
+fn speed(source: &ReplaySource, log: &ReplayLog, logged: Duration) -> Result<f64, AssemblyError> {
+    let speed = match source.pace {
+        ReplayPace::Speed(speed) => speed,
+        ReplayPace::PerSecond(rate) => {
+            // The mean rate of the log as recorded: requests over its span
+            // (a log of one instant has none: as recorded).
+            let recorded = log.len() as f64 / logged.as_secs_f64().max(1e-3);
+            rate / recorded
+        }
+    };
+    if !(speed.is_finite() && speed > 0.0) {
+        return Err(AssemblyError::Usage(format!(
+            "the replay's speed must be above 0, not {speed}"
+        )));
+    }
+    Ok(speed)
+}
+
+/// What the log held that is not sent, said before the run.
+fn notes(reading: &LogReading, unusable: u64) -> Vec<String> {
+    let mut notes: Vec<String> = reading
+        .warnings()
+        .into_iter()
+        .map(|line| {
+            if line.starts_with("  ") {
+                line
+            } else {
+                format!("headroom: {line}")
+            }
+        })
+        .collect();
+    if unusable > 0 {
+        notes.push(format!(
+            "headroom: warning: {} requests are left out: their target is not a path of printable ASCII (a proxy's full URL, *, bytes a client cannot send as they are)",
+            group_thousands(unusable as i64)
+        ));
+    }
+    notes
 }
 
 fn files_text(files: &[PathBuf]) -> String {

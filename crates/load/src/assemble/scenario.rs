@@ -1,14 +1,10 @@
 //! A scenario file's run: its journeys over one connector per origin, its
 //! profile with the spec's settings on top.
 
-use super::manifest::{manifest, profile_record, ManifestParts};
-use super::parts::{
-    apdex, connect_checked, ensure_file_limit, labels_note, setup, threads, AssembledRun,
-    AssemblyError,
-};
+use super::parts::{apdex, connect_checked, ensure_file_limit, AssembledRun, AssemblyError};
+use super::pipeline::{finish, Shaped, Tables};
 use super::profile::{describe_profile, scenario_profile};
-use crate::engine::{EnginePlan, PlanParts, Workload};
-use crate::run::default_bundle_dir;
+use crate::engine::Workload;
 use crate::spec::{ProfileSpec, RunSpec, ScenarioSource};
 use headroom_bundle::scenario_record::{
     BeforeRecord, DataRecord, ScenarioFileRecord, ScenarioRecord,
@@ -19,7 +15,7 @@ use headroom_journey::scenario::runner::JourneyPlan;
 use headroom_journey::scenario::Scenario;
 use headroom_journey::shard::Shard;
 use headroom_units::quantity::{count, Rate};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 fn usage(text: String) -> AssemblyError {
@@ -162,41 +158,17 @@ pub(super) async fn assemble(
     }
     let throughput = spec.throughput.or(scenario.profile.throughput);
     let think = spec.think.unwrap_or(scenario.think);
-    let threads = threads(spec);
     let labels: Vec<String> = scenario.labels.iter().map(|l| l.name.clone()).collect();
     let target = scenario
         .origins
         .first()
         .map(|o| o.url.clone())
         .unwrap_or_default();
-    let mut profile_json = profile_record(&profile, think, throughput);
-    profile_json.iterations_per_vu = iterations;
-    let manifest = manifest(
-        spec,
-        &apdex,
-        ManifestParts {
-            same_host: connectors.iter().any(|c| c.address.ip().is_loopback()),
-            kind: "run",
-            target: target.clone(),
-            scenario: scenario_record(&source.file, &scenario),
-            profile: profile_json,
-            labels,
-            timeout: scenario.timeout,
-            connections: connectors
-                .iter()
-                .filter_map(|c| c.negotiated.clone())
-                .collect(),
-        },
-        threads,
-    )?;
-    let bundle_dir = spec.outputs.bundle_dir.clone().unwrap_or_else(|| {
-        let stem = source
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
-        default_bundle_dir(&PathBuf::from("runs"), &stem)
-    });
+    let slug = source
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
     let mut description = description(
         &source.file,
         &scenario,
@@ -205,42 +177,45 @@ pub(super) async fn assemble(
         &think,
         throughput,
     );
-    if let Some(note) = labels_note(scenario.labels.len()) {
-        description = format!("{note}\n{description}");
-    }
     if let Some(note) = accounts_note(&scenario, profile.population()) {
         description = format!("{note}\n{description}");
     }
-    let mut setup = setup(spec, manifest, bundle_dir);
-    setup.label_urls = spec.outputs.jtl.then(|| {
-        scenario
+    let tables = Tables {
+        label_urls: scenario
             .labels
             .iter()
             .map(|l| (l.name.clone(), l.url.clone()))
-            .collect()
-    });
-    setup.outside_total = scenario.labels.iter().map(|l| !l.kind.in_total()).collect();
-    setup.manifest.label_roles = scenario.label_roles();
-    setup.check_names = scenario.checks.clone();
-    setup.check_labels = scenario.check_labels();
-    let timeout = scenario.timeout;
-    let journey = JourneyPlan::new(scenario, connectors, iterations, think);
-    Ok(AssembledRun {
-        plan: EnginePlan::new(PlanParts {
-            workload: Workload::Journey(Arc::new(journey)),
-            profile,
-            think,
-            throughput_cap: throughput,
-            timeout,
-            threads,
-            apdex,
-            seed: spec.seed,
-        }),
-        setup,
+            .collect(),
+        outside_total: scenario.labels.iter().map(|l| !l.kind.in_total()).collect(),
+        label_roles: scenario.label_roles(),
+        check_names: scenario.checks.clone(),
+        check_labels: scenario.check_labels(),
+        no_saved_failures: false,
+    };
+    let shaped = Shaped {
+        same_host: connectors.iter().any(|c| c.address.ip().is_loopback()),
+        connections: connectors
+            .iter()
+            .filter_map(|c| c.negotiated.clone())
+            .collect(),
+        scenario: scenario_record(&source.file, &scenario),
+        timeout: scenario.timeout,
+        workload: Workload::Journey(Arc::new(JourneyPlan::new(
+            scenario, connectors, iterations, think,
+        ))),
+        profile,
+        iterations,
+        think,
+        throughput,
+        apdex,
+        kind: "run",
         target,
+        labels,
+        slug,
         description,
-        start_at: None,
-    })
+        tables,
+    };
+    finish(spec, shaped)
 }
 
 /// Said before a run whose users outnumber its `accounts:` rows: user n

@@ -1,18 +1,14 @@
 //! One URL's run: the request built once, the closed or open profile.
 
-use super::manifest::{manifest, profile_record, ManifestParts};
-use super::parts::{
-    apdex, connect_checked, ensure_file_limit, setup, threads, AssembledRun, AssemblyError,
-};
+use super::parts::{apdex, connect_checked, ensure_file_limit, AssembledRun, AssemblyError};
+use super::pipeline::{finish, Shaped, Tables};
 use super::profile::{describe_profile, url_profile};
-use crate::engine::{EnginePlan, PlanParts, PreparedRequest, Workload};
-use crate::run::default_bundle_dir;
+use crate::engine::{PreparedRequest, Workload};
 use crate::spec::{BodySpec, RunSpec, UrlRequest};
 use headroom_bundle::scenario_record::{ScenarioRecord, UrlRecord};
 use headroom_http::target::{RequestSpec, Target};
 use headroom_journey::profile::Think;
 use headroom_journey::shard::Shard;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 fn request(url: &UrlRequest) -> Result<RequestSpec, AssemblyError> {
@@ -70,28 +66,6 @@ pub(super) async fn assemble(
     let population = shard.map_or(population, |s| s.share(population));
     ensure_file_limit(population + 64)?;
     let connector = connect_checked(&target, spec.insecure, spec.http.unwrap_or_default()).await?;
-    let threads = threads(spec);
-    let manifest = manifest(
-        spec,
-        &apdex,
-        ManifestParts {
-            same_host: connector.address.ip().is_loopback(),
-            kind: "load",
-            target: target.url.clone(),
-            scenario: scenario_record(&request, &target, &label),
-            profile: profile_record(&profile, think, spec.throughput),
-            labels: vec![label.clone()],
-            timeout: url.timeout,
-            connections: connector.negotiated.iter().cloned().collect(),
-        },
-        threads,
-    )?;
-    let bundle_dir = spec.outputs.bundle_dir.clone().unwrap_or_else(|| {
-        default_bundle_dir(
-            &PathBuf::from("runs"),
-            &format!("{}{}", target.host, target.path_and_query),
-        )
-    });
     let prepared_request = Arc::new(PreparedRequest {
         label: 0,
         bytes: request.serialize(&target, &target.path_and_query),
@@ -104,25 +78,31 @@ pub(super) async fn assemble(
         target,
         describe_profile(&profile, &think, spec.throughput)
     );
-    let mut setup = setup(spec, manifest, bundle_dir);
-    setup.label_urls = spec.outputs.jtl.then(|| vec![(label, target.url.clone())]);
-    Ok(AssembledRun {
-        plan: EnginePlan::new(PlanParts {
+    finish(
+        spec,
+        Shaped {
+            same_host: connector.address.ip().is_loopback(),
+            connections: connector.negotiated.iter().cloned().collect(),
             workload: Workload::Url {
                 connector: Arc::new(connector),
                 request: prepared_request,
             },
             profile,
+            iterations: None,
             think,
-            throughput_cap: spec.throughput,
+            throughput: spec.throughput,
             timeout: url.timeout,
-            threads,
             apdex,
-            seed: spec.seed,
-        }),
-        setup,
-        target: target.url.clone(),
-        description,
-        start_at: None,
-    })
+            kind: "load",
+            target: target.url.clone(),
+            scenario: scenario_record(&request, &target, &label),
+            labels: vec![label.clone()],
+            slug: format!("{}{}", target.host, target.path_and_query),
+            description,
+            tables: Tables {
+                label_urls: vec![(label, target.url.clone())],
+                ..Tables::default()
+            },
+        },
+    )
 }
