@@ -384,6 +384,7 @@ fn capacity_refuses_flags_it_sets_itself() {
 /// with what is wrong.
 #[test]
 fn a_capacity_spec_file_runs_its_search_alone() {
+    let _light = light();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("capacity-spec");
     std::fs::create_dir_all(&dir).unwrap();

@@ -2,7 +2,7 @@
 //! real runs of the same thing, and on bundles it must refuse.
 
 use crate::support::{
-    program, requires, run, serial, stdout_json, temp_dir, text, Reply, TestServer,
+    light, program, requires, run, serial, stdout_json, temp_dir, text, Reply, TestServer,
 };
 use serde_json::json;
 use std::path::Path;
@@ -381,7 +381,7 @@ fn a_different_apdex_t_is_named_and_not_a_regression() {
 /// seconds) are marked "not tested", and no "no regression" is claimed.
 #[test]
 fn changes_of_runs_too_short_to_test_are_not_called_insignificant() {
-    let _serial = serial();
+    let _serial = light();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(if r.path.starts_with("/slow") { 40 } else { 2 }),
         ..Reply::default()
@@ -426,7 +426,7 @@ fn changes_of_runs_too_short_to_test_are_not_called_insignificant() {
 #[test]
 fn a_fleet_of_benches_names_the_odd_host() {
     requires!(program("chromium", "chromium"));
-    let _serial = serial();
+    let _serial = light();
     let dir = temp_dir("fleet");
     std::fs::create_dir_all(&dir).unwrap();
     let measured = dir.join("measured");

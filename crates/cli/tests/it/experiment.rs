@@ -5,7 +5,9 @@
 
 use crate::support;
 
-use crate::support::{headroom, program, requires, run, serial, temp_dir, text, Reply, TestServer};
+use crate::support::{
+    headroom, light, program, requires, run, serial, temp_dir, text, Reply, TestServer,
+};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Output;
@@ -301,7 +303,7 @@ fn faults_are_events_within_100ms_of_their_time_with_their_errors_and_recovery()
 
 #[test]
 fn a_killed_study_continues_where_it_stopped_and_stops_its_old_services() {
-    let _guard = serial();
+    let _guard = light();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
         ..Reply::default()
@@ -384,7 +386,7 @@ fn a_killed_study_continues_where_it_stopped_and_stops_its_old_services() {
 
 #[test]
 fn bad_input_is_named_before_runs_and_finished_runs_are_kept() {
-    let _guard = serial();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("experiment-bad");
     let url = server.url("/");
@@ -549,7 +551,7 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
         program("memcached", "memcached"),
         program("chromium", "chromium"),
     );
-    let _guard = serial();
+    let _guard = light();
     let shipped = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/session-store-restart.yaml"),
     )
@@ -706,7 +708,7 @@ fn alive(pid: u32) -> bool {
 /// study, and its partial bundle set aside and run again.
 #[test]
 fn a_killed_runner_takes_its_run_along_and_a_resume_stops_what_it_left() {
-    let _guard = serial();
+    let _guard = light();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
         ..Reply::default()
@@ -831,7 +833,7 @@ fn a_killed_runner_takes_its_run_along_and_a_resume_stops_what_it_left() {
 /// says so; running the study again repeats it.
 #[test]
 fn a_run_whose_service_died_is_a_failed_run_named_and_kept_out_of_the_figures() {
-    let _guard = serial();
+    let _guard = light();
     let dir = temp_dir("experiment-service-died");
     std::fs::create_dir_all(&dir).unwrap();
     let port = support::free_port();
@@ -996,7 +998,7 @@ fn a_capacity_that_reached_its_max_is_a_lower_bound_and_not_compared_as_exact() 
 /// is refused, names the change and how to go on, and keeps plan.json.
 #[test]
 fn a_resume_refuses_an_edited_seed_or_plan_and_keeps_plan_json() {
-    let _guard = serial();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("experiment-edited-plan");
     let body = |seed: u32, levels: &str, repetitions: u32| {
@@ -1239,7 +1241,7 @@ fn an_experiment_compares_the_servers_memory_across_cells() {
 /// of plain requests says req/s.
 #[test]
 fn a_study_of_page_loads_says_its_throughput_in_pages() {
-    let _guard = serial();
+    let _guard = light();
     let server = TestServer::start(|r| {
         let css = r.path.ends_with(".css");
         Reply {

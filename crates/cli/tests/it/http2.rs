@@ -807,7 +807,7 @@ fn dokuwikis_journey_runs_over_h2_as_nginx_logs_it() {
         program("php-fpm8.2", "php-fpm"),
         program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
     );
-    let _serial = crate::support::serial();
+    let _serial = crate::support::light();
     let dir = temp_dir("h2-dokuwiki");
     let accounts = crate::support::dokuwiki::scenario_accounts();
     let wiki = crate::support::dokuwiki::start_h2(&dir.join("wiki"), &accounts);

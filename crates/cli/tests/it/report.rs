@@ -5,14 +5,14 @@
 use crate::support;
 
 use crate::support::browser::{headless, open_in_chromium, self_contained};
-use crate::support::{program, requires, run, serial, temp_dir, Reply, TestServer};
+use crate::support::{light, program, requires, run, temp_dir, Reply, TestServer};
 use headroom_report::charts::{line_chart, spectrum_chart, ChartSeries, LineChart};
 use std::time::Duration;
 
 #[test]
 fn the_report_opens_in_chromium_with_every_chart() {
     requires!(program("chromium", "chromium"));
-    let _serial = serial();
+    let _serial = light();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(if r.path.starts_with("/slow") { 30 } else { 5 }),
         status: if r.path.starts_with("/missing") {

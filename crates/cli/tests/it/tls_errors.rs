@@ -5,7 +5,7 @@
 //! https:// still is.
 
 use crate::support::php_site::{nginx, Daemon};
-use crate::support::{free_port, program, requires, run, serial, temp_dir};
+use crate::support::{free_port, light, program, requires, run, temp_dir};
 use std::path::Path;
 
 /// nginx with four servers on 127.0.0.1: a self-signed certificate (with
@@ -80,7 +80,7 @@ fn refusal(port: u16, extra: &[&str]) -> String {
 #[test]
 fn nginx_tls_failures_are_named_not_taken_for_plain_http() {
     requires!(program("nginx", "nginx"));
-    let _serial = serial();
+    let _serial = light();
     let dir = temp_dir("tls-errors");
     let site = start(&dir);
     let said = refusal(site.self_signed, &[]);
