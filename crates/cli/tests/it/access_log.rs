@@ -3,7 +3,7 @@
 //! said, with its place, and the run goes on. Its counts agree with
 //! goaccess's (Debian's) on the same log.
 
-use crate::support::{browser, program, requires, root, run, temp_dir, text};
+use crate::support::{browser, minutes, program, requires, root, run, temp_dir, text};
 use std::io::Write;
 
 fn line(second: u32, address: &str, target: &str, status: u16) -> String {
@@ -630,6 +630,7 @@ fn dokuwikis_log_from_a_browser_runs_again_with_its_mix_and_replays_as_logged() 
 /// said.
 #[test]
 fn each_user_of_a_login_workload_logs_in_with_its_own_account() {
+    requires!(minutes());
     use crate::support::light;
     use crate::support::raw::{RawConn, RawServer};
     use std::os::unix::fs::PermissionsExt;

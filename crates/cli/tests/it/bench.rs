@@ -9,7 +9,7 @@
 use crate::support;
 
 use crate::support::{
-    headroom, program, requires, root, serial, service, temp_dir, text, Reply, TestServer,
+    headroom, minutes, program, requires, root, serial, service, temp_dir, text, Reply, TestServer,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -1446,6 +1446,7 @@ fn the_stack_runs_on_every_database_and_the_bundles_report_and_compare() {
 
 #[test]
 fn the_thermal_protocol_records_throughput_clock_and_what_it_lacks() {
+    requires!(minutes());
     let _guard = serial();
     let dir = temp_dir("bench-thermal");
     let run = bench(&[

@@ -4,7 +4,7 @@
 use crate::support;
 
 use crate::support::{
-    busy_cores, free_port, headroom, light, program, requires, run_starved, serial,
+    busy_cores, free_port, headroom, light, minutes, program, requires, run_starved, serial,
     skip_for_busy_cores, stdout_json, temp_dir, wait_for_port, Reply, TestServer,
 };
 use std::time::Duration;
@@ -202,6 +202,7 @@ fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
 /// judges the answer and --junit writes it down.
 #[test]
 fn a_scenario_search_counts_its_think_time_and_is_judged() {
+    requires!(minutes());
     let _serial = serial();
     let server = pool_server(4, Duration::from_millis(100));
     let out = temp_dir("capacity-scenario");
@@ -269,6 +270,7 @@ fn a_scenario_search_counts_its_think_time_and_is_judged() {
 /// levels are generator-limited, and the result says it is invalid.
 #[test]
 fn a_starved_generator_makes_the_result_invalid() {
+    requires!(minutes());
     let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
     let out = temp_dir("capacity-starved");
@@ -456,6 +458,7 @@ fn a_capacity_spec_file_runs_its_search_alone() {
 /// core) as the bottleneck, the run being valid.
 #[test]
 fn a_cpu_bound_testbed_names_the_cpu() {
+    requires!(minutes());
     let _serial = serial();
     let test = "a_cpu_bound_testbed_names_the_cpu";
     if skip_for_busy_cores(test, busy_cores()) {
@@ -592,6 +595,7 @@ fn a_cpu_bound_testbed_names_the_cpu() {
 /// model's answer.
 #[test]
 fn confirmed_levels_give_a_range_around_the_model() {
+    requires!(minutes());
     let _light = light();
     let server = pool_server(4, Duration::from_millis(100));
     let json = pool_search(
@@ -694,6 +698,7 @@ fn pool_search(port: u16, name: &str, args: &[&str]) -> serde_json::Value {
 /// levels and less measuring; the timing ratio is bench/capacity's.
 #[test]
 fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
+    requires!(minutes());
     // Alone: it compares the two searches' measuring time, which a
     // search beside it would lengthen.
     let _serial = serial();
@@ -754,6 +759,7 @@ fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
 /// so and ends, keeping every level it measured.
 #[test]
 fn the_fast_search_at_its_bounds() {
+    requires!(minutes());
     let _light = light();
     let server = pool_server(4, Duration::from_millis(100));
     let met = pool_search(
@@ -798,6 +804,7 @@ fn the_fast_search_at_its_bounds() {
 /// a plain run's Apdex swings between 0.8 and 1.0 from run to run.
 #[test]
 fn users_who_think_are_measured_in_their_steady_cycle() {
+    requires!(minutes());
     let _light = light();
     let server = pool_server(2, Duration::from_millis(50));
     let url = format!("http://127.0.0.1:{}/", server.port);
@@ -875,6 +882,7 @@ fn users_who_think_are_measured_in_their_steady_cycle() {
 /// not valid.
 #[test]
 fn a_thin_level_makes_the_answer_invalid() {
+    requires!(minutes());
     let _light = light();
     let server = pool_server(4, Duration::from_millis(10));
     let out = temp_dir("capacity-thin");

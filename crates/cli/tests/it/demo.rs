@@ -2,9 +2,11 @@
 //! testbed, a capacity search against it and the report with the curve.
 
 use crate::support::*;
+use crate::support::{minutes, requires};
 
 #[test]
 fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
+    requires!(minutes());
     let _serial = serial();
     let testbeds = || -> Vec<String> {
         std::fs::read_dir(std::env::temp_dir())
@@ -193,6 +195,7 @@ fn the_readme_and_the_manual_link_to_what_exists() {
 /// runs against the demo site with every check passed.
 #[test]
 fn the_readmes_own_site_journey_runs_as_printed() {
+    requires!(minutes());
     let _light = light();
     let readme = std::fs::read_to_string(&manual_pages()[0]).unwrap();
     let section = readme

@@ -6,7 +6,7 @@
 use crate::support;
 
 use crate::support::{
-    headroom, light, program, requires, run, serial, temp_dir, text, Reply, TestServer,
+    headroom, light, minutes, program, requires, run, serial, temp_dir, text, Reply, TestServer,
 };
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -62,6 +62,7 @@ fn csv_rows(path: &Path) -> Vec<csv::StringRecord> {
 
 #[test]
 fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it() {
+    requires!(minutes());
     let _guard = serial();
     let server = jittered_server();
     let dir = temp_dir("experiment-difference");
@@ -642,6 +643,7 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
 /// worker), so with Apdex T = 300 ms a cell serves about 3 or 6 users.
 #[test]
 fn a_capacity_study_compares_the_users_each_cell_serves() {
+    requires!(minutes());
     let _guard = serial();
     let server = TestServer::bind(([127, 0, 0, 1], 0).into(), Some(1), |r| Reply {
         delay: Duration::from_millis(r.param("ms").and_then(|v| v.parse().ok()).unwrap_or(100)),
@@ -708,6 +710,7 @@ fn alive(pid: u32) -> bool {
 /// study, and its partial bundle set aside and run again.
 #[test]
 fn a_killed_runner_takes_its_run_along_and_a_resume_stops_what_it_left() {
+    requires!(minutes());
     let _guard = light();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
@@ -929,6 +932,7 @@ fn a_run_whose_service_died_is_a_failed_run_named_and_kept_out_of_the_figures() 
 /// a max of 4 finds the answer.
 #[test]
 fn a_capacity_that_reached_its_max_is_a_lower_bound_and_not_compared_as_exact() {
+    requires!(minutes());
     let _guard = serial();
     let server = TestServer::bind(([127, 0, 0, 1], 0).into(), Some(1), |_| Reply {
         delay: Duration::from_millis(100),

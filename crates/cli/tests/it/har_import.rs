@@ -7,7 +7,7 @@
 
 use crate::support;
 
-use crate::support::{run, temp_dir, text};
+use crate::support::{minutes, requires, run, temp_dir, text};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -522,6 +522,7 @@ fn import_cost(path: &Path, out: &Path) -> (f64, f64) {
 
 #[test]
 fn a_long_recording_imports_in_time_and_memory_that_grow_linearly() {
+    requires!(minutes());
     let _serial = support::serial();
     let dir = temp_dir("har-long");
     std::fs::create_dir_all(&dir).unwrap();
