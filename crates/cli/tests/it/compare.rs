@@ -2,7 +2,7 @@
 //! real runs of the same thing, and on bundles it must refuse.
 
 use crate::support::{
-    light, program, requires, run, serial, stdout_json, temp_dir, text, Reply, TestServer,
+    light, minutes, program, requires, run, serial, stdout_json, temp_dir, text, Reply, TestServer,
 };
 use serde_json::json;
 use std::path::Path;
@@ -214,6 +214,7 @@ fn two_synthetic_runs_of_the_same_thing_are_not_different() {
 
 #[test]
 fn two_real_runs_of_the_same_thing_show_no_regression() {
+    requires!(minutes());
     let _serial = serial();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(10),

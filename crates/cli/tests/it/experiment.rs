@@ -836,7 +836,11 @@ fn a_killed_runner_takes_its_run_along_and_a_resume_stops_what_it_left() {
 /// says so; running the study again repeats it.
 #[test]
 fn a_run_whose_service_died_is_a_failed_run_named_and_kept_out_of_the_figures() {
-    let _guard = light();
+    requires!(minutes());
+    // Serial: when in the run the service dies decides the words said
+    // ("stopped serving" after a second of answers), and a busy machine
+    // moves it (beside other tests it read "was not serving").
+    let _guard = serial();
     let dir = temp_dir("experiment-service-died");
     std::fs::create_dir_all(&dir).unwrap();
     let port = support::free_port();
@@ -1170,6 +1174,7 @@ fn each_run_runs_the_spec_in_its_directory_and_a_bad_spec_is_named() {
 /// Interrupts and context switches are this host's, measured in every run.
 #[test]
 fn an_experiment_compares_the_servers_memory_across_cells() {
+    requires!(minutes());
     let _guard = serial();
     let server = jittered_server();
     let dir = temp_dir("experiment-memory");

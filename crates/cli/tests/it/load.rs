@@ -2,6 +2,7 @@
 //! on 127.0.0.1, with figures checked against values computed by hand.
 
 use crate::support::*;
+use crate::support::{minutes, requires};
 use std::time::{Duration, Instant};
 
 /// 90% of requests take 100 ms and every 10th takes 2 s. With -n 100 the
@@ -116,6 +117,7 @@ fn hlog_total_count(bundle: &std::path::Path) -> u64 {
 /// one that tells how users arriving during the pause fared.
 #[test]
 fn open_model_reports_a_pause_that_the_closed_model_hides() {
+    requires!(minutes());
     let _serial = serial();
     let pausing = || {
         TestServer::start(|r| {
@@ -929,6 +931,7 @@ fn live_line_only_on_a_terminal() {
 /// loops) says so: its worker waited for the CPU most of the run.
 #[test]
 fn a_starved_generator_is_reported() {
+    requires!(minutes());
     let _serial = serial();
     let server = TestServer::start(|_| Reply::default());
     let out = temp_dir("starved");

@@ -9,7 +9,8 @@
 use crate::support::php_site::Daemon;
 use crate::support::site::{init, journey};
 use crate::support::{
-    free_port, headroom, program, requires, root, run, serial, temp_dir, text, wait_for_port,
+    free_port, headroom, minutes, program, requires, root, run, serial, temp_dir, text,
+    wait_for_port,
 };
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -543,6 +544,7 @@ fn said(args: &[&str], code: i32) -> String {
 /// lesson's burst, are said.
 #[test]
 fn what_a_search_cannot_support_is_refused_or_said() {
+    requires!(minutes());
     let _serial = serial();
     let dir = temp_dir("predict-cannot");
     std::fs::create_dir_all(&dir).unwrap();

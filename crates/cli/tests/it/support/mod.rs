@@ -37,8 +37,30 @@ static LOCK: RwLock<()> = RwLock::new(());
 /// with few cores, and a test that floods a dead server with reconnects
 /// would skew another's percentiles. Hold the guard for the whole test.
 pub fn serial() -> RwLockWriteGuard<'static, ()> {
-    LOCK.write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    let asked = Instant::now();
+    let guard = LOCK
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    note_wait(asked);
+    guard
+}
+
+/// With `HEADROOM_TEST_WAITS` set, how long each test waited for its
+/// guard, appended to `$TMPDIR/headroom-waits.txt` (a test's own time is
+/// `--report-time`'s less this: docs/development.md).
+fn note_wait(asked: Instant) {
+    if std::env::var_os("HEADROOM_TEST_WAITS").is_none() {
+        return;
+    }
+    use std::io::Write;
+    let name = std::thread::current().name().unwrap_or("?").to_string();
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(std::env::temp_dir().join("headroom-waits.txt"))
+    {
+        let _ = writeln!(file, "{name} {:.3}", asked.elapsed().as_secs_f64());
+    }
 }
 
 /// For tests that mostly wait (a few requests a second against a server
@@ -46,7 +68,10 @@ pub fn serial() -> RwLockWriteGuard<'static, ()> {
 /// another, never beside a `serial()` test.
 #[allow(dead_code)]
 pub fn light() -> RwLockReadGuard<'static, ()> {
-    LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    let asked = Instant::now();
+    let guard = LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    note_wait(asked);
+    guard
 }
 
 /// The headroom binary built for these tests.
