@@ -230,6 +230,7 @@ const CAPACITY_KEYS: &[&str] = &[
     "max",
     "resolution",
     "step_duration",
+    "min_samples",
     "warmup",
     "confirm",
 ];

@@ -657,7 +657,7 @@ fn a_capacity_study_compares_the_users_each_cell_serves() {
         &format!(
             "factors:\n  ms: [100, 50]\n\
              workload:\n  url: {}\n  apdex_t: 300ms\n  apdex_f: 1200ms\n  think: 200ms\n\
-             \x20 capacity: {{start: 2, step: 4, max: 30, step_duration: 2s, warmup: 0s, apdex_target: 0.9}}\n\
+             \x20 capacity: {{start: 2, step: 4, max: 30, step_duration: 2s, min_samples: 10, warmup: 0s, apdex_target: 0.9}}\n\
              measure: [throughput, p95]\n\
              repetitions: 2\n",
             server.url("/?ms=${ms}")
@@ -950,7 +950,7 @@ fn a_capacity_that_reached_its_max_is_a_lower_bound_and_not_compared_as_exact() 
         &format!(
             "factors:\n  max: [2, 8]\n\
              workload:\n  url: {}\n  apdex_t: 300ms\n  apdex_f: 1200ms\n  think: 200ms\n\
-             \x20 capacity: {{start: 2, step: 3, max: '${{max}}', step_duration: 1500ms, warmup: 0s, apdex_target: 0.9}}\n\
+             \x20 capacity: {{start: 2, step: 3, max: '${{max}}', step_duration: 1500ms, min_samples: 8, warmup: 0s, apdex_target: 0.9}}\n\
              repetitions: 2\n",
             server.url("/")
         ),
