@@ -9,8 +9,8 @@ use headroom_analysis::capacity::ApdexGoal;
 use headroom_analysis::prediction::{
     capacity, curve, demands, judged, Demands, HostScale, LevelLoad, Predicted, Shape, BUSY,
 };
-use headroom_bundle::capacity::{read, Level};
-use headroom_bundle::manifest::read_manifest;
+use headroom_bundle::capacity::{read, CapacityResult, Level};
+use headroom_bundle::manifest::{read_manifest, Manifest};
 use headroom_bundle::recovery::histogram_of_window;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -68,54 +68,13 @@ pub fn read_search(
     let result = read(dir).map_err(|e| e.to_string())?;
     impossible_level(&result.levels, result.think_s)
         .map_err(|e| format!("{}: {e}", dir.display()))?;
-    if !result.valid {
-        return Err(format!(
-            "{}: the search is marked INVALID: {}. A model of its levels would carry the same fault, so predict does not read it: search again once that is put right (the search's own words above say what to change), then predict from that search",
-            dir.display(),
-            if result.invalid.is_empty() {
-                "it gave no reason".to_string()
-            } else {
-                result.invalid.join("; ")
-            }
-        ));
-    }
-    if result.setup.processes.is_empty() {
-        return Err(format!(
-            "{}: the search watched no server process, so the CPU a request needs is unknown: search again with --monitor local (or an agent on the server) and --process NAME for each of the server's programs (e.g. --process php-fpm --process nginx --process mariadbd)",
-            dir.display()
-        ));
-    }
+    refuse_unusable(dir, &result)?;
     let usable: Vec<&Level> = result
         .levels
         .iter()
         .filter(|l| !l.generator_limited && !l.thin && l.mean_ms.is_some() && l.rps > 0.0)
         .collect();
-    let hosts: Vec<&str> = usable
-        .iter()
-        .flat_map(|l| &l.resources)
-        .filter(|h| h.processes.iter().any(|p| p.1 > 0.0))
-        .map(|h| h.host.as_str())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let host = match hosts.as_slice() {
-        [one] => one.to_string(),
-        [] => {
-            return Err(format!(
-                "{}: no level measured CPU for the server's processes ({}): check the names with `ps -e -o comm` on the server",
-                dir.display(),
-                result.setup.processes.join(", ")
-            ))
-        }
-        several => {
-            return Err(format!(
-                "{}: the server's processes ran on {} hosts ({}); the model has one CPU: predict from a search whose server runs on one host",
-                dir.display(),
-                several.len(),
-                several.join(", ")
-            ))
-        }
-    };
+    let host = server_host(dir, &usable, &result.setup.processes)?;
     let lightest = usable.iter().min_by_key(|l| l.users).ok_or_else(|| {
         format!(
             "{}: no level has figures a verdict can rest on (each was thin or limited by the generator)",
@@ -177,22 +136,7 @@ pub fn read_search(
         .unwrap_or(lightest);
     let level_dir = level_bundle(dir, &shaped.bundle);
     let manifest = read_manifest(&level_dir).map_err(|e| e.to_string())?;
-    let window = manifest
-        .measurement
-        .as_ref()
-        .map_or(Duration::ZERO..Duration::MAX, |m| {
-            headroom_units::quantity::saturating_secs(m.from_s)
-                ..headroom_units::quantity::saturating_secs(m.until_s)
-        });
-    let histogram = histogram_of_window(&level_dir, window).map_err(|e| e.to_string())?;
-    let times: Vec<f64> = (0..SHAPE_POINTS)
-        .map(|k| {
-            let q = (k as f64 + 0.5) / SHAPE_POINTS as f64;
-            histogram.value_at_quantile(q) as f64 / 1e6
-        })
-        .collect();
-    let shape = Shape::new(&times)
-        .ok_or_else(|| format!("{}: the level holds no response time", level_dir.display()))?;
+    let shape = response_shape(&level_dir, &manifest)?;
     Ok(MeasuredServer {
         dir: dir.to_path_buf(),
         levels,
@@ -223,6 +167,77 @@ pub fn read_search(
         pool,
         lesson_within_s,
     })
+}
+
+/// A search predict does not read: one marked INVALID, or one that
+/// watched no server process.
+fn refuse_unusable(dir: &Path, result: &CapacityResult) -> Result<(), String> {
+    if !result.valid {
+        return Err(format!(
+            "{}: the search is marked INVALID: {}. A model of its levels would carry the same fault, so predict does not read it: search again once that is put right (the search's own words above say what to change), then predict from that search",
+            dir.display(),
+            if result.invalid.is_empty() {
+                "it gave no reason".to_string()
+            } else {
+                result.invalid.join("; ")
+            }
+        ));
+    }
+    if result.setup.processes.is_empty() {
+        return Err(format!(
+            "{}: the search watched no server process, so the CPU a request needs is unknown: search again with --monitor local (or an agent on the server) and --process NAME for each of the server's programs (e.g. --process php-fpm --process nginx --process mariadbd)",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The one host the server's processes ran on, in the usable levels.
+fn server_host(dir: &Path, usable: &[&Level], processes: &[String]) -> Result<String, String> {
+    let hosts: Vec<&str> = usable
+        .iter()
+        .flat_map(|l| &l.resources)
+        .filter(|h| h.processes.iter().any(|p| p.1 > 0.0))
+        .map(|h| h.host.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    match hosts.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] => Err(format!(
+                "{}: no level measured CPU for the server's processes ({}): check the names with `ps -e -o comm` on the server",
+                dir.display(),
+                processes.join(", ")
+            )),
+        several => Err(format!(
+                "{}: the server's processes ran on {} hosts ({}); the model has one CPU: predict from a search whose server runs on one host",
+                dir.display(),
+                several.len(),
+                several.join(", ")
+            )),
+    }
+}
+
+/// The shape of the response times a level measured, in its measurement
+/// window.
+fn response_shape(level_dir: &Path, manifest: &Manifest) -> Result<Shape, String> {
+    let window = manifest
+        .measurement
+        .as_ref()
+        .map_or(Duration::ZERO..Duration::MAX, |m| {
+            headroom_units::quantity::saturating_secs(m.from_s)
+                ..headroom_units::quantity::saturating_secs(m.until_s)
+        });
+    let histogram = histogram_of_window(level_dir, window).map_err(|e| e.to_string())?;
+    let times: Vec<f64> = (0..SHAPE_POINTS)
+        .map(|k| {
+            let q = (k as f64 + 0.5) / SHAPE_POINTS as f64;
+            histogram.value_at_quantile(q) as f64 / 1e6
+        })
+        .collect();
+    let shape = Shape::new(&times)
+        .ok_or_else(|| format!("{}: the level holds no response time", level_dir.display()))?;
+    Ok(shape)
 }
 
 /// The first figure of a search's `levels` that no measurement gives, said

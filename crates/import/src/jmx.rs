@@ -729,61 +729,14 @@ pub fn convert_for(
         let v = ctx.text(&v, "Test Plan variables");
         ctx.variables.insert(n, v);
     }
-    let groups: Vec<&JmxElement> = plan
-        .children
-        .iter()
-        .filter(|n| {
-            matches!(
-                n.tag.as_str(),
-                "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup"
-            )
-        })
-        .collect();
-    // The load: the (last) thread group with the most threads; others
-    // (Moodle's "Warm-up site") are named as not run.
-    let counts: Vec<u64> = groups
-        .iter()
-        .map(|g| {
-            let n = ctx.text(&g.text("ThreadGroup.num_threads"), "thread group");
-            n.trim().parse::<u64>().unwrap_or(0)
-        })
-        .collect();
-    let main_index = (0..groups.len())
-        .filter(|&i| groups[i].tag == "ThreadGroup")
-        .max_by_key(|&i| (counts[i], i));
-    let main = main_index.map(|i| groups[i]);
-    // Ahead of the main group: the setUp group, or (groups run one after
-    // another) the group just before it, as Moodle's "Warm-up site".
-    let serialized = plan.flag("TestPlan.serialize_threadgroups");
-    let before_index = groups
-        .iter()
-        .position(|g| g.tag == "SetupThreadGroup")
-        .or_else(|| {
-            let m = main_index.filter(|_| serialized)?;
-            (0..m).rev().find(|&i| groups[i].tag == "ThreadGroup")
-        });
-    for (i, g) in groups.iter().enumerate() {
-        if Some(i) != main_index && Some(i) != before_index {
-            let why = match (g.tag.as_str(), serialized) {
-                ("PostThreadGroup", _) => "headroom has no tearDown phase",
-                (_, true) => "headroom runs one group ahead of the main one",
-                (_, false) => "headroom runs one group at a time (these run in parallel in JMeter)",
-            };
-            ctx.notes.push(format!(
-                "thread group '{}' ({} threads) is not run: {why}; the main group is '{}'",
-                g.name,
-                counts[i],
-                main.map(|m| m.name.as_str()).unwrap_or("")
-            ));
-        }
-    }
+    let groups = ThreadGroups::of(plan, &mut ctx);
     let mut y = String::new();
     let _ = writeln!(
         y,
         "# Converted by `headroom scenario from-jmx` from the JMeter plan '{}'.",
         plan.name
     );
-    let Some(main) = main else {
+    let Some(main) = groups.main() else {
         ctx.notes
             .push("the plan has no thread group: nothing to run".into());
         return Converted {
@@ -792,130 +745,25 @@ pub fn convert_for(
             not_converted: ctx.notes,
         };
     };
-    // Configuration from the plan and the group (the group's wins).
-    let mut defaults = Defaults::default();
-    let mut headers: Vec<(String, String)> = Vec::new();
-    let mut clear_cookies = false;
-    let mut data: Option<String> = None;
-    let mut throughput: Option<String> = None;
-    let scopes: Vec<&JmxElement> = plan.children.iter().chain(main.children.iter()).collect();
-    for n in &scopes {
-        let at = format!("{} '{}'", n.tag, n.name);
-        match n.tag.as_str() {
-            "ConfigTestElement" if n.prop("HTTPSampler.domain").is_some() => {
-                let t = |k: &str, c: &mut Ctx| c.resolved(&n.text(k), &at);
-                defaults = Defaults {
-                    protocol: t("HTTPSampler.protocol", &mut ctx),
-                    domain: t("HTTPSampler.domain", &mut ctx),
-                    port: t("HTTPSampler.port", &mut ctx),
-                    path: t("HTTPSampler.path", &mut ctx),
-                    connect_timeout: t("HTTPSampler.connect_timeout", &mut ctx),
-                    response_timeout: t("HTTPSampler.response_timeout", &mut ctx),
-                    embedded: n.flag("HTTPSampler.image_parser"),
-                };
-                ctx.done.push(format!("{at} → defaults.base_url"));
-            }
-            "HeaderManager" => {
-                // JMeter merges the levels; the inner one's value wins.
-                for (k, v) in header_list(n, &mut ctx, &at) {
-                    headers.retain(|(name, _): &(String, String)| !name.eq_ignore_ascii_case(&k));
-                    headers.push((k, v));
-                }
-                ctx.done.push(format!("{at} → defaults.headers"));
-            }
-            "CookieManager" => {
-                clear_cookies = n.flag("CookieManager.clearEachIteration");
-                ctx.done.push(format!("{at} → the cookie jar"));
-            }
-            "CSVDataSet" => {
-                let file = ctx.text(&n.text("filename"), &at);
-                let names = n.text("variableNames");
-                // All threads, or the thread group (headroom runs one): one
-                // cursor for every user; the current thread: one per user
-                // (share: vu); any other mode (a named group of files) is said.
-                let mode = n.text("shareMode");
-                let shared = match mode.as_str() {
-                    "shareMode.all" | "shareMode.group" | "" => true,
-                    "shareMode.thread" => false,
-                    other => {
-                        ctx.notes.push(format!(
-                            "{at}: share mode '{other}' is read as all threads sharing one cursor"
-                        ));
-                        true
-                    }
-                };
-                let recycle = n.text("recycle") != "false";
-                let columns: Vec<String> = names.split(',').map(|c| c.trim().to_string()).collect();
-                // The element named above the key, so that an error in the
-                // block (a file that cannot be read) can name it.
-                let raw = n.text("filename");
-                data = Some(format!(
-                    "{}data:\n  file: {}\n  columns: [{}]\n  header: {}\n  share: {}\n  on_end: {}\n",
-                    source_comment(&format!("{at}, filename {raw}")),
-                    q(&file),
-                    columns.join(", "),
-                    n.flag("ignoreFirstLine"),
-                    if shared { "all" } else { "vu" },
-                    if recycle { "recycle" } else { "stop" }
-                ));
-                ctx.done.push(format!("{at} → data"));
-            }
-            "Arguments" => {
-                for (k, v, _) in arguments(Some(&Prop::Element(n.props.clone()))) {
-                    let v = ctx.text(&v, &at);
-                    ctx.variables.insert(k, v);
-                }
-                ctx.done.push(format!("{at} → variables"));
-            }
-            "ConstantThroughputTimer" => {
-                let per_minute = ctx.text(&n.text("throughput"), &at);
-                let mode = n.text("calcMode");
-                // calcMode: 0 this thread only, 1 all active threads, 2 in this
-                // group, 3 all active threads (shared), 4 in this group (shared).
-                let shared = matches!(mode.trim(), "3" | "4") || mode.contains("(shared)");
-                if !shared {
-                    ctx.notes.push(format!(
-                        "{at}: calcMode '{mode}' is applied as one cap shared by all users"
-                    ));
-                }
-                throughput = Some(format!("{}/min", per_minute.trim()));
-                ctx.done.push(format!("{at} → profile.throughput"));
-            }
-            "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => {
-                // The plan's; the group's are read with its steps.
-                if plan.children.iter().any(|c| std::ptr::eq(c, *n)) {
-                    if let Some(t) = timer(n, &mut ctx, &at) {
-                        ctx.timers.push(t);
-                    }
-                }
-            }
-            "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup" | "ResultCollector"
-            | "BackendListener" | "Summariser" => {}
-            _ if is_sampler_or_controller(&n.tag) => {}
-            _ => ctx
-                .notes
-                .push(format!("{at}: not converted (no headroom equivalent)")),
-        }
-    }
+    let config = PlanConfig::read(plan, main, &mut ctx);
     let _ = writeln!(y, "name: {}", q(name));
-    let base = defaults.base_url();
     let _ = writeln!(y, "defaults:");
-    if let Some(base) = &base {
+    if let Some(base) = &config.defaults.base_url() {
         let _ = writeln!(y, "  base_url: {}", q(base));
     }
     let _ = writeln!(y, "  follow_redirects: true");
     // Timeout and keep-alive: written here once every sampler is read.
     let connection_at = y.len();
-    if !headers.is_empty() {
+    if !config.headers.is_empty() {
         let _ = writeln!(y, "  headers:");
-        for (k, v) in &headers {
+        for (k, v) in &config.headers {
             let _ = writeln!(y, "    {}: {}", q(k), q(v));
         }
     }
-    if let Some(data) = &data {
+    if let Some(data) = &config.data {
         y.push_str(data);
     }
-    if clear_cookies {
+    if config.clear_cookies {
         let _ = writeln!(y, "cookies: clear_each_iteration");
     }
     let on_error = main.text("ThreadGroup.on_sample_error");
@@ -925,8 +773,279 @@ pub fn convert_for(
             main.name
         ));
     }
-    // The profile: threads, ramp-up, loops or a duration.
-    let users = main_index.map(|i| counts[i]).unwrap_or(1).max(1);
+    let users = groups.main_users();
+    write_profile(main, users, config.throughput.as_deref(), &mut ctx, &mut y);
+    if let Some(i) = groups.before {
+        before_group(
+            groups.all[i],
+            groups.counts[i],
+            &mut ctx,
+            &config.defaults,
+            &mut y,
+        );
+    }
+    ctx.done.push(format!(
+        "thread group '{}' → profile ({users} users)",
+        main.name
+    ));
+    let mut steps = String::new();
+    emit_steps(
+        &main.children,
+        &mut ctx,
+        &config.defaults,
+        1,
+        &mut steps,
+        &main.name,
+    );
+    // Variables last: __property() calls in steps may set some.
+    if !ctx.variables.is_empty() {
+        let _ = writeln!(y, "variables:");
+        for (k, v) in ctx.variables.iter() {
+            let _ = writeln!(y, "  {k}: {}", q(v));
+        }
+    }
+    // JMeter resets each thread's connections every iteration unless this
+    // property says otherwise.
+    let per_iteration = properties
+        .get("httpclient.reset_state_on_thread_group_iteration")
+        .is_none_or(|v| v.trim() != "false");
+    let connection = connection_defaults(&mut ctx, per_iteration);
+    y.insert_str(connection_at, &connection);
+    if steps.is_empty() {
+        ctx.notes.push(format!(
+            "thread group '{}' holds no step headroom runs: the scenario has nothing to run",
+            main.name
+        ));
+        // An empty list: the scenario's check then says "steps is empty".
+        let _ = writeln!(y, "steps: []");
+    } else {
+        let _ = writeln!(y, "steps:");
+        y.push_str(&steps);
+    }
+    Converted {
+        yaml: y,
+        converted: ctx.done,
+        not_converted: ctx.notes,
+    }
+}
+
+/// A plan's thread groups: the one run as the load, the one run ahead of
+/// it, and why the others are not run.
+struct ThreadGroups<'p> {
+    all: Vec<&'p JmxElement>,
+    /// Each group's threads.
+    counts: Vec<u64>,
+    /// The load: the (last) thread group with the most threads.
+    main: Option<usize>,
+    /// Ahead of the main group: the setUp group, or (groups run one after
+    /// another) the group just before it, as Moodle's "Warm-up site".
+    before: Option<usize>,
+}
+
+impl<'p> ThreadGroups<'p> {
+    fn of(plan: &'p JmxElement, ctx: &mut Ctx) -> ThreadGroups<'p> {
+        let all: Vec<&JmxElement> = plan
+            .children
+            .iter()
+            .filter(|n| {
+                matches!(
+                    n.tag.as_str(),
+                    "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup"
+                )
+            })
+            .collect();
+        let counts: Vec<u64> = all
+            .iter()
+            .map(|g| {
+                let n = ctx.text(&g.text("ThreadGroup.num_threads"), "thread group");
+                n.trim().parse::<u64>().unwrap_or(0)
+            })
+            .collect();
+        let main = (0..all.len())
+            .filter(|&i| all[i].tag == "ThreadGroup")
+            .max_by_key(|&i| (counts[i], i));
+        let serialized = plan.flag("TestPlan.serialize_threadgroups");
+        let before = all
+            .iter()
+            .position(|g| g.tag == "SetupThreadGroup")
+            .or_else(|| {
+                let m = main.filter(|_| serialized)?;
+                (0..m).rev().find(|&i| all[i].tag == "ThreadGroup")
+            });
+        for (i, g) in all.iter().enumerate() {
+            if Some(i) != main && Some(i) != before {
+                let why = match (g.tag.as_str(), serialized) {
+                    ("PostThreadGroup", _) => "headroom has no tearDown phase",
+                    (_, true) => "headroom runs one group ahead of the main one",
+                    (_, false) => {
+                        "headroom runs one group at a time (these run in parallel in JMeter)"
+                    }
+                };
+                ctx.notes.push(format!(
+                    "thread group '{}' ({} threads) is not run: {why}; the main group is '{}'",
+                    g.name,
+                    counts[i],
+                    main.map(|m| all[m].name.as_str()).unwrap_or("")
+                ));
+            }
+        }
+        ThreadGroups {
+            all,
+            counts,
+            main,
+            before,
+        }
+    }
+
+    fn main(&self) -> Option<&'p JmxElement> {
+        self.main.map(|i| self.all[i])
+    }
+
+    /// The main group's users (at least one).
+    fn main_users(&self) -> u64 {
+        self.main.map(|i| self.counts[i]).unwrap_or(1).max(1)
+    }
+}
+
+/// What the plan and the main group configure (the group's wins).
+#[derive(Default)]
+struct PlanConfig {
+    defaults: Defaults,
+    headers: Vec<(String, String)>,
+    clear_cookies: bool,
+    /// The scenario's `data:` block.
+    data: Option<String>,
+    /// `profile.throughput`, per minute.
+    throughput: Option<String>,
+}
+
+impl PlanConfig {
+    fn read(plan: &JmxElement, main: &JmxElement, ctx: &mut Ctx) -> PlanConfig {
+        let mut config = PlanConfig::default();
+        let scopes: Vec<&JmxElement> = plan.children.iter().chain(main.children.iter()).collect();
+        for n in &scopes {
+            let at = format!("{} '{}'", n.tag, n.name);
+            match n.tag.as_str() {
+                "ConfigTestElement" if n.prop("HTTPSampler.domain").is_some() => {
+                    let t = |k: &str, c: &mut Ctx| c.resolved(&n.text(k), &at);
+                    config.defaults = Defaults {
+                        protocol: t("HTTPSampler.protocol", ctx),
+                        domain: t("HTTPSampler.domain", ctx),
+                        port: t("HTTPSampler.port", ctx),
+                        path: t("HTTPSampler.path", ctx),
+                        connect_timeout: t("HTTPSampler.connect_timeout", ctx),
+                        response_timeout: t("HTTPSampler.response_timeout", ctx),
+                        embedded: n.flag("HTTPSampler.image_parser"),
+                    };
+                    ctx.done.push(format!("{at} → defaults.base_url"));
+                }
+                "HeaderManager" => {
+                    // JMeter merges the levels; the inner one's value wins.
+                    for (k, v) in header_list(n, ctx, &at) {
+                        config
+                            .headers
+                            .retain(|(name, _): &(String, String)| !name.eq_ignore_ascii_case(&k));
+                        config.headers.push((k, v));
+                    }
+                    ctx.done.push(format!("{at} → defaults.headers"));
+                }
+                "CookieManager" => {
+                    config.clear_cookies = n.flag("CookieManager.clearEachIteration");
+                    ctx.done.push(format!("{at} → the cookie jar"));
+                }
+                "CSVDataSet" => {
+                    config.data = Some(data_block(n, ctx, &at));
+                    ctx.done.push(format!("{at} → data"));
+                }
+                "Arguments" => {
+                    for (k, v, _) in arguments(Some(&Prop::Element(n.props.clone()))) {
+                        let v = ctx.text(&v, &at);
+                        ctx.variables.insert(k, v);
+                    }
+                    ctx.done.push(format!("{at} → variables"));
+                }
+                "ConstantThroughputTimer" => {
+                    config.throughput = Some(throughput(n, ctx, &at));
+                    ctx.done.push(format!("{at} → profile.throughput"));
+                }
+                "ConstantTimer" | "UniformRandomTimer" | "GaussianRandomTimer" => {
+                    // The plan's; the group's are read with its steps.
+                    if plan.children.iter().any(|c| std::ptr::eq(c, *n)) {
+                        if let Some(t) = timer(n, ctx, &at) {
+                            ctx.timers.push(t);
+                        }
+                    }
+                }
+                "ThreadGroup" | "SetupThreadGroup" | "PostThreadGroup" | "ResultCollector"
+                | "BackendListener" | "Summariser" => {}
+                _ if is_sampler_or_controller(&n.tag) => {}
+                _ => ctx
+                    .notes
+                    .push(format!("{at}: not converted (no headroom equivalent)")),
+            }
+        }
+        config
+    }
+}
+
+/// A CSV Data Set as the scenario's `data:` block.
+fn data_block(n: &JmxElement, ctx: &mut Ctx, at: &str) -> String {
+    let file = ctx.text(&n.text("filename"), at);
+    let names = n.text("variableNames");
+    // All threads, or the thread group (headroom runs one): one cursor for
+    // every user; the current thread: one per user (share: vu); any other
+    // mode (a named group of files) is said.
+    let mode = n.text("shareMode");
+    let shared = match mode.as_str() {
+        "shareMode.all" | "shareMode.group" | "" => true,
+        "shareMode.thread" => false,
+        other => {
+            ctx.notes.push(format!(
+                "{at}: share mode '{other}' is read as all threads sharing one cursor"
+            ));
+            true
+        }
+    };
+    let recycle = n.text("recycle") != "false";
+    let columns: Vec<String> = names.split(',').map(|c| c.trim().to_string()).collect();
+    // The element named above the key, so that an error in the block (a
+    // file that cannot be read) can name it.
+    let raw = n.text("filename");
+    format!(
+        "{}data:\n  file: {}\n  columns: [{}]\n  header: {}\n  share: {}\n  on_end: {}\n",
+        source_comment(&format!("{at}, filename {raw}")),
+        q(&file),
+        columns.join(", "),
+        n.flag("ignoreFirstLine"),
+        if shared { "all" } else { "vu" },
+        if recycle { "recycle" } else { "stop" }
+    )
+}
+
+/// A Constant Throughput Timer as `profile.throughput` ("30/min").
+fn throughput(n: &JmxElement, ctx: &mut Ctx, at: &str) -> String {
+    let per_minute = ctx.text(&n.text("throughput"), at);
+    let mode = n.text("calcMode");
+    // calcMode: 0 this thread only, 1 all active threads, 2 in this group,
+    // 3 all active threads (shared), 4 in this group (shared).
+    let shared = matches!(mode.trim(), "3" | "4") || mode.contains("(shared)");
+    if !shared {
+        ctx.notes.push(format!(
+            "{at}: calcMode '{mode}' is applied as one cap shared by all users"
+        ));
+    }
+    format!("{}/min", per_minute.trim())
+}
+
+/// The main group's `profile:`: its threads, ramp-up, loops or duration,
+/// and the throughput cap.
+fn write_profile(
+    main: &JmxElement,
+    users: u64,
+    throughput: Option<&str>,
+    ctx: &mut Ctx,
+    y: &mut String,
+) {
     let threads = ctx.text(&main.text("ThreadGroup.num_threads"), "thread group");
     if threads.trim().parse::<u64>().is_err() {
         ctx.notes.push(format!(
@@ -976,56 +1095,8 @@ pub fn convert_for(
             ctx.notes.push("the thread group loops forever without a duration: the profile runs 60 s (give -d)".into());
         }
     }
-    if let Some(t) = &throughput {
+    if let Some(t) = throughput {
         let _ = writeln!(y, "  throughput: {t}");
-    }
-    if let Some(i) = before_index.filter(|_| main_index.is_some()) {
-        before_group(groups[i], counts[i], &mut ctx, &defaults, &mut y);
-    }
-    ctx.done.push(format!(
-        "thread group '{}' → profile ({users} users)",
-        main.name
-    ));
-    let mut steps = String::new();
-    emit_steps(
-        &main.children,
-        &mut ctx,
-        &defaults,
-        1,
-        &mut steps,
-        &main.name,
-    );
-    // Variables last: __property() calls in steps may set some.
-    if !ctx.variables.is_empty() {
-        let _ = writeln!(y, "variables:");
-        for (k, v) in ctx.variables.iter() {
-            let _ = writeln!(y, "  {k}: {}", q(v));
-        }
-    }
-    // JMeter resets each thread's connections every iteration unless this
-    // property says otherwise.
-    let per_iteration = properties
-        .get("httpclient.reset_state_on_thread_group_iteration")
-        .is_none_or(|v| v.trim() != "false");
-    let connection = connection_defaults(&mut ctx, per_iteration);
-    y.insert_str(connection_at, &connection);
-    if steps.is_empty() {
-        ctx.notes.push(format!(
-            "thread group '{}' holds no step headroom runs: the scenario has nothing to run",
-            main.name
-        ));
-    }
-    if steps.is_empty() {
-        // An empty list: the scenario's check then says "steps is empty".
-        let _ = writeln!(y, "steps: []");
-    } else {
-        let _ = writeln!(y, "steps:");
-        y.push_str(&steps);
-    }
-    Converted {
-        yaml: y,
-        converted: ctx.done,
-        not_converted: ctx.notes,
     }
 }
 
@@ -1328,33 +1399,17 @@ fn block(
     true
 }
 
-fn sampler(
-    n: &JmxElement,
+/// Where a sampler sends its request: a path under the scenario's base
+/// URL, a URL of another host, or (with `--target`) its path only.
+fn destination(
+    (protocol, domain, port): (String, String, String),
+    path: String,
     ctx: &mut Ctx,
     defaults: &Defaults,
-    depth: usize,
+    pad: &str,
     out: &mut String,
     at: &str,
 ) {
-    let pad = indent(depth);
-    let t = |k: &str, c: &mut Ctx| c.text(&n.text(k), at);
-    let method = t("HTTPSampler.method", ctx).to_ascii_uppercase();
-    let method = if method.is_empty() {
-        "GET".to_string()
-    } else {
-        method
-    };
-    let domain = ctx.resolved(&n.text("HTTPSampler.domain"), at);
-    let protocol = ctx.resolved(&n.text("HTTPSampler.protocol"), at);
-    let port = ctx.resolved(&n.text("HTTPSampler.port"), at);
-    let mut path = t("HTTPSampler.path", ctx);
-    if path.is_empty() {
-        path = "/".into();
-    }
-    let _ = writeln!(out, "{pad}- label: {}", q(&n.name));
-    if method != "GET" {
-        let _ = writeln!(out, "{pad}  method: {method}");
-    }
     let other_host = !domain.is_empty() && domain != defaults.domain
         || !port.is_empty() && port != defaults.port
         || !protocol.is_empty() && protocol != defaults.protocol && !defaults.domain.is_empty();
@@ -1416,6 +1471,87 @@ fn sampler(
             .unwrap_or(&path);
         let _ = writeln!(out, "{pad}  path: {}", q(rel));
     }
+}
+
+/// A Regular Expression Extractor as an `extract:` entry.
+fn regex_extractor(c: &JmxElement, ctx: &mut Ctx, pad: &str, extracts: &mut String, cat: &str) {
+    let refname = c.text("RegexExtractor.refname");
+    let regex = ctx.text(&c.text("RegexExtractor.regex"), cat);
+    let template = c.text("RegexExtractor.template");
+    let group = template.trim().trim_matches('$').parse::<usize>().ok();
+    if group.is_none() {
+        ctx.notes.push(format!(
+            "{cat}: the template '{template}' is not one group ($N$): group 1 is used"
+        ));
+    }
+    let number = c.text("RegexExtractor.match_number");
+    let _ = writeln!(extracts, "{pad}    - name: {refname}");
+    let _ = writeln!(extracts, "{pad}      regex: {}", q(&regex));
+    let _ = writeln!(extracts, "{pad}      group: {}", group.unwrap_or(1));
+    let chosen = pick(number.trim(), &refname, ctx, cat);
+    let _ = writeln!(extracts, "{pad}      match: {chosen}");
+    let default = c.text("RegexExtractor.default");
+    if !default.is_empty() {
+        let _ = writeln!(
+            extracts,
+            "{pad}      default: {}",
+            q(&ctx.text(&default, cat))
+        );
+    }
+    ctx.done.push(format!("{cat} → extract {refname}"));
+}
+
+/// A CSS Selector Extractor as an `extract:` entry.
+fn html_extractor(c: &JmxElement, ctx: &mut Ctx, pad: &str, extracts: &mut String, cat: &str) {
+    let refname = c.text("HtmlExtractor.refname");
+    let expr = ctx.text(&c.text("HtmlExtractor.expr"), cat);
+    let attribute = c.text("HtmlExtractor.attribute");
+    let selector = if attribute.is_empty() {
+        expr
+    } else {
+        format!("{expr}@{attribute}")
+    };
+    let _ = writeln!(extracts, "{pad}    - name: {refname}");
+    let _ = writeln!(extracts, "{pad}      css: {}", q(&selector));
+    let number = c.text("HtmlExtractor.match_number");
+    let chosen = pick(number.trim(), &refname, ctx, cat);
+    let _ = writeln!(extracts, "{pad}      match: {chosen}");
+    let default = c.text("HtmlExtractor.default");
+    if !default.is_empty() {
+        let default = ctx.text(&default, cat);
+        let _ = writeln!(extracts, "{pad}      default: {}", q(&default));
+    }
+    ctx.done.push(format!("{cat} → extract {refname}"));
+}
+
+fn sampler(
+    n: &JmxElement,
+    ctx: &mut Ctx,
+    defaults: &Defaults,
+    depth: usize,
+    out: &mut String,
+    at: &str,
+) {
+    let pad = indent(depth);
+    let t = |k: &str, c: &mut Ctx| c.text(&n.text(k), at);
+    let method = t("HTTPSampler.method", ctx).to_ascii_uppercase();
+    let method = if method.is_empty() {
+        "GET".to_string()
+    } else {
+        method
+    };
+    let domain = ctx.resolved(&n.text("HTTPSampler.domain"), at);
+    let protocol = ctx.resolved(&n.text("HTTPSampler.protocol"), at);
+    let port = ctx.resolved(&n.text("HTTPSampler.port"), at);
+    let mut path = t("HTTPSampler.path", ctx);
+    if path.is_empty() {
+        path = "/".into();
+    }
+    let _ = writeln!(out, "{pad}- label: {}", q(&n.name));
+    if method != "GET" {
+        let _ = writeln!(out, "{pad}  method: {method}");
+    }
+    destination((protocol, domain, port), path, ctx, defaults, &pad, out, at);
     let args: Vec<(String, String, bool)> = arguments(n.prop("HTTPsampler.Arguments"))
         .into_iter()
         .map(|(k, v, e)| (ctx.text(&k, at), ctx.text(&v, at), e))
@@ -1456,53 +1592,8 @@ fn sampler(
         let cat = format!("{at} > {} '{}'", c.tag, c.name);
         match c.tag.as_str() {
             "HeaderManager" => headers.extend(header_list(c, ctx, &cat)),
-            "RegexExtractor" => {
-                let refname = c.text("RegexExtractor.refname");
-                let regex = ctx.text(&c.text("RegexExtractor.regex"), &cat);
-                let template = c.text("RegexExtractor.template");
-                let group = template.trim().trim_matches('$').parse::<usize>().ok();
-                if group.is_none() {
-                    ctx.notes.push(format!(
-                        "{cat}: the template '{template}' is not one group ($N$): group 1 is used"
-                    ));
-                }
-                let number = c.text("RegexExtractor.match_number");
-                let _ = writeln!(extracts, "{pad}    - name: {refname}");
-                let _ = writeln!(extracts, "{pad}      regex: {}", q(&regex));
-                let _ = writeln!(extracts, "{pad}      group: {}", group.unwrap_or(1));
-                let chosen = pick(number.trim(), &refname, ctx, &cat);
-                let _ = writeln!(extracts, "{pad}      match: {chosen}");
-                let default = c.text("RegexExtractor.default");
-                if !default.is_empty() {
-                    let _ = writeln!(
-                        extracts,
-                        "{pad}      default: {}",
-                        q(&ctx.text(&default, &cat))
-                    );
-                }
-                ctx.done.push(format!("{cat} → extract {refname}"));
-            }
-            "HtmlExtractor" => {
-                let refname = c.text("HtmlExtractor.refname");
-                let expr = ctx.text(&c.text("HtmlExtractor.expr"), &cat);
-                let attribute = c.text("HtmlExtractor.attribute");
-                let selector = if attribute.is_empty() {
-                    expr
-                } else {
-                    format!("{expr}@{attribute}")
-                };
-                let _ = writeln!(extracts, "{pad}    - name: {refname}");
-                let _ = writeln!(extracts, "{pad}      css: {}", q(&selector));
-                let number = c.text("HtmlExtractor.match_number");
-                let chosen = pick(number.trim(), &refname, ctx, &cat);
-                let _ = writeln!(extracts, "{pad}      match: {chosen}");
-                let default = c.text("HtmlExtractor.default");
-                if !default.is_empty() {
-                    let default = ctx.text(&default, &cat);
-                    let _ = writeln!(extracts, "{pad}      default: {}", q(&default));
-                }
-                ctx.done.push(format!("{cat} → extract {refname}"));
-            }
+            "RegexExtractor" => regex_extractor(c, ctx, &pad, &mut extracts, &cat),
+            "HtmlExtractor" => html_extractor(c, ctx, &pad, &mut extracts, &cat),
             "JSONPostProcessor" => json_extractors(c, ctx, &pad, &mut extracts, &cat),
             "ResponseAssertion" => assertion(c, ctx, &pad, &mut checks, &cat),
             "DurationAssertion" => {

@@ -27,7 +27,7 @@ fn start_agent(port: u16, token: &str) -> std::process::Child {
 
 #[test]
 fn agent_token_rules() {
-    let _serial = light();
+    let _guard = light();
     // Anything but loopback needs a token (refused before binding).
     let open = run(&["agent", "--listen", "0.0.0.0:9464"]);
     assert_eq!(open.status.code(), Some(2));
@@ -67,7 +67,7 @@ fn agent_token_rules() {
 /// agent's rows stop, and the summary records the gap.
 #[test]
 fn an_agent_that_dies_leaves_a_gap_not_a_failed_run() {
-    let _serial = light();
+    let _guard = light();
     let port = free_port();
     let mut agent = start_agent(port, "tok");
     let server = TestServer::start(|_| Reply {
@@ -302,7 +302,7 @@ fn a_slow_or_flooding_agent_cannot_hang_the_run() {
 /// agent stalls it.
 #[test]
 fn signals_end_a_run_whatever_the_agent_does() {
-    let _serial = light();
+    let _guard = light();
     let trickle = fake_agent(|conn| {
         conn.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
         for _ in 0..400 {
@@ -349,7 +349,7 @@ fn signals_end_a_run_whatever_the_agent_does() {
 /// Unusable answers are gaps with a reason, never "CPU 0%".
 #[test]
 fn unusable_agent_data_is_no_data_not_zero() {
-    let _serial = light();
+    let _guard = light();
     type Answer = fn(&mut RawConn);
     let cases: [(Answer, &str); 5] = [
         (
@@ -430,7 +430,7 @@ fn an_empty_token_is_refused() {
 /// hint at the start ("Resource temporarily unavailable (os error 11)" before).
 #[test]
 fn a_silent_agent_is_a_timeout_at_the_start() {
-    let _serial = light();
+    let _guard = light();
     let silent = RawServer::start(|mut conn: RawConn| {
         let _ = conn.next_request(Duration::from_secs(5));
         std::thread::sleep(Duration::from_secs(5));

@@ -62,7 +62,7 @@ fn flags_out_of_range_say_why() {
 /// Paths that are not UTF-8 are paths like any other (they gave exit 101).
 #[test]
 fn non_utf8_paths_do_not_panic() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("non-utf8");
     std::fs::create_dir_all(&dir).unwrap();
@@ -111,7 +111,7 @@ fn non_utf8_paths_do_not_panic() {
 /// the run (it was checked only after it).
 #[test]
 fn criteria_on_unknown_labels_are_refused_before_the_run() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let started = Instant::now();
     let output = run(&[
@@ -136,7 +136,7 @@ fn criteria_on_unknown_labels_are_refused_before_the_run() {
 /// say their cause once.
 #[test]
 fn wrong_scheme_and_repeated_causes() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let https = server.url("/").replace("http://", "https://");
     let output = run(&["load", &https, "-n", "1"]);

@@ -129,6 +129,7 @@ fn cell<'a>(
 
 #[test]
 fn a_planted_20_percent_slowdown_is_a_significant_regression() {
+    let _guard = light();
     let dir = temp_dir("compare-planted");
     synthetic_bundle(&dir.join("a"), 1.0, 1, "performance");
     synthetic_bundle(&dir.join("b"), 1.2, 2, "powersave");
@@ -382,7 +383,7 @@ fn a_different_apdex_t_is_named_and_not_a_regression() {
 /// seconds) are marked "not tested", and no "no regression" is claimed.
 #[test]
 fn changes_of_runs_too_short_to_test_are_not_called_insignificant() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(if r.path.starts_with("/slow") { 40 } else { 2 }),
         ..Reply::default()
@@ -427,7 +428,7 @@ fn changes_of_runs_too_short_to_test_are_not_called_insignificant() {
 #[test]
 fn a_fleet_of_benches_names_the_odd_host() {
     requires!(program("chromium", "chromium"));
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("fleet");
     std::fs::create_dir_all(&dir).unwrap();
     let measured = dir.join("measured");

@@ -31,7 +31,7 @@ fn lines(path: &std::path::Path) -> usize {
 /// rebuilt from intervals.csv and latency.hlog.
 #[test]
 fn a_killed_run_keeps_its_samples_and_can_be_reported() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let out = temp_dir("killed-jtl");
     let mut child = spawn(&[
@@ -229,7 +229,7 @@ fn an_interrupted_capacity_search_claims_nothing() {
 /// Damaged files are named with what is wrong, not "ParseError { offset: 0 }".
 #[test]
 fn a_damaged_hlog_and_disjoint_labels_are_explained() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let a = temp_dir("disjoint-a");
     let b = temp_dir("disjoint-b");

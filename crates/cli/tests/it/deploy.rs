@@ -159,7 +159,7 @@ fn ansible_runs_the_shards_on_its_hosts_and_merges() {
 #[test]
 fn kubernetes_manifests_pass_the_api_schemas_and_bad_ones_do_not() {
     requires!(program("python3", "python3"));
-    let _serial = light();
+    let _guard = light();
     let validate = repo().join("scripts/k8s-validate");
     must(&mut Command::new(&validate), "scripts/k8s-validate");
     let dir = temp_dir("k8s");

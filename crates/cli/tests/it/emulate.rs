@@ -155,7 +155,7 @@ fn what_a_command_leaves_behind_is_stopped_and_said() {
 #[test]
 fn a_sigterm_stops_the_process_group_and_what_else_is_in_the_groups() {
     requires!(root());
-    let _serial = light();
+    let _guard = light();
     let mut leftovers = Leftovers::of(&["4201", "4202"]);
     let child = spawn(&[
         "--cpus",
@@ -351,7 +351,7 @@ fn limits_that_hold_nothing_or_cannot_be_held_are_refused() {
 #[test]
 fn a_command_killed_by_the_memory_limit_is_said() {
     requires!(root(), program("python3", "python3"));
-    let _serial = light();
+    let _guard = light();
     let out = run(&[
         "emulate",
         "--memory",

@@ -113,7 +113,7 @@ fn mediawiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
         program("python3", "python3"),
         browser(),
     );
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("har-mediawiki");
     std::fs::create_dir_all(&dir).unwrap();
     let wiki = support::mediawiki::start(&dir);
@@ -199,7 +199,7 @@ fn dokuwiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
         program("python3", "python3"),
         browser(),
     );
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("har-dokuwiki");
     let _ = std::fs::remove_dir_all(&dir);
     let accounts: Vec<(String, String)> = (1..=5)

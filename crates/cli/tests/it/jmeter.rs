@@ -42,7 +42,7 @@ fn jmeters_own_results_imported_give_its_dashboards_figures() {
         program("java", "default-jre-headless"),
         program("mvn", "maven"),
     );
-    let _serial = light();
+    let _guard = light();
     let home = jmeter_home();
     // /page: a 500 every 5th request, 600 ms every 7th (tolerating);
     // /api: a 200 whose body fails the plan's assertion every 4th.
@@ -390,7 +390,7 @@ fn run_plan(name: &str, plan: &str, server: &TestServer) -> (serde_json::Value, 
 /// a connection per request; "Retrieve All Embedded Resources" is said.
 #[test]
 fn a_plans_timeouts_and_keep_alive_are_honoured() {
-    let _serial = light();
+    let _guard = light();
     let connections = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = connections.clone();
     let server = TestServer::start(move |r| {

@@ -17,7 +17,7 @@ use std::process::Command;
 
 #[test]
 fn scenario_try_shows_every_exchange_and_stops_at_the_first_failure() {
-    let _serial = light();
+    let _guard = light();
     let (dir, db) = sqlite_dataset("try", "xs");
     let site = serve(&db, &[]);
     let journey = support::site::journey(&db, site.port, &dir);
@@ -122,7 +122,7 @@ fn index(bundle: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn save_failures_keeps_exactly_n_per_label_and_the_report_links_them() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|req| {
         if req.path.starts_with("/a") {
             Reply {
@@ -260,7 +260,7 @@ fn save_failures_keeps_exactly_n_per_label_and_the_report_links_them() {
 #[test]
 fn a_journey_recorded_in_chromium_runs_for_ten_users_with_its_tokens_correlated() {
     requires!(program("python3", "python3"), browser());
-    let _serial = light();
+    let _guard = light();
     // Size S: 100 accounts, so the 30 logins are 30 different users.
     let (dir, db) = sqlite_dataset("har", "s");
     let site = serve(&db, &[]);
@@ -488,7 +488,7 @@ fn the_shipped_dokuwiki_journey_logs_in_edits_and_logs_out_without_errors() {
         program("php-fpm8.2", "php-fpm"),
         program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
     );
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("dokuwiki");
     let _ = std::fs::remove_dir_all(&dir);
     let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");

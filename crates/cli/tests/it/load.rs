@@ -249,7 +249,7 @@ fn ctrl_c_leaves_a_valid_bundle_marked_interrupted() {
 
 #[test]
 fn fail_if_sets_the_exit_code() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let url = server.url("/");
     let args = |extra: &[&str], name: &str| {
@@ -353,7 +353,7 @@ fn fail_if_sets_the_exit_code() {
 /// samples.jtl parses back with JMeter's default header and units.
 #[test]
 fn jtl_has_jmeter_columns_and_units() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(20),
         status: if r.number % 5 == 0 { 503 } else { 200 },
@@ -420,7 +420,7 @@ fn jtl_has_jmeter_columns_and_units() {
 /// the bundle is complete.
 #[test]
 fn a_server_that_dies_mid_run_is_recorded_not_fatal() {
-    let _serial = light();
+    let _guard = light();
     let mut server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
         ..Reply::default()
@@ -471,7 +471,7 @@ fn a_server_that_dies_mid_run_is_recorded_not_fatal() {
 
 #[test]
 fn chunked_bodies_and_closed_connections_are_read_correctly() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|r| Reply {
         body: 1000,
         chunked: true,
@@ -496,7 +496,7 @@ fn chunked_bodies_and_closed_connections_are_read_correctly() {
 
 #[test]
 fn bad_input_is_a_clear_usage_error() {
-    let _serial = light();
+    let _guard = light();
     for (args, hint) in [
         (vec!["load", "127.0.0.1:8080"], "not a valid URL"),
         (vec!["load", "ftp://127.0.0.1/"], "http:// and https://"),
@@ -552,7 +552,7 @@ fn bad_input_is_a_clear_usage_error() {
 
 #[test]
 fn unreachable_targets_fail_fast_with_a_hint() {
-    let _serial = light();
+    let _guard = light();
     // Port 1 on loopback: nothing listens there.
     let refused = run(&[
         "load",
@@ -589,7 +589,7 @@ fn unreachable_targets_fail_fast_with_a_hint() {
 
 #[test]
 fn https_with_a_self_signed_certificate_needs_insecure() {
-    let _serial = light();
+    let _guard = light();
     let server = TlsServer::start();
     let url = server.url("/secure");
     let refused = run(&[
@@ -672,7 +672,7 @@ fn open_model_warns_when_max_vus_cannot_keep_the_rate() {
 
 #[test]
 fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let json = run_json(
         "nokeepalive",
@@ -708,7 +708,7 @@ fn no_keepalive_opens_a_connection_per_request_and_bodies_are_sent() {
 /// every reset the server made shows as one or the other.
 #[test]
 fn resets_are_counted_by_kind() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|r| Reply {
         reset: r.number % 3 == 0,
         ..Reply::default()
@@ -784,7 +784,7 @@ fn resets_are_counted_by_kind() {
 #[test]
 fn a_full_disk_stops_the_run_with_a_clear_error() {
     requires!(root(), program("mount", "mount"));
-    let _serial = light();
+    let _guard = light();
     let mount_point = temp_dir("full-disk");
     std::fs::create_dir_all(&mount_point).unwrap();
     let mounted = std::process::Command::new("mount")
@@ -886,7 +886,7 @@ fn apdex_f_as_a_multiple_of_t_and_body_file() {
 /// On a terminal a live line is drawn every second; piped, nothing is.
 #[test]
 fn live_line_only_on_a_terminal() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
         ..Reply::default()
@@ -1047,7 +1047,7 @@ fn monitor_local_records_resources_on_the_run_timeline() {
 /// says the generator and the server share it; runs keep the same in the manifest.
 #[test]
 fn doctor_and_the_fingerprint_in_every_manifest() {
-    let _serial = light();
+    let _guard = light();
     let doctor = run(&["doctor", "--target", "http://127.0.0.1:8080/", "--json"]);
     assert!(doctor.status.success());
     let json = stdout_json(&doctor);

@@ -40,7 +40,7 @@ fn errors(json: &serde_json::Value, kind: &str) -> u64 {
 /// fail as a reset (it did: 6 of 12).
 #[test]
 fn a_post_after_the_server_closed_an_idle_connection_is_not_a_failure() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(closes_when_idle(Duration::from_secs(1), "ok"));
     let json = run_json(
         "post-idle-close",
@@ -73,7 +73,7 @@ fn a_post_after_the_server_closed_an_idle_connection_is_not_a_failure() {
 /// `Connection: close` (gave 19 resets of 39).
 #[test]
 fn a_server_that_closes_after_each_response_costs_no_failed_post() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         if conn.next_request(Duration::from_secs(5)).is_some() {
             conn.respond("200 OK", &[], b"done");
@@ -115,7 +115,7 @@ fn a_server_that_closes_after_each_response_costs_no_failed_post() {
 /// keep-alive timeout (failed every time).
 #[test]
 fn a_journey_post_after_think_time_survives_the_keepalive_timeout() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(closes_when_idle(Duration::from_secs(1), "welcome"));
     let scenario = write_scenario(
         "journey-idle-close",
@@ -145,7 +145,7 @@ fn a_journey_post_after_think_time_survives_the_keepalive_timeout() {
 /// 10 hops, not a success (it gave 7,097 samples and 0 errors).
 #[test]
 fn a_redirect_loop_is_an_error() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         while conn.next_request(Duration::from_secs(5)).is_some() {
             conn.respond("302 Found", &[("Location", "/loop")], b"");
@@ -173,7 +173,7 @@ fn a_redirect_loop_is_an_error() {
 /// and k6 only 2xx/3xx succeed.
 #[test]
 fn a_status_outside_the_range_is_a_protocol_error() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         while conn.next_request(Duration::from_secs(5)).is_some() {
             conn.respond("999 Odd", &[], b"x");
@@ -195,7 +195,7 @@ fn a_status_outside_the_range_is_a_protocol_error() {
 /// 1 MiB fails with its reason named.
 #[test]
 fn many_headers_pass_and_a_huge_head_is_named() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         while let Some(request) = conn.next_request(Duration::from_secs(5)) {
             let mut head = String::from("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n");
@@ -236,7 +236,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 /// extraction read them decoded, and received bytes are the wire bytes.
 #[test]
 fn gzip_bodies_are_decoded_for_checks_and_extraction() {
-    let _serial = light();
+    let _guard = light();
     let page = "<p>You are logged in as Ann</p><input name=\"sesskey\" value=\"K7\">".repeat(40);
     let compressed = gzip(page.as_bytes());
     let wire = compressed.len();
@@ -276,7 +276,7 @@ fn gzip_bodies_are_decoded_for_checks_and_extraction() {
 /// browsers' limits, so requests stay bounded.
 #[test]
 fn a_cookie_flood_is_capped_as_browsers_cap_it() {
-    let _serial = light();
+    let _guard = light();
     let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let server = RawServer::start(move |mut conn: RawConn| {
         while conn.next_request(Duration::from_secs(5)).is_some() {
@@ -322,7 +322,7 @@ fn assert_no_secret(json: &serde_json::Value) {
 /// `http://user:pw@host/` sends Basic auth, as curl and k6 do.
 #[test]
 fn credentials_in_the_url_are_sent_as_basic_auth() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         while let Some(request) = conn.next_request(Duration::from_secs(5)) {
             if request.header("authorization") == Some("Basic YW5uOnMzY3JldA==") {
@@ -349,7 +349,7 @@ fn credentials_in_the_url_are_sent_as_basic_auth() {
 /// written, whatever characters they hold; a value cannot add parameters.
 #[test]
 fn values_are_url_encoded_and_decode_to_what_was_written() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         while conn.next_request(Duration::from_secs(5)).is_some() {
             conn.respond("200 OK", &[], b"ok");
@@ -417,7 +417,7 @@ fn values_are_url_encoded_and_decode_to_what_was_written() {
 /// matched literally, so the check failed every time).
 #[test]
 fn templates_work_in_checks_defaults_and_conditions() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         while let Some(request) = conn.next_request(Duration::from_secs(5)) {
             let user = request.target.rsplit('=').next().unwrap_or("").to_string();
@@ -458,7 +458,7 @@ fn templates_work_in_checks_defaults_and_conditions() {
 /// Literal line breaks are refused when the file is read.
 #[test]
 fn line_breaks_cannot_reach_the_request() {
-    let _serial = light();
+    let _guard = light();
     let server = RawServer::start(|mut conn: RawConn| {
         while let Some(request) = conn.next_request(Duration::from_secs(5)) {
             if request.target == "/token" {
@@ -509,7 +509,7 @@ fn line_breaks_cannot_reach_the_request() {
 /// taken for the next request and the connection closed).
 #[test]
 fn the_readme_post_example_passes_against_the_demo_server() {
-    let _serial = light();
+    let _guard = light();
     let port = free_port();
     let mut demo = headroom()
         .args(["demo", "--serve", &format!("127.0.0.1:{port}")])
@@ -546,7 +546,7 @@ fn the_readme_post_example_passes_against_the_demo_server() {
 /// not sent.
 #[test]
 fn extracted_links_go_where_they_point() {
-    let _serial = light();
+    let _guard = light();
     let answer = |mut conn: RawConn| {
         while let Some(request) = conn.next_request(Duration::from_secs(5)) {
             conn.respond("200 OK", &[], request.target.as_bytes());

@@ -56,7 +56,7 @@ fn run_mix(mix: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
 /// label counted exactly that often.
 #[test]
 fn a_thousand_users_split_ninety_nine_one_exactly() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("mix-thousand");
     let mix = class(&dir, &server.url(""), "{users: 1000, iterations: 1}");
@@ -121,7 +121,7 @@ fn a_thousand_users_split_ninety_nine_one_exactly() {
 /// `merge` adds them into one bundle with every journey's labels.
 #[test]
 fn shards_of_a_mix_add_up_to_the_exact_split_and_merge() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("mix-shards");
     let mix = class(&dir, &server.url(""), "{users: 1000, iterations: 1}");
@@ -196,7 +196,7 @@ fn ten_thousand_arrivals_draw_their_journeys_by_weight() {
 /// rebuilt from intervals.csv.
 #[test]
 fn a_mixed_run_is_reported_per_journey_also_after_a_crash() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("mix-report");
     let mix = class(&dir, &server.url(""), "{users: 10, duration: 30s}");

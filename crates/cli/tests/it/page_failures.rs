@@ -4,7 +4,7 @@
 //! redirects are followed as far as a browser follows them, a loop is an
 //! error.
 
-use crate::support::{headroom, run, stdout_json, temp_dir, text, Reply, TestServer};
+use crate::support::{headroom, light, run, stdout_json, temp_dir, text, Reply, TestServer};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -87,6 +87,7 @@ fn once(journey: &Path, extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_page_whose_resources_fail_is_a_failed_page() {
+    let _guard = light();
     let server = site();
     let dir = temp_dir("page-failures");
     let failing = journey(&dir, &server, "/fail");
@@ -133,6 +134,7 @@ fn a_page_whose_resources_fail_is_a_failed_page() {
 
 #[test]
 fn a_resource_redirect_loop_or_endless_chain_fails_the_page() {
+    let _guard = light();
     let server = site();
     let dir = temp_dir("page-redirects");
     let looping = journey(&dir, &server, "/loop");

@@ -7,7 +7,7 @@ use crate::support::browser::chromium_visits;
 use crate::support::php_site::{nginx, Daemon};
 use crate::support::site::{serve, sqlite_dataset, stats};
 use crate::support::{
-    browser, dokuwiki, free_port, light, program, requires, root, run, temp_dir, text,
+    browser, dokuwiki, free_port, light, program, requires, root, run, serial, temp_dir, text,
 };
 use std::path::Path;
 use std::process::Command;
@@ -151,7 +151,7 @@ fn a_static_sites_first_and_repeat_visits_fetch_what_chromium_fetches() {
         program("python3", "python3"),
         browser(),
     );
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("page-loads-static");
     let (_nginx, port) = static_site(&dir);
     let base = format!("http://127.0.0.1:{port}");
@@ -200,7 +200,7 @@ fn report_html(bundle: &Path) -> String {
 #[test]
 fn the_summary_counts_every_request_beside_the_pages() {
     requires!(program("nginx", "nginx"));
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("page-loads-wire");
     let (_nginx, port) = static_site(&dir);
     let base = format!("http://127.0.0.1:{port}");
@@ -288,7 +288,7 @@ fn the_summary_counts_every_request_beside_the_pages() {
 #[test]
 fn a_merged_runs_count_adds_its_shards() {
     requires!(program("nginx", "nginx"));
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("page-loads-merge");
     let (_nginx, port) = static_site(&dir);
     let base = format!("http://127.0.0.1:{port}");
@@ -357,7 +357,10 @@ fn dokuwikis_pages_load_as_in_chromium() {
         program("python3", "python3"),
         browser(),
     );
-    let _serial = light();
+    // Serial: its pages are told apart by nginx's log order, which is
+    // the order requests finish in; beside other tests a page's last
+    // resources finished after the next page's document.
+    let _guard = serial();
     let dir = temp_dir("page-loads-dokuwiki");
     let wiki = dokuwiki::start(&dir.join("wiki"), &[]);
     let base = format!("http://127.0.0.1:{}", wiki.port);
@@ -379,7 +382,7 @@ fn dokuwikis_pages_load_as_in_chromium() {
 #[test]
 fn the_testbeds_pages_cost_the_server_what_they_cost_in_chromium() {
     requires!(program("python3", "python3"), browser());
-    let _serial = light();
+    let _guard = light();
     let (dir, db) = sqlite_dataset("page-loads", "s");
     let site = serve(&db, &[]);
     let base = format!("http://127.0.0.1:{}", site.port);
@@ -418,6 +421,7 @@ fn the_testbeds_pages_cost_the_server_what_they_cost_in_chromium() {
 
 #[test]
 fn bad_pages_end_with_recorded_failures_not_a_hang() {
+    let _guard = light();
     use crate::support::raw::RawServer;
     use std::time::{Duration, Instant};
     // A host named for resources that accepts and never answers.
@@ -544,7 +548,7 @@ fn beside_jmeter_the_testbeds_pages_add_what_its_style_sheet_names() {
         program("java", "default-jre-headless"),
         program("mvn", "maven"),
     );
-    let _serial = light();
+    let _guard = light();
     let home = crate::jmeter::jmeter_home();
     let (dir, db) = sqlite_dataset("page-loads-jmeter", "s");
     let site = serve(&db, &[]);

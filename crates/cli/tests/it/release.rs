@@ -74,7 +74,7 @@ fn arm_binaries_run_under_qemu() {
             "scripts/release --profile qemu-test armv7-unknown-linux-gnueabihf"
         ),
     );
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     for (target, qemu) in TARGETS {
         let path = binary(target);
@@ -200,7 +200,7 @@ fn the_container_image_holds_the_static_agent() {
             "scripts/release --profile qemu-test aarch64-unknown-linux-musl"
         ),
     );
-    let _serial = light();
+    let _guard = light();
     let (target, qemu) = TARGETS[0];
     binary(target);
     let tag = "localhost/headroom-agent-test:latest";

@@ -12,7 +12,7 @@ use std::time::Duration;
 #[test]
 fn the_report_opens_in_chromium_with_every_chart() {
     requires!(program("chromium", "chromium"));
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|r| Reply {
         delay: Duration::from_millis(if r.path.starts_with("/slow") { 30 } else { 5 }),
         status: if r.path.starts_with("/missing") {

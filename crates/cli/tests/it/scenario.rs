@@ -138,7 +138,7 @@ fn run_scenario(name: &str, file: &Path, server: &TestServer, extra: &[&str]) ->
 /// own counters agree with headroom's.
 #[test]
 fn moodle_journey_logs_users_in_and_posts() {
-    let _serial = light();
+    let _guard = light();
     let (server, counters) = lms_site();
     let json = run_scenario(
         "moodle",
@@ -175,7 +175,7 @@ fn moodle_journey_logs_users_in_and_posts() {
 /// the site counts failed logins, and the pages behind the login answer 403.
 #[test]
 fn wrong_passwords_fail_the_named_check() {
-    let _serial = light();
+    let _guard = light();
     let (server, counters) = lms_site();
     let dir = temp_dir("wrong-passwords");
     std::fs::create_dir_all(&dir).unwrap();
@@ -283,7 +283,7 @@ fn write_scenario(name: &str, text: &str) -> PathBuf {
 /// only with include_think (JMeter's Transaction Controller "include timers").
 #[test]
 fn group_time_is_the_sum_of_its_steps() {
-    let _serial = light();
+    let _guard = light();
     let server = timed_site();
     for (include, think_ms) in [(false, 0.0), (true, 2.0 * 200.0)] {
         let file = write_scenario(
@@ -340,7 +340,7 @@ fn counting_site() -> (TestServer, Arc<Mutex<HashMap<String, u64>>>) {
 
 #[test]
 fn once_loop_and_if_control_the_flow() {
-    let _serial = light();
+    let _guard = light();
     let (server, hits) = counting_site();
     let file = write_scenario(
         "flow",
@@ -395,7 +395,7 @@ steps:
 
 #[test]
 fn cookies_are_cleared_each_iteration_when_asked() {
-    let _serial = light();
+    let _guard = light();
     for (policy, with_cookie) in [("clear_each_iteration", 2), ("keep", 3)] {
         let (server, hits) = counting_site();
         let file = write_scenario(
@@ -424,7 +424,7 @@ fn cookies_are_cleared_each_iteration_when_asked() {
 
 #[test]
 fn csv_data_recycles_or_stops() {
-    let _serial = light();
+    let _guard = light();
     for (on_end, expected) in [
         ("recycle", vec![("a", 2), ("b", 2), ("c", 1)]),
         ("stop", vec![("a", 1), ("b", 1), ("c", 1)]),
@@ -458,7 +458,7 @@ fn csv_data_recycles_or_stops() {
 /// 20 + 40 = 60 requests; users that ramp 0 -> 4 peak at 4.
 #[test]
 fn stages_ramp_rate_and_users() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let rate = write_scenario(
         "stages-rate",
@@ -497,7 +497,7 @@ fn stages_ramp_rate_and_users() {
 /// A per-VU cursor: every VU reads the file from its first line.
 #[test]
 fn csv_cursor_per_vu() {
-    let _serial = light();
+    let _guard = light();
     let (server, hits) = counting_site();
     let file = write_scenario(
         "csv-per-vu",
@@ -520,7 +520,7 @@ fn csv_cursor_per_vu() {
 /// success, while a 404 without such a check stays an http_4xx error.
 #[test]
 fn an_expected_error_status_passes() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply {
         status: 404,
         ..Reply::default()
@@ -549,7 +549,7 @@ fn an_expected_error_status_passes() {
 /// unknown built-in is refused by `scenario check` at its line.
 #[test]
 fn variables_with_built_ins_are_rendered_each_iteration() {
-    let _serial = light();
+    let _guard = light();
     let (server, hits) = counting_site();
     let file = write_scenario(
         "variables-built-ins",
@@ -649,7 +649,7 @@ fn init_output_checks_and_errors_are_located() {
 /// first, and the profile's duration counts from their end.
 #[test]
 fn before_users_finish_ahead_of_the_profile() {
-    let _serial = light();
+    let _guard = light();
     let order: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
     let o = order.clone();
     let server = TestServer::start(move |r| {
@@ -723,7 +723,7 @@ steps:
 /// reason phrase (`in: message`), and `not_matches` is a negated regex.
 #[test]
 fn own_headers_replace_the_defaults_and_checks_read_the_field_asked() {
-    let _serial = light();
+    let _guard = light();
     type Headers = Vec<(String, String)>;
     let seen: Arc<Mutex<Vec<Headers>>> = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
@@ -799,7 +799,7 @@ steps:
 /// default); `true` keeps them for the run; `false` uses one per request.
 #[test]
 fn connections_per_run_iteration_or_request() {
-    let _serial = light();
+    let _guard = light();
     let seen: Arc<Mutex<HashSet<u64>>> = Arc::new(Mutex::new(HashSet::new()));
     let s = seen.clone();
     let server = TestServer::start(move |r| {

@@ -273,7 +273,7 @@ fn an_open_rate_splits_into_quarters() {
 /// row (user) is used by two shards.
 #[test]
 fn shards_take_their_own_data_rows() {
-    let _serial = light();
+    let _guard = light();
     let seen: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let server = TestServer::start(move |r| {
@@ -343,7 +343,7 @@ fn shards_take_their_own_data_rows() {
 /// once, the control, log the same users in together.
 #[test]
 fn shards_never_log_in_one_user_twice_at_once_on_the_testbed() {
-    let _serial = light();
+    let _guard = light();
     let (dir, db) = support::site::sqlite_dataset("shards-users", "s");
     let site = support::site::serve(&db, &[]);
     let scenario = support::site::journey(&db, site.port, &dir);
@@ -474,7 +474,7 @@ fn killed_late_and_missing_shards_make_the_merge_partial() {
 
 #[test]
 fn bad_shard_flags_and_merges_are_clear_errors() {
-    let _serial = light();
+    let _guard = light();
     let server = TestServer::start(|_| Reply::default());
     let url = server.url("/");
     let dir = temp_dir("shards-bad");
@@ -759,7 +759,7 @@ fn without_an_agent_the_target_date_header_sets_the_clock() {
 /// line a kill cut short made merge and report refuse the whole file.
 #[test]
 fn a_damaged_offset_is_named_and_a_torn_hlog_is_read_up_to_its_last_line() {
-    let _serial = light();
+    let _guard = light();
     let server = varied_server();
     let dir = temp_dir("shards-damage");
     std::fs::create_dir_all(&dir).unwrap();

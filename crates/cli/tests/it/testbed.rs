@@ -134,7 +134,7 @@ fn journey_on(db: &str, name: &str, stores: &[&str]) {
 
 #[test]
 fn dataset_sizes_equal_the_table_and_follow_the_seed() {
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("tb-sizes");
     std::fs::create_dir_all(&dir).unwrap();
     // (size, users, sections, assignments, pages, small files, big files,
@@ -248,7 +248,7 @@ fn journey_passes_on_sqlite_with_every_session_store() {
         program("redis-server", "redis-server"),
         program("memcached", "memcached"),
     );
-    let _serial = light();
+    let _guard = light();
     let (dir, db) = sqlite_dataset("tb-sqlite", "s");
     let redis = start_redis(free_port());
     let memcached = start_memcached();
@@ -275,7 +275,7 @@ fn journey_passes_on_postgresql() {
         service("HEADROOM_TEST_POSTGRES_SESSIONS", "PostgreSQL"),
         program("redis-server", "redis-server"),
     );
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("tb-pg");
     let db = postgres_url();
     init(&db, "s", &dir.join("files"), "1");
@@ -301,7 +301,7 @@ fn journey_passes_on_mariadb() {
         service("HEADROOM_TEST_MARIADB", "MariaDB"),
         program("memcached", "memcached"),
     );
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("tb-maria");
     let db = mariadb_url();
     init(&db, "s", &dir.join("files"), "1");
@@ -406,7 +406,7 @@ fn log_in(port: u16, user: &str, password: &str) -> String {
 
 #[test]
 fn pages_behave_like_moodle() {
-    let _serial = light();
+    let _guard = light();
     let (dir, db) = sqlite_dataset("tb-pages", "s");
     let csv = std::fs::read_to_string(dir.join("files/users.csv")).unwrap();
     let (user, password) = csv.lines().next().unwrap().split_once(',').unwrap();
@@ -596,7 +596,7 @@ fn pages_behave_like_moodle() {
 
 #[test]
 fn without_a_worker_cap_requests_overlap() {
-    let _serial = light();
+    let _guard = light();
     let (_dir, db) = sqlite_dataset("tb-nocap", "xs");
     let site = serve(&db, &[]);
     let output = run(&[
@@ -619,7 +619,7 @@ fn without_a_worker_cap_requests_overlap() {
 #[test]
 fn cluster_spreads_requests_over_all_nodes() {
     requires!(program("nginx", "nginx"));
-    let _serial = light();
+    let _guard = light();
     let (dir, db) = sqlite_dataset("tb-cluster", "xs");
     let listen = free_port();
     // Three ports in a row that are free now (a free port's neighbours
@@ -703,7 +703,7 @@ fn cluster_spreads_requests_over_all_nodes() {
 #[test]
 fn a_redis_restart_mid_run_is_recorded_and_the_site_stays_up() {
     requires!(program("redis-server", "redis-server"));
-    let _serial = light();
+    let _guard = light();
     let (dir, db) = sqlite_dataset("tb-redis-restart", "s");
     let redis_port = free_port();
     let redis = start_redis(redis_port);
@@ -752,7 +752,7 @@ fn users_password(dir: &Path, user: &str) -> String {
 #[test]
 fn bad_databases_and_stores_are_clear_errors_at_start() {
     requires!(program("python3", "python3"));
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("tb-bad");
     std::fs::create_dir_all(&dir).unwrap();
     let stderr = |args: &[&str], code: i32| {

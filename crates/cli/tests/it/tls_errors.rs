@@ -80,7 +80,7 @@ fn refusal(port: u16, extra: &[&str]) -> String {
 #[test]
 fn nginx_tls_failures_are_named_not_taken_for_plain_http() {
     requires!(program("nginx", "nginx"));
-    let _serial = light();
+    let _guard = light();
     let dir = temp_dir("tls-errors");
     let site = start(&dir);
     let said = refusal(site.self_signed, &[]);

@@ -1577,64 +1577,8 @@ impl Parser {
             ));
         }
         let kind = match sources[0] {
-            "regex" => {
-                let node = m.get_node("regex").expect("checked above");
-                let pattern = self.regex(node, "regex")?;
-                let group = match m.get_node("group") {
-                    Some(g) => self.doc.whole(g, "group", 0)? as usize,
-                    None => usize::from(pattern.captures_len() > 1),
-                };
-                if group >= pattern.captures_len() {
-                    return Err(self.doc.at(
-                        node.span(),
-                        format!(
-                            "the regex has {} group(s); group {group} does not exist",
-                            pattern.captures_len() - 1
-                        ),
-                    ));
-                }
-                let json_string = match m.get_node("decode") {
-                    None => false,
-                    Some(d) => {
-                        let s = self.doc.scalar(d, "decode")?;
-                        if s.as_str() != "json" {
-                            return Err(self.doc.at(
-                                s.span(),
-                                format!(
-                                    "decode: takes json (the match is the inside of a JSON string, its escapes decoded), not '{}'",
-                                    s.as_str()
-                                ),
-                            ));
-                        }
-                        true
-                    }
-                };
-                ExtractKind::Regex {
-                    pattern,
-                    group,
-                    pick,
-                    json_string,
-                }
-            }
-            "css" => {
-                let s = self
-                    .doc
-                    .scalar(m.get_node("css").expect("checked above"), "css")?;
-                let (selector_text, attribute) = match s.as_str().rsplit_once('@') {
-                    Some((sel, attr)) if !attr.contains([']', ' ']) => {
-                        (sel, Some(attr.to_string()))
-                    }
-                    _ => (s.as_str(), None),
-                };
-                let selector = scraper::Selector::parse(selector_text).map_err(|_| {
-                    self.doc.at(s.span(), format!("'{selector_text}' is not a valid CSS selector: write e.g. input[name=sesskey]@value"))
-                })?;
-                ExtractKind::Css {
-                    selector,
-                    attribute,
-                    pick,
-                }
-            }
+            "regex" => self.regex_extract(m, pick)?,
+            "css" => self.css_extract(m, pick)?,
             "json" => {
                 let s = self
                     .doc
@@ -1675,6 +1619,66 @@ impl Parser {
             default,
             required,
             check,
+        })
+    }
+
+    /// A `regex:` extractor: its pattern, group and `decode: json`.
+    fn regex_extract(&mut self, m: &MarkedMappingNode, pick: Pick) -> Res<ExtractKind> {
+        let node = m.get_node("regex").expect("checked above");
+        let pattern = self.regex(node, "regex")?;
+        let group = match m.get_node("group") {
+            Some(g) => self.doc.whole(g, "group", 0)? as usize,
+            None => usize::from(pattern.captures_len() > 1),
+        };
+        if group >= pattern.captures_len() {
+            return Err(self.doc.at(
+                node.span(),
+                format!(
+                    "the regex has {} group(s); group {group} does not exist",
+                    pattern.captures_len() - 1
+                ),
+            ));
+        }
+        let json_string = match m.get_node("decode") {
+            None => false,
+            Some(d) => {
+                let s = self.doc.scalar(d, "decode")?;
+                if s.as_str() != "json" {
+                    return Err(self.doc.at(
+                        s.span(),
+                        format!(
+                            "decode: takes json (the match is the inside of a JSON string, its escapes decoded), not '{}'",
+                            s.as_str()
+                        ),
+                    ));
+                }
+                true
+            }
+        };
+        Ok(ExtractKind::Regex {
+            pattern,
+            group,
+            pick,
+            json_string,
+        })
+    }
+
+    /// A `css:` extractor: its selector and `@attribute`.
+    fn css_extract(&mut self, m: &MarkedMappingNode, pick: Pick) -> Res<ExtractKind> {
+        let s = self
+            .doc
+            .scalar(m.get_node("css").expect("checked above"), "css")?;
+        let (selector_text, attribute) = match s.as_str().rsplit_once('@') {
+            Some((sel, attr)) if !attr.contains([']', ' ']) => (sel, Some(attr.to_string())),
+            _ => (s.as_str(), None),
+        };
+        let selector = scraper::Selector::parse(selector_text).map_err(|_| {
+            self.doc.at(s.span(), format!("'{selector_text}' is not a valid CSS selector: write e.g. input[name=sesskey]@value"))
+        })?;
+        Ok(ExtractKind::Css {
+            selector,
+            attribute,
+            pick,
         })
     }
 

@@ -258,6 +258,20 @@ fn scenario_text(
          # file, whose rows hold the pages in the log's proportions; the user then reads\n\
          # for a time drawn from the log-normal fitted to the log's reading times.\n",
     );
+    left_out_comments(model, page_loads, fates, &mut out);
+    settings_text(model, source, page_loads, peak, &logs, &mut out);
+    steps_text(source, kept, &mut out);
+    out
+}
+
+/// The comments on what the workload leaves out: patterns not sent and
+/// why, requests of sent patterns that are not sent, pages' resources.
+fn left_out_comments(
+    model: &TrafficModel,
+    page_loads: bool,
+    fates: &[(String, u64, Fate)],
+    out: &mut String,
+) {
     let left: Vec<&(String, u64, Fate)> = fates
         .iter()
         .filter(|f| !matches!(f.2, Fate::Sent { .. }))
@@ -333,6 +347,18 @@ fn scenario_text(
             let _ = writeln!(out, "#   {n:>7}  {}", comment(pattern));
         }
     }
+}
+
+/// The scenario's settings: its name, defaults, data and accounts, the
+/// reading time, the peak and the profile at it.
+fn settings_text(
+    model: &TrafficModel,
+    source: &LogWorkloadInput<'_>,
+    page_loads: bool,
+    peak: Option<&Peak>,
+    logs: &str,
+    out: &mut String,
+) {
     let _ = writeln!(out, "name: {}", quote(&format!("users of {logs}")));
     let mut defaults = String::new();
     if let Some(target) = source.target {
@@ -403,6 +429,11 @@ fn scenario_text(
             peak.users
         );
     }
+}
+
+/// The steps: the login once (with `--login`), then one step per page
+/// pattern, each taken when its row of the data file names it.
+fn steps_text(source: &LogWorkloadInput<'_>, kept: &[(usize, &PagePattern)], out: &mut String) {
     out.push_str("steps:\n");
     if let Some(login) = source.login {
         let _ = writeln!(
@@ -427,7 +458,6 @@ fn scenario_text(
             i + 1
         );
     }
-    out
 }
 
 /// Text for a comment: on one line, control characters shown as `?`.
