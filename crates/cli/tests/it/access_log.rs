@@ -3,7 +3,7 @@
 //! said, with its place, and the run goes on. Its counts agree with
 //! goaccess's (Debian's) on the same log.
 
-use crate::support::{browser, minutes, program, requires, root, run, temp_dir, text};
+use crate::support::{minutes, program, requires, run, temp_dir, text};
 use std::io::Write;
 
 fn line(second: u32, address: &str, target: &str, status: u16) -> String {
@@ -456,14 +456,7 @@ fn scripts_first(log: &str) -> String {
 /// image Chromium revalidated, 304, is answered 200 without validators).
 #[test]
 fn dokuwikis_log_from_a_browser_runs_again_with_its_mix_and_replays_as_logged() {
-    requires!(
-        root(),
-        program("nginx", "nginx"),
-        program("php-fpm8.2", "php-fpm"),
-        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
-        program("python3", "python3"),
-        browser(),
-    );
+    requires!(crate::support::dokuwiki::in_chromium());
     use crate::support::browser::chromium_reads;
     use crate::support::php_site::logging_proxy;
     use crate::support::{dokuwiki, serial};

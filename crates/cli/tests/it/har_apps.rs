@@ -191,14 +191,7 @@ fn mediawiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
 
 #[test]
 fn dokuwiki_login_and_edit_recorded_in_chromium_saves_every_users_edit() {
-    requires!(
-        root(),
-        program("nginx", "nginx"),
-        program("php-fpm8.2", "php-fpm"),
-        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
-        program("python3", "python3"),
-        browser(),
-    );
+    requires!(crate::support::dokuwiki::in_chromium());
     let _guard = light();
     let dir = temp_dir("har-dokuwiki");
     let _ = std::fs::remove_dir_all(&dir);

@@ -7,7 +7,7 @@ use crate::support::browser::chromium_visits;
 use crate::support::php_site::{nginx, Daemon};
 use crate::support::site::{serve, sqlite_dataset, stats};
 use crate::support::{
-    browser, dokuwiki, free_port, light, program, requires, root, run, serial, temp_dir, text,
+    browser, dokuwiki, free_port, light, program, requires, run, serial, temp_dir, text,
 };
 use std::path::Path;
 use std::process::Command;
@@ -349,14 +349,7 @@ fn a_merged_runs_count_adds_its_shards() {
 
 #[test]
 fn dokuwikis_pages_load_as_in_chromium() {
-    requires!(
-        root(),
-        program("nginx", "nginx"),
-        program("php-fpm8.2", "php-fpm"),
-        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
-        program("python3", "python3"),
-        browser(),
-    );
+    requires!(crate::support::dokuwiki::in_chromium());
     // Serial: its pages are told apart by nginx's log order, which is
     // the order requests finish in; beside other tests a page's last
     // resources finished after the next page's document.

@@ -27,6 +27,23 @@ fn copy(from: &str, to: &Path) {
 
 /// The accounts scenarios/dokuwiki.yaml logs in with (user, password),
 /// from scenarios/dokuwiki-users.csv.
+/// What a test of Debian's DokuWiki driven by headless Chromium needs:
+/// root (Debian keeps its data readable by www-data only), nginx,
+/// php-fpm, the package, and the browser.
+pub fn in_chromium() -> [super::needs::Need; 7] {
+    use super::needs::{browser, program, root};
+    let [chromium, playwright] = browser();
+    [
+        root(),
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("/usr/share/dokuwiki/doku.php", "dokuwiki"),
+        program("python3", "python3"),
+        chromium,
+        playwright,
+    ]
+}
+
 pub fn scenario_accounts() -> Vec<(String, String)> {
     let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let users = std::fs::read_to_string(scenarios.join("dokuwiki-users.csv")).unwrap();
