@@ -833,17 +833,23 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
                 number_before(&seven, "Avr:", 0),
                 0.05,
             ),
+            // openssl's figures are its own program's, run with the same
+            // arguments: what can be wrong is an argument or a column, and
+            // those miss by multiples (RSA-2048 signs 6x as fast as 4096,
+            // the 16-byte column of AES is a tenth of the 16 KiB one, k
+            // against MB a thousandth). A CI run saw AES at 0.95, 0.78 and
+            // 0.75 of the same command run a second later.
             figure(
                 "RSA-4096 signs/s",
                 mean(&b, "crypto", "rsa_sign_1t"),
                 number_before(&rsa, "rsa 4096 bits", 1),
-                0.05,
+                0.15,
             ),
             figure(
                 "AES-128-GCM MB/s",
                 mean(&b, "crypto", "aes_128_gcm"),
                 number_before(&aes, "AES-128-GCM", 0) / 1000.0,
-                0.05,
+                0.15,
             ),
         ]
     });
