@@ -237,6 +237,7 @@ fn sent_shares(path: &std::path::Path, sent: &[String]) -> Vec<f64> {
 /// first log, every page answered 2xx (its users logged in), and the
 /// workload leaves out the POSTs and the logout that carried a sesskey.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn the_testbeds_journey_read_from_its_log_runs_again_with_the_same_page_mix() {
     requires!(program("nginx", "nginx"));
     use crate::support::php_site::logging_proxy;
@@ -455,6 +456,7 @@ fn scripts_first(log: &str) -> String {
 /// log replayed: the server answers the same 62 requests as logged (the
 /// image Chromium revalidated, 304, is answered 200 without validators).
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn dokuwikis_log_from_a_browser_runs_again_with_its_mix_and_replays_as_logged() {
     requires!(crate::support::dokuwiki::in_chromium());
     use crate::support::browser::chromium_reads;

@@ -228,6 +228,7 @@ fn sysbench(threads: u32) -> f64 {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn cpu_events_per_second_are_sysbenchs_within_5_percent() {
     requires!(program("sysbench", "sysbench"));
     let _guard = serial();
@@ -378,6 +379,7 @@ fn sysbench_fileio(dir: &Path, mode: &str, block: &str, limit: Option<&Path>) ->
 /// alternated, the disk held to 10,000 IOPS as in the storage test (each
 /// O_DIRECT request is one I/O: 39 MiB/s at 4 KiB, 156 MiB/s at 16 KiB).
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn sequential_file_io_matches_sysbench_fileio() {
     requires!(program("sysbench", "sysbench"));
     let _guard = serial();
@@ -501,6 +503,7 @@ fn request_sizes(log: &str, dir: &Path) -> (Vec<u64>, Vec<u64>) {
 /// --file-block-size=1024 --file-extra-flags=direct`, the disk held to
 /// 10,000 IOPS as in the fileio test above.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn blocks_under_4_kib_are_requests_of_their_size() {
     requires!(program("sysbench", "sysbench"));
     let _guard = serial();
@@ -665,6 +668,7 @@ fn hdparm_figure(shown: &str, timing: &str) -> f64 {
 /// in both tools from one run to the next, so each figure is the best of
 /// two rounds.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn disk_and_cached_reads_match_hdparm() {
     requires!(
         root(),
@@ -768,6 +772,7 @@ fn disk_and_cached_reads_match_hdparm() {
 /// once here: total rating 0.936, decompression 0.989, RSA signs 1.012,
 /// AES 1.021 of the programs' own).
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn compression_and_crypto_are_7_zips_and_openssls_figures() {
     requires!(program("7zz", "7zip"), program("openssl", "openssl"));
     let _guard = serial();
@@ -881,6 +886,7 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn storage_iops_and_the_dd_write_match_fio_and_dd() {
     requires!(program("fio", "fio"));
     let _guard = serial();
@@ -1004,6 +1010,7 @@ fn mbw_memcpy_best() -> f64 {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn stream_copy_is_mbws_memcpy_within_10_percent() {
     requires!(program("mbw", "mbw"));
     let _guard = serial();
@@ -1142,6 +1149,7 @@ fn network_bench(link: &Link, token: &str, args: &[&str]) -> Output {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
     requires!(
         root(),
@@ -1228,6 +1236,7 @@ fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
 /// What must not produce a figure: each is refused with what to do, the
 /// bundle lists the failure and holds no result.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn bad_input_is_refused_and_nothing_partial_is_reported() {
     let _guard = serial();
     let dir = temp_dir("bench-bad");
@@ -1348,6 +1357,7 @@ fn bad_input_is_refused_and_nothing_partial_is_reported() {
 /// starts them) and a page server; the report opens in Chromium; two
 /// bundles compare.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn the_stack_runs_on_every_database_and_the_bundles_report_and_compare() {
     requires!(
         service("HEADROOM_TEST_POSTGRES", "PostgreSQL"),
@@ -1450,6 +1460,7 @@ fn the_stack_runs_on_every_database_and_the_bundles_report_and_compare() {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn the_thermal_protocol_records_throughput_clock_and_what_it_lacks() {
     requires!(minutes());
     let _guard = serial();

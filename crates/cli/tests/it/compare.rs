@@ -214,6 +214,7 @@ fn two_synthetic_runs_of_the_same_thing_are_not_different() {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn two_real_runs_of_the_same_thing_show_no_regression() {
     requires!(minutes());
     let _serial = serial();
@@ -653,6 +654,7 @@ fn compare_keeps_what_report_wrote_into_a_jtls_bundle() {
 /// starts between the runs (as another site's, or another test's, may):
 /// the watched master's pool keeps its name, so it is not reported as gone.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn compare_names_the_changed_pm_max_children() {
     requires!(program("nginx", "nginx"), program("php-fpm8.2", "php-fpm"));
     use crate::support::php_site::{php_fpm, serve, App};

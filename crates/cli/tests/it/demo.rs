@@ -5,6 +5,7 @@ use crate::support::*;
 use crate::support::{minutes, requires};
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
     requires!(minutes());
     let _serial = serial();

@@ -50,6 +50,7 @@ fn check_merged(out: &Path, shards: usize, users: u64) {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn slurm_runs_the_shards_against_the_testbed_and_merges() {
     requires!(
         root(),
@@ -111,6 +112,7 @@ fn slurm_runs_the_shards_against_the_testbed_and_merges() {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn ansible_runs_the_shards_on_its_hosts_and_merges() {
     requires!(program("ansible-playbook", "ansible-core"));
     let _serial = serial();

@@ -61,6 +61,7 @@ fn csv_rows(path: &Path) -> Vec<csv::StringRecord> {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it() {
     requires!(minutes());
     let _guard = serial();
@@ -166,6 +167,7 @@ fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it()
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn dynamic_repetitions_stop_when_the_cov_is_under_the_bound_and_at_max_otherwise() {
     let _guard = serial();
     // steady: 20 ms always. noisy: 10 ms in one run, 40 ms in the next (a
@@ -214,6 +216,7 @@ fn dynamic_repetitions_stop_when_the_cov_is_under_the_bound_and_at_max_otherwise
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn faults_are_events_within_100ms_of_their_time_with_their_errors_and_recovery() {
     let _guard = serial();
     let dir = temp_dir("experiment-fault");
@@ -642,6 +645,7 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
 /// server holds one request at a time for 100 ms or 50 ms (a pool of one
 /// worker), so with Apdex T = 300 ms a cell serves about 3 or 6 users.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_capacity_study_compares_the_users_each_cell_serves() {
     requires!(minutes());
     let _guard = serial();
@@ -835,6 +839,7 @@ fn a_killed_runner_takes_its_run_along_and_a_resume_stops_what_it_left() {
 /// the figures, listed in the result and the report, and the exit code
 /// says so; running the study again repeats it.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_run_whose_service_died_is_a_failed_run_named_and_kept_out_of_the_figures() {
     requires!(minutes());
     // Serial: when in the run the service dies decides the words said
@@ -935,6 +940,7 @@ fn a_run_whose_service_died_is_a_failed_run_named_and_kept_out_of_the_figures() 
 /// Apdex T = 300 ms about 3 users; a max of 2 holds at 2 ("at least 2"),
 /// a max of 4 finds the answer.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_capacity_that_reached_its_max_is_a_lower_bound_and_not_compared_as_exact() {
     requires!(minutes());
     let _guard = serial();
@@ -1173,6 +1179,7 @@ fn each_run_runs_the_spec_in_its_directory_and_a_bad_spec_is_named() {
 /// under a name of its own), compared by `server_memory`: 64 MiB apart.
 /// Interrupts and context switches are this host's, measured in every run.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn an_experiment_compares_the_servers_memory_across_cells() {
     requires!(minutes());
     let _guard = serial();

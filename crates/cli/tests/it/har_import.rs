@@ -521,6 +521,7 @@ fn import_cost(path: &Path, out: &Path) -> (f64, f64) {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_long_recording_imports_in_time_and_memory_that_grow_linearly() {
     requires!(minutes());
     let _serial = support::serial();

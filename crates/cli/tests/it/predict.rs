@@ -32,6 +32,7 @@ fn emulation_groups() -> Vec<String> {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_command_gets_its_cpu_quota_and_its_groups_are_removed_after() {
     requires!(root(), program("python3", "python3"));
     let _serial = serial();
@@ -73,6 +74,7 @@ fn a_command_gets_its_cpu_quota_and_its_groups_are_removed_after() {
 /// and what they take from a CPU benchmark only ever lowers it (one
 /// repetition each read 5,282 inside, −10.5%, in a full run).
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn an_emulated_pi_4_benches_as_a_pi_4() {
     requires!(root());
     let _serial = serial();
@@ -150,6 +152,7 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
 /// `emulate --iops 500`: each within 5% of 500 a second (an SD card's
 /// figure is met as fio measures it).
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn an_emulated_disk_does_its_iops() {
     requires!(root(), program("fio", "fio"));
     let _serial = serial();
@@ -294,6 +297,7 @@ fn search(dir: &Path, name: &str, cpus: &str) -> (PathBuf, serde_json::Value) {
 /// refused: more CPU than it had, a Pi without this host's CPU figure, a
 /// search that watched no server process.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn half_a_cpus_capacity_is_predicted_from_one_cpu() {
     requires!(root());
     let _serial = serial();
@@ -547,6 +551,7 @@ fn said(args: &[&str], code: i32) -> String {
 /// operations a request that vary many-fold between levels, and a
 /// lesson's burst, are said.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn what_a_search_cannot_support_is_refused_or_said() {
     requires!(minutes());
     let _serial = serial();

@@ -799,3 +799,82 @@ fn a_dependency_on_a_crate_above_is_found() {
     );
     assert!(layers("# Development\n").is_err());
 }
+
+/// The tests marked quiet with `#[ignore = "quiet: ..."]`, and those
+/// whose body takes `serial()`, of one test file's text.
+fn quiet_and_serial(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut quiet, mut serial) = (BTreeSet::new(), BTreeSet::new());
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].trim() != "#[test]" {
+            i += 1;
+            continue;
+        }
+        let mut marked = false;
+        let mut j = i + 1;
+        while j < lines.len() && !lines[j].trim_start().starts_with("fn ") {
+            marked |= lines[j].trim_start().starts_with("#[ignore = \"quiet:");
+            j += 1;
+        }
+        let Some(line) = lines.get(j) else { break };
+        let name = line.trim_start()[3..]
+            .split('(')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let end = (j + 1..lines.len())
+            .find(|&k| lines[k] == format!("{indent}}}"))
+            .unwrap_or(lines.len());
+        let body = lines[j..end].join("\n");
+        if body.contains("= serial();") || body.contains("= support::serial();") {
+            serial.insert(name.clone());
+        }
+        if marked {
+            quiet.insert(name);
+        }
+        i = end;
+    }
+    (quiet, serial)
+}
+
+/// scripts/test runs the integration tests in two passes: side by side,
+/// then the quiet ones (`--ignored`) one at a time. A test that takes
+/// `serial()` but is not quiet would run beside others in the first pass;
+/// one quiet but not serial would run alone for nothing.
+#[test]
+fn quiet_tests_are_the_serial_ones() {
+    let dir = workspace().join("crates/cli/tests/it");
+    let mut wrong = Vec::new();
+    let mut count = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let (quiet, serial) = quiet_and_serial(&std::fs::read_to_string(&path).unwrap());
+        count += quiet.len();
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        for name in serial.difference(&quiet) {
+            wrong.push(format!(
+                "{file}: {name} takes serial() but is not #[ignore = \"quiet: ...\"]"
+            ));
+        }
+        for name in quiet.difference(&serial) {
+            wrong.push(format!(
+                "{file}: {name} is quiet but does not take serial()"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        count > 40,
+        "only {count} quiet tests found: is the reading wrong?"
+    );
+    // The reading, on a planted file.
+    let planted = "#[test]\n#[ignore = \"quiet: x\"]\nfn a() {\n    let _g = serial();\n}\n\n#[test]\nfn b() {\n    let _g = serial();\n}\n\n#[test]\n#[ignore = \"quiet: x\"]\nfn c() {\n    let _g = light();\n}\n";
+    let (quiet, serial) = quiet_and_serial(planted);
+    assert_eq!(quiet, ["a", "c"].map(String::from).into());
+    assert_eq!(serial, ["a", "b"].map(String::from).into());
+}

@@ -33,9 +33,14 @@ pub use headroom_testbed::scripted::{url_decode, Reply, Request, ScriptedServer 
 
 static LOCK: RwLock<()> = RwLock::new(());
 
-/// Integration tests run one at a time: they measure timing on a machine
-/// with few cores, and a test that floods a dead server with reconnects
-/// would skew another's percentiles. Hold the guard for the whole test.
+/// For tests that need the cores to themselves: they measure timing on a
+/// machine with few cores, and a test that floods a dead server with
+/// reconnects would skew another's percentiles. Hold the guard for the
+/// whole test. Such a test is also `#[ignore = "quiet: ..."]`, so that
+/// scripts/test runs the others side by side and then these one at a
+/// time (`--ignored --test-threads 1`); the guard keeps them apart when
+/// everything runs in one go (`--include-ignored`). The structure test
+/// holds the two together (`quiet_tests_are_the_serial_ones`).
 pub fn serial() -> RwLockWriteGuard<'static, ()> {
     let asked = Instant::now();
     let guard = LOCK
