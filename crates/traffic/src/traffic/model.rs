@@ -686,6 +686,15 @@ pub fn busiest(counts: &[u32]) -> Option<(usize, u32)> {
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
 }
 
+/// `n` as a percentage of `of` (0 when `of` is 0).
+fn percent_of(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / of as f64
+    }
+}
+
 impl TrafficModel {
     /// The minute with the most requests: its index from the first minute
     /// and its count.
@@ -702,27 +711,37 @@ impl TrafficModel {
     /// The model in words, a line each (no address, no query value).
     pub fn describe(&self) -> Vec<String> {
         use headroom_units::civil::utc_minute_text;
-        use headroom_units::quantity::{count, group_thousands};
-        let share = |n: u64, of: u64| {
-            if of == 0 {
-                0.0
-            } else {
-                100.0 * n as f64 / of as f64
-            }
-        };
-        let minute_of =
-            |index: usize| utc_minute_text(self.first_minute_ms + index as i64 * 60_000);
         let hours = (self.last_ms - self.first_ms) as f64 / 3_600_000.0;
         let mut lines = vec![format!(
             "from {} to {} UTC ({hours:.1} h)",
             utc_minute_text(self.first_ms),
             utc_minute_text(self.last_ms)
         )];
+        lines.push(self.describe_requests());
+        self.describe_sessions(&mut lines);
+        lines.push(self.describe_pages_per_session());
+        if let Some(line) = self.describe_think() {
+            lines.push(line);
+        }
+        self.describe_mix(&mut lines);
+        self.describe_loaded_by_pages(&mut lines);
+        lines
+    }
+
+    /// The clock minute `index` minutes after the first, as text.
+    fn minute_text(&self, index: usize) -> String {
+        headroom_units::civil::utc_minute_text(self.first_minute_ms + index as i64 * 60_000)
+    }
+
+    /// The requests' line: pages against resources, the most used methods
+    /// and the statuses.
+    fn describe_requests(&self) -> String {
+        use headroom_units::quantity::group_thousands;
         let top = |counts: Vec<(String, u64)>| -> String {
             counts
                 .into_iter()
                 .take(4)
-                .map(|(name, n)| format!("{name} {:.1}%", share(n, self.requests)))
+                .map(|(name, n)| format!("{name} {:.1}%", percent_of(n, self.requests)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -740,14 +759,19 @@ impl TrafficModel {
         } else {
             "no status logged (the format has no $status: every request is taken as answered 2xx, so redirects and errors count as pages; add $status to the server's log_format and to --format)".to_string()
         };
-        lines.push(format!(
+        format!(
             "requests: {}: {} for pages, {} for their resources ({:.1}%); {}; {statuses}",
             group_thousands(self.requests as i64),
             group_thousands(self.pages as i64),
             group_thousands((self.requests - self.pages) as i64),
             100.0 * self.static_share(),
             top(methods),
-        ));
+        )
+    }
+
+    /// The sessions' line, their arrivals and the peak minute's requests.
+    fn describe_sessions(&self, lines: &mut Vec<String>) {
+        use headroom_units::quantity::{count, group_thousands};
         lines.push(format!(
             "sessions: {} ({}); {} (an address with its user agent per day, 4xx answers left out, as goaccess counts them)",
             group_thousands(self.sessions as i64),
@@ -762,17 +786,23 @@ impl TrafficModel {
                 self.sessions as f64 / minutes,
                 count(minutes as usize, "minute", "minutes"),
                 most,
-                minute_of(at)
+                self.minute_text(at)
             ));
         }
         if let Some((at, most)) = self.peak_minute() {
             lines.push(format!(
                 "peak minute: {} in the clock minute {} UTC ({:.1} a second)",
                 count(most as usize, "request", "requests"),
-                minute_of(at),
+                self.minute_text(at),
                 f64::from(most) / 60.0
             ));
         }
+    }
+
+    /// The pages a session asked for: their distribution, or that no
+    /// session asked for one.
+    fn describe_pages_per_session(&self) -> String {
+        use headroom_units::quantity::group_thousands;
         let without = if self.sessions_without_pages > 0 {
             format!(
                 " ({} with none, only resources or redirects, left out)",
@@ -783,41 +813,51 @@ impl TrafficModel {
         };
         if !self.pages_per_session.is_empty() {
             let p = &self.pages_per_session;
-            lines.push(format!(
+            format!(
                 "pages a session: median {}, mean {:.1}, 90th percentile {}, most {}{without}",
                 p.value_at_quantile(0.5),
                 p.mean(),
                 p.value_at_quantile(0.9),
                 p.max()
-            ));
+            )
         } else {
-            lines.push(format!(
-                "pages a session: no session asked for a page{without}"
-            ));
+            format!("pages a session: no session asked for a page{without}")
         }
-        if !self.think_ms.is_empty() {
-            let q = |x: f64| format!("{:.1} s", self.think_s(x).unwrap_or(0.0));
-            let median = self.think_log_mean.exp();
-            let mean = (self.think_log_mean + self.think_log_sd.powi(2) / 2.0).exp();
-            lines.push(format!(
-                "reading between pages ({} of at least 1 s; {} sooner, not read, left out): 10th percentile {}, 25th {}, median {}, 75th {}, 90th {}; a log-normal fits it with median {median:.1} s and σ {:.2} (mean {mean:.1} s)",
-                group_thousands(self.think_ms.len() as i64),
-                group_thousands(self.quick as i64),
-                q(0.1),
-                q(0.25),
-                q(0.5),
-                q(0.75),
-                q(0.9),
-                self.think_log_sd
-            ));
+    }
+
+    /// The reading time between pages and the log-normal fitted to it,
+    /// when a session read a page.
+    fn describe_think(&self) -> Option<String> {
+        use headroom_units::quantity::group_thousands;
+        if self.think_ms.is_empty() {
+            return None;
         }
+        let q = |x: f64| format!("{:.1} s", self.think_s(x).unwrap_or(0.0));
+        let median = self.think_log_mean.exp();
+        let mean = (self.think_log_mean + self.think_log_sd.powi(2) / 2.0).exp();
+        Some(format!(
+            "reading between pages ({} of at least 1 s; {} sooner, not read, left out): 10th percentile {}, 25th {}, median {}, 75th {}, 90th {}; a log-normal fits it with median {median:.1} s and σ {:.2} (mean {mean:.1} s)",
+            group_thousands(self.think_ms.len() as i64),
+            group_thousands(self.quick as i64),
+            q(0.1),
+            q(0.25),
+            q(0.5),
+            q(0.75),
+            q(0.9),
+            self.think_log_sd
+        ))
+    }
+
+    /// The page mix: the most asked patterns and what the rest add up to.
+    fn describe_mix(&self, lines: &mut Vec<String>) {
+        use headroom_units::quantity::count;
         lines.push("pages (ids, e-mail addresses and query values folded to *; a form's redirect counted under the form):".to_string());
         let shown = 15;
         let mix_requests = self.mix_requests();
         for page in self.mix.iter().take(shown) {
             lines.push(format!(
                 "  {:>5.1}%  {}",
-                share(page.count, mix_requests),
+                percent_of(page.count, mix_requests),
                 page.pattern
             ));
         }
@@ -825,28 +865,36 @@ impl TrafficModel {
             let rest: u64 = self.mix[shown..].iter().map(|p| p.count).sum();
             lines.push(format!(
                 "  {:>5.1}%  {} more",
-                share(rest, mix_requests),
+                percent_of(rest, mix_requests),
                 count(self.mix.len() - shown, "pattern", "patterns")
             ));
         }
-        if !self.loaded_by_pages.is_empty() {
-            let loaded: u64 = self.loaded_by_pages.iter().map(|l| l.1).sum();
-            lines.push(format!(
-                "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it, before or after it in the log):",
-                group_thousands(loaded as i64),
-                LOADED_WITHIN_MS / 1000
-            ));
-            for (pattern, n) in self.loaded_by_pages.iter().take(5) {
-                lines.push(format!("  {:>5.1}%  {pattern}", share(*n, self.requests)));
-            }
-            if self.loaded_by_pages.len() > 5 {
-                lines.push(format!(
-                    "         {} more",
-                    count(self.loaded_by_pages.len() - 5, "pattern", "patterns")
-                ));
-            }
+    }
+
+    /// The resources the application serves that pages loaded, if any.
+    fn describe_loaded_by_pages(&self, lines: &mut Vec<String>) {
+        use headroom_units::quantity::{count, group_thousands};
+        if self.loaded_by_pages.is_empty() {
+            return;
         }
-        lines
+        let loaded: u64 = self.loaded_by_pages.iter().map(|l| l.1).sum();
+        lines.push(format!(
+            "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it, before or after it in the log):",
+            group_thousands(loaded as i64),
+            LOADED_WITHIN_MS / 1000
+        ));
+        for (pattern, n) in self.loaded_by_pages.iter().take(5) {
+            lines.push(format!(
+                "  {:>5.1}%  {pattern}",
+                percent_of(*n, self.requests)
+            ));
+        }
+        if self.loaded_by_pages.len() > 5 {
+            lines.push(format!(
+                "         {} more",
+                count(self.loaded_by_pages.len() - 5, "pattern", "patterns")
+            ));
+        }
     }
 
     /// The model as JSON (`scenario from-log --json`; docs/json.md).
