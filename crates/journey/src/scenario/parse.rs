@@ -1682,29 +1682,17 @@ impl Parser {
         })
     }
 
-    fn check(&mut self, entry: &Yaml) -> Res<Check> {
-        let m = self.doc.mapping(entry, "a check")?;
-        self.doc.keys(m, CHECK_KEYS, "a check")?;
-        // Every key but name: and in: is a kind of check.
-        let kinds: Vec<&str> = CHECK_KEYS
-            .iter()
-            .copied()
-            .filter(|k| !matches!(*k, "name" | "in") && m.get_node(k).is_some())
-            .collect();
-        if kinds.len() != 1 {
-            return Err(self.doc.at(self.doc.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, not_matches:, max_time:"));
-        }
-        let field = match m.get_node("in") {
+    /// What the check of `kind` looks at: its `in:` (the body without
+    /// one), only for text checks.
+    fn check_field(&self, m: &MarkedMappingNode, kind: &str) -> Res<Field> {
+        Ok(match m.get_node("in") {
             None => Field::Body,
             Some(node) => {
                 let s = self.doc.scalar(node, "in")?;
-                if matches!(kinds[0], "status" | "max_time") {
+                if matches!(kind, "status" | "max_time") {
                     return Err(self.doc.at(
                         s.span(),
-                        format!(
-                            "in: is for text checks (contains:, matches:, ...), not {}:",
-                            kinds[0]
-                        ),
+                        format!("in: is for text checks (contains:, matches:, ...), not {kind}:"),
                     ));
                 }
                 match s.as_str() {
@@ -1719,39 +1707,65 @@ impl Parser {
                     }
                 }
             }
+        })
+    }
+
+    /// A `status:` check: its statuses (one, a list, or classes such as
+    /// 2xx) and its default name.
+    fn status_check(&self, node: &Yaml) -> Res<(CheckKind, String)> {
+        let items: Vec<&Yaml> = match node.as_sequence() {
+            Some(list) => list.iter().collect(),
+            None => vec![node],
         };
+        let mut ranges = Vec::new();
+        let mut names = Vec::new();
+        for item in items {
+            let s = self.doc.scalar(item, "a status")?;
+            let text = s.as_str().trim();
+            let range = if let Some(class) = text
+                .strip_suffix("xx")
+                .and_then(|c| c.parse::<u16>().ok())
+                .filter(|c| (1..=5).contains(c))
+            {
+                (class * 100, class * 100 + 99)
+            } else {
+                let code = text
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|c| (100..=599).contains(c))
+                    .ok_or_else(|| {
+                        self.doc.at(
+                            s.span(),
+                            format!("'{text}' is not an HTTP status: write 200, [200, 303] or 2xx"),
+                        )
+                    })?;
+                (code, code)
+            };
+            ranges.push(range);
+            names.push(text.to_string());
+        }
+        Ok((
+            CheckKind::Status(ranges),
+            format!("status {}", names.join("|")),
+        ))
+    }
+
+    fn check(&mut self, entry: &Yaml) -> Res<Check> {
+        let m = self.doc.mapping(entry, "a check")?;
+        self.doc.keys(m, CHECK_KEYS, "a check")?;
+        // Every key but name: and in: is a kind of check.
+        let kinds: Vec<&str> = CHECK_KEYS
+            .iter()
+            .copied()
+            .filter(|k| !matches!(*k, "name" | "in") && m.get_node(k).is_some())
+            .collect();
+        if kinds.len() != 1 {
+            return Err(self.doc.at(self.doc.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, not_matches:, max_time:"));
+        }
+        let field = self.check_field(m, kinds[0])?;
         let node = m.get_node(kinds[0]).expect("checked above");
         let (kind, default_name) = match kinds[0] {
-            "status" => {
-                let items: Vec<&Yaml> = match node.as_sequence() {
-                    Some(list) => list.iter().collect(),
-                    None => vec![node],
-                };
-                let mut ranges = Vec::new();
-                let mut names = Vec::new();
-                for item in items {
-                    let s = self.doc.scalar(item, "a status")?;
-                    let text = s.as_str().trim();
-                    let range = if let Some(class) = text
-                        .strip_suffix("xx")
-                        .and_then(|c| c.parse::<u16>().ok())
-                        .filter(|c| (1..=5).contains(c))
-                    {
-                        (class * 100, class * 100 + 99)
-                    } else {
-                        let code = text.parse::<u16>().ok().filter(|c| (100..=599).contains(c)).ok_or_else(|| {
-                            self.doc.at(s.span(), format!("'{text}' is not an HTTP status: write 200, [200, 303] or 2xx"))
-                        })?;
-                        (code, code)
-                    };
-                    ranges.push(range);
-                    names.push(text.to_string());
-                }
-                (
-                    CheckKind::Status(ranges),
-                    format!("status {}", names.join("|")),
-                )
-            }
+            "status" => self.status_check(node)?,
             "contains" => {
                 let t = self.doc.text(node, "contains")?;
                 (
