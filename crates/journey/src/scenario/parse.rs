@@ -365,21 +365,7 @@ impl Parser {
     }
 
     fn scenario(mut self, root: &Yaml, target: Option<&Target>) -> Res<Scenario> {
-        let top = self.doc.mapping(root, "the scenario")?;
-        if let Some((key, _)) = top.iter().find(|(k, _)| k.as_str() == "mix") {
-            return Err(self.doc.at(
-                key.span(),
-                "this file is a mix of journeys (mix:), and a single scenario is needed here: \
-                 name one of its journey files instead",
-            ));
-        }
-        self.doc.keys(top, TOP_KEYS, "the scenario")?;
-        let steps_node = top.get_node("steps").ok_or_else(|| {
-            self.doc.at(
-                self.doc.map_at(top),
-                "the scenario has no steps: add a steps: list with at least one request",
-            )
-        })?;
+        let (top, steps_node) = self.top_and_steps(root)?;
 
         // Pass 1: every variable name.
         let initial_values = self.declare_variables(top)?;
@@ -394,11 +380,7 @@ impl Parser {
         self.declare_extracted(steps_node)?;
         let before_node = top.get_node("before");
         if let Some(node) = before_node {
-            let map = self.doc.mapping(node, "before")?;
-            self.doc.keys(map, BEFORE_KEYS, "before")?;
-            if let Some(steps) = map.get_node("steps") {
-                self.declare_extracted(steps)?;
-            }
+            self.declare_before(node)?;
         }
 
         // Pass 2: everything else, the variables' values first. A value is a
@@ -417,13 +399,7 @@ impl Parser {
         let default_base = self.default_base.take();
         let target = target.or(default_base.as_ref().filter(|_| !self.has_base));
         if let Some(target) = target {
-            base_path = target.path_and_query.trim_end_matches('/').to_string();
-            if self.has_base {
-                self.origins[0] = target.clone();
-            } else {
-                self.origins.insert(0, target.clone());
-                self.has_base = true;
-            }
+            base_path = self.take_target(target);
         }
         let think = match top.get_node("think") {
             Some(node) => self.think(node, "think")?,
@@ -474,6 +450,51 @@ impl Parser {
             peak,
             resource_hosts: crate::page_load::resources::Hosts::new(self.resource_hosts),
         })
+    }
+
+    /// The scenario's top mapping and its steps; refused when the file is
+    /// a mix, has a key a scenario does not know, or has no steps.
+    fn top_and_steps<'y>(&self, root: &'y Yaml) -> Res<(&'y MarkedMappingNode, &'y Yaml)> {
+        let top = self.doc.mapping(root, "the scenario")?;
+        if let Some((key, _)) = top.iter().find(|(k, _)| k.as_str() == "mix") {
+            return Err(self.doc.at(
+                key.span(),
+                "this file is a mix of journeys (mix:), and a single scenario is needed here: \
+                 name one of its journey files instead",
+            ));
+        }
+        self.doc.keys(top, TOP_KEYS, "the scenario")?;
+        let steps_node = top.get_node("steps").ok_or_else(|| {
+            self.doc.at(
+                self.doc.map_at(top),
+                "the scenario has no steps: add a steps: list with at least one request",
+            )
+        })?;
+        Ok((top, steps_node))
+    }
+
+    /// Pass 1 of `before:`: its keys checked, the names its steps extract
+    /// declared.
+    fn declare_before(&mut self, node: &Yaml) -> Res<()> {
+        let map = self.doc.mapping(node, "before")?;
+        self.doc.keys(map, BEFORE_KEYS, "before")?;
+        if let Some(steps) = map.get_node("steps") {
+            self.declare_extracted(steps)?;
+        }
+        Ok(())
+    }
+
+    /// Makes `target` the scenario's base URL, the first origin; returns
+    /// its base path.
+    fn take_target(&mut self, target: &Target) -> String {
+        let base_path = target.path_and_query.trim_end_matches('/').to_string();
+        if self.has_base {
+            self.origins[0] = target.clone();
+        } else {
+            self.origins.insert(0, target.clone());
+            self.has_base = true;
+        }
+        base_path
     }
 
     /// Pass 1 of `variables:`: each name declared; its value node, for
