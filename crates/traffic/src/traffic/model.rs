@@ -394,31 +394,7 @@ impl TrafficBuilder {
             self.sweep(time);
         }
         let key = request.session;
-        let gap = self.gap_ms;
-        let open = self
-            .open
-            .get(&key)
-            .copied()
-            .filter(|o| time - o.last_ms <= gap);
-        let mut session = match open {
-            Some(open) => open,
-            None => {
-                if let Some(ended) = self.open.remove(&key) {
-                    self.close(ended);
-                }
-                self.sessions += 1;
-                let minute = self.minute(time);
-                self.arrivals[minute] += 1;
-                Open {
-                    last_ms: time,
-                    last_page_ms: None,
-                    recent: [(0, i64::MIN); RECENT_PAGES],
-                    next: 0,
-                    pages: 0,
-                    redirect: None,
-                }
-            }
-        };
+        let mut session = self.session_at(key, time);
         session.last_ms = session.last_ms.max(time);
         // A log slightly out of order reads as no time between.
         let since_page = session.last_page_ms.map(|before| (time - before).max(0));
@@ -434,26 +410,10 @@ impl TrafficBuilder {
         if redirect_target {
             session.redirect = None;
         }
-        // A page that sets the session cookie is the cookieless session's:
-        // its resources, sent with the new cookie, name it there.
-        let named_recently = |open: &Open, named: u64| {
-            open.recent
-                .iter()
-                .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
-        };
         let loaded = !request.resource
             && !redirected
             && !redirect_target
-            && request.referer.is_some_and(|named| {
-                named_recently(&session, named)
-                    || (request.cookie
-                        && self
-                            .open
-                            .get(&request.client)
-                            .is_some_and(|open| named_recently(open, named)))
-                    // Its page logged after it (in order of completion).
-                    || self.ahead.contains_key(&(request.client, named))
-            });
+            && self.names_its_page(&request, &session);
         if loaded {
             let pattern = pattern_of(&request.target);
             self.count_loaded(pattern);
@@ -479,20 +439,80 @@ impl TrafficBuilder {
             session.redirect = Some((time, request.referer, request.get));
         }
         if view {
-            if let Some(think) = since_page {
-                self.think(think);
-            }
-            let minute = self.minute(time);
-            self.views_per_minute[minute] += 1;
-            if since_page.is_none_or(|ms| ms >= MIN_THINK_MS) {
-                self.reads_per_minute[minute] += 1;
-            }
-            session.last_page_ms = Some(time);
-            session.recent[usize::from(session.next)] = (hash_target(&request.target), time);
-            session.next = (session.next + 1) % RECENT_PAGES as u8;
-            session.pages += 1;
+            self.count_view(&mut session, &request, since_page);
         }
         self.open.insert(key, session);
+    }
+
+    /// The session `key` open at `time`, else a new one (the one it
+    /// had closed, ended by the gap).
+    fn session_at(&mut self, key: u64, time: i64) -> Open {
+        let gap = self.gap_ms;
+        let open = self
+            .open
+            .get(&key)
+            .copied()
+            .filter(|o| time - o.last_ms <= gap);
+        match open {
+            Some(open) => open,
+            None => {
+                if let Some(ended) = self.open.remove(&key) {
+                    self.close(ended);
+                }
+                self.sessions += 1;
+                let minute = self.minute(time);
+                self.arrivals[minute] += 1;
+                Open {
+                    last_ms: time,
+                    last_page_ms: None,
+                    recent: [(0, i64::MIN); RECENT_PAGES],
+                    next: 0,
+                    pages: 0,
+                    redirect: None,
+                }
+            }
+        }
+    }
+
+    /// Whether `request` names as referer a page of its session seen
+    /// within [`LOADED_WITHIN_MS`], or one logged after it.
+    fn names_its_page(&self, request: &Held, session: &Open) -> bool {
+        let time = request.time;
+        // A page that sets the session cookie is the cookieless session's:
+        // its resources, sent with the new cookie, name it there.
+        let named_recently = |open: &Open, named: u64| {
+            open.recent
+                .iter()
+                .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
+        };
+        request.referer.is_some_and(|named| {
+            named_recently(session, named)
+                || (request.cookie
+                    && self
+                        .open
+                        .get(&request.client)
+                        .is_some_and(|open| named_recently(open, named)))
+                // Its page logged after it (in order of completion).
+                || self.ahead.contains_key(&(request.client, named))
+        })
+    }
+
+    /// Counts a page seen: the reading time before it, its minute's
+    /// views and reads; and keeps it as the session's latest page.
+    fn count_view(&mut self, session: &mut Open, request: &Held, since_page: Option<i64>) {
+        let time = request.time;
+        if let Some(think) = since_page {
+            self.think(think);
+        }
+        let minute = self.minute(time);
+        self.views_per_minute[minute] += 1;
+        if since_page.is_none_or(|ms| ms >= MIN_THINK_MS) {
+            self.reads_per_minute[minute] += 1;
+        }
+        session.last_page_ms = Some(time);
+        session.recent[usize::from(session.next)] = (hash_target(&request.target), time);
+        session.next = (session.next + 1) % RECENT_PAGES as u8;
+        session.pages += 1;
     }
 
     /// Counts a resource the application serves, the rarer patterns folded
