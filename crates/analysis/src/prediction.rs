@@ -173,7 +173,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
         |l: &&LevelLoad| l.throughput > 0.0 && l.response_s.is_finite() && l.cpu_busy.is_finite();
     let all: Vec<&LevelLoad> = levels.iter().filter(usable).collect();
     let met: Vec<&LevelLoad> = all.iter().copied().filter(|l| l.met).collect();
-    let share = |l: &LevelLoad| (l.cpu_busy / server_cpus).clamp(0.0, 1.0);
+    let share = |l: &LevelLoad| cpu_share(l, server_cpus);
     let full: Vec<&LevelLoad> = all.iter().copied().filter(|l| share(l) >= BUSY).collect();
     let (judged, fallback) = if met.len() >= 2 {
         (met, CpuFit::Met)
@@ -189,12 +189,6 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
     if used.len() < 2 {
         return Err(PredictionError::TooFewLevels(used.len()));
     }
-    // Least squares through the origin: busy = demand × throughput.
-    let through_origin = |levels: &[&LevelLoad], busy: &dyn Fn(&LevelLoad) -> f64| {
-        let xy: f64 = levels.iter().map(|l| busy(l) * l.throughput).sum();
-        let xx: f64 = levels.iter().map(|l| l.throughput * l.throughput).sum();
-        xy / xx
-    };
     let cpu_s = through_origin(&used, &|l| l.cpu_busy);
     if cpu_s.is_nan() || cpu_s <= 0.0 {
         return Err(PredictionError::NoCpu);
@@ -220,14 +214,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
     let disk_s = disk_fit(|l| l.disk_busy);
     let disk_ops = disk_fit(|l| l.disk_iops);
     let disk_ops_spread = ops_spread(disk_levels);
-    // Below BUSY each level's own; a full CPU's is the fitted figure.
-    let mut cpu_by_share: Vec<(f64, f64)> = judged
-        .iter()
-        .filter(|l| l.cpu_busy > 0.0 && share(l) < BUSY)
-        .map(|l| (share(l), l.cpu_busy / l.throughput / cpu_s))
-        .collect();
-    cpu_by_share.sort_by(|a, b| a.0.total_cmp(&b.0));
-    cpu_by_share.push((1.0, 1.0));
+    let cpu_by_share = cpu_by_share(&judged, server_cpus, cpu_s);
     let light: Vec<&LevelLoad> = judged.iter().copied().filter(|l| share(l) < 0.5).collect();
     let light = if light.is_empty() {
         judged
@@ -270,25 +257,113 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
             .max_by(|a, b| a.throughput.total_cmp(&b.throughput))
             .map_or(0, |l| l.users),
     };
-    // The delay at a variability: what the light levels took beyond the
-    // model's stations, their queueing included (the lower median).
-    let with = |variability: f64| -> Result<Demands, PredictionError> {
+    DelayFit {
+        base,
+        light,
+        calm,
+        here,
+        think_s,
+        most,
+    }
+    .fitted()
+}
+
+/// The share of the server's CPU a level used, from 0 to 1.
+fn cpu_share(level: &LevelLoad, server_cpus: f64) -> f64 {
+    (level.cpu_busy / server_cpus).clamp(0.0, 1.0)
+}
+
+/// Least squares through the origin: the demand in busy = demand ×
+/// throughput, over `levels`.
+fn through_origin(levels: &[&LevelLoad], busy: &dyn Fn(&LevelLoad) -> f64) -> f64 {
+    let xy: f64 = levels.iter().map(|l| busy(l) * l.throughput).sum();
+    let xx: f64 = levels.iter().map(|l| l.throughput * l.throughput).sum();
+    xy / xx
+}
+
+/// A request's CPU over the fitted `cpu_s` at each busy share: below
+/// [`BUSY`] each of the `judged` levels' own, a full CPU's the fitted
+/// figure.
+fn cpu_by_share(judged: &[&LevelLoad], server_cpus: f64, cpu_s: f64) -> Vec<(f64, f64)> {
+    let mut cpu_by_share: Vec<(f64, f64)> = judged
+        .iter()
+        .filter(|l| l.cpu_busy > 0.0 && cpu_share(l, server_cpus) < BUSY)
+        .map(|l| (cpu_share(l, server_cpus), l.cpu_busy / l.throughput / cpu_s))
+        .collect();
+    cpu_by_share.sort_by(|a, b| a.0.total_cmp(&b.0));
+    cpu_by_share.push((1.0, 1.0));
+    cpu_by_share
+}
+
+/// The fit of the delay and the queueing's variability to the levels
+/// below half the CPU (`light`) and below [`CALM`] (`calm`).
+struct DelayFit<'a> {
+    /// The demands fitted so far, the delay and variability aside.
+    base: Demands,
+    light: Vec<&'a LevelLoad>,
+    calm: Vec<&'a LevelLoad>,
+    here: HostScale,
+    think_s: f64,
+    /// The most users of a light or calm level.
+    most: u32,
+}
+
+impl DelayFit<'_> {
+    /// The demands with the variability nearest the calm levels (at least
+    /// three of them), else with a variability of 1.
+    fn fitted(&self) -> Result<Demands, PredictionError> {
+        let mut fitted = self.with(1.0)?;
+        if self.calm.len() >= 3 {
+            let mut nearest = self.miss(&fitted)?;
+            for step in (1..VARIABILITY_STEPS).rev() {
+                let candidate = self.with(f64::from(step) / f64::from(VARIABILITY_STEPS))?;
+                let error = self.miss(&candidate)?;
+                if error < nearest {
+                    (fitted, nearest) = (candidate, error);
+                }
+            }
+        }
+        Ok(fitted)
+    }
+
+    /// The delay at a variability: what the light levels took beyond the
+    /// model's stations, their queueing included (the lower median).
+    fn with(&self, variability: f64) -> Result<Demands, PredictionError> {
         let mut d = Demands {
             variability,
-            ..base.clone()
+            ..self.base.clone()
         };
-        let model = curve(&d, cpu_s, &here, think_s, None, most)?;
-        let mut rest: Vec<f64> = light
+        let model = curve(
+            &d,
+            self.base.cpu_s,
+            &self.here,
+            self.think_s,
+            None,
+            self.most,
+        )?;
+        let mut rest: Vec<f64> = self
+            .light
             .iter()
             .map(|l| (l.response_s - model.points[l.users as usize - 1].response_s).max(0.0))
             .collect();
         rest.sort_by(f64::total_cmp);
         d.delay_s = rest[(rest.len() - 1) / 2];
         Ok(d)
-    };
-    let miss = |d: &Demands| -> Result<f64, PredictionError> {
-        let model = curve(d, cpu_s, &here, think_s, None, most)?;
-        Ok(calm
+    }
+
+    /// How far the model of `d` is from the calm levels' response times:
+    /// the sum of their log ratios squared.
+    fn miss(&self, d: &Demands) -> Result<f64, PredictionError> {
+        let model = curve(
+            d,
+            self.base.cpu_s,
+            &self.here,
+            self.think_s,
+            None,
+            self.most,
+        )?;
+        Ok(self
+            .calm
             .iter()
             .map(|l| {
                 (model.points[l.users as usize - 1].response_s / l.response_s)
@@ -296,19 +371,7 @@ pub fn demands(levels: &[LevelLoad], server_cpus: f64) -> Result<Demands, Predic
                     .powi(2)
             })
             .sum())
-    };
-    let mut fitted = with(1.0)?;
-    if calm.len() >= 3 {
-        let mut nearest = miss(&fitted)?;
-        for step in (1..VARIABILITY_STEPS).rev() {
-            let candidate = with(f64::from(step) / f64::from(VARIABILITY_STEPS))?;
-            let error = miss(&candidate)?;
-            if error < nearest {
-                (fitted, nearest) = (candidate, error);
-            }
-        }
     }
-    Ok(fitted)
 }
 
 /// The least and the most disk operations a request of `levels`, each

@@ -144,27 +144,7 @@ fn native(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io::
     let mut iocbs: Vec<Iocb> = (0..depth).map(|_| Iocb::default()).collect();
     // Declared after the buffers and requests so that it is dropped first:
     // io_destroy waits for requests in flight before their memory goes.
-    let mut ctx: u64 = 0;
-    // SAFETY: io_setup writes the context id to ctx.
-    if unsafe {
-        libc::syscall(
-            libc::SYS_io_setup,
-            depth as libc::c_long,
-            &mut ctx as *mut u64,
-        )
-    } < 0
-    {
-        return Err(io::Error::last_os_error());
-    }
-    struct Context(u64);
-    impl Drop for Context {
-        fn drop(&mut self) {
-            // SAFETY: the context was set up and no request is in flight once dropped
-            // (io_destroy waits for outstanding requests).
-            unsafe { libc::syscall(libc::SYS_io_destroy, self.0) };
-        }
-    }
-    let context = Context(ctx);
+    let context = Context::setup(depth)?;
     let opcode = match direction {
         Direction::Read => IOCB_CMD_PREAD,
         Direction::Write => IOCB_CMD_PWRITE,
@@ -189,16 +169,7 @@ fn native(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io::
                 offset: (blocks[next] * BLOCK as u64) as i64,
                 ..Iocb::default()
             };
-            let mut one = [&mut iocbs[slot] as *mut Iocb];
-            // SAFETY: the iocb and its buffer live until its event is reaped.
-            let n = unsafe {
-                libc::syscall(
-                    libc::SYS_io_submit,
-                    context.0,
-                    1 as libc::c_long,
-                    one.as_mut_ptr(),
-                )
-            };
+            let n = context.submit(&mut iocbs[slot]);
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted {
@@ -215,17 +186,7 @@ fn native(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io::
         // One completion at a time, then its slot refilled at once, as fio's
         // loop goes: reaping many at once lets the queue drain while they
         // are resubmitted one by one, and the device sees less than `depth`.
-        // SAFETY: events has room for depth entries.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_io_getevents,
-                context.0,
-                1 as libc::c_long,
-                1 as libc::c_long,
-                events.as_mut_ptr(),
-                std::ptr::null_mut::<libc::timespec>(),
-            )
-        };
+        let n = context.reap_one(&mut events);
         if n < 0 {
             let e = io::Error::last_os_error();
             if e.kind() == io::ErrorKind::Interrupted {
@@ -234,20 +195,93 @@ fn native(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io::
             return Err(e);
         }
         for event in &events[..n as usize] {
-            if event.res < 0 {
-                return Err(io::Error::from_raw_os_error((-event.res) as i32));
-            }
-            if event.res as usize != BLOCK {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("a 4 KiB request moved {} bytes", event.res),
-                ));
-            }
+            event.moved_a_block()?;
             free.push(event.data as usize);
             done += 1;
         }
     }
     Ok(started.elapsed())
+}
+
+/// A kernel AIO context, destroyed when dropped.
+struct Context(u64);
+
+impl Context {
+    /// Sets up a context for `depth` requests in flight.
+    fn setup(depth: usize) -> io::Result<Context> {
+        let mut ctx: u64 = 0;
+        // SAFETY: io_setup writes the context id to ctx.
+        if unsafe {
+            libc::syscall(
+                libc::SYS_io_setup,
+                depth as libc::c_long,
+                &mut ctx as *mut u64,
+            )
+        } < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Context(ctx))
+    }
+
+    /// Submits one request: io_submit's result (1 when submitted, below
+    /// 0 on an error, in errno). The iocb and its buffer must live until
+    /// its event is reaped.
+    #[inline]
+    fn submit(&self, iocb: &mut Iocb) -> libc::c_long {
+        let mut one = [iocb as *mut Iocb];
+        // SAFETY: the iocb and its buffer live until its event is reaped.
+        unsafe {
+            libc::syscall(
+                libc::SYS_io_submit,
+                self.0,
+                1 as libc::c_long,
+                one.as_mut_ptr(),
+            )
+        }
+    }
+
+    /// Waits for one completion into `events`: io_getevents's result
+    /// (the events reaped, below 0 on an error, in errno).
+    #[inline]
+    fn reap_one(&self, events: &mut [IoEvent]) -> libc::c_long {
+        // SAFETY: events has room for one entry at least.
+        unsafe {
+            libc::syscall(
+                libc::SYS_io_getevents,
+                self.0,
+                1 as libc::c_long,
+                1 as libc::c_long,
+                events.as_mut_ptr(),
+                std::ptr::null_mut::<libc::timespec>(),
+            )
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: the context was set up and no request is in flight once dropped
+        // (io_destroy waits for outstanding requests).
+        unsafe { libc::syscall(libc::SYS_io_destroy, self.0) };
+    }
+}
+
+impl IoEvent {
+    /// Its request's error, or that it moved less than a block.
+    #[inline]
+    fn moved_a_block(&self) -> io::Result<()> {
+        if self.res < 0 {
+            return Err(io::Error::from_raw_os_error((-self.res) as i32));
+        }
+        if self.res as usize != BLOCK {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("a 4 KiB request moved {} bytes", self.res),
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn threads(fd: RawFd, blocks: &[u64], direction: Direction, depth: usize) -> io::Result<Duration> {

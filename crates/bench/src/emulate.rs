@@ -231,6 +231,17 @@ fn tree() -> Tree {
     Tree::V1
 }
 
+/// What an emulation's groups are set to: its limits, the group's name,
+/// the CPU quota and period (µs), the cores and the disk.
+struct GroupSettings<'a> {
+    limits: &'a Limits,
+    group: String,
+    quota: Option<u64>,
+    period: u64,
+    cores: Option<String>,
+    disk: Option<String>,
+}
+
 impl Emulation {
     /// Makes the groups with `limits`; `name` keeps them apart from other
     /// emulations (e.g. the process id).
@@ -257,76 +268,29 @@ impl Emulation {
             None => (None, PERIOD_US),
         };
         let cores = limits.cpus.map(cores_for);
+        let settings = GroupSettings {
+            limits,
+            group,
+            quota,
+            period,
+            cores,
+            disk,
+        };
         match tree() {
-            Tree::V2(root) => {
-                let dir = root.join(&group);
-                let wanted: Vec<&str> = [
-                    limits.cpus.map(|_| "+cpu"),
-                    limits.cpus.map(|_| "+cpuset"),
-                    limits.iops.as_ref().map(|_| "+io"),
-                    limits.memory_bytes.map(|_| "+memory"),
-                ]
-                .into_iter()
-                .flatten()
-                .collect();
-                write(&root.join("cgroup.subtree_control"), &wanted.join(" "))?;
-                emulation.make(&dir)?;
-                if let Some(quota) = quota {
-                    write(&dir.join("cpu.max"), &format!("{quota} {period}"))?;
-                }
-                if let Some(cores) = &cores {
-                    write(&dir.join("cpuset.cpus"), cores)?;
-                }
-                if let (Some((iops, _)), Some(disk)) = (&limits.iops, &disk) {
-                    write(
-                        &dir.join("io.max"),
-                        &format!("{disk} riops={iops} wiops={iops}"),
-                    )?;
-                }
-                if let Some(bytes) = limits.memory_bytes {
-                    write(&dir.join("memory.max"), &bytes.to_string())?;
-                    emulation.memory = Some((dir.join("memory.events"), bytes));
-                }
-            }
-            Tree::V1 => {
-                if let Some(quota) = quota {
-                    let dir = Path::new("/sys/fs/cgroup/cpu").join(&group);
-                    emulation.make(&dir)?;
-                    write(&dir.join("cpu.cfs_period_us"), &period.to_string())?;
-                    write(&dir.join("cpu.cfs_quota_us"), &quota.to_string())?;
-                }
-                if let Some(cores) = &cores {
-                    let root = Path::new("/sys/fs/cgroup/cpuset");
-                    let dir = root.join(&group);
-                    emulation.make(&dir)?;
-                    // A v1 cpuset needs its memory nodes before a process.
-                    let mems = fs::read_to_string(root.join("cpuset.mems"))
-                        .map_err(|e| format!("{}: {e}", root.display()))?;
-                    write(&dir.join("cpuset.mems"), mems.trim())?;
-                    write(&dir.join("cpuset.cpus"), cores)?;
-                }
-                if let (Some((iops, _)), Some(disk)) = (&limits.iops, &disk) {
-                    let dir = Path::new("/sys/fs/cgroup/blkio").join(&group);
-                    emulation.make(&dir)?;
-                    write(
-                        &dir.join("blkio.throttle.read_iops_device"),
-                        &format!("{disk} {iops}"),
-                    )?;
-                    write(
-                        &dir.join("blkio.throttle.write_iops_device"),
-                        &format!("{disk} {iops}"),
-                    )?;
-                }
-                if let Some(bytes) = limits.memory_bytes {
-                    let dir = Path::new("/sys/fs/cgroup/memory").join(&group);
-                    emulation.make(&dir)?;
-                    write(&dir.join("memory.limit_in_bytes"), &bytes.to_string())?;
-                    emulation.memory = Some((dir.join("memory.oom_control"), bytes));
-                }
-            }
+            Tree::V2(root) => emulation.limit_v2(&root, &settings)?,
+            Tree::V1 => emulation.limit_v1(&settings)?,
         }
-        if let (Some(cpus), Some(quota), Some(cores)) = (limits.cpus, quota, &cores) {
-            emulation.described.push(format!(
+        emulation.describe_limits(&settings);
+        Ok(emulation)
+    }
+
+    /// The limits in words, a line each.
+    fn describe_limits(&mut self, settings: &GroupSettings) {
+        let limits = settings.limits;
+        let (quota, period) = (settings.quota, settings.period);
+        let (cores, disk) = (&settings.cores, &settings.disk);
+        if let (Some(cpus), Some(quota), Some(cores)) = (limits.cpus, quota, cores) {
+            self.described.push(format!(
                 "{} CPU (a quota of {:.1} ms of CPU each {} ms, on core{} {cores})",
                 cpus_shown(cpus),
                 quota as f64 / 1000.0,
@@ -334,18 +298,96 @@ impl Emulation {
                 if cores.contains('-') { "s" } else { "" }
             ));
         }
-        if let (Some((iops, dir)), Some(disk)) = (&limits.iops, &disk) {
-            emulation.described.push(format!(
+        if let (Some((iops, dir)), Some(disk)) = (&limits.iops, disk) {
+            self.described.push(format!(
                 "{iops} reads and {iops} writes a second on disk {disk} (holding {})",
                 dir.display()
             ));
         }
         if let Some(bytes) = limits.memory_bytes {
-            emulation
-                .described
+            self.described
                 .push(format!("{} of memory", memory_shown(bytes)));
         }
-        Ok(emulation)
+    }
+
+    /// Makes the group under a cgroup v2 `root`, its controllers enabled,
+    /// with the limits asked.
+    fn limit_v2(&mut self, root: &Path, settings: &GroupSettings) -> Result<(), String> {
+        let limits = settings.limits;
+        let (quota, period) = (settings.quota, settings.period);
+        let (cores, disk) = (&settings.cores, &settings.disk);
+        let dir = root.join(&settings.group);
+        let wanted: Vec<&str> = [
+            limits.cpus.map(|_| "+cpu"),
+            limits.cpus.map(|_| "+cpuset"),
+            limits.iops.as_ref().map(|_| "+io"),
+            limits.memory_bytes.map(|_| "+memory"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        write(&root.join("cgroup.subtree_control"), &wanted.join(" "))?;
+        self.make(&dir)?;
+        if let Some(quota) = quota {
+            write(&dir.join("cpu.max"), &format!("{quota} {period}"))?;
+        }
+        if let Some(cores) = cores {
+            write(&dir.join("cpuset.cpus"), cores)?;
+        }
+        if let (Some((iops, _)), Some(disk)) = (&limits.iops, disk) {
+            write(
+                &dir.join("io.max"),
+                &format!("{disk} riops={iops} wiops={iops}"),
+            )?;
+        }
+        if let Some(bytes) = limits.memory_bytes {
+            write(&dir.join("memory.max"), &bytes.to_string())?;
+            self.memory = Some((dir.join("memory.events"), bytes));
+        }
+        Ok(())
+    }
+
+    /// Makes a group in each cgroup v1 controller a limit needs (cpu,
+    /// cpuset, blkio, memory), with the limits asked.
+    fn limit_v1(&mut self, settings: &GroupSettings) -> Result<(), String> {
+        let limits = settings.limits;
+        let (quota, period) = (settings.quota, settings.period);
+        let (cores, disk) = (&settings.cores, &settings.disk);
+        if let Some(quota) = quota {
+            let dir = Path::new("/sys/fs/cgroup/cpu").join(&settings.group);
+            self.make(&dir)?;
+            write(&dir.join("cpu.cfs_period_us"), &period.to_string())?;
+            write(&dir.join("cpu.cfs_quota_us"), &quota.to_string())?;
+        }
+        if let Some(cores) = cores {
+            let root = Path::new("/sys/fs/cgroup/cpuset");
+            let dir = root.join(&settings.group);
+            self.make(&dir)?;
+            // A v1 cpuset needs its memory nodes before a process.
+            let mems = fs::read_to_string(root.join("cpuset.mems"))
+                .map_err(|e| format!("{}: {e}", root.display()))?;
+            write(&dir.join("cpuset.mems"), mems.trim())?;
+            write(&dir.join("cpuset.cpus"), cores)?;
+        }
+        if let (Some((iops, _)), Some(disk)) = (&limits.iops, disk) {
+            let dir = Path::new("/sys/fs/cgroup/blkio").join(&settings.group);
+            self.make(&dir)?;
+            write(
+                &dir.join("blkio.throttle.read_iops_device"),
+                &format!("{disk} {iops}"),
+            )?;
+            write(
+                &dir.join("blkio.throttle.write_iops_device"),
+                &format!("{disk} {iops}"),
+            )?;
+        }
+        if let Some(bytes) = limits.memory_bytes {
+            let dir = Path::new("/sys/fs/cgroup/memory").join(&settings.group);
+            self.make(&dir)?;
+            write(&dir.join("memory.limit_in_bytes"), &bytes.to_string())?;
+            self.memory = Some((dir.join("memory.oom_control"), bytes));
+        }
+        Ok(())
     }
 
     fn make(&mut self, dir: &Path) -> Result<(), String> {

@@ -193,68 +193,11 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
     let files = o.files.max(1);
     // Whole 4 KiB pages, as the files are written.
     let file_bytes = (o.total_mib << 20) / files / 4096 * 4096;
-    let largest = o.blocks_kib.iter().copied().max().unwrap_or(4) << 10;
-    if o.blocks_kib.is_empty() || o.blocks_kib.contains(&0) {
-        return Err(BenchError::Refused(
-            "fileio needs block sizes of 1 KiB or more (e.g. --fileio-blocks 4k,64k,1m)".into(),
-        ));
-    }
-    if file_bytes < largest {
-        return Err(BenchError::Refused(format!(
-            "each of the {files} files would hold {} KiB, less than the largest block ({} KiB): \
-             give a larger --fileio-size or fewer, smaller blocks",
-            file_bytes >> 10,
-            largest >> 10
-        )));
-    }
-    if let Some(logical) = logical_block_size(&o.path) {
-        if let Some(why) = o
-            .blocks_kib
-            .iter()
-            .find_map(|&kib| block_refused(kib, logical, &o.path))
-        {
-            return Err(BenchError::Refused(why));
-        }
-    }
-    check_path(&o.path, o.total_mib * (1 << 20) + 64_000_000)?;
+    check_options(o, files, file_bytes)?;
     // prepare: the files written whole, then synced.
     let mut scratch = Scratch::default();
-    let mut open = Vec::new();
-    let mut chunk = AlignedBuf::random(1 << 20, 7);
-    for i in 0..files {
-        let path = scratch.file(&o.path, &format!("fileio-{i}"));
-        let f = open_direct(&path, true)?;
-        let mut written = 0;
-        while written < file_bytes {
-            // Whole pages, as O_DIRECT wants: file_bytes is.
-            let n = (file_bytes - written).min(1 << 20) as usize;
-            f.write_all_at(&chunk.as_mut_slice()[..n], written)
-                .map_err(io_error(format!("cannot write {}", path.display())))?;
-            written += n as u64;
-        }
-        f.sync_all().map_err(io_error("fsync"))?;
-        open.push(f);
-        check(stop)?;
-    }
-    let mut measures: Vec<(Mode, u64, Measure)> = Vec::new();
-    for mode in [Mode::Read, Mode::Write] {
-        for &kib in &o.blocks_kib {
-            let (key, name) = match mode {
-                Mode::Read => ("seqrd", "sequential read"),
-                Mode::Write => ("seqwr", "sequential write"),
-            };
-            measures.push((
-                mode,
-                kib,
-                measure(
-                    &format!("{key}_{kib}k"),
-                    format!("{name}, {} blocks (O_DIRECT)", block_name(kib)),
-                    "MiB/s",
-                    true,
-                ),
-            ));
-        }
-    }
+    let open = write_files(o, &mut scratch, files, file_bytes, stop)?;
+    let mut measures = block_measures(&o.blocks_kib);
     for _ in 0..o.repetitions.max(1) {
         for (mode, kib, m) in &mut measures {
             let block = (*kib << 10) as usize;
@@ -264,23 +207,10 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
     }
     drop(open);
     drop(scratch);
-    let curve = |mode: Mode, name: &str| Series {
-        name: name.into(),
-        x_label: "block size (KiB)".into(),
-        y_label: "MiB/s".into(),
-        points: measures
-            .iter()
-            .filter(|(m, _, _)| *m == mode)
-            .filter_map(|(_, kib, m)| {
-                let s = headroom_analysis::experiment::Summary::of(&m.values)?;
-                Some((*kib as f64, s.mean))
-            })
-            .collect(),
-    };
     let series = if o.blocks_kib.len() > 1 {
         vec![
-            curve(Mode::Read, "sequential read"),
-            curve(Mode::Write, "sequential write"),
+            block_curve(&measures, Mode::Read, "sequential read"),
+            block_curve(&measures, Mode::Write, "sequential write"),
         ]
     } else {
         Vec::new()
@@ -314,6 +244,106 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
         series,
         notes: Vec::new(),
     })
+}
+
+/// Refuses block sizes the files or the device cannot take, and a
+/// directory without room for the files.
+fn check_options(o: &FileioOptions, files: u64, file_bytes: u64) -> Result<(), BenchError> {
+    let largest = o.blocks_kib.iter().copied().max().unwrap_or(4) << 10;
+    if o.blocks_kib.is_empty() || o.blocks_kib.contains(&0) {
+        return Err(BenchError::Refused(
+            "fileio needs block sizes of 1 KiB or more (e.g. --fileio-blocks 4k,64k,1m)".into(),
+        ));
+    }
+    if file_bytes < largest {
+        return Err(BenchError::Refused(format!(
+            "each of the {files} files would hold {} KiB, less than the largest block ({} KiB): \
+             give a larger --fileio-size or fewer, smaller blocks",
+            file_bytes >> 10,
+            largest >> 10
+        )));
+    }
+    if let Some(logical) = logical_block_size(&o.path) {
+        if let Some(why) = o
+            .blocks_kib
+            .iter()
+            .find_map(|&kib| block_refused(kib, logical, &o.path))
+        {
+            return Err(BenchError::Refused(why));
+        }
+    }
+    check_path(&o.path, o.total_mib * (1 << 20) + 64_000_000)
+}
+
+/// Writes the `files` files of `file_bytes` whole with O_DIRECT, each
+/// synced, and returns them open.
+fn write_files(
+    o: &FileioOptions,
+    scratch: &mut Scratch,
+    files: u64,
+    file_bytes: u64,
+    stop: &AtomicBool,
+) -> Result<Vec<File>, BenchError> {
+    let mut open = Vec::new();
+    let mut chunk = AlignedBuf::random(1 << 20, 7);
+    for i in 0..files {
+        let path = scratch.file(&o.path, &format!("fileio-{i}"));
+        let f = open_direct(&path, true)?;
+        let mut written = 0;
+        while written < file_bytes {
+            // Whole pages, as O_DIRECT wants: file_bytes is.
+            let n = (file_bytes - written).min(1 << 20) as usize;
+            f.write_all_at(&chunk.as_mut_slice()[..n], written)
+                .map_err(io_error(format!("cannot write {}", path.display())))?;
+            written += n as u64;
+        }
+        f.sync_all().map_err(io_error("fsync"))?;
+        open.push(f);
+        check(stop)?;
+    }
+    Ok(open)
+}
+
+/// The figures to measure, each mode at each block size (KiB), none
+/// measured yet.
+fn block_measures(blocks_kib: &[u64]) -> Vec<(Mode, u64, Measure)> {
+    let mut measures: Vec<(Mode, u64, Measure)> = Vec::new();
+    for mode in [Mode::Read, Mode::Write] {
+        for &kib in blocks_kib {
+            let (key, name) = match mode {
+                Mode::Read => ("seqrd", "sequential read"),
+                Mode::Write => ("seqwr", "sequential write"),
+            };
+            measures.push((
+                mode,
+                kib,
+                measure(
+                    &format!("{key}_{kib}k"),
+                    format!("{name}, {} blocks (O_DIRECT)", block_name(kib)),
+                    "MiB/s",
+                    true,
+                ),
+            ));
+        }
+    }
+    measures
+}
+
+/// The mean MiB/s of `mode` against the block size.
+fn block_curve(measures: &[(Mode, u64, Measure)], mode: Mode, name: &str) -> Series {
+    Series {
+        name: name.into(),
+        x_label: "block size (KiB)".into(),
+        y_label: "MiB/s".into(),
+        points: measures
+            .iter()
+            .filter(|(m, _, _)| *m == mode)
+            .filter_map(|(_, kib, m)| {
+                let s = headroom_analysis::experiment::Summary::of(&m.values)?;
+                Some((*kib as f64, s.mean))
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -171,12 +171,6 @@ fn random_read_iops(bundle: &BenchBundle) -> Option<f64> {
 pub fn scale(wanted: &PredictedHost, here: &MeasuredHost<'_>) -> Result<ScaledHost, String> {
     let target = &wanted.host;
     let mut notes = Vec::new();
-    let here_core = || {
-        let bench = here.bench.ok_or_else(|| {
-            "the CPU's speed on the measured host is unknown: give --bench-here DIR, a `headroom bench cpu --out DIR` run on it".to_string()
-        })?;
-        per_core(bench).ok_or_else(here_cpu_missing)
-    };
     let (mut name, mut scale) = match target {
         TargetHost::Cpus(cpus) => (
             format!("this host, the server on {cpus} CPU"),
@@ -188,83 +182,9 @@ pub fn scale(wanted: &PredictedHost, here: &MeasuredHost<'_>) -> Result<ScaledHo
             },
         ),
         TargetHost::Reference { name, cores } => {
-            let all = reference_all(name);
-            let speed = all / f64::from(*cores) / here_core()?;
-            notes.push(format!(
-                "CPU: {speed:.2}× the measured host's per core, {cores} cores (sysbench prime on all cores: {all:.0} events/s, leoncode.co.uk)"
-            ));
-            if wanted.disk_iops.is_none() {
-                notes.push(
-                    "disk: as measured here (the reference table has no random IOPS for a Pi's storage; give a `headroom bench` run on the Pi for its own, or its operations a second: pi4,iops=N)"
-                        .to_string(),
-                );
-            }
-            if here.architecture != "aarch64" {
-                notes.push(format!(
-                    "architecture: the measured host is {}, a Pi aarch64: the CPU ratio of one benchmark is all the model knows of the difference; PHP and databases may differ by more",
-                    here.architecture
-                ));
-            }
-            (
-                name.to_string(),
-                HostScale {
-                    cpu_speed: speed,
-                    cpus: f64::from(*cores),
-                    disk_speed: 1.0,
-                    disk_iops: None,
-                },
-            )
+            reference_host(wanted, here, name, *cores, &mut notes)?
         }
-        TargetHost::Bench(dir) => {
-            let there = read(dir).map_err(|e| e.to_string())?;
-            let their = per_core(&there).ok_or_else(|| {
-                format!(
-                    "{}: no all-cores sysbench prime figure measured the reference way (headroom bench cpu)",
-                    dir.display()
-                )
-            })?;
-            let speed = their / here_core()?;
-            let cores = there.fingerprint.cores.max(1) as f64;
-            notes.push(format!(
-                "CPU: {speed:.2}× the measured host's per core (sysbench prime on all cores), {cores} cores"
-            ));
-            let disk_speed = match (
-                random_read_iops(&there),
-                here.bench.and_then(random_read_iops),
-            ) {
-                // Given in operations a second: no ratio needed.
-                _ if wanted.disk_iops.is_some() => 1.0,
-                (Some(their), Some(ours)) if ours > 0.0 => {
-                    notes.push(format!(
-                        "disk: {:.2}× the measured host's random reads (fio, 4 KiB, QD 64: {their:.0} against {ours:.0} IOPS)",
-                        their / ours
-                    ));
-                    their / ours
-                }
-                _ => {
-                    notes.push(
-                        "disk: as measured here (both bench runs need `storage` for its ratio)"
-                            .to_string(),
-                    );
-                    1.0
-                }
-            };
-            if there.fingerprint.architecture != here.architecture {
-                notes.push(format!(
-                    "architecture: {} there, {} here: the CPU ratio of one benchmark is all the model knows of the difference",
-                    there.fingerprint.architecture, here.architecture
-                ));
-            }
-            (
-                there.fingerprint.hostname.clone(),
-                HostScale {
-                    cpu_speed: speed,
-                    cpus: cores,
-                    disk_speed,
-                    disk_iops: None,
-                },
-            )
-        }
+        TargetHost::Bench(dir) => benched_host(wanted, here, dir, &mut notes)?,
     };
     let capacity = scale.cpu_speed * scale.cpus;
     if capacity > here.server_cpus * 1.05 || scale.cpu_speed > 1.05 {
@@ -286,6 +206,108 @@ pub fn scale(wanted: &PredictedHost, here: &MeasuredHost<'_>) -> Result<ScaledHo
         scale.disk_iops = Some(iops);
     }
     Ok(ScaledHost { name, scale, notes })
+}
+
+/// The measured host's CPU speed per core, from its bench run.
+fn here_per_core(here: &MeasuredHost<'_>) -> Result<f64, String> {
+    let bench = here.bench.ok_or_else(|| {
+        "the CPU's speed on the measured host is unknown: give --bench-here DIR, a `headroom bench cpu --out DIR` run on it".to_string()
+    })?;
+    per_core(bench).ok_or_else(here_cpu_missing)
+}
+
+/// A reference host (a Raspberry Pi model) of `cores` cores, scaled by
+/// the reference table's CPU figure; its disk as measured here.
+fn reference_host(
+    wanted: &PredictedHost,
+    here: &MeasuredHost<'_>,
+    name: &str,
+    cores: u32,
+    notes: &mut Vec<String>,
+) -> Result<(String, HostScale), String> {
+    let all = reference_all(name);
+    let speed = all / f64::from(cores) / here_per_core(here)?;
+    notes.push(format!(
+        "CPU: {speed:.2}× the measured host's per core, {cores} cores (sysbench prime on all cores: {all:.0} events/s, leoncode.co.uk)"
+    ));
+    if wanted.disk_iops.is_none() {
+        notes.push(
+            "disk: as measured here (the reference table has no random IOPS for a Pi's storage; give a `headroom bench` run on the Pi for its own, or its operations a second: pi4,iops=N)"
+                .to_string(),
+        );
+    }
+    if here.architecture != "aarch64" {
+        notes.push(format!(
+            "architecture: the measured host is {}, a Pi aarch64: the CPU ratio of one benchmark is all the model knows of the difference; PHP and databases may differ by more",
+            here.architecture
+        ));
+    }
+    Ok((
+        name.to_string(),
+        HostScale {
+            cpu_speed: speed,
+            cpus: f64::from(cores),
+            disk_speed: 1.0,
+            disk_iops: None,
+        },
+    ))
+}
+
+/// A host measured by a bench run in `dir`, scaled by its CPU and (when
+/// both runs measured storage) its random reads against this host's.
+fn benched_host(
+    wanted: &PredictedHost,
+    here: &MeasuredHost<'_>,
+    dir: &Path,
+    notes: &mut Vec<String>,
+) -> Result<(String, HostScale), String> {
+    let there = read(dir).map_err(|e| e.to_string())?;
+    let their = per_core(&there).ok_or_else(|| {
+        format!(
+            "{}: no all-cores sysbench prime figure measured the reference way (headroom bench cpu)",
+            dir.display()
+        )
+    })?;
+    let speed = their / here_per_core(here)?;
+    let cores = there.fingerprint.cores.max(1) as f64;
+    notes.push(format!(
+        "CPU: {speed:.2}× the measured host's per core (sysbench prime on all cores), {cores} cores"
+    ));
+    let disk_speed = match (
+        random_read_iops(&there),
+        here.bench.and_then(random_read_iops),
+    ) {
+        // Given in operations a second: no ratio needed.
+        _ if wanted.disk_iops.is_some() => 1.0,
+        (Some(their), Some(ours)) if ours > 0.0 => {
+            notes.push(format!(
+                "disk: {:.2}× the measured host's random reads (fio, 4 KiB, QD 64: {their:.0} against {ours:.0} IOPS)",
+                their / ours
+            ));
+            their / ours
+        }
+        _ => {
+            notes.push(
+                "disk: as measured here (both bench runs need `storage` for its ratio)".to_string(),
+            );
+            1.0
+        }
+    };
+    if there.fingerprint.architecture != here.architecture {
+        notes.push(format!(
+            "architecture: {} there, {} here: the CPU ratio of one benchmark is all the model knows of the difference",
+            there.fingerprint.architecture, here.architecture
+        ));
+    }
+    Ok((
+        there.fingerprint.hostname.clone(),
+        HostScale {
+            cpu_speed: speed,
+            cpus: cores,
+            disk_speed,
+            disk_iops: None,
+        },
+    ))
 }
 
 #[cfg(test)]

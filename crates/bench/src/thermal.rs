@@ -6,7 +6,7 @@
 
 use crate::cpu::prime_event;
 use crate::{measure, settings, BenchError, BenchResult, Measure, Series};
-use headroom_monitor::{Sampler, SamplerConfig};
+use headroom_monitor::{Resources, Sampler, SamplerConfig};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -105,8 +105,6 @@ pub fn run(o: &ThermalOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
     let stressing = AtomicBool::new(false);
     let finished = AtomicBool::new(false);
     let interval = Duration::from_secs_f64(o.interval.max(0.2));
-    let mut points: Vec<Point> = Vec::new();
-    let mut settled = None;
     let result = std::thread::scope(|scope| {
         for counter in &counters {
             let (stressing, finished) = (&stressing, &finished);
@@ -122,86 +120,12 @@ pub fn run(o: &ThermalOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
                 }
             });
         }
-        let outcome = (|| {
-            let began = Instant::now();
-            let mut phase_start = began;
-            let mut phase = ThermalPhase::Settle;
-            let mut temperatures = Vec::new();
-            let mut last_events = 0u64;
-            let mut last_at = Instant::now();
-            let window = (30.0 / interval.as_secs_f64()).ceil() as usize;
-            loop {
-                if !crate::sleep_unless(stop, interval) {
-                    return Err(BenchError::Interrupted);
-                }
-                let Some(r) = sampler.sample() else { continue };
-                let now = Instant::now();
-                let events: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                let rate =
-                    (events - last_events) as f64 / now.duration_since(last_at).as_secs_f64();
-                (last_events, last_at) = (events, now);
-                let temperature = r
-                    .temperatures_c
-                    .values()
-                    .copied()
-                    .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))));
-                let mhz = (!r.frequencies_mhz.is_empty()).then(|| {
-                    r.frequencies_mhz.iter().sum::<f64>() / r.frequencies_mhz.len() as f64
-                });
-                let throttled = r.throttling.is_some_and(|t| {
-                    t.throttled_now || t.frequency_capped_now || t.soft_temperature_limit_now
-                });
-                let in_phase = now.duration_since(phase_start).as_secs_f64();
-                if let Some(t) = temperature {
-                    temperatures.push(t);
-                }
-                points.push(Point {
-                    t: now.duration_since(began).as_secs_f64(),
-                    phase,
-                    temperature_c: temperature,
-                    mhz,
-                    throttled,
-                    events_per_s: if phase == ThermalPhase::Stress {
-                        rate
-                    } else {
-                        0.0
-                    },
-                });
-                let next = match phase {
-                    ThermalPhase::Settle => {
-                        let done = temperature.is_none()
-                            || stable(&temperatures, window)
-                            || in_phase >= o.settle;
-                        if done {
-                            settled = Some(temperature.is_none() || stable(&temperatures, window));
-                        }
-                        done.then_some(ThermalPhase::Idle)
-                    }
-                    ThermalPhase::Idle => {
-                        (in_phase >= o.idle_before).then_some(ThermalPhase::Stress)
-                    }
-                    ThermalPhase::Stress => (in_phase >= o.stress).then_some(ThermalPhase::Cool),
-                    ThermalPhase::Cool => {
-                        if in_phase >= o.idle_after {
-                            return Ok(());
-                        }
-                        None
-                    }
-                };
-                if let Some(next) = next {
-                    stressing.store(next == ThermalPhase::Stress, Ordering::Relaxed);
-                    phase = next;
-                    phase_start = now;
-                    let events: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
-                    (last_events, last_at) = (events, Instant::now());
-                }
-            }
-        })();
+        let outcome = watch_phases(o, stop, interval, &mut sampler, &counters, &stressing);
         stressing.store(false, Ordering::Relaxed);
         finished.store(true, Ordering::Relaxed);
         outcome
     });
-    result?;
+    let (mut points, settled) = result?;
     // Time 0 is the start of the idle phase.
     let origin = points
         .iter()
@@ -211,6 +135,102 @@ pub fn run(o: &ThermalOptions, stop: &AtomicBool) -> Result<BenchResult, BenchEr
         p.t -= origin;
     }
     Ok(summarise(o, &points, settled.unwrap_or(true)))
+}
+
+/// Samples the host every `interval` through the phases (settle, idle,
+/// stress, cool), switching the stress threads on and off, until the cool
+/// phase ends or `stop`. Returns a point per sample and whether the
+/// temperature settled.
+fn watch_phases(
+    o: &ThermalOptions,
+    stop: &AtomicBool,
+    interval: Duration,
+    sampler: &mut Sampler,
+    counters: &[AtomicU64],
+    stressing: &AtomicBool,
+) -> Result<(Vec<Point>, Option<bool>), BenchError> {
+    let mut points: Vec<Point> = Vec::new();
+    let mut settled = None;
+    let began = Instant::now();
+    let mut phase_start = began;
+    let mut phase = ThermalPhase::Settle;
+    let mut temperatures = Vec::new();
+    let mut last_events = 0u64;
+    let mut last_at = Instant::now();
+    let window = (30.0 / interval.as_secs_f64()).ceil() as usize;
+    loop {
+        if !crate::sleep_unless(stop, interval) {
+            return Err(BenchError::Interrupted);
+        }
+        let Some(r) = sampler.sample() else { continue };
+        let now = Instant::now();
+        let events = events_so_far(counters);
+        let rate = (events - last_events) as f64 / now.duration_since(last_at).as_secs_f64();
+        (last_events, last_at) = (events, now);
+        let (temperature, mhz, throttled) = thermal_reading(&r);
+        let in_phase = now.duration_since(phase_start).as_secs_f64();
+        if let Some(t) = temperature {
+            temperatures.push(t);
+        }
+        points.push(Point {
+            t: now.duration_since(began).as_secs_f64(),
+            phase,
+            temperature_c: temperature,
+            mhz,
+            throttled,
+            events_per_s: if phase == ThermalPhase::Stress {
+                rate
+            } else {
+                0.0
+            },
+        });
+        let next = match phase {
+            ThermalPhase::Settle => {
+                let done =
+                    temperature.is_none() || stable(&temperatures, window) || in_phase >= o.settle;
+                if done {
+                    settled = Some(temperature.is_none() || stable(&temperatures, window));
+                }
+                done.then_some(ThermalPhase::Idle)
+            }
+            ThermalPhase::Idle => (in_phase >= o.idle_before).then_some(ThermalPhase::Stress),
+            ThermalPhase::Stress => (in_phase >= o.stress).then_some(ThermalPhase::Cool),
+            ThermalPhase::Cool => {
+                if in_phase >= o.idle_after {
+                    return Ok((points, settled));
+                }
+                None
+            }
+        };
+        if let Some(next) = next {
+            stressing.store(next == ThermalPhase::Stress, Ordering::Relaxed);
+            phase = next;
+            phase_start = now;
+            let events = events_so_far(counters);
+            (last_events, last_at) = (events, Instant::now());
+        }
+    }
+}
+
+/// The events the stress threads have run so far.
+fn events_so_far(counters: &[AtomicU64]) -> u64 {
+    counters.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+}
+
+/// A sample's hottest temperature, mean CPU frequency, and whether the
+/// CPU is throttled now.
+fn thermal_reading(r: &Resources) -> (Option<f64>, Option<f64>, bool) {
+    let temperature = r
+        .temperatures_c
+        .values()
+        .copied()
+        .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))));
+    let mhz = (!r.frequencies_mhz.is_empty())
+        .then(|| r.frequencies_mhz.iter().sum::<f64>() / r.frequencies_mhz.len() as f64);
+    let throttled = r
+        .throttling
+        .is_some_and(|t| t.throttled_now || t.frequency_capped_now || t.soft_temperature_limit_now);
+    (temperature, mhz, throttled)
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {

@@ -195,17 +195,10 @@ fn windows_1252(bytes: &[u8]) -> String {
 }
 
 fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
-    // JMeter's default delimiter is ',' (jmeter.save.saveservice.default_delimiter);
-    // a header line with tabs (or ';', '|') and no comma names another.
-    let first_line = text.lines().next().unwrap_or("");
-    let delimiter = [b',', b'\t', b';', b'|']
-        .into_iter()
-        .find(|d| first_line.as_bytes().contains(d))
-        .unwrap_or(b',');
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .delimiter(delimiter)
+        .delimiter(csv_delimiter(text))
         .from_reader(text.as_bytes());
     let mut records = reader.records();
     let first = match records.next() {
@@ -216,79 +209,10 @@ fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
     let has_header = first
         .iter()
         .any(|f| matches!(f, "timeStamp" | "elapsed" | "label"));
-    let columns: Vec<String> = if has_header {
-        first.iter().map(str::to_string).collect()
-    } else if first.len() == DEFAULT_COLUMNS.len() {
-        DEFAULT_COLUMNS.iter().map(|c| c.to_string()).collect()
-    } else {
-        return Err(invalid(
-            path,
-            format!(
-                "line 1 is not a header and has {} columns: a JTL without its header line must have JMeter's 17 default columns (timeStamp,elapsed,label,...). Add the header line (JMeter writes it unless jmeter.save.saveservice.print_field_names=false)",
-                first.len()
-            ),
-        ));
-    };
-    let at = |name: &str| columns.iter().position(|c| c == name);
-    for required in ["timeStamp", "elapsed", "label"] {
-        if at(required).is_none() {
-            return Err(invalid(
-                path,
-                format!("the header has no '{required}' column: headroom needs timeStamp, elapsed and label"),
-            ));
-        }
-    }
+    let columns = csv_columns(path, &first, has_header)?;
     let mut samples = Vec::new();
     let mut parse = |line: usize, record: &csv::StringRecord| -> Result<(), BundleError> {
-        let get = |name: &str| at(name).and_then(|i| record.get(i)).unwrap_or("");
-        let number = |name: &str| -> Result<u64, BundleError> {
-            let v = get(name).trim();
-            if v.is_empty() {
-                return Ok(0);
-            }
-            v.parse::<u64>().map_err(|_| {
-                invalid(
-                    path,
-                    format!("line {line}: {name} '{v}' is not a whole number of 0 or more"),
-                )
-            })
-        };
-        let stamp = get("timeStamp").trim();
-        let timestamp_ms = parse_timestamp(stamp).ok_or_else(|| {
-            invalid(
-                path,
-                format!("line {line}: timeStamp '{stamp}' is neither epoch milliseconds nor a date such as 2026/11/23 10:00:00.000"),
-            )
-        })?;
-        let message = get("responseMessage").to_string();
-        let success = match get("success").trim() {
-            "" => !get("responseCode").starts_with(['4', '5']),
-            s if s.eq_ignore_ascii_case("true") => true,
-            s if s.eq_ignore_ascii_case("false") => false,
-            other => {
-                return Err(invalid(
-                    path,
-                    format!("line {line}: success '{other}' is neither true nor false"),
-                ))
-            }
-        };
-        samples.push(JtlSample {
-            timestamp_ms,
-            elapsed_ms: number("elapsed")?,
-            label: get("label").to_string(),
-            response_code: get("responseCode").to_string(),
-            transaction: message.starts_with(TRANSACTION_MESSAGE),
-            response_message: message,
-            thread_name: get("threadName").to_string(),
-            success,
-            failure_message: get("failureMessage").to_string(),
-            bytes: number("bytes")?,
-            sent_bytes: number("sentBytes")?,
-            all_threads: number("allThreads")?.min(u32::MAX as u64) as u32,
-            url: get("URL").to_string(),
-            latency_ms: number("Latency")?,
-            connect_ms: number("Connect")?,
-        });
+        samples.push(csv_sample(path, &columns, line, record)?);
         plausible(samples.last().expect("just pushed"))
             .map_err(|why| invalid(path, format!("line {line}: {why}")))
     };
@@ -318,6 +242,108 @@ fn read_csv(path: &Path, text: &str) -> Result<Vec<JtlSample>, BundleError> {
         parse(line, &record)?;
     }
     Ok(samples)
+}
+
+/// The delimiter of a CSV JTL. JMeter's default is ','
+/// (jmeter.save.saveservice.default_delimiter); a header line with tabs
+/// (or ';', '|') and no comma names another.
+fn csv_delimiter(text: &str) -> u8 {
+    let first_line = text.lines().next().unwrap_or("");
+    [b',', b'\t', b';', b'|']
+        .into_iter()
+        .find(|d| first_line.as_bytes().contains(d))
+        .unwrap_or(b',')
+}
+
+/// The columns of a CSV JTL: its header's (`first`, when `has_header`),
+/// else JMeter's default columns; refused without the columns headroom
+/// needs.
+fn csv_columns(
+    path: &Path,
+    first: &csv::StringRecord,
+    has_header: bool,
+) -> Result<Vec<String>, BundleError> {
+    let columns: Vec<String> = if has_header {
+        first.iter().map(str::to_string).collect()
+    } else if first.len() == DEFAULT_COLUMNS.len() {
+        DEFAULT_COLUMNS.iter().map(|c| c.to_string()).collect()
+    } else {
+        return Err(invalid(
+            path,
+            format!(
+                "line 1 is not a header and has {} columns: a JTL without its header line must have JMeter's 17 default columns (timeStamp,elapsed,label,...). Add the header line (JMeter writes it unless jmeter.save.saveservice.print_field_names=false)",
+                first.len()
+            ),
+        ));
+    };
+    for required in ["timeStamp", "elapsed", "label"] {
+        if !columns.iter().any(|c| c == required) {
+            return Err(invalid(
+                path,
+                format!("the header has no '{required}' column: headroom needs timeStamp, elapsed and label"),
+            ));
+        }
+    }
+    Ok(columns)
+}
+
+/// The sample of the CSV JTL's `line`, its fields found by `columns`.
+fn csv_sample(
+    path: &Path,
+    columns: &[String],
+    line: usize,
+    record: &csv::StringRecord,
+) -> Result<JtlSample, BundleError> {
+    let at = |name: &str| columns.iter().position(|c| c == name);
+    let get = |name: &str| at(name).and_then(|i| record.get(i)).unwrap_or("");
+    let number = |name: &str| -> Result<u64, BundleError> {
+        let v = get(name).trim();
+        if v.is_empty() {
+            return Ok(0);
+        }
+        v.parse::<u64>().map_err(|_| {
+            invalid(
+                path,
+                format!("line {line}: {name} '{v}' is not a whole number of 0 or more"),
+            )
+        })
+    };
+    let stamp = get("timeStamp").trim();
+    let timestamp_ms = parse_timestamp(stamp).ok_or_else(|| {
+        invalid(
+            path,
+            format!("line {line}: timeStamp '{stamp}' is neither epoch milliseconds nor a date such as 2026/11/23 10:00:00.000"),
+        )
+    })?;
+    let message = get("responseMessage").to_string();
+    let success = match get("success").trim() {
+        "" => !get("responseCode").starts_with(['4', '5']),
+        s if s.eq_ignore_ascii_case("true") => true,
+        s if s.eq_ignore_ascii_case("false") => false,
+        other => {
+            return Err(invalid(
+                path,
+                format!("line {line}: success '{other}' is neither true nor false"),
+            ))
+        }
+    };
+    Ok(JtlSample {
+        timestamp_ms,
+        elapsed_ms: number("elapsed")?,
+        label: get("label").to_string(),
+        response_code: get("responseCode").to_string(),
+        transaction: message.starts_with(TRANSACTION_MESSAGE),
+        response_message: message,
+        thread_name: get("threadName").to_string(),
+        success,
+        failure_message: get("failureMessage").to_string(),
+        bytes: number("bytes")?,
+        sent_bytes: number("sentBytes")?,
+        all_threads: number("allThreads")?.min(u32::MAX as u64) as u32,
+        url: get("URL").to_string(),
+        latency_ms: number("Latency")?,
+        connect_ms: number("Connect")?,
+    })
 }
 
 /// Epoch milliseconds, or JMeter's `yyyy/MM/dd HH:mm:ss.SSS` (and with `-`

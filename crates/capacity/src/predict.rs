@@ -83,22 +83,7 @@ pub fn read_search(
     })?;
     let level_dir = level_bundle(dir, &lightest.bundle);
     let manifest = read_manifest(&level_dir).map_err(|e| e.to_string())?;
-    let fingerprint = if host == "local" {
-        manifest.fingerprint.clone()
-    } else {
-        manifest
-            .monitored_hosts
-            .iter()
-            .find(|m| m.agent == host)
-            .map(|m| m.fingerprint.clone())
-    };
-    let Some(fingerprint) = fingerprint.filter(|f| f.cores > 0) else {
-        return Err(format!(
-            "{}: the level's bundle does not say how many cores {host} has",
-            level_dir.display()
-        ));
-    };
-    let cores = fingerprint.cores;
+    let (cores, architecture) = server_cores(&level_dir, &manifest, &host)?;
     if let Some(given) = server_cpus.filter(|&n| n > cores as f64) {
         return Err(format!(
             "--server-cpus {given}: the search's host ({host}) had {cores} cores (its fingerprint in {}), so its server could not use more: give the CPUs its control group allowed (at most {cores}), or leave --server-cpus out for all {cores}",
@@ -111,23 +96,7 @@ pub fn read_search(
             .then_some(0.0)
     });
     let think_s = result.think_s;
-    let levels: Vec<LevelLoad> = usable
-        .iter()
-        .filter_map(|l| {
-            let figures = l.resources.iter().find(|h| h.host == host)?;
-            let share: f64 = figures.processes.iter().map(|p| p.1).sum();
-            Some(LevelLoad {
-                users: l.users,
-                throughput: l.rps,
-                response_s: l.mean_ms? / 1000.0,
-                think_s: l.think_s.unwrap_or(think_s),
-                cpu_busy: share / 100.0 * cores as f64,
-                disk_busy: figures.disk_avg.map(|d| d / 100.0),
-                disk_iops: figures.disk_iops_avg,
-                met: l.good,
-            })
-        })
-        .collect();
+    let levels = level_loads(&usable, &host, think_s, cores);
     let demands = demands(&levels, server_cpus).map_err(|e| format!("{}: {e}", dir.display()))?;
     // The shape's level, and its bundle.
     let shaped = usable
@@ -149,7 +118,7 @@ pub fn read_search(
         host,
         cores,
         server_cpus,
-        architecture: fingerprint.architecture.clone(),
+        architecture,
         processes: result.setup.processes.clone(),
         user: result.setup.user.clone(),
         users_are: result
@@ -167,6 +136,54 @@ pub fn read_search(
         pool,
         lesson_within_s,
     })
+}
+
+/// The cores and architecture of the server's host (`host`: `local` or
+/// an agent) as the level's bundle in `level_dir` fingerprinted it.
+fn server_cores(
+    level_dir: &Path,
+    manifest: &Manifest,
+    host: &str,
+) -> Result<(usize, String), String> {
+    let fingerprint = if host == "local" {
+        manifest.fingerprint.clone()
+    } else {
+        manifest
+            .monitored_hosts
+            .iter()
+            .find(|m| m.agent == host)
+            .map(|m| m.fingerprint.clone())
+    };
+    let Some(fingerprint) = fingerprint.filter(|f| f.cores > 0) else {
+        return Err(format!(
+            "{}: the level's bundle does not say how many cores {host} has",
+            level_dir.display()
+        ));
+    };
+    Ok((fingerprint.cores, fingerprint.architecture.clone()))
+}
+
+/// Each usable level's load on the server: its throughput, response and
+/// think times, and the server's CPU and disk on `host`; a level without
+/// figures for the host is left out.
+fn level_loads(usable: &[&Level], host: &str, think_s: f64, cores: usize) -> Vec<LevelLoad> {
+    usable
+        .iter()
+        .filter_map(|l| {
+            let figures = l.resources.iter().find(|h| h.host == host)?;
+            let share: f64 = figures.processes.iter().map(|p| p.1).sum();
+            Some(LevelLoad {
+                users: l.users,
+                throughput: l.rps,
+                response_s: l.mean_ms? / 1000.0,
+                think_s: l.think_s.unwrap_or(think_s),
+                cpu_busy: share / 100.0 * cores as f64,
+                disk_busy: figures.disk_avg.map(|d| d / 100.0),
+                disk_iops: figures.disk_iops_avg,
+                met: l.good,
+            })
+        })
+        .collect()
 }
 
 /// A search predict does not read: one marked INVALID, or one that

@@ -746,26 +746,7 @@ pub fn convert_for(
         };
     };
     let config = PlanConfig::read(plan, main, &mut ctx);
-    let _ = writeln!(y, "name: {}", q(name));
-    let _ = writeln!(y, "defaults:");
-    if let Some(base) = &config.defaults.base_url() {
-        let _ = writeln!(y, "  base_url: {}", q(base));
-    }
-    let _ = writeln!(y, "  follow_redirects: true");
-    // Timeout and keep-alive: written here once every sampler is read.
-    let connection_at = y.len();
-    if !config.headers.is_empty() {
-        let _ = writeln!(y, "  headers:");
-        for (k, v) in &config.headers {
-            let _ = writeln!(y, "    {}: {}", q(k), q(v));
-        }
-    }
-    if let Some(data) = &config.data {
-        y.push_str(data);
-    }
-    if config.clear_cookies {
-        let _ = writeln!(y, "cookies: clear_each_iteration");
-    }
+    let connection_at = write_defaults(&mut y, name, &config);
     let on_error = main.text("ThreadGroup.on_sample_error");
     if !on_error.is_empty() && on_error != "continue" {
         ctx.notes.push(format!(
@@ -811,21 +792,52 @@ pub fn convert_for(
         .is_none_or(|v| v.trim() != "false");
     let connection = connection_defaults(&mut ctx, per_iteration);
     y.insert_str(connection_at, &connection);
+    write_steps(&mut y, &mut ctx, &main.name, &steps);
+    Converted {
+        yaml: y,
+        converted: ctx.done,
+        not_converted: ctx.notes,
+    }
+}
+
+/// The scenario's name and its defaults: base URL, headers, data and
+/// cookies. Returns where in `y` the timeout and keep-alive go, written
+/// once every sampler is read.
+fn write_defaults(y: &mut String, name: &str, config: &PlanConfig) -> usize {
+    let _ = writeln!(y, "name: {}", q(name));
+    let _ = writeln!(y, "defaults:");
+    if let Some(base) = &config.defaults.base_url() {
+        let _ = writeln!(y, "  base_url: {}", q(base));
+    }
+    let _ = writeln!(y, "  follow_redirects: true");
+    let connection_at = y.len();
+    if !config.headers.is_empty() {
+        let _ = writeln!(y, "  headers:");
+        for (k, v) in &config.headers {
+            let _ = writeln!(y, "    {}: {}", q(k), q(v));
+        }
+    }
+    if let Some(data) = &config.data {
+        y.push_str(data);
+    }
+    if config.clear_cookies {
+        let _ = writeln!(y, "cookies: clear_each_iteration");
+    }
+    connection_at
+}
+
+/// The scenario's steps, or an empty list (and a note) when the thread
+/// group `group` holds none headroom runs.
+fn write_steps(y: &mut String, ctx: &mut Ctx, group: &str, steps: &str) {
     if steps.is_empty() {
         ctx.notes.push(format!(
-            "thread group '{}' holds no step headroom runs: the scenario has nothing to run",
-            main.name
+            "thread group '{group}' holds no step headroom runs: the scenario has nothing to run"
         ));
         // An empty list: the scenario's check then says "steps is empty".
         let _ = writeln!(y, "steps: []");
     } else {
         let _ = writeln!(y, "steps:");
-        y.push_str(&steps);
-    }
-    Converted {
-        yaml: y,
-        converted: ctx.done,
-        not_converted: ctx.notes,
+        y.push_str(steps);
     }
 }
 
@@ -1552,6 +1564,57 @@ fn sampler(
         let _ = writeln!(out, "{pad}  method: {method}");
     }
     destination((protocol, domain, port), path, ctx, defaults, &pad, out, at);
+    write_parameters(n, ctx, &method, &pad, out, at);
+    if !connection(n, ctx, defaults, at) {
+        let _ = writeln!(out, "{pad}  keep_alive: false");
+    }
+    let follow = n.flag("HTTPSampler.follow_redirects") || n.flag("HTTPSampler.auto_redirects");
+    if !follow {
+        let _ = writeln!(out, "{pad}  follow_redirects: false");
+    }
+    let SamplerChildren {
+        headers,
+        extracts,
+        checks,
+        own,
+    } = sampler_children(n, ctx, &pad, at);
+    if !headers.is_empty() {
+        let _ = writeln!(out, "{pad}  headers:");
+        for (k, v) in &headers {
+            let _ = writeln!(out, "{pad}    {}: {}", q(k), q(v));
+        }
+    }
+    if !extracts.is_empty() {
+        let _ = writeln!(out, "{pad}  extract:");
+        out.push_str(&extracts);
+    }
+    if !checks.is_empty() {
+        let _ = writeln!(out, "{pad}  check:");
+        out.push_str(&checks);
+    }
+    // Every timer in scope and the sampler's own, added up (JMeter runs
+    // them before the sampler; headroom waits after the step before).
+    let all: Vec<Timer> = ctx.timers.iter().chain(&own).copied().collect();
+    if let Some(t) = Timer::sum(&all, &mut ctx.notes, at) {
+        let _ = writeln!(out, "{pad}  think: {}", t.think());
+    }
+    if n.flag("HTTPSampler.DO_MULTIPART_POST") || has_files(n) {
+        ctx.notes.push(format!(
+            "{at}: a file upload (multipart/form-data) is not converted: the request goes without its files"
+        ));
+    }
+}
+
+/// A sampler's parameters: its raw body, else its query (GET, HEAD,
+/// DELETE) or its form.
+fn write_parameters(
+    n: &JmxElement,
+    ctx: &mut Ctx,
+    method: &str,
+    pad: &str,
+    out: &mut String,
+    at: &str,
+) {
     let args: Vec<(String, String, bool)> = arguments(n.prop("HTTPsampler.Arguments"))
         .into_iter()
         .map(|(k, v, e)| (ctx.text(&k, at), ctx.text(&v, at), e))
@@ -1577,13 +1640,22 @@ fn sampler(
             let _ = writeln!(out, "{pad}    {}: {}", q(k), q(v));
         }
     }
-    if !connection(n, ctx, defaults, at) {
-        let _ = writeln!(out, "{pad}  keep_alive: false");
-    }
-    let follow = n.flag("HTTPSampler.follow_redirects") || n.flag("HTTPSampler.auto_redirects");
-    if !follow {
-        let _ = writeln!(out, "{pad}  follow_redirects: false");
-    }
+}
+
+/// What a sampler's children add to its step.
+struct SamplerChildren {
+    headers: Vec<(String, String)>,
+    /// The step's `extract:` entries, as YAML.
+    extracts: String,
+    /// The step's `check:` entries, as YAML.
+    checks: String,
+    /// The sampler's own timers.
+    own: Vec<Timer>,
+}
+
+/// Reads a sampler's children: header managers, extractors, assertions
+/// and timers; the rest noted as not converted.
+fn sampler_children(n: &JmxElement, ctx: &mut Ctx, pad: &str, at: &str) -> SamplerChildren {
     let mut headers = Vec::new();
     let mut extracts = String::new();
     let mut checks = String::new();
@@ -1592,10 +1664,10 @@ fn sampler(
         let cat = format!("{at} > {} '{}'", c.tag, c.name);
         match c.tag.as_str() {
             "HeaderManager" => headers.extend(header_list(c, ctx, &cat)),
-            "RegexExtractor" => regex_extractor(c, ctx, &pad, &mut extracts, &cat),
-            "HtmlExtractor" => html_extractor(c, ctx, &pad, &mut extracts, &cat),
-            "JSONPostProcessor" => json_extractors(c, ctx, &pad, &mut extracts, &cat),
-            "ResponseAssertion" => assertion(c, ctx, &pad, &mut checks, &cat),
+            "RegexExtractor" => regex_extractor(c, ctx, pad, &mut extracts, &cat),
+            "HtmlExtractor" => html_extractor(c, ctx, pad, &mut extracts, &cat),
+            "JSONPostProcessor" => json_extractors(c, ctx, pad, &mut extracts, &cat),
+            "ResponseAssertion" => assertion(c, ctx, pad, &mut checks, &cat),
             "DurationAssertion" => {
                 let ms = c.text("DurationAssertion.duration");
                 let _ = writeln!(checks, "{pad}    - max_time: {}ms", ms.trim());
@@ -1612,30 +1684,11 @@ fn sampler(
                 .push(format!("{cat}: not converted (no headroom equivalent)")),
         }
     }
-    if !headers.is_empty() {
-        let _ = writeln!(out, "{pad}  headers:");
-        for (k, v) in &headers {
-            let _ = writeln!(out, "{pad}    {}: {}", q(k), q(v));
-        }
-    }
-    if !extracts.is_empty() {
-        let _ = writeln!(out, "{pad}  extract:");
-        out.push_str(&extracts);
-    }
-    if !checks.is_empty() {
-        let _ = writeln!(out, "{pad}  check:");
-        out.push_str(&checks);
-    }
-    // Every timer in scope and the sampler's own, added up (JMeter runs
-    // them before the sampler; headroom waits after the step before).
-    let all: Vec<Timer> = ctx.timers.iter().chain(&own).copied().collect();
-    if let Some(t) = Timer::sum(&all, &mut ctx.notes, at) {
-        let _ = writeln!(out, "{pad}  think: {}", t.think());
-    }
-    if n.flag("HTTPSampler.DO_MULTIPART_POST") || has_files(n) {
-        ctx.notes.push(format!(
-            "{at}: a file upload (multipart/form-data) is not converted: the request goes without its files"
-        ));
+    SamplerChildren {
+        headers,
+        extracts,
+        checks,
+        own,
     }
 }
 
@@ -1838,20 +1891,45 @@ fn assertion(c: &JmxElement, ctx: &mut Ctx, pad: &str, checks: &mut String, at: 
             "{at}: \"ignore status\" is not converted: a 4xx/5xx still fails the step unless a status check expects it"
         ));
     }
-    let in_line = |checks: &mut String| {
-        if !within.is_empty() && within != "code" {
-            let _ = writeln!(checks, "{pad}      in: {within}");
-        }
+    let assertion = ResponseAssertion {
+        c,
+        kind,
+        strings,
+        not,
+        or,
+        within,
     };
-    // The response code: its patterns as a list of statuses.
     if within == "code" {
+        assertion.status_check(ctx, pad, checks, at);
+    } else {
+        assertion.pattern_checks(ctx, pad, checks, at);
+    }
+}
+
+/// A Response Assertion as read, its patterns' texts resolved.
+struct ResponseAssertion<'a> {
+    c: &'a JmxElement,
+    /// The test-type bitmask.
+    kind: u32,
+    strings: Vec<String>,
+    not: bool,
+    /// Any pattern passes (OR, of several).
+    or: bool,
+    /// The field tested: "" (the body), headers, message or code.
+    within: &'static str,
+}
+
+impl ResponseAssertion<'_> {
+    /// The response code: its patterns as a list of statuses.
+    fn status_check(&self, ctx: &mut Ctx, pad: &str, checks: &mut String, at: &str) {
+        let (kind, strings) = (self.kind, &self.strings);
         let codes: Vec<u16> = strings
             .iter()
             .filter_map(|s| s.trim().parse().ok())
             .collect();
-        if not
+        if self.not
             || codes.len() != strings.len()
-            || (strings.len() > 1 && !or)
+            || (strings.len() > 1 && !self.or)
             || kind & (1 | 2 | 8 | 16) == 0
         {
             ctx.notes.push(format!(
@@ -1861,12 +1939,62 @@ fn assertion(c: &JmxElement, ctx: &mut Ctx, pad: &str, checks: &mut String, at: 
         }
         let list: Vec<String> = codes.iter().map(u16::to_string).collect();
         let _ = writeln!(checks, "{pad}    - status: [{}]", list.join(", "));
-        let _ = writeln!(checks, "{pad}      name: {}", q(&c.name));
+        let _ = writeln!(checks, "{pad}      name: {}", q(&self.c.name));
         ctx.done.push(format!("{at} → check"));
-        return;
     }
-    // One regular expression per pattern, anchored as the test type says.
-    let regex_of = |s: &str| -> String {
+
+    /// The body, headers or message: one check matching any pattern (OR),
+    /// else a check per pattern.
+    fn pattern_checks(&self, ctx: &mut Ctx, pad: &str, checks: &mut String, at: &str) {
+        let (kind, strings, c) = (self.kind, &self.strings, self.c);
+        if kind & (1 | 2 | 8 | 16) == 0 {
+            ctx.notes
+                .push(format!("{at}: test type {kind} is not converted"));
+            return;
+        }
+        if self.or {
+            if self.not {
+                ctx.notes.push(format!(
+                    "{at}: NOT with OR (some pattern absent) is not converted"
+                ));
+                return;
+            }
+            let any: Vec<String> = strings
+                .iter()
+                .map(|s| format!("(?:{})", self.regex_of(s)))
+                .collect();
+            let _ = writeln!(checks, "{pad}    - matches: {}", q(&any.join("|")));
+            self.in_line(pad, checks);
+            let _ = writeln!(checks, "{pad}      name: {}", q(&c.name));
+            ctx.done
+                .push(format!("{at} → check (any of {} patterns)", strings.len()));
+            return;
+        }
+        // AND: every pattern its own check.
+        for (i, s) in strings.iter().enumerate() {
+            let plain = kind & 16 != 0
+                || (kind & 2 != 0 && !s.chars().any(|ch| "\\^$.|?*+()[]{}".contains(ch)));
+            let line = match (plain, self.not) {
+                (true, false) => format!("contains: {}", q(s)),
+                (true, true) => format!("not_contains: {}", q(s)),
+                (false, false) => format!("matches: {}", q(&self.regex_of(s))),
+                (false, true) => format!("not_matches: {}", q(&self.regex_of(s))),
+            };
+            let _ = writeln!(checks, "{pad}    - {line}");
+            self.in_line(pad, checks);
+            let name = if strings.len() > 1 {
+                format!("{} {}", c.name, i + 1)
+            } else {
+                c.name.clone()
+            };
+            let _ = writeln!(checks, "{pad}      name: {}", q(&name));
+        }
+        ctx.done.push(format!("{at} → check"));
+    }
+
+    /// One regular expression per pattern, anchored as the test type says.
+    fn regex_of(&self, s: &str) -> String {
+        let kind = self.kind;
         if kind & 8 != 0 {
             format!("^{}$", regex::escape(s))
         } else if kind & 16 != 0 {
@@ -1876,50 +2004,14 @@ fn assertion(c: &JmxElement, ctx: &mut Ctx, pad: &str, checks: &mut String, at: 
         } else {
             s.to_string()
         }
-    };
-    if kind & (1 | 2 | 8 | 16) == 0 {
-        ctx.notes
-            .push(format!("{at}: test type {kind} is not converted"));
-        return;
     }
-    if or {
-        if not {
-            ctx.notes.push(format!(
-                "{at}: NOT with OR (some pattern absent) is not converted"
-            ));
-            return;
+
+    /// The check's `in:` line, for the headers or the message.
+    fn in_line(&self, pad: &str, checks: &mut String) {
+        if !self.within.is_empty() && self.within != "code" {
+            let _ = writeln!(checks, "{pad}      in: {}", self.within);
         }
-        let any: Vec<String> = strings
-            .iter()
-            .map(|s| format!("(?:{})", regex_of(s)))
-            .collect();
-        let _ = writeln!(checks, "{pad}    - matches: {}", q(&any.join("|")));
-        in_line(checks);
-        let _ = writeln!(checks, "{pad}      name: {}", q(&c.name));
-        ctx.done
-            .push(format!("{at} → check (any of {} patterns)", strings.len()));
-        return;
     }
-    // AND: every pattern its own check.
-    for (i, s) in strings.iter().enumerate() {
-        let plain = kind & 16 != 0
-            || (kind & 2 != 0 && !s.chars().any(|ch| "\\^$.|?*+()[]{}".contains(ch)));
-        let line = match (plain, not) {
-            (true, false) => format!("contains: {}", q(s)),
-            (true, true) => format!("not_contains: {}", q(s)),
-            (false, false) => format!("matches: {}", q(&regex_of(s))),
-            (false, true) => format!("not_matches: {}", q(&regex_of(s))),
-        };
-        let _ = writeln!(checks, "{pad}    - {line}");
-        in_line(checks);
-        let name = if strings.len() > 1 {
-            format!("{} {}", c.name, i + 1)
-        } else {
-            c.name.clone()
-        };
-        let _ = writeln!(checks, "{pad}      name: {}", q(&name));
-    }
-    ctx.done.push(format!("{at} → check"));
 }
 
 #[cfg(test)]

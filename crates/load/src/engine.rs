@@ -362,44 +362,17 @@ fn share(total: u64, parts: usize, index: usize) -> u64 {
     total / parts as u64 + u64::from((index as u64) < total % parts as u64)
 }
 
-fn run_worker(
-    plan: Arc<EnginePlan>,
+/// This worker's share of the profile's schedule: the requests it has
+/// left (a closed profile's request count), its pacer under a throughput
+/// cap, and its arrivals in an open profile.
+fn worker_schedule(
+    plan: &EnginePlan,
     index: usize,
     workers: usize,
-    events: UnboundedSender<EngineEvent>,
-    stop: watch::Receiver<bool>,
-) {
-    let mut recorder = Recorder::new(
-        index,
-        plan.labels,
-        plan.checks,
-        plan.run_start,
-        plan.apdex,
-        events,
-        plan.jtl.clone(),
-    );
-    // A request still in flight at -d is abandoned (as wrk does), even
-    // when it completes before the worker has noticed the deadline.
-    // With a before: phase, the cutoff is set when the profile starts.
-    if plan.before_users() == 0 {
-        recorder.cutoff = plan.profile.duration().map(|d| plan.run_start + d);
-    }
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(_) => {
-            // Report an empty share so the collector (and the other
-            // workers, past a before: phase) do not wait for us.
-            recorder.finish(Instant::now());
-            plan.before_finished(workers);
-            return;
-        }
-    };
+) -> (Option<u64>, Option<Pacer>, Option<Arrivals>) {
     // Under a throughput cap, the generators' first slots interleave.
     let first_slot = plan.shard.global(index as u64) as f64;
-    let (requests_left, pacer, arrivals) = match plan.profile {
+    match plan.profile {
         Profile::Closed {
             users, requests, ..
         } => {
@@ -455,7 +428,45 @@ fn run_worker(
             };
             (None, None, Some(arrivals))
         }
+    }
+}
+
+fn run_worker(
+    plan: Arc<EnginePlan>,
+    index: usize,
+    workers: usize,
+    events: UnboundedSender<EngineEvent>,
+    stop: watch::Receiver<bool>,
+) {
+    let mut recorder = Recorder::new(
+        index,
+        plan.labels,
+        plan.checks,
+        plan.run_start,
+        plan.apdex,
+        events,
+        plan.jtl.clone(),
+    );
+    // A request still in flight at -d is abandoned (as wrk does), even
+    // when it completes before the worker has noticed the deadline.
+    // With a before: phase, the cutoff is set when the profile starts.
+    if plan.before_users() == 0 {
+        recorder.cutoff = plan.profile.duration().map(|d| plan.run_start + d);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => {
+            // Report an empty share so the collector (and the other
+            // workers, past a before: phase) do not wait for us.
+            recorder.finish(Instant::now());
+            plan.before_finished(workers);
+            return;
+        }
     };
+    let (requests_left, pacer, arrivals) = worker_schedule(&plan, index, workers);
     // A lesson's students arrive at their planned times to the microsecond,
     // each counted in the second it was planned for.
     let scheduled =
@@ -507,72 +518,15 @@ async fn control(
         plan.run_start
     };
     worker.recorder.borrow_mut().cutoff = plan.profile.duration().map(|d| origin + d);
-    let mut vus = JoinSet::new();
-    let mut spawned: u32 = 0;
-    // Users are numbered as in one unsplit run: this worker's `local`-th
-    // is the shard's `local * workers + index`-th.
-    let global = |local: u32| {
-        plan.shard
-            .global(u64::from(local) * workers as u64 + index as u64)
-    };
-    let vu_number = |local: u32| global(local) as u32 + 1;
-    let shard_population = plan.shard.share(u64::from(plan.profile.population()));
-    let max_local_vus = match &plan.profile {
-        Profile::Closed { users, ramp_up, .. } => {
-            let mine = share(plan.shard.share(*users as u64), workers, index) as u32;
-            for local in 0..mine {
-                let start = origin + ramp_up.mul_f64(global(local) as f64 / *users as f64);
-                vus.spawn_local(closed_user(
-                    worker.clone(),
-                    vu_number(local),
-                    vec![(start, None)],
-                ));
-            }
-            spawned = mine;
-            mine
-        }
-        Profile::Lesson(lesson) => {
-            let mine = share(shard_population, workers, index) as u32;
-            for local in 0..mine {
-                let start = origin + lesson.arrivals[global(local) as usize];
-                vus.spawn_local(closed_user(
-                    worker.clone(),
-                    vu_number(local),
-                    vec![(start, None)],
-                ));
-            }
-            spawned = mine;
-            mine
-        }
-        Profile::RampingUsers { stages } => {
-            let mine = share(shard_population, workers, index) as u32;
-            for local in 0..mine {
-                let windows = stages
-                    .windows(global(local) as u32)
-                    .into_iter()
-                    .map(|(start, end)| (origin + start, Some(origin + end)))
-                    .collect();
-                vus.spawn_local(closed_user(worker.clone(), vu_number(local), windows));
-            }
-            spawned = mine;
-            mine
-        }
-        Profile::Open { .. } | Profile::RampingRate { .. } => {
-            let max_local = share(shard_population, workers, index) as u32;
-            let peak_rate = match &plan.profile {
-                Profile::Open { rate, .. } => rate.per_second,
-                Profile::RampingRate { stages, .. } => stages.peak(),
-                _ => 0.0,
-            };
-            let my_rate = peak_rate / workers as f64 / f64::from(plan.shard.count);
-            let initial = ((my_rate * 0.1).ceil() as u32 + 1).min(max_local);
-            for _ in 0..initial {
-                vus.spawn_local(open_user(worker.clone(), vu_number(spawned)));
-                spawned += 1;
-            }
-            max_local
-        }
-    };
+    let mut users = WorkerUsers::start(
+        &worker,
+        UserNumbering {
+            plan: &plan,
+            workers,
+            index,
+        },
+        origin,
+    );
     let deadline = plan.profile.duration().map(|d| origin + d);
     let mut last_supervision = Instant::now();
     let mut finished_all = false;
@@ -597,31 +551,17 @@ async fn control(
             _ = sleep_until_opt(supervise_at) => {
                 let now = Instant::now();
                 last_supervision = now;
-                if let Some(arrivals) = &worker.arrivals {
-                    if let Some(due) = arrivals.peek() {
-                        if due + ARRIVAL_GRACE <= now {
-                            // Arrivals are waiting and every VU is busy: add VUs.
-                            let room = max_local_vus - spawned;
-                            let overdue = arrivals.overdue(now - ARRIVAL_GRACE, room.max(1));
-                            if room == 0 {
-                                worker.recorder.borrow_mut().max_vus_reached = true;
-                            }
-                            for _ in 0..overdue.min(room) {
-                                vus.spawn_local(open_user(worker.clone(), vu_number(spawned)));
-                                spawned += 1;
-                            }
-                        }
-                    }
-                }
+                users.add_for_overdue_arrivals(&worker, now);
             }
-            joined = vus.join_next(), if !vus.is_empty() => {
-                if joined.is_some() && vus.is_empty() {
+            joined = users.vus.join_next(), if !users.vus.is_empty() => {
+                if joined.is_some() && users.vus.is_empty() {
                     finished_all = true;
                     break;
                 }
             }
         }
     }
+    let mut vus = users.vus;
     vus.abort_all();
     while vus.join_next().await.is_some() {}
     let now = Instant::now();
@@ -631,6 +571,150 @@ async fn control(
         deadline.map_or(now, |d| d.min(now))
     };
     worker.recorder.borrow_mut().finish(end);
+}
+
+/// How a worker numbers its users: as in one unsplit run, this worker's
+/// `local`-th user is the shard's `local * workers + index`-th.
+#[derive(Clone, Copy)]
+struct UserNumbering<'a> {
+    plan: &'a EnginePlan,
+    workers: usize,
+    index: usize,
+}
+
+impl UserNumbering<'_> {
+    /// The user's index in the whole run, from 0.
+    fn global(&self, local: u32) -> u64 {
+        self.plan
+            .shard
+            .global(u64::from(local) * self.workers as u64 + self.index as u64)
+    }
+
+    /// The user's VU number, from 1.
+    fn vu_number(&self, local: u32) -> u32 {
+        self.global(local) as u32 + 1
+    }
+}
+
+/// The virtual users a worker has started, and how many it may start.
+struct WorkerUsers<'a> {
+    vus: JoinSet<()>,
+    numbering: UserNumbering<'a>,
+    spawned: u32,
+    max_local_vus: u32,
+}
+
+impl<'a> WorkerUsers<'a> {
+    /// Starts this worker's share of the profile's users, starting at
+    /// `origin`: every closed user with its start (or its stages'
+    /// windows), or the first few open users that serve the arrivals.
+    fn start(worker: &Rc<Worker>, numbering: UserNumbering<'a>, origin: Instant) -> Self {
+        let plan = numbering.plan;
+        let (workers, index) = (numbering.workers, numbering.index);
+        let mut users = WorkerUsers {
+            vus: JoinSet::new(),
+            numbering,
+            spawned: 0,
+            max_local_vus: 0,
+        };
+        let shard_population = plan.shard.share(u64::from(plan.profile.population()));
+        users.max_local_vus = match &plan.profile {
+            Profile::Closed {
+                users: all,
+                ramp_up,
+                ..
+            } => {
+                let mine = share(plan.shard.share(*all as u64), workers, index) as u32;
+                for local in 0..mine {
+                    let start =
+                        origin + ramp_up.mul_f64(numbering.global(local) as f64 / *all as f64);
+                    users.spawn_closed(worker, local, vec![(start, None)]);
+                }
+                users.spawned = mine;
+                mine
+            }
+            Profile::Lesson(lesson) => {
+                let mine = share(shard_population, workers, index) as u32;
+                for local in 0..mine {
+                    let start = origin + lesson.arrivals[numbering.global(local) as usize];
+                    users.spawn_closed(worker, local, vec![(start, None)]);
+                }
+                users.spawned = mine;
+                mine
+            }
+            Profile::RampingUsers { stages } => {
+                let mine = share(shard_population, workers, index) as u32;
+                for local in 0..mine {
+                    let windows = stages
+                        .windows(numbering.global(local) as u32)
+                        .into_iter()
+                        .map(|(start, end)| (origin + start, Some(origin + end)))
+                        .collect();
+                    users.spawn_closed(worker, local, windows);
+                }
+                users.spawned = mine;
+                mine
+            }
+            Profile::Open { .. } | Profile::RampingRate { .. } => {
+                let max_local = share(shard_population, workers, index) as u32;
+                let peak_rate = match &plan.profile {
+                    Profile::Open { rate, .. } => rate.per_second,
+                    Profile::RampingRate { stages, .. } => stages.peak(),
+                    _ => 0.0,
+                };
+                let my_rate = peak_rate / workers as f64 / f64::from(plan.shard.count);
+                let initial = ((my_rate * 0.1).ceil() as u32 + 1).min(max_local);
+                for _ in 0..initial {
+                    users.spawn_open(worker);
+                }
+                max_local
+            }
+        };
+        users
+    }
+
+    /// Starts the closed user numbered `local` in this worker, active in
+    /// `windows`.
+    fn spawn_closed(
+        &mut self,
+        worker: &Rc<Worker>,
+        local: u32,
+        windows: Vec<(Instant, Option<Instant>)>,
+    ) {
+        self.vus.spawn_local(closed_user(
+            worker.clone(),
+            self.numbering.vu_number(local),
+            windows,
+        ));
+    }
+
+    /// Starts the next open user.
+    fn spawn_open(&mut self, worker: &Rc<Worker>) {
+        self.vus.spawn_local(open_user(
+            worker.clone(),
+            self.numbering.vu_number(self.spawned),
+        ));
+        self.spawned += 1;
+    }
+
+    /// Arrivals are waiting and every VU is busy: adds VUs, up to the
+    /// worker's most, or notes that the most is reached.
+    fn add_for_overdue_arrivals(&mut self, worker: &Rc<Worker>, now: Instant) {
+        if let Some(arrivals) = &worker.arrivals {
+            if let Some(due) = arrivals.peek() {
+                if due + ARRIVAL_GRACE <= now {
+                    let room = self.max_local_vus - self.spawned;
+                    let overdue = arrivals.overdue(now - ARRIVAL_GRACE, room.max(1));
+                    if room == 0 {
+                        worker.recorder.borrow_mut().max_vus_reached = true;
+                    }
+                    for _ in 0..overdue.min(room) {
+                        self.spawn_open(worker);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Runs this worker's share of the `before:` users to their end, then

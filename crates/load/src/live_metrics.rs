@@ -55,6 +55,15 @@ pub fn render(figures: &LiveFigures<'_>) -> String {
         "Virtual users active in the last second.",
         f64::from(figures.active_vus),
     );
+    requests(&mut e, figures);
+    apdex_zones(&mut e, figures);
+    durations(&mut e, figures);
+    checks(&mut e, figures);
+    e.finish()
+}
+
+/// The samples completed and failed, per label (and kind of error).
+fn requests(e: &mut Exposition, figures: &LiveFigures<'_>) {
     let kind = |group: bool| if group { "group" } else { "request" };
     e.family(
         "headroom_requests_total",
@@ -85,6 +94,10 @@ pub fn render(figures: &LiveFigures<'_>) -> String {
             }
         }
     }
+}
+
+/// The samples in each Apdex zone, per label.
+fn apdex_zones(e: &mut Exposition, figures: &LiveFigures<'_>) {
     e.family(
         "headroom_apdex_samples_total",
         "counter",
@@ -104,6 +117,11 @@ pub fn render(figures: &LiveFigures<'_>) -> String {
             );
         }
     }
+}
+
+/// The response times per label, as a Prometheus histogram of
+/// [`BUCKETS_S`].
+fn durations(e: &mut Exposition, figures: &LiveFigures<'_>) {
     e.family(
         "headroom_request_duration_seconds",
         "histogram",
@@ -142,6 +160,10 @@ pub fn render(figures: &LiveFigures<'_>) -> String {
             h.len() as f64,
         );
     }
+}
+
+/// The scenario's checks passed and failed.
+fn checks(e: &mut Exposition, figures: &LiveFigures<'_>) {
     e.family(
         "headroom_checks_total",
         "counter",
@@ -159,7 +181,6 @@ pub fn render(figures: &LiveFigures<'_>) -> String {
             *failures as f64,
         );
     }
-    e.finish()
 }
 
 /// The page being served, replaced once a second.

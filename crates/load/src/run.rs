@@ -22,6 +22,7 @@ use headroom_bundle::warnings::RunWarning;
 use headroom_bundle::writer::{BundleWriter, MergedInterval};
 use headroom_bundle::BundleError;
 use headroom_journey::profile::Profile;
+use headroom_traffic::replay::ReplayPlan;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -135,22 +136,7 @@ pub async fn run(
     setup.manifest.status = RunStatus::Running;
     setup.manifest.threads = plan.worker_count();
     let bundle = BundleWriter::create(&setup.bundle_dir, &setup.manifest, wall_start)?;
-    let monitoring = if setup.monitor.is_empty() {
-        None
-    } else {
-        let sources = std::mem::take(&mut setup.monitor);
-        let started = Monitoring::start(
-            sources,
-            setup.monitor_processes.clone(),
-            &setup.bundle_dir,
-            run_start,
-            wall_start,
-        );
-        Some(started.map_err(|source| BundleError::Io {
-            path: setup.bundle_dir.clone(),
-            source,
-        })?)
-    };
+    let monitoring = start_monitoring(&mut setup, run_start, wall_start)?;
 
     let workers = plan.worker_count();
     let planned = plan.profile.duration();
@@ -175,15 +161,8 @@ pub async fn run(
     let engine = Engine::start(plan, sender).map_err(RunError::Engine)?;
     let injector = Injector::start(&setup.faults, run_start, &setup.bundle_dir);
     let mut collector = Collector::new(workers, labels, run_start, planned, bundle);
-    collector.outside_total = setup.outside_total.clone();
     collector.phases = phases;
-    collector.metrics = setup.metrics.clone().map(|live| {
-        let run = setup.bundle_dir.display().to_string();
-        (live, run, setup.manifest.target.clone())
-    });
-    collector.check_names = setup.check_names.clone();
-    collector.check_labels = setup.check_labels.clone();
-    collector.check_counts = vec![[0, 0]; setup.check_names.len()];
+    collector.take_setup(&setup);
     let status = collector
         .collect(
             &engine,
@@ -201,21 +180,7 @@ pub async fn run(
         setup.manifest.files.failures = Some(FAILURES_INDEX.into());
     }
     // A replay's requests, each beside its recorded status.
-    let mut replay_error = None;
-    if let Some(replay) = replay {
-        match replay.write_csv(&setup.bundle_dir) {
-            Ok(()) => {
-                setup.manifest.files.replay = Some(headroom_traffic::replay::REPLAY_CSV.into())
-            }
-            Err(e) => {
-                replay_error = Some(format!(
-                    "cannot write {} in {}: {e}",
-                    headroom_traffic::replay::REPLAY_CSV,
-                    setup.bundle_dir.display()
-                ))
-            }
-        }
-    }
+    let replay_error = replay.and_then(|replay| write_replay(&replay, &mut setup));
     let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
     if !resources.is_empty() {
         setup.manifest.files.resources = Some(headroom_bundle::RESOURCES.into());
@@ -226,6 +191,66 @@ pub async fn run(
         outcome.bundle_error = replay_error;
     }
     Ok(outcome)
+}
+
+/// A warning for each host whose resources were not sampled, or not
+/// every second.
+fn missing_resources(resources: &[HostSummary]) -> Vec<RunWarning> {
+    let mut warnings = Vec::new();
+    for host in resources {
+        if host.no_data() || host.gap_seconds > 0 {
+            warnings.push(RunWarning::MissingResources {
+                host: host.host.clone(),
+                seconds: host.gap_seconds,
+                none_at_all: host.no_data(),
+                problem: host
+                    .problem
+                    .clone()
+                    .unwrap_or_else(|| "no sample was taken".into()),
+            });
+        }
+    }
+    warnings
+}
+
+/// Starts sampling the hosts of `setup.monitor` into the bundle, if any.
+fn start_monitoring(
+    setup: &mut RunSetup,
+    run_start: Instant,
+    wall_start: SystemTime,
+) -> Result<Option<Monitoring>, BundleError> {
+    if setup.monitor.is_empty() {
+        return Ok(None);
+    }
+    let sources = std::mem::take(&mut setup.monitor);
+    let started = Monitoring::start(
+        sources,
+        setup.monitor_processes.clone(),
+        &setup.bundle_dir,
+        run_start,
+        wall_start,
+    );
+    Ok(Some(started.map_err(|source| BundleError::Io {
+        path: setup.bundle_dir.clone(),
+        source,
+    })?))
+}
+
+/// Writes a replay's requests, each beside its recorded status, into the
+/// bundle and names the file in the manifest; the error as text when it
+/// cannot.
+fn write_replay(replay: &ReplayPlan, setup: &mut RunSetup) -> Option<String> {
+    match replay.write_csv(&setup.bundle_dir) {
+        Ok(()) => {
+            setup.manifest.files.replay = Some(headroom_traffic::replay::REPLAY_CSV.into());
+            None
+        }
+        Err(e) => Some(format!(
+            "cannot write {} in {}: {e}",
+            headroom_traffic::replay::REPLAY_CSV,
+            setup.bundle_dir.display()
+        )),
+    }
 }
 
 struct Collector {
@@ -270,6 +295,19 @@ struct Collector {
 }
 
 impl Collector {
+    /// Takes from `setup` what the collector counts against: the requests
+    /// outside the total, the live metrics page and the checks.
+    fn take_setup(&mut self, setup: &RunSetup) {
+        self.outside_total = setup.outside_total.clone();
+        self.metrics = setup.metrics.clone().map(|live| {
+            let run = setup.bundle_dir.display().to_string();
+            (live, run, setup.manifest.target.clone())
+        });
+        self.check_names = setup.check_names.clone();
+        self.check_labels = setup.check_labels.clone();
+        self.check_counts = vec![[0, 0]; setup.check_names.len()];
+    }
+
     fn new(
         workers: usize,
         labels: Vec<String>,
@@ -599,19 +637,7 @@ impl Collector {
         }
         let peak_vus = self.done.iter().flatten().map(|d| d.peak_vus).sum();
         let mut warnings = self.warnings(max_vus);
-        for host in &resources {
-            if host.no_data() || host.gap_seconds > 0 {
-                warnings.push(RunWarning::MissingResources {
-                    host: host.host.clone(),
-                    seconds: host.gap_seconds,
-                    none_at_all: host.no_data(),
-                    problem: host
-                        .problem
-                        .clone()
-                        .unwrap_or_else(|| "no sample was taken".into()),
-                });
-            }
-        }
+        warnings.extend(missing_resources(&resources));
         let (apdex_t_ms, apdex_f_ms) = (manifest.apdex_t_ms, manifest.apdex_f_ms);
         let (phases, arrivals_per_second) = self
             .phases
@@ -632,22 +658,7 @@ impl Collector {
             total: total_figures,
             labels: label_figures,
             peak_vus,
-            checks: self
-                .check_names
-                .iter()
-                .zip(&self.check_counts)
-                .enumerate()
-                .map(|(i, (name, [passes, failures]))| {
-                    (
-                        name.clone(),
-                        CheckFigures {
-                            passes: *passes,
-                            failures: *failures,
-                            labels: self.check_labels.get(i).cloned().unwrap_or_default(),
-                        },
-                    )
-                })
-                .collect(),
+            checks: self.check_figures(),
             resources,
             phases,
             arrivals_per_second,
@@ -683,6 +694,25 @@ impl Collector {
             bundle_error: self.bundle_error.map(|e| e.to_string()),
             manifest,
         })
+    }
+
+    /// Each check's passes and failures, and the labels it checks.
+    fn check_figures(&self) -> BTreeMap<String, CheckFigures> {
+        self.check_names
+            .iter()
+            .zip(&self.check_counts)
+            .enumerate()
+            .map(|(i, (name, [passes, failures]))| {
+                (
+                    name.clone(),
+                    CheckFigures {
+                        passes: *passes,
+                        failures: *failures,
+                        labels: self.check_labels.get(i).cloned().unwrap_or_default(),
+                    },
+                )
+            })
+            .collect()
     }
 
     fn warnings(&self, max_vus: Option<u32>) -> Vec<RunWarning> {

@@ -1,7 +1,7 @@
 //! Noise checks before a run: each finding says what it distorts and how to
 //! fix it (hyperfine's warnings are the model).
 
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Fingerprint, Throttling};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,36 +38,7 @@ pub fn examine(
         ));
     }
     if let Some(t) = f.throttling {
-        if t.under_voltage_now || t.under_voltage_since_boot {
-            out.push(finding(
-                "under_voltage",
-                "the power supply dropped below what the board needs (under-voltage): the CPU is slowed and results \
-                 are not those of a healthy machine. Use the official power supply and a short, thick cable."
-                    .into(),
-            ));
-        }
-        if t.frequency_capped_now || t.throttled_now || t.soft_temperature_limit_now {
-            out.push(finding(
-                "throttled",
-                format!(
-                    "the CPU is throttled or its frequency capped now (get_throttled {:#x}): it runs slower than it can. \
-                     Cool it (heatsink, fan) and wait until the flags clear.",
-                    t.raw
-                ),
-            ));
-        } else if t.frequency_capped_since_boot
-            || t.throttled_since_boot
-            || t.soft_temperature_limit_since_boot
-        {
-            out.push(finding(
-                "throttled_since_boot",
-                format!(
-                    "the CPU was throttled or capped since boot (get_throttled {:#x}): it may be again under load. \
-                     Check cooling, and watch the temperature during the run (--monitor local).",
-                    t.raw
-                ),
-            ));
-        }
+        throttling_findings(&t, &mut out);
     }
     if let Some(t) = f.temperature_c.filter(|t| *t > 70.0) {
         out.push(finding(
@@ -100,6 +71,56 @@ pub fn examine(
             ),
         ));
     }
+    limits_and_virtualization(f, &mut out);
+    if same_host_as_target {
+        out.push(finding(
+            "same_host",
+            "the target runs on this machine: headroom and the server share its cores, so the server's capacity is understated. \
+             Run headroom from another machine for capacity figures."
+                .into(),
+        ));
+    }
+    out
+}
+
+/// What the Raspberry Pi's throttling flags say: under-voltage, and
+/// throttling now or since boot.
+fn throttling_findings(t: &Throttling, out: &mut Vec<Finding>) {
+    if t.under_voltage_now || t.under_voltage_since_boot {
+        out.push(finding(
+            "under_voltage",
+            "the power supply dropped below what the board needs (under-voltage): the CPU is slowed and results \
+             are not those of a healthy machine. Use the official power supply and a short, thick cable."
+                .into(),
+        ));
+    }
+    if t.frequency_capped_now || t.throttled_now || t.soft_temperature_limit_now {
+        out.push(finding(
+            "throttled",
+            format!(
+                "the CPU is throttled or its frequency capped now (get_throttled {:#x}): it runs slower than it can. \
+                 Cool it (heatsink, fan) and wait until the flags clear.",
+                t.raw
+            ),
+        ));
+    } else if t.frequency_capped_since_boot
+        || t.throttled_since_boot
+        || t.soft_temperature_limit_since_boot
+    {
+        out.push(finding(
+            "throttled_since_boot",
+            format!(
+                "the CPU was throttled or capped since boot (get_throttled {:#x}): it may be again under load. \
+                 Check cooling, and watch the temperature during the run (--monitor local).",
+                t.raw
+            ),
+        ));
+    }
+}
+
+/// What the cgroup limits and the virtualization (a container, a VM)
+/// take from the machine's figures.
+fn limits_and_virtualization(f: &Fingerprint, out: &mut Vec<Finding>) {
     if let Some(limit) = &f.cgroup_cpu_limit {
         out.push(finding(
             "cgroup_cpu",
@@ -126,15 +147,6 @@ pub fn examine(
             ),
         )),
     }
-    if same_host_as_target {
-        out.push(finding(
-            "same_host",
-            "the target runs on this machine: headroom and the server share its cores, so the server's capacity is understated. \
-             Run headroom from another machine for capacity figures."
-                .into(),
-        ));
-    }
-    out
 }
 
 /// The `n` processes that used the most CPU over `window`, busiest first.

@@ -113,51 +113,61 @@ fn numbers(text: &str) -> Vec<u64> {
         .collect()
 }
 
+/// The interrupts, context switches and CPU times of /proc/stat (`stat`).
+fn stat_counters(stat: &str, s: &mut Snapshot) {
+    for line in stat.lines() {
+        let first = |key: &str| {
+            line.strip_prefix(key)
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|n| n.parse::<u64>().ok())
+        };
+        if let Some(n) = first("intr ") {
+            s.interrupts = Some(n);
+        } else if let Some(n) = first("ctxt ") {
+            s.context_switches = Some(n);
+        }
+    }
+    for line in stat.lines().filter(|l| l.starts_with("cpu")) {
+        let n = numbers(line.split_once(' ').map_or("", |(_, rest)| rest));
+        if n.len() >= 8 {
+            s.cpus.push(CpuTimes {
+                user: n[0],
+                nice: n[1],
+                system: n[2],
+                idle: n[3],
+                iowait: n[4],
+                irq: n[5],
+                softirq: n[6],
+                steal: n[7],
+            });
+        }
+    }
+}
+
+/// The memory and swap of /proc/meminfo (`meminfo`), in kB.
+fn memory(meminfo: &str, s: &mut Snapshot) {
+    for line in meminfo.lines() {
+        let (key, rest) = line.split_once(':').unwrap_or((line, ""));
+        let value = numbers(rest).first().copied().unwrap_or(0);
+        match key {
+            "MemTotal" => s.mem_total_kb = value,
+            "MemAvailable" => s.mem_available_kb = value,
+            "SwapTotal" => s.swap_total_kb = value,
+            "SwapFree" => s.swap_free_kb = value,
+            _ => {}
+        }
+    }
+}
+
 impl Roots {
     /// Reads everything; missing files leave their part empty.
     pub fn snapshot(&self, watched: &[String]) -> Snapshot {
         let mut s = Snapshot::default();
         if let Some(stat) = read(&self.proc.join("stat")) {
-            for line in stat.lines() {
-                let first = |key: &str| {
-                    line.strip_prefix(key)
-                        .and_then(|rest| rest.split_whitespace().next())
-                        .and_then(|n| n.parse::<u64>().ok())
-                };
-                if let Some(n) = first("intr ") {
-                    s.interrupts = Some(n);
-                } else if let Some(n) = first("ctxt ") {
-                    s.context_switches = Some(n);
-                }
-            }
-            for line in stat.lines().filter(|l| l.starts_with("cpu")) {
-                let n = numbers(line.split_once(' ').map_or("", |(_, rest)| rest));
-                if n.len() >= 8 {
-                    s.cpus.push(CpuTimes {
-                        user: n[0],
-                        nice: n[1],
-                        system: n[2],
-                        idle: n[3],
-                        iowait: n[4],
-                        irq: n[5],
-                        softirq: n[6],
-                        steal: n[7],
-                    });
-                }
-            }
+            stat_counters(&stat, &mut s);
         }
         if let Some(meminfo) = read(&self.proc.join("meminfo")) {
-            for line in meminfo.lines() {
-                let (key, rest) = line.split_once(':').unwrap_or((line, ""));
-                let value = numbers(rest).first().copied().unwrap_or(0);
-                match key {
-                    "MemTotal" => s.mem_total_kb = value,
-                    "MemAvailable" => s.mem_available_kb = value,
-                    "SwapTotal" => s.swap_total_kb = value,
-                    "SwapFree" => s.swap_free_kb = value,
-                    _ => {}
-                }
-            }
+            memory(&meminfo, &mut s);
         }
         if let Some(load) = read(&self.proc.join("loadavg")) {
             for (slot, value) in s.load.iter_mut().zip(load.split_whitespace()) {
@@ -165,78 +175,105 @@ impl Roots {
             }
         }
         if let Some(disks) = read(&self.proc.join("diskstats")) {
-            for line in disks.lines() {
-                let fields: Vec<&str> = line.split_whitespace().collect();
-                if fields.len() < 14 {
-                    continue;
-                }
-                let name = fields[2];
-                // Whole devices only (partitions have no /sys/block entry); no loop or ram disks.
-                if name.starts_with("loop")
-                    || name.starts_with("ram")
-                    || !self.sys.join("block").join(name).exists()
-                {
-                    continue;
-                }
-                let n = |i: usize| fields[i].parse::<u64>().unwrap_or(0);
-                s.disks.insert(
-                    name.to_string(),
-                    DiskCounters {
-                        ios: n(3) + n(7),
-                        sectors_read: n(5),
-                        sectors_written: n(9),
-                        busy_ms: n(12),
-                    },
-                );
-            }
+            self.disks(&disks, &mut s);
         }
         if let Some(dev) = read(&self.proc.join("net/dev")) {
-            for line in dev.lines().skip(2) {
-                let Some((name, rest)) = line.split_once(':') else {
-                    continue;
-                };
-                let name = name.trim();
-                let n = numbers(rest);
-                if name == "lo" || n.len() < 9 {
-                    continue;
-                }
-                s.nets.insert(
-                    name.to_string(),
-                    NetCounters {
-                        rx_bytes: n[0],
-                        tx_bytes: n[8],
-                    },
-                );
-                let class = self.sys.join("class/net").join(name);
-                // Only interfaces switched on (IFF_UP): one switched off
-                // (an unused ifb, a spare port) has no link to lose.
-                let switched_on = read(&class.join("flags"))
-                    .and_then(|f| u64::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
-                    .is_some_and(|flags| flags & 1 == 1);
-                if switched_on {
-                    match read(&class.join("operstate")).as_deref().map(str::trim) {
-                        Some("up") => {
-                            s.link_up.insert(name.to_string(), true);
-                        }
-                        Some("down" | "lowerlayerdown") => {
-                            s.link_up.insert(name.to_string(), false);
-                        }
-                        _ => {}
-                    }
-                }
-                if let Some(speed) = read(&self.sys.join("class/net").join(name).join("speed"))
-                    .and_then(|t| t.trim().parse::<f64>().ok())
-                {
-                    if speed > 0.0 {
-                        s.link_mbit.insert(name.to_string(), speed);
-                    }
-                }
-            }
+            self.networks(&dev, &mut s);
         }
         if let Some(table) = read(&self.proc.join("interrupts")) {
             s.interrupt_kinds = interrupt_kinds(&table);
         }
         self.temperatures(&mut s);
+        self.frequencies(&mut s);
+        if !watched.is_empty() {
+            self.processes(watched, &mut s);
+        }
+        s
+    }
+
+    /// The whole disks' counters from /proc/diskstats (`disks`): no
+    /// partition, loop or ram disk.
+    fn disks(&self, disks: &str, s: &mut Snapshot) {
+        for line in disks.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() < 14 {
+                continue;
+            }
+            let name = fields[2];
+            // Whole devices only (partitions have no /sys/block entry); no loop or ram disks.
+            if name.starts_with("loop")
+                || name.starts_with("ram")
+                || !self.sys.join("block").join(name).exists()
+            {
+                continue;
+            }
+            let n = |i: usize| fields[i].parse::<u64>().unwrap_or(0);
+            s.disks.insert(
+                name.to_string(),
+                DiskCounters {
+                    ios: n(3) + n(7),
+                    sectors_read: n(5),
+                    sectors_written: n(9),
+                    busy_ms: n(12),
+                },
+            );
+        }
+    }
+
+    /// The network interfaces' bytes from /proc/net/dev (`dev`), with
+    /// their links' state and speed; not the loopback.
+    fn networks(&self, dev: &str, s: &mut Snapshot) {
+        for line in dev.lines().skip(2) {
+            let Some((name, rest)) = line.split_once(':') else {
+                continue;
+            };
+            let name = name.trim();
+            let n = numbers(rest);
+            if name == "lo" || n.len() < 9 {
+                continue;
+            }
+            s.nets.insert(
+                name.to_string(),
+                NetCounters {
+                    rx_bytes: n[0],
+                    tx_bytes: n[8],
+                },
+            );
+            self.link(name, s);
+        }
+    }
+
+    /// Whether the interface `name`'s link is up, if it is switched on,
+    /// and its speed, if it has one.
+    fn link(&self, name: &str, s: &mut Snapshot) {
+        let class = self.sys.join("class/net").join(name);
+        // Only interfaces switched on (IFF_UP): one switched off
+        // (an unused ifb, a spare port) has no link to lose.
+        let switched_on = read(&class.join("flags"))
+            .and_then(|f| u64::from_str_radix(f.trim().trim_start_matches("0x"), 16).ok())
+            .is_some_and(|flags| flags & 1 == 1);
+        if switched_on {
+            match read(&class.join("operstate")).as_deref().map(str::trim) {
+                Some("up") => {
+                    s.link_up.insert(name.to_string(), true);
+                }
+                Some("down" | "lowerlayerdown") => {
+                    s.link_up.insert(name.to_string(), false);
+                }
+                _ => {}
+            }
+        }
+        if let Some(speed) = read(&self.sys.join("class/net").join(name).join("speed"))
+            .and_then(|t| t.trim().parse::<f64>().ok())
+        {
+            if speed > 0.0 {
+                s.link_mbit.insert(name.to_string(), speed);
+            }
+        }
+    }
+
+    /// Each CPU's current frequency, in order, until the first without one.
+    fn frequencies(&self, s: &mut Snapshot) {
         for cpu in 0.. {
             let path = self.sys.join(format!(
                 "devices/system/cpu/cpu{cpu}/cpufreq/scaling_cur_freq"
@@ -246,10 +283,6 @@ impl Roots {
                 None => break,
             }
         }
-        if !watched.is_empty() {
-            self.processes(watched, &mut s);
-        }
-        s
     }
 
     fn temperatures(&self, s: &mut Snapshot) {

@@ -139,6 +139,62 @@ struct CpuShares {
     steal: f64,
 }
 
+/// Each disk's busy share, MB/s read and written and operations a second
+/// between two snapshots `seconds` apart.
+fn disk_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<DiskFigures> {
+    new.disks
+        .iter()
+        .filter_map(|(name, n)| {
+            let o = old.disks.get(name)?;
+            let busy_ms = counter_delta(n.busy_ms, o.busy_ms) as f64;
+            Some(DiskFigures {
+                name: name.clone(),
+                util_pct: (busy_ms / (seconds * 1000.0) * 100.0).min(100.0),
+                read_mb_s: counter_delta(n.sectors_read, o.sectors_read) as f64 * 512.0
+                    / 1e6
+                    / seconds,
+                write_mb_s: counter_delta(n.sectors_written, o.sectors_written) as f64 * 512.0
+                    / 1e6
+                    / seconds,
+                iops: counter_delta(n.ios, o.ios) as f64 / seconds,
+            })
+        })
+        .collect()
+}
+
+/// Each watched process's CPU share, memory and count.
+fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessFigures> {
+    let ticks = clock_ticks();
+    new.processes
+        .iter()
+        .map(|(name, n)| {
+            let used = old
+                .processes
+                .get(name)
+                .map_or(0, |o| n.cpu_ticks.saturating_sub(o.cpu_ticks));
+            ProcessFigures {
+                name: name.clone(),
+                cpu_pct: used as f64 / ticks / seconds * 100.0,
+                rss_mb: n.rss_bytes as f64 / 1e6,
+                count: n.count.min(u32::MAX as u64) as u32,
+            }
+        })
+        .collect()
+}
+
+/// Interrupts a second by kind, of the kinds that grew.
+fn interrupt_rates(old: &Snapshot, new: &Snapshot, seconds: f64) -> BTreeMap<String, f64> {
+    new.interrupt_kinds
+        .iter()
+        .filter_map(|(kind, &n)| {
+            let o = *old.interrupt_kinds.get(kind)?;
+            // A row that went back (a device re-registered) is not a rate.
+            let grew = n.checked_sub(o)?;
+            (grew > 0).then(|| (kind.clone(), grew as f64 / seconds))
+        })
+        .collect()
+}
+
 fn cpu_shares(new: &CpuTimes, old: &CpuTimes) -> CpuShares {
     let d = |n: u64, o: u64| counter_delta(n, o);
     let total = d(new.total(), old.total());
@@ -206,62 +262,9 @@ impl Sampler {
             .skip(1)
             .map(|(n, o)| cpu_shares(n, o).busy)
             .collect();
-        let disks = new
-            .disks
-            .iter()
-            .filter_map(|(name, n)| {
-                let o = old.disks.get(name)?;
-                let busy_ms = counter_delta(n.busy_ms, o.busy_ms) as f64;
-                Some(DiskFigures {
-                    name: name.clone(),
-                    util_pct: (busy_ms / (seconds * 1000.0) * 100.0).min(100.0),
-                    read_mb_s: counter_delta(n.sectors_read, o.sectors_read) as f64 * 512.0
-                        / 1e6
-                        / seconds,
-                    write_mb_s: counter_delta(n.sectors_written, o.sectors_written) as f64 * 512.0
-                        / 1e6
-                        / seconds,
-                    iops: counter_delta(n.ios, o.ios) as f64 / seconds,
-                })
-            })
-            .collect();
-        let networks = new
-            .nets
-            .iter()
-            .filter_map(|(name, n)| {
-                let o = old.nets.get(name)?;
-                let rx = counter_delta(n.rx_bytes, o.rx_bytes) as f64 * 8.0 / 1e6 / seconds;
-                let tx = counter_delta(n.tx_bytes, o.tx_bytes) as f64 * 8.0 / 1e6 / seconds;
-                let capacity = self
-                    .config
-                    .link_capacity_mbit
-                    .or_else(|| new.link_mbit.get(name).copied());
-                Some(NetFigures {
-                    name: name.clone(),
-                    rx_mbit_s: rx,
-                    tx_mbit_s: tx,
-                    link_pct: capacity.and_then(|c| link_share(rx.max(tx), c)),
-                    up: new.link_up.get(name).copied(),
-                })
-            })
-            .collect();
-        let ticks = clock_ticks();
-        let processes = new
-            .processes
-            .iter()
-            .map(|(name, n)| {
-                let used = old
-                    .processes
-                    .get(name)
-                    .map_or(0, |o| n.cpu_ticks.saturating_sub(o.cpu_ticks));
-                ProcessFigures {
-                    name: name.clone(),
-                    cpu_pct: used as f64 / ticks / seconds * 100.0,
-                    rss_mb: n.rss_bytes as f64 / 1e6,
-                    count: n.count.min(u32::MAX as u64) as u32,
-                }
-            })
-            .collect();
+        let disks = disk_figures(old, new, seconds);
+        let networks = self.network_figures(old, new, seconds);
+        let processes = process_figures(old, new, seconds);
         Resources {
             cpu_pct: total.busy,
             user_pct: total.user,
@@ -285,16 +288,31 @@ impl Sampler {
                 .then(|| new.mem_available_kb as f64 / 1000.0),
             interrupts_per_s: rate(new.interrupts, old.interrupts),
             context_switches_per_s: rate(new.context_switches, old.context_switches),
-            interrupts_by_kind: new
-                .interrupt_kinds
-                .iter()
-                .filter_map(|(kind, &n)| {
-                    let o = *old.interrupt_kinds.get(kind)?;
-                    // A row that went back (a device re-registered) is not a rate.
-                    let grew = n.checked_sub(o)?;
-                    (grew > 0).then(|| (kind.clone(), grew as f64 / seconds))
-                })
-                .collect(),
+            interrupts_by_kind: interrupt_rates(old, new, seconds),
         }
+    }
+
+    /// Each network interface's Mbit/s received and sent, against its
+    /// link's capacity (the configured one, else the link's speed).
+    fn network_figures(&self, old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<NetFigures> {
+        new.nets
+            .iter()
+            .filter_map(|(name, n)| {
+                let o = old.nets.get(name)?;
+                let rx = counter_delta(n.rx_bytes, o.rx_bytes) as f64 * 8.0 / 1e6 / seconds;
+                let tx = counter_delta(n.tx_bytes, o.tx_bytes) as f64 * 8.0 / 1e6 / seconds;
+                let capacity = self
+                    .config
+                    .link_capacity_mbit
+                    .or_else(|| new.link_mbit.get(name).copied());
+                Some(NetFigures {
+                    name: name.clone(),
+                    rx_mbit_s: rx,
+                    tx_mbit_s: tx,
+                    link_pct: capacity.and_then(|c| link_share(rx.max(tx), c)),
+                    up: new.link_up.get(name).copied(),
+                })
+            })
+            .collect()
     }
 }

@@ -124,6 +124,33 @@ fn section(html: &mut String, r: &BenchResult) {
         id = escape(&r.benchmark),
         method = escape(&r.method)
     );
+    figures_table(html, r);
+    html.push_str("<div class=\"charts\">");
+    unit_charts(html, r);
+    series_charts(html, r);
+    html.push_str("</div>");
+    if !r.notes.is_empty() {
+        html.push_str("<ul class=\"findings\">");
+        for n in &r.notes {
+            let _ = write!(html, "<li>{}</li>", escape(n));
+        }
+        html.push_str("</ul>");
+    }
+    let settings: Vec<String> = r
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{}: {}", escape(k), escape(v)))
+        .collect();
+    let _ = writeln!(
+        html,
+        "<p class=\"meta\">Settings — {}</p>",
+        settings.join(" · ")
+    );
+}
+
+/// The table of the benchmark's figures: mean, interval, CoV and each
+/// repetition.
+fn figures_table(html: &mut String, r: &BenchResult) {
     html.push_str(
         "<div class=\"scroll\"><table><tr><th class=\"wrap\">Figure</th><th>Mean</th><th>95% ±</th><th>CoV</th><th>n</th>\
          <th class=\"wrap\">Each repetition</th></tr>",
@@ -147,8 +174,11 @@ fn section(html: &mut String, r: &BenchResult) {
             unit = escape(&m.unit)
         );
     }
-    html.push_str("</table></div>\n<div class=\"charts\">");
-    // One bar chart per unit, each bar with its interval.
+    html.push_str("</table></div>\n");
+}
+
+/// One bar chart per unit, each bar with its interval.
+fn unit_charts(html: &mut String, r: &BenchResult) {
     let mut units: Vec<&str> = Vec::new();
     for m in &r.measures {
         if !units.contains(&m.unit.as_str()) {
@@ -194,6 +224,10 @@ fn section(html: &mut String, r: &BenchResult) {
             escape(&title)
         );
     }
+}
+
+/// A line chart per curve the benchmark measured.
+fn series_charts(html: &mut String, r: &BenchResult) {
     for s in &r.series {
         let x_max = s.points.iter().map(|p| p.0).fold(0.0, f64::max);
         let svg = line_chart(&LineChart {
@@ -217,24 +251,6 @@ fn section(html: &mut String, r: &BenchResult) {
             escape(&s.x_label)
         );
     }
-    html.push_str("</div>");
-    if !r.notes.is_empty() {
-        html.push_str("<ul class=\"findings\">");
-        for n in &r.notes {
-            let _ = write!(html, "<li>{}</li>", escape(n));
-        }
-        html.push_str("</ul>");
-    }
-    let settings: Vec<String> = r
-        .settings
-        .iter()
-        .map(|(k, v)| format!("{}: {}", escape(k), escape(v)))
-        .collect();
-    let _ = writeln!(
-        html,
-        "<p class=\"meta\">Settings — {}</p>",
-        settings.join(" · ")
-    );
 }
 
 /// A bar's label: the name without what the chart's title says already.

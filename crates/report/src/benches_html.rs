@@ -102,7 +102,17 @@ fn section(html: &mut String, benches: &[BenchBundle], names: &[String], benchma
     {
         let _ = write!(html, "<p>{}</p>", escape(&r.method));
     }
-    // The figures, in the order of their first appearance.
+    let measures = measures_of(benches, benchmark);
+    figures_table(html, benches, names, benchmark, &measures);
+    html.push_str("<div class=\"charts\">");
+    charts(html, benches, names, benchmark, &measures);
+    html.push_str("</div>");
+    settings_differ(html, benches, names, benchmark);
+}
+
+/// The figures of `benchmark` in `benches`, in the order of their first
+/// appearance.
+fn measures_of<'a>(benches: &'a [BenchBundle], benchmark: &str) -> Vec<&'a Measure> {
     let mut measures: Vec<&Measure> = Vec::new();
     for b in benches {
         if let Some(r) = b.results.iter().find(|r| r.benchmark == benchmark) {
@@ -113,6 +123,18 @@ fn section(html: &mut String, benches: &[BenchBundle], names: &[String], benchma
             }
         }
     }
+    measures
+}
+
+/// The table of the figures, a row per figure and bundle, each against
+/// the first bundle's.
+fn figures_table(
+    html: &mut String,
+    benches: &[BenchBundle],
+    names: &[String],
+    benchmark: &str,
+    measures: &[&Measure],
+) {
     let base = &benches[0];
     let base_changes: Vec<Vec<crate::bench::Change>> =
         benches.iter().map(|b| changes(base, b)).collect();
@@ -120,7 +142,7 @@ fn section(html: &mut String, benches: &[BenchBundle], names: &[String], benchma
         "<div class=\"scroll\"><table><tr><th class=\"wrap\">Figure</th><th class=\"wrap\">Bundle</th>\
          <th>Mean</th><th>95% ±</th><th>CoV</th><th>n</th><th class=\"wrap\">Against the first</th></tr>",
     );
-    for m in &measures {
+    for m in measures {
         for (i, (b, name)) in benches.iter().zip(names).enumerate() {
             let Some(s) = measure(b, benchmark, &m.key).and_then(|x| Summary::of(&x.values)) else {
                 let _ = write!(
@@ -137,16 +159,7 @@ fn section(html: &mut String, benches: &[BenchBundle], names: &[String], benchma
                 base_changes[i]
                     .iter()
                     .find(|c| c.benchmark == benchmark && c.measure.key == m.key)
-                    .map_or("—".into(), |c| {
-                        let change = c.change_pct.map_or("—".into(), |p| format!("{p:+.1}%"));
-                        let interval = c.ci_pct.map_or(String::new(), |(lo, hi)| {
-                            format!(" (95%: {lo:+.1}% to {hi:+.1}%)")
-                        });
-                        format!(
-                            "<span class=\"{v}\">{change}{interval}, {v}</span>",
-                            v = c.verdict
-                        )
-                    })
+                    .map_or("—".into(), against_first)
             };
             let _ = write!(
                 html,
@@ -163,10 +176,33 @@ fn section(html: &mut String, benches: &[BenchBundle], names: &[String], benchma
             );
         }
     }
-    html.push_str("</table></div>\n<div class=\"charts\">");
-    // One chart per unit: a group per figure, a bar per bundle.
+    html.push_str("</table></div>\n");
+}
+
+/// A figure's change against the first bundle's, its interval and its
+/// verdict.
+fn against_first(c: &crate::bench::Change) -> String {
+    let change = c.change_pct.map_or("—".into(), |p| format!("{p:+.1}%"));
+    let interval = c.ci_pct.map_or(String::new(), |(lo, hi)| {
+        format!(" (95%: {lo:+.1}% to {hi:+.1}%)")
+    });
+    format!(
+        "<span class=\"{v}\">{change}{interval}, {v}</span>",
+        v = c.verdict
+    )
+}
+
+/// One chart per unit (of eight figures at most): a group per figure, a
+/// bar per bundle.
+fn charts(
+    html: &mut String,
+    benches: &[BenchBundle],
+    names: &[String],
+    benchmark: &str,
+    measures: &[&Measure],
+) {
     let mut units: Vec<&str> = Vec::new();
-    for m in &measures {
+    for m in measures {
         if !units.contains(&m.unit.as_str()) {
             units.push(&m.unit);
         }
@@ -203,7 +239,12 @@ fn section(html: &mut String, benches: &[BenchBundle], names: &[String], benchma
             escape(&title)
         );
     }
-    html.push_str("</div>");
+}
+
+/// The bundles that ran `benchmark` with other settings than the first,
+/// if any.
+fn settings_differ(html: &mut String, benches: &[BenchBundle], names: &[String], benchmark: &str) {
+    let base = &benches[0];
     let differ: Vec<String> = benches
         .iter()
         .zip(names)

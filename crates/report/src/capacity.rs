@@ -1,6 +1,6 @@
 //! The terminal summary of a capacity search.
 
-use headroom_bundle::capacity::{CapacityResult, Level};
+use headroom_bundle::capacity::{CapacityResult, Level, LogPeakRecord};
 use headroom_units::quantity::{count, round_figure as seconds, span};
 
 /// The terminal summary of a search.
@@ -12,6 +12,19 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             result.bundle.display()
         );
     }
+    let (rows, left) = level_table(result);
+    let mut out = String::from("\n");
+    out.push_str(&padded(&rows, &left));
+    out.push_str(&format!("\n  Capacity: {}\n", result.verdict()));
+    capacity_notes(&mut out, result);
+    out.push_str(&format!("  Bundle: {}\n", result.bundle.display()));
+    out
+}
+
+/// The table of the levels, by users: its rows (the header first) and
+/// which columns are text, left-aligned (the Apdex with its rating word,
+/// the target, how it ran, why), where figures are right-aligned.
+fn level_table(result: &CapacityResult) -> (Vec<Vec<String>>, Vec<bool>) {
     let mut levels: Vec<&Level> = result.levels.iter().collect();
     levels.sort_by_key(|l| l.users);
     // The users as the answer calls them (students, ...).
@@ -45,54 +58,63 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     header.push(why.clone());
     let mut rows = vec![header];
     for l in levels {
-        let cpu = machine_cpu(l);
-        let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}ms"));
-        rows.push(vec![
-            l.users.to_string(),
-            l.apdex.map_or("-".into(), |a| {
-                format!("{a:.3} {}", l.apdex_rating.as_deref().unwrap_or(""))
-            }),
-            format!("{:.2}%", l.error_rate * 100.0),
-            ms(l.p50_ms),
-            ms(l.p90_ms),
-            ms(l.p95_ms),
-            format!("{:.1}", l.rps),
-            if cpu.is_empty() { "-".into() } else { cpu },
-        ]);
-        let row = rows.last_mut().expect("pushed");
-        if let Some(peak) = peak {
-            row.insert(
-                1,
-                format!("{:.2}", f64::from(l.users) / peak.users.max(1) as f64),
-            );
-        }
-        if !processes.is_empty() {
-            row.push(server_cpu(l).unwrap_or_else(|| "-".into()));
-        }
-        row.extend([
-            if l.good { "met" } else { "broken" }.into(),
-            format!(
-                "{}{}",
-                ran(l),
-                if l.generator_limited {
-                    " (generator limited)"
-                } else {
-                    ""
-                }
-            ),
-            l.why.clone(),
-        ]);
+        rows.push(level_row(l, peak, !processes.is_empty()));
     }
-    // Text columns (the Apdex with its rating word, the target, how it
-    // ran) are left-aligned, figures right-aligned.
     let text_columns = ["Apdex", "target", "ran (warm-up + measured)", why.as_str()];
     let left: Vec<bool> = rows[0]
         .iter()
         .map(|h| text_columns.contains(&h.as_str()))
         .collect();
-    let mut out = String::from("\n");
-    out.push_str(&padded(&rows, &left));
-    out.push_str(&format!("\n  Capacity: {}\n", result.verdict()));
+    (rows, left)
+}
+
+/// A level's row: its figures, in the log's peaks when the workload came
+/// from a log (`peak`), its server's CPU when processes were watched, and
+/// whether it met the target, how it ran and why.
+fn level_row(l: &Level, peak: Option<&LogPeakRecord>, processes_watched: bool) -> Vec<String> {
+    let cpu = machine_cpu(l);
+    let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}ms"));
+    let mut row = vec![
+        l.users.to_string(),
+        l.apdex.map_or("-".into(), |a| {
+            format!("{a:.3} {}", l.apdex_rating.as_deref().unwrap_or(""))
+        }),
+        format!("{:.2}%", l.error_rate * 100.0),
+        ms(l.p50_ms),
+        ms(l.p90_ms),
+        ms(l.p95_ms),
+        format!("{:.1}", l.rps),
+        if cpu.is_empty() { "-".into() } else { cpu },
+    ];
+    if let Some(peak) = peak {
+        row.insert(
+            1,
+            format!("{:.2}", f64::from(l.users) / peak.users.max(1) as f64),
+        );
+    }
+    if processes_watched {
+        row.push(server_cpu(l).unwrap_or_else(|| "-".into()));
+    }
+    row.extend([
+        if l.good { "met" } else { "broken" }.into(),
+        format!(
+            "{}{}",
+            ran(l),
+            if l.generator_limited {
+                " (generator limited)"
+            } else {
+                ""
+            }
+        ),
+        l.why.clone(),
+    ]);
+    row
+}
+
+/// The lines under the capacity: one user's experience, the capacity in
+/// the log's peaks, the phases, the uncertainty, Little's law, other
+/// think times, why a level is not valid, and the host's benchmarks.
+fn capacity_notes(out: &mut String, result: &CapacityResult) {
     if let Some(line) = one_user(result) {
         out.push_str(&format!("  {line}\n"));
     }
@@ -123,8 +145,6 @@ pub fn render_capacity(result: &CapacityResult) -> String {
             out.push_str(&format!("    {line}\n"));
         }
     }
-    out.push_str(&format!("  Bundle: {}\n", result.bundle.display()));
-    out
 }
 
 /// "That is 4.20× the log's peak (...)": the capacity in peaks of the log
@@ -492,101 +512,18 @@ fn the_others(result: &CapacityResult, early: usize) -> String {
 pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
     let (one, many) = result.setup.nouns();
     let mut lines: Vec<String> = ladder_note(&result.setup).into_iter().collect();
-    if let (Some([low, high]), Some(users)) = (result.range, result.capacity.users) {
-        let users = count(users as usize, &one, &many);
-        lines.push(if result.capacity.at_least {
-            format!("Range: at least {users} (the target held at --max)")
-        } else if low == high {
-            format!("Range: {users} exactly (the next level up broke the target)")
-        } else {
-            format!(
-                "Range: {low}–{high} {many} ({}; a finer --resolution or --confirm narrows it)",
-                match &result.confirmation {
-                    Some(c) => format!(
-                        "the repetitions and the levels either side, {} each",
-                        count(c.repetitions as usize, "run", "runs")
-                    ),
-                    None => "between the last level met and the first broken above it".into(),
-                }
-            )
-        });
-    }
-    let at_capacity = result.quoted_level().and_then(|l| {
-        l.apdex_interval
-            .map(|i| (l.users, l.apdex.unwrap_or(0.0), i))
-    });
-    if let Some((users, apdex, [low, high])) = at_capacity {
-        let run = match &result.capacity.quoted {
-            Some(q) => format!(" ({})", q.describe()),
-            None => String::new(),
-        };
-        lines.push(format!(
-            "Apdex at {}{run}: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)",
-            count(users as usize, &one, &many)
-        ));
-    }
+    lines.extend(range_line(result));
+    lines.extend(apdex_at_capacity(result));
     for [broken, met] in &result.inversions {
         lines.push(format!(
             "Noisy: broken at {} but met at {met}: the server's verdicts contradict each other; repeat the levels near the answer (--confirm 3)",
             count(*broken as usize, &one, &many)
         ));
     }
-    let early = result.levels.iter().filter(|l| l.stopped_early).count();
     if result.setup.early_stop {
-        let setup = &result.setup;
-        let near = setup.near_min_measured_s.max(setup.min_measured_s);
-        let rule = if seconds(near) == seconds(setup.min_measured_s) {
-            format!(
-                "after at least {} s measured",
-                seconds(setup.min_measured_s)
-            )
-        } else {
-            format!(
-                "after at least {} s measured, {} s near the target",
-                seconds(setup.min_measured_s),
-                seconds(near)
-            )
-        };
-        let total = result.levels.len();
-        let head = if early == 0 {
-            format!("Levels: none stopped early (a verdict may settle {rule})")
-        } else {
-            format!(
-                "Levels: {early} of {total} stopped when {} verdict settled ({rule})",
-                its(early)
-            )
-        };
-        let others = the_others(result, early);
-        lines.push(if others.is_empty() {
-            head
-        } else {
-            format!("{head}; {others}")
-        });
+        lines.push(early_stops(result));
     }
-    let thin: Vec<String> = result
-        .levels
-        .iter()
-        .filter(|l| l.thin)
-        .map(|l| {
-            format!(
-                "{} ({})",
-                count(l.users as usize, &one, &many),
-                count(l.samples as usize, "request", "requests")
-            )
-        })
-        .collect();
-    if !thin.is_empty() {
-        lines.push(format!(
-            "Thin: {} measured fewer requests than a verdict needs ({}, --min-samples): {} shown, not trusted",
-            thin.join(", "),
-            result.setup.min_samples,
-            if thin.len() == 1 {
-                "its verdict is"
-            } else {
-                "their verdicts are"
-            }
-        ));
-    }
+    lines.extend(thin_levels(result));
     if let Some(a) = result
         .agreement
         .as_ref()
@@ -605,6 +542,114 @@ pub fn uncertainty(result: &CapacityResult) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The range of users the answer lies in, when there is an answer.
+fn range_line(result: &CapacityResult) -> Option<String> {
+    let (one, many) = result.setup.nouns();
+    let (Some([low, high]), Some(users)) = (result.range, result.capacity.users) else {
+        return None;
+    };
+    let users = count(users as usize, &one, &many);
+    Some(if result.capacity.at_least {
+        format!("Range: at least {users} (the target held at --max)")
+    } else if low == high {
+        format!("Range: {users} exactly (the next level up broke the target)")
+    } else {
+        format!(
+            "Range: {low}–{high} {many} ({}; a finer --resolution or --confirm narrows it)",
+            match &result.confirmation {
+                Some(c) => format!(
+                    "the repetitions and the levels either side, {} each",
+                    count(c.repetitions as usize, "run", "runs")
+                ),
+                None => "between the last level met and the first broken above it".into(),
+            }
+        )
+    })
+}
+
+/// The Apdex at the capacity with its interval, when the level quoted
+/// has one.
+fn apdex_at_capacity(result: &CapacityResult) -> Option<String> {
+    let (one, many) = result.setup.nouns();
+    let (users, apdex, [low, high]) = result.quoted_level().and_then(|l| {
+        l.apdex_interval
+            .map(|i| (l.users, l.apdex.unwrap_or(0.0), i))
+    })?;
+    let run = match &result.capacity.quoted {
+        Some(q) => format!(" ({})", q.describe()),
+        None => String::new(),
+    };
+    Some(format!(
+        "Apdex at {}{run}: {apdex:.3}, 99% interval {low:.3}–{high:.3} (from its per-second figures)",
+        count(users as usize, &one, &many)
+    ))
+}
+
+/// How many levels stopped when their verdict settled, by which rule,
+/// and how the others ran.
+fn early_stops(result: &CapacityResult) -> String {
+    let early = result.levels.iter().filter(|l| l.stopped_early).count();
+    let setup = &result.setup;
+    let near = setup.near_min_measured_s.max(setup.min_measured_s);
+    let rule = if seconds(near) == seconds(setup.min_measured_s) {
+        format!(
+            "after at least {} s measured",
+            seconds(setup.min_measured_s)
+        )
+    } else {
+        format!(
+            "after at least {} s measured, {} s near the target",
+            seconds(setup.min_measured_s),
+            seconds(near)
+        )
+    };
+    let total = result.levels.len();
+    let head = if early == 0 {
+        format!("Levels: none stopped early (a verdict may settle {rule})")
+    } else {
+        format!(
+            "Levels: {early} of {total} stopped when {} verdict settled ({rule})",
+            its(early)
+        )
+    };
+    let others = the_others(result, early);
+    if others.is_empty() {
+        head
+    } else {
+        format!("{head}; {others}")
+    }
+}
+
+/// The levels that measured too few requests for a verdict, if any.
+fn thin_levels(result: &CapacityResult) -> Option<String> {
+    let (one, many) = result.setup.nouns();
+    let thin: Vec<String> = result
+        .levels
+        .iter()
+        .filter(|l| l.thin)
+        .map(|l| {
+            format!(
+                "{} ({})",
+                count(l.users as usize, &one, &many),
+                count(l.samples as usize, "request", "requests")
+            )
+        })
+        .collect();
+    if thin.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Thin: {} measured fewer requests than a verdict needs ({}, --min-samples): {} shown, not trusted",
+        thin.join(", "),
+        result.setup.min_samples,
+        if thin.len() == 1 {
+            "its verdict is"
+        } else {
+            "their verdicts are"
+        }
+    ))
 }
 
 #[cfg(test)]

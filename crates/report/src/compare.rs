@@ -571,7 +571,6 @@ pub fn render_compare(c: &Comparison) -> String {
             run.name, run.bundle, run.started_at, run.status, run.target
         );
     }
-    const PER_BLOCK: usize = 4;
     let width = c
         .runs
         .iter()
@@ -580,66 +579,87 @@ pub fn render_compare(c: &Comparison) -> String {
         .unwrap_or(1)
         + 11;
     for table in &c.metrics {
-        let _ = writeln!(out, "\n{}", table.metric.title());
-        for start in (0..table.labels.len()).step_by(PER_BLOCK) {
-            let end = (start + PER_BLOCK).min(table.labels.len());
-            let _ = write!(out, "  {:width$}", "");
-            for label in &table.labels[start..end] {
-                let _ = write!(out, " {:>24}", short_label(label));
-            }
-            out.push('\n');
-            for (run, row) in c.runs.iter().zip(&table.rows) {
-                let name = if run.name == c.baseline {
-                    format!("{} (baseline)", run.name)
-                } else {
-                    run.name.clone()
-                };
-                let _ = write!(out, "  {name:width$}");
-                for cell in &row[start..end] {
-                    let mut text = number(table.metric, cell.value);
-                    if let Some(change) = cell.change_pct {
-                        let mark = match cell.significant {
-                            Some(true) => " *",
-                            Some(false) => " n.s.",
-                            None => " n.t.",
-                        };
-                        text = format!("{text} {}{mark}", signed_pct(change));
-                    }
-                    let _ = write!(out, " {text:>24}");
-                }
-                out.push('\n');
-            }
-        }
+        metric_table_text(&mut out, c, table, width);
     }
     for host in &c.resources {
-        let _ = writeln!(
-            out,
-            "\nResources of {} (average / peak, change of the average)",
-            host.host
-        );
-        if let Some(first) = host.rows.first() {
-            let _ = write!(out, "  {:width$}", "");
-            for figure in first {
-                let _ = write!(out, " {:>24}", figure.name);
-            }
-            out.push('\n');
+        resources_text(&mut out, &c.runs, host, width);
+    }
+    setup_text(&mut out, c);
+    regressions_text(&mut out, c);
+    out
+}
+
+/// A metric's table, its labels in blocks of four columns, a row for
+/// each run with its change against the baseline and its significance.
+fn metric_table_text(out: &mut String, c: &Comparison, table: &MetricTable, width: usize) {
+    const PER_BLOCK: usize = 4;
+    let _ = writeln!(out, "\n{}", table.metric.title());
+    for start in (0..table.labels.len()).step_by(PER_BLOCK) {
+        let end = (start + PER_BLOCK).min(table.labels.len());
+        let _ = write!(out, "  {:width$}", "");
+        for label in &table.labels[start..end] {
+            let _ = write!(out, " {:>24}", short_label(label));
         }
-        for (run, row) in c.runs.iter().zip(&host.rows) {
-            let _ = write!(out, "  {:width$}", run.name);
-            for figure in row {
-                let mut text = match (figure.average, figure.peak) {
-                    (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
-                    _ => "-".into(),
-                };
-                if let Some(change) = figure.change_pct {
-                    let shown = if change.abs() < 0.5 { 0.0 } else { change };
-                    text.push_str(&format!(" {shown:+.0}%"));
+        out.push('\n');
+        for (run, row) in c.runs.iter().zip(&table.rows) {
+            let name = if run.name == c.baseline {
+                format!("{} (baseline)", run.name)
+            } else {
+                run.name.clone()
+            };
+            let _ = write!(out, "  {name:width$}");
+            for cell in &row[start..end] {
+                let mut text = number(table.metric, cell.value);
+                if let Some(change) = cell.change_pct {
+                    let mark = match cell.significant {
+                        Some(true) => " *",
+                        Some(false) => " n.s.",
+                        None => " n.t.",
+                    };
+                    text = format!("{text} {}{mark}", signed_pct(change));
                 }
                 let _ = write!(out, " {text:>24}");
             }
             out.push('\n');
         }
     }
+}
+
+/// A host's resources, a row for each run: average and peak, and the
+/// change of the average.
+fn resources_text(out: &mut String, runs: &[RunInfo], host: &ResourceFigures, width: usize) {
+    let _ = writeln!(
+        out,
+        "\nResources of {} (average / peak, change of the average)",
+        host.host
+    );
+    if let Some(first) = host.rows.first() {
+        let _ = write!(out, "  {:width$}", "");
+        for figure in first {
+            let _ = write!(out, " {:>24}", figure.name);
+        }
+        out.push('\n');
+    }
+    for (run, row) in runs.iter().zip(&host.rows) {
+        let _ = write!(out, "  {:width$}", run.name);
+        for figure in row {
+            let mut text = match (figure.average, figure.peak) {
+                (Some(a), Some(p)) => format!("{a:.1} / {p:.1}"),
+                _ => "-".into(),
+            };
+            if let Some(change) = figure.change_pct {
+                let shown = if change.abs() < 0.5 { 0.0 } else { change };
+                text.push_str(&format!(" {shown:+.0}%"));
+            }
+            let _ = write!(out, " {text:>24}");
+        }
+        out.push('\n');
+    }
+}
+
+/// What differs between the runs' setups and environments, and whether
+/// their Apdex scores compare.
+fn setup_text(out: &mut String, c: &Comparison) {
     if c.setup.is_empty() {
         let _ = writeln!(
             out,
@@ -650,7 +670,7 @@ pub fn render_compare(c: &Comparison) -> String {
             out,
             "\nSetup differences (these runs measured different things):"
         );
-        differences_text(&mut out, &c.runs, &c.setup);
+        differences_text(out, &c.runs, &c.setup);
     }
     if !c.apdex_comparable {
         let _ = writeln!(
@@ -662,8 +682,13 @@ pub fn render_compare(c: &Comparison) -> String {
         let _ = writeln!(out, "\nEnvironment: no fingerprint field differs.");
     } else {
         let _ = writeln!(out, "\nEnvironment differences:");
-        differences_text(&mut out, &c.runs, &c.environment);
+        differences_text(out, &c.runs, &c.environment);
     }
+}
+
+/// The significant regressions beyond the threshold, or that there is
+/// none.
+fn regressions_text(out: &mut String, c: &Comparison) {
     if c.regressions.is_empty() {
         let _ = writeln!(out, "\n{}", no_regression(c));
     } else {
@@ -685,7 +710,6 @@ pub fn render_compare(c: &Comparison) -> String {
             );
         }
     }
-    out
 }
 
 /// A change in %, signed, without a "-0.0".

@@ -6,6 +6,7 @@
 
 use crate::charts::{interval_bars, line_chart, ChartSeries, IntervalBar, LineChart, Span};
 use crate::html::{escape, STYLE};
+use headroom_analysis::experiment::Factor;
 use headroom_experiment::figure::Figure;
 use headroom_experiment::file::Experiment;
 use headroom_experiment::results::{cell_intervals, level_name, CellResult, Results};
@@ -239,14 +240,50 @@ fn figure_section(
             keys.push(key);
         }
     }
+    let series = figure_series(first, results, &keys, k, figure);
+    figure_table(html, results, figure, first, &groups, &keys, &series);
+    for (level, cells) in cell_intervals(experiment, results, figure, k) {
+        let _ = write!(
+            html,
+            "<p class=\"meta\">{} intervals of the means: {}</p>",
+            level_name(level),
+            escape(&cells.join("; "))
+        );
+    }
+    lower_bounds(html, results, k);
+    if results.cells.iter().all(|c| c.values[k].is_empty()) {
+        // Nothing to draw: say why instead of an empty chart.
+        let _ = write!(
+            html,
+            "<p class=\"meta\">Not measured: {}.</p></div>",
+            escape(figure.missing_reason())
+        );
+        return;
+    }
+    let title = results.title(figure);
+    let _ = write!(
+        html,
+        "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
+        interval_bars(&title, &title, &groups, &series)
+    );
+}
+
+/// The bars of figure `k`: a series per combination of the other
+/// factors' levels (`keys`), a bar per level of the `first` factor.
+fn figure_series(
+    first: Option<&Factor>,
+    results: &Results,
+    keys: &[String],
+    k: usize,
+    figure: Figure,
+) -> Vec<(String, Vec<Option<IntervalBar>>)> {
     let bar = |c: &CellResult| {
         c.summaries[k].as_ref().map(|s| IntervalBar {
             mean: figure.shown(s.mean),
             ci95: s.ci95.map(|(a, b)| (figure.shown(a), figure.shown(b))),
         })
     };
-    let series: Vec<(String, Vec<Option<IntervalBar>>)> = keys
-        .iter()
+    keys.iter()
         .map(|key| {
             let bars = match first {
                 Some(f) => f
@@ -271,15 +308,26 @@ fn figure_section(
                 bars,
             )
         })
-        .collect();
-    // The table: first factor down, the rest across.
-    // Each cell is "mean ±half its 95% interval", in the figure's unit.
+        .collect()
+}
+
+/// The table: first factor down, the rest across. Each cell is "mean
+/// ±half its 95% interval", in the figure's unit.
+fn figure_table(
+    html: &mut String,
+    results: &Results,
+    figure: Figure,
+    first: Option<&Factor>,
+    groups: &[String],
+    keys: &[String],
+    series: &[(String, Vec<Option<IntervalBar>>)],
+) {
     let _ = write!(
         html,
         "<div class=\"scroll\"><table><tr><th>{}</th>",
         escape(first.map_or("", |f| f.name.as_str()))
     );
-    for key in &keys {
+    for key in keys {
         let _ = write!(
             html,
             "<th>{}</th>",
@@ -293,7 +341,7 @@ fn figure_section(
     html.push_str("</tr>");
     for (g, group) in groups.iter().enumerate() {
         let _ = write!(html, "<tr><td>{}</td>", escape(group));
-        for (_, bars) in &series {
+        for (_, bars) in series {
             let text = match bars.get(g).copied().flatten() {
                 Some(b) => figure.with_interval(b.mean, b.ci95.map(|(low, _)| b.mean - low)),
                 None => "—".into(),
@@ -303,14 +351,11 @@ fn figure_section(
         html.push_str("</tr>");
     }
     html.push_str("</table></div>");
-    for (level, cells) in cell_intervals(experiment, results, figure, k) {
-        let _ = write!(
-            html,
-            "<p class=\"meta\">{} intervals of the means: {}</p>",
-            level_name(level),
-            escape(&cells.join("; "))
-        );
-    }
+}
+
+/// The cells whose capacity search reached its max in a repetition:
+/// lower bounds, not capacities.
+fn lower_bounds(html: &mut String, results: &Results, k: usize) {
     let bounded: Vec<String> = results
         .cells
         .iter()
@@ -331,21 +376,6 @@ fn figure_section(
             bounded.join(", ")
         );
     }
-    if results.cells.iter().all(|c| c.values[k].is_empty()) {
-        // Nothing to draw: say why instead of an empty chart.
-        let _ = write!(
-            html,
-            "<p class=\"meta\">Not measured: {}.</p></div>",
-            escape(figure.missing_reason())
-        );
-        return;
-    }
-    let title = results.title(figure);
-    let _ = write!(
-        html,
-        "<figure>{}<figcaption>Mean of the repetitions; the whisker is its 95% interval (Student's t).</figcaption></figure></div>",
-        interval_bars(&title, &title, &groups, &series)
-    );
 }
 
 /// Each figure against the numeric factor, one line per combination of

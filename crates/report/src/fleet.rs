@@ -28,89 +28,9 @@ pub fn render_fleet(benches: &[BenchBundle], names: &[String]) -> (String, Value
     }
     let mut figures_json = Vec::new();
     for (benchmark, key) in shared_measures(benches) {
-        let Some(measure) = benches[0].measure(&benchmark, &key) else {
-            continue;
-        };
-        let hosts = host_figures(benches, &benchmark, &key);
-        if hosts.len() < 2 {
-            continue;
+        if let Some(json) = fleet_figure(&mut out, benches, names, &benchmark, &key) {
+            figures_json.push(json);
         }
-        let means: Vec<f64> = hosts.iter().map(|h| h.summary.mean).collect();
-        let Some(spread) = Summary::of(&means) else {
-            continue;
-        };
-        let _ = writeln!(
-            out,
-            "\n{benchmark}: {} ({}, {} is better)",
-            measure.name,
-            measure.unit,
-            if measure.higher_is_better {
-                "higher"
-            } else {
-                "lower"
-            }
-        );
-        let width = hosts
-            .iter()
-            .map(|h| host_name(&benches[h.host]).chars().count())
-            .max()
-            .unwrap_or(4)
-            .max(4);
-        let _ = writeln!(
-            out,
-            "  {:<width$}  {:>12}  {:>25}  {:>2}",
-            "host", "mean", "95% interval", "n"
-        );
-        for h in &hosts {
-            let interval = h
-                .summary
-                .ci95
-                .map(|(lo, hi)| format!("{} – {}", figure(lo), figure(hi)))
-                .unwrap_or_else(|| "one repetition".into());
-            let _ = writeln!(
-                out,
-                "  {:<width$}  {:>12}  {:>25}  {:>2}{}",
-                host_name(&benches[h.host]),
-                figure(h.summary.mean),
-                interval,
-                h.summary.n,
-                if h.outlier {
-                    "  outside the others' interval"
-                } else {
-                    ""
-                }
-            );
-        }
-        let range_pct = (spread.max - spread.min) / spread.mean.abs().max(f64::EPSILON) * 100.0;
-        let _ = writeln!(
-            out,
-            "  spread: {} to {} ({range_pct:.1}% of the fleet's mean {}), CoV across hosts {}",
-            figure(spread.min),
-            figure(spread.max),
-            figure(spread.mean),
-            spread
-                .cov
-                .map(|c| format!("{:.1}%", c * 100.0))
-                .unwrap_or_default()
-        );
-        figures_json.push(json!({
-            "benchmark": benchmark,
-            "key": key,
-            "name": measure.name,
-            "unit": measure.unit,
-            "hosts": hosts.iter().map(|h| json!({
-                "host": host_name(&benches[h.host]),
-                "bundle": names[h.host],
-                "mean": h.summary.mean,
-                "ci95": h.summary.ci95,
-                "n": h.summary.n,
-                "outlier": h.outlier,
-            })).collect::<Vec<_>>(),
-            "spread": {
-                "min": spread.min, "max": spread.max, "mean": spread.mean,
-                "range_pct": range_pct, "cov": spread.cov,
-            },
-        }));
     }
     let differences = fingerprint_differences(benches);
     if differences.is_empty() {
@@ -138,6 +58,103 @@ pub fn render_fleet(benches: &[BenchBundle], names: &[String]) -> (String, Value
             .collect::<serde_json::Map<_, _>>(),
     });
     (out, value)
+}
+
+/// One figure across the fleet, as text in `out` and as JSON: each
+/// host's mean and interval, and the spread between the hosts. `None`
+/// (and no text) when fewer than two hosts measured it.
+fn fleet_figure(
+    out: &mut String,
+    benches: &[BenchBundle],
+    names: &[String],
+    benchmark: &str,
+    key: &str,
+) -> Option<Value> {
+    let measure = benches[0].measure(benchmark, key)?;
+    let hosts = host_figures(benches, benchmark, key);
+    if hosts.len() < 2 {
+        return None;
+    }
+    let means: Vec<f64> = hosts.iter().map(|h| h.summary.mean).collect();
+    let spread = Summary::of(&means)?;
+    let _ = writeln!(
+        out,
+        "\n{benchmark}: {} ({}, {} is better)",
+        measure.name,
+        measure.unit,
+        if measure.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        }
+    );
+    host_rows(out, benches, &hosts);
+    let range_pct = (spread.max - spread.min) / spread.mean.abs().max(f64::EPSILON) * 100.0;
+    let _ = writeln!(
+        out,
+        "  spread: {} to {} ({range_pct:.1}% of the fleet's mean {}), CoV across hosts {}",
+        figure(spread.min),
+        figure(spread.max),
+        figure(spread.mean),
+        spread
+            .cov
+            .map(|c| format!("{:.1}%", c * 100.0))
+            .unwrap_or_default()
+    );
+    Some(json!({
+        "benchmark": benchmark,
+        "key": key,
+        "name": measure.name,
+        "unit": measure.unit,
+        "hosts": hosts.iter().map(|h| json!({
+            "host": host_name(&benches[h.host]),
+            "bundle": names[h.host],
+            "mean": h.summary.mean,
+            "ci95": h.summary.ci95,
+            "n": h.summary.n,
+            "outlier": h.outlier,
+        })).collect::<Vec<_>>(),
+        "spread": {
+            "min": spread.min, "max": spread.max, "mean": spread.mean,
+            "range_pct": range_pct, "cov": spread.cov,
+        },
+    }))
+}
+
+/// A figure's table: a row per host with its mean, interval and
+/// repetitions, marked when outside the others' interval.
+fn host_rows(out: &mut String, benches: &[BenchBundle], hosts: &[HostFigure]) {
+    let width = hosts
+        .iter()
+        .map(|h| host_name(&benches[h.host]).chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:>12}  {:>25}  {:>2}",
+        "host", "mean", "95% interval", "n"
+    );
+    for h in hosts {
+        let interval = h
+            .summary
+            .ci95
+            .map(|(lo, hi)| format!("{} – {}", figure(lo), figure(hi)))
+            .unwrap_or_else(|| "one repetition".into());
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:>12}  {:>25}  {:>2}{}",
+            host_name(&benches[h.host]),
+            figure(h.summary.mean),
+            interval,
+            h.summary.n,
+            if h.outlier {
+                "  outside the others' interval"
+            } else {
+                ""
+            }
+        );
+    }
 }
 
 fn host_name(bench: &BenchBundle) -> String {

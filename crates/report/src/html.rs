@@ -985,126 +985,149 @@ fn resources(html: &mut String, run: &RunData, x_max: f64) {
     let hosts: BTreeSet<&str> = rows.iter().map(|r| r.host.as_str()).collect();
     for host in hosts {
         let rows: Vec<&ResourceRow> = rows.iter().filter(|r| r.host == host).collect();
-        let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| ChartSeries {
-            name: name.into(),
-            points: rows
-                .iter()
-                .filter_map(|r| get(r).map(|v| (r.second as f64 + 0.5, v)))
-                .collect(),
-        };
-        let mut spans = gaps(&rows, x_max);
-        let gap_seconds: f64 = spans.iter().map(|s| s.to - s.from).sum();
-        // Seconds throttled (red) and with a network link down (orange).
-        let shade = |when: fn(&ResourceRow) -> bool, color: RGBColor| -> Vec<Span> {
-            rows.iter()
-                .filter(|r| when(r))
-                .map(|r| Span {
-                    from: r.second as f64,
-                    to: r.second as f64 + 1.0,
-                    color,
-                })
-                .collect()
-        };
-        let throttled = shade(|r| r.throttled == Some(true), RGBColor(213, 0, 0));
-        let down = shade(
-            |r| r.links_down.is_some_and(|n| n > 0),
-            RGBColor(230, 120, 0),
+        host_resources(html, run, host, &rows, x_max);
+    }
+}
+
+/// A resource figure of a host, a point per second it was measured.
+fn resource_line(
+    rows: &[&ResourceRow],
+    name: &str,
+    get: fn(&ResourceRow) -> Option<f64>,
+) -> ChartSeries {
+    ChartSeries {
+        name: name.into(),
+        points: rows
+            .iter()
+            .filter_map(|r| get(r).map(|v| (r.second as f64 + 0.5, v)))
+            .collect(),
+    }
+}
+
+/// The charts of one host's resources (`rows`): its usage with the
+/// seconds not measured, throttled or with a link down shaded, then its
+/// other figures per second and its interrupts.
+fn host_resources(html: &mut String, run: &RunData, host: &str, rows: &[&ResourceRow], x_max: f64) {
+    let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| resource_line(rows, name, get);
+    let mut spans = gaps(rows, x_max);
+    let gap_seconds: f64 = spans.iter().map(|s| s.to - s.from).sum();
+    // Seconds throttled (red) and with a network link down (orange).
+    let shade = |when: fn(&ResourceRow) -> bool, color: RGBColor| -> Vec<Span> {
+        rows.iter()
+            .filter(|r| when(r))
+            .map(|r| Span {
+                from: r.second as f64,
+                to: r.second as f64 + 1.0,
+                color,
+            })
+            .collect()
+    };
+    let throttled = shade(|r| r.throttled == Some(true), RGBColor(213, 0, 0));
+    let down = shade(
+        |r| r.links_down.is_some_and(|n| n > 0),
+        RGBColor(230, 120, 0),
+    );
+    let (throttled_seconds, down_seconds) = (throttled.len(), down.len());
+    spans.extend(throttled);
+    spans.extend(down);
+    let _ = writeln!(html, "<h3>Resources of {}</h3>", escape(host));
+    let summary = run.summary.resources.iter().find(|h| h.host == host);
+    if let Some(h) = summary {
+        let _ = writeln!(
+            html,
+            "<p class=\"meta\">{}</p>",
+            escape(&crate::terminal::host_line(h))
         );
-        let (throttled_seconds, down_seconds) = (throttled.len(), down.len());
-        spans.extend(throttled);
-        spans.extend(down);
-        let _ = writeln!(html, "<h3>Resources of {}</h3>", escape(host));
-        let summary = run.summary.resources.iter().find(|h| h.host == host);
-        if let Some(h) = summary {
-            let _ = writeln!(
-                html,
-                "<p class=\"meta\">{}</p>",
-                escape(&crate::terminal::host_line(h))
-            );
+    }
+    html.push_str("<div class=\"charts\">");
+    let usage: Vec<ChartSeries> = vec![
+        line("CPU %", |r| r.cpu_pct),
+        line("memory %", |r| r.memory_used_pct),
+        line("disk %util", |r| r.disk_util_pct),
+        line("network % of link", |r| r.net_link_pct),
+    ]
+    .into_iter()
+    .filter(|s| !s.points.is_empty())
+    .collect();
+    figure(
+        html,
+        &line_chart(&LineChart {
+            title: "Resource usage",
+            x_label: "seconds",
+            y_label: "%",
+            x_max,
+            y_max: Some(100.0),
+            series: usage,
+            spans,
+            bands: vec![],
+        }),
+        &resource_caption(throttled_seconds, gap_seconds, down_seconds),
+    );
+    per_second_charts(html, host, rows, x_max);
+    html.push_str("</div>\n");
+    if let Some(h) = summary.filter(|h| !h.interrupts_by_kind.is_empty()) {
+        interrupt_table(html, h);
+    }
+}
+
+/// A host's network, temperature and CPU frequency, a chart each, and
+/// its interrupts and context switches, where they were measured.
+fn per_second_charts(html: &mut String, host: &str, rows: &[&ResourceRow], x_max: f64) {
+    let line = |name: &str, get: fn(&ResourceRow) -> Option<f64>| resource_line(rows, name, get);
+    for (title, unit, get) in [
+        (
+            "Network",
+            "Mbit/s",
+            (|r: &ResourceRow| r.net_mbit_s) as fn(&ResourceRow) -> Option<f64>,
+        ),
+        ("Temperature", "°C", |r: &ResourceRow| r.temperature_max_c),
+        ("CPU frequency", "MHz", |r: &ResourceRow| r.cpu_mhz),
+    ] {
+        let s = line(title, get);
+        if s.points.is_empty() {
+            continue;
         }
-        html.push_str("<div class=\"charts\">");
-        let usage: Vec<ChartSeries> = vec![
-            line("CPU %", |r| r.cpu_pct),
-            line("memory %", |r| r.memory_used_pct),
-            line("disk %util", |r| r.disk_util_pct),
-            line("network % of link", |r| r.net_link_pct),
-        ]
-        .into_iter()
-        .filter(|s| !s.points.is_empty())
-        .collect();
         figure(
             html,
             &line_chart(&LineChart {
-                title: "Resource usage",
+                title,
                 x_label: "seconds",
-                y_label: "%",
+                y_label: unit,
                 x_max,
-                y_max: Some(100.0),
-                series: usage,
-                spans,
+                y_max: None,
+                series: vec![s],
+                spans: vec![],
                 bands: vec![],
             }),
-            &resource_caption(throttled_seconds, gap_seconds, down_seconds),
+            &format!("{title} of {host} per second."),
         );
-        for (title, unit, get) in [
-            (
-                "Network",
-                "Mbit/s",
-                (|r: &ResourceRow| r.net_mbit_s) as fn(&ResourceRow) -> Option<f64>,
+    }
+    let noise: Vec<ChartSeries> = vec![
+        line("interrupts", |r| r.interrupts_s),
+        line("context switches", |r| r.context_switches_s),
+    ]
+    .into_iter()
+    .filter(|s| !s.points.is_empty())
+    .collect();
+    if !noise.is_empty() {
+        figure(
+            html,
+            &line_chart(&LineChart {
+                title: "Interrupts and context switches",
+                x_label: "seconds",
+                y_label: "per second",
+                x_max,
+                y_max: None,
+                series: noise,
+                spans: vec![],
+                bands: vec![],
+            }),
+            &format!(
+                "Interrupts (all kinds and cores) and context switches of {host} per second: \
+                 timers, rescheduling and devices interrupt the server's work (by kind in \
+                 resources.jsonl and the run's summary)."
             ),
-            ("Temperature", "°C", |r: &ResourceRow| r.temperature_max_c),
-            ("CPU frequency", "MHz", |r: &ResourceRow| r.cpu_mhz),
-        ] {
-            let s = line(title, get);
-            if s.points.is_empty() {
-                continue;
-            }
-            figure(
-                html,
-                &line_chart(&LineChart {
-                    title,
-                    x_label: "seconds",
-                    y_label: unit,
-                    x_max,
-                    y_max: None,
-                    series: vec![s],
-                    spans: vec![],
-                    bands: vec![],
-                }),
-                &format!("{title} of {host} per second."),
-            );
-        }
-        let noise: Vec<ChartSeries> = vec![
-            line("interrupts", |r| r.interrupts_s),
-            line("context switches", |r| r.context_switches_s),
-        ]
-        .into_iter()
-        .filter(|s| !s.points.is_empty())
-        .collect();
-        if !noise.is_empty() {
-            figure(
-                html,
-                &line_chart(&LineChart {
-                    title: "Interrupts and context switches",
-                    x_label: "seconds",
-                    y_label: "per second",
-                    x_max,
-                    y_max: None,
-                    series: noise,
-                    spans: vec![],
-                    bands: vec![],
-                }),
-                &format!(
-                    "Interrupts (all kinds and cores) and context switches of {host} per second: \
-                     timers, rescheduling and devices interrupt the server's work (by kind in \
-                     resources.jsonl and the run's summary)."
-                ),
-            );
-        }
-        html.push_str("</div>\n");
-        if let Some(h) = summary.filter(|h| !h.interrupts_by_kind.is_empty()) {
-            interrupt_table(html, h);
-        }
+        );
     }
 }
 

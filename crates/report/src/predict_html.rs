@@ -151,8 +151,6 @@ fn the_measured_host(
          did.</p>\n<div class=\"charts\">"
     );
     let all: Vec<&Fit> = fits.iter().collect();
-    let response_ms = |f: &Fit| f.measured_s * 1000.0;
-    let model_ms = |p: &Predicted| p.response_s * 1000.0;
     let users = server.users_are.as_str();
     figure(
         html,
@@ -168,8 +166,42 @@ fn the_measured_host(
         },
         "The levels' mean response time, joined in order of users, and the model's for every number of users.",
     );
-    // Below the knee: the levels whose server used less of its CPU than
-    // the model's fit of the queueing counts as calm.
+    below_the_knee(html, server, fits, itself, widest);
+    figure(
+        html,
+        &LineChart {
+            title: &format!("Throughput against {users}"),
+            x_label: users,
+            y_label: unit,
+            x_max,
+            y_max: None,
+            series: beside(
+                &all,
+                itself,
+                upto,
+                |f| f.measured_throughput,
+                |p| p.throughput,
+            ),
+            spans: Vec::new(),
+            bands: Vec::new(),
+        },
+        "It flattens where the model's CPU (or disk, or pool) is full.",
+    );
+    html.push_str("</div>\n");
+    fit_table(html, server, fits);
+}
+
+/// Response times below the knee: to the last level whose server used
+/// less of its CPU than the model's fit of the queueing counts as calm,
+/// when there is one below the widest level.
+fn below_the_knee(
+    html: &mut String,
+    server: &MeasuredServer,
+    fits: &[Fit],
+    itself: &Prediction,
+    widest: u32,
+) {
+    let users = server.users_are.as_str();
     let calm = server
         .levels
         .iter()
@@ -203,29 +235,15 @@ fn the_measured_host(
             ),
         );
     }
-    figure(
-        html,
-        &LineChart {
-            title: &format!("Throughput against {users}"),
-            x_label: users,
-            y_label: unit,
-            x_max,
-            y_max: None,
-            series: beside(
-                &all,
-                itself,
-                upto,
-                |f| f.measured_throughput,
-                |p| p.throughput,
-            ),
-            spans: Vec::new(),
-            bands: Vec::new(),
-        },
-        "It flattens where the model's CPU (or disk, or pool) is full.",
-    );
+}
+
+/// Each level's response time and throughput, measured and modelled.
+fn fit_table(html: &mut String, server: &MeasuredServer, fits: &[Fit]) {
+    let unit = &server.rate_unit;
+    let users = server.users_are.as_str();
     let _ = write!(
         html,
-        "</div>\n<table><thead><tr><th>{}</th><th>measured</th><th>model</th><th>error</th>",
+        "<table><thead><tr><th>{}</th><th>measured</th><th>model</th><th>error</th>",
         escape(users)
     );
     let _ = write!(
@@ -246,6 +264,16 @@ fn the_measured_host(
         );
     }
     html.push_str("</tbody></table>\n");
+}
+
+/// A level's mean response time, ms.
+fn response_ms(f: &Fit) -> f64 {
+    f.measured_s * 1000.0
+}
+
+/// The model's mean response time, ms.
+fn model_ms(p: &Predicted) -> f64 {
+    p.response_s * 1000.0
 }
 
 fn other_hosts(html: &mut String, server: &MeasuredServer, hosts: &[HostCurve<'_>]) {

@@ -9,7 +9,7 @@
 //! token or address reaches the bundle.
 
 use crate::traffic::pattern::fold;
-use headroom_import::access_log::format::{unescape_target, LogFormat};
+use headroom_import::access_log::format::{unescape_target, LogEntry, LogFormat};
 use headroom_import::access_log::read::{read_logs, LogReading};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -107,26 +107,58 @@ pub fn read_replay(
     methods: &[String],
 ) -> Result<(ReplayLog, LogReading), String> {
     let format = LogFormat::parse(format)?;
-    let mut arena = String::new();
-    let mut raw: Vec<Logged> = Vec::new();
-    let mut left_out: BTreeMap<String, u64> = BTreeMap::new();
-    let mut unusable = 0u64;
-    let mut too_large = false;
-    // Each pattern once, with its count; a request keeps its pattern's id.
-    let mut ids: HashMap<String, u32> = HashMap::new();
-    let mut patterns: Vec<(String, u64)> = Vec::new();
-    let mut folded: Vec<u32> = Vec::new();
-    let reading = read_logs(paths, &format, |entry| {
+    let mut read = RequestsRead::default();
+    let reading =
+        read_logs(paths, &format, |entry| read.add(entry, methods)).map_err(|e| e.to_string())?;
+    if read.too_large {
+        return Err(format!(
+            "the log's requests take more than 4 GiB: replay it in parts (a day's files at a time); {} requests were read before that",
+            read.raw.len()
+        ));
+    }
+    let (labels, label_of) = label_patterns(&read.patterns);
+    let (first_ms, requests) = in_time_order(&read.raw, &read.folded, &label_of);
+    Ok((
+        ReplayLog {
+            arena: read.arena,
+            requests,
+            labels,
+            left_out: read.left_out,
+            unusable: read.unusable,
+            first_ms,
+        },
+        reading,
+    ))
+}
+
+/// The requests of a log as they are read, in the log's order.
+#[derive(Default)]
+struct RequestsRead {
+    arena: String,
+    raw: Vec<Logged>,
+    left_out: BTreeMap<String, u64>,
+    unusable: u64,
+    too_large: bool,
+    /// Each pattern once, with its count; a request keeps its pattern's id.
+    ids: HashMap<String, u32>,
+    patterns: Vec<(String, u64)>,
+    folded: Vec<u32>,
+}
+
+impl RequestsRead {
+    /// Keeps the request `entry` if its method is one of `methods` and its
+    /// target can be sent again, else counts it as left out or unusable.
+    fn add(&mut self, entry: &LogEntry<'_>, methods: &[String]) {
         let method = String::from_utf8_lossy(entry.method);
         if !methods.iter().any(|m| m.eq_ignore_ascii_case(&method)) {
-            *left_out.entry(method.into_owned()).or_default() += 1;
+            *self.left_out.entry(method.into_owned()).or_default() += 1;
             return;
         }
         // nginx writes a byte it would not print as \xHH, Apache a quote
         // as \": the client sent the byte, which a URL carries as %HH.
         let escaped = unescape_target(entry.target);
         let Ok(target) = std::str::from_utf8(&escaped) else {
-            unusable += 1;
+            self.unusable += 1;
             return;
         };
         if !target.starts_with('/')
@@ -134,44 +166,45 @@ pub fn read_replay(
             || method.len() > 16
             || !method.bytes().all(|b| b.is_ascii_alphabetic())
         {
-            unusable += 1;
+            self.unusable += 1;
             return;
         }
-        if arena.len() + method.len() + target.len() > u32::MAX as usize {
-            too_large = true;
+        if self.arena.len() + method.len() + target.len() > u32::MAX as usize {
+            self.too_large = true;
             return;
         }
-        let method_at = arena.len() as u32;
-        arena.push_str(&method.to_ascii_uppercase());
-        let target_at = arena.len() as u32;
-        arena.push_str(target);
-        let pattern = fold(target.as_bytes());
-        let id = match ids.get(&pattern) {
-            Some(id) => *id,
-            None => {
-                let id = patterns.len() as u32;
-                ids.insert(pattern.clone(), id);
-                patterns.push((pattern, 0));
-                id
-            }
-        };
-        patterns[id as usize].1 += 1;
-        folded.push(id);
-        raw.push(Logged {
+        let method_at = self.arena.len() as u32;
+        self.arena.push_str(&method.to_ascii_uppercase());
+        let target_at = self.arena.len() as u32;
+        self.arena.push_str(target);
+        let id = self.pattern_id(fold(target.as_bytes()));
+        self.patterns[id as usize].1 += 1;
+        self.folded.push(id);
+        self.raw.push(Logged {
             time_ms: entry.time_ms,
             method: (method_at, (target_at - method_at) as u8),
             target: (target_at, target.len() as u32),
             status: entry.status,
         });
-    })
-    .map_err(|e| e.to_string())?;
-    if too_large {
-        return Err(format!(
-            "the log's requests take more than 4 GiB: replay it in parts (a day's files at a time); {} requests were read before that",
-            raw.len()
-        ));
     }
-    // The most requested patterns are labels, ties by text.
+
+    /// The id of `pattern`, a new one (counting none yet) the first time.
+    fn pattern_id(&mut self, pattern: String) -> u32 {
+        match self.ids.get(&pattern) {
+            Some(id) => *id,
+            None => {
+                let id = self.patterns.len() as u32;
+                self.ids.insert(pattern.clone(), id);
+                self.patterns.push((pattern, 0));
+                id
+            }
+        }
+    }
+}
+
+/// The labels, the most requested patterns (ties by text) and [`OTHER`]
+/// for the rest, and each pattern's label.
+fn label_patterns(patterns: &[(String, u64)]) -> (Vec<String>, Vec<u16>) {
     let mut by_count: Vec<u32> = (0..patterns.len() as u32).collect();
     by_count.sort_by(|a, b| {
         let (a, b) = (&patterns[*a as usize], &patterns[*b as usize]);
@@ -191,7 +224,13 @@ pub fn read_replay(
     for (rank, id) in by_count.iter().take(MAX_LABELS).enumerate() {
         label_of[*id as usize] = rank as u16;
     }
-    // In time order, the log's order kept among equal times.
+    (labels, label_of)
+}
+
+/// The requests `raw` in time order, the log's order kept among equal
+/// times, each with its offset from the first and its label (through its
+/// pattern `folded`); and the first request's time.
+fn in_time_order(raw: &[Logged], folded: &[u32], label_of: &[u16]) -> (i64, Vec<Recorded>) {
     let mut order: Vec<usize> = (0..raw.len()).collect();
     order.sort_by_key(|i| raw[*i].time_ms);
     let first_ms = order.first().map_or(0, |i| raw[*i].time_ms);
@@ -234,17 +273,7 @@ pub fn read_replay(
         }
         at += same;
     }
-    Ok((
-        ReplayLog {
-            arena,
-            requests,
-            labels,
-            left_out,
-            unusable,
-            first_ms,
-        },
-        reading,
-    ))
+    (first_ms, requests)
 }
 
 /// A log ready to be replayed against a target.

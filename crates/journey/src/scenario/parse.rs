@@ -365,21 +365,7 @@ impl Parser {
     }
 
     fn scenario(mut self, root: &Yaml, target: Option<&Target>) -> Res<Scenario> {
-        let top = self.doc.mapping(root, "the scenario")?;
-        if let Some((key, _)) = top.iter().find(|(k, _)| k.as_str() == "mix") {
-            return Err(self.doc.at(
-                key.span(),
-                "this file is a mix of journeys (mix:), and a single scenario is needed here: \
-                 name one of its journey files instead",
-            ));
-        }
-        self.doc.keys(top, TOP_KEYS, "the scenario")?;
-        let steps_node = top.get_node("steps").ok_or_else(|| {
-            self.doc.at(
-                self.doc.map_at(top),
-                "the scenario has no steps: add a steps: list with at least one request",
-            )
-        })?;
+        let (top, steps_node) = self.top_and_steps(root)?;
 
         // Pass 1: every variable name.
         let initial_values = self.declare_variables(top)?;
@@ -394,11 +380,7 @@ impl Parser {
         self.declare_extracted(steps_node)?;
         let before_node = top.get_node("before");
         if let Some(node) = before_node {
-            let map = self.doc.mapping(node, "before")?;
-            self.doc.keys(map, BEFORE_KEYS, "before")?;
-            if let Some(steps) = map.get_node("steps") {
-                self.declare_extracted(steps)?;
-            }
+            self.declare_before(node)?;
         }
 
         // Pass 2: everything else, the variables' values first. A value is a
@@ -417,13 +399,7 @@ impl Parser {
         let default_base = self.default_base.take();
         let target = target.or(default_base.as_ref().filter(|_| !self.has_base));
         if let Some(target) = target {
-            base_path = target.path_and_query.trim_end_matches('/').to_string();
-            if self.has_base {
-                self.origins[0] = target.clone();
-            } else {
-                self.origins.insert(0, target.clone());
-                self.has_base = true;
-            }
+            base_path = self.take_target(target);
         }
         let think = match top.get_node("think") {
             Some(node) => self.think(node, "think")?,
@@ -474,6 +450,51 @@ impl Parser {
             peak,
             resource_hosts: crate::page_load::resources::Hosts::new(self.resource_hosts),
         })
+    }
+
+    /// The scenario's top mapping and its steps; refused when the file is
+    /// a mix, has a key a scenario does not know, or has no steps.
+    fn top_and_steps<'y>(&self, root: &'y Yaml) -> Res<(&'y MarkedMappingNode, &'y Yaml)> {
+        let top = self.doc.mapping(root, "the scenario")?;
+        if let Some((key, _)) = top.iter().find(|(k, _)| k.as_str() == "mix") {
+            return Err(self.doc.at(
+                key.span(),
+                "this file is a mix of journeys (mix:), and a single scenario is needed here: \
+                 name one of its journey files instead",
+            ));
+        }
+        self.doc.keys(top, TOP_KEYS, "the scenario")?;
+        let steps_node = top.get_node("steps").ok_or_else(|| {
+            self.doc.at(
+                self.doc.map_at(top),
+                "the scenario has no steps: add a steps: list with at least one request",
+            )
+        })?;
+        Ok((top, steps_node))
+    }
+
+    /// Pass 1 of `before:`: its keys checked, the names its steps extract
+    /// declared.
+    fn declare_before(&mut self, node: &Yaml) -> Res<()> {
+        let map = self.doc.mapping(node, "before")?;
+        self.doc.keys(map, BEFORE_KEYS, "before")?;
+        if let Some(steps) = map.get_node("steps") {
+            self.declare_extracted(steps)?;
+        }
+        Ok(())
+    }
+
+    /// Makes `target` the scenario's base URL, the first origin; returns
+    /// its base path.
+    fn take_target(&mut self, target: &Target) -> String {
+        let base_path = target.path_and_query.trim_end_matches('/').to_string();
+        if self.has_base {
+            self.origins[0] = target.clone();
+        } else {
+            self.origins.insert(0, target.clone());
+            self.has_base = true;
+        }
+        base_path
     }
 
     /// Pass 1 of `variables:`: each name declared; its value node, for
@@ -1682,29 +1703,17 @@ impl Parser {
         })
     }
 
-    fn check(&mut self, entry: &Yaml) -> Res<Check> {
-        let m = self.doc.mapping(entry, "a check")?;
-        self.doc.keys(m, CHECK_KEYS, "a check")?;
-        // Every key but name: and in: is a kind of check.
-        let kinds: Vec<&str> = CHECK_KEYS
-            .iter()
-            .copied()
-            .filter(|k| !matches!(*k, "name" | "in") && m.get_node(k).is_some())
-            .collect();
-        if kinds.len() != 1 {
-            return Err(self.doc.at(self.doc.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, not_matches:, max_time:"));
-        }
-        let field = match m.get_node("in") {
+    /// What the check of `kind` looks at: its `in:` (the body without
+    /// one), only for text checks.
+    fn check_field(&self, m: &MarkedMappingNode, kind: &str) -> Res<Field> {
+        Ok(match m.get_node("in") {
             None => Field::Body,
             Some(node) => {
                 let s = self.doc.scalar(node, "in")?;
-                if matches!(kinds[0], "status" | "max_time") {
+                if matches!(kind, "status" | "max_time") {
                     return Err(self.doc.at(
                         s.span(),
-                        format!(
-                            "in: is for text checks (contains:, matches:, ...), not {}:",
-                            kinds[0]
-                        ),
+                        format!("in: is for text checks (contains:, matches:, ...), not {kind}:"),
                     ));
                 }
                 match s.as_str() {
@@ -1719,39 +1728,65 @@ impl Parser {
                     }
                 }
             }
+        })
+    }
+
+    /// A `status:` check: its statuses (one, a list, or classes such as
+    /// 2xx) and its default name.
+    fn status_check(&self, node: &Yaml) -> Res<(CheckKind, String)> {
+        let items: Vec<&Yaml> = match node.as_sequence() {
+            Some(list) => list.iter().collect(),
+            None => vec![node],
         };
+        let mut ranges = Vec::new();
+        let mut names = Vec::new();
+        for item in items {
+            let s = self.doc.scalar(item, "a status")?;
+            let text = s.as_str().trim();
+            let range = if let Some(class) = text
+                .strip_suffix("xx")
+                .and_then(|c| c.parse::<u16>().ok())
+                .filter(|c| (1..=5).contains(c))
+            {
+                (class * 100, class * 100 + 99)
+            } else {
+                let code = text
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|c| (100..=599).contains(c))
+                    .ok_or_else(|| {
+                        self.doc.at(
+                            s.span(),
+                            format!("'{text}' is not an HTTP status: write 200, [200, 303] or 2xx"),
+                        )
+                    })?;
+                (code, code)
+            };
+            ranges.push(range);
+            names.push(text.to_string());
+        }
+        Ok((
+            CheckKind::Status(ranges),
+            format!("status {}", names.join("|")),
+        ))
+    }
+
+    fn check(&mut self, entry: &Yaml) -> Res<Check> {
+        let m = self.doc.mapping(entry, "a check")?;
+        self.doc.keys(m, CHECK_KEYS, "a check")?;
+        // Every key but name: and in: is a kind of check.
+        let kinds: Vec<&str> = CHECK_KEYS
+            .iter()
+            .copied()
+            .filter(|k| !matches!(*k, "name" | "in") && m.get_node(k).is_some())
+            .collect();
+        if kinds.len() != 1 {
+            return Err(self.doc.at(self.doc.map_at(m), "a check needs exactly one of status:, contains:, not_contains:, matches:, not_matches:, max_time:"));
+        }
+        let field = self.check_field(m, kinds[0])?;
         let node = m.get_node(kinds[0]).expect("checked above");
         let (kind, default_name) = match kinds[0] {
-            "status" => {
-                let items: Vec<&Yaml> = match node.as_sequence() {
-                    Some(list) => list.iter().collect(),
-                    None => vec![node],
-                };
-                let mut ranges = Vec::new();
-                let mut names = Vec::new();
-                for item in items {
-                    let s = self.doc.scalar(item, "a status")?;
-                    let text = s.as_str().trim();
-                    let range = if let Some(class) = text
-                        .strip_suffix("xx")
-                        .and_then(|c| c.parse::<u16>().ok())
-                        .filter(|c| (1..=5).contains(c))
-                    {
-                        (class * 100, class * 100 + 99)
-                    } else {
-                        let code = text.parse::<u16>().ok().filter(|c| (100..=599).contains(c)).ok_or_else(|| {
-                            self.doc.at(s.span(), format!("'{text}' is not an HTTP status: write 200, [200, 303] or 2xx"))
-                        })?;
-                        (code, code)
-                    };
-                    ranges.push(range);
-                    names.push(text.to_string());
-                }
-                (
-                    CheckKind::Status(ranges),
-                    format!("status {}", names.join("|")),
-                )
-            }
+            "status" => self.status_check(node)?,
             "contains" => {
                 let t = self.doc.text(node, "contains")?;
                 (

@@ -351,13 +351,12 @@ impl Journey {
         }
     }
 
-    /// Runs one iteration; `first_intended` is the scheduled start of its
-    /// first request (open model). Returns false when the VU must stop.
-    pub async fn iterate(
-        &mut self,
-        host: &impl JourneyHost,
-        mut first_intended: Option<Instant>,
-    ) -> bool {
+    /// Starts the next iteration: counts it, takes its data row (and the
+    /// VU's account row on the first), renders the computed variables and
+    /// clears the cookies or connections when the scenario asks. Returns
+    /// false when the iterations or the data rows have run out.
+    #[inline]
+    fn begin_iteration(&mut self) -> bool {
         let limit = match (&self.plan.before, self.in_before) {
             (Some(before), true) => Some(before.iterations),
             _ => self.plan.iterations,
@@ -379,6 +378,81 @@ impl Journey {
         if self.plan.scenario.new_connections_each_iteration {
             // Dropping a client closes its connection.
             self.clients.iter_mut().for_each(|c| *c = None);
+        }
+        true
+    }
+
+    /// Opens a group of steps, nested in the one open.
+    #[inline]
+    fn begin_group(&mut self, label: u16, include_think: bool) {
+        self.groups.push(GroupAccount {
+            label,
+            include_think,
+            started: Instant::now(),
+            elapsed: Duration::ZERO,
+            failed: false,
+            bytes_received: 0,
+            bytes_sent: 0,
+        });
+    }
+
+    /// Closes the innermost group: records it as a sample whose response
+    /// time is the group's total, and adds it to the group around it.
+    #[inline]
+    fn end_group(&mut self, host: &impl JourneyHost) {
+        if let Some(group) = self.groups.pop() {
+            let end = Instant::now();
+            // Intended start is set so that response time = the group's total.
+            let start = end.checked_sub(group.elapsed).unwrap_or(group.started);
+            host.record(&Sample {
+                label: group.label,
+                vu: self.vu,
+                intended_start: start,
+                actual_start: start,
+                connect: Duration::ZERO,
+                tls: None,
+                first_byte: None,
+                end,
+                status: 0,
+                bytes_received: group.bytes_received,
+                bytes_sent: group.bytes_sent,
+                error: group.failed.then_some(ErrorKind::Check),
+                failed_check: None,
+                detail: None,
+                resent: false,
+            });
+            if let Some(outer) = self.groups.last_mut() {
+                outer.elapsed += group.elapsed;
+                outer.failed |= group.failed;
+            }
+        }
+    }
+
+    /// At the end of the innermost loop: whether it runs again (counting
+    /// the run down), else it is closed.
+    #[inline]
+    fn loop_again(&mut self) -> bool {
+        match self.loops.last_mut() {
+            Some((_, remaining)) if *remaining > 1 => {
+                *remaining -= 1;
+                true
+            }
+            _ => {
+                self.loops.pop();
+                false
+            }
+        }
+    }
+
+    /// Runs one iteration; `first_intended` is the scheduled start of its
+    /// first request (open model). Returns false when the VU must stop.
+    pub async fn iterate(
+        &mut self,
+        host: &impl JourneyHost,
+        mut first_intended: Option<Instant>,
+    ) -> bool {
+        if !self.begin_iteration() {
+            return false;
         }
         let plan = self.plan.clone();
         let program = match (&plan.before, self.in_before) {
@@ -415,44 +489,11 @@ impl Journey {
                     label,
                     include_think,
                 } => {
-                    self.groups.push(GroupAccount {
-                        label: *label,
-                        include_think: *include_think,
-                        started: Instant::now(),
-                        elapsed: Duration::ZERO,
-                        failed: false,
-                        bytes_received: 0,
-                        bytes_sent: 0,
-                    });
+                    self.begin_group(*label, *include_think);
                     ip += 1;
                 }
                 Op::GroupEnd => {
-                    if let Some(group) = self.groups.pop() {
-                        let end = Instant::now();
-                        // Intended start is set so that response time = the group's total.
-                        let start = end.checked_sub(group.elapsed).unwrap_or(group.started);
-                        host.record(&Sample {
-                            label: group.label,
-                            vu: self.vu,
-                            intended_start: start,
-                            actual_start: start,
-                            connect: Duration::ZERO,
-                            tls: None,
-                            first_byte: None,
-                            end,
-                            status: 0,
-                            bytes_received: group.bytes_received,
-                            bytes_sent: group.bytes_sent,
-                            error: group.failed.then_some(ErrorKind::Check),
-                            failed_check: None,
-                            detail: None,
-                            resent: false,
-                        });
-                        if let Some(outer) = self.groups.last_mut() {
-                            outer.elapsed += group.elapsed;
-                            outer.failed |= group.failed;
-                        }
-                    }
+                    self.end_group(host);
                     ip += 1;
                 }
                 Op::LoopBegin { count } => {
@@ -460,17 +501,7 @@ impl Journey {
                     ip += 1;
                 }
                 Op::LoopEnd { begin } => {
-                    let again = match self.loops.last_mut() {
-                        Some((_, remaining)) if *remaining > 1 => {
-                            *remaining -= 1;
-                            true
-                        }
-                        _ => {
-                            self.loops.pop();
-                            false
-                        }
-                    };
-                    ip = if again { begin + 1 } else { ip + 1 };
+                    ip = if self.loop_again() { begin + 1 } else { ip + 1 };
                 }
             }
         }

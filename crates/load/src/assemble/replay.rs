@@ -12,6 +12,7 @@ use headroom_journey::profile::{Profile, Think};
 use headroom_journey::shard::Shard;
 use headroom_traffic::replay::{read_replay, ReplayLog, ReplayPlan};
 use headroom_units::quantity::{group_thousands, Rate};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,47 +62,15 @@ pub(super) async fn assemble(
     ensure_file_limit(u64::from(max_vus) + 64)?;
     let connector = connect_checked(&target, spec.insecure, spec.http.unwrap_or_default()).await?;
     let notes = notes(&reading, unusable);
-    let record = ScenarioRecord::Replay(ReplayRecord {
-        files: source
-            .files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect(),
-        format: source.format.clone(),
-        requests: requests as u64,
-        left_out: left_out.clone(),
-        methods: source.methods.clone(),
+    let counts = ReplayCounts {
+        requests,
+        left_out,
         speed,
-        logged_s: logged.as_secs_f64(),
-        replayed_s: replayed.as_secs_f64(),
-        // The bad lines' text (addresses, queries) stays out of the bundle.
-        warnings: notes
-            .iter()
-            .filter(|n| !n.starts_with("  "))
-            .map(|n| n.trim_start_matches("headroom: ").to_string())
-            .collect(),
-    });
-    let left = if left_out.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; left out: {} (their bodies are not in the log: --methods sends them empty)",
-            left_out
-                .iter()
-                .map(|(m, n)| format!("{} {m}", group_thousands(*n as i64)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        logged,
+        replayed,
     };
-    let description = format!(
-        "headroom: replay of {} against {target} — {} {} requests logged over {}, sent at {}× the log's pace: over {} (each when due, whatever the server does; up to {max_vus} VUs){left}",
-        files_text(&source.files),
-        group_thousands(requests as i64),
-        source.methods.join("/"),
-        short(logged),
-        trim_speed(speed),
-        short(replayed),
-    );
+    let record = replay_record(source, &counts, &notes);
+    let description = describe_replay(source, &target, &counts, max_vus);
     finish(
         spec,
         Shaped {
@@ -134,6 +103,73 @@ pub(super) async fn assemble(
                 ..Tables::default()
             },
         },
+    )
+}
+
+/// What a replay sends, against what its log holds.
+struct ReplayCounts {
+    requests: usize,
+    /// The requests of other methods, by method.
+    left_out: BTreeMap<String, u64>,
+    speed: f64,
+    /// The log's span and the replay's.
+    logged: Duration,
+    replayed: Duration,
+}
+
+/// The replay as the bundle records it, with the reading's warnings.
+fn replay_record(source: &ReplaySource, counts: &ReplayCounts, notes: &[String]) -> ScenarioRecord {
+    ScenarioRecord::Replay(ReplayRecord {
+        files: source
+            .files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect(),
+        format: source.format.clone(),
+        requests: counts.requests as u64,
+        left_out: counts.left_out.clone(),
+        methods: source.methods.clone(),
+        speed: counts.speed,
+        logged_s: counts.logged.as_secs_f64(),
+        replayed_s: counts.replayed.as_secs_f64(),
+        // The bad lines' text (addresses, queries) stays out of the bundle.
+        warnings: notes
+            .iter()
+            .filter(|n| !n.starts_with("  "))
+            .map(|n| n.trim_start_matches("headroom: ").to_string())
+            .collect(),
+    })
+}
+
+/// The replay in a line: its log, what it sends at what pace, and what
+/// it leaves out.
+fn describe_replay(
+    source: &ReplaySource,
+    target: &Target,
+    counts: &ReplayCounts,
+    max_vus: u32,
+) -> String {
+    let left_out = &counts.left_out;
+    let left = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; left out: {} (their bodies are not in the log: --methods sends them empty)",
+            left_out
+                .iter()
+                .map(|(m, n)| format!("{} {m}", group_thousands(*n as i64)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "headroom: replay of {} against {target} — {} {} requests logged over {}, sent at {}× the log's pace: over {} (each when due, whatever the server does; up to {max_vus} VUs){left}",
+        files_text(&source.files),
+        group_thousands(counts.requests as i64),
+        source.methods.join("/"),
+        short(counts.logged),
+        trim_speed(counts.speed),
+        short(counts.replayed),
     )
 }
 

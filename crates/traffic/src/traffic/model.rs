@@ -394,31 +394,7 @@ impl TrafficBuilder {
             self.sweep(time);
         }
         let key = request.session;
-        let gap = self.gap_ms;
-        let open = self
-            .open
-            .get(&key)
-            .copied()
-            .filter(|o| time - o.last_ms <= gap);
-        let mut session = match open {
-            Some(open) => open,
-            None => {
-                if let Some(ended) = self.open.remove(&key) {
-                    self.close(ended);
-                }
-                self.sessions += 1;
-                let minute = self.minute(time);
-                self.arrivals[minute] += 1;
-                Open {
-                    last_ms: time,
-                    last_page_ms: None,
-                    recent: [(0, i64::MIN); RECENT_PAGES],
-                    next: 0,
-                    pages: 0,
-                    redirect: None,
-                }
-            }
-        };
+        let mut session = self.session_at(key, time);
         session.last_ms = session.last_ms.max(time);
         // A log slightly out of order reads as no time between.
         let since_page = session.last_page_ms.map(|before| (time - before).max(0));
@@ -434,26 +410,10 @@ impl TrafficBuilder {
         if redirect_target {
             session.redirect = None;
         }
-        // A page that sets the session cookie is the cookieless session's:
-        // its resources, sent with the new cookie, name it there.
-        let named_recently = |open: &Open, named: u64| {
-            open.recent
-                .iter()
-                .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
-        };
         let loaded = !request.resource
             && !redirected
             && !redirect_target
-            && request.referer.is_some_and(|named| {
-                named_recently(&session, named)
-                    || (request.cookie
-                        && self
-                            .open
-                            .get(&request.client)
-                            .is_some_and(|open| named_recently(open, named)))
-                    // Its page logged after it (in order of completion).
-                    || self.ahead.contains_key(&(request.client, named))
-            });
+            && self.names_its_page(&request, &session);
         if loaded {
             let pattern = pattern_of(&request.target);
             self.count_loaded(pattern);
@@ -479,20 +439,80 @@ impl TrafficBuilder {
             session.redirect = Some((time, request.referer, request.get));
         }
         if view {
-            if let Some(think) = since_page {
-                self.think(think);
-            }
-            let minute = self.minute(time);
-            self.views_per_minute[minute] += 1;
-            if since_page.is_none_or(|ms| ms >= MIN_THINK_MS) {
-                self.reads_per_minute[minute] += 1;
-            }
-            session.last_page_ms = Some(time);
-            session.recent[usize::from(session.next)] = (hash_target(&request.target), time);
-            session.next = (session.next + 1) % RECENT_PAGES as u8;
-            session.pages += 1;
+            self.count_view(&mut session, &request, since_page);
         }
         self.open.insert(key, session);
+    }
+
+    /// The session `key` open at `time`, else a new one (the one it
+    /// had closed, ended by the gap).
+    fn session_at(&mut self, key: u64, time: i64) -> Open {
+        let gap = self.gap_ms;
+        let open = self
+            .open
+            .get(&key)
+            .copied()
+            .filter(|o| time - o.last_ms <= gap);
+        match open {
+            Some(open) => open,
+            None => {
+                if let Some(ended) = self.open.remove(&key) {
+                    self.close(ended);
+                }
+                self.sessions += 1;
+                let minute = self.minute(time);
+                self.arrivals[minute] += 1;
+                Open {
+                    last_ms: time,
+                    last_page_ms: None,
+                    recent: [(0, i64::MIN); RECENT_PAGES],
+                    next: 0,
+                    pages: 0,
+                    redirect: None,
+                }
+            }
+        }
+    }
+
+    /// Whether `request` names as referer a page of its session seen
+    /// within [`LOADED_WITHIN_MS`], or one logged after it.
+    fn names_its_page(&self, request: &Held, session: &Open) -> bool {
+        let time = request.time;
+        // A page that sets the session cookie is the cookieless session's:
+        // its resources, sent with the new cookie, name it there.
+        let named_recently = |open: &Open, named: u64| {
+            open.recent
+                .iter()
+                .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
+        };
+        request.referer.is_some_and(|named| {
+            named_recently(session, named)
+                || (request.cookie
+                    && self
+                        .open
+                        .get(&request.client)
+                        .is_some_and(|open| named_recently(open, named)))
+                // Its page logged after it (in order of completion).
+                || self.ahead.contains_key(&(request.client, named))
+        })
+    }
+
+    /// Counts a page seen: the reading time before it, its minute's
+    /// views and reads; and keeps it as the session's latest page.
+    fn count_view(&mut self, session: &mut Open, request: &Held, since_page: Option<i64>) {
+        let time = request.time;
+        if let Some(think) = since_page {
+            self.think(think);
+        }
+        let minute = self.minute(time);
+        self.views_per_minute[minute] += 1;
+        if since_page.is_none_or(|ms| ms >= MIN_THINK_MS) {
+            self.reads_per_minute[minute] += 1;
+        }
+        session.last_page_ms = Some(time);
+        session.recent[usize::from(session.next)] = (hash_target(&request.target), time);
+        session.next = (session.next + 1) % RECENT_PAGES as u8;
+        session.pages += 1;
     }
 
     /// Counts a resource the application serves, the rarer patterns folded
@@ -686,6 +706,15 @@ pub fn busiest(counts: &[u32]) -> Option<(usize, u32)> {
         .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
 }
 
+/// `n` as a percentage of `of` (0 when `of` is 0).
+fn percent_of(n: u64, of: u64) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / of as f64
+    }
+}
+
 impl TrafficModel {
     /// The minute with the most requests: its index from the first minute
     /// and its count.
@@ -702,27 +731,37 @@ impl TrafficModel {
     /// The model in words, a line each (no address, no query value).
     pub fn describe(&self) -> Vec<String> {
         use headroom_units::civil::utc_minute_text;
-        use headroom_units::quantity::{count, group_thousands};
-        let share = |n: u64, of: u64| {
-            if of == 0 {
-                0.0
-            } else {
-                100.0 * n as f64 / of as f64
-            }
-        };
-        let minute_of =
-            |index: usize| utc_minute_text(self.first_minute_ms + index as i64 * 60_000);
         let hours = (self.last_ms - self.first_ms) as f64 / 3_600_000.0;
         let mut lines = vec![format!(
             "from {} to {} UTC ({hours:.1} h)",
             utc_minute_text(self.first_ms),
             utc_minute_text(self.last_ms)
         )];
+        lines.push(self.describe_requests());
+        self.describe_sessions(&mut lines);
+        lines.push(self.describe_pages_per_session());
+        if let Some(line) = self.describe_think() {
+            lines.push(line);
+        }
+        self.describe_mix(&mut lines);
+        self.describe_loaded_by_pages(&mut lines);
+        lines
+    }
+
+    /// The clock minute `index` minutes after the first, as text.
+    fn minute_text(&self, index: usize) -> String {
+        headroom_units::civil::utc_minute_text(self.first_minute_ms + index as i64 * 60_000)
+    }
+
+    /// The requests' line: pages against resources, the most used methods
+    /// and the statuses.
+    fn describe_requests(&self) -> String {
+        use headroom_units::quantity::group_thousands;
         let top = |counts: Vec<(String, u64)>| -> String {
             counts
                 .into_iter()
                 .take(4)
-                .map(|(name, n)| format!("{name} {:.1}%", share(n, self.requests)))
+                .map(|(name, n)| format!("{name} {:.1}%", percent_of(n, self.requests)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -740,14 +779,19 @@ impl TrafficModel {
         } else {
             "no status logged (the format has no $status: every request is taken as answered 2xx, so redirects and errors count as pages; add $status to the server's log_format and to --format)".to_string()
         };
-        lines.push(format!(
+        format!(
             "requests: {}: {} for pages, {} for their resources ({:.1}%); {}; {statuses}",
             group_thousands(self.requests as i64),
             group_thousands(self.pages as i64),
             group_thousands((self.requests - self.pages) as i64),
             100.0 * self.static_share(),
             top(methods),
-        ));
+        )
+    }
+
+    /// The sessions' line, their arrivals and the peak minute's requests.
+    fn describe_sessions(&self, lines: &mut Vec<String>) {
+        use headroom_units::quantity::{count, group_thousands};
         lines.push(format!(
             "sessions: {} ({}); {} (an address with its user agent per day, 4xx answers left out, as goaccess counts them)",
             group_thousands(self.sessions as i64),
@@ -762,17 +806,23 @@ impl TrafficModel {
                 self.sessions as f64 / minutes,
                 count(minutes as usize, "minute", "minutes"),
                 most,
-                minute_of(at)
+                self.minute_text(at)
             ));
         }
         if let Some((at, most)) = self.peak_minute() {
             lines.push(format!(
                 "peak minute: {} in the clock minute {} UTC ({:.1} a second)",
                 count(most as usize, "request", "requests"),
-                minute_of(at),
+                self.minute_text(at),
                 f64::from(most) / 60.0
             ));
         }
+    }
+
+    /// The pages a session asked for: their distribution, or that no
+    /// session asked for one.
+    fn describe_pages_per_session(&self) -> String {
+        use headroom_units::quantity::group_thousands;
         let without = if self.sessions_without_pages > 0 {
             format!(
                 " ({} with none, only resources or redirects, left out)",
@@ -783,41 +833,51 @@ impl TrafficModel {
         };
         if !self.pages_per_session.is_empty() {
             let p = &self.pages_per_session;
-            lines.push(format!(
+            format!(
                 "pages a session: median {}, mean {:.1}, 90th percentile {}, most {}{without}",
                 p.value_at_quantile(0.5),
                 p.mean(),
                 p.value_at_quantile(0.9),
                 p.max()
-            ));
+            )
         } else {
-            lines.push(format!(
-                "pages a session: no session asked for a page{without}"
-            ));
+            format!("pages a session: no session asked for a page{without}")
         }
-        if !self.think_ms.is_empty() {
-            let q = |x: f64| format!("{:.1} s", self.think_s(x).unwrap_or(0.0));
-            let median = self.think_log_mean.exp();
-            let mean = (self.think_log_mean + self.think_log_sd.powi(2) / 2.0).exp();
-            lines.push(format!(
-                "reading between pages ({} of at least 1 s; {} sooner, not read, left out): 10th percentile {}, 25th {}, median {}, 75th {}, 90th {}; a log-normal fits it with median {median:.1} s and σ {:.2} (mean {mean:.1} s)",
-                group_thousands(self.think_ms.len() as i64),
-                group_thousands(self.quick as i64),
-                q(0.1),
-                q(0.25),
-                q(0.5),
-                q(0.75),
-                q(0.9),
-                self.think_log_sd
-            ));
+    }
+
+    /// The reading time between pages and the log-normal fitted to it,
+    /// when a session read a page.
+    fn describe_think(&self) -> Option<String> {
+        use headroom_units::quantity::group_thousands;
+        if self.think_ms.is_empty() {
+            return None;
         }
+        let q = |x: f64| format!("{:.1} s", self.think_s(x).unwrap_or(0.0));
+        let median = self.think_log_mean.exp();
+        let mean = (self.think_log_mean + self.think_log_sd.powi(2) / 2.0).exp();
+        Some(format!(
+            "reading between pages ({} of at least 1 s; {} sooner, not read, left out): 10th percentile {}, 25th {}, median {}, 75th {}, 90th {}; a log-normal fits it with median {median:.1} s and σ {:.2} (mean {mean:.1} s)",
+            group_thousands(self.think_ms.len() as i64),
+            group_thousands(self.quick as i64),
+            q(0.1),
+            q(0.25),
+            q(0.5),
+            q(0.75),
+            q(0.9),
+            self.think_log_sd
+        ))
+    }
+
+    /// The page mix: the most asked patterns and what the rest add up to.
+    fn describe_mix(&self, lines: &mut Vec<String>) {
+        use headroom_units::quantity::count;
         lines.push("pages (ids, e-mail addresses and query values folded to *; a form's redirect counted under the form):".to_string());
         let shown = 15;
         let mix_requests = self.mix_requests();
         for page in self.mix.iter().take(shown) {
             lines.push(format!(
                 "  {:>5.1}%  {}",
-                share(page.count, mix_requests),
+                percent_of(page.count, mix_requests),
                 page.pattern
             ));
         }
@@ -825,28 +885,36 @@ impl TrafficModel {
             let rest: u64 = self.mix[shown..].iter().map(|p| p.count).sum();
             lines.push(format!(
                 "  {:>5.1}%  {} more",
-                share(rest, mix_requests),
+                percent_of(rest, mix_requests),
                 count(self.mix.len() - shown, "pattern", "patterns")
             ));
         }
-        if !self.loaded_by_pages.is_empty() {
-            let loaded: u64 = self.loaded_by_pages.iter().map(|l| l.1).sum();
-            lines.push(format!(
-                "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it, before or after it in the log):",
-                group_thousands(loaded as i64),
-                LOADED_WITHIN_MS / 1000
-            ));
-            for (pattern, n) in self.loaded_by_pages.iter().take(5) {
-                lines.push(format!("  {:>5.1}%  {pattern}", share(*n, self.requests)));
-            }
-            if self.loaded_by_pages.len() > 5 {
-                lines.push(format!(
-                    "         {} more",
-                    count(self.loaded_by_pages.len() - 5, "pattern", "patterns")
-                ));
-            }
+    }
+
+    /// The resources the application serves that pages loaded, if any.
+    fn describe_loaded_by_pages(&self, lines: &mut Vec<String>) {
+        use headroom_units::quantity::{count, group_thousands};
+        if self.loaded_by_pages.is_empty() {
+            return;
         }
-        lines
+        let loaded: u64 = self.loaded_by_pages.iter().map(|l| l.1).sum();
+        lines.push(format!(
+            "resources the application serves ({} of the requests: each named its session's page as referer within {} s of it, before or after it in the log):",
+            group_thousands(loaded as i64),
+            LOADED_WITHIN_MS / 1000
+        ));
+        for (pattern, n) in self.loaded_by_pages.iter().take(5) {
+            lines.push(format!(
+                "  {:>5.1}%  {pattern}",
+                percent_of(*n, self.requests)
+            ));
+        }
+        if self.loaded_by_pages.len() > 5 {
+            lines.push(format!(
+                "         {} more",
+                count(self.loaded_by_pages.len() - 5, "pattern", "patterns")
+            ));
+        }
     }
 
     /// The model as JSON (`scenario from-log --json`; docs/json.md).

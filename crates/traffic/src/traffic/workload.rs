@@ -124,33 +124,11 @@ pub struct LogWorkloadInput<'a> {
 /// The workload of a model.
 pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkload {
     let page_loads = model.static_share() >= PAGE_LOADS_SHARE;
-    let (quick, all) = model
-        .mix
-        .iter()
-        .fold((0, 0), |(q, a), p| (q + p.quick, a + p.replayable));
-    let sessions_apart = (quick as f64) <= SESSIONS_APART * all as f64;
-    let mut fates: Vec<(String, u64, Fate)> = Vec::new();
-    let mut sent: Vec<&PagePattern> = Vec::new();
-    // Where each sent pattern's fate is.
-    let mut sent_at: Vec<usize> = Vec::new();
-    for page in &model.mix {
-        let fate = if page.folded > 0 {
-            Fate::Folded
-        } else if page.replayable == 0 {
-            Fate::NotReplayable
-        } else if page.examples.is_empty() && page.long > 0 && page.secret == 0 {
-            Fate::TooLong
-        } else if page.examples.is_empty() {
-            Fate::Secret
-        } else if page_loads && sessions_apart && page.quick_share() >= LOADED_BY_PAGES {
-            Fate::LoadedByPages
-        } else {
-            sent.push(page);
-            sent_at.push(fates.len());
-            Fate::Sent { rows: 0 }
-        };
-        fates.push((page.pattern.clone(), page.count, fate));
-    }
+    let PageFates {
+        mut fates,
+        sent,
+        sent_at,
+    } = page_fates(model, page_loads);
     let weights: Vec<u64> = sent
         .iter()
         .map(|p| p.replayable - p.secret - p.long)
@@ -167,49 +145,9 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
             Fate::Sent { rows: *n }
         };
     }
-    // Each pattern's rows split among its requests by their counts, then
-    // every row list interleaved so that any stretch of the file holds the
-    // patterns in their shares.
-    let mut lists: Vec<Vec<&str>> = Vec::new();
-    let mut kept: Vec<(usize, &PagePattern)> = Vec::new();
-    for (page, n) in sent.iter().zip(&rows).filter(|(_, n)| **n > 0) {
-        let examples = page.examples_by_count();
-        let counts: Vec<f64> = examples.iter().map(|e| e.1 as f64).collect();
-        let split = exact_split(&counts, *n as u64);
-        let order = interleave(&split);
-        lists.push(
-            order
-                .into_iter()
-                .map(|i| examples[usize::from(i)].0)
-                .collect(),
-        );
-        kept.push((*n, page));
-    }
-    let order = interleave(&kept.iter().map(|k| k.0 as u64).collect::<Vec<_>>());
-    let mut cursor = vec![0usize; lists.len()];
-    let pages: Vec<(usize, &str)> = order
-        .into_iter()
-        .map(usize::from)
-        .map(|pattern| {
-            cursor[pattern] += 1;
-            (pattern + 1, lists[pattern][cursor[pattern] - 1])
-        })
-        .collect();
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    for (pattern, target) in &pages {
-        let _ = csv.write_record([pattern.to_string().as_str(), target]);
-    }
-    let pages_csv = String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default();
-    let accounts_csv = source
-        .login
-        .filter(|login| !login.rows.is_empty())
-        .map(|login| {
-            let mut csv = csv::Writer::from_writer(Vec::new());
-            for row in &login.rows {
-                let _ = csv.write_record(row);
-            }
-            String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default()
-        });
+    let DataRows { pages, kept } = interleaved_pages(&sent, &rows);
+    let pages_csv = pages_csv(&pages);
+    let accounts_csv = accounts_csv(source);
     // Users ask only for the pages sent: as many as ask for those at the
     // peak's rate.
     let viewed: u64 = model.views_per_minute.iter().map(|n| u64::from(*n)).sum();
@@ -233,6 +171,112 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         peak,
         fates,
     }
+}
+
+/// The patterns' fates by the model alone (the rows are shared out
+/// later), and the patterns to send.
+struct PageFates<'a> {
+    fates: Vec<(String, u64, Fate)>,
+    sent: Vec<&'a PagePattern>,
+    /// Where each sent pattern's fate is.
+    sent_at: Vec<usize>,
+}
+
+/// Each pattern's fate by the model alone, and the patterns to send.
+fn page_fates(model: &TrafficModel, page_loads: bool) -> PageFates<'_> {
+    let (quick, all) = model
+        .mix
+        .iter()
+        .fold((0, 0), |(q, a), p| (q + p.quick, a + p.replayable));
+    let sessions_apart = (quick as f64) <= SESSIONS_APART * all as f64;
+    let mut fates: Vec<(String, u64, Fate)> = Vec::new();
+    let mut sent: Vec<&PagePattern> = Vec::new();
+    let mut sent_at: Vec<usize> = Vec::new();
+    for page in &model.mix {
+        let fate = if page.folded > 0 {
+            Fate::Folded
+        } else if page.replayable == 0 {
+            Fate::NotReplayable
+        } else if page.examples.is_empty() && page.long > 0 && page.secret == 0 {
+            Fate::TooLong
+        } else if page.examples.is_empty() {
+            Fate::Secret
+        } else if page_loads && sessions_apart && page.quick_share() >= LOADED_BY_PAGES {
+            Fate::LoadedByPages
+        } else {
+            sent.push(page);
+            sent_at.push(fates.len());
+            Fate::Sent { rows: 0 }
+        };
+        fates.push((page.pattern.clone(), page.count, fate));
+    }
+    PageFates {
+        fates,
+        sent,
+        sent_at,
+    }
+}
+
+/// The data file's rows (the pattern's number from 1, the target), and
+/// the patterns kept with their rows.
+struct DataRows<'a> {
+    pages: Vec<(usize, &'a str)>,
+    kept: Vec<(usize, &'a PagePattern)>,
+}
+
+/// The data file's rows: each pattern's rows split among its requests
+/// by their counts, then every row list interleaved so that any stretch
+/// of the file holds the patterns in their shares.
+fn interleaved_pages<'a>(sent: &[&'a PagePattern], rows: &[usize]) -> DataRows<'a> {
+    let mut lists: Vec<Vec<&str>> = Vec::new();
+    let mut kept: Vec<(usize, &PagePattern)> = Vec::new();
+    for (page, n) in sent.iter().zip(rows).filter(|(_, n)| **n > 0) {
+        let examples = page.examples_by_count();
+        let counts: Vec<f64> = examples.iter().map(|e| e.1 as f64).collect();
+        let split = exact_split(&counts, *n as u64);
+        let order = interleave(&split);
+        lists.push(
+            order
+                .into_iter()
+                .map(|i| examples[usize::from(i)].0)
+                .collect(),
+        );
+        kept.push((*n, page));
+    }
+    let order = interleave(&kept.iter().map(|k| k.0 as u64).collect::<Vec<_>>());
+    let mut cursor = vec![0usize; lists.len()];
+    let pages: Vec<(usize, &str)> = order
+        .into_iter()
+        .map(usize::from)
+        .map(|pattern| {
+            cursor[pattern] += 1;
+            (pattern + 1, lists[pattern][cursor[pattern] - 1])
+        })
+        .collect();
+    DataRows { pages, kept }
+}
+
+/// The data file, a row each: the pattern's number and the target.
+fn pages_csv(pages: &[(usize, &str)]) -> String {
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    for (pattern, target) in pages {
+        let _ = csv.write_record([pattern.to_string().as_str(), target]);
+    }
+    String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The login's accounts file, when the login has accounts.
+fn accounts_csv(source: &LogWorkloadInput<'_>) -> Option<String> {
+    source
+        .login
+        .filter(|login| !login.rows.is_empty())
+        .map(|login| {
+            let mut csv = csv::Writer::from_writer(Vec::new());
+            for row in &login.rows {
+                let _ = csv.write_record(row);
+            }
+            String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default()
+        })
 }
 
 /// The scenario file.
