@@ -26,6 +26,7 @@ pub mod compression;
 pub mod cpu;
 pub mod crypto;
 pub mod emulate;
+pub mod emulate_text;
 pub mod external;
 pub mod fileio;
 pub mod host_scale;
@@ -37,6 +38,7 @@ pub mod reference;
 pub mod stack;
 pub mod storage;
 pub mod suite;
+pub mod suite_cli;
 pub mod thermal;
 
 pub use headroom_bundle::bench::{BenchResult, Measure, Series};

@@ -2,10 +2,12 @@
 //! command run inside control groups that limit it
 //! ([`headroom_bench::emulate`]), in a process group of its own; stopped
 //! with it on Ctrl-C or SIGTERM; what it leaves in the groups stopped and
-//! the groups removed after, and an OOM kill at the memory limit said.
+//! the groups removed after, and an OOM kill at the memory limit said
+//! ([`headroom_bench::emulate_text`] words it).
 
 use crate::args::EmulateArgs;
-use headroom_bench::emulate::{self, Emulation, EmulationEnd, Limits};
+use headroom_bench::emulate::{self, Emulation, Limits};
+use headroom_bench::emulate_text::{ending_lines, like_cpus};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitCode};
 use std::time::{Duration, Instant};
@@ -20,7 +22,10 @@ pub fn run(args: EmulateArgs) -> ExitCode {
     let disk_dir = args.disk_dir.clone().unwrap_or_else(|| ".".into());
     let cpus = match (&args.like, &args.bench_here) {
         (Some(like), Some(dir)) => match like_cpus(like, dir) {
-            Ok(cpus) => Some(cpus),
+            Ok((cpus, said)) => {
+                eprintln!("headroom emulate: {said}");
+                Some(cpus)
+            }
             Err(e) => {
                 eprintln!("headroom emulate: {e}");
                 return ExitCode::from(crate::execute::EXIT_USAGE);
@@ -92,7 +97,7 @@ pub fn run(args: EmulateArgs) -> ExitCode {
     };
     let code = wait_or_stop(child, stop, &emulation);
     let ending = emulation.finish();
-    for line in said(&ending, code) {
+    for line in ending_lines(&ending, code) {
         eprintln!("headroom emulate: {line}");
     }
     ExitCode::from(code)
@@ -143,60 +148,6 @@ fn group_running(emulation: &Emulation, group: libc::pid_t) -> bool {
         .members()
         // SAFETY: getpgid only reads; a process gone meanwhile gives -1.
         .any(|pid| unsafe { libc::getpgid(pid as libc::pid_t) } == group)
-}
-
-/// What the command did to its groups, in sentences.
-fn said(ending: &EmulationEnd, code: u8) -> Vec<String> {
-    let mut lines = Vec::new();
-    if ending.oom_kills > 0 {
-        let limit = ending.memory_bytes.map_or(String::new(), |b| {
-            format!(" ({})", emulate::memory_shown(b))
-        });
-        let who = if code == 128 + libc::SIGKILL as u8 {
-            "the command was killed by the --memory limit".to_string()
-        } else {
-            format!(
-                "{} of the command's processes {} killed by the --memory limit",
-                ending.oom_kills,
-                if ending.oom_kills == 1 { "was" } else { "were" }
-            )
-        };
-        lines.push(format!(
-            "{who}{limit}: the kernel's OOM killer ended {} process{} at it; give a larger \
-             --memory or find what grew",
-            ending.oom_kills,
-            if ending.oom_kills == 1 { "" } else { "es" }
-        ));
-    }
-    if ending.left_behind > 0 {
-        let n = ending.left_behind;
-        lines.push(format!(
-            "{n} process{} the command left behind {} stopped (a command that starts a server in \
-             the background and exits ends it here: run the server in the foreground, e.g. nginx \
-             -g 'daemon off;', php-fpm -F)",
-            if n == 1 { "" } else { "es" },
-            if n == 1 { "was" } else { "were" }
-        ));
-    }
-    for (dir, why) in &ending.not_removed {
-        lines.push(format!(
-            "cannot remove the control group {}: {why}; remove it with `rmdir {}` once its \
-             processes have ended (the next emulate also does)",
-            dir.display(),
-            dir.display()
-        ));
-    }
-    lines
-}
-
-/// The CPUs of this host that do `like`'s all-cores work.
-fn like_cpus(like: &str, bench_here: &std::path::Path) -> Result<f64, String> {
-    use headroom_bench::host_scale::{emulated_cpus, TargetHost};
-    let target = TargetHost::parse(like)?;
-    let here = headroom_bundle::bench::read(bench_here).map_err(|e| e.to_string())?;
-    let cpus = emulated_cpus(&target, &here)?;
-    eprintln!("headroom emulate: a {like}'s CPU work is {cpus:.2} CPUs of this host");
-    Ok(cpus)
 }
 
 /// The command's exit code, or 128 + the signal that ended it.
