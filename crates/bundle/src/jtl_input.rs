@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The bundle for `path`: the path itself when it is a directory, else the
-/// bundle imported from the JTL file it names (`command_line`: the
-/// importing command's, for the bundle's manifest).
+/// bundle imported from the JTL file it names (`command_line` gives the
+/// importing command's, for the bundle's manifest, when it imports).
 pub fn resolve(
     path: &Path,
-    command_line: &[String],
+    command_line: &dyn Fn() -> Vec<String>,
     say: &mut dyn FnMut(String),
 ) -> Result<PathBuf, String> {
     if !path.is_file() {
@@ -71,7 +71,7 @@ fn imported_after_last_change(jtl: &Path, bundle: &Path) -> bool {
 fn import_again(
     jtl: &Path,
     out: &Path,
-    command_line: &[String],
+    command_line: &dyn Fn() -> Vec<String>,
     say: &mut dyn FnMut(String),
 ) -> Result<PathBuf, String> {
     let fresh = out.with_file_name(format!(
@@ -109,7 +109,7 @@ fn import_again(
 fn import(
     path: &Path,
     out: &Path,
-    command_line: &[String],
+    command_line: &dyn Fn() -> Vec<String>,
     say: &mut dyn FnMut(String),
 ) -> Result<(), String> {
     // JMeter's dashboard's defaults (jmeter.reportgenerator.apdex_*_threshold).
@@ -117,8 +117,8 @@ fn import(
         satisfied: Duration::from_millis(500),
         tolerated: Duration::from_millis(1500),
     };
-    let imported = crate::jtl_import::import(path, out, &apdex, command_line.to_vec())
-        .map_err(|e| e.to_string())?;
+    let imported =
+        crate::jtl_import::import(path, out, &apdex, command_line()).map_err(|e| e.to_string())?;
     for warning in &imported.warnings {
         say(format!("headroom: warning: {}: {warning}", path.display()));
     }

@@ -36,7 +36,7 @@ fn baseline(args: &CompareArgs) -> Result<usize, ExitCode> {
 
 pub fn run(mut args: CompareArgs) -> ExitCode {
     // JMeter results files (JTL) are imported into bundles first.
-    let command_line: Vec<String> = std::env::args().collect();
+    let command_line = || std::env::args().collect();
     for path in &mut args.bundles {
         match resolve(path, &command_line, &mut |line| eprintln!("{line}")) {
             Ok(bundle) => *path = bundle,

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 pub fn run(mut args: ReportArgs) -> ExitCode {
     // A JMeter results file (JTL) is imported into a bundle first (beside
     // it), and reported like any run.
-    let command_line: Vec<String> = std::env::args().collect();
+    let command_line = || std::env::args().collect();
     for path in &mut args.bundles {
         match resolve(path, &command_line, &mut |line| eprintln!("{line}")) {
             Ok(bundle) => *path = bundle,
