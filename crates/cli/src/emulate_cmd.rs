@@ -8,10 +8,9 @@
 use crate::args::EmulateArgs;
 use headroom_bench::emulate::{self, Emulation, Limits};
 use headroom_bench::emulate_text::{ending_lines, like_cpus};
+use headroom_bench::emulate_wait::wait_or_stop;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitCode};
-use std::time::{Duration, Instant};
-use tokio::sync::oneshot::Receiver;
+use std::process::{Command, ExitCode};
 
 /// The exit code when the groups cannot be made here (no root, no
 /// controller, a directory on no block device): the command was not run
@@ -68,7 +67,7 @@ pub fn run(args: EmulateArgs) -> ExitCode {
         emulation.described.join(", ")
     );
     // Watched before the command starts: a signal at once stops it too.
-    let stop = crate::signals::interrupt_on_signal();
+    let mut stop = crate::signals::interrupt_on_signal();
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);
     let entry = emulation.entry();
@@ -95,67 +94,10 @@ pub fn run(args: EmulateArgs) -> ExitCode {
             return ExitCode::from(127);
         }
     };
-    let code = wait_or_stop(child, stop, &emulation);
+    let code = wait_or_stop(child, &mut || stop.try_recv().is_ok(), &emulation);
     let ending = emulation.finish();
     for line in ending_lines(&ending, code) {
         eprintln!("headroom emulate: {line}");
     }
     ExitCode::from(code)
-}
-
-/// Waits for the command, or on a signal stops its process group (SIGTERM,
-/// then SIGKILL after 10 s) and waits for the group to end, so that what
-/// is left after is what escaped it; the command's exit code, 130 when it
-/// had to be killed.
-fn wait_or_stop(mut child: Child, mut stop: Receiver<()>, emulation: &Emulation) -> u8 {
-    let group = child.id() as libc::pid_t;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return exit_code(status),
-            Ok(None) => {}
-            Err(_) => return 1,
-        }
-        if stop.try_recv().is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: signals the process group of the child this process started.
-    unsafe { libc::kill(-group, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut status = None;
-    while Instant::now() < deadline {
-        status = status.or_else(|| child.try_wait().ok().flatten());
-        if status.is_some() && !group_running(emulation, group) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if let Some(status) = status {
-        return exit_code(status);
-    }
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
-    let _ = child.kill();
-    let _ = child.wait();
-    130
-}
-
-/// Whether a process of the command's process group is still running in
-/// the emulation's groups.
-fn group_running(emulation: &Emulation, group: libc::pid_t) -> bool {
-    emulation
-        .members()
-        // SAFETY: getpgid only reads; a process gone meanwhile gives -1.
-        .any(|pid| unsafe { libc::getpgid(pid as libc::pid_t) } == group)
-}
-
-/// The command's exit code, or 128 + the signal that ended it.
-fn exit_code(status: std::process::ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(signal)) => (128 + signal) as u8,
-        _ => 1,
-    }
 }
