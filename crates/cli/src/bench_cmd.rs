@@ -8,6 +8,7 @@ use crate::execute::{examine_host, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE
 use headroom_bench::suite::BenchProgress;
 use headroom_bench::suite_cli::{check_out, chosen, BenchOptions};
 use headroom_bundle::bench::{self as bundle, BenchBundle};
+use headroom_report::bench_page::{bench_page, bench_text};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -119,23 +120,15 @@ fn stop_on_signal() -> Arc<AtomicBool> {
 /// Writes the HTML report, prints the table (or the JSON) and where the
 /// files are, and picks the exit code.
 fn finish(args: &BenchArgs, b: &BenchBundle, out: &Path, mut unsaved: bool) -> ExitCode {
-    let position = headroom_bench::reference::position(b);
     let report = out.join("report.html");
-    if let Err(e) = std::fs::write(&report, headroom_report::bench_page::bench_page(b)) {
+    if let Err(e) = std::fs::write(&report, bench_page(b)) {
         eprintln!("headroom: cannot write {}: {e}", report.display());
         unsaved = true;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(b).unwrap_or_default());
     } else {
-        print!("{}", headroom_report::bench::render_text(b, &position));
-        if !unsaved {
-            println!(
-                "\nbundle: {}  report: {}",
-                out.join(bundle::BENCH).display(),
-                report.display()
-            );
-        }
+        print!("{}", bench_text(b, out, !unsaved));
     }
     if unsaved {
         eprintln!(

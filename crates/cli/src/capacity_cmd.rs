@@ -21,8 +21,8 @@ use headroom_load::engine::EnginePlan;
 use headroom_load::live_metrics::LiveMetrics;
 use headroom_load::run::{Progress, RunSetup};
 use headroom_report::capacity::{level_line, render_capacity, search_heading};
+use headroom_report::capacity_live::level_live_line;
 use headroom_report::junit::junit_capacity;
-use headroom_report::live_line;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
@@ -210,15 +210,8 @@ impl LevelRunner for SpecLevels<'_> {
     fn second(&self, at: LevelAt, p: &Progress) {
         if self.live {
             let mut err = std::io::stderr().lock();
-            let _ = write!(
-                err,
-                "\r\x1b[2Klevel {} ({} {}, search ETA ~{:.0} s): {}",
-                at.index,
-                at.users,
-                self.users_are(),
-                at.eta.as_secs_f64(),
-                live_line(p)
-            );
+            let line = level_live_line(&at, self.users_are(), p);
+            let _ = write!(err, "\r\x1b[2K{line}");
             let _ = err.flush();
         }
     }

@@ -1,11 +1,11 @@
 //! `headroom predict SEARCH --for HOST...`: the flags as a
 //! [`PredictAsk`]; the prediction, its words and its JSON are
 //! [`headroom_capacity::predict_text`]'s, the page
-//! [`headroom_report::predict_html`]'s; this module prints them.
+//! [`headroom_report::predict_page`]'s; this module prints them.
 
 use crate::args::PredictArgs;
 use headroom_capacity::predict_text::{predict_hosts, HostPredictions, PredictAsk};
-use headroom_report::predict_html::{render_prediction_report, HostCurve};
+use headroom_report::predict_page::prediction_page;
 use std::process::ExitCode;
 
 pub fn run(args: PredictArgs) -> ExitCode {
@@ -41,27 +41,7 @@ fn predict(args: &PredictArgs) -> Result<(), String> {
 
 /// The page of the prediction, written to `path`.
 fn write_html(path: &std::path::Path, predicted: &HostPredictions) -> Result<(), String> {
-    let answers = predicted.answers();
-    let hosts: Vec<HostCurve<'_>> = predicted
-        .predictions
-        .iter()
-        .zip(&answers)
-        .map(|((host, p), answer)| HostCurve {
-            name: &host.name,
-            answer,
-            notes: &host.notes,
-            prediction: p,
-        })
-        .collect();
-    let page = render_prediction_report(
-        &predicted.server,
-        &predicted.fits,
-        &predicted.itself,
-        &predicted.cautions(),
-        &predicted.findings(),
-        &hosts,
-    );
-    std::fs::write(path, page).map_err(|e| {
+    std::fs::write(path, prediction_page(predicted)).map_err(|e| {
         format!(
             "cannot write the page to {}: {e} (is its directory there and writable?)",
             path.display()
