@@ -15,8 +15,8 @@ use headroom_testbed::generate::{self, InitOptions};
 use headroom_testbed::plan::{self, PlanOptions};
 use headroom_testbed::site::{Site, SiteConfig};
 use headroom_testbed::testbed_text::{
-    class_line, cluster_banner, default_data_dir, info_json, info_lines, init_lines,
-    node_serve_args, serve_banner,
+    class_line, cluster_banner, default_data_dir, generating_line, info_json, info_lines,
+    init_lines, node_serve_args, serve_banner,
 };
 use headroom_testbed::{server, Error};
 use std::path::PathBuf;
@@ -60,12 +60,7 @@ async fn init(args: TestbedInitArgs) -> Result<ExitCode, Error> {
         force: args.force,
     };
     if !args.json {
-        eprintln!(
-            "headroom: generating the size {} dataset (seed {}) in {} ...",
-            options.size,
-            options.seed,
-            db.shown()
-        );
+        eprintln!("{}", generating_line(&options, db.shown()));
     }
     let report = generate::init(&db, &options).await?;
     db.close().await;

@@ -6,7 +6,7 @@
 
 use crate::class::ClassFiles;
 use crate::cluster::Cluster;
-use crate::generate::{DatasetCounts, DatasetMeta, InitReport};
+use crate::generate::{DatasetCounts, DatasetMeta, InitOptions, InitReport};
 use crate::site::{Site, SiteConfig};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,14 @@ pub fn default_data_dir(db_url: &str) -> PathBuf {
         }
         None => PathBuf::from("testbed-files"),
     }
+}
+
+/// What `init` is about to make, in the database shown as `shown`.
+pub fn generating_line(options: &InitOptions, shown: &str) -> String {
+    format!(
+        "headroom: generating the size {} dataset (seed {}) in {} ...",
+        options.size, options.seed, shown
+    )
 }
 
 /// What `init` made, and what to do next with the database `db_url`.
