@@ -25,7 +25,10 @@ pub mod aio;
 pub mod compression;
 pub mod cpu;
 pub mod crypto;
+pub mod doctor_text;
 pub mod emulate;
+pub mod emulate_text;
+pub mod emulate_wait;
 pub mod external;
 pub mod fileio;
 pub mod host_scale;
@@ -37,6 +40,7 @@ pub mod reference;
 pub mod stack;
 pub mod storage;
 pub mod suite;
+pub mod suite_cli;
 pub mod thermal;
 
 pub use headroom_bundle::bench::{BenchResult, Measure, Series};

@@ -33,6 +33,7 @@ pub mod hlog;
 pub mod intervals;
 pub mod jtl;
 pub mod jtl_import;
+pub mod jtl_input;
 pub mod jtl_read;
 pub mod manifest;
 pub mod merge;

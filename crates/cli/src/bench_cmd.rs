@@ -1,41 +1,26 @@
-//! `headroom bench [BENCHMARK...]`: runs the host benchmarks, writes the
-//! bench bundle after each, prints the table and where the host stands,
-//! and writes the HTML report beside the bundle.
+//! `headroom bench [BENCHMARK...]`: the flags as
+//! [`headroom_bench::suite_cli::BenchOptions`]; runs the host benchmarks,
+//! writes the bench bundle after each, prints the table and where the host
+//! stands, and writes the HTML report beside the bundle.
 
 use crate::args::{BenchArgs, Monitor};
 use crate::execute::{examine_host, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
-use headroom_bench::compression::CompressionOptions;
-use headroom_bench::cpu::CpuOptions;
-use headroom_bench::crypto::CryptoOptions;
-use headroom_bench::fileio::FileioOptions;
-use headroom_bench::memory::MemoryOptions;
-use headroom_bench::network::NetworkOptions;
-use headroom_bench::reads::ReadsOptions;
-use headroom_bench::stack::StackOptions;
-use headroom_bench::storage::StorageOptions;
-use headroom_bench::suite::{BenchProgress, Suite};
-use headroom_bench::thermal::ThermalOptions;
-use headroom_bench::{cores, BENCHMARKS};
+use headroom_bench::suite::BenchProgress;
+use headroom_bench::suite_cli::{check_out, chosen, BenchOptions};
 use headroom_bundle::bench::{self as bundle, BenchBundle};
-use headroom_report::bench_html::{render_bench_report, ReferenceRow};
+use headroom_report::bench_page::{bench_page, bench_text};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 fn now() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
-    let all = args.benchmarks.is_empty() || args.benchmarks.iter().any(|b| b == "all");
-    let chosen: Vec<&str> = BENCHMARKS
-        .iter()
-        .copied()
-        .filter(|b| all || args.benchmarks.iter().any(|x| x == b))
-        .filter(|b| !all || installed(b))
-        .collect();
+    let (all, chosen) = chosen(&args.benchmarks, &mut |line| eprintln!("{line}"));
     let out = args
         .out
         .clone()
@@ -76,14 +61,16 @@ pub fn run(args: BenchArgs) -> ExitCode {
             unsaved = true;
         }
     };
-    suite(&args, all).run(&chosen, &mut b, &stop, &mut |progress| match progress {
-        BenchProgress::Starting { name, estimate } if !args.json => {
-            eprintln!("headroom bench: {name} ({estimate}) ...")
-        }
-        BenchProgress::Starting { .. } => {}
-        BenchProgress::Failed { name, error } => eprintln!("headroom: {name}: {error}"),
-        BenchProgress::Updated(b) => save(b),
-    });
+    options(&args)
+        .suite(all)
+        .run(&chosen, &mut b, &stop, &mut |progress| match progress {
+            BenchProgress::Starting { name, estimate } if !args.json => {
+                eprintln!("headroom bench: {name} ({estimate}) ...")
+            }
+            BenchProgress::Starting { .. } => {}
+            BenchProgress::Failed { name, error } => eprintln!("headroom: {name}: {error}"),
+            BenchProgress::Updated(b) => save(b),
+        });
     b.ended = Some(now());
     save(&b);
     finish(&args, &b, &out, unsaved)
@@ -117,22 +104,6 @@ fn check_flags(args: &BenchArgs, chosen: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether the program a benchmark runs is here; when every benchmark
-/// runs, one whose program is missing is left out with a word (named
-/// alone, it fails and says what to install).
-fn installed(benchmark: &str) -> bool {
-    match Suite::program(benchmark).map(|p| (p, p.find())) {
-        Some((p, Err(_))) => {
-            eprintln!(
-                "headroom: {benchmark} left out: it runs {}, which is not installed (apt-get install {})",
-                p.names[0], p.package
-            );
-            false
-        }
-        _ => true,
-    }
-}
-
 /// Set once SIGINT or SIGTERM arrives.
 fn stop_on_signal() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -149,26 +120,15 @@ fn stop_on_signal() -> Arc<AtomicBool> {
 /// Writes the HTML report, prints the table (or the JSON) and where the
 /// files are, and picks the exit code.
 fn finish(args: &BenchArgs, b: &BenchBundle, out: &Path, mut unsaved: bool) -> ExitCode {
-    let position = headroom_bench::reference::position(b);
     let report = out.join("report.html");
-    if let Err(e) = std::fs::write(
-        &report,
-        render_bench_report(b, &position, &reference_rows(b)),
-    ) {
+    if let Err(e) = std::fs::write(&report, bench_page(b)) {
         eprintln!("headroom: cannot write {}: {e}", report.display());
         unsaved = true;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(b).unwrap_or_default());
     } else {
-        print!("{}", headroom_report::bench::render_text(b, &position));
-        if !unsaved {
-            println!(
-                "\nbundle: {}  report: {}",
-                out.join(bundle::BENCH).display(),
-                report.display()
-            );
-        }
+        print!("{}", bench_text(b, out, !unsaved));
     }
     if unsaved {
         eprintln!(
@@ -185,150 +145,42 @@ fn finish(args: &BenchArgs, b: &BenchBundle, out: &Path, mut unsaved: bool) -> E
     }
 }
 
-/// An existing --out must not hold another bench or run.
-fn check_out(out: &Path) -> Result<(), String> {
-    if !out.exists() {
-        return std::fs::create_dir_all(out)
-            .map_err(|e| format!("cannot create {}: {e}", out.display()));
+/// The benchmarks' settings from the flags.
+fn options(args: &BenchArgs) -> BenchOptions {
+    BenchOptions {
+        repetitions: args.repetitions,
+        threads: args.threads,
+        cpu_time: args.cpu_time,
+        max_prime: args.max_prime,
+        compression_dictionary: args.compression_dictionary,
+        compression_passes: args.compression_passes,
+        rsa_bits: args.rsa_bits.clone(),
+        crypto_time: args.crypto_time,
+        elements: args.elements,
+        path: args.path.clone(),
+        file_size: args.file_size,
+        dd_blocks: args.dd_blocks,
+        commits: args.commits,
+        queue_depth: args.queue_depth,
+        device: args.device.clone(),
+        reads_size: args.reads_size,
+        fileio_files: args.fileio_files,
+        fileio_size: args.fileio_size,
+        fileio_blocks: args.fileio_blocks.0.clone(),
+        fileio_time: args.fileio_time,
+        agent: args.agent.as_ref().and_then(|m| match m {
+            Monitor::Agent(authority) => Some(authority.clone()),
+            Monitor::Local => None,
+        }),
+        agent_token: args.agent_token.clone(),
+        link_capacity: args.link_capacity,
+        net_time: args.net_time,
+        round_trips: args.round_trips,
+        idle: args.idle,
+        stress: args.stress,
+        cool: args.cool,
+        settle: args.settle,
+        db: args.db.clone(),
+        target: args.target.clone(),
     }
-    if !out.is_dir() {
-        return Err(format!(
-            "{} is a file: give --out a directory",
-            out.display()
-        ));
-    }
-    let used = std::fs::read_dir(out)
-        .map_err(|e| format!("cannot read {}: {e}", out.display()))?
-        .next()
-        .is_some();
-    if used {
-        return Err(format!(
-            "{} is not empty: choose another --out (a bench never overwrites results)",
-            out.display()
-        ));
-    }
-    Ok(())
-}
-
-/// The published figures with the host's own where it measured the same.
-pub fn reference_rows(b: &BenchBundle) -> Vec<ReferenceRow> {
-    headroom_bench::reference::REFERENCES
-        .iter()
-        .map(|r| ReferenceRow {
-            machine: r.machine.into(),
-            what: r.what.into(),
-            value: r.value,
-            unit: r.unit.into(),
-            method: r.method.into(),
-            source: r.source.into(),
-            host: headroom_bench::reference::host_value(b, r),
-        })
-        .collect()
-}
-
-fn threads(args: &BenchArgs) -> usize {
-    args.threads.map_or_else(cores, |t| t as usize)
-}
-
-/// Thermal durations: stressberry's, shortened when every benchmark runs.
-fn thermal_times(args: &BenchArgs, all: bool) -> (f64, f64, f64, f64) {
-    let pick = |given: Option<Duration>, short: f64, full: f64| {
-        given.map_or(if all { short } else { full }, |d| d.as_secs_f64())
-    };
-    (
-        pick(args.idle, 20.0, 150.0),
-        pick(args.stress, 60.0, 300.0),
-        pick(args.cool, 20.0, 150.0),
-        if all {
-            args.settle.as_secs_f64().min(60.0)
-        } else {
-            args.settle.as_secs_f64()
-        },
-    )
-}
-
-/// Every benchmark's options from the flags.
-fn suite(args: &BenchArgs, all: bool) -> Suite {
-    let repetitions = args.repetitions;
-    let (idle, stress, cool, settle) = thermal_times(args, all);
-    Suite {
-        cpu: CpuOptions {
-            max_prime: args.max_prime,
-            seconds: args.cpu_time.as_secs_f64(),
-            threads: threads(args),
-            repetitions,
-        },
-        compression: CompressionOptions {
-            threads: threads(args),
-            dictionary: args.compression_dictionary,
-            passes: args.compression_passes,
-            repetitions,
-        },
-        crypto: CryptoOptions {
-            threads: threads(args),
-            rsa_bits: args.rsa_bits.parse().unwrap_or(4096),
-            seconds: args.crypto_time,
-            repetitions,
-        },
-        memory: MemoryOptions {
-            elements: args.elements.map(|e| e as usize),
-            iterations: 10,
-            threads: threads(args),
-            repetitions,
-        },
-        storage: StorageOptions {
-            path: args.path.clone(),
-            dd_blocks: args.dd_blocks,
-            file_mib: args.file_size,
-            commits: args.commits,
-            depth: args.queue_depth as usize,
-            repetitions,
-        },
-        reads: ReadsOptions {
-            device: args.device.clone(),
-            path: args.path.clone(),
-            file_mib: args.reads_size,
-            repetitions,
-        },
-        fileio: FileioOptions {
-            path: args.path.clone(),
-            files: args.fileio_files,
-            total_mib: args.fileio_size,
-            blocks_kib: args.fileio_blocks.0.clone(),
-            seconds: args.fileio_time.as_secs_f64(),
-            repetitions,
-        },
-        network: NetworkOptions {
-            agent: args.agent.as_ref().and_then(|m| match m {
-                Monitor::Agent(authority) => Some(authority.clone()),
-                Monitor::Local => None,
-            }),
-            token: args.agent_token.clone(),
-            seconds: args.net_time.as_secs_f64(),
-            payloads: headroom_bench::network::PAYLOADS.to_vec(),
-            round_trips: args.round_trips as usize,
-            link_mbit: args.link_capacity,
-            repetitions,
-        },
-        thermal: ThermalOptions {
-            settle,
-            idle_before: idle,
-            stress,
-            idle_after: cool,
-            interval: 2.0,
-            threads: threads(args),
-            max_prime: args.max_prime,
-        },
-        stack: StackOptions {
-            db: args.db.clone(),
-            target: args.target.clone(),
-            dir: args.path.clone(),
-            repetitions,
-        },
-    }
-}
-
-/// A bench bundle, or why not.
-pub fn read(dir: &Path) -> Result<BenchBundle, String> {
-    bundle::read(dir).map_err(|e| e.to_string())
 }

@@ -1,30 +1,30 @@
 //! `headroom capacity`: the search's spec (made from the flags by
 //! [`crate::settings::capacity_spec`], or read from a `--spec` file), each
-//! level's run ([`prepare_level`]), the terminal (the live line, a line per
+//! level's run ([`prepare_level`], the capacity crate's), the terminal (the live line, a line per
 //! level, the answer), `--fail-if`, `--junit` and the exit code. Both ways
 //! run the spec ([`search_spec`]). The search itself, from the ladder to
 //! the answer, is the `headroom-capacity` crate's.
 
 use crate::args::{CapacityArgs, CommonArgs};
-use crate::execute::{Failure, Prepared, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::execute::{Failure, EXIT_CRITERIA_FAILED, EXIT_INTERRUPTED, EXIT_USAGE};
 use crate::signals::interrupt_on_signal;
 use headroom_analysis::capacity::Bottleneck;
 use headroom_analysis::Metric;
 use headroom_bundle::capacity::{CapacityResult, Level};
-use headroom_bundle::scenario_record::ScenarioRecord;
 use headroom_capacity::answer::{judge, outcomes};
+use headroom_capacity::level_cli::{prepare_level, search_dir};
 use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, SearchPlan};
 use headroom_capacity::spec::CapacitySpec;
 use headroom_capacity::timing::Timing;
 use headroom_experiment::cell_run::SPEC_FILE;
-use headroom_load::engine::{EnginePlan, Workload};
+use headroom_load::engine::EnginePlan;
 use headroom_load::live_metrics::LiveMetrics;
-use headroom_load::run::{default_bundle_dir, Progress, RunSetup};
+use headroom_load::run::{Progress, RunSetup};
 use headroom_report::capacity::{level_line, render_capacity, search_heading};
+use headroom_report::capacity_live::level_live_line;
 use headroom_report::junit::junit_capacity;
-use headroom_report::live_line;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -168,79 +168,6 @@ fn check_common_flags(common: &CommonArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The level's run: the search's level spec (URL or scenario) with this
-/// level's users, duration, ramp-up and bundle.
-async fn prepare_level(
-    spec: &CapacitySpec,
-    timing: Timing,
-    users: u32,
-    repetition: u32,
-    dir: &Path,
-) -> Result<Prepared, Failure> {
-    let run = spec.level_run(users, repetition, timing, dir);
-    let prepared = headroom_load::assemble::assemble(&run)
-        .await
-        .map_err(Failure::assembly)?;
-    Ok(match spec.scenario() {
-        None => prepared,
-        Some(_) => without_before(prepared),
-    })
-}
-
-/// A level measures its own users after its own warm-up: a scenario's
-/// `before:` phase (a JMeter plan's warm-up group) would shift that window,
-/// so it is left out, and the user told once.
-fn without_before(mut prepared: Prepared) -> Prepared {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    if let Workload::Journey(journey) = &mut prepared.plan.workload {
-        if let Some(journey) = Arc::get_mut(journey) {
-            if let Some(phase) = journey.scenario.before.take() {
-                journey.before = None;
-                if let Some(ScenarioRecord::Scenario(file)) = &mut prepared.setup.manifest.scenario
-                {
-                    file.before = None;
-                }
-                SAID.call_once(|| {
-                    eprintln!(
-                        "headroom: the scenario's before: users ({}) are not run by capacity: each level has its own warm-up (--warmup)",
-                        phase.name.as_deref().unwrap_or("before:")
-                    )
-                });
-            }
-        }
-    }
-    prepared
-}
-
-/// The search's directory: the spec's (`--out`), else a new one under
-/// runs/. An existing directory is taken only when it holds nothing but
-/// logs and a spec.json (an experiment's run directory, with its hooks'
-/// output and the spec it runs).
-fn search_dir(spec: &CapacitySpec) -> Result<PathBuf, Failure> {
-    let base = match &spec.dir {
-        Some(dir) => dir.clone(),
-        None => {
-            let target = spec.target().map_err(Failure::assembly)?;
-            default_bundle_dir(Path::new("runs"), &format!("capacity-{}", target.host))
-        }
-    };
-    let only_logs = std::fs::read_dir(&base).is_ok_and(|entries| {
-        entries.flatten().all(|e| {
-            let path = e.path();
-            path.is_file()
-                && (path.extension().is_some_and(|x| x == "log")
-                    || path.file_name().is_some_and(|n| n == SPEC_FILE))
-        })
-    });
-    if base.exists() && !only_logs {
-        return Err(Failure::Usage(anyhow::anyhow!(
-            "{} already exists: choose another --out, or remove it",
-            base.display()
-        )));
-    }
-    Ok(base)
-}
-
 /// Each level of the search run from its spec, on the terminal.
 struct SpecLevels<'a> {
     spec: &'a CapacitySpec,
@@ -269,7 +196,13 @@ impl LevelRunner for SpecLevels<'_> {
         timing: Timing,
         dir: &Path,
     ) -> Result<(EnginePlan, RunSetup), Failure> {
-        let mut prepared = prepare_level(self.spec, timing, users, repetition, dir).await?;
+        static SAID: std::sync::Once = std::sync::Once::new();
+        let (mut prepared, said) = prepare_level(self.spec, timing, users, repetition, dir)
+            .await
+            .map_err(Failure::assembly)?;
+        if let Some(said) = said {
+            SAID.call_once(|| eprintln!("headroom: {said}"));
+        }
         prepared.setup.metrics = self.metrics.clone();
         Ok((prepared.plan, prepared.setup))
     }
@@ -277,15 +210,8 @@ impl LevelRunner for SpecLevels<'_> {
     fn second(&self, at: LevelAt, p: &Progress) {
         if self.live {
             let mut err = std::io::stderr().lock();
-            let _ = write!(
-                err,
-                "\r\x1b[2Klevel {} ({} {}, search ETA ~{:.0} s): {}",
-                at.index,
-                at.users,
-                self.users_are(),
-                at.eta.as_secs_f64(),
-                live_line(p)
-            );
+            let line = level_live_line(&at, self.users_are(), p);
+            let _ = write!(err, "\r\x1b[2K{line}");
             let _ = err.flush();
         }
     }
@@ -401,7 +327,7 @@ pub(crate) async fn search_spec(
 ) -> Result<Searched, Failure> {
     let quiet = common.quiet || common.json;
     let live = !quiet && std::io::stderr().is_terminal();
-    let base = search_dir(spec)?;
+    let base = search_dir(spec, SPEC_FILE).map_err(Failure::assembly)?;
     let settings = spec.settings(base.clone()).map_err(Failure::assembly)?;
     let plan = SearchPlan::new(settings);
     let ladder = spec.ladder;

@@ -1,54 +1,19 @@
 //! `headroom compare A B [C ...]`: reads the bundles (JMeter results files
-//! imported first), has headroom_report compare them ([`compare`] for
-//! runs, [`bench_compare`] for bench bundles), prints the comparison and
-//! exits non-zero on a regression.
+//! imported first; [`headroom_report::compare_cli`] reads and chooses),
+//! has headroom_report compare them ([`compare`] for runs,
+//! [`bench_compare`] for bench bundles), prints the comparison and exits
+//! non-zero on a regression.
 
 use crate::args::CompareArgs;
 use crate::execute::{EXIT_CANNOT_RUN, EXIT_CRITERIA_FAILED, EXIT_USAGE};
-use headroom_bundle::bench::BenchBundle;
+use headroom_bundle::jtl_input::resolve;
 use headroom_report::bench_compare::{self, compare_benches};
-use headroom_report::compare::{compare, render_compare, RunData};
+use headroom_report::compare::{compare, render_compare};
+use headroom_report::compare_cli::{
+    bench_names, benches_side_by_side, read_benches, read_runs, Refusal,
+};
 use headroom_report::compare_html::render_compare_html;
-use std::path::Path;
 use std::process::ExitCode;
-
-fn letter(i: usize) -> String {
-    if i < 26 {
-        ((b'A' + i as u8) as char).to_string()
-    } else {
-        format!("R{}", i + 1)
-    }
-}
-
-fn same_path(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-}
-
-/// Says on standard error that a run's figures were rebuilt after it died.
-pub fn say_if_recovered(run: &RunData) {
-    if run.recovered() {
-        eprintln!(
-            "headroom: {}: the run died before it finished (manifest status running); its figures \
-             were rebuilt from intervals.csv and latency.hlog, up to the last second it wrote",
-            run.bundle.display()
-        );
-    }
-}
-
-/// A capacity search's directory holds one bundle per level, not a run.
-fn capacity_levels(dir: &Path) -> Option<Vec<String>> {
-    if !headroom_bundle::is_capacity(dir) {
-        return None;
-    }
-    let mut levels: Vec<String> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("level-"))
-        .map(|e| e.path().display().to_string())
-        .collect();
-    levels.sort();
-    Some(levels)
-}
 
 /// An error said on standard error, and the exit code it ends with.
 fn fail(message: String, code: u8) -> ExitCode {
@@ -56,29 +21,24 @@ fn fail(message: String, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// A refusal said, with its exit code.
+fn refused(refusal: Refusal) -> ExitCode {
+    match refusal {
+        Refusal::Usage(e) => fail(e, EXIT_USAGE),
+        Refusal::CannotRead(e) => fail(e, EXIT_CANNOT_RUN),
+    }
+}
+
 /// The bundle --baseline names (by path or letter), else the first.
 fn baseline(args: &CompareArgs) -> Result<usize, ExitCode> {
-    let Some(given) = &args.baseline else {
-        return Ok(0);
-    };
-    args.bundles
-        .iter()
-        .enumerate()
-        .position(|(i, dir)| {
-            letter(i).eq_ignore_ascii_case(given) || same_path(dir, Path::new(given))
-        })
-        .ok_or_else(|| {
-            fail(
-                format!("--baseline {given} is none of the bundles given: name one of them or its letter (A, B, ...)"),
-                EXIT_USAGE,
-            )
-        })
+    headroom_report::compare_cli::baseline(&args.bundles, args.baseline.as_deref()).map_err(refused)
 }
 
 pub fn run(mut args: CompareArgs) -> ExitCode {
     // JMeter results files (JTL) are imported into bundles first.
+    let command_line = || std::env::args().collect();
     for path in &mut args.bundles {
-        match crate::jtl_input::resolve(path) {
+        match resolve(path, &command_line, &mut |line| eprintln!("{line}")) {
             Ok(bundle) => *path = bundle,
             Err(e) => return fail(e, EXIT_USAGE),
         }
@@ -90,9 +50,9 @@ pub fn run(mut args: CompareArgs) -> ExitCode {
     {
         return benches(&args);
     }
-    let runs = match read_runs(&args) {
+    let runs = match read_runs(&args.bundles, &mut |line| eprintln!("{line}")) {
         Ok(runs) => runs,
-        Err(code) => return code,
+        Err(refusal) => return refused(refusal),
     };
     if let Some(warning) = headroom_report::compare_labels::unshared_labels(&runs) {
         eprintln!("headroom: {warning}");
@@ -128,72 +88,17 @@ pub fn run(mut args: CompareArgs) -> ExitCode {
     }
 }
 
-/// Each bundle as a run (a capacity search's directory is refused with
-/// the levels to compare instead).
-fn read_runs(args: &CompareArgs) -> Result<Vec<RunData>, ExitCode> {
-    let mut runs = Vec::new();
-    for (i, dir) in args.bundles.iter().enumerate() {
-        if let Some(levels) = capacity_levels(dir) {
-            let hint = match levels.as_slice() {
-                [] => "it holds no level bundle yet".to_string(),
-                [one] => format!("it holds one level: compare that with another run, e.g. headroom compare {one} OTHER"),
-                [first, second, ..] => {
-                    format!("compare its levels' bundles, e.g. headroom compare {first} {second}")
-                }
-            };
-            return Err(fail(
-                format!(
-                    "{} is a capacity search, not one run: {hint}",
-                    dir.display()
-                ),
-                EXIT_USAGE,
-            ));
-        }
-        match RunData::load(dir, &letter(i)) {
-            Ok(run) => {
-                say_if_recovered(&run);
-                runs.push(run)
-            }
-            Err(e) => return Err(fail(e.to_string(), EXIT_CANNOT_RUN)),
-        }
-    }
-    Ok(runs)
-}
-
-/// Each given directory as a bench bundle.
-fn read_benches(args: &CompareArgs) -> Result<Vec<BenchBundle>, ExitCode> {
-    let mut benches = Vec::new();
-    for dir in &args.bundles {
-        if !dir.is_dir() {
-            return Err(fail(
-                format!("{} does not exist or is not a directory", dir.display()),
-                EXIT_CANNOT_RUN,
-            ));
-        }
-        if !headroom_bundle::bench::is_bench(dir) {
-            return Err(fail(
-                format!("{} is not a bench bundle: compare bench bundles with each other, runs with runs", dir.display()),
-                EXIT_USAGE,
-            ));
-        }
-        match crate::bench_cmd::read(dir) {
-            Ok(b) => benches.push(b),
-            Err(e) => return Err(fail(e, EXIT_CANNOT_RUN)),
-        }
-    }
-    Ok(benches)
-}
-
 /// Bench bundles: each against the first (or --baseline), figure by
 /// figure; or a fleet.
 fn benches(args: &CompareArgs) -> ExitCode {
-    let benches = match read_benches(args) {
+    let benches = match read_benches(&args.bundles) {
         Ok(b) => b,
-        Err(code) => return code,
+        Err(refusal) => return refused(refusal),
     };
+    let fleet = bench_compare::is_fleet(&benches, args.baseline.is_some());
     // -o: the bundles side by side on one page, the baseline first.
     if let Some(path) = &args.output {
-        let base = if bench_compare::is_fleet(&benches, args.baseline.is_some()) {
+        let base = if fleet {
             0
         } else {
             match baseline(args) {
@@ -201,18 +106,7 @@ fn benches(args: &CompareArgs) -> ExitCode {
                 Err(code) => return code,
             }
         };
-        let mut order: Vec<usize> = vec![base];
-        order.extend((0..benches.len()).filter(|i| *i != base));
-        let page = headroom_report::benches_html::render_benches_report(
-            &order
-                .iter()
-                .map(|i| benches[*i].clone())
-                .collect::<Vec<_>>(),
-            &order
-                .iter()
-                .map(|i| args.bundles[*i].display().to_string())
-                .collect::<Vec<_>>(),
-        );
+        let page = benches_side_by_side(&benches, &args.bundles, base);
         if let Err(e) = std::fs::write(path, page) {
             return fail(
                 format!("cannot write {}: {e}", path.display()),
@@ -221,7 +115,7 @@ fn benches(args: &CompareArgs) -> ExitCode {
         }
         eprintln!("headroom: the bundles side by side: {}", path.display());
     }
-    if bench_compare::is_fleet(&benches, args.baseline.is_some()) {
+    if fleet {
         let names: Vec<String> = args
             .bundles
             .iter()
@@ -242,10 +136,7 @@ fn benches(args: &CompareArgs) -> ExitCode {
         Ok(i) => i,
         Err(code) => return code,
     };
-    let names: Vec<String> = (0..args.bundles.len())
-        .map(|i| format!("{} ({})", letter(i), args.bundles[i].display()))
-        .collect();
-    let compared = compare_benches(&benches, &names, base, args.threshold);
+    let compared = compare_benches(&benches, &bench_names(&args.bundles), base, args.threshold);
     if args.json {
         println!(
             "{}",

@@ -4,7 +4,7 @@
 //! and one poster in ten, each page loaded as a browser loads it, but no
 //! time to read, so that the search takes seconds) and local monitoring,
 //! the HTML report with the capacity curve, the verdict, and the answer in
-//! students who read (a model).
+//! students who read (a model: [`headroom_report::demo_text`]).
 //! `--serve ADDR` serves a small built-in page instead (a worker pool of 4,
 //! 5–40 ms per page, a 600–900 ms report every 25th page) to try scenarios.
 
@@ -39,34 +39,6 @@ async fn start_testbed(quiet: bool) -> Result<BackgroundTestbed, String> {
         );
     }
     Ok(testbed)
-}
-
-/// A student's think time: tens of seconds reading a page.
-const STUDENT_THINK: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The demo's answer in students, as a model: its students do not read
-/// between pages (so that the search takes seconds), real ones read about
-/// 30 s; Little's law with the capacity's throughput (pages a second) and
-/// response time says how many such students the same server holds.
-pub fn in_students(result: &headroom_bundle::capacity::CapacityResult) -> String {
-    let Some(little) = result
-        .little
-        .as_ref()
-        .filter(|_| result.capacity.users.is_some())
-    else {
-        return "In students: no capacity was found, so none can be modelled.".into();
-    };
-    let students = little.users_at_think(STUDENT_THINK).floor() as usize;
-    format!(
-        "In students (a model): a student reads a page for about {} s before the next click, so the same {:.0} pages a second at {:.2} s each serve about {} at once (Little's law: {:.0} × ({:.2} + {})); `headroom capacity --scenario class.yaml --arrive-within 60s` measures it at the start of a lesson (README, \"My class of 30\").",
-        STUDENT_THINK.as_secs(),
-        little.rps,
-        little.mean_response_s,
-        headroom_units::quantity::count(students, "student", "students"),
-        little.rps,
-        little.mean_response_s,
-        STUDENT_THINK.as_secs(),
-    )
 }
 
 /// Starts the testbed, searches its capacity (local monitoring), writes
@@ -160,7 +132,7 @@ async fn capacity_demo(args: DemoArgs) -> ExitCode {
         if let Some(line) = headroom_report::capacity::one_user(result) {
             println!("{line}");
         }
-        println!("{}", in_students(result));
+        println!("{}", headroom_report::demo_text::in_students(result));
         println!("Report: {}", report.display());
     }
     searched.code

@@ -1,7 +1,9 @@
-//! `headroom doctor`: the environment and what in it would distort a run.
+//! `headroom doctor`: the environment and what in it would distort a run
+//! (each host in [`headroom_monitor::fingerprint_text`]'s words).
 
 use crate::args::DoctorArgs;
 use crate::execute::examine_host;
+use headroom_bench::doctor_text::{doctor_json, latest_bench_lines};
 use std::process::ExitCode;
 
 pub fn run(args: DoctorArgs) -> ExitCode {
@@ -35,28 +37,13 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     }
     let bench = headroom_bench::latest::latest(std::path::Path::new("runs"), &f.hostname);
     if args.json {
-        let hosts: Vec<serde_json::Value> = remote
-            .iter()
-            .map(|(agent, f, findings)| serde_json::json!({ "agent": agent, "fingerprint": f, "findings": findings }))
-            .collect();
-        let latest = bench.as_ref().map(|(path, b)| {
-            serde_json::json!({
-                "bundle": path, "started": b.started,
-                "headlines": headroom_bench::latest::headlines(b, None),
-            })
-        });
-        let doc = serde_json::json!({
-            "fingerprint": f, "findings": findings, "monitored_hosts": hosts, "latest_bench": latest,
-        });
+        let doc = doctor_json(&f, &findings, &remote, bench.as_ref());
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
     print_host(&f, &findings);
-    if let Some((path, b)) = &bench {
-        println!("  latest bench ({}, {}):", path.display(), b.started);
-        for line in headroom_bench::latest::headlines(b, None) {
-            println!("    {line}");
-        }
+    for line in bench.as_ref().map(latest_bench_lines).unwrap_or_default() {
+        println!("{line}");
     }
     for (agent, f, findings) in &remote {
         println!("\nagent {agent}:");
@@ -66,56 +53,7 @@ pub fn run(args: DoctorArgs) -> ExitCode {
 }
 
 fn print_host(f: &headroom_monitor::Fingerprint, findings: &[headroom_monitor::Finding]) {
-    let opt = |v: Option<String>| v.unwrap_or_else(|| "unknown".into());
-    println!(
-        "{} ({}): {}, {} cores, {} ({}-bit userland)",
-        f.hostname, f.os_release, f.cpu_model, f.cores, f.architecture, f.userland_bits
-    );
-    println!(
-        "  kernel {}, memory {} MB, swap {} MB ({} MB used)",
-        f.kernel, f.memory_mb, f.swap_mb, f.swap_used_mb
-    );
-    println!(
-        "  governor {}, frequency {} (min {}, max {}), temperature {}",
-        opt(f.governor.clone()),
-        opt(f.frequency_mhz.map(|v| format!("{v:.0} MHz"))),
-        opt(f.frequency_min_mhz.map(|v| format!("{v:.0}"))),
-        opt(f.frequency_max_mhz.map(|v| format!("{v:.0}"))),
-        opt(f.temperature_c.map(|t| format!("{t:.1} °C")))
-    );
-    if let Some(s) = &f.storage {
-        println!(
-            "  storage for {}: {} ({}, {}), {}, scheduler {}, model {}",
-            s.mount_point,
-            s.device,
-            s.filesystem,
-            s.mount_options,
-            match s.rotational {
-                Some(true) => "rotational",
-                Some(false) => "solid state",
-                None => "unknown type",
-            },
-            opt(s.scheduler.clone()),
-            opt(s.model.clone())
-        );
-    }
-    println!(
-        "  virtualization {}, load average {:.2} {:.2} {:.2}{}",
-        f.virtualization,
-        f.load_average[0],
-        f.load_average[1],
-        f.load_average[2],
-        f.raspberry_pi_model
-            .as_ref()
-            .map(|m| format!(", {m}"))
-            .unwrap_or_default()
-    );
-    if findings.is_empty() {
-        println!("\nNo findings: nothing here is known to distort a run.");
-    } else {
-        println!();
-        for finding in findings {
-            println!("  {}: {}", finding.check, finding.message);
-        }
+    for line in headroom_monitor::fingerprint_text::host_lines(f, findings) {
+        println!("{line}");
     }
 }

@@ -2,14 +2,15 @@
 //! command run inside control groups that limit it
 //! ([`headroom_bench::emulate`]), in a process group of its own; stopped
 //! with it on Ctrl-C or SIGTERM; what it leaves in the groups stopped and
-//! the groups removed after, and an OOM kill at the memory limit said.
+//! the groups removed after, and an OOM kill at the memory limit said
+//! ([`headroom_bench::emulate_text`] words it).
 
 use crate::args::EmulateArgs;
-use headroom_bench::emulate::{self, Emulation, EmulationEnd, Limits};
+use headroom_bench::emulate::{self, Emulation, Limits};
+use headroom_bench::emulate_text::{ending_lines, like_cpus};
+use headroom_bench::emulate_wait::wait_or_stop;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitCode};
-use std::time::{Duration, Instant};
-use tokio::sync::oneshot::Receiver;
+use std::process::{Command, ExitCode};
 
 /// The exit code when the groups cannot be made here (no root, no
 /// controller, a directory on no block device): the command was not run
@@ -20,7 +21,10 @@ pub fn run(args: EmulateArgs) -> ExitCode {
     let disk_dir = args.disk_dir.clone().unwrap_or_else(|| ".".into());
     let cpus = match (&args.like, &args.bench_here) {
         (Some(like), Some(dir)) => match like_cpus(like, dir) {
-            Ok(cpus) => Some(cpus),
+            Ok((cpus, said)) => {
+                eprintln!("headroom emulate: {said}");
+                Some(cpus)
+            }
             Err(e) => {
                 eprintln!("headroom emulate: {e}");
                 return ExitCode::from(crate::execute::EXIT_USAGE);
@@ -63,7 +67,7 @@ pub fn run(args: EmulateArgs) -> ExitCode {
         emulation.described.join(", ")
     );
     // Watched before the command starts: a signal at once stops it too.
-    let stop = crate::signals::interrupt_on_signal();
+    let mut stop = crate::signals::interrupt_on_signal();
     let mut command = Command::new(&args.command[0]);
     command.args(&args.command[1..]);
     let entry = emulation.entry();
@@ -90,121 +94,10 @@ pub fn run(args: EmulateArgs) -> ExitCode {
             return ExitCode::from(127);
         }
     };
-    let code = wait_or_stop(child, stop, &emulation);
+    let code = wait_or_stop(child, &mut || stop.try_recv().is_ok(), &emulation);
     let ending = emulation.finish();
-    for line in said(&ending, code) {
+    for line in ending_lines(&ending, code) {
         eprintln!("headroom emulate: {line}");
     }
     ExitCode::from(code)
-}
-
-/// Waits for the command, or on a signal stops its process group (SIGTERM,
-/// then SIGKILL after 10 s) and waits for the group to end, so that what
-/// is left after is what escaped it; the command's exit code, 130 when it
-/// had to be killed.
-fn wait_or_stop(mut child: Child, mut stop: Receiver<()>, emulation: &Emulation) -> u8 {
-    let group = child.id() as libc::pid_t;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return exit_code(status),
-            Ok(None) => {}
-            Err(_) => return 1,
-        }
-        if stop.try_recv().is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // SAFETY: signals the process group of the child this process started.
-    unsafe { libc::kill(-group, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut status = None;
-    while Instant::now() < deadline {
-        status = status.or_else(|| child.try_wait().ok().flatten());
-        if status.is_some() && !group_running(emulation, group) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if let Some(status) = status {
-        return exit_code(status);
-    }
-    // SAFETY: as above.
-    unsafe { libc::kill(-group, libc::SIGKILL) };
-    let _ = child.kill();
-    let _ = child.wait();
-    130
-}
-
-/// Whether a process of the command's process group is still running in
-/// the emulation's groups.
-fn group_running(emulation: &Emulation, group: libc::pid_t) -> bool {
-    emulation
-        .members()
-        // SAFETY: getpgid only reads; a process gone meanwhile gives -1.
-        .any(|pid| unsafe { libc::getpgid(pid as libc::pid_t) } == group)
-}
-
-/// What the command did to its groups, in sentences.
-fn said(ending: &EmulationEnd, code: u8) -> Vec<String> {
-    let mut lines = Vec::new();
-    if ending.oom_kills > 0 {
-        let limit = ending.memory_bytes.map_or(String::new(), |b| {
-            format!(" ({})", emulate::memory_shown(b))
-        });
-        let who = if code == 128 + libc::SIGKILL as u8 {
-            "the command was killed by the --memory limit".to_string()
-        } else {
-            format!(
-                "{} of the command's processes {} killed by the --memory limit",
-                ending.oom_kills,
-                if ending.oom_kills == 1 { "was" } else { "were" }
-            )
-        };
-        lines.push(format!(
-            "{who}{limit}: the kernel's OOM killer ended {} process{} at it; give a larger \
-             --memory or find what grew",
-            ending.oom_kills,
-            if ending.oom_kills == 1 { "" } else { "es" }
-        ));
-    }
-    if ending.left_behind > 0 {
-        let n = ending.left_behind;
-        lines.push(format!(
-            "{n} process{} the command left behind {} stopped (a command that starts a server in \
-             the background and exits ends it here: run the server in the foreground, e.g. nginx \
-             -g 'daemon off;', php-fpm -F)",
-            if n == 1 { "" } else { "es" },
-            if n == 1 { "was" } else { "were" }
-        ));
-    }
-    for (dir, why) in &ending.not_removed {
-        lines.push(format!(
-            "cannot remove the control group {}: {why}; remove it with `rmdir {}` once its \
-             processes have ended (the next emulate also does)",
-            dir.display(),
-            dir.display()
-        ));
-    }
-    lines
-}
-
-/// The CPUs of this host that do `like`'s all-cores work.
-fn like_cpus(like: &str, bench_here: &std::path::Path) -> Result<f64, String> {
-    use headroom_bench::host_scale::{emulated_cpus, TargetHost};
-    let target = TargetHost::parse(like)?;
-    let here = headroom_bundle::bench::read(bench_here).map_err(|e| e.to_string())?;
-    let cpus = emulated_cpus(&target, &here)?;
-    eprintln!("headroom emulate: a {like}'s CPU work is {cpus:.2} CPUs of this host");
-    Ok(cpus)
-}
-
-/// The command's exit code, or 128 + the signal that ended it.
-fn exit_code(status: std::process::ExitStatus) -> u8 {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => code as u8,
-        (None, Some(signal)) => (128 + signal) as u8,
-        _ => 1,
-    }
 }

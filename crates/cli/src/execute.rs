@@ -11,6 +11,7 @@ use headroom_http::target::Target;
 use headroom_load::assemble::{AssembledRun, AssemblyError};
 use headroom_load::live_metrics::LiveMetrics;
 use headroom_load::run::{run as run_plan, Progress, RunOutcome};
+use headroom_load::run_text::{before_run_lines, verdicts};
 use headroom_report::{json_summary, junit_xml, live_line, render_summary, ReportInput};
 use std::future::Future;
 use std::io::{IsTerminal, Write};
@@ -206,20 +207,8 @@ async fn run_and_report(common: &CommonArgs, prepared: Prepared) -> Result<ExitC
     check_criteria_labels(common, &prepared.setup.manifest.labels)?;
     let live = !common.quiet && std::io::stderr().is_terminal();
     if !common.quiet && !common.json {
-        eprintln!("{}", prepared.description);
-        // The protocol is said when anything but HTTP/1.1 was asked for.
-        for agreed in &prepared.setup.manifest.connections {
-            if agreed.asked != "1.1" {
-                eprintln!("headroom: {}", agreed.describe());
-            }
-        }
-        for finding in &prepared.setup.manifest.doctor {
-            eprintln!("headroom doctor: {}", finding.message);
-        }
-        for host in &prepared.setup.manifest.monitored_hosts {
-            for finding in &host.doctor {
-                eprintln!("headroom doctor ({}): {}", host.agent, finding.message);
-            }
+        for line in before_run_lines(&prepared) {
+            eprintln!("{line}");
         }
     }
     let mut prepared = prepared;
@@ -270,20 +259,7 @@ pub async fn linger(common: &CommonArgs) {
 }
 
 fn report(common: &CommonArgs, target: &str, outcome: &RunOutcome) -> ExitCode {
-    let verdicts: Vec<Verdict> = common
-        .fail_if
-        .iter()
-        .map(|criterion| match &criterion.label {
-            None => criterion.evaluate(Some(&outcome.total)),
-            Some(label) => criterion.evaluate(
-                outcome
-                    .labels
-                    .iter()
-                    .find(|(name, _)| name == label)
-                    .map(|(_, s)| s),
-            ),
-        })
-        .collect();
+    let verdicts = verdicts(&common.fail_if, outcome);
     let input = ReportInput {
         status: outcome.status,
         bundle: &outcome.bundle,

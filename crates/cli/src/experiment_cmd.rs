@@ -1,6 +1,7 @@
 //! `headroom experiment FILE`: checks the file and every cell's run, prints
 //! the plan (`--dry-run`) or runs what is left of the study, then writes
-//! and prints its result; `--fail-if 'regression>5%'` for CI.
+//! and prints its result ([`headroom_experiment::study_cli`] words it);
+//! `--fail-if 'regression>5%'` for CI.
 
 use crate::args::{Cli, Command, ExperimentArgs};
 use crate::execute::{
@@ -10,15 +11,18 @@ use crate::settings;
 use clap::Parser;
 use headroom_experiment::cell_run::CellRun;
 use headroom_experiment::file::{parse_file, Experiment};
-use headroom_experiment::plan::{describe, estimate, plan, Plan};
-use headroom_experiment::results::{analyse_study, regressions, render_text, write_results};
+use headroom_experiment::plan::{describe, plan, Plan};
+use headroom_experiment::results::{regressions, render_text};
 use headroom_experiment::runner::{
     check_inputs, prepare, prepare_output, run as run_study, Ending, Options, OutputError,
 };
 use headroom_experiment::store::{self, RunRow};
+use headroom_experiment::study_cli::{
+    banner, ending_lines, finished_line, out_dir, reporting_flags, write_study,
+};
 use headroom_experiment::{check_cells, process};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(args: ExperimentArgs) -> ExitCode {
@@ -29,7 +33,7 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let out = out_dir(&args);
+    let out = out_dir(&args.file, args.out.as_deref());
     let plan = match plan(&experiment, &out, &cell_run) {
         Ok(plan) => plan,
         Err(e) => {
@@ -106,40 +110,6 @@ pub fn run(args: ExperimentArgs) -> ExitCode {
     finish(&args, &experiment, &plan, &out, &rows, ending)
 }
 
-/// `--out`, or runs/<the file's name>, made absolute.
-fn out_dir(args: &ExperimentArgs) -> PathBuf {
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stem = args
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "experiment".into());
-        PathBuf::from("runs").join(stem)
-    });
-    headroom_experiment::cell_run::absolute(&out)
-}
-
-/// `headroom: experiment 'x': 2 cells, 6 runs → DIR`, as the study starts.
-fn banner(experiment: &Experiment, plan: &Plan, resumed: bool, out: &Path) -> String {
-    let (min, max, _) = estimate(experiment);
-    format!(
-        "headroom: experiment '{}': {}, {}{} → {}",
-        experiment.name,
-        headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
-        if min == max {
-            headroom_units::quantity::count(max, "run", "runs")
-        } else {
-            format!("{min}–{max} runs")
-        },
-        if resumed {
-            " (continuing: finished runs are kept)"
-        } else {
-            ""
-        },
-        out.display()
-    )
-}
-
 /// How a cell's runs start, from its command line: the binary's own
 /// parser, then flags → spec ([`crate::settings`]): a run spec, or a
 /// capacity spec for a search (whose flags are checked as `headroom
@@ -185,31 +155,7 @@ fn cell_run(argv: &[String]) -> Result<CellRun, String> {
     })
 }
 
-/// The flags of a command line about how a run is reported, not what it
-/// runs, with their values: they go beside `run --spec`.
-fn reporting_flags(argv: &[String]) -> Vec<String> {
-    const REPORTING: [&str; 5] = [
-        "--fail-if",
-        "--junit",
-        "--metrics-listen",
-        "--metrics-token",
-        "--metrics-linger",
-    ];
-    let mut flags = Vec::new();
-    let mut args = argv.iter();
-    while let Some(arg) = args.next() {
-        let name = arg.split('=').next().unwrap_or_default();
-        if !REPORTING.contains(&name) {
-            continue;
-        }
-        flags.push(arg.clone());
-        if !arg.contains('=') {
-            flags.extend(args.next().cloned());
-        }
-    }
-    flags
-}
-
+/// The study's results written, how it ended said, and the exit code.
 fn finish(
     args: &ExperimentArgs,
     experiment: &Experiment,
@@ -218,71 +164,28 @@ fn finish(
     rows: &[RunRow],
     ending: Ending,
 ) -> ExitCode {
-    if let Ending::Unreadable(e) = &ending {
-        eprintln!("headroom: {e}");
-        eprintln!(
-            "headroom: nothing was run and the study's results in {} are left as they were",
-            out.display()
-        );
-        return ExitCode::from(EXIT_CANNOT_RUN);
-    }
-    let results = analyse_study(out, experiment, rows);
-    let status = match &ending {
-        Ending::Complete => "complete",
-        Ending::Interrupted => "interrupted",
-        Ending::Failed(_) | Ending::Unreadable(_) | Ending::RunsFailed(_) => "failed",
+    let results = match write_study(out, experiment, rows, &ending) {
+        Ok(results) => results,
+        Err(lines) => {
+            for line in lines {
+                eprintln!("{line}");
+            }
+            return ExitCode::from(EXIT_CANNOT_RUN);
+        }
     };
-    let written = write_results(out, experiment, &results, status);
-    if let Err(e) = written {
-        eprintln!(
-            "headroom: cannot write the study's result in {}: {e}",
-            out.display()
-        );
-        return ExitCode::from(EXIT_CANNOT_RUN);
-    }
     if !args.quiet && !rows.is_empty() {
         print!("{}", render_text(experiment, &results));
     }
-    let valid = rows.iter().filter(|r| !r.failed()).count();
-    let finished = headroom_units::quantity::count(valid, "finished run is", "finished runs are");
+    for line in ending_lines(&ending, rows, out) {
+        eprintln!("{line}");
+    }
     match ending {
-        Ending::Interrupted => {
-            eprintln!(
-                "headroom: interrupted: {finished} kept in {}; run the same command to continue",
-                out.display()
-            );
-            return ExitCode::from(EXIT_INTERRUPTED);
-        }
-        Ending::Failed(e) => {
-            eprintln!("headroom: {e}");
-            eprintln!(
-                "headroom: the study stopped; {finished} kept in {}. Fix the cause (hooks and services may be edited) and run the same command to continue",
-                out.display()
-            );
-            return ExitCode::from(EXIT_CANNOT_RUN);
-        }
-        Ending::RunsFailed(failed) => {
-            for f in &failed {
-                eprintln!("headroom: failed run: {f}");
-            }
-            eprintln!(
-                "headroom: {} kept out of the statistics; {finished} kept in {}. Find why the target stopped serving (its service's log, the run's run.log) and run the same command to repeat the failed {}",
-                headroom_units::quantity::count(failed.len(), "run whose target was not serving is", "runs whose target was not serving are"),
-                out.display(),
-                if failed.len() == 1 { "repetition" } else { "repetitions" }
-            );
-            return ExitCode::from(EXIT_CANNOT_RUN);
-        }
+        Ending::Interrupted => return ExitCode::from(EXIT_INTERRUPTED),
+        Ending::Failed(_) | Ending::RunsFailed(_) => return ExitCode::from(EXIT_CANNOT_RUN),
         Ending::Complete | Ending::Unreadable(_) => {}
     }
     if !args.quiet {
-        eprintln!(
-            "headroom: {} in {}; results in {} (cells.csv, experiment.json); report: headroom report {}",
-            headroom_units::quantity::count(valid, "run", "runs"),
-            headroom_units::quantity::count(plan.cells.len(), "cell", "cells"),
-            out.display(),
-            out.display()
-        );
+        eprintln!("{}", finished_line(rows, plan, out));
     }
     if let Some(regression) = args.fail_if {
         let worse = regressions(&results, regression.threshold_pct, regression.figure);
@@ -470,28 +373,6 @@ mod tests {
             e.starts_with("cap.yaml: the workload of cell (one cell) gives `headroom capacity ")
                 && e.ends_with("which is wrong: --start (8) is above --max (4)"),
             "{e}"
-        );
-    }
-
-    #[test]
-    fn reporting_flags_go_beside_the_spec() {
-        let argv: Vec<String> = [
-            "run",
-            "a.yaml",
-            "--users",
-            "3",
-            "--junit=j.xml",
-            "--metrics-listen",
-            "127.0.0.1:9",
-            "--seed",
-            "2",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            reporting_flags(&argv),
-            vec!["--junit=j.xml", "--metrics-listen", "127.0.0.1:9"]
         );
     }
 }

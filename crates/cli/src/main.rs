@@ -11,7 +11,6 @@ mod doctor_cmd;
 mod emulate_cmd;
 mod execute;
 mod experiment_cmd;
-mod jtl_input;
 mod load_cmd;
 mod merge_cmd;
 mod predict_cmd;

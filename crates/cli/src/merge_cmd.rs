@@ -1,11 +1,13 @@
 //! `headroom merge SHARD... --out DIR`: the shards of a split run as one
-//! bundle (the merge itself is `headroom_bundle::merge`), then its summary.
+//! bundle (the merge itself is `headroom_bundle::merge`), then its summary
+//! ([`headroom_report::merge_text`]).
 
 use crate::args::MergeArgs;
 use crate::execute::{EXIT_CANNOT_RUN, EXIT_USAGE};
 use headroom_bundle::merge::{merge, MergeRequest};
 use headroom_bundle::BundleError;
-use headroom_report::{json_summary, render_summary, ReportInput};
+use headroom_report::merge_text::{merged_json, merged_text};
+use headroom_report::ReportInput;
 use std::process::ExitCode;
 
 pub fn run(args: MergeArgs) -> ExitCode {
@@ -41,22 +43,9 @@ pub fn run(args: MergeArgs) -> ExitCode {
     let record = manifest.merged.as_ref();
     if args.json {
         // The run's summary, with the shards and why it is partial.
-        let mut value: serde_json::Value =
-            serde_json::from_str(&json_summary(&input)).unwrap_or_default();
-        if let Some(object) = value.as_object_mut() {
-            object.insert("merged".into(), serde_json::json!(record));
-        }
-        println!("{value}");
+        println!("{}", merged_json(&input, record));
     } else {
-        let shards = record.map_or(0, |r| r.shards.len());
-        println!(
-            "headroom merge: {shards} shard(s) into {}",
-            args.out.display()
-        );
-        for shard in record.map(|r| r.shards.as_slice()).unwrap_or_default() {
-            println!("  {}", shard.describe());
-        }
-        print!("{}", render_summary(&input));
+        print!("{}", merged_text(&input, record));
     }
     for warning in &manifest.warnings {
         if let Some(message) = warning.get("message").and_then(|m| m.as_str()) {

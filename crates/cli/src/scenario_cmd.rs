@@ -1,11 +1,12 @@
-//! `headroom scenario check|init|try` (try in [`crate::scenario_try`]).
+//! `headroom scenario check|init|try` (try in [`crate::scenario_try`]; what
+//! check says in [`headroom_journey::check_text`]).
 
 use crate::args::ScenarioCommand;
 use crate::execute::EXIT_USAGE;
 use headroom_http::target::Target;
+use headroom_journey::check_text::{checked_lines, mix_lines};
 use headroom_journey::scenario::jmx as jmx_input;
-use headroom_journey::scenario::{mix, LabelKind, Scenario};
-use headroom_units::quantity::count;
+use headroom_journey::scenario::{mix, Scenario};
 use std::process::ExitCode;
 
 /// A commented example, valid as it is against a site on 127.0.0.1:8080.
@@ -55,31 +56,9 @@ fn from_jmx(args: crate::args::FromJmxArgs) -> ExitCode {
 }
 
 /// `scenario check` of a checked scenario: what it holds.
-fn say_checked(file: &std::path::Path, s: &Scenario, indent: &str) {
-    let requests = s.requests.len();
-    let groups = s
-        .labels
-        .iter()
-        .filter(|l| l.kind == LabelKind::Group)
-        .count();
-    println!(
-        "{indent}{}: OK: {}, {}, {}, {}, {}",
-        file.display(),
-        count(requests, "request step", "request steps"),
-        count(groups, "group", "groups"),
-        count(s.labels.len(), "label", "labels"),
-        count(s.checks.len(), "check", "checks"),
-        count(s.vars.len(), "variable", "variables")
-    );
-    if let Some(data) = &s.data {
-        println!(
-            "{indent}  data: {} ({})",
-            data.file.display(),
-            count(data.rows.len(), "row", "rows")
-        );
-    }
-    for origin in &s.origins {
-        println!("{indent}  target: {}", origin.url);
+fn say_checked(file: &std::path::Path, s: &Scenario) {
+    for line in checked_lines(file, s, "") {
+        println!("{line}");
     }
 }
 
@@ -87,27 +66,13 @@ fn say_checked(file: &std::path::Path, s: &Scenario, indent: &str) {
 fn check_mix(file: &std::path::Path, target: Option<&Target>) -> ExitCode {
     match mix::read(file, target) {
         Ok(mix::Workfile::Mix(mix)) => {
-            println!(
-                "{}: OK: a mix of {} (weights {})",
-                file.display(),
-                count(mix.journeys.len(), "journey", "journeys"),
-                mix.weights_text()
-            );
-            for journey in &mix.journeys {
-                println!(
-                    "  journey {} (weight {}):",
-                    journey.name,
-                    journey.weight_text()
-                );
-                say_checked(&journey.file, &journey.scenario, "    ");
-            }
-            if let Some(note) = mix.unused_profiles_note() {
-                println!("  {note}");
+            for line in mix_lines(file, &mix) {
+                println!("{line}");
             }
             ExitCode::SUCCESS
         }
         Ok(mix::Workfile::Scenario(s)) => {
-            say_checked(file, &s, "");
+            say_checked(file, &s);
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -144,7 +109,7 @@ pub fn run(command: ScenarioCommand) -> ExitCode {
             }
             match jmx_input::scenario(&file, target.as_ref(), &properties, false) {
                 Ok(s) => {
-                    say_checked(&file, &s, "");
+                    say_checked(&file, &s);
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

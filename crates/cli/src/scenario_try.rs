@@ -1,14 +1,14 @@
 //! `headroom scenario try FILE`: reads the scenario, connects to its
 //! hosts, and runs the trial (headroom_load's [`trial`]: one user, one
 //! iteration, every exchange printed, stopping at the first failed step,
-//! whose exchange is saved to files); this module says how it ended and
-//! picks the exit code.
+//! whose exchange is saved to files); this module says how it ended
+//! ([`headroom_journey::trial_text`] words it) and picks the exit code.
 
 use crate::args::TryArgs;
 use crate::execute::{connect_checked, Failure, EXIT_CANNOT_RUN, EXIT_USAGE};
 use headroom_journey::scenario::jmx as jmx_input;
 use headroom_journey::scenario::trial::{self, TrialOptions, TrialOutcome};
-use headroom_journey::scenario::trial_view::millis;
+use headroom_journey::trial_text::trial_end;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -124,44 +124,19 @@ async fn try_scenario(
     say_outcome(file, outcome)
 }
 
+/// How the trial ended, said, and its exit code.
 fn say_outcome(file: &std::path::Path, outcome: TrialOutcome) -> ExitCode {
-    match outcome {
-        TrialOutcome::NoStepRan => {
-            eprintln!(
-                "headroom: no step ran: the data file has no rows for the first user (see data: in {})",
-                file.display()
-            );
-            ExitCode::FAILURE
+    let end = trial_end(file, outcome);
+    for line in &end.lines {
+        if end.to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
         }
-        TrialOutcome::Passed {
-            requests,
-            resources,
-            took,
-        } => {
-            let sent = if resources > 0 {
-                // The steps' own requests, then all that went over the wire.
-                format!(
-                    "{requests} steps ({} requests with their pages' {resources} resources)",
-                    requests + resources
-                )
-            } else {
-                format!("{requests} requests")
-            };
-            println!("\nOK: {sent}, every check passed, in {}.", millis(took));
-            ExitCode::SUCCESS
-        }
-        TrialOutcome::Failed { label, why, saved } => {
-            println!("\nFAILED at {label}: {why}");
-            match saved {
-                Ok((exchange, body)) => {
-                    println!("  request and response headers: {}", exchange.display());
-                    if let Some(body) = body {
-                        println!("  response body:                {}", body.display());
-                    }
-                }
-                Err(e) => println!("  (the response could not be saved: {e})"),
-            }
-            ExitCode::FAILURE
-        }
+    }
+    if end.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }

@@ -1,4 +1,6 @@
-//! `headroom testbed init|serve|plan|info|cluster`.
+//! `headroom testbed init|serve|plan|info|cluster`: the flags mapped to
+//! the testbed's options, run; the words are
+//! [`headroom_testbed::testbed_text`]'s.
 
 use crate::args::{
     SiteArgs, TestbedClusterArgs, TestbedCommand, TestbedInfoArgs, TestbedInitArgs,
@@ -12,6 +14,10 @@ use headroom_testbed::db::{Create, Database, Durability};
 use headroom_testbed::generate::{self, InitOptions};
 use headroom_testbed::plan::{self, PlanOptions};
 use headroom_testbed::site::{Site, SiteConfig};
+use headroom_testbed::testbed_text::{
+    class_line, cluster_banner, default_data_dir, generating_line, info_json, info_lines,
+    init_lines, node_serve_args, serve_banner,
+};
 use headroom_testbed::{server, Error};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,18 +51,6 @@ pub fn run(command: TestbedCommand) -> ExitCode {
     }
 }
 
-/// Next to a SQLite file (`lms.db` -> `lms.db.files`), else ./testbed-files.
-fn default_data_dir(db_url: &str) -> PathBuf {
-    match db_url.strip_prefix("sqlite:") {
-        Some(path) => {
-            let path = path.trim_start_matches("//");
-            let path = path.split('?').next().unwrap_or(path);
-            PathBuf::from(format!("{path}.files"))
-        }
-        None => PathBuf::from("testbed-files"),
-    }
-}
-
 async fn init(args: TestbedInitArgs) -> Result<ExitCode, Error> {
     let db = Database::connect(&args.db, Create::IfMissing, Durability::Full, 2).await?;
     let options = InitOptions {
@@ -66,12 +60,7 @@ async fn init(args: TestbedInitArgs) -> Result<ExitCode, Error> {
         force: args.force,
     };
     if !args.json {
-        eprintln!(
-            "headroom: generating the size {} dataset (seed {}) in {} ...",
-            options.size,
-            options.seed,
-            db.shown()
-        );
+        eprintln!("{}", generating_line(&options, db.shown()));
     }
     let report = generate::init(&db, &options).await?;
     db.close().await;
@@ -82,31 +71,9 @@ async fn init(args: TestbedInitArgs) -> Result<ExitCode, Error> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let c = &report.counts;
-    println!(
-        "Created the size {} dataset in {:.1} s: {} users enrolled, {} sections, {} assignments, {} pages, \
-         {} small and {} big files ({:.1} MB), {} forum posts in {} discussions.",
-        report.size,
-        report.seconds,
-        c.enrolled,
-        c.sections,
-        c.assignments,
-        c.pages,
-        c.small_files,
-        c.big_files,
-        report.file_bytes as f64 / 1e6,
-        c.forum_posts,
-        c.forum_discussions,
-    );
-    println!("Files:     {}", report.data_dir.display());
-    println!(
-        "Users CSV: {} (username,password)",
-        report.users_csv.display()
-    );
-    println!(
-        "Next:      headroom testbed serve --db {}   and   headroom testbed plan --db {} > journey.yaml",
-        args.db, args.db
-    );
+    for line in init_lines(&report, &args.db) {
+        println!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -134,18 +101,7 @@ async fn serve(args: TestbedServeArgs) -> Result<ExitCode, Error> {
         path: PathBuf::from(&args.listen),
         source,
     })?;
-    let workers = match config.workers {
-        Some(n) => format!("{n} workers"),
-        None => "no worker cap".into(),
-    };
-    eprintln!(
-        "headroom testbed ({}): size {} dataset from {}; sessions {}, cache {}, {workers}; http://{addr}/ (Ctrl-C stops)",
-        config.node,
-        site.meta.size,
-        site.db.shown(),
-        site.sessions.name(),
-        site.cache.name(),
-    );
+    eprintln!("{}", serve_banner(&config, &site, addr));
     let interrupted = interrupt_on_signal();
     server::serve(site.clone(), listener, async move {
         let _ = interrupted.await;
@@ -167,16 +123,7 @@ async fn plan(args: TestbedPlanArgs) -> Result<ExitCode, Error> {
     if let Some(dir) = &args.class {
         let class = class::files(&meta, &ids, &args.base_url)?;
         class::write(dir, &class)?;
-        let names: Vec<&str> = class.files.iter().map(|(name, _)| *name).collect();
-        println!(
-            "{}: {} ({} reader and {} poster accounts); how many students at the start of a lesson: headroom capacity --scenario {} {} --arrive-within 60s",
-            dir.display(),
-            names.join(", "),
-            class.readers,
-            class.posters,
-            dir.join("class.yaml").display(),
-            args.base_url
-        );
+        println!("{}", class_line(dir, &class, &args.base_url));
         return Ok(ExitCode::SUCCESS);
     }
     let options = PlanOptions {
@@ -195,43 +142,15 @@ async fn info(args: TestbedInfoArgs) -> Result<ExitCode, Error> {
     let counts = generate::counts(&db).await?;
     db.close().await;
     if args.json {
-        let value = serde_json::json!({
-            "database": db.shown(),
-            "size": meta.size,
-            "seed": meta.seed,
-            "data_dir": meta.data_dir,
-            "users_csv": meta.users_csv,
-            "expected": meta.size.dataset(),
-            "counts": counts,
-        });
+        let value = info_json(db.shown(), &meta, &counts);
         println!(
             "{}",
             serde_json::to_string_pretty(&value).unwrap_or_default()
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "{}: size {} dataset (seed {}); files in {}",
-        db.shown(),
-        meta.size,
-        meta.seed,
-        meta.data_dir.display()
-    );
-    let rows = [
-        ("users", counts.users),
-        ("enrolled", counts.enrolled),
-        ("sections", counts.sections),
-        ("assignments", counts.assignments),
-        ("pages", counts.pages),
-        ("small files", counts.small_files),
-        ("big files", counts.big_files),
-        ("forum discussions", counts.forum_discussions),
-        ("forum posts", counts.forum_posts),
-        ("log rows", counts.logs),
-        ("sessions in the database", counts.sessions),
-    ];
-    for (name, n) in rows {
-        println!("  {name:<25} {n:>8}");
+    for line in info_lines(db.shown(), &meta, &counts) {
+        println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -239,48 +158,26 @@ async fn info(args: TestbedInfoArgs) -> Result<ExitCode, Error> {
 async fn cluster(args: TestbedClusterArgs) -> Result<ExitCode, Error> {
     // Check the database and stores once here, so a mistake is one clear
     // message rather than one per node.
-    let site = Site::open(&site_config(&args.site, "check")).await?;
+    let config = site_config(&args.site, "check");
+    let site = Site::open(&config).await?;
     site.db.close().await;
     drop(site);
     let exe = std::env::current_exe().map_err(|source| Error::Io {
         path: PathBuf::from("headroom"),
         source,
     })?;
-    let mut serve_args = vec![
-        "--db".to_string(),
-        args.site.db.clone(),
-        "--db-connections".into(),
-        args.site.db_connections.to_string(),
-    ];
-    serve_args.extend(["--sessions".into(), args.site.sessions.to_string()]);
-    serve_args.extend(["--cache".into(), args.site.cache.to_string()]);
-    if let Some(n) = args.site.workers {
-        serve_args.extend(["--workers".into(), n.to_string()]);
-    }
     let options = ClusterOptions {
         nodes: args.nodes,
         listen: args.listen.clone(),
         first_port: args.first_port,
         node_host: "127.0.0.1".into(),
-        serve_args,
+        serve_args: node_serve_args(&config),
         sticky: args.sticky,
         dir: args.dir.clone(),
         exe,
     };
     let mut cluster = Cluster::start(&options).await?;
-    eprintln!(
-        "headroom testbed cluster: {} nodes ({}) behind nginx on http://{}/ ({}); configuration {} (Ctrl-C stops all)",
-        cluster.nodes.len(),
-        cluster
-            .nodes
-            .iter()
-            .map(|(addr, _)| addr.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        args.listen,
-        if args.sticky { "sticky sessions" } else { "round robin" },
-        cluster.config.display(),
-    );
+    eprintln!("{}", cluster_banner(&cluster, &args.listen, args.sticky));
     let interrupted = interrupt_on_signal();
     let code = tokio::select! {
         _ = interrupted => ExitCode::from(EXIT_INTERRUPTED),

@@ -3,6 +3,7 @@
 //! arrivals), mixes of journeys ([`journey_mix`]), and pages loaded as a
 //! browser loads them, with its cache ([`page_load`]).
 
+pub mod check_text;
 pub mod journey_mix;
 pub mod lesson;
 pub mod page_load;
@@ -10,4 +11,5 @@ pub mod profile;
 pub mod scenario;
 pub mod shard;
 pub mod stages;
+pub mod trial_text;
 pub mod yaml;

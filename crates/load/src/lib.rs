@@ -21,5 +21,6 @@ pub mod phases;
 pub mod precise_timer;
 pub mod recorder;
 pub mod run;
+pub mod run_text;
 pub mod spec;
 pub mod start;

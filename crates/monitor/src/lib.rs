@@ -8,6 +8,7 @@ pub mod agent_metrics;
 pub mod doctor;
 pub mod exposition;
 pub mod fingerprint;
+pub mod fingerprint_text;
 pub mod netbench;
 pub mod procfs;
 pub mod sampler;

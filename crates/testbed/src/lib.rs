@@ -25,6 +25,7 @@ pub mod size;
 pub mod store;
 mod store_error;
 mod templates;
+pub mod testbed_text;
 mod words;
 
 use std::path::PathBuf;

@@ -4,3 +4,4 @@
 
 pub mod replay;
 pub mod traffic;
+pub mod workload_text;
