@@ -873,8 +873,10 @@ fn quiet_tests_are_the_serial_ones() {
         "only {count} quiet tests found: is the reading wrong?"
     );
     // The reading, on a planted file.
-    let planted = "#[test]\n#[ignore = \"quiet: x\"]\nfn a() {\n    let _g = serial();\n}\n\n#[test]\nfn b() {\n    let _g = serial();\n}\n\n#[test]\n#[ignore = \"quiet: x\"]\nfn c() {\n    let _g = light();\n}\n";
-    let (quiet, serial) = quiet_and_serial(planted);
+    // (GUARD stands for the call, which this test's own body must not hold.)
+    let planted = "#[test]\n#[ignore = \"quiet: x\"]\nfn a() {\n    let _g = GUARD;\n}\n\n#[test]\nfn b() {\n    let _g = GUARD;\n}\n\n#[test]\n#[ignore = \"quiet: x\"]\nfn c() {\n    let _g = light();\n}\n"
+        .replace("GUARD", &format!("{}()", "serial"));
+    let (quiet, serial) = quiet_and_serial(&planted);
     assert_eq!(quiet, ["a", "c"].map(String::from).into());
     assert_eq!(serial, ["a", "b"].map(String::from).into());
 }
