@@ -35,12 +35,12 @@ pub mod host_scale;
 pub mod latest;
 pub mod memory;
 pub mod network;
+pub mod options;
 pub mod reads;
 pub mod reference;
 pub mod stack;
 pub mod storage;
 pub mod suite;
-pub mod suite_cli;
 pub mod thermal;
 
 pub use headroom_bundle::bench::{BenchResult, Measure, Series};

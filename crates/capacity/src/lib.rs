@@ -32,7 +32,7 @@ pub mod answer;
 pub mod ladder;
 pub mod lesson;
 pub mod level;
-pub mod level_cli;
+pub mod level_setup;
 pub mod predict;
 pub mod predict_text;
 pub mod rest;

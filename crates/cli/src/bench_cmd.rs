@@ -1,12 +1,12 @@
 //! `headroom bench [BENCHMARK...]`: the flags as
-//! [`headroom_bench::suite_cli::BenchOptions`]; runs the host benchmarks,
+//! [`headroom_bench::options::BenchOptions`]; runs the host benchmarks,
 //! writes the bench bundle after each, prints the table and where the host
 //! stands, and writes the HTML report beside the bundle.
 
 use crate::args::{BenchArgs, Monitor};
 use crate::execute::{examine_host, EXIT_CANNOT_RUN, EXIT_INTERRUPTED, EXIT_USAGE};
+use headroom_bench::options::{check_out, chosen, BenchOptions};
 use headroom_bench::suite::BenchProgress;
-use headroom_bench::suite_cli::{check_out, chosen, BenchOptions};
 use headroom_bundle::bench::{self as bundle, BenchBundle};
 use headroom_report::bench_page::{bench_page, bench_text};
 use std::path::Path;

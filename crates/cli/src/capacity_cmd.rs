@@ -12,7 +12,7 @@ use headroom_analysis::capacity::Bottleneck;
 use headroom_analysis::Metric;
 use headroom_bundle::capacity::{CapacityResult, Level};
 use headroom_capacity::answer::{judge, outcomes};
-use headroom_capacity::level_cli::{prepare_level, search_dir};
+use headroom_capacity::level_setup::{prepare_level, search_dir};
 use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, SearchPlan};
 use headroom_capacity::spec::CapacitySpec;
 use headroom_capacity::timing::Timing;

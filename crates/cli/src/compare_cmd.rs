@@ -1,5 +1,5 @@
 //! `headroom compare A B [C ...]`: reads the bundles (JMeter results files
-//! imported first; [`headroom_report::compare_cli`] reads and chooses),
+//! imported first; [`headroom_report::compare_input`] reads and chooses),
 //! has headroom_report compare them ([`compare`] for runs,
 //! [`bench_compare`] for bench bundles), prints the comparison and exits
 //! non-zero on a regression.
@@ -9,10 +9,10 @@ use crate::execute::{EXIT_CANNOT_RUN, EXIT_CRITERIA_FAILED, EXIT_USAGE};
 use headroom_bundle::jtl_input::resolve;
 use headroom_report::bench_compare::{self, compare_benches};
 use headroom_report::compare::{compare, render_compare};
-use headroom_report::compare_cli::{
+use headroom_report::compare_html::render_compare_html;
+use headroom_report::compare_input::{
     bench_names, benches_side_by_side, read_benches, read_runs, Refusal,
 };
-use headroom_report::compare_html::render_compare_html;
 use std::process::ExitCode;
 
 /// An error said on standard error, and the exit code it ends with.
@@ -31,7 +31,8 @@ fn refused(refusal: Refusal) -> ExitCode {
 
 /// The bundle --baseline names (by path or letter), else the first.
 fn baseline(args: &CompareArgs) -> Result<usize, ExitCode> {
-    headroom_report::compare_cli::baseline(&args.bundles, args.baseline.as_deref()).map_err(refused)
+    headroom_report::compare_input::baseline(&args.bundles, args.baseline.as_deref())
+        .map_err(refused)
 }
 
 pub fn run(mut args: CompareArgs) -> ExitCode {

@@ -1,6 +1,6 @@
 //! `headroom experiment FILE`: checks the file and every cell's run, prints
 //! the plan (`--dry-run`) or runs what is left of the study, then writes
-//! and prints its result ([`headroom_experiment::study_cli`] words it);
+//! and prints its result ([`headroom_experiment::study_output`] words it);
 //! `--fail-if 'regression>5%'` for CI.
 
 use crate::args::{Cli, Command, ExperimentArgs};
@@ -17,7 +17,7 @@ use headroom_experiment::runner::{
     check_inputs, prepare, prepare_output, run as run_study, Ending, Options, OutputError,
 };
 use headroom_experiment::store::{self, RunRow};
-use headroom_experiment::study_cli::{
+use headroom_experiment::study_output::{
     banner, ending_lines, finished_line, out_dir, reporting_flags, write_study,
 };
 use headroom_experiment::{check_cells, process};

@@ -1,12 +1,12 @@
 //! `headroom report BUNDLE... [-o FILE]`: JMeter results files imported
 //! first; the page and where it goes are
-//! [`headroom_report::report_cli`]'s; this module writes it and prints its
+//! [`headroom_report::report_input`]'s; this module writes it and prints its
 //! path.
 
 use crate::args::ReportArgs;
 use crate::execute::EXIT_CANNOT_RUN;
 use headroom_bundle::jtl_input::resolve;
-use headroom_report::report_cli::report_page;
+use headroom_report::report_input::report_page;
 use std::process::ExitCode;
 
 pub fn run(mut args: ReportArgs) -> ExitCode {

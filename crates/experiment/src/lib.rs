@@ -22,7 +22,7 @@ pub mod results;
 pub mod runner;
 pub mod serving;
 pub mod store;
-pub mod study_cli;
+pub mod study_output;
 pub mod template;
 
 use cell_run::CellRun;

@@ -727,7 +727,11 @@ fn disk_and_cached_reads_match_hdparm() {
                 &format!("{name}disk read MiB/s"),
                 ours(&format!("{key}disk_read")),
                 theirs("disk reads"),
-                0.10,
+                // The buffered read of the loop device moved 227-311 MiB/s
+                // in one quiet pass here, both tools alike (best 1.22 of
+                // hdparm's); O_DIRECT 2,400-4,200. Reading the page cache
+                // instead of the device would be tens of times faster.
+                if key.is_empty() { 0.25 } else { 0.10 },
             ));
         }
         figures
@@ -836,25 +840,29 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
                 "7-Zip decompression rating MIPS",
                 mean(&b, "compression", "decompress_1t"),
                 number_before(&seven, "Avr:", 0),
-                0.05,
+                // 7-Zip's own, as openssl's: one quiet pass here read 0.89,
+                // 1.30 and 0.87 of the same command run after it (best
+                // 1.06).
+                0.10,
             ),
             // openssl's figures are its own program's, run with the same
             // arguments: what can be wrong is an argument or a column, and
             // those miss by multiples (RSA-2048 signs 6x as fast as 4096,
             // the 16-byte column of AES is a tenth of the 16 KiB one, k
             // against MB a thousandth). A CI run saw AES at 0.95, 0.78 and
-            // 0.75 of the same command run a second later.
+            // 0.75 of the same command run a second later, a quiet pass
+            // here 0.80, 0.69 and 1.12 (best 0.82).
             figure(
                 "RSA-4096 signs/s",
                 mean(&b, "crypto", "rsa_sign_1t"),
                 number_before(&rsa, "rsa 4096 bits", 1),
-                0.15,
+                0.25,
             ),
             figure(
                 "AES-128-GCM MB/s",
                 mean(&b, "crypto", "aes_128_gcm"),
                 number_before(&aes, "AES-128-GCM", 0) / 1000.0,
-                0.15,
+                0.25,
             ),
         ]
     });

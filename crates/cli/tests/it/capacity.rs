@@ -4,7 +4,7 @@
 use crate::support;
 
 use crate::support::{
-    busy_cores, free_port, headroom, light, minutes, program, requires, run_starved, serial,
+    busy_cores, free_port, headroom, minutes, program, requires, run_starved, searching, serial,
     skip_for_busy_cores, stdout_json, temp_dir, wait_for_port, Reply, TestServer,
 };
 use std::time::Duration;
@@ -202,10 +202,9 @@ fn the_capacity_of_a_worker_pool_matches_the_queueing_model() {
 /// The think time of a scenario's steps counts in Little's law; --fail-if
 /// judges the answer and --junit writes it down.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_scenario_search_counts_its_think_time_and_is_judged() {
     requires!(minutes());
-    let _serial = serial();
+    let _search = searching();
     let server = pool_server(4, Duration::from_millis(100));
     let out = temp_dir("capacity-scenario");
     std::fs::create_dir_all(&out).unwrap();
@@ -389,7 +388,7 @@ fn capacity_refuses_flags_it_sets_itself() {
 /// with what is wrong.
 #[test]
 fn a_capacity_spec_file_runs_its_search_alone() {
-    let _light = light();
+    let _search = searching();
     let server = TestServer::start(|_| Reply::default());
     let dir = temp_dir("capacity-spec");
     std::fs::create_dir_all(&dir).unwrap();
@@ -600,7 +599,7 @@ fn a_cpu_bound_testbed_names_the_cpu() {
 #[test]
 fn confirmed_levels_give_a_range_around_the_model() {
     requires!(minutes());
-    let _light = light();
+    let _search = searching();
     let server = pool_server(4, Duration::from_millis(100));
     let json = pool_search(
         server.port,
@@ -701,12 +700,13 @@ fn pool_search(port: u16, name: &str, args: &[&str]) -> serde_json::Value {
 /// levels that stop when settled) gives the plain answer with fewer
 /// levels and less measuring; the timing ratio is bench/capacity's.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
     requires!(minutes());
-    // Alone: it compares the two searches' measuring time, which a
-    // search beside it would lengthen.
-    let _serial = serial();
+    // Beside other light tests: the pool's workers sleep their service
+    // time, so a neighbour moves a level's figures by milliseconds against
+    // its 100 ms; the fast search must still measure less than half of
+    // what the plain one does.
+    let _search = searching();
     let server = pool_server(4, Duration::from_millis(100));
     let mut bounds = SHORT_LEVELS.to_vec();
     bounds.extend(["--start", "30", "--step", "10", "--max", "90"]);
@@ -765,7 +765,7 @@ fn early_verdicts_hold_and_the_fast_search_gives_the_plain_answer() {
 #[test]
 fn the_fast_search_at_its_bounds() {
     requires!(minutes());
-    let _light = light();
+    let _search = searching();
     let server = pool_server(4, Duration::from_millis(100));
     let met = pool_search(
         server.port,
@@ -810,7 +810,7 @@ fn the_fast_search_at_its_bounds() {
 #[test]
 fn users_who_think_are_measured_in_their_steady_cycle() {
     requires!(minutes());
-    let _light = light();
+    let _search = searching();
     let server = pool_server(2, Duration::from_millis(50));
     let url = format!("http://127.0.0.1:{}/", server.port);
     let out = temp_dir("capacity-think");
@@ -888,7 +888,7 @@ fn users_who_think_are_measured_in_their_steady_cycle() {
 #[test]
 fn a_thin_level_makes_the_answer_invalid() {
     requires!(minutes());
-    let _light = light();
+    let _search = searching();
     let server = pool_server(4, Duration::from_millis(10));
     let out = temp_dir("capacity-thin");
     let output = headroom()

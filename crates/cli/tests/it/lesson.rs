@@ -3,7 +3,7 @@
 //! (no cookie on their first request) and leave after their session.
 
 use crate::support::raw::{RawConn, RawServer};
-use crate::support::{light, manifest, minutes, requires, run, temp_dir, text};
+use crate::support::{light, manifest, minutes, requires, run, searching, temp_dir, text};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -469,7 +469,7 @@ fn logins_slow_with_the_burst() -> RawServer {
 #[test]
 fn a_capacity_search_over_lesson_starts_judges_the_burst() {
     requires!(minutes());
-    let _light = light();
+    let _search = searching();
     let site = logins_slow_with_the_burst();
     let file = journey("lesson-capacity", &site, "  model: closed", "1s");
     let out = temp_dir("lesson-capacity-out");

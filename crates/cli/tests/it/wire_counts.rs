@@ -3,7 +3,7 @@
 //! the run ended are counted beside the figures, so the total equals what
 //! the server received.
 
-use crate::support::{light, run, stdout_json, temp_dir, text, Reply, TestServer};
+use crate::support::{light, run, searching, stdout_json, temp_dir, text, Reply, TestServer};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -114,7 +114,7 @@ fn requests_abandoned_at_the_end_are_counted_as_the_server_received_them() {
 /// received them (not only the measured windows its figures come from).
 #[test]
 fn a_searchs_requests_are_what_the_server_received() {
-    let _light = light();
+    let _search = searching();
     let (server, received) = counting(|_| Reply {
         delay: Duration::from_millis(30),
         ..Reply::default()

@@ -79,6 +79,42 @@ pub fn light() -> RwLockReadGuard<'static, ()> {
     guard
 }
 
+/// How many capacity searches may run at once beside the light tests: a
+/// search checks that its generator kept up, and four of them at once
+/// beside Chromium on two cores starved theirs ("the load generator was
+/// the limit at a deciding level").
+const SEARCHES_AT_ONCE: usize = 2;
+static SEARCHES: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+/// A light test that runs a capacity search: one of at most
+/// [`SEARCHES_AT_ONCE`], beside other light tests.
+pub struct Searching {
+    _light: RwLockReadGuard<'static, ()>,
+}
+
+impl Drop for Searching {
+    fn drop(&mut self) {
+        let mut running = SEARCHES.0.lock().unwrap_or_else(|p| p.into_inner());
+        *running -= 1;
+        SEARCHES.1.notify_one();
+    }
+}
+
+#[allow(dead_code)]
+pub fn searching() -> Searching {
+    let asked = Instant::now();
+    let mut running = SEARCHES.0.lock().unwrap_or_else(|p| p.into_inner());
+    while *running >= SEARCHES_AT_ONCE {
+        running = SEARCHES.1.wait(running).unwrap_or_else(|p| p.into_inner());
+    }
+    *running += 1;
+    drop(running);
+    let light = LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+    note_wait(asked);
+    Searching { _light: light }
+}
+
 /// The headroom binary built for these tests.
 pub fn headroom() -> Command {
     Command::new(env!("CARGO_BIN_EXE_headroom"))

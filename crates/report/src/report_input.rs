@@ -4,7 +4,7 @@
 //! results files first, writes the page and prints its path.
 
 use crate::capacity_html::render_capacity_report;
-use crate::compare_cli::recovered_note;
+use crate::compare_input::recovered_note;
 use crate::experiment_html::{render_experiment_report, FaultTimeline, StudyPage};
 use crate::html::render_report;
 use crate::run_data::RunData;
