@@ -309,6 +309,18 @@ struct DelayFit<'a> {
 }
 
 impl DelayFit<'_> {
+    /// The model's curve for `d` on this host, up to the most users.
+    fn model(&self, d: &Demands) -> Result<Curve, PredictionError> {
+        curve(
+            d,
+            self.base.cpu_s,
+            &self.here,
+            self.think_s,
+            None,
+            self.most,
+        )
+    }
+
     /// The demands with the variability nearest the calm levels (at least
     /// three of them), else with a variability of 1.
     fn fitted(&self) -> Result<Demands, PredictionError> {
@@ -333,14 +345,7 @@ impl DelayFit<'_> {
             variability,
             ..self.base.clone()
         };
-        let model = curve(
-            &d,
-            self.base.cpu_s,
-            &self.here,
-            self.think_s,
-            None,
-            self.most,
-        )?;
+        let model = self.model(&d)?;
         let mut rest: Vec<f64> = self
             .light
             .iter()
@@ -354,14 +359,7 @@ impl DelayFit<'_> {
     /// How far the model of `d` is from the calm levels' response times:
     /// the sum of their log ratios squared.
     fn miss(&self, d: &Demands) -> Result<f64, PredictionError> {
-        let model = curve(
-            d,
-            self.base.cpu_s,
-            &self.here,
-            self.think_s,
-            None,
-            self.most,
-        )?;
+        let model = self.model(d)?;
         Ok(self
             .calm
             .iter()

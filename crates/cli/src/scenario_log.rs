@@ -10,9 +10,7 @@ use headroom_http::target::Target;
 use headroom_traffic::traffic::login::read_login;
 use headroom_traffic::traffic::model::read_model;
 use headroom_traffic::traffic::workload::LogWorkloadInput;
-use headroom_traffic::workload_text::{
-    model_lines, warning_lines, write_workload, ACCOUNTS_FILE, PAGES_FILE,
-};
+use headroom_traffic::workload_text::{model_lines, write_workload, ACCOUNTS_FILE, PAGES_FILE};
 use std::process::ExitCode;
 
 pub fn run(args: FromLogArgs) -> ExitCode {
@@ -43,7 +41,7 @@ pub fn run(args: FromLogArgs) -> ExitCode {
         }
     }
     // What could not be read, on standard error.
-    for line in warning_lines(&reading) {
+    for line in reading.said_warnings() {
         eprintln!("{line}");
     }
     if let Some(path) = &args.html {

@@ -1,6 +1,5 @@
 //! The words of `headroom scenario from-log`: the model as the terminal
-//! shows it ([`model_lines`]), what could not be read
-//! ([`warning_lines`]), and the workload written beside it, read back as
+//! shows it ([`model_lines`]) and the workload written beside it, read back as
 //! `run` reads it and described ([`write_workload`]). The CLI checks the
 //! flags and prints.
 
@@ -169,19 +168,4 @@ pub fn model_lines(model: &TrafficModel, reading: &LogReading) -> Vec<String> {
     )];
     lines.extend(model.describe());
     lines
-}
-
-/// What could not be read, each line as standard error shows it.
-pub fn warning_lines(reading: &LogReading) -> Vec<String> {
-    reading
-        .warnings()
-        .into_iter()
-        .map(|line| {
-            if line.starts_with("  ") {
-                line
-            } else {
-                format!("headroom: {line}")
-            }
-        })
-        .collect()
 }

@@ -1,5 +1,6 @@
 //! The ARM binaries (`scripts/release`, run by scripts/test with
-//! `--profile qemu-test` before the tests) under qemu-user-static: version,
+//! `--profile qemu-test` beside the tests' first pass) under
+//! qemu-user-static: version,
 //! doctor, the agent serving samples and /metrics, a short load, a short
 //! CPU benchmark. Then the container image built FROM scratch around one of
 //! them, and the systemd unit in deploy/.
@@ -51,6 +52,7 @@ fn get(port: u16, path: &str) -> String {
 }
 
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn arm_binaries_run_under_qemu() {
     requires!(
         program("qemu-aarch64-static", "qemu-user-static"),
@@ -74,7 +76,9 @@ fn arm_binaries_run_under_qemu() {
             "scripts/release --profile qemu-test armv7-unknown-linux-gnueabihf"
         ),
     );
-    let _guard = light();
+    // Quiet: scripts/test builds the ARM binaries beside its first pass,
+    // at the lowest priority, and runs the tests that need them after it.
+    let _guard = serial();
     let server = TestServer::start(|_| Reply::default());
     for (target, qemu) in TARGETS {
         let path = binary(target);
@@ -188,6 +192,7 @@ fn arm_binaries_run_under_qemu() {
 /// that lets podman set resource limits; where it cannot (this sandbox),
 /// the binary taken out of the image runs instead, and the test says so.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn the_container_image_holds_the_static_agent() {
     requires!(
         program("podman", "podman"),
@@ -200,7 +205,9 @@ fn the_container_image_holds_the_static_agent() {
             "scripts/release --profile qemu-test aarch64-unknown-linux-musl"
         ),
     );
-    let _guard = light();
+    // Quiet: scripts/test builds the ARM binaries beside its first pass,
+    // at the lowest priority, and runs the tests that need them after it.
+    let _guard = serial();
     let (target, qemu) = TARGETS[0];
     binary(target);
     let tag = "localhost/headroom-agent-test:latest";

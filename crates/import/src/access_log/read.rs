@@ -128,6 +128,21 @@ impl LogReading {
         }
     }
 
+    /// [`warnings`](Self::warnings) as standard error shows them: each
+    /// line after "headroom: ", the examples indented under theirs.
+    pub fn said_warnings(&self) -> Vec<String> {
+        self.warnings()
+            .into_iter()
+            .map(|line| {
+                if line.starts_with("  ") {
+                    line
+                } else {
+                    format!("headroom: {line}")
+                }
+            })
+            .collect()
+    }
+
     /// What could not be read, a line each (the bad lines' first
     /// examples indented under their count).
     pub fn warnings(&self) -> Vec<String> {

@@ -240,17 +240,7 @@ fn speed(source: &ReplaySource, log: &ReplayLog, logged: Duration) -> Result<f64
 
 /// What the log held that is not sent, said before the run.
 fn notes(reading: &LogReading, unusable: u64) -> Vec<String> {
-    let mut notes: Vec<String> = reading
-        .warnings()
-        .into_iter()
-        .map(|line| {
-            if line.starts_with("  ") {
-                line
-            } else {
-                format!("headroom: {line}")
-            }
-        })
-        .collect();
+    let mut notes = reading.said_warnings();
     if unusable > 0 {
         notes.push(format!(
             "headroom: warning: {} requests are left out: their target is not a path of printable ASCII (a proxy's full URL, *, bytes a client cannot send as they are)",
