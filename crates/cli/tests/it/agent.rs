@@ -256,9 +256,9 @@ fn load_with_agent(
 /// costs gaps in the figures: the run ends on time, its memory stays
 /// small, and the host is reported as giving no data, with the reason.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn a_slow_or_flooding_agent_cannot_hang_the_run() {
-    let _serial = serial();
+    let _paced = paced();
     let trickle = fake_agent(|conn| {
         conn.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
         for _ in 0..200 {

@@ -2,7 +2,8 @@
 //! real runs of the same thing, and on bundles it must refuse.
 
 use crate::support::{
-    light, minutes, program, requires, run, serial, stdout_json, temp_dir, text, Reply, TestServer,
+    light, minutes, paced, program, requires, run, serial, stdout_json, temp_dir, text, Reply,
+    TestServer,
 };
 use serde_json::json;
 use std::path::Path;
@@ -214,10 +215,10 @@ fn two_synthetic_runs_of_the_same_thing_are_not_different() {
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn two_real_runs_of_the_same_thing_show_no_regression() {
     requires!(minutes());
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(10),
         ..Reply::default()

@@ -113,9 +113,9 @@ fn a_killed_run_keeps_its_samples_and_can_be_reported() {
 /// A run ended by -d has no extra empty row, and an -n run's last
 /// interval says how long it really was.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn the_last_interval_has_its_true_length() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(100),
         ..Reply::default()
@@ -165,9 +165,9 @@ fn the_last_interval_has_its_true_length() {
 /// SIGINT during a capacity search: capacity.json says interrupted and
 /// claims no capacity (it said users 2, valid true).
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn an_interrupted_capacity_search_claims_nothing() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(20),
         ..Reply::default()

@@ -6,8 +6,8 @@
 use crate::support;
 
 use crate::support::{
-    headroom, light, minutes, program, requires, run, searching, serial, temp_dir, text, Reply,
-    TestServer,
+    headroom, light, minutes, paced, program, requires, run, searching, serial, temp_dir, text,
+    Reply, TestServer,
 };
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -62,10 +62,10 @@ fn csv_rows(path: &Path) -> Vec<csv::StringRecord> {
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it() {
     requires!(minutes());
-    let _guard = serial();
+    let _paced = paced();
     let server = jittered_server();
     let dir = temp_dir("experiment-difference");
     let file = write(
@@ -168,9 +168,9 @@ fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it()
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn dynamic_repetitions_stop_when_the_cov_is_under_the_bound_and_at_max_otherwise() {
-    let _guard = serial();
+    let _paced = paced();
     // steady: 20 ms always. noisy: 10 ms in one run, 40 ms in the next (a
     // new run is a request after a pause of 150 ms or more).
     let runs = std::sync::Mutex::new((None::<Instant>, 0u64));
@@ -217,9 +217,9 @@ fn dynamic_repetitions_stop_when_the_cov_is_under_the_bound_and_at_max_otherwise
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn faults_are_events_within_100ms_of_their_time_with_their_errors_and_recovery() {
-    let _guard = serial();
+    let _paced = paced();
     let dir = temp_dir("experiment-fault");
     std::fs::create_dir_all(&dir).unwrap();
     let marker = dir.join("fault-ran");
@@ -1187,10 +1187,10 @@ fn each_run_runs_the_spec_in_its_directory_and_a_bad_spec_is_named() {
 /// under a name of its own), compared by `server_memory`: 64 MiB apart.
 /// Interrupts and context switches are this host's, measured in every run.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn an_experiment_compares_the_servers_memory_across_cells() {
     requires!(minutes());
-    let _guard = serial();
+    let _paced = paced();
     let server = jittered_server();
     let dir = temp_dir("experiment-memory");
     let name = format!("memhog{}", std::process::id() % 100_000);

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 /// F 1.5 s) = (90 + 0/2) / 100 = 0.90; p50 = p90 = 100 ms; p95 = p99 =
 /// max = 2 s; mean = 0.9 * 100 + 0.1 * 2000 = 290 ms.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn delay_mix_gives_hand_computed_apdex_and_percentiles() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|r| Reply {
         delay: if r.number % 10 == 0 {
             Duration::from_secs(2)
@@ -168,9 +168,9 @@ fn open_model_reports_a_pause_that_the_closed_model_hides() {
 /// A throughput cap of 600/min shared by 10 users holds the achieved rate
 /// within 2% of 10 requests/s.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn throughput_cap_holds_the_rate() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(5),
         ..Reply::default()
@@ -196,9 +196,9 @@ fn throughput_cap_holds_the_rate() {
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn ctrl_c_leaves_a_valid_bundle_marked_interrupted() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(10),
         ..Reply::default()
@@ -632,9 +632,9 @@ fn https_with_a_self_signed_certificate_needs_insecure() {
 /// VUs cannot keep up with 50 arrivals/s, so requests start late, their
 /// response times count from their scheduled start, and the summary says so.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn open_model_warns_when_max_vus_cannot_keep_the_rate() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(200),
         ..Reply::default()
@@ -849,9 +849,9 @@ fn a_full_disk_stops_the_run_with_a_clear_error() {
 /// tolerated (300 <= 400), so Apdex = (0 + 20 / 2) / 20 = 0.5; with F = 200 ms
 /// they are all frustrated and Apdex = 0. The body comes from --body-file.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn apdex_f_as_a_multiple_of_t_and_body_file() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(300),
         ..Reply::default()
@@ -976,9 +976,9 @@ fn a_starved_generator_is_reported() {
 /// timeline: resources.csv has a row per second, the summary a host line,
 /// and the JSON the averages and peaks, including a named process.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn monitor_local_records_resources_on_the_run_timeline() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(2),
         ..Reply::default()

@@ -87,13 +87,13 @@ fn epoch_s() -> f64 {
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn prometheus_scrapes_the_agent_and_a_live_run() {
     requires!(
         program("prometheus", "prometheus"),
         program("promtool", "prometheus"),
     );
-    let _serial = serial();
+    let _paced = paced();
     let dir = temp_dir("prometheus");
     std::fs::create_dir_all(&dir).unwrap();
     let server = TestServer::start(|_| Reply {

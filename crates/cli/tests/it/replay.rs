@@ -6,7 +6,7 @@
 //! status beside the replayed one; the POSTs left out and said.
 
 use crate::support::php_site::logging_proxy;
-use crate::support::{program, requires, run, serial, site, temp_dir, text};
+use crate::support::{paced, program, requires, run, site, temp_dir, text};
 
 /// Requests a logged second: 40 GETs over 4 seconds, unevenly.
 const PER_SECOND: [usize; 4] = [5, 12, 3, 20];
@@ -57,10 +57,10 @@ fn within_one(got: &[usize], want: &[usize]) -> bool {
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn a_log_is_sent_again_second_by_second_at_its_pace_and_twice_as_fast() {
     requires!(program("nginx", "nginx"));
-    let _serial = serial();
+    let _paced = paced();
     let (dir, db) = site::sqlite_dataset("replay", "S");
     let testbed = site::serve(&db, &[]);
     let (_nginx, port) = logging_proxy(

@@ -83,9 +83,9 @@ fn jtl_elapsed(path: &Path) -> Vec<u64> {
 }
 
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn four_shards_add_up_to_one_run_with_exact_percentiles() {
-    let _serial = serial();
+    let _paced = paced();
     let server = varied_server();
     let url = server.url("/");
     let dir = temp_dir("shards-closed");
@@ -220,9 +220,9 @@ fn four_shards_add_up_to_one_run_with_exact_percentiles() {
 /// An open-model rate over 4 shards: each sends a quarter, and together
 /// they send the whole schedule.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn an_open_rate_splits_into_quarters() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply::default());
     let url = server.url("/");
     let dir = temp_dir("shards-open");
@@ -394,9 +394,9 @@ fn shards_never_log_in_one_user_twice_at_once_on_the_testbed() {
 /// A shard killed mid-run, one started 3 s late and one never run: the
 /// merge says partial and names each; the complete shard's data is whole.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn killed_late_and_missing_shards_make_the_merge_partial() {
-    let _serial = serial();
+    let _paced = paced();
     let server = TestServer::start(|_| Reply {
         delay: Duration::from_millis(2),
         ..Reply::default()
@@ -641,9 +641,9 @@ fn set_clock(shard: &Path, clock: serde_json::Value) {
 /// its clock against it, and the merge puts the shards on that clock: an
 /// offset moves a shard's start, a clock against another reference does not.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn the_first_shard_samples_the_agent_and_every_shard_sets_its_clock_by_it() {
-    let _serial = serial();
+    let _paced = paced();
     let server = varied_server();
     let url = server.url("/");
     let dir = temp_dir("shards-agent");
@@ -724,9 +724,9 @@ fn the_first_shard_samples_the_agent_and_every_shard_sets_its_clock_by_it() {
 /// header (the testbed's, as any HTTP server's), watched until its second
 /// turns: on one machine the offset is within the measurement's uncertainty.
 #[test]
-#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn without_an_agent_the_target_date_header_sets_the_clock() {
-    let _serial = serial();
+    let _paced = paced();
     let (dir, db) = support::site::sqlite_dataset("shards-date", "s");
     let site = support::site::serve(&db, &[]);
     let url = format!("http://127.0.0.1:{}/", site.port);

@@ -802,9 +802,9 @@ fn a_dependency_on_a_crate_above_is_found() {
 
 /// The tests marked quiet with `#[ignore = "quiet: ..."]`, and those
 /// whose body takes `serial()`, of one test file's text.
-fn quiet_and_serial(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+fn quiet_and_guarded(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     let lines: Vec<&str> = text.lines().collect();
-    let (mut quiet, mut serial) = (BTreeSet::new(), BTreeSet::new());
+    let (mut quiet, mut guarded) = (BTreeSet::new(), BTreeSet::new());
     let mut i = 0;
     while i < lines.len() {
         if lines[i].trim() != "#[test]" {
@@ -828,23 +828,27 @@ fn quiet_and_serial(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
             .find(|&k| lines[k] == format!("{indent}}}"))
             .unwrap_or(lines.len());
         let body = lines[j..end].join("\n");
-        if body.contains("= serial();") || body.contains("= support::serial();") {
-            serial.insert(name.clone());
+        if ["serial", "paced"].iter().any(|guard| {
+            body.contains(&format!("= {guard}();"))
+                || body.contains(&format!("= support::{guard}();"))
+        }) {
+            guarded.insert(name.clone());
         }
         if marked {
             quiet.insert(name);
         }
         i = end;
     }
-    (quiet, serial)
+    (quiet, guarded)
 }
 
 /// scripts/test runs the integration tests in two passes: side by side,
-/// then the quiet ones (`--ignored`) one at a time. A test that takes
-/// `serial()` but is not quiet would run beside others in the first pass;
-/// one quiet but not serial would run alone for nothing.
+/// then the quiet ones (`--ignored`), paced ones together and serial ones
+/// alone. A test that takes `serial()` or `paced()` but is not quiet would
+/// run beside others in the first pass; one quiet with neither would run
+/// apart for nothing.
 #[test]
-fn quiet_tests_are_the_serial_ones() {
+fn quiet_tests_take_a_quiet_guard() {
     let dir = workspace().join("crates/cli/tests/it");
     let mut wrong = Vec::new();
     let mut count = 0;
@@ -853,17 +857,17 @@ fn quiet_tests_are_the_serial_ones() {
         if path.extension().and_then(|e| e.to_str()) != Some("rs") {
             continue;
         }
-        let (quiet, serial) = quiet_and_serial(&std::fs::read_to_string(&path).unwrap());
+        let (quiet, guarded) = quiet_and_guarded(&std::fs::read_to_string(&path).unwrap());
         count += quiet.len();
         let file = path.file_name().unwrap().to_string_lossy().to_string();
-        for name in serial.difference(&quiet) {
+        for name in guarded.difference(&quiet) {
             wrong.push(format!(
-                "{file}: {name} takes serial() but is not #[ignore = \"quiet: ...\"]"
+                "{file}: {name} takes serial() or paced() but is not #[ignore = \"quiet: ...\"]"
             ));
         }
-        for name in quiet.difference(&serial) {
+        for name in quiet.difference(&guarded) {
             wrong.push(format!(
-                "{file}: {name} is quiet but does not take serial()"
+                "{file}: {name} is quiet but takes neither serial() nor paced()"
             ));
         }
     }
@@ -873,10 +877,11 @@ fn quiet_tests_are_the_serial_ones() {
         "only {count} quiet tests found: is the reading wrong?"
     );
     // The reading, on a planted file.
-    // (GUARD stands for the call, which this test's own body must not hold.)
-    let planted = "#[test]\n#[ignore = \"quiet: x\"]\nfn a() {\n    let _g = GUARD;\n}\n\n#[test]\nfn b() {\n    let _g = GUARD;\n}\n\n#[test]\n#[ignore = \"quiet: x\"]\nfn c() {\n    let _g = light();\n}\n"
-        .replace("GUARD", &format!("{}()", "serial"));
-    let (quiet, serial) = quiet_and_serial(&planted);
-    assert_eq!(quiet, ["a", "c"].map(String::from).into());
-    assert_eq!(serial, ["a", "b"].map(String::from).into());
+    // (SERIAL and PACED stand for the calls, which this test's own body must not hold.)
+    let planted = "#[test]\n#[ignore = \"quiet: x\"]\nfn a() {\n    let _g = SERIAL;\n}\n\n#[test]\nfn b() {\n    let _g = SERIAL;\n}\n\n#[test]\n#[ignore = \"quiet: x\"]\nfn c() {\n    let _g = light();\n}\n\n#[test]\n#[ignore = \"quiet: x\"]\nfn d() {\n    let _g = PACED;\n}\n"
+        .replace("SERIAL", &format!("{}()", "serial"))
+        .replace("PACED", &format!("{}()", "paced"));
+    let (quiet, guarded) = quiet_and_guarded(&planted);
+    assert_eq!(quiet, ["a", "c", "d"].map(String::from).into());
+    assert_eq!(guarded, ["a", "b", "d"].map(String::from).into());
 }

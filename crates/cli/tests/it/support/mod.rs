@@ -7,11 +7,14 @@
 
 pub mod browser;
 pub mod dokuwiki;
+pub mod guards;
 pub mod mediawiki;
 pub mod needs;
 pub mod php_site;
 pub mod raw;
 pub mod site;
+#[allow(unused_imports)]
+pub use guards::{light, paced, searching, serial};
 #[allow(unused_imports)]
 pub(crate) use needs::requires;
 #[allow(unused_imports)]
@@ -22,7 +25,7 @@ pub use raw::{closes_when_idle, RawConn, RawServer};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -30,90 +33,6 @@ use tokio::net::TcpListener;
 /// The scripted server of the integration tests (the demo site's, too).
 #[allow(unused_imports)]
 pub use headroom_testbed::scripted::{url_decode, Reply, Request, ScriptedServer as TestServer};
-
-static LOCK: RwLock<()> = RwLock::new(());
-
-/// For tests that need the cores to themselves: they measure timing on a
-/// machine with few cores, and a test that floods a dead server with
-/// reconnects would skew another's percentiles. Hold the guard for the
-/// whole test. Such a test is also `#[ignore = "quiet: ..."]`, so that
-/// scripts/test runs the others side by side and then these one at a
-/// time (`--ignored --test-threads 1`); the guard keeps them apart when
-/// everything runs in one go (`--include-ignored`). The structure test
-/// holds the two together (`quiet_tests_are_the_serial_ones`).
-pub fn serial() -> RwLockWriteGuard<'static, ()> {
-    let asked = Instant::now();
-    let guard = LOCK
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    note_wait(asked);
-    guard
-}
-
-/// With `HEADROOM_TEST_WAITS` set, how long each test waited for its
-/// guard, appended to `$TMPDIR/headroom-waits.txt` (a test's own time is
-/// `--report-time`'s less this: docs/development.md).
-fn note_wait(asked: Instant) {
-    if std::env::var_os("HEADROOM_TEST_WAITS").is_none() {
-        return;
-    }
-    use std::io::Write;
-    let name = std::thread::current().name().unwrap_or("?").to_string();
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(std::env::temp_dir().join("headroom-waits.txt"))
-    {
-        let _ = writeln!(file, "{name} {:.3}", asked.elapsed().as_secs_f64());
-    }
-}
-
-/// For tests that mostly wait (a few requests a second against a server
-/// that sleeps its service time, no monitoring): they may run beside one
-/// another, never beside a `serial()` test.
-#[allow(dead_code)]
-pub fn light() -> RwLockReadGuard<'static, ()> {
-    let asked = Instant::now();
-    let guard = LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-    note_wait(asked);
-    guard
-}
-
-/// How many capacity searches may run at once beside the light tests: a
-/// search checks that its generator kept up, and four of them at once
-/// beside Chromium on two cores starved theirs ("the load generator was
-/// the limit at a deciding level").
-const SEARCHES_AT_ONCE: usize = 2;
-static SEARCHES: (std::sync::Mutex<usize>, std::sync::Condvar) =
-    (std::sync::Mutex::new(0), std::sync::Condvar::new());
-
-/// A light test that runs a capacity search: one of at most
-/// [`SEARCHES_AT_ONCE`], beside other light tests.
-pub struct Searching {
-    _light: RwLockReadGuard<'static, ()>,
-}
-
-impl Drop for Searching {
-    fn drop(&mut self) {
-        let mut running = SEARCHES.0.lock().unwrap_or_else(|p| p.into_inner());
-        *running -= 1;
-        SEARCHES.1.notify_one();
-    }
-}
-
-#[allow(dead_code)]
-pub fn searching() -> Searching {
-    let asked = Instant::now();
-    let mut running = SEARCHES.0.lock().unwrap_or_else(|p| p.into_inner());
-    while *running >= SEARCHES_AT_ONCE {
-        running = SEARCHES.1.wait(running).unwrap_or_else(|p| p.into_inner());
-    }
-    *running += 1;
-    drop(running);
-    let light = LOCK.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-    note_wait(asked);
-    Searching { _light: light }
-}
 
 /// The headroom binary built for these tests.
 pub fn headroom() -> Command {
