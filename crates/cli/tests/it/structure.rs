@@ -801,7 +801,7 @@ fn a_dependency_on_a_crate_above_is_found() {
 }
 
 /// The tests marked quiet with `#[ignore = "quiet: ..."]`, and those
-/// whose body takes `serial()`, of one test file's text.
+/// whose body takes `serial()` or `paced()`, of one test file's text.
 fn quiet_and_guarded(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     let lines: Vec<&str> = text.lines().collect();
     let (mut quiet, mut guarded) = (BTreeSet::new(), BTreeSet::new());
