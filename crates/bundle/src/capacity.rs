@@ -35,6 +35,10 @@ pub struct Level {
     /// their resources are unknown, not idle.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The watched server's own resources judged by the USE method (its
+    /// pools, CPU quota, accept queues), the saturated ones first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<crate::limits::Limit>,
     /// The generator could not keep up (its figures are not the server's).
     pub generator_limited: bool,
     pub bundle: PathBuf,
@@ -456,6 +460,10 @@ pub struct CapacityResult {
     /// The first level above the capacity that broke the target.
     pub knee_users: Option<u32>,
     pub bottleneck: Option<Bottleneck>,
+    /// The server's own resource that saturated first at the knee (a
+    /// worker pool, a CPU quota, an accept queue), with its evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::limits::Limit>,
     /// Why the limit has no name when nothing monitored saturates.
     pub limit_note: String,
     /// False when the answer's figures cannot be trusted: `invalid` says why.

@@ -35,6 +35,7 @@ pub mod jtl;
 pub mod jtl_import;
 pub mod jtl_input;
 pub mod jtl_read;
+pub mod limits;
 pub mod manifest;
 pub mod merge;
 pub mod phases;

@@ -47,6 +47,7 @@ pub fn answer(
         ));
     }
     let generator_limited = best.into_iter().chain(knee).any(|l| l.generator_limited);
+    let limit = knee.and_then(|k| k.limits.iter().find(|l| l.saturated).cloned());
     let limit_note = if generator_limited {
         "the load generator itself was the limit (its CPU was saturated or starved): the result is not the server's; run headroom on another machine or give it more CPU".into()
     } else if knee.is_none() {
@@ -58,8 +59,10 @@ pub fn answer(
             "no data from {} at the knee: those resources are unknown, not idle, so the limit cannot be named",
             missing.missing.join(", ")
         )
-    } else if monitored {
-        "nothing monitored saturates at the knee: the limit is elsewhere (a worker pool such as php-fpm's pm.max_children, locks, a connection pool, or a resource not monitored)".into()
+    } else if let Some(limit) = &limit {
+        limit.describe()
+    } else if let (Some(knee), true) = (knee, monitored) {
+        nothing_full(knee)
     } else {
         "no server resources were monitored (--monitor): the limit cannot be named".into()
     };
@@ -87,6 +90,7 @@ pub fn answer(
         },
         knee_users: knee.map(|l| l.users),
         bottleneck,
+        limit,
         limit_note,
         valid: invalid.is_empty(),
         invalid,
@@ -105,6 +109,47 @@ pub fn answer(
     };
     result.verdict = result.verdict();
     result
+}
+
+/// What was measured at `knee` and found not full, and what was not
+/// measured: said instead of a limit when nothing saturated.
+fn nothing_full(knee: &Level) -> String {
+    let mut measured: Vec<String> = Vec::new();
+    for host in &knee.resources {
+        let mut add = |what: &str, figure: Option<f64>| {
+            if let Some(figure) = figure {
+                measured.push(format!("{} {what} {figure:.0}%", host.host));
+            }
+        };
+        add("machine CPU", host.cpu_avg);
+        add("busiest core", host.busiest_core.map(|(_, busy)| busy));
+        add("memory", host.memory_avg);
+        add("disk", host.disk_avg);
+        add("network link", host.net_link_avg);
+    }
+    for limit in &knee.limits {
+        measured.push(format!(
+            "{} {:.0}% {}",
+            limit.resource,
+            limit.utilization_pct,
+            match limit.kind.as_str() {
+                "pool" => "busy",
+                "accept_queue" => "of its backlog",
+                _ => "used",
+            }
+        ));
+    }
+    let mut text = format!(
+        "nothing measured was full at the knee ({} users): {}",
+        knee.users,
+        measured.join(", ")
+    );
+    if knee.limits.is_empty() {
+        text.push_str(". Not measured: the server's own worker pools, CPU quota and accept queues, because no server process was watched (name them with --process, e.g. nginx,php-fpm8.2)");
+    } else {
+        text.push_str(". The requests' own time grew without a measured resource filling up");
+    }
+    text
 }
 
 /// A level measured several times (--confirm, a lesson's final level)
@@ -334,6 +379,7 @@ mod tests {
                 processes: Vec::new(),
             }],
             missing: Vec::new(),
+            limits: Vec::new(),
             generator_limited: false,
             bundle: PathBuf::new(),
             warmup_s: 1.0,
@@ -612,10 +658,34 @@ mod tests {
             true,
             PathBuf::new(),
         );
-        assert!(
-            r.verdict().contains("the limit is elsewhere"),
-            "{}",
-            r.verdict()
+        assert_eq!(
+            r.verdict(),
+            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; nothing measured was full at the knee (50 users): pi machine CPU 30%, pi memory 40%, pi disk 10%. Not measured: the server's own worker pools, CPU quota and accept queues, because no server process was watched (name them with --process, e.g. nginx,php-fpm8.2)"
+        );
+        // The server's own pool full at the knee is named, with its evidence.
+        let mut pooled = calm.clone();
+        pooled.limits = vec![headroom_bundle::limits::Limit {
+            kind: "pool".into(),
+            resource: "php-fpm8.2's pool www".into(),
+            host: "pi".into(),
+            utilization_pct: 99.0,
+            saturated: true,
+            evidence: "its 2 workers were busy 99% of the measured time".into(),
+            change: "Raise pm.max_children (now 2)".into(),
+            severity: 1.2,
+        }];
+        let r = answer(
+            target,
+            vec![good.clone(), pooled],
+            Some(40),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        assert_eq!(
+            r.verdict(),
+            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; php-fpm8.2's pool www: its 2 workers were busy 99% of the measured time. Raise pm.max_children (now 2)"
         );
         // A host that sent nothing at the knee is unknown, not idle.
         let mut blind = calm.clone();

@@ -7,6 +7,7 @@ use crate::ladder::{users_for, LevelFigures};
 use headroom_analysis::apdex::Rating;
 use headroom_analysis::capacity::{host_figures, meets, ApdexGoal, HostFigures, HostSecond};
 use headroom_bundle::capacity::{keep_measurement, Level, LittlesLaw, SearchRequests};
+use headroom_bundle::limits::{in_order, read_details, use_method, Limit};
 use headroom_bundle::resources::{read_core_loads, read_resources, ResourceRow};
 use headroom_bundle::BundleError;
 use headroom_units::quantity::saturating_secs;
@@ -69,6 +70,17 @@ pub fn measure_level(
             host_figures(&host, &seconds)
         })
         .collect();
+    let mut details: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for (second, host, resources) in read_details(dir)? {
+        if inside(second) {
+            details.entry(host).or_default().push(resources);
+        }
+    }
+    let mut limits: Vec<Limit> = details
+        .iter()
+        .flat_map(|(host, seconds)| use_method(host, &seconds.iter().collect::<Vec<_>>()))
+        .collect();
+    in_order(&mut limits);
     // Hosts that gave no figures: unknown, not idle.
     let missing = measured
         .resources
@@ -97,6 +109,7 @@ pub fn measure_level(
         measured_s: measured.elapsed_s,
         resources,
         missing,
+        limits,
         generator_limited,
         bundle: dir.to_path_buf(),
         warmup_s: window.start.as_secs_f64(),

@@ -9,10 +9,13 @@ pub mod doctor;
 pub mod exposition;
 pub mod fingerprint;
 pub mod fingerprint_text;
+pub mod listen;
 pub mod netbench;
+pub mod pressure;
 pub mod procfs;
 pub mod sampler;
 pub mod software;
+pub mod threads;
 
 pub use doctor::{examine, Finding};
 pub use fingerprint::Fingerprint;

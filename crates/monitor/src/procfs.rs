@@ -1,6 +1,11 @@
 //! Raw counters from /proc and /sys, parsed without interpretation.
 
-use std::collections::BTreeMap;
+use crate::listen::{listening, socket_inodes, ListenQueue};
+use crate::pressure::{
+    cgroup_cpu, stall_totals, tcp_counters, CgroupCpu, StallTotals, TcpCounters,
+};
+use crate::threads::{pool_of, read_threads, ProcessThreads};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -61,13 +66,23 @@ pub struct NetCounters {
     pub tx_bytes: u64,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProcessCounters {
     /// utime + stime, in clock ticks.
     pub cpu_ticks: u64,
     pub rss_bytes: u64,
     /// How many processes of the name there were.
     pub count: u64,
+    /// What their threads waited for at this look, and the time they
+    /// waited runnable for a CPU (see [`crate::threads`]).
+    pub threads: ProcessThreads,
+    /// Each pool's workers and how many of them were busy (not waiting
+    /// in accept), by pool name: php-fpm's pools.
+    pub pools: BTreeMap<String, (u32, u32)>,
+    /// The CPU quota of their control group, where one is set.
+    pub cgroup: Option<CgroupCpu>,
+    /// The listening sockets they hold and each one's accept queue.
+    pub listening: Vec<ListenQueue>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -101,6 +116,11 @@ pub struct Snapshot {
     /// Whether each interface's link is up (/sys/class/net/X/operstate),
     /// where the kernel knows.
     pub link_up: BTreeMap<String, bool>,
+    /// Time stalled for a CPU, I/O and memory since boot (PSI), where the
+    /// kernel counts it.
+    pub stalls: Option<StallTotals>,
+    /// TCP's listen overflows and retransmits since boot.
+    pub tcp: TcpCounters,
 }
 
 fn read(path: &Path) -> Option<String> {
@@ -185,6 +205,8 @@ impl Roots {
         }
         self.temperatures(&mut s);
         self.frequencies(&mut s);
+        s.stalls = stall_totals(&self.proc);
+        s.tcp = tcp_counters(&self.proc);
         if !watched.is_empty() {
             self.processes(watched, &mut s);
         }
@@ -342,9 +364,12 @@ impl Roots {
         let Ok(entries) = fs::read_dir(&self.proc) else {
             return;
         };
+        // Each name's processes: pid and parent's pid.
+        let mut family: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            let pid = name.to_string_lossy().to_string();
+            if !pid.bytes().all(|b| b.is_ascii_digit()) {
                 continue;
             }
             // A process may end between listing and reading: skip it then.
@@ -367,10 +392,58 @@ impl Roots {
                         .and_then(|r| r.parse::<u64>().ok())
                 })
                 .unwrap_or(0);
+            let threads = read_threads(&entry.path()).unwrap_or_default();
+            let pool = read(&entry.path().join("cmdline")).and_then(|c| pool_of(&c));
             let counters = s.processes.entry(watched_name.clone()).or_default();
             counters.cpu_ticks += ticks;
             counters.rss_bytes += rss_pages * page;
             counters.count += 1;
+            counters.threads.run_delay_ns += threads.run_delay_ns;
+            counters.threads.major_faults += threads.major_faults;
+            counters.threads.states.merge(&threads.states);
+            if let Some(pool) = pool {
+                let (workers, busy) = counters.pools.entry(pool).or_default();
+                *workers += 1;
+                // A worker is busy unless every thread of it waits for a connection.
+                *busy += u32::from(threads.states.accept < threads.states.total());
+            }
+            let parent = stat
+                .rfind(')')
+                .and_then(|close| stat[close + 1..].split_whitespace().nth(1))
+                .unwrap_or("0")
+                .to_string();
+            family
+                .entry(watched_name.clone())
+                .or_default()
+                .push((pid, parent));
+        }
+        let mut queues: Option<BTreeMap<u64, ListenQueue>> = None;
+        for (name, processes) in family {
+            let pids: BTreeSet<&str> = processes.iter().map(|(pid, _)| pid.as_str()).collect();
+            // The name's masters (whose parent is not of the name) hold its
+            // listening sockets; workers inherit the same ones.
+            let masters: Vec<&str> = processes
+                .iter()
+                .filter(|(_, parent)| !pids.contains(parent.as_str()))
+                .map(|(pid, _)| pid.as_str())
+                .collect();
+            let Some(counters) = s.processes.get_mut(&name) else {
+                continue;
+            };
+            counters.cgroup = masters
+                .first()
+                .and_then(|pid| cgroup_cpu(&self.proc, &self.sys, pid));
+            let held: BTreeSet<u64> = masters
+                .iter()
+                .flat_map(|pid| socket_inodes(&self.proc.join(pid)))
+                .collect();
+            if held.is_empty() {
+                continue;
+            }
+            // One netlink dump a look, and only when a watched process
+            // holds sockets.
+            let all = queues.get_or_insert_with(|| listening().unwrap_or_default());
+            counters.listening = held.iter().filter_map(|i| all.get(i).cloned()).collect();
         }
     }
 }

@@ -1,6 +1,9 @@
 //! Per-second figures from two snapshots of /proc and /sys.
 
+use crate::listen::ListenQueue;
+use crate::pressure::{pressure, Pressure};
 use crate::procfs::{clock_ticks, CpuTimes, Roots, Snapshot};
+use crate::threads::ThreadStates;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -64,6 +67,48 @@ pub struct ProcessFigures {
     /// How many processes of the name ran (0 from an older agent).
     #[serde(default)]
     pub count: u32,
+    /// Threads of the name waiting runnable for a CPU, on average over
+    /// the interval (schedstat's run delay; 0.5 = one thread waited half
+    /// the time). `None` from an older agent or a kernel without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for_cpu: Option<f64>,
+    /// Major page faults a second (reads from disk into memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub major_faults_s: Option<f64>,
+    /// What the name's threads waited for at the sample.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<ThreadStates>,
+    /// Its worker pools (php-fpm's): workers and how many were busy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<WorkerPool>,
+    /// The CPU quota of its control group and how much of it was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_limit: Option<CpuLimit>,
+    /// Its listening sockets and their accept queues at the sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listening: Vec<ListenQueue>,
+}
+
+/// A pool of workers at one look: php-fpm's pool `pool` had `workers`
+/// processes, of which `busy` were serving (not waiting for a connection).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerPool {
+    pub pool: String,
+    pub workers: u32,
+    pub busy: u32,
+}
+
+/// A control group's CPU quota over one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuLimit {
+    /// The group that sets it.
+    pub group: String,
+    /// The quota, in CPUs.
+    pub cores: f64,
+    /// The group's CPU use as a share of its quota.
+    pub used_pct: f64,
+    /// The share of the interval its tasks were throttled.
+    pub throttled_pct: f64,
 }
 
 /// A host's resources over one interval.
@@ -101,6 +146,16 @@ pub struct Resources {
     /// /proc/interrupts: timer, rescheduling, each device's.
     #[serde(default)]
     pub interrupts_by_kind: BTreeMap<String, f64>,
+    /// The share of the interval tasks stalled for a CPU, I/O or memory
+    /// (pressure stall information), where the kernel counts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
+    /// Connections a second that found a listener's accept queue full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_overflows_s: Option<f64>,
+    /// TCP segments sent again a second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retransmits_s: Option<f64>,
 }
 
 /// Samples one host; the first call only primes the counters.
@@ -172,11 +227,49 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                 .processes
                 .get(name)
                 .map_or(0, |o| n.cpu_ticks.saturating_sub(o.cpu_ticks));
+            let o = old.processes.get(name);
+            let grew = |get: fn(&crate::procfs::ProcessCounters) -> u64| {
+                o.map(|o| get(n).saturating_sub(get(o)) as f64 / seconds)
+            };
             ProcessFigures {
                 name: name.clone(),
                 cpu_pct: used as f64 / ticks / seconds * 100.0,
                 rss_mb: n.rss_bytes as f64 / 1e6,
                 count: n.count.min(u32::MAX as u64) as u32,
+                waiting_for_cpu: grew(|c| c.threads.run_delay_ns).map(|ns| ns / 1e9),
+                major_faults_s: grew(|c| c.threads.major_faults),
+                threads: Some(n.threads.states),
+                pools: n
+                    .pools
+                    .iter()
+                    .map(|(pool, &(workers, busy))| WorkerPool {
+                        pool: pool.clone(),
+                        workers,
+                        busy,
+                    })
+                    .collect(),
+                cpu_limit: n.cgroup.as_ref().map(|g| {
+                    let before = o
+                        .and_then(|o| o.cgroup.as_ref())
+                        .filter(|b| b.path == g.path);
+                    let micros = |get: fn(&crate::pressure::CgroupCpu) -> u64| {
+                        before.map_or(0, |b| get(g).saturating_sub(get(b))) as f64
+                    };
+                    // Without the group's own usage (cgroup v1 without
+                    // cpuacct), the name's processes' CPU stands for it.
+                    let used_cores = match (g.usage_us, before.and_then(|b| b.usage_us)) {
+                        (Some(now), Some(then)) => now.saturating_sub(then) as f64 / 1e6 / seconds,
+                        _ => used as f64 / ticks / seconds,
+                    };
+                    CpuLimit {
+                        group: g.path.clone(),
+                        cores: g.cores,
+                        used_pct: used_cores / g.cores * 100.0,
+                        throttled_pct: (micros(|c| c.throttled_us) / 1e6 / seconds * 100.0)
+                            .min(100.0),
+                    }
+                }),
+                listening: n.listening.clone(),
             }
         })
         .collect()
@@ -289,6 +382,12 @@ impl Sampler {
             interrupts_per_s: rate(new.interrupts, old.interrupts),
             context_switches_per_s: rate(new.context_switches, old.context_switches),
             interrupts_by_kind: interrupt_rates(old, new, seconds),
+            pressure: match (&old.stalls, &new.stalls) {
+                (Some(o), Some(n)) => Some(pressure(o, n, seconds)),
+                _ => None,
+            },
+            listen_overflows_s: rate(new.tcp.listen_overflows, old.tcp.listen_overflows),
+            retransmits_s: rate(new.tcp.retransmits, old.tcp.retransmits),
         }
     }
 

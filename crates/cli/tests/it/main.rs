@@ -23,6 +23,7 @@ mod http2;
 mod jmeter;
 mod journeys;
 mod lesson;
+mod limits;
 mod load;
 mod misbehaving;
 mod mix;

@@ -63,6 +63,13 @@ pub struct PhpSite {
 
 /// Serves `app` on `port` of 127.0.0.1 with 4 php-fpm workers.
 pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
+    serve_under(dir, port, app, &[])
+}
+
+/// Serves `app` as [`serve`] does, php-fpm started under `wrapper` (a
+/// command and its arguments before php-fpm's, e.g. `headroom emulate
+/// --cpus 0.5 --`); none when empty.
+pub fn serve_under(dir: &Path, port: u16, app: &App, wrapper: &[&str]) -> PhpSite {
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     let socket = dir.join("php.sock");
     std::fs::write(
@@ -76,8 +83,16 @@ pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
         ),
     )
     .unwrap();
+    let mut command = match wrapper.split_first() {
+        Some((program, arguments)) => {
+            let mut command = Command::new(program);
+            command.args(arguments).arg(php_fpm());
+            command
+        }
+        None => Command::new(php_fpm()),
+    };
     let fpm = Daemon(
-        Command::new(php_fpm())
+        command
             .args(["-F", "-R", "-y"])
             .arg(dir.join("fpm.conf"))
             .stdout(Stdio::null())

@@ -1,0 +1,482 @@
+//! What limits the server, by the USE method over its own evidence: for
+//! each resource the watched processes have (a worker pool, the CPU
+//! quota of their control group, a listening socket's accept queue), its
+//! utilization over the measured seconds, whether it saturated (full,
+//! with work waiting), what was measured, and what to change. Read from
+//! resources.jsonl's seconds ([`read_details`]); judged by [`use_method`].
+
+use crate::{invalid, read_error, BundleError, RESOURCES_DETAIL};
+use headroom_monitor::sampler::ProcessFigures;
+use headroom_monitor::threads::ThreadStates;
+use headroom_monitor::Resources;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// One resource judged over a level's measured seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limit {
+    /// `pool`, `cpu_quota` or `accept_queue`.
+    pub kind: String,
+    /// What it is, as a user names it: "php-fpm8.2's pool www".
+    pub resource: String,
+    pub host: String,
+    /// How full it was on average, %: busy workers of the pool, CPU used
+    /// of the quota, the fullest second's queue of its backlog.
+    pub utilization_pct: f64,
+    /// Full, with work waiting for it.
+    pub saturated: bool,
+    /// What was measured, in words.
+    pub evidence: String,
+    /// What to change, for a saturated resource.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub change: String,
+    /// How far past its saturation point it was (for the order).
+    pub severity: f64,
+}
+
+impl Limit {
+    /// The sentence a user reads: the resource, its evidence, what to change.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{}: {}", self.resource, self.evidence);
+        if !self.change.is_empty() {
+            text.push_str(&format!(". {}", self.change));
+        }
+        text
+    }
+}
+
+/// A pool is saturated when its workers were busy this share of the
+/// time with requests waiting in its queue, or nearly always busy.
+const POOL_BUSY: f64 = 90.0;
+const POOL_ALWAYS_BUSY: f64 = 98.0;
+/// A CPU quota is saturated when this share of it was used.
+const QUOTA_USED: f64 = 90.0;
+/// A CPU (a quota, or the machine's) this busy is saturated when the
+/// server's threads queued for it: on average at least this many
+/// waited runnable.
+const QUEUED_USED: f64 = 50.0;
+const WAITING_THREADS: f64 = 1.0;
+/// An accept queue is saturated when its fullest second reached this
+/// share of its backlog.
+const QUEUE_FULL: f64 = 90.0;
+
+/// Per second and host, every figure the monitor took (resources.jsonl).
+pub fn read_details(dir: &Path) -> Result<Vec<(u64, String, Resources)>, BundleError> {
+    let path = dir.join(RESOURCES_DETAIL);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = fs::read_to_string(&path).map_err(read_error(&path))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        #[derive(Deserialize)]
+        struct Row {
+            second: u64,
+            host: String,
+            resources: Resources,
+        }
+        let row: Row = serde_json::from_str(line)
+            .map_err(|e| invalid(&path, format!("line {}: {e}", i + 1)))?;
+        rows.push((row.second, row.host, row.resources));
+    }
+    Ok(rows)
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// What a process's busy threads mostly did, from their states over the
+/// seconds (waiting for a connection or in an event loop is not busy).
+fn busy_with(states: &ThreadStates) -> Option<(&'static str, f64)> {
+    let busy: Vec<(&str, u32)> = states
+        .named()
+        .into_iter()
+        .filter(|(name, _)| !matches!(*name, "accept" | "events"))
+        .collect();
+    let total: u32 = busy.iter().map(|(_, n)| n).sum();
+    let (name, most) = busy.into_iter().max_by_key(|(_, n)| *n)?;
+    (total > 0 && most > 0).then(|| (name, 100.0 * most as f64 / total as f64))
+}
+
+fn doing(state: &str) -> &'static str {
+    match state {
+        "running" => "running or waiting for a CPU",
+        "disk" => "waiting for the disk",
+        "lock" => "waiting on a lock",
+        "network" => "waiting for a reply over a socket (a database, a cache, another server)",
+        "timer" => "sleeping on a timer",
+        _ => "in the kernel on something else",
+    }
+}
+
+/// One watched name over a level's seconds: what every judgement of
+/// its resources reads.
+struct Watched<'a> {
+    host: &'a str,
+    name: &'a str,
+    seconds: &'a [&'a Resources],
+    /// The name's figures, a second each.
+    looks: Vec<&'a ProcessFigures>,
+    /// What its busy threads mostly did, and the share of the looks.
+    busy: Option<(&'static str, f64)>,
+}
+
+impl Watched<'_> {
+    fn limit(&self, kind: &str, resource: String, utilization: f64) -> Limit {
+        Limit {
+            kind: kind.into(),
+            resource,
+            host: self.host.to_string(),
+            utilization_pct: utilization,
+            saturated: false,
+            evidence: String::new(),
+            change: String::new(),
+            severity: 0.0,
+        }
+    }
+
+    fn waiting_for_cpu(&self) -> Option<f64> {
+        mean(self.looks.iter().filter_map(|p| p.waiting_for_cpu))
+    }
+}
+
+/// Every resource of `host`'s watched processes over `seconds`, judged:
+/// the saturated ones first, the most saturated first; a pool whose busy
+/// workers were mostly running comes after a saturated CPU quota (they
+/// were busy because they waited for the CPU).
+pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
+    let names: BTreeSet<&str> = seconds
+        .iter()
+        .flat_map(|r| r.processes.iter().map(|p| p.name.as_str()))
+        .collect();
+    let mut found = Vec::new();
+    for name in names {
+        let looks: Vec<&ProcessFigures> = seconds
+            .iter()
+            .filter_map(|r| r.processes.iter().find(|p| p.name == name))
+            .collect();
+        let mut states = ThreadStates::default();
+        for s in looks.iter().filter_map(|p| p.threads.as_ref()) {
+            states.merge(s);
+        }
+        let watched = Watched {
+            host,
+            name,
+            seconds,
+            looks,
+            busy: busy_with(&states),
+        };
+        found.extend(pools(&watched));
+        found.extend(cpu(&watched));
+        found.extend(accept_queues(&watched));
+    }
+    in_order(&mut found);
+    found
+}
+
+/// Each php-fpm pool of the name: its workers busy, requests queued.
+fn pools(w: &Watched) -> Vec<Limit> {
+    // Each second's requests waiting in the name's listen queues.
+    let queued: Vec<u32> = w
+        .looks
+        .iter()
+        .map(|p| p.listening.iter().map(|l| l.queue).sum())
+        .collect();
+    let most_queued = queued.iter().copied().max().unwrap_or(0);
+    let queue_mean = mean(queued.iter().map(|&q| f64::from(q))).unwrap_or(0.0);
+    let available = w
+        .seconds
+        .iter()
+        .filter_map(|r| r.memory_available_mb)
+        .reduce(f64::min);
+    let each = mean(
+        w.looks
+            .iter()
+            .filter(|p| p.count > 0)
+            .map(|p| p.rss_mb / f64::from(p.count)),
+    );
+    let computing = w.busy.is_some_and(|(state, _)| state == "running");
+    let names: BTreeSet<&str> = w
+        .looks
+        .iter()
+        .flat_map(|p| p.pools.iter().map(|pool| pool.pool.as_str()))
+        .collect();
+    names
+        .into_iter()
+        .map(|pool| {
+            let looks: Vec<(u32, u32)> = w
+                .looks
+                .iter()
+                .filter_map(|p| p.pools.iter().find(|x| x.pool == pool))
+                .map(|x| (x.workers, x.busy))
+                .collect();
+            let workers = looks.iter().map(|l| l.0).max().unwrap_or(0);
+            let utilization = mean(
+                looks
+                    .iter()
+                    .filter(|l| l.0 > 0)
+                    .map(|l| 100.0 * f64::from(l.1) / f64::from(l.0)),
+            )
+            .unwrap_or(0.0);
+            let mut limit = w.limit("pool", format!("{}'s pool {pool}", w.name), utilization);
+            limit.saturated =
+                (utilization >= POOL_BUSY && most_queued > 0) || utilization >= POOL_ALWAYS_BUSY;
+            limit.evidence =
+                format!("its {workers} workers were busy {utilization:.0}% of the measured time");
+            limit.evidence.push_str(&if most_queued > 0 {
+                format!(" and up to {most_queued} requests waited in its listen queue ({queue_mean:.1} on average)")
+            } else {
+                " and no request waited in its listen queue".to_string()
+            });
+            if let Some((state, share)) = w.busy {
+                limit.evidence.push_str(&format!(
+                    "; its busy threads were {} {share:.0}% of the time",
+                    doing(state)
+                ));
+            }
+            limit.change = if !limit.saturated {
+                String::new()
+            } else if computing {
+                format!("Its workers were busy computing: more workers (pm.max_children, now {workers}) help only if a CPU is free; otherwise give the server more CPU or make each request cheaper")
+            } else {
+                let room = match (available, each) {
+                    (Some(available), Some(each)) if each > 0.0 => format!(
+                        ": memory allows {} more workers of {each:.0} MB each",
+                        (available / each).floor() as u64
+                    ),
+                    _ => String::new(),
+                };
+                format!("Raise pm.max_children (now {workers}){room}")
+            };
+            limit.severity = utilization / POOL_BUSY + if most_queued > 0 { 0.1 } else { 0.0 };
+            if computing {
+                limit.severity *= 0.5;
+            }
+            limit
+        })
+        .collect()
+}
+
+/// The CPU the name's threads had: its control group's quota where one
+/// holds it, else the machine's CPUs as its threads found them.
+fn cpu(w: &Watched) -> Option<Limit> {
+    let waiting = w.waiting_for_cpu()?;
+    let queued = waiting >= WAITING_THREADS;
+    let quotas: Vec<_> = w
+        .looks
+        .iter()
+        .filter_map(|p| p.cpu_limit.as_ref())
+        .collect();
+    let mut limit = if let Some(first) = quotas.first() {
+        let used = mean(quotas.iter().map(|q| q.used_pct)).unwrap_or(0.0);
+        let throttled = mean(quotas.iter().map(|q| q.throttled_pct)).unwrap_or(0.0);
+        let mut limit = w.limit(
+            "cpu_quota",
+            format!(
+                "the CPU quota of {}'s control group {}",
+                w.name, first.group
+            ),
+            used,
+        );
+        limit.evidence = format!(
+            "it is held to {} CPU and used {used:.0}% of it; it was throttled {throttled:.0}% of the time and {waiting:.1} of its threads waited for a CPU on average",
+            trim(first.cores)
+        );
+        limit.change = "Give it more CPU (raise cpu.max, systemd's CPUQuota=, a container's --cpus) or make each request cheaper".into();
+        limit
+    } else {
+        let busy = mean(w.seconds.iter().map(|r| r.cpu_pct)).unwrap_or(0.0);
+        let stalled = mean(
+            w.seconds
+                .iter()
+                .filter_map(|r| r.pressure.and_then(|p| p.cpu_some_pct)),
+        );
+        let mut limit = w.limit("cpu", format!("the machine's CPUs, for {}", w.name), busy);
+        limit.evidence = format!(
+            "they were {busy:.0}% busy and {waiting:.1} of {}'s threads waited for a CPU on average{}",
+            w.name,
+            stalled.map_or(String::new(), |s| format!(
+                "; some task waited for a CPU {s:.0}% of the time (pressure stall information)"
+            ))
+        );
+        limit.change = "Give the server more or faster CPUs, move other work off the machine, or make each request cheaper".into();
+        limit
+    };
+    // Full, or busy enough that work queues for it: a thread waiting for
+    // the CPU all the time on average.
+    let used = limit.utilization_pct;
+    limit.saturated =
+        (limit.kind == "cpu_quota" && used >= QUOTA_USED) || (used >= QUEUED_USED && queued);
+    if !limit.saturated {
+        limit.change.clear();
+    }
+    limit.severity = used / QUOTA_USED + if queued { 0.2 } else { 0.0 };
+    Some(limit)
+}
+
+/// Each listening socket of the name: its fullest accept queue against
+/// its backlog, and the kernel's overflows.
+fn accept_queues(w: &Watched) -> Vec<Limit> {
+    let overflows: f64 = w.seconds.iter().filter_map(|r| r.listen_overflows_s).sum();
+    let mut sockets: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+    for l in w.looks.iter().flat_map(|p| &p.listening) {
+        let entry = sockets.entry(l.address.as_str()).or_default();
+        entry.0 = entry.0.max(l.queue);
+        entry.1 = entry.1.max(l.backlog);
+    }
+    sockets
+        .into_iter()
+        .map(|(address, (most, backlog))| {
+            let fill = if backlog > 0 {
+                100.0 * f64::from(most) / f64::from(backlog)
+            } else {
+                0.0
+            };
+            let mut limit = w.limit(
+                "accept_queue",
+                format!("{}'s listening socket {address}", w.name),
+                fill,
+            );
+            limit.saturated = fill >= QUEUE_FULL;
+            limit.evidence = format!(
+                "at most {most} connections waited to be accepted, of a backlog of {backlog}"
+            );
+            if limit.saturated {
+                if overflows > 0.0 {
+                    limit.evidence.push_str(&format!(
+                        "; the kernel turned away {overflows:.0} connections whose accept queue was full (ListenOverflows)"
+                    ));
+                }
+                limit.change = "Raise its listen backlog (nginx: `listen ... backlog=N`; php-fpm: listen.backlog; Apache: ListenBacklog), and net.core.somaxconn, which caps it; or serve faster so fewer wait".into();
+            }
+            limit.severity = fill / QUEUE_FULL;
+            limit
+        })
+        .collect()
+}
+
+/// The saturated first, the most saturated first.
+pub fn in_order(limits: &mut [Limit]) {
+    limits.sort_by(|a, b| {
+        b.saturated
+            .cmp(&a.saturated)
+            .then(b.severity.total_cmp(&a.severity))
+    });
+}
+
+/// A CPU count as written: 0.5, 2.
+fn trim(cores: f64) -> String {
+    let text = format!("{cores:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_monitor::listen::ListenQueue;
+    use headroom_monitor::sampler::{CpuLimit, WorkerPool};
+
+    fn second(pool: (u32, u32), queue: u32, states: ThreadStates, quota: Option<f64>) -> Resources {
+        let mut r: Resources = serde_json::from_value(serde_json::json!({
+            "cpu_pct": 20.0, "user_pct": 15.0, "system_pct": 5.0, "iowait_pct": 0.0,
+            "steal_pct": 0.0, "per_core_pct": [20.0, 20.0], "load": [0.0, 0.0, 0.0],
+            "memory_used_pct": 40.0, "swap_used_mb": 0.0, "disks": [], "networks": [],
+            "temperatures_c": {}, "frequencies_mhz": [], "processes": [],
+            "memory_available_mb": 620.0
+        }))
+        .unwrap();
+        r.processes.push(ProcessFigures {
+            name: "php-fpm8.2".into(),
+            cpu_pct: 10.0,
+            rss_mb: 93.0,
+            count: 3,
+            waiting_for_cpu: Some(0.1),
+            major_faults_s: Some(0.0),
+            threads: Some(states),
+            pools: vec![WorkerPool {
+                pool: "www".into(),
+                workers: pool.0,
+                busy: pool.1,
+            }],
+            cpu_limit: quota.map(|used| CpuLimit {
+                group: "/php.slice".into(),
+                cores: 0.5,
+                used_pct: used,
+                throttled_pct: used / 2.0,
+            }),
+            listening: vec![ListenQueue {
+                address: "/run/php/php.sock".into(),
+                queue,
+                backlog: 511,
+            }],
+        });
+        r
+    }
+
+    fn sleeping(timer: u32) -> ThreadStates {
+        ThreadStates {
+            timer,
+            events: 1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_full_pool_with_a_queue_is_named_with_room_for_more_workers() {
+        let seconds = [
+            second((2, 2), 20, sleeping(2), None),
+            second((2, 2), 23, sleeping(2), None),
+            second((2, 2), 0, sleeping(2), None),
+        ];
+        let looks: Vec<&Resources> = seconds.iter().collect();
+        let limits = use_method("local", &looks);
+        let pool = &limits[0];
+        assert_eq!(pool.kind, "pool");
+        assert!(pool.saturated);
+        assert_eq!(pool.utilization_pct, 100.0);
+        assert_eq!(
+            pool.describe(),
+            "php-fpm8.2's pool www: its 2 workers were busy 100% of the measured time and up to 23 requests waited in its listen queue (14.3 on average); its busy threads were sleeping on a timer 100% of the time. Raise pm.max_children (now 2): memory allows 20 more workers of 31 MB each"
+        );
+        // The unix socket's queue is far from its backlog.
+        let queue = limits.iter().find(|l| l.kind == "accept_queue").unwrap();
+        assert!(!queue.saturated);
+    }
+
+    #[test]
+    fn a_pool_computing_under_a_full_quota_names_the_quota_first() {
+        let running = ThreadStates {
+            running: 18,
+            events: 1,
+            ..Default::default()
+        };
+        let seconds = [
+            second((20, 20), 5, running, Some(99.0)),
+            second((20, 20), 8, running, Some(97.0)),
+        ];
+        let looks: Vec<&Resources> = seconds.iter().collect();
+        let limits = use_method("local", &looks);
+        assert_eq!(limits[0].kind, "cpu_quota", "{limits:#?}");
+        assert!(limits[0]
+            .evidence
+            .starts_with("it is held to 0.5 CPU and used 98% of it"));
+        assert_eq!(limits[1].kind, "pool");
+        assert!(limits[1].change.contains("busy computing"));
+    }
+
+    #[test]
+    fn an_idle_pool_is_measured_and_not_saturated() {
+        let seconds = [second((4, 1), 0, sleeping(1), Some(20.0))];
+        let looks: Vec<&Resources> = seconds.iter().collect();
+        let limits = use_method("local", &looks);
+        assert!(limits.iter().all(|l| !l.saturated && l.change.is_empty()));
+        assert_eq!(limits.len(), 3);
+    }
+}

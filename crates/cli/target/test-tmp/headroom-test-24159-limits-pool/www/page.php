@@ -1,0 +1,1 @@
+<?php usleep(100000); echo 'ok';
