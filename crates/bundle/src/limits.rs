@@ -27,6 +27,11 @@ pub struct Limit {
     pub utilization_pct: f64,
     /// Full, with work waiting for it.
     pub saturated: bool,
+    /// The work that waited for it, on average over the seconds: threads
+    /// runnable for a CPU, requests in a pool's listen queue, connections
+    /// in an accept queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<f64>,
     /// What was measured, in words.
     pub evidence: String,
     /// What to change, for a saturated resource.
@@ -136,6 +141,7 @@ impl Watched<'_> {
             host: self.host.to_string(),
             utilization_pct: utilization,
             saturated: false,
+            waiting: None,
             evidence: String::new(),
             change: String::new(),
             severity: 0.0,
@@ -228,6 +234,7 @@ fn pools(w: &Watched) -> Vec<Limit> {
             let mut limit = w.limit("pool", format!("{}'s pool {pool}", w.name), utilization);
             limit.saturated =
                 (utilization >= POOL_BUSY && most_queued > 0) || utilization >= POOL_ALWAYS_BUSY;
+            limit.waiting = Some(queue_mean);
             limit.evidence =
                 format!("its {workers} workers were busy {utilization:.0}% of the measured time");
             limit.evidence.push_str(&if most_queued > 0 {
@@ -298,7 +305,7 @@ fn cpu(w: &Watched) -> Option<Limit> {
                 .iter()
                 .filter_map(|r| r.pressure.and_then(|p| p.cpu_some_pct)),
         );
-        let mut limit = w.limit("cpu", format!("the machine's CPUs, for {}", w.name), busy);
+        let mut limit = w.limit("cpu", format!("the CPUs {} ran on", w.name), busy);
         limit.evidence = format!(
             "they were {busy:.0}% busy and {waiting:.1} of {}'s threads waited for a CPU on average{}",
             w.name,
@@ -312,6 +319,7 @@ fn cpu(w: &Watched) -> Option<Limit> {
     // Full, or busy enough that work queues for it: a thread waiting for
     // the CPU all the time on average.
     let used = limit.utilization_pct;
+    limit.waiting = Some(waiting);
     limit.saturated =
         (limit.kind == "cpu_quota" && used >= QUOTA_USED) || (used >= QUEUED_USED && queued);
     if !limit.saturated {
@@ -325,15 +333,18 @@ fn cpu(w: &Watched) -> Option<Limit> {
 /// its backlog, and the kernel's overflows.
 fn accept_queues(w: &Watched) -> Vec<Limit> {
     let overflows: f64 = w.seconds.iter().filter_map(|r| r.listen_overflows_s).sum();
-    let mut sockets: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
+    // Each socket's fullest queue, backlog, and queue summed over the looks.
+    let mut sockets: BTreeMap<&str, (u32, u32, u64)> = BTreeMap::new();
     for l in w.looks.iter().flat_map(|p| &p.listening) {
         let entry = sockets.entry(l.address.as_str()).or_default();
         entry.0 = entry.0.max(l.queue);
         entry.1 = entry.1.max(l.backlog);
+        entry.2 += u64::from(l.queue);
     }
+    let looks = w.looks.len().max(1) as f64;
     sockets
         .into_iter()
-        .map(|(address, (most, backlog))| {
+        .map(|(address, (most, backlog, sum))| {
             let fill = if backlog > 0 {
                 100.0 * f64::from(most) / f64::from(backlog)
             } else {
@@ -345,6 +356,7 @@ fn accept_queues(w: &Watched) -> Vec<Limit> {
                 fill,
             );
             limit.saturated = fill >= QUEUE_FULL;
+            limit.waiting = Some(sum as f64 / looks);
             limit.evidence = format!(
                 "at most {most} connections waited to be accepted, of a backlog of {backlog}"
             );

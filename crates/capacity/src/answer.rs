@@ -128,20 +128,22 @@ fn nothing_full(knee: &Level) -> String {
         add("network link", host.net_link_avg);
     }
     for limit in &knee.limits {
+        let (how, what) = match limit.kind.as_str() {
+            "pool" => ("busy", "requests queued"),
+            "accept_queue" => ("of its backlog", "connections queued"),
+            _ => ("busy", "threads waiting for one"),
+        };
         measured.push(format!(
-            "{} {:.0}% {}",
+            "{} {:.0}% {how}{}",
             limit.resource,
             limit.utilization_pct,
-            match limit.kind.as_str() {
-                "pool" => "busy",
-                "accept_queue" => "of its backlog",
-                _ => "used",
-            }
+            limit
+                .waiting
+                .map_or(String::new(), |w| format!(" ({w:.1} {what} on average)"))
         ));
     }
     let mut text = format!(
-        "nothing measured was full at the knee ({} users): {}",
-        knee.users,
+        "nothing measured was full at the knee: {}",
         measured.join(", ")
     );
     if knee.limits.is_empty() {
@@ -660,7 +662,7 @@ mod tests {
         );
         assert_eq!(
             r.verdict(),
-            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; nothing measured was full at the knee (50 users): pi machine CPU 30%, pi memory 40%, pi disk 10%. Not measured: the server's own worker pools, CPU quota and accept queues, because no server process was watched (name them with --process, e.g. nginx,php-fpm8.2)"
+            "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; nothing measured was full at the knee: pi machine CPU 30%, pi memory 40%, pi disk 10%. Not measured: the server's own worker pools, CPU quota and accept queues, because no server process was watched (name them with --process, e.g. nginx,php-fpm8.2)"
         );
         // The server's own pool full at the knee is named, with its evidence.
         let mut pooled = calm.clone();
@@ -670,6 +672,7 @@ mod tests {
             host: "pi".into(),
             utilization_pct: 99.0,
             saturated: true,
+            waiting: Some(3.0),
             evidence: "its 2 workers were busy 99% of the measured time".into(),
             change: "Raise pm.max_children (now 2)".into(),
             severity: 1.2,
