@@ -17,7 +17,8 @@ use std::path::Path;
 /// One resource judged over a level's measured seconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limit {
-    /// `pool`, `cpu_quota` or `accept_queue`.
+    /// `pool`, `cpu_quota`, `cpu`, `accept_queue`, or a database's
+    /// `connections` or `locks`.
     pub kind: String,
     /// What it is, as a user names it: "php-fpm8.2's pool www".
     pub resource: String,
@@ -42,6 +43,21 @@ pub struct Limit {
 }
 
 impl Limit {
+    /// A resource judged not saturated, until its judge says more.
+    fn new(kind: &str, resource: String, host: &str, utilization: f64) -> Limit {
+        Limit {
+            kind: kind.into(),
+            resource,
+            host: host.to_string(),
+            utilization_pct: utilization,
+            saturated: false,
+            waiting: None,
+            evidence: String::new(),
+            change: String::new(),
+            severity: 0.0,
+        }
+    }
+
     /// The sentence a user reads: the resource, its evidence, what to change.
     pub fn describe(&self) -> String {
         let mut text = format!("{}: {}", self.resource, self.evidence);
@@ -63,6 +79,9 @@ const QUOTA_USED: f64 = 90.0;
 /// waited runnable.
 const QUEUED_USED: f64 = 50.0;
 const WAITING_THREADS: f64 = 1.0;
+/// A database's connections are saturated at this share of its
+/// max_connections.
+const CONNECTIONS_FULL: f64 = 90.0;
 /// An accept queue is saturated when its fullest second reached this
 /// share of its backlog.
 const QUEUE_FULL: f64 = 90.0;
@@ -135,17 +154,7 @@ struct Watched<'a> {
 
 impl Watched<'_> {
     fn limit(&self, kind: &str, resource: String, utilization: f64) -> Limit {
-        Limit {
-            kind: kind.into(),
-            resource,
-            host: self.host.to_string(),
-            utilization_pct: utilization,
-            saturated: false,
-            waiting: None,
-            evidence: String::new(),
-            change: String::new(),
-            severity: 0.0,
-        }
+        Limit::new(kind, resource, self.host, utilization)
     }
 
     fn waiting_for_cpu(&self) -> Option<f64> {
@@ -183,7 +192,78 @@ pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
         found.extend(cpu(&watched));
         found.extend(accept_queues(&watched));
     }
+    found.extend(databases(host, seconds));
     in_order(&mut found);
+    found
+}
+
+/// Each database's connections against its max_connections, and its
+/// transactions waiting for locks.
+fn databases(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
+    let addresses: BTreeSet<(&str, &str)> = seconds
+        .iter()
+        .flat_map(|r| r.databases.iter())
+        .map(|d| (d.server.as_str(), d.address.as_str()))
+        .collect();
+    let mut found = Vec::new();
+    for (server, address) in addresses {
+        let looks: Vec<_> = seconds
+            .iter()
+            .flat_map(|r| r.databases.iter())
+            .filter(|d| d.address == address && d.problem.is_none())
+            .collect();
+        if looks.is_empty() {
+            continue;
+        }
+        let limit = |kind: &str, what: &str, utilization: f64| {
+            Limit::new(
+                kind,
+                format!("{server}'s {what} ({address})"),
+                host,
+                utilization,
+            )
+        };
+        let max = looks.iter().map(|d| d.max_connections).max().unwrap_or(0);
+        let most = looks.iter().map(|d| d.connections).max().unwrap_or(0);
+        let open = mean(looks.iter().map(|d| d.connections as f64)).unwrap_or(0.0);
+        let refused: f64 = looks.iter().map(|d| d.refused_s).sum();
+        let share = |n: f64| if max > 0 { 100.0 * n / max as f64 } else { 0.0 };
+        let mut connections = limit("connections", "connections", share(open));
+        connections.saturated = share(most as f64) >= CONNECTIONS_FULL || refused > 0.0;
+        connections.evidence =
+            format!("at most {most} of its max_connections {max} were open ({open:.0} on average)");
+        if refused > 0.0 {
+            connections.evidence.push_str(&format!(
+                "; it refused {refused:.0} connections because all were in use"
+            ));
+        }
+        if connections.saturated {
+            connections.change = "Raise max_connections (each connection takes memory), or have the application hold fewer connections (a connection pool such as PgBouncer, or fewer workers opening one each)".into();
+        }
+        connections.severity =
+            share(most as f64) / CONNECTIONS_FULL + if refused > 0.0 { 0.2 } else { 0.0 };
+        found.push(connections);
+        let waiting = mean(looks.iter().map(|d| d.lock_waiting)).unwrap_or(0.0);
+        let waits = mean(looks.iter().map(|d| d.lock_waits_s)).unwrap_or(0.0);
+        let running = mean(looks.iter().map(|d| d.running as f64)).unwrap_or(0.0);
+        let busy = (100.0 * waiting / running.max(waiting).max(1e-9)).min(100.0);
+        let mut locks = limit("locks", "row locks", if waiting > 0.0 { busy } else { 0.0 });
+        locks.waiting = Some(waiting);
+        locks.saturated = waiting >= WAITING_THREADS;
+        locks.evidence = format!(
+            "on average {waiting:.1} transactions waited for a lock{}",
+            if server == "MariaDB" {
+                format!(" ({waits:.0} row lock waits a second)")
+            } else {
+                String::new()
+            }
+        );
+        if locks.saturated {
+            locks.change = "Requests wait for the same rows: commit the transactions that update them sooner, update shared rows (counters, sessions) less often or in batches, and index what the updates search by so that fewer rows are locked".into();
+        }
+        locks.severity = waiting / WAITING_THREADS;
+        found.push(locks);
+    }
     found
 }
 

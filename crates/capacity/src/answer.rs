@@ -131,6 +131,8 @@ fn nothing_full(knee: &Level) -> String {
         let (how, what) = match limit.kind.as_str() {
             "pool" => ("busy", "requests queued"),
             "accept_queue" => ("of its backlog", "connections queued"),
+            "connections" => ("of max_connections open", ""),
+            "locks" => ("of statements waiting", "transactions waiting for a lock"),
             _ => ("busy", "threads waiting for one"),
         };
         measured.push(format!(
@@ -139,6 +141,7 @@ fn nothing_full(knee: &Level) -> String {
             limit.utilization_pct,
             limit
                 .waiting
+                .filter(|_| !what.is_empty())
                 .map_or(String::new(), |w| format!(" ({w:.1} {what} on average)"))
         ));
     }

@@ -18,6 +18,11 @@ pub fn run(args: AgentArgs) -> ExitCode {
             },
             processes: args.process,
             link_capacity_mbit: args.link_capacity,
+            databases: args
+                .credentials
+                .as_deref()
+                .and_then(|path| headroom_monitor::database::read_credentials(path).ok())
+                .unwrap_or_default(),
         },
         bench_endpoints: args.bench_endpoints,
     };

@@ -1015,6 +1015,12 @@ pub struct CommonArgs {
     #[arg(long, value_parser = parse_link_mbit, requires = "monitor")]
     pub link_capacity: Option<f64>,
 
+    /// With --monitor local: a file of database URLs (mysql://USER:PASSWORD@HOST/,
+    /// postgres://USER:PASSWORD@HOST/DB), one a line, whose own counters to read (connections,
+    /// lock waits); read, never recorded. A watched MariaDB is found without it.
+    #[arg(long, value_name = "FILE", value_parser = credentials_file, requires = "monitor")]
+    pub credentials: Option<PathBuf>,
+
     /// Run a shell command at a moment of the run, recorded as an event in events.csv
     /// and marked on the charts, e.g. '30s=systemctl restart redis-server' (repeatable).
     #[arg(long, value_name = "AT=COMMAND", value_parser = headroom_load::fault::Fault::parse)]
@@ -1069,7 +1075,7 @@ const SPEC_HOLDS: [&str; 8] = [
 ];
 
 /// The flags both specs hold (run's and capacity's), refused beside `--spec`.
-const COMMON_SPEC_HOLDS: [&str; 25] = [
+const COMMON_SPEC_HOLDS: [&str; 26] = [
     "users",
     "duration",
     "rate",
@@ -1094,6 +1100,7 @@ const COMMON_SPEC_HOLDS: [&str; 25] = [
     "agent_token",
     "process",
     "link_capacity",
+    "credentials",
     "fault",
 ];
 
@@ -1360,6 +1367,11 @@ pub struct AgentArgs {
     #[arg(long, value_parser = parse_link_mbit)]
     pub link_capacity: Option<f64>,
 
+    /// A file of database URLs (mysql://USER:PASSWORD@HOST/, postgres://USER:PASSWORD@HOST/DB),
+    /// one a line, whose own counters to read; read, never recorded.
+    #[arg(long, value_name = "FILE", value_parser = credentials_file)]
+    pub credentials: Option<PathBuf>,
+
     /// Where the host's /proc is (a container sees the host's when it is mounted there,
     /// e.g. -v /proc:/host/proc:ro and --proc /host/proc).
     #[arg(long, value_name = "DIR", default_value = "/proc")]
@@ -1580,4 +1592,11 @@ pub struct TestbedClusterArgs {
     /// Where the nginx configuration, its logs and temporary files are written.
     #[arg(long, default_value = "headroom-cluster")]
     pub dir: PathBuf,
+}
+
+/// A credentials file that reads and holds only database URLs.
+fn credentials_file(text: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(text);
+    headroom_monitor::database::read_credentials(&path)?;
+    Ok(path)
 }

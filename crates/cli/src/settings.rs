@@ -237,6 +237,7 @@ fn common(spec: &mut RunSpec, common: &CommonArgs) {
         agent_token: common.agent_token.clone(),
         processes: common.process.clone(),
         link_capacity_mbit: common.link_capacity,
+        credentials: common.credentials.clone(),
     };
     spec.faults = common.fault.iter().map(FaultSpec::from).collect();
     spec.outputs = OutputSpec {

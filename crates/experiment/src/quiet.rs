@@ -48,6 +48,7 @@ pub fn wait(quiet: &Quiet, stop: impl Fn() -> bool) -> QuietOutcome {
         roots: Default::default(),
         processes: Vec::new(),
         link_capacity_mbit: None,
+        databases: Vec::new(),
     });
     sampler.sample();
     let started = Instant::now();

@@ -420,6 +420,7 @@ mod tests {
                 cpu_pct: 50.0,
                 rss_mb: rss,
                 count,
+                ..Default::default()
             }];
             r.memory_available_mb = Some(available);
             r.interrupts_per_s = Some(1000.0);

@@ -248,6 +248,10 @@ pub struct MonitorSpec {
     /// Link capacity for network %, when the interface reports none.
     #[serde(default)]
     pub link_capacity_mbit: Option<f64>,
+    /// A file of database URLs whose own counters to read (the path only:
+    /// its passwords are never recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

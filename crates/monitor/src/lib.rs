@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod agent_metrics;
+pub mod database;
 pub mod doctor;
 pub mod exposition;
 pub mod fingerprint;

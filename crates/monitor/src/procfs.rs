@@ -121,6 +121,8 @@ pub struct Snapshot {
     pub stalls: Option<StallTotals>,
     /// TCP's listen overflows and retransmits since boot.
     pub tcp: TcpCounters,
+    /// The databases' latest counters (see [`crate::database`]).
+    pub databases: crate::database::DatabaseLooks,
 }
 
 fn read(path: &Path) -> Option<String> {

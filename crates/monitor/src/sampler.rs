@@ -1,5 +1,8 @@
 //! Per-second figures from two snapshots of /proc and /sys.
 
+use crate::database::{
+    database_figures, local_mariadb, DatabaseFigures, DatabaseKind, DatabaseReader, DatabaseSource,
+};
 use crate::listen::ListenQueue;
 use crate::pressure::{pressure, Pressure};
 use crate::procfs::{clock_ticks, CpuTimes, Roots, Snapshot};
@@ -16,6 +19,9 @@ pub struct SamplerConfig {
     /// Link capacity in Mbit/s for network % when sysfs does not know it
     /// (Wi-Fi), e.g. the 57 Mbit/s iperf3 measured on a Pi.
     pub link_capacity_mbit: Option<f64>,
+    /// Databases whose own counters to read (from a credentials file); a
+    /// watched MariaDB is found by itself besides.
+    pub databases: Vec<DatabaseSource>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,7 +62,7 @@ pub fn link_share(mbit_s: f64, capacity: f64) -> Option<f64> {
         .then(|| mbit_s / capacity * 100.0)
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessFigures {
     pub name: String,
     /// Of one core (200% = two cores busy).
@@ -156,12 +162,17 @@ pub struct Resources {
     /// TCP segments sent again a second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retransmits_s: Option<f64>,
+    /// The databases' own figures (see [`crate::database`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub databases: Vec<DatabaseFigures>,
 }
 
 /// Samples one host; the first call only primes the counters.
 pub struct Sampler {
     config: SamplerConfig,
     previous: Option<(Snapshot, Instant)>,
+    /// Reads the databases, once the first look found them.
+    databases: Option<DatabaseReader>,
     /// A Raspberry Pi: read its throttling flags every sample.
     raspberry_pi: bool,
 }
@@ -312,12 +323,19 @@ impl Sampler {
             raspberry_pi: model.contains("Raspberry Pi"),
             config,
             previous: None,
+            databases: None,
         }
     }
 
     /// Reads the host now; `None` on the first call.
     pub fn sample(&mut self) -> Option<Resources> {
-        let snapshot = self.config.roots.snapshot(&self.config.processes);
+        let mut snapshot = self.config.roots.snapshot(&self.config.processes);
+        if self.previous.is_none() {
+            self.start_databases(&snapshot);
+        }
+        if let Some(reader) = &self.databases {
+            snapshot.databases = reader.latest();
+        }
         let now = Instant::now();
         let mut result = self
             .previous
@@ -328,6 +346,27 @@ impl Sampler {
         }
         self.previous = Some((snapshot, now));
         result
+    }
+
+    /// Starts reading the databases: those of the credentials, and a
+    /// watched MariaDB (or MySQL) through its unix socket, unless the
+    /// credentials name a MariaDB already.
+    fn start_databases(&mut self, first: &Snapshot) {
+        let mut sources = self.config.databases.clone();
+        if !sources.iter().any(|s| s.kind == DatabaseKind::MariaDb) {
+            let socket = first
+                .processes
+                .iter()
+                .filter(|(name, _)| name.starts_with("mariadb") || name.starts_with("mysqld"))
+                .flat_map(|(_, p)| &p.listening)
+                .find(|l| l.address.starts_with('/'));
+            if let Some(socket) = socket {
+                sources.push(local_mariadb(&socket.address));
+            }
+        }
+        if !sources.is_empty() {
+            self.databases = Some(DatabaseReader::start(sources));
+        }
     }
 
     /// Figures between two snapshots taken `elapsed` apart.
@@ -386,6 +425,7 @@ impl Sampler {
                 (Some(o), Some(n)) => Some(pressure(o, n, seconds)),
                 _ => None,
             },
+            databases: database_figures(&old.databases, &new.databases, seconds),
             listen_overflows_s: rate(new.tcp.listen_overflows, old.tcp.listen_overflows),
             retransmits_s: rate(new.tcp.retransmits, old.tcp.retransmits),
         }

@@ -110,6 +110,12 @@ pub fn monitor_sources(spec: &RunSpec) -> Vec<MonitorSource> {
             Monitored::Local => MonitorSource::Local(headroom_monitor::SamplerConfig {
                 processes: monitors.processes.clone(),
                 link_capacity_mbit: monitors.link_capacity_mbit,
+                // Checked when the flag was read; a file gone since gives none.
+                databases: monitors
+                    .credentials
+                    .as_deref()
+                    .and_then(|path| headroom_monitor::database::read_credentials(path).ok())
+                    .unwrap_or_default(),
                 ..Default::default()
             }),
             Monitored::Agent(authority) => MonitorSource::Agent {
