@@ -172,6 +172,8 @@ pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
         .flat_map(|r| r.processes.iter().map(|p| p.name.as_str()))
         .collect();
     let mut found = Vec::new();
+    // The names without a CPU quota, and their threads waiting for a CPU.
+    let mut unquoted: Vec<(&str, f64)> = Vec::new();
     for name in names {
         let looks: Vec<&ProcessFigures> = seconds
             .iter()
@@ -189,9 +191,13 @@ pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
             busy: busy_with(&states),
         };
         found.extend(pools(&watched));
-        found.extend(cpu(&watched));
+        match cpu_quota(&watched) {
+            Some(quota) => found.push(quota),
+            None => unquoted.extend(watched.waiting_for_cpu().map(|w| (name, w))),
+        }
         found.extend(accept_queues(&watched));
     }
+    found.extend(machine_cpu(host, seconds, &unquoted));
     found.extend(databases(host, seconds));
     in_order(&mut found);
     found
@@ -351,62 +357,73 @@ fn pools(w: &Watched) -> Vec<Limit> {
         .collect()
 }
 
-/// The CPU the name's threads had: its control group's quota where one
-/// holds it, else the machine's CPUs as its threads found them.
-fn cpu(w: &Watched) -> Option<Limit> {
+/// The CPU quota of the name's control group, where one holds it.
+fn cpu_quota(w: &Watched) -> Option<Limit> {
     let waiting = w.waiting_for_cpu()?;
-    let queued = waiting >= WAITING_THREADS;
     let quotas: Vec<_> = w
         .looks
         .iter()
         .filter_map(|p| p.cpu_limit.as_ref())
         .collect();
-    let mut limit = if let Some(first) = quotas.first() {
-        let used = mean(quotas.iter().map(|q| q.used_pct)).unwrap_or(0.0);
-        let throttled = mean(quotas.iter().map(|q| q.throttled_pct)).unwrap_or(0.0);
-        let mut limit = w.limit(
-            "cpu_quota",
-            format!(
-                "the CPU quota of {}'s control group {}",
-                w.name, first.group
-            ),
-            used,
-        );
-        limit.evidence = format!(
-            "it is held to {} CPU and used {used:.0}% of it; it was throttled {throttled:.0}% of the time and {waiting:.1} of its threads waited for a CPU on average",
-            trim(first.cores)
-        );
-        limit.change = "Give it more CPU (raise cpu.max, systemd's CPUQuota=, a container's --cpus) or make each request cheaper".into();
-        limit
-    } else {
-        let busy = mean(w.seconds.iter().map(|r| r.cpu_pct)).unwrap_or(0.0);
-        let stalled = mean(
-            w.seconds
-                .iter()
-                .filter_map(|r| r.pressure.and_then(|p| p.cpu_some_pct)),
-        );
-        let mut limit = w.limit("cpu", format!("the CPUs {} ran on", w.name), busy);
-        limit.evidence = format!(
-            "they were {busy:.0}% busy and {waiting:.1} of {}'s threads waited for a CPU on average{}",
-            w.name,
-            stalled.map_or(String::new(), |s| format!(
-                "; some task waited for a CPU {s:.0}% of the time (pressure stall information)"
-            ))
-        );
-        limit.change = "Give the server more or faster CPUs, move other work off the machine, or make each request cheaper".into();
-        limit
-    };
-    // Full, or busy enough that work queues for it: a thread waiting for
-    // the CPU all the time on average.
+    let first = quotas.first()?;
+    let used = mean(quotas.iter().map(|q| q.used_pct)).unwrap_or(0.0);
+    let throttled = mean(quotas.iter().map(|q| q.throttled_pct)).unwrap_or(0.0);
+    let mut limit = w.limit(
+        "cpu_quota",
+        format!(
+            "the CPU quota of {}'s control group {}",
+            w.name, first.group
+        ),
+        used,
+    );
+    limit.evidence = format!(
+        "it is held to {} CPU and used {used:.0}% of it; it was throttled {throttled:.0}% of the time and {waiting:.1} of its threads waited for a CPU on average",
+        trim(first.cores)
+    );
+    judge_cpu(&mut limit, waiting, QUOTA_USED, "Give it more CPU (raise cpu.max, systemd's CPUQuota=, a container's --cpus) or make each request cheaper");
+    Some(limit)
+}
+
+/// The machine's CPUs as the watched processes without a quota found
+/// them: how busy, and how many of their threads waited for one.
+fn machine_cpu(host: &str, seconds: &[&Resources], waiting: &[(&str, f64)]) -> Option<Limit> {
+    if waiting.is_empty() {
+        return None;
+    }
+    let busy = mean(seconds.iter().map(|r| r.cpu_pct)).unwrap_or(0.0);
+    let stalled = mean(
+        seconds
+            .iter()
+            .filter_map(|r| r.pressure.and_then(|p| p.cpu_some_pct)),
+    );
+    let total: f64 = waiting.iter().map(|(_, w)| w).sum();
+    let mut limit = Limit::new("cpu", "the machine's CPUs".into(), host, busy);
+    limit.evidence = format!(
+        "they were {busy:.0}% busy and on average {total:.1} of the server's threads waited for one ({}){}",
+        waiting
+            .iter()
+            .map(|(name, w)| format!("{name} {w:.1}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        stalled.map_or(String::new(), |s| format!(
+            "; some task waited for a CPU {s:.0}% of the time (pressure stall information)"
+        ))
+    );
+    judge_cpu(&mut limit, total, f64::INFINITY, "Give the server more or faster CPUs, move other work off the machine, or make each request cheaper");
+    Some(limit)
+}
+
+/// A CPU is saturated when `full` of it is used, or when it is busy
+/// enough and work queued for it: a thread waiting all the time on average.
+fn judge_cpu(limit: &mut Limit, waiting: f64, full: f64, change: &str) {
     let used = limit.utilization_pct;
+    let queued = waiting >= WAITING_THREADS;
     limit.waiting = Some(waiting);
-    limit.saturated =
-        (limit.kind == "cpu_quota" && used >= QUOTA_USED) || (used >= QUEUED_USED && queued);
-    if !limit.saturated {
-        limit.change.clear();
+    limit.saturated = used >= full || (used >= QUEUED_USED && queued);
+    if limit.saturated {
+        limit.change = change.into();
     }
     limit.severity = used / QUOTA_USED + if queued { 0.2 } else { 0.0 };
-    Some(limit)
 }
 
 /// Each listening socket of the name: its fullest accept queue against

@@ -18,10 +18,10 @@ pub enum Waiting {
     Disk,
     /// A lock (a futex).
     Lock,
-    /// A read on a socket or pipe: a reply from a database, a cache, a
-    /// client.
+    /// A read on a socket or pipe, or poll or select on one: a reply
+    /// from a database, a cache, a client.
     Network,
-    /// poll, epoll or select: an event loop's idle time, or a reply.
+    /// epoll: an event loop's idle time.
     Events,
     /// A new connection (accept): a worker with nothing to do.
     Accept,
@@ -117,15 +117,16 @@ pub fn classify(state: char, wchan: &str) -> Waiting {
     ]) {
         // A unix socket's accept waits in __skb_wait_for_more_packets.
         Waiting::Accept
+    } else if any(&["do_epoll_wait", "ep_poll"]) {
+        // An event loop waiting for anything to do.
+        Waiting::Events
     } else if any(&[
-        "do_epoll_wait",
-        "ep_poll",
+        // poll and select wait for one reply (PHP's database and cache
+        // clients wait so); an event loop waits in epoll.
+        "poll_schedule_timeout",
         "do_sys_poll",
         "do_select",
         "core_sys_select",
-    ]) {
-        Waiting::Events
-    } else if any(&[
         "sk_wait_data",
         "wait_woken",
         "unix_stream_read_generic",
@@ -225,7 +226,10 @@ mod tests {
             Waiting::Accept
         );
         assert_eq!(classify('S', "do_epoll_wait"), Waiting::Events);
-        assert_eq!(classify('S', "do_sys_poll"), Waiting::Events);
+        assert_eq!(
+            classify('S', "poll_schedule_timeout.constprop.0"),
+            Waiting::Network
+        );
         assert_eq!(classify('S', "wait_woken"), Waiting::Network);
         assert_eq!(classify('S', "unix_stream_read_generic"), Waiting::Network);
         assert_eq!(classify('S', "hrtimer_nanosleep"), Waiting::Timer);

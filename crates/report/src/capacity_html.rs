@@ -107,6 +107,7 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     let mut html = String::new();
     head(&mut html, result, &levels);
     findings(&mut html, result, &levels);
+    what_limits_it(&mut html, result);
     if levels.is_empty() {
         html.push_str("<h2>Levels</h2><p>No level was measured.</p>\n</main></body></html>\n");
         return html;
@@ -116,8 +117,95 @@ pub fn render_capacity_report(result: &CapacityResult) -> String {
     let processes = crate::capacity::watched_processes(result);
     let server_title = crate::capacity::server_cpu_title(&processes);
     resource_charts(&mut html, result, &levels, x_max, &server_title);
+    limit_charts(&mut html, result, &levels, x_max);
     levels_table(&mut html, result, &levels, &processes, &server_title);
     html
+}
+
+/// The server's own resources at the knee, judged: each one's
+/// utilization, the work that waited for it, the evidence and what to
+/// change, the saturated first.
+fn what_limits_it(html: &mut String, result: &CapacityResult) {
+    let Some(knee) = result
+        .knee_users
+        .and_then(|k| result.levels.iter().find(|l| l.users == k))
+    else {
+        return;
+    };
+    html.push_str("<h2>What limits it</h2>\n");
+    let _ = writeln!(
+        html,
+        "<p>{}</p>",
+        escape(&match (&result.bottleneck, &result.limit) {
+            (Some(b), _) => b.describe(),
+            (None, _) => result.limit_note.clone(),
+        })
+    );
+    if knee.limits.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        html,
+        "<div class=\"scroll\"><table class=\"limits\"><tr><th class=\"wrap\">At the knee ({} users)</th><th>Utilization (%)</th><th>Waiting (avg)</th><th>Saturated</th><th class=\"wrap\">Evidence</th><th class=\"wrap\">What to change</th></tr>",
+        knee.users
+    );
+    for limit in &knee.limits {
+        let _ = writeln!(
+            html,
+            "<tr><td class=\"wrap\">{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
+            escape(&limit.resource),
+            limit.utilization_pct,
+            limit.waiting.map_or("-".to_string(), |w| format!("{w:.1}")),
+            if limit.saturated { "<b>yes</b>" } else { "no" },
+            escape(&limit.evidence),
+            escape(&limit.change),
+        );
+    }
+    html.push_str("</table></div>\n");
+}
+
+/// Each judged resource of the server's processes, its utilization
+/// against users: one chart for all of them, the knee shaded.
+fn limit_charts(html: &mut String, result: &CapacityResult, levels: &[&Level], x_max: f64) {
+    let mut by_resource: BTreeMap<&str, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
+    for level in levels {
+        for limit in &level.limits {
+            by_resource
+                .entry(limit.resource.as_str())
+                .or_default()
+                .entry(level.users)
+                .or_default()
+                .push(limit.utilization_pct);
+        }
+    }
+    if by_resource.is_empty() {
+        return;
+    }
+    let series = by_resource
+        .into_iter()
+        .map(|(resource, points)| ChartSeries {
+            name: resource.to_string(),
+            points: points
+                .into_iter()
+                .map(|(users, values)| (f64::from(users), median(values)))
+                .collect(),
+        })
+        .collect();
+    let chart = LineChart {
+        title: "The server's own resources against users",
+        x_label: "users",
+        y_label: "% used",
+        x_max,
+        y_max: Some(100.0),
+        series,
+        spans: knee_spans(result),
+        bands: vec![],
+    };
+    let _ = writeln!(
+        html,
+        "<figure>{}<figcaption>Each resource's utilization over each level's measurement: a pool's busy workers, a CPU quota used, an accept queue's fullest second of its backlog, a database's connections of max_connections or statements waiting for locks. \"What limits it\" above says which saturated.</figcaption></figure>",
+        line_chart(&chart)
+    );
 }
 
 /// The page's head, the search's setup and the verdict.
@@ -583,6 +671,46 @@ mod tests {
         );
         let html = render_capacity_report(&result);
         (result, html)
+    }
+
+    /// The knee's judged resources are a section of their own: the named
+    /// limit's sentence, and a row per resource with its evidence; and a
+    /// chart of their utilization against users.
+    #[test]
+    fn what_limits_it_has_a_row_per_resource_at_the_knee() {
+        let target = ApdexGoal {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let met = level(20, 18.0, Some(1.0));
+        let mut knee = level(25, 19.8, Some(1.0));
+        knee.good = false;
+        knee.apdex = Some(0.5);
+        knee.limits = vec![serde_json::from_value(serde_json::json!({
+            "kind": "pool", "resource": "php-fpm8.2's pool www", "host": "local",
+            "utilization_pct": 100.0, "saturated": true, "waiting": 3.0,
+            "evidence": "its 2 workers were busy 100% of the measured time",
+            "change": "Raise pm.max_children (now 2)", "severity": 1.2
+        }))
+        .unwrap()];
+        let result = headroom_capacity::answer::answer(
+            target,
+            vec![met, knee],
+            Some(20),
+            false,
+            Duration::from_secs(1),
+            true,
+            PathBuf::new(),
+        );
+        let html = render_capacity_report(&result);
+        assert!(html.contains("<h2>What limits it</h2>\n<p>php-fpm8.2&#39;s pool www: its 2 workers were busy 100% of the measured time. Raise pm.max_children (now 2)</p>"), "{html}");
+        assert!(html.contains("<th class=\"wrap\">At the knee (25 users)</th>"));
+        assert!(html.contains("<td>100</td><td>3.0</td><td><b>yes</b></td>"));
+        assert!(html.contains("The server&apos;s own resources against users"));
+        // Without judged resources (no --process) the section says why.
+        let (_, plain) = page(level(100, 50.0, Some(1.0)));
+        assert!(!plain.contains("<table class=\"limits\">"));
     }
 
     /// The page judged Little's law at 10% while the answer's validity
