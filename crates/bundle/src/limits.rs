@@ -303,20 +303,35 @@ fn pools(w: &Watched) -> Vec<Limit> {
     names
         .into_iter()
         .map(|pool| {
-            let looks: Vec<(u32, u32)> = w
+            let all: Vec<_> = w
                 .looks
                 .iter()
                 .filter_map(|p| p.pools.iter().find(|x| x.pool == pool))
+                .collect();
+            let looks: Vec<(u32, u32)> = all
+                .iter()
+                .filter(|x| x.unanswered.is_none())
                 .map(|x| (x.workers, x.busy))
                 .collect();
+            // A look whose own count did not come because no worker was
+            // free to answer counts as all busy.
+            let late = all
+                .iter()
+                .filter(|x| x.unanswered.as_deref().is_some_and(|why| why.contains("no worker was free")))
+                .count();
             let workers = looks.iter().map(|l| l.0).max().unwrap_or(0);
-            let utilization = mean(
-                looks
+            let answered = looks.iter().filter(|l| l.0 > 0).count();
+            let utilization = if answered + late == 0 {
+                0.0
+            } else {
+                (looks
                     .iter()
                     .filter(|l| l.0 > 0)
-                    .map(|l| 100.0 * f64::from(l.1) / f64::from(l.0)),
-            )
-            .unwrap_or(0.0);
+                    .map(|l| 100.0 * f64::from(l.1) / f64::from(l.0))
+                    .sum::<f64>()
+                    + 100.0 * late as f64)
+                    / (answered + late) as f64
+            };
             let mut limit = w.limit("pool", format!("{}'s pool {pool}", w.name), utilization);
             limit.saturated =
                 (utilization >= POOL_BUSY && most_queued > 0) || utilization >= POOL_ALWAYS_BUSY;
@@ -328,14 +343,23 @@ fn pools(w: &Watched) -> Vec<Limit> {
             } else {
                 " and no request waited in its listen queue".to_string()
             });
+            if late > 0 {
+                limit.evidence.push_str(&format!(
+                    "; its status page did not answer in {late} of {} seconds (no worker was free to serve it)",
+                    all.len()
+                ));
+            }
             if let Some((state, share)) = w.busy {
                 limit.evidence.push_str(&format!(
                     "; its busy threads were {} {share:.0}% of the time",
                     doing(state)
                 ));
             }
+            let apache = w.name.starts_with("apache2") || w.name.starts_with("httpd");
             limit.change = if !limit.saturated {
                 String::new()
+            } else if apache {
+                format!("Raise MaxRequestWorkers (now {workers} workers; ServerLimit × ThreadsPerChild must allow it), as 001 raised Apache's ServerLimit, if memory allows")
             } else if computing {
                 format!("Its workers were busy computing: more workers (pm.max_children, now {workers}) help only if a CPU is free; otherwise give the server more CPU or make each request cheaper")
             } else {
@@ -513,6 +537,7 @@ mod tests {
                 pool: "www".into(),
                 workers: pool.0,
                 busy: pool.1,
+                unanswered: None,
             }],
             cpu_limit: quota.map(|used| CpuLimit {
                 group: "/php.slice".into(),

@@ -15,6 +15,7 @@ pub mod netbench;
 pub mod pressure;
 pub mod procfs;
 pub mod sampler;
+pub mod server_status;
 pub mod software;
 pub mod threads;
 

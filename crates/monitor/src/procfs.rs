@@ -83,6 +83,8 @@ pub struct ProcessCounters {
     pub cgroup: Option<CgroupCpu>,
     /// The listening sockets they hold and each one's accept queue.
     pub listening: Vec<ListenQueue>,
+    /// Apache's own count of its workers (mod_status), or why there is none.
+    pub apache: Option<Result<crate::server_status::ApacheWorkers, String>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -446,6 +448,13 @@ impl Roots {
             // holds sockets.
             let all = queues.get_or_insert_with(|| listening().unwrap_or_default());
             counters.listening = held.iter().filter_map(|i| all.get(i).cloned()).collect();
+            if name.starts_with("apache2") || name.starts_with("httpd") {
+                counters.apache = counters
+                    .listening
+                    .iter()
+                    .find_map(|l| crate::server_status::local_address(&l.address))
+                    .map(crate::server_status::apache_workers);
+            }
         }
     }
 }

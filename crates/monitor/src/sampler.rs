@@ -102,6 +102,10 @@ pub struct WorkerPool {
     pub pool: String,
     pub workers: u32,
     pub busy: u32,
+    /// Why the pool's own count is missing this look (Apache's status
+    /// page did not answer: no worker was free to serve it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unanswered: Option<String>,
 }
 
 /// A control group's CPU quota over one interval.
@@ -257,7 +261,22 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                         pool: pool.clone(),
                         workers,
                         busy,
+                        unanswered: None,
                     })
+                    .chain(n.apache.as_ref().map(|status| match status {
+                        Ok(w) => WorkerPool {
+                            pool: "workers".into(),
+                            workers: w.busy + w.idle,
+                            busy: w.busy,
+                            unanswered: None,
+                        },
+                        Err(why) => WorkerPool {
+                            pool: "workers".into(),
+                            workers: 0,
+                            busy: 0,
+                            unanswered: Some(why.clone()),
+                        },
+                    }))
                     .collect(),
                 cpu_limit: n.cgroup.as_ref().map(|g| {
                     let before = o

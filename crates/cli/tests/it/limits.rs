@@ -67,9 +67,24 @@ fn search(
     more: &[&str],
 ) -> serde_json::Value {
     let process = php_fpm().file_name().unwrap().to_string_lossy().to_string();
+    let url = format!("http://127.0.0.1:{port}/page.php");
+    let processes = format!("{process},nginx");
+    search_url(&url, &processes, out, apdex_t, start, taskset, more)
+}
+
+/// `capacity` of `url`, users thinking 1 s, watching `processes`.
+fn search_url(
+    url: &str,
+    processes: &str,
+    out: &Path,
+    apdex_t: &str,
+    start: &str,
+    taskset: bool,
+    more: &[&str],
+) -> serde_json::Value {
     let mut arguments = vec![
         "capacity".to_string(),
-        format!("http://127.0.0.1:{port}/page.php"),
+        url.to_string(),
         "--think".into(),
         "1s".into(),
         "--apdex-t".into(),
@@ -85,7 +100,7 @@ fn search(
         "--monitor".into(),
         "local".into(),
         "--process".into(),
-        format!("{process},nginx"),
+        processes.to_string(),
         "--json".into(),
         "--out".into(),
         out.display().to_string(),
@@ -457,4 +472,91 @@ fn sqlx_free_show_max_connections(url: &str) -> u64 {
         .trim()
         .parse()
         .unwrap()
+}
+
+/// Apache (mpm_event, Debian's package) with MaxRequestWorkers 4 in front
+/// of a backend answering in 100 ms, one connection a request: 40
+/// requests a second at most, about 4 × (0.15 + 1) / 0.1 = 46 users with
+/// 1 s of think. The answer names Apache's workers from its own
+/// mod_status page, and says to raise MaxRequestWorkers; Apache's own
+/// error log says it reached MaxRequestWorkers.
+#[test]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
+fn apaches_max_request_workers_are_named_from_its_status_page() {
+    requires!(program("apache2", "apache2"));
+    let _paced = paced();
+    let dir = temp_dir("limits-apache");
+    std::fs::create_dir_all(&dir).unwrap();
+    let backend = crate::support::TestServer::bind(
+        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        Some(64),
+        |_| crate::support::Reply {
+            delay: std::time::Duration::from_millis(100),
+            body: 2,
+            ..crate::support::Reply::default()
+        },
+    )
+    .unwrap();
+    let port = free_port();
+    let modules = "/usr/lib/apache2/modules";
+    std::fs::write(
+        dir.join("apache2.conf"),
+        format!(
+            "ServerRoot {d}\nPidFile {d}/apache2.pid\nErrorLog {d}/error.log\nListen 127.0.0.1:{port}\n\
+             ServerName localhost\n\
+             LoadModule mpm_event_module {modules}/mod_mpm_event.so\n\
+             LoadModule authz_core_module {modules}/mod_authz_core.so\n\
+             LoadModule authz_host_module {modules}/mod_authz_host.so\n\
+             LoadModule status_module {modules}/mod_status.so\n\
+             LoadModule proxy_module {modules}/mod_proxy.so\n\
+             LoadModule proxy_http_module {modules}/mod_proxy_http.so\n\
+             StartServers 1\nServerLimit 1\nThreadsPerChild 4\nThreadLimit 4\nMaxRequestWorkers 4\n\
+             MinSpareThreads 1\nMaxSpareThreads 4\n\
+             <Location /server-status>\n  SetHandler server-status\n  Require local\n</Location>\n\
+             ProxyPass /server-status !\nProxyPass / http://{backend}/\n",
+            d = dir.display(),
+            backend = backend.addr
+        ),
+    )
+    .unwrap();
+    let mut apache = std::process::Command::new("/usr/sbin/apache2")
+        .arg("-f")
+        .arg(dir.join("apache2.conf"))
+        .args(["-DFOREGROUND"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for_port(port, &mut apache, "apache2");
+    let _apache = crate::support::php_site::Daemon(apache);
+    let url = format!("http://127.0.0.1:{port}/page");
+    let out = dir.join("out");
+    let json = search_url(
+        &url,
+        "apache2",
+        &out,
+        "150ms",
+        "10",
+        false,
+        &["--no-keepalive"],
+    );
+    let users = json["capacity"]["users"].as_f64().unwrap();
+    assert!((users - 46.0).abs() <= 5.0, "{users}: {}", json["verdict"]);
+    let limit = &json["limit"];
+    assert_eq!(limit["kind"], "pool", "{}", json["verdict"]);
+    assert_eq!(limit["resource"], "apache2's pool workers");
+    assert!(limit["evidence"]
+        .as_str()
+        .unwrap()
+        .starts_with("its 4 workers were busy"));
+    assert!(limit["change"]
+        .as_str()
+        .unwrap()
+        .starts_with("Raise MaxRequestWorkers (now 4 workers"));
+    // Apache's own words: it reached MaxRequestWorkers.
+    let log = std::fs::read_to_string(dir.join("error.log")).unwrap();
+    assert!(
+        log.contains("server reached MaxRequestWorkers setting"),
+        "{log}"
+    );
 }
