@@ -38,6 +38,10 @@ pub struct Limit {
     /// What to change, for a saturated resource.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub change: String,
+    /// Why it could not be measured, when it could not (then its figures
+    /// are not zero but unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<String>,
     /// How far past its saturation point it was (for the order).
     pub severity: f64,
 }
@@ -54,6 +58,7 @@ impl Limit {
             waiting: None,
             evidence: String::new(),
             change: String::new(),
+            unmeasured: None,
             severity: 0.0,
         }
     }
@@ -122,7 +127,7 @@ fn busy_with(states: &ThreadStates) -> Option<(&'static str, f64)> {
     let busy: Vec<(&str, u32)> = states
         .named()
         .into_iter()
-        .filter(|(name, _)| !matches!(*name, "accept" | "events"))
+        .filter(|(name, _)| !matches!(*name, "accept" | "events" | "unknown"))
         .collect();
     let total: u32 = busy.iter().map(|(_, n)| n).sum();
     let (name, most) = busy.into_iter().max_by_key(|(_, n)| *n)?;
@@ -333,6 +338,15 @@ fn pools(w: &Watched) -> Vec<Limit> {
                     / (answered + late) as f64
             };
             let mut limit = w.limit("pool", format!("{}'s pool {pool}", w.name), utilization);
+            if answered + late == 0 {
+                limit.unmeasured = Some(
+                    all.iter()
+                        .find_map(|x| x.unanswered.clone())
+                        .unwrap_or_else(|| "no worker was counted".into()),
+                );
+                limit.evidence = format!("not measured: {}", limit.unmeasured.as_deref().unwrap_or(""));
+                return limit;
+            }
             limit.saturated =
                 (utilization >= POOL_BUSY && most_queued > 0) || utilization >= POOL_ALWAYS_BUSY;
             limit.waiting = Some(queue_mean);
@@ -603,6 +617,27 @@ mod tests {
             .starts_with("it is held to 0.5 CPU and used 98% of it"));
         assert_eq!(limits[1].kind, "pool");
         assert!(limits[1].change.contains("busy computing"));
+    }
+
+    /// Run without root, the monitor cannot read what another user's
+    /// workers sleep on: the pool is unknown, not idle and not full.
+    #[test]
+    fn a_pool_whose_workers_cannot_be_read_is_not_measured() {
+        let mut unreadable = second((0, 0), 0, sleeping(0), None);
+        unreadable.processes[0].pools[0].unanswered = Some(
+            "what its workers wait for is not readable here (wchan: run the monitor as root)"
+                .into(),
+        );
+        let looks = [&unreadable, &unreadable];
+        let limits = use_method("local", &looks);
+        let pool = limits.iter().find(|l| l.kind == "pool").unwrap();
+        assert!(!pool.saturated);
+        assert!(pool
+            .unmeasured
+            .as_deref()
+            .unwrap()
+            .contains("run the monitor as root"));
+        assert!(pool.evidence.starts_with("not measured: "));
     }
 
     #[test]

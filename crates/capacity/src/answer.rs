@@ -127,7 +127,12 @@ fn nothing_full(knee: &Level) -> String {
         add("disk", host.disk_avg);
         add("network link", host.net_link_avg);
     }
+    let mut unmeasured: Vec<String> = Vec::new();
     for limit in &knee.limits {
+        if let Some(why) = &limit.unmeasured {
+            unmeasured.push(format!("{} ({why})", limit.resource));
+            continue;
+        }
         let (how, what) = match limit.kind.as_str() {
             "pool" => ("busy", "requests queued"),
             "accept_queue" => ("of its backlog", "connections queued"),
@@ -151,8 +156,10 @@ fn nothing_full(knee: &Level) -> String {
     );
     if knee.limits.is_empty() {
         text.push_str(". Not measured: the server's own worker pools, CPU quota and accept queues, because no server process was watched (name them with --process, e.g. nginx,php-fpm8.2)");
-    } else {
+    } else if unmeasured.is_empty() {
         text.push_str(". The requests' own time grew without a measured resource filling up");
+    } else {
+        text.push_str(&format!(". Not measured: {}", unmeasured.join(", ")));
     }
     text
 }
@@ -678,6 +685,7 @@ mod tests {
             waiting: Some(3.0),
             evidence: "its 2 workers were busy 99% of the measured time".into(),
             change: "Raise pm.max_children (now 2)".into(),
+            unmeasured: None,
             severity: 1.2,
         }];
         let r = answer(

@@ -76,9 +76,10 @@ pub struct ProcessCounters {
     /// What their threads waited for at this look, and the time they
     /// waited runnable for a CPU (see [`crate::threads`]).
     pub threads: ProcessThreads,
-    /// Each pool's workers and how many of them were busy (not waiting
-    /// in accept), by pool name: php-fpm's pools.
-    pub pools: BTreeMap<String, (u32, u32)>,
+    /// Each pool's workers, how many of them were busy (not waiting in
+    /// accept), and how many could not be told (their wchan unreadable),
+    /// by pool name: php-fpm's pools.
+    pub pools: BTreeMap<String, (u32, u32, u32)>,
     /// The CPU quota of their control group, where one is set.
     pub cgroup: Option<CgroupCpu>,
     /// The listening sockets they hold and each one's accept queue.
@@ -406,10 +407,16 @@ impl Roots {
             counters.threads.major_faults += threads.major_faults;
             counters.threads.states.merge(&threads.states);
             if let Some(pool) = pool {
-                let (workers, busy) = counters.pools.entry(pool).or_default();
-                *workers += 1;
-                // A worker is busy unless every thread of it waits for a connection.
-                *busy += u32::from(threads.states.accept < threads.states.total());
+                let (workers, busy, unreadable) = counters.pools.entry(pool).or_default();
+                let states = &threads.states;
+                if states.unknown > 0 && states.unknown == states.total() {
+                    // What it sleeps on is not said to this reader: busy or not, unknown.
+                    *unreadable += 1;
+                } else {
+                    *workers += 1;
+                    // A worker is busy unless every thread of it waits for a connection.
+                    *busy += u32::from(states.accept < states.total());
+                }
             }
             let parent = stat
                 .rfind(')')

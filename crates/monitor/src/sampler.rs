@@ -257,11 +257,13 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                 pools: n
                     .pools
                     .iter()
-                    .map(|(pool, &(workers, busy))| WorkerPool {
+                    .map(|(pool, &(workers, busy, unreadable))| WorkerPool {
                         pool: pool.clone(),
                         workers,
                         busy,
-                        unanswered: None,
+                        unanswered: (workers == 0 && unreadable > 0).then(|| {
+                            "what its workers wait for is not readable here (wchan: run the monitor as root)".to_string()
+                        }),
                     })
                     .chain(n.apache.as_ref().map(|status| match status {
                         Ok(w) => WorkerPool {

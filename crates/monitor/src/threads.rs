@@ -27,8 +27,11 @@ pub enum Waiting {
     Accept,
     /// A timer (sleep, usleep).
     Timer,
-    /// Anything else, or unknown (wchan unreadable without root).
+    /// Anything else.
     Other,
+    /// Sleeping on something the kernel does not say: wchan is "0" to a
+    /// reader who may not trace the process (not root, another user's).
+    Unknown,
 }
 
 /// How many threads waited for each thing at one look.
@@ -43,6 +46,8 @@ pub struct ThreadStates {
     pub accept: u32,
     pub timer: u32,
     pub other: u32,
+    /// Sleeping, on what unknown (wchan unreadable: run as root to know).
+    pub unknown: u32,
 }
 
 impl ThreadStates {
@@ -56,6 +61,7 @@ impl ThreadStates {
             Waiting::Accept => &mut self.accept,
             Waiting::Timer => &mut self.timer,
             Waiting::Other => &mut self.other,
+            Waiting::Unknown => &mut self.unknown,
         };
         *slot += 1;
     }
@@ -69,6 +75,7 @@ impl ThreadStates {
         self.accept += other.accept;
         self.timer += other.timer;
         self.other += other.other;
+        self.unknown += other.unknown;
     }
 
     pub fn total(&self) -> u32 {
@@ -80,10 +87,11 @@ impl ThreadStates {
             + self.accept
             + self.timer
             + self.other
+            + self.unknown
     }
 
     /// The states by name, in a fixed order, for text and columns.
-    pub fn named(&self) -> [(&'static str, u32); 8] {
+    pub fn named(&self) -> [(&'static str, u32); 9] {
         [
             ("running", self.running),
             ("disk", self.disk),
@@ -93,6 +101,7 @@ impl ThreadStates {
             ("accept", self.accept),
             ("timer", self.timer),
             ("other", self.other),
+            ("unknown", self.unknown),
         ]
     }
 }
@@ -107,7 +116,9 @@ pub fn classify(state: char, wchan: &str) -> Waiting {
     }
     let w = wchan.trim();
     let any = |names: &[&str]| names.iter().any(|n| w.starts_with(n));
-    if any(&["futex_"]) {
+    if w.is_empty() || w == "0" {
+        Waiting::Unknown
+    } else if any(&["futex_"]) {
         Waiting::Lock
     } else if any(&[
         "inet_csk_accept",
@@ -233,8 +244,9 @@ mod tests {
         assert_eq!(classify('S', "wait_woken"), Waiting::Network);
         assert_eq!(classify('S', "unix_stream_read_generic"), Waiting::Network);
         assert_eq!(classify('S', "hrtimer_nanosleep"), Waiting::Timer);
-        assert_eq!(classify('S', "0"), Waiting::Other);
-        assert_eq!(classify('I', ""), Waiting::Other);
+        assert_eq!(classify('S', "0"), Waiting::Unknown);
+        assert_eq!(classify('I', ""), Waiting::Unknown);
+        assert_eq!(classify('S', "pipe_write"), Waiting::Other);
     }
 
     #[test]
