@@ -280,14 +280,13 @@ fn databases(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
 
 /// Each php-fpm pool of the name: its workers busy, requests queued.
 fn pools(w: &Watched) -> Vec<Limit> {
-    // Each second's requests waiting in the name's listen queues.
-    let queued: Vec<u32> = w
+    // Each second's requests waiting in the name's listen queues (for a
+    // pool whose master's own are not known).
+    let name_queued: Vec<u32> = w
         .looks
         .iter()
         .map(|p| p.listening.iter().map(|l| l.queue).sum())
         .collect();
-    let most_queued = queued.iter().copied().max().unwrap_or(0);
-    let queue_mean = mean(queued.iter().map(|&q| f64::from(q))).unwrap_or(0.0);
     let available = w
         .seconds
         .iter()
@@ -300,19 +299,32 @@ fn pools(w: &Watched) -> Vec<Limit> {
             .map(|p| p.rss_mb / f64::from(p.count)),
     );
     let computing = w.busy.is_some_and(|(state, _)| state == "running");
-    let names: BTreeSet<&str> = w
+    // Each pool by its master and name: two php-fpm masters may each
+    // have a pool "www".
+    let keys: BTreeSet<(Option<u32>, &str)> = w
         .looks
         .iter()
-        .flat_map(|p| p.pools.iter().map(|pool| pool.pool.as_str()))
+        .flat_map(|p| p.pools.iter().map(|pool| (pool.master, pool.pool.as_str())))
         .collect();
-    names
-        .into_iter()
-        .map(|pool| {
+    let shared = |pool: &str| keys.iter().filter(|(_, name)| *name == pool).count() > 1;
+    keys.iter()
+        .map(|&(master, pool)| {
             let all: Vec<_> = w
                 .looks
                 .iter()
-                .filter_map(|p| p.pools.iter().find(|x| x.pool == pool))
+                .filter_map(|p| p.pools.iter().find(|x| x.pool == pool && x.master == master))
                 .collect();
+            let queued: Vec<u32> = if all.iter().any(|x| x.queued.is_some()) {
+                all.iter().map(|x| x.queued.unwrap_or(0)).collect()
+            } else {
+                name_queued.clone()
+            };
+            let most_queued = queued.iter().copied().max().unwrap_or(0);
+            let queue_mean = mean(queued.iter().map(|&q| f64::from(q))).unwrap_or(0.0);
+            let label = match master {
+                Some(pid) if shared(pool) => format!("{}'s pool {pool} (master {pid})", w.name),
+                _ => format!("{}'s pool {pool}", w.name),
+            };
             let looks: Vec<(u32, u32)> = all
                 .iter()
                 .filter(|x| x.unanswered.is_none())
@@ -337,7 +349,7 @@ fn pools(w: &Watched) -> Vec<Limit> {
                     + 100.0 * late as f64)
                     / (answered + late) as f64
             };
-            let mut limit = w.limit("pool", format!("{}'s pool {pool}", w.name), utilization);
+            let mut limit = w.limit("pool", label, utilization);
             if answered + late == 0 {
                 limit.unmeasured = Some(
                     all.iter()
@@ -552,6 +564,8 @@ mod tests {
                 workers: pool.0,
                 busy: pool.1,
                 unanswered: None,
+                master: Some(41),
+                queued: Some(queue),
             }],
             cpu_limit: quota.map(|used| CpuLimit {
                 group: "/php.slice".into(),
@@ -638,6 +652,32 @@ mod tests {
             .unwrap()
             .contains("run the monitor as root"));
         assert!(pool.evidence.starts_with("not measured: "));
+    }
+
+    /// Two php-fpm masters, each with a pool "www": each is judged by its
+    /// own workers and its own master's queue, and named by its master.
+    #[test]
+    fn two_masters_pools_of_one_name_are_judged_apart() {
+        let mut both = second((2, 2), 9, sleeping(2), None);
+        let mut other = both.processes[0].pools[0].clone();
+        other.master = Some(77);
+        other.workers = 20;
+        other.busy = 3;
+        other.queued = Some(0);
+        both.processes[0].pools.push(other);
+        let looks = [&both, &both];
+        let limits = use_method("local", &looks);
+        let full = limits
+            .iter()
+            .find(|l| l.resource == "php-fpm8.2's pool www (master 41)")
+            .unwrap();
+        assert!(full.saturated && full.utilization_pct == 100.0, "{full:?}");
+        let calm = limits
+            .iter()
+            .find(|l| l.resource == "php-fpm8.2's pool www (master 77)")
+            .unwrap();
+        assert!(!calm.saturated && calm.utilization_pct == 15.0, "{calm:?}");
+        assert_eq!(calm.waiting, Some(0.0));
     }
 
     #[test]

@@ -350,6 +350,10 @@ pub struct HostSummary {
     /// some are: with `samples` 0 the host's figures are unknown, not zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// The watched server's own resources judged over the run (the USE
+    /// method, see [`crate::limits`]), the saturated first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<crate::limits::Limit>,
 }
 
 impl HostSummary {

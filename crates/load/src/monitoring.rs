@@ -176,6 +176,7 @@ impl Totals {
             gap_seconds: 0,
             clock_offset_ms: None,
             problem: None,
+            limits: Vec::new(),
         }
     }
 }

@@ -181,7 +181,8 @@ pub async fn run(
     }
     // A replay's requests, each beside its recorded status.
     let replay_error = replay.and_then(|replay| write_replay(&replay, &mut setup));
-    let resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
+    let mut resources: Vec<HostSummary> = monitoring.map(Monitoring::finish).unwrap_or_default();
+    judge_limits(&setup.bundle_dir, &mut resources);
     if !resources.is_empty() {
         setup.manifest.files.resources = Some(headroom_bundle::RESOURCES.into());
         setup.manifest.files.resources_detail = Some(headroom_bundle::RESOURCES_DETAIL.into());
@@ -191,6 +192,25 @@ pub async fn run(
         outcome.bundle_error = replay_error;
     }
     Ok(outcome)
+}
+
+/// Each host's server resources judged over the whole run (the USE
+/// method), from the seconds resources.jsonl holds; none when it cannot
+/// be read.
+fn judge_limits(dir: &std::path::Path, hosts: &mut [HostSummary]) {
+    let Ok(details) = headroom_bundle::limits::read_details(dir) else {
+        return;
+    };
+    for host in hosts {
+        let seconds: Vec<&headroom_monitor::Resources> = details
+            .iter()
+            .filter(|(_, name, _)| *name == host.host)
+            .map(|(_, _, r)| r)
+            .collect();
+        if !seconds.is_empty() {
+            host.limits = headroom_bundle::limits::use_method(&host.host, &seconds);
+        }
+    }
 }
 
 /// A warning for each host whose resources were not sampled, or not

@@ -177,6 +177,9 @@ impl Drop for DatabaseReader {
 
 /// The most one look may take before it counts as failed.
 const LOOK_TIMEOUT: Duration = Duration::from_millis(800);
+/// The most connecting may take (a password's SCRAM exchange is slow on a
+/// busy machine); the other figures do not wait for it.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 enum Connection {
     MariaDb(sqlx::MySqlConnection),
@@ -198,14 +201,16 @@ fn read_loop(
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
         for (source, connection) in sources.iter().zip(connections.iter_mut()) {
+            let limit = if connection.is_some() {
+                LOOK_TIMEOUT
+            } else {
+                CONNECT_TIMEOUT
+            };
             let look = runtime.block_on(async {
-                tokio::time::timeout(LOOK_TIMEOUT, look(source, connection))
+                tokio::time::timeout(limit, look(source, connection))
                     .await
                     .unwrap_or_else(|_| {
-                        Err(format!(
-                            "it did not answer within {} ms",
-                            LOOK_TIMEOUT.as_millis()
-                        ))
+                        Err(format!("it did not answer within {} ms", limit.as_millis()))
                     })
             });
             if look.is_err() {

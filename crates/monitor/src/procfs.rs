@@ -78,8 +78,11 @@ pub struct ProcessCounters {
     pub threads: ProcessThreads,
     /// Each pool's workers, how many of them were busy (not waiting in
     /// accept), and how many could not be told (their wchan unreadable),
-    /// by pool name: php-fpm's pools.
-    pub pools: BTreeMap<String, (u32, u32, u32)>,
+    /// by their master's pid and the pool's name: php-fpm's pools (two
+    /// masters may each have a pool "www").
+    pub pools: BTreeMap<(String, String), (u32, u32, u32)>,
+    /// Requests waiting in each master's listening sockets, by its pid.
+    pub queued_by_master: BTreeMap<String, u32>,
     /// The CPU quota of their control group, where one is set.
     pub cgroup: Option<CgroupCpu>,
     /// The listening sockets they hold and each one's accept queue.
@@ -399,6 +402,11 @@ impl Roots {
                 .unwrap_or(0);
             let threads = read_threads(&entry.path()).unwrap_or_default();
             let pool = read(&entry.path().join("cmdline")).and_then(|c| pool_of(&c));
+            let parent = stat
+                .rfind(')')
+                .and_then(|close| stat[close + 1..].split_whitespace().nth(1))
+                .unwrap_or("0")
+                .to_string();
             let counters = s.processes.entry(watched_name.clone()).or_default();
             counters.cpu_ticks += ticks;
             counters.rss_bytes += rss_pages * page;
@@ -407,7 +415,8 @@ impl Roots {
             counters.threads.major_faults += threads.major_faults;
             counters.threads.states.merge(&threads.states);
             if let Some(pool) = pool {
-                let (workers, busy, unreadable) = counters.pools.entry(pool).or_default();
+                let (workers, busy, unreadable) =
+                    counters.pools.entry((parent.clone(), pool)).or_default();
                 let states = &threads.states;
                 if states.unknown > 0 && states.unknown == states.total() {
                     // What it sleeps on is not said to this reader: busy or not, unknown.
@@ -418,11 +427,6 @@ impl Roots {
                     *busy += u32::from(states.accept < states.total());
                 }
             }
-            let parent = stat
-                .rfind(')')
-                .and_then(|close| stat[close + 1..].split_whitespace().nth(1))
-                .unwrap_or("0")
-                .to_string();
             family
                 .entry(watched_name.clone())
                 .or_default()
@@ -444,9 +448,10 @@ impl Roots {
             counters.cgroup = masters
                 .first()
                 .and_then(|pid| cgroup_cpu(&self.proc, &self.sys, pid));
-            let held: BTreeSet<u64> = masters
+            let held: BTreeMap<&str, Vec<u64>> = masters
                 .iter()
-                .flat_map(|pid| socket_inodes(&self.proc.join(pid)))
+                .map(|pid| (*pid, socket_inodes(&self.proc.join(pid))))
+                .filter(|(_, inodes)| !inodes.is_empty())
                 .collect();
             if held.is_empty() {
                 continue;
@@ -454,7 +459,18 @@ impl Roots {
             // One netlink dump a look, and only when a watched process
             // holds sockets.
             let all = queues.get_or_insert_with(|| listening().unwrap_or_default());
-            counters.listening = held.iter().filter_map(|i| all.get(i).cloned()).collect();
+            let mut seen = BTreeSet::new();
+            for (master, inodes) in &held {
+                let mine: Vec<ListenQueue> = inodes
+                    .iter()
+                    .filter(|i| seen.insert(**i))
+                    .filter_map(|i| all.get(i).cloned())
+                    .collect();
+                counters
+                    .queued_by_master
+                    .insert(master.to_string(), mine.iter().map(|l| l.queue).sum());
+                counters.listening.extend(mine);
+            }
             if name.starts_with("apache2") || name.starts_with("httpd") {
                 counters.apache = counters
                     .listening

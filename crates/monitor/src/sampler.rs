@@ -106,6 +106,13 @@ pub struct WorkerPool {
     /// page did not answer: no worker was free to serve it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unanswered: Option<String>,
+    /// The pid of the master whose pool it is (php-fpm's), which tells
+    /// apart two masters' pools of one name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master: Option<u32>,
+    /// Requests waiting in its master's listening sockets at the look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued: Option<u32>,
 }
 
 /// A control group's CPU quota over one interval.
@@ -257,13 +264,15 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                 pools: n
                     .pools
                     .iter()
-                    .map(|(pool, &(workers, busy, unreadable))| WorkerPool {
+                    .map(|((master, pool), &(workers, busy, unreadable))| WorkerPool {
                         pool: pool.clone(),
                         workers,
                         busy,
                         unanswered: (workers == 0 && unreadable > 0).then(|| {
                             "what its workers wait for is not readable here (wchan: run the monitor as root)".to_string()
                         }),
+                        master: master.parse().ok(),
+                        queued: n.queued_by_master.get(master).copied(),
                     })
                     .chain(n.apache.as_ref().map(|status| match status {
                         Ok(w) => WorkerPool {
@@ -271,12 +280,16 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                             workers: w.busy + w.idle,
                             busy: w.busy,
                             unanswered: None,
+                            master: None,
+                            queued: None,
                         },
                         Err(why) => WorkerPool {
                             pool: "workers".into(),
                             workers: 0,
                             busy: 0,
                             unanswered: Some(why.clone()),
+                            master: None,
+                            queued: None,
                         },
                     }))
                     .collect(),

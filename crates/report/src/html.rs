@@ -1038,6 +1038,13 @@ fn host_resources(html: &mut String, run: &RunData, host: &str, rows: &[&Resourc
             "<p class=\"meta\">{}</p>",
             escape(&crate::terminal::host_line(h))
         );
+        for limit in h.limits.iter().filter(|l| l.saturated) {
+            let _ = writeln!(
+                html,
+                "<p><b>Saturated:</b> {}</p>",
+                escape(&limit.describe())
+            );
+        }
     }
     html.push_str("<div class=\"charts\">");
     let usage: Vec<ChartSeries> = vec![

@@ -181,6 +181,9 @@ fn verdict_lines(out: &mut String, s: &RunSummary) {
     );
     for host in &s.resources {
         let _ = writeln!(out, "  {}", host_line(host));
+        for limit in host.limits.iter().filter(|l| l.saturated) {
+            let _ = writeln!(out, "    Saturated: {}", limit.describe());
+        }
     }
     if !t.errors_by_kind.is_empty() {
         let kinds: Vec<String> = t
