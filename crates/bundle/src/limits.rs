@@ -223,9 +223,6 @@ fn databases(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
             .flat_map(|r| r.databases.iter())
             .filter(|d| d.address == address && d.problem.is_none())
             .collect();
-        if looks.is_empty() {
-            continue;
-        }
         let limit = |kind: &str, what: &str, utilization: f64| {
             Limit::new(
                 kind,
@@ -234,6 +231,20 @@ fn databases(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
                 utilization,
             )
         };
+        if looks.is_empty() {
+            // Never read: unknown, and said so.
+            let why = seconds
+                .iter()
+                .flat_map(|r| r.databases.iter())
+                .filter(|d| d.address == address)
+                .find_map(|d| d.problem.clone())
+                .unwrap_or_else(|| "no figures".into());
+            let mut unread = limit("connections", "counters", 0.0);
+            unread.evidence = format!("not measured: {why}");
+            unread.unmeasured = Some(why);
+            found.push(unread);
+            continue;
+        }
         let max = looks.iter().map(|d| d.max_connections).max().unwrap_or(0);
         let most = looks.iter().map(|d| d.connections).max().unwrap_or(0);
         let open = mean(looks.iter().map(|d| d.connections as f64)).unwrap_or(0.0);
@@ -678,6 +689,29 @@ mod tests {
             .unwrap();
         assert!(!calm.saturated && calm.utilization_pct == 15.0, "{calm:?}");
         assert_eq!(calm.waiting, Some(0.0));
+    }
+
+    /// A database that refused every look is not measured, and says why.
+    #[test]
+    fn a_database_never_read_is_not_measured() {
+        let mut refused = second((4, 1), 0, sleeping(1), None);
+        refused.databases = vec![serde_json::from_value(serde_json::json!({
+            "server": "PostgreSQL", "address": "127.0.0.1",
+            "problem": "cannot connect: password authentication failed",
+            "connections": 0, "max_connections": 0, "running": 0
+        }))
+        .unwrap()];
+        let looks = [&refused];
+        let limits = use_method("local", &looks);
+        let db = limits
+            .iter()
+            .find(|l| l.resource.starts_with("PostgreSQL"))
+            .unwrap();
+        assert!(!db.saturated);
+        assert_eq!(
+            db.unmeasured.as_deref(),
+            Some("cannot connect: password authentication failed")
+        );
     }
 
     #[test]
