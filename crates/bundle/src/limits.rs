@@ -309,7 +309,6 @@ fn pools(w: &Watched) -> Vec<Limit> {
             .filter(|p| p.count > 0)
             .map(|p| p.rss_mb / f64::from(p.count)),
     );
-    let computing = w.busy.is_some_and(|(state, _)| state == "running");
     // Each pool by its master and name: two php-fpm masters may each
     // have a pool "www".
     let keys: BTreeSet<(Option<u32>, &str)> = w
@@ -332,6 +331,14 @@ fn pools(w: &Watched) -> Vec<Limit> {
             };
             let most_queued = queued.iter().copied().max().unwrap_or(0);
             let queue_mean = mean(queued.iter().map(|&q| f64::from(q))).unwrap_or(0.0);
+            // What this pool's own workers were busy with, where the
+            // looks say (else the name's threads).
+            let mut own = ThreadStates::default();
+            for states in all.iter().filter_map(|x| x.states.as_ref()) {
+                own.merge(states);
+            }
+            let busy_with_own = if own.total() > 0 { busy_with(&own) } else { w.busy };
+            let computing = busy_with_own.is_some_and(|(state, _)| state == "running");
             let label = match master {
                 Some(pid) if shared(pool) => format!("{}'s pool {pool} (master {pid})", w.name),
                 _ => format!("{}'s pool {pool}", w.name),
@@ -386,7 +393,7 @@ fn pools(w: &Watched) -> Vec<Limit> {
                     all.len()
                 ));
             }
-            if let Some((state, share)) = w.busy {
+            if let Some((state, share)) = busy_with_own {
                 limit.evidence.push_str(&format!(
                     "; its busy threads were {} {share:.0}% of the time",
                     doing(state)
@@ -577,6 +584,7 @@ mod tests {
                 unanswered: None,
                 master: Some(41),
                 queued: Some(queue),
+                states: None,
             }],
             cpu_limit: quota.map(|used| CpuLimit {
                 group: "/php.slice".into(),
@@ -670,11 +678,18 @@ mod tests {
     #[test]
     fn two_masters_pools_of_one_name_are_judged_apart() {
         let mut both = second((2, 2), 9, sleeping(2), None);
+        both.processes[0].pools[0].states = Some(sleeping(2));
         let mut other = both.processes[0].pools[0].clone();
         other.master = Some(77);
         other.workers = 20;
         other.busy = 3;
         other.queued = Some(0);
+        // The other master's workers wait on a database: not ours.
+        other.states = Some(ThreadStates {
+            network: 30,
+            accept: 17,
+            ..Default::default()
+        });
         both.processes[0].pools.push(other);
         let looks = [&both, &both];
         let limits = use_method("local", &looks);
@@ -683,6 +698,11 @@ mod tests {
             .find(|l| l.resource == "php-fpm8.2's pool www (master 41)")
             .unwrap();
         assert!(full.saturated && full.utilization_pct == 100.0, "{full:?}");
+        assert!(
+            full.evidence
+                .ends_with("sleeping on a timer 100% of the time"),
+            "{full:?}"
+        );
         let calm = limits
             .iter()
             .find(|l| l.resource == "php-fpm8.2's pool www (master 77)")

@@ -81,6 +81,8 @@ pub struct ProcessCounters {
     /// by their master's pid and the pool's name: php-fpm's pools (two
     /// masters may each have a pool "www").
     pub pools: BTreeMap<(String, String), (u32, u32, u32)>,
+    /// What each pool's workers' threads waited for, by the same key.
+    pub pool_states: BTreeMap<(String, String), crate::threads::ThreadStates>,
     /// Requests waiting in each master's listening sockets, by its pid.
     pub queued_by_master: BTreeMap<String, u32>,
     /// The CPU quota of their control group, where one is set.
@@ -415,6 +417,11 @@ impl Roots {
             counters.threads.major_faults += threads.major_faults;
             counters.threads.states.merge(&threads.states);
             if let Some(pool) = pool {
+                counters
+                    .pool_states
+                    .entry((parent.clone(), pool.clone()))
+                    .or_default()
+                    .merge(&threads.states);
                 let (workers, busy, unreadable) =
                     counters.pools.entry((parent.clone(), pool)).or_default();
                 let states = &threads.states;

@@ -113,6 +113,9 @@ pub struct WorkerPool {
     /// Requests waiting in its master's listening sockets at the look.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued: Option<u32>,
+    /// What its workers' threads waited for at the look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub states: Option<ThreadStates>,
 }
 
 /// A control group's CPU quota over one interval.
@@ -273,6 +276,7 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                         }),
                         master: master.parse().ok(),
                         queued: n.queued_by_master.get(master).copied(),
+                        states: n.pool_states.get(&(master.clone(), pool.clone())).copied(),
                     })
                     .chain(n.apache.as_ref().map(|status| match status {
                         Ok(w) => WorkerPool {
@@ -282,6 +286,7 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                             unanswered: None,
                             master: None,
                             queued: None,
+                            states: None,
                         },
                         Err(why) => WorkerPool {
                             pool: "workers".into(),
@@ -290,6 +295,7 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                             unanswered: Some(why.clone()),
                             master: None,
                             queued: None,
+                            states: None,
                         },
                     }))
                     .collect(),
