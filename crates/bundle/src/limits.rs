@@ -63,6 +63,19 @@ impl Limit {
         }
     }
 
+    /// What its utilization counts ("busy", "of its backlog") and what
+    /// its `waiting` counts ("requests queued"; empty when it holds none).
+    pub fn units(&self) -> (&'static str, &'static str) {
+        match self.kind.as_str() {
+            "pool" => ("busy", "requests queued"),
+            "accept_queue" => ("of its backlog", "connections queued"),
+            "connections" => ("of max_connections open", ""),
+            "locks" => ("of statements waiting", "transactions waiting for a lock"),
+            "cpu_quota" => ("used", "threads waiting for a CPU"),
+            _ => ("busy", "threads waiting for a CPU"),
+        }
+    }
+
     /// The sentence a user reads: the resource, its evidence, what to change.
     pub fn describe(&self) -> String {
         let mut text = format!("{}: {}", self.resource, self.evidence);

@@ -133,13 +133,7 @@ fn nothing_full(knee: &Level) -> String {
             unmeasured.push(format!("{} ({why})", limit.resource));
             continue;
         }
-        let (how, what) = match limit.kind.as_str() {
-            "pool" => ("busy", "requests queued"),
-            "accept_queue" => ("of its backlog", "connections queued"),
-            "connections" => ("of max_connections open", ""),
-            "locks" => ("of statements waiting", "transactions waiting for a lock"),
-            _ => ("busy", "threads waiting for one"),
-        };
+        let (how, what) = limit.units();
         measured.push(format!(
             "{} {:.0}% {how}{}",
             limit.resource,

@@ -146,7 +146,7 @@ fn what_limits_it(html: &mut String, result: &CapacityResult) {
     }
     let _ = writeln!(
         html,
-        "<div class=\"scroll\"><table class=\"limits\"><tr><th class=\"wrap\">At the knee ({} users)</th><th>Utilization (%)</th><th>Waiting (avg)</th><th>Saturated</th><th class=\"wrap\">Evidence</th><th class=\"wrap\">What to change</th></tr>",
+        "<div class=\"scroll\"><table class=\"limits\"><tr><th class=\"wrap\">At the knee ({} users)</th><th>Utilization (%)</th><th class=\"wrap\">Waiting (average)</th><th>Saturated</th><th class=\"wrap\">Evidence</th><th class=\"wrap\">What to change</th></tr>",
         knee.users
     );
     for limit in &knee.limits {
@@ -155,7 +155,10 @@ fn what_limits_it(html: &mut String, result: &CapacityResult) {
             "<tr><td class=\"wrap\">{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
             escape(&limit.resource),
             limit.utilization_pct,
-            limit.waiting.map_or("-".to_string(), |w| format!("{w:.1}")),
+            limit
+                .waiting
+                .filter(|_| !limit.units().1.is_empty())
+                .map_or("-".to_string(), |w| format!("{w:.1} {}", limit.units().1)),
             if limit.saturated { "<b>yes</b>" } else { "no" },
             escape(&limit.evidence),
             escape(&limit.change),
@@ -706,7 +709,7 @@ mod tests {
         let html = render_capacity_report(&result);
         assert!(html.contains("<h2>What limits it</h2>\n<p>php-fpm8.2&#39;s pool www: its 2 workers were busy 100% of the measured time. Raise pm.max_children (now 2)</p>"), "{html}");
         assert!(html.contains("<th class=\"wrap\">At the knee (25 users)</th>"));
-        assert!(html.contains("<td>100</td><td>3.0</td><td><b>yes</b></td>"));
+        assert!(html.contains("<td>100</td><td>3.0 requests queued</td><td><b>yes</b></td>"));
         assert!(html.contains("The server&apos;s own resources against users"));
         // Without judged resources (no --process) the section says why.
         let (_, plain) = page(level(100, 50.0, Some(1.0)));
