@@ -83,6 +83,11 @@ pub struct Level {
     /// it for the server to answer as it did idle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rest: Option<LevelRest>,
+    /// Runs of this level put aside because the generator could not keep
+    /// up (their bundles stay, their requests were sent): the level was
+    /// measured once more.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub put_aside: Vec<PathBuf>,
 }
 
 /// The rest before a lesson level: a lesson has no warm-up, so work the

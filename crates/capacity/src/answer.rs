@@ -399,6 +399,7 @@ mod tests {
             why: String::new(),
             phases: Vec::new(),
             rest: None,
+            put_aside: Vec::new(),
         }
     }
 

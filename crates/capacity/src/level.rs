@@ -123,6 +123,7 @@ pub fn measure_level(
         why: String::new(),
         phases: Vec::new(),
         rest: None,
+        put_aside: Vec::new(),
     })
 }
 
@@ -138,18 +139,22 @@ pub fn requests_sent(levels: &[Level], idle_probes: u32) -> SearchRequests {
     };
     for level in levels {
         sent.rest_probes += level.rest.as_ref().map_or(0, |r| u64::from(r.probes));
-        let whole = headroom_bundle::manifest::read_manifest(&level.bundle)
-            .ok()
-            .and_then(|m| m.measurement.map(|m| m.whole_run).or(m.summary));
-        match whole {
-            Some(summary) => match summary.requests {
-                Some(wire) => {
-                    sent.levels += wire.requests - wire.unrecorded.total();
-                    sent.unrecorded.add(&wire.unrecorded);
-                }
-                None => sent.levels += summary.total.count,
-            },
-            None => sent.levels += level.samples,
+        let measured = std::iter::once((&level.bundle, Some(level.samples)));
+        let put_aside = level.put_aside.iter().map(|b| (b, None));
+        for (bundle, samples) in measured.chain(put_aside) {
+            let whole = headroom_bundle::manifest::read_manifest(bundle)
+                .ok()
+                .and_then(|m| m.measurement.map(|m| m.whole_run).or(m.summary));
+            match whole {
+                Some(summary) => match summary.requests {
+                    Some(wire) => {
+                        sent.levels += wire.requests - wire.unrecorded.total();
+                        sent.unrecorded.add(&wire.unrecorded);
+                    }
+                    None => sent.levels += summary.total.count,
+                },
+                None => sent.levels += samples.unwrap_or(0),
+            }
         }
     }
     sent.total = sent.levels + sent.unrecorded.total() + sent.rest_probes;

@@ -19,7 +19,7 @@ use headroom_bundle::capacity::{keep_measurement, CapacityResult, CapacitySetup,
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
 use headroom_load::engine::EnginePlan;
-use headroom_load::run::{run as run_plan, Progress, RunError, RunSetup};
+use headroom_load::run::{run as run_plan, Progress, RunError, RunOutcome, RunSetup};
 use std::cell::RefCell;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -271,14 +271,13 @@ impl SearchPlan {
     ) -> Result<Option<Level>, R::Error> {
         // Before every level but the first, the server finishes what the
         // level before left queued.
-        let rested = match rest {
+        let mut rested = match rest {
             Some(rest) if at.index > 1 => Some(rest.wait(stop).await),
             _ => None,
         };
         if *stop.borrow() {
             return Ok(None);
         }
-        let timing = self.timing;
         let users = at.users;
         let base = &self.settings.base;
         let dir = base.join(format!("level-{users:04}"));
@@ -287,7 +286,106 @@ impl SearchPlan {
         } else {
             dir
         };
-        let (plan, mut setup) = runner.prepare(users, at.repetition, timing, &dir).await?;
+        // A run whose generator could not keep up (a busy machine's
+        // moment) is put aside and the level measured once more: its
+        // figures would not be the server's. A second such run stands,
+        // and the answer it decides says it is not valid.
+        let mut put_aside = Vec::new();
+        let (outcome, watched, generator_limited) = loop {
+            let attempt_dir = if put_aside.is_empty() {
+                dir.clone()
+            } else {
+                dir.with_file_name(format!(
+                    "{}-again",
+                    dir.file_name().unwrap_or_default().to_string_lossy()
+                ))
+            };
+            let Some((outcome, watched)) = self.attempt(runner, stop, at, &attempt_dir).await?
+            else {
+                return Ok(None);
+            };
+            let limited = outcome
+                .warnings
+                .iter()
+                .find(|w| {
+                    matches!(
+                        w,
+                        RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
+                    )
+                })
+                .map(|w| w.to_string());
+            match limited {
+                Some(warning) if put_aside.is_empty() => {
+                    // Its bundle says which seconds were warm-up too.
+                    let _ = keep_measurement(&outcome.bundle, watched.window());
+                    put_aside.push((outcome.bundle.clone(), warning));
+                    // A lesson's burst again after the server's rest.
+                    if let Some(rest) = rest.filter(|_| rested.is_some()) {
+                        let before = rested.take();
+                        let mut again = rest.wait(stop).await;
+                        // Both rests' probes reached the server.
+                        if let Some(before) = before {
+                            again.probes += before.probes;
+                            again.waited_s += before.waited_s;
+                        }
+                        rested = Some(again);
+                        if *stop.borrow() {
+                            return Ok(None);
+                        }
+                    }
+                }
+                _ => break (outcome, watched, limited.is_some()),
+            }
+        };
+        let mut level = measure_level(
+            users,
+            &outcome.bundle,
+            watched.window(),
+            &self.settings.target,
+            generator_limited,
+        )
+        .map_err(|e| CapacityError::Level(e.to_string()))?;
+        self.watched(&mut level, &watched);
+        if self.settings.lesson.is_some() {
+            crate::lesson::judge_phases(&mut level, &outcome.bundle, &self.settings.target)
+                .map_err(|e| CapacityError::Level(e.to_string()))?;
+        }
+        if let Some(rest) = rested {
+            level.ended = format!("{}; {}", level.ended, rest.describe());
+            level.rest = Some(rest);
+        }
+        for (bundle, warning) in put_aside {
+            level.ended = format!(
+                "{}; measured again: in its first run ({}) {}",
+                level.ended,
+                bundle.display(),
+                first_clause(&warning)
+            );
+            level.put_aside.push(bundle);
+        }
+        // The ladder went by the server's processes; the machine is said.
+        if let Some(crowded) = crate::level::crowded(&level) {
+            level.ended = format!(
+                "{}; other work kept the machine busy ({crowded}): the ladder went by the server's processes",
+                level.ended
+            );
+        }
+        runner.measured(&level);
+        Ok(Some(level))
+    }
+
+    /// One run of a level in `dir`: its outcome and what its watch saw;
+    /// `None` when the user interrupted it (its bundle still says which
+    /// seconds were warm-up).
+    async fn attempt<R: LevelRunner>(
+        &self,
+        runner: &R,
+        stop: &watch::Receiver<bool>,
+        at: LevelAt,
+        dir: &Path,
+    ) -> Result<Option<(RunOutcome, LevelWatch)>, R::Error> {
+        let timing = self.timing;
+        let (plan, mut setup) = runner.prepare(at.users, at.repetition, timing, dir).await?;
         let (end_tx, end_rx) = watch::channel(false);
         setup.end_early = Some(end_rx);
         let watch_level = RefCell::new(LevelWatch::new(timing, self.settings.target));
@@ -310,48 +408,14 @@ impl SearchPlan {
         .map_err(CapacityError::Run)?;
         runner.ran();
         let watched = watch_level.into_inner();
-        let window = watched.window();
         if outcome.status == RunStatus::Interrupted {
-            // Its bundle still says which seconds were warm-up (an error
-            // here only leaves the whole run in its summary).
-            let _ = keep_measurement(&outcome.bundle, window);
+            let _ = keep_measurement(&outcome.bundle, watched.window());
             return Ok(None);
         }
         if let Some(error) = &outcome.bundle_error {
             return Err(CapacityError::Level(error.to_string()).into());
         }
-        let generator_limited = outcome.warnings.iter().any(|w| {
-            matches!(
-                w,
-                RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
-            )
-        });
-        let mut level = measure_level(
-            users,
-            &outcome.bundle,
-            window,
-            &self.settings.target,
-            generator_limited,
-        )
-        .map_err(|e| CapacityError::Level(e.to_string()))?;
-        self.watched(&mut level, &watched);
-        if self.settings.lesson.is_some() {
-            crate::lesson::judge_phases(&mut level, &outcome.bundle, &self.settings.target)
-                .map_err(|e| CapacityError::Level(e.to_string()))?;
-        }
-        if let Some(rest) = rested {
-            level.ended = format!("{}; {}", level.ended, rest.describe());
-            level.rest = Some(rest);
-        }
-        // The ladder went by the server's processes; the machine is said.
-        if let Some(crowded) = crate::level::crowded(&level) {
-            level.ended = format!(
-                "{}; other work kept the machine busy ({crowded}): the ladder went by the server's processes",
-                level.ended
-            );
-        }
-        runner.measured(&level);
-        Ok(Some(level))
+        Ok(Some((outcome, watched)))
     }
 
     /// What the level's watch saw: how it ended, its requests against
@@ -372,4 +436,13 @@ impl SearchPlan {
         level.apdex_interval = watched.apdex_interval();
         level.settled = watched.settled().cloned();
     }
+}
+
+/// A warning's first clause ("headroom was starved of CPU: ..."), for a
+/// level's line.
+fn first_clause(warning: &str) -> &str {
+    warning
+        .split_once(", so ")
+        .or_else(|| warning.split_once(": response"))
+        .map_or(warning, |(head, _)| head)
 }

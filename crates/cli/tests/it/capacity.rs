@@ -271,7 +271,9 @@ fn a_scenario_search_counts_its_think_time_and_is_judged() {
 }
 
 /// headroom pinned to one core next to two busy loops, at nice 19: its
-/// levels are generator-limited, and the result says it is invalid.
+/// levels are generator-limited, each is measured once more (the first
+/// run put aside, its bundle kept and its requests counted), and the
+/// result says it is invalid.
 #[test]
 #[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_starved_generator_makes_the_result_invalid() {
@@ -308,6 +310,33 @@ fn a_starved_generator_makes_the_result_invalid() {
         .unwrap()
         .contains("load generator itself"));
     assert!(json["levels"][0]["generator_limited"].as_bool().unwrap());
+    let mut sent = 0;
+    for level in json["levels"].as_array().unwrap() {
+        let aside = level["put_aside"].as_array().unwrap();
+        assert_eq!(aside.len(), 1, "{level}");
+        let ended = level["ended"].as_str().unwrap();
+        assert!(
+            ended.contains("; measured again: in its first run (")
+                && ended.contains("headroom was starved of CPU"),
+            "{ended}"
+        );
+        for bundle in aside.iter().chain([&level["bundle"]]) {
+            let manifest = std::fs::read_to_string(
+                std::path::Path::new(bundle.as_str().unwrap()).join("manifest.json"),
+            )
+            .unwrap();
+            let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+            let wire = &manifest["measurement"]["whole_run"]["requests"];
+            sent += wire["requests"].as_u64().unwrap();
+        }
+    }
+    // Every request sent is counted, the put-aside runs' too.
+    let requests = &json["requests"];
+    assert_eq!(
+        requests["total"].as_u64().unwrap() - requests["rest_probes"].as_u64().unwrap(),
+        sent,
+        "{requests}"
+    );
 }
 
 #[test]
