@@ -1178,7 +1178,8 @@ fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
     );
     let _paced = paced();
     let link = Link::new();
-    let mut agent = link
+    // Stopped when the test ends, failed or not.
+    let agent = link
         .exec(&link.b, env!("CARGO_BIN_EXE_headroom"))
         .args([
             "agent",
@@ -1191,6 +1192,7 @@ fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let _agent = support::php_site::Daemon(agent);
     std::thread::sleep(std::time::Duration::from_millis(500));
     let dir = temp_dir("bench-network");
     let mut attempt = 0;
@@ -1228,9 +1230,16 @@ fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
             ),
         ]
     });
-    for key in ["upload_pct", "download_pct"] {
+    // Each share is its throughput of the 100 Mbit/s stated (the link's
+    // own speed is iperf3's to judge, above: a busy neighbour of this VM
+    // once held both to 86 Mbit/s).
+    for (key, figure) in [("upload_pct", "upload"), ("download_pct", "download")] {
         let pct = mean(&b, "network", key);
-        assert!((90.0..=100.5).contains(&pct), "{key} {pct}");
+        let mbit = mean(&b, "network", figure);
+        assert!(
+            (pct - mbit).abs() < 0.5 && pct <= 100.5,
+            "{key} {pct} of {mbit} Mbit/s"
+        );
     }
     // The round trip grows with the payload: 10 KB crosses a 100 Mbit/s link twice.
     assert!(mean(&b, "network", "rtt_10000") > 5.0 * mean(&b, "network", "rtt_100"));
@@ -1247,8 +1256,6 @@ fn tcp_throughput_is_iperf3s_within_5_percent_on_a_100_mbit_link() {
         "{}",
         text(&wrong)
     );
-    let _ = agent.kill();
-    let _ = agent.wait();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

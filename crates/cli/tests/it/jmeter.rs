@@ -339,10 +339,11 @@ fn the_shipped_moodle_plan_runs_in_jmeter_and_in_headroom_alike() {
     let home = jmeter_home();
     // The means are measured again when they disagree: the counts are
     // exact every time, but a busy neighbour on this VM slows one client's
-    // run of 20 s and not the other's; an error of headroom's timing
-    // disagrees on both attempts.
+    // run of 20 s and not the other's (a suite once saw 1.385 then 0.555:
+    // noise, both ways); an error of headroom's timing disagrees on every
+    // attempt.
     let mut seen = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..3 {
         let (ratio, means) = moodle_plan_side_by_side(&home);
         if (0.7..=1.1).contains(&ratio) {
             return;
