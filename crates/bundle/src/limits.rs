@@ -17,8 +17,8 @@ use std::path::Path;
 /// One resource judged over a level's measured seconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limit {
-    /// `pool`, `cpu_quota`, `cpu`, `accept_queue`, or a database's
-    /// `connections` or `locks`.
+    /// `pool`, `cpu_quota`, `cpu`, `disk_quota`, `disk`, `accept_queue`,
+    /// or a database's `connections` or `locks`.
     pub kind: String,
     /// What it is, as a user names it: "php-fpm8.2's pool www".
     pub resource: String,
@@ -72,6 +72,8 @@ impl Limit {
             "connections" => ("of max_connections open", ""),
             "locks" => ("of statements waiting", "transactions waiting for a lock"),
             "cpu_quota" => ("used", "threads waiting for a CPU"),
+            "disk_quota" => ("of its operations a second", "threads waiting for the disk"),
+            "disk" => ("busy", "requests in its queue"),
             _ => ("busy", "threads waiting for a CPU"),
         }
     }
@@ -178,6 +180,17 @@ impl Watched<'_> {
     fn waiting_for_cpu(&self) -> Option<f64> {
         mean(self.looks.iter().filter_map(|p| p.waiting_for_cpu))
     }
+
+    /// Its threads in uninterruptible sleep (a disk, mostly) at a look,
+    /// on average.
+    fn waiting_for_disk(&self) -> Option<f64> {
+        mean(
+            self.looks
+                .iter()
+                .filter_map(|p| p.threads.as_ref())
+                .map(|t| f64::from(t.disk)),
+        )
+    }
 }
 
 /// Every resource of `host`'s watched processes over `seconds`, judged:
@@ -192,6 +205,8 @@ pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
     let mut found = Vec::new();
     // The names without a CPU quota, and their threads waiting for a CPU.
     let mut unquoted: Vec<(&str, f64)> = Vec::new();
+    // The names without an IOPS limit, and their threads waiting for a disk.
+    let mut on_disk: Vec<(&str, f64)> = Vec::new();
     for name in names {
         let looks: Vec<&ProcessFigures> = seconds
             .iter()
@@ -213,11 +228,47 @@ pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
             Some(quota) => found.push(quota),
             None => unquoted.extend(watched.waiting_for_cpu().map(|w| (name, w))),
         }
+        match io_quota(&watched) {
+            Some(quota) => found.push(quota),
+            None => on_disk.extend(watched.waiting_for_disk().map(|w| (name, w))),
+        }
         found.extend(accept_queues(&watched));
     }
     found.extend(machine_cpu(host, seconds, &unquoted));
+    found.extend(machine_disks(host, seconds, &on_disk));
     found.extend(databases(host, seconds));
+    found.extend(counted_pools(host, seconds));
     in_order(&mut found);
+    found
+}
+
+/// The pools that programs of the monitoring process count themselves
+/// (the demo's testbed), judged as a server's pools are.
+fn counted_pools(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
+    let owners: BTreeSet<&str> = seconds
+        .iter()
+        .flat_map(|r| r.counted_pools.keys().map(String::as_str))
+        .collect();
+    let mut found = Vec::new();
+    for owner in owners {
+        let figures: Vec<ProcessFigures> = seconds
+            .iter()
+            .filter_map(|r| r.counted_pools.get(owner))
+            .map(|pools| ProcessFigures {
+                name: owner.to_string(),
+                pools: pools.clone(),
+                ..ProcessFigures::default()
+            })
+            .collect();
+        let watched = Watched {
+            host,
+            name: owner,
+            seconds,
+            looks: figures.iter().collect(),
+            busy: None,
+        };
+        found.extend(pools(&watched));
+    }
     found
 }
 
@@ -352,14 +403,24 @@ fn pools(w: &Watched) -> Vec<Limit> {
             }
             let busy_with_own = if own.total() > 0 { busy_with(&own) } else { w.busy };
             let computing = busy_with_own.is_some_and(|(state, _)| state == "running");
+            let on_disk = busy_with_own.is_some_and(|(state, _)| state == "disk");
+            let counted = all.iter().any(|x| x.busy_share.is_some());
             let label = match master {
+                _ if counted => format!("{}'s {pool}", w.name),
                 Some(pid) if shared(pool) => format!("{}'s pool {pool} (master {pid})", w.name),
                 _ => format!("{}'s pool {pool}", w.name),
             };
-            let looks: Vec<(u32, u32)> = all
+            // Each answered look's busy share, %: a pool that counts
+            // itself says it exactly, else the busy workers at the look.
+            let looks: Vec<(u32, f64)> = all
                 .iter()
-                .filter(|x| x.unanswered.is_none())
-                .map(|x| (x.workers, x.busy))
+                .filter(|x| x.unanswered.is_none() && x.workers > 0)
+                .map(|x| {
+                    let share = x
+                        .busy_share
+                        .map_or(f64::from(x.busy) / f64::from(x.workers), |s| s);
+                    (x.workers, 100.0 * share)
+                })
                 .collect();
             // A look whose own count did not come because no worker was
             // free to answer counts as all busy.
@@ -368,18 +429,20 @@ fn pools(w: &Watched) -> Vec<Limit> {
                 .filter(|x| x.unanswered.as_deref().is_some_and(|why| why.contains("no worker was free")))
                 .count();
             let workers = looks.iter().map(|l| l.0).max().unwrap_or(0);
-            let answered = looks.iter().filter(|l| l.0 > 0).count();
+            let answered = looks.len();
             let utilization = if answered + late == 0 {
                 0.0
             } else {
-                (looks
-                    .iter()
-                    .filter(|l| l.0 > 0)
-                    .map(|l| 100.0 * f64::from(l.1) / f64::from(l.0))
-                    .sum::<f64>()
-                    + 100.0 * late as f64)
+                (looks.iter().map(|l| l.1).sum::<f64>() + 100.0 * late as f64)
                     / (answered + late) as f64
             };
+            // A pool that counts itself says its mean queue too.
+            let queue_mean = if counted {
+                mean(all.iter().filter_map(|x| x.waiting)).unwrap_or(0.0)
+            } else {
+                queue_mean
+            };
+            let advice = all.iter().find_map(|x| x.advice.clone());
             let mut limit = w.limit("pool", label, utilization);
             if answered + late == 0 {
                 limit.unmeasured = Some(
@@ -390,13 +453,28 @@ fn pools(w: &Watched) -> Vec<Limit> {
                 limit.evidence = format!("not measured: {}", limit.unmeasured.as_deref().unwrap_or(""));
                 return limit;
             }
-            limit.saturated =
-                (utilization >= POOL_BUSY && most_queued > 0) || utilization >= POOL_ALWAYS_BUSY;
+            // Full with work waiting; or, as for a CPU, busy and never
+            // without a queue (on average at least one request waited).
+            limit.saturated = (utilization >= POOL_BUSY && most_queued > 0)
+                || utilization >= POOL_ALWAYS_BUSY
+                || (utilization >= QUEUED_USED && queue_mean >= WAITING_THREADS);
             limit.waiting = Some(queue_mean);
-            limit.evidence =
-                format!("its {workers} workers were busy {utilization:.0}% of the measured time");
+            limit.evidence = if workers == 1 && counted {
+                format!("it was busy {utilization:.0}% of the measured time")
+            } else if workers == 1 {
+                format!("its one worker was busy {utilization:.0}% of the measured time")
+            } else {
+                format!("its {workers} workers were busy {utilization:.0}% of the measured time")
+            };
+            let queue = match (counted, workers) {
+                (true, 1) => "for it",
+                (true, _) => "for one",
+                _ => "in its listen queue",
+            };
             limit.evidence.push_str(&if most_queued > 0 {
-                format!(" and up to {most_queued} requests waited in its listen queue ({queue_mean:.1} on average)")
+                format!(" and up to {most_queued} requests waited {queue} ({queue_mean:.1} on average)")
+            } else if counted {
+                format!(" and no request waited {queue}")
             } else {
                 " and no request waited in its listen queue".to_string()
             });
@@ -415,10 +493,14 @@ fn pools(w: &Watched) -> Vec<Limit> {
             let apache = w.name.starts_with("apache2") || w.name.starts_with("httpd");
             limit.change = if !limit.saturated {
                 String::new()
+            } else if let Some(advice) = advice {
+                advice
             } else if apache {
                 format!("Raise MaxRequestWorkers (now {workers} workers; ServerLimit × ThreadsPerChild must allow it), as 001 raised Apache's ServerLimit, if memory allows")
             } else if computing {
                 format!("Its workers were busy computing: more workers (pm.max_children, now {workers}) help only if a CPU is free; otherwise give the server more CPU or make each request cheaper")
+            } else if on_disk {
+                format!("Its workers were busy waiting for the disk: more workers (pm.max_children, now {workers}) help only if the disk has operations to spare")
             } else {
                 let room = match (available, each) {
                     (Some(available), Some(each)) if each > 0.0 => format!(
@@ -430,7 +512,8 @@ fn pools(w: &Watched) -> Vec<Limit> {
                 format!("Raise pm.max_children (now {workers}){room}")
             };
             limit.severity = utilization / POOL_BUSY + if most_queued > 0 { 0.1 } else { 0.0 };
-            if computing {
+            // Busy because they waited for a CPU or a disk: that comes first.
+            if computing || on_disk {
                 limit.severity *= 0.5;
             }
             limit
@@ -461,7 +544,7 @@ fn cpu_quota(w: &Watched) -> Option<Limit> {
         "it is held to {} CPU and used {used:.0}% of it; it was throttled {throttled:.0}% of the time and {waiting:.1} of its threads waited for a CPU on average",
         trim(first.cores)
     );
-    judge_cpu(&mut limit, waiting, QUOTA_USED, "Give it more CPU (raise cpu.max, systemd's CPUQuota=, a container's --cpus) or make each request cheaper");
+    judge_queued(&mut limit, waiting, QUOTA_USED, "Give it more CPU (raise cpu.max, systemd's CPUQuota=, a container's --cpus) or make each request cheaper");
     Some(limit)
 }
 
@@ -490,13 +573,84 @@ fn machine_cpu(host: &str, seconds: &[&Resources], waiting: &[(&str, f64)]) -> O
             "; some task waited for a CPU {s:.0}% of the time (pressure stall information)"
         ))
     );
-    judge_cpu(&mut limit, total, f64::INFINITY, "Give the server more or faster CPUs, move other work off the machine, or make each request cheaper");
+    judge_queued(&mut limit, total, f64::INFINITY, "Give the server more or faster CPUs, move other work off the machine, or make each request cheaper");
     Some(limit)
+}
+
+/// The disk operations a second of the name's control group against its
+/// limit (`emulate --iops`, a container's io.max), where one holds it.
+fn io_quota(w: &Watched) -> Option<Limit> {
+    let limits: Vec<_> = w.looks.iter().filter_map(|p| p.io_limit.as_ref()).collect();
+    let first = limits.first()?;
+    let done = mean(limits.iter().map(|l| l.done_s)).unwrap_or(0.0);
+    let used = 100.0 * done / first.iops.max(1) as f64;
+    let waiting = w.waiting_for_disk().unwrap_or(0.0);
+    let mut limit = w.limit(
+        "disk_quota",
+        format!(
+            "the disk operations of {}'s control group {}",
+            w.name, first.group
+        ),
+        used,
+    );
+    limit.evidence = format!(
+        "it did {done:.0} of its {} operations a second ({used:.0}%) and on average {waiting:.1} of {}'s threads waited for the disk",
+        first.iops, w.name
+    );
+    judge_queued(&mut limit, waiting, QUOTA_USED, DISK_CHANGE);
+    Some(limit)
+}
+
+/// What to change when a disk's operations are the limit.
+const DISK_CHANGE: &str = "The disk's operations a second are the limit (an SD card's are few): put the data on a faster disk (an SSD), make fewer synced writes per request (fewer commits; sessions and caches out of the database), or raise the group's limit";
+
+/// Each disk of the host that was busy with requests queued for it while
+/// the server's threads waited for a disk: saturated, and named.
+fn machine_disks(host: &str, seconds: &[&Resources], waiting: &[(&str, f64)]) -> Vec<Limit> {
+    let total: f64 = waiting.iter().map(|(_, w)| w).sum();
+    if total < WAITING_THREADS {
+        return Vec::new();
+    }
+    let names: BTreeSet<&str> = seconds
+        .iter()
+        .flat_map(|r| r.disks.iter().map(|d| d.name.as_str()))
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let looks: Vec<_> = seconds
+                .iter()
+                .flat_map(|r| r.disks.iter().filter(|d| d.name == name))
+                .collect();
+            let busy = mean(looks.iter().map(|d| d.util_pct))?;
+            let queue = mean(looks.iter().filter_map(|d| d.queue)).unwrap_or(0.0);
+            let wait = mean(looks.iter().filter_map(|d| d.await_ms));
+            let iops = mean(looks.iter().map(|d| d.iops)).unwrap_or(0.0);
+            let mut limit = Limit::new("disk", format!("the disk {name}"), host, busy);
+            limit.evidence = format!(
+                "it was busy {busy:.0}% of the time at {iops:.0} operations a second, with {queue:.1} requests in its queue on average{}, and {total:.1} of the server's threads waited for a disk ({})",
+                wait.map_or(String::new(), |w| format!(" taking {w:.1} ms each")),
+                waiting
+                    .iter()
+                    .map(|(name, w)| format!("{name} {w:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            limit.waiting = Some(queue);
+            limit.saturated = busy >= QUOTA_USED && queue >= WAITING_THREADS;
+            if limit.saturated {
+                limit.change = DISK_CHANGE.into();
+            }
+            limit.severity = busy / QUOTA_USED + if queue >= WAITING_THREADS { 0.2 } else { 0.0 };
+            // Only a disk that was busy speaks for the threads' waits.
+            (busy >= QUEUED_USED).then_some(limit)
+        })
+        .collect()
 }
 
 /// A CPU is saturated when `full` of it is used, or when it is busy
 /// enough and work queued for it: a thread waiting all the time on average.
-fn judge_cpu(limit: &mut Limit, waiting: f64, full: f64, change: &str) {
+fn judge_queued(limit: &mut Limit, waiting: f64, full: f64, change: &str) {
     let used = limit.utilization_pct;
     let queued = waiting >= WAITING_THREADS;
     limit.waiting = Some(waiting);
@@ -597,7 +751,7 @@ mod tests {
                 unanswered: None,
                 master: Some(41),
                 queued: Some(queue),
-                states: None,
+                ..WorkerPool::default()
             }],
             cpu_limit: quota.map(|used| CpuLimit {
                 group: "/php.slice".into(),
@@ -610,6 +764,7 @@ mod tests {
                 queue,
                 backlog: 511,
             }],
+            io_limit: None,
         });
         r
     }
@@ -754,5 +909,49 @@ mod tests {
         let limits = use_method("local", &looks);
         assert!(limits.iter().all(|l| !l.saturated && l.change.is_empty()));
         assert_eq!(limits.len(), 3);
+    }
+
+    /// The demo's testbed counts its SQLite writer itself: 88% busy with
+    /// 7.9 requests waiting on average is its limit (busy, and never
+    /// without a queue), told with the testbed's own advice; 40% busy
+    /// with 0.2 waiting is not.
+    #[test]
+    fn a_pool_that_counts_itself_is_judged_by_its_busy_share_and_mean_queue() {
+        let counted = |share: f64, waiting: f64, most: u32| {
+            let mut r = second((0, 0), 0, sleeping(0), None);
+            r.processes.clear();
+            r.counted_pools.insert(
+                "the testbed".into(),
+                vec![WorkerPool {
+                    pool: "SQLite writer".into(),
+                    workers: 1,
+                    busy: 1,
+                    queued: Some(most),
+                    busy_share: Some(share),
+                    waiting: Some(waiting),
+                    advice: Some("Use PostgreSQL".into()),
+                    ..WorkerPool::default()
+                }],
+            );
+            r
+        };
+        let full = [counted(0.87, 7.5, 9), counted(0.89, 8.3, 10)];
+        let limits = use_method("local", &full.iter().collect::<Vec<_>>());
+        assert_eq!(limits.len(), 1, "{limits:?}");
+        let writer = &limits[0];
+        assert_eq!(
+            (writer.kind.as_str(), writer.resource.as_str()),
+            ("pool", "the testbed's SQLite writer")
+        );
+        assert!(writer.saturated);
+        assert!((writer.utilization_pct - 88.0).abs() < 1e-9);
+        assert_eq!(
+            writer.describe(),
+            "the testbed's SQLite writer: it was busy 88% of the measured time and up to 10 requests waited for it (7.9 on average). Use PostgreSQL"
+        );
+        let calm = [counted(0.4, 0.2, 2), counted(0.4, 0.2, 1)];
+        let limits = use_method("local", &calm.iter().collect::<Vec<_>>());
+        assert!(!limits[0].saturated, "{limits:?}");
+        assert_eq!(limits[0].change, "");
     }
 }

@@ -48,6 +48,10 @@ pub enum Figure {
     Interrupts,
     /// Context switches a second on the first monitored host, on average.
     ContextSwitches,
+    /// The utilization (%) of the watched server's resource judged first
+    /// over the run (the saturated first, the fullest first: a pool, a CPU
+    /// or disk quota, an accept queue, a database's connections).
+    Limit,
     /// Errors from the second of the run's first fault on.
     FaultErrors,
     /// Seconds from the first fault until errors stay at 0 and p95 is back
@@ -68,7 +72,7 @@ pub const DEFAULT_FIGURES: [Figure; 6] = [
 ];
 
 /// The figures a user can name in `measure:` (fault figures come with `faults:`).
-pub const ALL: [Figure; 24] = [
+pub const ALL: [Figure; 25] = [
     Figure::Apdex,
     Figure::Min,
     Figure::Mean,
@@ -93,6 +97,7 @@ pub const ALL: [Figure; 24] = [
     Figure::Throttled,
     Figure::Interrupts,
     Figure::ContextSwitches,
+    Figure::Limit,
 ];
 
 impl Figure {
@@ -122,6 +127,7 @@ impl Figure {
             Figure::Throttled => "throttled",
             Figure::Interrupts => "interrupts",
             Figure::ContextSwitches => "context_switches",
+            Figure::Limit => "limit",
             Figure::FaultErrors => "fault_errors",
             Figure::Recovery => "recovery",
             Figure::UsersLost => "users_lost",
@@ -159,6 +165,7 @@ impl Figure {
             Figure::Throttled => "throttled_pct",
             Figure::Interrupts => "interrupts_s",
             Figure::ContextSwitches => "context_switches_s",
+            Figure::Limit => "limit_pct",
             Figure::FaultErrors => "fault_errors",
             Figure::Recovery => "recovery_s",
             Figure::UsersLost => "users_lost",
@@ -192,6 +199,7 @@ impl Figure {
             Figure::Throttled => "throttled (% of seconds)",
             Figure::Interrupts => "interrupts (/s)",
             Figure::ContextSwitches => "context switches (/s)",
+            Figure::Limit => "its fullest resource (%)",
             Figure::FaultErrors => "errors after the fault",
             Figure::Recovery => "recovery after the fault (s)",
             Figure::UsersLost => "users who lost their session",
@@ -209,6 +217,7 @@ impl Figure {
                 | Figure::Memory
                 | Figure::Disk
                 | Figure::Throttled
+                | Figure::Limit
         )
     }
 
@@ -219,7 +228,9 @@ impl Figure {
     pub fn bounds(self) -> (f64, f64) {
         match self {
             Figure::Apdex | Figure::Errors => (0.0, 1.0),
-            Figure::Cpu | Figure::Memory | Figure::Disk | Figure::Throttled => (0.0, 100.0),
+            Figure::Cpu | Figure::Memory | Figure::Disk | Figure::Throttled | Figure::Limit => {
+                (0.0, 100.0)
+            }
             Figure::Temperature => (f64::NEG_INFINITY, f64::INFINITY),
             _ => (0.0, f64::INFINITY),
         }
@@ -254,6 +265,7 @@ impl Figure {
                 | Figure::Throttled
                 | Figure::Interrupts
                 | Figure::ContextSwitches
+                | Figure::Limit
         )
     }
 
@@ -269,6 +281,9 @@ impl Figure {
                 "no run's host reported them (an agent older than these figures)"
             }
             Figure::ServerCpu | Figure::ServerMemory => "no watched process (--process) ran",
+            Figure::Limit => {
+                "no run judged a resource of the server (watch its processes with --process)"
+            }
             Figure::Peaks => "the runs' bundles were written before peaks were counted",
             _ => "no run reported it",
         }
@@ -298,7 +313,8 @@ impl Figure {
             | Figure::ServerCpu
             | Figure::Memory
             | Figure::Disk
-            | Figure::Throttled => "%",
+            | Figure::Throttled
+            | Figure::Limit => "%",
             Figure::ServerMemory => "MB",
             Figure::Network => "Mbit/s",
             Figure::Temperature => "°C",
@@ -418,6 +434,7 @@ impl Figure {
             }
             Figure::Interrupts => host.interrupts_s?.avg,
             Figure::ContextSwitches => host.context_switches_s?.avg,
+            Figure::Limit => host.limits.first()?.utilization_pct,
             _ => return None,
         };
         value.is_finite().then_some(value)

@@ -36,6 +36,7 @@ pub fn render(host: &str, version: &str, latest: Option<(u64, &Resources)>) -> S
     networks(&mut e, r);
     sensors(&mut e, r);
     processes(&mut e, r);
+    crate::server_metrics::render(&mut e, r);
     if let Some(t) = &r.throttling {
         throttling(&mut e, t);
     }
@@ -170,6 +171,16 @@ fn disks(e: &mut Exposition, r: &Resources) {
             "headroom_disk_operations_per_second",
             "Reads and writes completed per second over the last second.",
             |d| d.iops,
+        ),
+        (
+            "headroom_disk_queue_requests",
+            "Requests in flight or queued at the device, on average over the last second (iostat's aqu-sz).",
+            |d| d.queue.unwrap_or(0.0),
+        ),
+        (
+            "headroom_disk_await_seconds",
+            "Mean time of a read or write over the last second, queue included (iostat's await); 0 without any.",
+            |d| d.await_ms.unwrap_or(0.0) / 1000.0,
         ),
     ] {
         e.family(name, "gauge", help);

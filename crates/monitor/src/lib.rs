@@ -5,16 +5,19 @@
 
 pub mod agent;
 pub mod agent_metrics;
+pub mod cgroup_io;
 pub mod database;
 pub mod doctor;
 pub mod exposition;
 pub mod fingerprint;
 pub mod fingerprint_text;
+pub mod gauges;
 pub mod listen;
 pub mod netbench;
 pub mod pressure;
 pub mod procfs;
 pub mod sampler;
+pub mod server_metrics;
 pub mod server_status;
 pub mod software;
 pub mod threads;

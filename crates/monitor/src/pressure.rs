@@ -162,11 +162,11 @@ pub fn cgroup_cpu(proc_: &Path, sys: &Path, pid: &str) -> Option<CgroupCpu> {
 }
 
 /// `found` at the group `own` or the nearest parent where it finds something.
-fn nearest(own: &str, found: impl Fn(&str) -> Option<CgroupCpu>) -> Option<CgroupCpu> {
+pub(crate) fn nearest<T>(own: &str, found: impl Fn(&str) -> Option<T>) -> Option<T> {
     let mut path = own.trim_start_matches('/').to_string();
     loop {
-        if let Some(cpu) = found(&path) {
-            return Some(cpu);
+        if let Some(group) = found(&path) {
+            return Some(group);
         }
         if path.is_empty() {
             return None;

@@ -58,6 +58,11 @@ pub struct DiskCounters {
     pub sectors_written: u64,
     /// Milliseconds the device had I/O in flight (io_ticks).
     pub busy_ms: u64,
+    /// Milliseconds its reads and writes took, summed over each.
+    pub io_ms: u64,
+    /// Milliseconds of I/O in flight, weighted by how many were
+    /// (time_in_queue: its growth over an interval is the mean queue).
+    pub weighted_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -87,6 +92,8 @@ pub struct ProcessCounters {
     pub queued_by_master: BTreeMap<String, u32>,
     /// The CPU quota of their control group, where one is set.
     pub cgroup: Option<CgroupCpu>,
+    /// The IOPS limit of its first master's control group, where one holds it.
+    pub io_group: Option<crate::cgroup_io::CgroupIo>,
     /// The listening sockets they hold and each one's accept queue.
     pub listening: Vec<ListenQueue>,
     /// Apache's own count of its workers (mod_status), or why there is none.
@@ -131,6 +138,8 @@ pub struct Snapshot {
     pub tcp: TcpCounters,
     /// The databases' latest counters (see [`crate::database`]).
     pub databases: crate::database::DatabaseLooks,
+    /// The pools this process counts itself (see [`crate::gauges`]).
+    pub gauges: Vec<crate::gauges::GaugeReading>,
 }
 
 fn read(path: &Path) -> Option<String> {
@@ -247,6 +256,8 @@ impl Roots {
                     sectors_read: n(5),
                     sectors_written: n(9),
                     busy_ms: n(12),
+                    io_ms: n(6) + n(10),
+                    weighted_ms: n(13),
                 },
             );
         }
@@ -452,9 +463,14 @@ impl Roots {
             let Some(counters) = s.processes.get_mut(&name) else {
                 continue;
             };
+            // The first master a CPU quota (or an IOPS limit) holds: of two
+            // php-fpm masters, one may be emulated on a smaller host.
             counters.cgroup = masters
-                .first()
-                .and_then(|pid| cgroup_cpu(&self.proc, &self.sys, pid));
+                .iter()
+                .find_map(|pid| cgroup_cpu(&self.proc, &self.sys, pid));
+            counters.io_group = masters
+                .iter()
+                .find_map(|pid| crate::cgroup_io::cgroup_io(&self.proc, &self.sys, pid));
             let held: BTreeMap<&str, Vec<u64>> = masters
                 .iter()
                 .map(|pid| (*pid, socket_inodes(&self.proc.join(pid))))

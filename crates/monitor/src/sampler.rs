@@ -32,6 +32,14 @@ pub struct DiskFigures {
     pub read_mb_s: f64,
     pub write_mb_s: f64,
     pub iops: f64,
+    /// Requests in flight or queued at the device, on average (iostat's
+    /// aqu-sz).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<f64>,
+    /// The mean time of a read or write, queue included (iostat's await),
+    /// when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub await_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,11 +101,25 @@ pub struct ProcessFigures {
     /// Its listening sockets and their accept queues at the sample.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listening: Vec<ListenQueue>,
+    /// The disk operations a second its control group may do, and did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_limit: Option<IoLimit>,
+}
+
+/// A control group's IOPS limit over one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IoLimit {
+    /// The group that sets it.
+    pub group: String,
+    /// The limit, operations a second (the least of reads' and writes').
+    pub iops: u64,
+    /// Operations a second its tasks did on the limited devices.
+    pub done_s: f64,
 }
 
 /// A pool of workers at one look: php-fpm's pool `pool` had `workers`
 /// processes, of which `busy` were serving (not waiting for a connection).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkerPool {
     pub pool: String,
     pub workers: u32,
@@ -116,6 +138,16 @@ pub struct WorkerPool {
     /// What its workers' threads waited for at the look.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub states: Option<ThreadStates>,
+    /// A pool that counts itself ([`crate::gauges`]): the share of the
+    /// interval its workers were held (0–1), exact rather than a look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_share: Option<f64>,
+    /// Such a pool's work waiting for a worker, on average over the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<f64>,
+    /// What to change when it is full, in its owner's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
 }
 
 /// A control group's CPU quota over one interval.
@@ -179,6 +211,10 @@ pub struct Resources {
     /// The databases' own figures (see [`crate::database`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub databases: Vec<DatabaseFigures>,
+    /// Pools that programs of the monitoring process count themselves
+    /// (the demo's testbed: [`crate::gauges`]), by their owner's name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counted_pools: BTreeMap<String, Vec<WorkerPool>>,
 }
 
 /// Samples one host; the first call only primes the counters.
@@ -237,6 +273,12 @@ fn disk_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<DiskFigures
                     / 1e6
                     / seconds,
                 iops: counter_delta(n.ios, o.ios) as f64 / seconds,
+                queue: Some(
+                    counter_delta(n.weighted_ms, o.weighted_ms) as f64 / (seconds * 1000.0),
+                ),
+                await_ms: (n.ios > o.ios).then(|| {
+                    counter_delta(n.io_ms, o.io_ms) as f64 / counter_delta(n.ios, o.ios) as f64
+                }),
             })
         })
         .collect()
@@ -277,25 +319,21 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                         master: master.parse().ok(),
                         queued: n.queued_by_master.get(master).copied(),
                         states: n.pool_states.get(&(master.clone(), pool.clone())).copied(),
+                        ..WorkerPool::default()
                     })
                     .chain(n.apache.as_ref().map(|status| match status {
                         Ok(w) => WorkerPool {
                             pool: "workers".into(),
                             workers: w.busy + w.idle,
                             busy: w.busy,
-                            unanswered: None,
-                            master: None,
-                            queued: None,
-                            states: None,
+                            ..WorkerPool::default()
                         },
                         Err(why) => WorkerPool {
                             pool: "workers".into(),
                             workers: 0,
                             busy: 0,
                             unanswered: Some(why.clone()),
-                            master: None,
-                            queued: None,
-                            states: None,
+                            ..WorkerPool::default()
                         },
                     }))
                     .collect(),
@@ -321,6 +359,16 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                     }
                 }),
                 listening: n.listening.clone(),
+                io_limit: n.io_group.as_ref().map(|g| {
+                    let before = o
+                        .and_then(|o| o.io_group.as_ref())
+                        .filter(|b| b.path == g.path);
+                    IoLimit {
+                        group: g.path.clone(),
+                        iops: g.iops,
+                        done_s: before.map_or(0.0, |b| g.ios.saturating_sub(b.ios) as f64 / seconds),
+                    }
+                }),
             }
         })
         .collect()
@@ -370,6 +418,7 @@ impl Sampler {
     /// Reads the host now; `None` on the first call.
     pub fn sample(&mut self) -> Option<Resources> {
         let mut snapshot = self.config.roots.snapshot(&self.config.processes);
+        snapshot.gauges = crate::gauges::read_all();
         if self.previous.is_none() {
             self.start_databases(&snapshot);
         }
@@ -466,6 +515,7 @@ impl Sampler {
                 _ => None,
             },
             databases: database_figures(&old.databases, &new.databases, seconds),
+            counted_pools: gauge_figures(old, new, seconds),
             listen_overflows_s: rate(new.tcp.listen_overflows, old.tcp.listen_overflows),
             retransmits_s: rate(new.tcp.retransmits, old.tcp.retransmits),
         }
@@ -494,4 +544,43 @@ impl Sampler {
             })
             .collect()
     }
+}
+
+/// The pools this process counts itself ([`crate::gauges`]) by owner,
+/// between two readings `seconds` apart: each pool's exact busy share,
+/// its mean queue, and the most that waited at once.
+fn gauge_figures(
+    old: &Snapshot,
+    new: &Snapshot,
+    seconds: f64,
+) -> BTreeMap<String, Vec<WorkerPool>> {
+    let mut owners: BTreeMap<String, Vec<WorkerPool>> = BTreeMap::new();
+    for reading in &new.gauges {
+        let Some(before) = old
+            .gauges
+            .iter()
+            .find(|o| o.owner == reading.owner && o.pool == reading.pool)
+        else {
+            continue;
+        };
+        let micros = seconds * 1e6;
+        let held = reading.held_us.saturating_sub(before.held_us) as f64 / micros;
+        let waited = reading.waited_us.saturating_sub(before.waited_us) as f64 / micros;
+        let workers = reading.workers.max(1);
+        let busy_share = (held / f64::from(workers)).min(1.0);
+        owners
+            .entry(reading.owner.clone())
+            .or_default()
+            .push(WorkerPool {
+                pool: reading.pool.clone(),
+                workers,
+                busy: held.round() as u32,
+                queued: Some(reading.most_waiting),
+                busy_share: Some(busy_share),
+                waiting: Some(waited),
+                advice: Some(reading.advice.clone()).filter(|a| !a.is_empty()),
+                ..WorkerPool::default()
+            });
+    }
+    owners
 }

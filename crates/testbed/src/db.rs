@@ -2,12 +2,13 @@
 //! (sqlx's Any driver), SQL written once with `?` placeholders, and the
 //! per-request accounting Moodle prints in its footer (reads, writes, time).
 
+use headroom_monitor::gauges::{PoolGauge, Visit};
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::query::Query;
 use sqlx::{Any, AnyPool, Connection, Executor};
 use std::borrow::Cow;
 use std::future::Future;
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +94,12 @@ pub struct Database {
     dialect: Dialect,
     /// The URL without its password, for messages.
     shown: String,
+    /// SQLite's one writer, counted (see [`write`](Database::write)).
+    writer: Option<Arc<PoolGauge>>,
 }
+
+/// What to change when SQLite's writer limits the site.
+const WRITER_ADVICE: &str = "SQLite writes one transaction at a time, each synced to the disk: serve the testbed from PostgreSQL or MariaDB (headroom testbed init --db postgres://...), or keep its sessions out of the database (--sessions redis://...), which takes several writes off every page";
 
 /// Database work done for one request, as in Moodle's footer.
 #[derive(Debug, Default, Clone, Copy)]
@@ -226,11 +232,33 @@ impl Database {
                     hint: " (relaxed durability sets innodb_flush_log_at_trx_commit=0, which needs the SUPER privilege)",
                 })?;
         }
+        let writer = (dialect == Dialect::Sqlite)
+            .then(|| PoolGauge::register("the testbed", "SQLite writer", 1, WRITER_ADVICE));
         Ok(Database {
             pool,
             dialect,
             shown,
+            writer,
         })
+    }
+
+    /// SQLite writes one transaction at a time: the site's writes in
+    /// flight are counted as work in its writer, one served and the rest
+    /// waiting for SQLite's lock, for the monitor
+    /// ([`headroom_monitor::gauges`]), which names the writer when it is
+    /// what limits the site. Hold the visit over a write or a whole
+    /// transaction; `None` on other databases, which write in parallel.
+    pub fn writing(&self) -> Option<Visit<'_>> {
+        self.writer.as_ref().map(|gauge| gauge.enter())
+    }
+
+    /// Runs one write, counted in the writer.
+    pub async fn write<T>(
+        &self,
+        call: impl Future<Output = Result<T, sqlx::Error>>,
+    ) -> Result<T, sqlx::Error> {
+        let _writing = self.writing();
+        call.await
     }
 
     pub fn dialect(&self) -> Dialect {

@@ -71,7 +71,7 @@ async fn write(
     binds: &[Bind<'_>],
 ) -> Result<(), PageFailure> {
     let sql = site.db.sql(sql);
-    let call = query(&sql, binds).execute(site.db.pool());
+    let call = site.db.write(query(&sql, binds).execute(site.db.pool()));
     timed(&mut ctx.perf, Access::Write, call).await?;
     Ok(())
 }
@@ -736,6 +736,7 @@ async fn reply_post(site: &Site, ctx: &mut Ctx, form: &Params) -> PageResult {
     // The post, the discussion's time and the log row: one transaction.
     let now = now_s();
     let message = format!("<p>{}</p>", html_escape(message));
+    let writing = site.db.writing();
     let mut tx = site.db.pool().begin().await?;
     let sql = site.db.sql(
         "INSERT INTO tb_forum_posts (discussion, parent, userid, created, subject, message) \
@@ -767,6 +768,7 @@ async fn reply_post(site: &Site, ctx: &mut Ctx, form: &Params) -> PageResult {
     let call = query(&sql, &binds).execute(&mut *tx);
     timed(&mut ctx.perf, Access::Write, call).await?;
     tx.commit().await?;
+    drop(writing);
     site.count_post(userid);
     Ok(Outcome::Redirect(format!(
         "/mod/forum/discuss.php?d={}#p{post}",

@@ -247,14 +247,16 @@ impl SessionStore {
                          ON CONFLICT (sid) DO UPDATE SET data = excluded.data, timemodified = excluded.timemodified"
                     }
                 };
-                sqlx::query(&db.sql(upsert))
-                    .bind(sid)
-                    .bind(data)
-                    .bind(now_s())
-                    .execute(db.pool())
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| failed(name, e))
+                db.write(
+                    sqlx::query(&db.sql(upsert))
+                        .bind(sid)
+                        .bind(data)
+                        .bind(now_s())
+                        .execute(db.pool()),
+                )
+                .await
+                .map(|_| ())
+                .map_err(|e| failed(name, e))
             }
             SessionStore::Redis(conn) => redis::cmd("SET")
                 .arg(format!("sess:{sid}"))
@@ -285,9 +287,12 @@ impl SessionStore {
     pub async fn destroy(&self, sid: &str) -> Result<(), StoreError> {
         let name = self.name();
         match self {
-            SessionStore::Db(db) => sqlx::query(&db.sql("DELETE FROM tb_sessions WHERE sid = ?"))
-                .bind(sid)
-                .execute(db.pool())
+            SessionStore::Db(db) => db
+                .write(
+                    sqlx::query(&db.sql("DELETE FROM tb_sessions WHERE sid = ?"))
+                        .bind(sid)
+                        .execute(db.pool()),
+                )
                 .await
                 .map(|_| ())
                 .map_err(|e| failed(name, e)),
@@ -318,6 +323,9 @@ impl SessionStore {
         match self {
             SessionStore::Db(db) => {
                 let now = now_s();
+                // Both in the writer: the stale lock's removal and the
+                // new one.
+                let _writing = db.writing();
                 sqlx::query(&db.sql("DELETE FROM tb_session_locks WHERE sid = ? AND expires < ?"))
                     .bind(sid)
                     .bind(now)
@@ -382,14 +390,15 @@ impl SessionStore {
     pub async fn unlock(&self, sid: &str) -> Result<(), StoreError> {
         let name = self.name();
         match self {
-            SessionStore::Db(db) => {
-                sqlx::query(&db.sql("DELETE FROM tb_session_locks WHERE sid = ?"))
-                    .bind(sid)
-                    .execute(db.pool())
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| failed(name, e))
-            }
+            SessionStore::Db(db) => db
+                .write(
+                    sqlx::query(&db.sql("DELETE FROM tb_session_locks WHERE sid = ?"))
+                        .bind(sid)
+                        .execute(db.pool()),
+                )
+                .await
+                .map(|_| ())
+                .map_err(|e| failed(name, e)),
             SessionStore::Redis(conn) => redis::cmd("DEL")
                 .arg(format!("lock:{sid}"))
                 .query_async::<()>(&mut conn.clone())

@@ -76,6 +76,25 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
         .as_str()
         .unwrap()
         .contains("non-stop students at Apdex ≥ 0.70"));
+    // The demo names its own limit, from the testbed's own count: SQLite
+    // writes one transaction at a time, and every page writes its session's
+    // lock, its log row and its session; at the knee the writer was busy
+    // and requests queued for it.
+    let limit = &json["limit"];
+    assert_eq!(
+        limit["resource"], "the testbed's SQLite writer",
+        "{}",
+        json["levels"]
+    );
+    assert!(
+        limit["utilization_pct"].as_f64().unwrap() >= 50.0,
+        "{limit}"
+    );
+    assert!(limit["waiting"].as_f64().unwrap() >= 1.0, "{limit}");
+    assert!(limit["change"]
+        .as_str()
+        .unwrap()
+        .contains("SQLite writes one transaction at a time"));
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     for title in [
         "Apdex against users",
