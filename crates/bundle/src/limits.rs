@@ -699,6 +699,9 @@ fn accept_queues(w: &Watched) -> Vec<Limit> {
                     ));
                 }
                 limit.change = "Raise its listen backlog (nginx: `listen ... backlog=N`; php-fpm: listen.backlog; Apache: ListenBacklog), and net.core.somaxconn, which caps it; or serve faster so fewer wait".into();
+                if w.name.starts_with("nginx") {
+                    limit.change.push_str("; an nginx worker with worker_connections open stops accepting, so raise that too");
+                }
             }
             limit.severity = fill / QUEUE_FULL;
             limit

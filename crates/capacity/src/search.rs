@@ -15,7 +15,9 @@ use crate::timing::{LevelTimes, Timing};
 use crate::watch::LevelWatch;
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::capacity::{ApdexGoal, Bottleneck};
-use headroom_bundle::capacity::{keep_measurement, CapacityResult, CapacitySetup, Level};
+use headroom_bundle::capacity::{
+    keep_measurement, CapacityResult, CapacitySetup, Level, LevelRest,
+};
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
 use headroom_load::engine::EnginePlan;
@@ -286,57 +288,18 @@ impl SearchPlan {
         } else {
             dir
         };
-        // A run whose generator could not keep up (a busy machine's
-        // moment) is put aside and the level measured once more: its
-        // figures would not be the server's. A second such run stands,
-        // and the answer it decides says it is not valid.
-        let mut put_aside = Vec::new();
-        let (outcome, watched, generator_limited) = loop {
-            let attempt_dir = if put_aside.is_empty() {
-                dir.clone()
-            } else {
-                dir.with_file_name(format!(
-                    "{}-again",
-                    dir.file_name().unwrap_or_default().to_string_lossy()
-                ))
-            };
-            let Some((outcome, watched)) = self.attempt(runner, stop, at, &attempt_dir).await?
-            else {
-                return Ok(None);
-            };
-            let limited = outcome
-                .warnings
-                .iter()
-                .find(|w| {
-                    matches!(
-                        w,
-                        RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
-                    )
-                })
-                .map(|w| w.to_string());
-            match limited {
-                Some(warning) if put_aside.is_empty() => {
-                    // Its bundle says which seconds were warm-up too.
-                    let _ = keep_measurement(&outcome.bundle, watched.window());
-                    put_aside.push((outcome.bundle.clone(), warning));
-                    // A lesson's burst again after the server's rest.
-                    if let Some(rest) = rest.filter(|_| rested.is_some()) {
-                        let before = rested.take();
-                        let mut again = rest.wait(stop).await;
-                        // Both rests' probes reached the server.
-                        if let Some(before) = before {
-                            again.probes += before.probes;
-                            again.waited_s += before.waited_s;
-                        }
-                        rested = Some(again);
-                        if *stop.borrow() {
-                            return Ok(None);
-                        }
-                    }
-                }
-                _ => break (outcome, watched, limited.is_some()),
-            }
+        let Some(ran) = self
+            .run_level(runner, stop, at, &dir, rest, &mut rested)
+            .await?
+        else {
+            return Ok(None);
         };
+        let LevelRun {
+            outcome,
+            watched,
+            generator_limited,
+            put_aside,
+        } = ran;
         let mut level = measure_level(
             users,
             &outcome.bundle,
@@ -372,6 +335,69 @@ impl SearchPlan {
         }
         runner.measured(&level);
         Ok(Some(level))
+    }
+
+    /// A level's run in `dir`. A run whose generator could not keep up (a
+    /// busy machine's moment) is put aside and the level measured once
+    /// more, after the server's rest for a lesson: its figures would not
+    /// be the server's. A second such run stands, and the answer it
+    /// decides says it is not valid. `None` when the user interrupted it.
+    async fn run_level<R: LevelRunner>(
+        &self,
+        runner: &R,
+        stop: &watch::Receiver<bool>,
+        at: LevelAt,
+        dir: &Path,
+        rest: Option<&Rest>,
+        rested: &mut Option<LevelRest>,
+    ) -> Result<Option<LevelRun>, R::Error> {
+        let mut put_aside = Vec::new();
+        loop {
+            let attempt_dir = if put_aside.is_empty() {
+                dir.to_path_buf()
+            } else {
+                dir.with_file_name(format!(
+                    "{}-again",
+                    dir.file_name().unwrap_or_default().to_string_lossy()
+                ))
+            };
+            let Some((outcome, watched)) = self.attempt(runner, stop, at, &attempt_dir).await?
+            else {
+                return Ok(None);
+            };
+            let limited = outcome
+                .warnings
+                .iter()
+                .find(|w| {
+                    matches!(
+                        w,
+                        RunWarning::GeneratorSaturated { .. } | RunWarning::GeneratorStalled { .. }
+                    )
+                })
+                .map(|w| w.to_string());
+            let generator_limited = limited.is_some();
+            let Some(warning) = limited.filter(|_| put_aside.is_empty()) else {
+                return Ok(Some(LevelRun {
+                    generator_limited,
+                    outcome,
+                    watched,
+                    put_aside,
+                }));
+            };
+            // Its bundle says which seconds were warm-up too.
+            let _ = keep_measurement(&outcome.bundle, watched.window());
+            put_aside.push((outcome.bundle.clone(), warning));
+            if let (Some(rest), Some(before)) = (rest, rested.take()) {
+                let mut again = rest.wait(stop).await;
+                // Both rests' probes reached the server.
+                again.probes += before.probes;
+                again.waited_s += before.waited_s;
+                *rested = Some(again);
+                if *stop.borrow() {
+                    return Ok(None);
+                }
+            }
+        }
     }
 
     /// One run of a level in `dir`: its outcome and what its watch saw;
@@ -445,4 +471,13 @@ fn first_clause(warning: &str) -> &str {
         .split_once(", so ")
         .or_else(|| warning.split_once(": response"))
         .map_or(warning, |(head, _)| head)
+}
+
+/// A level's run as measured, and the runs put aside before it.
+struct LevelRun {
+    outcome: RunOutcome,
+    watched: LevelWatch,
+    generator_limited: bool,
+    /// Each run put aside: its bundle and why.
+    put_aside: Vec<(PathBuf, String)>,
 }

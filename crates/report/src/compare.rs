@@ -151,6 +151,15 @@ pub struct ResourceFigures {
     pub rows: Vec<Vec<ResourceFigure>>,
 }
 
+/// What limits one run: the server's resource it judged first on each
+/// monitored host (with `--process`; see capacity.md, "What limits it").
+#[derive(Debug, Clone, Serialize)]
+pub struct RunLimit {
+    pub run: String,
+    pub host: String,
+    pub limit: headroom_bundle::limits::Limit,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunInfo {
     pub name: String,
@@ -168,6 +177,8 @@ pub struct Comparison {
     pub runs: Vec<RunInfo>,
     pub metrics: Vec<MetricTable>,
     pub resources: Vec<ResourceFigures>,
+    /// Each run's first judged resource per host: what limited it.
+    pub limits: Vec<RunLimit>,
     pub environment: Vec<EnvironmentDifference>,
     /// What was run, where it differs between runs (target, scenario,
     /// profile, users, Apdex T/F, timeout).
@@ -526,6 +537,18 @@ pub fn compare(runs: &[RunData], baseline: usize, threshold_pct: f64) -> Compari
             .collect(),
         metrics,
         resources: resource_figures(runs, baseline),
+        limits: runs
+            .iter()
+            .flat_map(|run| {
+                run.summary.resources.iter().filter_map(|host| {
+                    Some(RunLimit {
+                        run: run.name.clone(),
+                        host: host.host.clone(),
+                        limit: host.limits.first()?.clone(),
+                    })
+                })
+            })
+            .collect(),
         environment: environment(runs),
         setup: setup(runs),
         apdex_comparable: comparable,
@@ -584,6 +607,7 @@ pub fn render_compare(c: &Comparison) -> String {
     for host in &c.resources {
         resources_text(&mut out, &c.runs, host, width);
     }
+    limits_text(&mut out, c, width);
     setup_text(&mut out, c);
     regressions_text(&mut out, c);
     out
@@ -654,6 +678,33 @@ fn resources_text(out: &mut String, runs: &[RunInfo], host: &ResourceFigures, wi
             let _ = write!(out, " {text:>24}");
         }
         out.push('\n');
+    }
+}
+
+/// Each run's first judged resource: saturated or the fullest, with its
+/// evidence.
+fn limits_text(out: &mut String, c: &Comparison, width: usize) {
+    if c.limits.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nWhat limits each run (the server's resource judged first, with --process)"
+    );
+    for l in &c.limits {
+        let state = if l.limit.saturated {
+            "saturated"
+        } else {
+            "the fullest, not saturated"
+        };
+        let _ = writeln!(
+            out,
+            "  {:width$} {} {:.0}% ({state}): {}",
+            l.run,
+            l.host,
+            l.limit.utilization_pct,
+            l.limit.describe()
+        );
     }
 }
 

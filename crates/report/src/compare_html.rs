@@ -27,6 +27,7 @@ pub fn render_compare_html(c: &Comparison) -> String {
     for host in &c.resources {
         resource_table(&mut html, c, host);
     }
+    limits_table(&mut html, c);
     differences(&mut html, c);
     html.push_str("\n</main></body></html>\n");
     html
@@ -197,6 +198,31 @@ fn resource_table(html: &mut String, c: &Comparison, host: &ResourceFigures) {
             let _ = write!(html, "<td>{text}</td>");
         }
         html.push_str("</tr>");
+    }
+    html.push_str("</table></div>\n");
+}
+
+/// Each run's first judged resource of the server: what limited it.
+fn limits_table(html: &mut String, c: &Comparison) {
+    if c.limits.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<h3>What limits each run</h3><div class=\"scroll\"><table><tr><th>Run</th><th>Host</th>\
+         <th>Resource</th><th>Utilization (%)</th><th>Saturated</th><th>Evidence</th><th>What to change</th></tr>",
+    );
+    for l in &c.limits {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&l.run),
+            escape(&l.host),
+            escape(&l.limit.resource),
+            l.limit.utilization_pct,
+            if l.limit.saturated { "yes" } else { "no" },
+            escape(&l.limit.evidence),
+            escape(&l.limit.change)
+        );
     }
     html.push_str("</table></div>\n");
 }

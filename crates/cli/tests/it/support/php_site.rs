@@ -100,10 +100,15 @@ pub fn serve_under(dir: &Path, port: u16, app: &App, wrapper: &[&str]) -> PhpSit
             .spawn()
             .expect("php-fpm starts"),
     );
-    for _ in 0..100 {
-        if socket.exists() {
-            break;
-        }
+    // php-fpm under a wrapper may start slowly (under `emulate --iops
+    // 100` its files load at 100 reads a second).
+    let started = std::time::Instant::now();
+    while !socket.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "php-fpm made no socket in 60 s: {}",
+            std::fs::read_to_string(dir.join("php-fpm.log")).unwrap_or_default()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let listen = if app.h2 {
