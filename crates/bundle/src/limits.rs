@@ -472,7 +472,10 @@ fn pools(w: &Watched) -> Vec<Limit> {
                 _ => "in its listen queue",
             };
             limit.evidence.push_str(&if most_queued > 0 {
-                format!(" and up to {most_queued} requests waited {queue} ({queue_mean:.1} on average)")
+                format!(
+                    " and up to {} waited {queue} ({queue_mean:.1} on average)",
+                    headroom_units::quantity::count(most_queued as usize, "request", "requests")
+                )
             } else if counted {
                 format!(" and no request waited {queue}")
             } else {

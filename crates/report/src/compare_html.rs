@@ -208,13 +208,13 @@ fn limits_table(html: &mut String, c: &Comparison) {
         return;
     }
     html.push_str(
-        "<h3>What limits each run</h3><div class=\"scroll\"><table><tr><th>Run</th><th>Host</th>\
-         <th>Resource</th><th>Utilization (%)</th><th>Saturated</th><th>Evidence</th><th>What to change</th></tr>",
+        "<h3>What limits each run</h3><div class=\"scroll\"><table><tr><th class=\"text\">Run</th><th class=\"text\">Host</th>\
+         <th class=\"text\">Resource</th><th>Utilization (%)</th><th>Saturated</th><th class=\"text\">Evidence</th><th class=\"text\">What to change</th></tr>",
     );
     for l in &c.limits {
         let _ = write!(
             html,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{:.0}</td><td>{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td></tr>",
             escape(&l.run),
             escape(&l.host),
             escape(&l.limit.resource),
