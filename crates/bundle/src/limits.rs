@@ -960,4 +960,68 @@ mod tests {
         assert!(!limits[0].saturated, "{limits:?}");
         assert_eq!(limits[0].change, "");
     }
+
+    /// A control group held to 100 disk operations a second that did 98
+    /// with 8 of the server's threads in disk sleep is its limit; the pool
+    /// whose workers all waited for the disk comes after it. Without a
+    /// limit, a disk busy 95% with 3 requests queued is named; one busy
+    /// 20% is not named at all.
+    #[test]
+    fn a_disk_limit_and_a_busy_disk_are_judged_by_the_threads_waiting_for_them() {
+        use headroom_monitor::sampler::{DiskFigures, IoLimit};
+        let on_disk = ThreadStates {
+            disk: 8,
+            ..Default::default()
+        };
+        let held = |done: f64| {
+            let mut r = second((20, 20), 12, on_disk, None);
+            r.processes[0].io_limit = Some(IoLimit {
+                group: "/headroom-emulate-7".into(),
+                iops: 100,
+                done_s: done,
+            });
+            r
+        };
+        let seconds = [held(97.0), held(99.0)];
+        let limits = use_method("local", &seconds.iter().collect::<Vec<_>>());
+        let first = &limits[0];
+        assert_eq!(first.kind, "disk_quota", "{limits:?}");
+        assert!(first.saturated);
+        assert_eq!(
+            first.evidence,
+            "it did 98 of its 100 operations a second (98%) and on average 8.0 of php-fpm8.2's threads waited for the disk"
+        );
+        let pool = limits.iter().find(|l| l.kind == "pool").unwrap();
+        assert!(
+            pool.saturated
+                && pool
+                    .change
+                    .starts_with("Its workers were busy waiting for the disk")
+        );
+        assert!(pool.severity < first.severity);
+        let disk = |util: f64| {
+            let mut r = second((20, 2), 0, on_disk, None);
+            r.disks = vec![DiskFigures {
+                name: "mmcblk0".into(),
+                util_pct: util,
+                read_mb_s: 0.1,
+                write_mb_s: 0.4,
+                iops: 180.0,
+                queue: Some(3.0),
+                await_ms: Some(16.5),
+            }];
+            r
+        };
+        let busy = [disk(95.0), disk(95.0)];
+        let limits = use_method("local", &busy.iter().collect::<Vec<_>>());
+        let named = limits.iter().find(|l| l.kind == "disk").unwrap();
+        assert!(named.saturated, "{named:?}");
+        assert_eq!(named.resource, "the disk mmcblk0");
+        assert!(named.evidence.starts_with(
+            "it was busy 95% of the time at 180 operations a second, with 3.0 requests in its queue on average taking 16.5 ms each"
+        ));
+        let idle = [disk(20.0), disk(20.0)];
+        let limits = use_method("local", &idle.iter().collect::<Vec<_>>());
+        assert!(limits.iter().all(|l| l.kind != "disk"), "{limits:?}");
+    }
 }
