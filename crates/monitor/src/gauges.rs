@@ -14,6 +14,8 @@ use std::time::Instant;
 /// One pool of `workers` that work waits for, counted by its owner.
 #[derive(Debug)]
 pub struct PoolGauge {
+    /// Tells apart two pools of one name (two databases of one process).
+    id: u64,
     owner: String,
     pool: String,
     workers: u32,
@@ -50,6 +52,8 @@ impl Counts {
 /// A pool's counters at one reading.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GaugeReading {
+    /// The pool's own number in this process.
+    pub id: u64,
     /// Who counts it ("the testbed").
     pub owner: String,
     /// What it is ("SQLite writer").
@@ -66,6 +70,7 @@ pub struct GaugeReading {
 }
 
 static REGISTRY: Mutex<Vec<Weak<PoolGauge>>> = Mutex::new(Vec::new());
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl PoolGauge {
     /// A pool of `workers`, read by this process's sampler while it lives.
@@ -79,6 +84,7 @@ impl PoolGauge {
 
     fn new(owner: &str, pool: &str, workers: u32, advice: &str) -> PoolGauge {
         PoolGauge {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             owner: owner.into(),
             pool: pool.into(),
             workers: workers.max(1),
@@ -116,6 +122,7 @@ impl PoolGauge {
         // The most since this reading starts again from those waiting now.
         counts.most_waiting = counts.inside.saturating_sub(self.workers);
         GaugeReading {
+            id: self.id,
             owner: self.owner.clone(),
             pool: self.pool.clone(),
             workers: self.workers,

@@ -556,11 +556,7 @@ fn gauge_figures(
 ) -> BTreeMap<String, Vec<WorkerPool>> {
     let mut owners: BTreeMap<String, Vec<WorkerPool>> = BTreeMap::new();
     for reading in &new.gauges {
-        let Some(before) = old
-            .gauges
-            .iter()
-            .find(|o| o.owner == reading.owner && o.pool == reading.pool)
-        else {
+        let Some(before) = old.gauges.iter().find(|o| o.id == reading.id) else {
             continue;
         };
         let micros = seconds * 1e6;
