@@ -411,23 +411,15 @@ fn an_nginx_backlog_of_16_under_a_burst_is_named_by_its_accept_queue() {
         "pm = static\npm.max_children = 20",
         &[],
     );
-    let front = dir.join("front");
-    std::fs::create_dir_all(front.join("tmp")).unwrap();
     let port = free_port();
-    std::fs::write(
-        front.join("nginx.conf"),
-        format!(
-            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 24; }}\n\
-             http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
-             access_log off;\n\
-             server {{\n    listen 127.0.0.1:{port} backlog=16;\n\
-             location / {{ proxy_pass http://127.0.0.1:{inner}; }}\n  }}\n}}\n",
-            d = front.display()
-        ),
-    )
-    .unwrap();
-    let _front = crate::support::php_site::nginx(&front.join("nginx.conf"), port);
+    let _front = crate::support::php_site::proxy(
+        &dir.join("front"),
+        inner,
+        port,
+        "backlog=16",
+        24,
+        "access_log off;",
+    );
     let ss = std::process::Command::new("ss")
         .args(["-ltn", &format!("sport = :{port}")])
         .output()

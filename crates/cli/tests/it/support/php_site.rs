@@ -169,20 +169,36 @@ pub fn nginx(conf: &Path, port: u16) -> Daemon {
 /// log as its administrator has it. Returns nginx and its port.
 pub fn logging_proxy(dir: &Path, upstream: u16, log_format: &str) -> (Daemon, u16) {
     let port = crate::support::free_port();
+    let log = format!(
+        "log_format given '{log_format}';\n  access_log {}/access.log given;",
+        dir.display()
+    );
+    (proxy(dir, upstream, port, "", 1024, &log), port)
+}
+
+/// nginx on `port` in front of the server on `upstream`: `listen` adds
+/// to its listen line (e.g. "backlog=16"), `log` is its logging lines.
+pub fn proxy(
+    dir: &Path,
+    upstream: u16,
+    port: u16,
+    listen: &str,
+    worker_connections: u32,
+    log: &str,
+) -> Daemon {
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     std::fs::write(
         dir.join("nginx.conf"),
         format!(
             "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 1024; }}\n\
+             events {{ worker_connections {worker_connections}; }}\n\
              http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
-             log_format given '{log_format}';\n\
-             access_log {d}/access.log given;\n\
-             server {{\n    listen 127.0.0.1:{port};\n\
+             {log}\n\
+             server {{\n    listen 127.0.0.1:{port} {listen};\n\
              location / {{ proxy_pass http://127.0.0.1:{upstream}; proxy_set_header Host $http_host; }}\n  }}\n}}\n",
             d = dir.display()
         ),
     )
     .unwrap();
-    (nginx(&dir.join("nginx.conf"), port), port)
+    nginx(&dir.join("nginx.conf"), port)
 }
