@@ -310,14 +310,37 @@ fn databases(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
             continue;
         }
         let max = looks.iter().map(|d| d.max_connections).max().unwrap_or(0);
-        let most = looks.iter().map(|d| d.connections).max().unwrap_or(0);
+        let reserved = looks
+            .iter()
+            .map(|d| d.reserved_connections)
+            .max()
+            .unwrap_or(0)
+            .min(max);
+        // What the application may open: PostgreSQL keeps some for
+        // superusers, and headroom's own look holds one.
+        let usable = max.saturating_sub(reserved + 1);
+        let most = looks
+            .iter()
+            .map(|d| d.most_connections.max(d.connections))
+            .max()
+            .unwrap_or(0);
         let open = mean(looks.iter().map(|d| d.connections as f64)).unwrap_or(0.0);
         let refused: f64 = looks.iter().map(|d| d.refused_s).sum();
-        let share = |n: f64| if max > 0 { 100.0 * n / max as f64 } else { 0.0 };
+        let share = |n: f64| {
+            if usable > 0 {
+                (100.0 * n / usable as f64).min(100.0)
+            } else {
+                0.0
+            }
+        };
         let mut connections = limit("connections", "connections", share(open));
         connections.saturated = share(most as f64) >= CONNECTIONS_FULL || refused > 0.0;
-        connections.evidence =
-            format!("at most {most} of its max_connections {max} were open ({open:.0} on average)");
+        let kept = if reserved > 0 {
+            format!("{reserved} are kept for superusers, 1 is headroom's own")
+        } else {
+            "1 is headroom's own".to_string()
+        };
+        connections.evidence = format!("at most {most} of the {usable} connections its max_connections {max} leaves to applications ({kept}) were open ({open:.0} on average)");
         if refused > 0.0 {
             connections.evidence.push_str(&format!(
                 "; it refused {refused:.0} connections because all were in use"
@@ -906,6 +929,35 @@ mod tests {
             db.unmeasured.as_deref(),
             Some("cannot connect: password authentication failed")
         );
+    }
+
+    #[test]
+    fn a_database_is_full_at_the_connections_left_to_applications() {
+        let db = |connections: u64, most: u64| {
+            let mut look = second((20, 5), 0, sleeping(5), None);
+            look.databases = vec![serde_json::from_value(serde_json::json!({
+                "server": "PostgreSQL", "address": "127.0.0.1:5432",
+                "connections": connections, "most_connections": most,
+                "max_connections": 10, "reserved_connections": 3, "running": 0
+            }))
+            .unwrap()];
+            look
+        };
+        // Open 5 at the looks, 6 at a quick count between them: the
+        // application's 6 (10, less 3 for superusers, less headroom's own).
+        let seconds = [db(5, 6), db(4, 5)];
+        let looks: Vec<&Resources> = seconds.iter().collect();
+        let limits = use_method("local", &looks);
+        let connections = limits.iter().find(|l| l.kind == "connections").unwrap();
+        assert!(connections.saturated, "{connections:?}");
+        assert_eq!(connections.evidence, "at most 6 of the 6 connections its max_connections 10 leaves to applications (3 are kept for superusers, 1 is headroom's own) were open (4 on average)");
+        assert!((connections.utilization_pct - 75.0).abs() < 1e-9);
+        // At most 4 of 6: not full.
+        let seconds = [db(4, 4), db(3, 0)];
+        let looks: Vec<&Resources> = seconds.iter().collect();
+        let limits = use_method("local", &looks);
+        let connections = limits.iter().find(|l| l.kind == "connections").unwrap();
+        assert!(!connections.saturated, "{connections:?}");
     }
 
     #[test]

@@ -119,7 +119,15 @@ pub fn local_mariadb(socket: &str) -> DatabaseSource {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DatabaseLook {
     pub max_connections: u64,
+    /// Of max_connections, those kept for superusers (PostgreSQL's
+    /// superuser_reserved_connections): the application has the rest.
+    pub reserved_connections: u64,
+    /// Open connections, this reader's own not counted.
     pub connections: u64,
+    /// The most open at any of the quick counts over the second before
+    /// this look (five a second; a connection held 100 ms is seldom open
+    /// at one look a second).
+    pub most_connections: u64,
     /// Connections running a statement now (our own not counted).
     pub running: u64,
     /// Cumulative counters by name (row_lock_ms, row_lock_waits,
@@ -198,9 +206,15 @@ fn read_loop(
         return;
     };
     let mut connections: Vec<Option<Connection>> = sources.iter().map(|_| None).collect();
+    // Each source's quick counts of open connections since its last look.
+    let mut counts: Vec<Vec<u64>> = sources.iter().map(|_| Vec::new()).collect();
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
-        for (source, connection) in sources.iter().zip(connections.iter_mut()) {
+        for ((source, connection), counted) in sources
+            .iter()
+            .zip(connections.iter_mut())
+            .zip(counts.iter_mut())
+        {
             let limit = if connection.is_some() {
                 LOOK_TIMEOUT
             } else {
@@ -217,14 +231,36 @@ fn read_loop(
                 // Connect again next time.
                 *connection = None;
             }
+            let look = look.map(|mut look| {
+                look.most_connections = counted.iter().copied().fold(look.connections, u64::max);
+                look
+            });
+            counted.clear();
             if let Ok(mut shared) = latest.lock() {
                 shared
                     .looks
                     .insert(source.address.clone(), (source.kind, look));
             }
         }
-        // Once a second, in slices so that a drop is quick.
+        // Once a second, in slices so that a drop is quick; between the
+        // looks, a quick count of connections every 200 ms.
+        let mut next_count = started + COUNT_EVERY;
         while started.elapsed() < Duration::from_secs(1) && !stop.load(Ordering::Relaxed) {
+            if Instant::now() >= next_count {
+                next_count += COUNT_EVERY;
+                for (connection, counted) in connections.iter_mut().zip(counts.iter_mut()) {
+                    let Some(open) = connection.as_mut() else {
+                        continue;
+                    };
+                    let counted_now = runtime.block_on(async {
+                        tokio::time::timeout(LOOK_TIMEOUT, count_connections(open)).await
+                    });
+                    // A failed count: the next look says what is wrong.
+                    if let Ok(Ok(n)) = counted_now {
+                        counted.push(n);
+                    }
+                }
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -256,6 +292,29 @@ async fn look(
         Some(Connection::PostgreSql(c)) => postgresql_look(c).await.map_err(failed),
         None => Err("not connected".into()),
     }
+}
+
+/// How often connections are counted between looks.
+const COUNT_EVERY: Duration = Duration::from_millis(200);
+
+/// Open connections now, this reader's own not counted.
+async fn count_connections(connection: &mut Connection) -> Result<u64, sqlx::Error> {
+    let n: i64 = match connection {
+        Connection::MariaDb(c) => {
+            sqlx::query_scalar("SELECT CAST(VARIABLE_VALUE AS SIGNED) - 1 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED'")
+                .fetch_one(&mut *c)
+                .await?
+        }
+        Connection::PostgreSql(c) => {
+            sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+            )
+            .fetch_one(&mut *c)
+            .await?
+        }
+    };
+    Ok(n.max(0) as u64)
 }
 
 /// MariaDB's status names and what they count here.
@@ -291,7 +350,8 @@ async fn mariadb_look(c: &mut sqlx::MySqlConnection) -> Result<DatabaseLook, sql
         };
         let value = value.trim().parse::<u64>().unwrap_or(0);
         match *ours {
-            "connections" => look.connections = value,
+            // This look's own connection is open too.
+            "connections" => look.connections = value.saturating_sub(1),
             // This look's own statement runs too.
             "running" => look.running = value.saturating_sub(1),
             other => {
@@ -307,9 +367,11 @@ async fn mariadb_look(c: &mut sqlx::MySqlConnection) -> Result<DatabaseLook, sql
 }
 
 async fn postgresql_look(c: &mut sqlx::PgConnection) -> Result<DatabaseLook, sqlx::Error> {
-    let (max, connections): (i64, i64) = sqlx::query_as(
+    let (max, reserved, connections): (i64, i64, i64) = sqlx::query_as(
         "SELECT current_setting('max_connections')::bigint, \
-         (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')",
+         current_setting('superuser_reserved_connections')::bigint, \
+         (SELECT count(*) FROM pg_stat_activity \
+          WHERE backend_type = 'client backend' AND pid <> pg_backend_pid())",
     )
     .fetch_one(&mut *c)
     .await?;
@@ -328,6 +390,7 @@ async fn postgresql_look(c: &mut sqlx::PgConnection) -> Result<DatabaseLook, sql
     .await?;
     let mut look = DatabaseLook {
         max_connections: max.max(0) as u64,
+        reserved_connections: reserved.clamp(0, max.max(0)) as u64,
         connections: connections.max(0) as u64,
         running: waiting.iter().map(|(_, n)| n.max(&0)).sum::<i64>() as u64,
         ..Default::default()
@@ -354,7 +417,13 @@ pub struct DatabaseFigures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
     pub connections: u64,
+    /// The most open at the quick counts (five a second) over the interval.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub most_connections: u64,
     pub max_connections: u64,
+    /// Of max_connections, those kept for superusers (PostgreSQL).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reserved_connections: u64,
     /// Connections running a statement at the look.
     pub running: u64,
     /// Transactions waiting for a row lock, on average over the interval
@@ -383,6 +452,10 @@ pub struct DatabaseFigures {
     pub waiting: BTreeMap<String, u64>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Each source's figures between two looks `seconds` apart.
 pub fn database_figures(
     old: &DatabaseLooks,
@@ -397,7 +470,9 @@ pub fn database_figures(
                 address: address.clone(),
                 problem: None,
                 connections: 0,
+                most_connections: 0,
                 max_connections: 0,
+                reserved_connections: 0,
                 running: 0,
                 lock_waiting: 0.0,
                 lock_waits_s: 0.0,
@@ -425,7 +500,9 @@ pub fn database_figures(
                 now.saturating_sub(then) as f64 / seconds
             };
             figures.connections = look.connections;
+            figures.most_connections = look.most_connections.max(look.connections);
             figures.max_connections = look.max_connections;
+            figures.reserved_connections = look.reserved_connections;
             figures.running = look.running;
             figures.lock_waiting = match kind {
                 DatabaseKind::MariaDb => rate("row_lock_ms") / 1000.0,
