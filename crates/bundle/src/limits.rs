@@ -6,7 +6,7 @@
 //! resources.jsonl's seconds ([`read_details`]); judged by [`use_method`].
 
 use crate::{invalid, read_error, BundleError, RESOURCES_DETAIL};
-use headroom_monitor::sampler::ProcessFigures;
+use headroom_monitor::sampler::{ProcessFigures, ServerConnections};
 use headroom_monitor::threads::ThreadStates;
 use headroom_monitor::Resources;
 use serde::{Deserialize, Serialize};
@@ -70,6 +70,7 @@ impl Limit {
             "pool" => ("busy", "requests queued"),
             "accept_queue" => ("of its backlog", "connections queued"),
             "connections" => ("of max_connections open", ""),
+            "worker_connections" => ("of its worker_connections in use", ""),
             "locks" => ("of statements waiting", "transactions waiting for a lock"),
             "cpu_quota" => ("used", "threads waiting for a CPU"),
             "disk_quota" => ("of its operations a second", "threads waiting for the disk"),
@@ -233,6 +234,7 @@ pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
             None => on_disk.extend(watched.waiting_for_disk().map(|w| (name, w))),
         }
         found.extend(accept_queues(&watched));
+        found.extend(server_connections(&watched));
     }
     found.extend(machine_cpu(host, seconds, &unquoted));
     found.extend(machine_disks(host, seconds, &on_disk));
@@ -733,6 +735,74 @@ fn accept_queues(w: &Watched) -> Vec<Limit> {
             limit
         })
         .collect()
+}
+
+/// A server's own count of its connections (nginx's stub_status)
+/// against what its workers may hold.
+fn server_connections(w: &Watched) -> Option<Limit> {
+    let all: Vec<&ServerConnections> = w
+        .looks
+        .iter()
+        .filter_map(|p| p.connections.as_ref())
+        .collect();
+    let last = *all.last()?;
+    let answered: Vec<&&ServerConnections> =
+        all.iter().filter(|c| c.unanswered.is_none()).collect();
+    // A look whose page was not served in time: no connection was free.
+    let late = all
+        .iter()
+        .filter(|c| {
+            c.unanswered
+                .as_deref()
+                .is_some_and(|why| why.contains("no connection was free"))
+        })
+        .count();
+    let most = all.iter().map(|c| c.most()).max().unwrap_or(0).max(1);
+    let resource = format!("{}'s connections", w.name);
+    if answered.is_empty() && late == 0 {
+        let why = last.unanswered.clone().unwrap_or_default();
+        let mut limit = w.limit("worker_connections", resource, 0.0);
+        limit.evidence = format!("not measured: {why}");
+        limit.unmeasured = Some(why);
+        return Some(limit);
+    }
+    let share = |open: u64| (100.0 * open as f64 / most as f64).min(100.0);
+    let utilization = (answered.iter().map(|c| share(c.open())).sum::<f64>() + 100.0 * late as f64)
+        / (answered.len() + late) as f64;
+    let most_open = answered.iter().map(|c| c.open()).max().unwrap_or(0);
+    let mean_open = mean(answered.iter().map(|c| c.open() as f64)).unwrap_or(0.0);
+    let dropped: u64 = all.iter().map(|c| c.dropped).sum();
+    let mut limit = w.limit("worker_connections", resource, utilization);
+    limit.saturated =
+        share(most_open) >= CONNECTIONS_FULL || dropped > 0 || utilization >= CONNECTIONS_FULL;
+    let workers =
+        headroom_units::quantity::count(last.workers.max(1) as usize, "worker", "workers");
+    limit.evidence = format!(
+        "at most {most_open} of the {most} connections its {workers} may hold (worker_connections {}{}) were in use ({mean_open:.1} on average; a request in progress holds one to its upstream too)",
+        last.worker_connections,
+        if last.configured { "" } else { ", nginx's default: its configuration does not say" }
+    );
+    if dropped > 0 {
+        limit.evidence.push_str(&format!(
+            "; it closed {dropped} connections unserved (accepted, not handled: worker_connections reached)"
+        ));
+    }
+    if late > 0 {
+        limit.evidence.push_str(&format!(
+            "; its stub_status page did not answer in {late} of {} seconds (no connection was free to serve it)",
+            all.len()
+        ));
+    }
+    if limit.saturated {
+        limit.change = format!(
+            "Raise worker_connections (now {}; the workers' open files must allow it: worker_rlimit_nofile), or worker_processes (now {}) if a CPU is free",
+            last.worker_connections,
+            last.workers.max(1)
+        );
+    }
+    limit.severity =
+        utilization.max(share(most_open)) / CONNECTIONS_FULL + if dropped > 0 { 0.2 } else { 0.0 };
+    Some(limit)
 }
 
 /// The saturated first, the most saturated first.

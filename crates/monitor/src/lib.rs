@@ -20,6 +20,7 @@ pub mod sampler;
 pub mod server_metrics;
 pub mod server_status;
 pub mod software;
+pub mod stub_status;
 pub mod threads;
 
 pub use doctor::{examine, Finding};

@@ -98,6 +98,9 @@ pub struct ProcessCounters {
     pub listening: Vec<ListenQueue>,
     /// Apache's own count of its workers (mod_status), or why there is none.
     pub apache: Option<Result<crate::server_status::ApacheWorkers, String>>,
+    /// nginx's own count of its connections (stub_status), its workers
+    /// and their worker_connections.
+    pub nginx: Option<crate::stub_status::NginxLook>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -483,6 +486,7 @@ impl Roots {
             // holds sockets.
             let all = queues.get_or_insert_with(|| listening().unwrap_or_default());
             let mut seen = BTreeSet::new();
+            let mut by_master: Vec<(&str, Vec<ListenQueue>)> = Vec::new();
             for (master, inodes) in &held {
                 let mine: Vec<ListenQueue> = inodes
                     .iter()
@@ -492,7 +496,11 @@ impl Roots {
                 counters
                     .queued_by_master
                     .insert(master.to_string(), mine.iter().map(|l| l.queue).sum());
-                counters.listening.extend(mine);
+                counters.listening.extend(mine.iter().cloned());
+                by_master.push((master, mine));
+            }
+            if name == "nginx" {
+                counters.nginx = self.nginx(&by_master, &processes);
             }
             if name.starts_with("apache2") || name.starts_with("httpd") {
                 counters.apache = counters
@@ -502,6 +510,58 @@ impl Roots {
                     .map(crate::server_status::apache_workers);
             }
         }
+    }
+}
+
+impl Roots {
+    /// A watched nginx's stub_status page, from the first of its masters
+    /// whose ports serve one (or the last's reason why not), with that
+    /// master's worker processes (its children called "nginx: worker
+    /// process") and their worker_connections, from its configuration.
+    fn nginx(
+        &self,
+        masters: &[(&str, Vec<ListenQueue>)],
+        processes: &[(String, String)],
+    ) -> Option<crate::stub_status::NginxLook> {
+        let cmdline = |pid: &str| fs::read(self.proc.join(pid).join("cmdline")).unwrap_or_default();
+        // Its configuration's path is under the root /proc is in.
+        let root = self.proc.parent().unwrap_or(Path::new("/"));
+        let mut last = None;
+        for (master, listening) in masters {
+            let addresses: Vec<std::net::SocketAddr> = listening
+                .iter()
+                .filter_map(|l| crate::server_status::local_address(&l.address))
+                .collect();
+            if addresses.is_empty() {
+                continue;
+            }
+            let workers = processes
+                .iter()
+                .filter(|(pid, parent)| {
+                    parent == master
+                        && String::from_utf8_lossy(&cmdline(pid)).contains("worker process")
+                })
+                .count() as u32;
+            let configured = crate::stub_status::worker_connections(root, &cmdline(master));
+            let look = crate::stub_status::NginxLook {
+                status: crate::stub_status::read(&addresses),
+                last_answered: None,
+                workers,
+                worker_connections: configured
+                    .unwrap_or(crate::stub_status::DEFAULT_WORKER_CONNECTIONS),
+                configured: configured.is_some(),
+            };
+            let found = look.status.is_ok()
+                || look
+                    .status
+                    .as_ref()
+                    .is_err_and(|e| e.contains(crate::stub_status::NO_CONNECTION_FREE));
+            last = Some(look);
+            if found {
+                break;
+            }
+        }
+        last
     }
 }
 

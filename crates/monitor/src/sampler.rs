@@ -104,6 +104,46 @@ pub struct ProcessFigures {
     /// The disk operations a second its control group may do, and did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_limit: Option<IoLimit>,
+    /// Its own count of its connections (nginx's stub_status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<ServerConnections>,
+}
+
+/// A server's own count of its connections at a look, against how many
+/// its workers may hold (nginx: workers × worker_connections, which
+/// count the connections to its upstreams too).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerConnections {
+    /// Open client connections, idle keep-alive ones included (the
+    /// look's own not counted).
+    pub clients: u64,
+    /// Requests in progress (the look's own not counted): a proxied or
+    /// FastCGI request holds one connection to its upstream too.
+    pub in_progress: u64,
+    pub workers: u32,
+    pub worker_connections: u64,
+    /// Whether worker_connections came from its configuration (else
+    /// nginx's default).
+    pub configured: bool,
+    /// Connections accepted and closed unserved (accepts less handled:
+    /// worker_connections reached) since the last answered look.
+    pub dropped: u64,
+    /// Why there is no count this look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unanswered: Option<String>,
+}
+
+impl ServerConnections {
+    /// The connections in use: the clients', and one to an upstream for
+    /// each request in progress.
+    pub fn open(&self) -> u64 {
+        self.clients + self.in_progress
+    }
+
+    /// How many its workers may hold.
+    pub fn most(&self) -> u64 {
+        u64::from(self.workers.max(1)) * self.worker_connections
+    }
 }
 
 /// A control group's IOPS limit over one interval.
@@ -369,9 +409,50 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                         done_s: before.map_or(0.0, |b| g.ios.saturating_sub(b.ios) as f64 / seconds),
                     }
                 }),
+                connections: n.nginx.as_ref().map(|look| {
+                    let before = o
+                        .and_then(|o| o.nginx.as_ref())
+                        .and_then(|b| b.last_answered.as_ref());
+                    let mut connections = ServerConnections {
+                        workers: look.workers,
+                        worker_connections: look.worker_connections,
+                        configured: look.configured,
+                        ..ServerConnections::default()
+                    };
+                    match &look.status {
+                        Ok(now) => {
+                            connections.clients = now.active.saturating_sub(1);
+                            connections.in_progress = now.writing.saturating_sub(1);
+                            let unserved = |s: &crate::stub_status::StubStatus| {
+                                s.accepts.saturating_sub(s.handled)
+                            };
+                            // Since the last answered look, which may be
+                            // seconds back when nginx was full.
+                            connections.dropped = before
+                                .map_or(0, |b| unserved(now).saturating_sub(unserved(b)));
+                        }
+                        Err(why) => connections.unanswered = Some(why.clone()),
+                    }
+                    connections
+                }),
             }
         })
         .collect()
+}
+
+/// Each watched nginx's latest answered stub_status page: this look's,
+/// or the one before's when this look was not answered.
+fn carry_answered(old: Option<&Snapshot>, new: &mut Snapshot) {
+    for (name, counters) in &mut new.processes {
+        let Some(look) = counters.nginx.as_mut() else {
+            continue;
+        };
+        look.last_answered = look.status.as_ref().ok().copied().or_else(|| {
+            old.and_then(|o| o.processes.get(name))
+                .and_then(|c| c.nginx.as_ref())
+                .and_then(|l| l.last_answered)
+        });
+    }
 }
 
 /// Interrupts a second by kind, of the kinds that grew.
@@ -419,6 +500,7 @@ impl Sampler {
     pub fn sample(&mut self) -> Option<Resources> {
         let mut snapshot = self.config.roots.snapshot(&self.config.processes);
         snapshot.gauges = crate::gauges::read_all();
+        carry_answered(self.previous.as_ref().map(|(old, _)| old), &mut snapshot);
         if self.previous.is_none() {
             self.start_databases(&snapshot);
         }

@@ -13,6 +13,7 @@ pub fn render(e: &mut Exposition, r: &Resources) {
     pools(e, r);
     quotas(e, r);
     listening(e, r);
+    connections(e, r);
     pressure(e, r);
     databases(e, r);
 }
@@ -39,6 +40,41 @@ fn waiting_threads(e: &mut Exposition, r: &Resources) {
         "headroom_process_threads_waiting_for_cpu",
         "Threads of the named processes runnable but waiting for a CPU, on average over the last second.",
         &samples,
+    );
+}
+
+/// A server's own count of its connections (nginx's stub_status): in
+/// use, the most its workers may hold, and those closed unserved.
+fn connections(e: &mut Exposition, r: &Resources) {
+    let answered: Vec<_> = r
+        .processes
+        .iter()
+        .filter_map(|p| Some((p.name.as_str(), p.connections.as_ref()?)))
+        .filter(|(_, c)| c.unanswered.is_none())
+        .collect();
+    let each = |value: fn(&crate::sampler::ServerConnections) -> f64| -> Vec<_> {
+        answered
+            .iter()
+            .map(|(name, c)| (vec![("name", *name)], value(c)))
+            .collect()
+    };
+    family(
+        e,
+        "headroom_server_connections",
+        "Connections a server holds (nginx's stub_status: its clients', and one to an upstream for each request in progress).",
+        &each(|c| c.open() as f64),
+    );
+    family(
+        e,
+        "headroom_server_connections_max",
+        "The most connections its workers may hold (nginx: workers × worker_connections).",
+        &each(|c| c.most() as f64),
+    );
+    family(
+        e,
+        "headroom_server_connections_closed_unserved",
+        "Connections accepted and closed unserved since the last answered look (nginx's accepts less handled).",
+        &each(|c| c.dropped as f64),
     );
 }
 

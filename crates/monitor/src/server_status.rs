@@ -9,7 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// The most a status page may take.
-const STATUS_TIMEOUT: Duration = Duration::from_millis(300);
+pub(crate) const STATUS_TIMEOUT: Duration = Duration::from_millis(300);
 
 /// Apache's workers at one look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,43 +34,69 @@ pub fn local_address(address: &str) -> Option<SocketAddr> {
         .or_else(|| (host == "0.0.0.0" || host == "::").then_some(SocketAddr::new(ip, port)))
 }
 
-/// Reads `/server-status?auto` at `at`: the workers, or why not.
-pub fn apache_workers(at: SocketAddr) -> Result<ApacheWorkers, String> {
-    let mut stream = TcpStream::connect_timeout(&at, STATUS_TIMEOUT)
-        .map_err(|e| format!("its status page at {at} could not be reached: {e}"))?;
-    let late = |e: std::io::Error| {
-        if matches!(
-            e.kind(),
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-        ) {
-            format!(
-                "its status page did not answer within {} ms (no worker was free to serve it)",
-                STATUS_TIMEOUT.as_millis()
-            )
-        } else {
-            format!("its status page could not be read: {e}")
-        }
+/// Why a server's own page could not be read.
+#[derive(Debug)]
+pub(crate) enum PageError {
+    /// Not answered in time: no worker (or connection) was free.
+    Late,
+    /// Closed unanswered (a server out of connections accepts and closes).
+    Closed,
+    Failed(std::io::Error),
+    /// Answered, not with 200: its status line.
+    Status(String),
+}
+
+/// GETs `path` at `at` (HTTP/1.0, at most 64 KiB, each step within
+/// 300 ms): the body of a 200.
+pub(crate) fn local_page(at: SocketAddr, path: &str) -> Result<String, PageError> {
+    use std::io::ErrorKind::*;
+    let failed = |e: std::io::Error| match e.kind() {
+        WouldBlock | TimedOut => PageError::Late,
+        ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => PageError::Closed,
+        _ => PageError::Failed(e),
     };
+    let mut stream = TcpStream::connect_timeout(&at, STATUS_TIMEOUT).map_err(failed)?;
     stream
         .set_read_timeout(Some(STATUS_TIMEOUT))
-        .map_err(late)?;
+        .map_err(failed)?;
     stream
         .set_write_timeout(Some(STATUS_TIMEOUT))
-        .map_err(late)?;
-    stream
-        .write_all(b"GET /server-status?auto HTTP/1.0\r\nHost: localhost\r\nUser-Agent: headroom-monitor\r\n\r\n")
-        .map_err(late)?;
+        .map_err(failed)?;
+    let request =
+        format!("GET {path} HTTP/1.0\r\nHost: localhost\r\nUser-Agent: headroom-monitor\r\n\r\n");
+    stream.write_all(request.as_bytes()).map_err(failed)?;
     let mut reply = Vec::new();
-    stream.read_to_end(&mut reply).map_err(late)?;
+    // A status page is small; an application's page at the path is cut short.
+    stream
+        .take(64 * 1024)
+        .read_to_end(&mut reply)
+        .map_err(failed)?;
+    if reply.is_empty() {
+        return Err(PageError::Closed);
+    }
     let text = String::from_utf8_lossy(&reply);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
-        return Err(format!(
-            "its status page answered {} (enable mod_status and allow local clients at /server-status)",
-            head.lines().next().unwrap_or("nothing")
+        return Err(PageError::Status(
+            head.lines().next().unwrap_or("nothing").to_string(),
         ));
     }
-    parse(body).ok_or_else(|| {
+    Ok(body.to_string())
+}
+
+/// Reads `/server-status?auto` at `at`: the workers, or why not.
+pub fn apache_workers(at: SocketAddr) -> Result<ApacheWorkers, String> {
+    let body = local_page(at, "/server-status?auto").map_err(|e| match e {
+        PageError::Late | PageError::Closed => format!(
+            "its status page did not answer within {} ms (no worker was free to serve it)",
+            STATUS_TIMEOUT.as_millis()
+        ),
+        PageError::Failed(e) => format!("its status page at {at} could not be read: {e}"),
+        PageError::Status(line) => format!(
+            "its status page answered {line} (enable mod_status and allow local clients at /server-status)"
+        ),
+    })?;
+    parse(&body).ok_or_else(|| {
         "its status page has no BusyWorkers and IdleWorkers (is it mod_status's ?auto page?)".into()
     })
 }

@@ -173,11 +173,12 @@ pub fn logging_proxy(dir: &Path, upstream: u16, log_format: &str) -> (Daemon, u1
         "log_format given '{log_format}';\n  access_log {}/access.log given;",
         dir.display()
     );
-    (proxy(dir, upstream, port, "", 1024, &log), port)
+    (proxy(dir, upstream, port, "", 1024, &log, ""), port)
 }
 
 /// nginx on `port` in front of the server on `upstream`: `listen` adds
-/// to its listen line (e.g. "backlog=16"), `log` is its logging lines.
+/// to its listen line (e.g. "backlog=16"), `log` is its logging lines,
+/// `server` more lines of its server (e.g. a stub_status location).
 pub fn proxy(
     dir: &Path,
     upstream: u16,
@@ -185,6 +186,7 @@ pub fn proxy(
     listen: &str,
     worker_connections: u32,
     log: &str,
+    server: &str,
 ) -> Daemon {
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     std::fs::write(
@@ -194,7 +196,7 @@ pub fn proxy(
              events {{ worker_connections {worker_connections}; }}\n\
              http {{\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n\
              {log}\n\
-             server {{\n    listen 127.0.0.1:{port} {listen};\n\
+             server {{\n    listen 127.0.0.1:{port} {listen};\n    {server}\n\
              location / {{ proxy_pass http://127.0.0.1:{upstream}; proxy_set_header Host $http_host; }}\n  }}\n}}\n",
             d = dir.display()
         ),
