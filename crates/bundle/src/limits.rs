@@ -6,6 +6,7 @@
 //! resources.jsonl's seconds ([`read_details`]); judged by [`use_method`].
 
 use crate::{invalid, read_error, BundleError, RESOURCES_DETAIL};
+use headroom_monitor::database::DatabaseFigures;
 use headroom_monitor::sampler::{ProcessFigures, ServerConnections};
 use headroom_monitor::threads::ThreadStates;
 use headroom_monitor::Resources;
@@ -18,7 +19,8 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limit {
     /// `pool`, `cpu_quota`, `cpu`, `disk_quota`, `disk`, `accept_queue`,
-    /// or a database's `connections` or `locks`.
+    /// nginx's `worker_connections`, or a database's `connections`,
+    /// `locks` or `command_thread`.
     pub kind: String,
     /// What it is, as a user names it: "php-fpm8.2's pool www".
     pub resource: String,
@@ -44,6 +46,10 @@ pub struct Limit {
     pub unmeasured: Option<String>,
     /// How far past its saturation point it was (for the order).
     pub severity: f64,
+    /// A pool whose busy workers mostly waited for a reply over a socket
+    /// (a database, a cache): it comes after a full one of those.
+    #[serde(skip)]
+    pub waits_on_a_socket: bool,
 }
 
 impl Limit {
@@ -60,6 +66,7 @@ impl Limit {
             change: String::new(),
             unmeasured: None,
             severity: 0.0,
+            waits_on_a_socket: false,
         }
     }
 
@@ -71,6 +78,7 @@ impl Limit {
             "accept_queue" => ("of its backlog", "connections queued"),
             "connections" => ("of max_connections open", ""),
             "worker_connections" => ("of its worker_connections in use", ""),
+            "command_thread" => ("of a core busy", ""),
             "locks" => ("of statements waiting", "transactions waiting for a lock"),
             "cpu_quota" => ("used", "threads waiting for a CPU"),
             "disk_quota" => ("of its operations a second", "threads waiting for the disk"),
@@ -240,8 +248,30 @@ pub fn use_method(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
     found.extend(machine_disks(host, seconds, &on_disk));
     found.extend(databases(host, seconds));
     found.extend(counted_pools(host, seconds));
+    behind_a_full_database(&mut found);
     in_order(&mut found);
     found
+}
+
+/// Pools whose workers were busy waiting for a reply over a socket come
+/// after a full database or cache: more workers would only wait too.
+fn behind_a_full_database(found: &mut [Limit]) {
+    let Some(downstream) = found
+        .iter()
+        .filter(|l| {
+            l.saturated && matches!(l.kind.as_str(), "connections" | "locks" | "command_thread")
+        })
+        .max_by(|a, b| a.severity.total_cmp(&b.severity))
+        .map(|l| l.resource.clone())
+    else {
+        return;
+    };
+    for pool in found.iter_mut().filter(|l| l.waits_on_a_socket) {
+        pool.severity *= 0.5;
+        pool.change = format!(
+            "Its workers were busy waiting for a reply over a socket while {downstream} was full: more workers would wait too, so see to that first"
+        );
+    }
 }
 
 /// The pools that programs of the monitoring process count themselves
@@ -342,18 +372,35 @@ fn databases(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
         } else {
             "1 is headroom's own".to_string()
         };
-        connections.evidence = format!("at most {most} of the {usable} connections its max_connections {max} leaves to applications ({kept}) were open ({open:.0} on average)");
+        let redis = server == "Redis";
+        let setting = if redis {
+            "maxclients"
+        } else {
+            "max_connections"
+        };
+        connections.evidence = format!("at most {most} of the {usable} connections its {setting} {max} leaves to applications ({kept}) were open ({open:.0} on average)");
         if refused > 0.0 {
             connections.evidence.push_str(&format!(
                 "; it refused {refused:.0} connections because all were in use"
             ));
         }
         if connections.saturated {
-            connections.change = "Raise max_connections (each connection takes memory), or have the application hold fewer connections (a connection pool such as PgBouncer, or fewer workers opening one each)".into();
+            connections.change = if redis {
+                "Raise maxclients (each client takes an open file: the service's limit of open files must allow it), or have the application keep fewer connections open".into()
+            } else {
+                "Raise max_connections (each connection takes memory), or have the application hold fewer connections (a connection pool such as PgBouncer, or fewer workers opening one each)".into()
+            };
         }
         connections.severity =
             share(most as f64) / CONNECTIONS_FULL + if refused > 0.0 { 0.2 } else { 0.0 };
         found.push(connections);
+        if redis {
+            found.push(command_thread(
+                &looks,
+                limit("command_thread", "command thread", 0.0),
+            ));
+            continue;
+        }
         let waiting = mean(looks.iter().map(|d| d.lock_waiting)).unwrap_or(0.0);
         let waits = mean(looks.iter().map(|d| d.lock_waits_s)).unwrap_or(0.0);
         let running = mean(looks.iter().map(|d| d.running as f64)).unwrap_or(0.0);
@@ -376,6 +423,39 @@ fn databases(host: &str, seconds: &[&Resources]) -> Vec<Limit> {
         found.push(locks);
     }
     found
+}
+
+/// A database's one command thread (Redis's main thread, which runs
+/// every command one at a time): full when busy ≥ 90% of a core.
+fn command_thread(looks: &[&DatabaseFigures], mut limit: Limit) -> Limit {
+    let Some(busy) = mean(looks.iter().filter_map(|d| d.command_thread_pct)) else {
+        let why = "its INFO does not give its main thread's CPU".to_string();
+        limit.evidence = format!("not measured: {why}");
+        limit.unmeasured = Some(why);
+        return limit;
+    };
+    let commands = mean(looks.iter().filter_map(|d| d.commands_s)).unwrap_or(0.0);
+    let blocked = mean(
+        looks
+            .iter()
+            .map(|d| d.waiting.get("blocked").copied().unwrap_or(0) as f64),
+    )
+    .unwrap_or(0.0);
+    limit.utilization_pct = busy;
+    limit.saturated = busy >= QUOTA_USED;
+    limit.evidence = format!(
+        "it runs every command one at a time on one thread, and that thread was busy {busy:.0}% of a core ({commands:.0} commands a second{})",
+        if blocked > 0.0 {
+            format!("; {blocked:.1} clients blocked in a waiting command on average")
+        } else {
+            String::new()
+        }
+    );
+    if limit.saturated {
+        limit.change = "Make each command cheaper (no KEYS or long Lua scripts, smaller values, fewer round trips: pipelines, MGET), spread the keys over more Redis instances, or give it a faster core".into();
+    }
+    limit.severity = busy / QUOTA_USED;
+    limit
 }
 
 /// Each php-fpm pool of the name: its workers busy, requests queued.
@@ -429,6 +509,7 @@ fn pools(w: &Watched) -> Vec<Limit> {
             let busy_with_own = if own.total() > 0 { busy_with(&own) } else { w.busy };
             let computing = busy_with_own.is_some_and(|(state, _)| state == "running");
             let on_disk = busy_with_own.is_some_and(|(state, _)| state == "disk");
+            let on_socket = busy_with_own.is_some_and(|(state, _)| state == "network");
             let counted = all.iter().any(|x| x.busy_share.is_some());
             let label = match master {
                 _ if counted => format!("{}'s {pool}", w.name),
@@ -539,6 +620,7 @@ fn pools(w: &Watched) -> Vec<Limit> {
                 };
                 format!("Raise pm.max_children (now {workers}){room}")
             };
+            limit.waits_on_a_socket = on_socket && limit.saturated;
             limit.severity = utilization / POOL_BUSY + if most_queued > 0 { 0.1 } else { 0.0 };
             // Busy because they waited for a CPU or a disk: that comes first.
             if computing || on_disk {
@@ -864,6 +946,7 @@ mod tests {
                 backlog: 511,
             }],
             io_limit: None,
+            connections: None,
         });
         r
     }
@@ -1028,6 +1111,44 @@ mod tests {
         let limits = use_method("local", &looks);
         let connections = limits.iter().find(|l| l.kind == "connections").unwrap();
         assert!(!connections.saturated, "{connections:?}");
+    }
+
+    #[test]
+    fn a_pool_waiting_for_a_full_redis_comes_after_it() {
+        let on_socket = ThreadStates {
+            network: 20,
+            events: 1,
+            ..Default::default()
+        };
+        let look = |busy_pct: f64| {
+            let mut r = second((20, 20), 8, on_socket, None);
+            r.databases = vec![serde_json::from_value(serde_json::json!({
+                "server": "Redis", "address": "127.0.0.1:6379",
+                "connections": 20, "max_connections": 10000, "running": 0,
+                "command_thread_pct": busy_pct, "commands_s": 190.0
+            }))
+            .unwrap()];
+            r
+        };
+        let seconds = [look(99.0), look(97.0)];
+        let limits = use_method("local", &seconds.iter().collect::<Vec<_>>());
+        assert_eq!(
+            limits[0].resource,
+            "Redis's command thread (127.0.0.1:6379)"
+        );
+        assert!(limits[0].saturated);
+        assert_eq!(limits[0].evidence, "it runs every command one at a time on one thread, and that thread was busy 98% of a core (190 commands a second)");
+        let pool = limits.iter().find(|l| l.kind == "pool").unwrap();
+        assert!(pool.saturated && pool.change.starts_with("Its workers were busy waiting for a reply over a socket while Redis's command thread"), "{pool:?}");
+        // A Redis with a core to spare leaves the pool first, as it was.
+        let seconds = [look(30.0), look(31.0)];
+        let limits = use_method("local", &seconds.iter().collect::<Vec<_>>());
+        assert_eq!(limits[0].kind, "pool", "{limits:?}");
+        assert!(
+            limits[0].change.starts_with("Raise pm.max_children"),
+            "{:?}",
+            limits[0]
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! in them, table lock waits, slow queries, temporary tables on disk,
 //! buffer pool reads from disk) and PostgreSQL's activity (connections
 //! against max_connections, what active backends wait for, deadlocks,
-//! blocks read against found in memory).
+//! blocks read against found in memory) and Redis's INFO (clients
+//! against maxclients, rejected connections, its command thread's CPU).
 //!
 //! Where to connect comes from a credentials file the user names (one URL
 //! a line, `mysql://user:password@host/` or `postgres://...`): it is read,
@@ -40,6 +41,7 @@ impl std::fmt::Debug for DatabaseSource {
 pub enum DatabaseKind {
     MariaDb,
     PostgreSql,
+    Redis,
 }
 
 impl DatabaseKind {
@@ -47,6 +49,7 @@ impl DatabaseKind {
         match self {
             DatabaseKind::MariaDb => "MariaDB",
             DatabaseKind::PostgreSql => "PostgreSQL",
+            DatabaseKind::Redis => "Redis",
         }
     }
 }
@@ -63,7 +66,7 @@ pub fn read_credentials(path: &Path) -> Result<Vec<DatabaseSource>, String> {
         }
         sources.push(source(line).ok_or_else(|| {
             format!(
-                "{} line {}: not a database URL (mysql://USER:PASSWORD@HOST[:PORT]/ or postgres://USER:PASSWORD@HOST[:PORT]/DATABASE)",
+                "{} line {}: not a database URL (mysql://USER:PASSWORD@HOST[:PORT]/, postgres://USER:PASSWORD@HOST[:PORT]/DATABASE or redis://[:PASSWORD@]HOST[:PORT])",
                 path.display(),
                 i + 1
             )
@@ -74,6 +77,13 @@ pub fn read_credentials(path: &Path) -> Result<Vec<DatabaseSource>, String> {
 
 /// A source from a URL: its kind by the scheme, its address without the user.
 pub fn source(url: &str) -> Option<DatabaseSource> {
+    if let Some((address, _)) = crate::redis::url_parts(url) {
+        return Some(DatabaseSource {
+            kind: DatabaseKind::Redis,
+            address,
+            url: url.to_string(),
+        });
+    }
     let (scheme, rest) = url.split_once("://")?;
     let kind = match scheme {
         "mysql" | "mariadb" => DatabaseKind::MariaDb,
@@ -97,7 +107,7 @@ pub fn source(url: &str) -> Option<DatabaseSource> {
     let url = match kind {
         // sqlx speaks "mysql://" for MariaDB too.
         DatabaseKind::MariaDb => format!("mysql://{rest}"),
-        DatabaseKind::PostgreSql => url.to_string(),
+        DatabaseKind::PostgreSql | DatabaseKind::Redis => url.to_string(),
     };
     Some(DatabaseSource {
         kind,
@@ -192,6 +202,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 enum Connection {
     MariaDb(sqlx::MySqlConnection),
     PostgreSql(sqlx::PgConnection),
+    Redis(crate::redis::RedisConnection),
 }
 
 fn read_loop(
@@ -284,12 +295,23 @@ async fn look(
                     .await
                     .map_err(refused)?,
             ),
+            DatabaseKind::Redis => {
+                let login = crate::redis::url_parts(&source.url).and_then(|(_, login)| login);
+                Connection::Redis(
+                    crate::redis::RedisConnection::connect(&source.address, login.as_ref())
+                        .await
+                        .map_err(|e| format!("cannot connect: {e}"))?,
+                )
+            }
         });
     }
     let failed = |e: sqlx::Error| format!("its status could not be read: {e}");
     match connection.as_mut() {
         Some(Connection::MariaDb(c)) => mariadb_look(c).await.map_err(failed),
         Some(Connection::PostgreSql(c)) => postgresql_look(c).await.map_err(failed),
+        Some(Connection::Redis(c)) => redis_look(c)
+            .await
+            .map_err(|e| format!("its INFO could not be read: {e}")),
         None => Err("not connected".into()),
     }
 }
@@ -300,6 +322,17 @@ const COUNT_EVERY: Duration = Duration::from_millis(200);
 /// Open connections now, this reader's own not counted.
 async fn count_connections(connection: &mut Connection) -> Result<u64, sqlx::Error> {
     let n: i64 = match connection {
+        Connection::Redis(c) => {
+            let info = c
+                .info(Some("clients"))
+                .await
+                .map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
+            let open: i64 = info
+                .get("connected_clients")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1);
+            open - 1
+        }
         Connection::MariaDb(c) => {
             sqlx::query_scalar("SELECT CAST(VARIABLE_VALUE AS SIGNED) - 1 FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED'")
                 .fetch_one(&mut *c)
@@ -363,6 +396,37 @@ async fn mariadb_look(c: &mut sqlx::MySqlConnection) -> Result<DatabaseLook, sql
         .fetch_one(&mut *c)
         .await?;
     look.max_connections = max;
+    Ok(look)
+}
+
+/// Redis's INFO: clients (its own connection not counted) against
+/// maxclients, rejected connections, blocked clients, and its main
+/// thread's CPU time.
+async fn redis_look(
+    c: &mut crate::redis::RedisConnection,
+) -> Result<DatabaseLook, crate::redis::RedisError> {
+    let info = c.info(None).await?;
+    let number = |name: &str| -> u64 {
+        info.get(name)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let mut look = DatabaseLook {
+        max_connections: number("maxclients"),
+        connections: number("connected_clients").saturating_sub(1),
+        ..Default::default()
+    };
+    look.totals
+        .insert("refused", number("rejected_connections"));
+    look.totals
+        .insert("commands", number("total_commands_processed"));
+    if let Some(us) = crate::redis::main_thread_cpu_us(&info) {
+        look.totals.insert("main_thread_cpu_us", us);
+    }
+    let blocked = number("blocked_clients");
+    if blocked > 0 {
+        look.waiting.insert("blocked".into(), blocked);
+    }
     Ok(look)
 }
 
@@ -447,9 +511,17 @@ pub struct DatabaseFigures {
     pub disk_reads_s: f64,
     #[serde(default)]
     pub deadlocks_s: f64,
-    /// Active connections by what they wait for (PostgreSQL).
+    /// Active connections by what they wait for (PostgreSQL), or clients
+    /// blocked in a waiting command (Redis's "blocked").
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub waiting: BTreeMap<String, u64>,
+    /// The share of one core its command thread was busy (Redis's main
+    /// thread, which runs every command one at a time), %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_thread_pct: Option<f64>,
+    /// Commands run a second (Redis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands_s: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -483,6 +555,8 @@ pub fn database_figures(
                 disk_reads_s: 0.0,
                 deadlocks_s: 0.0,
                 waiting: BTreeMap::new(),
+                command_thread_pct: None,
+                commands_s: None,
             };
             let look = match look {
                 Ok(look) => look,
@@ -507,7 +581,15 @@ pub fn database_figures(
             figures.lock_waiting = match kind {
                 DatabaseKind::MariaDb => rate("row_lock_ms") / 1000.0,
                 DatabaseKind::PostgreSql => look.waiting.get("Lock").copied().unwrap_or(0) as f64,
+                DatabaseKind::Redis => 0.0,
             };
+            if *kind == DatabaseKind::Redis {
+                let measured = before.is_some_and(|b| b.totals.contains_key("main_thread_cpu_us"));
+                figures.command_thread_pct = (measured
+                    && look.totals.contains_key("main_thread_cpu_us"))
+                .then(|| (rate("main_thread_cpu_us") / 1e4).min(100.0));
+                figures.commands_s = before.is_some().then(|| rate("commands"));
+            }
             figures.lock_waits_s = rate("row_lock_waits");
             figures.refused_s = rate("refused");
             figures.table_lock_waits_s = rate("table_locks_waited");

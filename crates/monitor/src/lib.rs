@@ -16,6 +16,7 @@ pub mod listen;
 pub mod netbench;
 pub mod pressure;
 pub mod procfs;
+pub mod redis;
 pub mod sampler;
 pub mod server_metrics;
 pub mod server_status;

@@ -535,6 +535,20 @@ impl Sampler {
                 sources.push(local_mariadb(&socket.address));
             }
         }
+        if !sources.iter().any(|s| s.kind == DatabaseKind::Redis) {
+            // A watched Redis without a password, on a port of its own.
+            let address = first
+                .processes
+                .iter()
+                .filter(|(name, _)| name.starts_with("redis") || name.starts_with("valkey"))
+                .flat_map(|(_, p)| &p.listening)
+                .find_map(|l| crate::server_status::local_address(&l.address));
+            if let Some(source) =
+                address.and_then(|a| crate::database::source(&format!("redis://{a}")))
+            {
+                sources.push(source);
+            }
+        }
         if !sources.is_empty() {
             self.databases = Some(DatabaseReader::start(sources));
         }

@@ -289,7 +289,7 @@ fn databases(e: &mut Exposition, r: &Resources) {
     family(
         e,
         "headroom_database_max_connections",
-        "The most connections the database takes (max_connections).",
+        "The most connections the database takes (max_connections; Redis's maxclients).",
         &samples(|d| d.max_connections as f64),
     );
     family(
@@ -297,5 +297,23 @@ fn databases(e: &mut Exposition, r: &Resources) {
         "headroom_database_lock_waiting_transactions",
         "Transactions waiting for a lock at the database's last look.",
         &samples(|d| d.lock_waiting),
+    );
+    let threads: Vec<_> = read
+        .iter()
+        .filter_map(|d| {
+            Some((
+                vec![
+                    ("server", d.server.as_str()),
+                    ("address", d.address.as_str()),
+                ],
+                d.command_thread_pct? / 100.0,
+            ))
+        })
+        .collect();
+    family(
+        e,
+        "headroom_database_command_thread_busy_ratio",
+        "The share of a core the database's one command thread was busy (Redis's main thread).",
+        &threads,
     );
 }

@@ -471,12 +471,24 @@ fn front_of_php(
 }
 
 /// `users` at once on the page at `port` for `duration`, nginx and
-/// php-fpm watched: the run's judged resources, in order.
+/// php-fpm watched (and `more` processes): the run's judged resources,
+/// in order.
 fn run_judged(port: u16, users: &str, duration: &str, out: &Path) -> Vec<serde_json::Value> {
+    run_watching(port, users, duration, "", out)
+}
+
+fn run_watching(
+    port: u16,
+    users: &str,
+    duration: &str,
+    more: &str,
+    out: &Path,
+) -> Vec<serde_json::Value> {
     let output = headroom()
         .args(["load", &format!("http://127.0.0.1:{port}/page.php")])
         .args(["-c", users, "-d", duration, "--timeout", "30s"])
-        .args(["--monitor", "local", "--process", "nginx,php-fpm8.2"])
+        .args(["--monitor", "local", "--process"])
+        .arg(format!("nginx,php-fpm8.2{more}"))
         .args(["--json", "--out"])
         .arg(out)
         .output()
@@ -540,6 +552,111 @@ fn nginx_out_of_worker_connections_is_named_from_its_stub_status() {
         errors.contains("worker_connections are not enough"),
         "{errors}"
     );
+}
+
+/// Redis's one command thread: a page that runs a Lua loop of about
+/// 5 ms in Redis (spoken over a socket: no PHP extension), php-fpm's 20
+/// workers, 30 users at once. Redis runs one command at a time, so its
+/// main thread is the limit at about 180 pages a second. The run names
+/// Redis's command thread from its own INFO (found by itself: the
+/// watched redis-server's port) before php-fpm's pool, whose workers
+/// all waited for it; Redis's own commandstats and CPU agree.
+#[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+fn redis_busy_on_its_one_thread_is_named_from_its_own_info() {
+    requires!(
+        program("nginx", "nginx"),
+        program("php-fpm8.2", "php-fpm"),
+        program("redis-server", "redis-server")
+    );
+    let _serial = serial();
+    let dir = temp_dir("limits-redis");
+    let redis_port = free_port();
+    let mut child = std::process::Command::new("redis-server")
+        .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for_port(redis_port, &mut child, "redis-server");
+    let _redis = crate::support::php_site::Daemon(child);
+    let page = format!(
+        "<?php $r = fsockopen('127.0.0.1', {redis_port}, $no, $why, 2);\n\
+         if (!$r) {{ http_response_code(503); exit; }}\n\
+         fwrite($r, \"EVAL \\\"local i = 0 while i < 300000 do i = i + 1 end return i\\\" 0\\r\\n\");\n\
+         $reply = fgets($r); fclose($r);\n\
+         if (trim($reply) !== ':300000') {{ http_response_code(500); }} echo $reply;"
+    );
+    let (_site, port) = site(&dir, &page, "pm = static\npm.max_children = 20", &[]);
+    let (code, body) = http_get(port, "/page.php", None);
+    assert!(code == 200 && body.contains(":300000"), "{code} {body}");
+    let redis_cli = |args: &[&str]| {
+        let output = std::process::Command::new("redis-cli")
+            .args(["-p", &redis_port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).to_string()
+    };
+    let cpu = |info: &str| -> f64 {
+        ["used_cpu_sys_main_thread:", "used_cpu_user_main_thread:"]
+            .iter()
+            .map(|name| {
+                info.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map_or(0.0, |v| v.trim().parse::<f64>().unwrap())
+            })
+            .sum()
+    };
+    let before = cpu(&redis_cli(&["INFO", "cpu"]));
+    let started = std::time::Instant::now();
+    let limits = run_watching(port, "30", "6s", ",redis-server", &dir.join("out"));
+    let elapsed = started.elapsed().as_secs_f64();
+    let used = cpu(&redis_cli(&["INFO", "cpu"])) - before;
+    let first = &limits[0];
+    assert_eq!(first["kind"], "command_thread", "{limits:?}");
+    assert_eq!(
+        first["resource"],
+        format!("Redis's command thread (127.0.0.1:{redis_port})"),
+        "{first}"
+    );
+    assert_eq!(first["saturated"], true, "{first}");
+    let evidence = first["evidence"].as_str().unwrap();
+    assert!(
+        evidence.starts_with(
+            "it runs every command one at a time on one thread, and that thread was busy"
+        ),
+        "{evidence}"
+    );
+    assert!(first["change"]
+        .as_str()
+        .unwrap()
+        .contains("no KEYS or long Lua scripts"));
+    // php-fpm's workers all waited for Redis: full too, but after it,
+    // and more of them would not help.
+    for pool in limits
+        .iter()
+        .filter(|l| l["kind"] == "pool" && l["saturated"] == true)
+    {
+        assert!(
+            pool["change"].as_str().unwrap().starts_with(
+                "Its workers were busy waiting for a reply over a socket while Redis's command thread"
+            ),
+            "{pool}"
+        );
+    }
+    // Redis's own word: its main thread used most of a core over the run
+    // (which includes headroom's start and end), each EVAL milliseconds.
+    assert!(used / elapsed >= 0.6, "{used} s of CPU in {elapsed} s");
+    let stats = redis_cli(&["INFO", "commandstats"]);
+    let per_call: f64 = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_eval:"))
+        .and_then(|l| l.split(',').find_map(|f| f.strip_prefix("usec_per_call=")))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(per_call >= 1000.0, "{stats}");
 }
 
 /// A statement on the test database as its own user (`mariadb` client).
