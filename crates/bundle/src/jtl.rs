@@ -162,6 +162,7 @@ mod tests {
             failed_check: None,
             detail: None,
             resent: false,
+            server_timing: Default::default(),
         };
         let mut out = Vec::new();
         ctx.write_line(&mut out, &sample);

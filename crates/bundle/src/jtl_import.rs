@@ -232,6 +232,7 @@ fn convert(
                 failed_check: None,
                 detail: None,
                 resent: false,
+                server_timing: Default::default(),
             };
             (sample, s.all_threads, s.transaction)
         })

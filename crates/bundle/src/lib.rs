@@ -44,6 +44,7 @@ pub mod recovery;
 pub mod resources;
 pub mod sample;
 pub mod scenario_record;
+pub mod server_timing;
 pub mod summary;
 pub mod tally;
 pub mod warnings;

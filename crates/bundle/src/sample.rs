@@ -137,6 +137,8 @@ pub struct Sample {
     /// Sent again on a new connection after a kept-alive one failed
     /// before answering (counted, not failed).
     pub resent: bool,
+    /// The response's own account of its time (its Server-Timing header).
+    pub server_timing: crate::server_timing::ServerTiming,
 }
 
 impl Sample {

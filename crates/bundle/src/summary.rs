@@ -68,6 +68,14 @@ pub struct LabelFigures {
     /// beyond the first eight distinct ones of a second are under "other".
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub error_statuses: BTreeMap<String, u64>,
+    /// The server's own account of its time (its Server-Timing header):
+    /// each metric's mean over the responses that gave it; absent when
+    /// none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_timing: Vec<crate::server_timing::TimingFigure>,
+    /// Responses that had Server-Timing.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub server_timed: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -141,6 +149,8 @@ impl LabelFigures {
             ttfb_mean_ms: per(c.ttfb_micros, c.ttfb_count),
             connect_mean_ms: per(c.connect_micros, c.connects),
             connections: c.connects,
+            server_timing: c.server_timing.figures(),
+            server_timed: c.server_timing.responses,
             tls_handshakes: c.tls_handshakes,
             tls_resumed: c.tls_resumed,
             tls_mean_ms: per(c.tls_micros, c.tls_handshakes),
@@ -291,6 +301,14 @@ impl CheckFigures {
 }
 
 impl RunSummary {
+    /// The labels whose responses gave Server-Timing metrics.
+    pub fn server_timed_labels(&self) -> Vec<(&String, &LabelFigures)> {
+        self.labels
+            .iter()
+            .filter(|(_, f)| !f.server_timing.is_empty())
+            .collect()
+    }
+
     pub fn thresholds(apdex: &ApdexThresholds) -> (f64, f64) {
         (ms(apdex.satisfied), ms(apdex.tolerated))
     }

@@ -2,6 +2,7 @@
 //! (response time and service time, µs) and counters. Tallies add exactly.
 
 use crate::sample::{ErrorKind, Sample};
+use crate::server_timing::TimingSums;
 use hdrhistogram::Histogram;
 use headroom_analysis::apdex::{ApdexCounts, ApdexThresholds};
 use headroom_analysis::latency::{new_growing_histogram, record};
@@ -51,6 +52,8 @@ pub struct Counts {
     pub think_micros: u64,
     /// The first reason given for each error kind, where one was.
     pub error_details: [Option<&'static str>; ErrorKind::COUNT],
+    /// The responses' Server-Timing metrics, summed per name.
+    pub server_timing: TimingSums,
 }
 
 impl Counts {
@@ -86,6 +89,7 @@ impl Counts {
         for (a, b) in self.error_details.iter_mut().zip(other.error_details) {
             *a = a.or(b);
         }
+        self.server_timing.add(&other.server_timing);
     }
 
     /// Counts `n` responses of `status` (400 or more).
@@ -214,6 +218,7 @@ impl Tally {
             c.late_starts += 1;
         }
         c.max_schedule_lag_micros = c.max_schedule_lag_micros.max(lag.as_micros() as u64);
+        c.server_timing.record(&sample.server_timing);
     }
 
     pub fn add(&mut self, other: &Tally) {
@@ -248,6 +253,7 @@ mod tests {
             failed_check: None,
             detail: None,
             resent: false,
+            server_timing: Default::default(),
         }
     }
 

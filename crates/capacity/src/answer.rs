@@ -682,6 +682,7 @@ mod tests {
             change: "Raise pm.max_children (now 2)".into(),
             unmeasured: None,
             severity: 1.2,
+            waits_on_a_socket: false,
         }];
         let r = answer(
             target,

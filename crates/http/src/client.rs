@@ -361,6 +361,7 @@ async fn exchange_once(
             }
         };
         exchange.status = head.status;
+        exchange.server_timing = head.server_timing;
         if let Some(copy) = head_copy.as_deref_mut() {
             copy.clear();
             copy.extend_from_slice(&buf[..head.head_len]);

@@ -20,4 +20,6 @@ pub struct Exchange {
     /// Sent a second time, on a new connection, after a kept-alive one
     /// failed before answering.
     pub resent: bool,
+    /// The response's Server-Timing metrics.
+    pub server_timing: headroom_bundle::server_timing::ServerTiming,
 }

@@ -3,6 +3,8 @@
 //! split across any number of reads. Nothing here allocates, except a head
 //! with more headers than [`STACK_HEADERS`], which is parsed on the heap.
 
+use headroom_bundle::server_timing::ServerTiming;
+
 /// A response that is not valid HTTP/1.x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProtocolError {
@@ -43,6 +45,8 @@ pub struct ResponseHead {
     pub framing: Framing,
     /// False when the server will close the connection after this response.
     pub keep_alive: bool,
+    /// Its Server-Timing metrics.
+    pub server_timing: ServerTiming,
 }
 
 /// Headers parsed without allocating; a head with more is parsed again
@@ -160,6 +164,7 @@ fn read_head(
     let mut keep_alive = !http10;
     let mut content_length: Option<u64> = None;
     let mut chunked = false;
+    let mut server_timing = ServerTiming::default();
     for header in response.headers.iter() {
         let name = header.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
@@ -170,6 +175,8 @@ fn read_head(
             content_length = Some(value);
         } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
             chunked = last_token_is(header.value, b"chunked");
+        } else if name.eq_ignore_ascii_case(b"server-timing") {
+            server_timing.add_header(header.value);
         } else if name.eq_ignore_ascii_case(b"connection") {
             if contains_token(header.value, b"close") {
                 keep_alive = false;
@@ -194,6 +201,7 @@ fn read_head(
         head_len,
         framing,
         keep_alive,
+        server_timing,
     })
 }
 

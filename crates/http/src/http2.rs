@@ -276,6 +276,9 @@ impl Http2Connection {
         exchange.first_byte = Some(std::time::Instant::now());
         let status = response.status().as_u16();
         exchange.status = status;
+        for value in response.headers().get_all("server-timing") {
+            exchange.server_timing.add_header(value.as_bytes());
+        }
         if let Some(copy) = head {
             write_head(copy, &response);
         }

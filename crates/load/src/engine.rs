@@ -1143,6 +1143,7 @@ async fn exchange(
         failed_check: None,
         detail: result.detail,
         resent: result.resent,
+        server_timing: result.server_timing,
     };
     worker.recorder.borrow_mut().record(&sample);
     if let (Some(keeper), Some(error)) = (keeper, sample.error) {

@@ -304,6 +304,7 @@ mod tests {
             failed_check: None,
             detail: None,
             resent: false,
+            server_timing: Default::default(),
         }
     }
 

@@ -175,6 +175,7 @@ fn run_section(html: &mut String, run: &RunData) {
     verdict(html, run);
     phases(html, run);
     statistics(html, run);
+    server_timing(html, run);
     connections(html, run);
     jmeter_dashboard(html, run);
     checks(html, run);
@@ -331,6 +332,34 @@ fn statistics(html: &mut String, run: &RunData) {
         );
     }
     html.push_str("</table></div>\n<p class=\"meta\">Times in ms. Percentiles over every sample (HdrHistogram); JMeter's dashboard uses a 20,000-sample window.</p>\n");
+}
+
+/// Where each label's time went by the server's own account (its
+/// Server-Timing header), beside the time its client waited.
+fn server_timing(html: &mut String, run: &RunData) {
+    let timed = run.summary.server_timed_labels();
+    if timed.is_empty() {
+        return;
+    }
+    html.push_str(
+        "<h3>The server's own account</h3><div class=\"scroll\"><table class=\"stats\"><tr><th>Label</th>\
+         <th class=\"text\">Server-Timing metric</th><th>Mean</th><th>Responses that gave it</th><th>The client's mean</th></tr>\n",
+    );
+    for (label, f) in timed {
+        for m in &f.server_timing {
+            let _ = writeln!(
+                html,
+                "<tr><td>{}</td><td class=\"text\">{}</td><td>{}</td><td>{} of {}</td><td>{}</td></tr>",
+                escape(label),
+                escape(&m.name),
+                ms(Some(m.mean_ms)),
+                m.count,
+                f.count,
+                ms(Some(f.mean_ms)),
+            );
+        }
+    }
+    html.push_str("</table></div>\n<p class=\"meta\">Times in ms, as the server gave them in its Server-Timing header; the client's time holds them, the network and the queues before the server.</p>\n");
 }
 
 /// How the users reached the server: what each origin's connections

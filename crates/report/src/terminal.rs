@@ -37,6 +37,7 @@ pub fn render_summary(input: &ReportInput<'_>) -> String {
     siege_block(&mut out, input);
     verdict_lines(&mut out, s);
     label_table(&mut out, input);
+    server_timing_lines(&mut out, s);
     phase_lines(&mut out, s);
     if !s.checks.is_empty() {
         check_lines(&mut out, s);
@@ -317,6 +318,34 @@ fn label_table(out: &mut String, input: &ReportInput<'_>) {
     line(&header.map(String::from));
     for r in &table {
         line(r);
+    }
+}
+
+/// Where each label's time went by the server's own account (its
+/// Server-Timing header), beside the time its client waited.
+fn server_timing_lines(out: &mut String, s: &RunSummary) {
+    let timed = s.server_timed_labels();
+    if timed.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n  The server's own account (Server-Timing), mean of the responses that gave it:"
+    );
+    for (label, f) in timed {
+        let metrics: Vec<String> = f
+            .server_timing
+            .iter()
+            .map(|m| format!("{} {}", m.name, ms(m.mean_ms)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    {label}: {}; its client waited {} on average ({} of {} responses timed)",
+            metrics.join(", "),
+            ms(f.mean_ms),
+            thousands(f.server_timed),
+            thousands(f.count)
+        );
     }
 }
 

@@ -215,12 +215,7 @@ fn a_pool_of_two_workers_is_named_as_the_limit() {
     let judged = &manifest["summary"]["resources"][0]["limits"][0];
     assert_eq!(judged["kind"], "pool", "{judged}");
     assert_eq!(judged["saturated"], true, "{judged}");
-    let report = headroom()
-        .args(["report", bundle.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(report.status.success());
-    let html = std::fs::read_to_string(bundle.join("report.html")).unwrap();
+    let html = crate::support::report_html(&bundle);
     assert!(
         html.contains("<p><b>Saturated:</b> php-fpm8.2&#39;s pool www")
             && html.contains(": its 2 workers were busy"),

@@ -35,6 +35,7 @@ mod release;
 mod replay;
 mod report;
 mod scenario;
+mod server_timing;
 mod shard;
 mod structure;
 mod testbed;

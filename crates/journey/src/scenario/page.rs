@@ -566,6 +566,7 @@ impl Shared<'_> {
             failed_check: None,
             detail,
             resent: exchange.resent,
+            server_timing: exchange.server_timing,
         });
         {
             let mut outcome = self.outcome.borrow_mut();

@@ -11,6 +11,7 @@ use super::template::{form_encode, json_escape, plain, url_encode_invalid, Rende
 use super::{Body, Condition, DataSpec, Node, NodeFlags, PageLoad, RequestStep, Scenario};
 use headroom_bundle::failures::BODY_LIMIT;
 use headroom_bundle::sample::{status_error, ErrorKind, Sample, TlsHandshake};
+use headroom_bundle::server_timing::ServerTiming;
 use headroom_http::client::{Exchange, HttpClient, Outgoing};
 use headroom_http::conn::Connector;
 use headroom_http::http1::{with_response, STACK_HEADERS};
@@ -420,6 +421,7 @@ impl Journey {
                 failed_check: None,
                 detail: None,
                 resent: false,
+                server_timing: Default::default(),
             });
             if let Some(outer) = self.groups.last_mut() {
                 outer.elapsed += group.elapsed;
@@ -806,6 +808,7 @@ impl Journey {
             failed_check,
             detail: outcome.detail,
             resent: outcome.resent,
+            server_timing: outcome.server_timing,
         };
         host.record(&sample);
         let sample = match step.page {
@@ -1166,6 +1169,8 @@ struct Outcome {
     error: Option<ErrorKind>,
     detail: Option<&'static str>,
     resent: bool,
+    /// The last hop's Server-Timing (the page's own, after redirects).
+    server_timing: ServerTiming,
 }
 
 impl Outcome {
@@ -1180,6 +1185,7 @@ impl Outcome {
         self.sent += exchange.bytes_sent;
         self.status = exchange.status;
         self.resent |= exchange.resent;
+        self.server_timing = exchange.server_timing;
     }
 }
 

@@ -358,3 +358,17 @@ pub fn skip_for_busy_cores(test: &str, why: Option<String>) -> bool {
     eprintln!("{test}: skipped, it needs quiet cores: {why}");
     true
 }
+
+/// `headroom report` of a run's bundle: its report.html.
+pub fn report_html(bundle: &std::path::Path) -> String {
+    let report = headroom()
+        .args(["report", bundle.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    std::fs::read_to_string(bundle.join("report.html")).unwrap()
+}
