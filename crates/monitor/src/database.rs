@@ -135,8 +135,9 @@ pub struct DatabaseLook {
     /// Open connections, this reader's own not counted.
     pub connections: u64,
     /// The most open at any of the quick counts over the second before
-    /// this look (five a second; a connection held 100 ms is seldom open
-    /// at one look a second).
+    /// this look (twenty a second, where at least half of what it allows
+    /// were open at the look before; a connection held 100 ms is seldom
+    /// open at one look a second).
     pub most_connections: u64,
     /// Connections running a statement now (our own not counted).
     pub running: u64,
@@ -219,12 +220,16 @@ fn read_loop(
     let mut connections: Vec<Option<Connection>> = sources.iter().map(|_| None).collect();
     // Each source's quick counts of open connections since its last look.
     let mut counts: Vec<Vec<u64>> = sources.iter().map(|_| Vec::new()).collect();
+    // Whether a source's connections were at least half of what it
+    // allows at its last look: only then are they counted between looks.
+    let mut near_full: Vec<bool> = sources.iter().map(|_| false).collect();
     while !stop.load(Ordering::Relaxed) {
         let started = Instant::now();
-        for ((source, connection), counted) in sources
+        for (((source, connection), counted), near) in sources
             .iter()
             .zip(connections.iter_mut())
             .zip(counts.iter_mut())
+            .zip(near_full.iter_mut())
         {
             let limit = if connection.is_some() {
                 LOOK_TIMEOUT
@@ -247,6 +252,9 @@ fn read_loop(
                 look
             });
             counted.clear();
+            *near = look.as_ref().is_ok_and(|l| {
+                l.most_connections * 2 >= l.max_connections.saturating_sub(l.reserved_connections)
+            });
             if let Ok(mut shared) = latest.lock() {
                 shared
                     .looks
@@ -254,13 +262,18 @@ fn read_loop(
             }
         }
         // Once a second, in slices so that a drop is quick; between the
-        // looks, a quick count of connections every 200 ms.
+        // looks, a quick count of connections every 50 ms where they
+        // were near full.
         let mut next_count = started + COUNT_EVERY;
         while started.elapsed() < Duration::from_secs(1) && !stop.load(Ordering::Relaxed) {
             if Instant::now() >= next_count {
-                next_count += COUNT_EVERY;
-                for (connection, counted) in connections.iter_mut().zip(counts.iter_mut()) {
-                    let Some(open) = connection.as_mut() else {
+                next_count = Instant::now() + COUNT_EVERY;
+                for ((connection, counted), near) in connections
+                    .iter_mut()
+                    .zip(counts.iter_mut())
+                    .zip(&near_full)
+                {
+                    let (Some(open), true) = (connection.as_mut(), *near) else {
                         continue;
                     };
                     let counted_now = runtime.block_on(async {
@@ -272,7 +285,11 @@ fn read_loop(
                     }
                 }
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(
+                next_count
+                    .saturating_duration_since(Instant::now())
+                    .clamp(Duration::from_millis(1), Duration::from_millis(50)),
+            );
         }
     }
 }
@@ -317,7 +334,7 @@ async fn look(
 }
 
 /// How often connections are counted between looks.
-const COUNT_EVERY: Duration = Duration::from_millis(200);
+const COUNT_EVERY: Duration = Duration::from_millis(50);
 
 /// Open connections now, this reader's own not counted.
 async fn count_connections(connection: &mut Connection) -> Result<u64, sqlx::Error> {
@@ -481,7 +498,7 @@ pub struct DatabaseFigures {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
     pub connections: u64,
-    /// The most open at the quick counts (five a second) over the interval.
+    /// The most open at the quick counts (twenty a second) over the interval.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub most_connections: u64,
     pub max_connections: u64,

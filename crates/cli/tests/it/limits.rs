@@ -1050,18 +1050,18 @@ fn postgresql_at_its_max_connections_is_named_by_its_connections() {
         port,
         &dir.join("out"),
         "150ms",
-        "40",
+        "20",
         false,
         &[
             "--max",
-            "160",
+            "120",
             "--credentials",
             credentials.to_str().unwrap(),
         ],
     );
     let users = json["capacity"]["users"].as_f64().unwrap();
     assert!(
-        (50.0..=95.0).contains(&users),
+        (20.0..=70.0).contains(&users),
         "{users}: {}",
         json["verdict"]
     );
