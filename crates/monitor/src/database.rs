@@ -643,7 +643,13 @@ mod tests {
             s.url,
             "mysql://root@localhost/?socket=/run/mysqld/mysqld.sock"
         );
-        assert!(source("redis://127.0.0.1/").is_none());
+        let s = source("redis://:s3cret@127.0.0.1/0").unwrap();
+        assert_eq!(
+            (s.kind, s.address.as_str()),
+            (DatabaseKind::Redis, "127.0.0.1:6379")
+        );
+        assert!(!format!("{s:?}").contains("s3cret"));
+        assert!(source("memcached://127.0.0.1/").is_none());
         assert!(source("not a url").is_none());
     }
 

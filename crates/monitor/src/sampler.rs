@@ -535,19 +535,27 @@ impl Sampler {
                 sources.push(local_mariadb(&socket.address));
             }
         }
-        if !sources.iter().any(|s| s.kind == DatabaseKind::Redis) {
-            // A watched Redis without a password, on a port of its own.
-            let address = first
-                .processes
-                .iter()
-                .filter(|(name, _)| name.starts_with("redis") || name.starts_with("valkey"))
-                .flat_map(|(_, p)| &p.listening)
-                .find_map(|l| crate::server_status::local_address(&l.address));
-            if let Some(source) =
-                address.and_then(|a| crate::database::source(&format!("redis://{a}")))
-            {
-                sources.push(source);
+        // Each watched Redis (one a port, though it listens on IPv4 and
+        // IPv6) that the credentials do not name, read without a password.
+        let mut ports: Vec<u16> = sources
+            .iter()
+            .filter(|s| s.kind == DatabaseKind::Redis)
+            .filter_map(|s| s.address.rsplit_once(':')?.1.parse().ok())
+            .collect();
+        let mut addresses: Vec<std::net::SocketAddr> = first
+            .processes
+            .iter()
+            .filter(|(name, _)| name.starts_with("redis") || name.starts_with("valkey"))
+            .flat_map(|(_, p)| &p.listening)
+            .filter_map(|l| crate::server_status::local_address(&l.address))
+            .collect();
+        addresses.sort_by_key(|a| (a.port(), a.is_ipv6()));
+        for address in addresses {
+            if ports.contains(&address.port()) {
+                continue;
             }
+            ports.push(address.port());
+            sources.extend(crate::database::source(&format!("redis://{address}")));
         }
         if !sources.is_empty() {
             self.databases = Some(DatabaseReader::start(sources));

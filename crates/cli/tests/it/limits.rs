@@ -654,6 +654,92 @@ fn redis_busy_on_its_one_thread_is_named_from_its_own_info() {
     assert!(per_call >= 1000.0, "{stats}");
 }
 
+/// A Redis with a password: read with the password of a credentials
+/// line, never recorded; found by itself without it, it says what to add.
+#[test]
+fn a_redis_with_a_password_is_read_with_its_credentials() {
+    requires!(program("redis-server", "redis-server"));
+    let _light = crate::support::light();
+    let dir = temp_dir("limits-redis-password");
+    std::fs::create_dir_all(&dir).unwrap();
+    let redis_port = free_port();
+    let mut child = std::process::Command::new("redis-server")
+        .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
+        .args([
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--requirepass",
+            "hunter2",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for_port(redis_port, &mut child, "redis-server");
+    let _redis = crate::support::php_site::Daemon(child);
+    let server = crate::support::TestServer::bind(
+        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        None,
+        |_| crate::support::Reply::default(),
+    )
+    .unwrap();
+    let credentials = dir.join("credentials");
+    std::fs::write(
+        &credentials,
+        format!("redis://:hunter2@127.0.0.1:{redis_port}\n"),
+    )
+    .unwrap();
+    let redis_seen = |more: &[&str], out: &str| -> Vec<serde_json::Value> {
+        let output = headroom()
+            .args([
+                "load",
+                &format!("http://{}/", server.addr),
+                "-c",
+                "1",
+                "-d",
+                "3s",
+            ])
+            .args(["--monitor", "local"])
+            .args(more)
+            .arg("--out")
+            .arg(dir.join(out))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let lines = std::fs::read_to_string(dir.join(out).join("resources.jsonl")).unwrap();
+        assert!(!lines.contains("hunter2"));
+        lines
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|l| l["resources"]["databases"].get(0).cloned())
+            .collect()
+    };
+    let read = redis_seen(&["--credentials", credentials.to_str().unwrap()], "with");
+    assert!(read.len() >= 2, "{read:?}");
+    for look in &read {
+        assert_eq!(look["server"], "Redis", "{look}");
+        assert_eq!(look["address"], format!("127.0.0.1:{redis_port}"), "{look}");
+        assert!(look["problem"].is_null(), "{look}");
+        assert_eq!(look["max_connections"].as_u64(), Some(10000), "{look}");
+    }
+    let refused = redis_seen(&["--process", "redis-server"], "without");
+    let own: Vec<_> = refused
+        .iter()
+        .filter(|l| l["address"] == format!("127.0.0.1:{redis_port}"))
+        .collect();
+    assert!(!own.is_empty(), "{refused:?}");
+    let problem = own[0]["problem"].as_str().unwrap_or_default();
+    assert!(
+        problem.contains("NOAUTH") && problem.contains("redis://:PASSWORD@HOST:PORT"),
+        "{problem}"
+    );
+}
+
 /// A statement on the test database as its own user (`mariadb` client).
 fn mariadb(sql: &str) -> String {
     let url = std::env::var("HEADROOM_TEST_MARIADB").unwrap();
