@@ -549,6 +549,21 @@ fn nginx_out_of_worker_connections_is_named_from_its_stub_status() {
     );
 }
 
+/// A Redis of the test's own on a free port of 127.0.0.1, with `more`
+/// arguments; stopped when dropped.
+fn redis(more: &[&str]) -> (crate::support::php_site::Daemon, u16) {
+    let port = free_port();
+    let mut child = std::process::Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .args(more)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::wait_for_port(port, &mut child, "redis-server");
+    (crate::support::php_site::Daemon(child), port)
+}
+
 /// Redis's one command thread: a page that runs a Lua loop of about
 /// 5 ms in Redis (spoken over a socket: no PHP extension), php-fpm's 20
 /// workers, 30 users at once. Redis runs one command at a time, so its
@@ -566,15 +581,7 @@ fn redis_busy_on_its_one_thread_is_named_from_its_own_info() {
     );
     let _serial = serial();
     let dir = temp_dir("limits-redis");
-    let redis_port = free_port();
-    let mut child = std::process::Command::new("redis-server")
-        .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    crate::support::wait_for_port(redis_port, &mut child, "redis-server");
-    let _redis = crate::support::php_site::Daemon(child);
+    let (_redis, redis_port) = redis(&[]);
     let page = format!(
         "<?php $r = fsockopen('127.0.0.1', {redis_port}, $no, $why, 2);\n\
          if (!$r) {{ http_response_code(503); exit; }}\n\
@@ -662,22 +669,7 @@ fn a_redis_with_a_password_is_read_with_its_credentials() {
     let _light = crate::support::light();
     let dir = temp_dir("limits-redis-password");
     std::fs::create_dir_all(&dir).unwrap();
-    let redis_port = free_port();
-    let mut child = std::process::Command::new("redis-server")
-        .args(["--port", &redis_port.to_string(), "--bind", "127.0.0.1"])
-        .args([
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--requirepass",
-            "hunter2",
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    crate::support::wait_for_port(redis_port, &mut child, "redis-server");
-    let _redis = crate::support::php_site::Daemon(child);
+    let (_redis, redis_port) = redis(&["--requirepass", "hunter2"]);
     let server = crate::support::TestServer::bind(
         std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
         None,
