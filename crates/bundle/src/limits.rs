@@ -855,26 +855,44 @@ fn server_connections(w: &Watched) -> Option<Limit> {
     let mean_open = mean(answered.iter().map(|c| c.open() as f64)).unwrap_or(0.0);
     let dropped: u64 = all.iter().map(|c| c.dropped).sum();
     let mut limit = w.limit("worker_connections", resource, utilization);
-    limit.saturated =
-        share(most_open) >= CONNECTIONS_FULL || dropped > 0 || utilization >= CONNECTIONS_FULL;
+    // Full when nearly all were in use, when it closed connections
+    // unserved, or when it had none free in half the seconds or more.
+    limit.saturated = share(most_open) >= CONNECTIONS_FULL
+        || dropped > 0
+        || utilization >= CONNECTIONS_FULL
+        || late * 2 >= all.len();
     let workers =
         headroom_units::quantity::count(last.workers.max(1) as usize, "worker", "workers");
-    limit.evidence = format!(
-        "at most {most_open} of the {most} connections its {workers} may hold (worker_connections {}{}) were in use ({mean_open:.1} on average; a request in progress holds one to its upstream too)",
+    let allowed = format!(
+        "(worker_connections {}{})",
         last.worker_connections,
-        if last.configured { "" } else { ", nginx's default: its configuration does not say" }
+        if last.configured {
+            ""
+        } else {
+            ", nginx's default: its configuration does not say"
+        }
     );
-    if dropped > 0 {
-        limit.evidence.push_str(&format!(
-            "; it closed {dropped} connections unserved (accepted, not handled: worker_connections reached)"
-        ));
-    }
+    let mut parts = Vec::new();
     if late > 0 {
-        limit.evidence.push_str(&format!(
-            "; its stub_status page did not answer in {late} of {} seconds (no connection was free to serve it)",
+        parts.push(format!(
+            "in {late} of {} seconds it had no connection free to serve its stub_status page",
             all.len()
         ));
     }
+    parts.push(if answered.is_empty() {
+        format!("its {workers} may hold {most} connections {allowed}")
+    } else {
+        format!(
+            "at most {most_open} of the {most} connections its {workers} may hold {allowed} were in use in the {} it answered ({mean_open:.1} on average; a request in progress holds one to its upstream too)",
+            headroom_units::quantity::count(answered.len(), "second", "seconds")
+        )
+    });
+    if dropped > 0 {
+        parts.push(format!(
+            "it closed {dropped} connections unserved (accepted, not handled: worker_connections reached)"
+        ));
+    }
+    limit.evidence = parts.join("; ");
     if limit.saturated {
         limit.change = format!(
             "Raise worker_connections (now {}; the workers' open files must allow it: worker_rlimit_nofile), or worker_processes (now {}) if a CPU is free",

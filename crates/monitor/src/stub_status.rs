@@ -84,9 +84,15 @@ pub fn read(addresses: &[SocketAddr]) -> Result<StubStatus, String> {
                     }
                     return Ok(status);
                 }
-                // Not served: no connection was free; the page may be
-                // there. Asked again next look.
-                Err(e) if e.contains(NO_CONNECTION_FREE) => return Err(e),
+                // Not served: whether it has a page is not known yet, so
+                // neither is how full it is (a full accept queue does this
+                // too). Asked again next look.
+                Err(e) if e.contains(NO_CONNECTION_FREE) => {
+                    return Err(format!(
+                        "no stub_status page was found yet: nginx had no connection free to answer {path} ({})",
+                        e.split_once(" (").map_or(e.as_str(), |(first, _)| first)
+                    ))
+                }
                 Err(_) => {}
             }
         }
@@ -253,6 +259,18 @@ mod tests {
         );
         assert_eq!(configured_connections("events { }"), None);
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_port_that_never_answered_is_not_judged_full() {
+        // Accepted by the kernel, never answered: whether it has a page
+        // is not known, so it does not count as out of connections.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
+        let e = read(&[at]).unwrap_err();
+        assert!(e.starts_with("no stub_status page was found yet"), "{e}");
+        assert!(!e.contains(NO_CONNECTION_FREE), "{e}");
+        drop(listener);
     }
 
     #[test]
