@@ -114,6 +114,8 @@ const CONNECTIONS_FULL: f64 = 90.0;
 /// An accept queue is saturated when its fullest second reached this
 /// share of its backlog.
 const QUEUE_FULL: f64 = 90.0;
+/// Or this share, when the kernel counted listen overflows meanwhile.
+const QUEUE_HALF: f64 = 50.0;
 
 /// Per second and host, every figure the monitor took (resources.jsonl).
 pub fn read_details(dir: &Path) -> Result<Vec<(u64, String, Resources)>, BundleError> {
@@ -797,7 +799,9 @@ fn accept_queues(w: &Watched) -> Vec<Limit> {
                 format!("{}'s listening socket {address}", w.name),
                 fill,
             );
-            limit.saturated = fill >= QUEUE_FULL;
+            // Full at a look; or more than half full while the kernel
+            // turned connections away (a burst overflows it between looks).
+            limit.saturated = fill >= QUEUE_FULL || (overflows > 0.0 && fill >= QUEUE_HALF);
             limit.waiting = Some(sum as f64 / looks);
             limit.evidence = format!(
                 "at most {most} connections waited to be accepted, of a backlog of {backlog}"
