@@ -296,7 +296,10 @@ fn databases(e: &mut Exposition, r: &Resources) {
         e,
         "headroom_database_lock_waiting_transactions",
         "Transactions waiting for a lock at the database's last look.",
-        &samples(|d| d.lock_waiting),
+        &samples(|d| d.lock_waiting)
+            .into_iter()
+            .filter(|(labels, _)| labels[0].1 != "Redis")
+            .collect::<Vec<_>>(),
     );
     let threads: Vec<_> = read
         .iter()
