@@ -114,8 +114,6 @@ const CONNECTIONS_FULL: f64 = 90.0;
 /// An accept queue is saturated when its fullest second reached this
 /// share of its backlog.
 const QUEUE_FULL: f64 = 90.0;
-/// Or this share, when the kernel counted listen overflows meanwhile.
-const QUEUE_HALF: f64 = 50.0;
 
 /// Per second and host, every figure the monitor took (resources.jsonl).
 pub fn read_details(dir: &Path) -> Result<Vec<(u64, String, Resources)>, BundleError> {
@@ -774,21 +772,47 @@ fn judge_queued(limit: &mut Limit, waiting: f64, full: f64, change: &str) {
 }
 
 /// Each listening socket of the name: its fullest accept queue against
-/// its backlog, and the kernel's overflows.
+/// its backlog, and the packets of new connections the kernel dropped at
+/// it (a SYN, or the handshake's last ACK, each time its queue was full).
 fn accept_queues(w: &Watched) -> Vec<Limit> {
-    let overflows: f64 = w.seconds.iter().filter_map(|r| r.listen_overflows_s).sum();
-    // Each socket's fullest queue, backlog, and queue summed over the looks.
-    let mut sockets: BTreeMap<&str, (u32, u32, u64)> = BTreeMap::new();
-    for l in w.looks.iter().flat_map(|p| &p.listening) {
-        let entry = sockets.entry(l.address.as_str()).or_default();
-        entry.0 = entry.0.max(l.queue);
-        entry.1 = entry.1.max(l.backlog);
-        entry.2 += u64::from(l.queue);
+    #[derive(Default)]
+    struct Socket {
+        most: u32,
+        backlog: u32,
+        summed: u64,
+        dropped: Option<u64>,
+        last_count: Option<u64>,
+    }
+    let mut sockets: BTreeMap<&str, Socket> = BTreeMap::new();
+    for look in &w.looks {
+        // A look's drop count by address (several sockets may share one).
+        let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+        for l in &look.listening {
+            let socket = sockets.entry(l.address.as_str()).or_default();
+            socket.most = socket.most.max(l.queue);
+            socket.backlog = socket.backlog.max(l.backlog);
+            socket.summed += u64::from(l.queue);
+            if let Some(d) = l.dropped {
+                *counts.entry(l.address.as_str()).or_default() += d;
+            }
+        }
+        for (address, count) in counts {
+            let socket = sockets.entry(address).or_default();
+            // A count that went down is a socket opened again, from zero.
+            let grew = match socket.last_count {
+                Some(last) if count >= last => count - last,
+                Some(_) => count,
+                None => 0,
+            };
+            socket.dropped = Some(socket.dropped.unwrap_or(0) + grew);
+            socket.last_count = Some(count);
+        }
     }
     let looks = w.looks.len().max(1) as f64;
     sockets
         .into_iter()
-        .map(|(address, (most, backlog, sum))| {
+        .map(|(address, socket)| {
+            let (most, backlog) = (socket.most, socket.backlog);
             let fill = if backlog > 0 {
                 100.0 * f64::from(most) / f64::from(backlog)
             } else {
@@ -799,25 +823,30 @@ fn accept_queues(w: &Watched) -> Vec<Limit> {
                 format!("{}'s listening socket {address}", w.name),
                 fill,
             );
-            // Full at a look; or more than half full while the kernel
-            // turned connections away (a burst overflows it between looks).
-            limit.saturated = fill >= QUEUE_FULL || (overflows > 0.0 && fill >= QUEUE_HALF);
-            limit.waiting = Some(sum as f64 / looks);
+            let dropped = socket.dropped.unwrap_or(0);
+            // Full at a look, or full between looks: the socket's own count
+            // of the attempts it dropped grew (a burst fills it in between).
+            limit.saturated = fill >= QUEUE_FULL || dropped > 0;
+            limit.waiting = Some(socket.summed as f64 / looks);
             limit.evidence = format!(
                 "at most {most} connections waited to be accepted, of a backlog of {backlog}"
             );
+            if dropped > 0 {
+                limit.evidence.push_str(&format!(
+                    "; its own drop count grew by {dropped} (packets of new connections the kernel dropped there, its accept queue full)"
+                ));
+            }
             if limit.saturated {
-                if overflows > 0.0 {
-                    limit.evidence.push_str(&format!(
-                        "; the kernel turned away {overflows:.0} connections whose accept queue was full (ListenOverflows)"
-                    ));
-                }
                 limit.change = "Raise its listen backlog (nginx: `listen ... backlog=N`; php-fpm: listen.backlog; Apache: ListenBacklog), and net.core.somaxconn, which caps it; or serve faster so fewer wait".into();
                 if w.name.starts_with("nginx") {
                     limit.change.push_str("; an nginx worker with worker_connections open stops accepting, so raise that too");
                 }
             }
-            limit.severity = fill / QUEUE_FULL;
+            limit.severity = if dropped > 0 {
+                (fill / QUEUE_FULL).max(1.0)
+            } else {
+                fill / QUEUE_FULL
+            };
             limit
         })
         .collect()
@@ -966,6 +995,7 @@ mod tests {
                 address: "/run/php/php.sock".into(),
                 queue,
                 backlog: 511,
+                dropped: None,
             }],
             io_limit: None,
             connections: None,
@@ -979,6 +1009,52 @@ mod tests {
             events: 1,
             ..Default::default()
         }
+    }
+
+    /// A socket whose queue looked a third full at each look but whose own
+    /// drop count grew by 9 between them (a burst, then a socket opened
+    /// again from zero) is full; one whose count stayed is not.
+    #[test]
+    fn an_accept_queue_that_dropped_between_looks_is_full() {
+        let looks_with = |drops: &[(u64, u64)]| -> Vec<Resources> {
+            drops
+                .iter()
+                .map(|(bursty, calm)| {
+                    let mut r = second((20, 2), 0, sleeping(2), None);
+                    r.processes[0].listening = vec![
+                        ListenQueue {
+                            address: "127.0.0.1:80".into(),
+                            queue: 5,
+                            backlog: 16,
+                            dropped: Some(*bursty),
+                        },
+                        ListenQueue {
+                            address: "127.0.0.1:81".into(),
+                            queue: 5,
+                            backlog: 16,
+                            dropped: Some(*calm),
+                        },
+                    ];
+                    r
+                })
+                .collect()
+        };
+        let seconds = looks_with(&[(3, 40), (10, 40), (2, 40)]);
+        let looks: Vec<&Resources> = seconds.iter().collect();
+        let limits = use_method("local", &looks);
+        let queue = |address: &str| {
+            limits
+                .iter()
+                .find(|l| l.kind == "accept_queue" && l.resource.ends_with(address))
+                .unwrap()
+        };
+        let bursty = queue("127.0.0.1:80");
+        assert!(bursty.saturated, "{bursty:?}");
+        assert!(bursty.evidence.contains("its own drop count grew by 9 ("));
+        assert!(bursty.change.contains("listen backlog"));
+        let calm = queue("127.0.0.1:81");
+        assert!(!calm.saturated, "{calm:?}");
+        assert!(!calm.evidence.contains("dropped"));
     }
 
     #[test]

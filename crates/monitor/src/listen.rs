@@ -18,6 +18,12 @@ pub struct ListenQueue {
     pub queue: u32,
     /// The most that may wait (the listen backlog, capped by somaxconn).
     pub backlog: u32,
+    /// Packets the kernel dropped at this socket since it opened (its own
+    /// drop count, `ss -m`'s `d`): a TCP listener counts each SYN, or
+    /// handshake's last ACK, it dropped with its accept queue full (an ACK
+    /// twice). None for a unix socket, whose full queue refuses instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u64>,
 }
 
 const NETLINK_SOCK_DIAG: i32 = 4;
@@ -31,6 +37,9 @@ const UDIAG_SHOW_NAME: u32 = 1;
 const UDIAG_SHOW_RQLEN: u32 = 0x10;
 const UNIX_DIAG_NAME: u16 = 0;
 const UNIX_DIAG_RQLEN: u16 = 4;
+/// The socket's memory figures, an array of u32 whose ninth is its drops.
+const INET_DIAG_SKMEMINFO: u16 = 7;
+const SK_MEMINFO_DROPS: usize = 8;
 const HEADER: usize = 16;
 
 /// Every listening socket of this network namespace, by inode; an error
@@ -39,11 +48,13 @@ pub fn listening() -> io::Result<BTreeMap<u64, ListenQueue>> {
     let mut found = BTreeMap::new();
     for family in [libc::AF_INET, libc::AF_INET6] {
         let mut request = Vec::with_capacity(56);
-        request.extend_from_slice(&[family as u8, libc::IPPROTO_TCP as u8, 0, 0]);
+        // Ask for each socket's memory figures too (its drop count).
+        let extensions = 1u8 << (INET_DIAG_SKMEMINFO - 1);
+        request.extend_from_slice(&[family as u8, libc::IPPROTO_TCP as u8, extensions, 0]);
         request.extend_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
         request.extend_from_slice(&[0u8; 48]);
-        dump(&request, |payload, _| {
-            if let Some((inode, queue)) = inet_queue(payload) {
+        dump(&request, |payload, attributes| {
+            if let Some((inode, queue)) = inet_queue(payload, attributes) {
                 found.insert(inode, queue);
             }
         })?;
@@ -69,8 +80,8 @@ fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
 /// An inet_diag_msg: family, state, timer, retrans, the socket's id (48
 /// bytes: ports, addresses, interface, cookie), expires, rqueue, wqueue,
 /// uid, inode. For a listener rqueue is the accept queue and wqueue its
-/// backlog.
-fn inet_queue(msg: &[u8]) -> Option<(u64, ListenQueue)> {
+/// backlog. Its memory figures attribute carries its drop count.
+fn inet_queue(msg: &[u8], attributes: &[(u16, &[u8])]) -> Option<(u64, ListenQueue)> {
     let family = *msg.first()? as i32;
     let port = u16::from_be_bytes(msg.get(4..6)?.try_into().ok()?);
     let address = if family == libc::AF_INET {
@@ -83,12 +94,18 @@ fn inet_queue(msg: &[u8]) -> Option<(u64, ListenQueue)> {
     let queue = u32_at(msg, 56)?;
     let backlog = u32_at(msg, 60)?;
     let inode = u32_at(msg, 68)?;
+    let dropped = attributes
+        .iter()
+        .find(|(kind, _)| *kind == INET_DIAG_SKMEMINFO)
+        .and_then(|(_, figures)| u32_at(figures, 4 * SK_MEMINFO_DROPS))
+        .map(u64::from);
     Some((
         u64::from(inode),
         ListenQueue {
             address,
             queue,
             backlog,
+            dropped,
         },
     ))
 }
@@ -118,6 +135,7 @@ fn unix_queue(msg: &[u8], attributes: &[(u16, &[u8])]) -> Option<(u64, ListenQue
             address,
             queue: u32_at(rqlen, 0)?,
             backlog: u32_at(rqlen, 4)?,
+            dropped: None,
         },
     ))
 }
@@ -324,6 +342,50 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         // SAFETY: closes the test's own descriptor.
         unsafe { libc::close(fd) };
+    }
+
+    /// A listener with a backlog of 1 that accepts nothing: connections
+    /// past its full queue are dropped, and its own drop count says so.
+    #[test]
+    fn the_kernel_counts_what_a_full_accept_queue_dropped() {
+        // SAFETY: plain socket calls on descriptors this test owns.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_addr.s_addr = u32::from_ne_bytes([127, 0, 0, 1]);
+            let size = std::mem::size_of::<libc::sockaddr_in>() as u32;
+            let at = &mut addr as *mut libc::sockaddr_in as *mut libc::sockaddr;
+            assert_eq!(libc::bind(fd, at, size), 0);
+            assert_eq!(libc::listen(fd, 1), 0);
+            let mut len = size;
+            libc::getsockname(fd, at, &mut len);
+            let port = u16::from_be(addr.sin_port);
+            let before = listening().unwrap();
+            let mine = |found: &BTreeMap<u64, ListenQueue>| {
+                found
+                    .values()
+                    .find(|q| q.address == format!("127.0.0.1:{port}"))
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{found:?}"))
+            };
+            assert_eq!(mine(&before).dropped, Some(0));
+            let clients: Vec<i32> = (0..6)
+                .map(|_| {
+                    let c = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK, 0);
+                    libc::connect(c, at, size);
+                    c
+                })
+                .collect();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let after = mine(&listening().unwrap());
+            assert!(after.queue <= 2, "{after:?}");
+            assert!(after.dropped.unwrap() >= 3, "{after:?}");
+            for c in clients {
+                libc::close(c);
+            }
+            libc::close(fd);
+        }
     }
 
     #[test]
