@@ -853,13 +853,35 @@ fn accept_queues(w: &Watched) -> Vec<Limit> {
 }
 
 /// A server's own count of its connections (nginx's stub_status)
-/// against what its workers may hold.
-fn server_connections(w: &Watched) -> Option<Limit> {
-    let all: Vec<&ServerConnections> = w
+/// against what its workers may hold: each master's, named by its pid
+/// when there were several.
+fn server_connections(w: &Watched) -> Vec<Limit> {
+    let masters: BTreeSet<Option<u32>> = w
         .looks
         .iter()
-        .filter_map(|p| p.connections.as_ref())
+        .flat_map(|p| p.connections.iter().map(|c| c.master))
         .collect();
+    masters
+        .iter()
+        .filter_map(|master| {
+            let all: Vec<&ServerConnections> = w
+                .looks
+                .iter()
+                .flat_map(|p| p.connections.iter().filter(|c| c.master == *master))
+                .collect();
+            let resource = match master {
+                Some(pid) if masters.len() > 1 => {
+                    format!("{}'s connections (master {pid})", w.name)
+                }
+                _ => format!("{}'s connections", w.name),
+            };
+            master_connections(w, &all, resource)
+        })
+        .collect()
+}
+
+/// One master's connections over the looks.
+fn master_connections(w: &Watched, all: &[&ServerConnections], resource: String) -> Option<Limit> {
     let last = *all.last()?;
     let answered: Vec<&&ServerConnections> =
         all.iter().filter(|c| c.unanswered.is_none()).collect();
@@ -873,7 +895,6 @@ fn server_connections(w: &Watched) -> Option<Limit> {
         })
         .count();
     let most = all.iter().map(|c| c.most()).max().unwrap_or(0).max(1);
-    let resource = format!("{}'s connections", w.name);
     if answered.is_empty() && late == 0 {
         let why = last.unanswered.clone().unwrap_or_default();
         let mut limit = w.limit("worker_connections", resource, 0.0);
@@ -998,7 +1019,7 @@ mod tests {
                 dropped: None,
             }],
             io_limit: None,
-            connections: None,
+            connections: Vec::new(),
         });
         r
     }
@@ -1009,6 +1030,46 @@ mod tests {
             events: 1,
             ..Default::default()
         }
+    }
+
+    /// Two nginx masters: one with 95 of its 100 connections in use, one
+    /// nearly idle. Each is judged on its own count, named by its pid.
+    #[test]
+    fn each_nginx_master_is_judged_on_its_own_connections() {
+        use headroom_monitor::sampler::ServerConnections;
+        let master = |pid: u32, clients: u64, worker_connections: u64| ServerConnections {
+            master: Some(pid),
+            clients,
+            workers: 1,
+            worker_connections,
+            configured: true,
+            ..ServerConnections::default()
+        };
+        let seconds: Vec<Resources> = [(60, 3), (95, 2)]
+            .iter()
+            .map(|(busy, idle)| {
+                let mut r = second((20, 2), 0, sleeping(2), None);
+                r.processes[0].name = "nginx".into();
+                r.processes[0].connections = vec![master(7, *busy, 100), master(9, *idle, 512)];
+                r
+            })
+            .collect();
+        let looks: Vec<&Resources> = seconds.iter().collect();
+        let limits = use_method("local", &looks);
+        let named = |resource: &str| limits.iter().find(|l| l.resource == resource).unwrap();
+        let busy = named("nginx's connections (master 7)");
+        assert!(busy.saturated, "{busy:?}");
+        assert!(
+            busy.evidence.contains("at most 95 of the 100 connections"),
+            "{busy:?}"
+        );
+        assert!(
+            busy.change.contains("worker_connections (now 100"),
+            "{busy:?}"
+        );
+        let idle = named("nginx's connections (master 9)");
+        assert!(!idle.saturated, "{idle:?}");
+        assert!(idle.evidence.contains("at most 3 of the 512"), "{idle:?}");
     }
 
     /// A socket whose queue looked a third full at each look but whose own

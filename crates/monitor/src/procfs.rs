@@ -99,8 +99,8 @@ pub struct ProcessCounters {
     /// Apache's own count of its workers (mod_status), or why there is none.
     pub apache: Option<Result<crate::server_status::ApacheWorkers, String>>,
     /// nginx's own count of its connections (stub_status), its workers
-    /// and their worker_connections.
-    pub nginx: Option<crate::stub_status::NginxLook>,
+    /// and their worker_connections: each master's, by its pid.
+    pub nginx: BTreeMap<String, crate::stub_status::NginxLook>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -514,19 +514,19 @@ impl Roots {
 }
 
 impl Roots {
-    /// A watched nginx's stub_status page, from the first of its masters
-    /// whose ports serve one (or the last's reason why not), with that
-    /// master's worker processes (its children called "nginx: worker
-    /// process") and their worker_connections, from its configuration.
+    /// Each master of a watched nginx that listens on TCP: its
+    /// stub_status page (or why there is none), its worker processes (its
+    /// children called "nginx: worker process") and their
+    /// worker_connections, from its configuration.
     fn nginx(
         &self,
         masters: &[(&str, Vec<ListenQueue>)],
         processes: &[(String, String)],
-    ) -> Option<crate::stub_status::NginxLook> {
+    ) -> BTreeMap<String, crate::stub_status::NginxLook> {
         let cmdline = |pid: &str| fs::read(self.proc.join(pid).join("cmdline")).unwrap_or_default();
         // Its configuration's path is under the root /proc is in.
         let root = self.proc.parent().unwrap_or(Path::new("/"));
-        let mut last = None;
+        let mut looks = BTreeMap::new();
         for (master, listening) in masters {
             let addresses: Vec<std::net::SocketAddr> = listening
                 .iter()
@@ -543,25 +543,19 @@ impl Roots {
                 })
                 .count() as u32;
             let configured = crate::stub_status::worker_connections(root, &cmdline(master));
-            let look = crate::stub_status::NginxLook {
-                status: crate::stub_status::read(&addresses),
-                last_answered: None,
-                workers,
-                worker_connections: configured
-                    .unwrap_or(crate::stub_status::DEFAULT_WORKER_CONNECTIONS),
-                configured: configured.is_some(),
-            };
-            let found = look.status.is_ok()
-                || look
-                    .status
-                    .as_ref()
-                    .is_err_and(|e| e.contains(crate::stub_status::NO_CONNECTION_FREE));
-            last = Some(look);
-            if found {
-                break;
-            }
+            looks.insert(
+                master.to_string(),
+                crate::stub_status::NginxLook {
+                    status: crate::stub_status::read(&addresses),
+                    last_answered: None,
+                    workers,
+                    worker_connections: configured
+                        .unwrap_or(crate::stub_status::DEFAULT_WORKER_CONNECTIONS),
+                    configured: configured.is_some(),
+                },
+            );
         }
-        last
+        looks
     }
 }
 

@@ -104,9 +104,10 @@ pub struct ProcessFigures {
     /// The disk operations a second its control group may do, and did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_limit: Option<IoLimit>,
-    /// Its own count of its connections (nginx's stub_status).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connections: Option<ServerConnections>,
+    /// Its own count of its connections (nginx's stub_status): each
+    /// master's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub connections: Vec<ServerConnections>,
 }
 
 /// A server's own count of its connections at a look, against how many
@@ -114,6 +115,9 @@ pub struct ProcessFigures {
 /// count the connections to its upstreams too).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerConnections {
+    /// The master process whose connections these are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master: Option<u32>,
     /// Open client connections, idle keep-alive ones included (the
     /// look's own not counted).
     pub clients: u64,
@@ -409,11 +413,15 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                         done_s: before.map_or(0.0, |b| g.ios.saturating_sub(b.ios) as f64 / seconds),
                     }
                 }),
-                connections: n.nginx.as_ref().map(|look| {
+                connections: n
+                    .nginx
+                    .iter()
+                    .map(|(master, look)| {
                     let before = o
-                        .and_then(|o| o.nginx.as_ref())
+                        .and_then(|o| o.nginx.get(master))
                         .and_then(|b| b.last_answered.as_ref());
                     let mut connections = ServerConnections {
+                        master: master.parse().ok(),
                         workers: look.workers,
                         worker_connections: look.worker_connections,
                         configured: look.configured,
@@ -434,7 +442,8 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                         Err(why) => connections.unanswered = Some(why.clone()),
                     }
                     connections
-                }),
+                })
+                .collect(),
             }
         })
         .collect()
@@ -444,14 +453,13 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
 /// or the one before's when this look was not answered.
 fn carry_answered(old: Option<&Snapshot>, new: &mut Snapshot) {
     for (name, counters) in &mut new.processes {
-        let Some(look) = counters.nginx.as_mut() else {
-            continue;
-        };
-        look.last_answered = look.status.as_ref().ok().copied().or_else(|| {
-            old.and_then(|o| o.processes.get(name))
-                .and_then(|c| c.nginx.as_ref())
-                .and_then(|l| l.last_answered)
-        });
+        for (master, look) in &mut counters.nginx {
+            look.last_answered = look.status.as_ref().ok().copied().or_else(|| {
+                old.and_then(|o| o.processes.get(name))
+                    .and_then(|c| c.nginx.get(master))
+                    .and_then(|l| l.last_answered)
+            });
+        }
     }
 }
 

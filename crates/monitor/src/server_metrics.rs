@@ -46,16 +46,18 @@ fn waiting_threads(e: &mut Exposition, r: &Resources) {
 /// A server's own count of its connections (nginx's stub_status): in
 /// use, the most its workers may hold, and those closed unserved.
 fn connections(e: &mut Exposition, r: &Resources) {
+    // Each master's, labelled by its pid.
     let answered: Vec<_> = r
         .processes
         .iter()
-        .filter_map(|p| Some((p.name.as_str(), p.connections.as_ref()?)))
+        .flat_map(|p| p.connections.iter().map(move |c| (p.name.as_str(), c)))
         .filter(|(_, c)| c.unanswered.is_none())
+        .map(|(name, c)| (name, c.master.map(|m| m.to_string()).unwrap_or_default(), c))
         .collect();
     let each = |value: fn(&crate::sampler::ServerConnections) -> f64| -> Vec<_> {
         answered
             .iter()
-            .map(|(name, c)| (vec![("name", *name)], value(c)))
+            .map(|(name, master, c)| (vec![("name", *name), ("master", master.as_str())], value(c)))
             .collect()
     };
     family(
