@@ -9,6 +9,10 @@
 //! first after the last; every 100 writes (sysbench's `--file-fsync-freq`)
 //! and at the end every file is fsynced, as sysbench does; the
 //! figure is MiB (2^20 bytes) a second over the time the requests took.
+//! A write run is sysbench's "sequential write (creation)": its files
+//! start empty and each write extends one (until a file is whole, then
+//! the next; after the last, the first is written over); a read run after
+//! it finds its files whole again, extended as sysbench's prepare does.
 
 use crate::aio::AlignedBuf;
 use crate::storage::{check_path, open_direct, Scratch};
@@ -201,6 +205,11 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
     for _ in 0..o.repetitions.max(1) {
         for (mode, kib, m) in &mut measures {
             let block = (*kib << 10) as usize;
+            match mode {
+                // seqwr creates its files: they start empty.
+                Mode::Write => empty_files(&open, &o.path)?,
+                Mode::Read => fill_files(&open, &o.path, file_bytes, stop)?,
+            }
             let moved = sequential(&open, file_bytes, block, *mode, o.seconds, stop)?;
             m.values.push(moved.mib_per_second());
         }
@@ -221,7 +230,8 @@ pub fn run(o: &FileioOptions, stop: &AtomicBool) -> Result<BenchResult, BenchErr
             "sysbench fileio's seqrd and seqwr as 002 ran them (--file-extra-flags=direct, one thread): \
              {files} files of {} written first, then for {} s per block size each request the next \
              block of the current file with O_DIRECT, file after file; every {FSYNC_EVERY} writes and at the end \
-             every file is fsynced; MiB/s (2^20 bytes)",
+             every file is fsynced; a write run creates its files (they start empty, as in sysbench's seqwr); \
+             MiB/s (2^20 bytes)",
             block_name(file_bytes >> 10),
             o.seconds
         ),
@@ -285,23 +295,55 @@ fn write_files(
     stop: &AtomicBool,
 ) -> Result<Vec<File>, BenchError> {
     let mut open = Vec::new();
-    let mut chunk = AlignedBuf::random(1 << 20, 7);
     for i in 0..files {
         let path = scratch.file(&o.path, &format!("fileio-{i}"));
-        let f = open_direct(&path, true)?;
-        let mut written = 0;
+        open.push(open_direct(&path, true)?);
+    }
+    fill_files(&open, &o.path, file_bytes, stop)?;
+    Ok(open)
+}
+
+/// Writes each file from its end (whole pages: a write run leaves each
+/// file a whole number of blocks) up to `file_bytes`, each synced.
+fn fill_files(
+    open: &[File],
+    dir: &Path,
+    file_bytes: u64,
+    stop: &AtomicBool,
+) -> Result<(), BenchError> {
+    let mut chunk = AlignedBuf::random(1 << 20, 7);
+    for f in open {
+        let mut written = f.metadata().map_err(io_error("fstat"))?.len() / 4096 * 4096;
+        if written >= file_bytes {
+            continue;
+        }
         while written < file_bytes {
             // Whole pages, as O_DIRECT wants: file_bytes is.
             let n = (file_bytes - written).min(1 << 20) as usize;
             f.write_all_at(&chunk.as_mut_slice()[..n], written)
-                .map_err(io_error(format!("cannot write {}", path.display())))?;
+                .map_err(io_error(format!(
+                    "cannot write the test files in {}",
+                    dir.display()
+                )))?;
             written += n as u64;
         }
         f.sync_all().map_err(io_error("fsync"))?;
-        open.push(f);
         check(stop)?;
     }
-    Ok(open)
+    Ok(())
+}
+
+/// Empties each file, its blocks given back, as sysbench's seqwr removes
+/// and creates its files before it writes them.
+fn empty_files(open: &[File], dir: &Path) -> Result<(), BenchError> {
+    for f in open {
+        f.set_len(0).map_err(io_error(format!(
+            "cannot empty the test files in {}",
+            dir.display()
+        )))?;
+        f.sync_all().map_err(io_error("fsync"))?;
+    }
+    Ok(())
 }
 
 /// The figures to measure, each mode at each block size (KiB), none

@@ -95,11 +95,16 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
             out.to_str().unwrap(),
         ]);
         let output = command.output().unwrap();
+        // This host benched slower than a Pi 4 needs (a busy neighbour):
+        // emulate refuses, as it must; that attempt misses.
+        if text(&output).contains("it cannot be emulated here") {
+            return Err(text(&output));
+        }
         assert!(output.status.success(), "{}", text(&output));
         let bundle: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("bench.json")).unwrap())
                 .unwrap();
-        bundle["results"][0]["measures"]
+        Ok(bundle["results"][0]["measures"]
             .as_array()
             .unwrap()
             .iter()
@@ -108,7 +113,7 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
             .unwrap()
             .iter()
             .filter_map(|v| v.as_f64())
-            .fold(0.0, f64::max)
+            .fold(0.0, f64::max))
     };
     // Up to three attempts, each benching here and then inside: a
     // neighbour that slows this machine during one of the two moves the
@@ -118,8 +123,8 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
     let mut misses = Vec::new();
     for attempt in 1..=3 {
         let here = dir.join(format!("here-{attempt}"));
-        bench(&here, &[]);
-        let inside = bench(
+        bench(&here, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let inside = match bench(
             &dir.join(format!("inside-{attempt}")),
             &[
                 "emulate",
@@ -130,7 +135,13 @@ fn an_emulated_pi_4_benches_as_a_pi_4() {
                 "--",
                 exe,
             ],
-        );
+        ) {
+            Ok(inside) => inside,
+            Err(refused) => {
+                misses.push(format!("attempt {attempt}: {}", refused.trim()));
+                continue;
+            }
+        };
         let error = inside / 5900.85 - 1.0;
         // 5% on quiet cores (±2% alone here); a whole suite on this
         // 2-core VM read +7.0%, -5.0% and +5.3% in three attempts, the
