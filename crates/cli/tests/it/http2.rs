@@ -31,9 +31,11 @@ impl Site {
         std::fs::create_dir_all(&www).unwrap();
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
         std::fs::write(www.join("1k.bin"), vec![b'x'; 1024]).unwrap();
-        // A page of a style sheet, a script and six images.
+        // A page of a style sheet, a script and six images (the first its
+        // icon too, so no /favicon.ico is asked for).
         let mut page = String::from(
-            "<html><head><link rel=stylesheet href=/s.css><script src=/a.js></script></head><body>",
+            "<html><head><link rel=stylesheet href=/s.css><script src=/a.js></script>\
+             <link rel=icon href=/i0.png></head><body>",
         );
         for i in 0..6 {
             page.push_str(&format!("<img src=/i{i}.png>"));
@@ -43,7 +45,7 @@ impl Site {
         std::fs::write(www.join("page.html"), page).unwrap();
         // A page of eight images nginx sends slowly (about a second each).
         std::fs::create_dir_all(www.join("slow")).unwrap();
-        let mut slow = String::from("<html><body>");
+        let mut slow = String::from("<html><head><link rel=icon href=/slow/i0.png></head><body>");
         for i in 0..8 {
             slow.push_str(&format!("<img src=/slow/i{i}.png>"));
             std::fs::write(www.join(format!("slow/i{i}.png")), vec![b'p'; 12_000]).unwrap();

@@ -126,7 +126,9 @@ fn a_page_whose_resources_fail_is_a_failed_page() {
         "/missing.css (answered 404)",
         "/broken.png (answered 500)",
         "/slow.png (Timed out",
-        "3 of its 3 resource requests failed",
+        // The fourth: /favicon.ico, the page naming no icon (a site
+        // without one is no failure of the page).
+        "3 of its 4 resource requests failed",
     ] {
         assert!(said.contains(expected), "{expected:?} in:\n{said}");
     }
@@ -157,6 +159,7 @@ fn a_resource_redirect_loop_or_endless_chain_fails_the_page() {
     let said = text(&tried);
     assert_eq!(tried.status.code(), Some(1), "{said}");
     assert!(said.contains("more than 20 redirects"), "{said}");
-    // The script and its 20 redirects, as Chromium fetches them: not 2,000.
-    assert!(said.contains("page: 21 resource requests"), "{said}");
+    // The script and its 20 redirects, as Chromium fetches them: not
+    // 2,000; and /favicon.ico, the page naming no icon.
+    assert!(said.contains("page: 22 resource requests"), "{said}");
 }

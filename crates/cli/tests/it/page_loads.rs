@@ -113,6 +113,20 @@ fn static_site(dir: &Path) -> (Daemon, u16) {
     touch("old/logo.png", "10 days ago");
     touch("new/photo.png", "1 day");
     let port = free_port();
+    let server = format!(
+        "access_log {d}/access.log pages;\n\
+         server {{\n    listen 127.0.0.1:{port};\n    root {www};\n\
+         location /s/ {{ add_header Cache-Control \"max-age=3600\"; }}\n\
+         location /nc/ {{ add_header Cache-Control \"no-cache\"; }}\n  }}\n",
+        d = dir.display(),
+        www = www.display()
+    );
+    (logging_nginx(dir, &server, port), port)
+}
+
+/// nginx serving `servers` (its http block's own lines), logging each
+/// request's URI, status and User-Agent in the format `pages`.
+fn logging_nginx(dir: &Path, servers: &str, port: u16) -> Daemon {
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     std::fs::write(
         dir.join("nginx.conf"),
@@ -120,17 +134,88 @@ fn static_site(dir: &Path) -> (Daemon, u16) {
             "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
              events {{ worker_connections 256; }}\n\
              http {{\n  include /etc/nginx/mime.types;\n  client_body_temp_path {d}/tmp;\n\
-             log_format pages '$request_uri $status \"$http_user_agent\"';\n\
-             access_log {d}/access.log pages;\n\
-             server {{\n    listen 127.0.0.1:{port};\n    root {www};\n\
-             location /s/ {{ add_header Cache-Control \"max-age=3600\"; }}\n\
-             location /nc/ {{ add_header Cache-Control \"no-cache\"; }}\n  }}\n}}\n",
+             log_format pages '$request_uri $status \"$http_user_agent\"';\n{servers}}}\n",
             d = dir.display(),
-            www = www.display()
         ),
     )
     .unwrap();
-    (nginx(&dir.join("nginx.conf"), port), port)
+    nginx(&dir.join("nginx.conf"), port)
+}
+
+/// Two sites whose pages name no icon, as a browser then asks for each
+/// origin's `/favicon.ico`: on the first none is there (404), on the
+/// second it redirects (302, as WordPress answers it) to a logo cached for
+/// an hour. Each logs to its own file.
+fn sites_without_icons(dir: &Path) -> (Daemon, u16, u16) {
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    for page in ["a", "b"] {
+        std::fs::write(
+            www.join(format!("{page}.html")),
+            format!("<!doctype html><html><head><title>{page}</title></head><body><p>{page}</p></body></html>"),
+        )
+        .unwrap();
+    }
+    std::fs::write(www.join("logo.png"), support_png()).unwrap();
+    let (missing, redirected) = (free_port(), free_port());
+    let servers = format!(
+        "server {{\n    listen 127.0.0.1:{missing};\n    root {www};\n\
+         access_log {d}/missing.log pages;\n  }}\n\
+         server {{\n    listen 127.0.0.1:{redirected};\n    root {www};\n\
+         access_log {d}/redirected.log pages;\n\
+         location = /favicon.ico {{ return 302 /logo.png; }}\n\
+         location = /logo.png {{ add_header Cache-Control \"max-age=3600\"; }}\n  }}\n",
+        d = dir.display(),
+        www = www.display()
+    );
+    (logging_nginx(dir, &servers, missing), missing, redirected)
+}
+
+/// Pages that name no icon: Chromium asks for `/favicon.ico` once each
+/// page has loaded, not again after a 404 (it remembers a 404 or 410
+/// while it runs, not a 403 or a 500), and at every page when it
+/// redirects, the logo it points to taken from the cache after the first
+/// time. headroom's first and repeat visits ask for the same.
+#[test]
+fn a_page_without_an_icon_costs_what_chromium_asks_for_its_favicon() {
+    requires!(
+        program("nginx", "nginx"),
+        program("python3", "python3"),
+        browser(),
+    );
+    let _guard = light();
+    let dir = temp_dir("page-loads-favicon");
+    let (_nginx, missing, redirected) = sites_without_icons(&dir);
+    let paths = ["/a.html", "/b.html", "/a.html"];
+    let pair = |uri: &str, status: &str| (uri.to_string(), status.to_string());
+    for (port, log, expected) in [
+        (
+            missing,
+            "missing.log",
+            vec![vec![pair("/favicon.ico", "404")], vec![], vec![]],
+        ),
+        (
+            redirected,
+            "redirected.log",
+            vec![
+                vec![pair("/favicon.ico", "302"), pair("/logo.png", "200")],
+                vec![pair("/favicon.ico", "302")],
+                vec![pair("/favicon.ico", "302")],
+            ],
+        ),
+    ] {
+        let base = format!("http://127.0.0.1:{port}");
+        chromium_visits(&base, &paths);
+        let own = dir.join(log.trim_end_matches(".log"));
+        std::fs::create_dir_all(&own).unwrap();
+        let summary = headroom_visits(&own, &base, &paths);
+        let log = std::fs::read_to_string(dir.join(log)).unwrap();
+        assert_eq!(visits(&log, "HeadlessChrome", &paths), expected, "{log}");
+        assert_eq!(visits(&log, "headroom/", &paths), expected, "{log}");
+        // A missing favicon is no error of the page.
+        assert_eq!(summary["total"]["errors"].as_u64(), Some(0), "{summary}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A 1×1 PNG.
@@ -466,8 +551,8 @@ fn bad_pages_end_with_recorded_failures_not_a_hang() {
     let resources = &summary["labels"]["bad page (resources)"];
     // The style sheet and where it redirected (the loop ends at a URL
     // fetched before), the silent host's script (timed out after 1 s), the
-    // missing image (404).
-    assert_eq!(resources["count"], 4, "{summary}");
+    // missing image (404), and /favicon.ico (the page names no icon).
+    assert_eq!(resources["count"], 5, "{summary}");
     assert_eq!(resources["errors"], 2, "{summary}");
     assert_eq!(resources["errors_by_kind"]["timeout"], 1, "{summary}");
     assert_eq!(resources["status_codes"]["3xx"], 2, "{summary}");

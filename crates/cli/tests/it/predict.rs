@@ -274,13 +274,15 @@ fn search(dir: &Path, name: &str, cpus: &str) -> (PathBuf, serde_json::Value) {
             "--apdex-target",
             "0.85",
             "--start",
-            "10",
+            "20",
             "--step",
             "10",
             "--max",
             "1000",
+            // To 8 users: a level less to bisect, and one less to climb
+            // from 20 (the test's two searches took 112 s from 10 to 4).
             "--resolution",
-            "4",
+            "8",
             "--step-duration",
             "6s",
             "--warmup",

@@ -47,6 +47,34 @@ fn emulated(qemu: &str, target: &str, args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("{qemu} (Debian's qemu-user-static): {e}"))
 }
 
+/// Under scripts/test, which builds the ARM binaries beside the suite
+/// and writes the build's exit status to `$HEADROOM_ARM_BUILT` when it
+/// ends: waits for it (up to 20 minutes), and fails when the build did.
+/// Run by hand, the binaries in dist/ are taken as they are.
+fn wait_for_the_arm_builds() {
+    let Some(status) = std::env::var_os("HEADROOM_ARM_BUILT") else {
+        return;
+    };
+    let status = PathBuf::from(status);
+    let log = status.with_file_name("arm-builds.log");
+    let waited = std::time::Instant::now();
+    while !status.exists() {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(20 * 60),
+            "the ARM builds did not end in 20 minutes: {}",
+            log.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let code = std::fs::read_to_string(&status).unwrap_or_default();
+    assert_eq!(
+        code.trim(),
+        "0",
+        "the ARM builds failed (scripts/release --profile qemu-test): {}",
+        log.display()
+    );
+}
+
 fn get(port: u16, path: &str) -> String {
     http_get(port, path, None).1
 }
@@ -54,6 +82,7 @@ fn get(port: u16, path: &str) -> String {
 #[test]
 #[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn arm_binaries_run_under_qemu() {
+    wait_for_the_arm_builds();
     requires!(
         program("qemu-aarch64-static", "qemu-user-static"),
         program("qemu-arm-static", "qemu-user-static"),
@@ -76,8 +105,8 @@ fn arm_binaries_run_under_qemu() {
             "scripts/release --profile qemu-test armv7-unknown-linux-gnueabihf"
         ),
     );
-    // Quiet: scripts/test builds the ARM binaries beside its first pass,
-    // at the lowest priority, and runs the tests that need them after it.
+    // Quiet: scripts/test builds the ARM binaries beside its passes, at
+    // the idle priority; this test waited for them.
     let _guard = serial();
     let server = TestServer::start(|_| Reply::default());
     for (target, qemu) in TARGETS {
@@ -194,6 +223,7 @@ fn arm_binaries_run_under_qemu() {
 #[test]
 #[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn the_container_image_holds_the_static_agent() {
+    wait_for_the_arm_builds();
     requires!(
         program("podman", "podman"),
         program("qemu-aarch64-static", "qemu-user-static"),
@@ -205,8 +235,8 @@ fn the_container_image_holds_the_static_agent() {
             "scripts/release --profile qemu-test aarch64-unknown-linux-musl"
         ),
     );
-    // Quiet: scripts/test builds the ARM binaries beside its first pass,
-    // at the lowest priority, and runs the tests that need them after it.
+    // Quiet: scripts/test builds the ARM binaries beside its passes, at
+    // the idle priority; this test waited for them.
     let _guard = serial();
     let (target, qemu) = TARGETS[0];
     binary(target);

@@ -31,6 +31,9 @@
 //!   of a format Chromium reads (woff2, woff, truetype, opentype, none
 //!   given), once the page's style sheets are in. A browser loads a face
 //!   per weight and style the text uses; headroom loads the first.
+//! - A page naming no icon: its origin's `/favicon.ico`, once the page
+//!   has loaded ([`default_icon`]; the page load asks for it, through the
+//!   user's cache, and not again after a 404 or 410, as Chromium).
 //! - Not fetched: `data:` and other non-http(s) URLs, the page itself, a
 //!   URL twice in one page (the browser's memory cache), frames (their own
 //!   page loads), and hosts other than the page's unless they are named.
@@ -113,6 +116,9 @@ pub struct Found {
     pub resources: Vec<Resource>,
     /// Resources left out because their host is not the page's nor named.
     pub other_hosts: Vec<Url>,
+    /// Whether the page names an icon (`<link rel=icon>`, on any host):
+    /// without one a browser asks for its origin's `/favicon.ico`.
+    pub names_icon: bool,
 }
 
 /// Collects resources in order, each URL once, sorting out other hosts.
@@ -341,6 +347,8 @@ static BASE: LazyLock<Selector> =
 /// The resources a browser fetches for the page at `page` from its HTML
 /// (its `<style>` elements and `style` attributes included).
 pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageStyle) -> Found {
+    // (The page's default icon, when it names none, comes after the page
+    // has loaded: [`default_icon`].)
     let base = base_url(document, page);
     let mut collector = Collector::new(page, hosts);
     for element in document.select(&NAMING) {
@@ -348,7 +356,9 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
         let attr = |name: &str| element.value().attr(name);
         match tag {
             "link" => {
-                if let (Some(kind), Some(href)) = (link_kind(&element), attr("href")) {
+                let kind = link_kind(&element);
+                collector.found.names_icon |= kind == Some(ResourceKind::Icon);
+                if let (Some(kind), Some(href)) = (kind, attr("href")) {
                     if let (ResourceKind::Stylesheet, Some(url)) = (kind, css::join(&base, href)) {
                         style.reserve(&url);
                     }
@@ -413,6 +423,18 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
         }
     }
     collector.found
+}
+
+/// The icon a browser asks for when a page names none: `/favicon.ico` of
+/// the page's origin (an http or https page's only).
+pub fn default_icon(page: &Url) -> Option<Resource> {
+    if !matches!(page.scheme(), "http" | "https") {
+        return None;
+    }
+    Some(Resource {
+        url: page.join("/favicon.ico").ok()?,
+        kind: ResourceKind::Icon,
+    })
 }
 
 fn base_url(document: &Html, page: &Url) -> Url {

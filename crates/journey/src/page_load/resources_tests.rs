@@ -398,3 +398,35 @@ fn pages_share_a_kept_sheets_rules() {
         "one copy, three holders"
     );
 }
+
+/// A page that names an icon (on any host, `shortcut icon` too) has it;
+/// one that names none gets its origin's `/favicon.ico` after it loads.
+#[test]
+fn a_page_without_an_icon_gets_its_origins_favicon() {
+    let named = [
+        r#"<link rel="icon" href="/i.png">"#,
+        r#"<link rel="SHORTCUT ICON" href="//cdn.example/i.ico">"#,
+    ];
+    for head in named {
+        let html = format!("<html><head>{head}</head><body></body></html>");
+        assert!(
+            in_html(&html, &page(), &Hosts::default()).names_icon,
+            "{head}"
+        );
+    }
+    let none = [
+        "<html><head></head><body><img src=/favicon.png></body></html>",
+        r#"<html><head><link rel="apple-touch-icon" href="/t.png"></head></html>"#,
+        r#"<html><head><link rel="icon"></head></html>"#,
+    ];
+    for html in none {
+        assert!(
+            !in_html(html, &page(), &Hosts::default()).names_icon,
+            "{html}"
+        );
+    }
+    let icon = default_icon(&page()).unwrap();
+    assert_eq!(icon.url.as_str(), "http://lms.example:8080/favicon.ico");
+    assert_eq!(icon.kind, ResourceKind::Icon);
+    assert!(default_icon(&Url::parse("file:///tmp/a.html").unwrap()).is_none());
+}

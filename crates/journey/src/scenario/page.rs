@@ -51,6 +51,9 @@ pub struct PageState {
     tls: Vec<Option<UserTls>>,
     /// The user's clock for the cache: when the user started.
     started: Instant,
+    /// Icons answered 404 or 410: Chromium does not ask for them again
+    /// while it runs (other error answers it asks for at each page).
+    missing_icons: HashSet<String>,
 }
 
 impl PageState {
@@ -63,6 +66,7 @@ impl PageState {
                 .collect(),
             tls: (0..origins).map(|_| None).collect(),
             started: Instant::now(),
+            missing_icons: HashSet::new(),
         }
     }
 }
@@ -153,6 +157,12 @@ struct Shared<'a> {
     redirected_from: RefCell<HashMap<String, (String, u32)>>,
     outcome: RefCell<PageOutcome>,
     clock: Instant,
+    /// The origin's `/favicon.ico` when the page names no icon: asked for
+    /// once the page has loaded, as a browser does. Its error answer (most
+    /// sites have none) is no failure of the page.
+    default_icon: RefCell<Option<Resource>>,
+    default_icon_url: Option<String>,
+    missing_icons: RefCell<&'a mut HashSet<String>>,
 }
 
 /// Fetches the resources of `page` (found in its HTML) for one user.
@@ -173,6 +183,11 @@ pub async fn load(
         &ctx.scenario.resource_hosts,
         &mut style,
     );
+    let default_icon = if found.names_icon {
+        None
+    } else {
+        resources::default_icon(&page.url)
+    };
     let mut seen = HashSet::new();
     seen.insert(page.url.as_str().to_string());
     let PageState {
@@ -181,6 +196,7 @@ pub async fn load(
         slots,
         tls,
         started,
+        missing_icons,
     } = state;
     // The journey's connection to a host holds the user's sessions there.
     for (sessions, client) in tls.iter_mut().zip(main.iter()) {
@@ -202,6 +218,9 @@ pub async fn load(
         redirected_from: RefCell::new(HashMap::new()),
         outcome: RefCell::new(PageOutcome::default()),
         clock: *started,
+        default_icon_url: default_icon.as_ref().map(|r| r.url.to_string()),
+        default_icon: RefCell::new(default_icon),
+        missing_icons: RefCell::new(missing_icons),
     };
     shared.enqueue(found);
     // Slot 0 takes the journey's connections for the time of the page.
@@ -423,6 +442,13 @@ impl Shared<'_> {
                     continue;
                 };
                 let resource = self.queue.borrow_mut().remove(at).expect("looked at");
+                if resource.kind == ResourceKind::Icon
+                    && self.missing_icons.borrow().contains(resource.url.as_str())
+                {
+                    // Not there last time: the browser does not ask again.
+                    connections.give_back(origin, lease, client);
+                    continue;
+                }
                 let Some(validators) = self.look_up(&resource) else {
                     // Fresh in the cache: nothing to fetch.
                     connections.give_back(origin, lease, client);
@@ -456,7 +482,16 @@ impl Shared<'_> {
                     );
                     self.enqueue(shown);
                 }
-                None => return,
+                None => {
+                    // The page has loaded: its default icon, if any.
+                    let Some(icon) = self.default_icon.borrow_mut().take() else {
+                        return;
+                    };
+                    self.enqueue(Found {
+                        resources: vec![icon],
+                        ..Found::default()
+                    });
+                }
             }
         }
     }
@@ -545,9 +580,12 @@ impl Shared<'_> {
         let end = Instant::now();
         let conditional = validators.etag.is_some() || validators.modified.is_some();
         let unasked = unasked_not_modified(exchange.status, conditional);
+        // A default icon answered 404 (or any error status) is a site
+        // without one: counted by its status, not as an error.
+        let default_icon = self.default_icon_url.as_deref() == Some(resource.url.as_str());
         let error = exchange
             .error
-            .or_else(|| status_error(exchange.status))
+            .or_else(|| status_error(exchange.status).filter(|_| !default_icon))
             .or(unasked.map(|u| u.0));
         let detail = exchange.detail.or(unasked.map(|u| u.1));
         (self.ctx.record)(&Sample {
@@ -582,6 +620,11 @@ impl Shared<'_> {
                     detail,
                 });
             }
+        }
+        if resource.kind == ResourceKind::Icon && matches!(exchange.status, 404 | 410) {
+            self.missing_icons
+                .borrow_mut()
+                .insert(resource.url.to_string());
         }
         // An error answer (4xx, 5xx) still sets cookies and may be cached.
         if exchange.error.is_some() {

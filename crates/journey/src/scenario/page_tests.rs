@@ -94,7 +94,8 @@ fn load_pages(html: &str, users: usize) -> Vec<(PageState, PageOutcome)> {
 fn a_reading_user_keeps_its_connections_but_not_their_buffers() {
     let html: String = (0..12).map(|i| format!("<img src=/{i}.png>")).collect();
     let (state, outcome) = load_pages(&html, 1).pop().unwrap();
-    assert_eq!((outcome.requests, outcome.left_out), (12, 0));
+    // The images and, the page naming no icon, /favicon.ico.
+    assert_eq!((outcome.requests, outcome.left_out), (13, 0));
     let clients: Vec<&HttpClient> = state.slots.iter().flatten().flatten().collect();
     assert!(
         clients.len() > 1,
@@ -106,12 +107,12 @@ fn a_reading_user_keeps_its_connections_but_not_their_buffers() {
 
 #[test]
 fn users_of_a_thread_share_a_style_sheets_rules() {
-    let html = "<link rel=stylesheet href=/theme.css><p>text</p>";
+    let html = "<link rel=stylesheet href=/theme.css><link rel=icon href=/i.png><p>text</p>";
     let users = load_pages(html, 2);
     let rules: Vec<&Rc<SheetRules>> = users
         .iter()
         .map(|(state, outcome)| {
-            assert_eq!(outcome.requests, 1);
+            assert_eq!(outcome.requests, 2);
             let url = state.sheet_rules.keys().next().unwrap();
             assert!(url.ends_with("/theme.css"), "{url}");
             &state.sheet_rules[url]
