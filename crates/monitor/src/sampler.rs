@@ -417,36 +417,43 @@ fn process_figures(old: &Snapshot, new: &Snapshot, seconds: f64) -> Vec<ProcessF
                     .nginx
                     .iter()
                     .map(|(master, look)| {
-                    let before = o
-                        .and_then(|o| o.nginx.get(master))
-                        .and_then(|b| b.last_answered.as_ref());
-                    let mut connections = ServerConnections {
-                        master: master.parse().ok(),
-                        workers: look.workers,
-                        worker_connections: look.worker_connections,
-                        configured: look.configured,
-                        ..ServerConnections::default()
-                    };
-                    match &look.status {
-                        Ok(now) => {
-                            connections.clients = now.active.saturating_sub(1);
-                            connections.in_progress = now.writing.saturating_sub(1);
-                            let unserved = |s: &crate::stub_status::StubStatus| {
-                                s.accepts.saturating_sub(s.handled)
-                            };
-                            // Since the last answered look, which may be
-                            // seconds back when nginx was full.
-                            connections.dropped = before
-                                .map_or(0, |b| unserved(now).saturating_sub(unserved(b)));
-                        }
-                        Err(why) => connections.unanswered = Some(why.clone()),
-                    }
-                    connections
-                })
+                        let before = o
+                            .and_then(|o| o.nginx.get(master))
+                            .and_then(|b| b.last_answered.as_ref());
+                        server_connections(master, look, before)
+                    })
                 .collect(),
             }
         })
         .collect()
+}
+
+/// One nginx master's connections at a look; those it closed unserved
+/// since `before`, its last answered page.
+fn server_connections(
+    master: &str,
+    look: &crate::stub_status::NginxLook,
+    before: Option<&crate::stub_status::StubStatus>,
+) -> ServerConnections {
+    let mut connections = ServerConnections {
+        master: master.parse().ok(),
+        workers: look.workers,
+        worker_connections: look.worker_connections,
+        configured: look.configured,
+        ..ServerConnections::default()
+    };
+    match &look.status {
+        Ok(now) => {
+            connections.clients = now.active.saturating_sub(1);
+            connections.in_progress = now.writing.saturating_sub(1);
+            let unserved = |s: &crate::stub_status::StubStatus| s.accepts.saturating_sub(s.handled);
+            // Since the last answered look, which may be seconds back when
+            // nginx was full.
+            connections.dropped = before.map_or(0, |b| unserved(now).saturating_sub(unserved(b)));
+        }
+        Err(why) => connections.unanswered = Some(why.clone()),
+    }
+    connections
 }
 
 /// Each watched nginx's latest answered stub_status page: this look's,
