@@ -825,7 +825,7 @@ fn accept_queues(w: &Watched) -> Vec<Limit> {
             );
             let dropped = socket.dropped.unwrap_or(0);
             // Full at a look, or full between looks: the socket's own count
-            // of the attempts it dropped grew (a burst fills it in between).
+            // of the packets it dropped grew (a burst fills it in between).
             limit.saturated = fill >= QUEUE_FULL || dropped > 0;
             limit.waiting = Some(socket.summed as f64 / looks);
             limit.evidence = format!(
