@@ -627,11 +627,14 @@ fn a_cpu_bound_testbed_names_the_cpu() {
 /// `--confirm 3` measures the deciding levels three times and gives the
 /// range of capacities the repetitions support; on the worker pool of the
 /// queueing model (the target breaks at 46 users) the range holds the
-/// model's answer.
+/// model's answer. Paced: beside the first pass's neighbours one of its
+/// three runs at 44 users moved 35.0 req/s where the others moved 38.7
+/// and 39.3, and the range (43..44) missed the model.
 #[test]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
 fn confirmed_levels_give_a_range_around_the_model() {
     requires!(minutes());
-    let _search = searching();
+    let _paced = paced();
     let server = pool_server(4, Duration::from_millis(100));
     let json = pool_search(
         server.port,
