@@ -387,6 +387,47 @@ fn sysbench_prepare(dir: &Path) {
     assert!(prepared.status.success(), "{}", text(&prepared));
 }
 
+/// One `headroom bench fileio` over sysbench's 4 files (32 MiB in all) in
+/// `scratch` at `blocks` (out to `out`), then `sysbench fileio` at each;
+/// the sequential reads' and writes' MiB/s of both, per block.
+fn fileio_figures(
+    out: &Path,
+    scratch: &Path,
+    blocks: &[&str],
+    limit: Option<&Path>,
+) -> Vec<Figure> {
+    sysbench_prepare(scratch);
+    let joined = blocks.join(",");
+    let b = bench_once(
+        out,
+        &[
+            "fileio",
+            "--path",
+            scratch.to_str().unwrap(),
+            "--fileio-files",
+            "4",
+            "--fileio-size",
+            "32",
+            "--fileio-blocks",
+            &joined,
+            "--fileio-time",
+            "1s",
+        ],
+        limit,
+    );
+    let mut figures = Vec::new();
+    for (mode, what) in [("seqrd", "read"), ("seqwr", "write")] {
+        for block in blocks {
+            let ours = mean(&b, "fileio", &format!("{mode}_{block}"));
+            let theirs = sysbench_fileio(scratch, mode, block, limit);
+            let size = block.trim_end_matches('k');
+            let name = format!("sequential {what} {size} KiB MiB/s");
+            figures.push(figure(&name, ours, theirs, 0.10));
+        }
+    }
+    figures
+}
+
 /// 002's sequential file I/O at block sizes against `sysbench fileio`,
 /// alternated, the disk held to 10,000 IOPS as in the storage test (each
 /// O_DIRECT request is one I/O: 39 MiB/s at 4 KiB, 156 MiB/s at 16 KiB).
@@ -403,61 +444,16 @@ fn sequential_file_io_matches_sysbench_fileio() {
     let mut attempt = 0;
     agrees(3, || {
         attempt += 1;
-        sysbench_prepare(&scratch);
-        let mut ours: Vec<Vec<f64>> = vec![Vec::new(); 4];
-        let mut theirs: Vec<Vec<f64>> = vec![Vec::new(); 4];
-        for round in 0..1 {
-            let b = bench_once(
-                &dir.join(format!("a{attempt}r{round}")),
-                &[
-                    "fileio",
-                    "--path",
-                    scratch.to_str().unwrap(),
-                    "--fileio-files",
-                    "4",
-                    "--fileio-size",
-                    "32",
-                    "--fileio-blocks",
-                    "4k,16k",
-                    "--fileio-time",
-                    "1s",
-                ],
-                limit,
-            );
-            for (i, (mode, block)) in [
-                ("seqrd", "4k"),
-                ("seqrd", "16k"),
-                ("seqwr", "4k"),
-                ("seqwr", "16k"),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                ours[i].push(mean(&b, "fileio", &format!("{mode}_{block}")));
-                theirs[i].push(sysbench_fileio(&scratch, mode, block, limit));
-            }
-        }
         // The writes create their files in both (sysbench's seqwr is
         // "sequential write (creation)"): when headroom's overwrote them,
         // sysbench's 4 KiB writes moved 30-33 MiB/s against headroom's 37,
         // and its 16 KiB writes 124-134 against 147-151 in one quiet pass.
-        [
-            "sequential read 4 KiB",
-            "sequential read 16 KiB",
-            "sequential write 4 KiB",
-            "sequential write 16 KiB",
-        ]
-        .into_iter()
-        .enumerate()
-        .map(|(i, name)| {
-            figure(
-                &format!("{name} MiB/s"),
-                best(ours[i].clone()),
-                best(theirs[i].clone()),
-                0.10,
-            )
-        })
-        .collect()
+        fileio_figures(
+            &dir.join(format!("a{attempt}")),
+            &scratch,
+            &["4k", "16k"],
+            limit,
+        )
     });
     // headroom's own files are gone; sysbench's remain until its cleanup.
     let left: Vec<String> = std::fs::read_dir(&scratch)
@@ -582,47 +578,10 @@ fn blocks_under_4_kib_are_requests_of_their_size() {
     let mut attempt = 0;
     agrees(3, || {
         attempt += 1;
-        sysbench_prepare(&scratch);
-        let mut ours: Vec<Vec<f64>> = vec![Vec::new(); 2];
-        let mut theirs: Vec<Vec<f64>> = vec![Vec::new(); 2];
-        for round in 0..1 {
-            let b = bench_once(
-                &dir.join(format!("a{attempt}r{round}")),
-                &[
-                    "fileio",
-                    "--path",
-                    scratch.to_str().unwrap(),
-                    "--fileio-files",
-                    "4",
-                    "--fileio-size",
-                    "32",
-                    "--fileio-blocks",
-                    "1k",
-                    "--fileio-time",
-                    "1s",
-                ],
-                limit,
-            );
-            for (i, mode) in ["seqrd", "seqwr"].into_iter().enumerate() {
-                ours[i].push(mean(&b, "fileio", &format!("{mode}_1k")));
-                theirs[i].push(sysbench_fileio(&scratch, mode, "1k", limit));
-            }
-        }
         // The writes create their files in both: sysbench's did about
         // 3,000 a second here where headroom's overwriting did the 10,000
         // of the limit.
-        ["sequential read 1 KiB", "sequential write 1 KiB"]
-            .into_iter()
-            .enumerate()
-            .map(|(i, name)| {
-                figure(
-                    &format!("{name} MiB/s"),
-                    best(ours[i].clone()),
-                    best(theirs[i].clone()),
-                    0.10,
-                )
-            })
-            .collect()
+        fileio_figures(&dir.join(format!("a{attempt}")), &scratch, &["1k"], limit)
     });
     std::fs::remove_dir_all(&dir).unwrap();
 }
