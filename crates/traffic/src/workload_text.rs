@@ -128,6 +128,29 @@ fn written_lines(
             ));
         }
     }
+    if written.page_loads {
+        let cost = model.page_view_cost();
+        lines.push(format!(
+            "  page views: the log's cost {:.1} requests each ({} requests, {} pages seen); each page loads what its HTML names{}",
+            cost.per_view(cost.requests),
+            cost.requests,
+            cost.views,
+            if cost.learned > 0 {
+                format!(
+                    " and the {} learned from the log for {} (also_loads)",
+                    headroom_units::quantity::count(cost.learned, "resource", "resources"),
+                    headroom_units::quantity::count(cost.learned_patterns, "pattern", "patterns")
+                )
+            } else {
+                String::new()
+            }
+        ));
+        if let Some(text) = cost.not_learned_text() {
+            lines.push(format!(
+                "  not learned from the log (sent only where a page's HTML names them): {text}"
+            ));
+        }
+    }
     let left: Vec<&(String, u64, Fate)> = written
         .fates
         .iter()
@@ -149,6 +172,13 @@ fn written_lines(
         } else {
             ""
         }
+    ));
+    // The class answer: how many of these users arriving as a lesson
+    // starts the server holds.
+    lines.push(format!(
+        "  the lesson: headroom capacity --scenario {} {} --arrive-within 60s --users-are students",
+        scenario_path.display(),
+        source.target.unwrap_or("URL")
     ));
     lines
 }

@@ -35,6 +35,7 @@ mod release;
 mod replay;
 mod report;
 mod scenario;
+mod script_requests;
 mod server_timing;
 mod shard;
 mod structure;

@@ -427,6 +427,26 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
 
 /// The icon a browser asks for when a page names none: `/favicon.ico` of
 /// the page's origin (an http or https page's only).
+/// A resource's kind by its path's extension, for what no element names
+/// (a page's `also_loads:`): a style sheet is read for what it names.
+pub fn kind_by_extension(url: &Url) -> ResourceKind {
+    let name = url.path().rsplit('/').next().unwrap_or_default();
+    let extension = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    match extension.as_str() {
+        "css" => ResourceKind::Stylesheet,
+        "js" | "mjs" => ResourceKind::Script,
+        "png" | "jpg" | "jpeg" | "gif" | "webp" | "avif" | "svg" | "ico" | "bmp" => {
+            ResourceKind::Image
+        }
+        "woff" | "woff2" | "ttf" | "otf" | "eot" => ResourceKind::Font,
+        "mp4" | "webm" | "mp3" | "ogg" | "wav" | "m4a" => ResourceKind::Media,
+        _ => ResourceKind::Other,
+    }
+}
+
 pub fn default_icon(page: &Url) -> Option<Resource> {
     if !matches!(page.scheme(), "http" | "https") {
         return None;

@@ -99,7 +99,7 @@ impl Scenario {
             };
             roles.insert(label.name.clone(), role);
         }
-        for page in self.requests.iter().filter_map(|step| step.page) {
+        for page in self.requests.iter().filter_map(|step| step.page.as_ref()) {
             for (index, role) in [
                 (page.html, LabelRole::PageDocument),
                 (page.resources, LabelRole::PageResources),
@@ -243,10 +243,14 @@ impl LabelKind {
 
 /// A step loaded as a browser loads a page: the labels its document and
 /// its resources are recorded under (the step's own label is the page's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageLoad {
     pub html: u16,
     pub resources: u16,
+    /// `also_loads:`: fetched with the page besides what its HTML names
+    /// (what its scripts ask for), each a path from the page's origin or
+    /// a URL.
+    pub also_loads: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -127,6 +127,8 @@ pub struct Page<'a> {
     /// The label each resource's sample is recorded under.
     pub label: u16,
     pub vu: u32,
+    /// The step's `also_loads:`: fetched besides what the HTML names.
+    pub also_loads: &'a [String],
 }
 
 /// What a page load needs of the journey: its scenario (hosts, headers,
@@ -188,6 +190,7 @@ pub async fn load(
     } else {
         resources::default_icon(&page.url)
     };
+    let found = with_also_loads(found, page, default_icon.as_ref());
     let mut seen = HashSet::new();
     seen.insert(page.url.as_str().to_string());
     let PageState {
@@ -239,6 +242,29 @@ pub async fn load(
         client.release_buffer();
     }
     shared.outcome.into_inner()
+}
+
+/// The page's resources and, after them, its `also_loads:` (what its
+/// scripts asked for in the log), each joined to the page's URL; one its
+/// HTML names is fetched once, the default icon as the browser asks for
+/// it (the page load's own rule), a URL that does not parse is left out.
+fn with_also_loads(mut found: Found, page: &Page<'_>, default_icon: Option<&Resource>) -> Found {
+    for also in page.also_loads {
+        let Ok(url) = page.url.join(also) else {
+            found.other_hosts.push(page.url.clone());
+            continue;
+        };
+        let icon = url.path() == "/favicon.ico" && url.origin() == page.url.origin();
+        if icon || default_icon.is_some_and(|d| d.url == url) {
+            continue;
+        }
+        if found.resources.iter().any(|r| r.url == url) {
+            continue;
+        }
+        let kind = resources::kind_by_extension(&url);
+        found.resources.push(Resource { url, kind });
+    }
+    found
 }
 
 /// How a fetch holds its connection: an HTTP/1.1 slot's, given back when

@@ -36,6 +36,15 @@ fn serve_small_files() -> u16 {
 /// `users` users (on one thread) each loading `html` once; their state
 /// after.
 fn load_pages(html: &str, users: usize) -> Vec<(PageState, PageOutcome)> {
+    load_pages_with(html, users, &[])
+}
+
+/// [`load_pages`] with the step's `also_loads:`.
+fn load_pages_with(
+    html: &str,
+    users: usize,
+    also_loads: &[String],
+) -> Vec<(PageState, PageOutcome)> {
     let port = serve_small_files();
     let dir = std::env::temp_dir().join(format!("headroom-page-{port}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -75,6 +84,7 @@ fn load_pages(html: &str, users: usize) -> Vec<(PageState, PageOutcome)> {
             html,
             label: 0,
             vu: 0,
+            also_loads,
         };
         let mut users_after = Vec::new();
         for _ in 0..users {
@@ -103,6 +113,21 @@ fn a_reading_user_keeps_its_connections_but_not_their_buffers() {
     );
     let held: Vec<usize> = clients.iter().map(|c| c.buffer_bytes()).collect();
     assert!(held.iter().all(|&b| b == 0), "read buffers held: {held:?}");
+}
+
+#[test]
+fn also_loads_adds_what_the_html_does_not_name_once() {
+    let html = "<script src=/app.js></script><link rel=icon href=/i.png>";
+    let also: Vec<String> = ["/app.js", "/api/news.json", "/favicon.ico", "/emoji.png"]
+        .map(String::from)
+        .to_vec();
+    let (_, outcome) = load_pages_with(html, 1, &also).pop().unwrap();
+    // app.js and the icon named, then the feed and the image added; app.js
+    // is named already, and /favicon.ico is the browser's own to ask for
+    // (not when the page names an icon).
+    assert_eq!((outcome.requests, outcome.left_out), (4, 0));
+    let (_, plain) = load_pages(html, 1).pop().unwrap();
+    assert_eq!(plain.requests, 2);
 }
 
 #[test]

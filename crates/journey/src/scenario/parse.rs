@@ -179,6 +179,7 @@ const REQUEST_KEYS: &[&str] = &[
     "follow_redirects",
     "keep_alive",
     "page_load",
+    "also_loads",
     "once",
     "if",
 ];
@@ -1326,8 +1327,15 @@ impl Parser {
             Some(PageLoad {
                 html: self.label(&html, LabelKind::PageRequests, url_text.clone(), span)?,
                 resources: self.label(&resources, LabelKind::PageRequests, url_text, span)?,
+                also_loads: self.also_loads(map)?,
             })
         } else {
+            if let Some(also) = map.get_node("also_loads") {
+                return Err(self.doc.at(
+                    also.span(),
+                    "also_loads: is what a page load fetches besides what its HTML names: give the step page_load: true (or defaults: page_loads: true)",
+                ));
+            }
             None
         };
         let needs_body = page.is_some() || needs_body(&extract, &checks);
@@ -1347,6 +1355,33 @@ impl Parser {
             needs_body,
             page,
         })
+    }
+
+    /// `also_loads:`, a list of paths (from the page's origin) or URLs.
+    fn also_loads(&self, map: &MarkedMappingNode) -> Res<Vec<String>> {
+        let Some(node) = map.get_node("also_loads") else {
+            return Ok(Vec::new());
+        };
+        let list = node.as_sequence().ok_or_else(|| {
+            self.doc.at(
+                node.span(),
+                "also_loads must be a list of paths or URLs, e.g. [/js/app.js, /api/news.json]",
+            )
+        })?;
+        let mut also = Vec::new();
+        for item in list.iter() {
+            let s = self.doc.scalar(item, "a path or URL of also_loads")?;
+            let text = s.as_str();
+            let url = text.starts_with("http://") || text.starts_with("https://");
+            if !text.starts_with('/') && !url {
+                return Err(self.doc.at(
+                    s.span(),
+                    format!("also_loads: '{text}' must be a path from the page's origin (starting with '/') or a full http(s) URL"),
+                ));
+            }
+            also.push(text.to_string());
+        }
+        Ok(also)
     }
 
     /// `method:`, upper case; GET without one.
@@ -1897,6 +1932,25 @@ mod tests {
     }
 
     const BASE: &str = "defaults:\n  base_url: http://127.0.0.1:8080\n";
+
+    #[test]
+    fn also_loads_is_a_page_loads_list_of_paths_or_urls() {
+        let page = |rest: &str| {
+            format!("{BASE}  page_loads: true\nsteps:\n  - label: p\n    path: /\n{rest}")
+        };
+        let scenario = check(&page(
+            "    also_loads:\n      - /api/news.json\n      - \"https://cdn.example/e.png\"\n",
+        ))
+        .unwrap();
+        let also = &scenario.requests[0].page.as_ref().unwrap().also_loads;
+        assert_eq!(also, &["/api/news.json", "https://cdn.example/e.png"]);
+        let err = |text: &str| check(text).unwrap_err().to_string();
+        assert!(err(&page("    also_loads: [news.json]\n"))
+            .contains("must be a path from the page's origin"),);
+        assert!(err(&page("    also_loads: /a.js\n")).contains("must be a list"));
+        let plain = format!("{BASE}steps:\n  - label: p\n    path: /\n    also_loads: [/a.js]\n");
+        assert!(err(&plain).contains("give the step page_load: true"));
+    }
 
     /// A computed variable that uses itself grew every iteration ("x",
     /// "xx", ...), and one that uses a computed variable below it sent

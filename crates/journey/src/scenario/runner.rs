@@ -793,7 +793,7 @@ impl Journey {
         let end = Instant::now();
         let failed_check = self.judge(host, observe, step, end - intended_start, &mut outcome);
         let sample = Sample {
-            label: step.page.map_or(step.label, |page| page.html),
+            label: step.page.as_ref().map_or(step.label, |page| page.html),
             vu: self.vu,
             intended_start,
             actual_start: started,
@@ -811,7 +811,7 @@ impl Journey {
             server_timing: outcome.server_timing,
         };
         host.record(&sample);
-        let sample = match step.page {
+        let sample = match &step.page {
             Some(page) => {
                 self.load_page(host, &plan, (step.label, page), &hop, sample)
                     .await
@@ -836,7 +836,7 @@ impl Journey {
         &mut self,
         host: &impl JourneyHost,
         plan: &JourneyPlan,
-        (label, page): (u16, PageLoad),
+        (label, page): (u16, &PageLoad),
         hop: &Hop,
         document: Sample,
     ) -> Sample {
@@ -865,6 +865,7 @@ impl Journey {
                 html: &html,
                 label: page.resources,
                 vu: self.vu,
+                also_loads: &page.also_loads,
             };
             let record = |sample: &Sample| host.record(sample);
             let ctx = page::Context {

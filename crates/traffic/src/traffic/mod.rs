@@ -2,6 +2,7 @@
 //! [`pattern`] folds a request into the page it asked for, [`model`] counts
 //! sessions, their arrivals, pages, reading times and the pages' mix.
 
+pub mod learned;
 pub mod login;
 pub mod model;
 pub mod pages;

@@ -7,6 +7,7 @@
 //! ends after an idle gap (30 minutes, as web analytics count a visit).
 //! Only hashes of the keys are held: no address reaches the model.
 
+use super::learned::{Fetch, Learned, LearnedBuilder};
 use super::pages::{PageCounts, PagePattern, PageRequest, MAX_PATTERNS};
 use super::pattern::{fold, is_static};
 use hdrhistogram::Histogram;
@@ -109,12 +110,15 @@ pub fn read_model(
 /// One session still open.
 #[derive(Debug, Clone, Copy)]
 struct Open {
+    /// Its key (hashed).
+    key: u64,
     last_ms: i64,
     last_page_ms: Option<i64>,
-    /// The last pages' targets (hashed) and times, what their resources
-    /// name as referer: several, for a session that is many users (a
-    /// class behind one address, with one browser).
-    recent: [(u64, i64); RECENT_PAGES],
+    /// The last pages' targets (hashed), times and patterns (their ids in
+    /// the learned resources'), what their resources name as referer:
+    /// several, for a session that is many users (a class behind one
+    /// address, with one browser).
+    recent: [(u64, i64, Option<u32>); RECENT_PAGES],
     /// Where the next page goes in `recent`.
     next: u8,
     pages: u32,
@@ -176,6 +180,9 @@ pub struct TrafficModel {
     /// of it (before or after it: a log in order of completion writes a
     /// large script before its page), by folded pattern, most asked first.
     pub loaded_by_pages: Vec<(String, u64)>,
+    /// What the browsers fetched with each page pattern, named by referer
+    /// (what its scripts asked for among it).
+    pub learned: Learned,
     pub methods: BTreeMap<String, u64>,
     pub statuses: BTreeMap<u16, u64>,
     /// Whether the log's format has the status (`$status`); without it
@@ -238,6 +245,7 @@ pub struct TrafficBuilder {
     /// Requests of the rarer patterns of `loaded`, folded together, and
     /// how many patterns.
     loaded_other: (u64, u64),
+    learned: LearnedBuilder,
     methods: BTreeMap<String, u64>,
     statuses: BTreeMap<u16, u64>,
     statuses_logged: bool,
@@ -278,6 +286,7 @@ impl TrafficBuilder {
             mix: PageCounts::default(),
             loaded: HashMap::new(),
             loaded_other: (0, 0),
+            learned: LearnedBuilder::default(),
             methods: BTreeMap::new(),
             statuses: BTreeMap::new(),
             statuses_logged: true,
@@ -418,6 +427,9 @@ impl TrafficBuilder {
             let pattern = pattern_of(&request.target);
             self.count_loaded(pattern);
         }
+        if (loaded || request.resource) && !redirect_target {
+            self.learn_fetch(&request, &session);
+        }
         let page = !request.resource && !loaded;
         // A page seen: not a redirect's answer (the page it points to is).
         let view = page && !redirected;
@@ -463,9 +475,10 @@ impl TrafficBuilder {
                 let minute = self.minute(time);
                 self.arrivals[minute] += 1;
                 Open {
+                    key,
                     last_ms: time,
                     last_page_ms: None,
-                    recent: [(0, i64::MIN); RECENT_PAGES],
+                    recent: [(0, i64::MIN, None); RECENT_PAGES],
                     next: 0,
                     pages: 0,
                     redirect: None,
@@ -483,7 +496,7 @@ impl TrafficBuilder {
         let named_recently = |open: &Open, named: u64| {
             open.recent
                 .iter()
-                .any(|&(page, at)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
+                .any(|&(page, at, _)| page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS)
         };
         request.referer.is_some_and(|named| {
             named_recently(session, named)
@@ -495,6 +508,47 @@ impl TrafficBuilder {
                 // Its page logged after it (in order of completion).
                 || self.ahead.contains_key(&(request.client, named))
         })
+    }
+
+    /// A resource or a request its page made, for the resources learned
+    /// per page: the page it names as referer, seen in its session (or,
+    /// with the cookie it was just given, in its client's) within
+    /// [`LOADED_WITHIN_MS`]. A browser asks for `/favicon.ico` itself.
+    fn learn_fetch(&mut self, request: &Held, session: &Open) {
+        let Some(named) = request.referer else {
+            return;
+        };
+        if request.target.split(|&b| b == b'?').next() == Some(b"/favicon.ico") {
+            return;
+        }
+        let time = request.time;
+        let page_in = |open: &Open| {
+            open.recent
+                .iter()
+                .filter(|&&(page, at, _)| {
+                    page == named && time.saturating_sub(at) <= LOADED_WITHIN_MS
+                })
+                .max_by_key(|r| r.1)
+                .and_then(|r| r.2)
+                .map(|pattern| (open.key, pattern, named))
+        };
+        let found = page_in(session).or_else(|| {
+            request
+                .cookie
+                .then(|| self.open.get(&request.client))
+                .flatten()
+                .and_then(page_in)
+        });
+        if let Some((key, pattern, page)) = found {
+            let fetch = Fetch {
+                target: &request.target,
+                page,
+                get: request.get,
+                status: request.status,
+                time,
+            };
+            self.learned.fetched(key, pattern, &fetch);
+        }
     }
 
     /// Counts a page seen: the reading time before it, its minute's
@@ -510,7 +564,12 @@ impl TrafficBuilder {
             self.reads_per_minute[minute] += 1;
         }
         session.last_page_ms = Some(time);
-        session.recent[usize::from(session.next)] = (hash_target(&request.target), time);
+        let pattern = self.learned.pattern_id(&pattern_of(&request.target));
+        let page = hash_target(&request.target);
+        if let Some(pattern) = pattern {
+            self.learned.viewed(session.key, pattern, page, time);
+        }
+        session.recent[usize::from(session.next)] = (page, time, pattern);
         session.next = (session.next + 1) % RECENT_PAGES as u8;
         session.pages += 1;
     }
@@ -576,6 +635,7 @@ impl TrafficBuilder {
             think_log_sd: variance.sqrt(),
             mix,
             loaded_by_pages,
+            learned: self.learned.finish(),
             methods: self.methods,
             statuses: self.statuses,
             statuses_logged: self.statuses_logged,
@@ -596,6 +656,7 @@ impl TrafficBuilder {
     }
 
     fn close(&mut self, session: Open) {
+        self.learned.close(session.key);
         if session.pages == 0 {
             self.sessions_without_pages += 1;
         } else {
@@ -985,9 +1046,36 @@ impl TrafficModel {
             "loaded_by_pages": self.loaded_by_pages.iter().map(|(pattern, n)| {
                 serde_json::json!({"pattern": pattern, "count": n})
             }).collect::<Vec<_>>(),
+            "learned": self.learned_json(),
             "methods": self.methods,
             "statuses_logged": self.statuses_logged,
             "statuses": self.statuses.iter().map(|(s, n)| (s.to_string(), *n)).collect::<BTreeMap<_, _>>(),
+        })
+    }
+
+    /// What the browsers fetched with each page pattern, and what was not
+    /// learned, for `--json`.
+    fn learned_json(&self) -> serde_json::Value {
+        let unlearned = self.learned.unlearned;
+        serde_json::json!({
+            "fetches": self.learned.fetches,
+            "pages": self.learned.pages.iter().map(|page| serde_json::json!({
+                "pattern": page.pattern,
+                "sessions": page.sessions,
+                "resources": page.resources.iter().map(|r| serde_json::json!({
+                    "target": r.target,
+                    "sessions": r.sessions,
+                    "requests": r.requests,
+                    "share": r.share,
+                    "learned": r.share >= super::learned::LEARNED_SHARE,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "not_learned": {
+                "not_get": unlearned.not_get,
+                "errors": unlearned.errors,
+                "secret": unlearned.secret,
+                "page_specific": unlearned.page_specific,
+            },
         })
     }
 

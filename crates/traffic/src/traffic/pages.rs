@@ -1,6 +1,6 @@
 //! The pages of a log by pattern ([`super::pattern::fold`]): how often each
 //! was asked for, how often as a page a user could ask for again (a GET
-//! answered 2xx), how often within a second of the session's page before
+//! answered 2xx or 304), how often within a second of the session's page before
 //! (loaded with a page: a frame, a style sheet served by a script), and
 //! the requests themselves that a workload may send again: at most
 //! [`MAX_EXAMPLES`] a pattern, none that carries a secret
@@ -52,7 +52,7 @@ pub struct PagePattern {
     pub pattern: String,
     /// Requests for it (every method and status).
     pub count: u64,
-    /// GETs answered 2xx: pages a user can ask for again.
+    /// GETs answered 2xx or 304: pages a user can ask for again.
     pub replayable: u64,
     /// Of those, asked within a second of the session's page before.
     pub quick: u64,
@@ -122,7 +122,9 @@ impl PageCounts {
                 ..PagePattern::default()
             });
         entry.count += 1;
-        if !(request.get && (200..300).contains(&request.status)) {
+        // A page answered 304 is one the browser held and asked about
+        // again: a view as much as a 200.
+        if !(request.get && ((200..300).contains(&request.status) || request.status == 304)) {
             return;
         }
         entry.replayable += 1;
@@ -283,6 +285,7 @@ mod tests {
         add(&mut counts, "/course/view.php?id=2", true, 200, true);
         add(&mut counts, "/course/view.php?id=3", true, 200, false);
         add(&mut counts, "/course/view.php?id=4", true, 303, false);
+        add(&mut counts, "/course/view.php?id=3", true, 304, false);
         add(&mut counts, "/course/view.php?id=5", false, 200, false);
         add(
             &mut counts,
@@ -294,13 +297,13 @@ mod tests {
         add(&mut counts, "/", true, 200, false);
         let patterns = counts.finish();
         assert_eq!(patterns[0].pattern, "/course/view.php?id=*");
-        assert_eq!(patterns[0].count, 5);
-        assert_eq!(patterns[0].replayable, 3);
+        assert_eq!(patterns[0].count, 6);
+        assert_eq!(patterns[0].replayable, 4);
         assert_eq!(patterns[0].quick, 1);
         assert_eq!(patterns[0].secret, 0);
         assert_eq!(
             patterns[0].examples_by_count(),
-            vec![("/course/view.php?id=2", 2), ("/course/view.php?id=3", 1)]
+            vec![("/course/view.php?id=2", 2), ("/course/view.php?id=3", 2)]
         );
         let secret = patterns
             .iter()

@@ -5,9 +5,10 @@
 //! log's between pages, and users as many as the log's peak minute had
 //! reading at once (Little's law). What cannot be sent again is left out
 //! and said: requests that change data (no body is logged), that carried
-//! a secret, that were not answered 2xx, and (when pages are loaded as a
+//! a secret, that were not answered 2xx or 304, and (when pages are loaded as a
 //! browser does) what pages load themselves.
 
+use super::learned::Learned;
 use super::login::LoginJourney;
 use super::model::{busiest, TrafficModel};
 use super::pages::PagePattern;
@@ -28,6 +29,87 @@ const LOADED_BY_PAGES: f64 = 0.8;
 /// sessions mix several users (one address and agent for a whole class
 /// behind a proxy), and a second between pages tells nothing.
 const SESSIONS_APART: f64 = 0.5;
+/// Resources learned for one page pattern, at most (the most shared).
+const MOST_ALSO_LOADS: usize = 100;
+
+/// What a page view cost in the log and what of it a workload with page
+/// loads does not send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageViewCost {
+    /// The log's requests, all, and its pages seen.
+    pub requests: u64,
+    pub views: u64,
+    /// Resources learned, and for how many patterns.
+    pub learned: usize,
+    pub learned_patterns: usize,
+    /// Not learned (sent only where a page's HTML names them): each
+    /// reason with its requests, largest first, none zero.
+    pub not_learned: Vec<(&'static str, u64)>,
+}
+
+impl PageViewCost {
+    pub fn per_view(&self, n: u64) -> f64 {
+        n as f64 / self.views.max(1) as f64
+    }
+
+    /// "0.2 requests a page view: 40 sent by ..., 10 ..." (None: every
+    /// request that named a page was learned).
+    pub fn not_learned_text(&self) -> Option<String> {
+        let all: u64 = self.not_learned.iter().map(|n| n.1).sum();
+        (all > 0).then(|| {
+            let parts: Vec<String> = self
+                .not_learned
+                .iter()
+                .map(|(why, n)| format!("{n} {why}"))
+                .collect();
+            format!(
+                "{:.2} requests a page view: {}",
+                self.per_view(all),
+                parts.join(", ")
+            )
+        })
+    }
+}
+
+impl TrafficModel {
+    /// What a page view cost in the log, and what a workload that loads
+    /// pages leaves out of it.
+    pub fn page_view_cost(&self) -> PageViewCost {
+        let learned = &self.learned;
+        let unlearned = learned.unlearned;
+        let mut not_learned = vec![
+            (
+                "sent by a page's script with a method other than GET (the log holds no body)",
+                unlearned.not_get,
+            ),
+            ("answered with an error or a redirect", unlearned.errors),
+            ("carried a token or a session key", unlearned.secret),
+            (
+                "were a page's own, not its pattern's (fetched with one page of several, or at a URL that changed from page to page)",
+                unlearned.page_specific,
+            ),
+            (
+                "fetched with their page by fewer than half of its sessions",
+                learned.too_rare(),
+            ),
+        ];
+        not_learned.retain(|n| n.1 > 0);
+        not_learned.sort_by_key(|n| std::cmp::Reverse(n.1));
+        let counts: Vec<usize> = self
+            .mix
+            .iter()
+            .map(|p| learned.for_pattern(&p.pattern).len())
+            .filter(|n| *n > 0)
+            .collect();
+        PageViewCost {
+            requests: self.requests,
+            views: self.views_per_minute.iter().map(|n| u64::from(*n)).sum(),
+            learned: counts.iter().sum(),
+            learned_patterns: counts.len(),
+            not_learned,
+        }
+    }
+}
 
 /// The busiest minute in pages, as users.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +157,7 @@ impl TrafficModel {
 pub enum Fate {
     /// Sent: its rows of the data file.
     Sent { rows: usize },
-    /// Not a GET answered 2xx in the log (a form sent, a redirect, an
+    /// Not a GET answered 2xx or 304 in the log (a form sent, a redirect, an
     /// error): nothing to send again.
     NotReplayable,
     /// Every request that could be sent again carried a secret.
@@ -304,7 +386,7 @@ fn scenario_text(
     );
     left_out_comments(model, page_loads, fates, &mut out);
     settings_text(model, source, page_loads, peak, &logs, &mut out);
-    steps_text(source, kept, &mut out);
+    steps_text(source, kept, page_loads.then_some(&model.learned), &mut out);
     out
 }
 
@@ -329,7 +411,9 @@ fn left_out_comments(
         );
         for (pattern, n, fate) in left.iter().take(20) {
             let why = match fate {
-                Fate::NotReplayable => "no GET answered 2xx (a form sent, a redirect, an error)",
+                Fate::NotReplayable => {
+                    "no GET answered 2xx or 304 (a form sent, a redirect, an error)"
+                }
                 Fate::Secret => {
                     "every request carried a token, a session key or bytes outside ASCII"
                 }
@@ -362,7 +446,7 @@ fn left_out_comments(
     if !unsent.is_empty() {
         let _ = writeln!(
             out,
-            "# Not sent, though their pattern is: requests that were no GET answered 2xx\n\
+            "# Not sent, though their pattern is: requests that were no GET answered 2xx or 304\n\
              # (a form sent, a redirect, an error):"
         );
         for page in unsent.iter().take(5) {
@@ -374,6 +458,15 @@ fn left_out_comments(
             );
         }
     }
+    if page_loads {
+        if let Some(text) = model.page_view_cost().not_learned_text() {
+            let _ = writeln!(
+                out,
+                "# Not learned from the log (sent only where a page's HTML names them): {}.",
+                comment(&text)
+            );
+        }
+    }
     if !model.loaded_by_pages.is_empty() {
         let loaded: u64 = model.loaded_by_pages.iter().map(|l| l.1).sum();
         let _ = writeln!(
@@ -382,7 +475,7 @@ fn left_out_comments(
              # referer within 2 s of it: its resources. {} Most asked:",
             model.loaded_by_pages.len(),
             if page_loads {
-                "Pages load what their HTML\n# names; what a page's script asks for is not sent."
+                "Pages load what their HTML\n# names, and what the log's browsers fetched with them (also_loads)."
             } else {
                 "They are not sent."
             }
@@ -476,8 +569,14 @@ fn settings_text(
 }
 
 /// The steps: the login once (with `--login`), then one step per page
-/// pattern, each taken when its row of the data file names it.
-fn steps_text(source: &LogWorkloadInput<'_>, kept: &[(usize, &PagePattern)], out: &mut String) {
+/// pattern, each taken when its row of the data file names it; with page
+/// loads, each also loads what the log's browsers fetched with it.
+fn steps_text(
+    source: &LogWorkloadInput<'_>,
+    kept: &[(usize, &PagePattern)],
+    learned: Option<&Learned>,
+    out: &mut String,
+) {
     out.push_str("steps:\n");
     if let Some(login) = source.login {
         let _ = writeln!(
@@ -501,6 +600,24 @@ fn steps_text(source: &LogWorkloadInput<'_>, kept: &[(usize, &PagePattern)], out
             rows,
             i + 1
         );
+        let also = learned
+            .map(|l| l.for_pattern(&page.pattern))
+            .unwrap_or_default();
+        if also.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "    also_loads:   # fetched with it in the log (named it as referer) by at least half its sessions that could: what its scripts ask for, and what its HTML names"
+        );
+        for resource in also.iter().take(MOST_ALSO_LOADS) {
+            let _ = writeln!(
+                out,
+                "      - {}   # {:.0}% of its sessions",
+                quote(&resource.target),
+                100.0 * resource.share
+            );
+        }
     }
 }
 

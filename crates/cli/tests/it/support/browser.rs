@@ -84,10 +84,18 @@ pub fn chromium_visits(base: &str, paths: &[&str]) {
 
 /// Visits `paths` in one headless Chromium, reading each for `read_s`.
 pub fn chromium_reads(base: &str, paths: &[&str], read_s: f64) {
+    chromium_reads_as(base, paths, read_s, None);
+}
+
+/// [`chromium_reads`], the browser sending `agent` as its User-Agent.
+pub fn chromium_reads_as(base: &str, paths: &[&str], read_s: f64, agent: Option<&str>) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/page_visits.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .args(["--read", &read_s.to_string()])
+    let mut command = Command::new("python3");
+    command.arg(&script).args(["--read", &read_s.to_string()]);
+    if let Some(agent) = agent {
+        command.args(["--agent", agent]);
+    }
+    let out = command
         .arg(base)
         .args(paths)
         .output()

@@ -1,0 +1,193 @@
+//! What pages' scripts ask for, learned from the log: three students in
+//! Chromium visit pages whose scripts fetch a feed (never cached), an
+//! image (cached) and, on one page, its own data; `scenario from-log` of
+//! nginx's log writes a workload whose page loads fetch them too, and the
+//! workload run as those students costs nginx the same requests, URL by
+//! URL, but for the scripts' POSTs, which it names.
+
+use crate::support::browser::chromium_reads_as;
+use crate::support::php_site::{nginx, Daemon};
+use crate::support::{browser, free_port, light, program, requires, run, temp_dir, text};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Pages /a.html and /b.html, each running /s/app.js (cached an hour),
+/// which fetches /api/news.json (never stored) and an image, and POSTs to
+/// /api/seen (a body the log does not hold); /b.html also
+/// runs /s/b.js, which fetches /api/b.json. nginx logs in its combined
+/// format to `dir`/access.log.
+fn site_with_scripts(dir: &Path) -> (Daemon, u16) {
+    let www = dir.join("www");
+    for sub in ["s", "api"] {
+        std::fs::create_dir_all(www.join(sub)).unwrap();
+    }
+    let page = |title: &str, extra: &str| {
+        format!(
+            "<!doctype html><html><head><title>{title}</title>\
+             <script src=\"/s/app.js\"></script>{extra}</head>\
+             <body><h1>{title}</h1></body></html>"
+        )
+    };
+    std::fs::write(www.join("a.html"), page("A", "")).unwrap();
+    std::fs::write(
+        www.join("b.html"),
+        page("B", "<script src=\"/s/b.js\"></script>"),
+    )
+    .unwrap();
+    std::fs::write(
+        www.join("s/app.js"),
+        "fetch('/api/news.json').then(r => r.json());\nnew Image().src = '/s/emoji.png';\n\
+         fetch('/api/seen', {method: 'POST'});\n",
+    )
+    .unwrap();
+    std::fs::write(
+        www.join("s/b.js"),
+        "fetch('/api/b.json').then(r => r.json());\n",
+    )
+    .unwrap();
+    std::fs::write(www.join("s/emoji.png"), [0x89, b'P', b'N', b'G']).unwrap();
+    std::fs::write(www.join("api/news.json"), "{\"news\": []}\n").unwrap();
+    std::fs::write(www.join("api/b.json"), "{\"b\": 1}\n").unwrap();
+    let port = free_port();
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    std::fs::write(
+        dir.join("nginx.conf"),
+        format!(
+            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n  include /etc/nginx/mime.types;\n  client_body_temp_path {d}/tmp;\n\
+             access_log {d}/access.log combined;\n\
+             server {{\n    listen 127.0.0.1:{port};\n    root {www};\n\
+             location ~ \\.html$ {{ add_header Cache-Control \"no-cache\"; }}\n\
+             location /s/ {{ add_header Cache-Control \"max-age=3600\"; }}\n\
+             location /api/ {{ add_header Cache-Control \"no-store\"; }}\n\
+             location = /api/seen {{ return 204; }}\n  }}\n}}\n",
+            d = dir.display(),
+            www = www.display()
+        ),
+    )
+    .unwrap();
+    (nginx(&dir.join("nginx.conf"), port), port)
+}
+
+/// The requests of the log's lines whose User-Agent holds `agent`, by
+/// path.
+fn requests_by_path(log: &str, agent: &str) -> BTreeMap<String, u32> {
+    let mut counts = BTreeMap::new();
+    for line in log.lines().filter(|l| l.contains(agent)) {
+        let request = line.split('"').nth(1).unwrap_or_default();
+        let path = request.split(' ').nth(1).unwrap_or_default();
+        *counts.entry(path.to_string()).or_default() += 1;
+    }
+    counts
+}
+
+#[test]
+fn a_workload_from_the_log_fetches_what_the_pages_scripts_asked_for() {
+    requires!(
+        program("nginx", "nginx"),
+        program("python3", "python3"),
+        browser(),
+    );
+    let _guard = light();
+    let dir = temp_dir("script-requests");
+    let (_nginx, port) = site_with_scripts(&dir);
+    let base = format!("http://127.0.0.1:{port}");
+    let visits = ["/a.html", "/b.html", "/a.html"];
+    // Three students, told apart in the log by their browsers' agents.
+    for student in 1..=3 {
+        let agent = format!("Mozilla/5.0 HeadlessChrome student-{student}");
+        chromium_reads_as(&base, &visits, 2.5, Some(&agent));
+    }
+    let log_path = dir.join("access.log");
+    let browsers = requests_by_path(&std::fs::read_to_string(&log_path).unwrap(), "student-");
+    let expected: BTreeMap<String, u32> = [
+        ("/a.html", 6),
+        ("/b.html", 3),
+        ("/s/app.js", 3),
+        ("/s/b.js", 3),
+        ("/api/news.json", 9),
+        ("/api/b.json", 3),
+        ("/s/emoji.png", 3),
+        ("/favicon.ico", 3),
+        ("/api/seen", 9),
+    ]
+    .into_iter()
+    .map(|(p, n)| (p.to_string(), n))
+    .collect();
+    assert_eq!(browsers, expected, "Chromium's requests");
+
+    let users = dir.join("users");
+    let out = run(&[
+        "scenario",
+        "from-log",
+        log_path.to_str().unwrap(),
+        "--out",
+        users.to_str().unwrap(),
+        "--target",
+        &base,
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    let workload = std::fs::read_to_string(users.join("workload.yaml")).unwrap();
+    // Each page learned what its scripts fetched (and what its HTML
+    // names); the feed with both, as it is never stored; /s/app.js not with
+    // /b.html, each student having it cached from /a.html before.
+    for (page, learned) in [
+        (
+            "/a.html",
+            &["/s/app.js", "/api/news.json", "/s/emoji.png"][..],
+        ),
+        ("/b.html", &["/s/b.js", "/api/news.json", "/api/b.json"][..]),
+    ] {
+        let step = workload
+            .split("  - label: ")
+            .find(|s| s.starts_with(&format!("\"{page}\"")))
+            .unwrap_or_else(|| panic!("no step for {page}:\n{workload}"));
+        for resource in learned {
+            assert!(
+                step.contains(&format!("- \"{resource}\"")),
+                "{page} {resource}:\n{step}"
+            );
+        }
+    }
+    assert!(
+        said.contains("page views: the log's cost 4.7 requests each (42 requests, 9 pages seen)"),
+        "{said}"
+    );
+    // The scripts' POSTs cannot be sent again: named.
+    assert!(
+        said.contains(
+            "not learned from the log (sent only where a page's HTML names them): 1.00 requests a page view: 9 sent by a page's script with a method other than GET"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("the lesson: headroom capacity --scenario"),
+        "{said}"
+    );
+
+    // The workload, one user at a time as each student was: three runs of
+    // one user reading three pages, each starting from the data file's top.
+    for student in 1..=3 {
+        let out = run(&[
+            "run",
+            users.join("workload.yaml").to_str().unwrap(),
+            "-c",
+            "1",
+            "--iterations",
+            "3",
+            "--think",
+            "0s",
+            "--quiet",
+            "--out",
+            dir.join(format!("run-{student}")).to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let ours = requests_by_path(&std::fs::read_to_string(&log_path).unwrap(), "headroom/");
+    let mut sent = expected;
+    sent.remove("/api/seen");
+    assert_eq!(ours, sent, "headroom's requests, as nginx logged them");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
