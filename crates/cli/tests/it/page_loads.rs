@@ -269,6 +269,81 @@ fn a_static_sites_first_and_repeat_visits_fetch_what_chromium_fetches() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Pages with `loading=lazy` images at several depths, as a blog's front
+/// page has them: Chromium fetches at once those whose top is within
+/// 1,970 px of the page's top (its 720 px window and 1,250 px ahead), and
+/// so does headroom, from where it estimates them.
+#[test]
+fn lazy_images_near_the_top_are_fetched_as_chromium_fetches_them() {
+    requires!(
+        program("nginx", "nginx"),
+        program("python3", "python3"),
+        browser(),
+    );
+    let _guard = light();
+    let dir = temp_dir("page-loads-lazy");
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    let text = "The volcano erupts when magma rises through the crust. ".repeat(12);
+    let post = |i: usize, lazy: bool| {
+        format!(
+            "<h2>Lesson {i}</h2><p><img src=\"/p{i}.png\" width=\"640\" height=\"360\"{}></p><p>{text}</p>",
+            if lazy { " loading=\"lazy\"" } else { "" }
+        )
+    };
+    // Posts of about 520 px each: the first image eager (as WordPress
+    // writes it), lazy ones at about 600, 1,100 and 1,700 px (fetched) and
+    // 2,200 px and below (not); a page of text with a lazy image at about
+    // 1,450 px (fetched) and one at about 2,900 px (not).
+    let posts: String = (1..=8).map(|i| post(i, i > 1)).collect();
+    let page = |title: &str, body: &str| {
+        format!("<!doctype html><html><head><title>{title}</title><link rel=\"icon\" href=\"data:,\"></head><body><h1>{title}</h1>{body}</body></html>")
+    };
+    std::fs::write(www.join("front.html"), page("Lessons", &posts)).unwrap();
+    let paragraphs = format!("<p>{text}</p>").repeat(20);
+    std::fs::write(
+        www.join("text.html"),
+        page(
+            "Notes",
+            &format!("{paragraphs}<img loading=lazy src=/t1.png width=50 height=50>{paragraphs}<img loading=lazy src=/t2.png width=50 height=50>"),
+        ),
+    )
+    .unwrap();
+    for name in (1..=8)
+        .map(|i| format!("p{i}.png"))
+        .chain(["t1.png".into(), "t2.png".into()])
+    {
+        std::fs::write(www.join(name), support_png()).unwrap();
+    }
+    let port = free_port();
+    let server = format!(
+        "access_log {d}/access.log pages;\n\
+         server {{\n    listen 127.0.0.1:{port};\n    root {www};\n  }}\n",
+        d = dir.display(),
+        www = www.display()
+    );
+    let _nginx = logging_nginx(&dir, &server, port);
+    let base = format!("http://127.0.0.1:{port}");
+    let paths = ["/front.html", "/text.html"];
+    chromium_visits(&base, &paths);
+    headroom_visits(&dir, &base, &paths);
+    let log = std::fs::read_to_string(dir.join("access.log")).unwrap();
+    let chromium = visits(&log, "HeadlessChrome", &paths);
+    let names = |visit: &Vec<(String, String)>| -> Vec<String> {
+        visit.iter().map(|(uri, _)| uri.clone()).collect()
+    };
+    assert_eq!(
+        chromium.iter().map(names).collect::<Vec<_>>(),
+        vec![
+            vec!["/p1.png", "/p2.png", "/p3.png", "/p4.png"],
+            vec!["/t1.png"],
+        ],
+        "{log}"
+    );
+    assert_eq!(visits(&log, "headroom/", &paths), chromium, "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The HTML report of `bundle`, written beside it.
 fn report_html(bundle: &Path) -> String {
     let page = bundle.join("report.html");

@@ -7,6 +7,7 @@
 
 pub mod cache;
 pub mod css;
+pub mod layout;
 pub mod nesting;
 pub mod resources;
 pub mod sheets;

@@ -11,9 +11,10 @@
 //!   type); not `nomodule` (a browser with modules skips it).
 //! - `<img>`: the `srcset` candidate for one device pixel (`1x`, else the
 //!   smallest density, else `src`); width descriptors (`480w`) take `src`.
-//!   Not `loading=lazy` images: Chromium fetches them when the user scrolls
-//!   within about 1,250 px of them, and headroom's users do not scroll (on
-//!   a short page a browser fetches them at once). `srcset` is split as
+//!   `loading=lazy` images only near the top of the page: Chromium fetches
+//!   them when the user scrolls within about 1,250 px of them, at once for
+//!   those within 1,970 px of the top; headroom's users do not scroll, and
+//!   where an image sits is estimated ([`super::layout`]). `srcset` is split as
 //!   the HTML standard says (a `data:` candidate keeps its commas). In a
 //!   `<picture>`, the first `<source>` before the `<img>` whose `type` is
 //!   empty or an image type Chromium decodes (AVIF, WebP, JPEG, PNG, GIF,
@@ -351,6 +352,8 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
     // has loaded: [`default_icon`].)
     let base = base_url(document, page);
     let mut collector = Collector::new(page, hosts);
+    // The lazy images near the top, estimated when the page has one.
+    let mut near_top: Option<HashSet<ego_tree::NodeId>> = None;
     for element in document.select(&NAMING) {
         let tag = element.value().name();
         let attr = |name: &str| element.value().attr(name);
@@ -370,8 +373,14 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
                     collector.add(&base, src, ResourceKind::Script);
                 }
             }
-            // A lazy image waits until the user scrolls near it.
-            "img" if !attr("loading").is_some_and(|l| l.eq_ignore_ascii_case("lazy")) => {
+            // A lazy image waits until the user scrolls near it, unless it
+            // is near the top already.
+            "img"
+                if !attr("loading").is_some_and(|l| l.eq_ignore_ascii_case("lazy"))
+                    || near_top
+                        .get_or_insert_with(|| super::layout::lazy_images_near_top(document))
+                        .contains(&element.id()) =>
+            {
                 let own = || image_source(attr("srcset"), attr("src"));
                 if let Some(chosen) = picture_source(&element).or_else(own) {
                     collector.add(&base, &chosen, ResourceKind::Image);
@@ -425,8 +434,6 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
     collector.found
 }
 
-/// The icon a browser asks for when a page names none: `/favicon.ico` of
-/// the page's origin (an http or https page's only).
 /// A resource's kind by its path's extension, for what no element names
 /// (a page's `also_loads:`): a style sheet is read for what it names.
 pub fn kind_by_extension(url: &Url) -> ResourceKind {
@@ -447,6 +454,8 @@ pub fn kind_by_extension(url: &Url) -> ResourceKind {
     }
 }
 
+/// The icon a browser asks for when a page names none: `/favicon.ico` of
+/// the page's origin (an http or https page's only).
 pub fn default_icon(page: &Url) -> Option<Resource> {
     if !matches!(page.scheme(), "http" | "https") {
         return None;

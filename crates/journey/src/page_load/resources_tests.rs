@@ -54,6 +54,7 @@ fn a_pages_style_sheets_scripts_images_and_icons_in_document_order() {
         <!-- <img src="/in-a-comment.png"> -->
         <img src="pix/a.png" alt="">
         <img src="pix/a.png" alt="twice">
+        <img src="/tall.png" width="600" height="2400" alt="">
         <img src="/far-below.png" loading="lazy" alt="">
         <img src="data:image/png;base64,AAAA">
         <input type="image" src="/go.png"><input type="text" src="/not.png">
@@ -80,6 +81,7 @@ fn a_pages_style_sheets_scripts_images_and_icons_in_document_order() {
             ),
             (format!("{base}/course/mod.js"), ResourceKind::Script),
             (format!("{base}/course/pix/a.png"), ResourceKind::Image),
+            (format!("{base}/tall.png"), ResourceKind::Image),
             (format!("{base}/go.png"), ResourceKind::Image),
             (format!("{base}/poster.jpg"), ResourceKind::Image),
             (format!("{base}/v.webm"), ResourceKind::Media),
@@ -214,12 +216,19 @@ fn a_picture_fetches_its_first_source_chromium_decodes() {
     <picture><source srcset="/wide.png 800w"><img src="/plain.png"></picture>
     <picture><img src="/only.png"></picture>
     <div><source type="image/webp" srcset="/stray.webp"><img src="/alone.png"></div>
+    <p><img src="/tall.png" width="600" height="2400"></p>
     <picture><source srcset="/lazy.webp"><img loading="lazy" src="/lazy.png"></picture>"#;
     let found = in_html(html, &page(), &Hosts::default());
     let paths: Vec<&str> = found.resources.iter().map(|r| r.url.path()).collect();
     assert_eq!(
         paths,
-        ["/hero.webp", "/plain.png", "/only.png", "/alone.png"]
+        [
+            "/hero.webp",
+            "/plain.png",
+            "/only.png",
+            "/alone.png",
+            "/tall.png"
+        ]
     );
 }
 
@@ -429,4 +438,19 @@ fn a_page_without_an_icon_gets_its_origins_favicon() {
     assert_eq!(icon.url.as_str(), "http://lms.example:8080/favicon.ico");
     assert_eq!(icon.kind, ResourceKind::Icon);
     assert!(default_icon(&Url::parse("file:///tmp/a.html").unwrap()).is_none());
+}
+
+#[test]
+fn a_lazy_image_near_the_top_is_fetched_as_chromium_fetches_it() {
+    let html = r#"<h1>Lessons</h1><p><img src="/hero.jpg" width="1024" height="683"></p>
+    <p><img loading="lazy" src="/near.jpg" width="1024" height="683"></p>
+    <p><img loading="lazy" src="/far.jpg" width="1024" height="683"></p>"#;
+    let found = in_html(html, &page(), &Hosts::default());
+    let paths: Vec<&str> = found.resources.iter().map(|r| r.url.path()).collect();
+    // The second image's top is about 800 px down, the third's about 1,500
+    // px... within Chromium's 1,970 px both; a fourth below them is not.
+    assert_eq!(paths, ["/hero.jpg", "/near.jpg", "/far.jpg"]);
+    let below = format!("{html}<p><img loading=lazy src=/below.jpg width=1024 height=683></p>");
+    let found = in_html(&below, &page(), &Hosts::default());
+    assert!(!found.resources.iter().any(|r| r.url.path() == "/below.jpg"));
 }
