@@ -82,6 +82,44 @@ fn requests_by_path(log: &str, agent: &str) -> BTreeMap<String, u32> {
     counts
 }
 
+/// `scenario from-log LOG --out USERS --target BASE`, which must succeed;
+/// what it said.
+fn from_log(log: &Path, users: &Path, base: &str) -> String {
+    let out = run(&[
+        "scenario",
+        "from-log",
+        log.to_str().unwrap(),
+        "--out",
+        users.to_str().unwrap(),
+        "--target",
+        base,
+    ]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    said
+}
+
+/// `journey` run by one user `iterations` times without reading, once per
+/// student (each a new user, its cache empty), into `dir`/`name`-N.
+fn each_student(journey: &Path, students: u32, iterations: u32, dir: &Path, name: &str) {
+    for student in 1..=students {
+        let out = run(&[
+            "run",
+            journey.to_str().unwrap(),
+            "-c",
+            "1",
+            "--iterations",
+            &iterations.to_string(),
+            "--think",
+            "0s",
+            "--quiet",
+            "--out",
+            dir.join(format!("{name}-{student}")).to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+}
+
 #[test]
 fn a_workload_from_the_log_fetches_what_the_pages_scripts_asked_for() {
     requires!(
@@ -118,17 +156,7 @@ fn a_workload_from_the_log_fetches_what_the_pages_scripts_asked_for() {
     assert_eq!(browsers, expected, "Chromium's requests");
 
     let users = dir.join("users");
-    let out = run(&[
-        "scenario",
-        "from-log",
-        log_path.to_str().unwrap(),
-        "--out",
-        users.to_str().unwrap(),
-        "--target",
-        &base,
-    ]);
-    let said = text(&out);
-    assert!(out.status.success(), "{said}");
+    let said = from_log(&log_path, &users, &base);
     let workload = std::fs::read_to_string(users.join("workload.yaml")).unwrap();
     // Each page learned what its scripts fetched (and what its HTML
     // names); the feed with both, as it is never stored; /s/app.js not with
@@ -169,25 +197,104 @@ fn a_workload_from_the_log_fetches_what_the_pages_scripts_asked_for() {
 
     // The workload, one user at a time as each student was: three runs of
     // one user reading three pages, each starting from the data file's top.
-    for student in 1..=3 {
-        let out = run(&[
-            "run",
-            users.join("workload.yaml").to_str().unwrap(),
-            "-c",
-            "1",
-            "--iterations",
-            "3",
-            "--think",
-            "0s",
-            "--quiet",
-            "--out",
-            dir.join(format!("run-{student}")).to_str().unwrap(),
-        ]);
-        assert!(out.status.success(), "{}", text(&out));
-    }
+    each_student(&users.join("workload.yaml"), 3, 3, &dir, "run");
     let ours = requests_by_path(&std::fs::read_to_string(&log_path).unwrap(), "headroom/");
     let mut sent = expected;
     sent.remove("/api/seen");
     assert_eq!(ours, sent, "headroom's requests, as nginx logged them");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The requests of the log's lines whose User-Agent holds `agent`, by
+/// path without its query (WordPress versions its files in the query).
+fn requests_by_file(log: &str, agent: &str) -> BTreeMap<String, u32> {
+    let mut counts = BTreeMap::new();
+    for (path, n) in requests_by_path(log, agent) {
+        let file = path.split('?').next().unwrap_or_default().to_string();
+        *counts.entry(file).or_default() += n;
+    }
+    counts
+}
+
+/// WordPress (Debian's package, Twenty Twenty-Three): three students in
+/// Chromium read the front page, a lesson, the front page again and
+/// another lesson. The workload `from-log` writes of nginx's log, run as
+/// those students, costs nginx the same requests, file by file: the emoji
+/// script WordPress's inline script adds, the featured images WordPress
+/// marks `loading=lazy`, `/favicon.ico` answered 302 by PHP at every page.
+/// Page loads of the same pages without the log differ only by what the
+/// script adds, which the log's workload learned.
+#[test]
+fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
+    requires!(
+        program("nginx", "nginx"),
+        program("python3", "python3"),
+        program("mariadb", "mariadb-server"),
+        browser(),
+    );
+    let _guard = light();
+    let dir = temp_dir("script-requests-wordpress");
+    let blog = crate::support::wordpress::start(&dir);
+    let base = blog.url("");
+    let visits = ["/", "/lesson-12-islands/", "/", "/lesson-11-caves/"];
+    for student in 1..=3 {
+        let agent = format!("Mozilla/5.0 HeadlessChrome student-{student}");
+        chromium_reads_as(&base, &visits, 1.5, Some(&agent));
+    }
+    let log_path = dir.join("access.log");
+    let browsers = std::fs::read_to_string(&log_path).unwrap();
+    let theirs = requests_by_file(&browsers, "student-");
+    for (file, n) in [
+        ("/", 6),
+        ("/favicon.ico", 12),
+        ("/wp-includes/js/wp-emoji-release.min.js", 3),
+        ("/wp-content/uploads/2025/09/lesson-8-mountains.jpg", 3),
+        ("/wp-content/uploads/2025/09/lesson-3-deserts.jpg", 3),
+    ] {
+        assert_eq!(theirs.get(file), Some(&n), "{file}: {theirs:?}");
+    }
+    let browser_log = dir.join("students.log");
+    std::fs::write(&browser_log, &browsers).unwrap();
+
+    let users = dir.join("users");
+    let said = from_log(&browser_log, &users, &base);
+    assert!(
+        said.contains("page views: the log's cost 4.0 requests each (48 requests, 12 pages seen)"),
+        "{said}"
+    );
+    let workload = std::fs::read_to_string(users.join("workload.yaml")).unwrap();
+    assert!(
+        workload.contains("/wp-includes/js/wp-emoji-release.min.js"),
+        "{workload}"
+    );
+    std::fs::write(&log_path, "").unwrap();
+    each_student(&users.join("workload.yaml"), 3, 4, &dir, "run");
+    let served = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(
+        requests_by_file(&served, "headroom/"),
+        theirs,
+        "the workload from the log, as nginx logged it"
+    );
+
+    // Without the log: page loads of the same pages miss what the script
+    // adds, and only that.
+    let journey = dir.join("visits.yaml");
+    let steps: String = visits
+        .iter()
+        .enumerate()
+        .map(|(i, path)| format!("  - label: visit {i}\n    path: \"{path}\"\n"))
+        .collect();
+    std::fs::write(
+        &journey,
+        format!("defaults:\n  base_url: {base}\n  page_loads: true\nsteps:\n{steps}"),
+    )
+    .unwrap();
+    std::fs::write(&log_path, "").unwrap();
+    each_student(&journey, 3, 1, &dir, "visits");
+    let plain = requests_by_file(&std::fs::read_to_string(&log_path).unwrap(), "headroom/");
+    let mut expected = theirs.clone();
+    expected.remove("/wp-includes/js/wp-emoji-release.min.js");
+    assert_eq!(plain, expected, "page loads without the log");
+    drop(blog);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -145,6 +145,54 @@ fn display(element: &ElementRef, font: f32, nested_list: bool) -> Display {
     }
 }
 
+/// A length of an inline style's declaration `name` (`height: 216px`),
+/// in px, where the window alone decides it: px, em (of the default
+/// font), vw, vh, and `max()`, `min()` of those (WordPress sizes its
+/// featured images `height:max(15vw, 30vh)`). None for `auto`, a
+/// percentage, or anything else.
+fn style_length(style: &str, name: &str) -> Option<f32> {
+    let value = style.split(';').find_map(|declaration| {
+        let (property, value) = declaration.split_once(':')?;
+        property
+            .trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| value.trim().trim_end_matches("!important").trim())
+    })?;
+    length(value).filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+fn length(value: &str) -> Option<f32> {
+    let value = value.trim().to_ascii_lowercase();
+    for (function, pick) in [
+        ("max(", f32::max as fn(f32, f32) -> f32),
+        ("min(", f32::min),
+    ] {
+        if let Some(inner) = value
+            .strip_prefix(function)
+            .and_then(|v| v.strip_suffix(')'))
+        {
+            return inner
+                .split(',')
+                .map(length)
+                .collect::<Option<Vec<f32>>>()?
+                .into_iter()
+                .reduce(pick);
+        }
+    }
+    let unit = |suffix: &str, scale: f32| {
+        value
+            .strip_suffix(suffix)
+            .and_then(|n| n.trim().parse::<f32>().ok())
+            .map(|n| n * scale)
+    };
+    unit("px", 1.0)
+        .or_else(|| unit("vw", 12.8))
+        .or_else(|| unit("vh", 7.2))
+        .or_else(|| unit("rem", FONT))
+        .or_else(|| unit("em", FONT))
+        .or_else(|| (value == "0").then_some(0.0))
+}
+
 impl Flow {
     /// Lays out `parent`'s children in a block `width` wide.
     fn children(&mut self, parent: ElementRef, width: f32, font: f32) {
@@ -194,7 +242,12 @@ impl Flow {
                     .and_then(|v| v.trim().trim_end_matches("px").parse::<f32>().ok())
                     .filter(|v| v.is_finite() && *v >= 0.0)
             };
-            (attr("width").unwrap_or(w), attr("height").unwrap_or(h))
+            // The element's own style="" wins over its attributes.
+            let styled = |name: &str| value.attr("style").and_then(|s| style_length(s, name));
+            (
+                styled("width").or(attr("width")).unwrap_or(w),
+                styled("height").or(attr("height")).unwrap_or(h),
+            )
         };
         match value.name() {
             "img" => {
@@ -357,6 +410,31 @@ mod tests {
     fn paragraphs(n: usize, words: usize) -> String {
         let text = vec!["volcano erupts"; words / 2].join(" ");
         (0..n).map(|_| format!("<p>{text}</p>")).collect()
+    }
+
+    #[test]
+    fn an_inline_styles_size_is_the_images_size() {
+        assert_eq!(
+            style_length("height:max(15vw, 30vh);object-fit:cover", "height"),
+            Some(216.0)
+        );
+        assert_eq!(
+            style_length("width: 2em; height: min(100px,5vh)", "height"),
+            Some(36.0)
+        );
+        assert_eq!(style_length("width: 2em", "width"), Some(32.0));
+        assert_eq!(style_length("height: auto", "height"), None);
+        assert_eq!(style_length("height: 50%", "height"), None);
+        assert_eq!(style_length("max-height: 9px", "height"), None);
+        // A featured image 1,200 × 675 shown 216 px tall: the next one
+        // after it is higher up the page than its attributes say.
+        let image = |lazy: &str| {
+            format!("<p><img {lazy} width=1200 height=675 style=\"height:max(15vw, 30vh)\"></p>")
+        };
+        let page = format!("{}{}", image(""), image("loading=lazy"));
+        let document = Html::parse_document(&page);
+        let tops = lazy_tops(&document);
+        assert_eq!(tops[0].1, 16.0 + 220.0 + 16.0);
     }
 
     #[test]

@@ -46,8 +46,8 @@ pub struct Unlearned {
     /// Carried a token or a session key.
     pub secret: u64,
     /// A page's own, not its pattern's: fetched with one page of a
-    /// pattern of several, or at a URL that changed from page to page
-    /// ([`without_varied`]) or that may and was seen once.
+    /// pattern of several, or at a URL that may change (it holds a number
+    /// or a query value) fetched only once.
     pub page_specific: u64,
 }
 
@@ -323,9 +323,7 @@ impl LearnedBuilder {
         }
         let mut pages: Vec<LearnedPage> = by_pattern
             .into_iter()
-            .map(|(pattern, resources)| {
-                let (mut resources, changed) = without_varied(resources);
-                page_specific += changed;
+            .map(|(pattern, mut resources)| {
                 resources.sort_by(|a, b| {
                     b.share
                         .total_cmp(&a.share)
@@ -348,22 +346,6 @@ impl LearnedBuilder {
             fetches: self.fetches,
         }
     }
-}
-
-/// A page pattern's resources without those whose URL changed from page
-/// to page (several URLs of one pattern, e.g. DokuWiki's task runner with
-/// the page's id and the time): the page's HTML names such a resource, or
-/// its script builds it from the page; either way no one URL of the log is
-/// the one to ask for. Returns the rest and the fetches left out.
-fn without_varied(resources: Vec<LearnedResource>) -> (Vec<LearnedResource>, u64) {
-    let mut targets: HashMap<String, u32> = HashMap::new();
-    for resource in &resources {
-        *targets.entry(fold(resource.target.as_bytes())).or_default() += 1;
-    }
-    let (varied, kept): (Vec<LearnedResource>, Vec<LearnedResource>) = resources
-        .into_iter()
-        .partition(|r| targets[&fold(r.target.as_bytes())] > 1);
-    (kept, varied.iter().map(|r| r.requests).sum())
 }
 
 #[cfg(test)]

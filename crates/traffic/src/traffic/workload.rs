@@ -85,7 +85,7 @@ impl TrafficModel {
             ("answered with an error or a redirect", unlearned.errors),
             ("carried a token or a session key", unlearned.secret),
             (
-                "were a page's own, not its pattern's (fetched with one page of several, or at a URL that changed from page to page)",
+                "were a page's own, not its pattern's (fetched with one page of several, or once at a URL that holds a number or a query value)",
                 unlearned.page_specific,
             ),
             (

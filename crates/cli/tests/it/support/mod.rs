@@ -13,6 +13,7 @@ pub mod needs;
 pub mod php_site;
 pub mod raw;
 pub mod site;
+pub mod wordpress;
 #[allow(unused_imports)]
 pub use guards::{light, paced, searching, serial};
 #[allow(unused_imports)]

@@ -61,15 +61,10 @@ pub struct PhpSite {
     _fpm: Daemon,
 }
 
-/// Serves `app` on `port` of 127.0.0.1 with 4 php-fpm workers.
-pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
-    serve_under(dir, port, app, &[])
-}
-
-/// Serves `app` as [`serve`] does, php-fpm started under `wrapper` (a
-/// command and its arguments before php-fpm's, e.g. `headroom emulate
-/// --cpus 0.5 --`); none when empty.
-pub fn serve_under(dir: &Path, port: u16, app: &App, wrapper: &[&str]) -> PhpSite {
+/// php-fpm, started by `command` (php-fpm or a wrapper of it), with a pool
+/// of 4 workers (and `pool`'s own lines) on a socket in `dir` (its files
+/// and log there too); returns once the socket is there, with its path.
+pub fn pool(dir: &Path, pool: &str, command: &mut Command) -> (Daemon, std::path::PathBuf) {
     std::fs::create_dir_all(dir.join("tmp")).unwrap();
     let socket = dir.join("php.sock");
     std::fs::write(
@@ -79,18 +74,9 @@ pub fn serve_under(dir: &Path, port: u16, app: &App, wrapper: &[&str]) -> PhpSit
              [www]\nuser = root\ngroup = root\nlisten = {s}\npm = static\npm.max_children = 4\n{pool}",
             d = dir.display(),
             s = socket.display(),
-            pool = app.fpm_pool
         ),
     )
     .unwrap();
-    let mut command = match wrapper.split_first() {
-        Some((program, arguments)) => {
-            let mut command = Command::new(program);
-            command.args(arguments).arg(php_fpm());
-            command
-        }
-        None => Command::new(php_fpm()),
-    };
     let fpm = Daemon(
         command
             .args(["-F", "-R", "-y"])
@@ -111,6 +97,27 @@ pub fn serve_under(dir: &Path, port: u16, app: &App, wrapper: &[&str]) -> PhpSit
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    (fpm, socket)
+}
+
+/// Serves `app` on `port` of 127.0.0.1 with 4 php-fpm workers.
+pub fn serve(dir: &Path, port: u16, app: &App) -> PhpSite {
+    serve_under(dir, port, app, &[])
+}
+
+/// Serves `app` as [`serve`] does, php-fpm started under `wrapper` (a
+/// command and its arguments before php-fpm's, e.g. `headroom emulate
+/// --cpus 0.5 --`); none when empty.
+pub fn serve_under(dir: &Path, port: u16, app: &App, wrapper: &[&str]) -> PhpSite {
+    let mut command = match wrapper.split_first() {
+        Some((program, arguments)) => {
+            let mut command = Command::new(program);
+            command.args(arguments).arg(php_fpm());
+            command
+        }
+        None => Command::new(php_fpm()),
+    };
+    let (fpm, socket) = pool(dir, app.fpm_pool, &mut command);
     let listen = if app.h2 {
         let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
         std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
