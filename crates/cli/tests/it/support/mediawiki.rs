@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use super::free_port;
-use super::php_site::{serve, App, PhpSite};
+use super::php_site::{serve, setup_script, App, PhpSite};
 use std::path::Path;
 use std::process::Command;
 
@@ -24,16 +24,7 @@ pub fn accounts() -> Vec<(String, String)> {
 /// Runs scripts/mediawiki and serves the wiki from `dir` (its nginx and
 /// php-fpm files).
 pub fn start(dir: &Path) -> MediaWiki {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mediawiki");
-    let setup = Command::new(&script)
-        .output()
-        .expect("scripts/mediawiki runs");
-    assert!(
-        setup.status.success(),
-        "scripts/mediawiki failed (run it as root, or run scripts/services):\n{}",
-        String::from_utf8_lossy(&setup.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&setup.stdout);
+    let stdout = setup_script("mediawiki");
     let config = stdout
         .lines()
         .find_map(|l| l.strip_prefix("MEDIAWIKI_CONFIG="))

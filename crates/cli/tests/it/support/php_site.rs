@@ -61,6 +61,21 @@ pub struct PhpSite {
     _fpm: Daemon,
 }
 
+/// Runs `scripts/NAME` (an application's idempotent installer), which
+/// must succeed; what it printed.
+pub fn setup_script(name: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../scripts/{name}"));
+    let setup = Command::new(&script)
+        .output()
+        .unwrap_or_else(|e| panic!("scripts/{name} runs: {e}"));
+    assert!(
+        setup.status.success(),
+        "scripts/{name} failed (run it as root, or run scripts/services):\n{}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    String::from_utf8_lossy(&setup.stdout).into_owned()
+}
+
 /// php-fpm, started by `command` (php-fpm or a wrapper of it), with a pool
 /// of 4 workers (and `pool`'s own lines) on a socket in `dir` (its files
 /// and log there too); returns once the socket is there, with its path.

@@ -9,7 +9,7 @@
 #![allow(dead_code)]
 
 use super::free_port;
-use super::php_site::{nginx, php_fpm, pool, Daemon};
+use super::php_site::{nginx, php_fpm, pool, setup_script, Daemon};
 use std::path::Path;
 use std::process::Command;
 
@@ -35,17 +35,10 @@ pub fn accounts() -> Vec<(String, String)> {
 /// Runs scripts/wordpress and serves the blog from `dir` (its nginx and
 /// php-fpm files, sockets and logs).
 pub fn start(dir: &Path) -> WordPress {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/wordpress");
-    let setup = Command::new(&script)
-        .output()
-        .expect("scripts/wordpress runs");
+    let ready = setup_script("wordpress");
     assert!(
-        setup.status.success()
-            && String::from_utf8_lossy(&setup.stdout)
-                .lines()
-                .any(|l| l == "WORDPRESS_READY=1"),
-        "scripts/wordpress failed (run it as root, or run scripts/services):\n{}",
-        String::from_utf8_lossy(&setup.stderr)
+        ready.lines().any(|l| l == "WORDPRESS_READY=1"),
+        "scripts/wordpress did not say WORDPRESS_READY=1:\n{ready}"
     );
     let (fpm, socket) = pool(dir, "", &mut Command::new(php_fpm()));
     let port = free_port();
