@@ -4,7 +4,7 @@
 //! flags and prints.
 
 use crate::traffic::model::TrafficModel;
-use crate::traffic::workload::{workload, Fate, LogWorkload, LogWorkloadInput};
+use crate::traffic::workload::{workload, Fate, LogWorkload, LogWorkloadInput, PageViewCost};
 use headroom_http::target::Target;
 use headroom_import::access_log::read::LogReading;
 use std::path::Path;
@@ -135,15 +135,7 @@ fn written_lines(
             cost.per_view(cost.requests),
             cost.requests,
             cost.views,
-            if cost.learned > 0 {
-                format!(
-                    " and the {} learned from the log for {} (also_loads)",
-                    headroom_units::quantity::count(cost.learned, "resource", "resources"),
-                    headroom_units::quantity::count(cost.learned_patterns, "pattern", "patterns")
-                )
-            } else {
-                String::new()
-            }
+            learned_text(&cost)
         ));
         if let Some(text) = cost.not_learned_text() {
             lines.push(format!(
@@ -181,6 +173,30 @@ fn written_lines(
         source.target.unwrap_or("URL")
     ));
     lines
+}
+
+/// What the page loads fetch besides what the HTML names: "" when nothing.
+fn learned_text(cost: &PageViewCost) -> String {
+    use headroom_units::quantity::count;
+    let mut parts = Vec::new();
+    if cost.learned > 0 {
+        parts.push(format!(
+            "the {} learned from the log for {}",
+            count(cost.learned, "resource", "resources"),
+            count(cost.learned_patterns, "pattern", "patterns")
+        ));
+    }
+    if cost.own > 0 {
+        parts.push(format!(
+            "{} learned for single pages (in the data file)",
+            count(cost.own, "resource", "resources"),
+        ));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" and {} (also_loads)", parts.join(", and "))
+    }
 }
 
 /// The model as the terminal shows it: the files read, then the model.

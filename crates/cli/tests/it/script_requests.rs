@@ -298,3 +298,92 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
     drop(blog);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// nginx's combined format, as a `log_format` line.
+const COMBINED: &str = "$remote_addr - $remote_user [$time_local] \"$request\" $status $body_bytes_sent \"$http_referer\" \"$http_user_agent\"";
+
+/// MediaWiki (Debian's package, Vector): its pages load most of their
+/// scripts through ResourceLoader's startup script, which asks for the
+/// modules each page needs. Three students read the main page, the
+/// version page, the main page again and the recent changes; the workload
+/// from nginx's log costs the same requests, and what it does not send is
+/// named.
+#[test]
+fn mediawiki_students_cost_what_the_workload_from_their_log_costs() {
+    requires!(
+        program("nginx", "nginx"),
+        program("python3", "python3"),
+        program("/usr/share/mediawiki/index.php", "mediawiki"),
+        browser(),
+    );
+    use crate::support::php_site::logging_proxy;
+    let _guard = light();
+    let dir = temp_dir("script-requests-mediawiki");
+    let wiki = crate::support::mediawiki::start(&dir.join("wiki"));
+    let logs = dir.join("proxy");
+    let (_nginx, port) = logging_proxy(&logs, wiki.port, COMBINED);
+    let base = format!("http://127.0.0.1:{port}");
+    let visits = [
+        "/index.php?title=Main_Page",
+        "/index.php?title=Special:Version",
+        "/index.php?title=Main_Page",
+        "/index.php?title=Special:RecentChanges",
+    ];
+    for student in 1..=3 {
+        let agent = format!("Mozilla/5.0 HeadlessChrome student-{student}");
+        chromium_reads_as(&base, &visits, 1.5, Some(&agent));
+    }
+    let log_path = logs.join("access.log");
+    let browsers = std::fs::read_to_string(&log_path).unwrap();
+    let theirs = requests_by_path(&browsers, "student-");
+    let browser_log = dir.join("students.log");
+    std::fs::write(&browser_log, &browsers).unwrap();
+    let users = dir.join("users");
+    let said = from_log(&browser_log, &users, &base);
+    std::fs::write(&log_path, "").unwrap();
+    each_student(&users.join("workload.yaml"), 3, 4, &dir, "run");
+    let served = std::fs::read_to_string(&log_path).unwrap();
+    let ours = requests_by_path(&served, "headroom/");
+    assert_eq!(
+        ours, theirs,
+        "the workload from the log, as nginx logged it"
+    );
+    assert!(
+        said.contains("learned for single pages (in the data file)"),
+        "{said}"
+    );
+
+    // Without the log: page loads of the same pages send no more than the
+    // browsers did, file by file; what they miss is what scripts ask for
+    // (the modules, and the images of styles that apply once a script ran).
+    let journey = dir.join("visits.yaml");
+    let steps: String = visits
+        .iter()
+        .enumerate()
+        .map(|(i, path)| format!("  - label: visit {i}\n    path: \"{path}\"\n"))
+        .collect();
+    std::fs::write(
+        &journey,
+        format!("defaults:\n  base_url: {base}\n  page_loads: true\nsteps:\n{steps}"),
+    )
+    .unwrap();
+    std::fs::write(&log_path, "").unwrap();
+    each_student(&journey, 3, 1, &dir, "visits");
+    let plain = requests_by_path(&std::fs::read_to_string(&log_path).unwrap(), "headroom/");
+    let mut missing = 0;
+    for (path, n) in &theirs {
+        let sent = plain.get(path).copied().unwrap_or(0);
+        assert!(sent <= *n, "{path}: {sent} sent, Chromium {n}");
+        missing += n - sent;
+    }
+    assert!(plain.keys().all(|p| theirs.contains_key(p)), "{plain:?}");
+    eprintln!(
+        "page loads without the log: {} of Chromium's {} requests",
+        plain.values().sum::<u32>(),
+        theirs.values().sum::<u32>()
+    );
+    assert!(missing > 0);
+    drop(_nginx);
+    drop(wiki);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -35,6 +35,16 @@ pub struct StyleRule {
     pub family: Option<String>,
     /// It gives `content` other than `none`/`normal`.
     pub sets_content: bool,
+    /// Its `display`, when it gives one.
+    pub display: Option<DisplayDeclaration>,
+}
+
+/// A rule's `display`: whether it is `none` (the element and all it holds
+/// are not drawn, their images not fetched), and `!important`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DisplayDeclaration {
+    pub none: bool,
+    pub important: bool,
 }
 
 /// One selector of a rule's list, as the cascade needs it.
@@ -97,7 +107,13 @@ impl SheetRules {
                 } => self.at_rule(&name, prelude, block, base),
                 Item::Qualified { prelude, block } => {
                     let rule = style_rule(prelude, block, base);
-                    if !rule.images.is_empty() || rule.family.is_some() || rule.sets_content {
+                    // Only what decides a fetch is kept: images, fonts,
+                    // content, and display (none hides what an element holds).
+                    if !rule.images.is_empty()
+                        || rule.family.is_some()
+                        || rule.sets_content
+                        || rule.display.is_some()
+                    {
                         self.rules.push(rule);
                     }
                 }
@@ -275,6 +291,7 @@ fn style_rule(prelude: &str, block: &str, base: &Url) -> StyleRule {
         images: Vec::new(),
         family: None,
         sets_content: false,
+        display: None,
     };
     read_declarations(&mut rule, block, base);
     rule
@@ -291,6 +308,13 @@ pub fn read_declarations(rule: &mut StyleRule, block: &str, base: &Url) {
             _ => (value, false),
         };
         let image_property = match property.as_str() {
+            "display" => {
+                rule.display = Some(DisplayDeclaration {
+                    none: value.trim().eq_ignore_ascii_case("none"),
+                    important,
+                });
+                continue;
+            }
             "font-family" => {
                 rule.family = first_family(value);
                 continue;

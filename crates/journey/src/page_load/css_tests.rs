@@ -63,6 +63,7 @@ fn font_shorthands_and_lists() {
         images: Vec::new(),
         family: None,
         sets_content: false,
+        display: None,
     };
     read_declarations(
         &mut rule,

@@ -228,11 +228,21 @@ impl PageStyle {
         let compiled = compile(&sheets);
         let mut collector = Collector::new(page, hosts);
         let mut families = self.inline_families.clone();
+        // Elements not drawn (`display: none`, theirs or an ancestor's):
+        // their images and fonts are not fetched.
+        let mut hidden: HashSet<ego_tree::NodeId> = HashSet::new();
         for element in document
             .root_element()
             .descendants()
             .filter_map(scraper::ElementRef::wrap)
         {
+            let parent_hidden = element
+                .parent()
+                .is_some_and(|parent| hidden.contains(&parent.id()));
+            if parent_hidden || displays_none(&element, &compiled) {
+                hidden.insert(element.id());
+                continue;
+            }
             for url in element_images(&element, &compiled, &mut families) {
                 collector.add_url(url.clone(), ResourceKind::Image);
             }
@@ -279,6 +289,52 @@ fn compile<'r>(sheets: &[&'r (Vec<u32>, Rc<SheetRules>)]) -> Vec<Compiled<'r>> {
     }
     compiled
 }
+
+/// Whether the declaration of `display` that wins the cascade for
+/// `element` (its `style` attribute's, then the rules it matches) is
+/// `none`; the `hidden` attribute is `display: none` by default.
+fn displays_none(element: &scraper::ElementRef, compiled: &[Compiled]) -> bool {
+    let value = element.value();
+    let mut winner: Option<(Rank, bool)> = value.attr("hidden").map(|_| ((false, 0, (0, 0)), true));
+    let has = |class: &str| value.has_class(class, scraper::CaseSensitivity::CaseSensitive);
+    for c in compiled.iter().filter(|c| {
+        c.rule.display.is_some()
+            && c.text.pseudo.is_none()
+            && !c.text.later_state
+            && c.text.required_class.as_deref().is_none_or(has)
+            && c.selector.matches(element)
+    }) {
+        let Some(display) = c.rule.display else {
+            continue;
+        };
+        let rank = (display.important, c.text.specificity, c.order);
+        if winner.is_none_or(|(best, _)| rank >= best) {
+            winner = Some((rank, display.none));
+        }
+    }
+    // The element's own style="" wins over the sheets' (not over their
+    // !important).
+    if let Some(inline) = value.attr("style") {
+        let mut rule = StyleRule {
+            selectors: Vec::new(),
+            images: Vec::new(),
+            family: None,
+            sets_content: false,
+            display: None,
+        };
+        css::read_declarations(&mut rule, inline, &UNUSED_BASE);
+        if let Some(display) = rule.display {
+            if !winner.is_some_and(|((important, _, _), _)| important && !display.important) {
+                winner = Some(((display.important, u32::MAX, (0, 0)), display.none));
+            }
+        }
+    }
+    winner.is_some_and(|(_, none)| none)
+}
+
+/// A base URL for reading a `style` attribute's display alone.
+static UNUSED_BASE: LazyLock<Url> =
+    LazyLock::new(|| Url::parse("http://style.invalid/").expect("a valid URL"));
 
 /// The images `element` shows (its own, its pseudo-elements' with content);
 /// the families of the rules it matches go into `families`.
@@ -419,6 +475,7 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
                 images: Vec::new(),
                 family: None,
                 sets_content: false,
+                display: None,
             };
             css::read_declarations(&mut rule, inline, &base);
             for declaration in rule.images {

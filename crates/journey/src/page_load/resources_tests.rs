@@ -351,6 +351,41 @@ fn the_cascade_decides_which_image_an_element_shows() {
 }
 
 #[test]
+fn what_is_not_drawn_shows_no_image() {
+    // Vector's empty "More" menu: hidden, its arrow not fetched.
+    let css = ".emptyPortlet { display: none }\n\
+               .menu .arrow::after { content: ''; background: url(/arrow.svg) }\n\
+               .shown { background: url(/shown.png) }\n\
+               .back { display: none } .back.again { display: block }\n\
+               .icon { background: url(/icon.png) }\n\
+               .inline { background: url(/inline.png) }\n\
+               .forced { display: none !important }\n\
+               .f { background: url(/forced.png) }\n\
+               .h { background: url(/h.png) }";
+    let html = "<nav class='menu emptyPortlet'><h3 class=arrow>More</h3></nav>\
+                <p class=shown>s</p>\
+                <div class='back again'><i class=icon></i></div>\
+                <div style='display:none'><i class=inline></i></div>\
+                <div class=forced style='display:block'><b class=f>f</b></div>\
+                <div hidden><b class=h>h</b></div>";
+    let page = page();
+    let sheet = page.join("/all.css").unwrap();
+    let document = Html::parse_document(html);
+    let mut style = PageStyle::default();
+    style.add_sheet(
+        Some(&sheet),
+        SheetRules::parse(css, &sheet),
+        &page,
+        &Hosts::default(),
+    );
+    let shown = style.finish(&document, &page, &Hosts::default());
+    let paths: Vec<&str> = shown.resources.iter().map(|r| r.url.path()).collect();
+    // The paragraph's image, and the icon shown again by a more specific
+    // rule; nothing under the hidden ones.
+    assert_eq!(paths, ["/shown.png", "/icon.png"]);
+}
+
+#[test]
 fn a_later_sheet_overrides_an_earlier_one_by_document_order() {
     let page = page();
     let first = page.join("/first.css").unwrap();

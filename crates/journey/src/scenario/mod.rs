@@ -243,14 +243,14 @@ impl LabelKind {
 
 /// A step loaded as a browser loads a page: the labels its document and
 /// its resources are recorded under (the step's own label is the page's).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct PageLoad {
     pub html: u16,
     pub resources: u16,
     /// `also_loads:`: fetched with the page besides what its HTML names
     /// (what its scripts ask for), each a path from the page's origin or
-    /// a URL.
-    pub also_loads: Vec<String>,
+    /// a URL, or a variable holding several apart by white space.
+    pub also_loads: Vec<Template>,
 }
 
 #[derive(Debug, Clone)]

@@ -1357,8 +1357,9 @@ impl Parser {
         })
     }
 
-    /// `also_loads:`, a list of paths (from the page's origin) or URLs.
-    fn also_loads(&self, map: &MarkedMappingNode) -> Res<Vec<String>> {
+    /// `also_loads:`, a list of paths (from the page's origin) or URLs, or
+    /// variables that hold such (several, apart by white space).
+    fn also_loads(&self, map: &MarkedMappingNode) -> Res<Vec<Template>> {
         let Some(node) = map.get_node("also_loads") else {
             return Ok(Vec::new());
         };
@@ -1373,13 +1374,13 @@ impl Parser {
             let s = self.doc.scalar(item, "a path or URL of also_loads")?;
             let text = s.as_str();
             let url = text.starts_with("http://") || text.starts_with("https://");
-            if !text.starts_with('/') && !url {
+            if !text.starts_with('/') && !url && !text.starts_with("${") {
                 return Err(self.doc.at(
                     s.span(),
-                    format!("also_loads: '{text}' must be a path from the page's origin (starting with '/') or a full http(s) URL"),
+                    format!("also_loads: '{text}' must be a path from the page's origin (starting with '/'), a full http(s) URL, or a ${{variable}} holding them"),
                 ));
             }
-            also.push(text.to_string());
+            also.push(self.template(item, "also_loads")?);
         }
         Ok(also)
     }
@@ -1943,11 +1944,19 @@ mod tests {
         ))
         .unwrap();
         let also = &scenario.requests[0].page.as_ref().unwrap().also_loads;
-        assert_eq!(also, &["/api/news.json", "https://cdn.example/e.png"]);
+        let texts: Vec<String> = also.iter().map(|t| t.literal_text().unwrap()).collect();
+        assert_eq!(texts, ["/api/news.json", "https://cdn.example/e.png"]);
         let err = |text: &str| check(text).unwrap_err().to_string();
         assert!(err(&page("    also_loads: [news.json]\n"))
             .contains("must be a path from the page's origin"),);
         assert!(err(&page("    also_loads: /a.js\n")).contains("must be a list"));
+        // A variable (a data column) may hold a page's own, several.
+        let with_variable = format!(
+            "{BASE}  page_loads: true\nvariables:\n  also: \"/a.js /b.js\"\nsteps:\n  - label: p\n    path: /\n    also_loads: [\"${{also}}\"]\n"
+        );
+        let scenario = check(&with_variable).unwrap();
+        let also = &scenario.requests[0].page.as_ref().unwrap().also_loads;
+        assert!(!also[0].is_constant());
         let plain = format!("{BASE}steps:\n  - label: p\n    path: /\n    also_loads: [/a.js]\n");
         assert!(err(&plain).contains("give the step page_load: true"));
     }

@@ -856,6 +856,7 @@ impl Journey {
             };
             let html = String::from_utf8_lossy(body).into_owned();
             let headers = self.rendered_headers(plan);
+            let also_loads = self.rendered_also_loads(page);
             let mut state = self
                 .page_state
                 .take()
@@ -865,7 +866,7 @@ impl Journey {
                 html: &html,
                 label: page.resources,
                 vu: self.vu,
-                also_loads: &page.also_loads,
+                also_loads: &also_loads,
             };
             let record = |sample: &Sample| host.record(sample);
             let ctx = page::Context {
@@ -915,6 +916,24 @@ impl Journey {
         .ok()
         .flatten()
         .unwrap_or(false)
+    }
+
+    /// The step's `also_loads:`, rendered, each value split at white space
+    /// (a data column may hold a page's several).
+    fn rendered_also_loads(&mut self, page: &PageLoad) -> Vec<String> {
+        let mut ctx = RenderContext {
+            vars: &self.vars,
+            vu: self.vu,
+            iteration: self.iteration,
+            rng: &mut self.rng,
+        };
+        let mut out = Vec::new();
+        for template in &page.also_loads {
+            let mut text = String::new();
+            template.render_into(&mut text, &mut ctx, plain);
+            out.extend(text.split_whitespace().map(str::to_string));
+        }
+        out
     }
 
     /// The scenario's `defaults: headers:` as a resource request sends

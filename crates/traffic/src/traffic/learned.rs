@@ -1,8 +1,10 @@
 //! What a log's browsers fetched with each page that a workload's page
 //! load may not find in its HTML: the requests a page's scripts make
 //! (WordPress's emoji script, a feed a script asks for), learned per page
-//! pattern. A resource is learned for a pattern when, of the sessions that
-//! viewed the pattern while the resource was not yet theirs, at least
+//! pattern, and per page where a resource is that page's own (MediaWiki's
+//! startup script asks for the modules of the page it runs in). A
+//! resource is learned for a pattern (or a page) when, of the sessions
+//! that viewed it while the resource was not yet theirs, at least
 //! [`LEARNED_SHARE`] fetched it naming that page as referer. A session
 //! fetches a cached resource once, so it counts once: the workload's page
 //! loads fetch it through the user's cache, which decides again as the
@@ -14,14 +16,15 @@ use super::pages::carries_secret;
 use super::pattern::fold;
 use std::collections::HashMap;
 
-/// The share of a pattern's sessions that must have fetched a resource
-/// with it for the workload to fetch it with every load of it.
+/// The share of a pattern's (or a page's) sessions that must have fetched
+/// a resource with it for the workload to fetch it with every load of it.
 pub const LEARNED_SHARE: f64 = 0.5;
-/// Page patterns and resources told apart at most; past them, their
-/// fetches are counted as unlearned.
+/// Page patterns, pages and resources told apart at most; past them,
+/// their fetches are counted as unlearned.
 const MOST_PATTERNS: usize = 2000;
+const MOST_PAGES: usize = 20_000;
 const MOST_RESOURCES: usize = 10_000;
-/// Patterns and resources one session keeps track of at most.
+/// Pages and resources one session keeps track of at most.
 const MOST_PER_SESSION: usize = 256;
 /// The longest resource target learned.
 const MOST_TARGET: usize = 2048;
@@ -29,11 +32,14 @@ const MOST_TARGET: usize = 2048;
 /// What one open session viewed and fetched, by first time.
 #[derive(Debug, Default)]
 struct Session {
-    /// Pattern id and the time of its first view.
-    viewed: Vec<(u32, i64)>,
-    /// Resource id, the pattern it named, and the time of its first fetch
-    /// naming it: a resource never stored is fetched with every page.
-    fetched: Vec<(u32, u32, i64)>,
+    /// Pattern id (as a key) and the time of its first view.
+    patterns: Vec<(u64, i64)>,
+    /// Page (its target hashed) and the time of its first view.
+    pages: Vec<(u64, i64)>,
+    /// Resource id, the pattern and the page it named, and the time of its
+    /// first fetch naming that page: a resource never stored is fetched
+    /// with every page.
+    fetched: Vec<(u32, u64, u64, i64)>,
 }
 
 /// Why a page's request is not learned.
@@ -45,10 +51,13 @@ pub struct Unlearned {
     pub errors: u64,
     /// Carried a token or a session key.
     pub secret: u64,
-    /// A page's own, not its pattern's: fetched with one page of a
-    /// pattern of several, or at a URL that may change (it holds a number
-    /// or a query value) fetched only once.
+    /// Fetched at a URL that may change (it holds a number or a query
+    /// value) only once with its page, or with one page of a pattern of
+    /// several and too seldom with that page.
     pub page_specific: u64,
+    /// Fetched with their page pattern by fewer than [`LEARNED_SHARE`] of
+    /// its sessions that could.
+    pub too_rare: u64,
 }
 
 /// One request that named a page of its session as referer.
@@ -63,15 +72,15 @@ pub struct Fetch<'a> {
     pub time: i64,
 }
 
-/// A resource with a page pattern, over the sessions closed.
+/// A resource with a pattern or a page, over the sessions closed.
 #[derive(Debug, Default, Clone, Copy)]
 struct Pair {
-    /// Sessions that fetched it naming the pattern.
+    /// Sessions that fetched it naming the pattern (page).
     fetched: u64,
-    /// Sessions that had it before their first view of the pattern (and
-    /// did not fetch it with the pattern).
+    /// Sessions that had it before their first view of the pattern (page)
+    /// and did not fetch it with it.
     before: u64,
-    /// Its requests naming the pattern, all.
+    /// Its requests naming the pattern (page), all.
     requests: u64,
     /// The pages (of the pattern) it was fetched with.
     pages: TwoKinds,
@@ -95,25 +104,72 @@ impl TwoKinds {
     }
 }
 
+/// Sessions that viewed each key (a pattern or a page), and each
+/// resource's sessions with it.
+#[derive(Debug, Default)]
+struct Level {
+    viewing: HashMap<u64, u64>,
+    pairs: HashMap<(u64, u32), Pair>,
+}
+
+impl Level {
+    /// One session's views (`viewed`: key, first time) and fetches
+    /// (resource, key, first time with the key).
+    fn count(&mut self, viewed: &[(u64, i64)], fetched: &[(u32, u64, i64)]) {
+        for (key, _) in viewed {
+            *self.viewing.entry(*key).or_default() += 1;
+        }
+        for &(resource, key, _) in fetched {
+            self.pairs.entry((key, resource)).or_default().fetched += 1;
+        }
+        // Keys first viewed after the session had a resource, and not
+        // fetching it again: their pages could not (it was cached).
+        let mut firsts: Vec<(u32, i64)> = Vec::new();
+        for &(resource, _, at) in fetched {
+            match firsts.iter_mut().find(|f| f.0 == resource) {
+                Some(first) => first.1 = first.1.min(at),
+                None => firsts.push((resource, at)),
+            }
+        }
+        for (resource, first) in firsts {
+            for &(key, viewed) in viewed {
+                let with = fetched.iter().any(|f| f.0 == resource && f.1 == key);
+                if !with && viewed > first {
+                    self.pairs.entry((key, resource)).or_default().before += 1;
+                }
+            }
+        }
+    }
+
+    /// The share of `key`'s sessions that could fetch the resource that
+    /// did.
+    fn share(&self, key: u64, pair: &Pair) -> f64 {
+        let viewing = self.viewing.get(&key).copied().unwrap_or(0);
+        let could = viewing.saturating_sub(pair.before).max(pair.fetched);
+        pair.fetched as f64 / could.max(1) as f64
+    }
+}
+
 /// Builds [`Learned`] from the page views and fetches of a log.
 #[derive(Debug, Default)]
 pub struct LearnedBuilder {
     patterns: HashMap<String, u32>,
     pattern_names: Vec<String>,
+    /// Per pattern id: its pages seen.
+    pattern_pages: Vec<TwoKinds>,
+    /// Each page's pattern.
+    page_pattern: HashMap<u64, u32>,
     resources: HashMap<String, u32>,
     resource_names: Vec<String>,
     sessions: HashMap<u64, Session>,
-    /// Per pattern id: sessions that viewed it, and its pages seen.
-    viewing: Vec<u64>,
-    pages: Vec<TwoKinds>,
-    /// Per (pattern, resource).
-    pairs: HashMap<(u32, u32), Pair>,
+    by_pattern: Level,
+    by_page: Level,
     unlearned: Unlearned,
     /// Requests that named a page of their session as referer, all.
     fetches: u64,
 }
 
-/// One page pattern's learned resources.
+/// One page pattern's learned resources, or one page's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LearnedPage {
     pub pattern: String,
@@ -123,7 +179,7 @@ pub struct LearnedPage {
     pub resources: Vec<LearnedResource>,
 }
 
-/// A resource fetched with a page pattern.
+/// A resource fetched with a page pattern (or a page).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LearnedResource {
     /// Path and query as sent.
@@ -140,8 +196,13 @@ pub struct LearnedResource {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Learned {
     /// Patterns with a resource fetched with them, in the order of their
-    /// text.
+    /// text: every resource of the pattern's own (learned when its share
+    /// is at least [`LEARNED_SHARE`]).
     pub pages: Vec<LearnedPage>,
+    /// Pages (their targets hashed) with resources learned for them alone
+    /// (a page's own, fetched with it by at least [`LEARNED_SHARE`] of its
+    /// sessions that could), the most shared first.
+    pub own: HashMap<u64, Vec<LearnedResource>>,
     pub unlearned: Unlearned,
     /// Requests that named a page of their session as referer.
     pub fetches: u64,
@@ -163,15 +224,10 @@ impl Learned {
             .unwrap_or_default()
     }
 
-    /// Fetches (once a session) of resources too few of their pattern's
-    /// sessions fetched to be learned.
-    pub fn too_rare(&self) -> u64 {
-        self.pages
-            .iter()
-            .flat_map(|p| &p.resources)
-            .filter(|r| r.share < LEARNED_SHARE)
-            .map(|r| r.requests)
-            .sum()
+    /// The resources learned for the page `page` (its target hashed)
+    /// alone.
+    pub fn for_page(&self, page: u64) -> &[LearnedResource] {
+        self.own.get(&page).map(Vec::as_slice).unwrap_or_default()
     }
 }
 
@@ -187,18 +243,24 @@ impl LearnedBuilder {
         let id = self.pattern_names.len() as u32;
         self.patterns.insert(pattern.to_string(), id);
         self.pattern_names.push(pattern.to_string());
-        self.viewing.push(0);
-        self.pages.push(TwoKinds::default());
+        self.pattern_pages.push(TwoKinds::default());
         Some(id)
     }
 
     /// A session viewed a page of pattern `pattern` at `time`; `page`
     /// is its target, hashed.
     pub fn viewed(&mut self, session: u64, pattern: u32, page: u64, time: i64) {
-        self.pages[pattern as usize].add(page);
+        self.pattern_pages[pattern as usize].add(page);
+        if self.page_pattern.len() < MOST_PAGES || self.page_pattern.contains_key(&page) {
+            self.page_pattern.insert(page, pattern);
+        }
         let open = self.sessions.entry(session).or_default();
-        if open.viewed.len() < MOST_PER_SESSION && !open.viewed.iter().any(|v| v.0 == pattern) {
-            open.viewed.push((pattern, time));
+        let key = u64::from(pattern);
+        if open.patterns.len() < MOST_PER_SESSION && !open.patterns.iter().any(|v| v.0 == key) {
+            open.patterns.push((key, time));
+        }
+        if open.pages.len() < MOST_PER_SESSION && !open.pages.iter().any(|v| v.0 == page) {
+            open.pages.push((page, time));
         }
     }
 
@@ -240,98 +302,129 @@ impl LearnedBuilder {
             }
             None => return,
         };
-        let pair = self.pairs.entry((pattern, id)).or_default();
+        let key = u64::from(pattern);
+        let pair = self.by_pattern.pairs.entry((key, id)).or_default();
         pair.requests += 1;
         pair.pages.add(page);
+        self.by_page.pairs.entry((page, id)).or_default().requests += 1;
         let open = self.sessions.entry(session).or_default();
         if open.fetched.len() < MOST_PER_SESSION
-            && !open.fetched.iter().any(|f| f.0 == id && f.1 == pattern)
+            && !open.fetched.iter().any(|f| f.0 == id && f.2 == page)
         {
-            open.fetched.push((id, pattern, time));
+            open.fetched.push((id, key, page, time));
         }
     }
 
-    /// A session ended: its views and fetches counted.
+    /// A session ended: its views and fetches counted, per pattern and
+    /// per page.
     pub fn close(&mut self, session: u64) {
         let Some(open) = self.sessions.remove(&session) else {
             return;
         };
-        for (pattern, _) in &open.viewed {
-            self.viewing[*pattern as usize] += 1;
-        }
-        for &(resource, named, _) in &open.fetched {
-            self.pairs.entry((named, resource)).or_default().fetched += 1;
-        }
-        // Patterns first viewed after the session had a resource, and not
-        // fetching it again: their pages could not (it was cached).
-        let mut firsts: Vec<(u32, i64)> = Vec::new();
-        for &(resource, _, at) in &open.fetched {
-            match firsts.iter_mut().find(|f| f.0 == resource) {
-                Some(first) => first.1 = first.1.min(at),
-                None => firsts.push((resource, at)),
+        let mut with_patterns: Vec<(u32, u64, i64)> = Vec::new();
+        for &(resource, pattern, _, at) in &open.fetched {
+            match with_patterns
+                .iter_mut()
+                .find(|f| f.0 == resource && f.1 == pattern)
+            {
+                Some(first) => first.2 = first.2.min(at),
+                None => with_patterns.push((resource, pattern, at)),
             }
         }
-        for (resource, first) in firsts {
-            for &(pattern, viewed) in &open.viewed {
-                let with = open
-                    .fetched
-                    .iter()
-                    .any(|f| f.0 == resource && f.1 == pattern);
-                if !with && viewed > first {
-                    self.pairs.entry((pattern, resource)).or_default().before += 1;
-                }
-            }
-        }
+        self.by_pattern.count(&open.patterns, &with_patterns);
+        let with_pages: Vec<(u32, u64, i64)> = open
+            .fetched
+            .iter()
+            .map(|&(resource, _, page, at)| (resource, page, at))
+            .collect();
+        self.by_page.count(&open.pages, &with_pages);
     }
 
-    /// Every session closed (the caller closes them first), per pattern.
+    /// Every session closed (the caller closes them first): per pattern,
+    /// and per page what is a page's own.
     pub fn finish(self) -> Learned {
         let mut by_pattern: HashMap<u32, Vec<LearnedResource>> = HashMap::new();
-        let mut page_specific = 0;
-        for (&(pattern, resource), pair) in &self.pairs {
-            let Pair {
-                fetched,
-                before,
-                requests,
-                pages,
-            } = *pair;
-            if fetched == 0 {
+        // Per (pattern, resource): not the pattern's but its pages' own.
+        let mut pages_own: HashMap<(u32, u32), bool> = HashMap::new();
+        let mut too_rare: HashMap<(u32, u32), bool> = HashMap::new();
+        for (&(key, resource), pair) in &self.by_pattern.pairs {
+            if pair.fetched == 0 {
                 continue;
             }
+            let pattern = key as u32;
             let target = &self.resource_names[resource as usize];
             // Named by one page of a pattern of several (DokuWiki's syntax
             // page's smileys), or at a URL that may vary seen once (a task
             // runner with the time): that page's own, not the pattern's.
-            let one_page = self.pages[pattern as usize].more && !pages.more;
-            let seen_once = requests < 2 && fold(target.as_bytes()) != *target;
+            let one_page = self.pattern_pages[pattern as usize].more && !pair.pages.more;
+            let seen_once = pair.requests < 2 && fold(target.as_bytes()) != *target;
             if one_page || seen_once {
-                page_specific += requests;
+                pages_own.insert((pattern, resource), true);
                 continue;
             }
-            let could = self.viewing[pattern as usize]
-                .saturating_sub(before)
-                .max(fetched);
+            let share = self.by_pattern.share(key, pair);
+            if share < LEARNED_SHARE {
+                too_rare.insert((pattern, resource), true);
+            }
             by_pattern
                 .entry(pattern)
                 .or_default()
                 .push(LearnedResource {
                     target: target.clone(),
-                    sessions: fetched,
-                    requests,
-                    share: fetched as f64 / could as f64,
+                    sessions: pair.fetched,
+                    requests: pair.requests,
+                    share,
                 });
+        }
+        // What is not its pattern's may be its page's own.
+        let mut own: HashMap<u64, Vec<LearnedResource>> = HashMap::new();
+        let mut unlearned = self.unlearned;
+        for (&(page, resource), pair) in &self.by_page.pairs {
+            let Some(&pattern) = self.page_pattern.get(&page) else {
+                unlearned.page_specific += pair.requests;
+                continue;
+            };
+            let key = (pattern, resource);
+            let (own_kind, rare) = (pages_own.contains_key(&key), too_rare.contains_key(&key));
+            if !own_kind && !rare {
+                continue;
+            }
+            let target = &self.resource_names[resource as usize];
+            let seen_once = pair.requests < 2 && fold(target.as_bytes()) != *target;
+            let share = self.by_page.share(page, pair);
+            if pair.fetched > 0 && !seen_once && share >= LEARNED_SHARE {
+                own.entry(page).or_default().push(LearnedResource {
+                    target: target.clone(),
+                    sessions: pair.fetched,
+                    requests: pair.requests,
+                    share,
+                });
+            } else if own_kind {
+                unlearned.page_specific += pair.requests;
+            } else {
+                unlearned.too_rare += pair.requests;
+            }
+        }
+        let by_share = |a: &LearnedResource, b: &LearnedResource| {
+            b.share
+                .total_cmp(&a.share)
+                .then_with(|| a.target.cmp(&b.target))
+        };
+        for resources in own.values_mut() {
+            resources.sort_by(by_share);
         }
         let mut pages: Vec<LearnedPage> = by_pattern
             .into_iter()
             .map(|(pattern, mut resources)| {
-                resources.sort_by(|a, b| {
-                    b.share
-                        .total_cmp(&a.share)
-                        .then_with(|| a.target.cmp(&b.target))
-                });
+                resources.sort_by(by_share);
                 LearnedPage {
                     pattern: self.pattern_names[pattern as usize].clone(),
-                    sessions: self.viewing[pattern as usize],
+                    sessions: self
+                        .by_pattern
+                        .viewing
+                        .get(&u64::from(pattern))
+                        .copied()
+                        .unwrap_or(0),
                     resources,
                 }
             })
@@ -339,10 +432,8 @@ impl LearnedBuilder {
         pages.sort_by(|a, b| a.pattern.cmp(&b.pattern));
         Learned {
             pages,
-            unlearned: Unlearned {
-                page_specific,
-                ..self.unlearned
-            },
+            own,
+            unlearned,
             fetches: self.fetches,
         }
     }
@@ -414,7 +505,8 @@ mod tests {
                 is("/comments.js", 5, 0.5)
             ]
         );
-        assert_eq!(learned.too_rare(), 0);
+        assert_eq!(learned.unlearned.too_rare, 0);
+        assert!(learned.own.is_empty());
         assert_eq!(learned.unlearned.not_get, 20);
         assert_eq!(learned.fetches, 20 + 10 + 20 + 5);
     }
@@ -454,6 +546,48 @@ mod tests {
         assert_eq!(learned.unlearned.page_specific, 3);
     }
 
+    /// MediaWiki: every page is `/index.php?title=*`, and its startup
+    /// script asks for the modules of the page it runs in: each page's
+    /// own, learned for that page.
+    #[test]
+    fn what_one_page_of_a_pattern_fetches_is_learned_for_that_page() {
+        let mut b = LearnedBuilder::default();
+        let pattern = b.pattern_id("/index.php?title=*").unwrap();
+        let (main, recent) = (1u64, 2u64);
+        for s in 0..3u64 {
+            for (i, (page, modules)) in [(main, "main"), (recent, "rc")].into_iter().enumerate() {
+                let t = s as i64 * 100_000 + i as i64 * 10_000;
+                b.viewed(s, pattern, page, t);
+                let target = format!("/load.php?modules={modules}&version=x{s}");
+                let stable = format!("/load.php?modules={modules}");
+                for target in [target.as_str(), stable.as_str()] {
+                    let fetch = Fetch {
+                        target: target.as_bytes(),
+                        page,
+                        get: true,
+                        status: 200,
+                        time: t + 1,
+                    };
+                    b.fetched(s, pattern, &fetch);
+                }
+            }
+            b.close(s);
+        }
+        let learned = b.finish();
+        assert!(learned.for_pattern("/index.php?title=*").is_empty());
+        let own = |page| -> Vec<&str> {
+            learned
+                .for_page(page)
+                .iter()
+                .map(|r| r.target.as_str())
+                .collect()
+        };
+        assert_eq!(own(main), ["/load.php?modules=main"]);
+        assert_eq!(own(recent), ["/load.php?modules=rc"]);
+        // A version that changed each time was seen once each: not learned.
+        assert_eq!(learned.unlearned.page_specific, 6);
+    }
+
     #[test]
     fn what_cannot_be_sent_is_counted_not_learned() {
         let mut b = LearnedBuilder::default();
@@ -483,6 +617,7 @@ mod tests {
                 errors: 2,
                 secret: 1,
                 page_specific: 0,
+                too_rare: 0,
             }
         );
     }

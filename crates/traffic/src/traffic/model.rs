@@ -32,6 +32,19 @@ pub const MIN_THINK_MS: i64 = 1000;
 pub const LOADED_WITHIN_MS: i64 = 2000;
 /// Pages of a session a resource may name as referer.
 const RECENT_PAGES: usize = 8;
+/// Resources of a session's pages that a resource may name as referer.
+const RECENT_SHEETS: usize = 8;
+
+/// A resource fetched with a page: its target (hashed), the session and
+/// the page (pattern, target hashed) it was learned with, and when.
+#[derive(Debug, Clone, Copy, Default)]
+struct Sheet {
+    target: u64,
+    session: u64,
+    page: u64,
+    pattern: u32,
+    time: i64,
+}
 /// Sessions idle for longer than the gap are closed this often (log time).
 const SWEEP_MS: i64 = 60 * 1000;
 
@@ -119,6 +132,11 @@ struct Open {
     /// several, for a session that is many users (a class behind one
     /// address, with one browser).
     recent: [(u64, i64, Option<u32>); RECENT_PAGES],
+    /// The last resources fetched with its pages, what their own
+    /// resources name as referer (a style sheet's images and fonts).
+    sheets: [Sheet; RECENT_SHEETS],
+    /// Where the next resource goes in `sheets`.
+    next_sheet: u8,
     /// Where the next page goes in `recent`.
     next: u8,
     pages: u32,
@@ -428,7 +446,7 @@ impl TrafficBuilder {
             self.count_loaded(pattern);
         }
         if (loaded || request.resource) && !redirect_target {
-            self.learn_fetch(&request, &session);
+            self.learn_fetch(&request, &mut session);
         }
         let page = !request.resource && !loaded;
         // A page seen: not a redirect's answer (the page it points to is).
@@ -479,6 +497,11 @@ impl TrafficBuilder {
                     last_ms: time,
                     last_page_ms: None,
                     recent: [(0, i64::MIN, None); RECENT_PAGES],
+                    sheets: [Sheet {
+                        time: i64::MIN,
+                        ..Sheet::default()
+                    }; RECENT_SHEETS],
+                    next_sheet: 0,
                     next: 0,
                     pages: 0,
                     redirect: None,
@@ -514,7 +537,7 @@ impl TrafficBuilder {
     /// per page: the page it names as referer, seen in its session (or,
     /// with the cookie it was just given, in its client's) within
     /// [`LOADED_WITHIN_MS`]. A browser asks for `/favicon.ico` itself.
-    fn learn_fetch(&mut self, request: &Held, session: &Open) {
+    fn learn_fetch(&mut self, request: &Held, session: &mut Open) {
         let Some(named) = request.referer else {
             return;
         };
@@ -532,14 +555,32 @@ impl TrafficBuilder {
                 .and_then(|r| r.2)
                 .map(|pattern| (open.key, pattern, named))
         };
-        let found = page_in(session).or_else(|| {
-            request
-                .cookie
-                .then(|| self.open.get(&request.client))
-                .flatten()
-                .and_then(page_in)
-        });
+        // A style sheet's images and fonts name the sheet: the page's it was.
+        let sheet_in = |open: &Open| {
+            open.sheets
+                .iter()
+                .filter(|s| s.target == named && time.saturating_sub(s.time) <= LOADED_WITHIN_MS)
+                .max_by_key(|s| s.time)
+                .map(|s| (s.session, s.pattern, s.page))
+        };
+        let found = page_in(session)
+            .or_else(|| {
+                request
+                    .cookie
+                    .then(|| self.open.get(&request.client))
+                    .flatten()
+                    .and_then(page_in)
+            })
+            .or_else(|| sheet_in(session));
         if let Some((key, pattern, page)) = found {
+            session.sheets[usize::from(session.next_sheet)] = Sheet {
+                target: hash_target(&request.target),
+                session: key,
+                page,
+                pattern,
+                time,
+            };
+            session.next_sheet = (session.next_sheet + 1) % RECENT_SHEETS as u8;
             let fetch = Fetch {
                 target: &request.target,
                 page,
@@ -736,6 +777,12 @@ fn referer_target(referer: &[u8]) -> &[u8] {
         Some(slash) => &rest[slash..],
         None => b"/",
     }
+}
+
+/// The key of a page in the learned resources (its target as the log
+/// holds it, hashed).
+pub fn page_key(target: &[u8]) -> u64 {
+    hash_target(target)
 }
 
 /// A hash of a page's target, without its fragment.
@@ -1075,6 +1122,7 @@ impl TrafficModel {
                 "errors": unlearned.errors,
                 "secret": unlearned.secret,
                 "page_specific": unlearned.page_specific,
+                "too_rare": unlearned.too_rare,
             },
         })
     }

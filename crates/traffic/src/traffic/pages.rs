@@ -226,8 +226,14 @@ pub fn carries_secret(target: &str) -> bool {
 }
 
 /// A value of at least 16 characters with both letters and digits, and no
-/// word separators (a hash, a session id, a key).
+/// word separators (a hash, a session id, a key). A list (escaped commas,
+/// bars or colons between its items: MediaWiki's `modules=jquery%2Csite`)
+/// is none.
 fn looks_like_token(value: &str) -> bool {
+    let upper = value.to_ascii_uppercase();
+    if ["%2C", "%7C", "%3A"].iter().any(|s| upper.contains(s)) {
+        return false;
+    }
     let stem = value.split('.').next().unwrap_or(value);
     stem.len() >= 16
         && stem.bytes().any(|b| b.is_ascii_digit())
@@ -262,6 +268,7 @@ mod tests {
             "/2026/11/hello-world-from-the-new-class/",
             "/doku.php?id=wiki%3Asyntax",
             "/index.php?title=Main_Page&action=history",
+            "/load.php?lang=en&modules=jquery%2Csite%7Cjquery.client&skin=vector&version=9utu7",
         ] {
             assert!(!carries_secret(plain), "{plain}");
         }

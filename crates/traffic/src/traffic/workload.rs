@@ -10,6 +10,7 @@
 
 use super::learned::Learned;
 use super::login::LoginJourney;
+use super::model::page_key;
 use super::model::{busiest, TrafficModel};
 use super::pages::PagePattern;
 use headroom_journey::journey_mix::{exact_split, interleave};
@@ -39,9 +40,12 @@ pub struct PageViewCost {
     /// The log's requests, all, and its pages seen.
     pub requests: u64,
     pub views: u64,
-    /// Resources learned, and for how many patterns.
+    /// Resources learned, and for how many patterns; a page's own learned,
+    /// and for how many pages.
     pub learned: usize,
     pub learned_patterns: usize,
+    pub own: usize,
+    pub own_pages: usize,
     /// Not learned (sent only where a page's HTML names them): each
     /// reason with its requests, largest first, none zero.
     pub not_learned: Vec<(&'static str, u64)>,
@@ -85,12 +89,12 @@ impl TrafficModel {
             ("answered with an error or a redirect", unlearned.errors),
             ("carried a token or a session key", unlearned.secret),
             (
-                "were a page's own, not its pattern's (fetched with one page of several, or once at a URL that holds a number or a query value)",
+                "were a page's own fetched too seldom with it (with one page of a pattern of several, or once at a URL that holds a number or a query value)",
                 unlearned.page_specific,
             ),
             (
                 "fetched with their page by fewer than half of its sessions",
-                learned.too_rare(),
+                unlearned.too_rare,
             ),
         ];
         not_learned.retain(|n| n.1 > 0);
@@ -106,6 +110,8 @@ impl TrafficModel {
             views: self.views_per_minute.iter().map(|n| u64::from(*n)).sum(),
             learned: counts.iter().sum(),
             learned_patterns: counts.len(),
+            own: learned.own.values().map(Vec::len).sum(),
+            own_pages: learned.own.len(),
             not_learned,
         }
     }
@@ -228,7 +234,8 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         };
     }
     let DataRows { pages, kept } = interleaved_pages(&sent, &rows);
-    let pages_csv = pages_csv(&pages);
+    let own = page_loads.then_some(&model.learned);
+    let (pages_csv, own_column) = pages_csv(&pages, own);
     let accounts_csv = accounts_csv(source);
     // Users ask only for the pages sent: as many as ask for those at the
     // peak's rate.
@@ -244,7 +251,11 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         sent_share: share,
         ..peak
     });
-    let scenario = scenario_text(model, source, page_loads, peak.as_ref(), &kept, &fates);
+    let shape = Shape {
+        page_loads,
+        own_column,
+    };
+    let scenario = scenario_text(model, source, shape, peak.as_ref(), &kept, &fates);
     LogWorkload {
         scenario,
         pages_csv,
@@ -338,13 +349,32 @@ fn interleaved_pages<'a>(sent: &[&'a PagePattern], rows: &[usize]) -> DataRows<'
     DataRows { pages, kept }
 }
 
-/// The data file, a row each: the pattern's number and the target.
-fn pages_csv(pages: &[(usize, &str)]) -> String {
+/// The data file, a row each: the pattern's number and the target, and
+/// (when `learned` holds pages' own resources, for some page of the file)
+/// those of the row's page, apart by spaces. Whether it has that column.
+fn pages_csv(pages: &[(usize, &str)], learned: Option<&Learned>) -> (String, bool) {
+    let own = |target: &str| -> String {
+        learned
+            .map(|l| l.for_page(page_key(target.as_bytes())))
+            .unwrap_or_default()
+            .iter()
+            .take(MOST_ALSO_LOADS)
+            .map(|r| r.target.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let column = pages.iter().any(|(_, target)| !own(target).is_empty());
     let mut csv = csv::Writer::from_writer(Vec::new());
     for (pattern, target) in pages {
-        let _ = csv.write_record([pattern.to_string().as_str(), target]);
+        let number = pattern.to_string();
+        let _ = if column {
+            csv.write_record([number.as_str(), target, &own(target)])
+        } else {
+            csv.write_record([number.as_str(), target])
+        };
     }
-    String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default()
+    let text = String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default();
+    (text, column)
 }
 
 /// The login's accounts file, when the login has accounts.
@@ -361,11 +391,19 @@ fn accounts_csv(source: &LogWorkloadInput<'_>) -> Option<String> {
         })
 }
 
+/// Whether the workload loads pages, and whether its data file has each
+/// page's own resources.
+#[derive(Clone, Copy)]
+struct Shape {
+    page_loads: bool,
+    own_column: bool,
+}
+
 /// The scenario file.
 fn scenario_text(
     model: &TrafficModel,
     source: &LogWorkloadInput<'_>,
-    page_loads: bool,
+    shape: Shape,
     peak: Option<&Peak>,
     kept: &[(usize, &PagePattern)],
     fates: &[(String, u64, Fate)],
@@ -384,9 +422,10 @@ fn scenario_text(
          # file, whose rows hold the pages in the log's proportions; the user then reads\n\
          # for a time drawn from the log-normal fitted to the log's reading times.\n",
     );
-    left_out_comments(model, page_loads, fates, &mut out);
-    settings_text(model, source, page_loads, peak, &logs, &mut out);
-    steps_text(source, kept, page_loads.then_some(&model.learned), &mut out);
+    left_out_comments(model, shape.page_loads, fates, &mut out);
+    settings_text(model, source, shape, peak, &logs, &mut out);
+    let learned = shape.page_loads.then_some(&model.learned);
+    steps_text(source, kept, learned, shape.own_column, &mut out);
     out
 }
 
@@ -491,7 +530,7 @@ fn left_out_comments(
 fn settings_text(
     model: &TrafficModel,
     source: &LogWorkloadInput<'_>,
-    page_loads: bool,
+    shape: Shape,
     peak: Option<&Peak>,
     logs: &str,
     out: &mut String,
@@ -501,7 +540,7 @@ fn settings_text(
     if let Some(target) = source.target {
         let _ = writeln!(defaults, "  base_url: {}", quote(target));
     }
-    if page_loads {
+    if shape.page_loads {
         let _ = writeln!(
             defaults,
             "  page_loads: true   # {:.1}% of the log's requests were pages' style sheets, scripts and images",
@@ -519,8 +558,13 @@ fn settings_text(
     }
     let _ = writeln!(
         out,
-        "data:\n  file: {}\n  columns: [page, path]\n  share: all\n  on_end: recycle",
-        quote(source.pages_file)
+        "data:\n  file: {}\n  columns: [page, path{}\n  share: all\n  on_end: recycle",
+        quote(source.pages_file),
+        if shape.own_column {
+            ", also]   # also: each page's own resources, learned from the log"
+        } else {
+            "]"
+        }
     );
     if let Some(login) = source.login.filter(|l| !l.rows.is_empty()) {
         let columns: Vec<String> = login.columns.iter().map(|c| quote(c)).collect();
@@ -575,6 +619,7 @@ fn steps_text(
     source: &LogWorkloadInput<'_>,
     kept: &[(usize, &PagePattern)],
     learned: Option<&Learned>,
+    own_column: bool,
     out: &mut String,
 ) {
     out.push_str("steps:\n");
@@ -603,13 +648,19 @@ fn steps_text(
         let also = learned
             .map(|l| l.for_pattern(&page.pattern))
             .unwrap_or_default();
-        if also.is_empty() {
+        if also.is_empty() && !own_column {
             continue;
         }
         let _ = writeln!(
             out,
             "    also_loads:   # fetched with it in the log (named it as referer) by at least half its sessions that could: what its scripts ask for, and what its HTML names"
         );
+        if own_column {
+            let _ = writeln!(
+                out,
+                "      - \"${{also}}\"   # the page's own (the data file's column also)"
+            );
+        }
         for resource in also.iter().take(MOST_ALSO_LOADS) {
             let _ = writeln!(
                 out,
