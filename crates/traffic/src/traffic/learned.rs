@@ -22,10 +22,10 @@ pub const LEARNED_SHARE: f64 = 0.5;
 /// Page patterns, pages and resources told apart at most; past them,
 /// their fetches are counted as unlearned.
 const MOST_PATTERNS: usize = 2000;
-const MOST_PAGES: usize = 20_000;
-const MOST_RESOURCES: usize = 10_000;
+const MOST_PAGES: usize = 5_000;
+const MOST_RESOURCES: usize = 5_000;
 /// Pages and resources one session keeps track of at most.
-const MOST_PER_SESSION: usize = 256;
+const MOST_PER_SESSION: usize = 64;
 /// The longest resource target learned.
 const MOST_TARGET: usize = 2048;
 
@@ -251,7 +251,10 @@ impl LearnedBuilder {
     /// is its target, hashed.
     pub fn viewed(&mut self, session: u64, pattern: u32, page: u64, time: i64) {
         self.pattern_pages[pattern as usize].add(page);
-        if self.page_pattern.len() < MOST_PAGES || self.page_pattern.contains_key(&page) {
+        // Pages past the first MOST_PAGES are learned per pattern only:
+        // memory stays flat in the log's length.
+        let tracked = self.page_pattern.contains_key(&page) || self.page_pattern.len() < MOST_PAGES;
+        if tracked {
             self.page_pattern.insert(page, pattern);
         }
         let open = self.sessions.entry(session).or_default();
@@ -259,7 +262,8 @@ impl LearnedBuilder {
         if open.patterns.len() < MOST_PER_SESSION && !open.patterns.iter().any(|v| v.0 == key) {
             open.patterns.push((key, time));
         }
-        if open.pages.len() < MOST_PER_SESSION && !open.pages.iter().any(|v| v.0 == page) {
+        if tracked && open.pages.len() < MOST_PER_SESSION && !open.pages.iter().any(|v| v.0 == page)
+        {
             open.pages.push((page, time));
         }
     }
@@ -300,13 +304,19 @@ impl LearnedBuilder {
                 self.resource_names.push(target.to_string());
                 id
             }
-            None => return,
+            // Past the resources told apart: counted, not learned.
+            None => {
+                self.unlearned.page_specific += 1;
+                return;
+            }
         };
         let key = u64::from(pattern);
         let pair = self.by_pattern.pairs.entry((key, id)).or_default();
         pair.requests += 1;
         pair.pages.add(page);
-        self.by_page.pairs.entry((page, id)).or_default().requests += 1;
+        if self.page_pattern.contains_key(&page) {
+            self.by_page.pairs.entry((page, id)).or_default().requests += 1;
+        }
         let open = self.sessions.entry(session).or_default();
         if open.fetched.len() < MOST_PER_SESSION
             && !open.fetched.iter().any(|f| f.0 == id && f.2 == page)
@@ -335,6 +345,7 @@ impl LearnedBuilder {
         let with_pages: Vec<(u32, u64, i64)> = open
             .fetched
             .iter()
+            .filter(|f| self.page_pattern.contains_key(&f.2))
             .map(|&(resource, _, page, at)| (resource, page, at))
             .collect();
         self.by_page.count(&open.pages, &with_pages);
@@ -344,9 +355,10 @@ impl LearnedBuilder {
     /// and per page what is a page's own.
     pub fn finish(self) -> Learned {
         let mut by_pattern: HashMap<u32, Vec<LearnedResource>> = HashMap::new();
-        // Per (pattern, resource): not the pattern's but its pages' own.
-        let mut pages_own: HashMap<(u32, u32), bool> = HashMap::new();
-        let mut too_rare: HashMap<(u32, u32), bool> = HashMap::new();
+        // Per (pattern, resource) not learned for the pattern, its requests:
+        // its pages' own, or too rare.
+        let mut pages_own: HashMap<(u32, u32), u64> = HashMap::new();
+        let mut too_rare: HashMap<(u32, u32), u64> = HashMap::new();
         for (&(key, resource), pair) in &self.by_pattern.pairs {
             if pair.fetched == 0 {
                 continue;
@@ -359,12 +371,12 @@ impl LearnedBuilder {
             let one_page = self.pattern_pages[pattern as usize].more && !pair.pages.more;
             let seen_once = pair.requests < 2 && fold(target.as_bytes()) != *target;
             if one_page || seen_once {
-                pages_own.insert((pattern, resource), true);
+                pages_own.insert((pattern, resource), pair.requests);
                 continue;
             }
             let share = self.by_pattern.share(key, pair);
             if share < LEARNED_SHARE {
-                too_rare.insert((pattern, resource), true);
+                too_rare.insert((pattern, resource), pair.requests);
             }
             by_pattern
                 .entry(pattern)
@@ -385,10 +397,11 @@ impl LearnedBuilder {
                 continue;
             };
             let key = (pattern, resource);
-            let (own_kind, rare) = (pages_own.contains_key(&key), too_rare.contains_key(&key));
-            if !own_kind && !rare {
+            let own_kind = pages_own.contains_key(&key);
+            let Some(left) = pages_own.get_mut(&key).or_else(|| too_rare.get_mut(&key)) else {
                 continue;
-            }
+            };
+            *left = left.saturating_sub(pair.requests);
             let target = &self.resource_names[resource as usize];
             let seen_once = pair.requests < 2 && fold(target.as_bytes()) != *target;
             let share = self.by_page.share(page, pair);
@@ -405,6 +418,9 @@ impl LearnedBuilder {
                 unlearned.too_rare += pair.requests;
             }
         }
+        // What pages past the ones told apart fetched: per pattern only.
+        unlearned.page_specific += pages_own.values().sum::<u64>();
+        unlearned.too_rare += too_rare.values().sum::<u64>();
         let by_share = |a: &LearnedResource, b: &LearnedResource| {
             b.share
                 .total_cmp(&a.share)
@@ -586,6 +602,38 @@ mod tests {
         assert_eq!(own(recent), ["/load.php?modules=rc"]);
         // A version that changed each time was seen once each: not learned.
         assert_eq!(learned.unlearned.page_specific, 6);
+    }
+
+    /// A log of more pages than are told apart: the rest are learned per
+    /// pattern only, and every request is still accounted for.
+    #[test]
+    fn pages_past_the_ones_told_apart_are_counted_not_held() {
+        let mut b = LearnedBuilder::default();
+        let pattern = b.pattern_id("/page?id=*").unwrap();
+        let pages = MOST_PAGES as u64 + 10;
+        for page in 0..pages {
+            b.viewed(page, pattern, page, 0);
+            // 5,000 resources, each fetched with 4 pages.
+            let target = format!("/own.js?part={}", page % 5000);
+            for time in [1, 2] {
+                let fetch = Fetch {
+                    target: target.as_bytes(),
+                    page,
+                    get: true,
+                    status: 200,
+                    time,
+                };
+                b.fetched(page, pattern, &fetch);
+            }
+            b.close(page);
+        }
+        assert!(b.page_pattern.len() <= MOST_PAGES && b.by_page.viewing.len() <= MOST_PAGES);
+        let learned = b.finish();
+        assert_eq!(learned.own.len(), MOST_PAGES);
+        let held: u64 = learned.own.values().flatten().map(|r| r.requests).sum();
+        let unlearned = learned.unlearned;
+        assert_eq!(held, 2 * MOST_PAGES as u64);
+        assert_eq!((unlearned.too_rare, unlearned.page_specific), (20, 0));
     }
 
     #[test]

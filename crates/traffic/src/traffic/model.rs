@@ -264,6 +264,11 @@ pub struct TrafficBuilder {
     /// how many patterns.
     loaded_other: (u64, u64),
     learned: LearnedBuilder,
+    /// Whether a request with a referer came yet: until one does, pages
+    /// are not tracked for the learned resources (a log without referers
+    /// teaches nothing, and a day of sessions that never end would hold
+    /// their pages).
+    referers: bool,
     methods: BTreeMap<String, u64>,
     statuses: BTreeMap<u16, u64>,
     statuses_logged: bool,
@@ -305,6 +310,7 @@ impl TrafficBuilder {
             loaded: HashMap::new(),
             loaded_other: (0, 0),
             learned: LearnedBuilder::default(),
+            referers: false,
             methods: BTreeMap::new(),
             statuses: BTreeMap::new(),
             statuses_logged: true,
@@ -372,7 +378,10 @@ impl TrafficBuilder {
             } else {
                 200
             },
-            referer: entry.referer.map(|r| hash_target(referer_target(r))),
+            referer: entry.referer.map(|r| {
+                self.referers = true;
+                hash_target(referer_target(r))
+            }),
             session: self.session_of(entry),
             client: client_key(entry),
             cookie: entry.cookie.is_some(),
@@ -605,7 +614,11 @@ impl TrafficBuilder {
             self.reads_per_minute[minute] += 1;
         }
         session.last_page_ms = Some(time);
-        let pattern = self.learned.pattern_id(&pattern_of(&request.target));
+        let pattern = if self.referers {
+            self.learned.pattern_id(&pattern_of(&request.target))
+        } else {
+            None
+        };
         let page = hash_target(&request.target);
         if let Some(pattern) = pattern {
             self.learned.viewed(session.key, pattern, page, time);
