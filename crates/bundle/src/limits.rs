@@ -560,10 +560,14 @@ fn pools(w: &Watched) -> Vec<Limit> {
                 return limit;
             }
             // Full with work waiting; or, as for a CPU, busy and never
-            // without a queue (on average at least one request waited).
+            // without a queue (on average at least one request waited),
+            // unless its busy workers were computing: then requests waited
+            // while workers were free, for a CPU to run them, and more
+            // workers would wait for it too (a server held to half a CPU
+            // queued 2.2 requests on average with its 20 workers 51% busy).
             limit.saturated = (utilization >= POOL_BUSY && most_queued > 0)
                 || utilization >= POOL_ALWAYS_BUSY
-                || (utilization >= QUEUED_USED && queue_mean >= WAITING_THREADS);
+                || (utilization >= QUEUED_USED && queue_mean >= WAITING_THREADS && !computing);
             limit.waiting = Some(queue_mean);
             limit.evidence = if workers == 1 && counted {
                 format!("it was busy {utilization:.0}% of the measured time")
@@ -1159,6 +1163,32 @@ mod tests {
             .starts_with("it is held to 0.5 CPU and used 98% of it"));
         assert_eq!(limits[1].kind, "pool");
         assert!(limits[1].change.contains("busy computing"));
+    }
+
+    /// Half its workers busy computing and requests in its queue: they
+    /// waited for a CPU, not for a worker (more workers would wait too);
+    /// the same queue before workers sleeping on something is the pool's.
+    #[test]
+    fn a_half_busy_pool_whose_queue_waited_for_a_cpu_is_not_full() {
+        let running = ThreadStates {
+            running: 10,
+            events: 1,
+            ..Default::default()
+        };
+        let judged = |states: ThreadStates| {
+            let seconds = [
+                second((20, 10), 2, states, Some(99.0)),
+                second((20, 11), 3, states, Some(98.0)),
+            ];
+            let looks: Vec<&Resources> = seconds.iter().collect();
+            use_method("local", &looks)
+                .into_iter()
+                .find(|l| l.kind == "pool")
+                .unwrap()
+        };
+        let computing = judged(running);
+        assert!(!computing.saturated, "{computing:?}");
+        assert!(judged(sleeping(10)).saturated);
     }
 
     /// Run without root, the monitor cannot read what another user's
