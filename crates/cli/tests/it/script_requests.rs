@@ -7,7 +7,7 @@
 
 use crate::support::browser::chromium_reads_as;
 use crate::support::php_site::{nginx, Daemon};
-use crate::support::{browser, free_port, light, program, requires, run, temp_dir, text};
+use crate::support::{browser, free_port, light, program, requires, run, serial, temp_dir, text};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -225,6 +225,7 @@ fn requests_by_file(log: &str, agent: &str) -> BTreeMap<String, u32> {
 /// Page loads of the same pages without the log differ only by what the
 /// script adds, which the log's workload learned.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
     requires!(
         program("nginx", "nginx"),
@@ -232,7 +233,7 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
         program("mariadb", "mariadb-server"),
         browser(),
     );
-    let _guard = light();
+    let _guard = serial();
     let dir = temp_dir("script-requests-wordpress");
     let blog = crate::support::wordpress::start(&dir);
     let base = blog.url("");
@@ -309,6 +310,7 @@ const COMBINED: &str = "$remote_addr - $remote_user [$time_local] \"$request\" $
 /// from nginx's log costs the same requests, and what it does not send is
 /// named.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn mediawiki_students_cost_what_the_workload_from_their_log_costs() {
     requires!(
         program("nginx", "nginx"),
@@ -317,7 +319,7 @@ fn mediawiki_students_cost_what_the_workload_from_their_log_costs() {
         browser(),
     );
     use crate::support::php_site::logging_proxy;
-    let _guard = light();
+    let _guard = serial();
     let dir = temp_dir("script-requests-mediawiki");
     let wiki = crate::support::mediawiki::start(&dir.join("wiki"));
     let logs = dir.join("proxy");
