@@ -99,6 +99,23 @@ fn from_log(log: &Path, users: &Path, base: &str) -> String {
     said
 }
 
+/// A journey of page loads of `visits` in order, at `base`, written to
+/// `dir`/visits.yaml.
+fn visits_journey(dir: &Path, base: &str, visits: &[&str]) -> std::path::PathBuf {
+    let journey = dir.join("visits.yaml");
+    let steps: String = visits
+        .iter()
+        .enumerate()
+        .map(|(i, path)| format!("  - label: visit {i}\n    path: \"{path}\"\n"))
+        .collect();
+    std::fs::write(
+        &journey,
+        format!("defaults:\n  base_url: {base}\n  page_loads: true\nsteps:\n{steps}"),
+    )
+    .unwrap();
+    journey
+}
+
 /// `journey` run by one user `iterations` times without reading, once per
 /// student (each a new user, its cache empty), into `dir`/`name`-N.
 fn each_student(journey: &Path, students: u32, iterations: u32, dir: &Path, name: &str) {
@@ -279,17 +296,7 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
 
     // Without the log: page loads of the same pages miss what the script
     // adds, and only that.
-    let journey = dir.join("visits.yaml");
-    let steps: String = visits
-        .iter()
-        .enumerate()
-        .map(|(i, path)| format!("  - label: visit {i}\n    path: \"{path}\"\n"))
-        .collect();
-    std::fs::write(
-        &journey,
-        format!("defaults:\n  base_url: {base}\n  page_loads: true\nsteps:\n{steps}"),
-    )
-    .unwrap();
+    let journey = visits_journey(&dir, &base, &visits);
     std::fs::write(&log_path, "").unwrap();
     each_student(&journey, 3, 1, &dir, "visits");
     let plain = requests_by_file(&std::fs::read_to_string(&log_path).unwrap(), "headroom/");
@@ -358,17 +365,7 @@ fn mediawiki_students_cost_what_the_workload_from_their_log_costs() {
     // Without the log: page loads of the same pages send no more than the
     // browsers did, file by file; what they miss is what scripts ask for
     // (the modules, and the images of styles that apply once a script ran).
-    let journey = dir.join("visits.yaml");
-    let steps: String = visits
-        .iter()
-        .enumerate()
-        .map(|(i, path)| format!("  - label: visit {i}\n    path: \"{path}\"\n"))
-        .collect();
-    std::fs::write(
-        &journey,
-        format!("defaults:\n  base_url: {base}\n  page_loads: true\nsteps:\n{steps}"),
-    )
-    .unwrap();
+    let journey = visits_journey(&dir, &base, &visits);
     std::fs::write(&log_path, "").unwrap();
     each_student(&journey, 3, 1, &dir, "visits");
     let plain = requests_by_path(&std::fs::read_to_string(&log_path).unwrap(), "headroom/");

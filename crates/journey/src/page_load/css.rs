@@ -26,7 +26,7 @@ pub struct SheetRules {
 
 /// A rule that names an image, a font family, or a pseudo-element's
 /// `content` (which makes the pseudo-element's box, and so its images).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StyleRule {
     pub selectors: Vec<SelectorText>,
     /// Its declarations of the properties that show an image.
@@ -294,6 +294,13 @@ fn style_rule(prelude: &str, block: &str, base: &Url) -> StyleRule {
         display: None,
     };
     read_declarations(&mut rule, block, base);
+    rule
+}
+
+/// A `style` attribute's declarations, as a rule without selectors.
+pub fn style_attribute(text: &str, base: &Url) -> StyleRule {
+    let mut rule = StyleRule::default();
+    read_declarations(&mut rule, text, base);
     rule
 }
 

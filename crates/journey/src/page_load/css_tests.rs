@@ -58,13 +58,7 @@ fn media_queries_for_a_wide_screen() {
 
 #[test]
 fn font_shorthands_and_lists() {
-    let mut rule = StyleRule {
-        selectors: Vec::new(),
-        images: Vec::new(),
-        family: None,
-        sets_content: false,
-        display: None,
-    };
+    let mut rule = StyleRule::default();
     read_declarations(
         &mut rule,
         "font: italic bold 14px/1.2 \"Open Sans\", serif",

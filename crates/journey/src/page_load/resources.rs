@@ -315,15 +315,7 @@ fn displays_none(element: &scraper::ElementRef, compiled: &[Compiled]) -> bool {
     // The element's own style="" wins over the sheets' (not over their
     // !important).
     if let Some(inline) = value.attr("style") {
-        let mut rule = StyleRule {
-            selectors: Vec::new(),
-            images: Vec::new(),
-            family: None,
-            sets_content: false,
-            display: None,
-        };
-        css::read_declarations(&mut rule, inline, &UNUSED_BASE);
-        if let Some(display) = rule.display {
+        if let Some(display) = css::style_attribute(inline, &UNUSED_BASE).display {
             if !winner.is_some_and(|((important, _, _), _)| important && !display.important) {
                 winner = Some(((display.important, u32::MAX, (0, 0)), display.none));
             }
@@ -470,14 +462,7 @@ pub fn in_document(document: &Html, page: &Url, hosts: &Hosts, style: &mut PageS
             _ => {}
         }
         if let Some(inline) = attr("style") {
-            let mut rule = StyleRule {
-                selectors: Vec::new(),
-                images: Vec::new(),
-                family: None,
-                sets_content: false,
-                display: None,
-            };
-            css::read_declarations(&mut rule, inline, &base);
+            let rule = css::style_attribute(inline, &base);
             for declaration in rule.images {
                 for url in declaration.images {
                     collector.add_url(url, ResourceKind::Image);

@@ -246,8 +246,9 @@ pub async fn load(
 
 /// The page's resources and, after them, its `also_loads:` (what its
 /// scripts asked for in the log), each joined to the page's URL; one its
-/// HTML names is fetched once, the default icon as the browser asks for
-/// it (the page load's own rule), a URL that does not parse is left out.
+/// HTML names is fetched once (the page's seen URLs, as for any
+/// resource), the default icon as the browser asks for it (the page
+/// load's own rule), a URL that does not parse is left out.
 fn with_also_loads(mut found: Found, page: &Page<'_>, default_icon: Option<&Resource>) -> Found {
     for also in page.also_loads {
         let Ok(url) = page.url.join(also) else {
@@ -256,9 +257,6 @@ fn with_also_loads(mut found: Found, page: &Page<'_>, default_icon: Option<&Reso
         };
         let icon = url.path() == "/favicon.ico" && url.origin() == page.url.origin();
         if icon || default_icon.is_some_and(|d| d.url == url) {
-            continue;
-        }
-        if found.resources.iter().any(|r| r.url == url) {
             continue;
         }
         let kind = resources::kind_by_extension(&url);

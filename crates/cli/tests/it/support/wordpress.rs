@@ -5,7 +5,7 @@
 //! a free port of 127.0.0.1 (the site takes its address from the request,
 //! so any port does). Its accounts are student1..student5 (password
 //! Hr-wp-pass-N, subscribers); nginx writes `dir`/access.log in the
-//! `combined` format; its database is read to judge what the journeys did.
+//! `combined` format.
 #![allow(dead_code)]
 
 use super::free_port;
@@ -24,12 +24,6 @@ impl WordPress {
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{}", self.port, path)
     }
-}
-
-pub fn accounts() -> Vec<(String, String)> {
-    (1..=5)
-        .map(|i| (format!("student{i}"), format!("Hr-wp-pass-{i}")))
-        .collect()
 }
 
 /// Runs scripts/wordpress and serves the blog from `dir` (its nginx and
@@ -74,33 +68,4 @@ pub fn start(dir: &Path) -> WordPress {
         _nginx: nginx(&dir.join("nginx.conf"), port),
         _fpm: fpm,
     }
-}
-
-/// One number from the blog's database (e.g. `SELECT COUNT(*) FROM
-/// wp_comments`).
-pub fn count(query: &str) -> u64 {
-    let out = Command::new("mariadb")
-        .args([
-            "-u",
-            "headroom_wp",
-            "-pheadroom_wp",
-            "-h",
-            "127.0.0.1",
-            "-N",
-            "-B",
-            "headroom_wp",
-            "-e",
-            query,
-        ])
-        .output()
-        .expect("the mariadb client runs");
-    assert!(
-        out.status.success(),
-        "{query}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{query}: {e}"))
 }
