@@ -116,6 +116,10 @@ pub struct DataRecord {
     pub recycle: bool,
     pub rows: usize,
     pub shared: bool,
+    /// With `visits:`: the visits the rows hold (each taken whole by one
+    /// user, as a new visitor).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visits: Option<usize>,
 }
 
 /// The scenario's `before:` users, who ran before the profile started.

@@ -1264,9 +1264,16 @@ pub struct FromLogArgs {
     pub target: Option<String>,
 
     /// A journey file whose steps log one user in (with its data file of accounts): each
-    /// user of the workload runs them once, before its pages (a log has no form bodies).
+    /// visit of the workload (each a new visitor) runs them once, before its pages (a log
+    /// has no form bodies).
     #[arg(long, value_name = "FILE", requires = "out")]
     pub login: Option<PathBuf>,
+
+    /// How the workload's users choose their next page: sessions (each user walks a session
+    /// of the log, page after page, as a new visitor; where the log cannot tell its users
+    /// apart, mix instead, and it says so) or mix (each page drawn from the log's mix).
+    #[arg(long, value_name = "HOW", default_value = "sessions", value_parser = ["sessions", "mix"], requires = "out")]
+    pub next_page: String,
 }
 
 #[derive(Args, Debug)]

@@ -9,7 +9,7 @@ use crate::execute::EXIT_USAGE;
 use headroom_http::target::Target;
 use headroom_traffic::traffic::login::read_login;
 use headroom_traffic::traffic::model::read_model;
-use headroom_traffic::traffic::workload::LogWorkloadInput;
+use headroom_traffic::traffic::workload::{LogWorkloadInput, NextPage};
 use headroom_traffic::workload_text::{model_lines, write_workload, ACCOUNTS_FILE, PAGES_FILE};
 use std::process::ExitCode;
 
@@ -77,6 +77,11 @@ pub fn run(args: FromLogArgs) -> ExitCode {
             accounts_file: ACCOUNTS_FILE,
             target: args.target.as_deref(),
             login: login.as_ref(),
+            next_page: if args.next_page == "mix" {
+                NextPage::Mix
+            } else {
+                NextPage::Sessions
+            },
         };
         match write_workload(&model, &source, dir) {
             Ok(lines) => {

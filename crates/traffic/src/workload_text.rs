@@ -4,7 +4,9 @@
 //! flags and prints.
 
 use crate::traffic::model::TrafficModel;
-use crate::traffic::workload::{workload, Fate, LogWorkload, LogWorkloadInput, PageViewCost};
+use crate::traffic::workload::{
+    cut_words, workload, Fate, LogWorkload, LogWorkloadInput, MixWhy, PageViewCost, Walk,
+};
 use headroom_http::target::Target;
 use headroom_import::access_log::read::LogReading;
 use std::path::Path;
@@ -98,6 +100,7 @@ fn written_lines(
             ""
         }
     )];
+    lines.push(walk_line(&written.walk));
     match &written.peak {
         Some(peak) => lines.push(format!(
             "  users: {} at the peak ({} pages at {} UTC, each user reading {:.1} s between pages on average)",
@@ -173,6 +176,30 @@ fn written_lines(
         source.target.unwrap_or("URL")
     ));
     lines
+}
+
+/// How the workload's users choose their next page, in words.
+fn walk_line(walk: &Walk) -> String {
+    match walk {
+        Walk::Sessions {
+            visits,
+            of,
+            cut,
+            gap,
+        } => format!(
+            "  next page: as the log's sessions walked: {} drawn evenly from its {of}{}, each taken by a user as a new visitor (no cookies, an empty cache); each page pattern's share of their pages within {:.1} points of the log's",
+            headroom_units::quantity::count(*visits, "session", "sessions"),
+            cut_words(*cut),
+            100.0 * gap
+        ),
+        Walk::Mix(MixWhy::Asked) => {
+            "  next page: drawn from the log's mix (--next-page mix)".to_string()
+        }
+        Walk::Mix(MixWhy::NotApart(quick)) => format!(
+            "  next page: drawn from the log's mix, not as its sessions walked: the log could not tell its users apart ({:.0}% of its pages came within a second of the session's page before); with the session cookie in the log's format, --session-cookie NAME tells them apart",
+            100.0 * quick
+        ),
+    }
 }
 
 /// What the page loads fetch besides what the HTML names: "" when nothing.

@@ -25,6 +25,7 @@ mod journeys;
 mod lesson;
 mod limits;
 mod load;
+mod log_sessions;
 mod misbehaving;
 mod mix;
 mod page_failures;

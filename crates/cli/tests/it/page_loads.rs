@@ -4,7 +4,7 @@
 //! DokuWiki (Debian's package) and on the testbed.
 
 use crate::support::browser::chromium_visits;
-use crate::support::php_site::{nginx, Daemon};
+use crate::support::php_site::{nginx_http, Daemon};
 use crate::support::site::{serve, sqlite_dataset, stats};
 use crate::support::{
     browser, dokuwiki, free_port, light, program, requires, run, serial, temp_dir, text,
@@ -127,19 +127,9 @@ fn static_site(dir: &Path) -> (Daemon, u16) {
 /// nginx serving `servers` (its http block's own lines), logging each
 /// request's URI, status and User-Agent in the format `pages`.
 fn logging_nginx(dir: &Path, servers: &str, port: u16) -> Daemon {
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 256; }}\n\
-             http {{\n  include /etc/nginx/mime.types;\n  client_body_temp_path {d}/tmp;\n\
-             log_format pages '$request_uri $status \"$http_user_agent\"';\n{servers}}}\n",
-            d = dir.display(),
-        ),
-    )
-    .unwrap();
-    nginx(&dir.join("nginx.conf"), port)
+    let http =
+        format!("  log_format pages '$request_uri $status \"$http_user_agent\"';\n{servers}");
+    nginx_http(dir, &http, port)
 }
 
 /// Two sites whose pages name no icon, as a browser then asks for each

@@ -454,6 +454,77 @@ fn csv_data_recycles_or_stops() {
     }
 }
 
+/// `visits:` in the data: each user takes a whole visit's rows in order, as
+/// a new visitor (no cookie kept from its visit before; `once:` steps run
+/// again); two users take the visits between them, none twice.
+#[test]
+fn a_data_visit_is_taken_whole_by_one_new_visitor() {
+    let _guard = light();
+    // Each request with its visitor's cookie; a request without one is
+    // given a new visitor number.
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::new(Mutex::new(Vec::new()));
+    let next = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let log = seen.clone();
+    let server = TestServer::start(move |r| {
+        let mut reply = Reply::default();
+        let visitor = match r.cookie("uid") {
+            Some(uid) => uid.to_string(),
+            None => {
+                let uid = next
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                    .to_string();
+                reply
+                    .headers
+                    .push(("Set-Cookie".into(), format!("uid={uid}; path=/")));
+                uid
+            }
+        };
+        let page = r.param("p").unwrap_or_else(|| r.route().to_string());
+        log.lock().unwrap().push((visitor, page));
+        reply
+    });
+    let file = write_scenario(
+        "visits",
+        "data:\n  file: visits.csv\n  columns: [visit, page]\n  on_end: stop\n  visits: visit\nsteps:\n  - label: arrive\n    path: /arrive\n    once: true\n  - label: page\n    path: /page?p=${page}\n",
+    );
+    std::fs::write(
+        file.parent().unwrap().join("visits.csv"),
+        "1,a\n1,b\n1,c\n2,d\n3,e\n3,f\n4,g\n4,h\n4,i\n4,j\n",
+    )
+    .unwrap();
+    let json = run_scenario("visits-run", &file, &server, &["-c", "2"]);
+    let seen = seen.lock().unwrap();
+    let mut by_visitor: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for (visitor, page) in seen.iter() {
+        by_visitor.entry(visitor).or_default().push(page);
+    }
+    let mut walks: Vec<String> = by_visitor.values().map(|pages| pages.join(" ")).collect();
+    walks.sort();
+    assert_eq!(
+        walks,
+        [
+            "/arrive a b c",
+            "/arrive d",
+            "/arrive e f",
+            "/arrive g h i j"
+        ],
+        "{seen:?}"
+    );
+    assert_eq!(json["total"]["count"], 14);
+    // Refused: a column the data does not have.
+    let wrong = write_scenario(
+        "visits-wrong",
+        "data:\n  file: visits.csv\n  columns: [visit, page]\n  visits: session\nsteps:\n  - label: page\n    path: /page?p=${page}\n",
+    );
+    std::fs::write(wrong.parent().unwrap().join("visits.csv"), "1,a\n").unwrap();
+    let output = run(&["scenario", "check", wrong.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && text.contains("'session' is not one of the data's columns"),
+        "{text}"
+    );
+}
+
 /// Stages: a rate that ramps 0 -> 20/s over 2 s and holds 2 s sends exactly
 /// 20 + 40 = 60 requests; users that ramp 0 -> 4 peak at 4.
 #[test]

@@ -6,8 +6,10 @@
 //! URL, but for the scripts' POSTs, which it names.
 
 use crate::support::browser::chromium_reads_as;
-use crate::support::php_site::{nginx, Daemon};
-use crate::support::{browser, free_port, light, program, requires, run, serial, temp_dir, text};
+use crate::support::php_site::{nginx_serving, Daemon};
+use crate::support::{
+    browser, light, program, requires, run, serial, temp_dir, text, workload_from_log,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -48,26 +50,16 @@ fn site_with_scripts(dir: &Path) -> (Daemon, u16) {
     std::fs::write(www.join("s/emoji.png"), [0x89, b'P', b'N', b'G']).unwrap();
     std::fs::write(www.join("api/news.json"), "{\"news\": []}\n").unwrap();
     std::fs::write(www.join("api/b.json"), "{\"b\": 1}\n").unwrap();
-    let port = free_port();
-    std::fs::create_dir_all(dir.join("tmp")).unwrap();
-    std::fs::write(
-        dir.join("nginx.conf"),
-        format!(
-            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 256; }}\n\
-             http {{\n  include /etc/nginx/mime.types;\n  client_body_temp_path {d}/tmp;\n\
-             access_log {d}/access.log combined;\n\
-             server {{\n    listen 127.0.0.1:{port};\n    root {www};\n\
-             location ~ \\.html$ {{ add_header Cache-Control \"no-cache\"; }}\n\
-             location /s/ {{ add_header Cache-Control \"max-age=3600\"; }}\n\
-             location /api/ {{ add_header Cache-Control \"no-store\"; }}\n\
-             location = /api/seen {{ return 204; }}\n  }}\n}}\n",
-            d = dir.display(),
-            www = www.display()
-        ),
-    )
-    .unwrap();
-    (nginx(&dir.join("nginx.conf"), port), port)
+    let log = format!("access_log {}/access.log combined;", dir.display());
+    let server = format!(
+        "root {};\n\
+         location ~ \\.html$ {{ add_header Cache-Control \"no-cache\"; }}\n\
+         location /s/ {{ add_header Cache-Control \"max-age=3600\"; }}\n\
+         location /api/ {{ add_header Cache-Control \"no-store\"; }}\n\
+         location = /api/seen {{ return 204; }}",
+        www.display()
+    );
+    nginx_serving(dir, &log, &server)
 }
 
 /// The requests of the log's lines whose User-Agent holds `agent`, by
@@ -80,23 +72,6 @@ fn requests_by_path(log: &str, agent: &str) -> BTreeMap<String, u32> {
         *counts.entry(path.to_string()).or_default() += 1;
     }
     counts
-}
-
-/// `scenario from-log LOG --out USERS --target BASE`, which must succeed;
-/// what it said.
-fn from_log(log: &Path, users: &Path, base: &str) -> String {
-    let out = run(&[
-        "scenario",
-        "from-log",
-        log.to_str().unwrap(),
-        "--out",
-        users.to_str().unwrap(),
-        "--target",
-        base,
-    ]);
-    let said = text(&out);
-    assert!(out.status.success(), "{said}");
-    said
 }
 
 /// A journey of page loads of `visits` in order, at `base`, written to
@@ -173,7 +148,7 @@ fn a_workload_from_the_log_fetches_what_the_pages_scripts_asked_for() {
     assert_eq!(browsers, expected, "Chromium's requests");
 
     let users = dir.join("users");
-    let said = from_log(&log_path, &users, &base);
+    let said = workload_from_log(&log_path, &users, &base, &[]);
     let workload = std::fs::read_to_string(users.join("workload.yaml")).unwrap();
     // Each page learned what its scripts fetched (and what its HTML
     // names); the feed with both, as it is never stored; /s/app.js not with
@@ -212,9 +187,13 @@ fn a_workload_from_the_log_fetches_what_the_pages_scripts_asked_for() {
         "{said}"
     );
 
-    // The workload, one user at a time as each student was: three runs of
-    // one user reading three pages, each starting from the data file's top.
-    each_student(&users.join("workload.yaml"), 3, 3, &dir, "run");
+    // The workload: one user walks the log's three sessions (three pages
+    // each), each as a new visitor, as each student was.
+    assert!(
+        said.contains("next page: as the log's sessions walked: 3 sessions"),
+        "{said}"
+    );
+    each_student(&users.join("workload.yaml"), 1, 9, &dir, "run");
     let ours = requests_by_path(&std::fs::read_to_string(&log_path).unwrap(), "headroom/");
     let mut sent = expected;
     sent.remove("/api/seen");
@@ -275,7 +254,7 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
     std::fs::write(&browser_log, &browsers).unwrap();
 
     let users = dir.join("users");
-    let said = from_log(&browser_log, &users, &base);
+    let said = workload_from_log(&browser_log, &users, &base, &[]);
     assert!(
         said.contains("page views: the log's cost 4.0 requests each (48 requests, 12 pages seen)"),
         "{said}"
@@ -286,7 +265,7 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
         "{workload}"
     );
     std::fs::write(&log_path, "").unwrap();
-    each_student(&users.join("workload.yaml"), 3, 4, &dir, "run");
+    each_student(&users.join("workload.yaml"), 1, 12, &dir, "run");
     let served = std::fs::read_to_string(&log_path).unwrap();
     assert_eq!(
         requests_by_file(&served, "headroom/"),
@@ -348,9 +327,9 @@ fn mediawiki_students_cost_what_the_workload_from_their_log_costs() {
     let browser_log = dir.join("students.log");
     std::fs::write(&browser_log, &browsers).unwrap();
     let users = dir.join("users");
-    let said = from_log(&browser_log, &users, &base);
+    let said = workload_from_log(&browser_log, &users, &base, &[]);
     std::fs::write(&log_path, "").unwrap();
-    each_student(&users.join("workload.yaml"), 3, 4, &dir, "run");
+    each_student(&users.join("workload.yaml"), 1, 12, &dir, "run");
     let served = std::fs::read_to_string(&log_path).unwrap();
     let ours = requests_by_path(&served, "headroom/");
     assert_eq!(

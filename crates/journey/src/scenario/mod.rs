@@ -271,6 +271,41 @@ pub struct DataSpec {
     pub shared: bool,
     /// At the end of the file: start over, or stop the VU.
     pub recycle: bool,
+    /// `sessions: COLUMN`: rows in a row with the same value in that column
+    /// are one visit, which one user takes whole, as a new visitor.
+    pub visits: Option<Visits>,
+}
+
+/// A data file's visits: where each starts among the rows, the rows'
+/// count last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Visits {
+    /// The column that tells visits apart, for messages.
+    pub column: String,
+    starts: Vec<usize>,
+}
+
+impl Visits {
+    /// The visits of `rows`: a new one wherever `column`'s value changes.
+    pub fn of(column: String, at: usize, rows: &[Vec<String>]) -> Visits {
+        let mut starts = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            if i == 0 || row.get(at) != rows[i - 1].get(at) {
+                starts.push(i);
+            }
+        }
+        starts.push(rows.len());
+        Visits { column, starts }
+    }
+
+    pub fn count(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The rows of visit `n` (from 0).
+    pub fn rows(&self, n: usize) -> std::ops::Range<usize> {
+        self.starts[n]..self.starts[n + 1]
+    }
 }
 
 impl DataSpec {
@@ -281,6 +316,9 @@ impl DataSpec {
     pub fn keep_shard_rows(&mut self, shard: crate::shard::Shard) -> Result<(), String> {
         if !self.shared || shard.is_whole() {
             return Ok(());
+        }
+        if let Some(visits) = &self.visits {
+            return self.keep_shard_visits(visits.clone(), shard);
         }
         let total = self.rows.len();
         let mut n = 0u64;
@@ -297,6 +335,37 @@ impl DataSpec {
                 shard.count
             ));
         }
+        Ok(())
+    }
+
+    /// Keeps this shard's visits: visit `n` goes to shard `n mod N`.
+    fn keep_shard_visits(
+        &mut self,
+        visits: Visits,
+        shard: crate::shard::Shard,
+    ) -> Result<(), String> {
+        let mut rows = Vec::new();
+        let mut starts = Vec::new();
+        for n in (0..visits.count()).filter(|n| shard.owns(*n as u64)) {
+            starts.push(rows.len());
+            rows.extend(visits.rows(n).map(|i| std::mem::take(&mut self.rows[i])));
+        }
+        if rows.is_empty() {
+            return Err(format!(
+                "{} has {} visit(s) for {} shards: shard {shard} would have none. Each shard \
+                 takes its own visits (visit n goes to shard n mod {}); add visits or use fewer shards",
+                self.file.display(),
+                visits.count(),
+                shard.count,
+                shard.count
+            ));
+        }
+        starts.push(rows.len());
+        self.rows = rows;
+        self.visits = Some(Visits {
+            column: visits.column,
+            starts,
+        });
         Ok(())
     }
 }

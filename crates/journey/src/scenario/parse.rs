@@ -8,7 +8,7 @@ use super::extract::{Check, CheckKind, ExtractKind, Extractor, Field, Pattern, P
 use super::template::{RenderContext, Template, VarId, VarTable};
 use super::{
     Body, Condition, DataSpec, LabelInfo, LabelKind, Node, NodeFlags, PageLoad, Phase, RequestStep,
-    Scenario, ScenarioProfile, StageKind,
+    Scenario, ScenarioProfile, StageKind, Visits,
 };
 use crate::profile::Think;
 use crate::yaml::{kind_of, read_text, Doc, LocatedError};
@@ -145,7 +145,7 @@ const DEFAULT_KEYS: &[&str] = &[
     "page_loads",
     "resource_hosts",
 ];
-const DATA_KEYS: &[&str] = &["file", "columns", "header", "share", "on_end"];
+const DATA_KEYS: &[&str] = &["file", "columns", "header", "share", "on_end", "visits"];
 /// `accounts:` has no cursor to set: user n takes row n.
 const ACCOUNT_KEYS: &[&str] = &["file", "columns", "header"];
 const PROFILE_KEYS: &[&str] = &[
@@ -766,7 +766,26 @@ impl Parser {
         let map = self.doc.mapping(node, "data")?;
         self.doc.keys(map, DATA_KEYS, "data")?;
         let (shared, recycle) = self.data_cursor(map)?;
-        self.data_file(map, shared, recycle)
+        let mut data = self.data_file(map, shared, recycle)?;
+        if let Some(node) = map.get_node("visits") {
+            let column = self.doc.scalar(node, "visits")?;
+            let names = self.vars.names();
+            let at = data
+                .columns
+                .iter()
+                .position(|c| names[*c] == column.as_str())
+                .ok_or_else(|| {
+                    self.doc.at(
+                        column.span(),
+                        format!(
+                            "visits names the column whose value tells one visit's rows from the next; '{}' is not one of the data's columns",
+                            column.as_str()
+                        ),
+                    )
+                })?;
+            data.visits = Some(Visits::of(column.as_str().to_string(), at, &data.rows));
+        }
+        Ok(data)
     }
 
     /// `accounts:`: a data file of which each user takes its own row, once
@@ -826,6 +845,7 @@ impl Parser {
             rows,
             shared,
             recycle,
+            visits: None,
         })
     }
 

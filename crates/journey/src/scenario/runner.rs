@@ -216,6 +216,10 @@ pub struct Journey {
     vu: u32,
     iteration: u64,
     own_cursor: usize,
+    /// With data `visits:`: the rows of the visit under way not yet taken,
+    /// and the iteration it began with (`once:` steps run in it).
+    visit: std::ops::Range<usize>,
+    visit_began: u64,
     request: Vec<u8>,
     /// The current step's path and query (reused).
     path: String,
@@ -263,6 +267,8 @@ impl Journey {
             vu,
             iteration: 0,
             own_cursor: 0,
+            visit: 0..0,
+            visit_began: 1,
             request: Vec::with_capacity(1024),
             path: String::with_capacity(256),
             text: String::with_capacity(256),
@@ -304,20 +310,53 @@ impl Journey {
         let Some(data) = &plan.scenario.data else {
             return true;
         };
-        let n = if data.shared {
-            plan.shared_cursor.fetch_add(1, Ordering::Relaxed)
+        let row = if let Some(visits) = &data.visits {
+            match self.visit.next() {
+                Some(at) => &data.rows[at],
+                None => {
+                    let n = self.next_cursor(data.shared);
+                    let Some(n) = at_cycle(n, visits.count(), data.recycle) else {
+                        return false;
+                    };
+                    self.visit = visits.rows(n);
+                    self.new_visitor();
+                    match self.visit.next() {
+                        Some(at) => &data.rows[at],
+                        None => return false,
+                    }
+                }
+            }
         } else {
-            self.own_cursor += 1;
-            self.own_cursor - 1
-        };
-        let Some(row) = row_at(data, n) else {
-            return false;
+            let n = self.next_cursor(data.shared);
+            let Some(row) = row_at(data, n) else {
+                return false;
+            };
+            row
         };
         for (var, value) in data.columns.iter().zip(row) {
             self.vars[*var].clear();
             self.vars[*var].push_str(value);
         }
         true
+    }
+
+    /// The next place of the data's cursor: all VUs' or this one's.
+    fn next_cursor(&mut self, shared: bool) -> usize {
+        if shared {
+            self.plan.shared_cursor.fetch_add(1, Ordering::Relaxed)
+        } else {
+            self.own_cursor += 1;
+            self.own_cursor - 1
+        }
+    }
+
+    /// A visit begins: the user comes as a new visitor, with no cookies, an
+    /// empty cache and new connections, and runs the `once:` steps again.
+    fn new_visitor(&mut self) {
+        self.jar.clear();
+        self.page_state = None;
+        self.clients.iter_mut().for_each(|c| *c = None);
+        self.visit_began = self.iteration;
     }
 
     /// `accounts:`: user n (this VU's number, from 1) takes row n - 1,
@@ -471,7 +510,7 @@ impl Journey {
                     condition,
                     skip_to,
                 } => {
-                    let allowed = !(*once && self.iteration > 1)
+                    let allowed = !(*once && self.iteration > self.visit_began)
                         && condition.as_ref().is_none_or(|c| self.holds(c));
                     ip = if allowed { ip + 1 } else { *skip_to };
                 }
@@ -1390,10 +1429,16 @@ fn has_http_scheme(url: &str) -> bool {
 }
 
 fn row_at(data: &DataSpec, n: usize) -> Option<&Vec<String>> {
-    if n < data.rows.len() {
-        data.rows.get(n)
-    } else if data.recycle {
-        data.rows.get(n % data.rows.len())
+    at_cycle(n, data.rows.len(), data.recycle).and_then(|n| data.rows.get(n))
+}
+
+/// The `n`-th of `count` things taken in turn: past the last, from the
+/// first again when they recycle, else none.
+fn at_cycle(n: usize, count: usize, recycle: bool) -> Option<usize> {
+    if n < count {
+        Some(n)
+    } else if recycle && count > 0 {
+        Some(n % count)
     } else {
         None
     }

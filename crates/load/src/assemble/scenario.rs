@@ -62,6 +62,7 @@ pub(super) fn file_record(file: &Path, scenario: &Scenario) -> ScenarioFileRecor
             recycle: d.recycle,
             rows: d.rows.len(),
             shared: d.shared,
+            visits: d.visits.as_ref().map(|v| v.count()),
         }),
         file: file.display().to_string(),
         name: scenario.name.clone(),

@@ -9,6 +9,7 @@
 
 use super::learned::{Fetch, Learned, LearnedBuilder};
 use super::pages::{PageCounts, PagePattern, PageRequest, MAX_PATTERNS};
+use super::paths::{PathSlot, Paths, PathsBuilder};
 use super::pattern::{fold, is_static};
 use hdrhistogram::Histogram;
 use headroom_import::access_log::format::unescape_target;
@@ -30,6 +31,11 @@ pub const MIN_THINK_MS: i64 = 1000;
 /// serves, a request its scripts make), not a page: a logged second's
 /// rounding and a second to load.
 pub const LOADED_WITHIN_MS: i64 = 2000;
+/// The share of a log's pages within a second of their session's page
+/// before above which its sessions mix several users (one address and
+/// browser for a class behind a proxy): a second between pages then tells
+/// nothing, and a session is no one user's walk.
+pub const SESSIONS_APART: f64 = 0.5;
 /// Pages of a session a resource may name as referer.
 const RECENT_PAGES: usize = 8;
 /// Resources of a session's pages that a resource may name as referer.
@@ -144,6 +150,8 @@ struct Open {
     /// (hashed) and whether it was a GET. The browser's request for its
     /// Location follows at once, with the same referer.
     redirect: Option<(i64, Option<u64>, bool)>,
+    /// Its pages to send, if the session is drawn into the sample.
+    path: PathSlot,
 }
 
 /// The traffic of a log, as a model of its users.
@@ -201,6 +209,8 @@ pub struct TrafficModel {
     /// What the browsers fetched with each page pattern, named by referer
     /// (what its scripts asked for among it).
     pub learned: Learned,
+    /// A sample of the sessions, each its pages to send in order.
+    pub paths: Paths,
     pub methods: BTreeMap<String, u64>,
     pub statuses: BTreeMap<u16, u64>,
     /// Whether the log's format has the status (`$status`); without it
@@ -264,6 +274,7 @@ pub struct TrafficBuilder {
     /// how many patterns.
     loaded_other: (u64, u64),
     learned: LearnedBuilder,
+    paths: PathsBuilder,
     /// Whether a request with a referer came yet: until one does, pages
     /// are not tracked for the learned resources (a log without referers
     /// teaches nothing, and a day of sessions that never end would hold
@@ -310,6 +321,7 @@ impl TrafficBuilder {
             loaded: HashMap::new(),
             loaded_other: (0, 0),
             learned: LearnedBuilder::default(),
+            paths: PathsBuilder::default(),
             referers: false,
             methods: BTreeMap::new(),
             statuses: BTreeMap::new(),
@@ -463,8 +475,9 @@ impl TrafficBuilder {
         if page {
             self.pages += 1;
         }
-        if page && !after_form {
-            self.mix.add(
+        let sendable = page
+            && !after_form
+            && self.mix.add(
                 pattern_of(&request.target),
                 &PageRequest {
                     target: &request.target,
@@ -473,12 +486,14 @@ impl TrafficBuilder {
                     quick: since_page.is_some_and(|ms| ms < MIN_THINK_MS),
                 },
             );
-        }
         if page && redirected {
             session.redirect = Some((time, request.referer, request.get));
         }
         if view {
             self.count_view(&mut session, &request, since_page);
+            if let (true, Ok(target)) = (sendable, std::str::from_utf8(&request.target)) {
+                self.paths.walk(&mut session.path, target);
+            }
         }
         self.open.insert(key, session);
     }
@@ -514,6 +529,7 @@ impl TrafficBuilder {
                     next: 0,
                     pages: 0,
                     redirect: None,
+                    path: PathSlot::Unbegun,
                 }
             }
         }
@@ -690,6 +706,7 @@ impl TrafficBuilder {
             mix,
             loaded_by_pages,
             learned: self.learned.finish(),
+            paths: self.paths.finish(),
             methods: self.methods,
             statuses: self.statuses,
             statuses_logged: self.statuses_logged,
@@ -757,7 +774,7 @@ fn is_redirect(status: u16) -> bool {
 }
 
 /// A target's pattern ([`fold`]), cut to [`MAX_PATTERN`] bytes.
-fn pattern_of(target: &[u8]) -> String {
+pub(super) fn pattern_of(target: &[u8]) -> String {
     let mut pattern = fold(target);
     if pattern.len() > MAX_PATTERN {
         let mut end = MAX_PATTERN;
@@ -910,6 +927,23 @@ impl TrafficModel {
         )
     }
 
+    /// The share of the pages a user can ask for again that came within
+    /// [`MIN_THINK_MS`] of their session's page before.
+    pub fn quick_share(&self) -> f64 {
+        let (quick, all) = self
+            .mix
+            .iter()
+            .fold((0, 0), |(q, a), p| (q + p.quick, a + p.replayable));
+        quick as f64 / all.max(1) as f64
+    }
+
+    /// Whether the log's sessions are each one user's: no more than
+    /// [`SESSIONS_APART`] of their pages came within a second of the page
+    /// before (else one address and browser held several users at once).
+    pub fn sessions_apart(&self) -> bool {
+        self.quick_share() <= SESSIONS_APART
+    }
+
     /// The sessions' line, their arrivals and the peak minute's requests.
     fn describe_sessions(&self, lines: &mut Vec<String>) {
         use headroom_units::quantity::{count, group_thousands};
@@ -919,6 +953,16 @@ impl TrafficModel {
             self.key.describe(self.gap_ms),
             count(self.visitors as usize, "visitor", "visitors")
         ));
+        if !self.sessions_apart() {
+            lines.push(format!(
+                "sessions mixed: {:.0}% of the pages came within a second of their session's page before: several users behind one address and browser (a class behind a proxy), which this log cannot tell apart{}",
+                100.0 * self.quick_share(),
+                match self.key {
+                    SessionKey::Cookie(_) => "",
+                    _ => "; with the session cookie in the log's format, --session-cookie NAME tells them apart",
+                }
+            ));
+        }
         // Over the log's whole span, its first minute to its last.
         let minutes = self.arrivals_per_minute.len().max(1) as f64;
         if let Some((at, most)) = busiest(&self.arrivals_per_minute) {

@@ -581,3 +581,26 @@ fn distinct_patterns_are_bounded() {
     );
     assert_eq!(model.mix.iter().map(|p| p.count).sum::<u64>(), n as u64);
 }
+
+/// A class behind one address and browser: its pages come within a second
+/// of each other, and the model says it cannot tell the users apart; one
+/// user reading every 10 s is told apart.
+#[test]
+fn a_class_behind_one_address_is_said_to_be_mixed() {
+    let mut class = String::new();
+    for n in 0..1800 {
+        let target = format!("/course/view.php?id={}", n % 7);
+        class.push_str(&at(n / 3, "10.0.0.1", "GET", &target, 200, "-"));
+    }
+    let (mixed, _) = model_of("mixed-class", &[&class], "combined");
+    assert!(!mixed.sessions_apart());
+    let said = mixed.describe().join("\n");
+    assert!(
+        said.contains("sessions mixed: 67% of the pages came within a second")
+            && said.contains("--session-cookie NAME"),
+        "{said}"
+    );
+    let (apart, _) = model_of("apart-class", &[&ten_minutes(0)], "combined");
+    assert!(apart.sessions_apart());
+    assert!(!apart.describe().join("\n").contains("sessions mixed"));
+}

@@ -110,7 +110,9 @@ pub struct PageRequest<'a> {
 }
 
 impl PageCounts {
-    pub fn add(&mut self, pattern: String, request: &PageRequest<'_>) {
+    /// Counts a page request; whether a workload may send it again (a GET
+    /// answered 2xx or 304, short, without a secret).
+    pub fn add(&mut self, pattern: String, request: &PageRequest<'_>) -> bool {
         if self.patterns.len() >= 2 * MAX_PATTERNS && !self.patterns.contains_key(&pattern) {
             self.fold_rarer();
         }
@@ -125,7 +127,7 @@ impl PageCounts {
         // A page answered 304 is one the browser held and asked about
         // again: a view as much as a 200.
         if !(request.get && ((200..300).contains(&request.status) || request.status == 304)) {
-            return;
+            return false;
         }
         entry.replayable += 1;
         if request.quick {
@@ -133,15 +135,15 @@ impl PageCounts {
         }
         if request.target.len() > MAX_TARGET {
             entry.long += 1;
-            return;
+            return false;
         }
         let Ok(target) = std::str::from_utf8(request.target) else {
             entry.secret += 1;
-            return;
+            return false;
         };
         if carries_secret(target) {
             entry.secret += 1;
-            return;
+            return false;
         }
         if let Some(n) = entry.examples.get_mut(target) {
             *n += 1;
@@ -149,6 +151,7 @@ impl PageCounts {
             self.example_bytes += target.len();
             entry.examples.insert(target.to_string(), 1);
         }
+        true
     }
 
     /// Folds all but the [`MAX_PATTERNS`] most asked patterns into one.

@@ -1,8 +1,10 @@
 //! A log's model written as a workload `run` and `capacity` take: one
-//! journey whose every iteration is one page of the log, drawn in the
-//! log's proportions from a data file of the pages it asked for (a step
-//! per pattern, so each keeps its label), the reading time fitted to the
-//! log's between pages, and users as many as the log's peak minute had
+//! journey whose every iteration is one page of the log, the next row of a
+//! data file of the pages it asked for (a step per pattern, so each keeps
+//! its label): the log's sessions as they walked, each a visit a user takes
+//! whole as a new visitor, or, where the log cannot tell its users apart,
+//! the pages in the log's proportions. The reading time is fitted to the
+//! log's between pages, and users are as many as the log's peak minute had
 //! reading at once (Little's law). What cannot be sent again is left out
 //! and said: requests that change data (no body is logged), that carried
 //! a secret, that were not answered 2xx or 304, and (when pages are loaded as a
@@ -11,10 +13,12 @@
 use super::learned::Learned;
 use super::login::LoginJourney;
 use super::model::page_key;
+use super::model::pattern_of;
 use super::model::{busiest, TrafficModel};
 use super::pages::PagePattern;
 use headroom_journey::journey_mix::{exact_split, interleave};
 use headroom_units::civil::utc_minute_text;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Rows of the pages' data file: each pattern's share to 0.1 point.
@@ -26,10 +30,8 @@ const PAGE_LOADS_SHARE: f64 = 0.05;
 /// that marks it as loaded by pages (with `page_loads`, the browser asks
 /// for it)...
 const LOADED_BY_PAGES: f64 = 0.8;
-/// ... when the log's pages came that soon at most this often: else its
-/// sessions mix several users (one address and agent for a whole class
-/// behind a proxy), and a second between pages tells nothing.
-const SESSIONS_APART: f64 = 0.5;
+/// ... when the log's sessions are each one user's
+/// ([`TrafficModel::sessions_apart`]).
 /// Resources learned for one page pattern, at most (the most shared).
 const MOST_ALSO_LOADS: usize = 100;
 
@@ -175,6 +177,8 @@ pub enum Fate {
     LoadedByPages,
     /// Too rare for a row in [`ROWS`].
     Rare,
+    /// In none of the sessions drawn from the log (it walks them).
+    Unsampled,
     /// The log's rarer patterns, folded together past
     /// [`super::pages::MAX_PATTERNS`] distinct ones.
     Folded,
@@ -193,6 +197,45 @@ pub struct LogWorkload {
     pub peak: Option<Peak>,
     /// Every pattern of the log, most asked first, with its fate.
     pub fates: Vec<(String, u64, Fate)>,
+    /// How each user's next page is chosen.
+    pub walk: Walk,
+}
+
+/// How a workload's users choose their next page: the one asked for, and
+/// what the log allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextPage {
+    /// Walk the log's sessions, where it tells its users apart.
+    Sessions,
+    /// Draw each page from the log's mix.
+    Mix,
+}
+
+/// How the workload written chooses each next page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Walk {
+    /// Users walk the log's sessions: `visits` of the log's `of` sessions
+    /// with a page to send, drawn evenly (those cut long: `cut`); in them,
+    /// each pattern's share of the pages is within `gap` (a fraction) of
+    /// the log's.
+    Sessions {
+        visits: usize,
+        of: u64,
+        cut: usize,
+        gap: f64,
+    },
+    /// Each page drawn from the log's mix, and why.
+    Mix(MixWhy),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MixWhy {
+    /// `--next-page mix`.
+    Asked,
+    /// Its sessions could not be told apart: this share of their pages
+    /// came within a second of the page before (several users behind one
+    /// address and browser).
+    NotApart(f64),
 }
 
 /// Where the log came from and where the workload is to be sent.
@@ -207,6 +250,8 @@ pub struct LogWorkloadInput<'a> {
     pub target: Option<&'a str>,
     /// `--login`: the steps that log a user in, run once a user.
     pub login: Option<&'a LoginJourney>,
+    /// `--next-page`.
+    pub next_page: NextPage,
 }
 
 /// The workload of a model.
@@ -216,26 +261,37 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         mut fates,
         sent,
         sent_at,
+        quick_share,
     } = page_fates(model, page_loads);
     let weights: Vec<u64> = sent
         .iter()
         .map(|p| p.replayable - p.secret - p.long)
         .collect();
-    let shares: Vec<f64> = weights.iter().map(|w| *w as f64).collect();
-    let rows: Vec<usize> = exact_split(&shares, ROWS as u64)
-        .into_iter()
-        .map(|n| n as usize)
-        .collect();
-    for (at, n) in sent_at.iter().zip(&rows) {
-        fates[*at].2 = if *n == 0 {
-            Fate::Rare
-        } else {
-            Fate::Sent { rows: *n }
+    let walked = match source.next_page {
+        NextPage::Sessions if model.sessions_apart() => visit_rows(model, &sent, &weights),
+        _ => None,
+    };
+    let (data, counts, walk) = match walked {
+        Some((data, counts, walk)) => (data, counts, walk),
+        None => {
+            let why = match source.next_page {
+                NextPage::Mix => MixWhy::Asked,
+                NextPage::Sessions => MixWhy::NotApart(quick_share),
+            };
+            let (data, counts) = mix_rows(&sent, &weights);
+            (data, counts, Walk::Mix(why))
+        }
+    };
+    let visits = matches!(walk, Walk::Sessions { .. });
+    for (at, n) in sent_at.iter().zip(&counts) {
+        fates[*at].2 = match (*n, visits) {
+            (0, true) => Fate::Unsampled,
+            (0, false) => Fate::Rare,
+            (rows, _) => Fate::Sent { rows },
         };
     }
-    let DataRows { pages, kept } = interleaved_pages(&sent, &rows);
     let own = page_loads.then_some(&model.learned);
-    let (pages_csv, own_column) = pages_csv(&pages, own);
+    let (pages_csv, own_column) = pages_csv(&data.pages, own);
     let accounts_csv = accounts_csv(source);
     // Users ask only for the pages sent: as many as ask for those at the
     // peak's rate.
@@ -254,8 +310,18 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
     let shape = Shape {
         page_loads,
         own_column,
+        rows: data.pages.len(),
+        visits,
     };
-    let scenario = scenario_text(model, source, shape, peak.as_ref(), &kept, &fates);
+    let scenario = scenario_text(
+        model,
+        source,
+        shape,
+        &walk,
+        peak.as_ref(),
+        &data.kept,
+        &fates,
+    );
     LogWorkload {
         scenario,
         pages_csv,
@@ -263,6 +329,7 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         page_loads,
         peak,
         fates,
+        walk,
     }
 }
 
@@ -273,15 +340,15 @@ struct PageFates<'a> {
     sent: Vec<&'a PagePattern>,
     /// Where each sent pattern's fate is.
     sent_at: Vec<usize>,
+    /// The share of the log's pages asked within a second of the page
+    /// before.
+    quick_share: f64,
 }
 
 /// Each pattern's fate by the model alone, and the patterns to send.
 fn page_fates(model: &TrafficModel, page_loads: bool) -> PageFates<'_> {
-    let (quick, all) = model
-        .mix
-        .iter()
-        .fold((0, 0), |(q, a), p| (q + p.quick, a + p.replayable));
-    let sessions_apart = (quick as f64) <= SESSIONS_APART * all as f64;
+    let quick_share = model.quick_share();
+    let sessions_apart = model.sessions_apart();
     let mut fates: Vec<(String, u64, Fate)> = Vec::new();
     let mut sent: Vec<&PagePattern> = Vec::new();
     let mut sent_at: Vec<usize> = Vec::new();
@@ -307,14 +374,98 @@ fn page_fates(model: &TrafficModel, page_loads: bool) -> PageFates<'_> {
         fates,
         sent,
         sent_at,
+        quick_share,
     }
 }
 
-/// The data file's rows (the pattern's number from 1, the target), and
-/// the patterns kept with their rows.
+/// One row of the data file: the visit it is of (when users walk the log's
+/// sessions), its pattern's number (from 1) and the page.
+struct Row<'a> {
+    visit: Option<usize>,
+    pattern: usize,
+    target: &'a str,
+}
+
+/// The data file's rows, and the patterns they hold with their rows.
 struct DataRows<'a> {
-    pages: Vec<(usize, &'a str)>,
+    pages: Vec<Row<'a>>,
     kept: Vec<(usize, &'a PagePattern)>,
+}
+
+/// The data file's rows as the log's sessions walked, a visit each (those
+/// drawn into the model's sample, their pages of the patterns sent), with
+/// each sent pattern's rows; None when no session had one.
+fn visit_rows<'a>(
+    model: &'a TrafficModel,
+    sent: &[&'a PagePattern],
+    weights: &[u64],
+) -> Option<(DataRows<'a>, Vec<usize>, Walk)> {
+    let index: HashMap<&str, usize> = sent
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.pattern.as_str(), i))
+        .collect();
+    let mut counts = vec![0usize; sent.len()];
+    let mut walked: Vec<Vec<(usize, &str)>> = Vec::new();
+    for path in &model.paths.kept {
+        let pages: Vec<(usize, &str)> = path
+            .iter()
+            .filter_map(|target| {
+                let at = *index.get(pattern_of(target.as_bytes()).as_str())?;
+                Some((at, target.as_str()))
+            })
+            .collect();
+        if !pages.is_empty() {
+            pages.iter().for_each(|(at, _)| counts[*at] += 1);
+            walked.push(pages);
+        }
+    }
+    if walked.is_empty() {
+        return None;
+    }
+    let mut number = vec![0usize; sent.len()];
+    let mut kept = Vec::new();
+    for (at, n) in counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+        kept.push((*n, sent[at]));
+        number[at] = kept.len();
+    }
+    let number = &number;
+    let pages: Vec<Row<'a>> = walked
+        .iter()
+        .enumerate()
+        .flat_map(|(visit, pages)| {
+            pages.iter().map(move |(at, target)| Row {
+                visit: Some(visit + 1),
+                pattern: number[*at],
+                target,
+            })
+        })
+        .collect();
+    let rows = pages.len() as f64;
+    let all: u64 = weights.iter().sum();
+    let gap = counts
+        .iter()
+        .zip(weights)
+        .map(|(n, w)| (*n as f64 / rows - *w as f64 / all.max(1) as f64).abs())
+        .fold(0.0, f64::max);
+    let walk = Walk::Sessions {
+        visits: walked.len(),
+        of: model.paths.sessions,
+        cut: model.paths.cut,
+        gap,
+    };
+    Some((DataRows { pages, kept }, counts, walk))
+}
+
+/// The data file's rows in the log's shares ([`ROWS`], each pattern's by
+/// its weight), with each sent pattern's rows.
+fn mix_rows<'a>(sent: &[&'a PagePattern], weights: &[u64]) -> (DataRows<'a>, Vec<usize>) {
+    let shares: Vec<f64> = weights.iter().map(|w| *w as f64).collect();
+    let rows: Vec<usize> = exact_split(&shares, ROWS as u64)
+        .into_iter()
+        .map(|n| n as usize)
+        .collect();
+    (interleaved_pages(sent, &rows), rows)
 }
 
 /// The data file's rows: each pattern's rows split among its requests
@@ -338,21 +489,26 @@ fn interleaved_pages<'a>(sent: &[&'a PagePattern], rows: &[usize]) -> DataRows<'
     }
     let order = interleave(&kept.iter().map(|k| k.0 as u64).collect::<Vec<_>>());
     let mut cursor = vec![0usize; lists.len()];
-    let pages: Vec<(usize, &str)> = order
+    let pages: Vec<Row> = order
         .into_iter()
         .map(usize::from)
         .map(|pattern| {
             cursor[pattern] += 1;
-            (pattern + 1, lists[pattern][cursor[pattern] - 1])
+            Row {
+                visit: None,
+                pattern: pattern + 1,
+                target: lists[pattern][cursor[pattern] - 1],
+            }
         })
         .collect();
     DataRows { pages, kept }
 }
 
-/// The data file, a row each: the pattern's number and the target, and
-/// (when `learned` holds pages' own resources, for some page of the file)
-/// those of the row's page, apart by spaces. Whether it has that column.
-fn pages_csv(pages: &[(usize, &str)], learned: Option<&Learned>) -> (String, bool) {
+/// The data file, a row each: the visit (when users walk the log's
+/// sessions), the pattern's number and the target, and (when `learned`
+/// holds pages' own resources, for some page of the file) those of the
+/// row's page, apart by spaces. Whether it has that column.
+fn pages_csv(pages: &[Row<'_>], learned: Option<&Learned>) -> (String, bool) {
     let own = |target: &str| -> String {
         learned
             .map(|l| l.for_page(page_key(target.as_bytes())))
@@ -363,15 +519,18 @@ fn pages_csv(pages: &[(usize, &str)], learned: Option<&Learned>) -> (String, boo
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let column = pages.iter().any(|(_, target)| !own(target).is_empty());
+    let column = pages.iter().any(|row| !own(row.target).is_empty());
     let mut csv = csv::Writer::from_writer(Vec::new());
-    for (pattern, target) in pages {
-        let number = pattern.to_string();
-        let _ = if column {
-            csv.write_record([number.as_str(), target, &own(target)])
-        } else {
-            csv.write_record([number.as_str(), target])
-        };
+    for row in pages {
+        let visit = row.visit.map(|v| v.to_string());
+        let number = row.pattern.to_string();
+        let also = column.then(|| own(row.target));
+        let fields = visit
+            .as_deref()
+            .into_iter()
+            .chain([number.as_str(), row.target])
+            .chain(also.as_deref());
+        let _ = csv.write_record(fields);
     }
     let text = String::from_utf8(csv.into_inner().unwrap_or_default()).unwrap_or_default();
     (text, column)
@@ -397,6 +556,10 @@ fn accounts_csv(source: &LogWorkloadInput<'_>) -> Option<String> {
 struct Shape {
     page_loads: bool,
     own_column: bool,
+    /// The data file's rows.
+    rows: usize,
+    /// Its rows are the log's sessions, each a visit.
+    visits: bool,
 }
 
 /// The scenario file.
@@ -404,6 +567,7 @@ fn scenario_text(
     model: &TrafficModel,
     source: &LogWorkloadInput<'_>,
     shape: Shape,
+    walk: &Walk,
     peak: Option<&Peak>,
     kept: &[(usize, &PagePattern)],
     fates: &[(String, u64, Fate)],
@@ -417,16 +581,67 @@ fn scenario_text(
         utc_minute_text(model.first_ms),
         utc_minute_text(model.last_ms)
     );
-    out.push_str(
-        "# Every iteration of a user is one page of the log: the next row of the data\n\
-         # file, whose rows hold the pages in the log's proportions; the user then reads\n\
-         # for a time drawn from the log-normal fitted to the log's reading times.\n",
-    );
-    left_out_comments(model, shape.page_loads, fates, &mut out);
+    walk_comments(walk, &mut out);
+    left_out_comments(model, shape.page_loads, walk, fates, &mut out);
     settings_text(model, source, shape, peak, &logs, &mut out);
     let learned = shape.page_loads.then_some(&model.learned);
-    steps_text(source, kept, learned, shape.own_column, &mut out);
+    steps_text(source, kept, learned, shape, &mut out);
     out
+}
+
+/// " (3 cut at their first 100 pages)": the sessions of the sample cut
+/// long, or nothing.
+pub fn cut_words(cut: usize) -> String {
+    if cut > 0 {
+        format!(
+            " ({cut} cut at their first {} pages)",
+            super::paths::MOST_PATH_PAGES
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// How a user chooses its next page, as the file's header says it.
+fn walk_comments(walk: &Walk, out: &mut String) {
+    match walk {
+        Walk::Sessions {
+            visits,
+            of,
+            cut,
+            gap,
+        } => {
+            let _ = writeln!(
+                out,
+                "# Every user walks the log's sessions: it takes the next visit of the data file (a\n\
+                 # session of the log, its pages in the order they were read) as a new visitor (no\n\
+                 # cookies, an empty cache), one page an iteration, then the next visit. Between\n\
+                 # pages it reads for a time drawn from the log-normal fitted to the log's reading\n\
+                 # times. The visits are {visits} of the log's {of} sessions with a page to send, drawn\n\
+                 # evenly from the whole log{}; each page pattern's share of their pages is within\n\
+                 # {:.1} points of the log's.",
+                cut_words(*cut),
+                100.0 * gap
+            );
+        }
+        Walk::Mix(why) => {
+            out.push_str(
+                "# Every iteration of a user is one page of the log: the next row of the data\n\
+                 # file, whose rows hold the pages in the log's proportions; the user then reads\n\
+                 # for a time drawn from the log-normal fitted to the log's reading times.\n",
+            );
+            if let MixWhy::NotApart(quick) = why {
+                let _ = writeln!(
+                    out,
+                    "# The log's sessions are not walked: it could not tell its users apart ({:.0}% of\n\
+                     # its pages came within a second of the session's page before: several users\n\
+                     # behind one address and browser). With a session cookie in the log,\n\
+                     # --session-cookie NAME tells them apart.",
+                    100.0 * quick
+                );
+            }
+        }
+    }
 }
 
 /// The comments on what the workload leaves out: patterns not sent and
@@ -434,6 +649,7 @@ fn scenario_text(
 fn left_out_comments(
     model: &TrafficModel,
     page_loads: bool,
+    walk: &Walk,
     fates: &[(String, u64, Fate)],
     out: &mut String,
 ) {
@@ -448,8 +664,15 @@ fn left_out_comments(
             "# Left out ({:.1}% of the log's page requests):",
             share(left.iter().map(|f| f.1).sum())
         );
+        let unsampled = match walk {
+            Walk::Sessions { visits, of, .. } => {
+                format!("in none of the {visits} sessions drawn from the log's {of}")
+            }
+            Walk::Mix(_) => String::new(),
+        };
         for (pattern, n, fate) in left.iter().take(20) {
             let why = match fate {
+                Fate::Unsampled => unsampled.as_str(),
                 Fate::NotReplayable => {
                     "no GET answered 2xx or 304 (a form sent, a redirect, an error)"
                 }
@@ -556,14 +779,21 @@ fn settings_text(
         out.push_str("defaults:\n");
         out.push_str(&defaults);
     }
+    let visits = shape.visits;
     let _ = writeln!(
         out,
-        "data:\n  file: {}\n  columns: [page, path{}\n  share: all\n  on_end: recycle",
+        "data:\n  file: {}\n  columns: [{}page, path{}\n  share: all\n  on_end: recycle{}",
         quote(source.pages_file),
+        if visits { "visit, " } else { "" },
         if shape.own_column {
             ", also]   # also: each page's own resources, learned from the log"
         } else {
             "]"
+        },
+        if visits {
+            "\n  visits: visit   # a visit's rows are taken whole by one user, as a new visitor"
+        } else {
+            ""
         }
     );
     if let Some(login) = source.login.filter(|l| !l.rows.is_empty()) {
@@ -619,15 +849,21 @@ fn steps_text(
     source: &LogWorkloadInput<'_>,
     kept: &[(usize, &PagePattern)],
     learned: Option<&Learned>,
-    own_column: bool,
+    shape: Shape,
     out: &mut String,
 ) {
+    let own_column = shape.own_column;
     out.push_str("steps:\n");
     if let Some(login) = source.login {
         let _ = writeln!(
             out,
-            "  - once: true   # {}: each user logs in once, before its first page\n    steps:",
-            comment(&login.file)
+            "  - once: true   # {}: {}\n    steps:",
+            comment(&login.file),
+            if shape.visits {
+                "each visit logs in once, before its first page (a new visitor)"
+            } else {
+                "each user logs in once, before its first page"
+            }
         );
         for line in &login.steps {
             if line.trim().is_empty() {
@@ -640,9 +876,10 @@ fn steps_text(
     for (i, (rows, page)) in kept.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  - label: {}   # {} rows of {ROWS}\n    path: \"${{path}}\"\n    if: {{var: page, equals: \"{}\"}}",
+            "  - label: {}   # {} rows of {}\n    path: \"${{path}}\"\n    if: {{var: page, equals: \"{}\"}}",
             quote(&page.pattern),
             rows,
+            shape.rows,
             i + 1
         );
         let also = learned
@@ -770,19 +1007,26 @@ mod tests {
         builder.finish()
     }
 
-    #[test]
-    fn a_logs_pages_become_rows_in_their_shares_and_the_rest_is_said() {
-        let model = model();
-        let written = workload(
-            &model,
+    /// The model's workload, as from-log writes it for the log
+    /// `access.log` (`--target http://127.0.0.1:8080`).
+    fn written(model: &TrafficModel, next_page: NextPage) -> LogWorkload {
+        workload(
+            model,
             &LogWorkloadInput {
                 logs: &["access.log".to_string()],
                 pages_file: "pages.csv",
                 accounts_file: "accounts.csv",
                 target: Some("http://127.0.0.1:8080"),
                 login: None,
+                next_page,
             },
-        );
+        )
+    }
+
+    #[test]
+    fn a_logs_pages_become_rows_in_their_shares_and_the_rest_is_said() {
+        let model = model();
+        let written = written(&model, NextPage::Mix);
         let fate = |pattern: &str| {
             written
                 .fates
@@ -835,6 +1079,54 @@ mod tests {
         assert_eq!(scenario.requests.len(), 3);
         assert_eq!(scenario.peak.unwrap().users, 1);
         assert_eq!(scenario.data.unwrap().rows.len(), 1000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Walking the log's sessions: a visit each, its pages in the order the
+    /// log's user read them, the secret and the forms left out.
+    #[test]
+    fn users_walk_the_logs_sessions_page_by_page() {
+        let model = model();
+        let written = written(&model, NextPage::Sessions);
+        assert_eq!(
+            written.walk,
+            Walk::Sessions {
+                visits: 300,
+                of: 300,
+                cut: 0,
+                gap: 0.0
+            }
+        );
+        let rows: Vec<&str> = written.pages_csv.lines().collect();
+        assert_eq!(rows.len(), 1500);
+        // Patterns numbered in the mix's order: the front page, the course,
+        // the forum. Session 8 read course 1, /, course 2, /, forum 3.
+        assert_eq!(
+            rows[40..45],
+            [
+                "9,2,/course/view.php?id=1",
+                "9,1,/",
+                "9,2,/course/view.php?id=2",
+                "9,1,/",
+                "9,3,/mod/forum/view.php?id=3"
+            ]
+        );
+        assert!(
+            written.scenario.contains(
+                "  columns: [visit, page, path]\n  share: all\n  on_end: recycle\n  visits: visit"
+            ),
+            "{}",
+            written.scenario
+        );
+        assert!(!written.pages_csv.contains("sesskey"));
+        let dir =
+            std::env::temp_dir().join(format!("headroom-workload-visits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("pages.csv"), &written.pages_csv).unwrap();
+        std::fs::write(dir.join("workload.yaml"), &written.scenario).unwrap();
+        let scenario =
+            headroom_journey::scenario::parse_file(&dir.join("workload.yaml"), None).unwrap();
+        assert_eq!(scenario.data.unwrap().visits.unwrap().count(), 300);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

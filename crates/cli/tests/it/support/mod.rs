@@ -64,6 +64,25 @@ pub fn stdout_json(output: &Output) -> serde_json::Value {
     })
 }
 
+/// `scenario from-log LOG --out USERS --target BASE` with `extra` flags,
+/// which must succeed; what it said.
+pub fn workload_from_log(log: &Path, users: &Path, base: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "scenario",
+        "from-log",
+        log.to_str().unwrap(),
+        "--out",
+        users.to_str().unwrap(),
+        "--target",
+        base,
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    said
+}
+
 /// A fresh directory for one test's bundle.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("headroom-test-{}-{name}", std::process::id()));

@@ -172,6 +172,32 @@ pub fn serve_under(dir: &Path, port: u16, app: &App, wrapper: &[&str]) -> PhpSit
     }
 }
 
+/// nginx serving on a free port as `server` says (its locations, root,
+/// modules' settings), with `http` lines before it (a log format, an
+/// access log), its files in `dir`. Returns nginx and its port.
+pub fn nginx_serving(dir: &Path, http: &str, server: &str) -> (Daemon, u16) {
+    let port = crate::support::free_port();
+    let http = format!("{http}\n  server {{\n    listen 127.0.0.1:{port};\n{server}\n  }}\n");
+    (nginx_http(dir, &http, port), port)
+}
+
+/// nginx with `http` as its http block's own lines (servers, log formats),
+/// its files in `dir`, once it listens on `port`.
+pub fn nginx_http(dir: &Path, http: &str, port: u16) -> Daemon {
+    std::fs::create_dir_all(dir.join("tmp")).unwrap();
+    std::fs::write(
+        dir.join("nginx.conf"),
+        format!(
+            "user root;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n  include /etc/nginx/mime.types;\n  client_body_temp_path {d}/tmp;\n{http}}}\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    nginx(&dir.join("nginx.conf"), port)
+}
+
 /// nginx in the foreground with `conf`, once it listens on `port`.
 pub fn nginx(conf: &Path, port: u16) -> Daemon {
     let mut nginx = Command::new("/usr/sbin/nginx")
