@@ -186,11 +186,17 @@ fn walk_line(walk: &Walk) -> String {
             of,
             cut,
             gap,
+            login_pages,
         } => format!(
-            "  next page: as the log's sessions walked: {} drawn evenly from its {of}{}, each taken by a user as a new visitor (no cookies, an empty cache); each page pattern's share of their pages within {:.1} points of the log's",
+            "  next page: as the log's sessions walked: {} drawn evenly from its {of}{}, each taken by a user as a new visitor (no cookies, an empty cache); each page pattern's share of their pages within {:.1} points of the log's{}",
             headroom_units::quantity::count(*visits, "session", "sessions"),
             cut_words(*cut),
-            100.0 * gap
+            100.0 * gap,
+            if *login_pages > 0 {
+                format!("; the login's own pages ({login_pages}) left out of the visits, as each visit logs in first and its login sends them")
+            } else {
+                String::new()
+            }
         ),
         Walk::Mix(MixWhy::Asked) => {
             "  next page: drawn from the log's mix (--next-page mix)".to_string()

@@ -212,6 +212,26 @@ fn requests_by_file(log: &str, agent: &str) -> BTreeMap<String, u32> {
     counts
 }
 
+/// Three students in Chromium, told apart by their agents, each through
+/// `visits(n)` at `base` reading 1.5 s a page; the server's log at
+/// `log_path` copied beside it as students.log. That file, and its text.
+fn students_read(
+    base: &str,
+    log_path: &Path,
+    visits: impl Fn(u32) -> Vec<String>,
+) -> (std::path::PathBuf, String) {
+    for student in 1..=3 {
+        let agent = format!("Mozilla/5.0 HeadlessChrome student-{student}");
+        let paths = visits(student);
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        chromium_reads_as(base, &paths, 1.5, Some(&agent));
+    }
+    let browsers = std::fs::read_to_string(log_path).unwrap();
+    let copy = log_path.with_file_name("students.log");
+    std::fs::write(&copy, &browsers).unwrap();
+    (copy, browsers)
+}
+
 /// WordPress (Debian's package, Twenty Twenty-Three): three students in
 /// Chromium read the front page, a lesson, the front page again and
 /// another lesson. The workload `from-log` writes of nginx's log, run as
@@ -234,12 +254,10 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
     let blog = crate::support::wordpress::start(&dir);
     let base = blog.url("");
     let visits = ["/", "/lesson-12-islands/", "/", "/lesson-11-caves/"];
-    for student in 1..=3 {
-        let agent = format!("Mozilla/5.0 HeadlessChrome student-{student}");
-        chromium_reads_as(&base, &visits, 1.5, Some(&agent));
-    }
     let log_path = dir.join("access.log");
-    let browsers = std::fs::read_to_string(&log_path).unwrap();
+    let (browser_log, browsers) = students_read(&base, &log_path, |_| {
+        visits.iter().map(|v| v.to_string()).collect()
+    });
     let theirs = requests_by_file(&browsers, "student-");
     for (file, n) in [
         ("/", 6),
@@ -250,8 +268,6 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
     ] {
         assert_eq!(theirs.get(file), Some(&n), "{file}: {theirs:?}");
     }
-    let browser_log = dir.join("students.log");
-    std::fs::write(&browser_log, &browsers).unwrap();
 
     let users = dir.join("users");
     let said = workload_from_log(&browser_log, &users, &base, &[]);
@@ -282,6 +298,84 @@ fn wordpress_students_cost_what_the_workload_from_their_log_costs() {
     let mut expected = theirs.clone();
     expected.remove("/wp-includes/js/wp-emoji-release.min.js");
     assert_eq!(plain, expected, "page loads without the log");
+    drop(blog);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// WordPress again, its students logging in (the log holds no form body):
+/// each logs in through the login page, lands on the front page logged in
+/// (the admin bar's files with it), reads a lesson and the front page. The
+/// workload from nginx's log with `--login` (the login page and its form)
+/// walks their sessions, each visit logging in first: it costs nginx the
+/// same requests, file by file, the login page sent by the login alone.
+#[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
+fn wordpress_students_who_log_in_cost_what_the_workload_from_their_log_costs() {
+    requires!(
+        program("nginx", "nginx"),
+        program("python3", "python3"),
+        program("mariadb", "mariadb-server"),
+        browser(),
+    );
+    let _guard = serial();
+    let dir = temp_dir("script-requests-wordpress-login");
+    let blog = crate::support::wordpress::start(&dir);
+    let base = blog.url("");
+    let log_path = dir.join("access.log");
+    let (browser_log, browsers) = students_read(&base, &log_path, |student| {
+        vec![
+            format!(
+                "form:/wp-login.php?redirect_to=%2F#log=student{student}&pwd=Hr-wp-pass-{student}"
+            ),
+            "/lesson-12-islands/".to_string(),
+            "/".to_string(),
+        ]
+    });
+    let theirs = requests_by_file(&browsers, "student-");
+    for (file, n) in [
+        ("/wp-login.php", 6),
+        ("/", 6),
+        ("/wp-includes/css/admin-bar.min.css", 3),
+    ] {
+        assert_eq!(theirs.get(file), Some(&n), "{file}: {theirs:?}");
+    }
+    std::fs::write(
+        dir.join("students.csv"),
+        (1..=3)
+            .map(|n| format!("student{n},Hr-wp-pass-{n}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("login.yaml"),
+        "name: log in\ndata:\n  file: students.csv\n  columns: [user, pass]\nsteps:\n\
+         \x20 - label: login page\n    path: /wp-login.php?redirect_to=%2F\n    think: 0s\n\
+         \x20 - label: login\n    method: POST\n    path: /wp-login.php\n    think: 0s\n\
+         \x20   form: {log: \"${user}\", pwd: \"${pass}\", wp-submit: Log In, redirect_to: /, testcookie: \"1\"}\n\
+         \x20   check:\n      - {contains: logged-in, name: logged in}\n",
+    )
+    .unwrap();
+    let users = dir.join("users");
+    let login = dir.join("login.yaml");
+    let said = workload_from_log(
+        &browser_log,
+        &users,
+        &base,
+        &["--login", login.to_str().unwrap()],
+    );
+    assert!(
+        said.contains("next page: as the log's sessions walked: 3 sessions")
+            && said.contains("the login's own pages (3) left out of the visits"),
+        "{said}"
+    );
+    std::fs::write(&log_path, "").unwrap();
+    each_student(&users.join("workload.yaml"), 1, 6, &dir, "run");
+    let served = std::fs::read_to_string(&log_path).unwrap();
+    assert_eq!(
+        requests_by_file(&served, "headroom/"),
+        theirs,
+        "the workload from the log, as nginx logged it"
+    );
     drop(blog);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -317,15 +411,11 @@ fn mediawiki_students_cost_what_the_workload_from_their_log_costs() {
         "/index.php?title=Main_Page",
         "/index.php?title=Special:RecentChanges",
     ];
-    for student in 1..=3 {
-        let agent = format!("Mozilla/5.0 HeadlessChrome student-{student}");
-        chromium_reads_as(&base, &visits, 1.5, Some(&agent));
-    }
     let log_path = logs.join("access.log");
-    let browsers = std::fs::read_to_string(&log_path).unwrap();
+    let (browser_log, browsers) = students_read(&base, &log_path, |_| {
+        visits.iter().map(|v| v.to_string()).collect()
+    });
     let theirs = requests_by_path(&browsers, "student-");
-    let browser_log = dir.join("students.log");
-    std::fs::write(&browser_log, &browsers).unwrap();
     let users = dir.join("users");
     let said = workload_from_log(&browser_log, &users, &base, &[]);
     std::fs::write(&log_path, "").unwrap();

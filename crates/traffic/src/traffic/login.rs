@@ -5,12 +5,14 @@
 //! row a user (user n logs in with row n), in a file of their own that
 //! only its owner may read.
 
+use super::model::pattern_of;
+use super::workload::quote;
 use headroom_http::target::Target;
 use headroom_journey::scenario::parse_file;
 use std::path::Path;
 
 /// Data columns of the pages, which a login's may not reuse.
-pub const PAGE_COLUMNS: [&str; 2] = ["page", "path"];
+pub const PAGE_COLUMNS: [&str; 4] = ["visit", "page", "path", "also"];
 /// Top-level keys a login journey may have (its default think, variables,
 /// headers and cookies would not carry over).
 const LOGIN_KEYS: &[&str] = &["name", "description", "data", "steps"];
@@ -25,6 +27,9 @@ pub struct LoginJourney {
     /// Its data file's column names and rows (none without `data:`).
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
+    /// The page patterns its GET steps ask for (their paths written out):
+    /// a visit that logs in sends them, so they are not its pages too.
+    pub pages: Vec<String>,
 }
 
 /// Reads and checks a login journey.
@@ -61,7 +66,8 @@ pub fn read_login(path: &Path) -> Result<LoginJourney, String> {
     };
     if let Some(clash) = columns.iter().find(|c| PAGE_COLUMNS.contains(&c.as_str())) {
         return Err(format!(
-            "{shown}: its data column '{clash}' is the workload's own (page, path): rename it in the login journey"
+            "{shown}: its data column '{clash}' is the workload's own ({}): rename it in the login journey",
+            PAGE_COLUMNS.join(", ")
         ));
     }
     Ok(LoginJourney {
@@ -69,6 +75,119 @@ pub fn read_login(path: &Path) -> Result<LoginJourney, String> {
         steps,
         columns,
         rows,
+        pages: get_patterns(&scenario),
+    })
+}
+
+/// The page patterns of a journey's GET steps whose path and query are
+/// written out (no variable in them).
+fn get_patterns(scenario: &headroom_journey::scenario::Scenario) -> Vec<String> {
+    let mut patterns: Vec<String> = scenario
+        .requests
+        .iter()
+        .filter(|step| step.method == "GET")
+        .filter_map(|step| {
+            let mut target = step.path.literal_text()?;
+            for (i, (key, value)) in step.query.iter().enumerate() {
+                target.push(if i == 0 && !target.contains('?') {
+                    '?'
+                } else {
+                    '&'
+                });
+                target.push_str(&key.literal_text()?);
+                target.push('=');
+                target.push_str(&value.literal_text()?);
+            }
+            Some(pattern_of(target.as_bytes()))
+        })
+        .collect();
+    patterns.sort();
+    patterns.dedup();
+    patterns
+}
+
+impl LoginJourney {
+    /// Its steps' lines, each step written as a block (`- label: ...` and
+    /// its keys below) that GETs a written-out path given `also_loads:`
+    /// of what `also` returns for its page pattern (what the log's browsers
+    /// fetched with that page: its scripts' requests), unless it has its
+    /// own. The comment says why.
+    pub fn steps_with(&self, also: impl Fn(&str) -> Vec<String>) -> Vec<String> {
+        let Some(base) = self
+            .steps
+            .iter()
+            .find_map(|l| l.trim_start().starts_with("- ").then(|| indent(l)))
+        else {
+            return self.steps.clone();
+        };
+        let mut lines = Vec::with_capacity(self.steps.len());
+        let mut at = 0;
+        while at < self.steps.len() {
+            let first = &self.steps[at];
+            let item = first.trim_start().starts_with("- ") && indent(first) == base;
+            let end = if item {
+                (at + 1..self.steps.len())
+                    .find(|&i| {
+                        let line = &self.steps[i];
+                        !line.trim().is_empty() && indent(line) <= base
+                    })
+                    .unwrap_or(self.steps.len())
+            } else {
+                at + 1
+            };
+            let block = &self.steps[at..end];
+            lines.extend(block.iter().take(1).cloned());
+            if item {
+                let resources = block_key(block, base, "path")
+                    .filter(|_| {
+                        block_key(block, base, "method")
+                            .is_none_or(|m| m.eq_ignore_ascii_case("get"))
+                    })
+                    .filter(|_| block_key(block, base, "also_loads").is_none())
+                    .filter(|path| !path.contains("${"))
+                    .map(|path| also(&pattern_of(path.as_bytes())))
+                    .unwrap_or_default();
+                if !resources.is_empty() {
+                    let quoted: Vec<String> = resources.iter().map(|r| quote(r)).collect();
+                    lines.push(format!(
+                        "{}also_loads: [{}]   # fetched with this page in the log: what its scripts ask for",
+                        " ".repeat(base + 2),
+                        quoted.join(", ")
+                    ));
+                }
+            }
+            lines.extend(block.iter().skip(1).cloned());
+            at = end;
+        }
+        lines
+    }
+}
+
+/// The spaces a line starts with.
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// The value of `key` in a step's block (its first line `- key: value`, or
+/// a line of its own two spaces in), unquoted and without a comment.
+fn block_key<'a>(block: &'a [String], base: usize, key: &str) -> Option<&'a str> {
+    block.iter().enumerate().find_map(|(i, line)| {
+        let text = if i == 0 {
+            line.trim_start().strip_prefix("- ")?
+        } else if indent(line) == base + 2 {
+            line.trim_start()
+        } else {
+            return None;
+        };
+        let value = text.strip_prefix(key)?.strip_prefix(':')?;
+        let value = value.split(" #").next().unwrap_or_default().trim();
+        Some(
+            value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value),
+        )
     })
 }
 
@@ -121,5 +240,38 @@ mod tests {
         assert_eq!(steps_block("steps: [{label: a, path: /}]\n"), None);
         assert_eq!(top_level_key("think: 2s"), Some("think"));
         assert_eq!(top_level_key("  think: 2s"), None);
+    }
+
+    /// A GET step whose page the log's browsers fetched resources with
+    /// gets them as `also_loads:`; a POST, a templated path, and a step with
+    /// its own do not.
+    #[test]
+    fn a_login_page_loads_what_the_logs_browsers_fetched_with_it() {
+        let steps = "  - label: login page\n    path: \"/wp-login.php?redirect_to=%2F\"   # the form\n    think: 0s\n  - label: login\n    method: POST\n    path: /wp-login.php\n  - label: own\n    path: /wp-login.php?x=1\n    also_loads: [/a.js]\n  - label: mine\n    path: /u/${user}\n";
+        let login = LoginJourney {
+            file: "login.yaml".into(),
+            steps: steps.lines().map(str::to_string).collect(),
+            columns: Vec::new(),
+            rows: Vec::new(),
+            pages: Vec::new(),
+        };
+        let lines = login.steps_with(|pattern| {
+            assert_ne!(pattern, "/u/*");
+            if pattern.starts_with("/wp-login.php") {
+                vec!["/wp-includes/js/zxcvbn.min.js".to_string()]
+            } else {
+                Vec::new()
+            }
+        });
+        assert_eq!(lines.len(), login.steps.len() + 1);
+        assert_eq!(
+            lines[1],
+            "    also_loads: [\"/wp-includes/js/zxcvbn.min.js\"]   # fetched with this page in the log: what its scripts ask for"
+        );
+        assert_eq!(
+            lines[2],
+            "    path: \"/wp-login.php?redirect_to=%2F\"   # the form"
+        );
+        assert_eq!(lines[4..], login.steps[3..]);
     }
 }

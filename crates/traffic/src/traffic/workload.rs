@@ -223,6 +223,9 @@ pub enum Walk {
         of: u64,
         cut: usize,
         gap: f64,
+        /// Pages of the visits left out as the login's own (each visit's
+        /// login sends them).
+        login_pages: usize,
     },
     /// Each page drawn from the log's mix, and why.
     Mix(MixWhy),
@@ -268,7 +271,10 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         .map(|p| p.replayable - p.secret - p.long)
         .collect();
     let walked = match source.next_page {
-        NextPage::Sessions if model.sessions_apart() => visit_rows(model, &sent, &weights),
+        NextPage::Sessions if model.sessions_apart() => {
+            let login = source.login.map(|l| &l.pages[..]).unwrap_or_default();
+            visit_rows(model, &sent, &weights, login)
+        }
         _ => None,
     };
     let (data, counts, walk) = match walked {
@@ -393,12 +399,14 @@ struct DataRows<'a> {
 }
 
 /// The data file's rows as the log's sessions walked, a visit each (those
-/// drawn into the model's sample, their pages of the patterns sent), with
-/// each sent pattern's rows; None when no session had one.
+/// drawn into the model's sample, their pages of the patterns sent but the
+/// login's own), with each sent pattern's rows; None when no session had
+/// one.
 fn visit_rows<'a>(
     model: &'a TrafficModel,
     sent: &[&'a PagePattern],
     weights: &[u64],
+    login: &[String],
 ) -> Option<(DataRows<'a>, Vec<usize>, Walk)> {
     let index: HashMap<&str, usize> = sent
         .iter()
@@ -407,11 +415,17 @@ fn visit_rows<'a>(
         .collect();
     let mut counts = vec![0usize; sent.len()];
     let mut walked: Vec<Vec<(usize, &str)>> = Vec::new();
+    let mut login_pages = 0;
     for path in &model.paths.kept {
         let pages: Vec<(usize, &str)> = path
             .iter()
             .filter_map(|target| {
-                let at = *index.get(pattern_of(target.as_bytes()).as_str())?;
+                let pattern = pattern_of(target.as_bytes());
+                if login.contains(&pattern) {
+                    login_pages += 1;
+                    return None;
+                }
+                let at = *index.get(pattern.as_str())?;
                 Some((at, target.as_str()))
             })
             .collect();
@@ -453,6 +467,7 @@ fn visit_rows<'a>(
         of: model.paths.sessions,
         cut: model.paths.cut,
         gap,
+        login_pages,
     };
     Some((DataRows { pages, kept }, counts, walk))
 }
@@ -610,6 +625,7 @@ fn walk_comments(walk: &Walk, out: &mut String) {
             of,
             cut,
             gap,
+            login_pages,
         } => {
             let _ = writeln!(
                 out,
@@ -623,6 +639,13 @@ fn walk_comments(walk: &Walk, out: &mut String) {
                 cut_words(*cut),
                 100.0 * gap
             );
+            if *login_pages > 0 {
+                let _ = writeln!(
+                    out,
+                    "# The login's own pages ({login_pages} of the visits' pages) are left out of the\n\
+                     # visits: each visit logs in first, and its login sends them."
+                );
+            }
         }
         Walk::Mix(why) => {
             out.push_str(
@@ -865,7 +888,16 @@ fn steps_text(
                 "each user logs in once, before its first page"
             }
         );
-        for line in &login.steps {
+        let also = |pattern: &str| -> Vec<String> {
+            learned
+                .map(|l| l.for_pattern(pattern))
+                .unwrap_or_default()
+                .iter()
+                .take(MOST_ALSO_LOADS)
+                .map(|r| r.target.clone())
+                .collect()
+        };
+        for line in &login.steps_with(also) {
             if line.trim().is_empty() {
                 out.push('\n');
             } else {
@@ -917,7 +949,7 @@ fn comment(text: &str) -> String {
 }
 
 /// A YAML double-quoted string.
-fn quote(text: &str) -> String {
+pub(super) fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {
@@ -1094,7 +1126,8 @@ mod tests {
                 visits: 300,
                 of: 300,
                 cut: 0,
-                gap: 0.0
+                gap: 0.0,
+                login_pages: 0
             }
         );
         let rows: Vec<&str> = written.pages_csv.lines().collect();
