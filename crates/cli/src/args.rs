@@ -1270,9 +1270,9 @@ pub struct FromLogArgs {
     pub login: Option<PathBuf>,
 
     /// How the workload's users choose their next page: sessions (each user walks a session
-    /// of the log, page after page, as a new visitor; where the log cannot tell its users
-    /// apart, mix instead, and it says so) or mix (each page drawn from the log's mix).
-    #[arg(long, value_name = "HOW", default_value = "sessions", value_parser = ["sessions", "mix"], requires = "out")]
+    /// of the log, page after page, as a new visitor), mix (each page drawn from the log's
+    /// mix), or auto: sessions, but mix where the log cannot tell its users apart (it says so).
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = ["auto", "sessions", "mix"], requires = "out")]
     pub next_page: String,
 }
 

@@ -77,10 +77,10 @@ pub fn run(args: FromLogArgs) -> ExitCode {
             accounts_file: ACCOUNTS_FILE,
             target: args.target.as_deref(),
             login: login.as_ref(),
-            next_page: if args.next_page == "mix" {
-                NextPage::Mix
-            } else {
-                NextPage::Sessions
+            next_page: match args.next_page.as_str() {
+                "mix" => NextPage::Mix,
+                "sessions" => NextPage::Sessions,
+                _ => NextPage::Auto,
             },
         };
         match write_workload(&model, &source, dir) {

@@ -25,8 +25,18 @@ pub fn checked_lines(file: &Path, s: &Scenario, indent: &str) -> Vec<String> {
         count(s.vars.len(), "variable", "variables")
     )];
     if let Some(data) = &s.data {
+        let visits = data
+            .visits
+            .as_ref()
+            .map(|v| {
+                format!(
+                    " in {}, each taken whole by one user as a new visitor",
+                    count(v.count(), "visit", "visits")
+                )
+            })
+            .unwrap_or_default();
         lines.push(format!(
-            "{indent}  data: {} ({})",
+            "{indent}  data: {} ({}{visits})",
             data.file.display(),
             count(data.rows.len(), "row", "rows")
         ));

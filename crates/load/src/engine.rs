@@ -1050,8 +1050,9 @@ async fn open_mix_user(worker: &Rc<Worker>, mix: &MixPlan, vu: u32) {
 /// An open-model VU of a profile with sessions: each arrival it claims is
 /// a new user (fresh cookies, variables and page cache; the data row of its
 /// arrival's number) who runs the journey once (of a mix: the journey drawn
-/// for the arrival's number), or loops it until its session is over
-/// (finishing the iteration under way), and leaves.
+/// for the arrival's number; with data visits, once a row of its whole
+/// visit), or loops it until its session is over (finishing the iteration
+/// under way), and leaves.
 async fn session_users(worker: &Rc<Worker>, session: UserSession) {
     let seed = worker.plan.seed;
     while let Some((n, due)) = worker.arrivals.as_ref().and_then(Arrivals::claim_numbered) {
@@ -1065,18 +1066,20 @@ async fn session_users(worker: &Rc<Worker>, session: UserSession) {
             UserSession::Once => due,
             UserSession::For(length) => due + length,
         };
+        let whole_visit = matches!(session, UserSession::Once);
+        let stays =
+            |journey: &Journey| Instant::now() < leaves || (whole_visit && journey.in_visit());
         let mut intended = Some(due);
         match &worker.plan.workload {
             Workload::Journey(plan) => {
                 let mut journey = Journey::new(plan.clone(), user, seed).from_row(n as usize);
-                while journey.iterate(&**worker, intended.take()).await && Instant::now() < leaves {
-                }
+                while journey.iterate(&**worker, intended.take()).await && stays(&journey) {}
             }
             Workload::Mix(mix) => {
                 let entry = &mix.journeys[mix.arrival_journey(n)];
                 let host = Offset::new(&**worker, entry);
                 let mut journey = Journey::new(entry.plan.clone(), user, seed).from_row(n as usize);
-                while journey.iterate(&host, intended.take()).await && Instant::now() < leaves {}
+                while journey.iterate(&host, intended.take()).await && stays(&journey) {}
             }
             Workload::Url { .. } | Workload::Replay { .. } => return,
         }

@@ -4,9 +4,7 @@
 //! flags and prints.
 
 use crate::traffic::model::TrafficModel;
-use crate::traffic::workload::{
-    cut_words, workload, Fate, LogWorkload, LogWorkloadInput, MixWhy, PageViewCost, Walk,
-};
+use crate::traffic::workload::{workload, Fate, LogWorkload, LogWorkloadInput, PageViewCost, Walk};
 use headroom_http::target::Target;
 use headroom_import::access_log::read::LogReading;
 use std::path::Path;
@@ -146,11 +144,7 @@ fn written_lines(
             ));
         }
     }
-    let left: Vec<&(String, u64, Fate)> = written
-        .fates
-        .iter()
-        .filter(|f| !matches!(f.2, Fate::Sent { .. }))
-        .collect();
+    let left: Vec<&(String, u64, Fate)> = written.fates.iter().filter(|f| !f.2.is_sent()).collect();
     if !left.is_empty() {
         lines.push(format!(
             "  left out: {} ({:.1}% of page requests), each with its reason in the file's header",
@@ -181,30 +175,16 @@ fn written_lines(
 /// How the workload's users choose their next page, in words.
 fn walk_line(walk: &Walk) -> String {
     match walk {
-        Walk::Sessions {
-            visits,
-            of,
-            cut,
-            gap,
-            login_pages,
-        } => format!(
-            "  next page: as the log's sessions walked: {} drawn evenly from its {of}{}, each taken by a user as a new visitor (no cookies, an empty cache); each page pattern's share of their pages within {:.1} points of the log's{}",
-            headroom_units::quantity::count(*visits, "session", "sessions"),
-            cut_words(*cut),
-            100.0 * gap,
+        Walk::Sessions { login_pages, .. } => format!(
+            "  next page: as the log's sessions walked, each taken by a user as a new visitor (no cookies, an empty cache): {}{}",
+            walk.sample_words(),
             if *login_pages > 0 {
-                format!("; the login's own pages ({login_pages}) left out of the visits, as each visit logs in first and its login sends them")
+                format!("; each visit logs in first, and the login sends its own pages ({login_pages} of the visits')")
             } else {
                 String::new()
             }
         ),
-        Walk::Mix(MixWhy::Asked) => {
-            "  next page: drawn from the log's mix (--next-page mix)".to_string()
-        }
-        Walk::Mix(MixWhy::NotApart(quick)) => format!(
-            "  next page: drawn from the log's mix, not as its sessions walked: the log could not tell its users apart ({:.0}% of its pages came within a second of the session's page before); with the session cookie in the log's format, --session-cookie NAME tells them apart",
-            100.0 * quick
-        ),
+        Walk::Mix(why) => format!("  next page: drawn from the log's mix: {}", why.words()),
     }
 }
 

@@ -492,25 +492,33 @@ fn a_data_visit_is_taken_whole_by_one_new_visitor() {
         "1,a\n1,b\n1,c\n2,d\n3,e\n3,f\n4,g\n4,h\n4,i\n4,j\n",
     )
     .unwrap();
+    let walks = |seen: &[(String, String)]| {
+        let mut by_visitor: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for (visitor, page) in seen {
+            by_visitor.entry(visitor).or_default().push(page);
+        }
+        let mut walks: Vec<String> = by_visitor.values().map(|pages| pages.join(" ")).collect();
+        walks.sort();
+        walks
+    };
+    let visits = [
+        "/arrive a b c",
+        "/arrive d",
+        "/arrive e f",
+        "/arrive g h i j",
+    ];
     let json = run_scenario("visits-run", &file, &server, &["-c", "2"]);
-    let seen = seen.lock().unwrap();
-    let mut by_visitor: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
-    for (visitor, page) in seen.iter() {
-        by_visitor.entry(visitor).or_default().push(page);
-    }
-    let mut walks: Vec<String> = by_visitor.values().map(|pages| pages.join(" ")).collect();
-    walks.sort();
-    assert_eq!(
-        walks,
-        [
-            "/arrive a b c",
-            "/arrive d",
-            "/arrive e f",
-            "/arrive g h i j"
-        ],
-        "{seen:?}"
-    );
+    assert_eq!(walks(&seen.lock().unwrap()), visits);
     assert_eq!(json["total"]["count"], 14);
+    // Arrivals that each run the journey once walk a whole visit each.
+    seen.lock().unwrap().clear();
+    run_scenario(
+        "visits-arrivals",
+        &file,
+        &server,
+        &["--rate", "20/s", "--session", "once", "-d", "1s"],
+    );
+    assert_eq!(walks(&seen.lock().unwrap()), visits);
     // Refused: a column the data does not have.
     let wrong = write_scenario(
         "visits-wrong",

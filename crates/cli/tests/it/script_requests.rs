@@ -190,7 +190,7 @@ fn a_workload_from_the_log_fetches_what_the_pages_scripts_asked_for() {
     // The workload: one user walks the log's three sessions (three pages
     // each), each as a new visitor, as each student was.
     assert!(
-        said.contains("next page: as the log's sessions walked: 3 sessions"),
+        said.contains("next page: as the log's sessions walked, each taken by a user as a new visitor (no cookies, an empty cache): 3 of the log's 3 sessions"),
         "{said}"
     );
     each_student(&users.join("workload.yaml"), 1, 9, &dir, "run");
@@ -364,8 +364,10 @@ fn wordpress_students_who_log_in_cost_what_the_workload_from_their_log_costs() {
         &["--login", login.to_str().unwrap()],
     );
     assert!(
-        said.contains("next page: as the log's sessions walked: 3 sessions")
-            && said.contains("the login's own pages (3) left out of the visits"),
+        said.contains("3 of the log's 3 sessions")
+            && said.contains(
+                "each visit logs in first, and the login sends its own pages (3 of the visits')"
+            ),
         "{said}"
     );
     std::fs::write(&log_path, "").unwrap();

@@ -778,8 +778,9 @@ impl Parser {
                     self.doc.at(
                         column.span(),
                         format!(
-                            "visits names the column whose value tells one visit's rows from the next; '{}' is not one of the data's columns",
-                            column.as_str()
+                            "visits names the column whose value tells one visit's rows from the next; '{}' is not one of the data's columns ({})",
+                            column.as_str(),
+                            data.columns.iter().map(|c| names[*c].as_str()).collect::<Vec<_>>().join(", ")
                         ),
                     )
                 })?;

@@ -340,6 +340,11 @@ impl Journey {
         true
     }
 
+    /// Whether the visit under way (data `visits:`) has rows left.
+    pub fn in_visit(&self) -> bool {
+        !self.visit.is_empty()
+    }
+
     /// The next place of the data's cursor: all VUs' or this one's.
     fn next_cursor(&mut self, shared: bool) -> usize {
         if shared {

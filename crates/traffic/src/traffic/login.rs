@@ -27,8 +27,8 @@ pub struct LoginJourney {
     /// Its data file's column names and rows (none without `data:`).
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
-    /// The page patterns its GET steps ask for (their paths written out):
-    /// a visit that logs in sends them, so they are not its pages too.
+    /// The pages its GET steps ask for (path and query, written out): a
+    /// visit that logs in sends each once, so they are not its rows too.
     pub pages: Vec<String>,
 }
 
@@ -75,14 +75,14 @@ pub fn read_login(path: &Path) -> Result<LoginJourney, String> {
         steps,
         columns,
         rows,
-        pages: get_patterns(&scenario),
+        pages: get_targets(&scenario),
     })
 }
 
-/// The page patterns of a journey's GET steps whose path and query are
-/// written out (no variable in them).
-fn get_patterns(scenario: &headroom_journey::scenario::Scenario) -> Vec<String> {
-    let mut patterns: Vec<String> = scenario
+/// The targets of a journey's GET steps whose path and query are written
+/// out (no variable in them).
+fn get_targets(scenario: &headroom_journey::scenario::Scenario) -> Vec<String> {
+    let mut targets: Vec<String> = scenario
         .requests
         .iter()
         .filter(|step| step.method == "GET")
@@ -98,66 +98,68 @@ fn get_patterns(scenario: &headroom_journey::scenario::Scenario) -> Vec<String> 
                 target.push('=');
                 target.push_str(&value.literal_text()?);
             }
-            Some(pattern_of(target.as_bytes()))
+            Some(target)
         })
         .collect();
-    patterns.sort();
-    patterns.dedup();
-    patterns
+    targets.sort();
+    targets.dedup();
+    targets
 }
 
 impl LoginJourney {
-    /// Its steps' lines, each step written as a block (`- label: ...` and
-    /// its keys below) that GETs a written-out path given `also_loads:`
-    /// of what `also` returns for its page pattern (what the log's browsers
-    /// fetched with that page: its scripts' requests), unless it has its
-    /// own. The comment says why.
+    /// Its steps' lines, each step (at any depth, written as a block or as
+    /// `- {label: ..., path: ...}`) that GETs a written-out path given
+    /// `also_loads:` of what `also` returns for its page pattern (what the
+    /// log's browsers fetched with that page: its scripts' requests),
+    /// unless it has its own. The comment says why.
     pub fn steps_with(&self, also: impl Fn(&str) -> Vec<String>) -> Vec<String> {
-        let Some(base) = self
-            .steps
-            .iter()
-            .find_map(|l| l.trim_start().starts_with("- ").then(|| indent(l)))
-        else {
-            return self.steps.clone();
-        };
         let mut lines = Vec::with_capacity(self.steps.len());
-        let mut at = 0;
-        while at < self.steps.len() {
-            let first = &self.steps[at];
-            let item = first.trim_start().starts_with("- ") && indent(first) == base;
-            let end = if item {
-                (at + 1..self.steps.len())
-                    .find(|&i| {
-                        let line = &self.steps[i];
-                        !line.trim().is_empty() && indent(line) <= base
-                    })
-                    .unwrap_or(self.steps.len())
-            } else {
-                at + 1
+        for (at, line) in self.steps.iter().enumerate() {
+            let Some(item) = line.trim_start().strip_prefix("- ") else {
+                lines.push(line.clone());
+                continue;
             };
-            let block = &self.steps[at..end];
-            lines.extend(block.iter().take(1).cloned());
-            if item {
-                let resources = block_key(block, base, "path")
-                    .filter(|_| {
-                        block_key(block, base, "method")
-                            .is_none_or(|m| m.eq_ignore_ascii_case("get"))
-                    })
-                    .filter(|_| block_key(block, base, "also_loads").is_none())
-                    .filter(|path| !path.contains("${"))
-                    .map(|path| also(&pattern_of(path.as_bytes())))
-                    .unwrap_or_default();
-                if !resources.is_empty() {
-                    let quoted: Vec<String> = resources.iter().map(|r| quote(r)).collect();
+            let base = indent(line);
+            let end = (at + 1..self.steps.len())
+                .find(|&i| {
+                    let next = &self.steps[i];
+                    !next.trim().is_empty() && indent(next) <= base
+                })
+                .unwrap_or(self.steps.len());
+            let flow = item.trim_start().starts_with('{');
+            let key = |name: &str| {
+                if flow {
+                    flow_key(item, name)
+                } else {
+                    block_key(&self.steps[at..end], base, name)
+                }
+            };
+            let resources = key("path")
+                .filter(|_| key("method").is_none_or(|m| m.eq_ignore_ascii_case("get")))
+                .filter(|_| key("also_loads").is_none())
+                .filter(|path| !path.contains("${"))
+                .map(|path| also(&pattern_of(path.as_bytes())))
+                .unwrap_or_default();
+            if resources.is_empty() {
+                lines.push(line.clone());
+                continue;
+            }
+            let list: Vec<String> = resources.iter().map(|r| quote(r)).collect();
+            let list = format!("also_loads: [{}]", list.join(", "));
+            match line.rfind('}').filter(|_| flow) {
+                Some(close) => lines.push(format!(
+                    "{}, {list}{}   # also_loads: fetched with this page in the log",
+                    &line[..close],
+                    &line[close..]
+                )),
+                None => {
+                    lines.push(line.clone());
                     lines.push(format!(
-                        "{}also_loads: [{}]   # fetched with this page in the log: what its scripts ask for",
-                        " ".repeat(base + 2),
-                        quoted.join(", ")
+                        "{}{list}   # fetched with this page in the log: what its scripts ask for",
+                        " ".repeat(base + 2)
                     ));
                 }
             }
-            lines.extend(block.iter().skip(1).cloned());
-            at = end;
         }
         lines
     }
@@ -168,8 +170,18 @@ fn indent(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }
 
+/// A value unquoted, without a comment after it.
+fn bare(value: &str) -> &str {
+    let value = value.split(" #").next().unwrap_or_default().trim();
+    value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+        .unwrap_or(value)
+}
+
 /// The value of `key` in a step's block (its first line `- key: value`, or
-/// a line of its own two spaces in), unquoted and without a comment.
+/// a line of its own two spaces in).
 fn block_key<'a>(block: &'a [String], base: usize, key: &str) -> Option<&'a str> {
     block.iter().enumerate().find_map(|(i, line)| {
         let text = if i == 0 {
@@ -179,15 +191,17 @@ fn block_key<'a>(block: &'a [String], base: usize, key: &str) -> Option<&'a str>
         } else {
             return None;
         };
-        let value = text.strip_prefix(key)?.strip_prefix(':')?;
-        let value = value.split(" #").next().unwrap_or_default().trim();
-        Some(
-            value
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(value),
-        )
+        Some(bare(text.strip_prefix(key)?.strip_prefix(':')?))
+    })
+}
+
+/// The value of `key` in a one-line flow map (`{label: a, path: /x}`).
+fn flow_key<'a>(item: &'a str, key: &str) -> Option<&'a str> {
+    let inner = item.trim_start().strip_prefix('{')?;
+    let inner = &inner[..inner.rfind('}')?];
+    inner.split(',').find_map(|pair| {
+        let (name, value) = pair.split_once(':')?;
+        (name.trim() == key).then(|| bare(value))
     })
 }
 
@@ -273,5 +287,23 @@ mod tests {
             "    path: \"/wp-login.php?redirect_to=%2F\"   # the form"
         );
         assert_eq!(lines[4..], login.steps[3..]);
+        // In a group, and as a flow map.
+        let nested = LoginJourney {
+            steps: "  - group: in\n    steps:\n      - label: page\n        path: /wp-login.php\n  - {label: flow, path: /wp-login.php}   # here\n  - {label: post, method: POST, path: /wp-login.php}\n"
+                .lines()
+                .map(str::to_string)
+                .collect(),
+            ..login
+        };
+        let lines = nested.steps_with(|_| vec!["/z.js".to_string()]);
+        assert_eq!(
+            lines[3],
+            "        also_loads: [\"/z.js\"]   # fetched with this page in the log: what its scripts ask for"
+        );
+        assert_eq!(
+            lines[5],
+            "  - {label: flow, path: /wp-login.php, also_loads: [\"/z.js\"]}   # here   # also_loads: fetched with this page in the log"
+        );
+        assert_eq!(lines[6], nested.steps[5]);
     }
 }

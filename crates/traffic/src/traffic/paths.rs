@@ -5,9 +5,9 @@
 /// Sessions kept at most (drawn evenly from all that had a page to send).
 pub const MOST_PATHS: usize = 1000;
 /// Pages kept of one session, and their bytes; past either, the rest of
-/// the session is cut (and counted).
+/// the session is cut (and counted). 1,000 sessions hold 16 MB at most.
 pub const MOST_PATH_PAGES: usize = 100;
-const MOST_PATH_BYTES: usize = 8192;
+pub const MOST_PATH_BYTES: usize = 16 << 10;
 
 /// Where an open session's path is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -56,7 +56,7 @@ pub struct Paths {
     pub kept: Vec<Vec<String>>,
     /// Sessions that had a page to send, all.
     pub sessions: u64,
-    /// Kept sessions cut at [`MOST_PATH_PAGES`] (or 8 KB of pages).
+    /// Kept sessions cut at [`MOST_PATH_PAGES`] (or [`MOST_PATH_BYTES`]).
     pub cut: usize,
 }
 

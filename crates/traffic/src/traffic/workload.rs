@@ -179,9 +179,18 @@ pub enum Fate {
     Rare,
     /// In none of the sessions drawn from the log (it walks them).
     Unsampled,
+    /// Sent by the login's steps alone (each visit logs in first).
+    ByLogin,
     /// The log's rarer patterns, folded together past
     /// [`super::pages::MAX_PATTERNS`] distinct ones.
     Folded,
+}
+
+impl Fate {
+    /// Whether the workload sends its pages (as rows, or by the login).
+    pub fn is_sent(&self) -> bool {
+        matches!(self, Fate::Sent { .. } | Fate::ByLogin)
+    }
 }
 
 /// The workload: its scenario's text, its data file's, and what each
@@ -205,7 +214,10 @@ pub struct LogWorkload {
 /// what the log allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NextPage {
-    /// Walk the log's sessions, where it tells its users apart.
+    /// Walk the log's sessions where it tells its users apart, else draw
+    /// from the mix.
+    Auto,
+    /// Walk the log's sessions, even where they look mixed.
     Sessions,
     /// Draw each page from the log's mix.
     Mix,
@@ -214,17 +226,19 @@ pub enum NextPage {
 /// How the workload written chooses each next page.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Walk {
-    /// Users walk the log's sessions: `visits` of the log's `of` sessions
-    /// with a page to send, drawn evenly (those cut long: `cut`); in them,
-    /// each pattern's share of the pages is within `gap` (a fraction) of
-    /// the log's.
+    /// Users walk the log's sessions: `drawn` of the log's `of` sessions
+    /// with a page to send, drawn evenly (those cut long: `cut`), of which
+    /// `visits` have a page the workload sends; in them (with the login's
+    /// pages), each pattern's share of the pages is within `gap` (a
+    /// fraction) of the log's.
     Sessions {
         visits: usize,
+        drawn: usize,
         of: u64,
         cut: usize,
         gap: f64,
-        /// Pages of the visits left out as the login's own (each visit's
-        /// login sends them).
+        /// Pages of the visits the login sends (its GET steps' own,
+        /// once a visit), not written as rows.
         login_pages: usize,
     },
     /// Each page drawn from the log's mix, and why.
@@ -237,8 +251,10 @@ pub enum MixWhy {
     Asked,
     /// Its sessions could not be told apart: this share of their pages
     /// came within a second of the page before (several users behind one
-    /// address and browser).
-    NotApart(f64),
+    /// address and browser); whether the sessions were keyed by cookie.
+    NotApart { quick: f64, cookie: bool },
+    /// No session drawn had a page to send but the login's.
+    NoVisits,
 }
 
 /// Where the log came from and where the workload is to be sent.
@@ -270,27 +286,33 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         .iter()
         .map(|p| p.replayable - p.secret - p.long)
         .collect();
-    let walked = match source.next_page {
-        NextPage::Sessions if model.sessions_apart() => {
-            let login = source.login.map(|l| &l.pages[..]).unwrap_or_default();
-            visit_rows(model, &sent, &weights, login)
-        }
+    let why = match source.next_page {
+        NextPage::Mix => Some(MixWhy::Asked),
+        NextPage::Auto if !model.sessions_apart() => Some(MixWhy::NotApart {
+            quick: quick_share,
+            cookie: matches!(model.key, super::model::SessionKey::Cookie(_)),
+        }),
         _ => None,
     };
-    let (data, counts, walk) = match walked {
-        Some((data, counts, walk)) => (data, counts, walk),
+    let walked = match why {
         None => {
-            let why = match source.next_page {
-                NextPage::Mix => MixWhy::Asked,
-                NextPage::Sessions => MixWhy::NotApart(quick_share),
-            };
+            let login = source.login.map(|l| &l.pages[..]).unwrap_or_default();
+            visit_rows(model, &sent, &weights, login).ok_or(MixWhy::NoVisits)
+        }
+        Some(why) => Err(why),
+    };
+    let (data, counts, by_login, walk) = match walked {
+        Ok(walked) => walked,
+        Err(why) => {
             let (data, counts) = mix_rows(&sent, &weights);
-            (data, counts, Walk::Mix(why))
+            let none = vec![0; counts.len()];
+            (data, counts, none, Walk::Mix(why))
         }
     };
     let visits = matches!(walk, Walk::Sessions { .. });
-    for (at, n) in sent_at.iter().zip(&counts) {
+    for ((at, n), login) in sent_at.iter().zip(&counts).zip(&by_login) {
         fates[*at].2 = match (*n, visits) {
+            (0, true) if *login > 0 => Fate::ByLogin,
             (0, true) => Fate::Unsampled,
             (0, false) => Fate::Rare,
             (rows, _) => Fate::Sent { rows },
@@ -400,35 +422,43 @@ struct DataRows<'a> {
 
 /// The data file's rows as the log's sessions walked, a visit each (those
 /// drawn into the model's sample, their pages of the patterns sent but the
-/// login's own), with each sent pattern's rows; None when no session had
-/// one.
+/// login's own: the first of each target `login` sends, in each visit),
+/// with each sent pattern's rows and its pages the login sends; None when
+/// no session had a row.
+#[allow(clippy::type_complexity)]
 fn visit_rows<'a>(
     model: &'a TrafficModel,
     sent: &[&'a PagePattern],
     weights: &[u64],
     login: &[String],
-) -> Option<(DataRows<'a>, Vec<usize>, Walk)> {
+) -> Option<(DataRows<'a>, Vec<usize>, Vec<usize>, Walk)> {
     let index: HashMap<&str, usize> = sent
         .iter()
         .enumerate()
         .map(|(i, p)| (p.pattern.as_str(), i))
         .collect();
     let mut counts = vec![0usize; sent.len()];
+    let mut by_login = vec![0usize; sent.len()];
     let mut walked: Vec<Vec<(usize, &str)>> = Vec::new();
-    let mut login_pages = 0;
     for path in &model.paths.kept {
-        let pages: Vec<(usize, &str)> = path
-            .iter()
-            .filter_map(|target| {
-                let pattern = pattern_of(target.as_bytes());
-                if login.contains(&pattern) {
-                    login_pages += 1;
-                    return None;
+        let mut logged_in = vec![false; login.len()];
+        let mut pages: Vec<(usize, &str)> = Vec::new();
+        for target in path {
+            let Some(&at) = index.get(pattern_of(target.as_bytes()).as_str()) else {
+                continue;
+            };
+            let sent_by_login = login
+                .iter()
+                .position(|l| l == target)
+                .filter(|i| !logged_in[*i]);
+            match sent_by_login {
+                Some(i) => {
+                    logged_in[i] = true;
+                    by_login[at] += 1;
                 }
-                let at = *index.get(pattern.as_str())?;
-                Some((at, target.as_str()))
-            })
-            .collect();
+                None => pages.push((at, target.as_str())),
+            }
+        }
         if !pages.is_empty() {
             pages.iter().for_each(|(at, _)| counts[*at] += 1);
             walked.push(pages);
@@ -455,21 +485,24 @@ fn visit_rows<'a>(
             })
         })
         .collect();
-    let rows = pages.len() as f64;
+    // The pages the visits send, their login's among them.
+    let sends: Vec<usize> = counts.iter().zip(&by_login).map(|(n, l)| n + l).collect();
+    let rows = sends.iter().sum::<usize>().max(1) as f64;
     let all: u64 = weights.iter().sum();
-    let gap = counts
+    let gap = sends
         .iter()
         .zip(weights)
         .map(|(n, w)| (*n as f64 / rows - *w as f64 / all.max(1) as f64).abs())
         .fold(0.0, f64::max);
     let walk = Walk::Sessions {
         visits: walked.len(),
+        drawn: model.paths.kept.len(),
         of: model.paths.sessions,
         cut: model.paths.cut,
         gap,
-        login_pages,
+        login_pages: by_login.iter().sum(),
     };
-    Some((DataRows { pages, kept }, counts, walk))
+    Some((DataRows { pages, kept }, counts, by_login, walk))
 }
 
 /// The data file's rows in the log's shares ([`ROWS`], each pattern's by
@@ -604,67 +637,116 @@ fn scenario_text(
     out
 }
 
-/// " (3 cut at their first 100 pages)": the sessions of the sample cut
-/// long, or nothing.
-pub fn cut_words(cut: usize) -> String {
-    if cut > 0 {
+impl Walk {
+    /// The sample the visits are, and how close to the log's mix: "240 of
+    /// the log's 240 sessions, drawn evenly from the whole log; each page
+    /// pattern's share of their pages within 0.4 points of the log's".
+    /// Empty for the mix.
+    pub fn sample_words(&self) -> String {
+        let Walk::Sessions {
+            visits,
+            drawn,
+            of,
+            cut,
+            gap,
+            login_pages,
+        } = self
+        else {
+            return String::new();
+        };
+        use headroom_units::quantity::group_thousands;
+        let cut = if *cut > 0 {
+            format!(
+                " ({cut} cut at their first {} pages or {} KB of addresses)",
+                super::paths::MOST_PATH_PAGES,
+                super::paths::MOST_PATH_BYTES / 1024
+            )
+        } else {
+            String::new()
+        };
+        let empty = if visits < drawn {
+            format!(
+                "; {} of them held no page to send but the login's",
+                group_thousands((drawn - visits) as i64)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            " ({cut} cut at their first {} pages)",
-            super::paths::MOST_PATH_PAGES
+            "{} of the log's {} sessions, drawn evenly from the whole log{cut}{empty}; each page pattern's share of their pages{} within {:.1} points of the log's",
+            group_thousands(*drawn as i64),
+            group_thousands(*of as i64),
+            if *login_pages > 0 {
+                " (the login's among them)"
+            } else {
+                ""
+            },
+            100.0 * gap
         )
-    } else {
-        String::new()
+    }
+}
+
+impl MixWhy {
+    /// Why the pages are drawn from the mix.
+    pub fn words(&self) -> String {
+        match self {
+            MixWhy::Asked => "as asked (--next-page mix)".into(),
+            MixWhy::NotApart { quick, cookie } => format!(
+                "the log could not tell its users apart: {:.0}% of its pages came within a second of their session's page before (several users behind one {}); --next-page sessions walks them anyway{}",
+                100.0 * quick,
+                if *cookie { "session cookie" } else { "address and browser" },
+                if *cookie {
+                    ""
+                } else {
+                    ", and with the session cookie in the log's format, --session-cookie NAME tells them apart"
+                }
+            ),
+            MixWhy::NoVisits => {
+                "no session of the log had a page to send but the login's".into()
+            }
+        }
     }
 }
 
 /// How a user chooses its next page, as the file's header says it.
 fn walk_comments(walk: &Walk, out: &mut String) {
-    match walk {
-        Walk::Sessions {
-            visits,
-            of,
-            cut,
-            gap,
-            login_pages,
-        } => {
-            let _ = writeln!(
-                out,
-                "# Every user walks the log's sessions: it takes the next visit of the data file (a\n\
-                 # session of the log, its pages in the order they were read) as a new visitor (no\n\
-                 # cookies, an empty cache), one page an iteration, then the next visit. Between\n\
-                 # pages it reads for a time drawn from the log-normal fitted to the log's reading\n\
-                 # times. The visits are {visits} of the log's {of} sessions with a page to send, drawn\n\
-                 # evenly from the whole log{}; each page pattern's share of their pages is within\n\
-                 # {:.1} points of the log's.",
-                cut_words(*cut),
-                100.0 * gap
-            );
+    let text = match walk {
+        Walk::Sessions { login_pages, .. } => format!(
+            "Every user walks the log's sessions: it takes the next visit of the data file (a session of the log, its pages in the order they were read) as a new visitor (no cookies, an empty cache), one page an iteration, then the next visit. Between pages it reads for a time drawn from the log-normal fitted to the log's reading times. The visits are {}.{}",
+            walk.sample_words(),
             if *login_pages > 0 {
-                let _ = writeln!(
-                    out,
-                    "# The login's own pages ({login_pages} of the visits' pages) are left out of the\n\
-                     # visits: each visit logs in first, and its login sends them."
-                );
+                format!(" Each visit logs in first; the login's own pages ({login_pages} of the visits' pages, the first of each in a visit) are sent by its steps, not as rows.")
+            } else {
+                String::new()
             }
-        }
-        Walk::Mix(why) => {
-            out.push_str(
-                "# Every iteration of a user is one page of the log: the next row of the data\n\
-                 # file, whose rows hold the pages in the log's proportions; the user then reads\n\
-                 # for a time drawn from the log-normal fitted to the log's reading times.\n",
-            );
-            if let MixWhy::NotApart(quick) = why {
-                let _ = writeln!(
-                    out,
-                    "# The log's sessions are not walked: it could not tell its users apart ({:.0}% of\n\
-                     # its pages came within a second of the session's page before: several users\n\
-                     # behind one address and browser). With a session cookie in the log,\n\
-                     # --session-cookie NAME tells them apart.",
-                    100.0 * quick
-                );
-            }
-        }
+        ),
+        Walk::Mix(why) => format!(
+            "Every iteration of a user is one page of the log: the next row of the data file, whose rows hold the pages in the log's proportions; the user then reads for a time drawn from the log-normal fitted to the log's reading times. The log's sessions are not walked: {}.",
+            why.words()
+        ),
+    };
+    for line in wrapped(&text, 88) {
+        let _ = writeln!(out, "# {line}");
     }
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces.
+fn wrapped(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// The comments on what the workload leaves out: patterns not sent and
@@ -676,10 +758,7 @@ fn left_out_comments(
     fates: &[(String, u64, Fate)],
     out: &mut String,
 ) {
-    let left: Vec<&(String, u64, Fate)> = fates
-        .iter()
-        .filter(|f| !matches!(f.2, Fate::Sent { .. }))
-        .collect();
+    let left: Vec<&(String, u64, Fate)> = fates.iter().filter(|f| !f.2.is_sent()).collect();
     if !left.is_empty() {
         let share = |n: u64| 100.0 * n as f64 / model.mix_requests().max(1) as f64;
         let _ = writeln!(
@@ -688,14 +767,15 @@ fn left_out_comments(
             share(left.iter().map(|f| f.1).sum())
         );
         let unsampled = match walk {
-            Walk::Sessions { visits, of, .. } => {
-                format!("in none of the {visits} sessions drawn from the log's {of}")
+            Walk::Sessions { drawn, of, .. } => {
+                format!("in none of the {drawn} sessions drawn from the log's {of}")
             }
             Walk::Mix(_) => String::new(),
         };
         for (pattern, n, fate) in left.iter().take(20) {
             let why = match fate {
                 Fate::Unsampled => unsampled.as_str(),
+                Fate::ByLogin => "",
                 Fate::NotReplayable => {
                     "no GET answered 2xx or 304 (a form sent, a redirect, an error)"
                 }
@@ -1124,6 +1204,7 @@ mod tests {
             written.walk,
             Walk::Sessions {
                 visits: 300,
+                drawn: 300,
                 of: 300,
                 cut: 0,
                 gap: 0.0,
@@ -1161,6 +1242,68 @@ mod tests {
             headroom_journey::scenario::parse_file(&dir.join("workload.yaml"), None).unwrap();
         assert_eq!(scenario.data.unwrap().visits.unwrap().count(), 300);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// With a login that GETs the front page, each visit's first front
+    /// page is the login's: not a row, but counted as sent (a fate of its
+    /// own when the login sends all of a pattern's).
+    #[test]
+    fn a_visits_login_sends_its_own_page_once() {
+        let model = model();
+        let login = LoginJourney {
+            file: "login.yaml".into(),
+            steps: vec!["  - label: front\n    path: /".into()],
+            columns: Vec::new(),
+            rows: Vec::new(),
+            pages: vec!["/".into(), "/mod/forum/view.php?id=3".into()],
+        };
+        let written = workload(
+            &model,
+            &LogWorkloadInput {
+                logs: &["access.log".to_string()],
+                pages_file: "pages.csv",
+                accounts_file: "accounts.csv",
+                target: None,
+                login: Some(&login),
+                next_page: NextPage::Auto,
+            },
+        );
+        let Walk::Sessions {
+            visits,
+            gap,
+            login_pages,
+            ..
+        } = written.walk
+        else {
+            panic!("{:?}", written.walk);
+        };
+        // 300 front pages, and the forum of 60 sessions.
+        assert_eq!((visits, login_pages), (300, 360));
+        assert!(gap < 1e-9, "{gap}");
+        let rows: Vec<&str> = written.pages_csv.lines().collect();
+        assert_eq!(rows.len(), 1500 - 360);
+        // Session 8: course 1, course 2, the front page (its second); its
+        // forum (id 3) the login's, as session 3's was.
+        assert_eq!(
+            rows[31..35],
+            [
+                "9,2,/course/view.php?id=1",
+                "9,2,/course/view.php?id=2",
+                "9,1,/",
+                "10,2,/course/view.php?id=2"
+            ]
+        );
+        assert!(written
+            .fates
+            .iter()
+            .all(|f| !matches!(f.2, Fate::ByLogin | Fate::Unsampled)));
+        assert!(
+            written
+                .scenario
+                .contains("the login's own pages (360 of the visits' pages"),
+            "{}",
+            written.scenario
+        );
     }
 
     #[test]
