@@ -6,7 +6,7 @@
 //! only its owner may read.
 
 use super::model::pattern_of;
-use super::workload::quote;
+use super::yaml_text::quote;
 use headroom_http::target::Target;
 use headroom_journey::scenario::parse_file;
 use std::path::Path;

@@ -10,3 +10,4 @@ pub mod pages;
 pub mod paths;
 pub mod pattern;
 pub mod workload;
+pub mod yaml_text;

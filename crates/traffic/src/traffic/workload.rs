@@ -16,6 +16,7 @@ use super::model::page_key;
 use super::model::pattern_of;
 use super::model::{busiest, TrafficModel};
 use super::pages::PagePattern;
+use super::yaml_text::quote;
 use headroom_journey::journey_mix::{exact_split, interleave};
 use headroom_units::civil::utc_minute_text;
 use std::collections::HashMap;
@@ -1028,24 +1029,6 @@ fn comment(text: &str) -> String {
         .collect()
 }
 
-/// A YAML double-quoted string.
-pub(super) fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1304,11 +1287,5 @@ mod tests {
             "{}",
             written.scenario
         );
-    }
-
-    #[test]
-    fn quoting_keeps_yaml_specials_inside_the_string() {
-        assert_eq!(quote("/a?b=*&c"), "\"/a?b=*&c\"");
-        assert_eq!(quote("say \"hi\"\\"), "\"say \\\"hi\\\"\\\\\"");
     }
 }
