@@ -317,6 +317,10 @@ pub struct CapacitySetup {
     /// (its `peak:`): the answer says how many times it the server takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_peak: Option<LogPeakRecord>,
+    /// A lesson search (`--arrive-within`): the window its students
+    /// arrive within, s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrive_within_s: Option<f64>,
 }
 
 /// A log's busiest minute, as users.

@@ -161,6 +161,7 @@ impl SearchPlan {
             rate_unit: settings.rate_unit.to_string(),
             users_are: settings.users_are.clone(),
             log_peak: settings.log_peak.clone(),
+            arrive_within_s: settings.lesson.map(|w| w.as_secs_f64()),
             ladder: if settings.aimed { "aimed" } else { "plain" }.into(),
             step: settings.ladder.step,
             resolution: settings.ladder.resolution,

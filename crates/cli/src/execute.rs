@@ -268,6 +268,7 @@ fn report(common: &CommonArgs, target: &str, outcome: &RunOutcome) -> ExitCode {
         warnings: &outcome.warnings,
         verdicts: &verdicts,
         label_order: &outcome.manifest.labels,
+        arrive_within_s: outcome.manifest.profile.arrive_within_s,
     };
     if common.json {
         println!("{}", json_summary(&input));

@@ -39,6 +39,7 @@ pub fn run(args: MergeArgs) -> ExitCode {
         warnings: &[],
         verdicts: &[],
         label_order: &manifest.labels,
+        arrive_within_s: manifest.profile.arrive_within_s,
     };
     let record = manifest.merged.as_ref();
     if args.json {

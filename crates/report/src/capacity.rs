@@ -14,6 +14,10 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     let (rows, left) = level_table(result);
     let mut out = String::from("\n");
+    if let Some(answer) = crate::first_sentence::lesson_search(result) {
+        out.push_str(&crate::first_sentence::indented(&answer));
+        out.push('\n');
+    }
     out.push_str(&padded(&rows, &left));
     out.push_str(&format!("\n  Capacity: {}\n", result.verdict()));
     capacity_notes(&mut out, result);

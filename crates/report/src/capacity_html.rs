@@ -219,11 +219,14 @@ fn head(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>headroom capacity: {}</title><style>{STYLE}{EXTRA_STYLE}</style></head><body><main>\n\
-         <h1>headroom capacity</h1><h2>{}</h2><div class=\"meta\">{}<span>started: {}</span>\
+         <h1>headroom capacity</h1>{}<h2>{}</h2><div class=\"meta\">{}<span>started: {}</span>\
          <span>Apdex T {} ms, F {} ms</span><span>think time: {}</span>\
          <span>target: Apdex ≥ {:.2}, errors ≤ {:.1}%{}</span>\
          <span>{}</span></div>\n<p class=\"verdict\">{}</p>\n",
         escape(&setup.url),
+        crate::first_sentence::lesson_search(result)
+            .map(|s| format!("<p class=\"answer\">{}</p>", escape(&s)))
+            .unwrap_or_default(),
         escape(&setup.url),
         setup.scenario.as_ref().map_or(String::new(), |s| format!(
             "<span>scenario: {}</span>",

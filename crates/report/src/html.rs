@@ -43,6 +43,7 @@ h1{font-size:1.5em;margin:16px 0 4px}h2{font-size:1.25em;margin:28px 0 6px}h3{fo
 h1,h2,h3,p,li,nav{overflow-wrap:anywhere}
 .meta{color:#555;font-size:.92em;margin:4px 0 10px}.meta span{margin-right:14px;display:inline-block;max-width:100%}
 .verdict{font-size:1.08em;background:#fff;border-left:6px solid #0072b2;padding:10px 12px;margin:10px 0}
+.answer{font-size:1.25em;line-height:1.45;background:#fff;border-left:6px solid #009e73;padding:12px 14px;margin:12px 0;max-width:60em}
 .scroll{overflow-x:auto;max-width:100%;border:1px solid #ddd;background:linear-gradient(to right,#fff 30%,#fff0) left/40px 100% no-repeat local,linear-gradient(to left,#fff 30%,#fff0) right/40px 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0003,#0000) left/14px 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0003,#0000) right/14px 100% no-repeat scroll #fff}
 table{border-collapse:collapse;font-size:.88em;width:100%}th,td{padding:4px 8px;text-align:right;white-space:nowrap;border-bottom:1px solid #eee}
 th{background:#eef1f5;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
@@ -171,6 +172,14 @@ fn run_section(html: &mut String, run: &RunData) {
             m.from_s,
             count(m.whole_run.total.count as usize, "sample", "samples")
         );
+    }
+    if let Some(answer) = run
+        .manifest
+        .profile
+        .arrive_within_s
+        .and_then(|within| crate::first_sentence::lesson_run(&run.summary, within))
+    {
+        let _ = writeln!(html, "<p class=\"answer\">{}</p>", escape(&answer));
     }
     verdict(html, run);
     phases(html, run);

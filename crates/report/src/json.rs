@@ -17,6 +17,9 @@ pub struct ReportInput<'a> {
     pub verdicts: &'a [Verdict],
     /// Labels in the order of the scenario's steps (tables follow it).
     pub label_order: &'a [String],
+    /// A lesson run: the window its students arrived within, s (its
+    /// answer opens the summary).
+    pub arrive_within_s: Option<f64>,
 }
 
 #[derive(Serialize)]

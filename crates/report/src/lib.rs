@@ -19,6 +19,7 @@ pub mod compare_input;
 pub mod compare_labels;
 pub mod demo_text;
 pub mod experiment_html;
+pub mod first_sentence;
 pub mod fleet;
 pub mod html;
 pub mod json;

@@ -34,6 +34,14 @@ fn thousands(n: u64) -> String {
 pub fn render_summary(input: &ReportInput<'_>) -> String {
     let s = input.summary;
     let mut out = String::new();
+    // The answer to a lesson's question first.
+    if let Some(answer) = input
+        .arrive_within_s
+        .and_then(|within| crate::first_sentence::lesson_run(s, within))
+    {
+        out.push('\n');
+        out.push_str(&crate::first_sentence::indented(&answer));
+    }
     siege_block(&mut out, input);
     verdict_lines(&mut out, s);
     label_table(&mut out, input);

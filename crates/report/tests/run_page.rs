@@ -22,6 +22,7 @@ fn terminal(run: &RunData) -> String {
         warnings: &[],
         verdicts: &[],
         label_order: &run.manifest.labels,
+        arrive_within_s: run.manifest.profile.arrive_within_s,
     })
 }
 

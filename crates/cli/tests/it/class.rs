@@ -62,6 +62,11 @@ fn a_short_lesson_of_the_class_passes_every_check() {
     assert!(output.status.success(), "{}", text(&output));
     let said = text(&output);
     assert!(said.contains("mix: reader 9 users, poster 1"), "{said}");
+    // The answer first, in words.
+    assert!(
+        said.contains("stdout:\n\n  A class of 10 arriving within 2 s: fine. Pages took at most"),
+        "{said}"
+    );
     let summary = &manifest(&out)["summary"];
     assert_eq!(summary["total"]["errors"], 0, "{said}");
     let checks = summary["checks"].as_object().unwrap();

@@ -513,6 +513,16 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap()).unwrap();
     let users = json["capacity"]["users"].as_u64().expect("an answer");
+    // The answer first, in words: how many, the pages then, what broke
+    // first past it (the logins the site slows with the burst).
+    assert!(
+        stdout.starts_with(&format!(
+            "\n  This server takes about {users} students arriving within 2 s: with {users}, pages took at most"
+        )) && stdout
+            .replace("\n  ", " ")
+            .contains("the arrival (the logins and first pages) broke first: 95 in 100 pages took up to"),
+        "{stdout}"
+    );
     // The final level ran three times: the answer quotes its worst run
     // everywhere, and says which.
     let quoted = &json["capacity"]["quoted"];

@@ -1,0 +1,357 @@
+//! The answer first, in words a teacher can forward: the question a lesson
+//! run or a lesson search asks ("does my class hold?", "how many students
+//! can start a lesson together?") answered in one or two sentences, with
+//! the figures that decide it. The engineer's detail follows them on the
+//! terminal and on the page.
+
+use headroom_bundle::capacity::{CapacityResult, Level, LevelPhase};
+use headroom_bundle::summary::{LabelFigures, RunSummary};
+
+/// What a lesson run must do to be "fine" when nothing else is asked:
+/// capacity's default target (Apdex at least 0.70, at most 1% errors) in
+/// each phase.
+pub const FINE_APDEX: f64 = 0.70;
+pub const FINE_ERRORS: f64 = 0.01;
+
+/// Sentences for the terminal: lines of at most 100 characters, two
+/// spaces in, each ending in a line break.
+pub fn indented(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.len() + 1 + word.len() > 98 {
+            out.push_str(&format!("  {line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    out
+}
+
+/// A time as a person says it: "45 ms", "0.31 s", "2.1 s", "12 s".
+pub fn took(ms: f64) -> String {
+    if ms < 1.0 {
+        "under 1 ms".into()
+    } else if ms < 100.0 {
+        format!("{ms:.0} ms")
+    } else if ms < 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else if ms < 10_000.0 {
+        format!("{:.1} s", ms / 1000.0)
+    } else {
+        format!("{:.0} s", ms / 1000.0)
+    }
+}
+
+/// "60 s", "1.5 s", "2 min".
+fn within(seconds: f64) -> String {
+    if seconds >= 120.0 && seconds % 60.0 == 0.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds.fract() == 0.0 {
+        format!("{seconds:.0} s")
+    } else {
+        format!("{seconds:.1} s")
+    }
+}
+
+/// A share of requests as a person says it: "3%", "0.4%".
+fn share(fraction: f64) -> String {
+    let pct = 100.0 * fraction;
+    if pct >= 10.0 || pct.fract() == 0.0 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
+/// The bar a phase is judged by: the Apdex asked and its T, the errors
+/// allowed.
+#[derive(Debug, Clone, Copy)]
+struct Bar {
+    apdex: f64,
+    apdex_t_ms: f64,
+    max_error: f64,
+}
+
+/// What went wrong in a phase, or None when it was fine.
+fn trouble(apdex: Option<f64>, error_rate: f64, p95_ms: Option<f64>, bar: Bar) -> Option<String> {
+    let mut said = Vec::new();
+    if error_rate > bar.max_error {
+        said.push(format!("{} of the requests failed", share(error_rate)));
+    }
+    match (apdex, p95_ms) {
+        (Some(a), Some(p95)) if a + 1e-9 < bar.apdex => {
+            // As many decimals as tell the two apart.
+            let digits = if format!("{a:.2}") == format!("{:.2}", bar.apdex) {
+                3
+            } else {
+                2
+            };
+            said.push(format!(
+                "95 in 100 pages took up to {}, and the Apdex fell to {a:.digits$} ({:.digits$} asked; a page within {} satisfies)",
+                took(p95),
+                bar.apdex,
+                took(bar.apdex_t_ms)
+            ))
+        }
+        (None, _) | (_, None) => said.push("no page was answered".to_string()),
+        _ => {}
+    }
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+/// The first sentences of a lesson run (`--students N --arrive-within W`):
+/// fine, or what went wrong and when. None for any other run.
+pub fn lesson_run(summary: &RunSummary, arrive_within_s: f64) -> Option<String> {
+    let arrival = summary.phases.iter().find(|p| p.name == "arrival")?;
+    let reading = summary.phases.iter().find(|p| p.name == "reading");
+    let students: u64 = summary.phases.iter().map(|p| p.arrivals).sum();
+    let class = format!(
+        "A class of {students} arriving within {}",
+        within(arrive_within_s)
+    );
+    let bar = Bar {
+        apdex: FINE_APDEX,
+        apdex_t_ms: summary.apdex_t_ms,
+        max_error: FINE_ERRORS,
+    };
+    let problem = |f: &LabelFigures| {
+        let p95 = (f.count > 0).then_some(f.p95_ms);
+        trouble(f.apdex, f.error_rate, p95, bar)
+    };
+    let while_arriving = problem(&arrival.figures);
+    let after = reading.and_then(|r| problem(&r.figures));
+    let p95 = |f: &LabelFigures| took(f.p95_ms);
+    Some(match (while_arriving, after) {
+        (None, None) => format!(
+            "{class}: fine. Pages took at most {} while they arrived{} (95 in 100), and {}.",
+            p95(&arrival.figures),
+            reading
+                .filter(|r| r.figures.count > 0)
+                .map(|r| format!(" and {} after", p95(&r.figures)))
+                .unwrap_or_default(),
+            failed_words(arrival.figures.errors + reading.map_or(0, |r| r.figures.errors))
+        ),
+        (Some(arriving), None) => format!(
+            "{class}: too many for this server at once. While they arrived, {arriving}; once they were reading, it was fine."
+        ),
+        (None, Some(reading)) => format!(
+            "{class}: they arrived fine, but then the server fell behind: while they read, {reading}."
+        ),
+        (Some(arriving), Some(reading)) => format!(
+            "{class}: too many for this server. While they arrived, {arriving}; while they read, {reading}."
+        ),
+    })
+}
+
+/// "none failed", "3 requests failed".
+fn failed_words(errors: u64) -> String {
+    match errors {
+        0 => "none failed".into(),
+        1 => "1 request failed".into(),
+        n => format!("{n} requests failed"),
+    }
+}
+
+/// The first sentences of a lesson search (`capacity --arrive-within`):
+/// how many arriving together the server takes, what the pages took at
+/// that many, and what broke first beyond it, in the server's own words
+/// when its limit was named. None for any other search, and for one that
+/// was interrupted.
+pub fn lesson_search(result: &CapacityResult) -> Option<String> {
+    let within_s = result.setup.arrive_within_s?;
+    if result.status == "interrupted" {
+        return None;
+    }
+    let (_, many) = result.setup.nouns();
+    let arriving = format!("arriving within {}", within(within_s));
+    let bar = Bar {
+        apdex: result.target.apdex,
+        apdex_t_ms: result.setup.apdex_t_ms,
+        max_error: result.target.max_error,
+    };
+    let mut text = match (result.capacity.users, result.quoted_level()) {
+        (Some(users), Some(level)) => {
+            let phase = |name: &str| level.phases.iter().find(|p| p.name == name);
+            let figures = match (phase("arrival"), phase("reading")) {
+                (Some(a), reading) => format!(
+                    ": with {users}, pages took at most {} while they arrived{} (95 in 100)",
+                    a.p95_ms.map_or("-".into(), took),
+                    reading
+                        .and_then(|r| r.p95_ms)
+                        .map(|p| format!(" and {} after", took(p)))
+                        .unwrap_or_default()
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "This server takes {}{users} {many} {arriving}{figures}.",
+                if result.capacity.at_least {
+                    "at least "
+                } else {
+                    "about "
+                }
+            )
+        }
+        _ => {
+            let lowest = result.levels.iter().map(|l| l.users).min().unwrap_or(1);
+            format!("This server does not take even {lowest} {many} {arriving}.")
+        }
+    };
+    match knee(result) {
+        Some(knee) => {
+            if let Some((phase, what)) = first_broken(knee, bar) {
+                text.push_str(&format!(
+                    " With {}, {} first: {what}.",
+                    knee.users,
+                    if phase.name == "arrival" {
+                        "the arrival (the logins and first pages) broke"
+                    } else {
+                        "the reading after the arrival broke"
+                    }
+                ));
+            }
+            if let Some(limit) = &result.limit {
+                text.push_str(&format!(" What ran out: {}.", limit.resource));
+            } else if let Some(b) = &result.bottleneck {
+                text.push_str(&format!(
+                    " What ran out: {}'s {} ({:.0}%).",
+                    b.host, b.resource, b.figure
+                ));
+            }
+        }
+        None if result.capacity.at_least => {
+            text.push_str(" It held at every level tried: the limit is higher.");
+        }
+        None => {}
+    }
+    if !result.valid {
+        text.push_str(" This answer is not valid: see why below.");
+    }
+    Some(text)
+}
+
+/// The first level above the capacity that broke (the knee).
+fn knee(result: &CapacityResult) -> Option<&Level> {
+    let capacity = result.capacity.users;
+    result
+        .levels
+        .iter()
+        .filter(|l| !l.good && capacity.is_none_or(|c| l.users > c))
+        .min_by_key(|l| l.users)
+}
+
+/// A broken level's first phase that broke, and what went wrong in it.
+fn first_broken(level: &Level, bar: Bar) -> Option<(&LevelPhase, String)> {
+    level.phases.iter().find(|p| !p.met).map(|p| {
+        let what = trouble(p.apdex, p.error_rate, p.p95_ms, bar)
+            .unwrap_or_else(|| "it missed the target".into());
+        (p, what)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use headroom_bundle::summary::PhaseFigures;
+
+    fn phase(name: &str, arrivals: u64, apdex: f64, p95_ms: f64, errors: u64) -> PhaseFigures {
+        PhaseFigures {
+            name: name.into(),
+            arrivals,
+            figures: LabelFigures {
+                count: 1000,
+                errors,
+                error_rate: errors as f64 / 1000.0,
+                apdex: Some(apdex),
+                p95_ms,
+                ..LabelFigures::default()
+            },
+            ..PhaseFigures::default()
+        }
+    }
+
+    #[test]
+    fn a_lesson_run_says_fine_or_what_went_wrong_and_when() {
+        let mut summary = RunSummary {
+            phases: vec![
+                phase("arrival", 30, 0.97, 310.0, 0),
+                phase("reading", 0, 0.99, 180.0, 0),
+            ],
+            apdex_t_ms: 500.0,
+            ..RunSummary::default()
+        };
+        assert_eq!(
+            lesson_run(&summary, 60.0).unwrap(),
+            "A class of 30 arriving within 60 s: fine. Pages took at most 0.31 s while they arrived and 0.18 s after (95 in 100), and none failed."
+        );
+        summary.phases[0] = phase("arrival", 30, 0.41, 4200.0, 32);
+        assert_eq!(
+            lesson_run(&summary, 60.0).unwrap(),
+            "A class of 30 arriving within 60 s: too many for this server at once. While they arrived, 3.2% of the requests failed; 95 in 100 pages took up to 4.2 s, and the Apdex fell to 0.41 (0.70 asked; a page within 0.50 s satisfies); once they were reading, it was fine."
+        );
+        summary.phases.clear();
+        assert_eq!(lesson_run(&summary, 60.0), None);
+    }
+
+    /// A lesson level with its two phases, judged.
+    fn lesson_level(users: u32, arrival: (f64, f64, f64), reading_p95: f64) -> Level {
+        let (apdex, errors, p95) = arrival;
+        let met = apdex >= 0.7 && errors <= 0.01;
+        serde_json::from_value(serde_json::json!({
+            "users": users, "good": met, "apdex": apdex, "apdex_rating": "Fair",
+            "samples": 800, "error_rate": errors, "mean_ms": 100.0, "p50_ms": 100.0,
+            "p90_ms": p95, "p95_ms": p95, "rps": 10.0, "measured_s": 150.0,
+            "resources": [], "generator_limited": false, "bundle": format!("level-{users}"),
+            "min_samples": 100,
+            "phases": [
+                {"name": "arrival", "from_s": 0.0, "to_s": 90.0, "arrivals": users, "requests": 500,
+                 "apdex": apdex, "error_rate": errors, "p95_ms": p95, "met": met},
+                {"name": "reading", "from_s": 90.0, "to_s": 150.0, "arrivals": 0, "requests": 300,
+                 "apdex": 0.99, "error_rate": 0.0, "p95_ms": reading_p95, "met": true}
+            ]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_lesson_search_says_how_many_and_what_slowed_first() {
+        let target = headroom_analysis::capacity::ApdexGoal {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let mut result = headroom_capacity::answer::answer(
+            target,
+            vec![
+                lesson_level(120, (0.95, 0.0, 310.0), 150.0),
+                lesson_level(240, (0.88, 0.0, 420.0), 180.0),
+                lesson_level(300, (0.52, 0.0, 2100.0), 190.0),
+            ],
+            Some(240),
+            false,
+            std::time::Duration::from_secs(30),
+            false,
+            std::path::PathBuf::new(),
+        );
+        assert_eq!(lesson_search(&result), None, "not a lesson search");
+        result.setup.arrive_within_s = Some(60.0);
+        result.setup.apdex_t_ms = 500.0;
+        result.setup.users_are = Some("students".into());
+        assert_eq!(
+            lesson_search(&result).unwrap(),
+            "This server takes about 240 students arriving within 60 s: with 240, pages took at most 0.42 s while they arrived and 0.18 s after (95 in 100). With 300, the arrival (the logins and first pages) broke first: 95 in 100 pages took up to 2.1 s, and the Apdex fell to 0.52 (0.70 asked; a page within 0.50 s satisfies)."
+        );
+        let text = crate::capacity::render_capacity(&result);
+        assert!(
+            text.starts_with("\n  This server takes about 240 students arriving within 60 s: with 240, pages took at most 0.42 s"),
+            "{text}"
+        );
+    }
+}
