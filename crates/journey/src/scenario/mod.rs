@@ -271,7 +271,7 @@ pub struct DataSpec {
     pub shared: bool,
     /// At the end of the file: start over, or stop the VU.
     pub recycle: bool,
-    /// `sessions: COLUMN`: rows in a row with the same value in that column
+    /// `visits: COLUMN`: rows in a row with the same value in that column
     /// are one visit, which one user takes whole, as a new visitor.
     pub visits: Option<Visits>,
 }

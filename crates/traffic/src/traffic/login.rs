@@ -1,7 +1,8 @@
 //! The login a log's users went through, which a log cannot show (it has
 //! no form bodies): a journey file of the steps that log one user in, with
 //! the data file of its accounts. The workload runs its steps once for each
-//! user, before the pages; its accounts are the workload's `accounts:`, a
+//! visit (each a new visitor; once for each user when it draws from the
+//! mix), before the pages; its accounts are the workload's `accounts:`, a
 //! row a user (user n logs in with row n), in a file of their own that
 //! only its owner may read.
 

@@ -12,9 +12,7 @@
 
 use super::learned::Learned;
 use super::login::LoginJourney;
-use super::model::page_key;
-use super::model::pattern_of;
-use super::model::{busiest, TrafficModel};
+use super::model::{busiest, page_key, pattern_of, TrafficModel};
 use super::pages::PagePattern;
 use super::yaml_text::quote;
 use headroom_journey::journey_mix::{exact_split, interleave};
@@ -29,10 +27,9 @@ pub const ROWS: usize = 1000;
 const PAGE_LOADS_SHARE: f64 = 0.05;
 /// The share of a pattern's requests within a second of the page before
 /// that marks it as loaded by pages (with `page_loads`, the browser asks
-/// for it)...
-const LOADED_BY_PAGES: f64 = 0.8;
-/// ... when the log's sessions are each one user's
+/// for it), when the log's sessions are each one user's
 /// ([`TrafficModel::sessions_apart`]).
+const LOADED_BY_PAGES: f64 = 0.8;
 /// Resources learned for one page pattern, at most (the most shared).
 const MOST_ALSO_LOADS: usize = 100;
 
@@ -268,7 +265,8 @@ pub struct LogWorkloadInput<'a> {
     pub accounts_file: &'a str,
     /// `--target`, written as the base URL (None: `run --target` says it).
     pub target: Option<&'a str>,
-    /// `--login`: the steps that log a user in, run once a user.
+    /// `--login`: the steps that log a user in, run once a visit (once a
+    /// user when drawing from the mix).
     pub login: Option<&'a LoginJourney>,
     /// `--next-page`.
     pub next_page: NextPage,
@@ -302,14 +300,20 @@ pub fn workload(model: &TrafficModel, source: &LogWorkloadInput<'_>) -> LogWorkl
         }
         Some(why) => Err(why),
     };
-    let (data, counts, by_login, walk) = match walked {
-        Ok(walked) => walked,
-        Err(why) => {
-            let (data, counts) = mix_rows(&sent, &weights);
-            let none = vec![0; counts.len()];
-            (data, counts, none, Walk::Mix(why))
+    let Walked {
+        data,
+        counts,
+        by_login,
+        walk,
+    } = walked.unwrap_or_else(|why| {
+        let (data, counts) = mix_rows(&sent, &weights);
+        Walked {
+            data,
+            by_login: vec![0; counts.len()],
+            counts,
+            walk: Walk::Mix(why),
         }
-    };
+    });
     let visits = matches!(walk, Walk::Sessions { .. });
     for ((at, n), login) in sent_at.iter().zip(&counts).zip(&by_login) {
         fates[*at].2 = match (*n, visits) {
@@ -421,18 +425,26 @@ struct DataRows<'a> {
     kept: Vec<(usize, &'a PagePattern)>,
 }
 
+/// The data file's rows and how they were chosen: each sent pattern's
+/// rows, and its pages the login sends (none from the mix).
+struct Walked<'a> {
+    data: DataRows<'a>,
+    counts: Vec<usize>,
+    by_login: Vec<usize>,
+    walk: Walk,
+}
+
 /// The data file's rows as the log's sessions walked, a visit each (those
 /// drawn into the model's sample, their pages of the patterns sent but the
 /// login's own: the first of each target `login` sends, in each visit),
 /// with each sent pattern's rows and its pages the login sends; None when
 /// no session had a row.
-#[allow(clippy::type_complexity)]
 fn visit_rows<'a>(
     model: &'a TrafficModel,
     sent: &[&'a PagePattern],
     weights: &[u64],
     login: &[String],
-) -> Option<(DataRows<'a>, Vec<usize>, Vec<usize>, Walk)> {
+) -> Option<Walked<'a>> {
     let index: HashMap<&str, usize> = sent
         .iter()
         .enumerate()
@@ -503,7 +515,12 @@ fn visit_rows<'a>(
         gap,
         login_pages: by_login.iter().sum(),
     };
-    Some((DataRows { pages, kept }, counts, by_login, walk))
+    Some(Walked {
+        data: DataRows { pages, kept },
+        counts,
+        by_login,
+        walk,
+    })
 }
 
 /// The data file's rows in the log's shares ([`ROWS`], each pattern's by
