@@ -14,7 +14,7 @@ pub fn render_capacity(result: &CapacityResult) -> String {
     }
     let (rows, left) = level_table(result);
     let mut out = String::from("\n");
-    if let Some(answer) = crate::first_sentence::lesson_search(result) {
+    if let Some(answer) = crate::first_sentence::search_answer(result) {
         out.push_str(&crate::first_sentence::indented(&answer));
         out.push('\n');
     }
@@ -919,9 +919,9 @@ mod tests {
         );
         result.setup.processes = vec!["php-fpm".into(), "nginx".into()];
         let text = render_capacity(&result);
-        let header = text.lines().find(|l| l.contains("users")).unwrap();
+        let header = text.lines().find(|l| l.contains("machine CPU")).unwrap();
         assert!(
-            header.contains("machine CPU") && header.contains("server CPU (php-fpm, nginx)"),
+            header.contains("users") && header.contains("server CPU (php-fpm, nginx)"),
             "{text}"
         );
         let row = text

@@ -224,7 +224,7 @@ fn head(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
          <span>target: Apdex ≥ {:.2}, errors ≤ {:.1}%{}</span>\
          <span>{}</span></div>\n<p class=\"verdict\">{}</p>\n",
         escape(&setup.url),
-        crate::first_sentence::lesson_search(result)
+        crate::first_sentence::search_answer(result)
             .map(|s| format!("<p class=\"answer\">{}</p>", escape(&s)))
             .unwrap_or_default(),
         escape(&setup.url),

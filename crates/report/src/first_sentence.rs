@@ -4,7 +4,7 @@
 //! the figures that decide it. The engineer's detail follows them on the
 //! terminal and on the page.
 
-use headroom_bundle::capacity::{CapacityResult, Level, LevelPhase};
+use headroom_bundle::capacity::{CapacityResult, Level};
 use headroom_bundle::summary::{LabelFigures, RunSummary};
 
 /// What a lesson run must do to be "fine" when nothing else is asked:
@@ -77,6 +77,8 @@ struct Bar {
     apdex: f64,
     apdex_t_ms: f64,
     max_error: f64,
+    /// What the figures count: "pages" or "requests".
+    unit: &'static str,
 }
 
 /// What went wrong in a phase, or None when it was fine.
@@ -94,13 +96,14 @@ fn trouble(apdex: Option<f64>, error_rate: f64, p95_ms: Option<f64>, bar: Bar) -
                 2
             };
             said.push(format!(
-                "95 in 100 pages took up to {}, and the Apdex fell to {a:.digits$} ({:.digits$} asked; a page within {} satisfies)",
+                "95 in 100 {} took up to {}, and the Apdex fell to {a:.digits$} ({:.digits$} asked; an answer within {} satisfies)",
+                bar.unit,
                 took(p95),
                 bar.apdex,
                 took(bar.apdex_t_ms)
             ))
         }
-        (None, _) | (_, None) => said.push("no page was answered".to_string()),
+        (None, _) | (_, None) => said.push("nothing was answered".to_string()),
         _ => {}
     }
     (!said.is_empty()).then(|| said.join("; "))
@@ -120,6 +123,7 @@ pub fn lesson_run(summary: &RunSummary, arrive_within_s: f64) -> Option<String> 
         apdex: FINE_APDEX,
         apdex_t_ms: summary.apdex_t_ms,
         max_error: FINE_ERRORS,
+        unit: "pages",
     };
     let problem = |f: &LabelFigures| {
         let p95 = (f.count > 0).then_some(f.p95_ms);
@@ -159,63 +163,49 @@ fn failed_words(errors: u64) -> String {
     }
 }
 
-/// The first sentences of a lesson search (`capacity --arrive-within`):
-/// how many arriving together the server takes, what the pages took at
-/// that many, and what broke first beyond it, in the server's own words
-/// when its limit was named. None for any other search, and for one that
-/// was interrupted.
-pub fn lesson_search(result: &CapacityResult) -> Option<String> {
-    let within_s = result.setup.arrive_within_s?;
+/// The first sentences of a search: how many the server takes (of a
+/// lesson search, arriving together), what the pages took at that many,
+/// and what broke first beyond it, in the server's own words when its
+/// limit was named. None for a search that was interrupted.
+pub fn search_answer(result: &CapacityResult) -> Option<String> {
     if result.status == "interrupted" {
         return None;
     }
     let (_, many) = result.setup.nouns();
-    let arriving = format!("arriving within {}", within(within_s));
+    let lesson = result.setup.arrive_within_s.is_some();
     let bar = Bar {
         apdex: result.target.apdex,
         apdex_t_ms: result.setup.apdex_t_ms,
         max_error: result.target.max_error,
+        unit: if lesson || result.setup.rate_unit.starts_with("pages") {
+            "pages"
+        } else {
+            "requests"
+        },
+    };
+    let together = match result.setup.arrive_within_s {
+        Some(within_s) => format!("arriving within {}", within(within_s)),
+        None => "at once".to_string(),
     };
     let mut text = match (result.capacity.users, result.quoted_level()) {
-        (Some(users), Some(level)) => {
-            let phase = |name: &str| level.phases.iter().find(|p| p.name == name);
-            let figures = match (phase("arrival"), phase("reading")) {
-                (Some(a), reading) => format!(
-                    ": with {users}, pages took at most {} while they arrived{} (95 in 100)",
-                    a.p95_ms.map_or("-".into(), took),
-                    reading
-                        .and_then(|r| r.p95_ms)
-                        .map(|p| format!(" and {} after", took(p)))
-                        .unwrap_or_default()
-                ),
-                _ => String::new(),
-            };
-            format!(
-                "This server takes {}{users} {many} {arriving}{figures}.",
-                if result.capacity.at_least {
-                    "at least "
-                } else {
-                    "about "
-                }
-            )
-        }
+        (Some(users), Some(level)) => format!(
+            "This server takes {}{users} {many} {together}: with {users}, {}.",
+            if result.capacity.at_least {
+                "at least "
+            } else {
+                "about "
+            },
+            level_figures(level, bar)
+        ),
         _ => {
             let lowest = result.levels.iter().map(|l| l.users).min().unwrap_or(1);
-            format!("This server does not take even {lowest} {many} {arriving}.")
+            format!("This server does not take even {lowest} {many} {together}.")
         }
     };
     match knee(result) {
         Some(knee) => {
-            if let Some((phase, what)) = first_broken(knee, bar) {
-                text.push_str(&format!(
-                    " With {}, {} first: {what}.",
-                    knee.users,
-                    if phase.name == "arrival" {
-                        "the arrival (the logins and first pages) broke"
-                    } else {
-                        "the reading after the arrival broke"
-                    }
-                ));
+            if let Some(broke) = what_broke(knee, bar) {
+                text.push_str(&format!(" With {}, {broke}.", knee.users));
             }
             if let Some(limit) = &result.limit {
                 text.push_str(&format!(" What ran out: {}.", limit.resource));
@@ -237,6 +227,50 @@ pub fn lesson_search(result: &CapacityResult) -> Option<String> {
     Some(text)
 }
 
+/// "pages took at most 0.42 s while they arrived and 0.18 s after (95 in
+/// 100)" of a lesson level; "95 in 100 requests took at most 0.12 s" of
+/// any other.
+fn level_figures(level: &Level, bar: Bar) -> String {
+    let phase = |name: &str| level.phases.iter().find(|p| p.name == name);
+    match phase("arrival") {
+        Some(arrival) => format!(
+            "pages took at most {} while they arrived{} (95 in 100)",
+            arrival.p95_ms.map_or("-".into(), took),
+            phase("reading")
+                .and_then(|r| r.p95_ms)
+                .map(|p| format!(" and {} after", took(p)))
+                .unwrap_or_default()
+        ),
+        None => format!(
+            "95 in 100 {} took at most {}",
+            bar.unit,
+            level.p95_ms.map_or("-".into(), took)
+        ),
+    }
+}
+
+/// What broke first at a level past the capacity: of a lesson level, its
+/// first phase that broke; of any other, the level.
+fn what_broke(level: &Level, bar: Bar) -> Option<String> {
+    if level.phases.is_empty() {
+        return Some(
+            trouble(level.apdex, level.error_rate, level.p95_ms, bar)
+                .unwrap_or_else(|| "it missed the target".into()),
+        );
+    }
+    let phase = level.phases.iter().find(|p| !p.met)?;
+    let what = trouble(phase.apdex, phase.error_rate, phase.p95_ms, bar)
+        .unwrap_or_else(|| "it missed the target".into());
+    Some(format!(
+        "{} first: {what}",
+        if phase.name == "arrival" {
+            "the arrival (the logins and first pages) broke"
+        } else {
+            "the reading after the arrival broke"
+        }
+    ))
+}
+
 /// The first level above the capacity that broke (the knee).
 fn knee(result: &CapacityResult) -> Option<&Level> {
     let capacity = result.capacity.users;
@@ -245,15 +279,6 @@ fn knee(result: &CapacityResult) -> Option<&Level> {
         .iter()
         .filter(|l| !l.good && capacity.is_none_or(|c| l.users > c))
         .min_by_key(|l| l.users)
-}
-
-/// A broken level's first phase that broke, and what went wrong in it.
-fn first_broken(level: &Level, bar: Bar) -> Option<(&LevelPhase, String)> {
-    level.phases.iter().find(|p| !p.met).map(|p| {
-        let what = trouble(p.apdex, p.error_rate, p.p95_ms, bar)
-            .unwrap_or_else(|| "it missed the target".into());
-        (p, what)
-    })
 }
 
 #[cfg(test)]
@@ -294,7 +319,7 @@ mod tests {
         summary.phases[0] = phase("arrival", 30, 0.41, 4200.0, 32);
         assert_eq!(
             lesson_run(&summary, 60.0).unwrap(),
-            "A class of 30 arriving within 60 s: too many for this server at once. While they arrived, 3.2% of the requests failed; 95 in 100 pages took up to 4.2 s, and the Apdex fell to 0.41 (0.70 asked; a page within 0.50 s satisfies); once they were reading, it was fine."
+            "A class of 30 arriving within 60 s: too many for this server at once. While they arrived, 3.2% of the requests failed; 95 in 100 pages took up to 4.2 s, and the Apdex fell to 0.41 (0.70 asked; an answer within 0.50 s satisfies); once they were reading, it was fine."
         );
         summary.phases.clear();
         assert_eq!(lesson_run(&summary, 60.0), None);
@@ -321,7 +346,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lesson_search_says_how_many_and_what_slowed_first() {
+    fn a_search_says_how_many_and_what_broke_first() {
         let target = headroom_analysis::capacity::ApdexGoal {
             apdex: 0.7,
             max_error: 0.01,
@@ -340,13 +365,29 @@ mod tests {
             false,
             std::path::PathBuf::new(),
         );
-        assert_eq!(lesson_search(&result), None, "not a lesson search");
+        assert!(
+            search_answer(&result).unwrap().starts_with(
+                "This server takes about 240 users at once: with 240, pages took at most 0.42 s while they arrived"
+            ),
+            "{:?}",
+            search_answer(&result)
+        );
         result.setup.arrive_within_s = Some(60.0);
         result.setup.apdex_t_ms = 500.0;
         result.setup.users_are = Some("students".into());
         assert_eq!(
-            lesson_search(&result).unwrap(),
-            "This server takes about 240 students arriving within 60 s: with 240, pages took at most 0.42 s while they arrived and 0.18 s after (95 in 100). With 300, the arrival (the logins and first pages) broke first: 95 in 100 pages took up to 2.1 s, and the Apdex fell to 0.52 (0.70 asked; a page within 0.50 s satisfies)."
+            search_answer(&result).unwrap(),
+            "This server takes about 240 students arriving within 60 s: with 240, pages took at most 0.42 s while they arrived and 0.18 s after (95 in 100). With 300, the arrival (the logins and first pages) broke first: 95 in 100 pages took up to 2.1 s, and the Apdex fell to 0.52 (0.70 asked; an answer within 0.50 s satisfies)."
+        );
+        // A search of users, not lessons: the levels' own figures.
+        let mut plain = result.clone();
+        plain.setup.arrive_within_s = None;
+        for level in &mut plain.levels {
+            level.phases.clear();
+        }
+        assert_eq!(
+            search_answer(&plain).unwrap(),
+            "This server takes about 240 students at once: with 240, 95 in 100 requests took at most 0.42 s. With 300, 95 in 100 requests took up to 2.1 s, and the Apdex fell to 0.52 (0.70 asked; an answer within 0.50 s satisfies)."
         );
         let text = crate::capacity::render_capacity(&result);
         assert!(
