@@ -507,6 +507,11 @@ pub struct CapacityResult {
     pub agreement: Option<Agreement>,
     /// The one-line answer, as printed.
     pub verdict: String,
+    /// The answer in words a teacher can forward, as the terminal and the
+    /// page open with it ("This server takes about 240 students arriving
+    /// within 60 s: ...").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
     /// The latest bench of the bottleneck's host (`headroom bench`), its
     /// figures for the saturated resource: first line names the bundle.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

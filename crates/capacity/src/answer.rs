@@ -102,6 +102,7 @@ pub fn answer(
         inversions: Vec::new(),
         agreement: agreement(&levels),
         verdict: String::new(),
+        answer: None,
         host_bench: Vec::new(),
         requests: None,
         levels,

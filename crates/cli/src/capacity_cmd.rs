@@ -253,6 +253,7 @@ fn conclude(
     let was_interrupted = result.status == "interrupted";
     let verdicts = judge(&common.fail_if, result);
     result.criteria = outcomes(&verdicts);
+    result.answer = headroom_report::first_sentence::search_answer(result);
     let result = &*result;
     headroom_bundle::capacity::write(base, result)
         .map_err(|e| Failure::CannotRun(anyhow::anyhow!("{e}")))?;

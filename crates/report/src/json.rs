@@ -36,6 +36,10 @@ struct CriterionJson<'a> {
 struct SummaryJson<'a> {
     schema_version: u32,
     status: RunStatus,
+    /// A lesson run: its answer in words ("A class of 30 arriving within
+    /// 60 s: fine. ...").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    answer: Option<String>,
     bundle: String,
     target: &'a str,
     elapsed_s: f64,
@@ -66,6 +70,9 @@ pub fn json_summary(input: &ReportInput<'_>) -> String {
     let doc = SummaryJson {
         schema_version: 1,
         status: input.status,
+        answer: input
+            .arrive_within_s
+            .and_then(|within| crate::first_sentence::lesson_run(s, within)),
         bundle: input.bundle.display().to_string(),
         target: input.target,
         elapsed_s: s.elapsed_s,

@@ -514,7 +514,15 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
         serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap()).unwrap();
     let users = json["capacity"]["users"].as_u64().expect("an answer");
     // The answer first, in words: how many, the pages then, what broke
-    // first past it (the logins the site slows with the burst).
+    // first past it (the logins the site slows with the burst); the same
+    // in capacity.json.
+    let answer = json["answer"].as_str().unwrap_or_default();
+    assert!(
+        answer.starts_with(&format!(
+            "This server takes about {users} students arriving within 2 s"
+        )),
+        "{json}"
+    );
     assert!(
         stdout.starts_with(&format!(
             "\n  This server takes about {users} students arriving within 2 s: with {users}, pages took at most"
