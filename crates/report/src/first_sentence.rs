@@ -1,8 +1,9 @@
 //! The answer first, in words a teacher can forward: the question a lesson
-//! run or a lesson search asks ("does my class hold?", "how many students
-//! can start a lesson together?") answered in one or two sentences, with
-//! the figures that decide it. The engineer's detail follows them on the
-//! terminal and on the page.
+//! run or a capacity search asks ("does my class hold?", "how many
+//! students can start a lesson together?", "how many users at once?")
+//! answered in one or two sentences, with the figures that decide it. The
+//! engineer's detail follows them on the terminal and on the page, and the
+//! JSON keeps them as `answer`.
 
 use headroom_bundle::capacity::{CapacityResult, Level};
 use headroom_bundle::summary::{LabelFigures, RunSummary};
@@ -34,19 +35,21 @@ pub fn indented(text: &str) -> String {
     out
 }
 
-/// A time as a person says it: "45 ms", "0.31 s", "2.1 s", "12 s".
+/// A bound in seconds, as a person says it, rounded up so that "under"
+/// it holds: "0.006 s", "0.31 s", "2.1 s", "12 s".
 pub fn took(ms: f64) -> String {
-    if ms < 1.0 {
-        "under 1 ms".into()
-    } else if ms < 100.0 {
-        format!("{ms:.0} ms")
+    let decimals: i32 = if ms < 100.0 {
+        3
     } else if ms < 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
+        2
     } else if ms < 10_000.0 {
-        format!("{:.1} s", ms / 1000.0)
+        1
     } else {
-        format!("{:.0} s", ms / 1000.0)
-    }
+        0
+    };
+    let scale = 10f64.powi(decimals);
+    let up = ((ms / 1000.0 * scale) - 1e-9).ceil().max(1.0) / scale;
+    format!("{up:.prec$} s", prec = decimals as usize)
 }
 
 /// "60 s", "1.5 s", "2 min".
@@ -79,13 +82,19 @@ struct Bar {
     max_error: f64,
     /// What the figures count: "pages" or "requests".
     unit: &'static str,
+    /// Who asked for the Apdex: "the search asked for".
+    asked: &'static str,
 }
 
 /// What went wrong in a phase, or None when it was fine.
 fn trouble(apdex: Option<f64>, error_rate: f64, p95_ms: Option<f64>, bar: Bar) -> Option<String> {
     let mut said = Vec::new();
     if error_rate > bar.max_error {
-        said.push(format!("{} of the requests failed", share(error_rate)));
+        said.push(format!(
+            "{} of the requests failed (about 1 in {:.0})",
+            share(error_rate),
+            (1.0 / error_rate).round()
+        ));
     }
     match (apdex, p95_ms) {
         (Some(a), Some(p95)) if a + 1e-9 < bar.apdex => {
@@ -96,11 +105,12 @@ fn trouble(apdex: Option<f64>, error_rate: f64, p95_ms: Option<f64>, bar: Bar) -
                 2
             };
             said.push(format!(
-                "95 in 100 {} took up to {}, and the Apdex fell to {a:.digits$} ({:.digits$} asked; an answer within {} satisfies)",
+                "95 in 100 {} took under {}, and the Apdex (how many were fast enough: within {}) fell to {a:.digits$}, short of the {:.digits$} {}",
                 bar.unit,
                 took(p95),
+                took(bar.apdex_t_ms),
                 bar.apdex,
-                took(bar.apdex_t_ms)
+                bar.asked
             ))
         }
         (None, _) | (_, None) => said.push("nothing was answered".to_string()),
@@ -124,6 +134,7 @@ pub fn lesson_run(summary: &RunSummary, arrive_within_s: f64) -> Option<String> 
         apdex_t_ms: summary.apdex_t_ms,
         max_error: FINE_ERRORS,
         unit: "pages",
+        asked: "a lesson needs (capacity's default target)",
     };
     let problem = |f: &LabelFigures| {
         let p95 = (f.count > 0).then_some(f.p95_ms);
@@ -134,19 +145,19 @@ pub fn lesson_run(summary: &RunSummary, arrive_within_s: f64) -> Option<String> 
     let p95 = |f: &LabelFigures| took(f.p95_ms);
     Some(match (while_arriving, after) {
         (None, None) => format!(
-            "{class}: fine. Pages took at most {} while they arrived{} (95 in 100), and {}.",
+            "{class}: fine. 95 in 100 pages took under {} while they arrived{}, and {}.",
             p95(&arrival.figures),
             reading
                 .filter(|r| r.figures.count > 0)
-                .map(|r| format!(" and {} after", p95(&r.figures)))
+                .map(|r| format!(" and under {} after", p95(&r.figures)))
                 .unwrap_or_default(),
             failed_words(arrival.figures.errors + reading.map_or(0, |r| r.figures.errors))
         ),
         (Some(arriving), None) => format!(
-            "{class}: too many for this server at once. While they arrived, {arriving}; once they were reading, it was fine."
+            "{class}: too much for this server while they arrived: {arriving}; once they were reading, it was fine."
         ),
         (None, Some(reading)) => format!(
-            "{class}: they arrived fine, but then the server fell behind: while they read, {reading}."
+            "{class}: they arrived fine, but pages slowed while they read: {reading}."
         ),
         (Some(arriving), Some(reading)) => format!(
             "{class}: too many for this server. While they arrived, {arriving}; while they read, {reading}."
@@ -182,10 +193,11 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
         } else {
             "requests"
         },
+        asked: "the search asked for",
     };
     let together = match result.setup.arrive_within_s {
         Some(within_s) => format!("arriving within {}", within(within_s)),
-        None => "at once".to_string(),
+        None => "using it at the same time".to_string(),
     };
     let mut text = match (result.capacity.users, result.quoted_level()) {
         (Some(users), Some(level)) => format!(
@@ -208,10 +220,14 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
                 text.push_str(&format!(" With {}, {broke}.", knee.users));
             }
             if let Some(limit) = &result.limit {
-                text.push_str(&format!(" What ran out: {}.", limit.resource));
+                text.push_str(&format!(" What ran out first: {}", limit.resource));
+                if !limit.change.is_empty() {
+                    text.push_str(&format!(" ({})", limit.change.trim_end_matches('.')));
+                }
+                text.push('.');
             } else if let Some(b) = &result.bottleneck {
                 text.push_str(&format!(
-                    " What ran out: {}'s {} ({:.0}%).",
+                    " What ran out first: {}'s {} ({:.0}% busy).",
                     b.host, b.resource, b.figure
                 ));
             }
@@ -234,15 +250,15 @@ fn level_figures(level: &Level, bar: Bar) -> String {
     let phase = |name: &str| level.phases.iter().find(|p| p.name == name);
     match phase("arrival") {
         Some(arrival) => format!(
-            "pages took at most {} while they arrived{} (95 in 100)",
+            "95 in 100 pages took under {} while they arrived{}",
             arrival.p95_ms.map_or("-".into(), took),
             phase("reading")
                 .and_then(|r| r.p95_ms)
-                .map(|p| format!(" and {} after", took(p)))
+                .map(|p| format!(" and under {} after", took(p)))
                 .unwrap_or_default()
         ),
         None => format!(
-            "95 in 100 {} took at most {}",
+            "95 in 100 {} took under {}",
             bar.unit,
             level.p95_ms.map_or("-".into(), took)
         ),
@@ -262,11 +278,11 @@ fn what_broke(level: &Level, bar: Bar) -> Option<String> {
     let what = trouble(phase.apdex, phase.error_rate, phase.p95_ms, bar)
         .unwrap_or_else(|| "it missed the target".into());
     Some(format!(
-        "{} first: {what}",
+        "{} missed the target first: {what}",
         if phase.name == "arrival" {
-            "the arrival (the logins and first pages) broke"
+            "the arrival (the logins and first pages)"
         } else {
-            "the reading after the arrival broke"
+            "the reading after the arrival"
         }
     ))
 }
@@ -302,6 +318,17 @@ mod tests {
         }
     }
 
+    /// "Under" a bound holds: it is rounded up at the figures shown.
+    #[test]
+    fn a_bound_is_rounded_up() {
+        assert_eq!(took(0.3), "0.001 s");
+        assert_eq!(took(10.3), "0.011 s");
+        assert_eq!(took(215.0), "0.22 s");
+        assert_eq!(took(310.0), "0.31 s");
+        assert_eq!(took(4200.0), "4.2 s");
+        assert_eq!(took(12_100.0), "13 s");
+    }
+
     #[test]
     fn a_lesson_run_says_fine_or_what_went_wrong_and_when() {
         let mut summary = RunSummary {
@@ -314,12 +341,12 @@ mod tests {
         };
         assert_eq!(
             lesson_run(&summary, 60.0).unwrap(),
-            "A class of 30 arriving within 60 s: fine. Pages took at most 0.31 s while they arrived and 0.18 s after (95 in 100), and none failed."
+            "A class of 30 arriving within 60 s: fine. 95 in 100 pages took under 0.31 s while they arrived and under 0.18 s after, and none failed."
         );
         summary.phases[0] = phase("arrival", 30, 0.41, 4200.0, 32);
         assert_eq!(
             lesson_run(&summary, 60.0).unwrap(),
-            "A class of 30 arriving within 60 s: too many for this server at once. While they arrived, 3.2% of the requests failed; 95 in 100 pages took up to 4.2 s, and the Apdex fell to 0.41 (0.70 asked; an answer within 0.50 s satisfies); once they were reading, it was fine."
+            "A class of 30 arriving within 60 s: too much for this server while they arrived: 3.2% of the requests failed (about 1 in 31); 95 in 100 pages took under 4.2 s, and the Apdex (how many were fast enough: within 0.50 s) fell to 0.41, short of the 0.70 a lesson needs (capacity's default target); once they were reading, it was fine."
         );
         summary.phases.clear();
         assert_eq!(lesson_run(&summary, 60.0), None);
@@ -367,7 +394,7 @@ mod tests {
         );
         assert!(
             search_answer(&result).unwrap().starts_with(
-                "This server takes about 240 users at once: with 240, pages took at most 0.42 s while they arrived"
+                "This server takes about 240 users using it at the same time: with 240, 95 in 100 pages took under 0.42 s while they arrived"
             ),
             "{:?}",
             search_answer(&result)
@@ -377,7 +404,7 @@ mod tests {
         result.setup.users_are = Some("students".into());
         assert_eq!(
             search_answer(&result).unwrap(),
-            "This server takes about 240 students arriving within 60 s: with 240, pages took at most 0.42 s while they arrived and 0.18 s after (95 in 100). With 300, the arrival (the logins and first pages) broke first: 95 in 100 pages took up to 2.1 s, and the Apdex fell to 0.52 (0.70 asked; an answer within 0.50 s satisfies)."
+            "This server takes about 240 students arriving within 60 s: with 240, 95 in 100 pages took under 0.42 s while they arrived and under 0.18 s after. With 300, the arrival (the logins and first pages) missed the target first: 95 in 100 pages took under 2.1 s, and the Apdex (how many were fast enough: within 0.50 s) fell to 0.52, short of the 0.70 the search asked for."
         );
         // A search of users, not lessons: the levels' own figures.
         let mut plain = result.clone();
@@ -387,11 +414,11 @@ mod tests {
         }
         assert_eq!(
             search_answer(&plain).unwrap(),
-            "This server takes about 240 students at once: with 240, 95 in 100 requests took at most 0.42 s. With 300, 95 in 100 requests took up to 2.1 s, and the Apdex fell to 0.52 (0.70 asked; an answer within 0.50 s satisfies)."
+            "This server takes about 240 students using it at the same time: with 240, 95 in 100 requests took under 0.42 s. With 300, 95 in 100 requests took under 2.1 s, and the Apdex (how many were fast enough: within 0.50 s) fell to 0.52, short of the 0.70 the search asked for."
         );
         let text = crate::capacity::render_capacity(&result);
         assert!(
-            text.starts_with("\n  This server takes about 240 students arriving within 60 s: with 240, pages took at most 0.42 s"),
+            text.starts_with("\n  This server takes about 240 students arriving within 60 s: with 240, 95 in 100 pages"),
             "{text}"
         );
     }

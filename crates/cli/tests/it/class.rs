@@ -64,7 +64,9 @@ fn a_short_lesson_of_the_class_passes_every_check() {
     assert!(said.contains("mix: reader 9 users, poster 1"), "{said}");
     // The answer first, in words.
     assert!(
-        said.contains("stdout:\n\n  A class of 10 arriving within 2 s: fine. Pages took at most"),
+        said.contains(
+            "stdout:\n\n  A class of 10 arriving within 2 s: fine. 95 in 100 pages took under"
+        ),
         "{said}"
     );
     let summary = &manifest(&out)["summary"];
