@@ -141,6 +141,8 @@ pub fn lesson_run(summary: &RunSummary, arrive_within_s: f64) -> Option<String> 
         trouble(f.apdex, f.error_rate, p95, bar)
     };
     let while_arriving = problem(&arrival.figures);
+    // A reading phase nobody asked a page in has nothing to judge.
+    let reading = reading.filter(|r| r.figures.count > 0);
     let after = reading.and_then(|r| problem(&r.figures));
     let p95 = |f: &LabelFigures| took(f.p95_ms);
     Some(match (while_arriving, after) {
@@ -148,13 +150,17 @@ pub fn lesson_run(summary: &RunSummary, arrive_within_s: f64) -> Option<String> 
             "{class}: fine. 95 in 100 pages took under {} while they arrived{}, and {}.",
             p95(&arrival.figures),
             reading
-                .filter(|r| r.figures.count > 0)
                 .map(|r| format!(" and under {} after", p95(&r.figures)))
                 .unwrap_or_default(),
             failed_words(arrival.figures.errors + reading.map_or(0, |r| r.figures.errors))
         ),
         (Some(arriving), None) => format!(
-            "{class}: too much for this server while they arrived: {arriving}; once they were reading, it was fine."
+            "{class}: too much for this server while they arrived: {arriving}{}.",
+            if reading.is_some() {
+                "; once they were reading, it was fine"
+            } else {
+                ""
+            }
         ),
         (None, Some(reading)) => format!(
             "{class}: they arrived fine, but pages slowed while they read: {reading}."
@@ -348,6 +354,20 @@ mod tests {
             lesson_run(&summary, 60.0).unwrap(),
             "A class of 30 arriving within 60 s: too much for this server while they arrived: 3.2% of the requests failed (about 1 in 31); 95 in 100 pages took under 4.2 s, and the Apdex (how many were fast enough: within 0.50 s) fell to 0.41, short of the 0.70 a lesson needs (capacity's default target); once they were reading, it was fine."
         );
+        // Cut during the arrival: no reading phase to call fine.
+        summary.phases.truncate(1);
+        assert!(lesson_run(&summary, 60.0)
+            .unwrap()
+            .ends_with("(capacity's default target)."));
+        // A reading phase without a request is not a failure.
+        summary.phases[0] = phase("arrival", 30, 0.97, 310.0, 0);
+        let mut idle = phase("reading", 0, 0.0, 0.0, 0);
+        idle.figures.count = 0;
+        idle.figures.apdex = None;
+        summary.phases.push(idle);
+        assert!(lesson_run(&summary, 60.0).unwrap().ends_with(
+            "fine. 95 in 100 pages took under 0.31 s while they arrived, and none failed."
+        ));
         summary.phases.clear();
         assert_eq!(lesson_run(&summary, 60.0), None);
     }

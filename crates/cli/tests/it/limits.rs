@@ -996,10 +996,25 @@ fn postgresqls_own_connections_are_read_each_second() {
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .filter_map(|l| l["resources"]["databases"].get(0).cloned())
         .collect();
-    assert!(seen.len() >= 2, "{lines}");
+    // A second whose look did not answer in time (a busy machine) says so
+    // and holds no figure; the others hold the server's own.
+    let answered: Vec<&serde_json::Value> = seen
+        .iter()
+        .filter(|db| {
+            let problem = db["problem"].as_str().unwrap_or_default();
+            assert!(
+                problem.is_empty() || problem.contains("did not answer"),
+                "{db}"
+            );
+            problem.is_empty()
+        })
+        .collect();
+    assert!(answered.len() >= 2, "{lines}");
     for db in &seen {
         assert_eq!(db["server"], "PostgreSQL");
         assert_eq!(db["address"], "127.0.0.1");
+    }
+    for db in answered {
         assert_eq!(db["max_connections"].as_u64(), Some(max), "{db}");
         assert!(db["connections"].as_u64().unwrap() >= 1, "{db}");
     }
