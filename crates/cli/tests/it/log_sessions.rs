@@ -111,8 +111,11 @@ fn visitors(log: &str) -> BTreeMap<String, (Vec<String>, u32)> {
 /// the log's within 3 points. Drawn from the mix instead, a user walks
 /// no session of the log.
 #[test]
+#[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn a_workload_walks_the_logs_sessions_as_new_visitors() {
-    let _guard = light();
+    // Quiet: 4 users without reading take both cores for 4 s, which
+    // slowed a neighbour's timed capacity levels in the first pass.
+    let _serial = serial();
     requires!(program("nginx", "nginx"));
     let dir = temp_dir("log-sessions");
     std::fs::create_dir_all(&dir).unwrap();
@@ -157,10 +160,12 @@ fn a_workload_walks_the_logs_sessions_as_new_visitors() {
         assert!(begun, "{visitor} walked no session of the log: {pages:?}");
         if whole {
             *lengths.entry(pages.len()).or_default() += 1;
+            assert_eq!(*sheets, 1, "{visitor}: {pages:?}");
         } else {
+            // Cut by the run's end, perhaps before its style sheet.
             cut += 1;
+            assert!(*sheets <= 1, "{visitor}: {pages:?}");
         }
-        assert_eq!(*sheets, 1, "{visitor}: {pages:?}");
     }
     eprintln!("whole visits by length: {lengths:?}; {cut} cut by the run's end");
     assert!(cut <= 4, "{cut} visits cut");
