@@ -186,6 +186,14 @@ pub struct SearchRequests {
     /// GETs of the target between levels, waiting for it to be idle
     /// (user agent "headroom (capacity probe)").
     pub rest_probes: u64,
+    /// A modelled lesson search's non-stop levels' requests with a sample
+    /// (what a page view costs, before the first lesson).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub non_stop: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl SearchRequests {
@@ -198,6 +206,9 @@ impl SearchRequests {
             "{} in the levels' runs (warm-ups included)",
             n(self.levels)
         )];
+        if self.non_stop > 0 {
+            parts.push(format!("{} in the non-stop levels", n(self.non_stop)));
+        }
         let u = &self.unrecorded;
         for (count, words) in [
             (u.redirects, "redirects followed"),
@@ -521,8 +532,74 @@ pub struct CapacityResult {
     /// stands for, and its probes of the idle server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<SearchRequests>,
+    /// A modelled lesson search: what a page view cost at its non-stop
+    /// levels, the model's answer that aimed the first lesson, and what it
+    /// said of each lesson run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<LessonModelRecord>,
     pub levels: Vec<Level>,
     pub bundle: PathBuf,
+}
+
+/// The most students a modelled lesson search tries unless told
+/// (`--max`): beyond, the generator on one machine could not make the
+/// lesson anyway.
+pub const MOST_MODELLED: u32 = 100_000;
+
+/// A non-stop level of a modelled lesson search: its users did not think.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NonStopRecord {
+    pub users: u32,
+    /// Requests over the wire a second (documents, resources, plain steps).
+    pub requests_per_s: f64,
+    pub mean_ms: f64,
+    /// The share of those requests that failed.
+    pub failed: f64,
+    pub bundle: PathBuf,
+}
+
+/// What the lesson model said of a lesson of `students` (the worst of
+/// its seeds' lessons): each phase's Apdex, arrival then reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelledLesson {
+    pub students: u32,
+    pub apdex: [Option<f64>; 2],
+    pub p95_ms: [Option<f64>; 2],
+    pub met: bool,
+}
+
+/// The model a lesson search aimed by (`--ladder model`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LessonModelRecord {
+    pub non_stop: Vec<NonStopRecord>,
+    /// Requests in flight at once, on average, at the fullest non-stop
+    /// level: each request label's mean time there over this is its work.
+    pub in_flight: f64,
+    /// The fullest non-stop level's users (its requests' times priced the
+    /// work).
+    pub fullest: u32,
+    /// How the server slowed past it: each larger crowd's requests in
+    /// flight and its speed relative to the fullest's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowing: Vec<[f64; 2]>,
+    /// One student's steps as the lone user walked them, and the requests
+    /// over the wire they hold.
+    pub steps: usize,
+    pub requests: usize,
+    /// The model's answer (0: not one student), and whether the target
+    /// held at the most it tried.
+    pub students: u32,
+    pub capped: bool,
+    /// The model's worst lesson at its answer, and just above it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<ModelledLesson>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above: Option<ModelledLesson>,
+    /// What the model said of each lesson level run, by students.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<ModelledLesson>,
+    /// The non-stop levels' time and the model's, in seconds.
+    pub seconds: f64,
 }
 
 impl CapacityResult {

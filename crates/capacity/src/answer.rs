@@ -105,6 +105,7 @@ pub fn answer(
         answer: None,
         host_bench: Vec::new(),
         requests: None,
+        model: None,
         levels,
         bundle,
     };

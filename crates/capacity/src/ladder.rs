@@ -73,6 +73,9 @@ pub struct Search {
     cuts: Vec<bool>,
     /// Why each level run so far was chosen, in the order run.
     reasons: Vec<String>,
+    /// The lesson model's answer and why: the first level of a modelled
+    /// search ([`Search::modelled`]).
+    modelled: Option<(u32, String)>,
 }
 
 impl Search {
@@ -93,6 +96,28 @@ impl Search {
             figures: Vec::new(),
             cuts: Vec::new(),
             reasons: Vec::new(),
+            modelled: None,
+        }
+    }
+
+    /// A search aimed by a model: its first level is the model's answer
+    /// (`why` says it); after it met, a ninth above (where the model says
+    /// the target breaks), then ×1.25 while levels meet; after it broke, a
+    /// tenth below while levels break; then it halves the gap between the
+    /// last met and the first broken level until it is at most a tenth of
+    /// the broken one (or `resolution`).
+    pub fn modelled(mut self, first: u32, why: String) -> Search {
+        self.modelled = Some((first.clamp(1, self.ladder.max), why));
+        self
+    }
+
+    /// How close the last met and the first broken level (`bad`) must
+    /// come: `resolution`, or for a modelled search a tenth of `bad` (the
+    /// answer is then within 10% of where the target broke).
+    fn resolution_at(&self, bad: u32) -> u32 {
+        match self.modelled {
+            Some(_) => self.ladder.resolution.max(bad.div_ceil(10)),
+            None => self.ladder.resolution,
         }
     }
 
@@ -403,6 +428,10 @@ impl Search {
                         )
                     })
             }
+            Phase::Bisecting { good: 0, bad } if self.modelled.is_some() => {
+                let below = bad.saturating_sub(self.resolution_at(bad).max(1)).max(1);
+                Some((below, format!("a tenth below {bad} broken")))
+            }
             Phase::Bisecting { good, bad } => Some(if self.aim.is_some() {
                 self.aimed_cut(good, bad)
             } else {
@@ -411,17 +440,43 @@ impl Search {
                     format!("halfway between {good} met and {bad} broken"),
                 )
             }),
-            Phase::Climbing => Some(match self.tried().last() {
-                None => (self.ladder.start, "--start".to_string()),
-                Some(&users) if self.aim.is_some() => self.aimed_climb(users),
-                Some(&users) if users + self.ladder.step > self.ladder.max => {
-                    (self.ladder.max, "--max".to_string())
-                }
-                Some(&users) => (
-                    users + self.ladder.step,
-                    format!("+{} (--step)", self.ladder.step),
-                ),
-            }),
+            Phase::Climbing => {
+                Some(match (self.tried().last(), &self.modelled) {
+                    (None, Some((first, why))) => (*first, why.clone()),
+                    (Some(&users), Some(_)) => {
+                        // Just above the model's answer first (a break there
+                        // ends the search); past it, longer steps.
+                        let (up, why) = if self.tried().len() == 1 {
+                            (
+                            (u64::from(users) * 10 / 9) as u32,
+                            format!("a ninth above {users} met, where the model's answer should break"),
+                        )
+                        } else {
+                            (
+                                (f64::from(users) * 1.25).ceil() as u32,
+                                format!("×1.25 above {users} met: the model's answer was low"),
+                            )
+                        };
+                        (up.max(users + 1).min(self.ladder.max), why)
+                    }
+                    (None, None) => (self.ladder.start, "--start".to_string()),
+                    (Some(&users), None) => self.plain_climb(users),
+                })
+            }
+        }
+    }
+
+    /// The next level up after `users` met, the ladder aimed or plain.
+    fn plain_climb(&self, users: u32) -> (u32, String) {
+        match users {
+            users if self.aim.is_some() => self.aimed_climb(users),
+            users if users + self.ladder.step > self.ladder.max => {
+                (self.ladder.max, "--max".to_string())
+            }
+            users => (
+                users + self.ladder.step,
+                format!("+{} (--step)", self.ladder.step),
+            ),
         }
     }
 
@@ -449,7 +504,7 @@ impl Search {
     fn bisect_or_finish(&mut self) {
         let good = self.highest_good().unwrap_or(0);
         match self.lowest_bad_above(good) {
-            Some(bad) if bad - good > self.ladder.resolution => {
+            Some(bad) if bad - good > self.resolution_at(bad) => {
                 self.phase = Phase::Bisecting { good, bad };
             }
             // Repetitions overturned the last broken level: climb on.
@@ -477,7 +532,11 @@ impl Search {
                 let tried = self.tried();
                 // The aimed ladder's steps are long: one broken level
                 // above a met one is a bracket.
-                let needed = if self.aim.is_some() { 1 } else { 2 };
+                let needed = if self.aim.is_some() || self.modelled.is_some() {
+                    1
+                } else {
+                    2
+                };
                 let two_bad = tried.len() >= needed
                     && tried[tried.len() - needed..]
                         .iter()
@@ -661,6 +720,54 @@ mod tests {
     /// A lesson's levels are unanimous: 43 met once and broke once, so it
     /// is broken, and 42 (met three times of three) is the capacity; the
     /// first broken level is not measured again.
+    /// A modelled lesson search: the first lesson at the model's answer,
+    /// then a ninth above it (a break there ends the search), ×1.25 while
+    /// the model was low, a tenth down while it was high; the answer lands
+    /// within a tenth of where the target broke, and its level is measured
+    /// three times.
+    #[test]
+    fn a_modelled_search_brackets_the_models_answer() {
+        let ladder = Ladder {
+            start: 10,
+            step: 10,
+            max: 100_000,
+            resolution: 2,
+        };
+        let drive = |model: u32, capacity: u32| {
+            let mut s = Search::new(ladder)
+                .confirming(3)
+                .unanimous()
+                .modelled(model, "the model".into());
+            let mut run = Vec::new();
+            while let Some((users, why)) = s.next_and_why() {
+                run.push((users, why));
+                s.record(users, users <= capacity);
+                assert!(run.len() < 30, "{run:?}");
+            }
+            let users: Vec<u32> = run.iter().map(|r| r.0).collect();
+            (s.capacity(), users, run)
+        };
+        // The model right: 190 met, 211 broke, 190 twice more.
+        let (answer, users, run) = drive(190, 200);
+        assert_eq!(answer, Some(190));
+        assert_eq!(users, [190, 211, 190, 190]);
+        assert_eq!(run[0].1, "the model");
+        assert!(run[1].1.starts_with("a ninth above 190 met"), "{run:?}");
+        // The model high: a tenth down at a time.
+        let (answer, users, _) = drive(250, 200);
+        assert_eq!(answer, Some(181));
+        assert_eq!(users, [250, 225, 202, 181, 181, 181]);
+        // The model low: longer steps, then halving.
+        let (answer, users, _) = drive(150, 200);
+        let answer = answer.unwrap();
+        assert!((180..=200).contains(&answer), "{users:?}");
+        assert_eq!(users, [150, 166, 208, 187, 187, 187]);
+        assert_eq!(users.iter().filter(|&&u| u == answer).count(), 3);
+        // Not one student: the search goes down to one and stops.
+        let (answer, users, _) = drive(3, 0);
+        assert_eq!(answer, None, "{users:?}");
+    }
+
     #[test]
     fn a_unanimous_search_needs_every_measurement_to_meet() {
         let (s, run) = noisy(

@@ -35,7 +35,13 @@ pub fn judge_phases(
         .map(|m| m.whole_run.phases)
         .or_else(|| manifest.summary.map(|s| s.phases))
         .unwrap_or_default();
-    level.phases = phases.iter().map(|p| judge(p, target)).collect();
+    // A level that ended with its broken arrival phase reached the
+    // reading phase by a moment at most: not a phase.
+    level.phases = phases
+        .iter()
+        .filter(|p| p.to_s - p.from_s >= 1.0)
+        .map(|p| judge(p, target))
+        .collect();
     if level.phases.is_empty() {
         level.good = false;
         level.ended = "no phases were recorded: the run was not a lesson".into();

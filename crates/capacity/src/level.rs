@@ -9,11 +9,12 @@ use headroom_analysis::capacity::{host_figures, meets, ApdexGoal, HostFigures, H
 use headroom_bundle::capacity::{keep_measurement, Level, LittlesLaw, SearchRequests};
 use headroom_bundle::limits::{in_order, read_details, use_method, Limit};
 use headroom_bundle::resources::{read_core_loads, read_resources, ResourceRow};
+use headroom_bundle::wire::Unrecorded;
 use headroom_bundle::BundleError;
 use headroom_units::quantity::saturating_secs;
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Reads the level's bundle, keeping the seconds of its measurement,
@@ -132,7 +133,7 @@ pub fn measure_level(
 /// included), with the probes between levels and `idle_probes` before
 /// the first. A level whose bundle cannot be read counts its measured
 /// samples.
-pub fn requests_sent(levels: &[Level], idle_probes: u32) -> SearchRequests {
+pub fn requests_sent(levels: &[Level], idle_probes: u32, non_stop: &[PathBuf]) -> SearchRequests {
     let mut sent = SearchRequests {
         rest_probes: u64::from(idle_probes),
         ..SearchRequests::default()
@@ -142,23 +143,32 @@ pub fn requests_sent(levels: &[Level], idle_probes: u32) -> SearchRequests {
         let measured = std::iter::once((&level.bundle, Some(level.samples)));
         let put_aside = level.put_aside.iter().map(|b| (b, None));
         for (bundle, samples) in measured.chain(put_aside) {
-            let whole = headroom_bundle::manifest::read_manifest(bundle)
-                .ok()
-                .and_then(|m| m.measurement.map(|m| m.whole_run).or(m.summary));
-            match whole {
-                Some(summary) => match summary.requests {
-                    Some(wire) => {
-                        sent.levels += wire.requests - wire.unrecorded.total();
-                        sent.unrecorded.add(&wire.unrecorded);
-                    }
-                    None => sent.levels += summary.total.count,
-                },
-                None => sent.levels += samples.unwrap_or(0),
-            }
+            sent.levels += bundle_requests(bundle, samples, &mut sent.unrecorded);
         }
     }
-    sent.total = sent.levels + sent.unrecorded.total() + sent.rest_probes;
+    for bundle in non_stop {
+        sent.non_stop += bundle_requests(bundle, None, &mut sent.unrecorded);
+    }
+    sent.total = sent.levels + sent.non_stop + sent.unrecorded.total() + sent.rest_probes;
     sent
+}
+
+/// A run's requests with a sample (its whole run), adding those without
+/// one to `unrecorded`; `samples` when its bundle cannot be read.
+fn bundle_requests(bundle: &Path, samples: Option<u64>, unrecorded: &mut Unrecorded) -> u64 {
+    let whole = headroom_bundle::manifest::read_manifest(bundle)
+        .ok()
+        .and_then(|m| m.measurement.map(|m| m.whole_run).or(m.summary));
+    match whole {
+        Some(summary) => match summary.requests {
+            Some(wire) => {
+                unrecorded.add(&wire.unrecorded);
+                wire.requests - wire.unrecorded.total()
+            }
+            None => summary.total.count,
+        },
+        None => samples.unwrap_or(0),
+    }
 }
 
 /// Little's law on the level's measurement: the users its throughput

@@ -33,6 +33,33 @@ pub async fn prepare_level(
     Ok((prepared, said))
 }
 
+/// A non-stop level of a modelled lesson search
+/// ([`CapacitySpec::non_stop_run`]): its plan's users do not think, and
+/// but for the lone user with its samples, each of their iterations is a
+/// new student.
+pub async fn prepare_non_stop(
+    spec: &CapacitySpec,
+    users: u32,
+    duration: std::time::Duration,
+    samples: bool,
+    dir: &Path,
+) -> Result<AssembledRun, AssemblyError> {
+    let run = spec.non_stop_run(users, duration, samples, dir);
+    let mut prepared = headroom_load::assemble::assemble(&run).await?;
+    if spec.scenario().is_some() {
+        without_before(&mut prepared);
+    }
+    prepared.plan.non_stop = true;
+    // The lone user walks as one student does; the crowd arrives as a
+    // lesson's students do, each iteration a new one.
+    prepared.plan.new_students = !samples
+        && matches!(
+            prepared.plan.workload,
+            headroom_load::engine::Workload::Journey(_) | headroom_load::engine::Workload::Mix(_)
+        );
+    Ok(prepared)
+}
+
 /// A level measures its own users after its own warm-up: a scenario's
 /// `before:` phase (a JMeter plan's warm-up group) would shift that window,
 /// so it is left out, and the words returned to tell the user.

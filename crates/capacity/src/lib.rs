@@ -21,6 +21,9 @@
 //! - [`answer`]: the answer from the levels: capacity, knee, bottleneck,
 //!   validity, `--confirm`'s range, `--fail-if`.
 //! - [`lesson`]: a lesson level's two phases (arrival, reading), judged each.
+//! - [`page_cost`]: what a page view costs the server, from short non-stop
+//!   levels before a lesson search's first lesson; [`lesson_model`]: a
+//!   lesson start simulated from it, whose answer aims the first lesson.
 //! - [`think`]: the think per request a search plans with, and its words.
 //! - [`who`]: what one of the search's users is, in words for the answer.
 //!
@@ -29,10 +32,14 @@
 //! `headroom_report`'s; the flags and the terminal are the CLI's.
 
 pub mod answer;
+pub mod error;
 pub mod ladder;
 pub mod lesson;
+pub mod lesson_aim;
+pub mod lesson_model;
 pub mod level;
 pub mod level_setup;
+pub mod page_cost;
 pub mod predict;
 pub mod predict_text;
 pub mod rest;

@@ -7,7 +7,10 @@
 //! ([`LevelRunner`]): the library knows users and durations, not flags.
 
 use crate::answer::{answer, interrupted};
+pub use crate::error::CapacityError;
 use crate::ladder::{Aim, Ladder, Search};
+use crate::lesson_aim::LessonShape;
+use crate::lesson_model::MOST_MODELLED;
 use crate::level::{ladder_figures, measure_level};
 use crate::rest::{Rest, RestTarget};
 use crate::think::PlannedThink;
@@ -21,7 +24,7 @@ use headroom_bundle::capacity::{
 use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
 use headroom_load::engine::EnginePlan;
-use headroom_load::run::{run as run_plan, Progress, RunError, RunOutcome, RunSetup};
+use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
 use std::cell::RefCell;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -40,6 +43,10 @@ pub struct Settings {
     pub ladder: Ladder,
     /// The aimed ladder (else the plain one).
     pub aimed: bool,
+    /// A lesson search aimed by the lesson model ([`crate::lesson_aim`]).
+    pub modelled: bool,
+    /// The levels' seed (a repetition k runs with the seed plus k).
+    pub seed: u64,
     /// `--confirm`: how often the deciding levels are measured.
     pub confirm: u32,
     pub times: LevelTimes,
@@ -82,17 +89,6 @@ pub struct LevelAt {
     pub eta: Duration,
 }
 
-/// Why a search stopped with no answer.
-#[derive(Debug, thiserror::Error)]
-pub enum CapacityError {
-    /// A level's run could not run.
-    #[error(transparent)]
-    Run(#[from] RunError),
-    /// A level's bundle could not be written or read back.
-    #[error("{0}")]
-    Level(String),
-}
-
 /// How a level's run is made and watched: the caller's (the CLI turns
 /// its flags into a run of `users` for the level's timing).
 pub trait LevelRunner {
@@ -110,6 +106,21 @@ pub trait LevelRunner {
         timing: Timing,
         dir: &Path,
     ) -> impl Future<Output = Result<(EnginePlan, RunSetup), Self::Error>>;
+
+    /// Prepares a non-stop level of a modelled lesson search: `users` who
+    /// do not think, all starting at once, for `duration`, their bundle in
+    /// `dir`, writing every sample (samples.jtl) when `samples`.
+    fn prepare_non_stop(
+        &self,
+        users: u32,
+        duration: Duration,
+        samples: bool,
+        dir: PathBuf,
+    ) -> impl Future<Output = Result<(EnginePlan, RunSetup), Self::Error>>;
+
+    /// A line about the search before its levels (a modelled search's
+    /// non-stop levels and model).
+    fn said(&self, _line: &str) {}
 
     /// Each second of a level's run.
     fn second(&self, _at: LevelAt, _progress: &Progress) {}
@@ -162,7 +173,12 @@ impl SearchPlan {
             users_are: settings.users_are.clone(),
             log_peak: settings.log_peak.clone(),
             arrive_within_s: settings.lesson.map(|w| w.as_secs_f64()),
-            ladder: if settings.aimed { "aimed" } else { "plain" }.into(),
+            ladder: match (settings.modelled, settings.aimed) {
+                (true, _) => "model",
+                (false, true) => "aimed",
+                (false, false) => "plain",
+            }
+            .into(),
             step: settings.ladder.step,
             resolution: settings.ladder.resolution,
             early_stop: timing.early_stop,
@@ -204,29 +220,62 @@ impl SearchPlan {
             None => None,
         };
         let rest = rest.as_ref();
-        let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
-        let completed = search
-            .drive(|users, remaining| {
-                let levels = &levels;
-                async move {
-                    let index = levels.borrow().len() + 1;
-                    let repetition =
-                        levels.borrow().iter().filter(|l| l.users == users).count() as u32;
-                    let at = LevelAt {
-                        index,
-                        users,
-                        repetition,
-                        eta: self.timing.planned() * remaining,
-                    };
-                    let Some(level) = self.level(runner, stop, at, rest).await? else {
-                        return Ok::<_, R::Error>(None);
-                    };
-                    let (good, figures) = (level.good, ladder_figures(&level));
-                    levels.borrow_mut().push(level);
-                    Ok::<_, R::Error>(Some((good, figures)))
-                }
-            })
+        // A modelled lesson search looks at what a page view costs first,
+        // and aims its first lesson at the model's answer.
+        let mut aimed = None;
+        let mut looked = true;
+        if let (true, Some(within)) = (settings.modelled, settings.lesson) {
+            let shape = LessonShape {
+                within,
+                length: self
+                    .timing
+                    .warmup_max
+                    .saturating_add(self.timing.measure_cap),
+                apdex: settings.apdex,
+                target: settings.target,
+                seed: settings.seed,
+                repetitions: settings.confirm,
+                most: settings.ladder.max.min(MOST_MODELLED),
+            };
+            aimed = crate::lesson_aim::look(
+                |users, duration, samples, dir: PathBuf| {
+                    runner.prepare_non_stop(users, duration, samples, dir)
+                },
+                stop,
+                &settings.base,
+                &shape,
+                |line| runner.said(line),
+            )
             .await?;
+            looked = aimed.is_some();
+            if let Some(a) = &aimed {
+                search = search.modelled(a.answer.students.max(1), a.why());
+            }
+        }
+        let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
+        let completed = looked
+            && search
+                .drive(|users, remaining| {
+                    let levels = &levels;
+                    async move {
+                        let index = levels.borrow().len() + 1;
+                        let repetition =
+                            levels.borrow().iter().filter(|l| l.users == users).count() as u32;
+                        let at = LevelAt {
+                            index,
+                            users,
+                            repetition,
+                            eta: self.timing.planned() * remaining,
+                        };
+                        let Some(level) = self.level(runner, stop, at, rest).await? else {
+                            return Ok::<_, R::Error>(None);
+                        };
+                        let (good, figures) = (level.good, ladder_figures(&level));
+                        levels.borrow_mut().push(level);
+                        Ok::<_, R::Error>(Some((good, figures)))
+                    }
+                })
+                .await?;
         let mut levels = levels.into_inner();
         for (level, why) in levels.iter_mut().zip(search.reasons()) {
             level.why = why.clone();
@@ -252,10 +301,19 @@ impl SearchPlan {
             .bottleneck
             .as_ref()
             .map_or(Vec::new(), |b| runner.host_bench(b));
+        let non_stop: Vec<PathBuf> = aimed.as_ref().map_or(Vec::new(), |a| {
+            a.record.non_stop.iter().map(|n| n.bundle.clone()).collect()
+        });
         result.requests = Some(crate::level::requests_sent(
             &result.levels,
             rest.map_or(0, |r| r.idle_probes),
+            &non_stop,
         ));
+        if let Some(mut aimed) = aimed {
+            let students: Vec<u32> = result.levels.iter().map(|l| l.users).collect();
+            aimed.say_of(&students, settings.seed);
+            result.model = Some(aimed.record);
+        }
         Ok(if completed {
             result
         } else {
@@ -275,7 +333,8 @@ impl SearchPlan {
         // Before every level but the first, the server finishes what the
         // level before left queued.
         let mut rested = match rest {
-            Some(rest) if at.index > 1 => Some(rest.wait(stop).await),
+            // After a modelled search's non-stop levels too.
+            Some(rest) if at.index > 1 || self.settings.modelled => Some(rest.wait(stop).await),
             _ => None,
         };
         if *stop.borrow() {
@@ -313,6 +372,12 @@ impl SearchPlan {
         if self.settings.lesson.is_some() {
             crate::lesson::judge_phases(&mut level, &outcome.bundle, &self.settings.target)
                 .map_err(|e| CapacityError::Level(e.to_string()))?;
+            if watched.arrival_broke().is_some() {
+                level.ended = format!(
+                    "ended with its arrival phase, which broke the target; {}",
+                    level.ended
+                );
+            }
         }
         if let Some(rest) = rested {
             level.ended = format!("{}; {}", level.ended, rest.describe());
@@ -411,8 +476,16 @@ impl SearchPlan {
         at: LevelAt,
         dir: &Path,
     ) -> Result<Option<(RunOutcome, LevelWatch)>, R::Error> {
-        let timing = self.timing;
+        let mut timing = self.timing;
         let (plan, mut setup) = runner.prepare(at.users, at.repetition, timing, dir).await?;
+        // A lesson's arrival phase ends where the run's split puts it (by
+        // the run's own think: its scenario's default, or --think).
+        if let (Some(within), Some(_)) = (self.settings.lesson, timing.arrival_until) {
+            timing.arrival_until = Some(headroom_bundle::phases::reading_from(
+                within,
+                plan.think.mean(),
+            ));
+        }
         let (end_tx, end_rx) = watch::channel(false);
         setup.end_early = Some(end_rx);
         let watch_level = RefCell::new(LevelWatch::new(timing, self.settings.target));

@@ -41,6 +41,11 @@ pub struct CapacitySpec {
     pub ladder: Ladder,
     /// The aimed ladder (else the plain one).
     pub aimed: bool,
+    /// A lesson search aimed by a model of the lesson start, measured at
+    /// short non-stop levels first (`--ladder model`; `aimed` is then not
+    /// used).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub modelled: bool,
     /// How often the deciding levels are measured (`--confirm`).
     #[serde(default = "once")]
     pub confirm: u32,
@@ -208,6 +213,8 @@ impl CapacitySpec {
             target: self.goal,
             ladder: self.ladder,
             aimed: self.aimed,
+            modelled: self.modelled && self.arrive_within.is_some(),
+            seed: level.seed,
             confirm: self.confirm,
             times: self.times,
             think,
@@ -249,6 +256,28 @@ impl CapacitySpec {
             .with_duration(timing.warmup_max.saturating_add(timing.measure_cap))
             .with_ramp_up(timing.warmup_min)
             .with_bundle_dir(dir.to_path_buf())
+    }
+
+    /// A non-stop level of a modelled lesson search: `users` who do not
+    /// think (the plan says so: [`headroom_load::engine::EnginePlan::non_stop`]),
+    /// all starting at once, for `duration`, their bundle in `dir`, with
+    /// every sample (samples.jtl) when `samples`.
+    pub fn non_stop_run(
+        &self,
+        users: u32,
+        duration: Duration,
+        samples: bool,
+        dir: &Path,
+    ) -> RunSpec {
+        let mut run = self
+            .level
+            .clone()
+            .with_users(users)
+            .with_duration(duration)
+            .with_ramp_up(Duration::ZERO)
+            .with_bundle_dir(dir.to_path_buf());
+        run.outputs.jtl = samples;
+        run
     }
 
     /// What is wrong with a spec that was not made from flags (the flags
@@ -378,6 +407,7 @@ mod tests {
                 resolution: 1,
             },
             aimed: false,
+            modelled: false,
             confirm: 3,
             times: LevelTimes {
                 warmup: Duration::ZERO,

@@ -42,6 +42,10 @@ pub struct Timing {
     /// Whether a settled level stops (else it runs on, and the settling is
     /// only recorded).
     pub early_stop: bool,
+    /// A lesson level ends here (the end of its arrival phase, in seconds)
+    /// when that phase broke the target: the reading after a broken burst
+    /// cannot mend the level. `None`: not a lesson, or `--full-levels`.
+    pub arrival_until: Option<u64>,
 }
 
 impl Timing {
@@ -117,6 +121,7 @@ impl Timing {
             measure_cap: measure_max.saturating_mul(4),
             min_samples: times.min_samples,
             early_stop: !full,
+            arrival_until: None,
         };
         (timing, lengthened)
     }
@@ -147,9 +152,14 @@ impl Timing {
             measure_cap: length,
             min_samples: times.min_samples,
             early_stop: false,
+            arrival_until: None,
         };
         // The phases are split by the bundle's rule, as the report shows them.
         let split = headroom_bundle::phases::reading_from(within, think);
+        let timing = Timing {
+            arrival_until: (!times.full_levels).then_some(split),
+            ..timing
+        };
         let note = format!(
             "each level is a lesson start: its students arrive within {} s and read, {} s in all (the arrival phase, 0–{split} s, and the reading phase after it are judged each)",
             round_figure(within.as_secs_f64()),

@@ -29,6 +29,9 @@ pub struct LevelWatch {
     /// The measurement window's end (seconds since the run's start), once
     /// the level has what it needs.
     until: Option<u64>,
+    /// A lesson level's arrival phase broke the target, with this Apdex:
+    /// the level ended with it ([`Timing::arrival_until`]).
+    arrival_broke: Option<f64>,
 }
 
 impl LevelWatch {
@@ -42,6 +45,7 @@ impl LevelWatch {
             from: timing.warmup_max.is_zero().then_some(0),
             settled: None,
             until: None,
+            arrival_broke: None,
         }
     }
 
@@ -90,6 +94,13 @@ impl LevelWatch {
             return false;
         }
         let ended = index + 1;
+        if self.timing.arrival_until == Some(ended) {
+            if let Some(apdex) = self.broken_arrival(ended) {
+                self.arrival_broke = Some(apdex);
+                self.until = Some(ended);
+                return true;
+            }
+        }
         let Some(from) = self.from else {
             let steady = Duration::from_secs(ended) >= self.timing.steady_from
                 && sequential::steady(&self.seconds);
@@ -124,6 +135,30 @@ impl LevelWatch {
             return true;
         }
         false
+    }
+
+    /// The arrival phase's Apdex (its first `split` seconds) when it broke
+    /// the target: too low an Apdex, too many errors, or more than one
+    /// request in twenty over the p95 bound.
+    fn broken_arrival(&self, split: u64) -> Option<f64> {
+        let seconds = &self.seconds[..(split as usize).min(self.seconds.len())];
+        let requests: u64 = seconds.iter().map(|s| s.requests).sum();
+        if requests == 0 {
+            return None;
+        }
+        let n = requests as f64;
+        let apdex = seconds.iter().map(|s| s.apdex_points).sum::<f64>() / n;
+        let errors = seconds.iter().map(|s| s.errors).sum::<u64>() as f64 / n;
+        let over = seconds.iter().map(|s| s.over_p95).sum::<u64>() as f64 / n;
+        let met =
+            headroom_analysis::capacity::meets(&self.target, Some(apdex), errors, None, requests)
+                && over <= 0.05;
+        (!met).then_some(apdex)
+    }
+
+    /// The arrival phase's Apdex when the level ended with it, broken.
+    pub fn arrival_broke(&self) -> Option<f64> {
+        self.arrival_broke
     }
 
     /// The verdict as it settled during the level, if it did.
@@ -184,6 +219,12 @@ impl LevelWatch {
             _ => format!("warm-up {:.0} s", self.timing.warmup_max.as_secs_f64()),
         };
         let measured = self.window().end.saturating_sub(self.window().start);
+        if let Some(apdex) = self.arrival_broke {
+            return format!(
+                "ended at {:.0} s, with its arrival phase, which broke the target (Apdex {apdex:.3})",
+                measured.as_secs_f64()
+            );
+        }
         let how = match &self.settled {
             Some(s) if stopped_early => format!(
                 "{} after {:.0} s: {}",
@@ -247,6 +288,7 @@ mod tests {
             measure_cap: s(40),
             min_samples,
             early_stop,
+            arrival_until: None,
         }
     }
 
@@ -276,6 +318,39 @@ mod tests {
     /// 100 req/s, every one satisfied: steady after 6 s (two windows of
     /// three alike seconds), then met and settled after the 5 s a verdict
     /// needs at least: the level stops early at 11 s.
+    /// A lesson level ends with its arrival phase when that phase broke
+    /// the target (its Apdex over all its seconds), and runs on when it met.
+    #[test]
+    fn a_lesson_ends_with_its_broken_arrival() {
+        let lesson = Timing {
+            warmup_min: Duration::ZERO,
+            steady_from: Duration::ZERO,
+            warmup_max: Duration::ZERO,
+            measure_max: Duration::from_secs(10),
+            measure_min: Duration::from_secs(10),
+            measure_near: Duration::from_secs(10),
+            measure_cap: Duration::from_secs(10),
+            min_samples: 1,
+            early_stop: false,
+            arrival_until: Some(3),
+        };
+        let mut broke = LevelWatch::new(lesson, TARGET);
+        // 60 of 100 satisfied over the first three seconds: 0.6.
+        assert!(!broke.take(0, second(50, 50), Duration::ZERO));
+        assert!(!broke.take(1, second(25, 5), Duration::ZERO));
+        assert!(broke.take(2, second(25, 5), Duration::ZERO));
+        assert_eq!(broke.window(), Duration::ZERO..Duration::from_secs(3));
+        assert_eq!(
+            broke.ended(false),
+            "ended at 3 s, with its arrival phase, which broke the target (Apdex 0.600)"
+        );
+        let mut met = LevelWatch::new(lesson, TARGET);
+        for i in 0..9 {
+            assert!(!met.take(i, second(10, 10), Duration::ZERO), "{i}");
+        }
+        assert!(met.take(9, second(10, 10), Duration::ZERO));
+    }
+
     #[test]
     fn a_steady_level_ends_its_warm_up_and_stops_when_its_verdict_settles() {
         let mut w = LevelWatch::new(timing(100, true), TARGET);

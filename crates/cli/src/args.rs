@@ -519,9 +519,10 @@ pub struct CapacityArgs {
     #[arg(long, default_value_t = 10, value_parser = at_least_one)]
     pub step: u32,
 
-    /// The most users tried.
-    #[arg(long, default_value_t = 500, value_parser = at_least_one)]
-    pub max: u32,
+    /// The most users tried [default: 500; a lesson search aimed by its model goes as high
+    /// as the model and the lessons say]
+    #[arg(long, value_parser = at_least_one)]
+    pub max: Option<u32>,
 
     /// The cuts between the last met and the first broken level stop when they are this close,
     /// in users (default: a fifth of --step).
@@ -556,13 +557,17 @@ pub struct CapacityArgs {
     #[arg(long, value_parser = duration, value_name = "DURATION")]
     pub warmup_min: Option<Duration>,
 
-    /// How levels are placed: `aimed` (from --start the users double until the throughput stops
-    /// growing or a resource nears 100%, then aim just past Little's law's knee, ×1.25 a level
-    /// once a level met at or past it; after the first broken level, cuts where the Apdex should
-    /// cross the target, down to --resolution) or `plain` (--start, then --step at a time until
-    /// two levels in a row break, then halving down to --resolution). Each level says why.
-    #[arg(long, default_value = "aimed", value_parser = ["aimed", "plain"])]
-    pub ladder: String,
+    /// How levels are placed: `model` (a lesson search's default, with --arrive-within: first
+    /// about a minute of short non-stop levels measures what a page view costs the server, a
+    /// model of the lesson start answers from it, the first lesson goes there, and lessons
+    /// bracket the answer to within 10%), `aimed` (from --start the users double until the
+    /// throughput stops growing or a resource nears 100%, then aim just past Little's law's
+    /// knee, ×1.25 a level once a level met at or past it; after the first broken level, cuts
+    /// where the Apdex should cross the target, down to --resolution; the default without
+    /// --arrive-within) or `plain` (--start, then --step at a time until two levels in a row
+    /// break, then halving down to --resolution). Each level says why.
+    #[arg(long, value_parser = ["model", "aimed", "plain"])]
+    pub ladder: Option<String>,
 
     /// Every level runs its whole --warmup and --step-duration (the verdict's early settling is
     /// still recorded, to count how often it agreed).

@@ -12,7 +12,7 @@ use headroom_analysis::capacity::Bottleneck;
 use headroom_analysis::Metric;
 use headroom_bundle::capacity::{CapacityResult, Level};
 use headroom_capacity::answer::{judge, outcomes};
-use headroom_capacity::level_setup::{prepare_level, search_dir};
+use headroom_capacity::level_setup::{prepare_level, prepare_non_stop, search_dir};
 use headroom_capacity::search::{CapacityError, LevelAt, LevelRunner, SearchPlan};
 use headroom_capacity::spec::CapacitySpec;
 use headroom_capacity::timing::Timing;
@@ -132,11 +132,14 @@ pub(crate) fn check_flags(args: &CapacityArgs) -> Result<(), String> {
         );
     }
     check_common_flags(&load.common)?;
-    if args.start > args.max {
-        return Err(format!(
-            "--start ({}) is above --max ({})",
-            args.start, args.max
-        ));
+    if let Some(max) = args.max.filter(|&max| args.start > max) {
+        return Err(format!("--start ({}) is above --max ({max})", args.start));
+    }
+    if args.ladder.as_deref() == Some("model") && args.arrive_within.is_none() {
+        return Err(
+            "--ladder model models a lesson start: give --arrive-within (e.g. 60s), or use --ladder aimed"
+                .into(),
+        );
     }
     Ok(())
 }
@@ -205,6 +208,26 @@ impl LevelRunner for SpecLevels<'_> {
         }
         prepared.setup.metrics = self.metrics.clone();
         Ok((prepared.plan, prepared.setup))
+    }
+
+    async fn prepare_non_stop(
+        &self,
+        users: u32,
+        duration: std::time::Duration,
+        samples: bool,
+        dir: std::path::PathBuf,
+    ) -> Result<(EnginePlan, RunSetup), Failure> {
+        let mut prepared = prepare_non_stop(self.spec, users, duration, samples, &dir)
+            .await
+            .map_err(Failure::assembly)?;
+        prepared.setup.metrics = self.metrics.clone();
+        Ok((prepared.plan, prepared.setup))
+    }
+
+    fn said(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("headroom capacity: {line}");
+        }
     }
 
     fn second(&self, at: LevelAt, p: &Progress) {

@@ -146,11 +146,21 @@ fn given_url(args: &LoadArgs) -> Result<String, Failure> {
         .ok_or_else(|| usage("give the URL to load, e.g. http://127.0.0.1:8080/page".into()))
 }
 
+/// The most users a search tries unless told (`--max`); a modelled lesson
+/// search has no such cap.
+const DEFAULT_MAX: u32 = 500;
+
 /// `headroom capacity ...`: the search its flags ask for. Each level runs
 /// `load`'s flags on the URL, or the `--scenario` file on it; `--out` is
 /// the search's directory.
 pub fn capacity_spec(args: &CapacityArgs) -> Result<CapacitySpec, Failure> {
     let mut level = level_spec(&args.load, args.scenario.as_deref())?;
+    // A lesson search is aimed by its model unless told otherwise.
+    let ladder = args.ladder.as_deref().unwrap_or(match args.arrive_within {
+        Some(_) => "model",
+        None => "aimed",
+    });
+    let modelled = ladder == "model" && args.arrive_within.is_some();
     let dir = level.outputs.bundle_dir.take();
     Ok(CapacitySpec {
         level,
@@ -162,10 +172,15 @@ pub fn capacity_spec(args: &CapacityArgs) -> Result<CapacitySpec, Failure> {
         ladder: Ladder {
             start: args.start,
             step: args.step,
-            max: args.max,
+            max: args.max.unwrap_or(if modelled {
+                headroom_capacity::lesson_model::MOST_MODELLED
+            } else {
+                DEFAULT_MAX
+            }),
             resolution: args.resolution.unwrap_or((args.step / 5).max(1)),
         },
-        aimed: args.ladder == "aimed",
+        aimed: ladder == "aimed",
+        modelled,
         confirm: args.confirm.unwrap_or(match args.arrive_within {
             Some(_) => headroom_capacity::lesson::REPETITIONS,
             None => 1,

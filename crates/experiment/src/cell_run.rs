@@ -222,6 +222,7 @@ mod tests {
                     resolution: 1,
                 },
                 aimed: true,
+                modelled: false,
                 confirm: 1,
                 times: LevelTimes {
                     warmup: Duration::ZERO,

@@ -108,6 +108,15 @@ pub struct EnginePlan {
     pub shard: Shard,
     /// Workers through a scenario's `before:` phase, and when the last was.
     before_done: watch::Sender<BeforeDone>,
+    /// The users do not think: each request follows the last as soon as it
+    /// ends (a lesson search's look at what a page view costs the server).
+    pub non_stop: bool,
+    /// Each iteration of a closed-model user is a new student: a journey
+    /// of its own (its own number, so its own account and data row, and
+    /// in a mix its own journey), with no cookies, an empty cache and new
+    /// connections, its `once:` steps run again (what a lesson's arrivals
+    /// cost the server, non-stop).
+    pub new_students: bool,
 }
 
 /// What an assembly decides of a plan: the workload and how it is run.
@@ -163,6 +172,8 @@ impl EnginePlan {
             failures: None,
             shard: Shard::WHOLE,
             before_done: watch::channel(BeforeDone::default()).0,
+            non_stop: false,
+            new_students: false,
         }
     }
 
@@ -837,6 +848,10 @@ impl JourneyHost for Worker {
         self.past_cutoff()
     }
 
+    fn skips_think(&self) -> bool {
+        self.plan.non_stop
+    }
+
     fn exchange(&self, view: &StepView<'_>) {
         if let (Some(keeper), Some(error)) = (&self.plan.failures, view.sample.error) {
             keeper.keep(&Capture {
@@ -855,6 +870,36 @@ impl JourneyHost for Worker {
                 body_encoding: view.body_encoding,
             });
         }
+    }
+}
+
+/// A closed-model VU of [`EnginePlan::new_students`]: each iteration a
+/// new student numbered `vu`, then `vu` plus the level's users, and so on.
+async fn new_students(worker: &Rc<Worker>, vu: u32, in_window: &impl Fn() -> bool) {
+    let plan = worker.plan.clone();
+    let stride = match plan.profile {
+        Profile::Closed { users, .. } => users.max(1),
+        _ => 1,
+    };
+    let mut student = vu;
+    while in_window() {
+        let went_on = match &plan.workload {
+            Workload::Journey(journey) => {
+                let mut journey = Journey::new(journey.clone(), student, plan.seed);
+                journey.iterate(&**worker, None).await
+            }
+            Workload::Mix(mix) => {
+                // Drawn by weight, as an open model's arrivals are.
+                let entry = &mix.journeys[mix.arrival_journey(u64::from(student))];
+                let mut journey = Journey::new(entry.plan.clone(), student, plan.seed);
+                journey.iterate(&Offset::new(&**worker, entry), None).await
+            }
+            Workload::Url { .. } | Workload::Replay { .. } => return,
+        };
+        if !went_on {
+            return;
+        }
+        student = student.saturating_add(stride);
     }
 }
 
@@ -882,6 +927,10 @@ async fn closed_user(worker: Rc<Worker>, vu: u32, windows: Vec<(Instant, Option<
         worker.recorder.borrow_mut().arrived(start);
         let _active = ActiveGuard::new(&worker);
         let in_window = || end.is_none_or(|end| Instant::now() < end) && !worker.past_cutoff();
+        if plan.new_students {
+            new_students(&worker, vu, &in_window).await;
+            continue;
+        }
         if let (Some(journey), Workload::Mix(mix)) = (&mut journey, &plan.workload) {
             let host = Offset::new(&*worker, mix.for_user(vu));
             while in_window() && journey.iterate(&host, None).await {}
@@ -927,7 +976,11 @@ async fn url_iteration(
         kept,
     )
     .await;
-    let pause = worker.plan.think.pick(rng);
+    let pause = if worker.plan.non_stop {
+        Duration::ZERO
+    } else {
+        worker.plan.think.pick(rng)
+    };
     if !pause.is_zero() {
         worker.record_think(request.label, pause);
         tokio::time::sleep(pause).await;

@@ -297,25 +297,40 @@ pub fn search_heading(
     max: u32,
 ) -> String {
     let (one, many) = setup.nouns();
+    let ladder = if setup.ladder == "model" {
+        format!(
+            "first what a page view costs (short non-stop levels, about a minute), then lessons aimed by a model of the lesson start{}",
+            if max < headroom_bundle::capacity::MOST_MODELLED {
+                format!(", at most {}", count(max as usize, &one, &many))
+            } else {
+                String::new()
+            }
+        )
+    } else {
+        format!(
+            "{} ladder from {} up to {} ({})",
+            setup.ladder,
+            start,
+            count(max as usize, &one, &many),
+            if setup.ladder == "aimed" {
+                format!(
+                    "steps of at least {}",
+                    count(setup.step as usize, &one, &many)
+                )
+            } else {
+                format!("steps of {}", count(setup.step as usize, &one, &many))
+            }
+        )
+    };
     format!(
-        "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; {} ladder from {} up to {} ({}); {}",
+        "headroom capacity: {} — target Apdex ≥ {:.2}, errors ≤ {:.1}%{}; {}; {}",
         setup.url,
         target.apdex,
         target.max_error * 100.0,
         target
             .p95_max
             .map_or(String::new(), |p| format!(", p95 ≤ {} ms", p.as_millis())),
-        setup.ladder,
-        start,
-        count(max as usize, &one, &many),
-        if setup.ladder == "aimed" {
-            format!(
-                "steps of at least {}",
-                count(setup.step as usize, &one, &many)
-            )
-        } else {
-            format!("steps of {}", count(setup.step as usize, &one, &many))
-        },
+        ladder,
         if setup.early_stop {
             format!(
                 "each level warms up {} (until steady) and measures {} (until its verdict settles{})",
@@ -386,6 +401,9 @@ pub fn ladder_note(setup: &headroom_bundle::capacity::CapacitySetup) -> Option<S
         "--step".to_string()
     };
     match setup.ladder.as_str() {
+        "model" => Some(
+            "Ladder: model: what a page view costs, measured first at short non-stop levels (a lone student's walk, then 2 to 32 new students at a time), and a simulation of the lesson start from it, whose answer is the first lesson; then a ninth above a met lesson (×1.25 past that) or a tenth below a broken one, halving the gap until it is at most a tenth of the broken level; each level's why says which rule chose it".to_string()
+        ),
         "aimed" => Some(format!(
             "Ladder: aimed: from --start the users double (at least {step}) until the throughput stops growing or a resource nears 100%, then aim just past the knee Little's law gives, ×1.25 a level once a level met at or past it; from the first broken level, cuts between the last met and it (where the Apdex should cross the target, else halfway) down to {resolution}; each level's why says which rule chose it"
         )),

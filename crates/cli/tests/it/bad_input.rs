@@ -410,7 +410,8 @@ fn empty_and_deeply_nested_jmeter_controllers() {
 
 /// Flags a command would accept and then not use are refused, naming what
 /// to do instead: the URL's request flags beside a capacity --scenario,
-/// --max-vus in a closed run, an agent token without an agent; and the
+/// --max-vus in a closed run, an agent token without an agent, the
+/// lesson model without a lesson; and the
 /// testbed plan's ramp-up takes a duration like every other.
 #[test]
 fn flags_that_would_be_ignored_are_refused() {
@@ -480,6 +481,17 @@ fn flags_that_would_be_ignored_are_refused() {
         (
             &["capacity", "http://127.0.0.1:1/", "--agent-token", "x"],
             "--agent-token without an agent",
+        ),
+        (
+            &[
+                "capacity",
+                "http://127.0.0.1:1/",
+                "--scenario",
+                journey,
+                "--ladder",
+                "model",
+            ],
+            "--ladder model models a lesson start: give --arrive-within (e.g. 60s), or use --ladder aimed",
         ),
         (
             &["doctor", "--agent-token", "x"],

@@ -430,6 +430,37 @@ fn two_shards_of_a_lesson_merge_into_its_schedule() {
     assert_eq!(cookies(&site, "/login").len(), 20);
 }
 
+/// A search over lessons of students arriving within 2 s, reading a page
+/// a second, Apdex T 100 ms, 3 s of reading a level; `more` flags beside.
+fn lesson_search(file: &Path, target: &str, out: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "capacity",
+        "--scenario",
+        file.to_str().unwrap(),
+        target,
+        "--arrive-within",
+        "2s",
+        "--apdex-t",
+        "100ms",
+        "--step-duration",
+        "3s",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    run(&args)
+}
+
+/// A lesson site's answer: a session cookie with the login, a page to
+/// read otherwise.
+fn answer(conn: &mut RawConn, target: &str) {
+    if target == "/login" {
+        conn.respond("200 OK", &[("Set-Cookie", "sid=1; Path=/")], b"welcome");
+    } else {
+        conn.respond("200 OK", &[], b"a page to read");
+    }
+}
+
 /// A site whose logins slow down with the burst: a login takes 1 ms for
 /// every login started in the second before it (a session store that
 /// grows busy), and reading pages are instant. A class of N arriving
@@ -452,10 +483,8 @@ fn logins_slow_with_the_burst() -> RawServer {
                     recent.len() as u64
                 };
                 std::thread::sleep(Duration::from_millis(busy));
-                conn.respond("200 OK", &[("Set-Cookie", "sid=1; Path=/")], b"welcome");
-            } else {
-                conn.respond("200 OK", &[], b"a page to read");
             }
+            answer(&mut conn, &request.target);
         }
     })
 }
@@ -480,28 +509,23 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
     let file = journey("lesson-capacity", &site, "  model: closed", "1s");
     let out = temp_dir("lesson-capacity-out");
     let target = site.url("");
-    let output = run(&[
-        "capacity",
-        "--scenario",
-        file.to_str().unwrap(),
+    let output = lesson_search(
+        &file,
         &target,
-        "--arrive-within",
-        "2s",
-        "--apdex-t",
-        "100ms",
-        "--apdex-target",
-        "0.85",
-        "--start",
-        "40",
-        "--max",
-        "640",
-        "--resolution",
-        "20",
-        "--step-duration",
-        "3s",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+        &out,
+        &[
+            "--ladder",
+            "aimed",
+            "--apdex-target",
+            "0.85",
+            "--start",
+            "40",
+            "--max",
+            "640",
+            "--resolution",
+            "20",
+        ],
+    );
     assert!(output.status.success(), "{}", text(&output));
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
@@ -562,19 +586,33 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
     // breaks later (400 here).
     assert!((100..=640).contains(&users), "{users}: {}", json["verdict"]);
     assert!(json.get("invalid").is_none(), "{}", json["invalid"]);
+    // The repetitions agree, or the line from each to the broken level
+    // above (its Apdex that of its burst, where it ended) crosses the
+    // target between them.
+    let verdict = json["verdict"].as_str().unwrap();
     assert!(
-        json["verdict"]
-            .as_str()
-            .unwrap()
-            .starts_with(&format!(
-                "{users} students (3 repetitions agree) [figures of run {run} of 3, the worst] at Apdex"
-            )),
-        "{}",
-        json["verdict"]
+        verdict.starts_with(&format!("{users} students (3 repetitions agree) ["))
+            || verdict.starts_with(&format!("{users} students (between {users} and ")),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains(&format!("[figures of run {run} of 3, the worst] at Apdex")),
+        "{verdict}"
     );
     let levels = json["levels"].as_array().unwrap();
     for level in levels {
         let phases = level["phases"].as_array().expect("a lesson level's phases");
+        // A level whose arrival phase broke ended with it.
+        if level["good"] == false && phases.len() == 1 {
+            assert_eq!(phases[0]["name"], "arrival", "{level}");
+            assert!(
+                level["ended"].as_str().unwrap().starts_with(
+                    "ended with its arrival phase, which broke the target; arrival 0–"
+                ),
+                "{level}"
+            );
+            continue;
+        }
         assert_eq!(phases.len(), 2, "{level}");
         assert_eq!(
             (phases[0]["name"].as_str(), phases[1]["name"].as_str()),
@@ -635,11 +673,127 @@ fn a_capacity_search_over_lesson_starts_judges_the_burst() {
             assert_eq!(again, 0, "{levels:?}");
         }
     }
-    // A broken level broke in its burst, while its reading met the target.
+    // A broken level broke in its burst, and ended with it: the reading
+    // after a broken burst cannot mend the level.
     let broken: Vec<&serde_json::Value> = levels.iter().filter(|l| l["good"] == false).collect();
     assert!(!broken.is_empty(), "no level broke: {levels:?}");
     for level in broken {
         assert_eq!(level["phases"][0]["met"], false, "{level}");
-        assert_eq!(level["phases"][1]["met"], true, "{level}");
+        assert_eq!(level["phases"].as_array().unwrap().len(), 1, "{level}");
+        assert!(level["measured_s"].as_f64().unwrap() <= 3.5, "{level}");
     }
+}
+
+/// A site that does one request at a time, each `work` long (a server of
+/// one worker): it does at most 1/work requests a second, and requests
+/// that come together wait their turn.
+fn one_at_a_time(work: Duration) -> RawServer {
+    let worker = Arc::new(std::sync::Mutex::new(()));
+    RawServer::start(move |mut conn: RawConn| {
+        while let Some(request) = conn.next_request(Duration::from_secs(5)) {
+            {
+                let _turn = worker.lock().unwrap_or_else(|p| p.into_inner());
+                std::thread::sleep(work);
+            }
+            answer(&mut conn, &request.target);
+        }
+    })
+}
+
+/// A lesson search aimed by its model (a lesson search's default): short
+/// non-stop levels measure what a request costs this one-worker site (4 ms
+/// each: at most 250 a second, which the crowds reach), the model of the
+/// lesson start answers from it, the first lesson goes there, and lessons
+/// bracket the answer to within a tenth of the first broken level, the
+/// answer measured three times. Every request the search says it sent
+/// reached the site, the non-stop levels' included.
+#[test]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
+fn a_modelled_lesson_search_aims_by_what_a_request_costs() {
+    requires!(minutes());
+    let _paced = paced();
+    let site = one_at_a_time(Duration::from_millis(4));
+    let file = journey("lesson-model", &site, "  model: closed", "1s");
+    let out = temp_dir("lesson-model-out");
+    let target = site.url("");
+    let output = lesson_search(&file, &target, &out, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(
+        stderr.contains("first what a page view costs (short non-stop levels, about a minute), then lessons aimed by a model of the lesson start")
+            && stderr.contains("headroom capacity: what a page view costs: 1 user without thinking (one student's walk): ")
+            && stderr.contains("headroom capacity: the lesson model: the lone user walked "),
+        "{stderr}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap()).unwrap();
+    assert_eq!(json["setup"]["ladder"], "model");
+    let model = &json["model"];
+    let non_stop: Vec<u64> = model["non_stop"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["users"].as_u64().unwrap())
+        .collect();
+    assert_eq!(non_stop, [1, 2, 4, 8, 16, 32], "{model}");
+    // The crowds keep the one worker busy: close to 250 requests a second,
+    // never more.
+    for level in &model["non_stop"].as_array().unwrap()[1..] {
+        let rate = level["requests_per_s"].as_f64().unwrap();
+        assert!((150.0..=255.0).contains(&rate), "{level}");
+    }
+    let modelled = model["students"].as_u64().unwrap();
+    let levels = json["levels"].as_array().unwrap();
+    assert_eq!(levels[0]["users"].as_u64(), Some(modelled), "{model}");
+    assert!(
+        levels[0]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("the lesson model's answer"),
+        "{}",
+        levels[0]
+    );
+    // After the non-stop levels, even the first lesson rested.
+    assert_eq!(levels[0]["rest"]["quiet"], true, "{}", levels[0]);
+    let users = json["capacity"]["users"].as_u64().expect("an answer");
+    let at_answer: Vec<&serde_json::Value> =
+        levels.iter().filter(|l| l["users"] == users).collect();
+    assert_eq!(at_answer.len(), 3, "{levels:?}");
+    assert!(at_answer.iter().all(|l| l["good"] == true), "{at_answer:?}");
+    let broken = levels
+        .iter()
+        .filter(|l| l["good"] == false && l["users"].as_u64().unwrap() > users)
+        .map(|l| l["users"].as_u64().unwrap())
+        .min()
+        .expect("a broken level above the answer");
+    assert!(broken - users <= broken.div_ceil(10), "{users} {broken}");
+    // The model measures a one-worker site well, and the lessons need
+    // few levels to bracket it.
+    let off = (modelled as f64 - users as f64).abs() / users as f64;
+    assert!(off <= 0.35, "model {modelled}, lessons {users}");
+    // (The model, a ninth above, ×1.25 or two cuts, three runs of the
+    // answer; a run that broke sends it a level down.)
+    assert!(levels.len() <= 10, "{levels:?}");
+    // What the model said of each lesson run is kept beside it.
+    let said: Vec<u64> = model["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["students"].as_u64().unwrap())
+        .collect();
+    assert!(
+        said.contains(&users) && said.contains(&modelled),
+        "{said:?}"
+    );
+    // The site saw every request the search says it sent (one still
+    // unanswered at a level's end may not have reached it).
+    let requests = &json["requests"];
+    let total = requests["total"].as_u64().unwrap();
+    let abandoned = requests["unrecorded"]["abandoned"].as_u64().unwrap_or(0);
+    let served = site.requests().len() as u64;
+    assert!(requests["non_stop"].as_u64().unwrap() > 0, "{requests}");
+    assert!(
+        (total - abandoned..=total).contains(&served),
+        "served {served}, the search says {requests}"
+    );
 }
