@@ -102,10 +102,11 @@ impl Search {
 
     /// A search aimed by a model: its first level is the model's answer
     /// (`why` says it); after it met, a ninth above (where the model says
-    /// the target breaks), then ×1.25 while levels meet; after it broke, a
-    /// tenth below while levels break; then it halves the gap between the
-    /// last met and the first broken level until it is at most a tenth of
-    /// the broken one (or `resolution`).
+    /// the target breaks), then ×1.25, then ×2 while levels meet; after it
+    /// broke, a tenth below twice, ×0.75, then halving while levels break;
+    /// then it halves the gap between the last met and the first broken
+    /// level until it is at most a tenth of the broken one (or
+    /// `resolution`), down to one student.
     pub fn modelled(mut self, first: u32, why: String) -> Search {
         self.modelled = Some((first.clamp(1, self.ladder.max), why));
         self
@@ -429,8 +430,24 @@ impl Search {
                     })
             }
             Phase::Bisecting { good: 0, bad } if self.modelled.is_some() => {
-                let below = bad.saturating_sub(self.resolution_at(bad).max(1)).max(1);
-                Some((below, format!("a tenth below {bad} broken")))
+                // A tenth below, twice; then longer steps (the model was
+                // far too high).
+                let broken = self.levels.iter().filter(|l| !l.1).count();
+                let (below, why) = match broken {
+                    0..=2 => (
+                        bad.saturating_sub(self.resolution_at(bad).max(1)),
+                        format!("a tenth below {bad} broken"),
+                    ),
+                    3 => (
+                        (u64::from(bad) * 3 / 4) as u32,
+                        format!("×0.75 below {bad} broken: the model's answer was high"),
+                    ),
+                    _ => (
+                        bad / 2,
+                        format!("half of {bad} broken: the model's answer was far too high"),
+                    ),
+                };
+                Some((below.clamp(1, bad.saturating_sub(1).max(1)), why))
             }
             Phase::Bisecting { good, bad } => Some(if self.aim.is_some() {
                 self.aimed_cut(good, bad)
@@ -446,17 +463,20 @@ impl Search {
                     (Some(&users), Some(_)) => {
                         // Just above the model's answer first (a break there
                         // ends the search); past it, longer steps.
-                        let (up, why) = if self.tried().len() == 1 {
-                            (
+                        let (up, why) = match self.tried().len() {
+                        1 => (
                             (u64::from(users) * 10 / 9) as u32,
                             format!("a ninth above {users} met, where the model's answer should break"),
-                        )
-                        } else {
-                            (
-                                (f64::from(users) * 1.25).ceil() as u32,
-                                format!("×1.25 above {users} met: the model's answer was low"),
-                            )
-                        };
+                        ),
+                        2 => (
+                            (f64::from(users) * 1.25).ceil() as u32,
+                            format!("×1.25 above {users} met: the model's answer was low"),
+                        ),
+                        _ => (
+                            users.saturating_mul(2),
+                            format!("×2 above {users} met: the model's answer was far too low"),
+                        ),
+                    };
                         (up.max(users + 1).min(self.ladder.max), why)
                     }
                     (None, None) => (self.ladder.start, "--start".to_string()),
@@ -505,6 +525,10 @@ impl Search {
         let good = self.highest_good().unwrap_or(0);
         match self.lowest_bad_above(good) {
             Some(bad) if bad - good > self.resolution_at(bad) => {
+                self.phase = Phase::Bisecting { good, bad };
+            }
+            // A modelled search with no met lesson goes down to one student.
+            Some(bad) if self.modelled.is_some() && good == 0 && bad > 1 => {
                 self.phase = Phase::Bisecting { good, bad };
             }
             // Repetitions overturned the last broken level: climb on.
@@ -721,10 +745,10 @@ mod tests {
     /// is broken, and 42 (met three times of three) is the capacity; the
     /// first broken level is not measured again.
     /// A modelled lesson search: the first lesson at the model's answer,
-    /// then a ninth above it (a break there ends the search), ×1.25 while
-    /// the model was low, a tenth down while it was high; the answer lands
-    /// within a tenth of where the target broke, and its level is measured
-    /// three times.
+    /// then a ninth above it (a break there ends the search), ×1.25, then
+    /// doubling while the model was low; a tenth down twice, ×0.75, then
+    /// halving while it was high; the answer lands within a tenth of where
+    /// the target broke, and its level is measured three times.
     #[test]
     fn a_modelled_search_brackets_the_models_answer() {
         let ladder = Ladder {
@@ -755,8 +779,17 @@ mod tests {
         assert!(run[1].1.starts_with("a ninth above 190 met"), "{run:?}");
         // The model high: a tenth down at a time.
         let (answer, users, _) = drive(250, 200);
-        assert_eq!(answer, Some(181));
-        assert_eq!(users, [250, 225, 202, 181, 181, 181]);
+        assert_eq!(answer, Some(189));
+        assert_eq!(users, [250, 225, 202, 151, 176, 189, 189, 189]);
+        // Far too low: the steps grow to doubling.
+        let (answer, users, run) = drive(20, 200);
+        assert_eq!(answer, Some(196), "{run:?}");
+        assert_eq!(&users[..6], [20, 22, 28, 56, 112, 224]);
+        // Far too high: down a tenth twice, then a quarter, then halving.
+        let (answer, users, _) = drive(2000, 200);
+        let answer = answer.unwrap();
+        assert!((180..=200).contains(&answer), "{users:?}");
+        assert_eq!(&users[..6], [2000, 1800, 1620, 1215, 607, 303]);
         // The model low: longer steps, then halving.
         let (answer, users, _) = drive(150, 200);
         let answer = answer.unwrap();

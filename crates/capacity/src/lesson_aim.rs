@@ -82,18 +82,29 @@ fn modelled(lesson: &ModelLesson) -> ModelledLesson {
     }
 }
 
+/// What the look before the first lesson found.
+pub enum Looked {
+    /// The model and its answer.
+    Aimed(Box<Aimed>),
+    /// No model could be made, and why (the search climbs as the aimed
+    /// ladder does instead).
+    NoModel(String),
+    /// The user interrupted it.
+    Interrupted,
+}
+
 /// Runs the non-stop levels (1 user with its samples, then twice as many
-/// a level until the throughput stops growing or requests fail), models
-/// the lesson from them and finds the model's answer. `prepare(users,
-/// duration, samples, dir)` assembles a non-stop level; `said` is told a
-/// line per level and one for the model. `None`: the user interrupted.
+/// a level up to 32, or until requests fail), models the lesson from them
+/// and finds the model's answer. `prepare(users, duration, samples, dir)`
+/// assembles a non-stop level; `said` is told a line per level and one
+/// for the model.
 pub async fn look<E, P, Fut>(
     prepare: P,
     stop: &watch::Receiver<bool>,
     base: &Path,
     shape: &LessonShape,
     said: impl Fn(&str),
-) -> Result<Option<Aimed>, E>
+) -> Result<Looked, E>
 where
     P: Fn(u32, Duration, bool, PathBuf) -> Fut,
     Fut: Future<Output = Result<(EnginePlan, RunSetup), E>>,
@@ -126,7 +137,7 @@ where
         .await
         .map_err(CapacityError::Run)?;
         if outcome.status == RunStatus::Interrupted {
-            return Ok(None);
+            return Ok(Looked::Interrupted);
         }
         if let Some(error) = &outcome.bundle_error {
             return Err(CapacityError::Level(error.to_string()).into());
@@ -166,12 +177,15 @@ where
         });
         if is_lone {
             let path = outcome.bundle.join(headroom_bundle::SAMPLES);
-            let samples = headroom_bundle::jtl_read::read(&path).map_err(|e| {
-                CapacityError::Level(format!(
-                    "the lone user's samples ({}) cannot be read: {e}",
-                    path.display()
-                ))
-            })?;
+            let samples = match headroom_bundle::jtl_read::read(&path) {
+                Ok(samples) => samples,
+                Err(e) => {
+                    return Ok(Looked::NoModel(format!(
+                        "no lesson model: the lone user's samples ({}) cannot be read ({e}); the search climbs as --ladder aimed does",
+                        path.display()
+                    )))
+                }
+            };
             lone = Some((samples.samples, roles));
             levels.push((level, summary));
             users = 2;
@@ -196,6 +210,12 @@ where
     };
     let work = Work::of(priced, roles);
     let steps = page_cost::journey(samples, roles, &work);
+    if steps.is_empty() {
+        return Ok(Looked::NoModel(format!(
+            "no lesson model: the lone user finished no step in {} s (the server did not answer it in time); the search climbs as --ladder aimed does",
+            LONE.as_secs()
+        )));
+    }
     // Past the fullest crowd, how the server slowed.
     let slowing = Slowing {
         from: work.in_flight,
@@ -254,9 +274,15 @@ where
         levels: Vec::new(),
         seconds: started.elapsed().as_secs_f64(),
     };
-    Ok(Some(Aimed {
+    if answer.students == 0 {
+        return Ok(Looked::NoModel(
+            "no lesson model: in the model not even one student met the target (a request alone takes longer than the Apdex allows); the search climbs as --ladder aimed does"
+                .into(),
+        ));
+    }
+    Ok(Looked::Aimed(Box::new(Aimed {
         model,
         answer,
         record,
-    }))
+    })))
 }

@@ -9,7 +9,7 @@
 use crate::answer::{answer, interrupted};
 pub use crate::error::CapacityError;
 use crate::ladder::{Aim, Ladder, Search};
-use crate::lesson_aim::LessonShape;
+use crate::lesson_aim::{LessonShape, Looked};
 use crate::lesson_model::MOST_MODELLED;
 use crate::level::{ladder_figures, measure_level};
 use crate::rest::{Rest, RestTarget};
@@ -223,7 +223,7 @@ impl SearchPlan {
         // A modelled lesson search looks at what a page view costs first,
         // and aims its first lesson at the model's answer.
         let mut aimed = None;
-        let mut looked = true;
+        let mut completed_look = true;
         if let (true, Some(within)) = (settings.modelled, settings.lesson) {
             let shape = LessonShape {
                 within,
@@ -237,7 +237,7 @@ impl SearchPlan {
                 repetitions: settings.confirm,
                 most: settings.ladder.max.min(MOST_MODELLED),
             };
-            aimed = crate::lesson_aim::look(
+            let looked = crate::lesson_aim::look(
                 |users, duration, samples, dir: PathBuf| {
                     runner.prepare_non_stop(users, duration, samples, dir)
                 },
@@ -247,13 +247,24 @@ impl SearchPlan {
                 |line| runner.said(line),
             )
             .await?;
-            looked = aimed.is_some();
-            if let Some(a) = &aimed {
-                search = search.modelled(a.answer.students.max(1), a.why());
+            match looked {
+                Looked::Aimed(a) => {
+                    search = search.modelled(a.answer.students.max(1), a.why());
+                    aimed = Some(*a);
+                }
+                Looked::NoModel(why) => {
+                    runner.said(&why);
+                    search = search.aimed(Aim {
+                        think: settings.think.mean,
+                        apdex_t: settings.apdex.satisfied,
+                        target_apdex: settings.target.apdex,
+                    });
+                }
+                Looked::Interrupted => completed_look = false,
             }
         }
         let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
-        let completed = looked
+        let completed = completed_look
             && search
                 .drive(|users, remaining| {
                     let levels = &levels;
@@ -373,6 +384,8 @@ impl SearchPlan {
             crate::lesson::judge_phases(&mut level, &outcome.bundle, &self.settings.target)
                 .map_err(|e| CapacityError::Level(e.to_string()))?;
             if watched.arrival_broke().is_some() {
+                // Its reading phase was not measured: it cannot have met.
+                level.good = false;
                 level.ended = format!(
                     "ended with its arrival phase, which broke the target; {}",
                     level.ended

@@ -304,6 +304,9 @@ impl CapacitySpec {
                 return Err("level.workload has no target: a capacity search of a scenario needs the scenario's base URL".into());
             }
         }
+        if self.modelled && self.arrive_within.is_none() {
+            return Err("modelled is true, but the lesson model models a lesson start: give arrive_within, or set modelled to false".into());
+        }
         self.check_search()
     }
 

@@ -132,8 +132,17 @@ pub(crate) fn check_flags(args: &CapacityArgs) -> Result<(), String> {
         );
     }
     check_common_flags(&load.common)?;
-    if let Some(max) = args.max.filter(|&max| args.start > max) {
+    // A modelled lesson search does not start from --start.
+    let modelled =
+        args.arrive_within.is_some() && !matches!(args.ladder.as_deref(), Some("aimed" | "plain"));
+    if let Some(max) = args.max.filter(|&max| args.start > max && !modelled) {
         return Err(format!("--start ({}) is above --max ({max})", args.start));
+    }
+    if args.arrive_within.is_some() && args.scenario.is_none() {
+        return Err(
+            "--arrive-within makes each level a lesson, whose students log in and keep cookies: give the journey with --scenario FILE (a URL alone has no login)"
+                .into(),
+        );
     }
     if args.ladder.as_deref() == Some("model") && args.arrive_within.is_none() {
         return Err(

@@ -494,6 +494,10 @@ fn flags_that_would_be_ignored_are_refused() {
             "--ladder model models a lesson start: give --arrive-within (e.g. 60s), or use --ladder aimed",
         ),
         (
+            &["capacity", "http://127.0.0.1:1/", "--arrive-within", "60s"],
+            "--arrive-within makes each level a lesson, whose students log in and keep cookies: give the journey with --scenario FILE",
+        ),
+        (
             &["doctor", "--agent-token", "x"],
             "--agent-token without an agent",
         ),
