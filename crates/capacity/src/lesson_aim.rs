@@ -7,16 +7,16 @@
 
 use crate::error::CapacityError;
 use crate::lesson_model::{LessonModel, ModelAnswer, ModelLesson, Slowing};
+use crate::level_run::{run_level, Ran};
 use crate::page_cost::{self, NonStop, Role, Work, CROWDED, LONE, MOST_LEVELS};
 use headroom_analysis::apdex::ApdexThresholds;
 use headroom_analysis::capacity::ApdexGoal;
 use headroom_bundle::capacity::{LessonModelRecord, ModelledLesson, NonStopRecord};
 use headroom_bundle::jtl_read::JtlSample;
 use headroom_bundle::manifest::read_manifest;
-use headroom_bundle::summary::RunStatus;
 use headroom_bundle::summary::RunSummary;
 use headroom_load::engine::EnginePlan;
-use headroom_load::run::{run as run_plan, RunSetup};
+use headroom_load::run::RunSetup;
 use headroom_units::quantity::round_figure;
 use std::collections::HashMap;
 use std::future::Future;
@@ -125,23 +125,10 @@ where
         if is_lone {
             reading_from = headroom_bundle::phases::reading_from(shape.within, plan.think.mean());
         }
-        let mut halt = stop.clone();
-        let outcome = run_plan(
-            plan,
-            setup,
-            async move {
-                let _ = halt.wait_for(|v| *v).await;
-            },
-            |_| {},
-        )
-        .await
-        .map_err(CapacityError::Run)?;
-        if outcome.status == RunStatus::Interrupted {
-            return Ok(Looked::Interrupted);
-        }
-        if let Some(error) = &outcome.bundle_error {
-            return Err(CapacityError::Level(error.to_string()).into());
-        }
+        let outcome = match run_level(plan, setup, stop, |_| {}).await? {
+            Ran::Done(outcome) => outcome,
+            Ran::Interrupted(_) => return Ok(Looked::Interrupted),
+        };
         let summary = read_manifest(&outcome.bundle)
             .map_err(|e| CapacityError::Level(e.to_string()))?
             .summary
@@ -241,7 +228,20 @@ where
         apdex: shape.apdex,
         target: shape.target,
     };
-    let answer = model.answer(shape.seed, shape.repetitions, shape.most);
+    // The simulation's lessons take their time (up to seconds for
+    // thousands of students): off the run's thread, and Ctrl-C ends it.
+    let answering = {
+        let model = model.clone();
+        let (seed, repetitions, most) = (shape.seed, shape.repetitions, shape.most);
+        tokio::task::spawn_blocking(move || model.answer(seed, repetitions, most))
+    };
+    let mut halt = stop.clone();
+    let answer = tokio::select! {
+        answer = answering => answer.map_err(|e| {
+            CapacityError::Level(format!("the lesson model stopped before its answer: {e}"))
+        })?,
+        _ = halt.wait_for(|v| *v) => return Ok(Looked::Interrupted),
+    };
     let requests = model.steps.iter().map(|s| 1 + s.then_s.len()).sum();
     said(&format!(
         "the lesson model: the lone user walked {} ({} requests); {} new students at a time kept {} requests in flight at {} requests/s; the model takes {}{} students arriving within {} s{}",

@@ -17,6 +17,7 @@
 //! - [`watch`]: one level second by second: the end of its warm-up and of
 //!   its measurement; [`sequential`] holds the statistics of each look
 //!   (steady, settled, near the target).
+//! - [`level_run`]: one level's run to its end or the user's stop.
 //! - [`level`]: a level's figures read back from its bundle.
 //! - [`answer`]: the answer from the levels: capacity, knee, bottleneck,
 //!   validity, `--confirm`'s range, `--fail-if`.
@@ -38,6 +39,7 @@ pub mod lesson;
 pub mod lesson_aim;
 pub mod lesson_model;
 pub mod level;
+pub mod level_run;
 pub mod level_setup;
 pub mod page_cost;
 pub mod predict;

@@ -130,7 +130,7 @@ impl Work {
             .collect();
         let busy: f64 = requests.iter().map(|(_, mean, n)| mean * *n as f64).sum();
         let count: u64 = requests.iter().map(|r| r.2).sum();
-        let in_flight = in_flight(fullest, roles);
+        let in_flight = sharing(busy, fullest.elapsed_s);
         Work {
             by_label: requests
                 .iter()
@@ -159,7 +159,13 @@ pub fn in_flight(summary: &RunSummary, roles: &HashMap<String, Role>) -> f64 {
         .filter(|(label, _)| is_request(roles.get(*label)))
         .map(|(_, f)| f.mean_ms / 1000.0 * f.count as f64)
         .sum();
-    (busy / summary.elapsed_s.max(1e-9)).max(1.0)
+    sharing(busy, summary.elapsed_s)
+}
+
+/// Requests in flight at once from their time (`busy`, seconds) over a
+/// level's length; at least one.
+fn sharing(busy: f64, elapsed_s: f64) -> f64 {
+    (busy / elapsed_s.max(1e-9)).max(1.0)
 }
 
 /// Whether a label's samples are requests over the wire (not a page that

@@ -12,6 +12,7 @@ use crate::ladder::{Aim, Ladder, Search};
 use crate::lesson_aim::{LessonShape, Looked};
 use crate::lesson_model::MOST_MODELLED;
 use crate::level::{ladder_figures, measure_level};
+use crate::level_run::{run_level, Ran};
 use crate::rest::{Rest, RestTarget};
 use crate::think::PlannedThink;
 use crate::timing::{LevelTimes, Timing};
@@ -21,10 +22,9 @@ use headroom_analysis::capacity::{ApdexGoal, Bottleneck};
 use headroom_bundle::capacity::{
     keep_measurement, CapacityResult, CapacitySetup, Level, LevelRest,
 };
-use headroom_bundle::summary::RunStatus;
 use headroom_bundle::warnings::RunWarning;
 use headroom_load::engine::EnginePlan;
-use headroom_load::run::{run as run_plan, Progress, RunOutcome, RunSetup};
+use headroom_load::run::{Progress, RunOutcome, RunSetup};
 use std::cell::RefCell;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -153,7 +153,13 @@ impl SearchPlan {
     pub fn new(settings: Settings) -> SearchPlan {
         let think = &settings.think;
         let (timing, lengthened) = match settings.lesson {
-            Some(within) => Timing::lesson(&settings.times, within, think.mean, think.first),
+            Some(within) => Timing::lesson(
+                &settings.times,
+                within,
+                think.mean,
+                think.first,
+                think.split,
+            ),
             None => Timing::of(&settings.times, think.mean, think.first),
         };
         let setup = CapacitySetup {
@@ -489,16 +495,12 @@ impl SearchPlan {
         at: LevelAt,
         dir: &Path,
     ) -> Result<Option<(RunOutcome, LevelWatch)>, R::Error> {
-        let mut timing = self.timing;
+        let timing = self.timing;
         let (plan, mut setup) = runner.prepare(at.users, at.repetition, timing, dir).await?;
-        // A lesson's arrival phase ends where the run's split puts it (by
-        // the run's own think: its scenario's default, or --think).
-        if let (Some(within), Some(_)) = (self.settings.lesson, timing.arrival_until) {
-            timing.arrival_until = Some(headroom_bundle::phases::reading_from(
-                within,
-                plan.think.mean(),
-            ));
-        }
+        debug_assert!(
+            self.settings.lesson.is_none() || plan.think.mean() == self.settings.think.split,
+            "a lesson level's run splits its phases by the think its search planned"
+        );
         let (end_tx, end_rx) = watch::channel(false);
         setup.end_early = Some(end_rx);
         let watch_level = RefCell::new(LevelWatch::new(timing, self.settings.target));
@@ -508,26 +510,16 @@ impl SearchPlan {
             }
             runner.second(at, p);
         };
-        let mut stop = stop.clone();
-        let outcome = run_plan(
-            plan,
-            setup,
-            async move {
-                let _ = stop.wait_for(|v| *v).await;
-            },
-            on_progress,
-        )
-        .await
-        .map_err(CapacityError::Run)?;
+        let ran = run_level(plan, setup, stop, on_progress).await;
         runner.ran();
         let watched = watch_level.into_inner();
-        if outcome.status == RunStatus::Interrupted {
-            let _ = keep_measurement(&outcome.bundle, watched.window());
-            return Ok(None);
-        }
-        if let Some(error) = &outcome.bundle_error {
-            return Err(CapacityError::Level(error.to_string()).into());
-        }
+        let outcome = match ran? {
+            Ran::Done(outcome) => outcome,
+            Ran::Interrupted(outcome) => {
+                let _ = keep_measurement(&outcome.bundle, watched.window());
+                return Ok(None);
+            }
+        };
         Ok(Some((outcome, watched)))
     }
 

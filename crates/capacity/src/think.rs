@@ -17,6 +17,10 @@ pub struct PlannedThink {
     pub mean: Duration,
     /// The think a user's first iteration adds (its `once:` steps').
     pub first: Duration,
+    /// The run's own default think, by whose mean a lesson's arrival phase
+    /// outlasts its arrivals (the phases' split): `--think`, else the
+    /// scenario's `think:`, else the mix's journeys' shared one.
+    pub split: Duration,
     /// As a person reads it (capacity.json's `setup.think`).
     pub text: String,
 }
@@ -28,6 +32,7 @@ impl PlannedThink {
             return PlannedThink {
                 mean: Duration::ZERO,
                 first: Duration::ZERO,
+                split: Duration::ZERO,
                 text: "none".into(),
             };
         };
@@ -38,6 +43,7 @@ impl PlannedThink {
         PlannedThink {
             mean: t.mean(),
             first: Duration::ZERO,
+            split: t.mean(),
             text: record.describe(),
         }
     }
@@ -50,6 +56,7 @@ impl PlannedThink {
         PlannedThink {
             mean,
             first: scenario.first_iteration_think(default),
+            split: default.mean(),
             text: format!(
                 "{:.3} s planned per request of a steady iteration{}, from the scenario's steps{} (each level measures the think its users took)",
                 mean.as_secs_f64(),
@@ -91,6 +98,9 @@ impl PlannedThink {
         PlannedThink {
             mean,
             first,
+            split: think
+                .unwrap_or_else(|| headroom_load::assemble::users_think(mix))
+                .mean(),
             text: format!(
                 "{:.3} s planned per request of a steady iteration, from the mix's journeys weighted by their shares{} (each level measures the think its users took)",
                 mean.as_secs_f64(),
@@ -133,7 +143,9 @@ mod tests {
         let target = Target::parse("http://127.0.0.1:1/").unwrap();
         let scenario = parse_str(yaml, Path::new("if.yaml"), Some(&target)).unwrap();
         let think = Think::parse("0s").unwrap();
-        let PlannedThink { mean, first, text } = PlannedThink::of_scenario(&scenario, Some(think));
+        let PlannedThink {
+            mean, first, text, ..
+        } = PlannedThink::of_scenario(&scenario, Some(think));
         assert_eq!((mean.as_millis(), first), (7333, Duration::ZERO));
         assert!(
             text.starts_with("7.333 s planned per request of a steady iteration (its if: steps counted as taken)"),

@@ -131,12 +131,14 @@ impl Timing {
     /// (each a think, and its first round's `first`), and then read on for
     /// the step duration or two thinks, whichever is longer. The whole
     /// level is measured and runs to its end (its two phases are judged
-    /// from the bundle).
+    /// from the bundle). The arrival phase lasts one `split` (the run's
+    /// own default think, as the bundle splits it) past the arrivals.
     pub fn lesson(
         times: &LevelTimes,
         within: Duration,
         think: Duration,
         first: Duration,
+        split: Duration,
     ) -> (Timing, Option<String>) {
         let round = |d: Duration| Duration::from_secs(d.as_secs_f64().ceil() as u64);
         let arrival = round(within.saturating_add(think).saturating_add(first));
@@ -155,7 +157,7 @@ impl Timing {
             arrival_until: None,
         };
         // The phases are split by the bundle's rule, as the report shows them.
-        let split = headroom_bundle::phases::reading_from(within, think);
+        let split = headroom_bundle::phases::reading_from(within, split);
         let timing = Timing {
             arrival_until: (!times.full_levels).then_some(split),
             ..timing
@@ -203,6 +205,7 @@ mod tests {
             Duration::from_secs(60),
             Duration::from_secs(30),
             Duration::from_secs(5),
+            Duration::from_secs(30),
         );
         assert_eq!(
             (t.warmup_min, t.warmup_max),

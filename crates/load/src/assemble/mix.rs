@@ -326,7 +326,7 @@ fn journeys(
 /// replace theirs: the journeys' own default `think:` when they share one
 /// (a lesson's arrival phase lasts one mean of it past the arrivals, the
 /// last student's first read), none when they differ.
-fn users_think(mix: &Mix) -> Think {
+pub fn users_think(mix: &Mix) -> Think {
     let mut thinks = mix.journeys.iter().map(|j| j.scenario.think);
     match thinks.next() {
         Some(first) if thinks.all(|t| t == first) => first,

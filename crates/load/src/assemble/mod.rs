@@ -15,7 +15,7 @@ mod scenario;
 mod url;
 
 pub use manifest::{examine_host, profile_record, ManifestParts};
-pub use mix::split_line;
+pub use mix::{split_line, users_think};
 pub use profile::{check_ramp_up, describe_profile, DEFAULT_DURATION};
 
 pub use parts::{
