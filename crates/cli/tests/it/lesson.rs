@@ -700,6 +700,25 @@ fn one_at_a_time(work: Duration) -> RawServer {
     })
 }
 
+/// A modelled search's answer, held to its bracket: three lessons of it,
+/// all met, and a broken lesson above it within a tenth of its students.
+fn bracketed(json: &serde_json::Value) -> u64 {
+    let levels = json["levels"].as_array().unwrap();
+    let users = json["capacity"]["users"].as_u64().expect("an answer");
+    let at_answer: Vec<&serde_json::Value> =
+        levels.iter().filter(|l| l["users"] == users).collect();
+    assert_eq!(at_answer.len(), 3, "{levels:?}");
+    assert!(at_answer.iter().all(|l| l["good"] == true), "{at_answer:?}");
+    let broken = levels
+        .iter()
+        .filter(|l| l["good"] == false && l["users"].as_u64().unwrap() > users)
+        .map(|l| l["users"].as_u64().unwrap())
+        .min()
+        .expect("a broken level above the answer");
+    assert!(broken - users <= broken.div_ceil(10), "{users} {broken}");
+    users
+}
+
 /// A lesson search aimed by its model (a lesson search's default): short
 /// non-stop levels measure what a request costs this one-worker site (4 ms
 /// each: at most 250 a second, which the crowds reach), the model of the
@@ -755,18 +774,7 @@ fn a_modelled_lesson_search_aims_by_what_a_request_costs() {
     );
     // After the non-stop levels, even the first lesson rested.
     assert_eq!(levels[0]["rest"]["quiet"], true, "{}", levels[0]);
-    let users = json["capacity"]["users"].as_u64().expect("an answer");
-    let at_answer: Vec<&serde_json::Value> =
-        levels.iter().filter(|l| l["users"] == users).collect();
-    assert_eq!(at_answer.len(), 3, "{levels:?}");
-    assert!(at_answer.iter().all(|l| l["good"] == true), "{at_answer:?}");
-    let broken = levels
-        .iter()
-        .filter(|l| l["good"] == false && l["users"].as_u64().unwrap() > users)
-        .map(|l| l["users"].as_u64().unwrap())
-        .min()
-        .expect("a broken level above the answer");
-    assert!(broken - users <= broken.div_ceil(10), "{users} {broken}");
+    let users = bracketed(&json);
     // The model measures a one-worker site well, and the lessons need
     // few levels to bracket it.
     let off = (modelled as f64 - users as f64).abs() / users as f64;
@@ -796,4 +804,80 @@ fn a_modelled_lesson_search_aims_by_what_a_request_costs() {
         (total - abandoned..=total).contains(&served),
         "served {served}, the search says {requests}"
     );
+}
+
+/// The class question from the log: the workload `scenario from-log`
+/// writes of a class's access log (twenty students, each reading four
+/// course pages 2 s apart, each page with its style sheet) takes a lesson
+/// search as a scenario does. The model is made from its walk (its pages
+/// and the resources the log showed with them), the lessons bracket the
+/// answer, three lessons confirm it, and the answer's first sentence says
+/// how many students arriving within 2 s, the same on the terminal.
+#[test]
+#[ignore = "quiet: paced by its timers; scripts/test runs it beside other paced tests only"]
+fn a_lesson_search_of_a_workload_from_the_log_aims_by_its_model() {
+    requires!(minutes());
+    let _paced = paced();
+    let site = one_at_a_time(Duration::from_millis(4));
+    let dir = temp_dir("lesson-from-log");
+    std::fs::create_dir_all(&dir).unwrap();
+    // In time order; a style sheet names its page as referer.
+    let mut lines = Vec::new();
+    for student in 0..20u32 {
+        for page in 0..4u32 {
+            let at = student + page * 2;
+            let path = format!("/course/view.php?id={}", 10 + page);
+            let referer = format!("http://school.example{path}");
+            for (target, referer) in [(path.as_str(), "-"), ("/theme/style.css", &referer)] {
+                lines.push((at, format!(
+                    "192.0.2.{} - - [04/Jan/2027:08:{:02}:{:02} +0000] \"GET {target} HTTP/1.1\" 200 100 \"{referer}\" \"Firefox\"\n",
+                    student + 1,
+                    at / 60,
+                    at % 60
+                )));
+            }
+        }
+    }
+    lines.sort_by_key(|(at, _)| *at);
+    let log: String = lines.into_iter().map(|(_, line)| line).collect();
+    std::fs::write(dir.join("access.log"), log).unwrap();
+    let written = run(&[
+        "scenario",
+        "from-log",
+        dir.join("access.log").to_str().unwrap(),
+        "--out",
+        dir.join("class").to_str().unwrap(),
+    ]);
+    assert_eq!(written.status.code(), Some(0), "{}", text(&written));
+    let out = dir.join("search");
+    let output = lesson_search(&dir.join("class/workload.yaml"), &site.url(""), &out, &[]);
+    assert!(output.status.success(), "{}", text(&output));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("capacity.json")).unwrap()).unwrap();
+    assert_eq!(json["setup"]["ladder"], "model", "{}", json["setup"]);
+    let model = &json["model"];
+    // The lone student's walk held the pages and their style sheet.
+    assert!(model["steps"].as_u64().unwrap() >= 2, "{model}");
+    assert!(
+        model["requests"].as_u64().unwrap() > model["steps"].as_u64().unwrap(),
+        "{model}"
+    );
+    let levels = json["levels"].as_array().unwrap();
+    assert_eq!(levels[0]["users"], model["students"], "{model}");
+    let users = bracketed(&json);
+    let answer = json["answer"].as_str().unwrap_or_default();
+    assert!(
+        answer.starts_with(&format!("This server takes about {users} "))
+            && answer.contains(" arriving within 2 s: "),
+        "{answer}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).replace("\n  ", " ");
+    assert!(stdout.contains(&answer[..40]), "{stdout}");
+    // The site served the style sheet the log showed with each page.
+    let styles = site
+        .requests()
+        .iter()
+        .filter(|r| r.target == "/theme/style.css")
+        .count();
+    assert!(styles > 0, "no style sheet was requested");
 }
