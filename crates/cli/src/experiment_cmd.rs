@@ -174,6 +174,10 @@ fn finish(
         }
     };
     if !args.quiet && !rows.is_empty() {
+        if let Some(answer) = headroom_experiment::study_answer::study_answer(experiment, &results)
+        {
+            print!("\n{}", headroom_report::first_sentence::indented(&answer));
+        }
         print!("{}", render_text(experiment, &results));
     }
     for line in ending_lines(&ending, rows, out) {

@@ -22,6 +22,7 @@ pub mod results;
 pub mod runner;
 pub mod serving;
 pub mod store;
+pub mod study_answer;
 pub mod study_output;
 pub mod template;
 

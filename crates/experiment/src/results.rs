@@ -1079,9 +1079,13 @@ pub fn write_results(
     experiment: &Experiment,
     results: &Results,
     status: &str,
+    answer: Option<&str>,
 ) -> std::io::Result<()> {
     let (min, max, _) = crate::plan::estimate(experiment);
-    let json = result_json(experiment, results, status, (min, max));
+    let mut json = result_json(experiment, results, status, (min, max));
+    if let (Some(answer), Some(fields)) = (answer, json.as_object_mut()) {
+        fields.insert("answer".into(), json!(answer));
+    }
     store::write_atomic(
         &out.join(store::CELLS),
         cells_csv(experiment, results).as_bytes(),
@@ -1129,20 +1133,13 @@ mod tests {
         values
             .iter()
             .enumerate()
-            .map(|(i, (cell, mean, errors))| RunRow {
-                cell: *cell,
-                label: format!("delay={}", [100, 120][*cell]),
-                repetition: i as u32 + 1,
-                round: 1,
-                bundle: PathBuf::from("r"),
-                started_at: String::new(),
-                took_s: 2.0,
-                exit_code: 0,
-                quiet: String::new(),
-                environment: String::new(),
-                values: vec![Some(*mean), Some(*errors)],
-                at_least: vec![false, false],
-                failure: None,
+            .map(|(i, (cell, mean, errors))| {
+                RunRow::measured(
+                    *cell,
+                    format!("delay={}", [100, 120][*cell]),
+                    i as u32 + 1,
+                    &[*mean, *errors],
+                )
             })
             .collect()
     }

@@ -76,6 +76,27 @@ impl RunRow {
     pub fn failed(&self) -> bool {
         self.failure.is_some()
     }
+
+    /// A finished run of `cell` (its `label`), repetition `repetition`,
+    /// with these figures and none a lower bound: the tests' studies.
+    #[cfg(test)]
+    pub fn measured(cell: usize, label: String, repetition: u32, values: &[f64]) -> RunRow {
+        RunRow {
+            cell,
+            label,
+            repetition,
+            round: 1,
+            bundle: PathBuf::from("r"),
+            started_at: String::new(),
+            took_s: 2.0,
+            exit_code: 0,
+            quiet: String::new(),
+            environment: String::new(),
+            values: values.iter().map(|v| Some(*v)).collect(),
+            at_least: vec![false; values.len()],
+            failure: None,
+        }
+    }
 }
 
 /// After the figures: the figures whose value is a lower bound, and why

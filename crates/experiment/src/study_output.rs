@@ -96,7 +96,8 @@ pub fn write_study(
         Ending::Interrupted => "interrupted",
         Ending::Failed(_) | Ending::Unreadable(_) | Ending::RunsFailed(_) => "failed",
     };
-    if let Err(e) = write_results(out, experiment, &results, status) {
+    let answer = crate::study_answer::study_answer(experiment, &results);
+    if let Err(e) = write_results(out, experiment, &results, status, answer.as_deref()) {
         return Err(vec![format!(
             "headroom: cannot write the study's result in {}: {e}",
             out.display()

@@ -118,6 +118,9 @@ pub fn render_experiment_report(page: &StudyPage<'_>) -> String {
             count(finished, "run is", "runs are")
         );
     }
+    if let Some(answer) = headroom_experiment::study_answer::study_answer(experiment, results) {
+        let _ = write!(html, "<p class=\"answer\">{}</p>", escape(&answer));
+    }
     html.push_str("<ul class=\"meta\">");
     for factor in &experiment.factors {
         let baseline = experiment.baseline_of(factor);

@@ -151,6 +151,20 @@ fn a_designed_difference_of_20_percent_is_found_with_an_interval_that_holds_it()
         stdout.contains("mean (ms) — mean ±95% interval"),
         "{stdout}"
     );
+    // The answer first, in words: what the change did to the first figure,
+    // the same in experiment.json.
+    let answer = result["answer"].as_str().unwrap_or_default();
+    assert!(
+        answer.starts_with("Judged by the mean, the one change this study tried, delay=120 instead of 100, made it worse: +")
+            && answer.ends_with("%)."),
+        "{answer}"
+    );
+    assert!(
+        stdout
+            .replace("\n  ", " ")
+            .starts_with(" Judged by the mean, the one change this study tried, delay=120 instead of 100, made it worse: +"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("% (95%: +") && stdout.contains("%), worse"),
         "{stdout}"
@@ -629,6 +643,8 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
         "<h2>Faults</h2>",
         "store=redis users=10 (repetition 1)",
         "Every run had the same governor",
+        // The answer first: the one change, by the study's first figure.
+        "<p class=\"answer\">Judged by the mean, the one change this study tried, store=redis instead of db (with users=10), ",
     ] {
         assert!(dom.contains(expected), "the report lacks '{expected}'");
     }
