@@ -243,10 +243,58 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
         }
         None => {}
     }
+    if lesson {
+        if let Some(margin) = margin(result) {
+            text.push_str(&margin);
+        }
+    }
+    if lesson && !result.levels.is_empty() {
+        // Measured: on the testbed, plain lessons of the answer broke on a
+        // server just started and met on one that had served a crowd.
+        text.push_str(
+            " The lessons ran on a server that was already serving (the search's own students warmed it): just after the server starts, fewer may manage.",
+        );
+    }
     if !result.valid {
         text.push_str(" This answer is not valid: see why below.");
     }
     Some(text)
+}
+
+/// A lesson search whose lessons at the answer came close to the target
+/// (the worst phase's Apdex within a third of the way from the target to
+/// 1): another draw of arrival times can break it there, and three
+/// lessons do not show how far a lesson can fall. Measured on the testbed
+/// at 4% of a core: the search's three lessons of 349 came to 0.78, 0.95
+/// and 0.98 (0.70 asked); plain lessons with other arrival times, on a
+/// server that had served a crowd, broke one in three both at 349 (0.87,
+/// 0.61, 0.76) and at a tenth fewer, 314 (0.77, 0.93, 0.68). So the
+/// sentence says so, and what shows more of the spread, instead of a
+/// smaller figure it cannot vouch for.
+fn margin(result: &CapacityResult) -> Option<String> {
+    let users = result.capacity.users?;
+    let lessons: Vec<&Level> = result
+        .levels
+        .iter()
+        .filter(|l| l.users == users && l.good)
+        .collect();
+    let worst = lessons
+        .iter()
+        .flat_map(|l| l.phases.iter())
+        .filter_map(|p| p.apdex)
+        .min_by(f64::total_cmp)?;
+    let target = result.target.apdex;
+    if worst >= target + (1.0 - target) / 3.0 {
+        return None;
+    }
+    Some(format!(
+        " Near {users}, lessons vary: the worst of {} came to an Apdex of {worst:.2} against the {target:.2} asked, so a lesson with other arrival times may break; plan for fewer, or search again with --confirm 5 to see more lessons.",
+        if lessons.len() == 1 {
+            "its one lesson".to_string()
+        } else {
+            format!("its {} lessons", lessons.len())
+        }
+    ))
 }
 
 /// "pages took at most 0.42 s while they arrived and 0.18 s after (95 in
@@ -424,7 +472,7 @@ mod tests {
         result.setup.users_are = Some("students".into());
         assert_eq!(
             search_answer(&result).unwrap(),
-            "This server takes about 240 students arriving within 60 s: with 240, 95 in 100 pages took under 0.42 s while they arrived and under 0.18 s after. With 300, the arrival (the logins and first pages) missed the target first: 95 in 100 pages took under 2.1 s, and the Apdex (how many were fast enough: within 0.50 s) fell to 0.52, short of the 0.70 the search asked for."
+            "This server takes about 240 students arriving within 60 s: with 240, 95 in 100 pages took under 0.42 s while they arrived and under 0.18 s after. With 300, the arrival (the logins and first pages) missed the target first: 95 in 100 pages took under 2.1 s, and the Apdex (how many were fast enough: within 0.50 s) fell to 0.52, short of the 0.70 the search asked for. The lessons ran on a server that was already serving (the search's own students warmed it): just after the server starts, fewer may manage."
         );
         // A search of users, not lessons: the levels' own figures.
         let mut plain = result.clone();
@@ -440,6 +488,15 @@ mod tests {
         assert!(
             text.starts_with("\n  This server takes about 240 students arriving within 60 s: with 240, 95 in 100 pages"),
             "{text}"
+        );
+        // Lessons at the answer that came close to the target: another
+        // draw of arrival times may break there, and it says so.
+        let mut close = result.clone();
+        close.levels[1] = lesson_level(240, (0.75, 0.0, 420.0), 180.0);
+        let said = search_answer(&close).unwrap();
+        assert!(
+            said.contains(" Near 240, lessons vary: the worst of its one lesson came to an Apdex of 0.75 against the 0.70 asked, so a lesson with other arrival times may break; plan for fewer, or search again with --confirm 5 to see more lessons. The lessons ran on"),
+            "{said}"
         );
     }
 }
