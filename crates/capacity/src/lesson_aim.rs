@@ -240,7 +240,8 @@ where
         answer = answering => answer.map_err(|e| {
             CapacityError::Level(format!("the lesson model stopped before its answer: {e}"))
         })?,
-        _ = halt.wait_for(|v| *v) => return Ok(Looked::Interrupted),
+        // (A stop that can no longer come does not end it.)
+        Ok(_) = halt.wait_for(|v| *v) => return Ok(Looked::Interrupted),
     };
     let requests = model.steps.iter().map(|s| 1 + s.then_s.len()).sum();
     said(&format!(
