@@ -1119,7 +1119,7 @@ pub fn regressions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     fn study() -> Experiment {
         crate::file::parse_str(

@@ -288,11 +288,11 @@ fn margin(result: &CapacityResult) -> Option<String> {
         return None;
     }
     Some(format!(
-        " Near {users}, lessons vary: the worst of {} came to an Apdex of {worst:.2} against the {target:.2} asked, so a lesson with other arrival times may break; plan for fewer, or search again with --confirm 5 to see more lessons.",
+        " Near {users}, lessons vary: {} came to an Apdex of {worst:.2} against the {target:.2} asked, so a lesson with other arrival times may break; plan for fewer, or search again with --confirm 5 to see more lessons.",
         if lessons.len() == 1 {
             "its one lesson".to_string()
         } else {
-            format!("its {} lessons", lessons.len())
+            format!("the worst of its {} lessons", lessons.len())
         }
     ))
 }
@@ -495,7 +495,7 @@ mod tests {
         close.levels[1] = lesson_level(240, (0.75, 0.0, 420.0), 180.0);
         let said = search_answer(&close).unwrap();
         assert!(
-            said.contains(" Near 240, lessons vary: the worst of its one lesson came to an Apdex of 0.75 against the 0.70 asked, so a lesson with other arrival times may break; plan for fewer, or search again with --confirm 5 to see more lessons. The lessons ran on"),
+            said.contains(" Near 240, lessons vary: its one lesson came to an Apdex of 0.75 against the 0.70 asked, so a lesson with other arrival times may break; plan for fewer, or search again with --confirm 5 to see more lessons. The lessons ran on"),
             "{said}"
         );
     }
