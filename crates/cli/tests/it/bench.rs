@@ -751,7 +751,9 @@ fn disk_and_cached_reads_match_hdparm() {
 /// own, run by headroom: the same commands run beside it give the same
 /// figures (one thread; 7-Zip one pass of a 4 MiB dictionary, openssl 1 s;
 /// once here: total rating 0.936, decompression 0.989, RSA signs 1.012,
-/// AES 1.021 of the programs' own).
+/// AES 1.021 of the programs' own). A clean-clone suite once saw the total
+/// rating at 0.837, 0.871 and 0.899 of one 7-Zip run after it, and 1.154
+/// then 0.969 when run again alone: 7-Zip now runs on both sides of it.
 #[test]
 #[ignore = "quiet: needs the cores to itself; scripts/test runs these one at a time"]
 fn compression_and_crypto_are_7_zips_and_openssls_figures() {
@@ -774,6 +776,7 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
     let mut attempt = 0;
     agrees(3, || {
         attempt += 1;
+        let seven_before = peer("7zz", &["b", "1", "-mmt1", "-md22"]);
         let b = bench_once(
             &dir.join(format!("a{attempt}")),
             &[
@@ -790,7 +793,23 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
             ],
             None,
         );
+        // 7-Zip runs before and after headroom's run: its compression half
+        // swings by itself (4,471-5,413 MIPS in four runs in a row here,
+        // the total rating 4,735-5,203), and the machine's speed can drift
+        // across the three runs; headroom's must match the nearer of the
+        // two that bracket it. A wrong column misses both by far more
+        // than the tolerance (the usage column reads 100, the speed
+        // column 58,000 KiB/s).
         let seven = peer("7zz", &["b", "1", "-mmt1", "-md22"]);
+        let nearer = |ours: f64, key: &str, index: usize| {
+            let before = number_before(&seven_before, key, index);
+            let after = number_before(&seven, key, index);
+            if (before / ours - 1.0).abs() < (after / ours - 1.0).abs() {
+                before
+            } else {
+                after
+            }
+        };
         let rsa = peer("openssl", &["speed", "-seconds", "1", "rsa4096"]);
         let aes = peer(
             "openssl",
@@ -804,19 +823,21 @@ fn compression_and_crypto_are_7_zips_and_openssls_figures() {
                 "aes-128-gcm",
             ],
         );
+        let total = mean(&b, "compression", "rating_1t");
+        let decompression = mean(&b, "compression", "decompress_1t");
         vec![
             figure(
                 "7-Zip total rating MIPS",
-                mean(&b, "compression", "rating_1t"),
-                number_before(&seven, "Tot:", 0),
+                total,
+                nearer(total, "Tot:", 0),
                 // Its compression half moves by itself over one pass
                 // (6,091, 7,096 and 7,097 MIPS in three runs of 7zz here).
                 0.10,
             ),
             figure(
                 "7-Zip decompression rating MIPS",
-                mean(&b, "compression", "decompress_1t"),
-                number_before(&seven, "Avr:", 0),
+                decompression,
+                nearer(decompression, "Avr:", 0),
                 // 7-Zip's own, as openssl's: one quiet pass here read 0.89,
                 // 1.30 and 0.87 of the same command run after it (best
                 // 1.06).
