@@ -95,95 +95,16 @@ dokuwiki_fresh() {
   for _ in $(seq 50); do curl -fsS -o /dev/null "$url/doku.php" 2> /dev/null && break; sleep 0.1; done
 }
 
-# The class: nine in ten students read (the welcome page, the syntax page,
-# the DokuWiki page, about 30 s each), one in ten also writes (its own
-# playground page, opened in the editor and saved); each logs in once with
-# the login form's sectok, and every page loads as a browser loads it.
+# The class: scenarios/dokuwiki-class (nine in ten students read the
+# welcome, syntax and DokuWiki pages, about 30 s each; one in ten also
+# saves its own playground page; each logs in once with the login form's
+# sectok, and every page loads as a browser loads it), its accounts the
+# wiki's: the first nine tenths read, the rest write. The commands give
+# the wiki's address, which replaces the files' base_url.
 dokuwiki_class() {
   mkdir -p "$work/class"
-  # Readers and writers log in with accounts of their own.
+  cp scenarios/dokuwiki-class/*.yaml "$work/class/"
   head -n $((wiki_students * 9 / 10)) "$wiki/students.csv" > "$work/class/readers.csv"
   tail -n +$((wiki_students * 9 / 10 + 1)) "$wiki/students.csv" > "$work/class/writers.csv"
-  cat > "$work/class/class.yaml" <<YAML
-# A class on DokuWiki at the start of a lesson (bench/class SITE=dokuwiki).
-name: class
-defaults:
-  base_url: "$url"
-profile:
-  model: lesson
-  students: 30
-  arrive_within: 60s
-  duration: 10m
-mix:
-  - {scenario: reader.yaml, weight: 9, name: reader}
-  - {scenario: writer.yaml, weight: 1, name: writer}
-YAML
-  local login
-  login=$(cat <<'YAML'
-steps:
-  - label: login form
-    path: /doku.php?id=start&do=login
-    once: true
-    think: 0s
-    extract:
-      - {name: sectok, css: 'form#dw__login input[name=sectok]@value', required: true}
-  - label: log in
-    method: POST
-    path: /doku.php?id=start
-    once: true
-    think: 2s
-    form: {sectok: "${sectok}", id: start, do: login, u: "${username}", p: "${password}"}
-    check:
-      - {contains: Log Out, name: logged in}
-  - label: welcome
-    path: /doku.php?id=wiki:welcome
-    check:
-      - {contains: Log Out, name: still logged in}
-YAML
-)
-  for who in reader writer; do
-    {
-      printf '%s\n' "name: $who" "defaults:" "  base_url: \"$url\"" "  follow_redirects: true" \
-        "  page_loads: true" "data:" "  file: ${who}s.csv" "  columns: [username, password]" \
-        "  share: all" "  on_end: recycle" "think: exp:30s"
-      echo "$login"
-      if [ "$who" = writer ]; then
-        cat <<'YAML'
-  - label: editor
-    path: /doku.php?id=playground:${username}&do=edit
-    extract:
-      - {name: sectok, css: 'form#dw__editform input[name=sectok]@value', required: true}
-      - {name: rev, css: 'form#dw__editform input[name=rev]@value'}
-      - {name: date, css: 'form#dw__editform input[name=date]@value'}
-      - {name: prefix, css: 'form#dw__editform input[name=prefix]@value'}
-      - {name: suffix, css: 'form#dw__editform input[name=suffix]@value'}
-      - {name: changecheck, css: 'form#dw__editform input[name=changecheck]@value', required: true}
-  - label: save
-    method: POST
-    path: /doku.php?id=playground:${username}&do=edit
-    form:
-      sectok: ${sectok}
-      id: playground:${username}
-      rev: ${rev}
-      date: ${date}
-      prefix: ${prefix}
-      suffix: ${suffix}
-      changecheck: ${changecheck}
-      target: section
-      wikitext: "Notes of ${username}, round ${__iteration}."
-      summary: lesson notes
-      do[save]: "1"
-    check:
-      - {contains: "Notes of ${username}", name: saved text shown}
-YAML
-      fi
-      cat <<'YAML'
-  - label: syntax
-    path: /doku.php?id=wiki:syntax
-  - label: dokuwiki
-    path: /doku.php?id=wiki:dokuwiki
-YAML
-    } > "$work/class/$who.yaml"
-  done
   echo "DokuWiki (Debian's package) on nginx + php-fpm (4 workers), $wiki_students accounts; class in $work/class"
 }

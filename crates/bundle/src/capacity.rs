@@ -332,6 +332,10 @@ pub struct CapacitySetup {
     /// arrive within, s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrive_within_s: Option<f64>,
+    /// A lesson search: the class its scenario's profile names (its
+    /// `students:`); the answer says how it fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u32>,
 }
 
 /// A log's busiest minute, as users.

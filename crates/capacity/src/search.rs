@@ -69,6 +69,9 @@ pub struct Settings {
     pub users_are: Option<String>,
     /// The busiest minute of the log the workload was written from.
     pub log_peak: Option<headroom_bundle::capacity::LogPeakRecord>,
+    /// A lesson search: the class the scenario's profile names
+    /// (`students:`), which the answer measures itself against.
+    pub class: Option<u32>,
     /// Each level is a lesson start: its users arrive within this time.
     pub lesson: Option<Duration>,
     /// What to probe for the rest before each lesson level but the first
@@ -179,6 +182,7 @@ impl SearchPlan {
             users_are: settings.users_are.clone(),
             log_peak: settings.log_peak.clone(),
             arrive_within_s: settings.lesson.map(|w| w.as_secs_f64()),
+            class: settings.class,
             ladder: match (settings.modelled, settings.aimed) {
                 (true, _) => "model",
                 (false, true) => "aimed",

@@ -226,16 +226,57 @@ pub const NEAR_APDEX: f64 = 0.10;
 /// so an interval over a few seconds is too narrow there, and such a level
 /// measures longer before its verdict may settle.
 pub fn near(target: &ApdexGoal, seconds: &[LevelSecond]) -> bool {
-    let requests: f64 = seconds.iter().map(|s| s.requests as f64).sum();
-    if requests <= 0.0 {
+    let Some(window) = Window::of(seconds) else {
         return true;
-    }
-    let sum = |f: fn(&LevelSecond) -> f64| seconds.iter().map(f).sum::<f64>() / requests;
-    let apdex = sum(|s| s.apdex_points);
+    };
     let close = |share: f64, bound: f64| bound > 0.0 && share > bound / 2.0 && share < bound * 2.0;
-    (apdex - target.apdex).abs() < NEAR_APDEX
-        || close(sum(|s| s.errors as f64), target.max_error)
-        || (target.p95_max.is_some() && close(sum(|s| s.over_p95 as f64), 0.05))
+    (window.apdex - target.apdex).abs() < NEAR_APDEX
+        || close(window.errors, target.max_error)
+        || (target.p95_max.is_some() && close(window.over_p95, 0.05))
+}
+
+/// A run of a level's seconds taken together: its requests, and the
+/// Apdex, the error share and the share over the p95 bound of them all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub requests: u64,
+    pub apdex: f64,
+    pub errors: f64,
+    pub over_p95: f64,
+}
+
+impl Window {
+    /// None when the seconds hold no request.
+    pub fn of(seconds: &[LevelSecond]) -> Option<Window> {
+        let requests: u64 = seconds.iter().map(|s| s.requests).sum();
+        if requests == 0 {
+            return None;
+        }
+        let n = requests as f64;
+        Some(Window {
+            requests,
+            apdex: seconds.iter().map(|s| s.apdex_points).sum::<f64>() / n,
+            errors: seconds.iter().map(|s| s.errors).sum::<u64>() as f64 / n,
+            over_p95: seconds.iter().map(|s| s.over_p95).sum::<u64>() as f64 / n,
+        })
+    }
+
+    /// Whether it meets the target: the Apdex and the error share, and
+    /// the p95 bound judged by the share of requests over it (at most one
+    /// in twenty).
+    pub fn meets(&self, target: &ApdexGoal) -> bool {
+        let without_p95 = ApdexGoal {
+            p95_max: None,
+            ..*target
+        };
+        headroom_analysis::capacity::meets(
+            &without_p95,
+            Some(self.apdex),
+            self.errors,
+            None,
+            self.requests,
+        ) && (target.p95_max.is_none() || self.over_p95 <= 0.05)
+    }
 }
 
 #[cfg(test)]
@@ -393,6 +434,30 @@ mod tests {
         ];
         assert!(steady(&sparse));
         assert!(!steady(&settled[..4]));
+    }
+
+    #[test]
+    fn a_window_sums_its_seconds_by_their_requests() {
+        assert_eq!(Window::of(&[LevelSecond::default()]), None);
+        let mut seconds = vec![second(100, 100, 0), second(300, 0, 3)];
+        seconds[1].over_p95 = 40;
+        let w = Window::of(&seconds).unwrap();
+        assert_eq!(w.requests, 400);
+        // 100 satisfied and 300 tolerating: (100 + 150) / 400.
+        assert!((w.apdex - 0.625).abs() < 1e-9, "{w:?}");
+        assert!((w.errors - 0.0075).abs() < 1e-9, "{w:?}");
+        assert!((w.over_p95 - 0.1).abs() < 1e-9, "{w:?}");
+        let loose = ApdexGoal {
+            apdex: 0.6,
+            ..TARGET
+        };
+        assert!(w.meets(&loose));
+        assert!(!w.meets(&TARGET), "Apdex 0.625 against 0.85");
+        let bounded = ApdexGoal {
+            p95_max: Some(Duration::from_millis(200)),
+            ..loose
+        };
+        assert!(!w.meets(&bounded), "one request in ten over the p95 bound");
     }
 
     #[test]

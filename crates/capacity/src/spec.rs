@@ -73,14 +73,18 @@ fn once() -> u32 {
     1
 }
 
-/// What [`CapacitySpec::users`] finds: the planned think, one user in
-/// words, the throughput's unit and a log workload's peak.
-type Users = (
-    PlannedThink,
-    String,
-    &'static str,
-    Option<headroom_bundle::capacity::LogPeakRecord>,
-);
+/// What [`CapacitySpec::users`] finds in the workload.
+struct Users {
+    think: PlannedThink,
+    /// One user in words.
+    user: String,
+    /// What the throughput counts ([`crate::who::rate_unit`]).
+    rate_unit: &'static str,
+    /// A log workload's busiest minute (its `peak:`).
+    log_peak: Option<headroom_bundle::capacity::LogPeakRecord>,
+    /// The class the file's lesson profile names (`students:`).
+    class: Option<u32>,
+}
 
 /// A search's levels are users; a replayed log has none to add.
 fn replay_refused() -> AssemblyError {
@@ -155,7 +159,7 @@ impl CapacitySpec {
     /// a URL, else the scenario's own (per step, or its default) with the
     /// level's think for the steps without their own.
     pub fn planned_think(&self, target: &Target) -> Result<PlannedThink, AssemblyError> {
-        Ok(self.users(target)?.0)
+        Ok(self.users(target)?.think)
     }
 
     /// The think the search plans with, what one user is in words, what
@@ -166,7 +170,13 @@ impl CapacitySpec {
             WorkloadSource::Url(request) => {
                 let think = PlannedThink::of_flag(self.level.think);
                 let user = crate::who::of_url(&request.method, &target.url, &think);
-                return Ok((think, user, crate::who::rate_unit(1, 0), None));
+                return Ok(Users {
+                    think,
+                    user,
+                    rate_unit: crate::who::rate_unit(1, 0),
+                    log_peak: None,
+                    class: None,
+                });
             }
             WorkloadSource::Scenario(source) => source,
             WorkloadSource::Replay(_) => return Err(replay_refused()),
@@ -179,8 +189,13 @@ impl CapacitySpec {
                 let user = crate::who::of_mix(&mix, &think);
                 let steps = mix.journeys.iter().flat_map(|j| &j.scenario.requests);
                 let pages = steps.clone().filter(|r| r.page.is_some()).count();
-                let unit = crate::who::rate_unit(steps.count(), pages);
-                return Ok((think, user, unit, None));
+                return Ok(Users {
+                    think,
+                    user,
+                    rate_unit: crate::who::rate_unit(steps.count(), pages),
+                    log_peak: None,
+                    class: mix.profile.students,
+                });
             }
         }
         let scenario = headroom_journey::scenario::jmx::scenario(
@@ -197,15 +212,26 @@ impl CapacitySpec {
             .iter()
             .filter(|r| r.page.is_some())
             .count();
-        let unit = crate::who::rate_unit(scenario.requests.len(), pages);
-        Ok((think, user, unit, scenario.peak))
+        Ok(Users {
+            think,
+            user,
+            rate_unit: crate::who::rate_unit(scenario.requests.len(), pages),
+            class: scenario.profile.students,
+            log_peak: scenario.peak,
+        })
     }
 
     /// The search's settings, its levels and capacity.json going into
     /// `base`.
     pub fn settings(&self, base: PathBuf) -> Result<Settings, AssemblyError> {
         let target = self.target()?;
-        let (think, user, rate_unit, log_peak) = self.users(&target)?;
+        let Users {
+            think,
+            user,
+            rate_unit,
+            log_peak,
+            class,
+        } = self.users(&target)?;
         let level = &self.level;
         Ok(Settings {
             url: target.url.clone(),
@@ -227,6 +253,7 @@ impl CapacitySpec {
             rate_unit,
             users_are: self.users_are.clone(),
             log_peak,
+            class: self.arrive_within.and(class),
             lesson: self.arrive_within,
             rest: self.arrive_within.map(|_| crate::rest::RestTarget {
                 target: target.clone(),

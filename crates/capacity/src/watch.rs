@@ -142,23 +142,8 @@ impl LevelWatch {
     /// request in twenty over the p95 bound.
     fn broken_arrival(&self, split: u64) -> Option<f64> {
         let seconds = &self.seconds[..(split as usize).min(self.seconds.len())];
-        let requests: u64 = seconds.iter().map(|s| s.requests).sum();
-        if requests == 0 {
-            return None;
-        }
-        let n = requests as f64;
-        let apdex = seconds.iter().map(|s| s.apdex_points).sum::<f64>() / n;
-        let errors = seconds.iter().map(|s| s.errors).sum::<u64>() as f64 / n;
-        let over = seconds.iter().map(|s| s.over_p95).sum::<u64>() as f64 / n;
-        // The p95 bound is judged by the share of requests over it.
-        let without_p95 = ApdexGoal {
-            p95_max: None,
-            ..self.target
-        };
-        let met =
-            headroom_analysis::capacity::meets(&without_p95, Some(apdex), errors, None, requests)
-                && (self.target.p95_max.is_none() || over <= 0.05);
-        (!met).then_some(apdex)
+        let window = sequential::Window::of(seconds)?;
+        (!window.meets(&self.target)).then_some(window.apdex)
     }
 
     /// The arrival phase's Apdex when the level ended with it, broken.

@@ -232,17 +232,27 @@ impl LevelComparison {
     /// `mean  delay=120 vs 100 (users=30): +19.8%, worse (95% CI …)`.
     pub fn describe(&self) -> String {
         format!(
-            "{:<16} {}={} vs {}{}: {}",
+            "{:<16} {}: {}",
             self.figure.name(),
+            self.change("vs", ""),
+            self.verdict
+        )
+    }
+
+    /// The change compared, in the words given: `delay=120 vs 100
+    /// (users=30)` of `change("vs", "")`, `delay=120 instead of 100 (with
+    /// users=30)` of `change("instead of", "with ")`.
+    pub fn change(&self, against: &str, with: &str) -> String {
+        format!(
+            "{}={} {against} {}{}",
             self.factor,
             self.level,
             self.baseline,
             if self.held.is_empty() {
                 String::new()
             } else {
-                format!(" ({})", self.held)
-            },
-            self.verdict
+                format!(" ({with}{})", self.held)
+            }
         )
     }
 }

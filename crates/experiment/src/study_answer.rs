@@ -29,19 +29,7 @@ pub fn study_answer(experiment: &Experiment, results: &Results) -> Option<String
     if compared.is_empty() {
         return best_cell(results, figure, &name);
     }
-    let named = |c: &LevelComparison| {
-        format!(
-            "{}={} instead of {}{}",
-            c.factor,
-            c.level,
-            c.baseline,
-            if c.held.is_empty() {
-                String::new()
-            } else {
-                format!(" (with {})", c.held)
-            }
-        )
-    };
+    let named = |c: &LevelComparison| c.change("instead of", "with ");
     if let [c] = compared[..] {
         return Some(format!(
             "Judged by the {name}, the one change this study tried, {}, {}: {}.",

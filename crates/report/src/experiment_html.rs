@@ -182,17 +182,10 @@ fn findings(html: &mut String, results: &Results) {
     for c in &real {
         let _ = write!(
             html,
-            "<li class=\"{}\"><b>{} {}={}</b> against {}{}: {}</li>",
+            "<li class=\"{}\"><b>{} {}</b>: {}</li>",
             if c.worse { "worse" } else { "better" },
             escape(c.figure.name()),
-            escape(&c.factor),
-            escape(&c.level),
-            escape(&c.baseline),
-            if c.held.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", escape(&c.held))
-            },
+            escape(&c.change("against", "")),
             escape(&c.verdict)
         );
     }
@@ -479,16 +472,9 @@ fn comparisons(html: &mut String, results: &Results) {
             .unwrap_or(&c.verdict);
         let _ = write!(
             html,
-            "<tr class=\"{class}\"><td class=\"wrap\">{}</td><td class=\"wrap\">{}={} vs {}{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
+            "<tr class=\"{class}\"><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td><td class=\"wrap\">{}</td></tr>",
             escape(&results.title(c.figure)),
-            escape(&c.factor),
-            escape(&c.level),
-            escape(&c.baseline),
-            if c.held.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", escape(&c.held))
-            },
+            escape(&c.change("vs", "")),
             escape(&change),
             escape(verdict)
         );

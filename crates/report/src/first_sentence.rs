@@ -205,7 +205,13 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
         Some(within_s) => format!("arriving within {}", within(within_s)),
         None => "using it at the same time".to_string(),
     };
-    let mut text = match (result.capacity.users, result.quoted_level()) {
+    let mut text = result
+        .setup
+        .class
+        .zip(result.setup.arrive_within_s)
+        .map(|(class, within_s)| class_fits(class, within_s, result))
+        .unwrap_or_default();
+    text.push_str(&match (result.capacity.users, result.quoted_level()) {
         (Some(users), Some(level)) => format!(
             "This server takes {}{users} {many} {together}: with {users}, {}.",
             if result.capacity.at_least {
@@ -219,7 +225,7 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
             let lowest = result.levels.iter().map(|l| l.users).min().unwrap_or(1);
             format!("This server does not take even {lowest} {many} {together}.")
         }
-    };
+    });
     match knee(result) {
         Some(knee) => {
             if let Some(broke) = what_broke(knee, bar) {
@@ -259,6 +265,33 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
         text.push_str(" This answer is not valid: see why below.");
     }
     Some(text)
+}
+
+/// The teacher's own class (the scenario's `students:`) against the
+/// answer, first: "A class of 30 arriving within 60 s fits, 14 times
+/// over. ", "... fits, with less than twice the room: ", "... is too
+/// many for this server. ".
+fn class_fits(class: u32, within_s: f64, result: &CapacityResult) -> String {
+    let class_of = format!("A class of {class} arriving within {}", within(within_s));
+    let users = result.capacity.users.unwrap_or(0);
+    if users < class {
+        return if result.capacity.at_least {
+            format!("{class_of}: not known, as the search stopped at {users}, which it took. ")
+        } else {
+            format!("{class_of} is too many for this server. ")
+        };
+    }
+    let times = users / class.max(1);
+    let at_least = if result.capacity.at_least {
+        "at least "
+    } else {
+        ""
+    };
+    if times >= 2 {
+        format!("{class_of} fits, {at_least}{times} times over. ")
+    } else {
+        format!("{class_of} fits, but with less than twice the room. ")
+    }
 }
 
 /// A lesson search whose lessons at the answer came close to the target
@@ -498,5 +531,45 @@ mod tests {
             said.contains(" Near 240, lessons vary: its one lesson came to an Apdex of 0.75 against the 0.70 asked, so a lesson with other arrival times may break; plan for fewer, or search again with --confirm 5 to see more lessons. The lessons ran on"),
             "{said}"
         );
+        // The class the scenario names comes first, against the answer.
+        let class = |size: u32, result: &CapacityResult| {
+            let mut r = result.clone();
+            r.setup.class = Some(size);
+            let said = search_answer(&r).unwrap();
+            let first = said.split(". ").next().unwrap().to_string();
+            assert!(
+                said.contains(". This server takes about 240 students arriving within 60 s"),
+                "{said}"
+            );
+            first
+        };
+        assert_eq!(
+            class(30, &result),
+            "A class of 30 arriving within 60 s fits, 8 times over"
+        );
+        assert_eq!(
+            class(200, &result),
+            "A class of 200 arriving within 60 s fits, but with less than twice the room"
+        );
+        assert_eq!(
+            class(241, &result),
+            "A class of 241 arriving within 60 s is too many for this server"
+        );
+        let mut stopped = result.clone();
+        stopped.capacity.at_least = true;
+        stopped.setup.class = Some(300);
+        assert!(search_answer(&stopped).unwrap().starts_with(
+            "A class of 300 arriving within 60 s: not known, as the search stopped at 240, which it took. This server takes at least 240"
+        ));
+        stopped.setup.class = Some(30);
+        assert!(search_answer(&stopped)
+            .unwrap()
+            .starts_with("A class of 30 arriving within 60 s fits, at least 8 times over. "));
+        // Not a lesson search: no class.
+        let mut users = plain.clone();
+        users.setup.class = Some(30);
+        assert!(search_answer(&users)
+            .unwrap()
+            .starts_with("This server takes"));
     }
 }

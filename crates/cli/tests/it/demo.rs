@@ -50,7 +50,8 @@ fn demo_searches_the_testbeds_capacity_and_writes_the_report() {
     // The answer in students is a model from Little's law, said as one.
     assert!(
         lines[answer + 2]
-            .starts_with("In students (a model): a student reads a page for about 30 s"),
+            .starts_with("In students (a model): a student reads a page for about 30 s")
+            && lines[answer + 2].contains("a class arriving together is far fewer"),
         "{stdout}"
     );
     assert!(lines[answer + 3].starts_with("Report: "), "{stdout}");

@@ -654,7 +654,7 @@ fn the_session_store_study_counts_the_users_a_redis_restart_logs_out() {
     // freedom, which holds no change: the comparison's row says so.
     let redis = lost(1);
     if redis[0] == redis[1] {
-        let finding = "users_lost store=redis</b> against db (users=10): ";
+        let finding = "users_lost store=redis against db (users=10)</b>: ";
         let at = dom.find(finding).expect("the users_lost finding");
         let said: String = dom[at + finding.len()..].chars().take(60).collect();
         assert!(said.contains("worse"), "{said}");

@@ -732,7 +732,14 @@ fn a_modelled_lesson_search_aims_by_what_a_request_costs() {
     requires!(minutes());
     let _paced = paced();
     let site = one_at_a_time(Duration::from_millis(4));
-    let file = journey("lesson-model", &site, "  model: closed", "1s");
+    // The file's own lesson is a class of 30: the answer measures itself
+    // against it.
+    let file = journey(
+        "lesson-model",
+        &site,
+        "  model: lesson\n  students: 30\n  arrive_within: 2s\n  duration: 5s",
+        "1s",
+    );
     let out = temp_dir("lesson-model-out");
     let target = site.url("");
     let output = lesson_search(&file, &target, &out, &[]);
@@ -779,6 +786,15 @@ fn a_modelled_lesson_search_aims_by_what_a_request_costs() {
     // few levels to bracket it.
     let off = (modelled as f64 - users as f64).abs() / users as f64;
     assert!(off <= 0.35, "model {modelled}, lessons {users}");
+    assert_eq!(json["setup"]["class"], 30, "{}", json["setup"]);
+    let answer = json["answer"].as_str().unwrap();
+    assert!(
+        answer.starts_with(&format!(
+            "A class of 30 arriving within 2 s fits, {} times over. This server takes about {users} students arriving within 2 s: ",
+            users / 30
+        )),
+        "{answer}"
+    );
     // (The model, a ninth above, ×1.25 or two cuts, three runs of the
     // answer; a run that broke sends it a level down.)
     assert!(levels.len() <= 10, "{levels:?}");

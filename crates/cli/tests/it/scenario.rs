@@ -703,7 +703,11 @@ fn init_output_checks_and_errors_are_located() {
         String::from_utf8_lossy(&check.stderr)
     );
     assert!(String::from_utf8_lossy(&check.stdout).contains("OK: 4 request steps, 1 group, "));
-    for shipped in ["scenarios/moodle.yaml", "scenarios/browse.yaml"] {
+    for shipped in [
+        "scenarios/moodle.yaml",
+        "scenarios/browse.yaml",
+        "scenarios/dokuwiki-class/class.yaml",
+    ] {
         let ok = run(&["scenario", "check", repo_file(shipped).to_str().unwrap()]);
         assert!(
             ok.status.success(),
