@@ -203,18 +203,15 @@ where
             LONE.as_secs()
         )));
     }
-    // Past the fullest crowd, how the server slowed.
+    // Past the fullest crowd, how the server slowed: the work each larger
+    // crowd did a second, priced as the fullest's (a crowd never speeds
+    // the server up).
     let slowing = Slowing {
         from: work.in_flight,
         points: levels
             .iter()
             .filter(|(l, _)| l.users > fullest.users && l.failed <= page_cost::FAILING)
-            .map(|(l, s)| {
-                (
-                    page_cost::in_flight(s, roles),
-                    l.requests_per_s / fullest.requests_per_s.max(1e-9),
-                )
-            })
+            .map(|(_, s)| (page_cost::in_flight(s, roles), work.rate(s, roles).min(1.0)))
             .collect(),
     };
     let model = LessonModel {
