@@ -217,6 +217,9 @@ where
     let model = LessonModel {
         repeat_from: steps.len() / 2,
         steps,
+        // The work is priced in seconds of the whole server (a label's
+        // time in the fullest crowd over the requests it shared the
+        // server with), so the server does one such second a second.
         parallel: 1.0,
         slowing,
         within: shape.within,

@@ -298,7 +298,7 @@ fn conclude(
         print!("{}", render_capacity(result));
         println!(
             "  Search: {} in {:.0} s",
-            headroom_units::quantity::count(result.levels.len(), "level", "levels"),
+            searched(result),
             started.elapsed().as_secs_f64()
         );
     }
@@ -392,4 +392,23 @@ pub(crate) async fn search_spec(
     let code = conclude(common, &mut result, &base, started)?;
     crate::execute::linger(common).await;
     Ok(Searched { code, result })
+}
+
+/// What the search ran: "7 levels", or of a lesson search "4 lessons",
+/// after its model's "6 non-stop levels".
+fn searched(result: &CapacityResult) -> String {
+    use headroom_units::quantity::count;
+    let n = result.levels.len();
+    let levels = if result.setup.arrive_within_s.is_some() {
+        count(n, "lesson", "lessons")
+    } else {
+        count(n, "level", "levels")
+    };
+    match &result.model {
+        Some(model) => format!(
+            "{}, then {levels}",
+            count(model.non_stop.len(), "non-stop level", "non-stop levels")
+        ),
+        None => levels,
+    }
 }

@@ -98,12 +98,11 @@ fn trouble(apdex: Option<f64>, error_rate: f64, p95_ms: Option<f64>, bar: Bar) -
     }
     match (apdex, p95_ms) {
         (Some(a), Some(p95)) if a + 1e-9 < bar.apdex => {
-            // As many decimals as tell the two apart.
-            let digits = if format!("{a:.2}") == format!("{:.2}", bar.apdex) {
-                3
-            } else {
-                2
-            };
+            // As many decimals as tell the two apart (0.6996 against 0.70
+            // is "0.6996 ... 0.7000", never "0.700 ... 0.700").
+            let digits = (2..=6)
+                .find(|&d| format!("{a:.d$}") != format!("{:.d$}", bar.apdex))
+                .unwrap_or(6);
             said.push(format!(
                 "95 in 100 {} took under {}, and the Apdex (how many were fast enough: within {}) fell to {a:.digits$}, short of the {:.digits$} {}",
                 bar.unit,
@@ -268,8 +267,8 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
 }
 
 /// The teacher's own class (the scenario's `students:`) against the
-/// answer, first: "A class of 30 arriving within 60 s fits, 14 times
-/// over. ", "... fits, with less than twice the room: ", "... is too
+/// answer, first: "A class of 30 arriving within 60 s fits, 8 times
+/// over. ", "... fits, but with less than twice the room. ", "... is too
 /// many for this server. ".
 fn class_fits(class: u32, within_s: f64, result: &CapacityResult) -> String {
     let class_of = format!("A class of {class} arriving within {}", within(within_s));
@@ -521,6 +520,16 @@ mod tests {
         assert!(
             text.starts_with("\n  This server takes about 240 students arriving within 60 s: with 240, 95 in 100 pages"),
             "{text}"
+        );
+        // An Apdex just under the target is told apart from it.
+        let mut just_under = plain.clone();
+        just_under.levels[2].apdex = Some(0.6996);
+        assert!(
+            search_answer(&just_under)
+                .unwrap()
+                .contains("fell to 0.6996, short of the 0.7000 the search asked for."),
+            "{:?}",
+            search_answer(&just_under)
         );
         // Lessons at the answer that came close to the target: another
         // draw of arrival times may break there, and it says so.

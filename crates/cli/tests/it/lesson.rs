@@ -787,6 +787,14 @@ fn a_modelled_lesson_search_aims_by_what_a_request_costs() {
     let off = (modelled as f64 - users as f64).abs() / users as f64;
     assert!(off <= 0.35, "model {modelled}, lessons {users}");
     assert_eq!(json["setup"]["class"], 30, "{}", json["setup"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "  Search: 6 non-stop levels, then {} lessons in ",
+            levels.len()
+        )),
+        "{stdout}"
+    );
     let answer = json["answer"].as_str().unwrap();
     assert!(
         answer.starts_with(&format!(
