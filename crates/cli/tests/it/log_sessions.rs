@@ -158,11 +158,12 @@ fn a_workload_walks_the_logs_sessions_as_new_visitors() {
         let whole = sessions.iter().any(|s| s == pages);
         let begun = sessions.iter().any(|s| s.starts_with(pages));
         assert!(begun, "{visitor} walked no session of the log: {pages:?}");
-        if whole {
+        if whole && *sheets == 1 {
             *lengths.entry(pages.len()).or_default() += 1;
-            assert_eq!(*sheets, 1, "{visitor}: {pages:?}");
         } else {
-            // Cut by the run's end, perhaps before its style sheet.
+            // Cut by the run's end, perhaps before its style sheet (a
+            // clean-clone suite saw a one-page visit end between its
+            // document and its sheet).
             cut += 1;
             assert!(*sheets <= 1, "{visitor}: {pages:?}");
         }
