@@ -15,6 +15,7 @@ pub mod jmeter;
 pub mod latency;
 pub mod mva;
 pub mod prediction;
+pub mod spread;
 pub mod summary;
 
 pub use apdex::{ApdexCounts, ApdexThresholds, Rating};

@@ -88,6 +88,29 @@ pub struct Level {
     /// measured once more.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub put_aside: Vec<PathBuf>,
+    /// A lesson level measured at least three times that met each time,
+    /// but so unevenly that one more lesson may not: the Apdex one more
+    /// would come to at least, 19 times in 20 (the floor,
+    /// `headroom_analysis::spread`), below the target. The search judged
+    /// the level broken. On each of its measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uneven_floor: Option<f64>,
+}
+
+impl Level {
+    /// Judged broken: it missed the target, or met it unevenly.
+    pub fn broken(&self) -> bool {
+        !self.good || self.uneven_floor.is_some()
+    }
+
+    /// "met", "broken", or "met unevenly" (met, but judged broken).
+    pub fn verdict(&self) -> &'static str {
+        match (self.good, self.uneven_floor) {
+            (false, _) => "broken",
+            (true, Some(_)) => "met unevenly",
+            (true, None) => "met",
+        }
+    }
 }
 
 /// The rest before a lesson level: a lesson has no warm-up, so work the
@@ -362,6 +385,11 @@ impl LogPeakRecord {
 }
 
 impl CapacitySetup {
+    /// A lesson search (`--arrive-within`): every level a lesson start.
+    pub fn is_lesson(&self) -> bool {
+        self.arrive_within_s.is_some()
+    }
+
     /// What a level's throughput counts: "req/s", "pages/s" or "steps/s".
     pub fn rate(&self) -> &str {
         if self.rate_unit.is_empty() {
@@ -637,7 +665,11 @@ impl CapacityResult {
                 headroom_units::quantity::count(users as usize, &one, &many),
                 self.confirmation
                     .as_ref()
-                    .map_or(String::new(), |c| if c.low == c.high {
+                    .map_or(String::new(), |c| if self.setup.is_lesson() {
+                        // Its lessons all met (a lesson search's rule):
+                        // where each puts the crossing is not the answer.
+                        format!(" ({} lessons met)", c.repetitions)
+                    } else if c.low == c.high {
                         format!(" ({} repetitions agree)", c.repetitions)
                     } else {
                         format!(

@@ -34,7 +34,7 @@ pub fn answer(
     let best = capacity.and_then(|c| worst_at(&levels, c));
     let knee = levels
         .iter()
-        .filter(|l| !l.good && capacity.is_none_or(|c| l.users > c))
+        .filter(|l| l.broken() && capacity.is_none_or(|c| l.users > c))
         .min_by_key(|l| l.users);
     let bottleneck = knee.and_then(|k| bottleneck(k.users, &k.resources));
     let little = best.and_then(|l| little(l, think));
@@ -245,7 +245,7 @@ fn confirmation(
                     repetition_capacity(
                         c,
                         k,
-                        (lc.good, lk.good),
+                        (lc.good, !lk.broken()),
                         (lc.apdex, lk.apdex),
                         target_apdex,
                     )
@@ -402,6 +402,7 @@ mod tests {
             phases: Vec::new(),
             rest: None,
             put_aside: Vec::new(),
+            uneven_floor: None,
         }
     }
 
@@ -483,6 +484,47 @@ mod tests {
             PathBuf::new(),
         );
         assert_eq!(once.capacity.quoted, None);
+    }
+
+    /// Lessons of 349 that met twice, too unevenly for a third (the search
+    /// judged them broken): they, not 388 above, are where the answer's
+    /// range ends.
+    #[test]
+    fn lessons_met_unevenly_are_the_knee() {
+        let target = ApdexGoal {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let run = |users: u32, apdex: f64, floor: Option<f64>| {
+            let mut l = level(users, 20.0, 1.0, 0);
+            l.good = apdex >= 0.7;
+            l.apdex = Some(apdex);
+            l.uneven_floor = floor;
+            l
+        };
+        let levels = vec![
+            run(388, 0.49, None),
+            run(349, 0.781, Some(0.45)),
+            run(349, 0.954, Some(0.45)),
+            run(314, 0.93, None),
+            run(314, 0.95, None),
+            run(314, 0.91, None),
+        ];
+        assert_eq!(levels[1].verdict(), "met unevenly");
+        let result = answer(
+            target,
+            levels,
+            Some(314),
+            false,
+            Duration::ZERO,
+            true,
+            PathBuf::new(),
+        );
+        assert_eq!(result.knee_users, Some(349));
+        assert_eq!(result.range, Some([314, 348]));
+        let confirmation = result.confirmation.unwrap();
+        assert_eq!((confirmation.low, confirmation.high), (314, 314));
     }
 
     /// With the server's processes watched, the ladder reads their CPU,

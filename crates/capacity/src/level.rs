@@ -125,6 +125,7 @@ pub fn measure_level(
         phases: Vec::new(),
         rest: None,
         put_aside: Vec::new(),
+        uneven_floor: None,
     })
 }
 
@@ -243,5 +244,11 @@ pub fn ladder_figures(level: &Level) -> LevelFigures {
         apdex: level.apdex,
         utilization: utilization(level),
         think: level.think_s.map(saturating_secs),
+        // A lesson met when its worst phase did.
+        judged_apdex: level
+            .phases
+            .iter()
+            .filter_map(|p| p.apdex)
+            .min_by(f64::total_cmp),
     }
 }

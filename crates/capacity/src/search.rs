@@ -214,8 +214,9 @@ impl SearchPlan {
         let settings = &self.settings;
         let mut search = Search::new(settings.ladder).confirming(settings.confirm);
         if settings.lesson.is_some() {
-            // Each lesson start must go well, not most of them.
-            search = search.unanimous();
+            // Each lesson start must go well, not most of them, and the
+            // next one too, by their spread.
+            search = search.unanimous().even(settings.target.apdex);
         }
         if settings.aimed {
             search = search.aimed(Aim {
@@ -276,30 +277,38 @@ impl SearchPlan {
         let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
         let completed = completed_look
             && search
-                .drive(|users, remaining| {
-                    let levels = &levels;
-                    async move {
-                        let index = levels.borrow().len() + 1;
-                        let repetition =
-                            levels.borrow().iter().filter(|l| l.users == users).count() as u32;
-                        let at = LevelAt {
-                            index,
-                            users,
-                            repetition,
-                            eta: self.timing.planned() * remaining,
-                        };
-                        let Some(level) = self.level(runner, stop, at, rest).await? else {
-                            return Ok::<_, R::Error>(None);
-                        };
-                        let (good, figures) = (level.good, ladder_figures(&level));
-                        levels.borrow_mut().push(level);
-                        Ok::<_, R::Error>(Some((good, figures)))
-                    }
-                })
+                .drive(
+                    |users, remaining| {
+                        let levels = &levels;
+                        async move {
+                            let index = levels.borrow().len() + 1;
+                            let repetition =
+                                levels.borrow().iter().filter(|l| l.users == users).count() as u32;
+                            let at = LevelAt {
+                                index,
+                                users,
+                                repetition,
+                                eta: self.timing.planned() * remaining,
+                            };
+                            let Some(level) = self.level(runner, stop, at, rest).await? else {
+                                return Ok::<_, R::Error>(None);
+                            };
+                            let (good, figures) = (level.good, ladder_figures(&level));
+                            levels.borrow_mut().push(level);
+                            Ok::<_, R::Error>(Some((good, figures)))
+                        }
+                    },
+                    |line| runner.said(line),
+                )
                 .await?;
         let mut levels = levels.into_inner();
         for (level, why) in levels.iter_mut().zip(search.reasons()) {
             level.why = why.clone();
+        }
+        for (users, floor) in search.uneven_levels() {
+            for level in levels.iter_mut().filter(|l| l.users == users) {
+                level.uneven_floor = Some(floor);
+            }
         }
         let mut result = answer(
             settings.target,

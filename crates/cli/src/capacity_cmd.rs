@@ -399,7 +399,7 @@ pub(crate) async fn search_spec(
 fn searched(result: &CapacityResult) -> String {
     use headroom_units::quantity::count;
     let n = result.levels.len();
-    let levels = if result.setup.arrive_within_s.is_some() {
+    let levels = if result.setup.is_lesson() {
         count(n, "lesson", "lessons")
     } else {
         count(n, "level", "levels")

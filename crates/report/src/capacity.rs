@@ -100,7 +100,7 @@ fn level_row(l: &Level, peak: Option<&LogPeakRecord>, processes_watched: bool) -
         row.push(server_cpu(l).unwrap_or_else(|| "-".into()));
     }
     row.extend([
-        if l.good { "met" } else { "broken" }.into(),
+        l.verdict().into(),
         format!(
             "{}{}",
             ran(l),
@@ -214,7 +214,7 @@ pub fn phases_at_capacity(result: &CapacityResult) -> Option<String> {
 pub fn other_think_times(result: &CapacityResult) -> Option<String> {
     let little = result.little.as_ref()?;
     result.capacity.users?;
-    if result.capacity.at_least || little.rps <= 0.0 || result.setup.arrive_within_s.is_some() {
+    if result.capacity.at_least || little.rps <= 0.0 || result.setup.is_lesson() {
         return None;
     }
     let (_, many) = result.setup.nouns();
@@ -382,7 +382,7 @@ pub fn level_line(level: &Level, many: &str, rate: &str) -> String {
         } else {
             ""
         },
-        if level.good { "met" } else { "broken" },
+        level.verdict(),
     ) + &format!(" ({})", level.ended)
 }
 

@@ -537,7 +537,7 @@ fn levels_table(
             ms(level.p95_ms),
             level.rps,
             if machine.is_empty() { "-".to_string() } else { machine },
-            if level.good { "met" } else { "broken" },
+            level.verdict(),
             if level.generator_limited { " (generator limited)" } else { "" },
             escape(&level.ended),
             escape(&crate::capacity::ran(level)),
