@@ -312,10 +312,19 @@ fn findings(html: &mut String, result: &CapacityResult, levels: &[&Level]) {
         );
     }
     if let Some(knee) = result.knee_users {
+        let unevenly = result
+            .levels
+            .iter()
+            .any(|l| l.users == knee && l.uneven_floor.is_some());
         let _ = write!(
             html,
-            "<li><b>Knee</b> at {}: the first level above the capacity that broke the target (shaded on the curves).</li>",
-            headroom_units::quantity::count(knee as usize, &result.setup.nouns().0, &result.setup.nouns().1)
+            "<li><b>Knee</b> at {}: the first level above the capacity that {} (shaded on the curves).</li>",
+            headroom_units::quantity::count(knee as usize, &result.setup.nouns().0, &result.setup.nouns().1),
+            if unevenly {
+                "met the target unevenly: by its lessons' spread, one more may not"
+            } else {
+                "broke the target"
+            }
         );
     }
     for line in crate::capacity::uncertainty(result) {
