@@ -88,11 +88,12 @@ pub struct Level {
     /// measured once more.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub put_aside: Vec<PathBuf>,
-    /// A lesson level measured at least three times that met each time,
-    /// but so unevenly that one more lesson may not: the Apdex one more
-    /// would come to at least, 19 times in 20 (the floor,
-    /// `headroom_analysis::spread`), below the target. The search judged
-    /// the level broken. On each of its measurements.
+    /// A lesson level that met each time it was measured, but so
+    /// unevenly that one more lesson may not: after three lessons, the
+    /// Apdex one more would come to at least, 19 times in 20 (the floor,
+    /// `headroom_analysis::spread`), below the target; after two, the
+    /// highest floor any third lesson could have given, below it too. The
+    /// search judged the level broken. On each of its measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uneven_floor: Option<f64>,
 }
