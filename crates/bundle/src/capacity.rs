@@ -104,6 +104,16 @@ impl Level {
         !self.good || self.uneven_floor.is_some()
     }
 
+    /// The Apdex its verdict turned on: a lesson's worst phase's, else the
+    /// level's.
+    pub fn judged_apdex(&self) -> Option<f64> {
+        self.phases
+            .iter()
+            .filter_map(|p| p.apdex)
+            .min_by(f64::total_cmp)
+            .or(self.apdex)
+    }
+
     /// "met", "broken", or "met unevenly" (met, but judged broken).
     pub fn verdict(&self) -> &'static str {
         match (self.good, self.uneven_floor) {

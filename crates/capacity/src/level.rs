@@ -245,10 +245,6 @@ pub fn ladder_figures(level: &Level) -> LevelFigures {
         utilization: utilization(level),
         think: level.think_s.map(saturating_secs),
         // A lesson met when its worst phase did.
-        judged_apdex: level
-            .phases
-            .iter()
-            .filter_map(|p| p.apdex)
-            .min_by(f64::total_cmp),
+        judged_apdex: level.judged_apdex(),
     }
 }

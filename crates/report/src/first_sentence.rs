@@ -357,13 +357,7 @@ fn judged_apdexes(result: &CapacityResult, users: u32) -> Vec<f64> {
         .levels
         .iter()
         .filter(|l| l.users == users)
-        .filter_map(|l| {
-            l.phases
-                .iter()
-                .filter_map(|p| p.apdex)
-                .min_by(f64::total_cmp)
-                .or(l.apdex)
-        })
+        .filter_map(Level::judged_apdex)
         .collect()
 }
 
