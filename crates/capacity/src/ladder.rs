@@ -705,7 +705,7 @@ impl Search {
             )
         } else {
             format!(
-                "{users}: its {n} measurements met (Apdex {low:.3} to {high:.3}), but too far apart for more to show that 19 in 20 reach the {target:.2} asked; judged broken"
+                "{users}: its {n} measurements met (Apdex {low:.3} to {high:.3}), but no more could show that 19 in 20 reach the {target:.2} asked; judged broken"
             )
         })
     }
@@ -945,7 +945,7 @@ mod tests {
         assert!(uneven[0].1 < 0.70, "{uneven:?}");
         let said = s.said_unevenly(349).unwrap();
         assert!(
-            said == "349: its 2 measurements met (Apdex 0.781 to 0.954), but too far apart for more to show that 19 in 20 reach the 0.70 asked; judged broken",
+            said == "349: its 2 measurements met (Apdex 0.781 to 0.954), but no more could show that 19 in 20 reach the 0.70 asked; judged broken",
             "{said}"
         );
         assert_eq!(s.said_unevenly(314), None);

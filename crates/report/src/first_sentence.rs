@@ -401,7 +401,7 @@ fn unevenly(result: &CapacityResult, users: u32, floor: f64, bar: Bar) -> String
         // Judged before its last lesson: no lesson still to come could
         // have shown the target held 19 times in 20.
         format!(
-            "its {n} lessons met (an Apdex of {low} to {high}), but too far apart for more lessons to show that 19 in 20 reach the {target} {}",
+            "its {n} lessons met (an Apdex of {low} to {high}), but no more lessons could show that 19 in 20 reach the {target} {}",
             bar.asked
         )
     }
@@ -642,7 +642,7 @@ mod tests {
         );
         let said = search_answer(&uneven).unwrap();
         assert!(
-            said.contains(" With 270, its 2 lessons met (an Apdex of 0.78 to 0.95), but too far apart for more lessons to show that 19 in 20 reach the 0.70 the search asked for. Its 3 lessons"),
+            said.contains(" With 270, its 2 lessons met (an Apdex of 0.78 to 0.95), but no more lessons could show that 19 in 20 reach the 0.70 the search asked for. Its 3 lessons"),
             "{said}"
         );
         // Three of them: how low one more may come.
