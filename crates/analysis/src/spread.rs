@@ -30,6 +30,15 @@ pub fn floor_of_next(values: &[f64]) -> Option<f64> {
     Some(mean - t * var.sqrt() * (1.0 + 1.0 / n as f64).sqrt())
 }
 
+/// The lowest and the highest of `values` (infinite when there are none).
+pub fn lowest_highest(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), &v| {
+            (low.min(v), high.max(v))
+        })
+}
+
 /// The highest floor `values` can still come to once there are `n`
 /// measurements, the ones still to come as favourable as they can be (all
 /// alike, at most `ceiling`: for a given mean, equal values spread least).

@@ -694,8 +694,7 @@ impl Search {
     fn said_unevenly(&self, users: u32) -> Option<String> {
         let floor = self.uneven(users)?;
         let values = self.judged_apdexes(users);
-        let low = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (low, high) = spread::lowest_highest(&values);
         let target = self.even.unwrap_or(0.0);
         let n = values.len();
         Some(if n >= spread::SPREAD_FROM {

@@ -323,7 +323,7 @@ fn margin(result: &CapacityResult) -> Option<String> {
         .collect();
     let judged = judged_apdexes(result, users);
     if let Some(floor) = spread::floor_of_next(&judged) {
-        let (low, high) = lowest_highest(&judged);
+        let (low, high) = spread::lowest_highest(&judged);
         return Some(format!(
             " Its {} lessons of {users} came to an Apdex of {} to {}: by their spread, 19 lessons in 20 with other arrival times would come to at least {}.",
             judged.len(),
@@ -361,15 +361,6 @@ fn judged_apdexes(result: &CapacityResult, users: u32) -> Vec<f64> {
         .collect()
 }
 
-/// The lowest and the highest of `values` (infinite when there are none).
-fn lowest_highest(values: &[f64]) -> (f64, f64) {
-    values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), &v| {
-            (low.min(v), high.max(v))
-        })
-}
-
 /// An Apdex as the sentences print it: two decimals.
 fn apdex_figure(apdex: f64) -> String {
     format!("{apdex:.2}")
@@ -382,7 +373,7 @@ fn apdex_figure(apdex: f64) -> String {
 /// figures get the decimals that tell them apart.
 fn unevenly(result: &CapacityResult, users: u32, floor: f64, bar: Bar) -> String {
     let judged = judged_apdexes(result, users);
-    let (low, high) = lowest_highest(&judged);
+    let (low, high) = spread::lowest_highest(&judged);
     let floor = floor.max(0.0);
     // Lessons just over the target, as evenly: the figures told apart.
     let d = apart(floor, bar.apdex).max(apart(low, high));
