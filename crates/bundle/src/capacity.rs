@@ -96,6 +96,13 @@ pub struct Level {
     /// search judged the level broken. On each of its measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uneven_floor: Option<f64>,
+    /// A lesson level that ended with its arrival phase, met, because an
+    /// earlier lesson of as many students or more read well within the
+    /// target (its reading phase settled met): that lesson's place among
+    /// the levels (1 for the first). Its reading phase stands for this
+    /// level's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reading_as: Option<u32>,
 }
 
 impl Level {

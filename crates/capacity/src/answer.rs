@@ -161,11 +161,14 @@ fn nothing_full(knee: &Level) -> String {
 }
 
 /// A level measured several times (--confirm, a lesson's final level)
-/// speaks through its worst run (the lowest Apdex, then the highest p95):
-/// one set of figures, and the one a user must plan for.
+/// speaks through its worst run (the lowest Apdex it was judged by, then
+/// the highest p95): one set of figures, and the one a user must plan
+/// for. A lesson is judged by its worst phase: a lesson that ran only its
+/// arrival is not the best for lacking the reading's faster pages.
 fn worst_at(levels: &[Level], users: u32) -> Option<&Level> {
     levels.iter().filter(|l| l.users == users).min_by(|a, b| {
-        let apdex = a.apdex.unwrap_or(0.0).total_cmp(&b.apdex.unwrap_or(0.0));
+        let (a_apdex, b_apdex) = (a.judged_apdex(), b.judged_apdex());
+        let apdex = a_apdex.unwrap_or(0.0).total_cmp(&b_apdex.unwrap_or(0.0));
         let p95 = b.p95_ms.unwrap_or(0.0).total_cmp(&a.p95_ms.unwrap_or(0.0));
         apdex.then(p95)
     })
@@ -403,6 +406,7 @@ mod tests {
             rest: None,
             put_aside: Vec::new(),
             uneven_floor: None,
+            reading_as: None,
         }
     }
 

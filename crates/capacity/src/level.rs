@@ -126,6 +126,7 @@ pub fn measure_level(
         rest: None,
         put_aside: Vec::new(),
         uneven_floor: None,
+        reading_as: None,
     })
 }
 

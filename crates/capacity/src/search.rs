@@ -90,6 +90,9 @@ pub struct LevelAt {
     pub repetition: u32,
     /// The search's remaining time, estimated.
     pub eta: Duration,
+    /// A lesson level whose reading an earlier lesson showed: it ends with
+    /// its arrival phase.
+    pub reading_known: bool,
 }
 
 /// How a level's run is made and watched: the caller's (the CLI turns
@@ -275,26 +278,37 @@ impl SearchPlan {
             }
         }
         let levels: RefCell<Vec<Level>> = RefCell::new(Vec::new());
+        // Each lesson's students, and its reading phase's why where it
+        // settled met.
+        let read_well: RefCell<Vec<(u32, Option<String>)>> = RefCell::new(Vec::new());
         let completed = completed_look
             && search
                 .drive(
                     |users, remaining| {
-                        let levels = &levels;
+                        let (levels, read_well) = (&levels, &read_well);
                         async move {
                             let index = levels.borrow().len() + 1;
                             let repetition =
                                 levels.borrow().iter().filter(|l| l.users == users).count() as u32;
+                            let known = self
+                                .timing
+                                .arrival_until
+                                .and_then(|_| reading_known(&read_well.borrow(), users));
                             let at = LevelAt {
                                 index,
                                 users,
                                 repetition,
                                 eta: self.timing.planned() * remaining,
+                                reading_known: known.is_some(),
                             };
-                            let Some(level) = self.level(runner, stop, at, rest).await? else {
+                            let Some((level, reading)) =
+                                self.level(runner, stop, at, rest, known.as_ref()).await?
+                            else {
                                 return Ok::<_, R::Error>(None);
                             };
                             let (good, figures) = (level.good, ladder_figures(&level));
                             levels.borrow_mut().push(level);
+                            read_well.borrow_mut().push((users, reading));
                             Ok::<_, R::Error>(Some((good, figures)))
                         }
                     },
@@ -353,13 +367,17 @@ impl SearchPlan {
 
     /// Runs one level as an ordinary run with its own bundle and measures
     /// it after its warm-up; `None` when the user interrupted it.
+    /// With its reading phase `known`, a lesson level ends with its
+    /// arrival phase. Also returns the level's reading phase as it settled
+    /// met, if it did (its why).
     async fn level<R: LevelRunner>(
         &self,
         runner: &R,
         stop: &watch::Receiver<bool>,
         at: LevelAt,
         rest: Option<&Rest>,
-    ) -> Result<Option<Level>, R::Error> {
+        known: Option<&ReadingKnown>,
+    ) -> Result<Option<(Level, Option<String>)>, R::Error> {
         // Before every level but the first, the server finishes what the
         // level before left queued.
         let mut rested = match rest {
@@ -409,8 +427,17 @@ impl SearchPlan {
                     "ended with its arrival phase, which broke the target; {}",
                     level.ended
                 );
+            } else if let Some(known) =
+                known.filter(|_| !level.phases.iter().any(|p| p.name == "reading"))
+            {
+                level.reading_as = Some(known.level as u32);
+                level.ended = format!(
+                    "{}; its reading was not run again: the lesson of {} before it (level {}) read well within the target ({})",
+                    level.ended, known.users, known.level, known.why
+                );
             }
         }
+        let reading = watched.reading_settled().map(|s| s.why);
         if let Some(rest) = rested {
             level.ended = format!("{}; {}", level.ended, rest.describe());
             level.rest = Some(rest);
@@ -432,7 +459,7 @@ impl SearchPlan {
             );
         }
         runner.measured(&level);
-        Ok(Some(level))
+        Ok(Some((level, reading)))
     }
 
     /// A level's run in `dir`. A run whose generator could not keep up (a
@@ -516,7 +543,11 @@ impl SearchPlan {
         );
         let (end_tx, end_rx) = watch::channel(false);
         setup.end_early = Some(end_rx);
-        let watch_level = RefCell::new(LevelWatch::new(timing, self.settings.target));
+        let mut watch = LevelWatch::new(timing, self.settings.target);
+        if at.reading_known {
+            watch = watch.reading_known();
+        }
+        let watch_level = RefCell::new(watch);
         let on_progress = |p: &Progress| {
             if watch_level.borrow_mut().second(p) {
                 let _ = end_tx.send(true);
@@ -565,6 +596,36 @@ fn first_clause(warning: &str) -> &str {
         .map_or(warning, |(head, _)| head)
 }
 
+/// An earlier lesson whose reading phase stands for a lesson level's:
+/// its place among the levels (1 for the first), its students, and how
+/// its reading settled met.
+#[derive(Debug, Clone, PartialEq)]
+struct ReadingKnown {
+    level: usize,
+    users: u32,
+    why: String,
+}
+
+/// The lesson that shows how `users` students read, if one did: of the
+/// earlier lessons (`read_well`, by level: its students, and its reading
+/// phase's why where it settled met), the one of the fewest students at
+/// or above `users` that read well, the latest of those. Fewer students
+/// read no more than they did: each reads at the same pace, so the
+/// reading phase's load falls with them.
+fn reading_known(read_well: &[(u32, Option<String>)], users: u32) -> Option<ReadingKnown> {
+    read_well
+        .iter()
+        .enumerate()
+        .filter(|(_, (at, _))| *at >= users)
+        .filter_map(|(i, (at, why))| Some((i + 1, *at, why.as_ref()?)))
+        .min_by_key(|&(i, users, _)| (users, std::cmp::Reverse(i)))
+        .map(|(level, users, why)| ReadingKnown {
+            level,
+            users,
+            why: why.clone(),
+        })
+}
+
 /// A level's run as measured, and the runs put aside before it.
 struct LevelRun {
     outcome: RunOutcome,
@@ -572,4 +633,37 @@ struct LevelRun {
     generator_limited: bool,
     /// Each run put aside: its bundle and why.
     put_aside: Vec<(PathBuf, String)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lesson's reading is known from the closest lesson at or above it
+    /// that read well, the latest of those; never from one below it or one
+    /// whose reading did not settle met.
+    #[test]
+    fn a_lessons_reading_is_known_from_the_closest_lesson_above_that_read_well() {
+        let well = |why: &str| Some(why.to_string());
+        let levels = vec![
+            (368, None),
+            (331, well("Apdex 0.99 (0.98-1.00) above 0.70")),
+            (297, None),
+            (297, well("Apdex 1.000 (0.995-1.000) above 0.70")),
+            (267, well("Apdex 1.000 (0.99-1.00) above 0.70")),
+        ];
+        let known = |users| reading_known(&levels, users).map(|k| (k.level, k.users));
+        assert_eq!(known(400), None, "none read at 400 or more");
+        assert_eq!(known(368), None, "368 broke, and none above it read");
+        assert_eq!(known(331), Some((2, 331)));
+        assert_eq!(known(300), Some((2, 331)));
+        assert_eq!(known(297), Some((4, 297)), "the latest of the closest");
+        assert_eq!(known(280), Some((4, 297)));
+        assert_eq!(known(100), Some((5, 267)));
+        assert_eq!(
+            reading_known(&levels, 297).map(|k| k.why),
+            Some("Apdex 1.000 (0.995-1.000) above 0.70".into())
+        );
+        assert_eq!(reading_known(&[], 10), None);
+    }
 }

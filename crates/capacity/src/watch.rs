@@ -32,6 +32,9 @@ pub struct LevelWatch {
     /// A lesson level's arrival phase broke the target, with this Apdex:
     /// the level ended with it ([`Timing::arrival_until`]).
     arrival_broke: Option<f64>,
+    /// A lesson level whose reading phase an earlier lesson already
+    /// showed met: it ends with its arrival phase, met or not.
+    reading_known: bool,
 }
 
 impl LevelWatch {
@@ -46,6 +49,17 @@ impl LevelWatch {
             settled: None,
             until: None,
             arrival_broke: None,
+            reading_known: false,
+        }
+    }
+
+    /// A lesson level whose reading phase is known (a lesson of as many
+    /// students or more read well within the target): it ends with its
+    /// arrival phase, whatever that phase's verdict.
+    pub fn reading_known(self) -> LevelWatch {
+        LevelWatch {
+            reading_known: true,
+            ..self
         }
     }
 
@@ -100,6 +114,10 @@ impl LevelWatch {
                 self.until = Some(ended);
                 return true;
             }
+            if self.reading_known {
+                self.until = Some(ended);
+                return true;
+            }
         }
         let Some(from) = self.from else {
             let steady = Duration::from_secs(ended) >= self.timing.steady_from
@@ -144,6 +162,22 @@ impl LevelWatch {
         let seconds = &self.seconds[..(split as usize).min(self.seconds.len())];
         let window = sequential::Window::of(seconds)?;
         (!window.meets(&self.target)).then_some(window.apdex)
+    }
+
+    /// Whether a lesson level's reading phase (from the end of its arrival
+    /// phase to the level's end) settled met by the rule early stop uses:
+    /// every figure's interval wholly on the right side of its bound. Such
+    /// a reading phase stands for the reading of lessons of fewer
+    /// students. `None` when it did not settle met, or was not run.
+    pub fn reading_settled(&self) -> Option<sequential::Settled> {
+        let from = self.timing.arrival_until? as usize;
+        let until = self.until? as usize;
+        let seconds = self.seconds.get(from..until.min(self.seconds.len()))?;
+        let requests: u64 = seconds.iter().map(|s| s.requests).sum();
+        if requests < self.timing.min_samples {
+            return None;
+        }
+        sequential::settle(&self.target, seconds).filter(|s| s.met)
     }
 
     /// The arrival phase's Apdex when the level ended with it, broken.
@@ -305,25 +339,29 @@ mod tests {
         None
     }
 
-    /// 100 req/s, every one satisfied: steady after 6 s (two windows of
-    /// three alike seconds), then met and settled after the 5 s a verdict
-    /// needs at least: the level stops early at 11 s.
+    /// A lesson level of 10 s, measured whole, its arrival phase the first
+    /// 3 s.
+    fn lesson(min_samples: u64) -> Timing {
+        let whole = Duration::from_secs(10);
+        Timing {
+            warmup_min: Duration::ZERO,
+            steady_from: Duration::ZERO,
+            warmup_max: Duration::ZERO,
+            measure_max: whole,
+            measure_min: whole,
+            measure_near: whole,
+            measure_cap: whole,
+            min_samples,
+            early_stop: false,
+            arrival_until: Some(3),
+        }
+    }
+
     /// A lesson level ends with its arrival phase when that phase broke
     /// the target (its Apdex over all its seconds), and runs on when it met.
     #[test]
     fn a_lesson_ends_with_its_broken_arrival() {
-        let lesson = Timing {
-            warmup_min: Duration::ZERO,
-            steady_from: Duration::ZERO,
-            warmup_max: Duration::ZERO,
-            measure_max: Duration::from_secs(10),
-            measure_min: Duration::from_secs(10),
-            measure_near: Duration::from_secs(10),
-            measure_cap: Duration::from_secs(10),
-            min_samples: 1,
-            early_stop: false,
-            arrival_until: Some(3),
-        };
+        let lesson = lesson(1);
         let mut broke = LevelWatch::new(lesson, TARGET);
         // 60 of 100 satisfied over the first three seconds: 0.6.
         assert!(!broke.take(0, second(50, 50), Duration::ZERO));
@@ -359,6 +397,51 @@ mod tests {
         assert!(slow.take(2, over, Duration::ZERO));
     }
 
+    /// A lesson whose reading is known ends with its arrival phase though
+    /// that phase met; a lesson run whole says whether its reading phase
+    /// settled met, which a lesson that only met narrowly did not.
+    #[test]
+    fn a_lesson_with_its_reading_known_ends_with_its_arrival() {
+        let lesson = lesson(100);
+        let mut known = LevelWatch::new(lesson, TARGET).reading_known();
+        assert!(!known.take(0, second(50, 50), Duration::ZERO));
+        assert!(!known.take(1, second(50, 50), Duration::ZERO));
+        assert!(known.take(2, second(50, 50), Duration::ZERO));
+        assert_eq!(known.window(), Duration::ZERO..Duration::from_secs(3));
+        assert!(known.arrival_broke().is_none());
+        assert!(known.reading_settled().is_none(), "no reading was run");
+        // Run whole: seven reading seconds of 50 requests, all satisfied.
+        let mut whole = LevelWatch::new(lesson, TARGET);
+        assert_eq!(
+            feed(&mut whole, std::iter::repeat_n(second(50, 50), 20)),
+            Some(9)
+        );
+        let settled = whole.reading_settled().expect("a clear reading");
+        assert!(
+            settled.met && settled.why.starts_with("Apdex 1.000"),
+            "{settled:?}"
+        );
+        // Read at 0.75 against 0.70: met, but not settled.
+        let mut narrow = LevelWatch::new(lesson, TARGET);
+        let reading = (0..10).map(|i| {
+            if i < 3 {
+                second(50, 50)
+            } else {
+                second(40, 30)
+            }
+        });
+        assert_eq!(feed(&mut narrow, reading), Some(9));
+        assert!(narrow.reading_settled().is_none());
+        // Too few requests to stand for another lesson's reading.
+        let mut thin = LevelWatch::new(lesson, TARGET);
+        let reading = (0..10).map(|i| if i < 3 { second(50, 50) } else { second(5, 5) });
+        assert_eq!(feed(&mut thin, reading), Some(9));
+        assert!(thin.reading_settled().is_none());
+    }
+
+    /// 100 req/s, every one satisfied: steady after 6 s (two windows of
+    /// three alike seconds), then met and settled after the 5 s a verdict
+    /// needs at least: the level stops early at 11 s.
     #[test]
     fn a_steady_level_ends_its_warm_up_and_stops_when_its_verdict_settles() {
         let mut w = LevelWatch::new(timing(100, true), TARGET);

@@ -189,6 +189,24 @@ pub fn phases_at_capacity(result: &CapacityResult) -> Option<String> {
     let users = result.capacity.users?;
     let level = result.quoted_level().filter(|l| !l.phases.is_empty())?;
     let (one, many) = result.setup.nouns();
+    let mut phases: Vec<String> = level.phases.iter().map(|p| p.describe()).collect();
+    // A lesson that ran only its arrival: the reading that stands for it.
+    let read_by = level.reading_as.and_then(|k| {
+        result
+            .levels
+            .get((k as usize).checked_sub(1)?)
+            .map(|l| (k, l))
+    });
+    if let Some((k, by)) = read_by {
+        if let Some(reading) = by.phases.iter().find(|p| p.name == "reading") {
+            phases.push(format!(
+                "not read again: level {k}, {} {}, {}",
+                by.users,
+                if by.users == 1 { &one } else { &many },
+                reading.describe()
+            ));
+        }
+    }
     Some(format!(
         "At {}{}: {}",
         count(users as usize, &one, &many),
@@ -196,12 +214,7 @@ pub fn phases_at_capacity(result: &CapacityResult) -> Option<String> {
             Some(q) => format!(" ({})", q.describe()),
             None => String::new(),
         },
-        level
-            .phases
-            .iter()
-            .map(|p| p.describe())
-            .collect::<Vec<_>>()
-            .join("; ")
+        phases.join("; ")
     ))
 }
 

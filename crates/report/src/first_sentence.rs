@@ -223,7 +223,7 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
             } else {
                 "about "
             },
-            level_figures(level, bar)
+            level_figures(level, &result.levels, bar)
         ),
         _ => {
             let lowest = result.levels.iter().map(|l| l.users).min().unwrap_or(1);
@@ -401,16 +401,31 @@ fn unevenly(result: &CapacityResult, users: u32, floor: f64, bar: Bar) -> String
 /// "pages took at most 0.42 s while they arrived and 0.18 s after (95 in
 /// 100)" of a lesson level; "95 in 100 requests took at most 0.12 s" of
 /// any other.
-fn level_figures(level: &Level, bar: Bar) -> String {
-    let phase = |name: &str| level.phases.iter().find(|p| p.name == name);
-    match phase("arrival") {
+fn level_figures(level: &Level, levels: &[Level], bar: Bar) -> String {
+    let reading_of = |l: &Level| {
+        l.phases
+            .iter()
+            .find(|p| p.name == "reading")
+            .and_then(|r| r.p95_ms)
+    };
+    // A lesson that ran only its arrival read as the lesson of as many
+    // students or more that stands for it.
+    let reading = reading_of(level)
+        .map(|p| format!(" and under {} after", took(p)))
+        .or_else(|| {
+            let by = levels.get((level.reading_as? as usize).checked_sub(1)?)?;
+            let p = reading_of(by)?;
+            Some(if by.users == level.users {
+                format!(" and under {} after", took(p))
+            } else {
+                format!(" and under {} after (when {} read)", took(p), by.users)
+            })
+        });
+    match level.phases.iter().find(|p| p.name == "arrival") {
         Some(arrival) => format!(
             "95 in 100 pages took under {} while they arrived{}",
             arrival.p95_ms.map_or("-".into(), took),
-            phase("reading")
-                .and_then(|r| r.p95_ms)
-                .map(|p| format!(" and under {} after", took(p)))
-                .unwrap_or_default()
+            reading.unwrap_or_default()
         ),
         None => format!(
             "95 in 100 {} took under {}",
@@ -539,6 +554,74 @@ mod tests {
             ]
         }))
         .unwrap()
+    }
+
+    /// A lesson that ran only its arrival (an earlier lesson of as many
+    /// students or more read well) is quoted with that lesson's reading,
+    /// named when it had more students; the phases line says the same.
+    #[test]
+    fn a_lesson_run_to_its_arrival_is_quoted_with_the_reading_that_stands_for_it() {
+        let target = headroom_analysis::capacity::ApdexGoal {
+            apdex: 0.7,
+            max_error: 0.01,
+            p95_max: None,
+        };
+        let arrival_only = |users: u32, apdex: f64, p95: f64, by: u32| {
+            let mut l = lesson_level(users, (apdex, 0.0, p95), 0.0);
+            l.phases.truncate(1);
+            l.reading_as = Some(by);
+            l.bundle = format!("level-{users}-{apdex}").into();
+            l
+        };
+        let levels = vec![
+            lesson_level(300, (0.52, 0.0, 2100.0), 190.0),
+            lesson_level(270, (0.97, 0.0, 300.0), 57.0),
+            lesson_level(240, (0.93, 0.0, 380.0), 44.0),
+            arrival_only(240, 0.81, 900.0, 3),
+            arrival_only(240, 0.86, 700.0, 3),
+        ];
+        let mut result = headroom_capacity::answer::answer(
+            target,
+            levels,
+            Some(240),
+            false,
+            std::time::Duration::from_secs(30),
+            false,
+            std::path::PathBuf::new(),
+        );
+        result.setup.arrive_within_s = Some(60.0);
+        result.setup.users_are = Some("students".into());
+        // The worst lesson of 240 (0.81) ran its arrival only.
+        let said = search_answer(&result).unwrap();
+        assert!(
+            said.starts_with("This server takes about 240 students arriving within 60 s: with 240, 95 in 100 pages took under 0.90 s while they arrived and under 0.044 s after. "),
+            "{said}"
+        );
+        let line = crate::capacity::phases_at_capacity(&result).unwrap();
+        assert!(
+            line.starts_with("At 240 students (run 2 of 3, the worst): arrival 0–90 s: ")
+                && line.contains("; not read again: level 3, 240 students, reading 90–150 s: "),
+            "{line}"
+        );
+        // Read by a lesson of more students: named.
+        result.levels[3].reading_as = Some(2);
+        let said = search_answer(&result).unwrap();
+        assert!(
+            said.contains(
+                "under 0.90 s while they arrived and under 0.057 s after (when 270 read). "
+            ),
+            "{said}"
+        );
+        // A reading_as that names no level (a hand-edited capacity.json)
+        // leaves the reading out.
+        result.levels[3].reading_as = Some(0);
+        assert!(search_answer(&result)
+            .unwrap()
+            .contains("under 0.90 s while they arrived. "));
+        result.levels[3].reading_as = Some(99);
+        assert!(crate::capacity::phases_at_capacity(&result)
+            .unwrap()
+            .ends_with("met"));
     }
 
     #[test]
