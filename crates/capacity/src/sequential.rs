@@ -83,7 +83,7 @@ pub fn share(seconds: &[(f64, f64)], floor: bool) -> Option<Estimate> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settled {
     pub met: bool,
-    /// "Apdex 0.97 (0.95–0.99) above 0.85", "errors 30% (22–38%) above 1%".
+    /// "Apdex 0.97 (0.95–0.99) above 0.85", "errors 30% (22–38%) beyond 1%".
     pub why: String,
 }
 
@@ -112,7 +112,11 @@ pub fn settle(target: &ApdexGoal, seconds: &[LevelSecond]) -> Option<Settled> {
                 "Apdex {:.3} ({:.3}–{:.3})",
                 apdex.estimate, apdex.low, apdex.high
             ),
-            format!("{:.2}", target.apdex),
+            // Said as the figure goes: above the target, or below it.
+            [
+                format!("above {:.2}", target.apdex),
+                format!("below {:.2}", target.apdex),
+            ],
         ),
         (
             errors,
@@ -123,7 +127,7 @@ pub fn settle(target: &ApdexGoal, seconds: &[LevelSecond]) -> Option<Settled> {
                 percent(errors.low),
                 percent(errors.high)
             ),
-            percent(target.max_error),
+            bounded(percent(target.max_error)),
         ),
     ];
     if let Some(bound) = target.p95_max {
@@ -138,24 +142,29 @@ pub fn settle(target: &ApdexGoal, seconds: &[LevelSecond]) -> Option<Settled> {
                 percent(over.low),
                 percent(over.high)
             ),
-            "5% (the p95 bound)".into(),
+            bounded("5% (the p95 bound)".into()),
         ));
     }
     // Each figure here is "lower is better, at most `limit`".
     if let Some((_, _, said, limit)) = figures.iter().find(|f| f.0.low > f.1) {
         return Some(Settled {
             met: false,
-            why: format!("{said} beyond {limit}"),
+            why: format!("{said} {}", limit[1]),
         });
     }
     figures.iter().all(|f| f.0.high <= f.1).then(|| Settled {
         met: true,
         why: figures
             .iter()
-            .map(|f| format!("{} within {}", f.2, f.3))
+            .map(|f| format!("{} {}", f.2, f.3[0]))
             .collect::<Vec<_>>()
             .join(", "),
     })
+}
+
+/// A bound a figure must stay under, as a met and a broken verdict say it.
+fn bounded(limit: String) -> [String; 2] {
+    [format!("within {limit}"), format!("beyond {limit}")]
 }
 
 fn percent(share: f64) -> String {
