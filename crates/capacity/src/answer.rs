@@ -249,7 +249,7 @@ fn confirmation(
                         c,
                         k,
                         (lc.good, !lk.broken()),
-                        (lc.apdex, lk.apdex),
+                        (lc.judged_apdex(), lk.judged_apdex()),
                         target_apdex,
                     )
                 })

@@ -22,10 +22,13 @@ pub const REPETITIONS: u32 = 3;
 
 /// Judges the lesson level's phases from its bundle: each against the
 /// target; the level meets it when every phase does (and the whole did).
+/// With `arrival_only` (the search ended the level with its arrival
+/// phase, its reading known), the arrival phase alone.
 pub fn judge_phases(
     level: &mut Level,
     bundle: &Path,
     target: &ApdexGoal,
+    arrival_only: bool,
 ) -> Result<(), BundleError> {
     let manifest = read_manifest(bundle)?;
     // The level's summary may have been cut to its measured window; the
@@ -40,6 +43,7 @@ pub fn judge_phases(
     level.phases = phases
         .iter()
         .filter(|p| p.to_s - p.from_s >= 1.0)
+        .take(if arrival_only { 1 } else { usize::MAX })
         .map(|p| judge(p, target))
         .collect();
     if level.phases.is_empty() {

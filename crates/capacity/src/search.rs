@@ -418,18 +418,24 @@ impl SearchPlan {
         .map_err(|e| CapacityError::Level(e.to_string()))?;
         self.watched(&mut level, &watched);
         if self.settings.lesson.is_some() {
-            crate::lesson::judge_phases(&mut level, &outcome.bundle, &self.settings.target)
-                .map_err(|e| CapacityError::Level(e.to_string()))?;
-            if watched.arrival_broke().is_some() {
+            // Ended with its arrival because its reading was known: a
+            // moment of reading the run still recorded is not its reading.
+            let arrival_only = watched.ended_with_arrival();
+            crate::lesson::judge_phases(
+                &mut level,
+                &outcome.bundle,
+                &self.settings.target,
+                arrival_only,
+            )
+            .map_err(|e| CapacityError::Level(e.to_string()))?;
+            if watched.arrival_broke().is_some() || (arrival_only && !level.good) {
                 // Its reading phase was not measured: it cannot have met.
                 level.good = false;
                 level.ended = format!(
                     "ended with its arrival phase, which broke the target; {}",
                     level.ended
                 );
-            } else if let Some(known) =
-                known.filter(|_| !level.phases.iter().any(|p| p.name == "reading"))
-            {
+            } else if let Some(known) = known.filter(|_| arrival_only) {
                 level.reading_as = Some(known.level as u32);
                 level.ended = format!(
                     "{}; its reading was not run again: the lesson of {} before it (level {}) read well within the target ({})",
@@ -437,7 +443,12 @@ impl SearchPlan {
                 );
             }
         }
-        let reading = watched.reading_settled().map(|s| s.why);
+        // A reading stands for other lessons only when the generator kept
+        // up: a starved one sent less than the students would have.
+        let reading = watched
+            .reading_settled()
+            .filter(|_| level.good && !level.generator_limited)
+            .map(|s| s.why);
         if let Some(rest) = rested {
             level.ended = format!("{}; {}", level.ended, rest.describe());
             level.rest = Some(rest);

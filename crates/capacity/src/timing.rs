@@ -43,8 +43,9 @@ pub struct Timing {
     /// only recorded).
     pub early_stop: bool,
     /// A lesson level ends here (the end of its arrival phase, in seconds)
-    /// when that phase broke the target: the reading after a broken burst
-    /// cannot mend the level. `None`: not a lesson, or `--full-levels`.
+    /// when that phase broke the target (the reading after a broken burst
+    /// cannot mend the level), or when an earlier lesson's reading stands
+    /// for its own. `None`: not a lesson, or `--full-levels`.
     pub arrival_until: Option<u64>,
 }
 

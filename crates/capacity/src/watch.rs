@@ -180,6 +180,15 @@ impl LevelWatch {
         sequential::settle(&self.target, seconds).filter(|s| s.met)
     }
 
+    /// Whether the level ended with its arrival phase because its reading
+    /// was known (not because the arrival broke).
+    pub fn ended_with_arrival(&self) -> bool {
+        self.reading_known
+            && self.arrival_broke.is_none()
+            && self.until.is_some()
+            && self.until == self.timing.arrival_until
+    }
+
     /// The arrival phase's Apdex when the level ended with it, broken.
     pub fn arrival_broke(&self) -> Option<f64> {
         self.arrival_broke
@@ -408,14 +417,19 @@ mod tests {
         assert!(!known.take(1, second(50, 50), Duration::ZERO));
         assert!(known.take(2, second(50, 50), Duration::ZERO));
         assert_eq!(known.window(), Duration::ZERO..Duration::from_secs(3));
-        assert!(known.arrival_broke().is_none());
+        assert!(known.arrival_broke().is_none() && known.ended_with_arrival());
         assert!(known.reading_settled().is_none(), "no reading was run");
+        // Its arrival broke: it ended as any broken arrival does.
+        let mut broke = LevelWatch::new(lesson, TARGET).reading_known();
+        let _ = feed(&mut broke, std::iter::repeat_n(second(50, 10), 5));
+        assert!(broke.arrival_broke().is_some() && !broke.ended_with_arrival());
         // Run whole: seven reading seconds of 50 requests, all satisfied.
         let mut whole = LevelWatch::new(lesson, TARGET);
         assert_eq!(
             feed(&mut whole, std::iter::repeat_n(second(50, 50), 20)),
             Some(9)
         );
+        assert!(!whole.ended_with_arrival());
         let settled = whole.reading_settled().expect("a clear reading");
         assert!(
             settled.met && settled.why.starts_with("Apdex 1.000"),
