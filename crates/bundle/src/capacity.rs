@@ -111,6 +111,11 @@ impl Level {
         !self.good || self.uneven_floor.is_some()
     }
 
+    /// A lesson level's phase by name ("arrival", "reading").
+    pub fn phase(&self, name: &str) -> Option<&LevelPhase> {
+        self.phases.iter().find(|p| p.name == name)
+    }
+
     /// The Apdex its verdict turned on: a lesson's worst phase's, else the
     /// level's.
     pub fn judged_apdex(&self) -> Option<f64> {
@@ -654,6 +659,16 @@ pub struct LessonModelRecord {
 
 impl CapacityResult {
     /// "40 users at Apdex ≥ 0.70 (Fair: 0.74), 25.3 req/s; pi machine CPU 96% at 50 users".
+    /// The reading that stands for `level`'s, when it ran only its arrival
+    /// ([`Level::reading_as`]): that lesson's place among the levels (1 for
+    /// the first), the lesson, and its reading phase. `None` when it names
+    /// no level, or one without a reading.
+    pub fn reading_as(&self, level: &Level) -> Option<(u32, &Level, &LevelPhase)> {
+        let k = level.reading_as?;
+        let by = self.levels.get((k as usize).checked_sub(1)?)?;
+        Some((k, by, by.phase("reading")?))
+    }
+
     /// The level the answer's figures are from: the quoted run of a
     /// repeated level, else the capacity's level (its last run, for a
     /// search written before answers named their run).

@@ -191,21 +191,12 @@ pub fn phases_at_capacity(result: &CapacityResult) -> Option<String> {
     let (one, many) = result.setup.nouns();
     let mut phases: Vec<String> = level.phases.iter().map(|p| p.describe()).collect();
     // A lesson that ran only its arrival: the reading that stands for it.
-    let read_by = level.reading_as.and_then(|k| {
-        result
-            .levels
-            .get((k as usize).checked_sub(1)?)
-            .map(|l| (k, l))
-    });
-    if let Some((k, by)) = read_by {
-        if let Some(reading) = by.phases.iter().find(|p| p.name == "reading") {
-            phases.push(format!(
-                "not read again: level {k}, {} {}, {}",
-                by.users,
-                if by.users == 1 { &one } else { &many },
-                reading.describe()
-            ));
-        }
+    if let Some((k, by, reading)) = result.reading_as(level) {
+        phases.push(format!(
+            "not read again: level {k}, {}, {}",
+            count(by.users as usize, &one, &many),
+            reading.describe()
+        ));
     }
     Some(format!(
         "At {}{}: {}",

@@ -223,7 +223,7 @@ pub fn search_answer(result: &CapacityResult) -> Option<String> {
             } else {
                 "about "
             },
-            level_figures(level, &result.levels, bar)
+            level_figures(level, result, bar)
         ),
         _ => {
             let lowest = result.levels.iter().map(|l| l.users).min().unwrap_or(1);
@@ -401,27 +401,21 @@ fn unevenly(result: &CapacityResult, users: u32, floor: f64, bar: Bar) -> String
 /// "pages took at most 0.42 s while they arrived and 0.18 s after (95 in
 /// 100)" of a lesson level; "95 in 100 requests took at most 0.12 s" of
 /// any other.
-fn level_figures(level: &Level, levels: &[Level], bar: Bar) -> String {
-    let reading_of = |l: &Level| {
-        l.phases
-            .iter()
-            .find(|p| p.name == "reading")
-            .and_then(|r| r.p95_ms)
-    };
+fn level_figures(level: &Level, result: &CapacityResult, bar: Bar) -> String {
     // A lesson that ran only its arrival read as the lesson of as many
     // students or more that stands for it.
-    let reading = reading_of(level)
-        .map(|p| format!(" and under {} after", took(p)))
-        .or_else(|| {
-            let by = levels.get((level.reading_as? as usize).checked_sub(1)?)?;
-            let p = reading_of(by)?;
-            Some(if by.users == level.users {
-                format!(" and under {} after", took(p))
-            } else {
-                format!(" and under {} after (when {} read)", took(p), by.users)
-            })
-        });
-    match level.phases.iter().find(|p| p.name == "arrival") {
+    let reading = match (level.phase("reading"), result.reading_as(level)) {
+        (Some(reading), _) => reading.p95_ms.map(|p| (p, None)),
+        (None, Some((_, by, reading))) => reading
+            .p95_ms
+            .map(|p| (p, (by.users != level.users).then_some(by.users))),
+        (None, None) => None,
+    };
+    let reading = reading.map(|(p95, by)| match by {
+        Some(users) => format!(" and under {} after (when {users} read)", took(p95)),
+        None => format!(" and under {} after", took(p95)),
+    });
+    match level.phase("arrival") {
         Some(arrival) => format!(
             "95 in 100 pages took under {} while they arrived{}",
             arrival.p95_ms.map_or("-".into(), took),
